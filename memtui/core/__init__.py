@@ -1,0 +1,1 @@
+"""The memory domain: files, entries, proposals, review. Knows nothing of the terminal."""
