@@ -1,0 +1,128 @@
+"""The `memtui` command: opens the app, or runs one of the stable subcommands (see `memtui --help`).
+
+Only argparse and the core are imported up front; the app, git and the Anthropic SDK load when a command uses them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_QUEUED, EXIT_CONFLICT = 0, 1, 2, 3, 4, 5
+
+EPILOG = """\
+exit status:
+  0  applied, found or done      3  refused by validation (the message says what to send instead)
+  1  error (e.g. no such memory) 4  queued for review (not in memory yet; `memtui queue` decides it)
+  2  usage error                 5  conflict: the file moved on since the proposal; nothing was written
+
+JSON (--json) for writes: {"status": "applied"|"queued"|"refused"|"rejected"|"conflict", "id", "file", "section",
+"entry", "commit", "message", "diff", "warnings", "candidates"}.
+
+The memory root is --root PATH, else $MEMTUI_ROOT, else a per-user folder (%s).
+"""
+
+# Subcommand modules under memtui.commands; each has register(subparsers) -> None.
+COMMAND_MODULES = ("core",)
+
+
+def default_root() -> Path:
+    env = os.environ.get("MEMTUI_ROOT")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "memtui" / "memory"
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--root", type=Path, default=None, help="memory root (default: $MEMTUI_ROOT or per-user folder)")
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="memtui",
+        description="See, trust and correct what your AI agent remembers. With no command, opens the app.",
+        epilog=EPILOG % default_root(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from memtui import __version__
+
+    parser.add_argument("--version", action="version", version=f"memtui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    app = sub.add_parser("open", help="open the app on a memory root (the default command)")
+    app.add_argument("path", nargs="?", type=Path, help="memory root")
+    app.add_argument("--demo", action="store_true", help="open a populated example memory in a temporary folder")
+    app.add_argument("--theme", default=None, help="theme name (see themes/)")
+    app.add_argument("--root", type=Path, default=None, help=argparse.SUPPRESS)
+    app.set_defaults(func=run_app)
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"memtui.commands.{name}").register(sub)
+    parser.set_defaults(command_names=set(sub.choices))
+    return parser
+
+
+def run_app(args: argparse.Namespace) -> int:
+    root = args.path or args.root
+    if args.demo:
+        from memtui.demo import make_demo
+
+        root = make_demo()
+    root = Path(root) if root else default_root()
+    if not (root / "MEMORY.md").exists() and not root.exists() or (root.exists() and not any(root.iterdir())):
+        from memtui.core.init import init_root
+
+        init_root(root)
+    from memtui.tui.app import MemtuiApp
+
+    MemtuiApp(root, theme=args.theme).run()
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    commands = parser.get_default("command_names")
+    if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help", "--version")):
+        argv = ["open", *argv]
+    args = parser.parse_args(argv)
+    func: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return func(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+def root_of(args: argparse.Namespace, must_exist: bool = True) -> Path:
+    root = Path(args.root).expanduser() if getattr(args, "root", None) else default_root()
+    if must_exist and not root.is_dir():
+        raise SystemExit(_fail(args, f"no memory root at {root}: run `memtui init {root}` first", EXIT_ERROR))
+    return root
+
+
+def _fail(args: argparse.Namespace, message: str, code: int) -> int:
+    if getattr(args, "json", False):
+        print(json.dumps({"status": "error", "message": message}))
+    else:
+        print(f"memtui: {message}", file=sys.stderr)
+    return code
+
+
+def emit(args: argparse.Namespace, data: Any, human: str) -> None:
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    elif human:
+        print(human)

@@ -1,0 +1,1 @@
+"""CLI subcommands, one module per area; each exposes register(subparsers)."""

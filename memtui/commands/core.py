@@ -1,0 +1,223 @@
+"""Core subcommands: init, update, show, queue, log, scratch and sweep."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from memtui.cli import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, common, emit, root_of
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("init", help="create a memory root")
+    p.add_argument("path", nargs="?", help="where (default: --root, $MEMTUI_ROOT or the per-user folder)")
+    p.add_argument("--template", choices=("personal", "project"), default="personal")
+    p.add_argument("--git", action="store_true", help="initialise git in an existing folder memtui did not create")
+    common(p)
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("update", help="memory_update: add, revise or remove one entry")
+    p.add_argument("section")
+    p.add_argument("action", choices=("add", "revise", "remove"))
+    p.add_argument("entry", nargs="?", help='e.g. "[stated] Prefers dark mode"')
+    p.add_argument("--replaces", help="the current entry to revise or remove (exact text or a unique part)")
+    p.add_argument("--file", default="MEMORY.md", help="memory file relative to the root (default MEMORY.md)")
+    p.add_argument("--as", dest="tag", help="provenance: stated, observed, inferred or suggested")
+    p.add_argument("--source", help="where the fact came from, e.g. meeting/kickoff")
+    p.add_argument("--by", help="who writes: a person (default: you) or an agent (agent*, claude*, mcp*…)")
+    common(p)
+    p.set_defaults(func=cmd_update)
+
+    p = sub.add_parser("show", help="print a memory file, or one section of it")
+    p.add_argument("file", nargs="?", default="MEMORY.md")
+    p.add_argument("--section")
+    p.add_argument("--current", action="store_true", help="hide struck history")
+    common(p)
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("queue", help="list and decide pending proposals and external changes")
+    qs = p.add_subparsers(dest="queue_cmd", metavar="list|show|approve|reject|revise")
+    common(p)
+    p.set_defaults(func=cmd_queue, queue_cmd="list")
+    q = qs.add_parser("list", help="pending proposals, conflicts and external changes")
+    q.add_argument("--all", action="store_true", help="include decided proposals")
+    common(q)
+    q = qs.add_parser("show", help="one proposal with its diff")
+    q.add_argument("id")
+    common(q)
+    q = qs.add_parser("approve", help="apply a proposal (re-checked against the file as it is now)")
+    q.add_argument("id", nargs="?")
+    q.add_argument("--all", action="store_true", help="approve every pending proposal")
+    q.add_argument("--by")
+    common(q)
+    q = qs.add_parser("reject", help="reject a proposal; the reason and its content go to the audit log")
+    q.add_argument("id")
+    q.add_argument("--reason", required=True)
+    q.add_argument("--by")
+    common(q)
+    q = qs.add_parser("revise", help="approve with an edited entry, section or tag")
+    q.add_argument("id")
+    q.add_argument("--entry")
+    q.add_argument("--section")
+    q.add_argument("--as", dest="tag")
+    q.add_argument("--by")
+    common(q)
+
+    p = sub.add_parser("log", help="append a line to today's daily log")
+    p.add_argument("text")
+    p.add_argument("--as", dest="tag", default="observed")
+    p.add_argument("--by")
+    common(p)
+    p.set_defaults(func=cmd_log)
+
+    p = sub.add_parser("scratch", help="write a short-lived note (body from stdin) that expires")
+    p.add_argument("name", help="a slug: a-z, 0-9, '-' and '_'")
+    p.add_argument("--ttl", type=float, default=60, help="minutes until it expires (default 60)")
+    p.add_argument("--by")
+    common(p)
+    p.set_defaults(func=cmd_scratch)
+
+    p = sub.add_parser("sweep", help="delete expired scratch notes (audited and committed)")
+    p.add_argument("--by")
+    common(p)
+    p.set_defaults(func=cmd_sweep)
+
+
+def memory(args: argparse.Namespace):
+    from memtui.core.memory import Memory
+
+    return Memory(root_of(args))
+
+
+def report(args: argparse.Namespace, result: Any) -> int:
+    lines = [f"{result.status}: {result.message}"]
+    if result.id:
+        lines[0] = f"{result.status} {result.id}: {result.message}"
+    if result.candidates:
+        lines += ["candidates:", *(f"  {c}" for c in result.candidates)]
+    lines += [f"warning: {w}" for w in result.warnings]
+    if result.diff and result.status in ("queued", "applied") and not args.json:
+        lines.append(result.diff.rstrip("\n"))
+    emit(args, result.to_dict(), "\n".join(lines))
+    return result.exit_code
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from memtui.core.init import init_root
+
+    target = args.path or root_of(args, must_exist=False)
+    res = init_root(target, args.template, adopt_git=args.git)
+    emit(args, {"status": "created" if res.created else "exists", "root": str(res.root), "commit": res.commit,
+                "message": res.message}, res.message)
+    return EXIT_OK
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    entry, replaces = args.entry, args.replaces
+    if args.action in ("add", "revise") and not entry:
+        return report(args, _usage(f"{args.action} needs ENTRY, e.g. \"[stated] Prefers dark mode\""))
+    if args.action == "revise" and not replaces:
+        return report(args, _usage("revise needs --replaces: the current entry's text (or a unique part of it)"))
+    res = memory(args).update(args.section, args.action, entry, replaces, file=args.file, provenance=args.tag,
+                              source=args.source, actor=args.by)
+    return report(args, res)
+
+
+def _usage(message: str) -> Any:
+    from memtui.core.proposals import WriteResult
+
+    return WriteResult("refused", message)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from memtui.core.update import Refused
+
+    mem = memory(args)
+    try:
+        doc = mem.document(args.file)
+    except (Refused, ValueError) as exc:
+        print(f"memtui: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    if args.section and doc.section(args.section) is None:
+        print(f"memtui: no section {args.section!r}; sections are: {', '.join(doc.section_names)}", file=sys.stderr)
+        return EXIT_ERROR
+    sections = [doc.section(args.section)] if args.section else doc.sections
+    out_lines: list[str] = []
+    data = []
+    for sec in sections:
+        assert sec is not None
+        start = sec.heading if sec.heading is not None else sec.start
+        for i in range(start, sec.end):
+            entry = next((e for j, e in sec.entries if j == i), None)
+            if args.current and entry is not None and entry.struck:
+                continue
+            out_lines.append(doc.lines[i].rstrip("\r\n"))
+        data.append({
+            "section": sec.title, "entries": [
+                {"line": i + 1, "text": e.raw, "provenance": e.tag, "date": e.date, "source": e.source,
+                 "current": e.current} for i, e in sec.entries if e.current or not args.current
+            ]})
+    emit(args, {"file": doc.path, "sections": data}, "\n".join(out_lines))
+    return EXIT_OK
+
+
+def cmd_queue(args: argparse.Namespace) -> int:
+    mem = memory(args)
+    by = getattr(args, "by", None)
+    if args.queue_cmd == "list":
+        props = mem.proposals(include_decided=getattr(args, "all", False))
+        for problem in mem.queue_problems:
+            print(f"memtui: {problem}", file=sys.stderr)
+        human = "\n".join(f"{p.id:8} {p.status:9} {p.actor:12} {p.summary()}" for p in props) or "nothing pending"
+        emit(args, {"proposals": [_public(p) for p in props], "problems": mem.queue_problems}, human)
+        return EXIT_OK
+    if args.queue_cmd == "show":
+        from memtui.core.memory import NotFound
+
+        try:
+            p = mem.get(args.id)
+        except NotFound as exc:
+            print(f"memtui: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        human = f"{p.id} {p.status} by {p.actor} at {p.created}\n{p.summary()}\n" + (
+            f"reason: {p.reason}\n" if p.reason else "") + p.diff
+        emit(args, _public(p), human.rstrip("\n"))
+        return EXIT_OK
+    if args.queue_cmd == "approve":
+        if args.all:
+            results = [mem.approve(p.id, by=by) for p in mem.proposals(external=False) if p.status == "pending"]
+            emit(args, {"results": [r.to_dict() for r in results]},
+                 "\n".join(f"{r.status} {r.id}: {r.message}" for r in results) or "nothing pending")
+            return max((r.exit_code for r in results), default=EXIT_OK)
+        if not args.id:
+            return report(args, _usage("approve needs an ID (or --all)"))
+        return report(args, mem.approve(args.id, by=by))
+    if args.queue_cmd == "reject":
+        return report(args, mem.reject(args.id, reason=args.reason, by=by))
+    if args.queue_cmd == "revise":
+        if args.entry is None and args.section is None and args.tag is None:
+            return report(args, _usage("revise needs --entry, --section or --as"))
+        return report(args, mem.approve(args.id, by=by, entry=args.entry, section=args.section, tag=args.tag))
+    return EXIT_ERROR
+
+
+def _public(p: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(p)
+
+
+def cmd_log(args: argparse.Namespace) -> int:
+    tag = None if args.tag in ("", "none") else args.tag
+    return report(args, memory(args).log(args.text, tag=tag, actor=args.by))
+
+
+def cmd_scratch(args: argparse.Namespace) -> int:
+    body = sys.stdin.read() if not sys.stdin.isatty() else ""
+    return report(args, memory(args).scratch(args.name, body, ttl_minutes=args.ttl, actor=args.by))
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    res = memory(args).sweep(actor=args.by)
+    return report(args, res)

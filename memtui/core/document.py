@@ -1,0 +1,198 @@
+"""A memory file as a document: its lines, its sections, its entries and its format spec.
+
+Structure comes from a real markdown parse (markdown-it-py), so a ``## Heading`` inside a code fence is not a
+section and a bullet inside a fence is not an entry. The document keeps every line with its own line ending:
+rendering an untouched document gives back the same bytes, and an edit changes only the lines it names.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from memtui.core.entries import Entry, parse_entry
+
+DEFAULT_ENTRY_MAX = 200
+_SPEC = re.compile(r"<!--\s*memtui:format\b(?P<body>.*?)-->", re.S)
+_CAP = re.compile(r"\s*(?P<name>[^=,]+?)\s*=\s*(?P<n>\d+)\s*(?:,|(?=\s)|$)")
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """The rules in the ``<!-- memtui:format ... -->`` comment: one source of truth for person and validator."""
+
+    caps: dict[str, int] = field(default_factory=dict)
+    always: tuple[str, ...] = ()
+    entry_max: int = DEFAULT_ENTRY_MAX
+    file_lines: int | None = None
+    file_bytes: int | None = None
+    rules: str = ""
+    present: bool = False
+
+    def cap_for(self, section: str) -> int | None:
+        for name, n in self.caps.items():
+            if name.casefold() == section.casefold():
+                return n
+        return self.caps.get("*")
+
+    def is_always(self, section: str) -> bool:
+        return any(a.casefold() == section.casefold() for a in self.always)
+
+
+def parse_spec(text: str) -> FormatSpec:
+    m = _SPEC.search(text)
+    if not m:
+        return FormatSpec()
+    caps: dict[str, int] = {}
+    always: tuple[str, ...] = ()
+    entry_max = DEFAULT_ENTRY_MAX
+    file_lines = file_bytes = None
+    rules = []
+    for raw in m["body"].splitlines():
+        line = raw.strip()
+        key, _, value = line.partition(":")
+        key = key.strip().casefold()
+        value = value.strip()
+        if key == "caps" and value:
+            caps = {c["name"].strip(): int(c["n"]) for c in _CAP.finditer(value)}
+        elif key == "always":
+            always = tuple(a.strip() for a in (value.split(",") if "," in value else [value]) if a.strip())
+        elif key == "entry-max" and value.isdigit():
+            entry_max = int(value)
+        elif key == "file-lines" and value.isdigit():
+            file_lines = int(value)
+        elif key == "file-bytes" and value.isdigit():
+            file_bytes = int(value)
+        elif line:
+            rules.append(line)
+    return FormatSpec(caps, always, entry_max, file_lines, file_bytes, "\n".join(rules), True)
+
+
+@dataclass
+class Section:
+    """A heading and the lines under it up to the next heading of the same or a higher level."""
+
+    title: str
+    level: int
+    heading: int | None  # line index of the heading; None for the preamble
+    start: int  # first body line
+    end: int  # one past the last body line
+    entries: list[tuple[int, Entry]] = field(default_factory=list)
+
+    @property
+    def current(self) -> list[tuple[int, Entry]]:
+        return [(i, e) for i, e in self.entries if e.current]
+
+    @property
+    def struck(self) -> list[tuple[int, Entry]]:
+        return [(i, e) for i, e in self.entries if e.struck]
+
+
+class Document:
+    """A parsed memory file. `lines` keep their endings; `sections` are in reading order."""
+
+    def __init__(self, text: str, path: str = "MEMORY.md") -> None:
+        self.path = path
+        self.text = text
+        self.lines: list[str] = text.splitlines(keepends=True)
+        self.spec = parse_spec(text)
+        self.sections: list[Section] = []
+        self._parse()
+
+    @property
+    def newline(self) -> str:
+        return "\r\n" if self.lines and self.lines[0].endswith("\r\n") else "\n"
+
+    def render(self) -> str:
+        return "".join(self.lines)
+
+    def _parse(self) -> None:
+        headings, hidden = _structure(self.text)
+        level = 2 if any(lv == 2 for _, lv, _ in headings) else 1
+        tops = [(ln, lv, title) for ln, lv, title in headings if lv == level]
+        n = len(self.lines)
+        first = tops[0][0] if tops else n
+        self.sections.append(Section("", 0, None, 0, first))
+        for k, (ln, lv, title) in enumerate(tops):
+            end = tops[k + 1][0] if k + 1 < len(tops) else n
+            self.sections.append(Section(title, lv, ln, ln + 1, end))
+        for sec in self.sections:
+            for i in range(sec.start, sec.end):
+                if i in hidden:
+                    continue
+                e = parse_entry(self.lines[i])
+                if e is not None:
+                    sec.entries.append((i, e))
+
+    def section(self, name: str) -> Section | None:
+        want = _fold(name)
+        for sec in self.sections:
+            if sec.heading is not None and _fold(sec.title) == want:
+                return sec
+        return None
+
+    @property
+    def section_names(self) -> list[str]:
+        return [s.title for s in self.sections if s.heading is not None]
+
+    def entries(self) -> list[tuple[int, Entry]]:
+        return [pair for s in self.sections for pair in s.entries]
+
+    def section_of(self, line: int) -> Section:
+        for sec in reversed(self.sections):
+            if sec.heading is not None and sec.heading <= line < sec.end or sec.start <= line < sec.end:
+                return sec
+        return self.sections[0]
+
+    def replace_line(self, index: int, new: str) -> None:
+        ending = _ending(self.lines[index]) or self.newline
+        self.lines[index] = new + ending
+
+    def insert_line(self, index: int, new: str) -> None:
+        if index > 0 and not _ending(self.lines[index - 1]):
+            self.lines[index - 1] += self.newline
+        self.lines.insert(index, new + self.newline)
+
+    def insertion_point(self, sec: Section) -> int:
+        """Where a new entry goes: after the section's last entry, else after the heading (skipping blanks
+        and the section's own prose stays above)."""
+        if sec.entries:
+            return sec.entries[-1][0] + 1
+        i = sec.end
+        while i > sec.start and not self.lines[i - 1].strip():
+            i -= 1
+        return i if i > sec.start else sec.start
+
+
+def _ending(line: str) -> str:
+    if line.endswith("\r\n"):
+        return "\r\n"
+    if line.endswith("\n"):
+        return "\n"
+    return ""
+
+
+def _fold(name: str) -> str:
+    return " ".join(name.casefold().split())
+
+
+@lru_cache(maxsize=1)
+def _markdown():
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
+
+
+def _structure(text: str) -> tuple[list[tuple[int, int, str]], set[int]]:
+    """Headings as (line, level, title), and the lines inside fences, code blocks and HTML blocks."""
+    tokens = _markdown().parse(text)
+    headings: list[tuple[int, int, str]] = []
+    hidden: set[int] = set()
+    for k, tok in enumerate(tokens):
+        if tok.type == "heading_open" and tok.map:
+            title = tokens[k + 1].content.strip() if k + 1 < len(tokens) else ""
+            headings.append((tok.map[0], int(tok.tag[1]), title))
+        elif tok.type in ("fence", "code_block", "html_block") and tok.map:
+            hidden.update(range(tok.map[0], tok.map[1]))
+    return headings, hidden

@@ -1,0 +1,341 @@
+"""The folder store: memory files on disk, history in git (gitpython), audit in memory-log.jsonl.
+
+Writes are atomic (temp file in the same folder, fsync, rename) and happen under an `fcntl` lock on
+``.memtui/lock`` that every memtui process honours. git is imported only when history is first needed.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from memtui.core.paths import PathRefused, clean_rel, resolve_inside
+from memtui.core.store import Commit, ExternalChange, Store
+
+STATE_DIR = ".memtui"
+AUDIT_FILE = "memory-log.jsonl"
+# Paths that are memtui's own bookkeeping, never memory content and never an external change.
+PRIVATE = (STATE_DIR + "/", AUDIT_FILE, ".git/")
+SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
+
+
+class LockTimeout(TimeoutError):
+    pass
+
+
+class FolderStore(Store):
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root).expanduser().absolute()
+        self.location = str(self.root)
+        self._repo: Any = None
+        self._local = threading.local()
+        self._thread_lock = threading.RLock()
+
+    # paths ------------------------------------------------------------------------------------------------
+    @property
+    def state(self) -> Path:
+        return self.root / STATE_DIR
+
+    def check_path(self, rel: str) -> str:
+        norm = clean_rel(rel)
+        if norm.startswith(PRIVATE) or norm in (STATE_DIR, ".git", AUDIT_FILE):
+            raise PathRefused(f"{rel!r} is memtui's own bookkeeping, not a memory file")
+        resolve_inside(self.root, norm)
+        return norm
+
+    def _full(self, rel: str) -> Path:
+        return resolve_inside(self.root, clean_rel(rel))
+
+    # files ------------------------------------------------------------------------------------------------
+    def read(self, rel: str) -> bytes | None:
+        path = self._full(rel)
+        try:
+            return path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+
+    def write(self, rel: str, data: bytes) -> None:
+        atomic_write(self._full(rel), data)
+
+    def delete(self, rel: str) -> None:
+        try:
+            self._full(rel).unlink()
+        except FileNotFoundError:
+            pass
+
+    def list_files(self, pattern: str = "**/*.md") -> list[str]:
+        suffix = pattern.rsplit("*", 1)[-1] if "*" in pattern else pattern
+        out: list[str] = []
+        stack = [""]
+        while stack:
+            prefix = stack.pop()
+            try:
+                it = os.scandir(self.root / prefix if prefix else self.root)
+            except OSError:
+                continue
+            with it:
+                for d in it:
+                    rel = f"{prefix}{d.name}"
+                    if d.is_dir(follow_symlinks=False):
+                        if d.name not in SKIP_DIRS and not d.name.startswith("."):
+                            stack.append(rel + "/")
+                    elif d.is_file(follow_symlinks=False) and rel.endswith(suffix):
+                        out.append(rel)
+        out.sort()
+        return out
+
+    # lock -------------------------------------------------------------------------------------------------
+    @contextmanager
+    def lock(self, timeout: float = 30.0) -> Iterator[None]:
+        """Cross-process (flock) and cross-thread, re-entrant within one thread."""
+        depth = getattr(self._local, "depth", 0)
+        if depth:
+            self._local.depth = depth + 1
+            try:
+                yield
+            finally:
+                self._local.depth -= 1
+            return
+        if not self._thread_lock.acquire(timeout=timeout):
+            raise LockTimeout("another thread holds the memory lock")
+        try:
+            self.state.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.state / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                deadline = time.monotonic() + timeout
+                while True:
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except OSError as exc:
+                        if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                            raise
+                        if time.monotonic() > deadline:
+                            raise LockTimeout(
+                                f"the memory at {self.root} is locked by another process for over {timeout:.0f}s"
+                            ) from None
+                        time.sleep(0.005)
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
+                self._local.depth = 1
+                try:
+                    yield
+                finally:
+                    self._local.depth = 0
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
+        finally:
+            self._thread_lock.release()
+
+    # history (git) ----------------------------------------------------------------------------------------
+    @property
+    def has_git(self) -> bool:
+        return (self.root / ".git").exists()
+
+    @property
+    def repo(self) -> Any:
+        if self._repo is None and self.has_git:
+            import git
+
+            self._repo = git.Repo(self.root)
+        return self._repo
+
+    def init_git(self, author: str = "memtui") -> str | None:
+        import git
+
+        self._repo = git.Repo.init(self.root, initial_branch="main")
+        files = [c.path for c in self.external_changes()]
+        if (self.state / "config.toml").exists():
+            files.append(f"{STATE_DIR}/config.toml")
+        return self.commit(files, "memtui: initialise memory root", author, allow_empty=True)
+
+    def restore(self, rel: str) -> None:
+        """Put a file back as it was last committed (deleting it if it was never committed)."""
+        data = self.committed(rel)
+        if data is None:
+            self.delete(rel)
+        else:
+            self.write(rel, data)
+
+    def commit(
+        self, paths: list[str], message: str, author: str, committer: str | None = None, allow_empty: bool = False
+    ) -> str | None:
+        repo = self.repo
+        if repo is None:
+            return None
+        import git
+
+        present = [p for p in paths if (self.root / p).exists()]
+        gone = [p for p in paths if not (self.root / p).exists()]
+        index = repo.index
+        if present:
+            index.add(present)
+        if gone:
+            tracked = {e[0] for e in index.entries}
+            gone = [p for p in gone if p in tracked]
+            if gone:
+                index.remove(gone, working_tree=False)
+        if not allow_empty and repo.head.is_valid() and not index.diff("HEAD"):
+            return None
+        who = git.Actor(author, f"{_slug(author)}@memtui.local")
+        by = git.Actor(committer, f"{_slug(committer)}@memtui.local") if committer else who
+        c = index.commit(message, author=who, committer=by)
+        return c.hexsha
+
+    def committed(self, rel: str) -> bytes | None:
+        repo = self.repo
+        if repo is None or not repo.head.is_valid():
+            return None
+        try:
+            blob = repo.head.commit.tree / rel
+        except KeyError:
+            return None
+        return blob.data_stream.read()
+
+    def external_changes(self) -> list[ExternalChange]:
+        repo = self.repo
+        if repo is None:
+            return []
+        raw = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+        changes = []
+        for item in raw.split("\0"):
+            if len(item) < 4:
+                continue
+            rel = item[3:]
+            if _ignored_private(rel):
+                continue
+            before = self.committed(rel)
+            try:
+                after: bytes | None = (self.root / rel).read_bytes()
+            except (FileNotFoundError, IsADirectoryError):
+                after = None
+            if before != after:
+                changes.append(ExternalChange(rel, before, after))
+        return changes
+
+    def history(self, rel: str | None = None, since: float | None = None) -> list[Commit]:
+        repo = self.repo
+        if repo is None or not repo.head.is_valid():
+            return []
+        kwargs: dict[str, Any] = {}
+        if since is not None:
+            kwargs["since"] = f"@{int(since)}"
+        commits = repo.iter_commits(paths=rel, **kwargs) if rel else repo.iter_commits(**kwargs)
+        return [
+            Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, tuple(c.stats.files))
+            for c in commits
+        ]
+
+    # audit ------------------------------------------------------------------------------------------------
+    def audit_append(self, record: dict[str, Any]) -> None:
+        line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode()
+        fd = os.open(self.root / AUDIT_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def audit_records(self) -> Iterator[dict[str, Any]]:
+        try:
+            f = open(self.root / AUDIT_FILE, encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return
+        with f:
+            for line in f:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a torn last line from a crash; `memtui doctor` reports it
+
+    # queue ------------------------------------------------------------------------------------------------
+    @property
+    def queue_dir(self) -> Path:
+        return self.state / "queue"
+
+    def next_proposal_number(self) -> int:
+        with self.lock():
+            self.queue_dir.mkdir(parents=True, exist_ok=True)
+            seq = self.queue_dir / ".seq"
+            try:
+                n = int(seq.read_text().strip() or 0)
+            except (FileNotFoundError, ValueError):
+                n = 0
+            existing = [int(p.stem[2:]) for p in self.queue_dir.glob("p-*.json") if p.stem[2:].isdigit()]
+            n = max([n, *existing]) + 1
+            atomic_write(seq, f"{n}\n".encode())
+            return n
+
+    def queue_save(self, pid: str, data: bytes) -> None:
+        self.queue_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.queue_dir / f"{pid}.json", data)
+
+    def queue_load(self, pid: str) -> bytes | None:
+        try:
+            return (self.queue_dir / f"{clean_rel(pid)}.json").read_bytes()
+        except (FileNotFoundError, PathRefused):
+            return None
+
+    def queue_ids(self) -> list[str]:
+        if not self.queue_dir.exists():
+            return []
+        return sorted(p.stem for p in self.queue_dir.glob("*.json"))
+
+    def keep_rejected(self, rel: str, data: bytes, stamp: str) -> str | None:
+        dest = self.state / "rejected" / f"{stamp}-{rel.replace('/', '__')}"
+        atomic_write(dest, data)
+        return str(dest.relative_to(self.root))
+
+    def config_text(self) -> str | None:
+        try:
+            return (self.state / "config.toml").read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write via a temp file in the same folder, fsync, rename, fsync the folder: old or new, never torn."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.chmod(tmp, path.stat().st_mode & 0o777)
+        except FileNotFoundError:
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    dfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def _ignored_private(rel: str) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return rel.startswith(PRIVATE) or rel == AUDIT_FILE or (name.startswith(".") and name.endswith(".tmp"))
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in name.lower()) or "memtui"

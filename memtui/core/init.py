@@ -1,0 +1,83 @@
+"""Creating a memory root: MEMORY.md from a template, the layer folders, config, .gitignore and git."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from memtui.core.config import CONFIG_TEMPLATE, DEFAULT_MODEL
+from memtui.core.folder import AUDIT_FILE, STATE_DIR, FolderStore, atomic_write
+
+TEMPLATES = {
+    "personal": ("User", "Preferences", "Projects", "Facts", "Decisions"),
+    "project": (
+        "Project Facts", "Preferences", "Working Recipes", "Known Issues & Failed Approaches", "Decisions Log",
+    ),
+}
+ALWAYS = {"personal": ("Preferences",), "project": ("Preferences", "Known Issues & Failed Approaches")}
+
+GITIGNORE = f"""\
+# memtui's own state: the review queue, the search index, locks and rejected bytes are not memory.
+{STATE_DIR}/queue/
+{STATE_DIR}/index.sqlite*
+{STATE_DIR}/lock
+{STATE_DIR}/rejected/
+{STATE_DIR}/*.tmp
+{AUDIT_FILE}
+"""
+
+
+def memory_template(kind: str = "personal") -> str:
+    if kind not in TEMPLATES:
+        raise ValueError(f"unknown template {kind!r}: use one of {', '.join(TEMPLATES)}")
+    sections = TEMPLATES[kind]
+    caps = " ".join(f"{s}=30" for s in sections) if kind == "personal" else ", ".join(f"{s}=30" for s in sections)
+    always = ", ".join(ALWAYS[kind])
+    body = "\n".join(f"## {s}\n" for s in sections)
+    return f"""<!-- memtui:format
+One entry per line: "- [stated|observed|inferred|suggested] text (YYYY-MM-DD, source)".
+[stated] the user said it; [observed] seen in a tool result, file or log; [inferred] the agent's conclusion;
+[suggested] the agent's idea, never committed to by the user.
+Revise, don't duplicate: strike the old line and add the new one below it.
+caps: {caps}
+always: {always}
+entry-max: 200
+file-lines: 200
+file-bytes: 25000
+-->
+# MEMORY.md
+
+> Long-term memory. Read at the start of every session; durable facts, preferences and decisions only.
+> Daily notes live in log/, short-lived notes in scratch/, everything else in topic files found by search.
+
+{body}"""
+
+
+@dataclass
+class InitResult:
+    root: Path
+    created: bool
+    commit: str | None
+    message: str
+
+
+def init_root(path: str | Path, template: str = "personal", *, adopt_git: bool = False) -> InitResult:
+    """Create a memory root (with git). On an existing memory nothing changes, unless `adopt_git` asks for git."""
+    root = Path(path).expanduser().absolute()
+    store = FolderStore(root)
+    if (root / "MEMORY.md").exists() or (root / STATE_DIR).exists():
+        if adopt_git and not store.has_git:
+            sha = store.init_git()
+            return InitResult(root, False, sha, f"{root} is already a memory root; initialised git with its files")
+        return InitResult(root, False, None, f"{root} is already a memory root; nothing changed")
+    text = memory_template(template)
+    root.mkdir(parents=True, exist_ok=True)
+    atomic_write(root / "MEMORY.md", text.encode())
+    for layer in ("log", "scratch"):
+        (root / layer).mkdir(exist_ok=True)
+        (root / layer / ".gitkeep").touch()
+    atomic_write(root / STATE_DIR / "config.toml", CONFIG_TEMPLATE.format(model=DEFAULT_MODEL).encode())
+    if not (root / ".gitignore").exists():
+        atomic_write(root / ".gitignore", GITIGNORE.encode())
+    sha = store.init_git()
+    return InitResult(root, True, sha, f"created a {template} memory root at {root}")

@@ -1,0 +1,481 @@
+"""Memory: the one write path. Every write becomes a Proposal; the ReviewPolicy applies it or queues it.
+
+Applying re-checks the proposal against the file as it is now, writes atomically under the store's lock, makes
+one commit and one audit line. Rejecting keeps the proposal and its bytes in the audit log.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Iterable
+
+from memtui.core import clock, update
+from memtui.core.config import ENTRY_ACTIONS, FILE_ACTIONS, Config, load_config
+from memtui.core.document import Document, FormatSpec
+from memtui.core.entries import TAGS
+from memtui.core.paths import PathRefused
+from memtui.core.proposals import (
+    APPLIED, CONFLICT, EXTERNAL_PREFIX, PENDING, REJECTED, Proposal, WriteResult,
+)
+from memtui.core.store import ExternalChange, Store, content_hash
+from memtui.core.update import Refused
+
+MEMORY_FILE = "MEMORY.md"
+SCRATCH_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
+class NotFound(LookupError):
+    pass
+
+
+def default_actor() -> str:
+    """A person's name for writes from the CLI: $MEMTUI_USER, else the login name."""
+    name = os.environ.get("MEMTUI_USER")
+    if name:
+        return name
+    try:
+        import getpass
+
+        return getpass.getuser() or "person"
+    except Exception:
+        return "person"
+
+
+class Memory:
+    def __init__(self, root: str | os.PathLike[str] | Store) -> None:
+        if isinstance(root, Store):
+            self.store = root
+        else:
+            from memtui.core.folder import FolderStore
+
+            self.store = FolderStore(root)
+        self.queue_problems: list[str] = []
+
+    # reading ----------------------------------------------------------------------------------------------
+    @property
+    def location(self) -> str:
+        return self.store.location
+
+    @property
+    def config(self) -> Config:
+        return load_config(self.store.config_text())
+
+    def read_text(self, rel: str) -> str | None:
+        data = self.store.read(self.store.check_path(rel))
+        if data is None:
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise Refused(f"{rel} is not UTF-8 text; memtui reads and writes only UTF-8 memory files") from None
+
+    def document(self, rel: str = MEMORY_FILE) -> Document:
+        return Document(self.read_text(rel) or "", self.store.check_path(rel))
+
+    def spec_for(self, doc: Document) -> FormatSpec:
+        """A file's own format comment, else MEMORY.md's entry-max (caps stay per file)."""
+        if doc.spec.present or doc.path == MEMORY_FILE:
+            return doc.spec
+        main = Document(self.read_text(MEMORY_FILE) or "")
+        return FormatSpec(entry_max=main.spec.entry_max)
+
+    def files(self) -> list[str]:
+        return self.store.list_files()
+
+    # the write path ---------------------------------------------------------------------------------------
+    def update(
+        self, section: str, action: str, entry: str | None = None, replaces: str | None = None, *,
+        file: str = MEMORY_FILE, provenance: str | None = None, source: str | None = None,
+        actor: str | None = None,
+    ) -> WriteResult:
+        """memory_update: add, revise or remove one entry of a section."""
+        if action not in ENTRY_ACTIONS:
+            return self._refuse(
+                self._draft(actor, file, action, section=section, entry=entry),
+                f"unknown action {action!r}: use add, revise or remove",
+            )
+        if action == "remove" and replaces is None:
+            replaces, entry = entry, None
+        p = self._draft(actor, file, action, section=section, entry=entry, replaces=replaces,
+                        provenance=provenance, source=source)
+        return self.submit(p)
+
+    def log(self, text: str, *, tag: str | None = "observed", actor: str | None = None) -> WriteResult:
+        """Append ``- HH:MM [tag] text`` to today's daily log."""
+        now = clock.now()
+        try:
+            body = update.clean_entry_text(text)
+        except Refused as exc:
+            return self._refuse(self._draft(actor, f"log/{now:%Y-%m-%d}.md", "append"), exc.message)
+        line = f"- {now:%H:%M} " + (f"[{tag}] " if tag else "") + body
+        return self.submit(self._draft(actor, f"{self.log_dir()}/{now:%Y-%m-%d}.md", "append", content=line))
+
+    def log_dir(self) -> str:
+        """`log/`, or `memory/` in an OpenClaw workspace that has no `log/`."""
+        root = Path(self.location)
+        if not (root / "log").is_dir() and (root / "memory").is_dir():
+            return "memory"
+        return "log"
+
+    def scratch(self, name: str, body: str, *, ttl_minutes: float = 60, actor: str | None = None) -> WriteResult:
+        expires = int((clock.now() + timedelta(minutes=ttl_minutes)).timestamp() * 1000)
+        rel = f"scratch/{expires}-{name}.md"
+        p = self._draft(actor, rel, "create", content=body if body.endswith("\n") or not body else body + "\n")
+        if not SCRATCH_NAME.match(name or ""):
+            return self._refuse(p, f"bad scratch name {name!r}: use a slug of a-z, 0-9, '-' and '_' (at most 64)")
+        return self.submit(p)
+
+    def live_scratch(self) -> list[tuple[str, int]]:
+        """(path, expiry ms) of scratch notes that have not expired, soonest first."""
+        now_ms = int(clock.now().timestamp() * 1000)
+        return sorted((t for t in self._scratch_notes() if t[1] > now_ms), key=lambda t: (t[1], t[0]))
+
+    def _scratch_notes(self) -> list[tuple[str, int]]:
+        out = []
+        for rel in self.store.list_files("scratch/**/*.md"):
+            if not rel.startswith("scratch/"):
+                continue
+            stem = rel.rsplit("/", 1)[-1].split("-", 1)[0]
+            if stem.isdigit():
+                out.append((rel, int(stem)))
+        return out
+
+    def sweep(self, *, actor: str | None = None) -> WriteResult:
+        """Delete expired scratch notes: one commit, one audit line per note. Not a decision, so never queued."""
+        actor = actor or "memtui-sweep"
+        now_ms = int(clock.now().timestamp() * 1000)
+        with self.store.lock():
+            expired = [rel for rel, ms in self._scratch_notes() if ms <= now_ms]
+            if not expired:
+                return WriteResult("applied", "no expired scratch notes")
+            for rel in expired:
+                self.store.delete(rel)
+            sha = self.store.commit(expired, f"sweep: delete {len(expired)} expired scratch note(s)\n\n"
+                                    f"Memtui-Actor: {actor}\n", actor)
+            for rel in expired:
+                self._audit(self._draft(actor, rel, "delete", commit=sha), "applied", reason="expired")
+        return WriteResult("applied", f"deleted {len(expired)} expired scratch note(s): {', '.join(expired)}",
+                           None, None, None, None, sha)
+
+    def edit(self, file: str, old: str, new: str, *, actor: str | None = None) -> WriteResult:
+        return self.submit(self._draft(actor, file, "edit", old=old, content=new))
+
+    def create(self, file: str, content: str, *, actor: str | None = None) -> WriteResult:
+        return self.submit(self._draft(actor, file, "create", content=content))
+
+    def delete(self, file: str, *, actor: str | None = None) -> WriteResult:
+        return self.submit(self._draft(actor, file, "delete"))
+
+    def rename(self, file: str, to: str, *, actor: str | None = None) -> WriteResult:
+        return self.submit(self._draft(actor, file, "rename", to=to))
+
+    def submit(self, p: Proposal) -> WriteResult:
+        """The one write path: validate, then apply at once or queue for a person, as the policy says."""
+        try:
+            p.file = self.store.check_path(p.file)
+            if p.to is not None:
+                p.to = self.store.check_path(p.to)
+            before = self.read_text(p.file)
+            outcome = self._plan(p, before)
+        except (Refused, PathRefused) as exc:
+            return self._refuse(p, str(exc), getattr(exc, "candidates", []))
+        p.base_hash = content_hash(None if before is None else before.encode())
+        p.diff = self._diff(p, before, outcome)
+        p.warnings = list(outcome.warnings) if outcome else []
+        if outcome and outcome.entry and p.action in ENTRY_ACTIONS:
+            p.entry = _unbullet(outcome.entry)
+            if outcome.replaced:
+                p.replaces = _unbullet(outcome.replaced)
+        decision = self.config.policy.decide(p.actor, p.file, p.section, p.action)
+        if decision == "wait":
+            p.id = f"p-{self.store.next_proposal_number():04d}"
+            self.store.queue_save(p.id, p.to_json())
+            return WriteResult("queued", "A person will approve, revise or reject it.", p.id, p.file, p.section,
+                               p.entry, None, p.diff, p.warnings)
+        return self._apply(p, decided_by=p.actor)
+
+    # deciding ---------------------------------------------------------------------------------------------
+    def proposals(self, *, include_decided: bool = False, external: bool = True) -> list[Proposal]:
+        """Pending (and conflicting) proposals, oldest first, then external changes."""
+        out = []
+        self.queue_problems = []
+        for pid in self.store.queue_ids():
+            data = self.store.queue_load(pid)
+            try:
+                p = Proposal.from_json(data or b"")
+            except (ValueError, TypeError, json.JSONDecodeError):
+                self.queue_problems.append(f"{pid}: unreadable queue file (half-written or corrupt); skipped")
+                continue
+            if include_decided or p.open:
+                out.append(p)
+        if external:
+            out.extend(self.external_proposals())
+        return out
+
+    def external_proposals(self) -> list[Proposal]:
+        out = []
+        for ch in self.store.external_changes():
+            out.append(_external_proposal(ch))
+        return out
+
+    def get(self, pid: str) -> Proposal:
+        if pid.startswith(EXTERNAL_PREFIX):
+            for p in self.external_proposals():
+                if p.id == pid:
+                    return p
+            raise NotFound(f"no pending external change {pid}; `memtui queue list` shows what is pending")
+        data = self.store.queue_load(pid)
+        if data is None:
+            raise NotFound(f"no proposal {pid}; `memtui queue list` shows what is pending")
+        try:
+            return Proposal.from_json(data)
+        except (ValueError, TypeError, json.JSONDecodeError):
+            raise NotFound(f"proposal {pid} is unreadable (half-written or corrupt); `memtui doctor` repairs it")
+
+    def approve(
+        self, pid: str, *, by: str | None = None, entry: str | None = None, section: str | None = None,
+        tag: str | None = None,
+    ) -> WriteResult:
+        """Apply a pending proposal (revised first when entry, section or tag are given)."""
+        by = by or default_actor()
+        with self.store.lock():
+            try:
+                p = self.get(pid)
+            except NotFound as exc:
+                return WriteResult("refused", str(exc), pid)
+            if not p.open:
+                return WriteResult("refused", f"{pid} was already {p.status} by {p.decided_by}", pid, p.file,
+                                   p.section, p.entry, p.commit)
+            if p.external:
+                return self._approve_external(p, by)
+            revising = entry is not None or section is not None or tag is not None
+            if revising:
+                keep_tag = p.provenance or _tag_of(p.entry)
+                p = replace(p, entry=entry if entry is not None else p.entry,
+                            section=section if section is not None else p.section,
+                            provenance=tag if tag is not None else keep_tag)
+                if entry is not None and tag is None and _tag_of(entry):
+                    p.provenance = None
+                p.reason = "revised by a person before approval"
+            return self._apply(p, decided_by=by, revising=revising)
+
+    def reject(self, pid: str, *, reason: str, by: str | None = None) -> WriteResult:
+        by = by or default_actor()
+        if not reason or not reason.strip():
+            return WriteResult("refused", "a rejection needs a reason (--reason)", pid)
+        with self.store.lock():
+            try:
+                p = self.get(pid)
+            except NotFound as exc:
+                return WriteResult("refused", str(exc), pid)
+            if not p.open:
+                return WriteResult("refused", f"{pid} was already {p.status} by {p.decided_by}", pid)
+            stamp = clock.now().strftime("%Y%m%dT%H%M%S")
+            extra: dict[str, Any] = {}
+            if p.external:
+                data = self.store.read(p.file)
+                if data is not None:
+                    extra["content_b64"] = base64.b64encode(data).decode()
+                    extra["kept_at"] = self.store.keep_rejected(p.file, data, stamp)
+                self.store.restore(p.file)
+            p.status, p.decided_by, p.decided_at, p.reason = REJECTED, by, clock.now().isoformat(timespec="seconds"), reason
+            if not p.external:
+                self.store.queue_save(p.id, p.to_json())
+            self._audit(p, "rejected", reason=reason, snapshot=json.loads(p.to_json()), **extra)
+            return WriteResult("rejected", f"{pid} rejected: {reason}", pid, p.file, p.section, p.entry)
+
+    # internals --------------------------------------------------------------------------------------------
+    def _draft(self, actor: str | None, file: str, action: str, **kw: Any) -> Proposal:
+        return Proposal(id="", created=clock.now().isoformat(timespec="seconds"), actor=actor or default_actor(),
+                        file=file, action=action, **kw)
+
+    def _plan(self, p: Proposal, before: str | None) -> update.Outcome | None:
+        """The file's next text for `p` against `before`; raises Refused. None means the file is deleted."""
+        today = clock.today()
+        if p.action in ENTRY_ACTIONS:
+            if before is None:
+                raise Refused(f"{p.file} does not exist; create it first (or use a file that has sections)")
+            doc = Document(before, p.file)
+            spec = self.spec_for(doc)
+            if p.action == "add":
+                return update.add(doc, p.section or "", p.entry or "", provenance=p.provenance, source=p.source,
+                                  today=today, spec=spec)
+            if p.action == "revise":
+                return update.revise(doc, p.section or "", p.entry or "", p.replaces, provenance=p.provenance,
+                                     source=p.source, today=today, spec=spec)
+            return update.remove(doc, p.section or "", p.replaces or p.entry, today=today, spec=spec)
+        if p.action == "append":
+            return update.Outcome(update.append_text(before or _new_log_header(p.file), p.content or ""))
+        if p.action == "create":
+            if before is not None:
+                raise Refused(f"{p.file} already exists; edit it instead, or choose another name")
+            return update.Outcome(p.content or "")
+        if p.action == "edit":
+            if before is None:
+                raise Refused(f"{p.file} does not exist; create it first")
+            return update.Outcome(update.edit_text(before, p.old or "", p.content or ""))
+        if p.action == "delete":
+            if before is None:
+                raise Refused(f"{p.file} does not exist; nothing to delete")
+            return None
+        if p.action == "rename":
+            if before is None:
+                raise Refused(f"{p.file} does not exist; nothing to rename")
+            if not p.to or self.store.read(p.to) is not None:
+                raise Refused(f"cannot rename to {p.to!r}: it exists already or is empty")
+            return update.Outcome(before)
+        raise Refused(f"unknown action {p.action!r}: use one of {', '.join(ENTRY_ACTIONS + FILE_ACTIONS)}")
+
+    def _diff(self, p: Proposal, before: str | None, outcome: update.Outcome | None) -> str:
+        if p.action == "rename":
+            return f"rename {p.file} → {p.to}\n"
+        return update.unified_diff(p.file, before, outcome.text if outcome else None)
+
+    def _apply(self, p: Proposal, *, decided_by: str, revising: bool = False) -> WriteResult:
+        with self.store.lock():
+            try:
+                before = self.read_text(p.file)
+                now_hash = content_hash(None if before is None else before.encode())
+                moved_on = bool(p.base_hash) and now_hash != p.base_hash
+                if moved_on and p.action in ("create", "delete", "rename"):
+                    raise Refused(f"{p.file} changed since this was proposed; look at it again and re-propose")
+                outcome = self._plan(p, before)
+            except (Refused, PathRefused) as exc:
+                if revising:
+                    return WriteResult("refused", f"the revision is not valid: {exc}; {p.id} stays pending", p.id,
+                                       p.file, p.section, p.entry, None, "", [], getattr(exc, "candidates", []))
+                if p.id:
+                    return self._conflict(p, str(exc), decided_by)
+                return self._refuse(p, str(exc), getattr(exc, "candidates", []))
+            if p.action == "delete":
+                self.store.delete(p.file)
+                paths = [p.file]
+            elif p.action == "rename":
+                assert p.to and before is not None
+                self.store.write(p.to, before.encode())
+                self.store.delete(p.file)
+                paths = [p.file, p.to]
+            else:
+                assert outcome is not None
+                self.store.write(p.file, outcome.text.encode())
+                paths = [p.file]
+            if outcome and outcome.entry and p.action in ENTRY_ACTIONS:
+                p.entry = _unbullet(outcome.entry)
+                p.replaces = _unbullet(outcome.replaced) if outcome.replaced else p.replaces
+            p.diff = self._diff(p, before, outcome)
+            after = self.store.read(p.to if p.action == "rename" else p.file)
+            sha = self.store.commit(paths, _commit_message(p, decided_by), p.actor, decided_by)
+            p.status, p.decided_by, p.decided_at, p.commit = (
+                APPLIED, decided_by, clock.now().isoformat(timespec="seconds"), sha)
+            if p.id:
+                self.store.queue_save(p.id, p.to_json())
+            self._audit(p, "applied", before_hash=p.base_hash, after_hash=content_hash(after))
+            where = "committed as " + sha[:8] if sha else "not committed (no git repository)"
+            return WriteResult("applied", f"{where}.", p.id or None, p.file, p.section, p.entry, sha, p.diff,
+                               outcome.warnings if outcome else [])
+
+    def _approve_external(self, p: Proposal, by: str) -> WriteResult:
+        sha = self.store.commit([p.file], f"external {p.action} {p.file}\n\nMemtui-Actor: {by}", by)
+        p.status, p.decided_by, p.decided_at, p.commit = APPLIED, by, clock.now().isoformat(timespec="seconds"), sha
+        p.actor = by
+        self._audit(p, "applied")
+        return WriteResult("applied", f"external change to {p.file} committed" + (f" as {sha[:8]}" if sha else ""),
+                           p.id, p.file, None, None, sha, p.diff)
+
+    def _conflict(self, p: Proposal, reason: str, by: str) -> WriteResult:
+        p.status, p.reason = CONFLICT, reason
+        self.store.queue_save(p.id, p.to_json())
+        self._audit(p, "conflict", reason=reason, decided_by=by)
+        return WriteResult("conflict", f"the file moved on and {reason}", p.id, p.file, p.section, p.entry)
+
+    def _refuse(self, p: Proposal, message: str, candidates: list[str] | None = None) -> WriteResult:
+        self._audit(p, "refused", reason=message)
+        return WriteResult("refused", message, None, p.file, p.section, p.entry, None, "", [], candidates or [])
+
+    def _audit(self, p: Proposal, status: str, **extra: Any) -> None:
+        record = {
+            "ts": clock.now().isoformat(timespec="seconds"),
+            "actor": p.actor,
+            "action": p.action,
+            "file": p.file,
+            "section": p.section,
+            "entry": p.entry,
+            "replaces": p.replaces,
+            "provenance": p.provenance or _tag_of(p.entry),
+            "source": p.source,
+            "commit": p.commit,
+            "status": status,
+            "proposal": p.id or None,
+            "decided_by": p.decided_by,
+        }
+        if p.to:
+            record["to"] = p.to
+        if p.action in ("append", "create", "edit") and status != "applied":
+            record["content"] = p.content
+        record.update(extra)
+        try:
+            self.store.audit_append(record)
+        except OSError:
+            pass  # an unwritable audit log must not turn a refusal into a crash; the write itself reports
+
+
+def _unbullet(line: str) -> str:
+    from memtui.core.entries import parse_entry
+
+    e = parse_entry(line)
+    return line.strip() if e is None else e.raw[len(e.indent) + len(e.bullet):].strip()
+
+
+def _tag_of(entry: str | None) -> str | None:
+    if not entry:
+        return None
+    m = re.search(r"\[(" + "|".join(TAGS) + r")\]", entry)
+    return m.group(1) if m else None
+
+
+def _new_log_header(rel: str) -> str:
+    stem = rel.rsplit("/", 1)[-1].removesuffix(".md")
+    return f"# {stem}\n\n"
+
+
+def _commit_message(p: Proposal, decided_by: str) -> str:
+    head = f"{p.action} {p.file}" + (f" § {p.section}" if p.section else "")
+    what = p.entry or p.to or (p.content or "").strip().splitlines()[0:1]
+    if isinstance(what, list):
+        what = what[0] if what else ""
+    subject = f"{head}: {what}"[:200] if what else head
+    trailers = [f"Memtui-Actor: {p.actor}"]
+    if p.id:
+        trailers.append(f"Memtui-Proposal: {p.id}")
+    if decided_by != p.actor:
+        trailers.append(f"Memtui-Approved-By: {decided_by}")
+    if p.replaces:
+        trailers.append(f"Memtui-Replaces: {p.replaces[:200]}")
+    return subject + "\n\n" + "\n".join(trailers) + "\n"
+
+
+def _external_proposal(ch: ExternalChange) -> Proposal:
+    def text(b: bytes | None) -> str | None:
+        return None if b is None else b.decode("utf-8", errors="replace")
+
+    pid = EXTERNAL_PREFIX + hashlib.sha1(ch.path.encode()).hexdigest()[:6]
+    return Proposal(
+        id=pid, created=clock.now().isoformat(timespec="seconds"), actor="external", file=ch.path,
+        action=ch.kind, base_hash=content_hash(ch.before),
+        diff=update.unified_diff(ch.path, text(ch.before), text(ch.after)),
+    )
+
+
+def pending_summary(props: Iterable[Proposal]) -> dict[str, int]:
+    out = {PENDING: 0, CONFLICT: 0, "external": 0}
+    for p in props:
+        key = "external" if p.external else p.status
+        out[key] = out.get(key, 0) + 1
+    return out

@@ -1,0 +1,109 @@
+"""Proposals: writes waiting for a person, and the results every writer (person or agent) is told."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+PENDING, APPLIED, REJECTED, CONFLICT = "pending", "applied", "rejected", "conflict"
+EXTERNAL_PREFIX = "x-"
+
+
+@dataclass
+class Proposal:
+    """A write: who proposed what, where, the diff it would make and the hash of the file it was computed against.
+
+    Entry-level actions (add, revise, remove) are re-resolved against the file when approved; file-level ones
+    (edit, create, delete, rename, append) carry what they need in `old`, `content` and `to`."""
+
+    id: str
+    created: str
+    actor: str
+    file: str
+    action: str
+    section: str | None = None
+    entry: str | None = None
+    replaces: str | None = None
+    provenance: str | None = None
+    source: str | None = None
+    old: str | None = None
+    content: str | None = None
+    to: str | None = None
+    base_hash: str = ""
+    diff: str = ""
+    status: str = PENDING
+    decided_by: str | None = None
+    decided_at: str | None = None
+    reason: str | None = None
+    commit: str | None = None
+    flags: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def external(self) -> bool:
+        return self.id.startswith(EXTERNAL_PREFIX)
+
+    @property
+    def open(self) -> bool:
+        return self.status in (PENDING, CONFLICT)
+
+    def to_json(self) -> bytes:
+        return (json.dumps(asdict(self), ensure_ascii=False, indent=1) + "\n").encode()
+
+    @classmethod
+    def from_json(cls, data: bytes) -> Proposal:
+        raw = json.loads(data)
+        if not isinstance(raw, dict) or "id" not in raw:
+            raise ValueError("not a proposal")
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in raw.items() if k in known})
+
+    def summary(self) -> str:
+        what = self.entry or self.replaces or self.to or ""
+        where = f"{self.file}" + (f" § {self.section}" if self.section else "")
+        return f"{self.action} {where}: {what}".rstrip(": ")
+
+
+@dataclass
+class WriteResult:
+    """What a writer is told: is it in memory, waiting for a person, or refused (and what to send instead)."""
+
+    status: str  # applied | queued | refused | rejected | conflict
+    message: str
+    id: str | None = None
+    file: str | None = None
+    section: str | None = None
+    entry: str | None = None
+    commit: str | None = None
+    diff: str = ""
+    warnings: list[str] = field(default_factory=list)
+    candidates: list[str] = field(default_factory=list)
+
+    EXIT = {"applied": 0, "rejected": 0, "queued": 4, "refused": 3, "conflict": 5}
+
+    @property
+    def exit_code(self) -> int:
+        return self.EXIT.get(self.status, 1)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        return d
+
+    def for_agent(self) -> str:
+        """The tool-result wording an agent reads."""
+        head = {
+            "applied": "Applied: the change is in memory",
+            "queued": f"Queued as {self.id} for review; not in memory yet",
+            "refused": "Refused; nothing was written",
+            "rejected": "Rejected",
+            "conflict": f"Conflict on {self.id}; nothing was written",
+        }.get(self.status, self.status)
+        parts = [f"{head}. {self.message}".strip()]
+        if self.candidates:
+            parts.append("Candidates:\n" + "\n".join(f"  {c}" for c in self.candidates))
+        if self.warnings:
+            parts.append("Warnings: " + "; ".join(self.warnings))
+        if self.diff and self.status in ("queued", "applied"):
+            parts.append(self.diff)
+        return "\n".join(parts)

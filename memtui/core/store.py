@@ -1,0 +1,124 @@
+"""The Store interface: where memory files, history, the audit log and the review queue live.
+
+`Memory` (the one write path) speaks only to a Store, so the folder with git and any other backend behave the
+same to the CLI, the app and the agents.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+ABSENT = "absent"
+
+
+def content_hash(data: bytes | None) -> str:
+    """The hash a proposal is computed against; `ABSENT` for a file that does not exist."""
+    if data is None:
+        return ABSENT
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class ExternalChange:
+    """A file that changed without memtui: its committed bytes (None if new) and its bytes now (None if gone)."""
+
+    path: str
+    before: bytes | None
+    after: bytes | None
+
+    @property
+    def kind(self) -> str:
+        if self.before is None:
+            return "create"
+        if self.after is None:
+            return "delete"
+        return "edit"
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    author: str
+    time: float
+    message: str
+    files: tuple[str, ...]
+
+
+class Store(ABC):
+    """Files, history, audit and queue for one memory. Paths are relative, '/'-separated, already cleaned."""
+
+    location: str
+
+    # files
+    @abstractmethod
+    def read(self, rel: str) -> bytes | None: ...
+
+    @abstractmethod
+    def write(self, rel: str, data: bytes) -> None:
+        """Replace the file whole, atomically: a reader sees the old bytes or the new, never a mix."""
+
+    @abstractmethod
+    def delete(self, rel: str) -> None: ...
+
+    @abstractmethod
+    def list_files(self, pattern: str = "**/*.md") -> list[str]: ...
+
+    @abstractmethod
+    def check_path(self, rel: str) -> str:
+        """Return the cleaned path, or raise `PathRefused`."""
+
+    # concurrency
+    @abstractmethod
+    def lock(self, timeout: float = 30.0) -> AbstractContextManager[None]:
+        """A lock that every writer of this memory, in any process, honours."""
+
+    # history
+    @abstractmethod
+    def commit(self, paths: list[str], message: str, author: str, committer: str | None = None) -> str | None:
+        """Record the current state of `paths` as one change; return its id (None where there is no history)."""
+
+    @abstractmethod
+    def committed(self, rel: str) -> bytes | None:
+        """The file as of the last recorded change."""
+
+    @abstractmethod
+    def external_changes(self) -> list[ExternalChange]: ...
+
+    @abstractmethod
+    def restore(self, rel: str) -> None:
+        """Put a file back as it was last recorded (deleting it if it never was)."""
+
+    def keep_rejected(self, rel: str, data: bytes, stamp: str) -> str | None:
+        """Keep bytes a person rejected where they can be recovered; return where. Default: audit log only."""
+        return None
+
+    @abstractmethod
+    def history(self, rel: str | None = None, since: float | None = None) -> list[Commit]: ...
+
+    # audit log
+    @abstractmethod
+    def audit_append(self, record: dict[str, Any]) -> None: ...
+
+    @abstractmethod
+    def audit_records(self) -> Iterator[dict[str, Any]]: ...
+
+    # review queue
+    @abstractmethod
+    def next_proposal_number(self) -> int: ...
+
+    @abstractmethod
+    def queue_save(self, pid: str, data: bytes) -> None: ...
+
+    @abstractmethod
+    def queue_load(self, pid: str) -> bytes | None: ...
+
+    @abstractmethod
+    def queue_ids(self) -> list[str]: ...
+
+    # config
+    @abstractmethod
+    def config_text(self) -> str | None: ...

@@ -1,0 +1,230 @@
+"""memory_update and the file-level writes as pure functions from a file's text to its next text.
+
+Each function validates and either returns the new text or raises `Refused` with a message written for an
+agent to act on: what was wrong and what to send instead.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+from memtui.core.dedupe import near_duplicate
+from memtui.core.document import Document, FormatSpec, Section
+from memtui.core.entries import TAGS, Entry, format_body, split_inline, strike
+
+# Zero-width, bidi controls and other invisible characters an entry may never carry.
+INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad\u180e]")
+
+
+class Refused(ValueError):
+    def __init__(self, message: str, candidates: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.candidates = candidates or []
+
+
+@dataclass
+class Outcome:
+    text: str
+    line: int | None = None  # where the new or struck line now is
+    entry: str | None = None  # the line written, as it stands in the file
+    replaced: str | None = None  # the line that was struck
+    warnings: list[str] = field(default_factory=list)
+
+
+def clean_entry_text(raw: str) -> str:
+    """Refuse what cannot be one entry line; return it stripped."""
+    if raw is None or not raw.strip():
+        raise Refused("the entry is empty: send the fact as one line, e.g. '[stated] Prefers dark mode'")
+    if "\n" in raw.strip() or "\r" in raw.strip():
+        raise Refused("an entry is one line: send one fact per memory_update, without line breaks")
+    hidden = INVISIBLE.findall(raw)
+    if hidden:
+        names = ", ".join(sorted({f"U+{ord(c):04X}" for c in hidden}))
+        raise Refused(f"the entry contains invisible characters ({names}); send it as plain visible text")
+    if any(unicodedata.category(c) == "Cc" and c != "\t" for c in raw):
+        raise Refused("the entry contains control characters; send it as plain text")
+    return raw.strip().lstrip("-*+ ").strip() if raw.strip()[:2] in ("- ", "* ", "+ ") else raw.strip()
+
+
+def _resolve_tag(inline: str | None, given: str | None, fallback: str | None) -> str | None:
+    if given is not None:
+        given = given.strip().strip("[]").lower()
+        if given not in TAGS:
+            raise Refused(f"unknown provenance {given!r}: use one of {', '.join(TAGS)}")
+    if inline and given and inline != given:
+        raise Refused(f"the entry is tagged [{inline}] but provenance says {given!r}: send one of them")
+    return inline or given or fallback
+
+
+def _require_section(doc: Document, section: str) -> Section:
+    sec = doc.section(section) if section else None
+    if sec is None:
+        names = ", ".join(doc.section_names) or "(this file has no sections)"
+        raise Refused(f"no section {section!r} in {doc.path}; sections are: {names}")
+    return sec
+
+
+def _cap_warning(doc: Document, sec: Section, spec: FormatSpec) -> list[str]:
+    cap = spec.cap_for(sec.title)
+    n = len(sec.current)
+    if cap is not None and n > cap:
+        return [f"section {sec.title} is over its cap ({n}/{cap}); consolidation is due"]
+    return []
+
+
+def _file_warnings(text: str, spec: FormatSpec) -> list[str]:
+    out = []
+    lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    size = len(text.encode())
+    if spec.file_lines is not None and lines > spec.file_lines:
+        out.append(f"file is over its line cap ({lines}/{spec.file_lines}); consolidation is due")
+    if spec.file_bytes is not None and size > spec.file_bytes:
+        out.append(f"file is over its size cap ({size}/{spec.file_bytes} bytes); consolidation is due")
+    return out
+
+
+def find_current(sec: Section, replaces: str) -> tuple[int, Entry]:
+    """The one current entry `replaces` names: exact line, body or text, else a unique substring."""
+    want = replaces.strip()
+    if not want:
+        raise Refused("replaces is empty: send the current entry's text (or a unique part of it)")
+    _, want_text, _, _ = split_inline(want)
+    current = sec.current
+    exact = [
+        (i, e)
+        for i, e in current
+        if want in (e.raw.strip(), e.body, e.text) or (want_text and want_text.casefold() == e.text.casefold())
+    ]
+    if len(exact) == 1:
+        return exact[0]
+    folded = want_text.casefold() or want.casefold()
+    hits = exact or [(i, e) for i, e in current if folded in e.body.casefold()]
+    if len(hits) == 1:
+        return hits[0]
+    if not hits:
+        listing = [e.raw.strip() for _, e in current]
+        struck = [e for _, e in sec.struck if folded in e.body.casefold()]
+        hint = " (it matches only struck history, which cannot be changed)" if struck else ""
+        raise Refused(
+            f"replaces {replaces!r} matches no current entry of {sec.title}{hint}; "
+            "send the exact text of one of the current entries",
+            listing,
+        )
+    raise Refused(
+        f"replaces {replaces!r} matches {len(hits)} current entries of {sec.title}; send more of the text so it "
+        "matches exactly one",
+        [e.raw.strip() for _, e in hits],
+    )
+
+
+def _new_line(
+    raw: str, provenance: str | None, source: str | None, today: str, spec: FormatSpec, fallback_tag: str | None,
+    bullet: str = "-", indent: str = "",
+) -> tuple[str, Entry]:
+    text = clean_entry_text(raw)
+    inline_tag, body, date, inline_source = split_inline(text)
+    tag = _resolve_tag(inline_tag, provenance, fallback_tag)
+    if tag is None:
+        raise Refused(
+            "the entry has no provenance tag: start it with [stated] (the user said it), [observed] (seen in a "
+            "tool result, file or log), [inferred] (your conclusion) or [suggested] (your idea), or pass provenance"
+        )
+    if not body:
+        raise Refused("the entry has a tag but no text: send the fact itself")
+    line_body = format_body(tag, body, date or today, inline_source or source)
+    if len(line_body) > spec.entry_max:
+        raise Refused(
+            f"the entry is {len(line_body)} characters, over entry-max {spec.entry_max}: shorten it to one fact "
+            f"of at most {spec.entry_max} characters (tag, date and source included)"
+        )
+    entry = Entry(raw=f"{indent}{bullet} {line_body}", indent=indent, bullet=bullet, tag=tag, text=body,
+                  date=date or today, source=inline_source or source)
+    return entry.raw, entry
+
+
+def add(doc: Document, section: str, entry: str, *, provenance: str | None, source: str | None, today: str,
+        spec: FormatSpec) -> Outcome:
+    sec = _require_section(doc, section)
+    line, new = _new_line(entry, provenance, source, today, spec, None)
+    for _, e in sec.current:
+        if near_duplicate(e.body, new.body):
+            raise Refused(
+                f"a current entry of {sec.title} already says this: {e.raw.strip()!r}. If the fact changed, send "
+                f"action 'revise' with replaces set to that entry; otherwise nothing needs writing",
+                [e.raw.strip()],
+            )
+    at = doc.insertion_point(sec)
+    blank_after_heading = not sec.entries and at == sec.start and at < len(doc.lines) and not doc.lines[at].strip()
+    if blank_after_heading:
+        at += 1
+    doc.insert_line(at, line)
+    if blank_after_heading and at + 1 < len(doc.lines) and doc.lines[at + 1].lstrip().startswith("#"):
+        doc.insert_line(at + 1, "")
+    text = doc.render()
+    after = Document(text, doc.path)
+    warnings = _cap_warning(after, after.section(sec.title) or sec, spec) + _file_warnings(text, spec)
+    return Outcome(text, at, line, None, warnings)
+
+
+def revise(doc: Document, section: str, entry: str, replaces: str, *, provenance: str | None,
+           source: str | None, today: str, spec: FormatSpec) -> Outcome:
+    sec = _require_section(doc, section)
+    if replaces is None:
+        raise Refused("revise needs replaces: the current entry's text (or a unique part of it)")
+    i, old = find_current(sec, replaces)
+    line, new = _new_line(entry, provenance, source, today, spec, old.tag, old.bullet, old.indent)
+    if new.body == old.body:
+        raise Refused(f"the revised entry is the same as the current one ({old.raw.strip()!r}); nothing to change")
+    for j, e in sec.current:
+        if j != i and near_duplicate(e.body, new.body):
+            raise Refused(
+                f"another current entry of {sec.title} already says this: {e.raw.strip()!r}; remove one of them "
+                "instead of revising into a duplicate",
+                [e.raw.strip()],
+            )
+    doc.replace_line(i, strike(old, "superseded", today))
+    doc.insert_line(i + 1, line)
+    text = doc.render()
+    return Outcome(text, i + 1, line, old.raw.strip(), _file_warnings(text, spec))
+
+
+def remove(doc: Document, section: str, replaces: str, *, today: str, spec: FormatSpec) -> Outcome:
+    sec = _require_section(doc, section)
+    if replaces is None:
+        raise Refused("remove needs replaces (or entry): the current entry's text (or a unique part of it)")
+    i, old = find_current(sec, replaces)
+    struck = strike(old, "removed", today)
+    doc.replace_line(i, struck)
+    return Outcome(doc.render(), i, struck, old.raw.strip())
+
+
+def append_text(text: str, line: str) -> str:
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return text + line.rstrip("\n") + "\n"
+
+
+def edit_text(text: str, old: str, new: str) -> str:
+    """Exact find-and-replace of a unique snippet, as agents do with code (000_bdc6405d4f27d353.txt)."""
+    if not old:
+        raise Refused("old is empty: send the exact text to replace (read the file first)")
+    n = text.count(old)
+    if n == 0:
+        raise Refused("old text not found in the file; read the file first and send text that matches exactly")
+    if n > 1:
+        raise Refused(f"old text appears {n} times; include more of the surrounding text so it matches once")
+    return text.replace(old, new, 1)
+
+
+def unified_diff(rel: str, before: str | None, after: str | None) -> str:
+    a = (before or "").splitlines(keepends=True)
+    b = (after or "").splitlines(keepends=True)
+    lines = difflib.unified_diff(
+        a, b, fromfile=f"a/{rel}" if before is not None else "/dev/null",
+        tofile=f"b/{rel}" if after is not None else "/dev/null", n=2,
+    )
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
