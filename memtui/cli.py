@@ -27,8 +27,6 @@ JSON (--json) for writes: {"status": "applied"|"queued"|"refused"|"rejected"|"co
 The memory root is --root PATH, else $MEMTUI_ROOT, else a per-user folder (%s).
 """
 
-# Subcommand modules under memtui.commands; each has register(subparsers) -> None.
-COMMAND_MODULES = ("core",)
 
 
 def default_root() -> Path:
@@ -67,7 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
     app.add_argument("--theme", default=None, help="theme name (see themes/)")
     app.add_argument("--root", type=Path, default=None, help=argparse.SUPPRESS)
     app.set_defaults(func=run_app)
-    for name in COMMAND_MODULES:
+    import pkgutil
+
+    import memtui.commands
+
+    # Each module under memtui.commands adds its own subcommands (register(subparsers)); "core" goes first.
+    names = sorted((m.name for m in pkgutil.iter_modules(memtui.commands.__path__)), key=lambda n: (n != "core", n))
+    for name in names:
         importlib.import_module(f"memtui.commands.{name}").register(sub)
     parser.set_defaults(command_names=set(sub.choices))
     return parser

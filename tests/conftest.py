@@ -1,0 +1,50 @@
+"""Shared fixtures: a fresh memory root per test, a pinned clock and a person's name."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from memtui.core.init import init_root  # noqa: E402
+from memtui.core.memory import Memory  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _pinned_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMTUI_USER", "wes")
+    monkeypatch.delenv("MEMTUI_ROOT", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    os.environ.setdefault("GIT_AUTHOR_NAME", "memtui-tests")
+    os.environ.setdefault("GIT_AUTHOR_EMAIL", "tests@memtui.local")
+    os.environ.setdefault("GIT_COMMITTER_NAME", "memtui-tests")
+    os.environ.setdefault("GIT_COMMITTER_EMAIL", "tests@memtui.local")
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """A memory root made by `memtui init` (personal template), with git."""
+    r = tmp_path / "memory"
+    init_root(r)
+    return r
+
+
+@pytest.fixture
+def mem(root: Path) -> Memory:
+    return Memory(root)
+
+
+@pytest.fixture
+def now(monkeypatch: pytest.MonkeyPatch):
+    """Pin the clock: now("2026-08-20T14:05")."""
+
+    def set_now(iso: str) -> None:
+        monkeypatch.setenv("MEMTUI_NOW", iso)
+
+    return set_now
