@@ -188,7 +188,15 @@ class FolderStore(Store):
             return None
         who = git.Actor(author, f"{_slug(author)}@memtui.local")
         by = git.Actor(committer, f"{_slug(committer)}@memtui.local") if committer else who
-        c = index.commit(message, author=who, committer=by)
+        # A pinned clock (MEMTUI_NOW) dates the commit too, so git history agrees with the audit log.
+        dates: dict[str, str] = {}
+        if os.environ.get("MEMTUI_NOW"):
+            from memtui.core import clock
+
+            pinned = clock.now().astimezone()
+            stamp = f"{int(pinned.timestamp())} {pinned:%z}"
+            dates = {"author_date": stamp, "commit_date": stamp}
+        c = index.commit(message, author=who, committer=by, **dates)
         return c.hexsha
 
     def committed(self, rel: str) -> bytes | None:

@@ -256,6 +256,7 @@ class Memory:
             if p.external:
                 return self._approve_external(p, by)
             revising = entry is not None or section is not None or tag is not None
+            proposed = {"entry": p.entry, "section": p.section, "provenance": p.provenance} if revising else None
             if revising:
                 keep_tag = p.provenance or _tag_of(p.entry)
                 p = replace(p, entry=entry if entry is not None else p.entry,
@@ -264,7 +265,7 @@ class Memory:
                 if entry is not None and tag is None and _tag_of(entry):
                     p.provenance = None
                 p.reason = "revised by a person before approval"
-            return self._apply(p, decided_by=by, revising=revising)
+            return self._apply(p, decided_by=by, revising=revising, proposed=proposed)
 
     def reject(self, pid: str, *, reason: str, by: str | None = None) -> WriteResult:
         by = by or default_actor()
@@ -338,7 +339,9 @@ class Memory:
             return f"rename {p.file} → {p.to}\n"
         return update.unified_diff(p.file, before, outcome.text if outcome else None)
 
-    def _apply(self, p: Proposal, *, decided_by: str, revising: bool = False) -> WriteResult:
+    def _apply(
+        self, p: Proposal, *, decided_by: str, revising: bool = False, proposed: dict[str, Any] | None = None,
+    ) -> WriteResult:
         with self.store.lock():
             try:
                 before = self.read_text(p.file)
@@ -376,7 +379,9 @@ class Memory:
                 APPLIED, decided_by, clock.now().isoformat(timespec="seconds"), sha)
             if p.id:
                 self.store.queue_save(p.id, p.to_json())
-            self._audit(p, "applied", before_hash=p.base_hash, after_hash=content_hash(after))
+            # A revision keeps what the agent first proposed, so Today and history can show both.
+            revised = {"revised": True, "reason": p.reason, "proposed": proposed} if proposed else {}
+            self._audit(p, "applied", before_hash=p.base_hash, after_hash=content_hash(after), **revised)
             where = "committed as " + sha[:8] if sha else "not committed (no git repository)"
             return WriteResult("applied", f"{where}.", p.id or None, p.file, p.section, p.entry, sha, p.diff,
                                outcome.warnings if outcome else [])
