@@ -46,6 +46,9 @@ class Parser(argparse.ArgumentParser):
 def common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--root", type=Path, default=None, help="memory root (default: $MEMTUI_ROOT or per-user folder)")
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    p.add_argument("--store", default=None, metavar="URL",
+                   help="a memory in Redis: redis://host:port/db?prefix=NAME (default: $MEMTUI_STORE, else "
+                   "[store] url in the root's config, else the folder)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -115,6 +118,17 @@ def root_of(args: argparse.Namespace, must_exist: bool = True) -> Path:
     if must_exist and not root.is_dir():
         raise SystemExit(_fail(args, f"no memory root at {root}: run `memtui init {root}` first", EXIT_ERROR))
     return root
+
+
+def memory_of(args: argparse.Namespace) -> Any:
+    """The memory a command works on: --store / $MEMTUI_STORE / the root's `[store] url`, else the folder root."""
+    from memtui.core.stores import open_memory, store_url
+
+    url = getattr(args, "store", None)
+    root = Path(args.root).expanduser() if getattr(args, "root", None) else default_root()
+    if store_url(root, url):
+        return open_memory(root, url)
+    return open_memory(root_of(args))
 
 
 def _fail(args: argparse.Namespace, message: str, code: int) -> int:

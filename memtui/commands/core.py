@@ -85,9 +85,9 @@ def register(sub: Any) -> None:
 
 
 def memory(args: argparse.Namespace):
-    from memtui.core.memory import Memory
+    from memtui.cli import memory_of
 
-    return Memory(root_of(args))
+    return memory_of(args)
 
 
 def report(args: argparse.Namespace, result: Any) -> int:
@@ -105,7 +105,12 @@ def report(args: argparse.Namespace, result: Any) -> int:
 
 def cmd_init(args: argparse.Namespace) -> int:
     from memtui.core.init import init_root
+    from memtui.core.stores import is_store_url
 
+    if args.store or is_store_url(args.path):
+        from memtui.commands.redis import init_redis
+
+        return init_redis(args, args.store or args.path)
     target = args.path or root_of(args, must_exist=False)
     res = init_root(target, args.template, adopt_git=args.git)
     emit(args, {"status": "created" if res.created else "exists", "root": str(res.root), "commit": res.commit,

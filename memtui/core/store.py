@@ -22,6 +22,18 @@ def content_hash(data: bytes | None) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
+class StoreError(RuntimeError):
+    """A store could not do what was asked; the message says what to do. Nothing unacknowledged was kept."""
+
+
+class StoreUnavailable(StoreError):
+    """The store (e.g. a Redis server) is down, slow or restarting."""
+
+
+class StaleWrite(StoreError):
+    """A write lost a race: the file changed after this writer read it. The writer re-reads and tries again."""
+
+
 @dataclass(frozen=True)
 class ExternalChange:
     """A file that changed without memtui: its committed bytes (None if new) and its bytes now (None if gone)."""

@@ -1,0 +1,715 @@
+"""The Redis store: one memory in Redis, shared by agents on many processes and machines, with history and review.
+
+Every key lives under one prefix (``?prefix=NAME`` in the URL, default ``memtui``):
+
+    <p>:file:<path>   string   a memory file's bytes (one string per file, as the seed keeps MEMORY.md)
+    <p>:recorded      hash     path -> sha1 of the file as of its last recorded change
+    <p>:blob:<sha1>   string   bytes some recorded change produced (content-addressed, like git blobs)
+    <p>:changes       stream   one entry per recorded change; the entry id is the commit id
+    <p>:oplog         list     the last 200 operations {id, ts, op, summary, bytes}, newest first
+    <p>:events        channel  pub/sub: {"kind": "write"|"change", ...} for live viewers
+    <p>:audit         list     audit records (JSON), oldest first
+    <p>:queue         hash     proposal id -> proposal JSON;  <p>:queue:seq  INCR counter for proposal numbers
+    <p>:rejected      hash     bytes a person rejected, kept for recovery
+    <p>:config        string   the memory's config.toml
+    <p>:lock          string   the memory lock: SET NX PX with a token, renewed while held, released by Lua
+    <p>:done:<uuid>   string   short-lived marker that makes a retried change idempotent
+
+Writers take the lock, and every file write is also a compare-and-set (Lua, on the sha1 of the bytes this writer
+read under the lock), so a writer whose lock lapsed (a long pause, a restarted server) gets `StaleWrite` and
+re-plans instead of overwriting. External changes are file keys whose bytes differ from the last recorded hash:
+in Redis the only "outside" writer is a raw SET/DEL that bypassed memtui.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import threading
+import time
+import uuid
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+from urllib.parse import parse_qs, urlencode, urlparse, urlunparse
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+
+from memtui.core import clock
+from memtui.core.folder import AUDIT_FILE, LockTimeout, STATE_DIR
+from memtui.core.paths import PathRefused, clean_rel
+from memtui.core.store import (
+    Commit, ExternalChange, StaleWrite, Store, StoreError, StoreUnavailable, content_hash,
+)
+
+OPLOG_MAX = 200
+DEFAULT_PREFIX = "memtui"
+LOCK_TTL_MS = 15_000  # renewed every third of it while held, so only a dead holder's lock ever lapses
+DONE_TTL_S = 3600
+PRIVATE = (STATE_DIR + "/", ".git/")
+_CONNECTION_ERRORS = (redis.ConnectionError, redis.TimeoutError, ConnectionError, TimeoutError, OSError)
+
+# Replace (or delete) a file if it still holds the bytes this writer read; publish the write.
+# KEYS: file. ARGV: expected sha1 ('' = absent, '*' = any), 'set'|'del', data, new sha1, channel, event json.
+_WRITE = """
+local cur = redis.call('GET', KEYS[1])
+local cursha = ''
+if cur then cursha = redis.sha1hex(cur) end
+if ARGV[2] == 'set' and cursha == ARGV[4] then return 0 end
+if ARGV[2] == 'del' and not cur then return 0 end
+if ARGV[1] ~= '*' and cursha ~= ARGV[1] then return redis.error_reply('STALE ' .. cursha) end
+if ARGV[2] == 'set' then redis.call('SET', KEYS[1], ARGV[3]) else redis.call('DEL', KEYS[1]) end
+redis.call('PUBLISH', ARGV[5], ARGV[6])
+return 1
+"""
+
+# Record one change: check the history chain, store blobs, add the stream entry, the oplog line, publish.
+# KEYS: stream, recorded, oplog, done marker, then one blob key per file. ARGV: n, then per file (path, expected
+# sha1, new sha1 ('' = deleted), bytes), then channel, oplog json, event json, stream field/value pairs.
+_COMMIT = """
+local done = redis.call('GET', KEYS[4])
+if done then return done end
+local n = tonumber(ARGV[1])
+for i = 0, n - 1 do
+  local cur = redis.call('HGET', KEYS[2], ARGV[2 + 4 * i]) or ''
+  if cur ~= ARGV[3 + 4 * i] then return redis.error_reply('STALE ' .. ARGV[2 + 4 * i]) end
+end
+for i = 0, n - 1 do
+  local path, new = ARGV[2 + 4 * i], ARGV[4 + 4 * i]
+  if new == '' then
+    redis.call('HDEL', KEYS[2], path)
+  else
+    redis.call('SET', KEYS[5 + i], ARGV[5 + 4 * i])
+    redis.call('HSET', KEYS[2], path, new)
+  end
+end
+local base = 2 + 4 * n
+local fields = {}
+for j = base + 3, #ARGV do fields[#fields + 1] = ARGV[j] end
+local id = redis.call('XADD', KEYS[1], '*', unpack(fields))
+local op = cjson.decode(ARGV[base + 1])
+op['change'] = id
+redis.call('LPUSH', KEYS[3], cjson.encode(op))
+redis.call('LTRIM', KEYS[3], 0, 199)
+local ev = cjson.decode(ARGV[base + 2])
+ev['id'] = id
+redis.call('PUBLISH', ARGV[base], cjson.encode(ev))
+redis.call('SET', KEYS[4], id, 'EX', 3600)
+return id
+"""
+
+# sha1 of each string key ('' when missing or not a string): external-change detection without moving bytes.
+_HASHES = """
+local out = {}
+for i, k in ipairs(KEYS) do
+  if redis.call('TYPE', k)['ok'] == 'string' then out[i] = redis.sha1hex(redis.call('GET', k)) else out[i] = '' end
+end
+return out
+"""
+
+# Take the lock if free, or if a lock of this same store instance was left behind by a failed release.
+_ACQUIRE = """
+local cur = redis.call('GET', KEYS[1])
+if (not cur) or string.sub(cur, 1, string.len(ARGV[3])) == ARGV[3] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0
+"""
+_RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0"
+_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+
+
+def sha1(data: bytes | None) -> str:
+    return "" if data is None else hashlib.sha1(data).hexdigest()
+
+
+def parse_store_url(url: str) -> tuple[str, str, dict[str, Any]]:
+    """Split memtui's own options (prefix, timeout, lock_ttl) off a Redis URL: (redis url, prefix, options)."""
+    parts = urlparse(url)
+    if parts.scheme not in ("redis", "rediss", "unix"):
+        raise StoreError(f"not a Redis URL: {url!r}; use redis://host:port/db?prefix=NAME")
+    query = parse_qs(parts.query)
+    prefix = (query.pop("prefix", [DEFAULT_PREFIX])[0] or DEFAULT_PREFIX).strip(":")
+    opts: dict[str, Any] = {}
+    try:
+        if "timeout" in query:
+            opts["timeout"] = float(query.pop("timeout")[0])
+        if "lock_ttl" in query:
+            opts["lock_ttl_ms"] = int(float(query.pop("lock_ttl")[0]) * 1000)
+    except ValueError:
+        raise StoreError(f"bad option in {url!r}: timeout and lock_ttl are seconds") from None
+    rest = urlunparse(parts._replace(query=urlencode({k: v[0] for k, v in query.items()})))
+    return rest, prefix, opts
+
+
+def redact(url: str) -> str:
+    parts = urlparse(url)
+    if parts.password:
+        netloc = f"{parts.username or ''}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+        return urlunparse(parts._replace(netloc=netloc))
+    return url
+
+
+class RedisStore(Store):
+    """A memory in Redis. `url` is ``redis://host:port/db?prefix=NAME[&timeout=SECONDS][&lock_ttl=SECONDS]``."""
+
+    def __init__(self, url: str, *, timeout: float | None = None, lock_ttl_ms: int | None = None) -> None:
+        self.url = url
+        redis_url, self.prefix, opts = parse_store_url(url)
+        self.location = redact(url)
+        self.timeout = timeout if timeout is not None else opts.get("timeout", 5.0)
+        self.lock_ttl_ms = lock_ttl_ms or opts.get("lock_ttl_ms", LOCK_TTL_MS)
+        self._redis_url = redis_url
+        self.client = self._connect()
+        p = self.prefix
+        self.k_recorded, self.k_changes, self.k_oplog = f"{p}:recorded", f"{p}:changes", f"{p}:oplog"
+        self.k_audit, self.k_queue, self.k_seq = f"{p}:audit", f"{p}:queue", f"{p}:queue:seq"
+        self.k_config, self.k_lock, self.k_rejected = f"{p}:config", f"{p}:lock", f"{p}:rejected"
+        self.channel = f"{p}:events"
+        self._write = self.client.register_script(_WRITE)
+        self._commit = self.client.register_script(_COMMIT)
+        self._hashes = self.client.register_script(_HASHES)
+        self._acquire = self.client.register_script(_ACQUIRE)
+        self._renew = self.client.register_script(_RENEW)
+        self._release = self.client.register_script(_RELEASE)
+        # Lock tokens start with this instance's id, so a lock whose release failed (server gone) is ours to retake.
+        self._owner = f"{os.getpid()}-{uuid.uuid4().hex[:12]}:"
+        self._tokens = itertools.count(1)
+        self._local = threading.local()
+        self._thread_lock = threading.RLock()
+        self._held: str | None = None
+        self._renewer: threading.Thread | None = None
+        self._renew_wake = threading.Event()
+        self.lock_lost = False
+
+    def _connect(self, socket_timeout: float | None = -1.0) -> redis.Redis:
+        timeout = self.timeout if socket_timeout == -1.0 else socket_timeout
+        try:
+            return redis.Redis.from_url(
+                self._redis_url, socket_connect_timeout=min(self.timeout, 2.0), socket_timeout=timeout,
+                retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3), health_check_interval=15,
+                decode_responses=False,
+            )
+        except (ValueError, TypeError) as exc:
+            raise StoreError(f"bad Redis URL {self.location!r}: {exc}") from None
+
+    def _down(self, exc: Exception) -> StoreUnavailable:
+        slow = isinstance(exc, (redis.TimeoutError, TimeoutError))
+        what = f"did not answer within {self.timeout:g} s" if slow else "cannot be reached"
+        return StoreUnavailable(
+            f"the Redis memory at {self.location} {what} ({exc}). Check that redis-server is running and the "
+            "--store URL (or [store] url) is right, then try again; nothing was written by this step."
+        )
+
+    @contextmanager
+    def _calls(self) -> Iterator[None]:
+        """Turn connection trouble into a memtui-level error saying what to do."""
+        try:
+            yield
+        except redis.ResponseError as exc:
+            if str(exc).startswith("STALE"):
+                raise StaleWrite(f"changed under this writer: {exc}") from None
+            if "WRONGTYPE" in str(exc):
+                raise StoreError(f"a key under {self.prefix}: in {self.location} is not a string: {exc}") from None
+            raise StoreError(f"Redis refused a command at {self.location}: {exc}") from None
+        except redis.AuthenticationError as exc:
+            raise StoreError(f"Redis at {self.location} refused the credentials: {exc}") from None
+        except _CONNECTION_ERRORS as exc:
+            raise self._down(exc) from None
+
+    def ping(self) -> None:
+        with self._calls():
+            self.client.ping()
+
+    # paths ------------------------------------------------------------------------------------------------
+    def check_path(self, rel: str) -> str:
+        norm = clean_rel(rel)
+        if norm.startswith(PRIVATE) or norm in (STATE_DIR, ".git", AUDIT_FILE):
+            raise PathRefused(f"{rel!r} is memtui's own bookkeeping, not a memory file")
+        return norm
+
+    def key(self, rel: str) -> str:
+        return f"{self.prefix}:file:{clean_rel(rel)}"
+
+    # files ------------------------------------------------------------------------------------------------
+    def _seen(self) -> dict[str, str] | None:
+        """sha1 of each file this thread read under the lock: what its writes compare-and-set against."""
+        return getattr(self._local, "seen", None)
+
+    def read(self, rel: str) -> bytes | None:
+        with self._calls():
+            data = self.client.get(self.key(rel))
+        seen = self._seen()
+        if seen is not None:
+            seen[clean_rel(rel)] = sha1(data)
+        return data
+
+    def read_many(self, rels: list[str]) -> list[bytes | None]:
+        if not rels:
+            return []
+        with self._calls():
+            return list(self.client.mget([self.key(r) for r in rels]))
+
+    def write(self, rel: str, data: bytes) -> None:
+        self._put(rel, data)
+
+    def delete(self, rel: str) -> None:
+        self._put(rel, None)
+
+    def _put(self, rel: str, data: bytes | None) -> None:
+        rel = clean_rel(rel)
+        seen = self._seen()
+        expected = seen.get(rel, "*") if seen is not None else "*"
+        new = sha1(data)
+        event = json.dumps({"kind": "write", "file": rel, "op": "del" if data is None else "set", "sha": new,
+                            "bytes": len(data or b"")})
+        with self._calls():
+            self._write(keys=[self.key(rel)],
+                        args=[expected, "del" if data is None else "set", data or b"", new, self.channel, event])
+        if seen is not None:
+            seen[rel] = new
+
+    def list_files(self, pattern: str = "**/*.md") -> list[str]:
+        head = f"{self.prefix}:file:"
+        match = _escape_glob(head) + "*"
+        with self._calls():
+            keys = [k.decode("utf-8", "replace") for k in self.client.scan_iter(match=match, count=1000)]
+        suffix = pattern.rsplit("*", 1)[-1] if "*" in pattern else pattern
+        lead = pattern.split("*", 1)[0] if "*" in pattern else ""
+        out = []
+        for k in keys:
+            rel = k[len(head):]
+            if rel.endswith(suffix) and rel.startswith(lead) and _listable(rel):
+                out.append(rel)
+        out.sort()
+        return out
+
+    # lock -------------------------------------------------------------------------------------------------
+    @contextmanager
+    def lock(self, timeout: float = 30.0) -> Iterator[None]:
+        """A lock every memtui writer of this memory honours, on any machine; re-entrant within one thread."""
+        depth = getattr(self._local, "depth", 0)
+        if depth:
+            self._local.depth = depth + 1
+            try:
+                yield
+            finally:
+                self._local.depth -= 1
+            return
+        if not self._thread_lock.acquire(timeout=timeout):
+            raise LockTimeout("another thread holds the memory lock")
+        try:
+            token = f"{self._owner}{next(self._tokens)}"
+            deadline = time.monotonic() + timeout
+            pause = 0.001
+            while True:
+                with self._calls():
+                    got = self._acquire(keys=[self.k_lock], args=[token, self.lock_ttl_ms, self._owner])
+                if got:
+                    break
+                if time.monotonic() > deadline:
+                    raise LockTimeout(
+                        f"the Redis memory at {self.location} has been locked by another writer for over "
+                        f"{timeout:.0f} s; if that writer died, its lock lapses within "
+                        f"{self.lock_ttl_ms / 1000:g} s — try again then"
+                    )
+                time.sleep(pause * (0.5 + _jitter()))
+                pause = min(pause * 2, 0.02)
+            self._held, self.lock_lost = token, False
+            self._ensure_renewer()
+            self._local.depth, self._local.seen = 1, {}
+            try:
+                yield
+            finally:
+                self._local.depth, self._local.seen, self._held = 0, None, None
+                try:
+                    self._release(keys=[self.k_lock], args=[token])
+                except _CONNECTION_ERRORS:
+                    pass  # the lock lapses by itself; this instance retakes it at once (its token prefix)
+        finally:
+            self._thread_lock.release()
+
+    def _ensure_renewer(self) -> None:
+        if self._renewer is None or not self._renewer.is_alive():
+            self._renewer = threading.Thread(target=self._renew_loop, name="memtui-redis-lock", daemon=True)
+            self._renewer.start()
+
+    def _renew_loop(self) -> None:
+        while True:
+            self._renew_wake.wait(self.lock_ttl_ms / 3000)
+            token = self._held
+            if token is None:
+                continue
+            try:
+                if not self._renew(keys=[self.k_lock], args=[token, self.lock_ttl_ms]) and self._held == token:
+                    self.lock_lost = True  # the compare-and-set writes still guard every file
+            except (redis.RedisError, OSError):
+                pass
+
+    # history ----------------------------------------------------------------------------------------------
+    def commit(self, paths: list[str], message: str, author: str, committer: str | None = None,
+               allow_empty: bool = False) -> str | None:
+        """Record the current bytes of `paths` as one change (an entry of the stream); return the entry id."""
+        for attempt in range(5):
+            try:
+                now = dict(zip(paths, self.read_many(paths)))
+                return self.record(now, message, author, committer, allow_empty=allow_empty)
+            except StaleWrite:
+                if attempt == 4:
+                    raise
+        return None
+
+    def record(self, files: dict[str, bytes | None], message: str, author: str, committer: str | None = None,
+               *, allow_empty: bool = False, ts_ms: int | None = None) -> str | None:
+        """Record `files` (path -> bytes, None = deleted) as one change with its diff; None when nothing changed."""
+        from memtui.core.update import unified_diff
+
+        paths = [clean_rel(p) for p in files]
+        with self._calls():
+            recorded = self.client.hmget(self.k_recorded, paths) if paths else []
+        changes = []
+        for path, before_sha in zip(paths, recorded):
+            after = files[path]
+            before = (before_sha or b"").decode()
+            if sha1(after) != before:
+                changes.append((path, before, after))
+        if not changes and not allow_empty:
+            return None
+        befores = self._blobs([b for _, b, _ in changes])
+        diff = "".join(
+            unified_diff(path, _text(befores.get(before)), _text(after)) for path, before, after in changes
+        )
+        ts = ts_ms if ts_ms is not None else int(clock.now().timestamp() * 1000)
+        change_id = uuid.uuid4().hex
+        action = (message.split(None, 1) or ["change"])[0].rstrip(":")
+        first = changes[0] if changes else (paths[0] if paths else "", "", None)
+        detail = [{"file": p, "before": content_hash(befores.get(b)) if b else content_hash(None),
+                   "after": content_hash(a), "blob": sha1(a)} for p, b, a in changes]
+        after_bytes = len(changes[0][2] or b"") if changes else 0
+        summary = message.splitlines()[0] if message else action
+        fields = {
+            "change": change_id, "ts": str(ts), "actor": author, "committer": committer or author,
+            "action": action, "file": first[0], "files": json.dumps([p for p, _, _ in changes]),
+            "before": detail[0]["before"] if detail else "", "after": detail[0]["after"] if detail else "",
+            "changes": json.dumps(detail), "diff": diff, "message": message,
+        }
+        oplog = {"id": change_id, "ts": ts, "op": action, "summary": summary[:200], "bytes": after_bytes,
+                 "actor": author}
+        event = {"kind": "change", "files": [p for p, _, _ in changes], "actor": author, "action": action,
+                 "summary": summary[:200]}
+        keys = [self.k_changes, self.k_recorded, self.k_oplog, f"{self.prefix}:done:{change_id}"]
+        args: list[Any] = [len(changes)]
+        for path, before, after in changes:
+            keys.append(f"{self.prefix}:blob:{sha1(after)}" if after is not None else f"{self.prefix}:blob:-")
+            args += [path, before, sha1(after), after or b""]
+        args += [self.channel, json.dumps(oplog), json.dumps(event)]
+        for k, v in fields.items():
+            args += [k, v]
+        with self._calls():
+            sid = self._commit(keys=keys, args=args)
+        return sid.decode() if isinstance(sid, bytes) else str(sid)
+
+    def _blobs(self, shas: list[str]) -> dict[str, bytes]:
+        wanted = sorted({s for s in shas if s})
+        if not wanted:
+            return {}
+        with self._calls():
+            values = self.client.mget([f"{self.prefix}:blob:{s}" for s in wanted])
+        missing = [s for s, v in zip(wanted, values) if v is None]
+        if missing:
+            raise StoreError(f"the Redis memory at {self.location} lost recorded content {missing[0]}; "
+                             "restore it from an export (`memtui import`)")
+        return dict(zip(wanted, values))
+
+    def recorded_hashes(self) -> dict[str, str]:
+        with self._calls():
+            raw = self.client.hgetall(self.k_recorded)
+        return {k.decode(): v.decode() for k, v in raw.items()}
+
+    def committed(self, rel: str) -> bytes | None:
+        with self._calls():
+            sha = self.client.hget(self.k_recorded, clean_rel(rel))
+        if not sha:
+            return None
+        return self._blobs([sha.decode()])[sha.decode()]
+
+    def blob(self, sha: str) -> bytes | None:
+        """Bytes a recorded change produced, by their sha1 (the `blob` of a change's detail)."""
+        with self._calls():
+            return self.client.get(f"{self.prefix}:blob:{sha}")
+
+    def external_changes(self) -> list[ExternalChange]:
+        """Files whose bytes differ from their last recorded change: raw SETs or DELs that bypassed memtui."""
+        recorded = self.recorded_hashes()
+        present = self.list_files("*")
+        paths = sorted(set(present) | set(recorded))
+        if not paths:
+            return []
+        with self._calls():
+            now = [h.decode() for h in self._hashes(keys=[self.key(p) for p in paths])]
+        moved = [(p, recorded.get(p, ""), h) for p, h in zip(paths, now) if h != recorded.get(p, "")]
+        if not moved:
+            return []
+        befores = self._blobs([b for _, b, _ in moved])
+        afters = self.read_many([p for p, _, _ in moved])
+        return [ExternalChange(p, befores.get(b) if b else None, a)
+                for (p, b, _), a in zip(moved, afters) if (befores.get(b) if b else None) != a]
+
+    def restore(self, rel: str) -> None:
+        data = self.committed(rel)
+        if data is None:
+            self.delete(rel)
+        else:
+            self.write(rel, data)
+
+    def changes(self, since_id: str = "-", count: int | None = None) -> list[tuple[str, dict[str, str]]]:
+        """Stream entries (id, fields) oldest first, from `since_id` (inclusive; "(" + id for exclusive)."""
+        out: list[tuple[str, dict[str, str]]] = []
+        start = since_id
+        while True:
+            with self._calls():
+                batch = self.client.xrange(self.k_changes, min=start, max="+", count=500)
+            for sid, fields in batch:
+                out.append((sid.decode(), {k.decode(): v.decode("utf-8", "replace") for k, v in fields.items()}))
+            if len(batch) < 500 or (count is not None and len(out) >= count):
+                break
+            start = "(" + out[-1][0]
+        return out[:count] if count is not None else out
+
+    def history(self, rel: str | None = None, since: float | None = None) -> list[Commit]:
+        out = []
+        for sid, f in reversed(self.changes()):
+            files = tuple(json.loads(f.get("files") or "[]"))
+            if since is not None and int(f.get("ts", "0")) < since * 1000:
+                continue
+            if rel is not None and clean_rel(rel) not in files:
+                continue
+            out.append(Commit(sid, f.get("actor", ""), int(f.get("ts", "0")) / 1000, f.get("message", ""), files))
+        return out
+
+    def head(self) -> Commit | None:
+        with self._calls():
+            last = self.client.xrevrange(self.k_changes, count=1)
+        if not last:
+            return None
+        sid, f = last[0]
+        f = {k.decode(): v.decode("utf-8", "replace") for k, v in f.items()}
+        return Commit(sid.decode(), f.get("actor", ""), int(f.get("ts", "0")) / 1000, f.get("message", ""), ())
+
+    # the change being applied (see Memory._write_through): one per memory, written under the lock
+    def intent_save(self, data: bytes | None) -> None:
+        with self._calls():
+            if data is None:
+                self.client.delete(f"{self.prefix}:intent")
+            else:
+                self.client.set(f"{self.prefix}:intent", data)
+
+    def intent_load(self) -> bytes | None:
+        with self._calls():
+            return self.client.get(f"{self.prefix}:intent")
+
+    def change(self, sid: str) -> dict[str, str] | None:
+        entries = self.changes(sid, count=1)
+        return entries[0][1] if entries and entries[0][0] == sid else None
+
+    # oplog ------------------------------------------------------------------------------------------------
+    def note(self, op: str, summary: str, nbytes: int = 0, actor: str | None = None) -> None:
+        """Add an operation the store does not see by itself (a read or grep by a tool) to the oplog."""
+        entry = {"id": uuid.uuid4().hex, "ts": int(time.time() * 1000), "op": op, "summary": summary[:200],
+                 "bytes": nbytes, "actor": actor}
+        with self._calls():
+            pipe = self.client.pipeline(transaction=True)
+            pipe.lpush(self.k_oplog, json.dumps(entry)).ltrim(self.k_oplog, 0, OPLOG_MAX - 1)
+            pipe.publish(self.channel, json.dumps({"kind": "op", **entry}))
+            pipe.execute()
+
+    def oplog(self, count: int = OPLOG_MAX) -> list[dict[str, Any]]:
+        with self._calls():
+            raw = self.client.lrange(self.k_oplog, 0, count - 1)
+        return [json.loads(r) for r in raw]
+
+    # audit ------------------------------------------------------------------------------------------------
+    def audit_append(self, record: dict[str, Any]) -> None:
+        with self._calls():
+            self.client.rpush(self.k_audit, json.dumps(record, ensure_ascii=False))
+
+    def audit_records(self) -> Iterator[dict[str, Any]]:
+        start = 0
+        while True:
+            with self._calls():
+                batch = self.client.lrange(self.k_audit, start, start + 999)
+            for raw in batch:
+                try:
+                    yield json.loads(raw)
+                except json.JSONDecodeError:
+                    continue
+            if len(batch) < 1000:
+                return
+            start += 1000
+
+    # queue ------------------------------------------------------------------------------------------------
+    def next_proposal_number(self) -> int:
+        with self._calls():
+            return int(self.client.incr(self.k_seq))
+
+    def queue_save(self, pid: str, data: bytes) -> None:
+        with self._calls():
+            self.client.hset(self.k_queue, pid, data)
+
+    def queue_load(self, pid: str) -> bytes | None:
+        with self._calls():
+            return self.client.hget(self.k_queue, pid)
+
+    def queue_ids(self) -> list[str]:
+        with self._calls():
+            return sorted(k.decode() for k in self.client.hkeys(self.k_queue))
+
+    def keep_rejected(self, rel: str, data: bytes, stamp: str) -> str | None:
+        field = f"{stamp}-{rel.replace('/', '__')}"
+        with self._calls():
+            self.client.hset(self.k_rejected, field, data)
+        return f"{self.k_rejected}[{field}]"
+
+    # config -----------------------------------------------------------------------------------------------
+    def config_text(self) -> str | None:
+        with self._calls():
+            raw = self.client.get(self.k_config)
+        return None if raw is None else raw.decode("utf-8", "replace")
+
+    def set_config(self, text: str) -> None:
+        with self._calls():
+            self.client.set(self.k_config, text.encode())
+
+    def is_empty(self) -> bool:
+        return not self.list_files("*") and not self.recorded_hashes() and self.config_text() is None
+
+    # live -------------------------------------------------------------------------------------------------
+    def subscribe(self, callback: Callable[[dict[str, Any]], None], *, keyspace: bool = False) -> Subscription:
+        """Call `callback(event)` from a background thread for every change, reconnecting as needed.
+
+        Events: {"kind": "write", "file"}, {"kind": "change", "id", "files", "actor", "action", "summary"},
+        {"kind": "op", ...} (oplog notes), {"kind": "external", "file"} (raw SET/DEL, with `keyspace=True`
+        on a server with notify-keyspace-events enabled), and {"kind": "disconnected", "message"} /
+        {"kind": "connected"} around an outage; changes recorded during an outage are replayed from the stream."""
+        sub = Subscription(self, callback, keyspace=keyspace)
+        sub.start()
+        return sub
+
+    def last_change_id(self) -> str:
+        with self._calls():
+            last = self.client.xrevrange(self.k_changes, count=1)
+        return last[0][0].decode() if last else "0-0"
+
+
+class Subscription:
+    """A background listener on a Redis memory's event channel; `stop()` ends it."""
+
+    def __init__(self, store: RedisStore, callback: Callable[[dict[str, Any]], None], *, keyspace: bool) -> None:
+        self.store, self.callback, self.keyspace = store, callback, keyspace
+        self.connected = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="memtui-redis-events", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self._stop.set()
+        self._thread.join(timeout)
+
+    def _emit(self, event: dict[str, Any]) -> None:
+        try:
+            self.callback(event)
+        except Exception:  # a viewer's bug must not end the listener
+            pass
+
+    def _run(self) -> None:
+        last_id: str | None = None
+        pause = 0.1
+        down = False
+        while not self._stop.is_set():
+            client = None
+            try:
+                client = self.store._connect(socket_timeout=None)
+                if last_id is None:
+                    last_id = _decoded_last_id(client, self.store.k_changes)
+                ps = client.pubsub(ignore_subscribe_messages=True)
+                ps.subscribe(self.store.channel)
+                db = client.connection_pool.connection_kwargs.get("db", 0)
+                head = f"__keyspace@{db}__:{self.store.prefix}:file:"
+                if self.keyspace:
+                    ps.psubscribe(_escape_glob(head) + "*")
+                if down:
+                    self._emit({"kind": "connected"})
+                    for sid, f in _since(client, self.store.k_changes, last_id):
+                        last_id = sid
+                        self._emit({"kind": "change", "id": sid, "files": json.loads(f.get("files") or "[]"),
+                                    "actor": f.get("actor"), "action": f.get("action"), "replayed": True})
+                down, pause = False, 0.1
+                self.connected.set()
+                while not self._stop.is_set():
+                    msg = ps.get_message(timeout=0.25)
+                    if msg is None:
+                        continue
+                    channel = msg["channel"].decode("utf-8", "replace")
+                    if channel.startswith(head):
+                        self._emit({"kind": "external", "file": channel[len(head):],
+                                    "op": msg["data"].decode("utf-8", "replace")})
+                        continue
+                    try:
+                        event = json.loads(msg["data"])
+                    except (ValueError, TypeError):
+                        continue
+                    if event.get("kind") == "change" and event.get("id"):
+                        last_id = event["id"]
+                    self._emit(event)
+                ps.close()
+            except (redis.RedisError, OSError) as exc:
+                self.connected.clear()
+                if not down:
+                    down = True
+                    self._emit({"kind": "disconnected",
+                                "message": f"lost the Redis memory at {self.store.location} ({exc}); reconnecting"})
+                self._stop.wait(pause)
+                pause = min(pause * 2, 2.0)
+            finally:
+                if client is not None:
+                    try:
+                        client.close()
+                    except (redis.RedisError, OSError):
+                        pass
+
+
+def _decoded_last_id(client: redis.Redis, key: str) -> str:
+    last = client.xrevrange(key, count=1)
+    return last[0][0].decode() if last else "0-0"
+
+
+def _since(client: redis.Redis, key: str, last_id: str) -> list[tuple[str, dict[str, str]]]:
+    entries = client.xrange(key, min="(" + last_id, max="+")
+    return [(sid.decode(), {k.decode(): v.decode("utf-8", "replace") for k, v in f.items()}) for sid, f in entries]
+
+
+def _text(data: bytes | None) -> str | None:
+    return None if data is None else data.decode("utf-8", "replace")
+
+
+def _escape_glob(s: str) -> str:
+    return "".join("\\" + c if c in "*?[]\\" else c for c in s)
+
+
+def _listable(rel: str) -> bool:
+    try:
+        clean_rel(rel)
+    except PathRefused:
+        return False
+    return not rel.startswith(PRIVATE)
+
+
+def _jitter() -> float:
+    return int.from_bytes(os.urandom(1), "big") / 255
+

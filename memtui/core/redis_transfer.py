@@ -1,0 +1,203 @@
+"""Moving a memory between Redis and a folder: export (one git commit per recorded change) and import (git replayed).
+
+Both keep what review depends on: each change's actor, committer, message and time; the audit log and the review
+queue (their commit ids translated); files changed outside memtui stay outside changes on the other side.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memtui.core.folder import AUDIT_FILE, STATE_DIR, FolderStore, _slug, atomic_write
+from memtui.core.paths import PathRefused
+from memtui.core.redis_store import RedisStore
+from memtui.core.store import StoreError
+
+
+@dataclass
+class Transfer:
+    changes: int
+    files: int
+    audit: int
+    proposals: int
+    message: str
+    commits: dict[str, str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"changes": self.changes, "files": self.files, "audit": self.audit, "proposals": self.proposals,
+                "message": self.message}
+
+
+def export_memory(store: RedisStore, dest: str | os.PathLike[str]) -> Transfer:
+    """Write the Redis memory out as a new git folder, one commit per recorded change, oldest first."""
+    import git
+
+    from memtui.core.config import CONFIG_TEMPLATE, DEFAULT_MODEL
+    from memtui.core.init import GITIGNORE
+
+    root = Path(dest).expanduser().absolute()
+    if root.exists() and any(root.iterdir()):
+        raise StoreError(f"{root} is not empty; export into a new folder")
+    repo = git.Repo.init(root, initial_branch="main")
+    atomic_write(root / ".gitignore", GITIGNORE.encode())
+    atomic_write(root / STATE_DIR / "config.toml",
+                 (store.config_text() or CONFIG_TEMPLATE.format(model=DEFAULT_MODEL)).encode())
+    setup = [".gitignore", f"{STATE_DIR}/config.toml"]
+    commits: dict[str, str] = {}
+    entries = store.changes()
+    for sid, fields in entries:
+        index = repo.index
+        for d in json.loads(fields.get("changes") or "[]"):
+            path = root / d["file"]
+            if d.get("blob"):
+                data = store.blob(d["blob"])
+                if data is None:
+                    raise StoreError(f"change {sid} names content {d['blob']} that the Redis memory no longer has")
+                atomic_write(path, data)
+                index.add([d["file"]])
+            else:
+                path.unlink(missing_ok=True)
+                if any(e[0] == d["file"] for e in index.entries):
+                    index.remove([d["file"]], working_tree=False)
+        if setup:
+            index.add(setup)
+            setup = []
+        commits[sid] = _commit(index, fields.get("message", ""), fields.get("actor") or "memtui",
+                               fields.get("committer"), int(fields.get("ts") or 0))
+    if setup:
+        repo.index.add(setup)
+        _commit(repo.index, "memtui: export of an empty memory", "memtui", None, 0)
+    # Bytes that changed without memtui stay uncommitted, so the folder shows them as external changes too.
+    for ch in store.external_changes():
+        if ch.after is None:
+            (root / ch.path).unlink(missing_ok=True)
+        else:
+            atomic_write(root / ch.path, ch.after)
+    audit = 0
+    with open(root / AUDIT_FILE, "w", encoding="utf-8") as out:
+        for rec in store.audit_records():
+            if rec.get("commit") in commits:
+                rec["commit"] = commits[rec["commit"]]
+            out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            audit += 1
+    queue = root / STATE_DIR / "queue"
+    ids = store.queue_ids()
+    for pid in ids:
+        raw = store.queue_load(pid)
+        if raw is None:
+            continue
+        atomic_write(queue / f"{pid}.json", _translate(raw, commits))
+    seq = store.client.get(store.k_seq)
+    if seq:
+        atomic_write(queue / ".seq", seq + b"\n")
+    files = len([p for p in FolderStore(root).list_files("**/*") if _memory_path(p)])
+    return Transfer(len(entries), files, audit, len(ids),
+                    f"exported {len(entries)} change(s) and {files} file(s) from {store.location} to {root}", commits)
+
+
+def import_memory(src: str | os.PathLike[str], store: RedisStore, *, history: bool = True) -> Transfer:
+    """Load a folder into an empty Redis memory: its git history replayed as recorded changes, then its files."""
+    root = Path(src).expanduser().absolute()
+    if not root.is_dir():
+        raise StoreError(f"no folder at {root} to import")
+    if not store.is_empty():
+        raise StoreError(f"the Redis memory at {store.location} already holds a memory; import into an empty "
+                         "prefix (e.g. ?prefix=NEW) instead")
+    folder = FolderStore(root)
+    commits: dict[str, str] = {}
+    with store.lock():
+        repo = folder.repo if history else None
+        if repo is not None and repo.head.is_valid():
+            for c in repo.iter_commits("HEAD", reverse=True, first_parent=True):
+                files = _commit_files(c)
+                sid = store.record(files, c.message, c.author.name, c.committer.name,
+                                   ts_ms=int(c.authored_date) * 1000) if files else None
+                if sid:
+                    commits[c.hexsha] = sid
+        present = [p for p in folder.list_files("**/*") if _memory_file(store, p)]
+        for rel in present:
+            data = folder.read(rel)
+            if data is not None:
+                store.write(rel, data)
+        for rel in store.recorded_hashes():
+            if rel not in present:
+                store.delete(rel)
+        if not commits and present:
+            sid = store.commit(present, f"import {root}\n\nMemtui-Actor: memtui", "memtui")
+            if sid:
+                commits["import"] = sid
+        config = folder.config_text()
+        if config is not None:
+            store.set_config(config)
+        audit = 0
+        for rec in folder.audit_records():
+            if rec.get("commit") in commits:
+                rec["commit"] = commits[rec["commit"]]
+            store.audit_append(rec)
+            audit += 1
+        ids = folder.queue_ids()
+        top = 0
+        for pid in ids:
+            raw = folder.queue_load(pid)
+            if raw is not None:
+                store.queue_save(pid, _translate(raw, commits))
+                if pid[2:].isdigit():
+                    top = max(top, int(pid[2:]))
+        if top:
+            store.client.set(store.k_seq, top)
+    n = len([k for k in commits if k != "import"]) or len(commits)
+    return Transfer(n, len(present), audit, len(ids),
+                    f"imported {n} change(s) and {len(present)} file(s) from {root} into {store.location}", commits)
+
+
+def _commit(index: Any, message: str, author: str, committer: str | None, ts_ms: int) -> str:
+    import git
+
+    who = git.Actor(author, f"{_slug(author)}@memtui.local")
+    by = git.Actor(committer, f"{_slug(committer)}@memtui.local") if committer else who
+    dates = {"author_date": f"{ts_ms // 1000} +0000", "commit_date": f"{ts_ms // 1000} +0000"} if ts_ms else {}
+    return index.commit(message, author=who, committer=by, **dates).hexsha
+
+
+def _commit_files(c: Any) -> dict[str, bytes | None]:
+    """The memory files one commit changed: path -> bytes after it (None if deleted)."""
+    out: dict[str, bytes | None] = {}
+    if c.parents:
+        for d in c.parents[0].diff(c):
+            if d.deleted_file or d.renamed_file:
+                out[d.a_path] = None
+            if not d.deleted_file:
+                out[d.b_path] = d.b_blob.data_stream.read()
+    else:
+        for blob in c.tree.traverse():
+            if blob.type == "blob":
+                out[blob.path] = blob.data_stream.read()
+    return {p: b for p, b in out.items() if _memory_path(p)}
+
+
+def _memory_path(rel: str) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return not name.startswith(".") and not rel.startswith((STATE_DIR + "/", ".git/")) and rel != AUDIT_FILE
+
+
+def _memory_file(store: RedisStore, rel: str) -> bool:
+    try:
+        store.check_path(rel)
+    except PathRefused:
+        return False
+    return _memory_path(rel)
+
+
+def _translate(raw: bytes, commits: dict[str, str]) -> bytes:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return raw
+    if isinstance(data, dict) and data.get("commit") in commits:
+        data["commit"] = commits[data["commit"]]
+        return (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode()
+    return raw

@@ -1,0 +1,74 @@
+"""Choosing a memory's store: the folder (with git) or Redis, from --store, $MEMTUI_STORE or `[store] url` in config.
+
+Every command, the app, the agent and the MCP server open a memory through `open_memory`, so a store URL given
+anywhere reaches all of them the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+from memtui.core.memory import MEMORY_FILE, Memory
+from memtui.core.store import Store, StoreError
+
+STORE_ENV = "MEMTUI_STORE"
+SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def is_store_url(value: str | os.PathLike[str] | None) -> bool:
+    return isinstance(value, str) and value.startswith(SCHEMES)
+
+
+def open_store(url: str) -> Store:
+    """A store from a URL: ``redis://host:port/db?prefix=NAME`` (rediss://, unix:// too)."""
+    if not is_store_url(url):
+        raise StoreError(f"unknown store {url!r}: use redis://host:port/db?prefix=NAME, or a folder with --root")
+    from memtui.core.redis_store import RedisStore
+
+    return RedisStore(url)
+
+
+def configured_url(root: str | os.PathLike[str]) -> str | None:
+    """`[store] url` in a folder root's .memtui/config.toml: the folder then only names where the memory is."""
+    try:
+        text = (Path(root) / ".memtui" / "config.toml").read_text(encoding="utf-8")
+        raw = tomllib.loads(text)
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    section = raw.get("store")
+    url = section.get("url") if isinstance(section, dict) else None
+    return url if isinstance(url, str) and url.strip() else None
+
+
+def store_url(root: str | os.PathLike[str] | None = None, url: str | None = None) -> str | None:
+    """The store URL in force: the one given, else $MEMTUI_STORE, else `[store] url` in the root's config."""
+    return url or os.environ.get(STORE_ENV) or (configured_url(root) if root is not None else None)
+
+
+def open_memory(root: str | os.PathLike[str] | None = None, url: str | None = None) -> Memory:
+    """The memory at `url` (or $MEMTUI_STORE, or the root's `[store] url`), else the folder at `root`."""
+    chosen = store_url(root, url)
+    if chosen:
+        return Memory(open_store(chosen))
+    if root is None:
+        raise StoreError("no memory given: pass --root PATH or --store redis://host:port/db?prefix=NAME")
+    return Memory(root)
+
+
+def init_store(store: Store, template: str = "personal", *, author: str = "memtui") -> tuple[bool, str | None]:
+    """Give an empty store MEMORY.md from a template and the default config, as one recorded change.
+
+    Returns (created, change id); a store that already holds a memory is left alone."""
+    from memtui.core.config import CONFIG_TEMPLATE, DEFAULT_MODEL
+    from memtui.core.init import memory_template
+
+    with store.lock():
+        if store.read(MEMORY_FILE) is not None or store.config_text() is not None:
+            return False, None
+        store.write(MEMORY_FILE, memory_template(template).encode())
+        set_config = getattr(store, "set_config", None)
+        if set_config is not None:
+            set_config(CONFIG_TEMPLATE.format(model=DEFAULT_MODEL))
+        return True, store.commit([MEMORY_FILE], "memtui: initialise memory\n\nMemtui-Actor: " + author, author)
