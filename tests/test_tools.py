@@ -36,13 +36,22 @@ def test_schemas_have_the_names_and_fields_of_the_stable_interface() -> None:
 def test_an_agent_update_is_queued_not_written(mem: Memory) -> None:
     before = mem.read_text("MEMORY.md")
     out = run_tool(mem, "memory_update", {"section": "Projects", "action": "add",
-                                          "entry": "[stated] memtui uses Postgres"}, AGENT)
+                                          "entry": "[stated] memtui uses Postgres"}, AGENT,
+                   user_words="memtui uses Postgres now", session="chat-1")
     assert not out.is_error
     assert out.text.startswith("Queued as p-0001 for review; not in memory yet")
     assert "+- [stated] memtui uses Postgres" in out.text  # the diff, so the agent sees what it proposed
     assert out.result is not None and out.result.status == "queued"
     assert mem.read_text("MEMORY.md") == before
-    assert mem.get("p-0001").actor == AGENT
+    assert mem.get("p-0001").actor == AGENT and mem.get("p-0001").session == "chat-1"
+
+
+def test_an_agent_stated_entry_without_the_users_words_is_filed_as_suggested(mem: Memory) -> None:
+    out = run_tool(mem, "memory_update", {"section": "Projects", "action": "add",
+                                          "entry": "[stated] memtui uses Postgres"}, AGENT, user_words="hello")
+    assert out.result is not None and out.result.status == "queued"
+    assert mem.get("p-0001").entry.startswith("[suggested] memtui uses Postgres")
+    assert "downgraded" in out.text
 
 
 def test_a_duplicate_add_is_refused_and_says_to_revise(mem: Memory) -> None:

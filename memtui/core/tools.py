@@ -158,14 +158,32 @@ class BadInput(ValueError):
     """A tool call whose input does not fit the schema; the message says what to send instead."""
 
 
-def run_tool(memory: Memory, name: str, input: dict[str, Any] | None, actor: str) -> ToolOutcome:
-    """Run one tool call as `actor`; never raises for anything the model sent."""
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling, for the write path's poisoning defences (memtui/core/guard.py): the actor, the user's own
+    words in this conversation (an agent's [stated] entry needs their support, else it is filed [suggested]),
+    the conversation id (for the recurrence gate) and where the content came from (user, agent, tool, web)."""
+
+    actor: str
+    user_words: str | None = None
+    session: str | None = None
+    origin: str | None = None
+
+
+def run_tool(
+    memory: Memory, name: str, input: dict[str, Any] | None, actor: str, *, user_words: str | None = None,
+    session: str | None = None, origin: str | None = None,
+) -> ToolOutcome:
+    """Run one tool call as `actor`; never raises for anything the model sent.
+
+    An agent loop passes `user_words` (everything the person typed in this conversation) and `session` (its
+    conversation id); without them an agent's [stated] entry is filed as [suggested]."""
     handler = _HANDLERS.get(name)
     if handler is None:
         return ToolOutcome(f"Unknown tool {name!r}: use one of {', '.join(TOOL_NAMES)}.", True)
     try:
         args = _checked(name, input)
-        return handler(memory, args, actor)
+        return handler(memory, args, Caller(actor, user_words, session, origin))
     except BadInput as exc:
         return ToolOutcome(f"Invalid input for {name}: {exc}", True)
     except (Refused, PathRefused) as exc:
@@ -213,13 +231,13 @@ def _written(result: WriteResult) -> ToolOutcome:
     return ToolOutcome(result.for_agent(), result.status in ("refused", "conflict"), result)
 
 
-def _context(memory: Memory, args: dict[str, Any], actor: str) -> ToolOutcome:
+def _context(memory: Memory, args: dict[str, Any], caller: Caller) -> ToolOutcome:
     from memtui.core.context import build_context
 
     return ToolOutcome(build_context(memory).text)
 
 
-def _read(memory: Memory, args: dict[str, Any], actor: str) -> ToolOutcome:
+def _read(memory: Memory, args: dict[str, Any], caller: Caller) -> ToolOutcome:
     path = memory.store.check_path(args["path"].strip().lstrip("/"))
     text = memory.read_text(path)
     if text is None:
@@ -244,7 +262,7 @@ def _read(memory: Memory, args: dict[str, Any], actor: str) -> ToolOutcome:
     return ToolOutcome("\n".join([head, *lines]))
 
 
-def _search(memory: Memory, args: dict[str, Any], actor: str) -> ToolOutcome:
+def _search(memory: Memory, args: dict[str, Any], caller: Caller) -> ToolOutcome:
     from memtui.core.search import search
 
     limit = args.get("limit", 5)
@@ -256,32 +274,34 @@ def _search(memory: Memory, args: dict[str, Any], actor: str) -> ToolOutcome:
     return ToolOutcome(bundle.render())
 
 
-def _update(memory: Memory, args: dict[str, Any], actor: str) -> ToolOutcome:
+def _update(memory: Memory, args: dict[str, Any], caller: Caller) -> ToolOutcome:
     return _written(memory.update(
         args["section"], args["action"], args.get("entry"), args.get("replaces"),
-        file=args.get("file") or "MEMORY.md", actor=actor,
+        file=args.get("file") or "MEMORY.md", actor=caller.actor, user_words=caller.user_words,
+        session=caller.session, origin=caller.origin,
     ))
 
 
-def _log(memory: Memory, args: dict[str, Any], actor: str) -> ToolOutcome:
-    return _written(memory.log(args["text"], actor=actor))
+def _log(memory: Memory, args: dict[str, Any], caller: Caller) -> ToolOutcome:
+    return _written(memory.log(args["text"], actor=caller.actor, user_words=caller.user_words,
+                               session=caller.session, origin=caller.origin))
 
 
-def _scratch(memory: Memory, args: dict[str, Any], actor: str) -> ToolOutcome:
+def _scratch(memory: Memory, args: dict[str, Any], caller: Caller) -> ToolOutcome:
     ttl = args.get("ttl_minutes", 60)
     if not 0 < ttl <= SCRATCH_MAX_TTL:
         raise BadInput(f"ttl_minutes must be more than 0 and at most {SCRATCH_MAX_TTL} (a week), not {ttl}")
-    return _written(memory.scratch(args["name"], args["body"], ttl_minutes=ttl, actor=actor))
+    return _written(memory.scratch(args["name"], args["body"], ttl_minutes=ttl, actor=caller.actor))
 
 
-def _edit(memory: Memory, args: dict[str, Any], actor: str) -> ToolOutcome:
-    outcome = _written(memory.edit(args["path"].strip().lstrip("/"), args["old"], args["new"], actor=actor))
+def _edit(memory: Memory, args: dict[str, Any], caller: Caller) -> ToolOutcome:
+    outcome = _written(memory.edit(args["path"].strip().lstrip("/"), args["old"], args["new"], actor=caller.actor))
     if outcome.is_error and "old text" in outcome.text:
         outcome.text += f"\nCall memory_read with path {args['path']!r} and copy the text exactly."
     return outcome
 
 
-_HANDLERS: dict[str, Callable[[Memory, dict[str, Any], str], ToolOutcome]] = {
+_HANDLERS: dict[str, Callable[[Memory, dict[str, Any], Caller], ToolOutcome]] = {
     "memory_context": _context,
     "memory_read": _read,
     "memory_search": _search,
