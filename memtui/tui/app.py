@@ -1,0 +1,495 @@
+"""MemtuiApp: wiring only. Widgets live in their own modules; IO runs in thread workers that post messages.
+
+Layout (like JupyterLab): header; memory tree | tabbed main area | review panel; activity feed; footer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import itertools
+import threading
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widget import Widget
+from textual.widgets import DirectoryTree, Footer, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
+
+from memtui.core import clock
+from memtui.core.config import ENTRY_ACTIONS
+from memtui.core.memory import MEMORY_FILE, Memory, default_actor
+from memtui.core.proposals import CONFLICT, PENDING
+from memtui.tui import theme_files
+from memtui.tui.commands import MemtuiCommands
+from memtui.tui.diff import DiffView, unified
+from memtui.tui.feed import ActivityFeed, AuditTail, activity_from_audit
+from memtui.tui.header import MemtuiHeader
+from memtui.tui.messages import (
+    Activity, CommittedLoaded, Decided, FilesChanged, LogActivity, MemoryChanged, OpenFile, ProposalsChanged,
+    StateSynced,
+)
+from memtui.tui.review import ReviewPanel
+from memtui.tui.tree import MemoryTree
+from memtui.tui.viewer import MemoryViewer
+
+PANE_KINDS = {"today": "Today", "search": "Search", "chat": "Chat"}
+
+
+def tab_id(prefix: str, rel: str) -> str:
+    return f"{prefix}-{hashlib.sha1(rel.encode()).hexdigest()[:12]}"
+
+
+class MemtuiApp(App[None]):
+    """The memtui app on one memory root."""
+
+    TITLE = "memtui"
+    CSS_PATH = ["app.tcss", "header.tcss", "tree.tcss", "viewer.tcss", "diff.tcss", "review.tcss", "feed.tcss",
+                "dialogs.tcss", "help.tcss"]
+    COMMANDS = App.COMMANDS | {MemtuiCommands}
+    BINDINGS = [
+        Binding("a", "approve", "Approve", id="approve", tooltip="Apply the selected proposal and commit it"),
+        Binding("e", "revise", "Revise", id="revise", tooltip="Edit the selected proposal's entry, then approve"),
+        Binding("r", "reject", "Reject", id="reject", tooltip="Reject the selected proposal (asks for a reason)"),
+        Binding("A", "approve_all", "Approve all", id="approve_all", tooltip="Approve every pending proposal"),
+        Binding("right_square_bracket", "next_proposal", "Next", id="next_proposal", show=False,
+                tooltip="Select the next proposal in the review panel"),
+        Binding("left_square_bracket", "prev_proposal", "Previous", id="prev_proposal", show=False,
+                tooltip="Select the previous proposal in the review panel"),
+        Binding("slash", "open_pane('search')", "Search", id="search", tooltip="Search the memory"),
+        Binding("t", "open_pane('today')", "Today", id="today", tooltip="Today's log and changes"),
+        Binding("c", "open_pane('chat')", "Chat", id="chat", tooltip="Chat with the embedded agent"),
+        Binding("v", "toggle_raw", "Raw", id="toggle_raw", tooltip="Toggle between rendered and raw source"),
+        Binding("d", "diff_commit", "Diff", id="diff_commit", tooltip="Diff the open file against its last commit"),
+        Binding("w", "close_tab", "Close tab", id="close_tab", show=False, tooltip="Close the current tab"),
+        Binding("question_mark", "help", "Keys", id="help", tooltip="Show every key"),
+        Binding("q", "quit", "Quit", id="quit", tooltip="Quit memtui"),
+    ]
+
+    def __init__(self, root: str | Path, theme: str | None = None, *, watch: bool = True,
+                 user: str | None = None) -> None:
+        super().__init__()
+        self.root = Path(root).expanduser().absolute()
+        self.memory = Memory(self.root)
+        self.by = user or default_actor()
+        self.watch_enabled = watch
+        self.watcher: Any = None
+        self.panes: dict[str, Widget] = {}
+        self.changed_since_open: set[str] = set()
+        self.external_files: set[str] = set()
+        self.synced = 0
+        self.problems: list[str] = []
+        self._seq = itertools.count(1)
+        self._shown_seq = 0
+        self._sync_lock = threading.Lock()
+        self._audit = AuditTail(self.root)
+        config = self.memory.config
+        if config.error:
+            self.problems.append(config.error)
+        self.keymap_config = {str(k): str(v) for k, v in config.section("keys").items()}
+        for t in theme_files.shipped_themes():
+            self.register_theme(t)
+        users, problems = theme_files.user_themes()
+        self.problems += problems
+        for t in users:
+            self.register_theme(t)
+        wanted = theme_files.resolve(theme) or theme_files.resolve(config.theme) or theme_files.DEFAULT_THEME
+        if wanted not in self.available_themes:
+            self.problems.append(f"no theme {wanted!r}; themes: {', '.join(sorted(self.available_themes))}")
+            wanted = theme_files.DEFAULT_THEME
+        self.theme = wanted
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return theme_files.variable_defaults()
+
+    # layout -----------------------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield MemtuiHeader(self.root, id="header")
+        with Horizontal(id="body"):
+            yield MemoryTree(self.root, id="tree")
+            with TabbedContent(id="main"):
+                with TabPane(MEMORY_FILE, id=tab_id("file", MEMORY_FILE)):
+                    yield MemoryViewer(self.root, MEMORY_FILE)
+            yield ReviewPanel(id="review")
+        yield ActivityFeed(id="feed")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self.keymap_config:
+            known = {b.id for b in self.all_bindings() if b.id}
+            unknown = sorted(set(self.keymap_config) - known)
+            if unknown:
+                self.problems.append(f"[keys] in config.toml names unknown bindings {', '.join(unknown)}; "
+                                     f"known: {', '.join(sorted(known))}")
+            self.set_keymap({k: v for k, v in self.keymap_config.items() if k in known})
+        for problem in self.problems:
+            self.notify(problem, severity="warning", timeout=8)
+        self.query_one(MemoryViewer).focus()
+        # Git, the watcher's directory walk and the queue are read after the first frame, in threads.
+        self.call_after_refresh(self.sync, frozenset(), True)
+        if self.watch_enabled:
+            self.call_after_refresh(self.start_watcher)
+
+    @work(thread=True, group="watch", exit_on_error=False)
+    def start_watcher(self) -> None:
+        from memtui.tui.watch import MemoryWatcher
+
+        watcher = MemoryWatcher(self.root, self.post_message)
+        watcher.start()
+        self.watcher = watcher
+
+    async def on_unmount(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+
+    @property
+    def main(self) -> TabbedContent:
+        return self.query_one("#main", TabbedContent)
+
+    @property
+    def review(self) -> ReviewPanel:
+        return self.query_one(ReviewPanel)
+
+    @property
+    def feed(self) -> ActivityFeed:
+        return self.query_one(ActivityFeed)
+
+    @property
+    def tree(self) -> MemoryTree:
+        return self.query_one(MemoryTree)
+
+    def current_viewer(self) -> MemoryViewer | None:
+        pane = self.main.active_pane
+        if pane is None:
+            return None
+        found = pane.query(MemoryViewer)
+        return found.first() if found else None
+
+    def viewer_for(self, rel: str) -> MemoryViewer | None:
+        for v in self.query(MemoryViewer):
+            if v.rel == rel:
+                return v
+        return None
+
+    # state from disk --------------------------------------------------------------------------------------
+    @work(thread=True, group="sync", exit_on_error=False)
+    def sync(self, changed: frozenset[str] = frozenset(), initial: bool = False) -> None:
+        """Read the queue, the new audit records and the external changes, consistently, under the lock."""
+        with self._sync_lock:
+            seq = next(self._seq)
+            with self.memory.store.lock():
+                records = self._audit.read_new(initial)
+                proposals = self.memory.proposals(external=False)
+                problems = list(self.memory.queue_problems)
+                external = self.memory.external_proposals()
+            count = len(self.memory.files()) if initial or changed else None
+            self.post_message(StateSynced(seq, proposals=proposals, external=external,
+                                          activity=[activity_from_audit(r) for r in records], changed=changed,
+                                          file_count=count, problems=problems))
+
+    def on_state_synced(self, message: StateSynced) -> None:
+        if message.seq < self._shown_seq:
+            return
+        initial = self._shown_seq == 0
+        self._shown_seq = message.seq
+        self.synced += 1
+        for item in message.activity:
+            self.feed.add(item)
+        written = {a.file for a in message.activity}
+        external_files = {p.file for p in message.external}
+        now = clock.now().strftime("%H:%M")
+        for p in message.external:
+            if initial:
+                self.feed.add(Activity(now, "external", "external", f"{p.id} {p.action} {p.file}: waiting for review",
+                                       p.file))
+            elif p.file in message.changed and p.file not in written:
+                self.feed.add(Activity(now, "external", "external", f"{p.file} changed on disk ({p.action}, not "
+                                       "through memtui)", p.file))
+        for problem in message.problems:
+            if problem not in self.problems:
+                self.problems.append(problem)
+                self.feed.add(Activity(now, "memtui", "problem", problem))
+        self.external_files = external_files
+        everything = message.proposals + message.external
+        self.review.set_proposals(everything)
+        pending: dict[str, int] = {}
+        for p in message.proposals:
+            pending[p.file] = pending.get(p.file, 0) + 1
+        self.tree.set_badges(pending=pending, external=external_files, changed=set(self.changed_since_open))
+        header = self.query_one(MemtuiHeader)
+        counts: dict[str, int | None] = {
+            "pending": sum(p.status == PENDING for p in message.proposals),
+            "conflict": sum(p.status == CONFLICT for p in message.proposals),
+            "external": len(message.external),
+        }
+        if message.file_count is not None:
+            counts["files"] = message.file_count
+        header.set_counts(**counts)
+        for pane in self.panes.values():
+            pane.post_message(ProposalsChanged(list(everything)))
+
+    def on_files_changed(self, message: FilesChanged) -> None:
+        files = frozenset(p for p in message.paths if not p.endswith("/"))
+        self.changed_since_open |= files
+        for viewer in self.query(MemoryViewer):
+            if viewer.rel in files:
+                viewer.reload()
+        self._refresh_tree(message.paths)
+        if files or message.queue or message.audit:
+            self.sync(files)
+        if files:
+            for pane in self.panes.values():
+                pane.post_message(MemoryChanged(files))
+
+    def _refresh_tree(self, paths: frozenset[str]) -> None:
+        """Reload the loaded folders whose files appeared or disappeared."""
+        tree = self.tree
+        parents = set()
+        for rel in paths:
+            rel = rel.rstrip("/")
+            exists = (self.root / rel).exists()
+            node = self._tree_node(rel)
+            if (node is None) == exists:
+                parents.add(rel.rsplit("/", 1)[0] if "/" in rel else "")
+        for parent in parents:
+            node = tree.root if parent == "" else self._tree_node(parent)
+            if node is not None and (node is tree.root or node.is_expanded):
+                tree.reload_node(node)
+
+    def _tree_node(self, rel: str):
+        node = self.tree.root
+        for part in rel.split("/"):
+            node = next((c for c in node.children if c.data is not None and c.data.path.name == part), None)
+            if node is None:
+                return None
+        return node
+
+    @on(Worker.StateChanged)
+    def worker_failed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            error = event.worker.error
+            text = f"{event.worker.name} failed: {error}"
+            self.notify(text, severity="error", timeout=8)
+            self.feed.add(Activity(clock.now().strftime("%H:%M"), "memtui", "problem", text))
+
+    # files and tabs ---------------------------------------------------------------------------------------
+    def open_file(self, rel: str, line: int | None = None) -> None:
+        pid = tab_id("file", rel)
+        main = self.main
+        if main.query(f"#{pid}"):
+            main.active = pid
+            viewer = self.viewer_for(rel)
+        else:
+            viewer = MemoryViewer(self.root, rel)
+            main.add_pane(TabPane(rel, viewer, id=pid))
+            main.active = pid
+        if viewer is not None:
+            if line is not None:
+                viewer.go_to_line(max(0, line - 1))
+            self.call_after_refresh(viewer.focus)
+
+    @on(DirectoryTree.FileSelected)
+    def file_selected(self, event: DirectoryTree.FileSelected) -> None:
+        self.open_file(self.tree.rel(event.path))
+
+    def on_open_file(self, message: OpenFile) -> None:
+        self.open_file(message.rel, message.line)
+
+    def on_log_activity(self, message: LogActivity) -> None:
+        self.feed.add(Activity(clock.now().strftime("%H:%M"), message.actor or self.by, message.kind, message.text,
+                               message.file))
+
+    @on(TabbedContent.TabActivated)
+    def tab_changed(self) -> None:
+        """Moving to another tab counts as having seen a live diff: its marks clear."""
+        current = self.current_viewer()
+        for viewer in self.query(MemoryViewer):
+            if viewer is not current and viewer.has_marks:
+                viewer.action_acknowledge()
+
+    def action_toggle_raw(self) -> None:
+        viewer = self.current_viewer()
+        if viewer is None:
+            self.notify("Open a file first: the raw view shows a file's source")
+            return
+        viewer.raw = not viewer.raw
+
+    def action_close_tab(self) -> None:
+        pane = self.main.active_pane
+        if pane is not None and pane.id:
+            for kind, widget in list(self.panes.items()):
+                if widget in pane.query("*"):
+                    del self.panes[kind]
+            self.main.remove_pane(pane.id)
+
+    def action_diff_commit(self) -> None:
+        viewer = self.current_viewer()
+        if viewer is None:
+            self.notify("Open a file first: the diff compares it with its last commit")
+            return
+        self.load_committed(viewer.rel)
+
+    @work(thread=True, group="committed", exit_on_error=False)
+    def load_committed(self, rel: str) -> None:
+        before = self.memory.store.committed(rel)
+        after = self.memory.store.read(rel)
+        decode = lambda b: None if b is None else b.decode("utf-8", errors="replace")  # noqa: E731
+        self.post_message(CommittedLoaded(rel, decode(before), decode(after)))
+
+    def on_committed_loaded(self, message: CommittedLoaded) -> None:
+        pid = tab_id("diff", message.rel)
+        diff = unified(message.rel, message.before, message.after)
+        empty = f"{message.rel} is as last committed." if message.before is not None else \
+            f"{message.rel} was never committed (no history yet)."
+        main = self.main
+        if main.query(f"#{pid}"):
+            main.get_pane(pid).query_one(DiffView).show(diff, empty)
+        else:
+            main.add_pane(TabPane(f"Δ {message.rel}", DiffView(diff, empty=empty), id=pid))
+        main.active = pid
+
+    def action_open_pane(self, kind: str) -> None:
+        """Open a plugin tab: memtui.tui.<kind> exposes `Pane(memory)` with `pane_id` and `title`."""
+        existing = self.panes.get(kind)
+        if existing is not None:
+            for pane in self.main.query(TabPane):
+                if existing in pane.query("*"):
+                    self.main.active = pane.id or ""
+                    return
+        try:
+            module = importlib.import_module(f"memtui.tui.{kind}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"memtui.tui.{kind}":
+                raise
+            self.notify(f"{PANE_KINDS.get(kind, kind)} is not available yet", severity="warning")
+            return
+        cls = getattr(module, "Pane", None)
+        if cls is None:
+            self.notify(f"{PANE_KINDS.get(kind, kind)} is not available yet", severity="warning")
+            return
+        widget = cls(self.memory)
+        pane_id = f"pane-{getattr(cls, 'pane_id', kind)}"
+        self.panes[kind] = widget
+        self.main.add_pane(TabPane(getattr(cls, "title", PANE_KINDS.get(kind, kind)), widget, id=pane_id))
+        self.main.active = pane_id
+        self.call_after_refresh(widget.focus)
+
+    # deciding ---------------------------------------------------------------------------------------------
+    def action_next_proposal(self) -> None:
+        self.review.option_list.action_cursor_down()
+
+    def action_prev_proposal(self) -> None:
+        self.review.option_list.action_cursor_up()
+
+    def _selected(self, verb: str):
+        p = self.review.selected
+        if p is None:
+            self.notify(f"Nothing to {verb}: no proposal is selected in the review panel")
+        return p
+
+    def action_approve(self) -> None:
+        p = self._selected("approve")
+        if p is not None:
+            self.review.decided(p.id)
+            self.decide("approve", p.id)
+
+    def action_reject(self) -> None:
+        from memtui.tui.dialogs import RejectScreen
+
+        p = self._selected("reject")
+        if p is None:
+            return
+
+        def done(reason: str | None) -> None:
+            if reason:
+                self.review.decided(p.id)
+                self.decide("reject", p.id, reason)
+
+        self.push_screen(RejectScreen(p), done)
+
+    def action_revise(self) -> None:
+        from memtui.tui.dialogs import ReviseScreen
+
+        p = self._selected("revise")
+        if p is None:
+            return
+        if p.external or p.action not in ENTRY_ACTIONS:
+            self.notify(f"{p.id} is a whole-file {p.action}: approve or reject it (revise works on one entry)",
+                        severity="warning")
+            return
+
+        def done(result) -> None:
+            if result is not None:
+                self.review.decided(p.id)
+                self.post_message(Decided("revise", p.id, result))
+
+        self.push_screen(ReviseScreen(self.memory, p, self.by), done)
+
+    def action_approve_all(self) -> None:
+        from memtui.tui.dialogs import ConfirmScreen
+
+        ids = [p.id for p in self.review.proposals if p.status == PENDING and not p.external]
+        if not ids:
+            self.notify("No pending proposals to approve")
+            return
+
+        def done(yes: bool | None) -> None:
+            if yes:
+                self.decide_all(ids)
+
+        self.push_screen(ConfirmScreen(f"Approve all {len(ids)} pending proposals ({', '.join(ids)})?"), done)
+
+    @work(thread=True, group="decide", exit_on_error=False)
+    def decide(self, verb: str, pid: str, reason: str | None = None) -> None:
+        if verb == "reject":
+            result = self.memory.reject(pid, reason=reason or "", by=self.by)
+        else:
+            result = self.memory.approve(pid, by=self.by)
+        self.post_message(Decided(verb, pid, result))
+
+    @work(thread=True, group="decide", exit_on_error=False)
+    def decide_all(self, ids: list[str]) -> None:
+        for pid in ids:
+            self.post_message(Decided("approve", pid, self.memory.approve(pid, by=self.by)))
+
+    def on_decided(self, message: Decided) -> None:
+        r = message.result
+        severity = {"applied": "information", "rejected": "information", "conflict": "warning"}.get(r.status, "error")
+        self.notify(f"{message.pid}: {r.status}. {r.message}", severity=severity)  # type: ignore[arg-type]
+        self.sync()
+
+    # keys and themes --------------------------------------------------------------------------------------
+    def all_bindings(self) -> list[Binding]:
+        from memtui.tui.dialogs import ConfirmScreen, RejectScreen, ReviseScreen
+
+        out = [b for b in self.BINDINGS if isinstance(b, Binding)]
+        for cls in (MemoryViewer, ReviseScreen, RejectScreen, ConfirmScreen):
+            out += [b for b in cls.BINDINGS if isinstance(b, Binding)]
+        return out
+
+    def key_rows(self) -> list[tuple[str, str, str, str]]:
+        from memtui.tui.dialogs import ConfirmScreen, RejectScreen, ReviseScreen
+
+        rows = [("app", "ctrl+p", "command_palette", "Command palette: open files, decide, switch theme"),
+                ("app", "tab", "-", "Move focus: tree, viewer, review list")]
+        scopes = [("app", self.BINDINGS), ("viewer", MemoryViewer.BINDINGS), ("revise", ReviseScreen.BINDINGS),
+                  ("reject", RejectScreen.BINDINGS), ("confirm", ConfirmScreen.BINDINGS)]
+        for scope, bindings in scopes:
+            for b in bindings:
+                if isinstance(b, Binding):
+                    keys = self.keymap_config.get(b.id or "", b.key)
+                    rows.append((scope, keys, b.id or "-", b.tooltip or b.description))
+        return rows
+
+    def action_help(self) -> None:
+        from memtui.tui.help import HelpScreen
+
+        self.push_screen(HelpScreen(self.key_rows()))
+
+    def switch_theme(self, name: str) -> None:
+        self.theme = name
+        self.notify(f"Theme: {name}")

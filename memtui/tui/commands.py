@@ -1,0 +1,54 @@
+"""memtui's commands for the command palette (ctrl+p): open a file, decide proposals, switch theme, …"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+from typing import TYPE_CHECKING, Callable
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+if TYPE_CHECKING:
+    from memtui.tui.app import MemtuiApp
+
+MAX_FILES = 2000  # files offered by name; a huge memory is better searched with /
+
+
+class MemtuiCommands(Provider):
+    """Actions, themes and files, matched fuzzily with the palette's own matcher."""
+
+    async def startup(self) -> None:
+        app: MemtuiApp = self.app  # type: ignore[assignment]
+        self.files = await asyncio.to_thread(lambda: app.memory.files()[:MAX_FILES])
+
+    def commands(self) -> list[tuple[str, Callable[[], object], str]]:
+        app: MemtuiApp = self.app  # type: ignore[assignment]
+        out: list[tuple[str, Callable[[], object], str]] = [
+            ("Approve the selected proposal", app.action_approve, "apply it and commit to git"),
+            ("Revise the selected proposal", app.action_revise, "edit the entry, then approve"),
+            ("Reject the selected proposal", app.action_reject, "asks for a reason"),
+            ("Approve all pending proposals", app.action_approve_all, "asks to confirm"),
+            ("Toggle raw view", app.action_toggle_raw, "the file's source, with line numbers"),
+            ("Diff against last commit", app.action_diff_commit, "what changed since git last saw the file"),
+            ("Today", partial(app.action_open_pane, "today"), "today's log and changes"),
+            ("Search memory", partial(app.action_open_pane, "search"), "grep the memory"),
+            ("Chat with the agent", partial(app.action_open_pane, "chat"), "the embedded agent"),
+            ("Show keys", app.action_help, "every key and its id"),
+        ]
+        for name in sorted(app.available_themes):
+            out.append((f"Switch theme: {name}", partial(app.switch_theme, name), "theme"))
+        for rel in getattr(self, "files", []):
+            out.append((f"Open file: {rel}", partial(app.open_file, rel), "open in a viewer tab"))
+        return out
+
+    async def discover(self) -> Hits:
+        for name, run, help_text in self.commands():
+            if not name.startswith("Open file:"):
+                yield DiscoveryHit(name, run, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, run, help_text in self.commands():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), run, help=help_text)

@@ -1,0 +1,152 @@
+"""The review dialogs: confirm (approve all), reject with a reason, and revise with inline validation."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+from memtui.core.memory import Memory
+from memtui.core.proposals import Proposal, WriteResult
+from memtui.tui.messages import Decided
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Yes or no; y/enter confirms, n/escape cancels."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes", id="confirm.yes", tooltip="Confirm"),
+        Binding("n,escape", "answer(False)", "No", id="confirm.no", tooltip="Cancel"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__(classes="dialog-screen")
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(self.question, classes="dialog-question")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Yes (y)", variant="primary", id="yes")
+                yield Button("No (n)", id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#yes", Button).focus()
+
+    @on(Button.Pressed)
+    def pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class RejectScreen(ModalScreen[str | None]):
+    """Asks why: the reason goes to the audit log with the rejected proposal."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="reject.cancel", tooltip="Keep the proposal pending")]
+
+    def __init__(self, proposal: Proposal) -> None:
+        super().__init__(classes="dialog-screen")
+        self.proposal = proposal
+
+    def compose(self) -> ComposeResult:
+        p = self.proposal
+        with Vertical(classes="dialog"):
+            yield Static(f"Reject {p.id}: {p.summary()}", classes="dialog-question")
+            yield Input(placeholder="why? (required; kept in the audit log)", id="reason")
+            yield Label("", id="reject-error", classes="dialog-error")
+            yield Static("enter reject · escape cancel", classes="dialog-hint")
+
+    @on(Input.Submitted, "#reason")
+    def submitted(self, event: Input.Submitted) -> None:
+        reason = event.value.strip()
+        if not reason:
+            self.query_one("#reject-error", Label).update("A rejection needs a reason: say why, then press enter.")
+            return
+        self.dismiss(reason)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ReviseScreen(ModalScreen[WriteResult | None]):
+    """Edit a proposal's entry (and section) before approving it; the core validates, errors show inline."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="revise.cancel", tooltip="Keep the proposal pending"),
+        Binding("ctrl+e", "external_editor", "$EDITOR", id="revise.editor",
+                tooltip="Edit the entry in $EDITOR (the app is suspended while it runs)"),
+    ]
+
+    def __init__(self, memory: Memory, proposal: Proposal, by: str) -> None:
+        super().__init__(classes="dialog-screen")
+        self.memory = memory
+        self.proposal = proposal
+        self.by = by
+
+    def compose(self) -> ComposeResult:
+        p = self.proposal
+        with Vertical(classes="dialog"):
+            yield Static(f"Revise {p.id} ({p.action} {p.file}) and approve it", classes="dialog-question")
+            yield Label("Entry")
+            yield Input(p.entry or "", id="entry")
+            yield Label("Section")
+            yield Input(p.section or "", id="section")
+            yield Label("", id="revise-error", classes="dialog-error")
+            yield Static("enter approve revised · ctrl+e $EDITOR · escape cancel", classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#entry", Input).focus()
+
+    @on(Input.Submitted)
+    def submitted(self) -> None:
+        entry = self.query_one("#entry", Input).value
+        section = self.query_one("#section", Input).value.strip()
+        self.query_one("#revise-error", Label).update("checking…")
+        self.apply(entry, section if section and section != self.proposal.section else None)
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def apply(self, entry: str, section: str | None) -> None:
+        result = self.memory.approve(self.proposal.id, by=self.by, entry=entry, section=section)
+        self.post_message(Decided("revise", self.proposal.id, result))
+
+    @on(Decided)
+    def decided(self, message: Decided) -> None:
+        message.stop()
+        if message.result.status == "refused":
+            self.query_one("#revise-error", Label).update(message.result.message)
+            return
+        self.dismiss(message.result)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def action_external_editor(self) -> None:
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        field = self.query_one("#entry", Input)
+        with tempfile.NamedTemporaryFile("w+", suffix=".md", prefix="memtui-entry-", delete=False) as f:
+            f.write(field.value + "\n")
+            path = f.name
+        try:
+            with self.app.suspend():
+                subprocess.call([*shlex.split(editor), path])
+            with open(path, encoding="utf-8") as f:
+                lines = [ln.strip() for ln in f if ln.strip()]
+        except Exception as exc:  # no terminal to suspend to (e.g. the web), or the editor failed
+            self.query_one("#revise-error", Label).update(f"cannot run {editor}: {exc}")
+            return
+        finally:
+            os.unlink(path)
+        if len(lines) > 1:
+            self.query_one("#revise-error", Label).update("An entry is one line: keep one line in the editor.")
+        if lines:
+            field.value = lines[0]

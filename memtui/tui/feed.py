@@ -1,0 +1,114 @@
+"""The activity feed: every write, approval, rejection, external change and search, with time and actor."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import RichLog
+
+from memtui.core.folder import AUDIT_FILE
+from memtui.tui.messages import Activity
+
+BACKLOG = 12  # audit records shown from before the app opened
+
+KIND_CLASS = {"write": "feed--write", "approve": "feed--approve", "reject": "feed--reject",
+              "external": "feed--external", "search": "feed--search", "conflict": "feed--reject",
+              "refused": "feed--reject", "queued": "feed--queued", "problem": "feed--reject"}
+
+
+def activity_from_audit(record: dict[str, Any]) -> Activity:
+    """One audit-log record as a feed line: who did what to which file, and how it ended."""
+    status = record.get("status", "")
+    action = record.get("action", "?")
+    file = record.get("file") or ""
+    where = file + (f" § {record['section']}" if record.get("section") else "")
+    what = record.get("entry") or record.get("to") or ""
+    actor = record.get("actor") or "?"
+    decided = record.get("decided_by")
+    pid = record.get("proposal")
+    if status == "applied" and pid and decided and decided != actor:
+        kind, text, actor = "approve", f"approved {pid}: {action} {where}", decided
+    elif status == "applied" and record.get("actor") == "external":
+        kind, text, actor = "approve", f"committed external {action} {file}", decided or actor
+    elif status == "applied":
+        kind, text = "write", f"{action} {where}"
+    elif status == "rejected":
+        kind, text, actor = "reject", f"rejected {pid or ''} {action} {where}: {record.get('reason', '')}", \
+            decided or actor
+    elif status == "conflict":
+        kind, text, actor = "conflict", f"conflict on {pid}: {record.get('reason', '')}", decided or actor
+    else:
+        kind, text = "refused", f"refused {action} {where}: {record.get('reason', '')}"
+    if what and kind in ("write", "approve"):
+        text += f": {what}"
+    time = str(record.get("ts", ""))[11:16]
+    return Activity(time, actor, kind, " ".join(text.split()), file or None)
+
+
+class AuditTail:
+    """Reads the audit log's new complete lines since the last read (called from one sync thread at a time)."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = Path(root) / AUDIT_FILE
+        self.offset = 0
+
+    def read_new(self, initial: bool = False) -> list[dict[str, Any]]:
+        try:
+            with open(self.path, "rb") as f:
+                size = f.seek(0, 2)
+                if initial:
+                    start = max(0, size - 64 * 1024)
+                elif size < self.offset:
+                    start = 0  # the log was replaced or truncated: read it again from the top
+                else:
+                    start = self.offset
+                f.seek(start)
+                data = f.read(size - start)
+        except FileNotFoundError:
+            return []
+        end = data.rfind(b"\n") + 1  # a line still being written waits for the next read
+        self.offset = start + end
+        lines = data[:end].splitlines()
+        if initial and start > 0 and lines:
+            lines = lines[1:]
+        records = []
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+            if isinstance(record, dict):
+                records.append(record)
+        return records[-BACKLOG:] if initial else records
+
+
+class ActivityFeed(RichLog):
+    """A bounded log of what happened to the memory while the app was open (and just before)."""
+
+    COMPONENT_CLASSES = {"feed--time", "feed--actor", "feed--write", "feed--approve", "feed--reject",
+                         "feed--external", "feed--search", "feed--queued"}
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, max_lines=1000, wrap=False, markup=False, highlight=False, auto_scroll=True)
+        self.records: list[Activity] = []
+
+    def on_mount(self) -> None:
+        self.border_title = "Activity"
+
+    def add(self, item: Activity) -> None:
+        self.records.append(item)
+        del self.records[:-1000]
+        style = self.get_component_rich_style
+        line = Text.assemble(
+            (f"{item.time:>5} ", style("feed--time")),
+            (f"{item.actor[:14]:<14} ", style("feed--actor")),
+            (f"{item.kind:<8} ", style(KIND_CLASS.get(item.kind, "feed--write"))),
+            item.text,
+        )
+        self.write(line)
+
+    def texts(self) -> list[str]:
+        return [f"{a.time} {a.actor} {a.kind} {a.text}" for a in self.records]

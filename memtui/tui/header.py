@@ -1,0 +1,52 @@
+"""The header: the memory root and the counts that matter (files, pending, conflicts, external changes)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rich.text import Text
+from textual.widgets import Static
+
+
+def short_root(root: Path) -> str:
+    home = os.path.expanduser("~")
+    text = str(root)
+    if home not in ("", "/") and (text == home or text.startswith(home + os.sep)):
+        return "~" + text[len(home):]
+    return text
+
+
+class MemtuiHeader(Static):
+    COMPONENT_CLASSES = {"header--name", "header--root", "header--count", "header--alert"}
+
+    def __init__(self, root: Path, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.root = root
+        self.counts: dict[str, int | None] = {"files": None, "pending": None, "conflict": 0, "external": 0}
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._draw())
+        self._draw()
+
+    def set_counts(self, **counts: int | None) -> None:
+        self.counts.update(counts)
+        self._draw()
+
+    def _draw(self) -> None:
+        style = self.get_component_rich_style
+        text = Text.assemble((" memtui ", style("header--name")), " ", (short_root(self.root), style("header--root")))
+        c = self.counts
+        parts = []
+        if c["files"] is not None:
+            parts.append((f"{c['files']} files", "header--count"))
+        if c["pending"] is not None:
+            parts.append((f"{c['pending']} pending", "header--alert" if c["pending"] else "header--count"))
+        if c["conflict"]:
+            parts.append((f"{c['conflict']} conflict", "header--alert"))
+        if c["external"]:
+            parts.append((f"{c['external']} external", "header--alert"))
+        for label, cls in parts:
+            text.append("  ·  ", style("header--count"))
+            text.append(label, style(cls))
+        self.update(text)

@@ -1,0 +1,137 @@
+"""Typed messages between the watcher, the workers, the widgets and plugin panes.
+
+Data flows one way: threads (the watchdog observer, IO workers) post these to the app; the app updates its
+widgets and forwards `MemoryChanged` and `ProposalsChanged` to every open plugin pane. Messages forwarded to
+panes do not bubble, so a pane that ignores them never sends them back up to the app.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from textual.message import Message
+
+from memtui.core.proposals import Proposal, WriteResult
+
+
+class FilesChanged(Message):
+    """The watcher saw files change under the memory root (coalesced: one message per burst).
+
+    `paths` are memory files (relative, '/'-separated); `queue` is True when `.memtui/queue/` changed (a
+    proposal was written or decided by any process); `audit` is True when the audit log grew."""
+
+    def __init__(self, paths: frozenset[str], *, queue: bool = False, audit: bool = False) -> None:
+        super().__init__()
+        self.paths = paths
+        self.queue = queue
+        self.audit = audit
+
+    def can_replace(self, message: Message) -> bool:
+        return False
+
+
+@dataclass
+class Activity:
+    """One line of the activity feed: when, who, what kind (write, approve, reject, external, search, …)."""
+
+    time: str
+    actor: str
+    kind: str
+    text: str
+    file: str | None = None
+
+
+class StateSynced(Message):
+    """A sync worker read the queue, the new audit records and the external changes, under the store's lock.
+
+    `seq` orders syncs: the app drops a result older than one it already showed."""
+
+    def __init__(
+        self, seq: int, *, proposals: list[Proposal], external: list[Proposal], activity: list[Activity],
+        changed: frozenset[str], file_count: int | None, problems: list[str],
+    ) -> None:
+        super().__init__()
+        self.seq = seq
+        self.proposals = proposals
+        self.external = external
+        self.activity = activity
+        self.changed = changed
+        self.file_count = file_count
+        self.problems = problems
+
+
+class Decided(Message):
+    """A decision (approve, revise, reject) ran in a worker; `result` is what the core said."""
+
+    def __init__(self, verb: str, pid: str, result: WriteResult) -> None:
+        super().__init__()
+        self.verb = verb
+        self.pid = pid
+        self.result = result
+
+
+class CommittedLoaded(Message):
+    """The last committed version of a file, read in a worker, for the diff tab."""
+
+    def __init__(self, rel: str, before: str | None, after: str | None) -> None:
+        super().__init__()
+        self.rel = rel
+        self.before = before
+        self.after = after
+
+
+class OpenFile(Message):
+    """Ask the app to open a memory file in a viewer tab (panes post this, e.g. a search result).
+
+    `line` is 1-based, as grep and the search results count; None opens the file at the top."""
+
+    def __init__(self, rel: str, line: int | None = None) -> None:
+        super().__init__()
+        self.rel = rel
+        self.line = line
+
+
+class LogActivity(Message):
+    """Ask the app to add a line to the activity feed (panes post this, e.g. after a search)."""
+
+    def __init__(self, kind: str, text: str, actor: str | None = None, file: str | None = None) -> None:
+        super().__init__()
+        self.kind = kind
+        self.text = text
+        self.actor = actor
+        self.file = file
+
+
+class MemoryChanged(Message, bubble=False):
+    """Forwarded to open panes: these memory files changed on disk (by anyone)."""
+
+    def __init__(self, paths: frozenset[str]) -> None:
+        super().__init__()
+        self.paths = paths
+
+
+class ProposalsChanged(Message, bubble=False):
+    """Forwarded to open panes: the pending proposals and external changes as they are now."""
+
+    def __init__(self, proposals: list[Proposal]) -> None:
+        super().__init__()
+        self.proposals = proposals
+
+
+@dataclass
+class ViewerState:
+    """What a viewer worker computed from a file: lines, headings with counts, and the live diff marks."""
+
+    rel: str
+    lines: list[str]
+    width: int
+    headings: dict[int, tuple[str, int, int, int | None]]  # line -> (title, level, current count, cap)
+    entries: set[int] | None  # lines that are entries; None = every bullet line (big files skip the parse)
+    comment: set[int] = field(default_factory=set)  # lines of the memtui:format comment
+    added: set[int] = field(default_factory=set)
+    ghosts: dict[int, list[str]] = field(default_factory=dict)  # removed lines shown before line index
+    first_change: int | None = None
+    missing: bool = False
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,152 @@
+"""The review panel: pending proposals and external changes, live, with the selected one's diff.
+
+The app owns the keys (a approve, e revise, r reject, A approve all); the panel keeps the selection steady
+across reloads and, after a decision, moves the cursor to the next proposal that still needs one.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from memtui.core.entries import TAGS
+from memtui.core.proposals import CONFLICT, Proposal
+from memtui.tui.diff import DiffView
+
+
+class ReviewPanel(Vertical):
+    """Proposals waiting for a person, oldest first, then external changes."""
+
+    COMPONENT_CLASSES = {"review--id", "review--conflict", "review--external", "review--muted",
+                         *(f"review--{t}" for t in TAGS)}
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.proposals: list[Proposal] = []
+        self._decided: str | None = None
+        self.loaded = False
+
+    def compose(self) -> ComposeResult:
+        yield Static("Review", id="review-title")
+        yield OptionList(id="review-list")
+        yield Static("", id="review-detail")
+        yield DiffView(empty="Select a proposal to see its diff.", id="review-diff")
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._fill())
+        self.query_one("#review-list", OptionList).border_title = "Pending"
+
+    @property
+    def option_list(self) -> OptionList:
+        return self.query_one("#review-list", OptionList)
+
+    @property
+    def selected(self) -> Proposal | None:
+        index = self.option_list.highlighted
+        if index is None or not 0 <= index < len(self.proposals):
+            return None
+        return self.proposals[index]
+
+    @property
+    def pending(self) -> list[Proposal]:
+        return [p for p in self.proposals if p.status != CONFLICT]
+
+    def decided(self, pid: str) -> None:
+        """A decision on `pid` was made: when the list next loads, move on from it."""
+        self._decided = pid
+
+    def select(self, pid: str) -> bool:
+        for k, p in enumerate(self.proposals):
+            if p.id == pid:
+                self.option_list.highlighted = k
+                return True
+        return False
+
+    def set_proposals(self, proposals: list[Proposal]) -> None:
+        old = self.selected
+        old_index = self.option_list.highlighted
+        self.proposals = proposals
+        self.loaded = True
+        self._fill()
+        target: int | None = None
+        ids = [p.id for p in proposals]
+        if old is not None and old.id in ids:
+            target = ids.index(old.id)
+            if self._decided == old.id:
+                # Still listed (it became a conflict): move to the next one that needs a decision.
+                after = [k for k in range(len(ids)) if k > target and proposals[k].status != CONFLICT]
+                target = after[0] if after else target
+        elif proposals:
+            target = min(old_index or 0, len(proposals) - 1)
+        self._decided = None
+        if target is not None:
+            self.option_list.highlighted = target
+        self._show_selected()
+
+    def _fill(self) -> None:
+        if not self.is_mounted:
+            return
+        options = self.option_list
+        highlighted = options.highlighted
+        options.clear_options()
+        options.add_options([Option(self._prompt(p), id=p.id) for p in self.proposals])
+        if highlighted is not None and self.proposals:
+            options.highlighted = min(highlighted, len(self.proposals) - 1)
+        n_conflict = sum(p.status == CONFLICT for p in self.proposals)
+        n_ext = sum(p.external for p in self.proposals)
+        n_pending = len(self.proposals) - n_conflict - n_ext
+        title = f"Review · {n_pending} pending"
+        if n_conflict:
+            title += f" · {n_conflict} conflict"
+        if n_ext:
+            title += f" · {n_ext} external"
+        self.query_one("#review-title", Static).update(title)
+
+    def _prompt(self, p: Proposal) -> Text:
+        style = self.get_component_rich_style
+        head = Text.assemble((p.id, style("review--id")), " ")
+        if p.external:
+            head.append("external ", style("review--external"))
+        head.append(f"{p.action} {p.file}")
+        if p.section:
+            head.append(f" § {p.section}", style("review--muted"))
+        if p.status == CONFLICT:
+            head.append("  conflict", style("review--conflict"))
+        lines = [head]
+        what = p.entry or p.replaces or p.to or ""
+        if p.action == "remove" and p.replaces:
+            what = p.replaces
+        if what:
+            body = Text("  " + what)
+            tag = p.provenance or next((t for t in TAGS if f"[{t}]" in what), None)
+            if tag:
+                body.highlight_words([f"[{tag}]"], style(f"review--{tag}"))
+            lines.append(body)
+        if p.status == CONFLICT and p.reason:
+            lines.append(Text("  " + p.reason, style("review--conflict")))
+        lines.append(Text(f"  by {p.actor} · {p.created[:16].replace('T', ' ')}", style("review--muted")))
+        return Text("\n").join(lines)
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self._show_selected()
+
+    def _show_selected(self) -> None:
+        p = self.selected
+        detail = self.query_one("#review-detail", Static)
+        diff = self.query_one(DiffView)
+        if p is None:
+            detail.update("Nothing waits for you." if self.loaded else "Loading…")
+            diff.show("", empty="No proposal selected.")
+            return
+        what = "external change (approve commits it, reject restores the last commit)" if p.external else \
+            f"{p.action} by {p.actor}"
+        lines = [f"{p.id}: {what}"]
+        if p.status == CONFLICT and p.reason:
+            lines.append(f"conflict: {p.reason}")
+        lines += [f"⚑ {f}" for f in p.flags]
+        lines += [f"warning: {w}" for w in p.warnings]
+        detail.update("\n".join(lines))
+        diff.show(p.diff, empty="(no diff)")

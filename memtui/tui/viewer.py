@@ -1,0 +1,344 @@
+"""The memory file viewer: provenance in colour and symbol, struck history, section caps, and live diffs.
+
+Built on the Line API so a 50 MB daily log opens at once: the file is read and scanned in a thread, and only
+the visible lines are styled (each into a `Strip`, kept in an LRU cache). When the file changes on disk the
+viewer diffs it against what it showed: added lines are marked and removed ones stay as ghost lines until the
+person presses escape or the file changes again.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+
+from rich.style import Style
+from rich.text import Text
+from textual import work
+from textual.binding import Binding
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from memtui.core.document import Document
+from memtui.core.entries import TAGS, Entry, parse_entry
+from memtui.tui.messages import ViewerState
+
+# Provenance is never colour alone: each has its own shape in the gutter.
+SYMBOLS = {"stated": "◆", "observed": "●", "inferred": "▲", "suggested": "○", None: "⚑"}
+FULL_PARSE_LIMIT = 1_000_000  # bytes; bigger files get a light line scan instead of a markdown parse
+DIFF_LIMIT = 20_000  # lines; bigger files are diffed only when the change is an append
+_TAG = re.compile(r"\[(" + "|".join(TAGS) + r")\]", re.I)
+_META = re.compile(r"\(\d{4}-\d{2}-\d{2}(?:,[^()]*)?\)\s*$")
+_STRUCK = re.compile(r"^(?P<pre>\s*(?:[-*+]|\d{1,9}[.)])\s+)~~(?P<inner>.*)~~(?P<tail>.*)$")
+
+
+def scan(rel: str, text: str, previous: list[str] | None) -> ViewerState:
+    """Everything the viewer needs from a file's text; runs in a worker thread."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    headings: dict[int, tuple[str, int, int, int | None]] = {}
+    entries: set[int] | None
+    comment: set[int] = set()
+    if len(text) <= FULL_PARSE_LIMIT:
+        doc = Document(text, rel)
+        for sec in doc.sections:
+            if sec.heading is not None:
+                headings[sec.heading] = (sec.title, sec.level, len(sec.current), doc.spec.cap_for(sec.title))
+        entries = {i for i, _ in doc.entries()}
+        start = next((i for i, ln in enumerate(lines[:200]) if "<!-- memtui:format" in ln), None)
+        if start is not None:
+            end = next((i for i in range(start, len(lines)) if "-->" in lines[i]), start)
+            comment = set(range(start, end + 1))
+    else:
+        entries = None
+        current_heading = None
+        for i, ln in enumerate(lines):
+            first = ln[:1]
+            if first == "#":
+                level = len(ln) - len(ln.lstrip("#"))
+                if 0 < level <= 6 and ln[level:level + 1] == " ":
+                    headings[i] = (ln[level:].strip(), level, 0, None)
+                    current_heading = i
+            elif current_heading is not None and first in "-*+" and "~~" not in ln:
+                title, level, n, cap = headings[current_heading]
+                headings[current_heading] = (title, level, n + 1, cap)
+    state = ViewerState(rel, lines, max(map(len, lines), default=0), headings, entries, comment)
+    if previous is not None and previous != lines:
+        _mark_changes(state, previous)
+    return state
+
+
+def _mark_changes(state: ViewerState, previous: list[str]) -> None:
+    lines = state.lines
+    if len(lines) <= DIFF_LIMIT and len(previous) <= DIFF_LIMIT:
+        matcher = difflib.SequenceMatcher(None, previous, lines, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag in ("replace", "insert"):
+                state.added.update(range(j1, j2))
+            if tag in ("replace", "delete"):
+                state.ghosts.setdefault(j1, []).extend(previous[i1:i2])
+            if tag != "equal" and state.first_change is None:
+                state.first_change = j1
+    elif len(lines) > len(previous) and lines[: len(previous)] == previous:
+        state.added.update(range(len(previous), len(lines)))
+        state.first_change = len(previous)
+
+
+class MemoryViewer(ScrollView, can_focus=True):
+    """One memory file, rendered (provenance, struck history, caps) or raw; only visible lines are styled."""
+
+    COMPONENT_CLASSES = {
+        "viewer--heading", "viewer--count", "viewer--over-cap", "viewer--stated", "viewer--observed",
+        "viewer--inferred", "viewer--suggested", "viewer--untagged", "viewer--struck", "viewer--meta",
+        "viewer--comment", "viewer--added", "viewer--ghost", "viewer--gutter", "viewer--lineno",
+    }
+    BINDINGS = [
+        Binding("escape", "acknowledge", "Clear diff marks", id="viewer.acknowledge",
+                tooltip="Stop showing what changed on disk since you last looked", show=False),
+    ]
+
+    raw: reactive[bool] = reactive(False)
+
+    class Loaded(Message):
+        def __init__(self, viewer: MemoryViewer, state: ViewerState) -> None:
+            super().__init__()
+            self.viewer = viewer
+            self.state = state
+
+    class Reloaded(Message):
+        """The file on screen changed on disk; `added` lines were marked (bubbles to the app)."""
+
+        def __init__(self, rel: str, added: int, removed: int) -> None:
+            super().__init__()
+            self.rel = rel
+            self.added = added
+            self.removed = removed
+
+    def __init__(self, root: Path, rel: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.root = root
+        self.rel = rel
+        self.state: ViewerState | None = None
+        self._rows: list[tuple[int, int]] | None = None  # (line, -1) or (line, ghost k) when ghosts show
+        self._cache: LRUCache[tuple, Strip] = LRUCache(2048)
+        self._pending_line: int | None = None
+        self.loads = 0
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._invalidate())
+        self.reload(first=True)
+
+    # loading ----------------------------------------------------------------------------------------------
+    def reload(self, *, first: bool = False) -> None:
+        previous = None if first or self.state is None else self.state.lines
+        self._read(previous)
+
+    @work(thread=True, exclusive=True, group="viewer-read", exit_on_error=False)
+    def _read(self, previous: list[str] | None) -> None:
+        path = self.root / self.rel
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            self.post_message(self.Loaded(self, ViewerState(self.rel, [], 0, {}, set(), missing=True)))
+            return
+        except OSError as exc:
+            self.post_message(self.Loaded(self, ViewerState(self.rel, [], 0, {}, set(), error=str(exc))))
+            return
+        self.post_message(self.Loaded(self, scan(self.rel, data.decode("utf-8", errors="replace"), previous)))
+
+    def on_memory_viewer_loaded(self, message: Loaded) -> None:
+        if message.viewer is not self:
+            return
+        message.stop()
+        previous = self.state
+        self.state = message.state
+        self.loads += 1
+        self._build_rows()
+        self._invalidate()
+        if previous is not None and (message.state.added or message.state.ghosts):
+            removed = sum(len(g) for g in message.state.ghosts.values())
+            self.post_message(self.Reloaded(self.rel, len(message.state.added), removed))
+            self._scroll_to_change(previous)
+        if self._pending_line is not None:
+            self.go_to_line(self._pending_line)
+            self._pending_line = None
+
+    def _scroll_to_change(self, previous: ViewerState) -> None:
+        st = self.state
+        if st is None or st.first_change is None:
+            return
+        was_at_end = self.scroll_offset.y + self.size.height >= len(previous.lines)
+        row = self._row_of(st.first_change)
+        if was_at_end and st.first_change >= len(previous.lines) - 1:
+            self.call_after_refresh(self.scroll_end, animate=False)
+        elif not (self.scroll_offset.y <= row < self.scroll_offset.y + self.size.height):
+            self.call_after_refresh(self.scroll_to, y=max(0, row - 2), animate=False)
+
+    def go_to_line(self, line: int) -> None:
+        if self.state is None:
+            self._pending_line = line
+            return
+        self.call_after_refresh(self.scroll_to, y=max(0, self._row_of(line) - 2), animate=False)
+
+    def _row_of(self, line: int) -> int:
+        if self._rows is None:
+            return line
+        for r, (i, k) in enumerate(self._rows):
+            if i == line and k < 0:
+                return r
+        return line
+
+    def _build_rows(self) -> None:
+        st = self.state
+        if st is None or not st.ghosts:
+            self._rows = None
+            count = 1 if st is None or st.missing or st.error else len(st.lines)
+        else:
+            rows: list[tuple[int, int]] = []
+            for i in range(len(st.lines) + 1):
+                for k in range(len(st.ghosts.get(i, ()))):
+                    rows.append((i, k))
+                if i < len(st.lines):
+                    rows.append((i, -1))
+            self._rows = rows
+            count = len(rows)
+        width = (st.width if st else 0) + 24
+        self.virtual_size = Size(width, count)
+
+    def _invalidate(self) -> None:
+        self._cache.clear()
+        self.refresh()
+
+    def watch_raw(self) -> None:
+        self._invalidate()
+
+    def action_acknowledge(self) -> None:
+        """The person has seen the change: drop the added marks and the ghost lines."""
+        if self.state and (self.state.added or self.state.ghosts):
+            self.state.added = set()
+            self.state.ghosts = {}
+            self._build_rows()
+            self._invalidate()
+
+    @property
+    def has_marks(self) -> bool:
+        return bool(self.state and (self.state.added or self.state.ghosts))
+
+    # rendering --------------------------------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        row = scroll_y + y
+        width = self.scrollable_content_region.width
+        key = (row, scroll_x, width, self.raw)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        strip = self._render_row(row, scroll_x, width)
+        self._cache[key] = strip
+        return strip
+
+    def row_text(self, row: int) -> str:
+        """The plain text of one display row (gutter included), as drawn; for tests and screen readers."""
+        return self._row_content(row)[0].plain
+
+    def _render_row(self, row: int, scroll_x: int, width: int) -> Strip:
+        text, line_style = self._row_content(row)
+        base = self.rich_style
+        segments = list(text.render(self.app.console, end=""))
+        strip = Strip(segments).crop(scroll_x, scroll_x + width)
+        fill = base + line_style if line_style else base
+        strip = strip.apply_style(fill) if line_style else strip
+        return strip.extend_cell_length(width, fill).apply_style(base)
+
+    def _row_content(self, row: int) -> tuple[Text, Style | None]:
+        st = self.state
+        style = self.get_component_rich_style
+        if st is None:
+            return Text(""), None
+        if st.missing:
+            return (Text(f"  {self.rel} does not exist (deleted on disk?)", style("viewer--untagged")), None) \
+                if row == 0 else (Text(""), None)
+        if st.error:
+            return (Text(f"  cannot read {self.rel}: {st.error}", style("viewer--untagged")), None) \
+                if row == 0 else (Text(""), None)
+        if self._rows is not None:
+            if row >= len(self._rows):
+                return Text(""), None
+            i, k = self._rows[row]
+            if k >= 0:
+                ghost = style("viewer--ghost")
+                gutter = Text("-  ", style("viewer--gutter")) if not self.raw else Text(
+                    " " * (len(str(len(st.lines))) + 1) + "- ", style("viewer--lineno"))
+                return gutter + Text(st.ghosts[i][k], ghost), ghost
+        else:
+            i = row
+        if i >= len(st.lines):
+            return Text(""), None
+        line = st.lines[i]
+        added = i in st.added
+        mark = "+" if added else " "
+        line_style = style("viewer--added") if added else None
+        if self.raw:
+            n = len(str(len(st.lines)))
+            return Text.assemble((f"{i + 1:>{n}} ", style("viewer--lineno")), (f"{mark} ", style("viewer--gutter")),
+                                 line), line_style
+        body, symbol = self._styled(i, line)
+        return Text.assemble((mark, style("viewer--gutter")), symbol, " ", body), line_style
+
+    def _styled(self, i: int, line: str) -> tuple[Text, Text]:
+        st = self.state
+        assert st is not None
+        style = self.get_component_rich_style
+        if i in st.comment:
+            return Text(line, style("viewer--comment")), Text(" ")
+        heading = st.headings.get(i)
+        if heading is not None:
+            title, level, count, cap = heading
+            text = Text(line, style("viewer--heading"))
+            if cap is not None:
+                text.append(f"  {count}/{cap}", style("viewer--count"))
+                if count > cap:
+                    text.append(f"  ⚠ over cap by {count - cap}", style("viewer--over-cap"))
+            elif st.entries is not None or count:
+                text.append(f"  {count}", style("viewer--count"))
+            return text, Text("§", style("viewer--heading"))
+        if line.startswith("#"):
+            return Text(line, style("viewer--heading")), Text(" ")
+        is_entry = st.entries is None or i in st.entries
+        entry = parse_entry(line) if is_entry else None
+        if entry is None:
+            return Text(line), Text(" ")
+        return self._entry(line, entry)
+
+    def _entry(self, line: str, entry: Entry) -> tuple[Text, Text]:
+        style = self.get_component_rich_style
+        symbol = Text(SYMBOLS.get(entry.tag, "⚑"), style(f"viewer--{entry.tag or 'untagged'}"))
+        if entry.struck:
+            m = _STRUCK.match(line)
+            struck = style("viewer--struck")
+            if m:
+                text = Text.assemble((m["pre"], struck), (m["inner"], struck + Style(strike=True)),
+                                     (m["tail"], struck))
+            else:
+                text = Text(line, struck + Style(strike=True))
+            symbol.stylize(struck)
+            return text, symbol
+        text = Text(line)
+        tag = _TAG.search(line)
+        if tag:
+            text.stylize(style(f"viewer--{entry.tag}") + Style(bold=True), tag.start(), tag.end())
+        else:
+            text.append("  untagged", style("viewer--untagged") + Style(italic=True))
+        meta = _META.search(line)
+        if meta:
+            text.stylize(style("viewer--meta"), meta.start(), meta.end())
+        if entry.time:
+            at = line.find(entry.time)
+            text.stylize(style("viewer--meta"), at, at + len(entry.time))
+        return text, symbol

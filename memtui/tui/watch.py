@@ -1,0 +1,124 @@
+"""The memory root's watcher: a watchdog observer in its own thread, coalescing bursts into `FilesChanged`.
+
+An atomic write is several events (temp file created, written, renamed over the target); an agent's burst of
+writes is many. The flusher thread waits for a short quiet spell (or a ceiling, so a steady stream still shows)
+and posts one message per burst. It also notices `.memtui/queue/` so proposals written by another process
+appear at once, and the audit log so the feed learns who wrote what.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from memtui.core.folder import AUDIT_FILE, STATE_DIR
+from memtui.tui.messages import FilesChanged
+
+QUIET = 0.04  # seconds without events that end a burst
+CEILING = 0.25  # a burst is flushed at the latest this long after its first event
+
+
+def classify(root: Path, path: str) -> tuple[str, str] | None:
+    """("file"|"queue"|"audit", rel) for a path the app cares about, else None."""
+    try:
+        rel = Path(path).relative_to(root).as_posix()
+    except ValueError:
+        return None
+    if rel in (".", ""):
+        return None
+    name = rel.rsplit("/", 1)[-1]
+    if rel == AUDIT_FILE:
+        return ("audit", rel)
+    if rel.startswith(STATE_DIR + "/queue/"):
+        return ("queue", rel) if name.endswith(".json") and not name.startswith(".") else None
+    if rel.startswith((".git/", STATE_DIR + "/")) or rel in (".git", STATE_DIR):
+        return None
+    if name.startswith(".") or any(part.startswith(".") for part in rel.split("/")[:-1]):
+        return None
+    return ("file", rel)
+
+
+class MemoryWatcher:
+    """Watch `root` recursively; call `post(FilesChanged)` from the flusher thread once per burst."""
+
+    def __init__(self, root: Path, post: Callable[[FilesChanged], object]) -> None:
+        self.root = Path(root).absolute()
+        self.post = post
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._paths: set[str] = set()
+        self._queue = self._audit = False
+        self._first = self._last = 0.0
+        self._observer = None
+        self._flusher: threading.Thread | None = None
+
+    def start(self) -> None:
+        from watchdog.events import FileSystemEvent, FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        watcher = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event: FileSystemEvent) -> None:
+                if event.event_type in ("opened", "closed_no_write"):
+                    return
+                for p in (event.src_path, getattr(event, "dest_path", "")):
+                    if p:
+                        watcher.note(os.fsdecode(p), is_dir=event.is_directory)
+
+        self._observer = Observer()
+        self._observer.daemon = True
+        self._observer.schedule(Handler(), str(self.root), recursive=True)
+        self._observer.start()
+        self._flusher = threading.Thread(target=self._run, name="memtui-watch-flush", daemon=True)
+        self._flusher.start()
+
+    def note(self, path: str, *, is_dir: bool = False) -> None:
+        kind = classify(self.root, path)
+        if kind is None:
+            return
+        what, rel = kind
+        if what == "file" and not is_dir and not rel.endswith(".md"):
+            return
+        now = time.monotonic()
+        with self._lock:
+            if what == "queue":
+                self._queue = True
+            elif what == "audit":
+                self._audit = True
+            else:
+                self._paths.add(rel + ("/" if is_dir else ""))
+            if not self._first:
+                self._first = now
+            self._last = now
+        self._wake.set()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait()
+            self._wake.clear()
+            while not self._stop.is_set():
+                with self._lock:
+                    first, last = self._first, self._last
+                now = time.monotonic()
+                if now - last >= QUIET or now - first >= CEILING:
+                    break
+                time.sleep(min(QUIET - (now - last), CEILING - (now - first), QUIET) + 0.001)
+            with self._lock:
+                paths, queue, audit = frozenset(self._paths), self._queue, self._audit
+                self._paths, self._queue, self._audit, self._first = set(), False, False, 0.0
+            if (paths or queue or audit) and not self._stop.is_set():
+                self.post(FilesChanged(paths, queue=queue, audit=audit))
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=2)
+        if self._flusher is not None:
+            self._flusher.join(timeout=2)
