@@ -1,0 +1,158 @@
+"""`memtui mcp`: a real MCP client (the `mcp` SDK) drives the server in a subprocess over stdio."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp_types import Implementation
+
+from memtui.core.memory import Memory
+from memtui.core.tools import TOOL_SCHEMAS
+from memtui.integrations.mcp_server import MCP_TOOLS, client_actor
+
+NOW = "2026-08-20T14:05"
+
+
+def server_env(**extra: str) -> dict[str, str]:
+    # The stdio client passes only a safe few variables (PATH, HOME…); the test's pinned clock and name go too.
+    return {"MEMTUI_NOW": NOW, "MEMTUI_USER": "wes", **extra}
+
+
+@asynccontextmanager
+async def mcp_client(command: str, args: list[str], env: dict[str, str], client: str = "claude-code",
+                     ) -> AsyncIterator[ClientSession]:
+    with tempfile.TemporaryFile("w+") as errlog:
+        try:
+            async with stdio_client(StdioServerParameters(command=command, args=args, env=env), errlog=errlog) as (
+                read, write,
+            ):
+                async with ClientSession(read, write, client_info=Implementation(name=client, version="1.0")) as s:
+                    await s.initialize()
+                    yield s
+        except BaseException:
+            errlog.seek(0)
+            sys.stderr.write("server stderr:\n" + errlog.read())
+            raise
+
+
+def memtui_mcp(root: Path) -> tuple[str, list[str]]:
+    return sys.executable, ["-m", "memtui", "mcp", "--root", str(root)]
+
+
+def text_of(result) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+def test_client_names_become_agent_actors() -> None:
+    assert client_actor("Claude Code") == "mcp:claude-code"
+    assert client_actor("claude-ai") == "mcp:claude-ai"
+    assert client_actor(None) == "mcp:client"
+    assert client_actor("../../x y") == "mcp:..-..-x-y"
+    from memtui.core.config import ReviewPolicy
+
+    assert ReviewPolicy().is_agent(client_actor("Cursor"))
+
+
+async def test_an_mcp_client_reads_searches_and_writes_through_review(root: Path, now) -> None:
+    now(NOW)
+    mem = Memory(root)
+    assert mem.update("Preferences", "add", "[stated] Prefers dark mode in every editor").status == "applied"
+    assert mem.update("Projects", "add", "[stated] Lumen renewal is signed by Priya Nair").status == "applied"
+    memory_before = mem.read_text("MEMORY.md")
+    command, args = memtui_mcp(root)
+    async with mcp_client(command, args, server_env()) as s:
+        listed = (await s.list_tools()).tools
+        assert [t.name for t in listed] == [n for n in (t["name"] for t in TOOL_SCHEMAS) if n in MCP_TOOLS]
+        assert set(MCP_TOOLS) == {"memory_read", "memory_search", "memory_update", "memory_log", "memory_scratch",
+                                  "memory_context"}
+        schemas = {t["name"]: t["input_schema"] for t in TOOL_SCHEMAS}
+        for tool in listed:  # the same fields as the embedded agent's tools
+            assert tool.input_schema == schemas[tool.name]
+
+        read = await s.call_tool("memory_read", {"path": "MEMORY.md", "section": "Preferences"})
+        assert not read.is_error
+        assert "## Preferences" in text_of(read) and "Prefers dark mode in every editor" in text_of(read)
+
+        found = await s.call_tool("memory_search", {"query": "priya"})
+        assert not found.is_error
+        assert "Lumen renewal is signed by Priya Nair" in text_of(found) and "MEMORY.md" in text_of(found)
+
+        queued = await s.call_tool("memory_update", {"section": "Projects", "action": "add",
+                                                     "entry": "[observed] Lumen renewal is due in October"})
+        assert not queued.is_error
+        assert text_of(queued).startswith("Queued as p-0001 for review; not in memory yet")
+        assert queued.structured_content["status"] == "queued" and queued.structured_content["id"] == "p-0001"
+        assert mem.read_text("MEMORY.md") == memory_before  # waiting for a person, not in the file
+        p = mem.get("p-0001")
+        assert p.actor == "mcp:claude-code" and p.status == "pending" and "Lumen renewal is due" in p.entry
+
+        logged = await s.call_tool("memory_log", {"text": "Reviewed the Lumen contract with Priya"})
+        assert not logged.is_error and text_of(logged).startswith("Applied: the change is in memory")
+        assert logged.structured_content["status"] == "applied" and logged.structured_content["commit"]
+        assert "- 14:05 [observed] Reviewed the Lumen contract with Priya" in mem.read_text("log/2026-08-20.md")
+
+        dup = await s.call_tool("memory_update", {"section": "Preferences", "action": "add",
+                                                  "entry": "[stated] prefers dark mode in every editor"})
+        assert dup.is_error and text_of(dup).startswith("Refused; nothing was written")
+        assert "Prefers dark mode in every editor" in text_of(dup)  # the existing entry, to revise instead
+        assert dup.structured_content["status"] == "refused"
+
+        for hostile in ("../../etc/passwd", "log/%2e%2e/%2e%2e/secret.md", ".git/config", "memory-log.jsonl"):
+            out = await s.call_tool("memory_read", {"path": hostile})
+            assert out.is_error and "Refused; nothing was written" in text_of(out), hostile
+        absolute = await s.call_tool("memory_read", {"path": "/etc/passwd"})  # read as root-relative etc/passwd
+        assert absolute.is_error and "root:" not in text_of(absolute)
+        escape = await s.call_tool("memory_update", {"section": "X", "action": "add", "entry": "[stated] x",
+                                                     "file": "../outside.md"})
+        assert escape.is_error and "leaves the memory root" in text_of(escape)
+        assert not (root.parent / "outside.md").exists()
+
+        scratch = await s.call_tool("memory_scratch", {"name": "lumen-draft", "body": "reply to Priya",
+                                                       "ttl_minutes": 30})
+        assert not scratch.is_error and scratch.structured_content["status"] == "applied"
+        assert [rel for rel, _ in mem.live_scratch()][0].endswith("-lumen-draft.md")
+
+        bad = await s.call_tool("memory_update", {"section": "Projects", "action": "rewrite"})
+        assert bad.is_error and "action must be one of add, revise, remove" in text_of(bad)
+        unknown = await s.call_tool("memory_edit", {"path": "MEMORY.md", "old": "a", "new": "b"})
+        assert unknown.is_error and "Unknown tool 'memory_edit'" in text_of(unknown)
+    audit = [r for r in mem.store.audit_records() if r["actor"] == "mcp:claude-code"]
+    assert {r["status"] for r in audit} >= {"applied", "refused"}
+
+
+async def test_memory_context_over_mcp_is_the_embedded_agents_context(root: Path, now) -> None:
+    now(NOW)
+    from memtui.core.context import build_context
+
+    mem = Memory(root)
+    mem.update("Preferences", "add", "[stated] Answers in British English")
+    command, args = memtui_mcp(root)
+    async with mcp_client(command, args, server_env()) as s:
+        out = await s.call_tool("memory_context", {})
+    assert not out.is_error
+    assert text_of(out) == build_context(mem).text
+    assert "Answers in British English" in text_of(out)
+
+
+def test_mcp_without_a_memory_root_says_how_to_make_one(tmp_path: Path) -> None:
+    import subprocess
+
+    missing = tmp_path / "nowhere"
+    done = subprocess.run([sys.executable, "-m", "memtui", "mcp", "--root", str(missing)], capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, timeout=30)
+    assert done.returncode == 1 and done.stdout == ""  # stdout is the protocol channel: nothing else goes there
+    assert f"memtui init {missing}" in done.stderr
+
+
+def test_the_installed_memtui_command_is_on_path() -> None:
+    # The README's configurations run `memtui` by name, as Claude Code and Claude Desktop will.
+    assert shutil.which("memtui"), "memtui is not on PATH: `pip install .` puts it there"
+    assert os.access(shutil.which("memtui"), os.X_OK)
