@@ -1,0 +1,89 @@
+"""`memtui ask`: one headless turn with the embedded agent; prints its reply and the writes it proposed."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import asdict
+from typing import Any
+
+from memtui.cli import EXIT_ERROR, EXIT_OK, common, emit, root_of
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("ask", help="one turn with the embedded agent: its reply and what it proposed (queued)")
+    p.add_argument("message", help='what you say to the agent, e.g. "I switched from Redis to Postgres"')
+    p.add_argument("--model", help="Claude model (default: [agent] model in .memtui/config.toml)")
+    common(p)
+    p.set_defaults(func=cmd_ask)
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from memtui.core.memory import Memory
+
+    return asyncio.run(_ask(args, Memory(root_of(args))))
+
+
+async def _ask(args: argparse.Namespace, memory: Any) -> int:
+    from memtui.agent.events import Decision, Error, ProposalCard, TextDelta, ToolCall, ToolResult, TurnEnd
+    from memtui.agent.session import ChatSession
+
+    chat = ChatSession(memory, model=args.model)
+    streaming = not args.json
+    reply: list[str] = []
+    cards: list[ProposalCard] = []
+    calls: dict[str, dict[str, Any]] = {}
+    decisions: list[Decision] = []
+    failure: Error | None = None
+    stop = "error"
+    try:
+        async for event in chat.turn(args.message):
+            if isinstance(event, TextDelta):
+                reply.append(event.text)
+                if streaming:
+                    sys.stdout.write(event.text)
+                    sys.stdout.flush()
+            elif isinstance(event, ToolCall):
+                calls[event.id] = {"name": event.name, "input": event.input}
+            elif isinstance(event, ToolResult):
+                calls[event.id].update(result=event.text, is_error=event.is_error, status=event.status)
+                if streaming:
+                    print(f"\n· {event.name} → {_status_line(event)}", file=sys.stderr)
+            elif isinstance(event, ProposalCard):
+                cards.append(event)
+            elif isinstance(event, Decision):
+                decisions.append(event)
+            elif isinstance(event, Error):
+                failure = event
+            elif isinstance(event, TurnEnd):
+                stop = event.stop_reason
+    finally:
+        chat.close()
+        await chat.aclose()
+    data = {
+        "reply": "".join(reply), "model": chat.model, "stop_reason": stop,
+        "proposals": [asdict(c) for c in cards], "tool_calls": list(calls.values()),
+        "decisions": [asdict(d) for d in decisions],
+        "error": asdict(failure) if failure else None,
+    }
+    if args.json:
+        emit(args, data, "")
+    else:
+        if reply and not "".join(reply).endswith("\n"):
+            print()
+        for card in cards:
+            where = card.file + (f" § {card.section}" if card.section else "")
+            print(f"\nqueued {card.id}: {card.action} {where}: {card.entry or card.replaces or ''}".rstrip(": "))
+            print(card.diff.rstrip("\n"))
+        if cards:
+            print("\nNot in memory yet: `memtui queue` approves, revises or rejects them.")
+        if failure:
+            print(f"memtui: {failure.message}", file=sys.stderr)
+    return EXIT_ERROR if failure else EXIT_OK
+
+
+def _status_line(event: Any) -> str:
+    first = event.text.splitlines()[0] if event.text else ""
+    return first if len(first) <= 120 else first[:119] + "…"
