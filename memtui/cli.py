@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from memtui.core.store import StoreError
+
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_QUEUED, EXIT_CONFLICT = 0, 1, 2, 3, 4, 5
 
 EPILOG = """\
@@ -111,6 +113,11 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except (OSError, StoreError) as exc:
+        # A full disk, a read-only folder, a broken git repository: a message a person can act on, not a traceback.
+        return _fail(args, f"{exc}" if isinstance(exc, StoreError) else f"{exc.strerror or exc} "
+                     f"({exc.filename or 'memory root'}); nothing more was written. `memtui doctor` checks the "
+                     "memory root", EXIT_ERROR)
 
 
 def root_of(args: argparse.Namespace, must_exist: bool = True) -> Path:

@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from memtui.core.paths import PathRefused, clean_rel, resolve_inside
-from memtui.core.store import Commit, ExternalChange, Store
+from memtui.core.store import Commit, ExternalChange, Store, StoreError
 
 STATE_DIR = ".memtui"
 AUDIT_FILE = "memory-log.jsonl"
+# The change being applied right now (see Memory._apply): finished or undone after a crash.
+INTENT_FILE = "intent.json"
 # Paths that are memtui's own bookkeeping, never memory content and never an external change.
 PRIVATE = (STATE_DIR + "/", AUDIT_FILE, ".git/")
 SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
@@ -130,6 +132,8 @@ class FolderStore(Store):
                     yield
                 finally:
                     self._local.depth = 0
+                    # An empty lock file means "free"; a pid left in it names a holder that died (see doctor).
+                    os.ftruncate(fd, 0)
                     fcntl.flock(fd, fcntl.LOCK_UN)
             finally:
                 os.close(fd)
@@ -146,7 +150,13 @@ class FolderStore(Store):
         if self._repo is None and self.has_git:
             import git
 
-            self._repo = git.Repo(self.root)
+            try:
+                self._repo = git.Repo(self.root)
+            except (git.exc.GitError, ValueError) as exc:
+                raise StoreError(
+                    f"the git repository at {self.root / '.git'} is unreadable ({type(exc).__name__}: {exc}); "
+                    "run `memtui doctor` to see what is wrong. Memory files were not changed"
+                ) from None
         return self._repo
 
     def init_git(self, author: str = "memtui") -> str | None:
@@ -167,6 +177,24 @@ class FolderStore(Store):
             self.write(rel, data)
 
     def commit(
+        self, paths: list[str], message: str, author: str, committer: str | None = None, allow_empty: bool = False
+    ) -> str | None:
+        """Commit `paths`; git's own lock files left by a killed memtui process are cleared first."""
+        import git
+
+        if self.repo is None:
+            return None
+        with self.lock():
+            clear_stale_git_locks(self.root / ".git")
+            try:
+                return self._commit(paths, message, author, committer, allow_empty)
+            except (git.exc.GitError, ValueError, OSError) as exc:
+                raise StoreError(
+                    f"could not commit to git at {self.root} ({type(exc).__name__}: {exc}); "
+                    "run `memtui doctor` to see what is wrong"
+                ) from None
+
+    def _commit(
         self, paths: list[str], message: str, author: str, committer: str | None = None, allow_empty: bool = False
     ) -> str | None:
         repo = self.repo
@@ -199,6 +227,13 @@ class FolderStore(Store):
         c = index.commit(message, author=who, committer=by, **dates)
         return c.hexsha
 
+    def head(self) -> Commit | None:
+        repo = self.repo
+        if repo is None or not repo.head.is_valid():
+            return None
+        c = repo.head.commit
+        return Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, ())
+
     def committed(self, rel: str) -> bytes | None:
         repo = self.repo
         if repo is None or not repo.head.is_valid():
@@ -213,7 +248,13 @@ class FolderStore(Store):
         repo = self.repo
         if repo is None:
             return []
-        raw = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+        import git
+
+        try:
+            raw = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+        except git.exc.GitError as exc:
+            raise StoreError(f"git cannot read the repository at {self.root} ({str(exc).strip()[-200:]}); "
+                             "run `memtui doctor`") from None
         changes = []
         for item in raw.split("\0"):
             if len(item) < 4:
@@ -246,9 +287,16 @@ class FolderStore(Store):
     # audit ------------------------------------------------------------------------------------------------
     def audit_append(self, record: dict[str, Any]) -> None:
         line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode()
-        fd = os.open(self.root / AUDIT_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(self.root / AUDIT_FILE, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            os.write(fd, line)
+            # A writer killed mid-append leaves a line with no newline; start on a fresh line so this record is
+            # not glued to the torn one (and lost with it). `memtui doctor --fix` sets the torn bytes aside.
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view):]
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -301,6 +349,22 @@ class FolderStore(Store):
             return []
         return sorted(p.stem for p in self.queue_dir.glob("*.json"))
 
+    def intent_save(self, data: bytes | None) -> None:
+        path = self.state / INTENT_FILE
+        if data is None:
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+        else:
+            atomic_write(path, data)
+
+    def intent_load(self) -> bytes | None:
+        try:
+            return (self.state / INTENT_FILE).read_bytes()
+        except FileNotFoundError:
+            return None
+
     def keep_rejected(self, rel: str, data: bytes, stamp: str) -> str | None:
         dest = self.state / "rejected" / f"{stamp}-{rel.replace('/', '__')}"
         atomic_write(dest, data)
@@ -338,6 +402,59 @@ def atomic_write(path: Path, data: bytes) -> None:
         os.fsync(dfd)
     finally:
         os.close(dfd)
+
+
+GIT_LOCKS = ("index.lock", "HEAD.lock", "config.lock", "packed-refs.lock")
+
+
+def git_lock_files(git_dir: Path) -> list[Path]:
+    """git's lock files: the index, HEAD, config, packed refs, any ref under refs/ and any reflog under logs/."""
+    found = [git_dir / n for n in GIT_LOCKS if (git_dir / n).exists()]
+    for sub in ("refs", "logs"):
+        if (git_dir / sub).is_dir():
+            found += sorted((git_dir / sub).rglob("*.lock"))
+    return found
+
+
+def clear_stale_git_locks(git_dir: Path, wait: float = 5.0) -> list[Path]:
+    """Remove git lock files a killed writer left behind; call only while holding the memtui lock.
+
+    Every memtui git write happens under the memtui lock, so a lock file seen while holding it was left by a
+    process that died mid-commit (else every later commit fails with "Lock ... could not be obtained"). A lock
+    still open in a live process (a person running git right now) is waited for instead."""
+    removed: list[Path] = []
+    deadline = time.monotonic() + wait
+    for lock in git_lock_files(git_dir):
+        while _open_elsewhere(lock) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        try:
+            lock.unlink()
+            removed.append(lock)
+        except FileNotFoundError:
+            pass
+    return removed
+
+
+def _open_elsewhere(path: Path) -> bool:
+    """Is `path` open in some live process? (Linux /proc; elsewhere, judged by age.)"""
+    proc = Path("/proc")
+    if not (proc / "self" / "fd").is_dir():
+        try:
+            return time.time() - path.stat().st_mtime < 2.0
+        except FileNotFoundError:
+            return False
+    target = str(path)
+    for fd_dir in proc.glob("[0-9]*/fd"):
+        try:
+            for fd in os.scandir(fd_dir):
+                try:
+                    if os.readlink(fd.path) == target:
+                        return True
+                except OSError:
+                    continue
+        except OSError:
+            continue
+    return False
 
 
 def _ignored_private(rel: str) -> bool:

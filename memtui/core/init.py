@@ -23,6 +23,8 @@ GITIGNORE = f"""\
 {STATE_DIR}/lock
 {STATE_DIR}/rejected/
 {STATE_DIR}/*.tmp
+{STATE_DIR}/intent.json
+{STATE_DIR}/corrupt/
 {AUDIT_FILE}
 """
 

@@ -24,7 +24,7 @@ from memtui.core.paths import PathRefused
 from memtui.core.proposals import (
     APPLIED, CONFLICT, EXTERNAL_PREFIX, PENDING, REJECTED, Proposal, WriteResult,
 )
-from memtui.core.store import ExternalChange, Store, content_hash
+from memtui.core.store import ExternalChange, Store, StoreError, content_hash
 from memtui.core.update import Refused
 
 MEMORY_FILE = "MEMORY.md"
@@ -195,8 +195,12 @@ class Memory:
                 p.replaces = _unbullet(outcome.replaced)
         decision = self.config.policy.decide(p.actor, p.file, p.section, p.action)
         if decision == "wait":
-            p.id = f"p-{self.store.next_proposal_number():04d}"
-            self.store.queue_save(p.id, p.to_json())
+            try:
+                p.id = f"p-{self.store.next_proposal_number():04d}"
+                self.store.queue_save(p.id, p.to_json())
+            except (OSError, StoreError) as exc:
+                p.id = ""
+                return self._refuse(p, f"could not queue the proposal: {exc}; nothing was written")
             return WriteResult("queued", "A person will approve, revise or reject it.", p.id, p.file, p.section,
                                p.entry, None, p.diff, p.warnings)
         return self._apply(p, decided_by=p.actor)
@@ -344,6 +348,11 @@ class Memory:
     ) -> WriteResult:
         with self.store.lock():
             try:
+                self.recover()
+            except (OSError, StoreError) as exc:
+                return self._refuse(p, f"an earlier interrupted write could not be finished ({exc}); nothing was "
+                                    "written")
+            try:
                 before = self.read_text(p.file)
                 now_hash = content_hash(None if before is None else before.encode())
                 moved_on = bool(p.base_hash) and now_hash != p.base_hash
@@ -357,34 +366,129 @@ class Memory:
                 if p.id:
                     return self._conflict(p, str(exc), decided_by)
                 return self._refuse(p, str(exc), getattr(exc, "candidates", []))
+            writes: dict[str, bytes | None]
             if p.action == "delete":
-                self.store.delete(p.file)
-                paths = [p.file]
+                writes = {p.file: None}
             elif p.action == "rename":
                 assert p.to and before is not None
-                self.store.write(p.to, before.encode())
-                self.store.delete(p.file)
-                paths = [p.file, p.to]
+                writes = {p.to: before.encode(), p.file: None}
             else:
                 assert outcome is not None
-                self.store.write(p.file, outcome.text.encode())
-                paths = [p.file]
+                writes = {p.file: outcome.text.encode()}
             if outcome and outcome.entry and p.action in ENTRY_ACTIONS:
                 p.entry = _unbullet(outcome.entry)
                 p.replaces = _unbullet(outcome.replaced) if outcome.replaced else p.replaces
             p.diff = self._diff(p, before, outcome)
-            after = self.store.read(p.to if p.action == "rename" else p.file)
-            sha = self.store.commit(paths, _commit_message(p, decided_by), p.actor, decided_by)
-            p.status, p.decided_by, p.decided_at, p.commit = (
-                APPLIED, decided_by, clock.now().isoformat(timespec="seconds"), sha)
-            if p.id:
-                self.store.queue_save(p.id, p.to_json())
             # A revision keeps what the agent first proposed, so Today and history can show both.
             revised = {"revised": True, "reason": p.reason, "proposed": proposed} if proposed else {}
-            self._audit(p, "applied", before_hash=p.base_hash, after_hash=content_hash(after), **revised)
+            try:
+                sha = self._write_through(p, decided_by, writes, revised)
+            except (OSError, StoreError) as exc:
+                return self._refuse(p, f"could not write {p.file}: {exc}; nothing was changed")
             where = "committed as " + sha[:8] if sha else "not committed (no git repository)"
             return WriteResult("applied", f"{where}.", p.id or None, p.file, p.section, p.entry, sha, p.diff,
                                outcome.warnings if outcome else [])
+
+    def _write_through(
+        self, p: Proposal, decided_by: str, writes: dict[str, bytes | None], extra: dict[str, Any],
+    ) -> str | None:
+        """Write the files, commit, save the queue file and audit, as one step a crash cannot leave half-done.
+
+        An intent (what each file held before and will hold after) is saved first; `recover` finishes the step
+        from it after a crash, or undoes it when nothing was written yet. A failed write or commit is undone here
+        and raised."""
+        befores = {rel: self.store.read(rel) for rel in writes}
+        self.store.intent_save(json.dumps({
+            "proposal": json.loads(p.to_json()), "decided_by": decided_by, "extra": extra,
+            "before": {rel: content_hash(b) for rel, b in befores.items()},
+            "after": {rel: None if b is None else base64.b64encode(b).decode() for rel, b in writes.items()},
+        }).encode())
+        try:
+            for rel, data in writes.items():
+                if data is None:
+                    self.store.delete(rel)
+                else:
+                    self.store.write(rel, data)
+            sha = self.store.commit(list(writes), _commit_message(p, decided_by), p.actor, decided_by)
+        except BaseException:
+            try:
+                for rel, data in befores.items():
+                    try:
+                        if data is None:
+                            self.store.delete(rel)
+                        else:
+                            self.store.write(rel, data)
+                    except StaleWrite:
+                        pass  # another writer's bytes are there, not ours (our write lost the race): keep them
+                self.store.intent_save(None)
+            except OSError:
+                pass  # the intent stays: the next write (or `memtui doctor`) finishes or undoes it
+            raise
+        self._record_applied(p, decided_by, sha, writes, extra)
+        return sha
+
+    def _record_applied(
+        self, p: Proposal, decided_by: str, sha: str | None, writes: dict[str, bytes | None], extra: dict[str, Any],
+    ) -> None:
+        after = writes.get(p.to) if p.action == "rename" and p.to else writes.get(p.file)
+        p.status, p.decided_by, p.decided_at, p.commit = (
+            APPLIED, decided_by, clock.now().isoformat(timespec="seconds"), sha)
+        if p.id:
+            self.store.queue_save(p.id, p.to_json())
+        if self._audit(p, "applied", before_hash=p.base_hash, after_hash=content_hash(after), **extra):
+            self.store.intent_save(None)
+
+    def recover(self) -> str | None:
+        """Finish (or undo) a write a crashed process left half-applied; say what was done, None if nothing was.
+
+        Called before every write under the lock, and by `memtui doctor`. Files still all as they were before:
+        the crash came before anything was written, so the intent is dropped. Otherwise the write is finished:
+        the files get their new bytes, then the commit, the queue file and the audit line that are missing."""
+        if self.store.intent_load() is None:
+            return None
+        with self.store.lock():
+            raw = self.store.intent_load()
+            if raw is None:
+                return None
+            try:
+                intent = json.loads(raw)
+                p = Proposal(**intent["proposal"])
+                decided_by = intent["decided_by"]
+                extra = dict(intent.get("extra") or {})
+                writes = {rel: None if b is None else base64.b64decode(b) for rel, b in intent["after"].items()}
+                befores = dict(intent["before"])
+            except (ValueError, TypeError, KeyError):
+                self.store.intent_save(None)
+                return "dropped an unreadable intent file (a crash while saving it: nothing had been written)"
+            now = {rel: content_hash(self.store.read(rel)) for rel in writes}
+            if all(now[rel] == befores.get(rel) for rel in writes):
+                self.store.intent_save(None)
+                return f"undid an interrupted {p.action} of {p.file}: the crash came before anything was written"
+            for rel, data in writes.items():
+                if now[rel] != content_hash(data):
+                    if data is None:
+                        self.store.delete(rel)
+                    else:
+                        self.store.write(rel, data)
+            message = _commit_message(p, decided_by)
+            sha = self.store.commit(list(writes), message, p.actor, decided_by)
+            if sha is None:
+                head = self.store.head()
+                sha = head.sha if head is not None and head.message == message else None
+            after = content_hash(writes.get(p.to) if p.action == "rename" and p.to else writes.get(p.file))
+            audited = any(
+                r.get("status") == "applied" and r.get("file") == p.file and r.get("after_hash") == after
+                and r.get("proposal") == (p.id or None) for r in self.store.audit_records()
+            )
+            if audited:
+                p.status, p.decided_by, p.commit = APPLIED, decided_by, sha
+                if p.id:
+                    self.store.queue_save(p.id, p.to_json())
+                self.store.intent_save(None)
+            else:
+                extra["recovered"] = True
+                self._record_applied(p, decided_by, sha, writes, extra)
+            return f"finished an interrupted {p.action} of {p.file}" + (f" (commit {sha[:8]})" if sha else "")
 
     def _approve_external(self, p: Proposal, by: str) -> WriteResult:
         sha = self.store.commit([p.file], f"external {p.action} {p.file}\n\nMemtui-Actor: {by}", by)
@@ -404,7 +508,7 @@ class Memory:
         self._audit(p, "refused", reason=message)
         return WriteResult("refused", message, None, p.file, p.section, p.entry, None, "", [], candidates or [])
 
-    def _audit(self, p: Proposal, status: str, **extra: Any) -> None:
+    def _audit(self, p: Proposal, status: str, **extra: Any) -> bool:
         record = {
             "ts": clock.now().isoformat(timespec="seconds"),
             "actor": p.actor,
@@ -427,8 +531,9 @@ class Memory:
         record.update(extra)
         try:
             self.store.audit_append(record)
-        except OSError:
-            pass  # an unwritable audit log must not turn a refusal into a crash; the write itself reports
+        except (OSError, StoreError):
+            return False  # an unwritable audit log must not turn a refusal into a crash; the write itself reports
+        return True
 
 
 def _unbullet(line: str) -> str:

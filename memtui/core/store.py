@@ -104,6 +104,17 @@ class Store(ABC):
     def restore(self, rel: str) -> None:
         """Put a file back as it was last recorded (deleting it if it never was)."""
 
+    def head(self) -> Commit | None:
+        """The last recorded change (files left empty), or None where there is no history."""
+        return None
+
+    def intent_save(self, data: bytes | None) -> None:
+        """Record (or, with None, clear) the change being applied, so a crash midway can be finished or undone.
+        Default: no journal (a store whose writes are one atomic step needs none)."""
+
+    def intent_load(self) -> bytes | None:
+        return None
+
     def keep_rejected(self, rel: str, data: bytes, stamp: str) -> str | None:
         """Keep bytes a person rejected where they can be recovered; return where. Default: audit log only."""
         return None

@@ -1,0 +1,387 @@
+"""memtui doctor: find, and with fix=True repair, what a crash, a full disk or a stray editor leaves in a memory root.
+
+Each check reports a `Finding`; repairs never drop bytes: torn audit lines and unreadable queue files are moved
+to `.memtui/corrupt/` and `.memtui/queue/corrupt/`, an applied write that lost its commit is committed, and a
+memtui commit that lost its audit line gets one (marked ``"recovered": "doctor"``).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memtui.core import clock
+from memtui.core.folder import AUDIT_FILE, STATE_DIR, FolderStore, atomic_write, clear_stale_git_locks, git_lock_files
+from memtui.core.memory import Memory
+from memtui.core.proposals import APPLIED, PENDING, Proposal
+from memtui.core.store import StoreError, content_hash
+
+TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+TRAILER = re.compile(r"^(Memtui-[A-Za-z-]+):[ \t]*(.*)$", re.M)
+# A queue file younger than this may be a proposal being saved right now (queue saves take no lock).
+QUEUE_GRACE = 10.0
+
+
+@dataclass
+class Finding:
+    kind: str
+    message: str
+    path: str | None = None
+    fixable: bool = True
+    fixed: bool = False
+
+
+@dataclass
+class DoctorReport:
+    root: str
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def problems(self) -> list[Finding]:
+        return [f for f in self.findings if not f.fixed]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"root": self.root, "ok": self.ok, "findings": [asdict(f) for f in self.findings]}
+
+    def render(self) -> str:
+        if not self.findings:
+            return f"{self.root}: no problems found"
+        lines = []
+        for f in self.findings:
+            mark = "fixed" if f.fixed else ("found" if f.fixable else "needs you")
+            lines.append(f"{mark:9} {f.kind}: {f.message}")
+        left = len(self.problems)
+        tail = "all repaired" if not left else f"{left} problem(s) left" + (
+            "; run `memtui doctor --fix` to repair" if any(f.fixable for f in self.problems) else "")
+        return "\n".join(lines + [tail])
+
+
+def diagnose(memory: Memory, *, fix: bool = False) -> DoctorReport:
+    """Check a memory root; with `fix`, repair what can be repaired (under the memory lock)."""
+    store = memory.store
+    report = DoctorReport(store.location)
+    if not isinstance(store, FolderStore):
+        _check_intent(memory, report, fix)
+        _check_queue(memory, report, fix, None)
+        return report
+    _check_lock_file(store, report, fix)
+    with store.lock():
+        _check_git_locks(store, report, fix)
+        healthy = _check_git(store, report, fix)
+        _check_temp_files(store, report, fix)
+        _check_audit(store, report, fix)
+        if healthy:
+            _check_intent(memory, report, fix)
+        records = list(store.audit_records())
+        _check_queue(memory, report, fix, records)
+        if healthy and store.repo is not None:
+            _check_uncommitted(memory, report, fix, records)
+            records = list(store.audit_records())
+            _check_unaudited_commits(memory, report, fix, records)
+    return report
+
+
+# locks ----------------------------------------------------------------------------------------------------------
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _check_lock_file(store: FolderStore, report: DoctorReport, fix: bool) -> None:
+    path = store.state / "lock"
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return
+    try:
+        text = os.pread(fd, 64, 0).decode(errors="replace").strip()
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EAGAIN, errno.EACCES):
+                report.findings.append(Finding(
+                    "lock-held", f"the memory lock is held by a live process ({text or 'pid unknown'}); "
+                    "doctor waits for it", str(path), fixable=False, fixed=True))
+                return
+            raise
+        try:
+            if text and text.isdigit():
+                pid = int(text)
+                state = "dead" if not _pid_alive(pid) else "alive but no longer holding it"
+                f = Finding("stale-lock", f"the lock file names pid {pid}, which is {state}: a writer died "
+                            "holding the lock", str(path))
+                if fix:
+                    os.ftruncate(fd, 0)
+                    f.fixed = True
+                report.findings.append(f)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _check_git_locks(store: FolderStore, report: DoctorReport, fix: bool) -> None:
+    git_dir = store.root / ".git"
+    if not git_dir.is_dir():
+        return
+    stale = git_lock_files(git_dir)
+    if not stale:
+        return
+    removed = set(clear_stale_git_locks(git_dir)) if fix else set()
+    for lock in stale:
+        rel = str(lock.relative_to(store.root))
+        report.findings.append(Finding("stale-git-lock", f"{rel} was left by a writer killed mid-commit; every "
+                                       "later commit fails until it is removed", rel, fixed=lock in removed))
+
+
+# git --------------------------------------------------------------------------------------------------------------
+def _check_git(store: FolderStore, report: DoctorReport, fix: bool) -> bool:
+    git_dir = store.root / ".git"
+    if not git_dir.exists():
+        report.findings.append(Finding(
+            "no-git", f"{store.root} has no git repository, so writes have no history or undo; run "
+            f"`memtui init --git {store.root}` to start one", ".git", fixable=False))
+        return True
+    try:
+        repo = store.repo
+        if repo.head.is_valid():
+            repo.head.commit.tree  # noqa: B018 - reading the tree proves HEAD's objects exist
+        elif any((git_dir / "refs" / "heads").glob("*")) or (git_dir / "packed-refs").exists():
+            raise ValueError("HEAD names a branch whose commit cannot be read (objects missing?)")
+        store.external_changes()
+        return True
+    except (StoreError, ValueError, OSError) as exc:
+        problem = str(exc)
+    except Exception as exc:  # gitpython raises many unrelated types for a damaged repository
+        problem = f"{type(exc).__name__}: {exc}"
+    f = Finding("git-corrupt", f"the git repository is damaged ({problem[:300]})", ".git")
+    head = git_dir / "HEAD"
+    branches = sorted(p.name for p in (git_dir / "refs" / "heads").glob("*") if p.is_file()) \
+        if (git_dir / "refs" / "heads").is_dir() else []
+    head_text = head.read_text(errors="replace") if head.exists() else ""
+    if not head_text.startswith("ref: ") and branches:
+        branch = "main" if "main" in branches else branches[0]
+        f.message += f"; .git/HEAD is garbage and can point back at refs/heads/{branch}"
+        if fix:
+            atomic_write(head, f"ref: refs/heads/{branch}\n".encode())
+            store._repo = None
+            try:
+                store.repo.head.commit.tree  # noqa: B018
+                f.fixed = True
+            except Exception as exc:  # still damaged: say so
+                f.message += f"; still unreadable after that ({type(exc).__name__})"
+    else:
+        f.fixable = False
+        f.message += "; restore .git from a backup or move it aside and run `memtui init --git`"
+    report.findings.append(f)
+    return f.fixed
+
+
+# interrupted writes, temp files ----------------------------------------------------------------------------------
+def _check_intent(memory: Memory, report: DoctorReport, fix: bool) -> None:
+    if memory.store.intent_load() is None:
+        return
+    f = Finding("interrupted-write", "a write was interrupted (the writer crashed between writing the file, "
+                "committing and auditing)", f"{STATE_DIR}/intent.json")
+    if fix:
+        done = memory.recover()
+        f.message += f": {done}" if done else ""
+        f.fixed = True
+    report.findings.append(f)
+
+
+def _check_temp_files(store: FolderStore, report: DoctorReport, fix: bool) -> None:
+    now = time.time()
+    for dirpath, dirnames, filenames in os.walk(store.root):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        in_queue = Path(dirpath) == store.queue_dir
+        for name in filenames:
+            if not TEMP_NAME.match(name):
+                continue
+            path = Path(dirpath) / name
+            try:
+                age = now - path.lstat().st_mtime
+            except FileNotFoundError:
+                continue
+            if in_queue and age < QUEUE_GRACE:
+                continue  # a proposal being saved right now
+            rel = str(path.relative_to(store.root))
+            f = Finding("temp-file", f"{rel} is a temp file a killed writer left (the real file is intact)", rel)
+            if fix:
+                path.unlink(missing_ok=True)
+                f.fixed = True
+            report.findings.append(f)
+
+
+# audit log ------------------------------------------------------------------------------------------------------
+def _check_audit(store: FolderStore, report: DoctorReport, fix: bool) -> None:
+    path = store.root / AUDIT_FILE
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return
+    good: list[bytes] = []
+    bad: list[bytes] = []
+    for line in data.splitlines(keepends=True):
+        body = line.strip()
+        if not body:
+            continue
+        try:
+            if not isinstance(json.loads(body), dict):
+                raise ValueError
+            good.append(body + b"\n")
+        except ValueError:
+            bad.append(line)
+    torn_tail = bool(data) and not data.endswith(b"\n")
+    if not bad and not torn_tail:
+        return
+    f = Finding("torn-audit", f"{AUDIT_FILE} has {len(bad)} unreadable line(s)" + (
+        " and ends mid-line" if torn_tail else "") + " (a writer killed mid-append or a full disk)", AUDIT_FILE)
+    if fix:
+        if bad:
+            aside = store.state / "corrupt" / f"{AUDIT_FILE}.{clock.now():%Y%m%dT%H%M%S}.{os.getpid()}"
+            atomic_write(aside, b"".join(bad))
+            f.message += f"; set aside in {aside.relative_to(store.root)}"
+        # Refusals append without the lock; rewrite only if nobody appended meanwhile.
+        if path.stat().st_size == len(data):
+            atomic_write(path, b"".join(good))
+            f.fixed = True
+    report.findings.append(f)
+
+
+# queue --------------------------------------------------------------------------------------------------------------
+def _check_queue(memory: Memory, report: DoctorReport, fix: bool, records: list[dict[str, Any]] | None) -> None:
+    store = memory.store
+    decided: dict[str, dict[str, Any]] = {}
+    for r in records if records is not None else list(store.audit_records()):
+        if r.get("proposal") and r.get("status") in ("applied", "rejected"):
+            decided[r["proposal"]] = r
+    for pid in store.queue_ids():
+        data = store.queue_load(pid)
+        try:
+            p = Proposal.from_json(data or b"")
+        except (ValueError, TypeError):
+            f = Finding("corrupt-queue", f"queue file {pid}.json is unreadable (half-written or corrupt)",
+                        f"{STATE_DIR}/queue/{pid}.json")
+            if isinstance(store, FolderStore):
+                src = store.queue_dir / f"{pid}.json"
+                if fix:
+                    dest = store.queue_dir / "corrupt" / f"{pid}.json"
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(src, dest)
+                    f.message += f"; moved to {dest.relative_to(store.root)}"
+                    f.fixed = True
+            else:
+                f.fixable = False
+            report.findings.append(f)
+            continue
+        r = decided.get(pid)
+        if r is not None and p.status == PENDING:
+            f = Finding("queue-out-of-date", f"{pid} is pending in the queue but the audit log says "
+                        f"{r['status']} (a crash between the two)", f"{STATE_DIR}/queue/{pid}.json")
+            if fix:
+                p.status, p.decided_by, p.commit = r["status"], r.get("decided_by"), r.get("commit")
+                p.decided_at = r.get("ts")
+                store.queue_save(pid, p.to_json())
+                f.fixed = True
+            report.findings.append(f)
+
+
+# git against the audit log ------------------------------------------------------------------------------------------
+def _trailers(message: str) -> dict[str, str]:
+    return {k: v.strip() for k, v in TRAILER.findall(message)}
+
+
+def _check_uncommitted(memory: Memory, report: DoctorReport, fix: bool, records: list[dict[str, Any]]) -> None:
+    """Files that differ from HEAD although the audit log's last applied write for them produced these bytes."""
+    store = memory.store
+    assert isinstance(store, FolderStore)
+    last: dict[str, dict[str, Any]] = {}
+    for r in records:
+        if r.get("status") == APPLIED and r.get("file"):
+            last[r.get("to") or r["file"]] = r
+    for ch in store.external_changes():
+        r = last.get(ch.path)
+        if r is None or r.get("after_hash") != content_hash(ch.after):
+            continue
+        f = Finding("uncommitted-write", f"{ch.path} holds an applied write ({r.get('action')} by "
+                    f"{r.get('actor')}) that was never committed", ch.path)
+        if fix:
+            actor = str(r.get("actor") or "memtui")
+            by = str(r.get("decided_by") or actor)
+            trailers = [f"Memtui-Actor: {actor}"]
+            if r.get("proposal"):
+                trailers.append(f"Memtui-Proposal: {r['proposal']}")
+            if by != actor:
+                trailers.append(f"Memtui-Approved-By: {by}")
+            sha = store.commit([ch.path], f"{r.get('action')} {ch.path} (committed by memtui doctor)\n\n"
+                               + "\n".join(trailers) + "\n", actor, by)
+            store.audit_append({
+                "ts": clock.now().isoformat(timespec="seconds"), "actor": actor, "action": "commit",
+                "file": ch.path, "section": None, "entry": None, "replaces": None, "provenance": None,
+                "source": None, "commit": sha, "status": APPLIED, "proposal": r.get("proposal"),
+                "decided_by": by, "reason": "memtui doctor committed an applied write that had no commit",
+                "after_hash": r.get("after_hash"), "recovered": "doctor",
+            })
+            f.fixed = True
+        report.findings.append(f)
+
+
+def _check_unaudited_commits(memory: Memory, report: DoctorReport, fix: bool, records: list[dict[str, Any]]) -> None:
+    store = memory.store
+    assert isinstance(store, FolderStore)
+    repo = store.repo
+    if not repo.head.is_valid():
+        return
+    audited = {r.get("commit") for r in records if r.get("commit")}
+    for c in repo.iter_commits():
+        if c.hexsha in audited:
+            continue
+        tr = _trailers(c.message)
+        if "Memtui-Actor" not in tr:
+            continue  # not a memtui write (the initial commit, or someone's own git commit)
+        subject = c.message.splitlines()[0] if c.message else ""
+        files = sorted(c.stats.files)
+        pid = tr.get("Memtui-Proposal")
+        f = Finding("unaudited-commit", f"commit {c.hexsha[:8]} ({subject[:80]}) has no audit line (a crash "
+                    "after the commit)", files[0] if files else None)
+        if fix:
+            action = subject.split(" ", 1)[0] if subject else "commit"
+            actor = tr["Memtui-Actor"]
+            p = None
+            if pid:
+                try:
+                    p = Proposal.from_json(store.queue_load(pid) or b"")
+                except (ValueError, TypeError):
+                    p = None
+            record = {
+                "ts": clock.now().isoformat(timespec="seconds"), "actor": p.actor if p else actor,
+                "action": p.action if p else action, "file": p.file if p else (files[0] if files else None),
+                "section": p.section if p else None, "entry": p.entry if p else None,
+                "replaces": p.replaces if p else tr.get("Memtui-Replaces"), "provenance": p.provenance if p else None,
+                "source": p.source if p else None, "commit": c.hexsha, "status": APPLIED, "proposal": pid,
+                "decided_by": tr.get("Memtui-Approved-By", actor), "recovered": "doctor",
+                "reason": "memtui doctor: audit line rebuilt from the commit",
+            }
+            store.audit_append(record)
+            if p is not None and p.open:
+                p.status, p.decided_by, p.commit = APPLIED, record["decided_by"], c.hexsha
+                store.queue_save(pid, p.to_json())
+            f.fixed = True
+        report.findings.append(f)
