@@ -1,0 +1,80 @@
+"""Reading subcommands: `memtui search` (bounded evidence with provenance) and `memtui context` (session start)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from memtui.cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Parser, common, emit, root_of
+
+SEARCH_HELP = """\
+Literal and case-insensitive unless --regex. A query that starts with '-' is a query:
+  memtui search -- -foo      or      memtui search "-foo"
+JSON (--json): {"query", "results": [{"path", "line", "text", "provenance", "date", "source", "current",
+"freshness", "age_days", "struck", "struck_date", "time", "section", "kind", "matched", "group"}], "sources",
+"left_out", "matched_lines", "method", "searched_files", "skipped", "error"}.
+"""
+
+
+class _QueryParser(Parser):
+    """`memtui search`'s parser: an argument that starts with '-' and is not one of its options is the query."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
+        ns, extra = super().parse_known_args(args, namespace)
+        if getattr(ns, "query", None) is None and extra:
+            dashed = [a for a in extra if a.startswith("-")]
+            if len(dashed) == 1:
+                ns.query = dashed[0]
+                extra = [a for a in extra if a is not dashed[0]]
+        return ns, extra
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("search", help="search memory: literal, case-insensitive, with provenance")
+    # Swap in a parser that treats "-foo" as a query; `choices` is the subcommand table argparse dispatches on.
+    q = _QueryParser(prog=p.prog, description="Search memory: a bounded bundle of lines with their provenance.",
+                     epilog=SEARCH_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub.choices["search"] = q
+    q.add_argument("query", nargs="?", help="the text to find (a regex with --regex)")
+    q.add_argument("--regex", action="store_true", help="QUERY is a regex (case-insensitive, bounded to 1 s)")
+    q.add_argument("--limit", type=int, default=5, help="at most this many sources (default 5)")
+    q.add_argument("--path", dest="path_glob", metavar="GLOB", help="only files matching GLOB, e.g. 'projects/*'")
+    q.add_argument("--no-index", action="store_true", help="scan the files instead of using the index")
+    common(q)
+    q.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("context", help="what an agent loads at session start, within a token budget")
+    p.add_argument("--budget", type=int, default=1000, help="tokens (characters / 4, rounded up); default 1000")
+    common(p)
+    p.set_defaults(func=cmd_context)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    if not args.query:
+        print("memtui search: give a QUERY (one that starts with '-' as: memtui search -- -foo)", file=sys.stderr)
+        return EXIT_USAGE
+    if args.limit < 1:
+        print("memtui search: --limit must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    from memtui.core.search import search
+
+    bundle = search(root_of(args), args.query, regex=args.regex, limit=args.limit, path_glob=args.path_glob,
+                    use_index=not args.no_index)
+    if bundle.error:
+        if args.json:
+            emit(args, bundle.to_dict(), "")
+        else:
+            print(f"memtui: {bundle.render()}", file=sys.stderr)
+        return EXIT_USAGE if bundle.error.startswith(("bad regex", "give a query")) else EXIT_ERROR
+    emit(args, bundle.to_dict(), bundle.render())
+    return EXIT_OK
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    from memtui.core.context import build_context
+    from memtui.core.memory import Memory
+
+    pack = build_context(Memory(root_of(args)), budget=args.budget)
+    emit(args, pack.to_dict(), pack.text.rstrip("\n"))
+    return EXIT_OK

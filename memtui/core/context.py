@@ -1,0 +1,193 @@
+"""The session-start context: what an agent loads before its first turn, within a token budget.
+
+In order, stable parts first so a prompt cache keeps its prefix: the header; the current entries of MEMORY.md by
+section (struck history left out); yesterday's and today's daily log; live scratch notes; a closing line on where
+the rest of memory is and how to search it. Missing files are silently empty.
+
+Tokens are counted as characters / 4, rounded up, over the whole text (a deliberate, model-free estimate: English
+prose runs at about 4 characters per token in Claude's and GPT's tokenizers). Over budget, sections marked
+`always` in MEMORY.md's format comment are kept whole; the other parts are shortened, lowest priority first
+(yesterday's log, then scratch, then today's log, then the other MEMORY.md sections from the last), first down to
+a few lines each and then further, and each shortened part says how much was left out and where to read it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from memtui.core import clock
+from memtui.core.document import Document
+
+HEADER = "PROJECT MEMORY - honor these facts and preferences"
+DEFAULT_BUDGET = 1000
+CHARS_PER_TOKEN = 4
+# In the first shortening pass every part keeps this many lines, so no layer vanishes while another is long.
+KEEP_AT_LEAST = 3
+
+
+def count_tokens(text: str) -> int:
+    """memtui's token estimate: characters / 4, rounded up."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+@dataclass
+class _Part:
+    """One titled block. `keep` lines of `lines` stay: the first ones, or the last ones when `newest_last`."""
+
+    name: str
+    title: str
+    lines: list[str]
+    where: str
+    always: bool = False
+    newest_last: bool = False
+    priority: int = 0  # higher is kept longer
+    keep: int = 0
+    unit: str = "lines"
+
+    def __post_init__(self) -> None:
+        self.keep = len(self.lines)
+
+    @property
+    def left_out(self) -> int:
+        return len(self.lines) - self.keep
+
+    def kept(self) -> list[str]:
+        if self.keep == len(self.lines):
+            return self.lines
+        return self.lines[len(self.lines) - self.keep :] if self.newest_last else self.lines[: self.keep]
+
+    def note(self) -> str:
+        which = "earlier " if self.newest_last else "more "
+        return f"… {self.left_out} {which}{self.unit} left out: {self.where}"
+
+    def render(self) -> list[str]:
+        if self.keep == 0:
+            return []
+        out = ["", self.title]
+        kept = self.kept()
+        if self.left_out and self.newest_last:
+            out.append(self.note())
+        out.extend(kept)
+        if self.left_out and not self.newest_last:
+            out.append(self.note())
+        return out
+
+    def cost(self) -> int:
+        """Characters this part adds to the text (each line plus its newline)."""
+        if self.keep == 0:
+            return 0
+        kept = self.kept()
+        n = len(self.title) + 2 + sum(len(s) + 1 for s in kept)
+        if self.left_out:
+            n += len(self.note()) + 1
+        return n
+
+
+@dataclass
+class ContextPack:
+    text: str
+    tokens: int
+    budget: int
+    left_out: list[dict[str, Any]] = field(default_factory=list)
+    over_budget: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "tokens": self.tokens, "budget": self.budget, "left_out": self.left_out,
+                "over_budget": self.over_budget, "token_count": "characters / 4, rounded up"}
+
+
+def build_context(memory: Any, budget: int = DEFAULT_BUDGET) -> ContextPack:
+    """The context an agent loads at session start, at most `budget` tokens unless the `always` sections alone
+    are larger (then they are still kept whole, and `over_budget` says so)."""
+    budget = max(0, int(budget))
+    parts = _parts(memory)
+    closing = _closing(memory)
+    limit = budget * CHARS_PER_TOKEN
+
+    def dropped_line() -> str | None:
+        gone = [p for p in parts if p.keep == 0 and p.lines]
+        if not gone:
+            return None
+        return "Left out to fit the budget: " + "; ".join(f"{p.name} ({len(p.lines)} {p.unit}: {p.where})" for p in gone)
+
+    def size() -> int:
+        n = len(HEADER) + 1 + sum(p.cost() for p in parts) + 1 + len(closing) + 1
+        extra = dropped_line()
+        return n + (len(extra) + 1 if extra else 0)
+
+    order = sorted((p for p in parts if not p.always), key=lambda p: p.priority)
+    for floor in (KEEP_AT_LEAST, 0):
+        for p in order:
+            while size() > limit and p.keep > min(floor, len(p.lines)):
+                p.keep -= 1
+    lines = [HEADER]
+    for p in parts:
+        lines.extend(p.render())
+    lines.append("")
+    extra = dropped_line()
+    if extra:
+        lines.append(extra)
+    lines.append(closing)
+    text = "\n".join(lines) + "\n"
+    left = [{"part": p.name, "left_out": p.left_out, "unit": p.unit, "where": p.where} for p in parts if p.left_out]
+    tokens = count_tokens(text)
+    return ContextPack(text, tokens, budget, left, over_budget=tokens > budget)
+
+
+def _read(memory: Any, rel: str) -> str:
+    try:
+        return memory.read_text(rel) or ""
+    except Exception:  # a missing, unreadable or non-UTF-8 file is an empty layer, never a failed session start
+        return ""
+
+
+def _parts(memory: Any) -> list[_Part]:
+    parts: list[_Part] = []
+    doc = Document(_read(memory, "MEMORY.md"), "MEMORY.md")
+    sections = [s for s in doc.sections if s.current]
+    n = len(sections)
+    for k, sec in enumerate(sections):
+        always = doc.spec.is_always(sec.title) if sec.heading is not None else False
+        title = f"## {sec.title}" if sec.heading is not None else "## MEMORY.md"
+        if always:
+            title += " (always)"
+        entries = [e.raw.strip() for _, e in sec.current]
+        where = f"memtui show MEMORY.md --section {_quote(sec.title)} --current" if sec.heading is not None \
+            else "memtui show MEMORY.md --current"
+        # Earlier sections of MEMORY.md outrank later ones, and all of them outrank the logs and scratch.
+        parts.append(_Part(f"MEMORY.md § {sec.title or '(top)'}", title, entries, where, always=always,
+                           priority=100 + (n - k), unit="entries"))
+    now = clock.now()
+    log_dir = memory.log_dir() if hasattr(memory, "log_dir") else "log"
+    for label, day, prio in (("yesterday", now - timedelta(days=1), 10), ("today", now, 30)):
+        rel = f"{log_dir}/{day:%Y-%m-%d}.md"
+        body = [ln.rstrip() for ln in _read(memory, rel).splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+        if body:
+            parts.append(_Part(f"{rel} ({label})", f"## Log {day:%Y-%m-%d} ({label})", body, f"read {rel}",
+                               newest_last=True, priority=prio))
+    notes: list[str] = []
+    live = memory.live_scratch() if hasattr(memory, "live_scratch") else []
+    for rel, expires in live:
+        body = [ln.rstrip() for ln in _read(memory, rel).splitlines() if ln.strip()]
+        if body:
+            when = datetime.fromtimestamp(expires / 1000).strftime("%Y-%m-%d %H:%M")
+            notes.append(f"### {rel} (expires {when})")
+            notes.extend(body)
+    if notes:
+        parts.append(_Part("scratch", "## Scratch notes (short-lived)", notes, "read the files in scratch/",
+                           priority=20))
+    return parts
+
+
+def _closing(memory: Any) -> str:
+    where = getattr(memory, "location", "the memory folder")
+    return (f"The rest of memory (topic files, older logs, struck history) is in {where}: before answering about "
+            "prior work, decisions, dates, people or preferences, search it with `memtui search QUERY` "
+            "(literal, case-insensitive; --regex, --path GLOB) or the memory_search tool.")
+
+
+def _quote(name: str) -> str:
+    return f'"{name}"' if any(c in name for c in " &'\"") else name

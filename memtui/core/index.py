@@ -1,0 +1,319 @@
+"""The search index: a cache of the memory's text in SQLite FTS5 (trigram), rebuilt from the files, never the truth.
+
+`.memtui/index.sqlite` holds one row per text file: its path, (mtime, size), and its text *folded* (lower-cased),
+plus a contentless FTS5 trigram index over that folded text with ``detail=none`` (rowids only, so the index stays a
+fraction of the text). A literal query asks FTS5 for the files holding every trigram of the folded query; those
+candidates are then matched line by line exactly as a full scan would match them, so the indexed answer and the
+scan answer are the same by construction. Before each query `refresh()` compares every file's (mtime, size) with
+what was indexed and re-reads only what changed; deleting the file loses nothing but time.
+
+Files that are binary (a NUL byte), not UTF-8, or larger than `MAX_FILE_BYTES` are skipped, remembered by their
+(mtime, size) so they are not re-read, and counted.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+STATE_DIR = ".memtui"
+INDEX_FILE = "index.sqlite"
+SCHEMA_VERSION = 3
+MAX_FILE_BYTES = 32 * 1024 * 1024
+# memtui's own bookkeeping and tool folders: never memory content.
+SKIP_DIRS = frozenset({".git", STATE_DIR, "node_modules", "__pycache__"})
+SKIP_ROOT_FILES = frozenset({"memory-log.jsonl"})
+TRIGRAM = 3
+# Enough trigrams to make a long query selective; the line match afterwards is exact anyway.
+MAX_QUERY_TRIGRAMS = 12
+
+SKIP_BINARY, SKIP_ENCODING, SKIP_HUGE, SKIP_UNREADABLE = "binary", "not-utf8", "huge", "unreadable"
+
+
+def fold(text: str) -> str:
+    """The one case folding search uses, for the index and the scan alike (so both agree on every character).
+
+    `str.lower` never adds or removes a line break, so line numbers in folded text are line numbers in the file."""
+    return text.lower()
+
+
+def walk(root: Path) -> dict[str, tuple[int, int]]:
+    """Every searchable file under `root` as {relative path: (mtime_ns, size)}.
+
+    Hidden files and folders, memtui's own state and the audit log are left out; symlinks are not followed."""
+    out: dict[str, tuple[int, int]] = {}
+    stack = [""]
+    base = str(root)
+    while stack:
+        prefix = stack.pop()
+        try:
+            it = os.scandir(os.path.join(base, prefix) if prefix else base)
+        except OSError:
+            continue
+        with it:
+            for d in it:
+                name = d.name
+                if name.startswith("."):
+                    continue
+                try:
+                    if d.is_dir(follow_symlinks=False):
+                        if name not in SKIP_DIRS:
+                            stack.append(prefix + name + "/")
+                    elif d.is_file(follow_symlinks=False):
+                        if not prefix and name in SKIP_ROOT_FILES:
+                            continue
+                        st = d.stat(follow_symlinks=False)
+                        out[prefix + name] = (st.st_mtime_ns, st.st_size)
+                except OSError:
+                    continue
+    return out
+
+
+def read_text(path: Path, size: int | None = None, max_bytes: int | None = None) -> tuple[str | None, str | None]:
+    """(text, None) for a searchable file, else (None, why it is skipped)."""
+    if max_bytes is None:
+        max_bytes = MAX_FILE_BYTES
+    if size is not None and size > max_bytes:
+        return None, SKIP_HUGE
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError:
+        return None, SKIP_UNREADABLE
+    if len(data) > max_bytes:
+        return None, SKIP_HUGE
+    if b"\0" in data:
+        return None, SKIP_BINARY
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError:
+        return None, SKIP_ENCODING
+
+
+def trigram_query(needle: str) -> str | None:
+    """An FTS5 MATCH expression requiring every trigram of `needle` (already folded); None below 3 characters.
+
+    Phrase queries need ``detail=full``; with ``detail=none`` each trigram is its own one-token phrase, ANDed."""
+    if len(needle) < TRIGRAM:
+        return None
+    grams = list(dict.fromkeys(needle[i : i + TRIGRAM] for i in range(len(needle) - TRIGRAM + 1)))
+    if len(grams) > MAX_QUERY_TRIGRAMS:
+        step = (len(grams) - 1) / (MAX_QUERY_TRIGRAMS - 1)
+        grams = [grams[round(k * step)] for k in range(MAX_QUERY_TRIGRAMS)]
+    return " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
+
+
+@dataclass
+class RefreshStats:
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def touched(self) -> int:
+        return self.added + self.changed + self.removed
+
+
+class IndexUnavailable(RuntimeError):
+    """The index cannot be opened or written (read-only folder, broken SQLite): search falls back to a scan."""
+
+
+class Index:
+    """The FTS5 trigram index of one memory root. Thread-safe; one SQLite connection, guarded by a lock."""
+
+    def __init__(self, root: str | os.PathLike[str], path: str | os.PathLike[str] | None = None) -> None:
+        self.root = Path(root).expanduser().absolute()
+        self.path = Path(path) if path else self.root / STATE_DIR / INDEX_FILE
+        self._lock = threading.RLock()
+        self._db: sqlite3.Connection | None = None
+        self.last_refresh = RefreshStats()
+        self._summary: tuple[int, dict[str, int]] | None = None
+
+    # connection ---------------------------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is not None:
+            return self._db
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = self._open()
+            if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                db.close()
+                self._remove_files()
+                db = self._open()
+                self._create(db)
+        except (OSError, sqlite3.Error) as exc:
+            raise IndexUnavailable(f"cannot open the search index at {self.path}: {exc}") from exc
+        self._db = db
+        return db
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+        # The index is a cache that can be rebuilt from the files at any time: durability is not worth an fsync.
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=OFF")
+        db.execute("PRAGMA temp_store=MEMORY")
+        db.execute("PRAGMA cache_size=-65536")
+        return db
+
+    def _create(self, db: sqlite3.Connection) -> None:
+        db.executescript(
+            f"""
+            BEGIN;
+            CREATE TABLE IF NOT EXISTS file(
+                id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, mtime_ns INTEGER NOT NULL,
+                size INTEGER NOT NULL, skipped TEXT);
+            CREATE TABLE IF NOT EXISTS doc(id INTEGER PRIMARY KEY, folded TEXT NOT NULL);
+            CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+                folded, tokenize='trigram case_sensitive 1', detail=none, content='');
+            PRAGMA user_version={SCHEMA_VERSION};
+            COMMIT;
+            """
+        )
+
+    def _remove_files(self) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.remove(str(self.path) + suffix)
+            except FileNotFoundError:
+                pass
+
+    def close(self) -> None:
+        with self._lock:
+            self._summary = None
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    def reset(self) -> None:
+        """Throw the index away (it is rebuilt on the next refresh)."""
+        with self._lock:
+            self.close()
+            self._remove_files()
+
+    # refreshing ---------------------------------------------------------------------------------------------
+    def refresh(self, paths: Iterable[str] | None = None) -> RefreshStats:
+        """Bring the index up to date with the files: all of them (by mtime and size), or only `paths`."""
+        with self._lock:
+            try:
+                return self._refresh(paths)
+            except sqlite3.DatabaseError as exc:
+                # A corrupt or foreign file where the index should be: it is only a cache, so start again.
+                self.reset()
+                try:
+                    return self._refresh(paths=None)
+                except sqlite3.Error as again:
+                    raise IndexUnavailable(f"the search index at {self.path} is unusable: {again}") from exc
+
+    def _refresh(self, paths: Iterable[str] | None) -> RefreshStats:
+        db = self._connect()
+        stats = RefreshStats()
+        known = {p: (i, m, s) for i, p, m, s in db.execute("SELECT id, path, mtime_ns, size FROM file")}
+        if paths is None:
+            seen = walk(self.root)
+            gone = [p for p in known if p not in seen]
+        else:
+            seen, gone = {}, []
+            for rel in set(paths):
+                st = self._stat(rel)
+                if st is None:
+                    if rel in known:
+                        gone.append(rel)
+                else:
+                    seen[rel] = st
+        work = [(rel, st) for rel, st in seen.items() if known.get(rel, (0, None, None))[1:] != st]
+        stats.unchanged = len(seen) - len(work)
+        if not work and not gone:
+            self.last_refresh = stats
+            return stats
+        self._summary = None
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            drop = [known[rel][0] for rel in gone] + [known[rel][0] for rel, _ in work if rel in known]
+            self._drop(db, drop)
+            stats.removed = len(gone)
+            next_id = (db.execute("SELECT max(id) FROM file").fetchone()[0] or 0) + 1
+            files, docs = [], []
+            for rel, (mtime, size) in work:
+                text, skipped = read_text(self.root / rel, size)
+                fid = known[rel][0] if rel in known else next_id
+                if rel not in known:
+                    next_id += 1
+                    stats.added += 1
+                else:
+                    stats.changed += 1
+                files.append((fid, rel, mtime, size, skipped))
+                if text is not None:
+                    docs.append((fid, fold(text)))
+            db.executemany("INSERT INTO file(id, path, mtime_ns, size, skipped) VALUES (?,?,?,?,?)", files)
+            db.executemany("INSERT INTO doc(id, folded) VALUES (?,?)", docs)
+            db.executemany("INSERT INTO fts(rowid, folded) VALUES (?,?)", docs)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        if len(work) + len(gone) > 1000:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        stats.skipped = {k: v for k, v in self.summary()[1].items()}
+        self.last_refresh = stats
+        return stats
+
+    def _stat(self, rel: str) -> tuple[int, int] | None:
+        parts = rel.split("/")
+        if any(p.startswith(".") or p in SKIP_DIRS for p in parts) or (len(parts) == 1 and rel in SKIP_ROOT_FILES):
+            return None
+        try:
+            st = os.lstat(self.root / rel)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        return st.st_mtime_ns, st.st_size
+
+    def _drop(self, db: sqlite3.Connection, ids: list[int]) -> None:
+        """Remove files from the index. A contentless FTS5 row is deleted by giving back the text it indexed."""
+        for k in range(0, len(ids), 500):
+            chunk = ids[k : k + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = db.execute(f"SELECT id, folded FROM doc WHERE id IN ({marks})", chunk).fetchall()
+            db.executemany("INSERT INTO fts(fts, rowid, folded) VALUES ('delete', ?, ?)", rows)
+            db.execute(f"DELETE FROM doc WHERE id IN ({marks})", chunk)
+            db.execute(f"DELETE FROM file WHERE id IN ({marks})", chunk)
+
+    def summary(self) -> tuple[int, dict[str, int]]:
+        """(files indexed, {skip reason: files skipped}) as of the last refresh."""
+        with self._lock:
+            if self._summary is None:
+                rows = self._connect().execute("SELECT skipped, count(*) FROM file GROUP BY skipped").fetchall()
+                counts = {reason: n for reason, n in rows}
+                self._summary = (counts.pop(None, 0), counts)
+            return self._summary[0], dict(self._summary[1])
+
+    # querying -----------------------------------------------------------------------------------------------
+    def candidates(self, needle: str) -> Iterator[tuple[str, str]]:
+        """(path, folded text) of every file holding all trigrams of `needle` (folded, 3+ characters), by path."""
+        expr = trigram_query(needle)
+        if expr is None:
+            raise ValueError("a trigram query needs at least 3 characters")
+        with self._lock:
+            db = self._connect()
+            rows = db.execute(
+                "SELECT file.path, doc.folded FROM fts JOIN doc ON doc.id = fts.rowid JOIN file ON file.id = doc.id "
+                "WHERE fts MATCH ? ORDER BY file.path",
+                (expr,),
+            ).fetchall()
+        yield from rows
+
+    def files(self) -> dict[str, str | None]:
+        """{path: skip reason or None} of every file the index knows."""
+        with self._lock:
+            return dict(self._connect().execute("SELECT path, skipped FROM file"))
+
+    def size_bytes(self) -> int:
+        return sum(os.path.getsize(str(self.path) + s) for s in ("", "-wal") if os.path.exists(str(self.path) + s))

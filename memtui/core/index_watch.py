@@ -1,0 +1,75 @@
+"""A file watcher for a warm search index: collects the paths that changed so a query re-checks only those.
+
+Built on watchdog (inotify on Linux). Until the watcher has started, and whenever it cannot say exactly what
+changed (a folder moved, an event overflow), `take()` answers None: re-check every file.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+
+class IndexWatcher:
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        self.root = Path(root).expanduser().absolute()
+        self._lock = threading.Lock()
+        self._dirty: set[str] = set()
+        self._full = True  # the first query walks everything once
+        watcher = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event: Any) -> None:
+                watcher._note(event)
+
+        self._observer = Observer()
+        try:
+            self._observer.schedule(Handler(), str(self.root), recursive=True)
+            self._observer.start()
+        except OSError:
+            self._observer = None
+
+    def _rel(self, path: str | bytes) -> str | None:
+        p = os.fsdecode(path)
+        try:
+            rel = Path(p).relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+        if rel == "." or any(part.startswith(".") for part in rel.split("/")):
+            return None
+        return rel
+
+    def _note(self, event: Any) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        paths = [self._rel(event.src_path)]
+        if getattr(event, "dest_path", None):
+            paths.append(self._rel(event.dest_path))
+        paths = [p for p in paths if p]
+        if not paths:
+            return
+        with self._lock:
+            if event.is_directory and event.event_type in ("moved", "deleted", "created"):
+                self._full = True
+            self._dirty.update(paths)
+
+    def take(self) -> set[str] | None:
+        """The paths changed since the last call, or None when every file must be re-checked."""
+        with self._lock:
+            if self._observer is None or self._full:
+                self._full = False
+                self._dirty.clear()
+                return None
+            dirty, self._dirty = self._dirty, set()
+            return dirty
+
+    def stop(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=2)
+            self._observer = None

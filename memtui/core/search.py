@@ -1,0 +1,519 @@
+"""Search: a bounded bundle of evidence lines, each with its path, line, provenance, date, source and freshness.
+
+Literal and case-insensitive by default; a regex only when asked, and then bounded in time. Results come in
+*sources* (groups): in MEMORY.md and topic files a source is one fact's lineage, the current entry followed by its
+own struck history (the struck entries directly above it in the file, newest first); anywhere else a source is
+one line. Ranking: current entries of MEMORY.md (in file order), then current entries of topic files (newest
+entry date first), then daily logs (newest day first, latest line first), then everything else (prose lines, struck
+history with no current successor, scratch, archive) by path. The bundle keeps at most `limit` sources and counts
+the rest.
+
+Literal queries of 3+ characters go through the trigram index (`memtui.core.index`) when it can be opened; shorter
+queries, regexes and unindexable roots scan the files. Both paths match lines with the same code, so they agree.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import heapq
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from memtui.core import clock
+from memtui.core.entries import Entry, parse_entry
+from memtui.core.index import Index, IndexUnavailable, fold, read_text, walk
+
+DEFAULT_LIMIT = 5
+REGEX_TIMEOUT = 1.0
+FRESH_DAYS = 90
+MEMORY_FILE = "MEMORY.md"
+
+TIER_MEMORY, TIER_TOPIC, TIER_LOG, TIER_OTHER = 0, 1, 2, 3
+_LOG_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.M)
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)[ \t#]*$")
+
+
+class SearchError(ValueError):
+    """A query that cannot run (bad regex, timed out, a line break in a literal)."""
+
+
+@dataclass
+class SearchResult:
+    """One line of evidence. `matched` is False for a current entry shown because its struck history matched."""
+
+    path: str
+    line: int
+    text: str
+    provenance: str | None
+    date: str | None
+    source: str | None
+    current: bool
+    freshness: str
+    age_days: int | None = None
+    struck: str | None = None
+    struck_date: str | None = None
+    time: str | None = None
+    section: str | None = None
+    kind: str = "topic"
+    matched: bool = True
+    group: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class SearchBundle:
+    query: str
+    regex: bool
+    limit: int
+    results: list[SearchResult] = field(default_factory=list)
+    left_out: int = 0
+    sources: int = 0
+    matched_lines: int = 0
+    path_glob: str | None = None
+    method: str = "scan"
+    searched_files: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "regex": self.regex,
+            "limit": self.limit,
+            "path_glob": self.path_glob,
+            "results": [r.to_dict() for r in self.results],
+            "sources": self.sources,
+            "shown_sources": min(self.sources, self.limit),
+            "left_out": self.left_out,
+            "matched_lines": self.matched_lines,
+            "method": self.method,
+            "searched_files": self.searched_files,
+            "skipped": self.skipped,
+            "error": self.error,
+        }
+
+    def render(self) -> str:
+        """Plain text for an agent or a person: each line with where it is, whether it is current, and its source."""
+        if self.error:
+            return f"search failed: {self.error}"
+        what = f"regex /{self.query}/" if self.regex else f'"{self.query}"'
+        where = f" in {self.path_glob}" if self.path_glob else ""
+        if not self.results:
+            return f"no matches for {what}{where} ({self.searched_files} files searched)"
+        shown = min(self.sources, self.limit)
+        out = [f"{self.matched_lines} matching line(s) for {what}{where}; showing {shown} of {self.sources} source(s)"]
+        group = None
+        for r in self.results:
+            if r.group != group:
+                group = r.group
+                out.append("")
+                out.append(f"[{r.group}] {r.path}" + (f" § {r.section}" if r.section else ""))
+            status = "current" if r.current else f"{r.struck or 'struck'}" + (f" {r.struck_date}" if r.struck_date else "")
+            if not r.matched:
+                status += ", shown for its history"
+            facts = [status, r.provenance or "untagged", f"{r.date or 'no date'} ({r.freshness})"]
+            if r.source:
+                facts.append(f"source: {r.source}")
+            out.append(f"  {r.path}:{r.line}  " + " · ".join(facts))
+            out.append(f"    {r.text.strip()}")
+        if self.left_out:
+            out.append("")
+            out.append(f"{self.left_out} more source(s) left out: narrow the query, add --path GLOB, or raise --limit.")
+        if self.skipped:
+            skipped = ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
+            out.append(f"(files not searched: {skipped})")
+        return "\n".join(out)
+
+
+# classification ---------------------------------------------------------------------------------------------------
+def file_kind(rel: str) -> str:
+    if rel == MEMORY_FILE:
+        return "memory"
+    if rel.startswith("archive/"):
+        return "archive"
+    if rel.startswith("scratch/"):
+        return "scratch"
+    if _LOG_NAME.match(rel.rsplit("/", 1)[-1]):
+        return "log"
+    return "topic" if rel.endswith(".md") else "other"
+
+
+def log_day(rel: str) -> str | None:
+    m = _LOG_NAME.match(rel.rsplit("/", 1)[-1])
+    return m.group(1) if m and _ordinal(m.group(1)) is not None else None
+
+
+def _ordinal(day: str | None) -> int | None:
+    if not day:
+        return None
+    try:
+        return date.fromisoformat(day).toordinal()
+    except ValueError:
+        return None
+
+
+def freshness(day: str | None, today: date | None = None) -> tuple[str, int | None]:
+    """("today" | "fresh" | "stale" | "unknown", age in days). Stale is older than FRESH_DAYS; no date is unknown."""
+    n = _ordinal(day)
+    if n is None:
+        return "unknown", None
+    age = (today or clock.now().date()).toordinal() - n
+    if age <= 0:
+        return "today", age
+    return ("fresh" if age <= FRESH_DAYS else "stale"), age
+
+
+class _Lines:
+    """Line access into one file's (folded) text by 0-based index, splitting on '\\n' only, lazily."""
+
+    __slots__ = ("text", "_lines", "_fenced")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._lines: list[str] | None = None
+        self._fenced: set[int] | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = self.text.split("\n")
+        return self._lines
+
+    def fenced(self, i: int) -> bool:
+        """Is line i inside a fenced code block (where a bullet is not an entry)?"""
+        if self._fenced is None:
+            self._fenced = set()
+            if "```" in self.text or "~~~" in self.text:
+                opener: str | None = None
+                start = 0
+                for k, line in enumerate(self.lines):
+                    m = _FENCE.match(line)
+                    if opener is None:
+                        if m:
+                            opener, start = m.group(1), k
+                    elif m and m.group(1)[0] == opener[0] and len(m.group(1)) >= len(opener):
+                        self._fenced.update(range(start, k + 1))
+                        opener = None
+                if opener is not None:
+                    self._fenced.update(range(start, len(self.lines)))
+        return i in self._fenced
+
+    def entry(self, i: int) -> Entry | None:
+        lines = self.lines
+        if i >= len(lines) or self.fenced(i):
+            return None
+        return parse_entry(lines[i])
+
+
+@dataclass
+class _Group:
+    key: tuple
+    path: str
+    kind: str
+    head: int  # the line shown first (0-based): the current entry of a lineage, or the matched line itself
+    lineage: bool
+    matched: set[int]
+
+
+def _groups_in_file(rel: str, text: str, hits: list[int]) -> list[_Group]:
+    """Fold the matched lines (0-based) of one file into sources, with their ranking keys."""
+    kind = file_kind(rel)
+    if kind == "log":
+        day = _ordinal(log_day(rel))
+        a = -day if day is not None else 1
+        return [_Group((TIER_LOG, a, rel, -i), rel, kind, i, False, {i}) for i in hits]
+    lines = _Lines(text)
+    if kind not in ("memory", "topic"):
+        return [_Group((TIER_OTHER, 0, rel, i), rel, kind, i, False, {i}) for i in hits]
+    groups: dict[int, _Group] = {}
+    out: list[_Group] = []
+    for i in hits:
+        e = lines.entry(i)
+        if e is None or (e.struck and e.struck_kind == "removed"):
+            out.append(_Group((TIER_OTHER, 0, rel, i), rel, kind, i, False, {i}))
+            continue
+        head = i
+        if e.struck:
+            head = -1
+            j = i + 1
+            while True:
+                nxt = lines.entry(j)
+                if nxt is None or (nxt.struck and nxt.struck_kind == "removed"):
+                    break
+                if nxt.current:
+                    head, e = j, nxt
+                    break
+                j += 1
+            if head < 0:
+                out.append(_Group((TIER_OTHER, 0, rel, i), rel, kind, i, False, {i}))
+                continue
+        g = groups.get(head)
+        if g is None:
+            if kind == "memory":
+                key = (TIER_MEMORY, 0, rel, head)
+            else:
+                n = _ordinal(e.date)
+                key = (TIER_TOPIC, -n if n is not None else 1, rel, head)
+            g = groups[head] = _Group(key, rel, kind, head, True, set())
+            out.append(g)
+        g.matched.add(i)
+    return out
+
+
+# matching ---------------------------------------------------------------------------------------------------------
+def literal_lines(text: str, needle: str) -> list[int]:
+    """0-based indexes of the lines of `text` containing `needle` (both already folded), each once."""
+    out: list[int] = []
+    find, count = text.find, text.count
+    pos = find(needle)
+    line, cursor = 0, 0
+    while pos >= 0:
+        line += count("\n", cursor, pos)
+        out.append(line)
+        end = find("\n", pos)
+        if end < 0:
+            break
+        cursor = end
+        pos = find(needle, end + 1)
+    return out
+
+
+def _line_numbers(text: str, starts: Iterable[int]) -> list[int]:
+    out: list[int] = []
+    line, cursor = 0, 0
+    for pos in starts:
+        if pos < cursor:
+            continue
+        line += text.count("\n", cursor, pos)
+        if not out or out[-1] != line:
+            out.append(line)
+        cursor = pos
+    return out
+
+
+def compile_regex(pattern: str) -> Any:
+    """Compile a case-insensitive, multi-line pattern with the `regex` package (which supports timeouts)."""
+    import regex
+
+    try:
+        return regex.compile(pattern, regex.IGNORECASE | regex.MULTILINE)
+    except regex.error as exc:
+        raise SearchError(f"bad regex {pattern!r}: {exc}; fix it, or search without --regex for the literal text")
+    except (OverflowError, RecursionError, ValueError) as exc:
+        raise SearchError(f"bad regex {pattern!r}: {exc}") from None
+
+
+def glob_filter(path_glob: str | None) -> Callable[[str], bool]:
+    """`--path GLOB`: fnmatch on the relative path ('*' crosses '/'); a plain folder name matches what is under it."""
+    if not path_glob:
+        return lambda rel: True
+    pat = path_glob.strip().lstrip("./") if path_glob.strip().startswith("./") else path_glob.strip()
+    if not any(c in pat for c in "*?["):
+        prefix = pat.rstrip("/") + "/"
+        return lambda rel: rel == pat or rel.startswith(prefix)
+    if pat.endswith("/"):
+        pat += "*"
+    return lambda rel: fnmatch.fnmatchcase(rel, pat)
+
+
+# the searcher -----------------------------------------------------------------------------------------------------
+class Searcher:
+    """Searches one memory root. Keep one around for warm searches (the app does): the index stays open.
+
+    `use_index=False` always scans the files (the reference the index is tested against). `watch=True` keeps a
+    file watcher so a warm search refreshes only the files reported changed instead of re-checking every file."""
+
+    def __init__(self, memory: Any, *, use_index: bool = True, watch: bool = False,
+                 regex_timeout: float = REGEX_TIMEOUT) -> None:
+        location = getattr(memory, "location", memory)
+        self.root = Path(location).expanduser().absolute()
+        self.regex_timeout = regex_timeout
+        self.index: Index | None = Index(self.root) if use_index else None
+        self.index_problem: str | None = None
+        self._watcher: Any = None
+        if watch and self.index is not None:
+            from memtui.core.index_watch import IndexWatcher
+
+            self._watcher = IndexWatcher(self.root)
+
+    def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+        if self.index is not None:
+            self.index.close()
+
+    def __enter__(self) -> "Searcher":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def refresh(self, full: bool = False) -> None:
+        """Bring the index up to date: the watcher's changed paths when it is trusted, else every file."""
+        if self.index is None:
+            return
+        try:
+            if self._watcher is not None and not full:
+                dirty = self._watcher.take()
+                if dirty is None:
+                    self.index.refresh()
+                elif dirty:
+                    self.index.refresh(dirty)
+            else:
+                self.index.refresh()
+        except IndexUnavailable as exc:
+            self.index_problem = str(exc)
+            self.index = None
+
+    def search(self, query: str, *, regex: bool = False, limit: int = DEFAULT_LIMIT,
+               path_glob: str | None = None) -> SearchBundle:
+        limit = max(1, int(limit))
+        bundle = SearchBundle(query, regex, limit, path_glob=path_glob)
+        try:
+            if not query or ("\n" in query or "\r" in query):
+                raise SearchError("give a query of one line, e.g. memtui search \"public api\"")
+            if regex:
+                hits = self._regex_hits(query, path_glob, bundle)
+            else:
+                hits = self._literal_hits(query, path_glob, bundle)
+        except SearchError as exc:
+            bundle.error = str(exc)
+            return bundle
+        self._bundle(bundle, hits)
+        return bundle
+
+    # matching paths ---------------------------------------------------------------------------------------------
+    def _literal_hits(self, query: str, path_glob: str | None, bundle: SearchBundle) -> list[tuple[str, str, list[int], str | None]]:
+        needle = fold(query)
+        wanted = glob_filter(path_glob)
+        if self.index is not None and len(needle) >= 3:
+            self.refresh()
+        if self.index is not None and len(needle) >= 3:
+            try:
+                out = []
+                for rel, folded in self.index.candidates(needle):
+                    if wanted(rel):
+                        lines = literal_lines(folded, needle)
+                        if lines:
+                            out.append((rel, folded, lines, None))
+                bundle.method = "index"
+                bundle.searched_files, bundle.skipped = self.index.summary()
+                return out
+            except IndexUnavailable as exc:
+                self.index_problem = str(exc)
+                self.index = None
+        out = []
+        for rel, text in self._scan(wanted, bundle):
+            folded = fold(text)
+            lines = literal_lines(folded, needle)
+            if lines:
+                out.append((rel, folded, lines, text))
+        return out
+
+    def _regex_hits(self, pattern: str, path_glob: str | None, bundle: SearchBundle) -> list[tuple[str, str, list[int], str | None]]:
+        rx = compile_regex(pattern)
+        budget = self.regex_timeout
+        out = []
+        for rel, text in self._scan(glob_filter(path_glob), bundle):
+            started = time.perf_counter()
+            try:
+                starts = [m.start() for m in rx.finditer(text, timeout=max(budget, 0.001))]
+            except TimeoutError:
+                raise SearchError(
+                    f"the regex {pattern!r} ran for over {self.regex_timeout:g} s (it may backtrack without end, as "
+                    "nested repeats like (a+)+ do); simplify it, or search without --regex for literal text"
+                ) from None
+            budget -= time.perf_counter() - started
+            if budget <= 0:
+                raise SearchError(
+                    f"the regex {pattern!r} took over {self.regex_timeout:g} s in total; make it more specific or "
+                    "narrow the search with --path"
+                )
+            if starts:
+                out.append((rel, fold(text), _line_numbers(text, starts), text))
+        return out
+
+    def _scan(self, wanted: Callable[[str], bool], bundle: SearchBundle) -> Iterable[tuple[str, str]]:
+        bundle.method = "scan"
+        skipped: dict[str, int] = {}
+        searched = 0
+        for rel, (_, size) in sorted(walk(self.root).items()):
+            text, why = read_text(self.root / rel, size)
+            if why:
+                skipped[why] = skipped.get(why, 0) + 1
+                continue
+            searched += 1
+            if wanted(rel):
+                yield rel, text
+        bundle.skipped = skipped
+        bundle.searched_files = searched
+
+    # ranking and the bundle -------------------------------------------------------------------------------------
+    def _bundle(self, bundle: SearchBundle, hits: list[tuple[str, str, list[int], str | None]]) -> None:
+        groups: list[_Group] = []
+        originals: dict[str, str | None] = {}
+        for rel, folded, lines, original in hits:
+            bundle.matched_lines += len(lines)
+            groups.extend(_groups_in_file(rel, folded, lines))
+            originals[rel] = original
+        bundle.sources = len(groups)
+        top = heapq.nsmallest(bundle.limit, groups, key=lambda g: g.key)
+        bundle.left_out = len(groups) - len(top)
+        today = clock.now().date()
+        cache: dict[str, list[str]] = {}
+        for n, g in enumerate(top, 1):
+            lines = cache.get(g.path)
+            if lines is None:
+                text = originals.get(g.path)
+                if text is None:
+                    text, _ = read_text(self.root / g.path)
+                lines = cache[g.path] = (text or "").split("\n")
+            order = [g.head] + sorted((i for i in g.matched if i != g.head), reverse=True) if g.lineage else [g.head]
+            for i in order:
+                bundle.results.append(_result(g, i, lines, today, n))
+
+
+def _result(g: _Group, i: int, lines: list[str], today: date, group: int) -> SearchResult:
+    raw = lines[i].rstrip("\r") if i < len(lines) else ""
+    e = parse_entry(raw)
+    day = e.date if e and e.date else None
+    if day is None and g.kind == "log":
+        day = log_day(g.path)
+    label, age = freshness(day, today)
+    return SearchResult(
+        path=g.path, line=i + 1, text=raw, provenance=e.tag if e else None, date=day,
+        source=e.source if e else None, current=not (e and e.struck), freshness=label, age_days=age,
+        struck=(e.struck_kind or "struck") if e and e.struck else None, struck_date=e.struck_date if e else None,
+        time=e.time if e else None, section=_section_of(lines, i), kind=g.kind, matched=i in g.matched,
+        group=group,
+    )
+
+
+def _section_of(lines: list[str], i: int) -> str | None:
+    for k in range(min(i, len(lines) - 1), -1, -1):
+        m = _HEADING.match(lines[k])
+        if m and k != i:
+            return m.group(1).strip() or None
+    return None
+
+
+def search(memory: Any, query: str, *, regex: bool = False, limit: int = DEFAULT_LIMIT,
+           path_glob: str | None = None, use_index: bool = True) -> SearchBundle:
+    """Search a memory (a `Memory` or a root path) once: refresh the index, query it, close it."""
+    with Searcher(memory, use_index=use_index) as s:
+        return s.search(query, regex=regex, limit=limit, path_glob=path_glob)
+
+
+__all__ = ["SearchBundle", "SearchError", "SearchResult", "Searcher", "search", "freshness", "file_kind"]
