@@ -429,6 +429,9 @@ def crash_run(root: Path, kills: int, *, seed: int = 0, min_life: float = 0.05, 
         rep.kills += 1
         if err and b"Traceback" in err:
             rep.problems.append(f"a writer crashed on its own: {err.decode(errors='replace')[-600:]}")
+        # Freeze the survivors while looking, so a write they finish meanwhile cannot look like a torn one.
+        for p in procs:
+            p.send_signal(signal.SIGSTOP)
         for rel in FILES:
             data = (root / rel).read_bytes()
             try:
@@ -441,6 +444,8 @@ def crash_run(root: Path, kills: int, *, seed: int = 0, min_life: float = 0.05, 
             if h != hist.get(rel) and h not in known_versions(root, rel):
                 rep.problems.append(f"{rel} holds bytes no write produced after kill {rep.kills}")
             hist[rel] = h
+        for p in procs:
+            p.send_signal(signal.SIGCONT)
         procs.append(spawn())
     for p in procs:
         p.send_signal(signal.SIGKILL)

@@ -1,0 +1,75 @@
+"""Many writers on one memory at once, and writers killed with SIGKILL: nothing lost, nothing torn, all accounted.
+
+The short runs here go with every test run; `pytest -m stress` (and `python benches/stress.py`) run the long ones.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memtui.core.doctor import diagnose
+from memtui.core.memory import Memory
+from support.stress import Plan, Run, crash_run, logged_outcomes, make_root, verify
+
+
+def _assert_clean(report) -> None:
+    assert not report.problems, "\n".join(report.problems[:20])
+
+
+def test_concurrent_cli_and_inprocess_writers_lose_nothing(tmp_path: Path) -> None:
+    root = make_root(tmp_path / "memory")
+    plan = Plan(cli_writers=2, cli_agents=1, approvers=1, log_appenders=1, inproc_threads=2, cli_writes=3,
+                inproc_writes=9, refuse_every=3)
+    report = Run(root, plan, seed=1).go()
+    _assert_clean(report)
+    counts = report.counts()
+    assert counts["cli:applied"] >= 2 and counts["cli:refused"] >= 2  # each writer's third write is refused
+    assert counts["inproc:applied"] >= 6 and counts["cli-log:applied"] == 3
+    assert counts["approver:applied"] + counts["approver:rejected"] + counts["approver:conflict"] >= 1
+    assert report.reads > 50  # a reader checked whole versions all along
+
+
+def test_verify_catches_a_lost_update_and_a_torn_file(tmp_path: Path) -> None:
+    """The checker itself can fail: remove an applied entry behind memtui's back and tear the audit log."""
+    root = make_root(tmp_path / "memory")
+    report = Run(root, Plan(cli_writers=1, cli_agents=0, approvers=0, log_appenders=0, inproc_threads=1,
+                            cli_writes=2, inproc_writes=3, refuse_every=0), seed=2).go()
+    _assert_clean(report)
+    victim = next(o for o in report.outcomes if o.status == "applied" and o.entry)
+    path = root / victim.file
+    path.write_text(path.read_text().replace(victim.entry, "gone"))
+    with open(root / "memory-log.jsonl", "ab") as f:
+        f.write(b'{"torn": ')
+    again = verify(root, report.outcomes)
+    assert any("missing" in p for p in again.lost)
+    assert again.torn and any("uncommitted" in p for p in again.git)
+
+
+def test_writers_killed_with_sigkill_leave_every_file_whole_and_doctor_makes_it_consistent(tmp_path: Path) -> None:
+    root = make_root(tmp_path / "memory")
+    crash = crash_run(root, kills=8, seed=3, min_life=0.15, max_life=0.5)
+    assert crash.kills == 8 and not crash.problems, crash.problems
+    assert crash.writes_logged > 5
+    diagnose(Memory(root), fix=True)
+    assert diagnose(Memory(root)).ok
+    _assert_clean(verify(root, logged_outcomes(root)))
+
+
+@pytest.mark.stress
+def test_long_concurrent_run(tmp_path: Path) -> None:
+    root = make_root(tmp_path / "memory")
+    plan = Plan(cli_writers=4, cli_agents=2, approvers=2, log_appenders=2, inproc_threads=4, cli_writes=10,
+                inproc_writes=40)
+    _assert_clean(Run(root, plan, seed=11).go())
+
+
+@pytest.mark.stress
+def test_long_crash_run(tmp_path: Path) -> None:
+    root = make_root(tmp_path / "memory")
+    crash = crash_run(root, kills=60, seed=12, workers=3)
+    assert not crash.problems, crash.problems
+    diagnose(Memory(root), fix=True)
+    assert diagnose(Memory(root)).ok
+    _assert_clean(verify(root, logged_outcomes(root)))
