@@ -98,7 +98,7 @@ async def test_pane_lists_changes_expands_diffs_opens_files_and_undoes(tmp_path:
         await settle(pilot)
         assert "log/2026-08-20.md" in [f.data for f in pane.tree.root.children]
 
-        # w: the last seven days
-        await pilot.press("w")
+        # s: the last seven days
+        await pilot.press("s")
         await settle(pilot)
         assert "since 2026-08-13" in str(pane.query_one("#today-summary").render())

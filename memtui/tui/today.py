@@ -2,7 +2,7 @@
 
 A plugin pane (see memtui/tui/messages.py): the app constructs `Pane(memory)` and forwards `MemoryChanged` and
 `ProposalsChanged`, on which the pane reloads. Enter on a change posts `OpenFile(rel, line)` (line 1-based);
-`u` undoes the last applied change with a new commit; `w` switches between today and the last seven days.
+`u` undoes the last applied change with a new commit; `s` switches between today and the last seven days.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class Pane(Vertical, can_focus=False):
     BINDINGS = [
         Binding("u", "undo", "Undo last change", id="today.undo", tooltip="Revert the last applied change "
                 "with a new commit (history is never rewritten)"),
-        Binding("w", "toggle_span", "Today / 7 days", id="today.span",
+        Binding("s", "toggle_span", "Today / 7 days", id="today.span",
                 tooltip="Switch between changes since midnight and over the last seven days"),
     ]
 
@@ -99,6 +99,10 @@ class Pane(Vertical, can_focus=False):
     def on_mount(self) -> None:
         self.reload()
 
+    def on_show(self) -> None:
+        """Coming back to the tab puts the keys (u, s, enter) on the tree again."""
+        self.call_after_refresh(self.tree.focus)
+
     def focus(self, scroll_visible: bool = True) -> Pane:
         self.tree.focus(scroll_visible)
         return self
@@ -128,7 +132,7 @@ class Pane(Vertical, can_focus=False):
         rep = self.report = message.report
         when = "today" if self.span == 0 else f"since {rep.since.replace('T', ' ')[:16]}"
         counts = ", ".join(f"{n} {s}" for s, n in rep.counts.items()) or "nothing yet"
-        summary.update(f"What changed {when}: {counts}   [u] undo last  [w] today/7 days  [space] diff  "
+        summary.update(f"What changed {when}: {counts}   [u] undo last  [s] today/7 days  [space] diff  "
                        "[enter] open")
         tree = self.tree
         keep = self._cursor_key()
