@@ -10,7 +10,9 @@ import base64
 import hashlib
 import json
 import os
+import random
 import re
+import time
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -24,10 +26,12 @@ from memtui.core.paths import PathRefused
 from memtui.core.proposals import (
     APPLIED, CONFLICT, EXTERNAL_PREFIX, PENDING, REJECTED, Proposal, WriteResult,
 )
-from memtui.core.store import ExternalChange, Store, StoreError, content_hash
+from memtui.core.store import ExternalChange, StaleWrite, Store, StoreError, content_hash
 from memtui.core.update import Refused
 
 MEMORY_FILE = "MEMORY.md"
+# A write that loses a race to another writer is re-planned against the new bytes this many times.
+WRITE_ATTEMPTS = 8
 SCRATCH_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 
@@ -346,6 +350,18 @@ class Memory:
     def _apply(
         self, p: Proposal, *, decided_by: str, revising: bool = False, proposed: dict[str, Any] | None = None,
     ) -> WriteResult:
+        """Apply `p`; a write that lost a race (the store's compare-and-set saw the file move on) is re-planned."""
+        for attempt in range(WRITE_ATTEMPTS):
+            try:
+                return self._apply_once(p, decided_by=decided_by, revising=revising, proposed=proposed)
+            except StaleWrite as exc:
+                lost = exc
+                time.sleep(0.002 * (attempt + 1) * random.random())  # racing writers spread out
+        return self._refuse(p, f"{p.file} kept changing under this write ({lost}); nothing was written, try again")
+
+    def _apply_once(
+        self, p: Proposal, *, decided_by: str, revising: bool = False, proposed: dict[str, Any] | None = None,
+    ) -> WriteResult:
         with self.store.lock():
             try:
                 self.recover()
@@ -383,6 +399,8 @@ class Memory:
             revised = {"revised": True, "reason": p.reason, "proposed": proposed} if proposed else {}
             try:
                 sha = self._write_through(p, decided_by, writes, revised)
+            except StaleWrite:
+                raise
             except (OSError, StoreError) as exc:
                 return self._refuse(p, f"could not write {p.file}: {exc}; nothing was changed")
             where = "committed as " + sha[:8] if sha else "not committed (no git repository)"

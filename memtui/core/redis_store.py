@@ -191,7 +191,10 @@ class RedisStore(Store):
         try:
             return redis.Redis.from_url(
                 self._redis_url, socket_connect_timeout=min(self.timeout, 2.0), socket_timeout=timeout,
-                retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3), health_check_interval=15,
+                # Reconnect (a restarted server, a dropped connection), but never re-send a command that timed
+                # out: it may have run, and a slow server only gets slower with more load.
+                retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3, supported_errors=(redis.ConnectionError,)),
+                health_check_interval=15,
                 decode_responses=False,
             )
         except (ValueError, TypeError) as exc:
@@ -237,7 +240,8 @@ class RedisStore(Store):
 
     # files ------------------------------------------------------------------------------------------------
     def _seen(self) -> dict[str, str] | None:
-        """sha1 of each file this thread read under the lock: what its writes compare-and-set against."""
+        """sha1 of each file as this thread first read it under the lock (or last wrote it): what its writes
+        compare-and-set against."""
         return getattr(self._local, "seen", None)
 
     def read(self, rel: str) -> bytes | None:
@@ -245,7 +249,8 @@ class RedisStore(Store):
             data = self.client.get(self.key(rel))
         seen = self._seen()
         if seen is not None:
-            seen[clean_rel(rel)] = sha1(data)
+            # The first read under the lock is what a plan was made from; a later re-read must not move the mark.
+            seen.setdefault(clean_rel(rel), sha1(data))
         return data
 
     def read_many(self, rels: list[str]) -> list[bytes | None]:
@@ -354,14 +359,16 @@ class RedisStore(Store):
     def commit(self, paths: list[str], message: str, author: str, committer: str | None = None,
                allow_empty: bool = False) -> str | None:
         """Record the current bytes of `paths` as one change (an entry of the stream); return the entry id."""
-        for attempt in range(5):
+        # The files are already written: a commit that races another one (only possible once a lock has lapsed)
+        # re-reads and records again rather than report the write as lost.
+        for attempt in range(50):
             try:
                 now = dict(zip(paths, self.read_many(paths)))
                 return self.record(now, message, author, committer, allow_empty=allow_empty)
             except StaleWrite:
-                if attempt == 4:
-                    raise
-        return None
+                time.sleep(0.001 * attempt * _jitter())
+        raise StoreError(f"could not record the change to {', '.join(paths)} in {self.location}: other writers kept "
+                         "recording first; the files are written and show as outside changes until approved")
 
     def record(self, files: dict[str, bytes | None], message: str, author: str, committer: str | None = None,
                *, allow_empty: bool = False, ts_ms: int | None = None) -> str | None:
