@@ -31,6 +31,7 @@ class ToolResult:
     text: str
     is_error: bool = False
     status: str | None = None  # the write's status (applied, queued, refused, conflict), when it wrote
+    file: str | None = None  # the file it wrote or proposed to write
 
 
 @dataclass

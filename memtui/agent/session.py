@@ -192,7 +192,7 @@ class ChatSession:
                 )
                 written = outcome.result
                 yield ToolResult(use["id"], use["name"], outcome.text, outcome.is_error,
-                                 written.status if written else None)
+                                 written.status if written else None, written.file if written else None)
                 if written is not None and written.status == "queued" and written.id:
                     proposals.append(written.id)
                     yield self._card(use["input"], written)

@@ -1,0 +1,342 @@
+"""The Chat tab: talk to the embedded agent; its replies stream in, its memory writes wait as cards to decide.
+
+A plugin pane (memtui/tui/messages.py): the app constructs `Pane(memory)`, opens it on `c` and forwards
+`ProposalsChanged`, on which cards decided elsewhere (the review panel, `memtui queue`) show their outcome. The
+turn runs as an async worker consuming `ChatSession.turn` events (memtui/agent/events.py); decisions run in
+thread workers and post `Decided`, which the app also hears. Escape cancels a running turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from contextlib import aclosing
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Collapsible, Input, Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from memtui.core.memory import Memory, NotFound, default_actor
+from memtui.core.proposals import APPLIED, CONFLICT, PENDING, REJECTED, Proposal
+from memtui.tui.diff import DiffView
+from memtui.tui.messages import Decided, FilesChanged, ProposalsChanged
+
+HINT = ("Chat with the agent whose memory is this folder. Its writes to MEMORY.md and topic files wait for you "
+        "as cards: a approve · e revise · r reject. enter sends · escape cancels a turn · ↑ from an empty input "
+        "focuses the last card.")
+
+
+class ProposalStatus(Message):
+    """A card's proposal as it is now, read in a worker after it left the pending list."""
+
+    def __init__(self, proposal: Proposal) -> None:
+        super().__init__()
+        self.proposal = proposal
+
+
+class ProposalCardView(Vertical, can_focus=True):
+    """One proposal of this conversation: what, where, the diff, and its status; a/e/r decide it."""
+
+    BINDINGS = [
+        Binding("a", "approve", "Approve", id="chat.card.approve", tooltip="Apply this proposal to memory"),
+        Binding("e", "revise", "Revise", id="chat.card.revise", tooltip="Edit the entry, then approve it"),
+        Binding("r", "reject", "Reject", id="chat.card.reject", tooltip="Reject it, with a reason for the agent"),
+    ]
+
+    def __init__(self, memory: Memory, card: Any) -> None:
+        super().__init__(classes="chat-card")
+        self.memory = memory
+        self.card = card
+        self.status = PENDING
+        self.outcome = ""
+
+    def compose(self) -> ComposeResult:
+        c = self.card
+        where = c.file + (f" § {c.section}" if c.section else "")
+        yield Static(f"[b]{c.id}[/b] · {c.action} {where}", classes="chat-card-title", markup=True)
+        if c.entry or c.replaces:
+            yield Static(c.entry or c.replaces, classes="chat-card-entry", markup=False)
+        yield DiffView(c.diff, classes="chat-card-diff")
+        yield Static(self._status_text(), classes="chat-card-status", markup=False)
+
+    def _status_text(self) -> str:
+        if self.status == PENDING:
+            return "pending — a approve · e revise · r reject"
+        return self.outcome
+
+    @property
+    def open(self) -> bool:
+        return self.status in (PENDING, CONFLICT)
+
+    def show_decision(self, proposal: Proposal | None, result_status: str | None = None,
+                      message: str = "") -> None:
+        """Show what became of the proposal (from the queue, or from a decision's result)."""
+        if proposal is not None:
+            self.status = proposal.status
+            by = proposal.decided_by or "a person"
+            self.outcome = {
+                APPLIED: f"approved by {by}" + (" (revised)" if proposal.reason and "revised" in proposal.reason
+                                                else ""),
+                REJECTED: f"rejected by {by}: {proposal.reason}",
+                CONFLICT: f"conflict: {proposal.reason}",
+            }.get(proposal.status, proposal.status)
+        elif result_status is not None:
+            self.outcome = f"{result_status}: {message}"
+        self.set_class(self.status != PENDING, "-decided")
+        self.set_class(self.status == REJECTED, "-rejected")
+        self.query_one(".chat-card-status", Static).update(self._status_text())
+
+    def _by(self) -> str:
+        return getattr(self.app, "by", None) or default_actor()
+
+    def _proposal(self) -> Proposal | None:
+        try:
+            return self.memory.get(self.card.id)
+        except NotFound as exc:
+            self.notify(str(exc), severity="error")
+            return None
+
+    def action_approve(self) -> None:
+        if self.open:
+            self.decide("approve")
+
+    def action_revise(self) -> None:
+        from memtui.tui.dialogs import ReviseScreen
+
+        p = self._proposal() if self.open else None
+        if p is None:
+            return
+
+        def done(result: Any) -> None:
+            if result is not None:
+                self.post_message(Decided("revise", p.id, result))
+
+        self.app.push_screen(ReviseScreen(self.memory, p, self._by()), done)
+
+    def action_reject(self) -> None:
+        from memtui.tui.dialogs import RejectScreen
+
+        p = self._proposal() if self.open else None
+        if p is None:
+            return
+
+        def done(reason: str | None) -> None:
+            if reason:
+                self.decide("reject", reason)
+
+        self.app.push_screen(RejectScreen(p), done)
+
+    @work(thread=True, group="chat-decide", exit_on_error=False)
+    def decide(self, verb: str, reason: str | None = None) -> None:
+        if verb == "reject":
+            result = self.memory.reject(self.card.id, reason=reason or "", by=self._by())
+        else:
+            result = self.memory.approve(self.card.id, by=self._by())
+        self.post_message(Decided(verb, self.card.id, result))
+
+
+class Pane(Vertical):
+    """The conversation above, the input below."""
+
+    pane_id = "chat"
+    title = "Chat"
+
+    BINDINGS = [
+        Binding("escape", "cancel_turn", "Cancel turn", id="chat.cancel",
+                tooltip="Stop the agent's current turn (what it already wrote stays proposed)"),
+    ]
+
+    DEFAULT_CSS = """
+    Pane { height: 1fr; }
+    Pane #chat-log { height: 1fr; padding: 0 1; }
+    Pane #chat-input { dock: bottom; }
+    Pane .chat-hint { color: $text-muted; margin-bottom: 1; }
+    Pane .chat-user { background: $boost; padding: 0 1; margin-top: 1; }
+    Pane .chat-reply { margin: 0; padding: 0; }
+    Pane .chat-tool { margin: 0; padding: 0; border: none; }
+    Pane .chat-tool.-error CollapsibleTitle { color: $error; }
+    Pane .chat-error { color: $error; border-left: thick $error; padding: 0 1; margin-top: 1; }
+    Pane .chat-note { color: $text-muted; }
+    Pane .chat-card { height: auto; border: round $warning; padding: 0 1; margin: 1 0; }
+    Pane .chat-card:focus { border: round $accent; background: $boost; }
+    Pane .chat-card.-decided { border: round $success; }
+    Pane .chat-card.-rejected { border: round $error; }
+    Pane .chat-card-title { text-style: bold; }
+    Pane .chat-card-diff { height: auto; max-height: 12; }
+    Pane .chat-card-status { color: $text-muted; }
+    """
+
+    def __init__(self, memory: Memory) -> None:
+        super().__init__()
+        self.memory = memory
+        self.session: Any = None  # a ChatSession, made on the first message (the SDK loads then, not before)
+        self.turn_worker: Any = None
+        self._stream: MarkdownStream | None = None
+        self._reply: Markdown | None = None
+        self._tools: dict[str, Collapsible] = {}
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="chat-log"):
+            yield Static(HINT, classes="chat-hint")
+        yield Input(placeholder="Message the agent… (enter sends)", id="chat-input")
+
+    def on_mount(self) -> None:
+        self.log_view.anchor()
+
+    def focus(self, scroll_visible: bool = True) -> Pane:
+        self.query_one("#chat-input", Input).focus(scroll_visible)
+        return self
+
+    @property
+    def log_view(self) -> VerticalScroll:
+        return self.query_one("#chat-log", VerticalScroll)
+
+    @property
+    def cards(self) -> list[ProposalCardView]:
+        return list(self.query(ProposalCardView))
+
+    @property
+    def running(self) -> bool:
+        return self.turn_worker is not None and self.turn_worker.is_running
+
+    # sending ------------------------------------------------------------------------------------------------
+    @on(Input.Submitted, "#chat-input")
+    async def send(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if not text:
+            return
+        if self.running:
+            self.notify("The agent is still answering: wait, or press escape to cancel", severity="warning")
+            return
+        event.input.value = ""
+        await self.log_view.mount(Static(text, classes="chat-user", markup=False))
+        self.turn_worker = self.run_turn(text)
+
+    def on_key(self, event: Any) -> None:
+        focused = self.app.focused
+        if event.key == "up" and isinstance(focused, Input) and not focused.value:
+            pending = [c for c in self.cards if c.open] or self.cards
+            if pending:
+                pending[-1].focus()
+                event.stop()
+
+    @work(exclusive=True, group="chat-turn", exit_on_error=False)
+    async def run_turn(self, text: str) -> None:
+        if self.session is None:
+            from memtui.agent.session import ChatSession
+
+            self.session = ChatSession(self.memory)
+        try:
+            async with aclosing(self.session.turn(text)) as events:
+                async for event in events:
+                    await self.show(event)
+        except asyncio.CancelledError:
+            await self._end_reply()
+            await self.log_view.mount(Static("Turn cancelled; send your message again to retry.",
+                                             classes="chat-note"))
+            raise
+        except Exception as exc:  # the chat must never take the app down
+            await self._end_reply()
+            await self.log_view.mount(Static(f"The chat failed: {exc}", classes="chat-error", markup=False))
+
+    def action_cancel_turn(self) -> None:
+        if self.running:
+            self.turn_worker.cancel()
+        else:
+            self.focus()
+
+    # showing events -----------------------------------------------------------------------------------------
+    async def show(self, event: Any) -> None:
+        from memtui.agent import events as ev
+
+        log = self.log_view
+        if isinstance(event, ev.TextDelta):
+            if self._stream is None:
+                self._reply = Markdown(classes="chat-reply")
+                await log.mount(self._reply)
+                self._stream = Markdown.get_stream(self._reply)
+            await self._stream.write(event.text)
+        elif isinstance(event, ev.ToolCall):
+            await self._end_reply()
+            details = Static(json.dumps(event.input, ensure_ascii=False, indent=1), markup=False)
+            tool = Collapsible(details, title=f"⚙ {event.name} {_brief(event.input)}", collapsed=True,
+                               classes="chat-tool")
+            self._tools[event.id] = tool
+            await log.mount(tool)
+        elif isinstance(event, ev.ToolResult):
+            tool = self._tools.get(event.id)
+            if tool is not None:
+                first = event.text.splitlines()[0] if event.text else ""
+                tool.title = f"{tool.title} → {first[:80]}"
+                tool.set_class(event.is_error, "-error")
+                await tool.query_one("Contents").mount(Static(event.text, markup=False, classes="chat-note"))
+            if event.status in ("applied", "queued"):
+                # Tell the app now rather than when the watcher's debounce fires: the review panel and the tree
+                # show the agent's write while the person is still reading the reply.
+                changed = frozenset([event.file] if event.status == "applied" and event.file else [])
+                self.post_message(FilesChanged(changed, queue=event.status == "queued"))
+        elif isinstance(event, ev.ProposalCard):
+            await log.mount(ProposalCardView(self.memory, event))
+        elif isinstance(event, ev.Decision):
+            await log.mount(Static(f"↳ told the agent: {event.text}", classes="chat-note", markup=False))
+        elif isinstance(event, ev.Compacted):
+            await log.mount(Static("Older turns were summarised, after the agent saved what matters.",
+                                   classes="chat-note"))
+        elif isinstance(event, ev.Error):
+            await self._end_reply()
+            await log.mount(Static(f"⚠ {event.message}", classes="chat-error", markup=False))
+        elif isinstance(event, ev.TurnEnd):
+            await self._end_reply()
+
+    async def _end_reply(self) -> None:
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            await stream.stop()
+        self._reply = None
+
+    # decisions ----------------------------------------------------------------------------------------------
+    @on(Decided)
+    def _decided(self, message: Decided) -> None:
+        """Update the card; the message goes on to the app, which notifies and syncs the review panel."""
+        for card in self.cards:
+            if card.card.id == message.pid:
+                self._refresh(card)
+                if card is self.app.focused:
+                    later = [c for c in self.cards if c.open and c is not card]
+                    (later[0] if later else self).focus()
+
+    def on_proposals_changed(self, message: ProposalsChanged) -> None:
+        pending = {p.id for p in message.proposals}
+        for card in self.cards:
+            if card.status == PENDING and card.card.id not in pending:
+                self._refresh(card)
+
+    @work(thread=True, group="chat-status", exit_on_error=False)
+    def _refresh(self, card: ProposalCardView) -> None:
+        try:
+            self.post_message(ProposalStatus(self.memory.get(card.card.id)))
+        except NotFound:
+            pass
+
+    def on_proposal_status(self, message: ProposalStatus) -> None:
+        for card in self.cards:
+            if card.card.id == message.proposal.id:
+                card.show_decision(message.proposal)
+
+    async def on_unmount(self) -> None:
+        if self.session is not None:
+            session, self.session = self.session, None
+            await asyncio.to_thread(session.close)
+            await session.aclose()
+
+
+def _brief(args: dict[str, Any]) -> str:
+    """The tool call's arguments in a few words, for the collapsed title."""
+    parts = [str(v) for k, v in args.items() if k in ("path", "section", "action", "query", "name", "text")]
+    text = " ".join(parts)
+    return text if len(text) <= 60 else text[:59] + "…"
