@@ -165,6 +165,27 @@ def commit_diff(repo: Any, sha: str, rel: str | None = None) -> str:
         return ""
 
 
+def commit_patches(repo: Any, shas: list[str], chunk: int = 200) -> dict[str, dict[str, str]]:
+    """Each commit's patch split per file, read with one `git show` per `chunk` commits (not one per change)."""
+    out: dict[str, dict[str, str]] = {}
+    for i in range(0, len(shas), chunk):
+        try:
+            text = repo.git.show("--format=%x01%H", "--no-renames", "--no-color", *shas[i:i + chunk])
+        except Exception:  # a commit that is gone: fall back to one at a time, skipping the missing
+            text = "".join("\x01" + sha + "\n" + commit_diff(repo, sha) for sha in shas[i:i + chunk])
+        for block in text.split("\x01")[1:]:
+            sha, _, patch = block.partition("\n")
+            files: dict[str, str] = {}
+            for part in re.split(r"^(?=diff --git )", patch, flags=re.MULTILINE):
+                if not part.startswith("diff --git "):
+                    continue
+                m = re.search(r"^\+\+\+ b/(.+)$", part, re.MULTILINE) or re.search(r"^--- a/(.+)$", part, re.MULTILINE)
+                if m:
+                    files[m.group(1).rstrip("\t")] = part if part.endswith("\n") else part + "\n"
+            out[sha.strip()] = files
+    return out
+
+
 def first_changed_line(diff: str) -> int | None:
     """The line (1-based, in the new file) a diff's first change lands on: where to jump to see it."""
     new = None

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from memtui.core import clock
-from memtui.core.history import audit_by_commit, commit_diff, first_changed_line, trailers
+from memtui.core.history import audit_by_commit, commit_diff, commit_patches, first_changed_line, trailers
 
 if TYPE_CHECKING:
     from memtui.core.memory import Memory
@@ -191,28 +191,34 @@ def today(memory: Memory, since: str | datetime | None = None, *, diffs: bool = 
         changes.append(_from_audit(rec))
     repo = getattr(memory.store, "repo", None)
     # Commits made without memtui (a hand-made `git commit`) are changes too; the audit log does not know them.
-    for c in memory.store.history(since=start.astimezone().timestamp()):
-        when = datetime.fromtimestamp(c.time)
-        if c.sha in seen_commits or when < start or when > now:
+    for sha, when, author, message, files in _unaudited_commits(memory, repo, start, seen_commits):
+        if when < start or when > now:
             continue
-        t = trailers(c.message)
-        for rel in c.files:
+        t = trailers(message)
+        for rel in files:
             try:
                 rel = memory.store.check_path(rel)
             except Exception:
                 continue
-            changes.append(Change(time=when.isoformat(timespec="seconds"), actor=t.get("actor") or c.author,
-                                  action="commit", file=rel, status=APPLIED, after=c.message.split("\n", 1)[0],
-                                  commit=c.sha, proposal=t.get("proposal")))
+            changes.append(Change(time=when.isoformat(timespec="seconds"), actor=t.get("actor") or author,
+                                  action="commit", file=rel, status=APPLIED, after=message.split("\n", 1)[0],
+                                  commit=sha, proposal=t.get("proposal")))
     for p in memory.proposals(external=False):
         changes.append(_from_proposal(p, PENDING if p.status == "pending" else p.status, p.created))
     stamp = now.isoformat(timespec="seconds")
     for p in memory.external_proposals():
         changes.append(_from_proposal(p, UNCOMMITTED, stamp))
     if diffs and repo is not None:
-        for ch in changes:
-            if ch.commit and not ch.diff:
-                ch.diff = commit_diff(repo, ch.commit, ch.file if ch.action != "rename" else None)
+        wanted = [ch for ch in changes if ch.commit and not ch.diff]
+        patches = commit_patches(repo, list(dict.fromkeys(ch.commit for ch in wanted if ch.commit)))
+        for ch in wanted:
+            assert ch.commit is not None
+            by_file = patches.get(ch.commit, {})
+            if ch.action == "rename":
+                ch.diff = "".join(by_file.values())
+            else:
+                # a path git quotes (non-ASCII) is not a key of the split patch: ask for that file alone
+                ch.diff = by_file.get(ch.file) or commit_diff(repo, ch.commit, ch.file)
     for ch in changes:
         ch.line = first_changed_line(ch.diff) if ch.diff else None
     groups: dict[str, FileChanges] = {}
@@ -220,3 +226,22 @@ def today(memory: Memory, since: str | datetime | None = None, *, diffs: bool = 
     for ch in sorted(changes, key=lambda c: (c.time, order[id(c)])):
         groups.setdefault(ch.file, FileChanges(ch.file)).changes.append(ch)
     return TodayReport(memory.location, start.isoformat(timespec="seconds"), stamp, list(groups.values()))
+
+
+def _unaudited_commits(
+    memory: Memory, repo: Any, start: datetime, seen: set[str],
+) -> list[tuple[str, datetime, str, str, list[str]]]:
+    """(sha, time, author, message, files) of commits since `start` that no audit line accounts for."""
+    since = start.astimezone().timestamp()
+    if repo is None:
+        return [(c.sha, datetime.fromtimestamp(c.time), c.author, c.message, list(c.files))
+                for c in memory.store.history(since=since) if c.sha not in seen]
+    if not repo.head.is_valid():
+        return []
+    out = []
+    for c in repo.iter_commits(since=f"@{int(since)}"):
+        if c.hexsha in seen:
+            continue  # listing a commit's files costs a git call: only for the few the audit log lacks
+        out.append((c.hexsha, datetime.fromtimestamp(c.authored_date), c.author.name, c.message,
+                    list(c.stats.files)))
+    return out
