@@ -255,7 +255,8 @@ async def test_the_system_prompt_puts_the_cached_rules_first(mem: Memory) -> Non
 
 
 async def test_the_system_prompt_carries_the_memory_context(projects: Memory) -> None:
-    context = pytest.importorskip("memtui.core.context", reason="memtui.core.context (issue 5) has not landed yet")
+    from memtui.core import context
+
     with FakeAnthropic("hello") as server:
         await run(session(projects, server), "hi")
     system = server.requests[0]["system"]
@@ -318,3 +319,13 @@ async def test_stated_needs_the_users_own_words_in_this_conversation(projects: M
     assert supported.entry.startswith("[stated] memtui stores its index in Postgres")
     assert unsupported.entry.startswith("[suggested] Wes keeps bees")
     assert supported.session == unsupported.session == chat.id
+
+
+async def test_the_agent_searches_before_answering_about_the_past(projects: Memory) -> None:
+    find = tool_use("memory_search", {"query": "index", "limit": 3})
+    with FakeAnthropic(reply(find), reply("Your index is in Redis.")) as server:
+        events = await run(session(projects, server), "Where did we keep the index?")
+    [result] = [e for e in events if isinstance(e, ToolResult)]
+    assert not result.is_error and "MEMORY.md:" in result.text and "Redis" in result.text
+    [sent] = server.requests[1]["messages"][-1]["content"]
+    assert sent["type"] == "tool_result" and sent["content"] == result.text

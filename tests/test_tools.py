@@ -141,3 +141,33 @@ def test_the_tools_module_imports_no_sdk_and_no_ui() -> None:
             "print([m for m in ('anthropic', 'textual', 'rich', 'mcp') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_search_returns_the_bounded_bundle_with_provenance(mem: Memory, now) -> None:
+    from memtui.core.search import search
+
+    now("2026-08-20T14:05")
+    mem.update("Projects", "add", "[stated] memtui stores its index in Redis")
+    mem.log("Booked flight BLR to SFO for the offsite")
+    out = run_tool(mem, "memory_search", {"query": "flight|redis", "regex": True, "limit": 1}, AGENT)
+    assert not out.is_error
+    assert out.text == search(mem, "flight|redis", regex=True, limit=1).render()
+    assert "showing 1 of 2" in out.text and "stated" in out.text
+    out = run_tool(mem, "memory_search", {"query": "REDIS"}, AGENT)
+    assert "MEMORY.md:" in out.text and "current" in out.text
+
+
+def test_search_errors_are_tool_errors(mem: Memory) -> None:
+    out = run_tool(mem, "memory_search", {"query": "(", "regex": True}, AGENT)
+    assert out.is_error and "bad regex" in out.text
+    out = run_tool(mem, "memory_search", {"query": "x", "limit": 500}, AGENT)
+    assert out.is_error and "limit must be between 1 and 50" in out.text
+
+
+def test_context_is_the_session_start_pack(mem: Memory) -> None:
+    from memtui.core.context import build_context
+
+    mem.update("Preferences", "add", "[stated] Prefers lowercase messages")
+    out = run_tool(mem, "memory_context", {}, AGENT)
+    assert not out.is_error and out.text == build_context(mem).text
+    assert "Prefers lowercase messages" in out.text

@@ -271,7 +271,7 @@ def _search(memory: Memory, args: dict[str, Any], caller: Caller) -> ToolOutcome
     if not args["query"].strip():
         raise BadInput("query is empty: send the words to look for")
     bundle = search(memory, args["query"], regex=bool(args.get("regex", False)), limit=limit)
-    return ToolOutcome(bundle.render())
+    return ToolOutcome(bundle.render(), bundle.error is not None)
 
 
 def _update(memory: Memory, args: dict[str, Any], caller: Caller) -> ToolOutcome:
