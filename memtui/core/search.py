@@ -384,6 +384,9 @@ class Searcher:
         try:
             if not query or ("\n" in query or "\r" in query):
                 raise SearchError("give a query of one line, e.g. memtui search \"public api\"")
+            if "\x00" in query:
+                # sqlite's FTS reads a NUL as the end of the query string ("unterminated string").
+                raise SearchError("the query contains a NUL character; send plain text")
             if regex:
                 hits = self._regex_hits(query, path_glob, bundle)
             else:
