@@ -142,9 +142,15 @@ class Index:
             return self._db
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = self._open()
-            if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-                db.close()
+            try:
+                db = self._open()
+                current = db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+            except sqlite3.DatabaseError:
+                current = False  # not a database (or a damaged one): it is only a cache, start again
+                db = None
+            if not current:
+                if db is not None:
+                    db.close()
                 self._remove_files()
                 db = self._open()
                 self._create(db)
