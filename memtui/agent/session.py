@@ -21,10 +21,10 @@ from memtui.agent.events import (
 )
 from memtui.agent.feedback import ProposedWrite, decide_feedback, feedback_text
 from memtui.agent.prompt import FLUSH_PROMPT, system_blocks
+from memtui.agent.toolset import toolset_for
 from memtui.core import clock
 from memtui.core.memory import Memory
 from memtui.core.proposals import WriteResult
-from memtui.core.tools import TOOL_SCHEMAS, run_tool
 
 DEFAULT_ACTOR = "agent:claude"
 DEFAULT_MAX_TOKENS = 4096
@@ -55,6 +55,7 @@ class ChatSession:
         self.keep_turns = keep_turns
         self.max_tool_rounds = max_tool_rounds
         self.context_budget = context_budget
+        self.toolset = toolset_for(memory)  # [agent] tools: memtui's own, or Anthropic's memory tool
         self.messages: list[dict[str, Any]] = []
         self.proposed: dict[str, ProposedWrite] = {}
         self.reported: set[str] = set()
@@ -165,8 +166,8 @@ class ChatSession:
             try:
                 message = None
                 async with self.client().messages.stream(
-                    model=self.model, max_tokens=self.max_tokens, system=self.system(), tools=TOOL_SCHEMAS,
-                    messages=self.messages,
+                    model=self.model, max_tokens=self.max_tokens, system=self.system(),
+                    tools=self.toolset.schemas, messages=self.messages,
                 ) as stream:
                     async for event in stream:
                         if event.type == "text" and not silent:
@@ -187,7 +188,7 @@ class ChatSession:
             for use in uses:
                 yield ToolCall(use["id"], use["name"], use["input"])
                 outcome = await asyncio.to_thread(
-                    run_tool, self.memory, use["name"], use["input"], self.actor,
+                    self.toolset.run, self.memory, use["name"], use["input"], self.actor,
                     user_words="\n".join(self.user_words), session=self.id,
                 )
                 written = outcome.result
