@@ -61,7 +61,11 @@ class ProposalCardView(Vertical, can_focus=True):
         yield Static(f"[b]{c.id}[/b] · {c.action} {where}", classes="chat-card-title", markup=True)
         if c.entry or c.replaces:
             yield Static(c.entry or c.replaces, classes="chat-card-entry", markup=False)
-        yield DiffView(c.diff, classes="chat-card-diff")
+        diff = DiffView(c.diff, classes="chat-card-diff")
+        # Inline, because the app's diff.tcss (which outranks a widget's DEFAULT_CSS) makes a DiffView fill its tab.
+        diff.styles.height = "auto"
+        diff.styles.max_height = 14
+        yield diff
         yield Static(self._status_text(), classes="chat-card-status", markup=False)
 
     def _status_text(self) -> str:
@@ -167,7 +171,6 @@ class Pane(Vertical):
     Pane .chat-card.-decided { border: round $success; }
     Pane .chat-card.-rejected { border: round $error; }
     Pane .chat-card-title { text-style: bold; }
-    Pane .chat-card-diff { height: auto; max-height: 12; }
     Pane .chat-card-status { color: $text-muted; }
     """
 
