@@ -1,0 +1,69 @@
+"""A Redis server restarted in the middle of a run: clear errors while it is down, nothing acknowledged lost,
+writers and live subscribers carry on once it is back."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from memtui.core.memory import Memory
+from memtui.core.redis_store import RedisStore
+from memtui.core.store import StoreUnavailable
+from memtui.core.stores import init_store
+from support.redis_server import RedisServer
+
+
+def test_restart_mid_run_loses_nothing_acknowledged(tmp_path) -> None:
+    server = RedisServer(tmp_path / "redis", persist=True).start()  # AOF, fsync always: an OK is on disk
+    try:
+        url = server.url("restart")
+        store = RedisStore(url)
+        init_store(store, author="wes")
+        mem = Memory(store)
+        assert mem.create("notes.md", "# notes\n\n## Log\n\n").status == "applied"
+        events: list[str] = []
+        sub = RedisStore(url).subscribe(lambda ev: events.append(ev["kind"]))
+        assert sub.connected.wait(5)
+
+        applied: list[str] = []
+        errors: list[str] = []
+        stop = threading.Event()
+
+        def writer() -> None:
+            i = 0
+            while not stop.is_set():
+                entry = f"[observed] restart event r{i}"
+                try:
+                    r = mem.update("Log", "add", entry, file="notes.md")
+                except StoreUnavailable as exc:
+                    errors.append(str(exc))
+                    time.sleep(0.05)
+                    continue
+                if r.status == "applied":
+                    applied.append(entry)
+                else:
+                    errors.append(r.message)
+                i += 1
+
+        t = threading.Thread(target=writer)
+        t.start()
+        time.sleep(0.4)
+        server.stop(kill=True)  # no goodbye: the AOF is all that is left
+        time.sleep(1.2)
+        down_count = len(errors)
+        server.start()
+        time.sleep(0.8)
+        stop.set()
+        t.join(30)
+        assert not t.is_alive()
+        text = mem.read_text("notes.md") or ""
+        sub.stop()
+    finally:
+        server.stop()
+    assert down_count > 0 and any("cannot be reached" in e and "redis-server is running" in e for e in errors)
+    assert len(applied) > 10
+    missing = [e for e in applied if e.split("] ")[1] not in text]
+    assert missing == []
+    after_restart = applied[-1].split("] ")[1]
+    assert after_restart in text
+    assert "disconnected" in events and "connected" in events[events.index("disconnected"):]
