@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 
 class IndexWatcher:
@@ -56,6 +56,10 @@ class IndexWatcher:
         with self._lock:
             if event.is_directory and event.event_type in ("moved", "deleted", "created"):
                 self._full = True
+            self._dirty.update(paths)
+
+    def add(self, paths: Iterable[str]) -> None:
+        with self._lock:
             self._dirty.update(paths)
 
     def take(self) -> set[str] | None:

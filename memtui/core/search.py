@@ -360,6 +360,11 @@ class Searcher:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def note_changed(self, paths: Iterable[str]) -> None:
+        """Files someone else saw change (the app's watcher): re-checked before the next query."""
+        if self._watcher is not None:
+            self._watcher.add(paths)
+
     def refresh(self, full: bool = False) -> None:
         """Bring the index up to date: the watcher's changed paths when it is trusted, else every file."""
         if self.index is None:
