@@ -55,12 +55,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     root = root_of(args)
-    if not 0 < args.port < 65536:
-        print(f"memtui serve: --port must be between 1 and 65535, not {args.port}", file=sys.stderr)
-        return EXIT_ERROR
     if not _loopback(args.host):
         print(f"memtui serve: listening on {args.host}: anyone who can reach it can read this memory and approve "
               "writes (there is no login). Use --host 127.0.0.1 unless that is what you want.", file=sys.stderr)
+    if not 0 < args.port < 65536:
+        print(f"memtui serve: --port must be between 1 and 65535, not {args.port}", file=sys.stderr)
+        return EXIT_ERROR
     command = [sys.executable, "-m", "memtui", "open", str(root)]
     if args.theme:
         command += ["--theme", args.theme]
