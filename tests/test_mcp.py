@@ -156,3 +156,37 @@ def test_the_installed_memtui_command_is_on_path() -> None:
     # The README's configurations run `memtui` by name, as Claude Code and Claude Desktop will.
     assert shutil.which("memtui"), "memtui is not on PATH: `pip install .` puts it there"
     assert os.access(shutil.which("memtui"), os.X_OK)
+
+
+async def test_done_when_an_mcp_update_shows_in_a_running_apps_review_panel_and_once_approved_in_git(
+    root: Path, now, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import git
+
+    from app_support import SIZE, settled, wait_for
+    from memtui.tui.app import MemtuiApp
+
+    now(NOW)
+    monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(root.parent / "config"))
+    app = MemtuiApp(root, user="wes")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app) and app.watcher is not None, what="the app and its watcher")
+        assert app.review.proposals == []
+        command, args = memtui_mcp(root)
+        async with mcp_client(command, args, server_env(), client="Claude Desktop") as s:
+            out = await s.call_tool("memory_update", {"section": "Decisions", "action": "add",
+                                                      "entry": "[observed] Renewals are signed in October"})
+        assert text_of(out).startswith("Queued as p-0001 for review; not in memory yet")
+        await wait_for(pilot, lambda: [p.id for p in app.review.proposals] == ["p-0001"], timeout=10,
+                       what="the MCP client's proposal in the review panel")
+        proposal = app.review.proposals[0]
+        assert proposal.actor == "mcp:claude-desktop" and "Renewals are signed in October" in proposal.entry
+        await wait_for(pilot, lambda: app.review.selected is not None and app.review.selected.id == "p-0001",
+                       what="p-0001 selected")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: app.review.proposals == [], what="p-0001 to be decided")
+    commit = git.Repo(root).head.commit
+    assert "Memtui-Proposal: p-0001" in commit.message
+    assert "Memtui-Actor: mcp:claude-desktop" in commit.message and "Memtui-Approved-By: wes" in commit.message
+    assert "Renewals are signed in October" in (root / "MEMORY.md").read_text()
+    assert "Renewals are signed in October" in commit.tree["MEMORY.md"].data_stream.read().decode()
