@@ -203,3 +203,23 @@ async def test_the_chat_tab_inside_the_app(projects: Memory, monkeypatch: pytest
             await until(pilot, lambda: card.status == "applied")
             await until(pilot, lambda: app.review.proposals == [])
     assert projects.get("p-0001").decided_by == app.by
+
+
+def test_snapshot_of_a_turn_with_a_card(mem: Memory, monkeypatch: pytest.MonkeyPatch, now, snap_compare) -> None:
+    now("2026-08-20T14:05")
+    mem.update("Projects", "add", REDIS)
+    answer = "I proposed a revise of the **Projects** entry:\n\n- old: Redis\n- new: Postgres\n\nIt waits for you."
+    with FakeAnthropic(reply("Let me update that.", tool_use("memory_update", {
+            "section": "Projects", "action": "revise", "replaces": REDIS,
+            "entry": "[stated] memtui stores its index in Postgres"}, id="toolu_snap")), reply(answer)) as server:
+        use(server, monkeypatch)
+
+        async def run_before(pilot: Any) -> None:
+            pane = pilot.app.query_one(Pane)
+            pane.query_one(Input).cursor_blink = False
+            await say(pilot, SAYS)
+            await until(pilot, lambda: pane.cards and not pane.running)
+            pane.cards[0].focus()
+            await pilot.pause()
+
+        assert snap_compare(Host(mem), terminal_size=(90, 44), run_before=run_before)
