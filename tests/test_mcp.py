@@ -5,18 +5,14 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import tempfile
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp_types import Implementation
 
 from memtui.core.memory import Memory
 from memtui.core.tools import TOOL_SCHEMAS
 from memtui.integrations.mcp_server import MCP_TOOLS, client_actor
+from support.mcp_client import mcp_client, text_of
 
 NOW = "2026-08-20T14:05"
 
@@ -26,29 +22,8 @@ def server_env(**extra: str) -> dict[str, str]:
     return {"MEMTUI_NOW": NOW, "MEMTUI_USER": "wes", **extra}
 
 
-@asynccontextmanager
-async def mcp_client(command: str, args: list[str], env: dict[str, str], client: str = "claude-code",
-                     ) -> AsyncIterator[ClientSession]:
-    with tempfile.TemporaryFile("w+") as errlog:
-        try:
-            async with stdio_client(StdioServerParameters(command=command, args=args, env=env), errlog=errlog) as (
-                read, write,
-            ):
-                async with ClientSession(read, write, client_info=Implementation(name=client, version="1.0")) as s:
-                    await s.initialize()
-                    yield s
-        except BaseException:
-            errlog.seek(0)
-            sys.stderr.write("server stderr:\n" + errlog.read())
-            raise
-
-
 def memtui_mcp(root: Path) -> tuple[str, list[str]]:
     return sys.executable, ["-m", "memtui", "mcp", "--root", str(root)]
-
-
-def text_of(result) -> str:
-    return "\n".join(block.text for block in result.content)
 
 
 def test_client_names_become_agent_actors() -> None:
@@ -190,3 +165,12 @@ async def test_done_when_an_mcp_update_shows_in_a_running_apps_review_panel_and_
     assert "Memtui-Actor: mcp:claude-desktop" in commit.message and "Memtui-Approved-By: wes" in commit.message
     assert "Renewals are signed in October" in (root / "MEMORY.md").read_text()
     assert "Renewals are signed in October" in commit.tree["MEMORY.md"].data_stream.read().decode()
+
+
+def test_the_cli_loads_without_the_mcp_sdk_textual_serve_or_anthropic() -> None:
+    import subprocess
+
+    probe = ("import sys; from memtui.cli import build_parser; build_parser(); "
+             "print(sorted({m.split('.')[0] for m in sys.modules} & {'mcp', 'textual_serve', 'anthropic'}))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -1,0 +1,138 @@
+"""The README's integration recipes, run as written: each block is read from README.md and its command executed with
+HOME pointing at a test folder, so `~/agent-memory` is a fresh memory root."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memtui.core.context import build_context
+from memtui.core.init import init_root
+from memtui.core.memory import Memory
+from support.mcp_client import mcp_client, text_of
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+NOW = "2026-08-20T14:05"
+
+
+def recipe(name: str) -> str:
+    """The fenced block that follows `<!-- recipe:NAME -->` in the README."""
+    m = re.search(rf"<!-- recipe:{re.escape(name)} -->\n```\w*\n(.*?)```", README.read_text(), re.S)
+    assert m, f"README.md has no recipe {name!r}"
+    return m.group(1)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("MEMTUI_NOW", NOW)
+    init_root(tmp_path / "agent-memory")
+    Memory(tmp_path / "agent-memory").update("Preferences", "add", "[stated] Prefers email follow-ups on Fridays")
+    return tmp_path
+
+
+def shell(command: str, home: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    # Claude Code runs hook commands in a shell; the recipes are shell lines too.
+    return subprocess.run(["bash", "-c", command], input=stdin, capture_output=True, text=True, timeout=60,
+                          env={"HOME": str(home), "PATH": __import__("os").environ["PATH"], "MEMTUI_NOW": NOW,
+                               "MEMTUI_USER": "wes"})
+
+
+async def drive(command: str, args: list[str], home: Path, client: str) -> None:
+    """What an MCP client does with the server a configuration starts: list the tools, write through review."""
+    mem = Memory(home / "agent-memory")
+    async with mcp_client(command, args, {"HOME": str(home), "MEMTUI_NOW": NOW}, client=client) as s:
+        assert len((await s.list_tools()).tools) == 6
+        found = await s.call_tool("memory_search", {"query": "fridays"})
+        assert "Prefers email follow-ups on Fridays" in text_of(found)
+        queued = await s.call_tool("memory_update", {"section": "Projects", "action": "add",
+                                                     "entry": "[observed] Lumen renewal is due in October"})
+        assert text_of(queued).startswith("Queued as p-0001 for review; not in memory yet")
+        logged = await s.call_tool("memory_log", {"text": "Talked about the Lumen renewal"})
+        assert text_of(logged).startswith("Applied: the change is in memory")
+    assert mem.get("p-0001").actor.startswith("mcp:") and mem.get("p-0001").status == "pending"
+    assert "Talked about the Lumen renewal" in mem.read_text("log/2026-08-20.md")
+
+
+async def test_claude_mcp_add_starts_a_working_server(home: Path) -> None:
+    line = recipe("claude-mcp-add").strip()
+    assert line.startswith("claude mcp add memtui -- ")
+    argv = shlex.split(line.split(" -- ", 1)[1])
+    await drive(argv[0], argv[1:], home, client="claude-code")
+
+
+@pytest.mark.parametrize("name, client", [("mcp-json", "claude-code"), ("claude-desktop", "claude-ai")])
+async def test_the_json_configurations_start_a_working_server(home: Path, name: str, client: str) -> None:
+    server = json.loads(recipe(name))["mcpServers"]["memtui"]
+    assert set(server) <= {"command", "args", "env"}
+    await drive(server["command"], server["args"], home, client=client)
+
+
+def test_the_session_start_hook_prints_the_context_as_additional_context(home: Path) -> None:
+    config = json.loads(recipe("session-start-hook"))
+    [entry] = config["hooks"]["SessionStart"]
+    assert set(entry["matcher"].split("|")) == {"startup", "resume", "clear", "compact"}
+    [hook] = entry["hooks"]
+    assert hook["type"] == "command"
+    # Claude Code sends the hook its input as JSON on stdin; the hook does not need it, and must not choke on it.
+    stdin = json.dumps({"session_id": "abc", "hook_event_name": "SessionStart", "source": "startup",
+                        "cwd": str(home), "transcript_path": str(home / "t.jsonl")})
+    done = shell(hook["command"], home, stdin)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert set(out) == {"hookSpecificOutput"}
+    assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert context == build_context(Memory(home / "agent-memory")).text
+    assert "Prefers email follow-ups on Fridays" in context
+    plain = shell(hook["command"] + " --text", home, stdin)
+    assert plain.returncode == 0 and plain.stdout == context + "\n"
+
+
+def test_the_session_start_hook_without_a_memory_root_fails_without_a_traceback(home: Path) -> None:
+    done = shell("memtui hook session-start --root ~/nowhere", home)
+    assert done.returncode == 1 and done.stdout == "" and "Traceback" not in done.stderr
+    assert "memtui init" in done.stderr
+
+
+def openclaw_workspace(home: Path) -> Path:
+    ws = home / ".openclaw" / "workspace"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# MEMORY.md\n\n## Preferences\n- Likes short answers\n")
+    (ws / "memory" / "2026-08-19.md").write_text("# 2026-08-19\n\n- Set up the workspace\n")
+    return ws
+
+
+def test_openclaw_memtui_log_writes_to_the_workspaces_daily_note(home: Path) -> None:
+    ws = openclaw_workspace(home)
+    memory_md = (ws / "MEMORY.md").read_bytes()
+    log_line, open_line = [line.split("#")[0].strip() for line in recipe("openclaw").strip().splitlines()]
+    done = shell(log_line, home)
+    assert done.returncode == 0, done.stderr
+    assert (ws / "memory" / "2026-08-20.md").read_text() == (
+        "# 2026-08-20\n\n- 14:05 [observed] Renewal call with Priya moved to Friday\n")
+    assert not (ws / "log").exists()
+    assert (ws / "MEMORY.md").read_bytes() == memory_md
+    assert (ws / "memory" / "2026-08-19.md").read_text() == "# 2026-08-19\n\n- Set up the workspace\n"
+    assert shlex.split(open_line) == ["memtui", "~/.openclaw/workspace"]
+
+
+async def test_openclaw_workspace_opens_in_the_app_untouched(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from app_support import SIZE, settled, wait_for
+    from memtui.tui.app import MemtuiApp
+
+    monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(home / "config"))
+    ws = openclaw_workspace(home)
+    before = {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()}
+    app = MemtuiApp(ws, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        names = {str(node.label) for node in app.tree.root.children}
+        assert any("memory" in n for n in names) and any("MEMORY.md" in n for n in names)
+    assert {p: p.read_bytes() for p in before} == before  # nothing memtui was not asked to change
+    assert not (ws / ".git").exists()
