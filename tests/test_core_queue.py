@@ -27,7 +27,7 @@ def head(root: Path) -> str:
 def test_agent_write_to_memory_md_is_queued_with_its_diff(mem: Memory, root: Path) -> None:
     before = (root / "MEMORY.md").read_bytes()
     sha = head(root)
-    r = mem.update("Preferences", "add", "[stated] Prefers dark mode", actor=AGENT)
+    r = mem.update("Preferences", "add", "[stated] Prefers dark mode", actor=AGENT, user_words="I prefer dark mode")
     assert r.status == "queued" and r.id == "p-0001" and r.exit_code == 4
     assert "+- [stated] Prefers dark mode" in r.diff
     assert "Queued as p-0001 for review; not in memory yet" in r.for_agent()
@@ -55,7 +55,8 @@ def test_policy_rules_from_config(mem: Memory, root: Path) -> None:
 
 
 def test_approve_applies_commits_and_survives_a_restart(root: Path) -> None:
-    r = Memory(root).update("Preferences", "add", "[stated] Prefers dark mode", actor=AGENT)
+    r = Memory(root).update("Preferences", "add", "[stated] Prefers dark mode", actor=AGENT,
+                            user_words="I prefer dark mode")
     fresh = Memory(root)  # a new process would see the same queue
     assert [p.id for p in fresh.proposals()] == [r.id]
     a = fresh.approve(r.id, by="wes")
@@ -73,7 +74,7 @@ def test_approve_applies_commits_and_survives_a_restart(root: Path) -> None:
 
 
 def test_reject_keeps_the_reason_and_content(mem: Memory, root: Path) -> None:
-    r = mem.update("Preferences", "add", "[stated] Prefers light mode", actor=AGENT)
+    r = mem.update("Preferences", "add", "[stated] Prefers light mode", actor=AGENT, user_words="I prefer light mode")
     before = (root / "MEMORY.md").read_bytes()
     assert mem.reject(r.id, reason="I never said that", by="wes").status == "rejected"
     assert (root / "MEMORY.md").read_bytes() == before
@@ -88,7 +89,7 @@ def test_reject_keeps_the_reason_and_content(mem: Memory, root: Path) -> None:
 
 def test_revise_is_approve_with_an_edited_entry_validated_again(mem: Memory, root: Path) -> None:
     mem.update("User", "add", "[stated] Name is Wes")
-    r = mem.update("User", "add", "[stated] Lives in Berln", actor=AGENT)
+    r = mem.update("User", "add", "[stated] Lives in Berln", actor=AGENT, user_words="I live in Berln")
     bad = mem.approve(r.id, entry="Name is Wes")  # a duplicate: refused, stays pending
     assert bad.status == "refused" and mem.get(r.id).status == "pending"
     ok = mem.approve(r.id, entry="Lives in Berlin", section="User", by="wes")

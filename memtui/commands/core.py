@@ -26,6 +26,10 @@ def register(sub: Any) -> None:
     p.add_argument("--as", dest="tag", help="provenance: stated, observed, inferred or suggested")
     p.add_argument("--source", help="where the fact came from, e.g. meeting/kickoff")
     p.add_argument("--by", help="who writes: a person (default: you) or an agent (agent*, claude*, mcp*…)")
+    p.add_argument("--user-words", help="the user's own words that support an agent's [stated] entry")
+    p.add_argument("--origin", choices=("user", "agent", "tool", "web"),
+                   help="where the content came from; tool and web are marked untrusted")
+    p.add_argument("--session", help="the conversation id (counts toward the recurrence gate)")
     common(p)
     p.set_defaults(func=cmd_update)
 
@@ -97,6 +101,7 @@ def report(args: argparse.Namespace, result: Any) -> int:
     if result.candidates:
         lines += ["candidates:", *(f"  {c}" for c in result.candidates)]
     lines += [f"warning: {w}" for w in result.warnings]
+    lines += [f"flag: {f}" for f in getattr(result, "flags", [])]
     if result.diff and result.status in ("queued", "applied") and not args.json:
         lines.append(result.diff.rstrip("\n"))
     emit(args, result.to_dict(), "\n".join(lines))
@@ -125,7 +130,8 @@ def cmd_update(args: argparse.Namespace) -> int:
     if args.action == "revise" and not replaces:
         return report(args, _usage("revise needs --replaces: the current entry's text (or a unique part of it)"))
     res = memory(args).update(args.section, args.action, entry, replaces, file=args.file, provenance=args.tag,
-                              source=args.source, actor=args.by)
+                              source=args.source, actor=args.by, user_words=args.user_words, origin=args.origin,
+                              session=args.session)
     return report(args, res)
 
 
@@ -174,7 +180,8 @@ def cmd_queue(args: argparse.Namespace) -> int:
         props = mem.proposals(include_decided=getattr(args, "all", False))
         for problem in mem.queue_problems:
             print(f"memtui: {problem}", file=sys.stderr)
-        human = "\n".join(f"{p.id:8} {p.status:9} {p.actor:12} {p.summary()}" for p in props) or "nothing pending"
+        human = "\n".join(f"{p.id:8} {p.status:9} {p.actor:12} {p.summary()}"
+                          + "".join(f"\n{'':8} flag: {f}" for f in p.flags) for p in props) or "nothing pending"
         emit(args, {"proposals": [_public(p) for p in props], "problems": mem.queue_problems}, human)
         return EXIT_OK
     if args.queue_cmd == "show":
@@ -186,7 +193,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
             print(f"memtui: {exc}", file=sys.stderr)
             return EXIT_ERROR
         human = f"{p.id} {p.status} by {p.actor} at {p.created}\n{p.summary()}\n" + (
-            f"reason: {p.reason}\n" if p.reason else "") + p.diff
+            f"reason: {p.reason}\n" if p.reason else "") + "".join(f"flag: {f}\n" for f in p.flags) + p.diff
         emit(args, _public(p), human.rstrip("\n"))
         return EXIT_OK
     if args.queue_cmd == "approve":

@@ -9,7 +9,7 @@ from typing import Any
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 DEFAULT_AGENTS = ("agent*", "claude*", "assistant*", "mcp*", "bot*", "*-agent")
-FILE_ACTIONS = ("edit", "create", "delete", "rename", "append")
+FILE_ACTIONS = ("edit", "create", "delete", "rename", "append", "consolidate")
 ENTRY_ACTIONS = ("add", "revise", "remove")
 
 CONFIG_TEMPLATE = """\
@@ -72,7 +72,7 @@ class ReviewPolicy:
         for rule in self.rules:
             if rule.matches(actor, file, section or "", action):
                 return rule.decision
-        if action in ("delete", "rename"):
+        if action in ("delete", "rename", "consolidate"):  # a consolidation rewrites a section: a person looks
             return "wait"
         if not self.is_agent(actor):
             return "apply"

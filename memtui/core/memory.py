@@ -85,8 +85,12 @@ class Memory:
 
     def spec_for(self, doc: Document) -> FormatSpec:
         """A file's own format comment, else MEMORY.md's entry-max (caps stay per file)."""
-        if doc.spec.present or doc.path == MEMORY_FILE:
+        if doc.spec.present:
             return doc.spec
+        if doc.path == MEMORY_FILE:
+            from memtui.core.layout import detect
+
+            return detect(self).default_spec()  # Claude Code's index: 200 lines / 25 KB
         main = Document(self.read_text(MEMORY_FILE) or "")
         return FormatSpec(entry_max=main.spec.entry_max)
 
@@ -97,9 +101,14 @@ class Memory:
     def update(
         self, section: str, action: str, entry: str | None = None, replaces: str | None = None, *,
         file: str = MEMORY_FILE, provenance: str | None = None, source: str | None = None,
-        actor: str | None = None,
+        actor: str | None = None, user_words: str | None = None, origin: str | None = None,
+        session: str | None = None,
     ) -> WriteResult:
-        """memory_update: add, revise or remove one entry of a section."""
+        """memory_update: add, revise or remove one entry of a section.
+
+        An agent loop passes `user_words` (the user's own text in this conversation: an agent's [stated] entry
+        needs their support, memtui/core/guard.py), `origin` (user, agent, tool or web: tool and web content is
+        marked untrusted) and `session` (its conversation id, for the recurrence gate)."""
         if action not in ENTRY_ACTIONS:
             return self._refuse(
                 self._draft(actor, file, action, section=section, entry=entry),
@@ -108,25 +117,29 @@ class Memory:
         if action == "remove" and replaces is None:
             replaces, entry = entry, None
         p = self._draft(actor, file, action, section=section, entry=entry, replaces=replaces,
-                        provenance=provenance, source=source)
-        return self.submit(p)
+                        provenance=provenance, source=source, origin=origin, session=session)
+        return self.submit(p, user_words=user_words)
 
-    def log(self, text: str, *, tag: str | None = "observed", actor: str | None = None) -> WriteResult:
+    def log(
+        self, text: str, *, tag: str | None = "observed", actor: str | None = None, user_words: str | None = None,
+        origin: str | None = None, session: str | None = None,
+    ) -> WriteResult:
         """Append ``- HH:MM [tag] text`` to today's daily log."""
         now = clock.now()
+        rel = f"{self.log_dir()}/{now:%Y-%m-%d}.md"
         try:
             body = update.clean_entry_text(text)
         except Refused as exc:
-            return self._refuse(self._draft(actor, f"log/{now:%Y-%m-%d}.md", "append"), exc.message)
+            return self._refuse(self._draft(actor, rel, "append"), exc.message)
         line = f"- {now:%H:%M} " + (f"[{tag}] " if tag else "") + body
-        return self.submit(self._draft(actor, f"{self.log_dir()}/{now:%Y-%m-%d}.md", "append", content=line))
+        return self.submit(self._draft(actor, rel, "append", content=line, origin=origin, session=session),
+                           user_words=user_words)
 
     def log_dir(self) -> str:
-        """`log/`, or `memory/` in an OpenClaw workspace that has no `log/`."""
-        root = Path(self.location)
-        if not (root / "log").is_dir() and (root / "memory").is_dir():
-            return "memory"
-        return "log"
+        """`log/`, or `memory/` in an OpenClaw workspace that has no `log/` (memtui/core/layout.py)."""
+        from memtui.core.layout import detect
+
+        return detect(self).log_dir or "log"
 
     def scratch(self, name: str, body: str, *, ttl_minutes: float = 60, actor: str | None = None) -> WriteResult:
         expires = int((clock.now() + timedelta(minutes=ttl_minutes)).timestamp() * 1000)
@@ -180,14 +193,16 @@ class Memory:
     def rename(self, file: str, to: str, *, actor: str | None = None) -> WriteResult:
         return self.submit(self._draft(actor, file, "rename", to=to))
 
-    def submit(self, p: Proposal) -> WriteResult:
+    def submit(self, p: Proposal, *, user_words: str | None = None) -> WriteResult:
         """The one write path: validate, then apply at once or queue for a person, as the policy says."""
+        from memtui.core import guard, recurrence
+
         try:
             p.file = self.store.check_path(p.file)
             if p.to is not None:
                 p.to = self.store.check_path(p.to)
             before = self.read_text(p.file)
-            outcome = self._plan(p, before)
+            outcome = guard.check(self, p, before, user_words)  # plans `p` with the poisoning defences applied
         except (Refused, PathRefused) as exc:
             return self._refuse(p, str(exc), getattr(exc, "candidates", []))
         p.base_hash = content_hash(None if before is None else before.encode())
@@ -197,6 +212,9 @@ class Memory:
             p.entry = _unbullet(outcome.entry)
             if outcome.replaced:
                 p.replaces = _unbullet(outcome.replaced)
+        held = recurrence.hold(self, p, _tag_of(p.entry))
+        if held is not None:
+            return held
         decision = self.config.policy.decide(p.actor, p.file, p.section, p.action)
         if decision == "wait":
             try:
@@ -206,7 +224,7 @@ class Memory:
                 p.id = ""
                 return self._refuse(p, f"could not queue the proposal: {exc}; nothing was written")
             return WriteResult("queued", "A person will approve, revise or reject it.", p.id, p.file, p.section,
-                               p.entry, None, p.diff, p.warnings)
+                               p.entry, None, p.diff, p.warnings, flags=list(p.flags))
         return self._apply(p, decided_by=p.actor)
 
     # deciding ---------------------------------------------------------------------------------------------
@@ -273,6 +291,12 @@ class Memory:
                 if entry is not None and tag is None and _tag_of(entry):
                     p.provenance = None
                 p.reason = "revised by a person before approval"
+            from memtui.core import recurrence
+
+            # A person choosing the provenance on approval (tag=) is their explicit correction: no gate.
+            gate = None if tag is not None else recurrence.refusal(self, p, p.provenance or _tag_of(p.entry))
+            if gate is not None:
+                return WriteResult("refused", gate, pid, p.file, p.section, p.entry, flags=list(p.flags))
             return self._apply(p, decided_by=by, revising=revising, proposed=proposed)
 
     def reject(self, pid: str, *, reason: str, by: str | None = None) -> WriteResult:
@@ -308,6 +332,10 @@ class Memory:
     def _plan(self, p: Proposal, before: str | None) -> update.Outcome | None:
         """The file's next text for `p` against `before`; raises Refused. None means the file is deleted."""
         today = clock.today()
+        if p.action == "consolidate":
+            from memtui.core import consolidate
+
+            return consolidate.plan(self, p, before)
         if p.action in ENTRY_ACTIONS:
             if before is None:
                 raise Refused(f"{p.file} does not exist; create it first (or use a file that has sections)")
@@ -321,15 +349,15 @@ class Memory:
                                      source=p.source, today=today, spec=spec)
             return update.remove(doc, p.section or "", p.replaces or p.entry, today=today, spec=spec)
         if p.action == "append":
-            return update.Outcome(update.append_text(before or _new_log_header(p.file), p.content or ""))
+            return self._capped(p.file, update.append_text(before or _new_log_header(p.file), p.content or ""))
         if p.action == "create":
             if before is not None:
                 raise Refused(f"{p.file} already exists; edit it instead, or choose another name")
-            return update.Outcome(p.content or "")
+            return self._capped(p.file, p.content or "")
         if p.action == "edit":
             if before is None:
                 raise Refused(f"{p.file} does not exist; create it first")
-            return update.Outcome(update.edit_text(before, p.old or "", p.content or ""))
+            return self._capped(p.file, update.edit_text(before, p.old or "", p.content or ""))
         if p.action == "delete":
             if before is None:
                 raise Refused(f"{p.file} does not exist; nothing to delete")
@@ -342,10 +370,21 @@ class Memory:
             return update.Outcome(before)
         raise Refused(f"unknown action {p.action!r}: use one of {', '.join(ENTRY_ACTIONS + FILE_ACTIONS)}")
 
+    def _capped(self, rel: str, text: str) -> update.Outcome:
+        """A file-level write's outcome, warned when it leaves a file over its whole-file or section caps."""
+        doc = Document(text, rel)
+        spec = self.spec_for(doc)
+        warnings = [w for sec in doc.sections if sec.heading is not None
+                    for w in update._cap_warning(doc, sec, spec)]
+        return update.Outcome(text, warnings=warnings + update._file_warnings(text, spec))
+
     def _diff(self, p: Proposal, before: str | None, outcome: update.Outcome | None) -> str:
         if p.action == "rename":
             return f"rename {p.file} → {p.to}\n"
-        return update.unified_diff(p.file, before, outcome.text if outcome else None)
+        diff = update.unified_diff(p.file, before, outcome.text if outcome else None)
+        for rel, (was, now) in (outcome.also.items() if outcome else ()):
+            diff += update.unified_diff(rel, was, now)
+        return diff
 
     def _apply(
         self, p: Proposal, *, decided_by: str, revising: bool = False, proposed: dict[str, Any] | None = None,
@@ -391,6 +430,7 @@ class Memory:
             else:
                 assert outcome is not None
                 writes = {p.file: outcome.text.encode()}
+                writes.update({rel: after.encode() for rel, (_, after) in outcome.also.items()})
             if outcome and outcome.entry and p.action in ENTRY_ACTIONS:
                 p.entry = _unbullet(outcome.entry)
                 p.replaces = _unbullet(outcome.replaced) if outcome.replaced else p.replaces
@@ -405,7 +445,7 @@ class Memory:
                 return self._refuse(p, f"could not write {p.file}: {exc}; nothing was changed")
             where = "committed as " + sha[:8] if sha else "not committed (no git repository)"
             return WriteResult("applied", f"{where}.", p.id or None, p.file, p.section, p.entry, sha, p.diff,
-                               outcome.warnings if outcome else [])
+                               outcome.warnings if outcome else [], flags=list(p.flags))
 
     def _write_through(
         self, p: Proposal, decided_by: str, writes: dict[str, bytes | None], extra: dict[str, Any],
@@ -544,6 +584,9 @@ class Memory:
         }
         if p.to:
             record["to"] = p.to
+        for key in ("flags", "origin", "session", "evidence"):  # hygiene: what review was told, and why
+            if getattr(p, key, None):
+                record[key] = getattr(p, key)
         if p.action in ("append", "create", "edit") and status != "applied":
             record["content"] = p.content
         record.update(extra)

@@ -39,6 +39,14 @@ class Proposal:
     commit: str | None = None
     flags: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # Hygiene (memtui/core/guard.py, recurrence.py, consolidate.py): where the content came from (user, agent,
+    # tool, web), the conversation it came from, the user's words that support a [stated] entry, the signals
+    # that count toward the recurrence gate, and a consolidation's map of merged entries to their successors.
+    origin: str | None = None
+    session: str | None = None
+    evidence: str | None = None
+    signals: list[dict[str, Any]] = field(default_factory=list)
+    merged: dict[str, str] = field(default_factory=dict)
 
     @property
     def external(self) -> bool:
@@ -79,6 +87,7 @@ class WriteResult:
     diff: str = ""
     warnings: list[str] = field(default_factory=list)
     candidates: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
 
     EXIT = {"applied": 0, "rejected": 0, "queued": 4, "refused": 3, "conflict": 5}
 
@@ -104,6 +113,8 @@ class WriteResult:
             parts.append("Candidates:\n" + "\n".join(f"  {c}" for c in self.candidates))
         if self.warnings:
             parts.append("Warnings: " + "; ".join(self.warnings))
+        if self.flags:
+            parts.append("Flags for review: " + "; ".join(self.flags))
         if self.diff and self.status in ("queued", "applied"):
             parts.append(self.diff)
         return "\n".join(parts)

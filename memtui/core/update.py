@@ -33,6 +33,8 @@ class Outcome:
     entry: str | None = None  # the line written, as it stands in the file
     replaced: str | None = None  # the line that was struck
     warnings: list[str] = field(default_factory=list)
+    # Other files the same change writes, as rel -> (text before, text after): a consolidation's archive file.
+    also: dict[str, tuple[str | None, str]] = field(default_factory=dict)
 
 
 def clean_entry_text(raw: str) -> str:
@@ -69,8 +71,10 @@ def _require_section(doc: Document, section: str) -> Section:
 
 
 def _cap_warning(doc: Document, sec: Section, spec: FormatSpec) -> list[str]:
+    # A cap counts a section's entry lines, struck history included (002's "30 lines each"): struck lines are
+    # what consolidation moves to archive/, so they are what brings a section back under its cap.
     cap = spec.cap_for(sec.title)
-    n = len(sec.current)
+    n = len(sec.entries)
     if cap is not None and n > cap:
         return [f"section {sec.title} is over its cap ({n}/{cap}); consolidation is due"]
     return []
@@ -189,7 +193,9 @@ def revise(doc: Document, section: str, entry: str, replaces: str, *, provenance
     doc.replace_line(i, strike(old, "superseded", today))
     doc.insert_line(i + 1, line)
     text = doc.render()
-    return Outcome(text, i + 1, line, old.raw.strip(), _file_warnings(text, spec))
+    after = Document(text, doc.path)
+    warnings = _cap_warning(after, after.section(sec.title) or sec, spec) + _file_warnings(text, spec)
+    return Outcome(text, i + 1, line, old.raw.strip(), warnings)
 
 
 def remove(doc: Document, section: str, replaces: str, *, today: str, spec: FormatSpec) -> Outcome:

@@ -1,0 +1,74 @@
+"""Hygiene subcommands: consolidate (one reviewed rewrite of an over-cap section), lint and candidates."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from memtui.cli import EXIT_ERROR, EXIT_OK, common, emit, root_of
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("consolidate", help="propose one rewrite of a section that is over its cap (reviewed)")
+    p.add_argument("section", nargs="?", help="a section of the file (default: every section that is due)")
+    p.add_argument("--file", default="MEMORY.md", help="memory file (default MEMORY.md)")
+    model = p.add_mutually_exclusive_group()
+    model.add_argument("--model", dest="use_model", action="store_true", default=None,
+                       help="draft with the model (default when ANTHROPIC_API_KEY is set)")
+    model.add_argument("--no-model", dest="use_model", action="store_false", help="the deterministic pass only")
+    p.add_argument("--by", help="who proposes it (default: you)")
+    common(p)
+    p.set_defaults(func=cmd_consolidate)
+
+    p = sub.add_parser("lint", help="check tags, duplicates, versions, caps, links and kept history")
+    common(p)
+    p.set_defaults(func=cmd_lint)
+
+    p = sub.add_parser("candidates", help="[inferred] lessons held by the recurrence gate, with their signals")
+    common(p)
+    p.set_defaults(func=cmd_candidates)
+
+
+def _memory(args: argparse.Namespace):
+    from memtui.core.memory import Memory
+
+    return Memory(root_of(args))
+
+
+def cmd_consolidate(args: argparse.Namespace) -> int:
+    from memtui.core.consolidate import propose
+
+    results = propose(_memory(args), args.section, file=args.file, actor=args.by, use_model=args.use_model)
+    human = []
+    for r in results:
+        head = f"{r.status} {r.id}" if r.id else r.status
+        human.append(f"{head}: {r.section + ': ' if r.section else ''}{r.message}")
+        human += [f"warning: {w}" for w in r.warnings]
+        human += [f"  missing: {c}" for c in r.candidates]
+        if r.diff and not args.json:
+            human.append(r.diff.rstrip("\n"))
+    emit(args, {"results": [r.to_dict() for r in results]}, "\n".join(human))
+    return max((r.exit_code for r in results), default=EXIT_OK)
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    from memtui.core.lint import failed, lint
+
+    findings = lint(_memory(args))
+    bad = failed(findings)
+    human = "\n".join(f.render() for f in findings) or "clean: no findings"
+    emit(args, {"ok": not bad, "findings": [f.to_dict() for f in findings]}, human)
+    return EXIT_ERROR if bad else EXIT_OK
+
+
+def cmd_candidates(args: argparse.Namespace) -> int:
+    from memtui.core.recurrence import candidates
+
+    found = candidates(_memory(args))
+    human = "\n".join(f"{c.proposal.id:8} {c.tally.describe():48} {c.proposal.entry}" for c in found)
+    emit(args, {"candidates": [{"id": c.proposal.id, "entry": c.proposal.entry, "file": c.proposal.file,
+                                "section": c.proposal.section, "weight": c.tally.weight,
+                                "sessions": c.tally.sessions, "signals": c.proposal.signals, "met": c.tally.met}
+                               for c in found]},
+         human or "no candidates held by the recurrence gate")
+    return EXIT_OK

@@ -1,0 +1,193 @@
+"""Poisoning defences on the one write path: claimed provenance, untrusted origins, hidden characters, instructions.
+
+`Memory.submit` calls `check` for every proposal, so these rules hold for the CLI, the app, the embedded agent and
+MCP alike (004_b5ecc0324fa8252d.txt "Memory poisoning"; 003_501b2c7170deec4d.txt section 3):
+
+- An agent cannot file ``[stated]`` unless the user's own words in that conversation say it: the agent loop passes
+  them as `user_words`. Without support the entry is downgraded to ``[suggested]`` and flagged for review.
+- Content from tool results or the web (`origin` "tool" or "web") is untrusted: its entry's source is prefixed
+  ``untrusted:`` in the file itself, and the proposal is flagged.
+- Invisible characters (zero-width, bidi controls, soft hyphen…) are refused in an entry (update.clean_entry_text);
+  in the text of a file-level write they are stripped and the proposal is flagged.
+- An entry from an untrusted source that reads as an instruction to the agent is flagged.
+Flags travel with the proposal (`Proposal.flags`), into `WriteResult.flags`, the review panel and the audit log.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from memtui.core.dedupe import tokens
+from memtui.core.entries import TAGS, format_body, split_inline
+from memtui.core.update import INVISIBLE, Outcome, Refused
+
+if TYPE_CHECKING:
+    from memtui.core.memory import Memory
+    from memtui.core.proposals import Proposal
+
+ORIGINS = ("user", "agent", "tool", "web")
+UNTRUSTED_ORIGINS = ("tool", "web")
+UNTRUSTED_PREFIX = "untrusted:"
+SUPPORT_MIN = 0.6  # share of an entry's words that one sentence of the user's must carry
+
+_NEGATION = frozenset("not no never don't doesn't didn't won't isn't aren't wasn't can't cannot nor".split())
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_URL_SOURCE = re.compile(r"^(?:https?://|www\.|web/|tool/)", re.I)
+INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\b.{0,40}\b(?:instructions?|rules?|prompts?|previous|above|guidelines)\b"
+    r"|\b(?:always|automatically|auto-?)\s*(?:approve|accept|allow|trust|pay|send|run|execute|grant|transfer)\b"
+    r"|\byou (?:must|should always|should never|are to|have to|need to|will now)\b"
+    r"|\b(?:new|updated) (?:instructions?|rules?|system prompt)\b|\bsystem prompt\b"
+    r"|\bdo not (?:tell|inform|ask|show|alert)\b.{0,30}\b(?:user|human|owner|anyone)\b"
+    r"|\bfrom now on\b|\bapproved all\b|\bwithout (?:asking|confirmation|review)\b"
+    r"|\b(?:run|execute)\b.{0,20}\b(?:command|script|curl|rm -rf)\b",
+    re.I,
+)
+
+
+def check(memory: Memory, p: Proposal, before: str | None, user_words: str | None) -> Outcome | None:
+    """Plan `p` (via `memory._plan`) with the defences applied; mutates `p` (tag, source, content, flags)."""
+    if p.origin is not None and p.origin not in ORIGINS:
+        raise Refused(f"unknown origin {p.origin!r}: use one of {', '.join(ORIGINS)}")
+    agent = memory.config.policy.is_agent(p.actor)
+    untrusted = is_untrusted(p)
+    if p.content and p.action in ("edit", "create", "append"):
+        _strip_invisible(p)
+    if untrusted and p.entry and p.action in ("add", "revise"):
+        _mark_untrusted_entry(p)
+    if untrusted and p.content and p.action == "append":
+        p.content = _mark_untrusted_log_line(p.content, p.origin or "tool")
+    if untrusted:
+        _flag(p, f"untrusted: content from a {p.origin or 'web'} source; check it before it becomes memory")
+    outcome = memory._plan(p, before)
+    if agent:
+        written = _written_line(p, outcome)
+        if written is not None and _tag(written) == "stated":
+            support = supporting_words(_text_of(written), user_words)
+            if support is None:
+                _downgrade(p)
+                why = "no user words were passed" if not (user_words or "").strip() else \
+                    "the user's words in this conversation do not say this"
+                _flag(p, f"downgraded [stated] → [suggested]: {why}; a person can restore [stated] on approval")
+                outcome = memory._plan(p, before)
+            else:
+                p.evidence = support
+    written = _written_line(p, outcome)
+    if written is not None and (untrusted or _untrusted_source(written)) and reads_as_instruction(written):
+        _flag(p, "reads as an instruction to the agent, from an untrusted source: store it as data or reject it")
+    return outcome
+
+
+def is_untrusted(p: Proposal) -> bool:
+    if p.origin in UNTRUSTED_ORIGINS:
+        return True
+    return bool(p.source and (p.source.startswith(UNTRUSTED_PREFIX) or _URL_SOURCE.match(p.source)))
+
+
+def reads_as_instruction(text: str) -> bool:
+    return bool(INSTRUCTION.search(text))
+
+
+def supporting_words(entry_text: str, user_words: str | None) -> str | None:
+    """The sentence of the user's that says `entry_text`, or None.
+
+    A sentence supports an entry when it carries at least 60% of the entry's words (case, plurals, tags and
+    stop words ignored), every number in it, and no negation the entry lacks."""
+    if not user_words or not user_words.strip():
+        return None
+    want = set(tokens(entry_text))
+    if not want:
+        return None
+    numbers = {w for w in want if any(c.isdigit() for c in w)}
+    entry_negated = bool(_NEGATION & set(entry_text.casefold().split()))
+    best: tuple[float, str] | None = None
+    for sentence in _SENTENCE.split(user_words):
+        sentence = sentence.strip()
+        if not sentence:
+            continue
+        have = set(tokens(sentence))
+        if not numbers <= have:
+            continue
+        if bool(_NEGATION & set(sentence.casefold().replace("’", "'").split())) and not entry_negated:
+            continue
+        share = len(want & have) / len(want)
+        if share >= SUPPORT_MIN and (best is None or share > best[0]):
+            best = (share, sentence)
+    return best[1][:300] if best else None
+
+
+def invisible_names(text: str) -> str:
+    return ", ".join(sorted({f"U+{ord(c):04X}" for c in INVISIBLE.findall(text)}))
+
+
+# internals --------------------------------------------------------------------------------------------------
+def _flag(p: Proposal, message: str) -> None:
+    if message not in p.flags:
+        p.flags.append(message)
+
+
+def _strip_invisible(p: Proposal) -> None:
+    hidden = INVISIBLE.findall(p.content or "")
+    if hidden:
+        names = invisible_names(p.content or "")
+        p.content = INVISIBLE.sub("", p.content or "")
+        _flag(p, f"stripped {len(hidden)} invisible character(s) ({names}) from the text")
+
+
+def _mark_untrusted_entry(p: Proposal) -> None:
+    tag, text, date, source = split_inline(p.entry or "")
+    source = source or p.source or p.origin or "web"
+    if not source.startswith(UNTRUSTED_PREFIX):
+        source = UNTRUSTED_PREFIX + source
+    p.source = None
+    if date is None:
+        from memtui.core import clock
+
+        date = clock.today()
+    p.entry = format_body(tag, text, date, source)
+
+
+def _mark_untrusted_log_line(line: str, origin: str) -> str:
+    if UNTRUSTED_PREFIX in line:
+        return line
+    return line.rstrip("\n") + f" ({UNTRUSTED_PREFIX}{origin})"
+
+
+def _written_line(p: Proposal, outcome: Outcome | None) -> str | None:
+    if outcome is None:
+        return None
+    if p.action in ("add", "revise"):
+        return outcome.entry
+    if p.action == "append":
+        return p.content
+    return None
+
+
+def _tag(line: str) -> str | None:
+    m = re.search(r"\[(" + "|".join(TAGS) + r")\]", line)
+    return m.group(1) if m else None
+
+
+def _text_of(line: str) -> str:
+    line = re.sub(r"^\s*[-*+]\s+", "", line)
+    line = re.sub(r"^[0-2]\d:[0-5]\d\s+", "", line)
+    _, text, _, _ = split_inline(line)
+    return text
+
+
+def _untrusted_source(line: str) -> bool:
+    return UNTRUSTED_PREFIX in line
+
+
+def _downgrade(p: Proposal) -> None:
+    """[stated] → [suggested] wherever the tag came from: the entry, the provenance, or the replaced line."""
+    if p.action == "append":
+        p.content = (p.content or "").replace("[stated]", "[suggested]", 1)
+        return
+    tag, text, date, source = split_inline(p.entry or "")
+    if tag is not None:
+        p.entry = format_body("suggested", text, date, source)
+        p.provenance = None
+    else:
+        p.provenance = "suggested"

@@ -1,0 +1,120 @@
+"""Memory layouts: which files of a memory root are core, daily logs, scratch, archive or topic files.
+
+memtui's own layout (``MEMORY.md``, ``log/``, ``scratch/``, ``archive/``, topic files) is one of three it opens.
+An OpenClaw workspace keeps ``MEMORY.md`` plus daily notes in ``memory/YYYY-MM-DD.md``; a Claude Code memory
+folder (``~/.claude/projects/<project>/memory/``) keeps a ``MEMORY.md`` index, one line per memory, plus one topic
+file per memory with YAML front matter. Detection only looks; it never writes, so a folder memtui did not create
+is never rewritten to fit.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memtui.core.document import FormatSpec
+
+if TYPE_CHECKING:
+    from memtui.core.memory import Memory
+
+MEMTUI, OPENCLAW, CLAUDE_CODE = "memtui", "openclaw", "claude-code"
+KINDS = (MEMTUI, OPENCLAW, CLAUDE_CODE)
+LAYERS = ("core", "log", "scratch", "archive", "topic")
+
+DAILY = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
+# OpenClaw's bootstrap files load with MEMORY.md at the start of every session, so they are core too.
+OPENCLAW_CORE = ("MEMORY.md", "memory.md", "USER.md", "SOUL.md", "IDENTITY.md", "AGENTS.md", "TOOLS.md")
+# Claude Code loads only the first 200 lines or 25 KB of its MEMORY.md index at session start.
+CLAUDE_CODE_SPEC = FormatSpec(file_lines=200, file_bytes=25_000)
+_FRONT_MATTER = re.compile(r"\A---\r?\n(?:.*\r?\n)*?(?:name|description|type):", re.M)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where each layer lives. `log_dir` None means the layout has no daily logs of its own."""
+
+    kind: str = MEMTUI
+    core: tuple[str, ...] = ("MEMORY.md",)
+    log_dir: str | None = "log"
+    scratch_dir: str = "scratch"
+    archive_dir: str = "archive"
+
+    def layer(self, rel: str) -> str:
+        """core, log, scratch, archive or topic."""
+        if rel in self.core:
+            return "core"
+        top, _, rest = rel.partition("/")
+        if self.log_dir and top == self.log_dir and rest:
+            return "log"
+        if top == "log" and rest:
+            return "log"
+        if top == self.scratch_dir and rest:
+            return "scratch"
+        if top == self.archive_dir and rest:
+            return "archive"
+        return "topic"
+
+    def default_spec(self) -> FormatSpec:
+        """Caps for a core file that has no memtui format comment of its own."""
+        return CLAUDE_CODE_SPEC if self.kind == CLAUDE_CODE else FormatSpec()
+
+    @property
+    def strict_tags(self) -> bool:
+        """memtui's own files must tag every entry; other layouts' files were not written to that rule."""
+        return self.kind == MEMTUI
+
+
+def detect(memory: Memory) -> Layout:
+    """The layout of a memory root: `[layout] kind` in .memtui/config.toml if set, else what the files show."""
+    forced = memory.config.section("layout").get("kind")
+    if forced in KINDS:
+        return _layout(forced, memory)
+    root = Path(memory.location)
+    if not root.is_dir():
+        return Layout()
+    has_log = (root / "log").is_dir()
+    daily = root / "memory"
+    if not has_log and daily.is_dir() and any(DAILY.match(p.name) for p in daily.iterdir() if p.is_file()):
+        return _layout(OPENCLAW, memory)
+    if not has_log and daily.is_dir() and (root / "MEMORY.md").is_file():
+        return _layout(OPENCLAW, memory)
+    if _looks_like_claude_code(root):
+        return _layout(CLAUDE_CODE, memory)
+    return Layout()
+
+
+def _layout(kind: str, memory: Memory) -> Layout:
+    if kind == OPENCLAW:
+        root = Path(memory.location)
+        core = tuple(n for n in OPENCLAW_CORE if (root / n).is_file()) or ("MEMORY.md",)
+        return Layout(OPENCLAW, core, "memory")
+    if kind == CLAUDE_CODE:
+        return Layout(CLAUDE_CODE, ("MEMORY.md",), None)
+    return Layout()
+
+
+def _looks_like_claude_code(root: Path) -> bool:
+    """A `.claude/projects/<p>/memory` path, or topic files beside MEMORY.md with Claude Code's front matter."""
+    parts = root.parts
+    if len(parts) >= 4 and parts[-1] == "memory" and parts[-3] == "projects" and parts[-4] == ".claude":
+        return True
+    if not (root / "MEMORY.md").is_file() or (root / ".memtui" / "queue").exists() and (root / "log").is_dir():
+        return False
+    for p in sorted(root.glob("*.md"))[:50]:
+        if p.name == "MEMORY.md":
+            continue
+        try:
+            head = p.read_text(encoding="utf-8", errors="replace")[:400]
+        except OSError:
+            continue
+        if _FRONT_MATTER.match(head):
+            return True
+    return False
+
+
+def daily_date(rel: str) -> str | None:
+    """The date of a daily-log file from its name, or None."""
+    name = rel.rsplit("/", 1)[-1]
+    return name[:-3] if DAILY.match(name) else None

@@ -1,0 +1,212 @@
+"""Lint a memory: untagged entries, duplicates, two current versions of one fact, caps, dangling links in the core
+files, and history that was deleted instead of struck (checked against git).
+
+Errors fail `memtui lint` (exit 1); warnings are shown and do not. Logs, scratch notes and archive/ are not
+linted for tags or duplicates: logs are append-only notes and the archive is history by definition.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Iterable
+
+from memtui.core.dedupe import near_duplicate, tokens
+from memtui.core.document import Document
+from memtui.core.entries import Entry, parse_entry
+from memtui.core.layout import Layout, detect
+from memtui.core.update import _file_warnings
+
+if TYPE_CHECKING:
+    from memtui.core.memory import Memory
+
+ERROR, WARNING = "error", "warning"
+HISTORY_DEPTH = 200  # commits of each file read for deleted history
+_LINK = re.compile(r"(?<!!)\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_POINTER = re.compile(r"^\s*\[[^\]]*\]\([^)]*\)\s*(?:[-—–:].*)?$")
+
+
+@dataclass(frozen=True)
+class Finding:
+    level: str
+    check: str  # untagged | duplicate | two-versions | cap | file-cap | dangling-link | deleted-history
+    file: str
+    line: int | None
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def render(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.level}: [{self.check}] {self.message}"
+
+
+def lint(memory: Memory) -> list[Finding]:
+    layout = detect(memory)
+    out: list[Finding] = []
+    files = [f for f in memory.files() if layout.layer(f) in ("core", "topic")]
+    for rel in files:
+        try:
+            doc = memory.document(rel)
+        except ValueError as exc:
+            out.append(Finding(ERROR, "unreadable", rel, None, str(exc)))
+            continue
+        out += _entries(doc, layout)
+        out += _caps(memory, doc)
+        if layout.layer(rel) == "core":
+            out += _links(memory, doc)
+        out += _deleted_history(memory, rel, doc, layout)
+    return out
+
+
+def failed(findings: Iterable[Finding]) -> bool:
+    return any(f.level == ERROR for f in findings)
+
+
+# checks -----------------------------------------------------------------------------------------------------
+def _entries(doc: Document, layout: Layout) -> list[Finding]:
+    out = []
+    for sec in doc.sections:
+        for i, e in sec.entries:
+            if e.tag is None and not _POINTER.match(e.text) and not (e.struck and not e.text):
+                out.append(Finding(ERROR if layout.strict_tags else WARNING, "untagged", doc.path, i + 1,
+                                   f"no provenance tag: {e.raw.strip()!r}; start it with [stated], [observed], "
+                                   "[inferred] or [suggested]"))
+        cur = [(i, e) for i, e in sec.current if e.text and not _POINTER.match(e.text)]  # index lines point
+        for k, (i, a) in enumerate(cur):
+            for j, b in cur[k + 1:]:
+                if near_duplicate(a.body, b.body):
+                    out.append(Finding(ERROR, "duplicate", doc.path, j + 1,
+                                       f"duplicates line {i + 1}: {b.raw.strip()!r}; remove one of them"))
+                elif _two_versions(a, b):
+                    sure = _one_word_apart(a, b)
+                    out.append(Finding(ERROR if sure else WARNING, "two-versions", doc.path, j + 1,
+                                       f"two current versions of one fact? line {i + 1} {a.raw.strip()!r} and "
+                                       f"{b.raw.strip()!r}: revise the old one so it is struck as superseded"))
+    return out
+
+
+def _caps(memory: Memory, doc: Document) -> list[Finding]:
+    spec = memory.spec_for(doc)
+    out = []
+    for sec in doc.sections:
+        cap = spec.cap_for(sec.title) if sec.heading is not None else None
+        if cap is not None and len(sec.entries) > cap:
+            out.append(Finding(ERROR, "cap", doc.path, (sec.heading or 0) + 1,
+                               f"section {sec.title} has {len(sec.entries)} entry lines, over its cap of {cap}: "
+                               f"`memtui consolidate \"{sec.title}\"`"))
+    for w in _file_warnings(doc.text, spec):
+        out.append(Finding(ERROR, "file-cap", doc.path, None, w.replace("consolidation is due",
+                                                                         "run `memtui consolidate`")))
+    return out
+
+
+def _links(memory: Memory, doc: Document) -> list[Finding]:
+    out = []
+    base = doc.path.rsplit("/", 1)[0] + "/" if "/" in doc.path else ""
+    hidden = _hidden_lines(doc)
+    for n, line in enumerate(doc.lines):
+        if n in hidden:
+            continue
+        for m in _LINK.finditer(line):
+            target = m.group(1).split("#", 1)[0]
+            if not target or re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("/"):
+                continue
+            rel = _join(base, target)
+            exists = rel is not None and (memory.store.read(rel) is not None or _is_dir(memory, rel))
+            if not exists:
+                out.append(Finding(ERROR, "dangling-link", doc.path, n + 1,
+                                   f"link to {target!r} points nowhere: fix the path or remove the line"))
+    return out
+
+
+def _deleted_history(memory: Memory, rel: str, doc: Document, layout: Layout) -> list[Finding]:
+    """Entries that git once had in this file and that are now nowhere: not current, not struck, not archived."""
+    past = _past_entries(memory, rel)
+    if not past:
+        return []
+    here = {_key(e) for _, e in doc.entries()}
+    missing = {k: v for k, v in past.items() if k not in here}
+    if missing:
+        for arch in memory.files():
+            if layout.layer(arch) == "archive":
+                for line in (memory.read_text(arch) or "").splitlines():
+                    e = parse_entry(line)
+                    if e is not None:
+                        missing.pop(_key(e), None)
+    return [Finding(ERROR, "deleted-history", rel, None,
+                    f"{line!r} (in commit {sha[:8]}) was deleted instead of struck through: put it back as "
+                    "struck history (`~~…~~ removed DATE`), or move it to archive/ with `memtui consolidate`")
+            for line, sha in missing.values()]
+
+
+# helpers ----------------------------------------------------------------------------------------------------
+def _past_entries(memory: Memory, rel: str) -> dict[tuple[str | None, str, str | None], tuple[str, str]]:
+    repo = getattr(memory.store, "repo", None)
+    if repo is None:
+        return {}
+    try:
+        if not repo.head.is_valid():
+            return {}
+        commits = list(repo.iter_commits(paths=rel, max_count=HISTORY_DEPTH))
+    except Exception:  # a broken or shallow repository: the other checks still run
+        return {}
+    seen: dict[tuple[str | None, str, str | None], tuple[str, str]] = {}
+    blobs: set[str] = set()
+    for c in commits:
+        try:
+            blob = c.tree / rel
+        except KeyError:
+            continue
+        if blob.hexsha in blobs:
+            continue
+        blobs.add(blob.hexsha)
+        text = blob.data_stream.read().decode("utf-8", errors="replace")
+        for _, e in Document(text, rel).entries():
+            if e.text:
+                seen.setdefault(_key(e), (e.raw.strip(), c.hexsha))
+    return seen
+
+
+def _key(e: Entry) -> tuple[str | None, str, str | None]:
+    return (e.tag, " ".join(e.text.split()), e.date)
+
+
+def _two_versions(a: Entry, b: Entry) -> bool:
+    ta, tb = set(tokens(a.text)), set(tokens(b.text))
+    shared = ta & tb
+    return len(shared) >= 2 and len(shared) / min(len(ta), len(tb)) >= 0.6 and bool(ta - tb) and bool(tb - ta)
+
+
+def _one_word_apart(a: Entry, b: Entry) -> bool:
+    ta, tb = set(tokens(a.text)), set(tokens(b.text))
+    return len(ta - tb) == 1 and len(tb - ta) == 1 and len(ta & tb) >= 2
+
+
+def _hidden_lines(doc: Document) -> set[int]:
+    from memtui.core.document import _structure
+
+    return _structure(doc.text)[1]
+
+
+def _join(base: str, target: str) -> str | None:
+    from urllib.parse import unquote
+
+    parts: list[str] = [p for p in base.split("/") if p]
+    for part in unquote(target).split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        else:
+            parts.append(part)
+    return "/".join(parts) or None
+
+
+def _is_dir(memory: Memory, rel: str) -> bool:
+    from pathlib import Path
+
+    return (Path(memory.location) / rel).is_dir()
