@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from memtui.core import clock
-from memtui.core.folder import AUDIT_FILE, STATE_DIR, FolderStore, atomic_write, clear_stale_git_locks, git_lock_files
+from memtui.core.folder import (
+    AUDIT_FILE, STATE_DIR, UNDO_DIR, FolderStore, atomic_write, clear_stale_git_locks, git_lock_files,
+)
 from memtui.core.memory import Memory
 from memtui.core.proposals import APPLIED, PENDING, Proposal
 from memtui.core.store import StoreError, content_hash
@@ -170,6 +172,11 @@ def _check_git(store: FolderStore, report: DoctorReport, fix: bool) -> bool:
         problem = str(exc)
     except Exception as exc:  # gitpython raises many unrelated types for a damaged repository
         problem = f"{type(exc).__name__}: {exc}"
+    if "diskspace" in problem.lower() or "no space" in problem.lower():
+        report.findings.append(Finding("disk-full", "the disk is full: git cannot write even to read the "
+                                       "repository; free some space and run `memtui doctor` again", ".git",
+                                       fixable=False))
+        return False
     f = Finding("git-corrupt", f"the git repository is damaged ({problem[:300]})", ".git")
     head = git_dir / "HEAD"
     branches = sorted(p.name for p in (git_dir / "refs" / "heads").glob("*") if p.is_file()) \
@@ -211,8 +218,9 @@ def _check_temp_files(store: FolderStore, report: DoctorReport, fix: bool) -> No
     for dirpath, dirnames, filenames in os.walk(store.root):
         dirnames[:] = [d for d in dirnames if d != ".git"]
         in_queue = Path(dirpath) == store.queue_dir
+        in_undo = Path(dirpath) == store.state / UNDO_DIR
         for name in filenames:
-            if not TEMP_NAME.match(name):
+            if not TEMP_NAME.match(name) and not in_undo:
                 continue
             path = Path(dirpath) / name
             try:

@@ -24,6 +24,8 @@ STATE_DIR = ".memtui"
 AUDIT_FILE = "memory-log.jsonl"
 # The change being applied right now (see Memory._apply): finished or undone after a crash.
 INTENT_FILE = "intent.json"
+# Hard links to the files a write replaces, kept until its commit is made (see FolderStore.undo_point).
+UNDO_DIR = "undo"
 # Paths that are memtui's own bookkeeping, never memory content and never an external change.
 PRIVATE = (STATE_DIR + "/", AUDIT_FILE, ".git/")
 SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
@@ -125,8 +127,11 @@ class FolderStore(Store):
                                 f"the memory at {self.root} is locked by another process for over {timeout:.0f}s"
                             ) from None
                         time.sleep(0.005)
-                os.ftruncate(fd, 0)
-                os.write(fd, f"{os.getpid()}\n".encode())
+                try:
+                    os.ftruncate(fd, 0)
+                    os.write(fd, f"{os.getpid()}\n".encode())
+                except OSError:
+                    pass  # the pid is only a hint for `memtui doctor`; a full disk must not stop the lock
                 self._local.depth = 1
                 try:
                     yield
@@ -348,6 +353,40 @@ class FolderStore(Store):
         if not self.queue_dir.exists():
             return []
         return sorted(p.stem for p in self.queue_dir.glob("*.json"))
+
+    def undo_point(self, rels: list[str]) -> dict[str, Any]:
+        """Hard-link each file's current inode under .memtui/undo/: undoing is then a rename, which a full disk
+        cannot refuse (a copy of the bytes is kept instead where a link cannot be made)."""
+        keep: dict[str, Any] = {}
+        folder = self.state / UNDO_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        for k, rel in enumerate(rels):
+            src = self._full(rel)
+            if not src.is_file():
+                keep[rel] = None
+                continue
+            dest = folder / f"{os.getpid()}-{threading.get_ident()}-{k}"
+            dest.unlink(missing_ok=True)
+            try:
+                os.link(src, dest)
+                keep[rel] = dest
+            except OSError:
+                keep[rel] = src.read_bytes()
+        return keep
+
+    def undo(self, point: dict[str, Any]) -> None:
+        for rel, kept in point.items():
+            if kept is None:
+                self.delete(rel)
+            elif isinstance(kept, Path):
+                os.replace(kept, self._full(rel))
+            else:
+                self.write(rel, kept)
+
+    def drop_undo_point(self, point: dict[str, Any]) -> None:
+        for kept in point.values():
+            if isinstance(kept, Path):
+                kept.unlink(missing_ok=True)
 
     def intent_save(self, data: bytes | None) -> None:
         path = self.state / INTENT_FILE

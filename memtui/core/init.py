@@ -25,6 +25,7 @@ GITIGNORE = f"""\
 {STATE_DIR}/*.tmp
 {STATE_DIR}/intent.json
 {STATE_DIR}/corrupt/
+{STATE_DIR}/undo/
 {AUDIT_FILE}
 """
 

@@ -462,6 +462,12 @@ class Memory:
             "after": {rel: None if b is None else base64.b64encode(b).decode() for rel, b in writes.items()},
         }).encode())
         try:
+            # Kept before writing, so undoing needs no new space: a full disk cannot turn "refused" into half-done.
+            point = self.store.undo_point(list(writes))
+        except BaseException:
+            self.store.intent_save(None)
+            raise
+        try:
             for rel, data in writes.items():
                 if data is None:
                     self.store.delete(rel)
@@ -470,18 +476,12 @@ class Memory:
             sha = self.store.commit(list(writes), _commit_message(p, decided_by), p.actor, decided_by)
         except BaseException:
             try:
-                for rel, data in befores.items():
-                    try:
-                        if data is None:
-                            self.store.delete(rel)
-                        else:
-                            self.store.write(rel, data)
-                    except StaleWrite:
-                        pass  # another writer's bytes are there, not ours (our write lost the race): keep them
+                self.store.undo(point)
                 self.store.intent_save(None)
             except OSError:
                 pass  # the intent stays: the next write (or `memtui doctor`) finishes or undoes it
             raise
+        self.store.drop_undo_point(point)
         self._record_applied(p, decided_by, sha, writes, extra)
         return sha
 

@@ -108,6 +108,24 @@ class Store(ABC):
         """The last recorded change (files left empty), or None where there is no history."""
         return None
 
+    def undo_point(self, rels: list[str]) -> Any:
+        """Keep what `rels` hold now, so `undo` can put it back when a write fails halfway. Default: their bytes."""
+        return {rel: self.read(rel) for rel in rels}
+
+    def undo(self, point: Any) -> None:
+        """Put back what `undo_point` kept."""
+        for rel, data in point.items():
+            try:
+                if data is None:
+                    self.delete(rel)
+                else:
+                    self.write(rel, data)
+            except StaleWrite:
+                pass  # another writer's bytes are there, not ours (our write lost the race): keep them
+
+    def drop_undo_point(self, point: Any) -> None:
+        """The write went through: forget what `undo_point` kept."""
+
     def intent_save(self, data: bytes | None) -> None:
         """Record (or, with None, clear) the change being applied, so a crash midway can be finished or undone.
         Default: no journal (a store whose writes are one atomic step needs none)."""
