@@ -176,7 +176,9 @@ def _key(e: Entry) -> tuple[str | None, str, str | None]:
 def _two_versions(a: Entry, b: Entry) -> bool:
     ta, tb = set(tokens(a.text)), set(tokens(b.text))
     shared = ta & tb
-    return len(shared) >= 2 and len(shared) / min(len(ta), len(tb)) >= 0.6 and bool(ta - tb) and bool(tb - ta)
+    # Small differences only: one value swapped for another, not two facts about the same subject.
+    return (len(shared) >= 2 and len(shared) / min(len(ta), len(tb)) >= 0.6 and bool(ta - tb) and bool(tb - ta)
+            and len(ta ^ tb) <= 2)
 
 
 def _one_word_apart(a: Entry, b: Entry) -> bool:
