@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from memtui.core.context import build_context
 from memtui.core.memory import Memory
 from memtui.core.tools import TOOL_SCHEMAS
 from memtui.integrations.mcp_server import MCP_TOOLS, client_actor
@@ -95,26 +96,16 @@ async def test_an_mcp_client_reads_searches_and_writes_through_review(root: Path
         assert not scratch.is_error and scratch.structured_content["status"] == "applied"
         assert [rel for rel, _ in mem.live_scratch()][0].endswith("-lumen-draft.md")
 
+        context = await s.call_tool("memory_context", {})
+        assert not context.is_error and text_of(context) == build_context(mem).text
+        assert "Prefers dark mode in every editor" in text_of(context)
+
         bad = await s.call_tool("memory_update", {"section": "Projects", "action": "rewrite"})
         assert bad.is_error and "action must be one of add, revise, remove" in text_of(bad)
         unknown = await s.call_tool("memory_edit", {"path": "MEMORY.md", "old": "a", "new": "b"})
         assert unknown.is_error and "Unknown tool 'memory_edit'" in text_of(unknown)
     audit = [r for r in mem.store.audit_records() if r["actor"] == "mcp:claude-code"]
     assert {r["status"] for r in audit} >= {"applied", "refused"}
-
-
-async def test_memory_context_over_mcp_is_the_embedded_agents_context(root: Path, now) -> None:
-    now(NOW)
-    from memtui.core.context import build_context
-
-    mem = Memory(root)
-    mem.update("Preferences", "add", "[stated] Answers in British English")
-    command, args = memtui_mcp(root)
-    async with mcp_client(command, args, server_env()) as s:
-        out = await s.call_tool("memory_context", {})
-    assert not out.is_error
-    assert text_of(out) == build_context(mem).text
-    assert "Answers in British English" in text_of(out)
 
 
 def test_mcp_without_a_memory_root_says_how_to_make_one(tmp_path: Path) -> None:
