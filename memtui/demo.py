@@ -118,7 +118,8 @@ def make_demo(path: str | Path | None = None) -> Path:
     store.commit(list(files), "demo: an example memory\n\nMemtui-Actor: wes\n", PERSON)
 
     memory = Memory(store)
-    memory.update("Preferences", "add", "[inferred] Likes tables for comparisons", source="chat", actor=AGENT)
+    memory.update("Preferences", "add", "[observed] Asks for tables when comparing options", source="chat",
+                  actor=AGENT)
     memory.update("Projects", "revise", "[stated] Atlas: billing rewrite, due November after the slip",
                   replaces="Atlas: the billing service rewrite", source="standup", actor=AGENT)
     memory.update("Facts", "remove", replaces="Cache the billing rates table", actor=AGENT)

@@ -48,8 +48,10 @@ class MemtuiApp(App[None]):
     """The memtui app on one memory root."""
 
     TITLE = "memtui"
-    CSS_PATH = ["app.tcss", "header.tcss", "tree.tcss", "viewer.tcss", "diff.tcss", "review.tcss", "feed.tcss",
-                "dialogs.tcss", "help.tcss"]
+    # Absolute, so a subclass defined elsewhere (a test, the screenshot script) finds the same stylesheets.
+    CSS_PATH = [Path(__file__).parent / name for name in (
+        "app.tcss", "header.tcss", "tree.tcss", "viewer.tcss", "diff.tcss", "review.tcss", "feed.tcss",
+        "dialogs.tcss", "help.tcss")]
     COMMANDS = App.COMMANDS | {MemtuiCommands}
     BINDINGS = [
         Binding("a", "approve", "Approve", id="approve", tooltip="Apply the selected proposal and commit it"),
@@ -128,7 +130,7 @@ class MemtuiApp(App[None]):
             self.set_keymap({k: v for k, v in self.keymap_config.items() if k in known})
         for problem in self.problems:
             self.notify(problem, severity="warning", timeout=8)
-        self.query_one(MemoryViewer).focus()
+        self.base.query_one(MemoryViewer).focus()
         # Git, the watcher's directory walk and the queue are read after the first frame, in threads.
         self.call_after_refresh(self.sync, frozenset(), True)
         if self.watch_enabled:
@@ -147,20 +149,25 @@ class MemtuiApp(App[None]):
             self.watcher.stop()
 
     @property
+    def base(self):
+        """The main screen, also while a dialog or the palette is on top."""
+        return self.screen_stack[0]
+
+    @property
     def main(self) -> TabbedContent:
-        return self.query_one("#main", TabbedContent)
+        return self.base.query_one("#main", TabbedContent)
 
     @property
     def review(self) -> ReviewPanel:
-        return self.query_one(ReviewPanel)
+        return self.base.query_one(ReviewPanel)
 
     @property
     def feed(self) -> ActivityFeed:
-        return self.query_one(ActivityFeed)
+        return self.base.query_one(ActivityFeed)
 
     @property
     def tree(self) -> MemoryTree:
-        return self.query_one(MemoryTree)
+        return self.base.query_one(MemoryTree)
 
     def current_viewer(self) -> MemoryViewer | None:
         pane = self.main.active_pane
@@ -170,7 +177,7 @@ class MemtuiApp(App[None]):
         return found.first() if found else None
 
     def viewer_for(self, rel: str) -> MemoryViewer | None:
-        for v in self.query(MemoryViewer):
+        for v in self.base.query(MemoryViewer):
             if v.rel == rel:
                 return v
         return None
@@ -220,7 +227,7 @@ class MemtuiApp(App[None]):
         for p in message.proposals:
             pending[p.file] = pending.get(p.file, 0) + 1
         self.tree.set_badges(pending=pending, external=external_files, changed=set(self.changed_since_open))
-        header = self.query_one(MemtuiHeader)
+        header = self.base.query_one(MemtuiHeader)
         counts: dict[str, int | None] = {
             "pending": sum(p.status == PENDING for p in message.proposals),
             "conflict": sum(p.status == CONFLICT for p in message.proposals),
@@ -235,7 +242,7 @@ class MemtuiApp(App[None]):
     def on_files_changed(self, message: FilesChanged) -> None:
         files = frozenset(p for p in message.paths if not p.endswith("/"))
         self.changed_since_open |= files
-        for viewer in self.query(MemoryViewer):
+        for viewer in self.base.query(MemoryViewer):
             if viewer.rel in files:
                 viewer.reload()
         self._refresh_tree(message.paths)
@@ -307,7 +314,7 @@ class MemtuiApp(App[None]):
     def tab_changed(self) -> None:
         """Moving to another tab counts as having seen a live diff: its marks clear."""
         current = self.current_viewer()
-        for viewer in self.query(MemoryViewer):
+        for viewer in self.base.query(MemoryViewer):
             if viewer is not current and viewer.has_marks:
                 viewer.action_acknowledge()
 

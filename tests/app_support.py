@@ -1,0 +1,62 @@
+"""Helpers for the app tests: a deterministic demo memory and a bounded wait on the pilot."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from memtui.demo import make_demo
+
+NOW = "2026-08-20T14:05"
+SIZE = (150, 42)
+
+
+def build_template(folder: Path) -> Path:
+    """Build the demo once (git commits take time); tests copy it."""
+    saved = {k: os.environ.get(k) for k in ("MEMTUI_NOW", "MEMTUI_USER")}
+    os.environ.update(MEMTUI_NOW=NOW, MEMTUI_USER="wes")
+    try:
+        return make_demo(folder / "memory")
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def demo_root(tmp_path: Path, monkeypatch, template: Path) -> Path:
+    """A copy of the demo memory at ~/memory, with HOME, the clock and the person pinned (header: ~/memory)."""
+    monkeypatch.setenv("MEMTUI_NOW", NOW)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(tmp_path / "config"))
+    root = tmp_path / "memory"
+    shutil.copytree(template, root, symlinks=True)
+    return root
+
+
+async def wait_for(pilot, condition: Callable[[], object], timeout: float = 5.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        await pilot.pause(0.02)
+
+
+def settled(app) -> bool:
+    """First sync done, tree's top level loaded, MEMORY.md's viewer loaded, review panel filled."""
+    from memtui.tui.viewer import MemoryViewer
+
+    viewers = list(app.query(MemoryViewer))
+    return bool(app.synced and app.tree.root.children and viewers and all(v.state is not None for v in viewers)
+                and app.review.loaded)
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory) -> Path:
+    return build_template(tmp_path_factory.mktemp("demo-template"))

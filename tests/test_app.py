@@ -1,0 +1,318 @@
+"""Pilot tests for the app: deciding proposals with the keys, live changes from other processes, the viewer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import git
+import pytest
+
+from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
+from memtui.tui.app import MemtuiApp
+from memtui.tui.messages import FilesChanged, MemoryChanged
+from memtui.tui.viewer import MemoryViewer
+
+
+@pytest.fixture
+def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> Path:
+    return demo_root(tmp_path, monkeypatch, demo_template)
+
+
+def queue_status(root: Path, pid: str) -> dict:
+    return json.loads((root / ".memtui/queue" / f"{pid}.json").read_text())
+
+
+def head(root: Path) -> git.Commit:
+    return git.Repo(root).head.commit
+
+
+async def start(app: MemtuiApp, pilot) -> None:
+    await wait_for(pilot, lambda: settled(app), what="the app to settle")
+
+
+async def test_approve_key_writes_file_commits_and_moves_on(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        assert app.review.selected.id == "p-0001"
+        before = head(demo).hexsha
+        await pilot.press("a")
+        await wait_for(pilot, lambda: "p-0001" not in [p.id for p in app.review.proposals], what="p-0001 to go")
+        assert "[observed] Asks for tables when comparing options (2026-08-20, chat)" in (demo / "MEMORY.md").read_text()
+        commit = head(demo)
+        assert commit.hexsha != before
+        assert "Memtui-Proposal: p-0001" in commit.message and "Memtui-Approved-By: wes" in commit.message
+        assert queue_status(demo, "p-0001")["status"] == "applied"
+        assert app.review.selected.id == "p-0002"  # the cursor moved to the next pending proposal
+        await wait_for(pilot, lambda: any("approved p-0001" in t for t in app.feed.texts()), what="feed line")
+
+
+async def test_reject_key_asks_for_a_reason_and_keeps_the_file(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        app.review.select("p-0004")
+        text_before = (demo / "projects/atlas.md").read_text()
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("enter")  # no reason yet: refused inline, dialog stays
+        await pilot.pause()
+        assert "needs a reason" in str(app.screen.query_one("#reject-error").render())
+        await pilot.press(*"not what happened")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "p-0004" not in [p.id for p in app.review.proposals], what="p-0004 to go")
+        saved = queue_status(demo, "p-0004")
+        assert saved["status"] == "rejected" and saved["reason"] == "not what happened"
+        assert (demo / "projects/atlas.md").read_text() == text_before
+        assert "p-0004" not in head(demo).message
+        audit = [json.loads(x) for x in (demo / "memory-log.jsonl").read_text().splitlines()]
+        assert audit[-1]["status"] == "rejected" and audit[-1]["proposal"] == "p-0004"
+        assert app.review.selected.id == "p-0005"
+        await wait_for(pilot, lambda: any("rejected p-0004" in t for t in app.feed.texts()), what="feed line")
+
+
+async def test_revise_key_shows_validation_errors_inline_then_applies(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        entry = app.screen.query_one("#entry")
+        entry.value = "[observed] Asks for tables " + "and more tables " * 15
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "entry-max" in str(app.screen.query_one("#revise-error").render()),
+                       what="the inline validation error")
+        assert queue_status(demo, "p-0001")["status"] == "pending"
+        entry.value = "[observed] Asks for side-by-side tables when comparing options"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "p-0001" not in [p.id for p in app.review.proposals], what="p-0001 to go")
+        text = (demo / "MEMORY.md").read_text()
+        assert "[observed] Asks for side-by-side tables when comparing options" in text
+        assert "Asks for tables when comparing" not in text
+        assert "Memtui-Proposal: p-0001" in head(demo).message
+        assert queue_status(demo, "p-0001")["status"] == "applied"
+
+
+async def test_approve_all_confirms_first(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("A")
+        await pilot.pause()
+        await pilot.press("n")
+        await pilot.pause(0.2)
+        assert queue_status(demo, "p-0001")["status"] == "pending"
+        await pilot.press("A")
+        await pilot.pause()
+        await pilot.press("y")
+        await wait_for(pilot, lambda: all(queue_status(demo, f"p-000{i}")["status"] == "applied"
+                                          for i in (1, 2, 3, 4)), what="every pending proposal applied")
+        assert queue_status(demo, "p-0005")["status"] == "conflict"  # a conflict is never approved in bulk
+
+
+async def test_file_written_by_another_process_shows_in_viewer_tree_and_feed(demo: Path) -> None:
+    app = MemtuiApp(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await wait_for(pilot, lambda: app.watcher is not None, what="the watcher")
+        viewer = app.query_one(MemoryViewer)
+        n = len(viewer.state.lines)
+        line = "- [observed] Appended by another process (2026-08-20, test)"
+        subprocess.run([sys.executable, "-c", f"open({str(demo / 'MEMORY.md')!r}, 'a').write({line + chr(10)!r})"],
+                       check=True)
+        await wait_for(pilot, lambda: viewer.state.added == {n}, what="the viewer to mark the new line")
+        assert viewer.row_text(n).startswith("+●") and "Appended by another process" in viewer.row_text(n)
+        await wait_for(pilot, lambda: any("MEMORY.md changed on disk" in t for t in app.feed.texts()),
+                       what="the feed to log the external change")
+        assert "MEMORY.md" in app.tree.changed and "MEMORY.md" in app.tree.external
+        assert any(p.external and p.file == "MEMORY.md" for p in app.review.proposals)
+
+
+async def test_proposal_written_by_another_process_appears_in_the_panel(demo: Path) -> None:
+    app = MemtuiApp(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await wait_for(pilot, lambda: app.watcher is not None, what="the watcher")
+        proc = subprocess.run(
+            [sys.executable, "-m", "memtui", "update", "--root", str(demo), "--by", "agent-x", "Decisions", "add",
+             "[inferred] Feature flags gate every billing change", "--source", "session-20"],
+            capture_output=True, text=True)
+        assert proc.returncode == 4, proc.stdout + proc.stderr  # queued for review
+        await wait_for(pilot, lambda: any("Feature flags" in (p.entry or "") for p in app.review.proposals),
+                       what="the new proposal in the panel")
+        assert app.tree.pending.get("MEMORY.md", 0) >= 5
+
+
+async def test_viewer_marks_provenance_struck_history_untagged_and_caps(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        viewer = app.query_one(MemoryViewer)
+        rows = [viewer.row_text(i) for i in range(len(viewer.state.lines))]
+        assert any(r.startswith(" ◆") and "[stated] Prefers short answers" in r for r in rows)
+        assert any(r.startswith(" ▲") and "[inferred] Reads diffs" in r for r in rows)
+        assert any(r.startswith(" ⚑") and "Orion dashboard" in r and r.endswith("untagged") for r in rows)
+        struck = next(r for r in rows if "Deploys go through Jenkins" in r)
+        assert "~~" not in struck and struck.endswith("superseded 2026-06-30")
+        assert any("## Facts  4/3  ⚠ over cap by 1" in r for r in rows)
+        assert any("## Preferences  3/30" in r for r in rows)
+        # The struck text carries strikethrough; the current entry does not.
+        i = rows.index(struck)
+        assert any(seg.style and seg.style.strike for seg in viewer.render_line(i - viewer.scroll_offset.y)
+                   if "Jenkins" in seg.text)
+        await pilot.press("v")
+        assert viewer.raw
+        raw = viewer.row_text(i)
+        assert "~~[observed] Deploys go through Jenkins" in raw and raw.lstrip().startswith(str(i + 1))
+
+
+async def test_live_diff_shows_removed_lines_as_ghosts_until_escape(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        viewer = app.query_one(MemoryViewer)
+        text = (demo / "MEMORY.md").read_text()
+        (demo / "MEMORY.md").write_text(text.replace("- Orion dashboard is paused until Q4\n",
+                                                     "- [stated] Orion dashboard restarts in Q4 (2026-08-20)\n"))
+        app.post_message(FilesChanged(frozenset({"MEMORY.md"})))
+        await wait_for(pilot, lambda: viewer.state.ghosts, what="ghost lines")
+        rows = [viewer.row_text(r) for r in range(viewer.virtual_size.height)]
+        ghost = next(k for k, r in enumerate(rows) if "Orion dashboard is paused" in r)
+        assert rows[ghost].startswith("-") and "Orion dashboard restarts" in rows[ghost + 1]
+        assert rows[ghost + 1].startswith("+")
+        viewer.focus()
+        await pilot.press("escape")
+        rows = [viewer.row_text(r) for r in range(viewer.virtual_size.height)]
+        assert not any("Orion dashboard is paused" in r for r in rows)
+        assert not any(r.startswith("+") for r in rows)
+
+
+async def test_big_log_opens_on_the_light_path_and_scrolls_to_its_end(tmp_path: Path, demo: Path) -> None:
+    lines = [f"- {i // 60 % 24:02d}:{i % 60:02d} [observed] event {i} " + "x" * 40 for i in range(40_000)]
+    (demo / "log/2026-01-01.md").write_text("# 2026-01-01\n\n" + "\n".join(lines) + "\n")
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        app.open_file("log/2026-01-01.md")
+        await wait_for(pilot, lambda: app.viewer_for("log/2026-01-01.md") is not None
+                       and app.viewer_for("log/2026-01-01.md").state is not None, what="the big log")
+        viewer = app.viewer_for("log/2026-01-01.md")
+        assert viewer.state.entries is None  # no markdown parse of a 2 MB file
+        assert viewer.virtual_size.height == 40_002
+        viewer.scroll_end(animate=False)
+        await wait_for(pilot, lambda: viewer.scroll_offset.y > 39_000, what="the end of the log")
+        bottom = viewer.render_line(viewer.scrollable_content_region.height - 1).text
+        assert "event 39999" in bottom and "●" in bottom
+
+
+async def test_tree_loads_folders_lazily(demo: Path) -> None:
+    for d in range(20):
+        folder = demo / "topics" / f"t{d:02d}"
+        folder.mkdir(parents=True)
+        for f in range(50):
+            (folder / f"n{f}.md").write_text("- [stated] x\n")
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        topics = next(c for c in app.tree.root.children if c.data.path.name == "topics")
+        assert not topics.is_expanded and not topics.children  # nothing under topics/ was read
+        names = [c.data.path.name for c in app.tree.root.children]
+        assert "MEMORY.md" in names and ".memtui" not in names and ".git" not in names
+
+
+async def test_today_key_opens_the_today_plugin_pane(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("t")
+        await wait_for(pilot, lambda: "today" in app.panes, what="the Today pane")
+        pane = app.panes["today"]
+        assert type(pane).__name__ == "Pane" and type(pane).pane_id == "today"
+        assert app.main.active == "pane-today"
+        await pilot.press("t")  # a second press goes back to the same tab, not a second one
+        await pilot.pause()
+        assert len(app.main.query("#pane-today")) == 1
+
+
+async def test_open_panes_receive_memory_changed(demo: Path) -> None:
+    from textual.widgets import Static
+
+    class Probe(Static):
+        def __init__(self) -> None:
+            super().__init__("probe")
+            self.seen: list[frozenset[str]] = []
+
+        def on_memory_changed(self, message: MemoryChanged) -> None:
+            self.seen.append(message.paths)
+
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        probe = Probe()
+        await app.mount(probe)
+        app.panes["probe"] = probe
+        app.post_message(FilesChanged(frozenset({"people/alex.md"})))
+        await wait_for(pilot, lambda: probe.seen, what="the pane to hear of the change")
+        assert probe.seen == [frozenset({"people/alex.md"})]
+
+
+async def test_missing_plugin_says_not_available(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await start(app, pilot)
+        app.action_open_pane("no_such_pane_kind")
+        await pilot.pause()
+        toasts = [str(t.render()) for t in app.screen.query("Toast")]
+        assert any("not available yet" in t for t in toasts)
+        assert "no_such_pane_kind" not in app.panes
+
+
+async def test_keys_rebind_from_config_and_help_lists_every_binding(demo: Path) -> None:
+    config = demo / ".memtui/config.toml"
+    config.write_text(config.read_text() + '\n[keys]\napprove = "space"\n')
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("a")  # no longer approve
+        await pilot.pause(0.2)
+        assert queue_status(demo, "p-0001")["status"] == "pending"
+        await pilot.press("space")
+        await wait_for(pilot, lambda: queue_status(demo, "p-0001")["status"] == "applied", what="space approves")
+        await pilot.press("question_mark")
+        await pilot.pause()
+        rows = app.screen.rows
+        ids = {r[2] for r in rows}
+        assert {b.id for b in app.BINDINGS} <= ids
+        assert ("app", "space", "approve") == rows[[r[2] for r in rows].index("approve")][:3]
+        assert all(b.id and b.tooltip for b in app.all_bindings())
+
+
+async def test_command_palette_switches_theme(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        assert app.theme == "memtui-dark"
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"contrast")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.theme == "memtui-contrast", what="the theme to switch")
+
+
+async def test_diff_tab_shows_file_against_last_commit(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        app.open_file("people/alex.md")  # the demo's external change: edited without a commit
+        await pilot.pause()
+        await pilot.press("d")
+        from memtui.tui.diff import DiffView
+
+        await wait_for(pilot, lambda: any(d.diff for d in app.main.query(DiffView)), what="the diff tab")
+        diff = next(d for d in app.main.query(DiffView) if d.diff)
+        assert "+- [stated] Alex is on leave 1-12 September" in diff.diff
+        assert "Alex is on leave" in diff.render_text().plain

@@ -1,0 +1,62 @@
+"""SVG snapshots of the app: the main view, the review panel with a diff, a live diff, and each theme.
+
+Deterministic: the demo memory is copied from one build with the clock pinned, HOME makes the header show
+~/memory, the terminal size is fixed, the watcher is off (the live diff is driven by the same message the
+watcher sends), and nothing in these views has a blinking cursor. Update with `pytest --snapshot-update`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
+from memtui.tui.app import MemtuiApp
+from memtui.tui.messages import FilesChanged
+from memtui.tui.viewer import MemoryViewer
+
+
+@pytest.fixture
+def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> Path:
+    return demo_root(tmp_path, monkeypatch, demo_template)
+
+
+async def settle(pilot) -> None:
+    await wait_for(pilot, lambda: settled(pilot.app), what="the app to settle")
+    await pilot.pause(0.1)
+
+
+def test_main_view(snap_compare, demo: Path) -> None:
+    assert snap_compare(MemtuiApp(demo, watch=False), terminal_size=SIZE, run_before=settle)
+
+
+def test_review_panel_with_diff(snap_compare, demo: Path) -> None:
+    async def select_revision(pilot) -> None:
+        await settle(pilot)
+        pilot.app.review.select("p-0002")
+        pilot.app.review.option_list.focus()
+        await pilot.pause(0.1)
+
+    assert snap_compare(MemtuiApp(demo, watch=False), terminal_size=SIZE, run_before=select_revision)
+
+
+def test_live_diff(snap_compare, demo: Path) -> None:
+    async def change_on_disk(pilot) -> None:
+        await settle(pilot)
+        memory = demo / "MEMORY.md"
+        memory.write_text(memory.read_text().replace(
+            "- Orion dashboard is paused until Q4\n",
+            "- [stated] Orion dashboard restarts in Q4 (2026-08-20, chat)\n"
+            "- [observed] Orion has 3 open incidents (2026-08-20, pagerduty)\n"))
+        pilot.app.post_message(FilesChanged(frozenset({"MEMORY.md"})))
+        viewer = pilot.app.query_one(MemoryViewer)
+        await wait_for(pilot, lambda: viewer.state.ghosts and pilot.app.synced >= 2, what="the live diff")
+        await pilot.pause(0.1)
+
+    assert snap_compare(MemtuiApp(demo, watch=False), terminal_size=SIZE, run_before=change_on_disk)
+
+
+@pytest.mark.parametrize("theme", ["memtui-dark", "memtui-light", "memtui-contrast"])
+def test_theme(snap_compare, demo: Path, theme: str) -> None:
+    assert snap_compare(MemtuiApp(demo, theme=theme, watch=False), terminal_size=SIZE, run_before=settle)
