@@ -1,0 +1,660 @@
+"""The benchmark runner: every memtui figure next to a baseline measured in the same run, with peak RSS.
+
+    python benches/run.py                 # full run (10,000 files / 90 MB, medians of 5), rewrites README's table
+    python benches/run.py --quick         # fewer repetitions, same memory (about half the time)
+    python benches/run.py --smoke         # tiny memory, one run each, no README (what CI runs)
+    python benches/run.py --out DIR --no-readme --runs N --seed S
+
+The generated memories are cached in --out (default benches/out/) by seed and size, each made a real memory root
+(config, .gitignore, everything committed with git). Mutating benchmarks (writes, live diffs) run on a fresh copy.
+Every measured program is a fresh process (benches/probes.py, the memtui CLI, rg, git, a bare Textual app); its
+peak RSS comes from `os.wait4`, i.e. the kernel's ru_maxrss for that process alone.
+Results go to OUT/results.json and OUT/table.md, and between `<!-- bench:table -->` and `<!-- /bench:table -->` in
+README.md (only that block is rewritten).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+BENCHES = Path(__file__).resolve().parent
+REPO = BENCHES.parent
+PROBES = BENCHES / "probes.py"
+README = REPO / "README.md"
+TABLE_START, TABLE_END = "<!-- bench:table -->", "<!-- /bench:table -->"
+PY = sys.executable
+FRAME_BUDGET = 1 / 60
+GNU_TIME = next((p for p in ("/usr/bin/time",) if os.access(p, os.X_OK)), None)
+
+sys.path.insert(0, str(BENCHES))
+import generate  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How big and how often: the full run, --quick and --smoke differ only here."""
+
+    name: str
+    files: int
+    megabytes: float
+    big_log_mb: float
+    runs: int
+    pages: int
+    live_writes: int
+    updates: int
+    search_runs: int
+    queries: tuple[str, ...]
+
+
+FULL = Plan("full", 10_000, 90, 50, 5, 40, 40, 100, 20,
+            (generate.LAST_TOPIC_MARKER, "pgbouncer", "postgres"))
+QUICK = Plan("quick", 10_000, 90, 50, 3, 20, 20, 50, 10, (generate.LAST_TOPIC_MARKER, "postgres"))
+SMOKE = Plan("smoke", 60, 0.3, 1, 1, 3, 2, 3, 1, (generate.LAST_TOPIC_MARKER,))
+
+
+# results -----------------------------------------------------------------------------------------------------------
+@dataclass
+class Row:
+    """One line of the table: a memtui figure, its same-run baseline, the ratio and the target."""
+
+    name: str
+    value: float
+    unit: str  # "s" (shown in ms), "/s" or "MB"
+    baseline: str = ""
+    base: float | None = None
+    rss: float | None = None  # MB, peak of the memtui process
+    base_rss: float | None = None
+    target: str = ""
+    met: bool | None = None
+    note: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        if self.base is None or self.base <= 0 or not self.value:
+            return None
+        return self.value / self.base
+
+
+@dataclass
+class Results:
+    plan: str
+    machine: dict[str, str]
+    memory: dict[str, Any]
+    rows: list[Row] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+# processes ---------------------------------------------------------------------------------------------------------
+def child_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMTUI_", "PYTEST", "TEXTUAL"))}
+    env["MEMTUI_USER"] = "bench"
+    # Content is painted in the first frame after it arrives; a tab underline still sliding must not count as
+    # latency (call_after_refresh waits for a screen with nothing left to animate). Same for every app measured.
+    env["TEXTUAL_ANIMATIONS"] = "none"
+    env.setdefault("GIT_AUTHOR_NAME", "bench")
+    env.setdefault("GIT_AUTHOR_EMAIL", "bench@memtui.local")
+    env.setdefault("GIT_COMMITTER_NAME", "bench")
+    env.setdefault("GIT_COMMITTER_EMAIL", "bench@memtui.local")
+    return env
+
+
+class Proc:
+    """A child process whose JSON-line events are read as they come and whose peak RSS is taken at exit."""
+
+    def __init__(self, cmd: list[str], *, cwd: Path | None = None) -> None:
+        self.cmd = cmd
+        self._rss_file: Path | None = None
+        if GNU_TIME:
+            # A forked child starts with its parent's peak RSS as its own (the kernel copies the high-water
+            # mark), so ru_maxrss from here would never read below this runner's size. GNU time is a 2 MB
+            # parent: what it reports is the command's own peak.
+            fd, name = tempfile.mkstemp(prefix="bench-rss-")
+            os.close(fd)
+            self._rss_file = Path(name)
+            cmd = [GNU_TIME, "-q", "-f", "%M", "-o", name, *cmd]
+        self.started = time.monotonic()
+        self.popen = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+                                      env=child_env())
+        self.events: list[dict[str, Any]] = []
+        self._stderr: list[bytes] = []
+        self._cond = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        threading.Thread(target=lambda: self._stderr.append(self.popen.stderr.read()), daemon=True).start()
+        self.rss_mb: float | None = None
+        self.status: int | None = None
+
+    def _read(self) -> None:
+        for line in self.popen.stdout:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            with self._cond:
+                self.events.append(event)
+                self._cond.notify_all()
+        with self._cond:
+            self._cond.notify_all()
+
+    def wait_event(self, name: str, timeout: float = 60) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for e in self.events:
+                    if e["event"] == name:
+                        return e
+                left = deadline - time.monotonic()
+                # No poll(): it would reap the child, and wait4 in finish() must be the one that does.
+                if left <= 0 or not self._reader.is_alive():
+                    raise RuntimeError(f"{' '.join(self.cmd)}: no {name!r} event"
+                                       f"{' within %gs' % timeout if left <= 0 else ''}; stderr:\n{self.stderr()}")
+                self._cond.wait(min(left, 0.5))
+
+    def of(self, name: str) -> list[dict[str, Any]]:
+        with self._cond:
+            return [e for e in self.events if e["event"] == name]
+
+    def finish(self, timeout: float = 120) -> Proc:
+        deadline = time.monotonic() + timeout
+        while self.status is None and time.monotonic() < deadline:
+            pid, status, usage = os.wait4(self.popen.pid, os.WNOHANG)
+            if pid:
+                self._reaped(status, usage)
+                break
+            time.sleep(0.005)
+        if self.status is None:
+            os.kill(self.popen.pid, signal.SIGKILL)
+            _, status, usage = os.wait4(self.popen.pid, 0)
+            self._reaped(status, usage)
+        self._reader.join(5)
+        return self
+
+    def _reaped(self, status: int, usage: Any) -> None:
+        self.status = os.waitstatus_to_exitcode(status)
+        self.popen.returncode = self.status
+        self.rss_mb = usage.ru_maxrss / 1024  # Linux reports KiB
+        if self._rss_file is not None:
+            try:
+                self.rss_mb = int(self._rss_file.read_text().split()[-1]) / 1024
+            except (OSError, ValueError, IndexError):
+                pass
+            self._rss_file.unlink(missing_ok=True)
+
+    def stderr(self) -> str:
+        time.sleep(0.05)
+        return b"".join(self._stderr).decode(errors="replace")[-3000:]
+
+    def check(self) -> Proc:
+        if self.status not in (0, None):
+            raise RuntimeError(f"{' '.join(self.cmd)} exited {self.status}:\n{self.stderr()}")
+        return self
+
+
+def run(cmd: list[str], *, cwd: Path | None = None, ok: tuple[int, ...] = (0,)) -> tuple[float, float, Proc]:
+    """Run a command to its end: (wall seconds, peak RSS MB, the process)."""
+    p = Proc(cmd, cwd=cwd)
+    p.finish()
+    seconds = time.monotonic() - p.started
+    if p.status not in ok:
+        raise RuntimeError(f"{' '.join(cmd)} exited {p.status}:\n{p.stderr()}")
+    return seconds, p.rss_mb or 0.0, p
+
+
+def probe(*args: str) -> Proc:
+    return Proc([PY, str(PROBES), *args])
+
+
+def memtui_cmd(*args: str) -> list[str]:
+    return [PY, "-m", "memtui", *args]
+
+
+def med(values: list[float]) -> float:
+    return statistics.median(values) if values else 0.0
+
+
+def p95(values: list[float]) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(0.95 * len(ordered) + 0.5) - 1))]
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+# the machine and the memories --------------------------------------------------------------------------------------
+def version_of(cmd: list[str]) -> str:
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout.strip().splitlines()
+        return out[0] if out else "?"
+    except (OSError, subprocess.SubprocessError):
+        return "not installed"
+
+
+def machine() -> dict[str, str]:
+    cpu = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        ram_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+                      if line.startswith("MemTotal"))
+        ram = f"{ram_kb / 1024 / 1024:.1f} GiB"
+    except (OSError, StopIteration, ValueError):
+        ram = "?"
+    return {
+        "cpu": cpu, "cores": str(os.cpu_count()), "ram": ram, "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(), "textual": metadata.version("textual"),
+        "git": version_of(["git", "--version"]).removeprefix("git version "),
+        "ripgrep": version_of(["rg", "--version"]).removeprefix("ripgrep "),
+        "redis": version_of(["redis-server", "--version"]).split(" sha=")[0].removeprefix("Redis server "),
+    }
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, env=child_env(), stdout=subprocess.DEVNULL)
+
+
+def make_root(root: Path, *, files: int, megabytes: float, seed: int, big_log_mb: float) -> dict[str, Any]:
+    """A generated memory made a memory root as `memtui init` would leave it, every file committed; cached."""
+    from memtui.core.config import CONFIG_TEMPLATE, DEFAULT_MODEL
+    from memtui.core.init import GITIGNORE
+
+    stamp = root.with_name(root.name + ".json")
+    params = {"files": files, "megabytes": megabytes, "seed": seed, "big_log_mb": big_log_mb,
+              "generator": os.stat(generate.__file__).st_size}
+    if stamp.exists() and root.is_dir():
+        cached = json.loads(stamp.read_text())
+        if cached.get("params") == params:
+            return cached
+    shutil.rmtree(root, ignore_errors=True)
+    say(f"generating {files} files / {megabytes} MB (+{big_log_mb} MB log) in {root} ...")
+    started = time.monotonic()
+    stats = generate.generate(root, files=files, megabytes=megabytes, seed=seed, big_log_mb=big_log_mb)
+    (root / ".gitignore").write_text(GITIGNORE)
+    (root / ".memtui").mkdir(exist_ok=True)
+    (root / ".memtui" / "config.toml").write_text(CONFIG_TEMPLATE.format(model=DEFAULT_MODEL))
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "memtui: initialise memory root (benchmark memory)")
+    info = {"params": params, "files": stats.files, "bytes": stats.bytes, "markers": stats.markers,
+            "big_log": stats.big_log, "seconds": round(time.monotonic() - started, 1)}
+    stamp.write_text(json.dumps(info, indent=1))
+    return info
+
+
+def fresh_copy(src: Path, dest: Path) -> Path:
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(src, dest, symlinks=True)
+    return dest
+
+
+# the measurements --------------------------------------------------------------------------------------------------
+def bench_startup(root: Path, plan: Plan) -> list[Row]:
+    """Launch to first painted frame, memtui vs a bare Textual app; launches interleaved, one warm-up each."""
+    memtui_ff, memtui_content, bare_ff, rss, bare_rss = [], [], [], [], []
+    for i in range(plan.runs + 1):
+        b = probe("bare")
+        first = b.wait_event("first_frame")["t"] - b.started
+        b.finish().check()
+        m = probe("app", str(root))
+        ff = m.wait_event("first_frame")["t"] - m.started
+        content = m.wait_event("content")["t"] - m.started
+        m.finish().check()
+        if i == 0 and plan.runs > 1:
+            continue  # the warm-up: page cache and .pyc files
+        bare_ff.append(first)
+        bare_rss.append(b.rss_mb)
+        memtui_ff.append(ff)
+        memtui_content.append(content)
+        rss.append(m.rss_mb)
+    ratio = med(memtui_ff) / med(bare_ff)
+    return [
+        Row("Start-up to first frame (headless)", med(memtui_ff), "s", "bare Textual app, one label", med(bare_ff),
+            max(rss), max(bare_rss), "≤ 1.5× bare", ratio <= 1.5),
+        Row("Start-up to MEMORY.md, tree and queue shown", med(memtui_content), "s", "bare Textual app, one label",
+            med(bare_ff), max(rss), max(bare_rss)),
+    ]
+
+
+def bench_viewer(root: Path, rel: str, plan: Plan) -> list[Row]:
+    opened, pages, ends, reads, rss = [], [], [], [], []
+    for _ in range(plan.runs):
+        p = probe("viewer", str(root), rel, str(plan.pages))
+        o = p.wait_event("opened", 120)
+        s = p.wait_event("scrolled", 120)
+        r = p.wait_event("read_bytes", 120)
+        p.finish().check()
+        opened.append(o["seconds"])
+        pages.extend(s["page_seconds"])
+        ends.append(s["end_seconds"])
+        reads.append(r["seconds"])
+        rss.append(p.rss_mb)
+    size = (root / rel).stat().st_size / 1e6
+    return [
+        Row(f"Open a {size:.0f} MB daily log in the viewer", med(opened), "s", "read the file's bytes", med(reads),
+            max(rss), None, "< 0.5 s", med(opened) < 0.5, f"{o['lines']:,} lines, to the first painted frame"),
+        Row("Scroll it: page down to the page painted", med(pages), "s", "one 60 Hz frame", FRAME_BUDGET,
+            max(rss), None, "", None, f"p95 {p95(pages) * 1000:.0f} ms; to the end {med(ends) * 1000:.0f} ms"),
+    ]
+
+
+def bench_live_diff(root: Path, plan: Plan) -> list[Row]:
+    """Another process appends to MEMORY.md; the app (headless, watching) renders the diff. Baseline: a bare
+    watchdog observer in a third process, i.e. the floor of being told about the write at all."""
+    rel = "MEMORY.md"
+    gap = "0.3"
+    app = probe("watch", str(root), rel, str(plan.live_writes))
+    app.wait_event("ready", 120)
+    note = probe("notify", str(root), rel, str(plan.live_writes))
+    note.wait_event("ready", 30)
+    writer = probe("writer", str(root), rel, str(plan.live_writes), gap)
+    writer.finish(60 + plan.live_writes).check()
+    app.finish(30 + plan.live_writes).check()
+    note.finish(10).check()
+    written = {e["write"]: e["t"] for e in writer.of("written")}
+    lat = [e["t"] - written[e["write"]] for e in app.of("rendered") if e["write"] in written]
+    floor = [e["at"] - written[e["write"]] for e in note.of("notified") if e["write"] in written]
+    missing = len(written) - len(lat)
+    extra = f"{len(lat)}/{len(written)} writes rendered" + (f" ({missing} coalesced)" if missing else "")
+    return [
+        Row("Live diff: write by another process → diff painted, p50", med(lat), "s", "watchdog notified, p50",
+            med(floor), app.rss_mb, note.rss_mb, "", None, extra),
+        Row("Live diff, p95", p95(lat), "s", "watchdog notified, p95", p95(floor), app.rss_mb, note.rss_mb,
+            "< 100 ms", p95(lat) < 0.1),
+    ]
+
+
+def bench_search(root: Path, plan: Plan) -> list[Row]:
+    rows = []
+    index = root / ".memtui"
+    for stale in index.glob("index.sqlite*"):
+        stale.unlink()
+    query = plan.queries[0]
+    built, build_rss, _ = run(memtui_cmd("search", query, "--root", str(root)))
+    rg_first, rg_rss, _ = run(["rg", "-n", "-F", "-i", query, str(root)], ok=(0, 1))
+    rows.append(Row("First search ever (builds the index)", built, "s", "rg -n -F -i, first", rg_first, build_rss,
+                    rg_rss, "", None, f"index {sum(f.stat().st_size for f in index.glob('index.sqlite*')) / 1e6:.0f}"
+                    " MB, a cache in .memtui/"))
+    warm = probe("search", str(root), str(plan.search_runs), *plan.queries)
+    warm.finish(300).check()
+    warm_by_query = {e["query"]: e for e in warm.of("searched")}
+    for query in plan.queries:
+        cold, cold_rss, rg, rg_rss = [], [], [], []
+        for i in range(plan.runs + 1):
+            s, r, _ = run(memtui_cmd("search", query, "--root", str(root)))
+            g, gr, _ = run(["rg", "-n", "-F", "-i", query, str(root)], ok=(0, 1))
+            if i == 0 and plan.runs > 1:
+                continue
+            cold.append(s)
+            cold_rss.append(r)
+            rg.append(g)
+            rg_rss.append(gr)
+        hits = warm_by_query[query]
+        label = "rare" if query == plan.queries[0] else f"{hits['sources']} sources"
+        rows.append(Row(f"Search, cold CLI: “{query}” ({label})", med(cold), "s", "rg -n -F -i", med(rg),
+                        max(cold_rss), max(rg_rss), "≤ rg", med(cold) <= med(rg)))
+        rows.append(Row(f"Search, warm in-app: “{query}”", hits["seconds"], "s", "rg -n -F -i", med(rg),
+                        warm.rss_mb, max(rg_rss), "≥ 5× faster than rg", med(rg) / max(hits["seconds"], 1e-9) >= 5))
+    return rows
+
+
+def git_commit_baseline(root: Path, count: int) -> tuple[float, float]:
+    """The least a committed memory write can cost: append a line, `git add`, `git commit`, with the git CLI."""
+    rel = "notes/bench-baseline.md"
+    path = root / rel
+    started = time.monotonic()
+    rss = 0.0
+    for k in range(count):
+        with path.open("a", encoding="utf-8") as f:
+            f.write(f"- [observed] Baseline write {k} (2026-11-28, bench)\n")
+        for cmd in (["git", "-C", str(root), "add", rel],
+                    ["git", "-C", str(root), "commit", "-q", "-m", f"baseline write {k}"]):
+            _, r, _ = run(cmd)
+            rss = max(rss, r)
+    return count / (time.monotonic() - started), rss
+
+
+def bench_updates(root: Path, plan: Plan, redis_url: str | None) -> list[Row]:
+    p = probe("update", str(root), str(plan.updates))
+    done = p.wait_event("updated", 600)
+    p.finish().check()
+    rate = done["count"] / done["seconds"]
+    base_rate, base_rss = git_commit_baseline(root, plan.updates)
+    applied = done["statuses"].get("applied", 0)
+    rows = [Row("memory_update, agent proposes + person approves, committed: folder", rate, "/s",
+                "append + git add + git commit (git CLI)", base_rate, p.rss_mb, base_rss, "≥ 50/s", rate >= 50,
+                f"{applied}/{done['count']} applied")]
+    if redis_url:
+        p = probe("update", str(root), str(plan.updates), redis_url)
+        done = p.wait_event("updated", 600)
+        p.finish().check()
+        redis_rate = done["count"] / done["seconds"]
+        raw_rate = redis_round_trip_baseline(redis_url, plan.updates)
+        rows.append(Row("memory_update, proposes + approves, recorded: Redis store", redis_rate, "/s",
+                        "raw SET + XADD (redis-py)", raw_rate, p.rss_mb, None, "", None,
+                        f"{done['statuses'].get('applied', 0)}/{done['count']} applied"))
+    return rows
+
+
+def redis_round_trip_baseline(url: str, count: int) -> float:
+    """A write and its history record with nothing around them: the floor of any Redis-backed memory write."""
+    import redis
+
+    from memtui.core.redis_store import parse_store_url
+
+    redis_url, prefix, _ = parse_store_url(url)
+    client = redis.Redis.from_url(redis_url)
+    started = time.monotonic()
+    for k in range(count):
+        client.set(f"bench-baseline:{prefix}:file", f"line {k}\n" * 20)
+        client.xadd(f"bench-baseline:{prefix}:history", {"file": "x", "n": k})
+    rate = count / (time.monotonic() - started)
+    client.delete(f"bench-baseline:{prefix}:file", f"bench-baseline:{prefix}:history")
+    return rate
+
+
+def bench_context(root: Path, plan: Plan) -> list[Row]:
+    cold, cold_rss, base, base_rss = [], [], [], []
+    read = f"open({str(root / 'MEMORY.md')!r}, encoding='utf-8').read()"
+    for i in range(plan.runs + 1):
+        s, r, _ = run(memtui_cmd("context", "--root", str(root)))
+        b, br, _ = run([PY, "-c", read])
+        if i == 0 and plan.runs > 1:
+            continue
+        cold.append(s)
+        cold_rss.append(r)
+        base.append(b)
+        base_rss.append(br)
+    p = probe("context", str(root), str(max(5, plan.runs * 4)))
+    warm = p.wait_event("context")
+    p.finish().check()
+    return [
+        Row("memtui context, cold CLI", med(cold), "s", "python -c: read MEMORY.md", med(base), max(cold_rss),
+            max(base_rss)),
+        Row("memtui context, in process", warm["seconds"], "s", "read MEMORY.md", warm["read_seconds"], p.rss_mb,
+            None, "", None, f"{warm['tokens']} tokens"),
+    ]
+
+
+# Redis -------------------------------------------------------------------------------------------------------------
+class Redis:
+    """A throwaway redis-server on a free loopback port (persistence off), or None where it is not installed."""
+
+    def __init__(self, folder: Path) -> None:
+        sys.path.insert(0, str(REPO / "tests"))
+        from support.redis_server import REDIS_SERVER, RedisServer
+
+        self.server = RedisServer(folder).start() if REDIS_SERVER else None
+
+    def url(self, prefix: str) -> str | None:
+        return self.server.url(prefix) if self.server else None
+
+    def stop(self) -> None:
+        if self.server:
+            self.server.stop()
+
+
+def import_to_redis(root: Path, url: str) -> float:
+    from memtui.core.redis_store import RedisStore
+    from memtui.core.redis_transfer import import_memory
+
+    started = time.monotonic()
+    import_memory(root, RedisStore(url), history=False)
+    return time.monotonic() - started
+
+
+# the table ---------------------------------------------------------------------------------------------------------
+def fmt(value: float | None, unit: str) -> str:
+    if value is None:
+        return "—"
+    if unit == "s":
+        ms = value * 1000
+        return f"{ms:.0f} ms" if ms >= 100 else f"{ms:.1f} ms" if ms >= 1 else f"{ms:.2f} ms"
+    if unit == "/s":
+        return f"{value:.0f}/s" if value >= 10 else f"{value:.1f}/s"
+    return f"{value:.0f} {unit}"
+
+
+def ratio_text(row: Row) -> str:
+    r = row.ratio
+    if r is None:
+        return "—"
+    if row.unit == "/s":
+        return f"{r:.2f}× the rate"
+    return f"{r:.2f}×" if r >= 0.995 else f"{r:.2f}× ({1 / r:.1f}× faster)"
+
+
+def table(results: Results) -> str:
+    m = results.machine
+    mem = results.memory
+    lines = [
+        f"Measured by `python benches/run.py{'' if results.plan == 'full' else ' --' + results.plan}` "
+        f"in {results.seconds / 60:.1f} min on {m['cpu']}, {m['cores']} cores, {m['ram']} RAM, {m['os']}; "
+        f"Python {m['python']}, Textual {m['textual']}, git {m['git']}, ripgrep {m['ripgrep']}, "
+        f"Redis {m['redis']}. Memory: {mem['files']:,} files, {mem['bytes'] / 1e6:.0f} MB, seed {mem['seed']} "
+        f"(the viewer: its own root with one {mem['big_log_mb']:g} MB daily log). Times are medians; each row's "
+        "baseline ran in the same run; peak RSS is the measured process's own (ru_maxrss).",
+        "",
+        "| Measurement | memtui | Baseline (same run) | Ratio | Target | Met | Peak RSS memtui / baseline |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in results.rows:
+        base = f"{fmt(row.base, row.unit)} {row.baseline}".strip() if row.baseline else "—"
+        met = "—" if row.met is None else "yes" if row.met else "**no**"
+        rss = f"{fmt(row.rss, 'MB')} / {fmt(row.base_rss, 'MB')}"
+        value = fmt(row.value, row.unit) + (f" ({row.note})" if row.note else "")
+        lines.append(f"| {row.name} | {value} | {base} | {ratio_text(row)} | {row.target or '—'} | {met} | {rss} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_readme(readme: Path, block: str) -> None:
+    text = readme.read_text(encoding="utf-8")
+    start, end = text.find(TABLE_START), text.find(TABLE_END)
+    if start < 0 or end < start:
+        raise SystemExit(f"{readme} has no {TABLE_START} … {TABLE_END} block to rewrite")
+    text = text[: start + len(TABLE_START)] + "\n" + block + text[end:]
+    readme.write_text(text, encoding="utf-8")
+
+
+# the run -----------------------------------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="fewer repetitions on the same 10,000-file memory")
+    mode.add_argument("--smoke", action="store_true", help="tiny memory, one run each, no README (CI)")
+    parser.add_argument("--out", type=Path, default=BENCHES / "out", help="cache and results (default benches/out)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=None, help="repetitions for medians (default 5, quick 3)")
+    parser.add_argument("--no-readme", action="store_true", help="don't rewrite README.md's table")
+    parser.add_argument("--only", default="", help="comma-separated: startup,viewer,live,search,update,context")
+    args = parser.parse_args(argv)
+    plan = SMOKE if args.smoke else QUICK if args.quick else FULL
+    if args.runs:
+        plan = Plan(**{**asdict(plan), "runs": args.runs})
+    only = set(filter(None, args.only.split(",")))
+    wanted: Callable[[str], bool] = lambda name: not only or name in only  # noqa: E731
+    out = args.out.absolute()
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    tag = f"s{args.seed}-{plan.files}f-{plan.megabytes:g}mb"
+    main_root = out / f"memory-{tag}"
+    info = make_root(main_root, files=plan.files, megabytes=plan.megabytes, seed=args.seed, big_log_mb=0)
+    big_root = out / f"biglog-s{args.seed}-{plan.big_log_mb:g}mb"
+    big = make_root(big_root, files=generate.MIN_FILES, megabytes=0.2, seed=args.seed, big_log_mb=plan.big_log_mb)
+    results = Results(plan.name, machine(), {"files": info["files"], "bytes": info["bytes"], "seed": args.seed,
+                                             "big_log_mb": plan.big_log_mb})
+    steps: list[tuple[str, Callable[[], list[Row]]]] = []
+    work = out / f"work-{tag}"
+    redis: Redis | None = None
+    try:
+        steps = [
+            ("startup", lambda: bench_startup(main_root, plan)),
+            ("viewer", lambda: bench_viewer(big_root, big["big_log"], plan)),
+            ("search", lambda: bench_search(main_root, plan)),
+            ("context", lambda: bench_context(main_root, plan)),
+            ("live", lambda: bench_live_diff(fresh_copy(main_root, work), plan)),
+            ("update", lambda: bench_updates_with_redis()),
+        ]
+
+        def bench_updates_with_redis() -> list[Row]:
+            nonlocal redis
+            root = fresh_copy(main_root, work)
+            redis = Redis(out / "redis")
+            url = redis.url(f"bench-{int(time.time())}")
+            if url:
+                say(f"  importing the memory into Redis: {import_to_redis(root, url):.1f} s")
+            return bench_updates(root, plan, url)
+
+        for name, step in steps:
+            if not wanted(name):
+                continue
+            say(f"{name} ...")
+            t = time.monotonic()
+            rows = step()
+            results.rows.extend(rows)
+            for row in rows:
+                say(f"  {row.name}: {fmt(row.value, row.unit)} vs {fmt(row.base, row.unit)} {row.baseline} "
+                    f"(RSS {fmt(row.rss, 'MB')}) {row.note}")
+            say(f"  ({time.monotonic() - t:.0f} s)")
+    finally:
+        if redis is not None:
+            redis.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    rss = [r.rss for r in results.rows if r.rss is not None]
+    if rss:
+        worst = max(results.rows, key=lambda r: r.rss or 0)
+        results.rows.append(Row("Peak RSS, largest of the above", max(rss), "MB", "", None, None, None, "< 300 MB",
+                                max(rss) < 300, worst.name.split(",")[0].split(":")[0]))
+    results.seconds = time.monotonic() - started
+    block = table(results)
+    (out / "table.md").write_text(block, encoding="utf-8")
+    (out / "results.json").write_text(json.dumps(asdict(results), indent=1, default=str), encoding="utf-8")
+    say("\n" + block)
+    if not args.smoke and not args.no_readme and not only:
+        write_readme(README, block)
+        say(f"wrote the table into {README}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
