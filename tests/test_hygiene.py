@@ -419,3 +419,15 @@ def test_guard_helpers() -> None:
 @pytest.fixture(autouse=True)
 def _no_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+
+
+def test_a_claude_code_folder_stays_one_after_memtui_writes_a_log(tmp_path: Path, now) -> None:
+    folder = tmp_path / "cc"
+    folder.mkdir()
+    (folder / "MEMORY.md").write_text("- [Role](role.md) — who\n")
+    (folder / "role.md").write_text("---\nname: role\ntype: user\n---\nDev.\n")
+    mem = Memory(folder)
+    now("2026-08-20T10:00")
+    assert mem.log("Opened in memtui", actor=AGENT).file == "log/2026-08-20.md"
+    assert mem.create("project_x.md", "---\nname: x\ntype: project\n---\nX.\n", actor=AGENT).status == "queued"
+    assert detect(Memory(folder)).kind == CLAUDE_CODE

@@ -100,7 +100,7 @@ def _looks_like_claude_code(root: Path) -> bool:
     parts = root.parts
     if len(parts) >= 4 and parts[-1] == "memory" and parts[-3] == "projects" and parts[-4] == ".claude":
         return True
-    if not (root / "MEMORY.md").is_file() or (root / ".memtui" / "queue").exists() and (root / "log").is_dir():
+    if not (root / "MEMORY.md").is_file():
         return False
     for p in sorted(root.glob("*.md"))[:50]:
         if p.name == "MEMORY.md":
