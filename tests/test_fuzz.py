@@ -18,7 +18,7 @@ from memtui.core.document import Document, parse_spec
 from memtui.core.entries import TAGS, Entry, format_entry, parse_entry
 from memtui.core.paths import PathRefused, clean_rel, resolve_inside
 
-FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Entry text that cannot be mistaken for grammar: no brackets, parentheses or tildes, no line breaks.
 WORD_CHARS = string.ascii_letters + string.digits + "éøßœ日本語,.;:'!?&%$#@+=/-_"
@@ -203,7 +203,7 @@ class MemoryUpdateMachine(RuleBasedStateMachine):
         assert sum(len(sec.struck) for sec in doc.sections) == self.struck
 
 
-MemoryUpdateMachine.TestCase.settings = settings(max_examples=12, stateful_step_count=12, deadline=None,
+MemoryUpdateMachine.TestCase.settings = settings(max_examples=8, stateful_step_count=10, deadline=None,
                                                  suppress_health_check=[HealthCheck.too_slow])
 test_memory_update_sequences_match_a_model = MemoryUpdateMachine.TestCase
 

@@ -48,8 +48,8 @@ def test_huge_entries_are_refused_and_huge_files_handled(mem: Memory, root: Path
     res = mem.update("Facts", "add", "[stated] " + "word " * 4000)
     assert res.status == "refused" and "entry-max" in res.message
     assert (root / "MEMORY.md").read_bytes() == before
-    big = "## Notes\n\n" + "".join(f"prose line {i} {'x' * 80}\n" for i in range(30000)) + "".join(
-        f"- [observed] entry {i} (2026-01-01)\n" for i in range(300))  # ~2.7 MB
+    big = "## Notes\n\n" + "".join(f"prose line {i} {'x' * 80}\n" for i in range(12000)) + "".join(
+        f"- [observed] entry {i} (2026-01-01)\n" for i in range(100))  # ~1 MB
     res = mem.create("notes/big.md", big)
     assert res.status == "applied"
     assert mem.update("Notes", "add", "[stated] one more at the end", file="notes/big.md").status == "applied"

@@ -21,12 +21,12 @@ def _assert_clean(report) -> None:
 def test_concurrent_cli_and_inprocess_writers_lose_nothing(tmp_path: Path) -> None:
     root = make_root(tmp_path / "memory")
     plan = Plan(cli_writers=2, cli_agents=1, approvers=1, log_appenders=1, inproc_threads=2, cli_writes=3,
-                inproc_writes=9, refuse_every=3)
+                inproc_writes=6, refuse_every=3)
     report = Run(root, plan, seed=1).go()
     _assert_clean(report)
     counts = report.counts()
     assert counts["cli:applied"] >= 2 and counts["cli:refused"] >= 2  # each writer's third write is refused
-    assert counts["inproc:applied"] >= 6 and counts["cli-log:applied"] == 3
+    assert counts["inproc:applied"] >= 4 and counts["cli-log:applied"] == 3
     assert counts["approver:applied"] + counts["approver:rejected"] + counts["approver:conflict"] >= 1
     assert report.reads > 50  # a reader checked whole versions all along
 

@@ -464,3 +464,103 @@ def logged_outcomes(root: Path) -> list[Outcome]:
             except (ValueError, TypeError):
                 continue  # the worker was killed mid-line: that write's result was never told to anyone
     return out
+
+
+# the Redis store ------------------------------------------------------------------------------------------------
+def make_redis_memory(url: str) -> Memory:
+    from memtui.core.stores import init_store, open_memory
+
+    mem = open_memory(url=url)
+    init_store(mem.store)
+    for rel in TOPICS:
+        body = f"# {rel}\n\n" + "".join(f"## {s}\n\n" for s in SECTIONS[rel])
+        assert mem.create(rel, body, actor="stress-setup").status == "applied"
+    return mem
+
+
+def redis_run(url: str, logs: Path, *, workers: int = 3, seconds: float = 3.0, kills: int = 3,
+              seed: int = 0) -> Report:
+    """Writer processes on one Redis memory for `seconds`, `kills` of them SIGKILLed midway; then verify."""
+    rng = random.Random(seed)
+    logs.mkdir(parents=True, exist_ok=True)
+    n = 0
+
+    def spawn() -> subprocess.Popen[bytes]:
+        nonlocal n
+        n += 1
+        return subprocess.Popen([sys.executable, str(WORKER), url, str(logs / "w"), f"r{n}", str(rng.random())],
+                                stderr=subprocess.PIPE)
+
+    t0 = time.monotonic()
+    procs = [spawn() for _ in range(workers)]
+    errors: list[str] = []
+    for _ in range(kills):
+        time.sleep(seconds / (kills + 1))
+        victim = procs.pop(rng.randrange(len(procs)))
+        victim.send_signal(signal.SIGKILL)
+        victim.communicate()
+        procs.append(spawn())
+    time.sleep(seconds / (kills + 1))
+    for p in procs:
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate()
+        if err and b"Traceback" in err and b"KeyboardInterrupt" not in err and b"SIGTERM" not in err:
+            tail = err.decode(errors="replace").strip().splitlines()[-1]
+            if "Terminated" not in tail:
+                errors.append(f"a Redis writer crashed on its own: {tail}")
+    outcomes = []
+    for log in sorted(logs.glob("w.*")):
+        for line in log.read_text().splitlines():
+            try:
+                outcomes.append(Outcome(**json.loads(line)))
+            except (ValueError, TypeError):
+                continue
+    rep = verify_store(url, outcomes)
+    rep.errors += errors
+    rep.seconds = time.monotonic() - t0
+    return rep
+
+
+def verify_store(url: str, outcomes: list[Outcome]) -> Report:
+    """`verify` through the Store API, for a store with no folder (Redis)."""
+    from memtui.core.stores import open_memory
+
+    mem = open_memory(url=url)
+    store = mem.store
+    rep = Report(outcomes)
+    texts: dict[str, str] = {}
+    for rel in store.list_files():
+        data = store.read(rel) or b""
+        try:
+            texts[rel] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            rep.torn.append(f"{rel}: not UTF-8")
+            continue
+        if Document(texts[rel], rel).render() != texts[rel]:
+            rep.torn.append(f"{rel}: does not round-trip")
+    records = list(store.audit_records())
+    applied = [r for r in records if r.get("status") == "applied"]
+    by_commit = Counter(r.get("commit") for r in applied)
+    decided = {(r.get("proposal"), r.get("status")) for r in records if r.get("proposal")}
+    refused = Counter((r.get("actor"), r.get("entry")) for r in records if r.get("status") == "refused")
+    for o in outcomes:
+        if o.status == "applied":
+            where = texts.get(o.file, "")
+            if (o.kind.endswith("log") and o.text not in where) or (o.entry and o.entry not in where):
+                rep.lost.append(f"{o.actor}: applied {o.text!r} missing from {o.file}")
+            if o.kind == "approver" and (o.id, "applied") not in decided:
+                rep.audit.append(f"approval of {o.id} has no audit line")
+            elif o.kind != "approver" and o.commit and not by_commit.get(o.commit):
+                rep.audit.append(f"{o.actor}: applied write {o.commit} has no audit line")
+        elif o.status == "refused" and o.kind in ("inproc", "inproc-agent"):
+            if refused[(o.actor, o.text)] <= 0:
+                rep.audit.append(f"{o.actor}: refused write {o.text!r} has no audit line")
+            refused[(o.actor, o.text)] -= 1
+    for r in applied:
+        if r.get("entry") and r.get("action") in ("add", "revise") and r["entry"] not in texts.get(r["file"], ""):
+            rep.lost.append(f"audit says applied but {r['entry']!r} is not in {r['file']}")
+    history = {c.sha for c in store.history()}
+    missing = [r for r in applied if r.get("commit") and r["commit"] not in history]
+    if missing:
+        rep.git.append(f"{len(missing)} applied audit line(s) name a change missing from the history")
+    return rep

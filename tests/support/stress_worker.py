@@ -21,7 +21,12 @@ from support.stress import SECTIONS, Outcome, _target  # noqa: E402
 def main() -> None:
     root, log, tag, seed = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
     rng = random.Random(seed)
-    mem = Memory(root)
+    if root.startswith(("redis://", "rediss://", "unix://")):
+        from memtui.core.stores import open_memory
+
+        mem = open_memory(url=root)
+    else:
+        mem = Memory(root)
     out = open(f"{log}.{tag}", "a", buffering=1)
     mine: list[tuple[str, str, str]] = []
     n = 0
