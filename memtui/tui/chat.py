@@ -192,7 +192,12 @@ class Pane(Vertical):
         self.log_view.anchor()
 
     def focus(self, scroll_visible: bool = True) -> Pane:
-        self.query_one("#chat-input", Input).focus(scroll_visible)
+        """Focus the input; the app may ask before the pane has composed, so then ask again after a refresh."""
+        inputs = self.query("#chat-input")
+        if inputs:
+            inputs.first(Input).focus(scroll_visible)
+        else:
+            self.call_after_refresh(self.focus, scroll_visible)
         return self
 
     @property
