@@ -10,7 +10,7 @@ import shlex
 import sys
 from typing import Any
 
-from memtui.cli import EXIT_ERROR, EXIT_OK, common, root_of
+from memtui.cli import EXIT_ERROR, EXIT_OK, common, memory_of, root_of
 
 DEFAULT_PORT = 8000
 
@@ -46,10 +46,10 @@ def register(sub: Any) -> None:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    root = root_of(args)
+    memory = memory_of(args)
     from memtui.integrations.mcp_server import run
 
-    run(root)
+    run(memory)
     return EXIT_OK
 
 
@@ -78,11 +78,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_hook_session_start(args: argparse.Namespace) -> int:
     # A SessionStart hook runs before every session: it must be quick and must never print a traceback.
-    root = root_of(args)
     from memtui.core.context import build_context
-    from memtui.core.memory import Memory
 
-    text = build_context(Memory(root), budget=args.budget).text
+    text = build_context(memory_of(args), budget=args.budget).text
     if args.text:
         print(text)
     else:

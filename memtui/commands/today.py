@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from memtui.cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, common, emit, root_of
+from memtui.cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, common, emit, memory_of
 
 STATUS_STYLE = {
     "applied": "green", "approved": "green", "revised": "yellow", "rejected": "red", "refused": "red",
@@ -53,9 +53,7 @@ def register(sub: Any) -> None:
 
 
 def _memory(args: argparse.Namespace) -> Any:
-    from memtui.core.memory import Memory
-
-    return Memory(root_of(args))
+    return memory_of(args)
 
 
 def _fail(args: argparse.Namespace, message: str, code: int = EXIT_ERROR) -> int:

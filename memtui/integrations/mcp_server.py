@@ -55,9 +55,9 @@ def tool_list() -> list[types.Tool]:
     return out
 
 
-def build_server(root: str | Path) -> Server[Any]:
-    """An MCP server over the memory root at `root` (created by `memtui init`)."""
-    memory = Memory(root)
+def build_server(root: str | Path | Memory) -> Server[Any]:
+    """An MCP server over a memory: a root made by `memtui init`, or an opened Memory (e.g. on a Redis store)."""
+    memory = root if isinstance(root, Memory) else Memory(root)
     tools = tool_list()
 
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None,
@@ -87,11 +87,11 @@ def build_server(root: str | Path) -> Server[Any]:
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-async def serve_stdio(root: str | Path) -> None:
+async def serve_stdio(root: str | Path | Memory) -> None:
     server = build_server(root)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def run(root: str | Path) -> None:
+def run(root: str | Path | Memory) -> None:
     anyio.run(serve_stdio, root)
