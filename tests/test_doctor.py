@@ -217,3 +217,20 @@ def test_store_without_git_is_reported_not_broken(tmp_path: Path) -> None:
     report = diagnose(mem)
     assert kinds(report) == {"no-git"} and not report.findings[0].fixable
     assert isinstance(mem.store, FolderStore) and not os.path.exists(r / ".git")
+
+
+def test_search_index_out_of_date_is_found_and_refreshed(mem: Memory, root: Path) -> None:
+    index_mod = __import__("pytest").importorskip("memtui.core.index")
+    idx = index_mod.Index(root)
+    idx.refresh()
+    idx.close()
+    (root / "notes").mkdir()
+    (root / "notes" / "new.md").write_text("# new\n\nwritten while nobody searched\n")
+    assert "index-out-of-date" in kinds(diagnose(mem))
+    assert diagnose(mem, fix=True).ok and diagnose(mem).findings == []
+    (root / ".memtui" / index_mod.INDEX_FILE).write_bytes(b"not a database at all" * 100)
+    assert "index-out-of-date" in kinds(diagnose(mem))
+    assert diagnose(mem, fix=True).ok
+    again = index_mod.Index(root)
+    assert "notes/new.md" in again.files()
+    again.close()

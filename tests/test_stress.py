@@ -11,7 +11,8 @@ import pytest
 
 from memtui.core.doctor import diagnose
 from memtui.core.memory import Memory
-from support.stress import Plan, Run, crash_run, logged_outcomes, make_root, verify
+from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures: a real redis-server)
+from support.stress import Plan, Run, crash_run, logged_outcomes, make_redis_memory, make_root, redis_run, verify
 
 
 def _assert_clean(report) -> None:
@@ -73,3 +74,16 @@ def test_long_crash_run(tmp_path: Path) -> None:
     diagnose(Memory(root), fix=True)
     assert diagnose(Memory(root)).ok
     _assert_clean(verify(root, logged_outcomes(root)))
+
+
+def test_redis_store_writer_processes_with_a_kill_lose_nothing(redis_url: str, tmp_path: Path) -> None:
+    make_redis_memory(redis_url)
+    report = redis_run(redis_url, tmp_path / "logs", workers=2, seconds=2.0, kills=1, seed=5)
+    _assert_clean(report)
+    assert report.counts()["inproc:applied"] >= 3
+
+
+@pytest.mark.stress
+def test_long_redis_run(redis_url: str, tmp_path: Path) -> None:
+    make_redis_memory(redis_url)
+    _assert_clean(redis_run(redis_url, tmp_path / "logs", workers=4, seconds=20, kills=10, seed=6))

@@ -91,7 +91,46 @@ def diagnose(memory: Memory, *, fix: bool = False) -> DoctorReport:
             _check_uncommitted(memory, report, fix, records)
             records = list(store.audit_records())
             _check_unaudited_commits(memory, report, fix, records)
+    _check_index(store, report, fix)
     return report
+
+
+def _check_index(store: FolderStore, report: DoctorReport, fix: bool) -> None:
+    """The search index (a cache of the files): files it lacks or still lists, or a file that is no database."""
+    try:
+        from memtui.core.index import INDEX_FILE, Index, IndexUnavailable, walk
+    except ImportError:
+        return
+    if not (store.state / INDEX_FILE).exists():
+        return  # built on the first search
+    index = Index(store.root)
+    try:
+        try:
+            known = set(index.files())
+            problem = None
+        except Exception as exc:  # sqlite raises DatabaseError and others for a damaged file
+            known, problem = set(), f"unreadable ({type(exc).__name__}: {exc})"
+        on_disk = set(walk(store.root))
+        if problem is None and known == on_disk:
+            if not fix:
+                return
+            stats = index.refresh()  # catches edits to files it knows (by mtime and size)
+            if stats.touched:
+                report.findings.append(Finding("index-out-of-date", f"the search index was behind on "
+                                               f"{stats.touched} file(s); refreshed", INDEX_FILE, fixed=True))
+            return
+        f = Finding("index-out-of-date", f"the search index is {problem}" if problem else
+                    f"the search index lacks {len(on_disk - known)} file(s) and still lists {len(known - on_disk)} "
+                    "gone", f"{STATE_DIR}/{INDEX_FILE}")
+        if fix:
+            try:
+                index.refresh()
+                f.fixed = True
+            except IndexUnavailable as exc:
+                f.message += f"; could not rebuild it: {exc}"
+        report.findings.append(f)
+    finally:
+        index.close()
 
 
 # locks ----------------------------------------------------------------------------------------------------------
