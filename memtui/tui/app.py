@@ -148,6 +148,10 @@ class MemtuiApp(App[None]):
         if self.watcher is not None:
             self.watcher.stop()
 
+    def alive(self) -> bool:
+        """False while the app shuts down: a worker's late message finds no widgets to update."""
+        return bool(self.screen_stack) and bool(self.screen_stack[0].query(ActivityFeed))
+
     @property
     def base(self):
         """The main screen, also while a dialog or the palette is on top."""
@@ -199,7 +203,7 @@ class MemtuiApp(App[None]):
                                           file_count=count, problems=problems))
 
     def on_state_synced(self, message: StateSynced) -> None:
-        if message.seq < self._shown_seq:
+        if message.seq < self._shown_seq or not self.alive():
             return
         initial = self._shown_seq == 0
         self._shown_seq = message.seq
@@ -240,6 +244,8 @@ class MemtuiApp(App[None]):
             pane.post_message(ProposalsChanged(list(everything)))
 
     def on_files_changed(self, message: FilesChanged) -> None:
+        if not self.alive():
+            return
         files = frozenset(p for p in message.paths if not p.endswith("/"))
         self.changed_since_open |= files
         for viewer in self.base.query(MemoryViewer):
@@ -277,7 +283,7 @@ class MemtuiApp(App[None]):
 
     @on(Worker.StateChanged)
     def worker_failed(self, event: Worker.StateChanged) -> None:
-        if event.state == WorkerState.ERROR:
+        if event.state == WorkerState.ERROR and self.alive():
             error = event.worker.error
             text = f"{event.worker.name} failed: {error}"
             self.notify(text, severity="error", timeout=8)
@@ -348,6 +354,8 @@ class MemtuiApp(App[None]):
         self.post_message(CommittedLoaded(rel, decode(before), decode(after)))
 
     def on_committed_loaded(self, message: CommittedLoaded) -> None:
+        if not self.alive():
+            return
         pid = tab_id("diff", message.rel)
         diff = unified(message.rel, message.before, message.after)
         empty = f"{message.rel} is as last committed." if message.before is not None else \
@@ -464,6 +472,8 @@ class MemtuiApp(App[None]):
             self.post_message(Decided("approve", pid, self.memory.approve(pid, by=self.by)))
 
     def on_decided(self, message: Decided) -> None:
+        if not self.alive():
+            return
         r = message.result
         severity = {"applied": "information", "rejected": "information", "conflict": "warning"}.get(r.status, "error")
         self.notify(f"{message.pid}: {r.status}. {r.message}", severity=severity)  # type: ignore[arg-type]
