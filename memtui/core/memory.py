@@ -284,12 +284,12 @@ class Memory:
             revising = entry is not None or section is not None or tag is not None
             proposed = {"entry": p.entry, "section": p.section, "provenance": p.provenance} if revising else None
             if revising:
-                keep_tag = p.provenance or _tag_of(p.entry)
-                p = replace(p, entry=entry if entry is not None else p.entry,
-                            section=section if section is not None else p.section,
-                            provenance=tag if tag is not None else keep_tag)
-                if entry is not None and tag is None and _tag_of(entry):
-                    p.provenance = None
+                new_entry = entry if entry is not None else p.entry
+                new_tag = tag or (None if _tag_of(new_entry) else p.provenance or _tag_of(p.entry))
+                if tag and new_entry:
+                    new_entry = re.sub(r"^\s*\[(" + "|".join(TAGS) + r")\]\s*", "", new_entry, flags=re.I)
+                p = replace(p, entry=new_entry, section=section if section is not None else p.section,
+                            provenance=new_tag)
                 p.reason = "revised by a person before approval"
             from memtui.core import recurrence
 
