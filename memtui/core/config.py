@@ -7,7 +7,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"  # anthropic 2.14 lists claude-sonnet-4-5 as deprecated (end of life 2026-11-30)
 DEFAULT_AGENTS = ("agent*", "claude*", "assistant*", "mcp*", "bot*", "*-agent")
 FILE_ACTIONS = ("edit", "create", "delete", "rename", "append", "consolidate")
 ENTRY_ACTIONS = ("add", "revise", "remove")
