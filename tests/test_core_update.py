@@ -238,3 +238,13 @@ def test_untouched_lines_keep_their_bytes(mem: Memory, root: Path) -> None:
 
     ops = difflib.SequenceMatcher(None, before.splitlines(True), after.splitlines(True)).get_opcodes()
     assert {op for op, *_ in ops} == {"equal", "insert"}  # nothing changed or removed, only the new entry added
+
+
+def test_log_appends_to_an_existing_empty_file_without_a_header(mem: Memory, root: Path, now) -> None:
+    now("2026-08-20T14:05")
+    (root / "log" / "2026-08-20.md").write_text("")
+    assert mem.log("Deploy failed", actor="agent").status == "applied"
+    assert (root / "log" / "2026-08-20.md").read_text() == "- 14:05 [observed] Deploy failed\n"
+    assert mem.log("Rolled back", actor="agent").status == "applied"
+    assert (root / "log" / "2026-08-21.md").exists() is False
+    assert (root / "log" / "2026-08-20.md").read_text().endswith("- 14:05 [observed] Rolled back\n")

@@ -349,7 +349,8 @@ class Memory:
                                      source=p.source, today=today, spec=spec)
             return update.remove(doc, p.section or "", p.replaces or p.entry, today=today, spec=spec)
         if p.action == "append":
-            return self._capped(p.file, update.append_text(before or _new_log_header(p.file), p.content or ""))
+            start = _new_log_header(p.file) if before is None else before
+            return self._capped(p.file, update.append_text(start, p.content or ""))
         if p.action == "create":
             if before is not None:
                 raise Refused(f"{p.file} already exists; edit it instead, or choose another name")
