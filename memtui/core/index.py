@@ -135,6 +135,8 @@ class Index:
         self._db: sqlite3.Connection | None = None
         self.last_refresh = RefreshStats()
         self._summary: tuple[int, dict[str, int]] | None = None
+        self._path_of: dict[int, str] | None = None
+        self._data_version: int | None = None
 
     # connection ---------------------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -193,6 +195,7 @@ class Index:
     def close(self) -> None:
         with self._lock:
             self._summary = None
+            self._path_of = None
             if self._db is not None:
                 self._db.close()
                 self._db = None
@@ -220,13 +223,21 @@ class Index:
     def _refresh(self, paths: Iterable[str] | None) -> RefreshStats:
         db = self._connect()
         stats = RefreshStats()
-        known = {p: (i, m, s) for i, p, m, s in db.execute("SELECT id, path, mtime_ns, size FROM file")}
+        self._check_version(db)
         if paths is None:
+            known = {p: (i, m, s) for i, p, m, s in db.execute("SELECT id, path, mtime_ns, size FROM file")}
             seen = walk(self.root)
             gone = [p for p in known if p not in seen]
         else:
+            paths = sorted(set(paths))
+            known = {}
+            for k in range(0, len(paths), 500):
+                chunk = paths[k : k + 500]
+                rows = db.execute(f"SELECT id, path, mtime_ns, size FROM file WHERE path IN ({','.join('?' * len(chunk))})",
+                                  chunk)
+                known.update({p: (i, m, s) for i, p, m, s in rows})
             seen, gone = {}, []
-            for rel in set(paths):
+            for rel in paths:
                 st = self._stat(rel)
                 if st is None:
                     if rel in known:
@@ -239,6 +250,7 @@ class Index:
             self.last_refresh = stats
             return stats
         self._summary = None
+        self._path_of = None
         db.execute("BEGIN IMMEDIATE")
         try:
             drop = [known[rel][0] for rel in gone] + [known[rel][0] for rel, _ in work if rel in known]
@@ -295,6 +307,7 @@ class Index:
     def summary(self) -> tuple[int, dict[str, int]]:
         """(files indexed, {skip reason: files skipped}) as of the last refresh."""
         with self._lock:
+            self._check_version(self._connect())
             if self._summary is None:
                 rows = self._connect().execute("SELECT skipped, count(*) FROM file GROUP BY skipped").fetchall()
                 counts = {reason: n for reason, n in rows}
@@ -309,12 +322,25 @@ class Index:
             raise ValueError("a trigram query needs at least 3 characters")
         with self._lock:
             db = self._connect()
-            rows = db.execute(
-                "SELECT file.path, doc.folded FROM fts JOIN doc ON doc.id = fts.rowid JOIN file ON file.id = doc.id "
-                "WHERE fts MATCH ? ORDER BY file.path",
-                (expr,),
-            ).fetchall()
-        yield from rows
+            self._check_version(db)
+            # Sorting rows that carry whole texts would copy them into a temporary b-tree: sort the paths instead.
+            rows = db.execute("SELECT id, folded FROM doc WHERE id IN (SELECT rowid FROM fts WHERE fts MATCH ?)",
+                              (expr,)).fetchall()
+            paths = self._paths(db)
+        out = sorted((paths[i], text) for i, text in rows)
+        yield from out
+
+    def _check_version(self, db: sqlite3.Connection) -> None:
+        version = db.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._data_version:
+            # Another process changed the index since this connection last looked: forget what was cached.
+            self._summary = self._path_of = None
+            self._data_version = version
+
+    def _paths(self, db: sqlite3.Connection) -> dict[int, str]:
+        if self._path_of is None:
+            self._path_of = dict(db.execute("SELECT id, path FROM file"))
+        return self._path_of
 
     def files(self) -> dict[str, str | None]:
         """{path: skip reason or None} of every file the index knows."""

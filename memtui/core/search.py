@@ -194,7 +194,7 @@ class _Lines:
         """Is line i inside a fenced code block (where a bullet is not an entry)?"""
         if self._fenced is None:
             self._fenced = set()
-            if "```" in self.text or "~~~" in self.text:
+            if _FENCE.search(self.text):
                 opener: str | None = None
                 start = 0
                 for k, line in enumerate(self.lines):
@@ -211,9 +211,10 @@ class _Lines:
 
     def entry(self, i: int) -> Entry | None:
         lines = self.lines
-        if i >= len(lines) or self.fenced(i):
+        if i >= len(lines):
             return None
-        return parse_entry(lines[i])
+        e = parse_entry(lines[i])
+        return None if e is None or self.fenced(i) else e
 
 
 @dataclass
@@ -226,16 +227,9 @@ class _Group:
     matched: set[int]
 
 
-def _groups_in_file(rel: str, text: str, hits: list[int]) -> list[_Group]:
-    """Fold the matched lines (0-based) of one file into sources, with their ranking keys."""
-    kind = file_kind(rel)
-    if kind == "log":
-        day = _ordinal(log_day(rel))
-        a = -day if day is not None else 1
-        return [_Group((TIER_LOG, a, rel, -i), rel, kind, i, False, {i}) for i in hits]
+def _groups_in_file(rel: str, kind: str, text: str, hits: list[int]) -> list[_Group]:
+    """Fold the matched lines (0-based) of MEMORY.md or a topic file into sources, with their ranking keys."""
     lines = _Lines(text)
-    if kind not in ("memory", "topic"):
-        return [_Group((TIER_OTHER, 0, rel, i), rel, kind, i, False, {i}) for i in hits]
     groups: dict[int, _Group] = {}
     out: list[_Group] = []
     for i in hits:
@@ -269,6 +263,47 @@ def _groups_in_file(rel: str, text: str, hits: list[int]) -> list[_Group]:
             out.append(g)
         g.matched.add(i)
     return out
+
+
+def _top_sources(hits: list[tuple[str, str, list[int], str | None]], k: int) -> tuple[list[_Group], int]:
+    """The k best-ranked sources and how many sources there are in all.
+
+    Every matched line of a daily log or of a file that is not markdown is a source of its own, ranked by its
+    file and line alone, so those are counted without building a group per line; only the best k of them can
+    make the bundle."""
+    ranked: list[_Group] = []
+    logs: list[tuple[tuple[int, str], list[int]]] = []
+    others: list[tuple[str, str, list[int]]] = []
+    total = 0
+    for rel, folded, lines, _ in hits:
+        kind = file_kind(rel)
+        if kind == "log":
+            day = _ordinal(log_day(rel))
+            logs.append(((-day if day is not None else 1, rel), lines))
+            total += len(lines)
+        elif kind in ("memory", "topic"):
+            groups = _groups_in_file(rel, kind, folded, lines)
+            ranked.extend(groups)
+            total += len(groups)
+        else:
+            others.append((rel, kind, lines))
+            total += len(lines)
+    candidates = heapq.nsmallest(k, ranked, key=lambda g: g.key)
+    taken = 0
+    for (a, rel), lines in sorted(logs):
+        for i in reversed(lines[-(k - taken):]):
+            candidates.append(_Group((TIER_LOG, a, rel, -i), rel, "log", i, False, {i}))
+        taken = min(k, taken + len(lines))
+        if taken >= k:
+            break
+    taken = 0
+    for rel, kind, lines in others:  # hits come sorted by path
+        for i in lines[: k - taken]:
+            candidates.append(_Group((TIER_OTHER, 0, rel, i), rel, kind, i, False, {i}))
+        taken = min(k, taken + len(lines))
+        if taken >= k:
+            break
+    return heapq.nsmallest(k, candidates, key=lambda g: g.key), total
 
 
 # matching ---------------------------------------------------------------------------------------------------------
@@ -470,15 +505,12 @@ class Searcher:
 
     # ranking and the bundle -------------------------------------------------------------------------------------
     def _bundle(self, bundle: SearchBundle, hits: list[tuple[str, str, list[int], str | None]]) -> None:
-        groups: list[_Group] = []
         originals: dict[str, str | None] = {}
-        for rel, folded, lines, original in hits:
+        for rel, _, lines, original in hits:
             bundle.matched_lines += len(lines)
-            groups.extend(_groups_in_file(rel, folded, lines))
             originals[rel] = original
-        bundle.sources = len(groups)
-        top = heapq.nsmallest(bundle.limit, groups, key=lambda g: g.key)
-        bundle.left_out = len(groups) - len(top)
+        top, bundle.sources = _top_sources(hits, bundle.limit)
+        bundle.left_out = bundle.sources - len(top)
         today = clock.now().date()
         cache: dict[str, list[str]] = {}
         for n, g in enumerate(top, 1):
