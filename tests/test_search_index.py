@@ -119,7 +119,12 @@ def test_watched_searcher_sees_a_change_without_walking(root, mem):
         while time.monotonic() < deadline and len(s.search("watched line").results) < 2:
             time.sleep(0.05)
         assert len(s.search("watched line").results) == 2
-        assert s.index.last_refresh.unchanged == 0  # only the reported paths were re-checked
+        write(root, "notes/w.md", "- [observed] watched line one, edited\n")
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and "edited" not in s.search("watched line").render():
+            time.sleep(0.05)
+        assert "watched line one, edited" in s.search("watched line").render()
+        assert not s.index.last_refresh.full  # only the paths the watcher reported were re-checked
 
 
 def test_trigram_query_quotes_and_samples():

@@ -115,6 +115,7 @@ class RefreshStats:
     removed: int = 0
     unchanged: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
+    full: bool = False  # every file was re-checked (not only paths a watcher reported)
 
     @property
     def touched(self) -> int:
@@ -222,7 +223,7 @@ class Index:
 
     def _refresh(self, paths: Iterable[str] | None) -> RefreshStats:
         db = self._connect()
-        stats = RefreshStats()
+        stats = RefreshStats(full=paths is None)
         self._check_version(db)
         if paths is None:
             known = {p: (i, m, s) for i, p, m, s in db.execute("SELECT id, path, mtime_ns, size FROM file")}
