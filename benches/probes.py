@@ -156,12 +156,16 @@ def viewer(root: str, rel: str, pages: str) -> None:
             return theme_files.variable_defaults()
 
         def compose(self) -> ComposeResult:
-            yield self.widget
+            if self.widget is not None:
+                yield self.widget
 
     async def main() -> None:
         view = Viewer(Path(root), rel)
-        started = time.monotonic()
-        async with Host(view).run_test(size=SIZE):
+        async with Host(None).run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            # Opening: from mounting the viewer (as the app does in a new tab) to its first frame with the file.
+            started = time.monotonic()
+            await pilot.app.mount(view)
             painted = await _until(lambda: view.state is not None and view.frames > 0 and view.loads > 0
                                    and view.painted_at > 0, 120)
             # The frame that shows the file: the last one drawn after its state arrived.

@@ -41,7 +41,8 @@ def scan(rel: str, text: str, previous: list[str] | None) -> ViewerState:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    if "\r" in text:
+        lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
     headings: dict[int, tuple[str, int, int, int | None]] = {}
     entries: set[int] | None
     comment: set[int] = set()
@@ -57,21 +58,54 @@ def scan(rel: str, text: str, previous: list[str] | None) -> ViewerState:
             comment = set(range(start, end + 1))
     else:
         entries = None
-        current_heading = None
-        for i, ln in enumerate(lines):
-            first = ln[:1]
-            if first == "#":
-                level = len(ln) - len(ln.lstrip("#"))
-                if 0 < level <= 6 and ln[level:level + 1] == " ":
-                    headings[i] = (ln[level:].strip(), level, 0, None)
-                    current_heading = i
-            elif current_heading is not None and first in "-*+" and "~~" not in ln:
-                title, level, n, cap = headings[current_heading]
-                headings[current_heading] = (title, level, n + 1, cap)
+        headings = _light_headings(text)
     state = ViewerState(rel, lines, max(map(len, lines), default=0), headings, entries, comment)
     if previous is not None and previous != lines:
         _mark_changes(state, previous)
     return state
+
+
+def _light_headings(text: str) -> dict[int, tuple[str, int, int, int | None]]:
+    """Headings of a big file with the count of current bullets under each, from C-speed `str.find`/`count`.
+
+    A Python loop over the 600,000 lines of a 50 MB log took a quarter of a second; only lines that start with
+    `#` or hold `~~` are looked at one by one here."""
+    heads: list[tuple[int, int, str, int]] = []  # (line start, line end, title, level)
+    starts = [0] if text.startswith("#") else []
+    i = text.find("\n#")
+    while i >= 0:
+        starts.append(i + 1)
+        i = text.find("\n#", i + 1)
+    for at in starts:
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        ln = text[at:end].rstrip("\r")
+        level = len(ln) - len(ln.lstrip("#"))
+        if 0 < level <= 6 and ln[level:level + 1] == " ":
+            heads.append((at, end, ln[level:].strip(), level))
+    headings: dict[int, tuple[str, int, int, int | None]] = {}
+    line, pos = 0, 0
+    for n, (start, end, title, level) in enumerate(heads):
+        line += text.count("\n", pos, start)
+        pos = start
+        stop = heads[n + 1][0] if n + 1 < len(heads) else len(text)
+        count = sum(text.count("\n" + c, end, stop) for c in "-*+") - _struck_bullets(text, end, stop)
+        headings[line] = (title, level, count, None)
+    return headings
+
+
+def _struck_bullets(text: str, start: int, stop: int) -> int:
+    """Bullet lines holding `~~` between the newline at `start` and `stop`."""
+    n = 0
+    i = text.find("~~", start, stop)
+    while i >= 0:
+        line_start = text.rfind("\n", start, i) + 1
+        line_end = text.find("\n", i, stop)
+        line_end = stop if line_end < 0 else line_end
+        if line_start > start and text[line_start] in "-*+":
+            n += 1
+        i = text.find("~~", line_end, stop)
+    return n
 
 
 def _mark_changes(state: ViewerState, previous: list[str]) -> None:
