@@ -316,3 +316,13 @@ async def test_diff_tab_shows_file_against_last_commit(demo: Path) -> None:
         diff = next(d for d in app.main.query(DiffView) if d.diff)
         assert "+- [stated] Alex is on leave 1-12 September" in diff.diff
         assert "Alex is on leave" in diff.render_text().plain
+
+
+def test_app_start_path_imports_neither_git_nor_the_sdk(demo: Path) -> None:
+    code = (
+        "import sys; from memtui.tui.app import MemtuiApp; "
+        f"app = MemtuiApp({str(demo)!r}, watch=False); "
+        "print(sorted(m for m in ('git', 'anthropic', 'watchdog') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

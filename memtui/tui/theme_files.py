@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -55,12 +56,13 @@ def theme_from_toml(text: str, origin: str) -> Theme:
                  variables={str(k): str(v) for k, v in variables.items()}, **kwargs)
 
 
-def shipped_themes() -> list[Theme]:
+@lru_cache(maxsize=1)
+def shipped_themes() -> tuple[Theme, ...]:
     out = []
     for item in sorted(resources.files("memtui.themes").iterdir(), key=lambda p: p.name):
         if item.name.endswith(".toml"):
             out.append(theme_from_toml(item.read_text(encoding="utf-8"), f"memtui/themes/{item.name}"))
-    return out
+    return tuple(out)
 
 
 def user_themes(folder: Path | None = None) -> tuple[list[Theme], list[str]]:
@@ -77,6 +79,7 @@ def user_themes(folder: Path | None = None) -> tuple[list[Theme], list[str]]:
     return themes, problems
 
 
+@lru_cache(maxsize=1)
 def variable_defaults() -> dict[str, str]:
     dark = next(t for t in shipped_themes() if t.name == DEFAULT_THEME)
     return {k: dark.variables[k] for k in VARIABLES}
