@@ -7,14 +7,11 @@ a Redis memory exactly as it does a folder.
 
 from __future__ import annotations
 
-import threading
-import time
 from typing import Any, Callable
 
 from textual.message import Message
 
-from memtui.tui.messages import FilesChanged
-from memtui.tui.watch import CEILING, QUIET, MemoryWatcher
+from memtui.tui.watch import Burst, MemoryWatcher
 
 
 class StoreConnection(Message):
@@ -26,24 +23,16 @@ class StoreConnection(Message):
         self.message = message
 
 
-class RedisWatcher:
+class RedisWatcher(Burst):
     """Subscribe to a RedisStore; post one `FilesChanged` per burst of events, like `MemoryWatcher`."""
 
     def __init__(self, store: Any, post: Callable[[Message], object]) -> None:
+        super().__init__(post)
         self.store = store
-        self.post = post
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._paths: set[str] = set()
-        self._queue = self._audit = False
-        self._first = self._last = 0.0
         self._sub: Any = None
-        self._flusher: threading.Thread | None = None
 
     def start(self) -> None:
-        self._flusher = threading.Thread(target=self._run, name="memtui-redis-watch-flush", daemon=True)
-        self._flusher.start()
+        self.start_flusher("memtui-redis-watch-flush")
         self._sub = self.store.subscribe(self.note, keyspace=True)
 
     def note(self, event: dict[str, Any]) -> None:
@@ -53,42 +42,15 @@ class RedisWatcher:
             return
         if kind == "connected":
             self.post(StoreConnection(True))
-        now = time.monotonic()
-        with self._lock:
-            files = event.get("files") or ([event["file"]] if event.get("file") else [])
-            self._paths.update(f for f in files if f)
-            if kind in ("change", "connected"):
-                # A recorded change means an audit line and maybe a decided proposal; after an outage, anything.
-                self._queue = self._audit = True
-            if not self._first:
-                self._first = now
-            self._last = now
-        self._wake.set()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._wake.wait()
-            self._wake.clear()
-            while not self._stop.is_set():
-                with self._lock:
-                    first, last = self._first, self._last
-                now = time.monotonic()
-                if now - last >= QUIET or now - first >= CEILING:
-                    break
-                time.sleep(min(QUIET - (now - last), CEILING - (now - first), QUIET) + 0.001)
-            with self._lock:
-                paths, queue, audit = frozenset(self._paths), self._queue, self._audit
-                self._paths, self._queue, self._audit, self._first = set(), False, False, 0.0
-            if (paths or queue or audit) and not self._stop.is_set():
-                self.post(FilesChanged(paths, queue=queue, audit=audit))
+        files = event.get("files") or ([event["file"]] if event.get("file") else [])
+        # A recorded change means an audit line and maybe a decided proposal; after an outage, anything.
+        everything = kind in ("change", "connected")
+        self.add([f for f in files if f], queue=everything, audit=everything)
 
     def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
+        self.stop_flusher()
         if self._sub is not None:
             self._sub.stop()
-        if self._flusher is not None:
-            self._flusher.join(timeout=2)
 
 
 def watcher_for(memory: Any, post: Callable[[Message], object]) -> Any:

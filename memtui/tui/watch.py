@@ -12,7 +12,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from memtui.core.folder import AUDIT_FILE, STATE_DIR
 from memtui.tui.messages import FilesChanged
@@ -41,11 +41,12 @@ def classify(root: Path, path: str) -> tuple[str, str] | None:
     return ("file", rel)
 
 
-class MemoryWatcher:
-    """Watch `root` recursively; call `post(FilesChanged)` from the flusher thread once per burst."""
+class Burst:
+    """Collects change notes from any thread and posts one `FilesChanged` per burst from its own flusher thread.
 
-    def __init__(self, root: Path, post: Callable[[FilesChanged], object]) -> None:
-        self.root = Path(root).absolute()
+    Shared by the folder watcher and the Redis watcher, so both coalesce exactly alike."""
+
+    def __init__(self, post: Callable[[FilesChanged], object]) -> None:
         self.post = post
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -53,45 +54,18 @@ class MemoryWatcher:
         self._paths: set[str] = set()
         self._queue = self._audit = False
         self._first = self._last = 0.0
-        self._observer = None
         self._flusher: threading.Thread | None = None
 
-    def start(self) -> None:
-        from watchdog.events import FileSystemEvent, FileSystemEventHandler
-        from watchdog.observers import Observer
-
-        watcher = self
-
-        class Handler(FileSystemEventHandler):
-            def on_any_event(self, event: FileSystemEvent) -> None:
-                if event.event_type in ("opened", "closed_no_write"):
-                    return
-                for p in (event.src_path, getattr(event, "dest_path", "")):
-                    if p:
-                        watcher.note(os.fsdecode(p), is_dir=event.is_directory)
-
-        self._observer = Observer()
-        self._observer.daemon = True
-        self._observer.schedule(Handler(), str(self.root), recursive=True)
-        self._observer.start()
-        self._flusher = threading.Thread(target=self._run, name="memtui-watch-flush", daemon=True)
+    def start_flusher(self, name: str) -> None:
+        self._flusher = threading.Thread(target=self._run, name=name, daemon=True)
         self._flusher.start()
 
-    def note(self, path: str, *, is_dir: bool = False) -> None:
-        kind = classify(self.root, path)
-        if kind is None:
-            return
-        what, rel = kind
-        if what == "file" and not is_dir and not rel.endswith(".md"):
-            return
+    def add(self, paths: Iterable[str] = (), *, queue: bool = False, audit: bool = False) -> None:
         now = time.monotonic()
         with self._lock:
-            if what == "queue":
-                self._queue = True
-            elif what == "audit":
-                self._audit = True
-            else:
-                self._paths.add(rel + ("/" if is_dir else ""))
+            self._paths.update(paths)
+            self._queue = self._queue or queue
+            self._audit = self._audit or audit
             if not self._first:
                 self._first = now
             self._last = now
@@ -114,11 +88,57 @@ class MemoryWatcher:
             if (paths or queue or audit) and not self._stop.is_set():
                 self.post(FilesChanged(paths, queue=queue, audit=audit))
 
-    def stop(self) -> None:
+    def stop_flusher(self) -> None:
         self._stop.set()
         self._wake.set()
+        if self._flusher is not None:
+            self._flusher.join(timeout=2)
+
+
+class MemoryWatcher(Burst):
+    """Watch `root` recursively; call `post(FilesChanged)` from the flusher thread once per burst."""
+
+    def __init__(self, root: Path, post: Callable[[FilesChanged], object]) -> None:
+        super().__init__(post)
+        self.root = Path(root).absolute()
+        self._observer = None
+
+    def start(self) -> None:
+        from watchdog.events import FileSystemEvent, FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        watcher = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event: FileSystemEvent) -> None:
+                if event.event_type in ("opened", "closed_no_write"):
+                    return
+                for p in (event.src_path, getattr(event, "dest_path", "")):
+                    if p:
+                        watcher.note(os.fsdecode(p), is_dir=event.is_directory)
+
+        self._observer = Observer()
+        self._observer.daemon = True
+        self._observer.schedule(Handler(), str(self.root), recursive=True)
+        self._observer.start()
+        self.start_flusher("memtui-watch-flush")
+
+    def note(self, path: str, *, is_dir: bool = False) -> None:
+        kind = classify(self.root, path)
+        if kind is None:
+            return
+        what, rel = kind
+        if what == "file" and not is_dir and not rel.endswith(".md"):
+            return
+        if what == "queue":
+            self.add(queue=True)
+        elif what == "audit":
+            self.add(audit=True)
+        else:
+            self.add([rel + ("/" if is_dir else "")])
+
+    def stop(self) -> None:
+        self.stop_flusher()
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=2)
-        if self._flusher is not None:
-            self._flusher.join(timeout=2)
