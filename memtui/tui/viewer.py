@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 from pathlib import Path
+from typing import Callable
 
 from rich.style import Style
 from rich.text import Text
@@ -25,6 +26,7 @@ from textual.strip import Strip
 
 from memtui.core.document import Document
 from memtui.core.entries import TAGS, Entry, parse_entry
+from memtui.core.store import StoreError
 from memtui.tui.messages import ViewerState
 
 # Provenance is never colour alone: each has its own shape in the gutter.
@@ -154,10 +156,13 @@ class MemoryViewer(ScrollView, can_focus=True):
             self.added = added
             self.removed = removed
 
-    def __init__(self, root: Path, rel: str, *, id: str | None = None) -> None:
+    def __init__(self, root: Path, rel: str, *, id: str | None = None,
+                 read: Callable[[str], bytes | None] | None = None) -> None:
         super().__init__(id=id)
         self.root = root
         self.rel = rel
+        # A memory that is not a folder (Redis) passes its store's read; it returns None for a missing file.
+        self.read = read
         self.state: ViewerState | None = None
         self._rows: list[tuple[int, int]] | None = None  # (line, -1) or (line, ghost k) when ghosts show
         self._cache: LRUCache[tuple, Strip] = LRUCache(2048)
@@ -175,14 +180,15 @@ class MemoryViewer(ScrollView, can_focus=True):
 
     @work(thread=True, exclusive=True, group="viewer-read", exit_on_error=False)
     def _read(self, previous: list[str] | None) -> None:
-        path = self.root / self.rel
         try:
-            data = path.read_bytes()
+            data = self.read(self.rel) if self.read is not None else (self.root / self.rel).read_bytes()
         except FileNotFoundError:
-            self.post_message(self.Loaded(self, ViewerState(self.rel, [], 0, {}, set(), missing=True)))
-            return
-        except OSError as exc:
+            data = None
+        except (OSError, StoreError) as exc:
             self.post_message(self.Loaded(self, ViewerState(self.rel, [], 0, {}, set(), error=str(exc))))
+            return
+        if data is None:
+            self.post_message(self.Loaded(self, ViewerState(self.rel, [], 0, {}, set(), missing=True)))
             return
         self.post_message(self.Loaded(self, scan(self.rel, data.decode("utf-8", errors="replace"), previous)))
 
