@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from memtui.core.paths import PathRefused, clean_rel, resolve_inside
-from memtui.core.store import Commit, ExternalChange, Store, StoreError
+from memtui.core.store import Commit, ExternalChange, LockTimeout, Store, StoreError
 
 STATE_DIR = ".memtui"
 AUDIT_FILE = "memory-log.jsonl"
@@ -29,10 +29,6 @@ UNDO_DIR = "undo"
 # Paths that are memtui's own bookkeeping, never memory content and never an external change.
 PRIVATE = (STATE_DIR + "/", AUDIT_FILE, ".git/")
 SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
-
-
-class LockTimeout(TimeoutError):
-    pass
 
 
 class FolderStore(Store):
@@ -98,52 +94,37 @@ class FolderStore(Store):
 
     # lock -------------------------------------------------------------------------------------------------
     @contextmanager
-    def lock(self, timeout: float = 30.0) -> Iterator[None]:
-        """Cross-process (flock) and cross-thread, re-entrant within one thread."""
-        depth = getattr(self._local, "depth", 0)
-        if depth:
-            self._local.depth = depth + 1
+    def _process_lock(self, timeout: float) -> Iterator[None]:
+        """flock on .memtui/lock; the holder's pid is written in it as a hint for `memtui doctor`."""
+        self.state.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.state / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                        raise
+                    if time.monotonic() > deadline:
+                        raise LockTimeout(
+                            f"the memory at {self.root} is locked by another process for over {timeout:.0f}s"
+                        ) from None
+                    time.sleep(0.005)
+            try:
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
+            except OSError:
+                pass  # the pid is only a hint for `memtui doctor`; a full disk must not stop the lock
             try:
                 yield
             finally:
-                self._local.depth -= 1
-            return
-        if not self._thread_lock.acquire(timeout=timeout):
-            raise LockTimeout("another thread holds the memory lock")
-        try:
-            self.state.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.state / "lock", os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                deadline = time.monotonic() + timeout
-                while True:
-                    try:
-                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                        break
-                    except OSError as exc:
-                        if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                            raise
-                        if time.monotonic() > deadline:
-                            raise LockTimeout(
-                                f"the memory at {self.root} is locked by another process for over {timeout:.0f}s"
-                            ) from None
-                        time.sleep(0.005)
-                try:
-                    os.ftruncate(fd, 0)
-                    os.write(fd, f"{os.getpid()}\n".encode())
-                except OSError:
-                    pass  # the pid is only a hint for `memtui doctor`; a full disk must not stop the lock
-                self._local.depth = 1
-                try:
-                    yield
-                finally:
-                    self._local.depth = 0
-                    # An empty lock file means "free"; a pid left in it names a holder that died (see doctor).
-                    os.ftruncate(fd, 0)
-                    fcntl.flock(fd, fcntl.LOCK_UN)
-            finally:
-                os.close(fd)
+                # An empty lock file means "free"; a pid left in it names a holder that died (see doctor).
+                os.ftruncate(fd, 0)
+                fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
-            self._thread_lock.release()
+            os.close(fd)
 
     # history (git) ----------------------------------------------------------------------------------------
     @property

@@ -295,48 +295,35 @@ class RedisStore(Store):
 
     # lock -------------------------------------------------------------------------------------------------
     @contextmanager
-    def lock(self, timeout: float = 30.0) -> Iterator[None]:
-        """A lock every memtui writer of this memory honours, on any machine; re-entrant within one thread."""
-        depth = getattr(self._local, "depth", 0)
-        if depth:
-            self._local.depth = depth + 1
-            try:
-                yield
-            finally:
-                self._local.depth -= 1
-            return
-        if not self._thread_lock.acquire(timeout=timeout):
-            raise LockTimeout("another thread holds the memory lock")
+    def _process_lock(self, timeout: float) -> Iterator[None]:
+        """SET NX PX with a token, renewed while held, released by a compare-and-delete."""
+        token = f"{self._owner}{next(self._tokens)}"
+        deadline = time.monotonic() + timeout
+        pause = 0.001
+        while True:
+            with self._calls():
+                got = self._acquire(keys=[self.k_lock], args=[token, self.lock_ttl_ms, self._owner])
+            if got:
+                break
+            if time.monotonic() > deadline:
+                raise LockTimeout(
+                    f"the Redis memory at {self.location} has been locked by another writer for over "
+                    f"{timeout:.0f} s; if that writer died, its lock lapses within "
+                    f"{self.lock_ttl_ms / 1000:g} s — try again then"
+                )
+            time.sleep(pause * (0.5 + _jitter()))
+            pause = min(pause * 2, 0.02)
+        self._held, self.lock_lost = token, False
+        self._ensure_renewer()
+        self._local.seen = {}
         try:
-            token = f"{self._owner}{next(self._tokens)}"
-            deadline = time.monotonic() + timeout
-            pause = 0.001
-            while True:
-                with self._calls():
-                    got = self._acquire(keys=[self.k_lock], args=[token, self.lock_ttl_ms, self._owner])
-                if got:
-                    break
-                if time.monotonic() > deadline:
-                    raise LockTimeout(
-                        f"the Redis memory at {self.location} has been locked by another writer for over "
-                        f"{timeout:.0f} s; if that writer died, its lock lapses within "
-                        f"{self.lock_ttl_ms / 1000:g} s — try again then"
-                    )
-                time.sleep(pause * (0.5 + _jitter()))
-                pause = min(pause * 2, 0.02)
-            self._held, self.lock_lost = token, False
-            self._ensure_renewer()
-            self._local.depth, self._local.seen = 1, {}
-            try:
-                yield
-            finally:
-                self._local.depth, self._local.seen, self._held = 0, None, None
-                try:
-                    self._release(keys=[self.k_lock], args=[token])
-                except _CONNECTION_ERRORS:
-                    pass  # the lock lapses by itself; this instance retakes it at once (its token prefix)
+            yield
         finally:
-            self._thread_lock.release()
+            self._local.seen, self._held = None, None
+            try:
+                self._release(keys=[self.k_lock], args=[token])
+            except _CONNECTION_ERRORS:
+                pass  # the lock lapses by itself; this instance retakes it at once (its token prefix)
 
     def _ensure_renewer(self) -> None:
         if self._renewer is None or not self._renewer.is_alive():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -32,6 +32,10 @@ class StoreUnavailable(StoreError):
 
 class StaleWrite(StoreError):
     """A write lost a race: the file changed after this writer read it. The writer re-reads and tries again."""
+
+
+class LockTimeout(TimeoutError):
+    pass
 
 
 @dataclass(frozen=True)
@@ -84,9 +88,34 @@ class Store(ABC):
         """Return the cleaned path, or raise `PathRefused`."""
 
     # concurrency
+    @contextmanager
+    def lock(self, timeout: float = 30.0) -> Iterator[None]:
+        """A lock that every writer of this memory, in any process, honours: exclusive across threads too, and
+        re-entrant within one thread. Subclasses set `_local` (threading.local) and `_thread_lock` (RLock) and
+        provide `_process_lock`."""
+        depth = getattr(self._local, "depth", 0)
+        if depth:
+            self._local.depth = depth + 1
+            try:
+                yield
+            finally:
+                self._local.depth -= 1
+            return
+        if not self._thread_lock.acquire(timeout=timeout):
+            raise LockTimeout("another thread holds the memory lock")
+        try:
+            with self._process_lock(timeout):
+                self._local.depth = 1
+                try:
+                    yield
+                finally:
+                    self._local.depth = 0
+        finally:
+            self._thread_lock.release()
+
     @abstractmethod
-    def lock(self, timeout: float = 30.0) -> AbstractContextManager[None]:
-        """A lock that every writer of this memory, in any process, honours."""
+    def _process_lock(self, timeout: float) -> AbstractContextManager[None]:
+        """The cross-process (or cross-machine) part of `lock`."""
 
     # history
     @abstractmethod
