@@ -527,6 +527,8 @@ def fmt(value: float | None, unit: str) -> str:
     if value is None:
         return "—"
     if unit == "s":
+        if value < 0.00005:
+            return "≈ 0 ms"  # a watchdog event can arrive before the writer's own clock read after its rename
         ms = value * 1000
         return f"{ms:.0f} ms" if ms >= 100 else f"{ms:.1f} ms" if ms >= 1 else f"{ms:.2f} ms"
     if unit == "/s":
@@ -539,7 +541,7 @@ def ratio_text(row: Row) -> str:
     if r is None:
         return "—"
     if row.unit == "/s":
-        return f"{r:.2f}× the rate"
+        return f"{r:.2f}× the rate" if r >= 0.01 else f"1/{1 / r:.0f} of the rate"
     return f"{r:.2f}×" if r >= 0.995 else f"{r:.2f}× ({1 / r:.1f}× faster)"
 
 
