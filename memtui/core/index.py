@@ -1,11 +1,13 @@
 """The search index: a cache of the memory's text in SQLite FTS5 (trigram), rebuilt from the files, never the truth.
 
-`.memtui/index.sqlite` holds one row per text file: its path, (mtime, size), and its text *folded* (lower-cased),
-plus a contentless FTS5 trigram index over that folded text with ``detail=none`` (rowids only, so the index stays a
+`.memtui/index.sqlite` holds one row per text file: its path, (mtime, size), its text *folded* (lower-cased, as
+UTF-8), what ranking needs of it (`memtui.core.sources.shape`: kind, rank bound, lineage blocks), plus a
+contentless FTS5 trigram index over that folded text with ``detail=none`` (rowids only, so the index stays a
 fraction of the text). A literal query asks FTS5 for the files holding every trigram of the folded query; those
 candidates are then matched line by line exactly as a full scan would match them, so the indexed answer and the
 scan answer are the same by construction. Before each query `refresh()` compares every file's (mtime, size) with
-what was indexed and re-reads only what changed; deleting the file loses nothing but time.
+what was indexed and re-reads only what changed; deleting the file loses nothing but time. A generation number,
+bumped by every refresh that changes something, lets a long-lived reader (the app's warm search) catch up.
 
 Files that are binary (a NUL byte), not UTF-8, or larger than `MAX_FILE_BYTES` are skipped, remembered by their
 (mtime, size) so they are not re-read, and counted.
@@ -13,17 +15,21 @@ Files that are binary (a NUL byte), not UTF-8, or larger than `MAX_FILE_BYTES` a
 
 from __future__ import annotations
 
+import marshal
 import os
 import sqlite3
 import stat
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from memtui.core.sources import file_kind, shape
+
 STATE_DIR = ".memtui"
 INDEX_FILE = "index.sqlite"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 MAX_FILE_BYTES = 32 * 1024 * 1024
 # memtui's own bookkeeping and tool folders: never memory content.
 SKIP_DIRS = frozenset({".git", STATE_DIR, "node_modules", "__pycache__"})
@@ -122,6 +128,9 @@ class RefreshStats:
         return self.added + self.changed + self.removed
 
 
+Record = tuple[int, str, str, int, bytes, bytes]  # id, path, kind, rank, folded text, lineage text (UTF-8)
+
+
 class IndexUnavailable(RuntimeError):
     """The index cannot be opened or written (read-only folder, broken SQLite): search falls back to a scan."""
 
@@ -136,7 +145,6 @@ class Index:
         self._db: sqlite3.Connection | None = None
         self.last_refresh = RefreshStats()
         self._summary: tuple[int, dict[str, int]] | None = None
-        self._path_of: dict[int, str] | None = None
         self._data_version: int | None = None
 
     # connection ---------------------------------------------------------------------------------------------
@@ -169,6 +177,8 @@ class Index:
         db.execute("PRAGMA synchronous=OFF")
         db.execute("PRAGMA temp_store=MEMORY")
         db.execute("PRAGMA cache_size=-65536")
+        # Reads of many texts (a common word) come straight from the mapped file instead of a copy per page.
+        db.execute("PRAGMA mmap_size=536870912")
         return db
 
     def _create(self, db: sqlite3.Connection) -> None:
@@ -177,8 +187,11 @@ class Index:
             BEGIN;
             CREATE TABLE IF NOT EXISTS file(
                 id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, mtime_ns INTEGER NOT NULL,
-                size INTEGER NOT NULL, skipped TEXT);
-            CREATE TABLE IF NOT EXISTS doc(id INTEGER PRIMARY KEY, folded TEXT NOT NULL);
+                size INTEGER NOT NULL, skipped TEXT, kind TEXT NOT NULL, rank INTEGER NOT NULL,
+                gen INTEGER NOT NULL);
+            CREATE TABLE IF NOT EXISTS doc(id INTEGER PRIMARY KEY, folded BLOB NOT NULL, lineage BLOB NOT NULL);
+            CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);
+            INSERT OR REPLACE INTO meta VALUES ('epoch', lower(hex(randomblob(8)))), ('gen', 0);
             CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
                 folded, tokenize='trigram case_sensitive 1', detail=none, content='');
             PRAGMA user_version={SCHEMA_VERSION};
@@ -196,7 +209,6 @@ class Index:
     def close(self) -> None:
         with self._lock:
             self._summary = None
-            self._path_of = None
             if self._db is not None:
                 self._db.close()
                 self._db = None
@@ -225,9 +237,20 @@ class Index:
         db = self._connect()
         stats = RefreshStats(full=paths is None)
         self._check_version(db)
+        snapshot: bytes | None = None
+        # What the table looked like when compared; another process refreshing meanwhile means compare again.
+        seen_gen = self._gen(db)
         if paths is None:
-            known = {p: (i, m, s) for i, p, m, s in db.execute("SELECT id, path, mtime_ns, size FROM file")}
             seen = walk(self.root)
+            # The (mtime, size) of every file as of the last full refresh, kept whole: when nothing changed (the
+            # usual case before a query) one comparison replaces reading and comparing 10,000 rows.
+            snapshot = marshal.dumps(seen)
+            row = db.execute("SELECT value FROM meta WHERE key = 'snapshot'").fetchone()
+            if row is not None and row[0] == snapshot:
+                stats.unchanged = len(seen)
+                self.last_refresh = stats
+                return stats
+            known = {p: (i, m, s) for i, p, m, s in db.execute("SELECT id, path, mtime_ns, size FROM file")}
             gone = [p for p in known if p not in seen]
         else:
             paths = sorted(set(paths))
@@ -248,17 +271,26 @@ class Index:
         work = [(rel, st) for rel, st in seen.items() if known.get(rel, (0, None, None))[1:] != st]
         stats.unchanged = len(seen) - len(work)
         if not work and not gone:
+            if snapshot is not None:
+                db.execute("BEGIN IMMEDIATE")
+                if self._gen(db) == seen_gen:
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (snapshot,))
+                db.execute("COMMIT")
             self.last_refresh = stats
             return stats
         self._summary = None
-        self._path_of = None
         db.execute("BEGIN IMMEDIATE")
         try:
+            if self._gen(db) != seen_gen:
+                db.execute("ROLLBACK")
+                return self._refresh(paths)
+            gen = seen_gen + 1
+            db.execute("UPDATE meta SET value = ? WHERE key = 'gen'", (gen,))
             drop = [known[rel][0] for rel in gone] + [known[rel][0] for rel, _ in work if rel in known]
             self._drop(db, drop)
             stats.removed = len(gone)
             next_id = (db.execute("SELECT max(id) FROM file").fetchone()[0] or 0) + 1
-            files, docs = [], []
+            files, docs, fts = [], [], []
             for rel, (mtime, size) in work:
                 text, skipped = read_text(self.root / rel, size)
                 fid = known[rel][0] if rel in known else next_id
@@ -267,12 +299,23 @@ class Index:
                     stats.added += 1
                 else:
                     stats.changed += 1
-                files.append((fid, rel, mtime, size, skipped))
-                if text is not None:
-                    docs.append((fid, fold(text)))
-            db.executemany("INSERT INTO file(id, path, mtime_ns, size, skipped) VALUES (?,?,?,?,?)", files)
-            db.executemany("INSERT INTO doc(id, folded) VALUES (?,?)", docs)
-            db.executemany("INSERT INTO fts(rowid, folded) VALUES (?,?)", docs)
+                if text is None:
+                    files.append((fid, rel, mtime, size, skipped, file_kind(rel), 0, gen))
+                    continue
+                folded = fold(text)
+                kind, rank, lineage = shape(rel, folded)
+                files.append((fid, rel, mtime, size, skipped, kind, rank, gen))
+                docs.append((fid, folded.encode("utf-8"), lineage))
+                fts.append((fid, folded))
+            db.executemany("INSERT INTO file(id, path, mtime_ns, size, skipped, kind, rank, gen) "
+                           "VALUES (?,?,?,?,?,?,?,?)", files)
+            db.executemany("INSERT INTO doc(id, folded, lineage) VALUES (?,?,?)", docs)
+            db.executemany("INSERT INTO fts(rowid, folded) VALUES (?,?)", fts)
+            # A partial refresh leaves the snapshot behind the table: drop it (the next full refresh rewrites it).
+            if snapshot is None:
+                db.execute("DELETE FROM meta WHERE key = 'snapshot'")
+            else:
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (snapshot,))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -282,6 +325,10 @@ class Index:
         stats.skipped = {k: v for k, v in self.summary()[1].items()}
         self.last_refresh = stats
         return stats
+
+    @staticmethod
+    def _gen(db: sqlite3.Connection) -> int:
+        return db.execute("SELECT value FROM meta WHERE key = 'gen'").fetchone()[0]
 
     def _stat(self, rel: str) -> tuple[int, int] | None:
         parts = rel.split("/")
@@ -301,7 +348,8 @@ class Index:
             chunk = ids[k : k + 500]
             marks = ",".join("?" * len(chunk))
             rows = db.execute(f"SELECT id, folded FROM doc WHERE id IN ({marks})", chunk).fetchall()
-            db.executemany("INSERT INTO fts(fts, rowid, folded) VALUES ('delete', ?, ?)", rows)
+            db.executemany("INSERT INTO fts(fts, rowid, folded) VALUES ('delete', ?, ?)",
+                           [(i, folded.decode("utf-8")) for i, folded in rows])
             db.execute(f"DELETE FROM doc WHERE id IN ({marks})", chunk)
             db.execute(f"DELETE FROM file WHERE id IN ({marks})", chunk)
 
@@ -318,30 +366,70 @@ class Index:
     # querying -----------------------------------------------------------------------------------------------
     def candidates(self, needle: str) -> Iterator[tuple[str, str]]:
         """(path, folded text) of every file holding all trigrams of `needle` (folded, 3+ characters), by path."""
+        for _, path, _, _, folded, _ in sorted(self.records(needle), key=lambda r: r[1]):
+            yield path, folded.decode("utf-8")
+
+    def records(self, needle: str | None = None, *, since: int | None = None) -> list[Record]:
+        """Searchable files as (id, path, kind, rank, folded UTF-8, lineage UTF-8) in no particular order: those
+        holding every trigram of `needle` (folded, 3+ characters), those written after generation `since`, or all."""
+        sql = "SELECT f.id, f.path, f.kind, f.rank, d.folded, d.lineage FROM doc d JOIN file f ON f.id = d.id"
+        params: tuple = ()
+        if needle is not None:
+            expr = trigram_query(needle)
+            if expr is None:
+                raise ValueError("a trigram query needs at least 3 characters")
+            # Sorting rows that carry whole texts would copy them into a temporary b-tree: the caller sorts.
+            sql += " WHERE d.id IN (SELECT rowid FROM fts WHERE fts MATCH ?)"
+            params = (expr,)
+        elif since is not None:
+            sql += " WHERE f.gen > ?"
+            params = (since,)
+        with self._lock:
+            db = self._connect()
+            self._check_version(db)
+            return db.execute(sql, params).fetchall()
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Hold the index still: the reads inside see one state of it, whatever other processes commit."""
+        with self._lock:
+            db = self._connect()
+            if db.in_transaction:
+                yield
+                return
+            db.execute("BEGIN")
+            try:
+                yield
+            finally:
+                db.execute("COMMIT")
+
+    def candidate_ids(self, needle: str) -> list[int]:
+        """Ids of the files holding every trigram of `needle` (folded, 3+ characters)."""
         expr = trigram_query(needle)
         if expr is None:
             raise ValueError("a trigram query needs at least 3 characters")
         with self._lock:
             db = self._connect()
-            self._check_version(db)
-            # Sorting rows that carry whole texts would copy them into a temporary b-tree: sort the paths instead.
-            rows = db.execute("SELECT id, folded FROM doc WHERE id IN (SELECT rowid FROM fts WHERE fts MATCH ?)",
-                              (expr,)).fetchall()
-            paths = self._paths(db)
-        out = sorted((paths[i], text) for i, text in rows)
-        yield from out
+            return [i for i, in db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (expr,))]
+
+    def state(self) -> tuple[str, int]:
+        """(epoch, generation): the epoch changes when the index is created anew, the generation at every
+        refresh that changed something. A reader holding records can catch up with `records(since=generation)`."""
+        with self._lock:
+            db = self._connect()
+            meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('epoch', 'gen')"))
+            return meta["epoch"], meta["gen"]
+
+    def doc_ids(self) -> set[int]:
+        with self._lock:
+            return {i for i, in self._connect().execute("SELECT id FROM doc")}
 
     def _check_version(self, db: sqlite3.Connection) -> None:
         version = db.execute("PRAGMA data_version").fetchone()[0]
         if version != self._data_version:
             # Another process changed the index since this connection last looked: forget what was cached.
-            self._summary = self._path_of = None
+            self._summary = None
             self._data_version = version
-
-    def _paths(self, db: sqlite3.Connection) -> dict[int, str]:
-        if self._path_of is None:
-            self._path_of = dict(db.execute("SELECT id, path FROM file"))
-        return self._path_of
 
     def files(self) -> dict[str, str | None]:
         """{path: skip reason or None} of every file the index knows."""

@@ -24,17 +24,15 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from memtui.core import clock
-from memtui.core.entries import Entry, parse_entry
-from memtui.core.index import Index, IndexUnavailable, fold, read_text, walk
+from memtui.core.entries import parse_entry
+from memtui.core.index import Index, IndexUnavailable, Record, fold, read_text, walk
+from memtui.core.sources import MEMORY_FILE, _Lines, _ordinal, file_kind, log_day  # noqa: F401 (re-exported)
 
 DEFAULT_LIMIT = 5
 REGEX_TIMEOUT = 1.0
 FRESH_DAYS = 90
-MEMORY_FILE = "MEMORY.md"
 
 TIER_MEMORY, TIER_TOPIC, TIER_LOG, TIER_OTHER = 0, 1, 2, 3
-_LOG_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.M)
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)[ \t#]*$")
 
 
@@ -137,32 +135,6 @@ class SearchBundle:
 
 
 # classification ---------------------------------------------------------------------------------------------------
-def file_kind(rel: str) -> str:
-    if rel == MEMORY_FILE:
-        return "memory"
-    if rel.startswith("archive/"):
-        return "archive"
-    if rel.startswith("scratch/"):
-        return "scratch"
-    if _LOG_NAME.match(rel.rsplit("/", 1)[-1]):
-        return "log"
-    return "topic" if rel.endswith(".md") else "other"
-
-
-def log_day(rel: str) -> str | None:
-    m = _LOG_NAME.match(rel.rsplit("/", 1)[-1])
-    return m.group(1) if m and _ordinal(m.group(1)) is not None else None
-
-
-def _ordinal(day: str | None) -> int | None:
-    if not day:
-        return None
-    try:
-        return date.fromisoformat(day).toordinal()
-    except ValueError:
-        return None
-
-
 def freshness(day: str | None, today: date | None = None) -> tuple[str, int | None]:
     """("today" | "fresh" | "stale" | "unknown", age in days). Stale is older than FRESH_DAYS; no date is unknown."""
     n = _ordinal(day)
@@ -172,49 +144,6 @@ def freshness(day: str | None, today: date | None = None) -> tuple[str, int | No
     if age <= 0:
         return "today", age
     return ("fresh" if age <= FRESH_DAYS else "stale"), age
-
-
-class _Lines:
-    """Line access into one file's (folded) text by 0-based index, splitting on '\\n' only, lazily."""
-
-    __slots__ = ("text", "_lines", "_fenced")
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self._lines: list[str] | None = None
-        self._fenced: set[int] | None = None
-
-    @property
-    def lines(self) -> list[str]:
-        if self._lines is None:
-            self._lines = self.text.split("\n")
-        return self._lines
-
-    def fenced(self, i: int) -> bool:
-        """Is line i inside a fenced code block (where a bullet is not an entry)?"""
-        if self._fenced is None:
-            self._fenced = set()
-            if _FENCE.search(self.text):
-                opener: str | None = None
-                start = 0
-                for k, line in enumerate(self.lines):
-                    m = _FENCE.match(line)
-                    if opener is None:
-                        if m:
-                            opener, start = m.group(1), k
-                    elif m and m.group(1)[0] == opener[0] and len(m.group(1)) >= len(opener):
-                        self._fenced.update(range(start, k + 1))
-                        opener = None
-                if opener is not None:
-                    self._fenced.update(range(start, len(self.lines)))
-        return i in self._fenced
-
-    def entry(self, i: int) -> Entry | None:
-        lines = self.lines
-        if i >= len(lines):
-            return None
-        e = parse_entry(lines[i])
-        return None if e is None or self.fenced(i) else e
 
 
 @dataclass
@@ -306,6 +235,116 @@ def _top_sources(hits: list[tuple[str, str, list[int], str | None]], k: int) -> 
     return heapq.nsmallest(k, candidates, key=lambda g: g.key), total
 
 
+class _Worst:
+    """A ranking key in a max-heap (heapq's heaps are min-heaps): the top is the worst of the best k."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: tuple) -> None:
+        self.key = key
+
+    def __lt__(self, other: "_Worst") -> bool:
+        return self.key > other.key
+
+
+def rank_records(recs: list[Record], needle: str, k: int,
+                 wanted: Callable[[str], bool] | None = None) -> tuple[list[_Group], int, int]:
+    """The k best-ranked sources among indexed files, how many sources there are, and how many lines matched:
+    the answer `_top_sources` gives from every matched line, reached with far less work.
+
+    Counting needs no parsing: a file's matched lines are counted with one regex pass over its folded UTF-8 text,
+    and its lineage blocks (precomputed by the index) say how many of those lines share a source. Only files
+    whose sources can still reach the top k are parsed, tier by tier: MEMORY.md; then topic files in order of
+    their rank bound (no source of a file ranks above it), stopping once k sources rank above the next file's
+    bound; then daily logs newest first, stopping at k lines; and only when those tiers hold fewer than k
+    sources, the rest by path."""
+    nb = needle.encode("utf-8")
+    esc = re.escape(nb)
+    line_hits = re.compile(esc + rb"[^\n]*").findall  # one match per matching line
+    block_line_hits = re.compile(esc + rb"[^\n\0]*").findall  # lines of a block are NUL-joined
+    matched = sources = 0
+    memory: list[Record] = []
+    topics: list[Record] = []
+    logs: list[Record] = []
+    hit: list[Record] = []
+    for rec in recs:
+        if wanted is not None and not wanted(rec[1]):
+            continue
+        n = len(line_hits(rec[4]))
+        if not n:
+            continue
+        matched += n
+        if n > 1 and rec[5]:
+            # All matching lines of one lineage block are one source: per block, count one.
+            n -= len(block_line_hits(rec[5])) - len(line_hits(rec[5]))
+        sources += n
+        hit.append(rec)
+        kind = rec[2]
+        if kind == "topic":
+            topics.append(rec)
+        elif kind == "log":
+            logs.append(rec)
+        elif kind == "memory":
+            memory.append(rec)
+
+    cands: list[_Group] = []
+    best: list[_Worst] = []
+    parsed: dict[int, list[_Group]] = {}
+
+    def add(group: _Group) -> None:
+        cands.append(group)
+        if len(best) < k:
+            heapq.heappush(best, _Worst(group.key))
+        elif group.key < best[0].key:
+            heapq.heapreplace(best, _Worst(group.key))
+
+    def groups_of(rec: Record) -> list[_Group]:
+        groups = parsed.get(rec[0])
+        if groups is None:
+            text = rec[4].decode("utf-8")
+            groups = parsed[rec[0]] = _groups_in_file(rec[1], rec[2], text, literal_lines(text, needle))
+            for g in groups:
+                add(g)
+        return groups
+
+    for rec in memory:
+        groups_of(rec)
+    order = [(rec[3], rec[1], n) for n, rec in enumerate(topics)]
+    heapq.heapify(order)
+    while order:
+        bound, rel, n = order[0]
+        if len(best) >= k and best[0].key < (TIER_TOPIC, bound, rel, -1):
+            break
+        heapq.heappop(order)
+        groups_of(topics[n])
+    order = [(rec[3], rec[1], n) for n, rec in enumerate(logs)]
+    heapq.heapify(order)
+    taken = 0
+    while order and taken < k:
+        day, rel, n = heapq.heappop(order)
+        lines = literal_lines(logs[n][4].decode("utf-8"), needle)
+        for i in reversed(lines[-(k - taken):]):
+            add(_Group((TIER_LOG, day, rel, -i), rel, "log", i, False, {i}))
+        taken = min(k, taken + len(lines))
+    if sum(1 for g in cands if g.key[0] < TIER_OTHER) < k:
+        # Every source of the first three tiers is in: the rest (TIER_OTHER) rank by path, then line.
+        taken = 0
+        for rec in sorted(hit, key=lambda r: r[1]):
+            if taken >= k:
+                break
+            kind = rec[2]
+            if kind == "log":
+                continue
+            if kind in ("memory", "topic"):
+                taken += sum(1 for g in groups_of(rec) if g.key[0] == TIER_OTHER)
+                continue
+            lines = literal_lines(rec[4].decode("utf-8"), needle)
+            for i in lines[: k - taken]:
+                add(_Group((TIER_OTHER, 0, rec[1], i), rec[1], kind, i, False, {i}))
+            taken = min(k, taken + len(lines))
+    return heapq.nsmallest(k, cands, key=lambda g: g.key), sources, matched
+
+
 # matching ---------------------------------------------------------------------------------------------------------
 def literal_lines(text: str, needle: str) -> list[int]:
     """0-based indexes of the lines of `text` containing `needle` (both already folded), each once."""
@@ -367,15 +406,23 @@ class Searcher:
     """Searches one memory root. Keep one around for warm searches (the app does): the index stays open.
 
     `use_index=False` always scans the files (the reference the index is tested against). `watch=True` keeps a
-    file watcher so a warm search refreshes only the files reported changed instead of re-checking every file."""
+    file watcher so a warm search refreshes only the files reported changed instead of re-checking every file.
+    `keep_texts=True` (the default) holds the index's folded texts in memory after the first indexed query (about
+    the size of the memory's text), catching up by the index's generation; `search()` reads them per query instead.
+    `fast_ranking=False` classifies every matching line to rank and count (the reference the tiered ranking is
+    tested against); the default parses only files whose sources can still reach the bundle."""
 
     def __init__(self, memory: Any, *, use_index: bool = True, watch: bool = False,
-                 regex_timeout: float = REGEX_TIMEOUT) -> None:
+                 regex_timeout: float = REGEX_TIMEOUT, keep_texts: bool = True, fast_ranking: bool = True) -> None:
         location = getattr(memory, "location", memory)
         self.root = Path(location).expanduser().absolute()
         self.regex_timeout = regex_timeout
         self.index: Index | None = Index(self.root) if use_index else None
         self.index_problem: str | None = None
+        self.keep_texts = keep_texts
+        self.fast_ranking = fast_ranking
+        self._corpus: dict[int, Record] | None = None
+        self._corpus_state: tuple[str, int] | None = None
         self._watcher: Any = None
         if watch and self.index is not None:
             from memtui.core.index_watch import IndexWatcher
@@ -388,6 +435,7 @@ class Searcher:
             self._watcher = None
         if self.index is not None:
             self.index.close()
+        self._corpus = None
 
     def __enter__(self) -> "Searcher":
         return self
@@ -429,6 +477,8 @@ class Searcher:
                 raise SearchError("the query contains a NUL character; send plain text")
             if regex:
                 hits = self._regex_hits(query, path_glob, bundle)
+            elif self.fast_ranking and self._ranked_from_index(query, path_glob, bundle):
+                return bundle
             else:
                 hits = self._literal_hits(query, path_glob, bundle)
         except SearchError as exc:
@@ -436,6 +486,55 @@ class Searcher:
             return bundle
         self._bundle(bundle, hits)
         return bundle
+
+    # the indexed path: count cheaply, parse only what can reach the bundle ----------------------------------------
+    def _ranked_from_index(self, query: str, path_glob: str | None, bundle: SearchBundle) -> bool:
+        """Fill the bundle from the index; False when the index cannot answer (then the caller scans)."""
+        needle = fold(query)
+        if self.index is None or len(needle) < 3:
+            return False
+        self.refresh()
+        if self.index is None:
+            return False
+        try:
+            try:
+                needle.encode("utf-8")
+            except UnicodeEncodeError:
+                recs: list[Record] = []  # a lone surrogate: indexed text is valid UTF-8, so nothing holds it
+            else:
+                recs = self._records(needle)
+            bundle.searched_files, bundle.skipped = self.index.summary()
+        except IndexUnavailable as exc:
+            self.index_problem = str(exc)
+            self.index = None
+            return False
+        bundle.method = "index"
+        wanted = glob_filter(path_glob) if path_glob else None
+        top, bundle.sources, bundle.matched_lines = rank_records(recs, needle, bundle.limit, wanted)
+        bundle.left_out = bundle.sources - len(top)
+        self._fill(bundle, top, {})
+        return True
+
+    def _records(self, needle: str) -> list[Record]:
+        """The index's records of the files holding every trigram of `needle`: from memory when kept, kept in step
+        with the index by its (epoch, generation), all read in one SQLite read transaction."""
+        assert self.index is not None
+        if not self.keep_texts:
+            return self.index.records(needle)
+        with self.index.reading():
+            state = self.index.state()
+            corpus = self._corpus
+            if corpus is None or self._corpus_state is None or state[0] != self._corpus_state[0]:
+                corpus = {r[0]: r for r in self.index.records()}
+            elif state[1] != self._corpus_state[1]:
+                for r in self.index.records(since=self._corpus_state[1]):
+                    corpus[r[0]] = r
+                alive = self.index.doc_ids()
+                for gone in [i for i in corpus if i not in alive]:
+                    del corpus[gone]
+            self._corpus, self._corpus_state = corpus, state
+            ids = self.index.candidate_ids(needle)
+        return [corpus[i] for i in ids]
 
     # matching paths ---------------------------------------------------------------------------------------------
     def _literal_hits(self, query: str, path_glob: str | None, bundle: SearchBundle) -> list[tuple[str, str, list[int], str | None]]:
@@ -511,6 +610,10 @@ class Searcher:
             originals[rel] = original
         top, bundle.sources = _top_sources(hits, bundle.limit)
         bundle.left_out = bundle.sources - len(top)
+        self._fill(bundle, top, originals)
+
+    def _fill(self, bundle: SearchBundle, top: list[_Group], originals: dict[str, str | None]) -> None:
+        """The bundle's result lines for the top sources, from the files as written (not folded)."""
         today = clock.now().date()
         cache: dict[str, list[str]] = {}
         for n, g in enumerate(top, 1):
@@ -552,7 +655,7 @@ def _section_of(lines: list[str], i: int) -> str | None:
 def search(memory: Any, query: str, *, regex: bool = False, limit: int = DEFAULT_LIMIT,
            path_glob: str | None = None, use_index: bool = True) -> SearchBundle:
     """Search a memory (a `Memory` or a root path) once: refresh the index, query it, close it."""
-    with Searcher(memory, use_index=use_index) as s:
+    with Searcher(memory, use_index=use_index, keep_texts=False) as s:
         return s.search(query, regex=regex, limit=limit, path_glob=path_glob)
 
 

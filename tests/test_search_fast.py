@@ -1,0 +1,136 @@
+"""The tiered ranking (count cheaply, parse only what can reach the bundle) answers exactly as the reference does.
+
+The reference is `Searcher(fast_ranking=False)`, which classifies every matching line, and the full scan
+(`use_index=False`); the fast path must give the same bundle: the same top sources in the same order and the same
+counts. Checked on a generated memory (benches/generate.py: years of logs, topic files with struck history) and on
+hand-made files that put the rank bound and the lineage blocks to work.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from memtui.core.search import Searcher, search
+from memtui.core.sources import lineage_blocks, rank_bound
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benches"))
+
+QUERIES = ["postgres", "rollback", "failover", "public api", "kafka", "superseded", "- [stated]", "the",
+           "(2026-", "~~ superseded", "## ", "zzz-not-there"]
+
+
+def comparable(bundle) -> dict:
+    d = bundle.to_dict()
+    d.pop("method")
+    d.pop("searched_files")
+    return d
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory) -> Path:
+    from generate import MEMORY_MARKER, generate
+
+    root = tmp_path_factory.mktemp("generated")
+    generate(root, files=120, megabytes=1.2, seed=3)
+    QUERIES.append(MEMORY_MARKER)
+    return root
+
+
+def same_everywhere(root: Path, searchers: list[Searcher], query: str, limit: int, glob: str | None = None) -> None:
+    ref = Searcher(root, fast_ranking=False, keep_texts=False)
+    try:
+        expected = comparable(ref.search(query, limit=limit, path_glob=glob))
+    finally:
+        ref.close()
+    for s in searchers:
+        got = s.search(query, limit=limit, path_glob=glob)
+        assert got.method == "index"
+        assert comparable(got) == expected, (query, limit, glob)
+    assert comparable(search(root, query, limit=limit, path_glob=glob)) == expected
+    assert comparable(search(root, query, limit=limit, path_glob=glob, use_index=False)) == expected
+
+
+def test_fast_ranking_equals_the_reference_on_a_generated_memory(generated):
+    with Searcher(generated) as warm:
+        for query in QUERIES:
+            for limit in (1, 5, 40):
+                same_everywhere(generated, [warm], query, limit)
+        for glob in ("log/*", "projects", "notes/*"):
+            same_everywhere(generated, [warm], "rollback", 5, glob)
+
+
+def test_rank_bound_and_lineage_blocks():
+    text = "\n".join([
+        "# t",
+        "- ~~[stated] a (2020-01-01)~~ superseded 2021-01-01",  # 1 ┐ a block: struck, struck, current
+        "- ~~[stated] b (2021-01-01)~~ superseded 2022-01-01",  # 2 │
+        "- [stated] c (2022-01-01)",                             # 3 ┘
+        "- ~~[stated] d~~ removed 2022-02-02",                  # 4 removed: stands alone
+        "- [stated] e (2019-05-05)",                             # 5 a current entry with no history
+        "- ~~[stated] f~~ superseded 2023-01-01",               # 6 orphan: the next line is no entry
+        "prose (2030-12-31) and (2031-02-30)",                   # 7 the newest valid date in the file
+        "```",
+        "- ~~[stated] g~~ superseded 2023-01-01",               # 9 fenced: not an entry
+        "- [stated] h",                                          # 10 fenced
+        "```",
+    ])
+    assert lineage_blocks(text) == [(1, 3)]
+    assert rank_bound("topic", "notes/t.md", text) == -__import__("datetime").date(2030, 12, 31).toordinal()
+    assert rank_bound("topic", "notes/t.md", "no dates here") == 1
+    assert rank_bound("log", "log/2026-01-02.md", "") == -__import__("datetime").date(2026, 1, 2).toordinal()
+
+
+def test_tiers_stop_at_the_right_file(root):
+    # Many topic files whose newest entry dates interleave, a file whose bound is loose (a newer date in prose),
+    # undated entries, lineages where only history matches, logs, scratch and non-entry lines.
+    for k in range(30):
+        day = f"2026-{1 + k % 12:02d}-{1 + (k * 7) % 28:02d}"
+        lines = [f"# topic {k}", f"- [stated] needle fact {k} ({day}, src{k})"]
+        if k % 3 == 0:
+            lines = [f"# topic {k}", f"- ~~[stated] old needle {k} (2020-01-01)~~ superseded {day}",
+                     f"- ~~[stated] older needle {k}~~ superseded {day}", f"- [stated] renamed fact {k} ({day})"]
+        if k % 4 == 0:
+            lines.append(f"prose mentioning needle and a later date (2027-{1 + k % 12:02d}-01)")
+        if k % 5 == 0:
+            lines.append(f"- [inferred] undated needle {k}")
+        if k % 7 == 0:
+            lines += ["```", f"- [stated] fenced needle {k} (2026-12-31)", "```"]
+        write(root, f"{['notes', 'projects', 'people'][k % 3]}/t{k:02d}.md", "\n".join(lines) + "\n")
+    for d in range(1, 9):
+        write(root, f"log/2026-02-{d:02d}.md", "".join(f"- 10:{m:02d} [observed] needle {d}.{m}\n" for m in range(3)))
+    write(root, "scratch/s.md", "needle in scratch\n")
+    write(root, "MEMORY.md", "## Facts\n- [stated] needle in memory (2025-01-01)\n- ~~[stated] needle gone~~ removed\n")
+    with Searcher(root) as warm:
+        for limit in (1, 2, 3, 5, 8, 13, 21, 34, 55, 89):
+            same_everywhere(root, [warm], "needle", limit)
+        for query in ("renamed", "older needle", "later date", "fenced", "undated", "in scratch"):
+            same_everywhere(root, [warm], query, 3)
+
+
+def test_a_warm_searcher_follows_edits_renames_and_deletes(generated, tmp_path):
+    import shutil
+
+    root = tmp_path / "copy"
+    shutil.copytree(generated, root, ignore=shutil.ignore_patterns(".memtui"))
+    topic = next(p for p in sorted(root.rglob("*.md")) if "rollback" in p.read_text().lower()
+                 and p.parent.name != "log" and p.name != "MEMORY.md")
+    with Searcher(root) as warm:
+        same_everywhere(root, [warm], "rollback", 5)
+        text = topic.read_text()
+        topic.write_text(text + "- [stated] Rollback drill passed (2099-01-01, test)\n")
+        same_everywhere(root, [warm], "rollback", 5)
+        assert warm.search("rollback drill passed").results[0].path == topic.relative_to(root).as_posix()
+        topic.rename(topic.with_name("renamed-topic.md"))
+        same_everywhere(root, [warm], "rollback", 5)
+        topic.with_name("renamed-topic.md").unlink()
+        same_everywhere(root, [warm], "rollback", 5)
+        assert warm.search("rollback drill passed").results == []
