@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from memtui.core.store import StoreError
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_QUEUED, EXIT_CONFLICT = 0, 1, 2, 3, 4, 5
 
@@ -53,7 +52,12 @@ def common(p: argparse.ArgumentParser) -> None:
                    "[store] url in the root's config, else the folder)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Commands run often from a fresh process (an agent's shell): `main` builds only their module's parser.
+FAST_COMMANDS = {"search": "search", "context": "search"}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; `only` names the one module under memtui.commands to register (a fast path)."""
     parser = Parser(
         prog="memtui",
         description="See, trust and correct what your AI agent remembers. With no command, opens the app.",
@@ -68,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     app.add_argument("path", nargs="?", type=Path, help="memory root")
     app.add_argument("--demo", action="store_true", help="open a populated example memory in a temporary folder")
     app.add_argument("--theme", default=None, help="theme name (see themes/)")
+    app.add_argument("--store", default=None,
+                     help="open a memory in a store, e.g. redis://host:port/db?prefix=NAME (else $MEMTUI_STORE, or "
+                          "the root's [store] url)")
     app.add_argument("--root", type=Path, default=None, help=argparse.SUPPRESS)
     app.set_defaults(func=run_app)
     import pkgutil
@@ -76,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     # Each module under memtui.commands adds its own subcommands (register(subparsers)); "core" goes first.
     names = sorted((m.name for m in pkgutil.iter_modules(memtui.commands.__path__)), key=lambda n: (n != "core", n))
+    if only is not None:
+        names = [only]
     for name in names:
         importlib.import_module(f"memtui.commands.{name}").register(sub)
     parser.set_defaults(command_names=set(sub.choices))
@@ -83,25 +92,48 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_app(args: argparse.Namespace) -> int:
+    from memtui.tui.theme_files import unknown_theme
+
+    refused = unknown_theme(args.theme)
+    if refused:
+        return _fail(args, refused, EXIT_USAGE)
     root = args.path or args.root
+    memory = None
+    temporary: Path | None = None
     if args.demo:
         from memtui.demo import make_demo
 
-        root = make_demo()
-    root = Path(root) if root else default_root()
-    if not (root / "MEMORY.md").exists() and not root.exists() or (root.exists() and not any(root.iterdir())):
+        # A path the person gave is theirs to keep; the temporary folder is removed when the app exits.
+        root = make_demo(Path(root).expanduser()) if root else make_demo()
+        temporary = None if args.path or args.root else root.parent
+    root = Path(root).expanduser() if root else default_root()
+    from memtui.core.stores import open_memory, store_url
+
+    if not args.demo and store_url(root, args.store):
+        from memtui.core.memory import default_actor
+        from memtui.core.stores import init_store
+
+        memory = open_memory(root, args.store)
+        init_store(memory.store, author=default_actor())  # an empty store gets MEMORY.md, as a new folder does
+    elif not (root / "MEMORY.md").exists() and not root.exists() or (root.exists() and not any(root.iterdir())):
         from memtui.core.init import init_root
 
         init_root(root)
     from memtui.tui.app import MemtuiApp
 
-    MemtuiApp(root, theme=args.theme).run()
+    try:
+        MemtuiApp(root, theme=args.theme, memory=memory).run()
+    finally:
+        if temporary is not None:
+            import shutil
+
+            shutil.rmtree(temporary, ignore_errors=True)
     return EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(FAST_COMMANDS.get(argv[0]) if argv else None)
     commands = parser.get_default("command_names")
     if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help", "--version")):
         argv = ["open", *argv]
@@ -113,7 +145,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
-    except (OSError, StoreError) as exc:
+    except Exception as exc:
+        # Imported here: the store module costs start-up time that `search` does not need.
+        from memtui.core.store import StoreError
+
+        if not isinstance(exc, (OSError, StoreError)):
+            raise
         # A full disk, a read-only folder, a broken git repository: a message a person can act on, not a traceback.
         return _fail(args, f"{exc}" if isinstance(exc, StoreError) else f"{exc.strerror or exc} "
                      f"({exc.filename or 'memory root'}); nothing more was written. `memtui doctor` checks the "

@@ -7,7 +7,7 @@ Every key lives under one prefix (``?prefix=NAME`` in the URL, default ``memtui`
     <p>:blob:<sha1>   string   bytes some recorded change produced (content-addressed, like git blobs)
     <p>:changes       stream   one entry per recorded change; the entry id is the commit id
     <p>:oplog         list     the last 200 operations {id, ts, op, summary, bytes}, newest first
-    <p>:events        channel  pub/sub: {"kind": "write"|"change", ...} for live viewers
+    <p>:events        channel  pub/sub: {"kind": "write"|"change"|"queue", ...} for live viewers
     <p>:audit         list     audit records (JSON), oldest first
     <p>:queue         hash     proposal id -> proposal JSON;  <p>:queue:seq  INCR counter for proposal numbers
     <p>:rejected      hash     bytes a person rejected, kept for recovery
@@ -545,6 +545,24 @@ class RedisStore(Store):
                 return
             start += 1000
 
+    def audit_from(self, start: int) -> tuple[list[dict[str, Any]], int]:
+        """The audit records from index `start` on (negative: the last -start), and the index to read from next:
+        the app's activity feed tails the list this way instead of reading it whole on every change."""
+        with self._calls():
+            pipe = self.client.pipeline(transaction=True)
+            pipe.llen(self.k_audit)
+            pipe.lrange(self.k_audit, start, -1)
+            total, raw = pipe.execute()
+        records = []
+        for item in raw:
+            try:
+                record = json.loads(item)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict):
+                records.append(record)
+        return records, int(total)
+
     # queue ------------------------------------------------------------------------------------------------
     def next_proposal_number(self) -> int:
         with self._calls():
@@ -552,7 +570,11 @@ class RedisStore(Store):
 
     def queue_save(self, pid: str, data: bytes) -> None:
         with self._calls():
-            self.client.hset(self.k_queue, pid, data)
+            pipe = self.client.pipeline(transaction=True)
+            pipe.hset(self.k_queue, pid, data)
+            # A queued (or decided) proposal records no change, so viewers learn of it from this event.
+            pipe.publish(self.channel, json.dumps({"kind": "queue", "id": pid}))
+            pipe.execute()
 
     def queue_load(self, pid: str) -> bytes | None:
         with self._calls():
@@ -586,6 +608,7 @@ class RedisStore(Store):
         """Call `callback(event)` from a background thread for every change, reconnecting as needed.
 
         Events: {"kind": "write", "file"}, {"kind": "change", "id", "files", "actor", "action", "summary"},
+        {"kind": "queue", "id"} (a proposal queued or decided),
         {"kind": "op", ...} (oplog notes), {"kind": "external", "file"} (raw SET/DEL, with `keyspace=True`
         on a server with notify-keyspace-events enabled), and {"kind": "disconnected", "message"} /
         {"kind": "connected"} around an outage; changes recorded during an outage are replayed from the stream."""

@@ -17,13 +17,14 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widget import Widget
-from textual.widgets import DirectoryTree, Footer, TabbedContent, TabPane
+from textual.widgets import Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from memtui.core import clock
 from memtui.core.config import ENTRY_ACTIONS
 from memtui.core.memory import MEMORY_FILE, Memory, default_actor
 from memtui.core.proposals import CONFLICT, PENDING
+from memtui.core.store import StoreUnavailable
 from memtui.tui import theme_files
 from memtui.tui.commands import MemtuiCommands
 from memtui.tui.diff import DiffView, unified
@@ -72,11 +73,19 @@ class MemtuiApp(App[None]):
         Binding("q", "quit", "Quit", id="quit", tooltip="Quit memtui"),
     ]
 
-    def __init__(self, root: str | Path, theme: str | None = None, *, watch: bool = True,
-                 user: str | None = None) -> None:
+    def __init__(self, root: str | Path | None = None, theme: str | None = None, *, watch: bool = True,
+                 user: str | None = None, memory: Memory | None = None) -> None:
         super().__init__()
-        self.root = Path(root).expanduser().absolute()
-        self.memory = Memory(self.root)
+        if memory is None:
+            if root is None:
+                raise ValueError("MemtuiApp needs a memory root or a memory")
+            memory = Memory(Path(root).expanduser().absolute())
+        self.memory = memory
+        # A folder memory's root; a memory elsewhere (Redis) has none, and the app reads it through its store.
+        folder = getattr(memory.store, "root", None)
+        self.folder: Path | None = Path(folder).absolute() if folder is not None else None
+        self.root = self.folder or Path(root or ".").expanduser().absolute()
+        self.connected = True
         self.by = user or default_actor()
         self.watch_enabled = watch
         self.watcher: Any = None
@@ -88,7 +97,7 @@ class MemtuiApp(App[None]):
         self._seq = itertools.count(1)
         self._shown_seq = 0
         self._sync_lock = threading.Lock()
-        self._audit = AuditTail(self.root)
+        self._audit = AuditTail(self.memory.store)
         config = self.memory.config
         if config.error:
             self.problems.append(config.error)
@@ -110,12 +119,13 @@ class MemtuiApp(App[None]):
 
     # layout -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield MemtuiHeader(self.root, id="header")
+        yield MemtuiHeader(self.folder or self.memory.store.location, id="header")
         with Horizontal(id="body"):
-            yield MemoryTree(self.root, id="tree")
+            yield MemoryTree(self.memory.store, self.root.name if self.folder else self.memory.store.location,
+                             id="tree")
             with TabbedContent(id="main"):
                 with TabPane(MEMORY_FILE, id=tab_id("file", MEMORY_FILE)):
-                    yield MemoryViewer(self.root, MEMORY_FILE)
+                    yield self.viewer(MEMORY_FILE)
             yield ReviewPanel(id="review")
         yield ActivityFeed(id="feed")
         yield Footer()
@@ -136,13 +146,36 @@ class MemtuiApp(App[None]):
         if self.watch_enabled:
             self.call_after_refresh(self.start_watcher)
 
+    def viewer(self, rel: str) -> MemoryViewer:
+        return MemoryViewer(self.root, rel, read=None if self.folder else self.memory.store.read)
+
     @work(thread=True, group="watch", exit_on_error=False)
     def start_watcher(self) -> None:
-        from memtui.tui.watch import MemoryWatcher
+        from memtui.tui.redis_watch import watcher_for
 
-        watcher = MemoryWatcher(self.root, self.post_message)
+        watcher = watcher_for(self.memory, self.post_message)
         watcher.start()
         self.watcher = watcher
+
+    def on_store_connection(self, message) -> None:
+        """The Redis memory went away (show it, keep what is on screen) or came back (resync everything)."""
+        if not self.alive():
+            return
+        self.connected = message.connected
+        self.base.query_one(MemtuiHeader).set_connected(message.connected)
+        now = clock.now().strftime("%H:%M")
+        if message.connected:
+            self.feed.add(Activity(now, "memtui", "external", f"reconnected to {self.memory.store.location}"))
+            self.notify(f"Reconnected to {self.memory.store.location}")
+            for viewer in self.base.query(MemoryViewer):
+                viewer.reload()
+            self.tree.reload_paths([""] + [v.rel for v in self.base.query(MemoryViewer)])
+            self.sync(frozenset(), False)
+        else:
+            text = message.message or f"lost {self.memory.store.location}; reconnecting"
+            self.feed.add(Activity(now, "memtui", "problem", text))
+            self.notify(f"Disconnected: {text}. What is shown may be out of date; writes wait for the store.",
+                        severity="warning", timeout=8)
 
     async def on_unmount(self) -> None:
         if self.watcher is not None:
@@ -192,12 +225,16 @@ class MemtuiApp(App[None]):
         """Read the queue, the new audit records and the external changes, consistently, under the lock."""
         with self._sync_lock:
             seq = next(self._seq)
-            with self.memory.store.lock():
-                records = self._audit.read_new(initial)
-                proposals = self.memory.proposals(external=False)
-                problems = list(self.memory.queue_problems)
-                external = self.memory.external_proposals()
-            count = len(self.memory.files()) if initial or changed else None
+            try:
+                with self.memory.store.lock():
+                    records = self._audit.read_new(initial)
+                    proposals = self.memory.proposals(external=False)
+                    problems = list(self.memory.queue_problems)
+                    external = self.memory.external_proposals()
+                count = len(self.memory.files()) if initial or changed else None
+            except StoreUnavailable:
+                # The store is down: the header already says so, and reconnecting syncs again.
+                return
             self.post_message(StateSynced(seq, proposals=proposals, external=external,
                                           activity=[activity_from_audit(r) for r in records], changed=changed,
                                           file_count=count, problems=problems))
@@ -251,35 +288,12 @@ class MemtuiApp(App[None]):
         for viewer in self.base.query(MemoryViewer):
             if viewer.rel in files:
                 viewer.reload()
-        self._refresh_tree(message.paths)
+        self.tree.reload_paths(message.paths)
         if files or message.queue or message.audit:
             self.sync(files)
         if files:
             for pane in self.panes.values():
                 pane.post_message(MemoryChanged(files))
-
-    def _refresh_tree(self, paths: frozenset[str]) -> None:
-        """Reload the loaded folders whose files appeared or disappeared."""
-        tree = self.tree
-        parents = set()
-        for rel in paths:
-            rel = rel.rstrip("/")
-            exists = (self.root / rel).exists()
-            node = self._tree_node(rel)
-            if (node is None) == exists:
-                parents.add(rel.rsplit("/", 1)[0] if "/" in rel else "")
-        for parent in parents:
-            node = tree.root if parent == "" else self._tree_node(parent)
-            if node is not None and (node is tree.root or node.is_expanded):
-                tree.reload_node(node)
-
-    def _tree_node(self, rel: str):
-        node = self.tree.root
-        for part in rel.split("/"):
-            node = next((c for c in node.children if c.data is not None and c.data.path.name == part), None)
-            if node is None:
-                return None
-        return node
 
     @on(Worker.StateChanged)
     def worker_failed(self, event: Worker.StateChanged) -> None:
@@ -297,7 +311,7 @@ class MemtuiApp(App[None]):
             main.active = pid
             viewer = self.viewer_for(rel)
         else:
-            viewer = MemoryViewer(self.root, rel)
+            viewer = self.viewer(rel)
             main.add_pane(TabPane(rel, viewer, id=pid))
             main.active = pid
         if viewer is not None:
@@ -305,9 +319,9 @@ class MemtuiApp(App[None]):
                 viewer.go_to_line(max(0, line - 1))
             self.call_after_refresh(viewer.focus)
 
-    @on(DirectoryTree.FileSelected)
-    def file_selected(self, event: DirectoryTree.FileSelected) -> None:
-        self.open_file(self.tree.rel(event.path))
+    @on(MemoryTree.FileSelected)
+    def file_selected(self, event: MemoryTree.FileSelected) -> None:
+        self.open_file(event.rel)
 
     def on_open_file(self, message: OpenFile) -> None:
         self.open_file(message.rel, message.line)

@@ -49,13 +49,20 @@ def activity_from_audit(record: dict[str, Any]) -> Activity:
 
 
 class AuditTail:
-    """Reads the audit log's new complete lines since the last read (called from one sync thread at a time)."""
+    """Reads the audit log's new records since the last read (called from one sync thread at a time).
 
-    def __init__(self, root: Path) -> None:
-        self.path = Path(root) / AUDIT_FILE
+    A folder's log is a file read from the last offset; a store without files (Redis) is asked for the records
+    after the last index it returned."""
+
+    def __init__(self, store: Any) -> None:
+        root = getattr(store, "root", None)
+        self.store = store
+        self.path = Path(root) / AUDIT_FILE if root is not None else None
         self.offset = 0
 
     def read_new(self, initial: bool = False) -> list[dict[str, Any]]:
+        if self.path is None:
+            return self._read_store(initial)
         try:
             with open(self.path, "rb") as f:
                 size = f.seek(0, 2)
@@ -83,6 +90,18 @@ class AuditTail:
             if isinstance(record, dict):
                 records.append(record)
         return records[-BACKLOG:] if initial else records
+
+    def _read_store(self, initial: bool) -> list[dict[str, Any]]:
+        audit_from = getattr(self.store, "audit_from", None)
+        if audit_from is None:
+            records = list(self.store.audit_records())
+            new, self.offset = records[0 if self.offset > len(records) else self.offset:], len(records)
+        else:
+            new, total = audit_from(-BACKLOG if initial else self.offset)
+            if total < self.offset:  # the list was replaced: read it again from the top
+                new, total = audit_from(0)
+            self.offset = total
+        return new[-BACKLOG:] if initial else new
 
 
 class ActivityFeed(RichLog):

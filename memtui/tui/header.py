@@ -1,4 +1,4 @@
-"""The header: the memory root and the counts that matter (files, pending, conflicts, external changes)."""
+"""The header: the memory (a folder or a store URL), whether it is reachable, and the counts that matter."""
 
 from __future__ import annotations
 
@@ -20,13 +20,18 @@ def short_root(root: Path) -> str:
 class MemtuiHeader(Static):
     COMPONENT_CLASSES = {"header--name", "header--root", "header--count", "header--alert"}
 
-    def __init__(self, root: Path, *, id: str | None = None) -> None:
+    def __init__(self, root: Path | str, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.root = root
+        self.connected = True
         self.counts: dict[str, int | None] = {"files": None, "pending": None, "conflict": 0, "external": 0}
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._draw())
+        self._draw()
+
+    def set_connected(self, connected: bool) -> None:
+        self.connected = connected
         self._draw()
 
     def set_counts(self, **counts: int | None) -> None:
@@ -35,9 +40,10 @@ class MemtuiHeader(Static):
 
     def _draw(self) -> None:
         style = self.get_component_rich_style
-        text = Text.assemble((" memtui ", style("header--name")), " ", (short_root(self.root), style("header--root")))
+        where = short_root(self.root) if isinstance(self.root, Path) else self.root
+        text = Text.assemble((" memtui ", style("header--name")), " ", (where, style("header--root")))
         c = self.counts
-        parts = []
+        parts = [] if self.connected else [("disconnected, reconnecting", "header--alert")]
         if c["files"] is not None:
             parts.append((f"{c['files']} files", "header--count"))
         if c["pending"] is not None:

@@ -45,7 +45,7 @@ class RedisWatcher(Burst):
         files = event.get("files") or ([event["file"]] if event.get("file") else [])
         # A recorded change means an audit line and maybe a decided proposal; after an outage, anything.
         everything = kind in ("change", "connected")
-        self.add([f for f in files if f], queue=everything, audit=everything)
+        self.add([f for f in files if f], queue=everything or kind == "queue", audit=everything or kind == "queue")
 
     def stop(self) -> None:
         self.stop_flusher()

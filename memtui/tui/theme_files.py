@@ -89,3 +89,21 @@ def resolve(name: str | None) -> str | None:
     if not name:
         return None
     return ALIASES.get(name, name)
+
+
+def theme_names() -> list[str]:
+    """Every theme the app can show: Textual's own, memtui's, and the user's."""
+    from textual.theme import BUILTIN_THEMES
+
+    names = set(BUILTIN_THEMES) | {t.name for t in shipped_themes()} | {t.name for t in user_themes()[0]}
+    return sorted(names)
+
+
+def unknown_theme(name: str | None) -> str | None:
+    """A clear refusal for a theme name that does not exist (aliases accepted), else None."""
+    wanted = resolve(name)
+    names = theme_names()
+    if wanted is None or wanted in names:
+        return None
+    aliases = f" (or {', '.join(sorted(ALIASES))})" if ALIASES else ""
+    return f"no theme {name!r}; themes: {', '.join(names)}{aliases}"

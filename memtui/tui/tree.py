@@ -1,62 +1,216 @@
-"""The memory tree: markdown files and folders, loaded lazily, with badges for what needs a look.
+"""The memory tree: MEMORY.md first, then folders, then other markdown files, loaded lazily, with badges.
 
-Folders load when opened (DirectoryTree reads each in a worker), so a 10,000-file memory paints at once.
-Badges: ● pending proposals (with the count), ! an external change to approve or reject, • changed on disk
-since the app opened. A folder shows the badges of what is inside it.
+It lists a memory through its store, so a folder and a Redis memory look the same. A folder's directories are
+read when opened (one scandir in a worker), so a 10,000-file memory paints at once; a Redis memory's file list
+is read once per change burst, in a worker. Badges: ● pending proposals (with the count), ! an external change
+to approve or reject, • changed since the app opened. A folder shows the badges of what is inside it.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Iterable
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterable
 
 from rich.style import Style
 from rich.text import Text
-from textual.widgets import DirectoryTree
-from textual.widgets.directory_tree import DirEntry
+from textual import on, work
+from textual.message import Message
+from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
+
+from memtui.core.memory import MEMORY_FILE
+from memtui.core.store import StoreError
 
 HIDDEN_DIRS = {".git", ".memtui", "node_modules", "__pycache__"}
 
 
-def is_dir(path: Path) -> bool:
+@dataclass(frozen=True)
+class TreeEntry:
+    """One node's file or folder, by its path relative to the memory root ('' for the root)."""
+
+    rel: str
+    is_dir: bool
+
+    @property
+    def name(self) -> str:
+        return self.rel.rsplit("/", 1)[-1]
+
+    @property
+    def path(self) -> PurePosixPath:
+        return PurePosixPath(self.rel)
+
+
+def ordered(entries: Iterable[TreeEntry]) -> list[TreeEntry]:
+    """MEMORY.md first (people look for it first), then folders, then files, each by name."""
+    return sorted(entries, key=lambda e: (e.name != MEMORY_FILE, not e.is_dir, e.name.lower(), e.name))
+
+
+def visible(name: str) -> bool:
+    return not name.startswith(".") and name not in HIDDEN_DIRS
+
+
+def folder_children(root: Path, rel: str) -> list[TreeEntry]:
+    """The markdown files and folders directly under `rel` in a folder memory (one scandir)."""
+    out = []
     try:
-        return path.is_dir()
+        with os.scandir(root / rel if rel else root) as it:
+            for item in it:
+                if not visible(item.name):
+                    continue
+                try:
+                    is_dir = item.is_dir()
+                except OSError:
+                    continue
+                if is_dir or item.name.endswith(".md"):
+                    out.append(TreeEntry(f"{rel}/{item.name}" if rel else item.name, is_dir))
     except OSError:
-        return False
+        return []
+    return ordered(out)
 
 
-class MemoryTree(DirectoryTree):
-    """The root's markdown files, MEMORY.md first, folders before files."""
+def listed_children(files: Iterable[str], rel: str) -> list[TreeEntry]:
+    """The entries directly under `rel`, from a flat list of file paths (a store without folders)."""
+    prefix = rel + "/" if rel else ""
+    found: dict[str, bool] = {}
+    for f in files:
+        if not f.startswith(prefix):
+            continue
+        head, sep, _ = f[len(prefix):].partition("/")
+        if head and visible(head):
+            found[head] = found.get(head, False) or bool(sep)
+    return ordered(TreeEntry(prefix + name, is_dir) for name, is_dir in found.items())
 
-    COMPONENT_CLASSES = {"tree--pending", "tree--external", "tree--changed"}
+
+class MemoryTree(Tree[TreeEntry]):
+    """The memory's markdown files, MEMORY.md first, folders before files."""
+
+    COMPONENT_CLASSES = {"tree--pending", "tree--external", "tree--changed", "tree--folder"}
     # Plain glyphs: icon fonts are not in every terminal (or screenshot).
     ICON_NODE = "▸ "
     ICON_NODE_EXPANDED = "▾ "
-    ICON_FILE = "  "
 
-    def __init__(self, root: Path, *, id: str | None = None) -> None:
-        super().__init__(root, id=id)
-        self.memory_root = Path(root).absolute()
+    class FileSelected(Message):
+        """A file was chosen in the tree."""
+
+        def __init__(self, rel: str) -> None:
+            super().__init__()
+            self.rel = rel
+
+    class Listed(Message):
+        """A folder's entries were read in a worker."""
+
+        def __init__(self, rel: str, entries: list[TreeEntry]) -> None:
+            super().__init__()
+            self.rel = rel
+            self.entries = entries
+
+    def __init__(self, store: Any, label: str, *, id: str | None = None) -> None:
+        super().__init__(label, data=TreeEntry("", True), id=id)
+        self.store = store
+        root = getattr(store, "root", None)
+        self.folder: Path | None = Path(root) if root is not None else None
         self.pending: dict[str, int] = {}
         self.external: set[str] = set()
         self.changed: set[str] = set()
+        self.loaded: set[str] = set()
 
-    def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
-        keep = []
-        for p in paths:
-            if p.name.startswith(".") or p.name in HIDDEN_DIRS:
-                continue
-            if p.suffix == ".md" or is_dir(p):
-                keep.append(p)
-        return sorted(keep, key=lambda p: (p.name != "MEMORY.md", not is_dir(p), p.name.lower()))
+    def on_mount(self) -> None:
+        self.root.expand()
+        self.list_folders([""])
 
-    def rel(self, path: Path) -> str:
+    # loading ----------------------------------------------------------------------------------------------
+    @work(thread=True, group="tree-list", exit_on_error=False)
+    def list_folders(self, rels: list[str]) -> None:
+        if self.folder is not None:
+            for rel in rels:
+                self.post_message(self.Listed(rel, folder_children(self.folder, rel)))
+            return
         try:
-            return Path(path).absolute().relative_to(self.memory_root).as_posix()
-        except ValueError:
-            return str(path)
+            files = self.store.list_files("**/*.md")
+        except StoreError:
+            return  # the store is down: keep what is shown; the app says it is disconnected
+        for rel in rels:
+            self.post_message(self.Listed(rel, listed_children(files, rel)))
 
+    def node_for(self, rel: str) -> TreeNode[TreeEntry] | None:
+        node = self.root
+        if not rel:
+            return node
+        for part in rel.split("/"):
+            node = next((c for c in node.children if c.data is not None and c.data.name == part), None)
+            if node is None:
+                return None
+        return node
+
+    @on(Listed)
+    def _populate(self, message: Listed) -> None:
+        message.stop()
+        node = self.node_for(message.rel)
+        if node is None:
+            return
+        self.loaded.add(message.rel)
+        current = [c.data for c in node.children]
+        if current == message.entries:
+            return
+        keep = {c.data.rel: c for c in node.children if c.data is not None}
+        wanted = {e.rel for e in message.entries}
+        for rel, child in keep.items():
+            if rel not in wanted:
+                child.remove()
+                self.loaded = {r for r in self.loaded if r != rel and not r.startswith(rel + "/")}
+        # Add the new entries in order; existing nodes (and whatever is open under them) stay.
+        previous: TreeNode[TreeEntry] | None = None
+        for entry in message.entries:
+            child = keep.get(entry.rel)
+            if child is None or child.data != entry:
+                if child is not None:
+                    child.remove()
+                if previous is None:
+                    child = node.add(entry.name, entry, before=0, allow_expand=entry.is_dir) if node.children \
+                        else node.add(entry.name, entry, allow_expand=entry.is_dir)
+                else:
+                    child = node.add(entry.name, entry, after=previous, allow_expand=entry.is_dir)
+            previous = child
+
+    def reload_paths(self, paths: Iterable[str]) -> None:
+        """Re-list the loaded folders that hold `paths` (files or folders that may have appeared or gone)."""
+        folders: set[str] = set()
+        for path in paths:
+            # The nearest loaded folder above it: a file in a new folder shows as that folder in its parent.
+            parent = path.rstrip("/")
+            while parent:
+                parent = parent.rsplit("/", 1)[0] if "/" in parent else ""
+                if parent in self.loaded:
+                    folders.add(parent)
+                    break
+        if folders:
+            self.list_folders(sorted(folders))
+
+    @on(Tree.NodeExpanded)
+    def _expanded(self, event: Tree.NodeExpanded[TreeEntry]) -> None:
+        entry = event.node.data
+        if entry is not None and entry.is_dir and entry.rel not in self.loaded:
+            self.list_folders([entry.rel])
+
+    @on(Tree.NodeSelected)
+    def _selected(self, event: Tree.NodeSelected[TreeEntry]) -> None:
+        entry = event.node.data
+        if entry is not None and not entry.is_dir:
+            self.post_message(self.FileSelected(entry.rel))
+
+    def rel(self, path: Any) -> str:
+        if isinstance(path, TreeEntry):
+            return path.rel
+        if self.folder is not None:
+            try:
+                return Path(path).absolute().relative_to(self.folder.absolute()).as_posix()
+            except ValueError:
+                pass
+        return str(path)
+
+    # badges -----------------------------------------------------------------------------------------------
     def set_badges(self, *, pending: dict[str, int] | None = None, external: set[str] | None = None,
                    changed: set[str] | None = None) -> None:
         if pending is not None:
@@ -92,12 +246,15 @@ class MemoryTree(DirectoryTree):
             out.append(("•", "tree--changed"))
         return out
 
-    def render_label(self, node: TreeNode[DirEntry], base_style: Style, style: Style) -> Text:
+    def render_label(self, node: TreeNode[TreeEntry], base_style: Style, style: Style) -> Text:
         label = super().render_label(node, base_style, style)
         if node.data is None or not self.is_mounted or node is self.root:
             return label
-        rel = self.rel(node.data.path)
-        for text, cls in self.badges(rel, node.allow_expand):
+        if node.data.is_dir:
+            label.stylize(self.get_component_rich_style("tree--folder", partial=True))
+        else:
+            label = Text.assemble(("  ", base_style), label)  # files line up with folder names
+        for text, cls in self.badges(node.data.rel, node.data.is_dir):
             label.append(" ")
             label.append(text, self.get_component_rich_style(cls, partial=True))
         return label

@@ -1,0 +1,100 @@
+"""`memtui open` at the command line: theme names checked before the app starts, the demo's temporary folder
+removed on exit (a folder the person named is kept), and `--store` opening a Redis memory, in a real terminal."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
+
+
+def memtui(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "memtui", *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **(env or {})})
+
+
+def test_unknown_theme_fails_at_the_command_line_with_the_list(tmp_path: Path) -> None:
+    done = memtui("open", str(tmp_path / "memory"), "--theme", "no-such-theme",
+                  env={"MEMTUI_CONFIG_DIR": str(tmp_path / "config")})
+    assert done.returncode == 2
+    assert "no theme 'no-such-theme'" in done.stderr and "memtui-dark" in done.stderr and "nord" in done.stderr
+    assert not (tmp_path / "memory").exists()  # refused before anything was created
+
+
+class Terminal:
+    """One program in a detached tmux session, read back with capture-pane."""
+
+    def __init__(self, tmp_path: Path, command: list[str], env: dict[str, str]) -> None:
+        if shutil.which("tmux") is None:
+            pytest.skip("tmux is not installed")
+        self.tmux = ["tmux", "-L", f"memtui-cli-{os.getpid()}-{id(self)}", "-f", "/dev/null"]
+        env = {"HOME": str(tmp_path), "MEMTUI_CONFIG_DIR": str(tmp_path / "config"), "TERM": "xterm-256color",
+               "PATH": os.environ["PATH"], "MEMTUI_USER": "wes", **env}
+        line = " ".join(f"{k}='{v}'" for k, v in env.items()) + " " + " ".join(f"'{c}'" for c in command)
+        subprocess.run([*self.tmux, "new-session", "-d", "-s", "app", "-x", "150", "-y", "42",
+                        f"env -u COLUMNS -u LINES {line}"], check=True)
+
+    def wait(self, condition, timeout: float = 20.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = subprocess.run([*self.tmux, "capture-pane", "-p", "-t", "app"], capture_output=True,
+                                    text=True).stdout
+            if condition(screen):
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"the screen never showed what was expected; last screen:\n{screen}")
+
+    def quit(self) -> None:
+        subprocess.run([*self.tmux, "send-keys", "-t", "app", "q"], check=True)
+        deadline = time.monotonic() + 10
+        while subprocess.run([*self.tmux, "has-session", "-t", "app"], capture_output=True).returncode == 0:
+            assert time.monotonic() < deadline, "q did not quit"
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        subprocess.run([*self.tmux, "kill-server"], capture_output=True)
+
+
+@pytest.mark.tmux
+def test_demo_removes_its_temporary_folder_on_exit_and_keeps_a_named_one(tmp_path: Path) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    app = Terminal(tmp_path, [sys.executable, "-m", "memtui", "--demo"], {"TMPDIR": str(temp)})
+    try:
+        app.wait(lambda s: "pending" in s and "MEMORY.md" in s)
+        made = list(temp.glob("memtui-demo-*"))
+        assert len(made) == 1 and (made[0] / "memory" / "MEMORY.md").exists()
+        app.quit()
+    finally:
+        app.close()
+    assert not made[0].exists()
+
+    named = tmp_path / "kept"
+    app = Terminal(tmp_path, [sys.executable, "-m", "memtui", "--demo", str(named)], {"TMPDIR": str(temp)})
+    try:
+        app.wait(lambda s: "pending" in s and "MEMORY.md" in s)
+        app.quit()
+    finally:
+        app.close()
+    assert (named / "MEMORY.md").exists() and not list(temp.glob("memtui-demo-*"))
+
+
+@pytest.mark.tmux
+def test_open_with_store_shows_the_redis_memory(tmp_path: Path, redis_url: str) -> None:
+    app = Terminal(tmp_path, [sys.executable, "-m", "memtui", "open", "--store", redis_url], {})
+    try:
+        screen = app.wait(lambda s: "redis://127.0.0.1" in s and "## " in s)
+        assert "MEMORY.md" in screen and "disconnected" not in screen
+        app.quit()
+    finally:
+        app.close()
+    from memtui.core.redis_store import RedisStore
+
+    assert RedisStore(redis_url).read("MEMORY.md") is not None  # the empty store was given a memory
