@@ -134,3 +134,15 @@ def test_a_warm_searcher_follows_edits_renames_and_deletes(generated, tmp_path):
         topic.with_name("renamed-topic.md").unlink()
         same_everywhere(root, [warm], "rollback", 5)
         assert warm.search("rollback drill passed").results == []
+
+
+def test_the_search_command_builds_only_its_own_parser(root):
+    import subprocess
+
+    probe = ("import sys; from memtui.cli import main; code = main(['search', '--json', '--root', sys.argv[1], "
+             "'nothing-here']); print(sorted(m for m in sys.modules if m.startswith('memtui.commands.')), "
+             "'memtui.core.store' in sys.modules, code)")
+    out = subprocess.run([sys.executable, "-c", probe, str(root)], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "['memtui.commands.search'] False 0"
+    usage = subprocess.run([sys.executable, "-m", "memtui", "--help"], capture_output=True, text=True, check=True)
+    assert "search" in usage.stdout and "context" in usage.stdout and "doctor" in usage.stdout
