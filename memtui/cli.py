@@ -72,6 +72,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     app.add_argument("path", nargs="?", type=Path, help="memory root")
     app.add_argument("--demo", action="store_true", help="open a populated example memory in a temporary folder")
     app.add_argument("--theme", default=None, help="theme name (see themes/)")
+    app.add_argument("--store", default=None,
+                     help="open a memory in a store, e.g. redis://host:port/db?prefix=NAME (else $MEMTUI_STORE, or "
+                          "the root's [store] url)")
     app.add_argument("--root", type=Path, default=None, help=argparse.SUPPRESS)
     app.set_defaults(func=run_app)
     import pkgutil
@@ -89,19 +92,42 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def run_app(args: argparse.Namespace) -> int:
+    from memtui.tui.theme_files import unknown_theme
+
+    refused = unknown_theme(args.theme)
+    if refused:
+        return _fail(args, refused, EXIT_USAGE)
     root = args.path or args.root
+    memory = None
+    temporary: Path | None = None
     if args.demo:
         from memtui.demo import make_demo
 
-        root = make_demo()
-    root = Path(root) if root else default_root()
-    if not (root / "MEMORY.md").exists() and not root.exists() or (root.exists() and not any(root.iterdir())):
+        # A path the person gave is theirs to keep; the temporary folder is removed when the app exits.
+        root = make_demo(Path(root).expanduser()) if root else make_demo()
+        temporary = None if args.path or args.root else root.parent
+    root = Path(root).expanduser() if root else default_root()
+    from memtui.core.stores import open_memory, store_url
+
+    if not args.demo and store_url(root, args.store):
+        from memtui.core.memory import default_actor
+        from memtui.core.stores import init_store
+
+        memory = open_memory(root, args.store)
+        init_store(memory.store, author=default_actor())  # an empty store gets MEMORY.md, as a new folder does
+    elif not (root / "MEMORY.md").exists() and not root.exists() or (root.exists() and not any(root.iterdir())):
         from memtui.core.init import init_root
 
         init_root(root)
     from memtui.tui.app import MemtuiApp
 
-    MemtuiApp(root, theme=args.theme).run()
+    try:
+        MemtuiApp(root, theme=args.theme, memory=memory).run()
+    finally:
+        if temporary is not None:
+            import shutil
+
+            shutil.rmtree(temporary, ignore_errors=True)
     return EXIT_OK
 
 
