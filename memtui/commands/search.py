@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from memtui.cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Parser, common, emit, root_of
+from memtui.cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Parser, common, default_root, emit, memory_of, root_of
 
 SEARCH_HELP = """\
 Literal and case-insensitive unless --regex. A query that starts with '-' is a query:
@@ -57,6 +57,13 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.limit < 1:
         print("memtui search: --limit must be at least 1", file=sys.stderr)
         return EXIT_USAGE
+    refused = _not_a_folder(args)
+    if refused:
+        if args.json:
+            emit(args, {"status": "error", "query": args.query, "results": [], "error": refused}, "")
+        else:
+            print(f"memtui search: {refused}", file=sys.stderr)
+        return EXIT_ERROR
     from memtui.core.search import search
 
     bundle = search(root_of(args), args.query, regex=args.regex, limit=args.limit, path_glob=args.path_glob,
@@ -71,10 +78,28 @@ def cmd_search(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _not_a_folder(args: argparse.Namespace) -> str | None:
+    """Why search cannot run here, when the memory is in a store: search reads and indexes files on disk, and
+    searching the folder instead would answer about the wrong memory."""
+    from pathlib import Path
+
+    from memtui.core.stores import store_url
+
+    root = Path(args.root).expanduser() if args.root else default_root()
+    url = store_url(root, args.store)
+    if not url:
+        return None
+    from memtui.core.redis_store import redact
+
+    return (f"search reads a folder memory, and {redact(url)} is a Redis memory: nothing was searched. "
+            f"Read it with `memtui show FILE --store URL` or `memtui context --store URL`, or export it with "
+            f"`memtui export --to PATH --store URL` and search that folder with --root PATH")
+
+
 def cmd_context(args: argparse.Namespace) -> int:
     from memtui.core.context import build_context
-    from memtui.core.memory import Memory
 
-    pack = build_context(Memory(root_of(args)), budget=args.budget)
+    # The context is read through the memory's store, so --store, $MEMTUI_STORE and [store] url reach it.
+    pack = build_context(memory_of(args), budget=args.budget)
     emit(args, pack.to_dict(), pack.text.rstrip("\n"))
     return EXIT_OK

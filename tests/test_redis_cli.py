@@ -1,0 +1,55 @@
+"""`memtui search` and `memtui context` on a Redis memory: context reads the store; search, which reads a folder,
+refuses clearly instead of answering about the wrong memory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
+
+from memtui.core.init import init_root
+from memtui.core.memory import Memory
+from memtui.core.redis_store import RedisStore
+from memtui.core.stores import init_store
+
+
+def memtui(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if k != "MEMTUI_STORE"}
+    return subprocess.run([sys.executable, "-m", "memtui", *args], capture_output=True, text=True, timeout=60,
+                          env={**base, "MEMTUI_USER": "wes", **(env or {})})
+
+
+def two_memories(tmp_path: Path, url: str) -> Path:
+    """A folder and a Redis memory that hold different facts, so answering from the wrong one shows."""
+    root = tmp_path / "memory"
+    init_root(root)
+    Memory(root).update("Facts", "add", "[stated] Only in the folder", actor="wes")
+    store = RedisStore(url)
+    init_store(store, author="wes")
+    Memory(store).update("Facts", "add", "[stated] Only in Redis", actor="wes")
+    return root
+
+
+def test_context_reads_the_redis_memory(tmp_path: Path, redis_url: str) -> None:
+    root = two_memories(tmp_path, redis_url)
+    for how in (["--store", redis_url], []):
+        done = memtui("context", "--root", str(root), *how, env={} if how else {"MEMTUI_STORE": redis_url})
+        assert done.returncode == 0, done.stderr
+        assert "Only in Redis" in done.stdout and "Only in the folder" not in done.stdout
+
+
+def test_search_refuses_a_redis_memory_instead_of_searching_the_folder(tmp_path: Path, redis_url: str) -> None:
+    root = two_memories(tmp_path, redis_url)
+    done = memtui("search", "Only in", "--root", str(root), "--store", redis_url)
+    assert done.returncode == 1 and not done.stdout
+    assert "Redis memory: nothing was searched" in done.stderr and "memtui export" in done.stderr
+    done = memtui("search", "Only in", "--root", str(root), "--json", env={"MEMTUI_STORE": redis_url})
+    assert done.returncode == 1
+    data = json.loads(done.stdout)
+    assert data["status"] == "error" and data["results"] == [] and "Redis memory" in data["error"]
+    done = memtui("search", "Only in", "--root", str(root))  # the folder itself still searches
+    assert done.returncode == 0 and "Only in the folder" in done.stdout and "Only in Redis" not in done.stdout
