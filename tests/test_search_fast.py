@@ -137,11 +137,12 @@ def test_a_warm_searcher_follows_edits_renames_and_deletes(generated, tmp_path):
 
 
 def test_the_search_command_builds_only_its_own_parser(root):
+    # A fresh `memtui search` is start-up bound: no other command module, and not the memory (write) machinery.
     import subprocess
 
     probe = ("import sys; from memtui.cli import main; code = main(['search', '--json', '--root', sys.argv[1], "
              "'nothing-here']); print(sorted(m for m in sys.modules if m.startswith('memtui.commands.')), "
-             "'memtui.core.store' in sys.modules, code)")
+             "'memtui.core.memory' in sys.modules, code)")
     out = subprocess.run([sys.executable, "-c", probe, str(root)], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "['memtui.commands.search'] False 0"
     usage = subprocess.run([sys.executable, "-m", "memtui", "--help"], capture_output=True, text=True, check=True)

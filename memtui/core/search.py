@@ -276,7 +276,9 @@ def rank_records(recs: list[Record], needle: str, k: int,
         matched += n
         if n > 1 and rec[5]:
             # All matching lines of one lineage block are one source: per block, count one.
-            n -= len(block_line_hits(rec[5])) - len(line_hits(rec[5]))
+            in_blocks = len(block_line_hits(rec[5]))
+            if in_blocks > 1:
+                n -= in_blocks - len(line_hits(rec[5]))
         sources += n
         hit.append(rec)
         kind = rec[2]

@@ -9,9 +9,12 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from memtui.core.memory import MEMORY_FILE, Memory
 from memtui.core.store import Store, StoreError
+
+if TYPE_CHECKING:
+    from memtui.core.memory import Memory
 
 STORE_ENV = "MEMTUI_STORE"
 SCHEMES = ("redis://", "rediss://", "unix://")
@@ -49,6 +52,9 @@ def store_url(root: str | os.PathLike[str] | None = None, url: str | None = None
 
 def open_memory(root: str | os.PathLike[str] | None = None, url: str | None = None) -> Memory:
     """The memory at `url` (or $MEMTUI_STORE, or the root's `[store] url`), else the folder at `root`."""
+    # Imported here: `memtui search` asks only `store_url`, and the memory module doubles its start-up time.
+    from memtui.core.memory import Memory
+
     chosen = store_url(root, url)
     if chosen:
         return Memory(open_store(chosen))
@@ -63,6 +69,7 @@ def init_store(store: Store, template: str = "personal", *, author: str = "memtu
     Returns (created, change id); a store that already holds a memory is left alone."""
     from memtui.core.config import CONFIG_TEMPLATE, DEFAULT_MODEL
     from memtui.core.init import memory_template
+    from memtui.core.memory import MEMORY_FILE
 
     with store.lock():
         if store.read(MEMORY_FILE) is not None or store.config_text() is not None:
