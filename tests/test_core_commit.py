@@ -151,3 +151,33 @@ def test_packed_branch_and_a_large_first_commit(tmp_path: Path) -> None:
     # stat data was refreshed after the big first commit, and the index agrees after the small one
     assert sh(root, "status", "--porcelain", "--untracked-files=no") == ""
     assert sh(root, "diff", "--stat", "HEAD~1", "HEAD").strip().startswith("topics/t007.md | 2")
+
+
+def test_one_propose_and_approve_parses_each_text_once(mem: Memory, root: Path) -> None:
+    from memtui.core import document
+
+    target = root / "notes" / "topic.md"
+    put(root, "notes/topic.md", "# Topic\n\n## Facts\n- [stated] one\n\n```\n## not a section\n- not an entry\n```\n")
+    FolderStore(root).commit(["notes/topic.md"], "topic", "wes")
+    mem.document("MEMORY.md")  # parsed once here: the write reads its entry-max
+    before = document.parse_count
+    queued = mem.update("Facts", "add", "[observed] two", file="notes/topic.md", actor="agent")
+    assert queued.status == "queued"
+    assert mem.approve(queued.id).status == "applied"
+    # The file as it was and as the write leaves it, once each (planned on proposal, planned again on approval).
+    assert document.parse_count - before == 2
+    doc = mem.document("notes/topic.md")
+    assert doc.section_names == ["Facts"]
+    assert [e.text for _, e in doc.section("Facts").entries] == ["one", "two"]
+    assert target.read_text().count("- not an entry") == 1
+
+
+def test_cached_structure_is_the_parse_of_that_text() -> None:
+    from memtui.core.document import Document, _parse_structure, _structure
+
+    texts = ["# A\n\n## B\n- x\n", "# A\n\n## B\n- x\n\n```\n## C\n```\n", "# A\n\n## B\n- x\n## C\n"]
+    for _ in range(2):
+        for text in texts:
+            assert _structure(text) == _parse_structure(text)
+    assert [s.title for s in Document(texts[2]).sections] == ["", "B", "C"]
+    assert [s.title for s in Document(texts[1]).sections] == ["", "B"]

@@ -7,7 +7,10 @@ rendering an untouched document gives back the same bytes, and an edit changes o
 
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -184,8 +187,36 @@ def _markdown():
     return MarkdownIt("commonmark")
 
 
-def _structure(text: str) -> tuple[list[tuple[int, int, str]], set[int]]:
+# One write parses the same text several times (planning when proposed, again when approved, the file it leaves,
+# MEMORY.md for its entry-max): the structure of recent texts is kept, by a digest of the text, not the text.
+STRUCTURE_CACHE_SIZE = 32
+STRUCTURE_CACHE_MAX_CHARS = 1_000_000  # bigger texts (a huge daily log) are parsed each time, not kept
+_structures: OrderedDict[bytes, tuple[tuple[tuple[int, int, str], ...], frozenset[int]]] = OrderedDict()
+_structures_lock = threading.Lock()
+parse_count = 0  # texts markdown-it has parsed in this process (the cache's misses): what the tests count
+
+
+def _structure(text: str) -> tuple[tuple[tuple[int, int, str], ...], frozenset[int]]:
     """Headings as (line, level, title), and the lines inside fences, code blocks and HTML blocks."""
+    if len(text) > STRUCTURE_CACHE_MAX_CHARS:
+        return _parse_structure(text)
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
+    with _structures_lock:
+        found = _structures.get(key)
+        if found is not None:
+            _structures.move_to_end(key)
+            return found
+    found = _parse_structure(text)
+    with _structures_lock:
+        _structures[key] = found
+        while len(_structures) > STRUCTURE_CACHE_SIZE:
+            _structures.popitem(last=False)
+    return found
+
+
+def _parse_structure(text: str) -> tuple[tuple[tuple[int, int, str], ...], frozenset[int]]:
+    global parse_count
+    parse_count += 1
     tokens = _markdown().parse(text)
     headings: list[tuple[int, int, str]] = []
     hidden: set[int] = set()
@@ -195,4 +226,4 @@ def _structure(text: str) -> tuple[list[tuple[int, int, str]], set[int]]:
             headings.append((tok.map[0], int(tok.tag[1]), title))
         elif tok.type in ("fence", "code_block", "html_block") and tok.map:
             hidden.update(range(tok.map[0], tok.map[1]))
-    return headings, hidden
+    return tuple(headings), frozenset(hidden)

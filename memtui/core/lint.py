@@ -186,7 +186,7 @@ def _one_word_apart(a: Entry, b: Entry) -> bool:
     return len(ta - tb) == 1 and len(tb - ta) == 1 and len(ta & tb) >= 2
 
 
-def _hidden_lines(doc: Document) -> set[int]:
+def _hidden_lines(doc: Document) -> frozenset[int]:
     from memtui.core.document import _structure
 
     return _structure(doc.text)[1]
