@@ -62,11 +62,13 @@ async def _ask(args: argparse.Namespace, memory: Any) -> int:
     finally:
         chat.close()
         await chat.aclose()
+    due = _consolidation_due(memory)
     data = {
         "reply": "".join(reply), "model": chat.model, "stop_reason": stop,
         "proposals": [asdict(c) for c in cards], "tool_calls": list(calls.values()),
         "decisions": [asdict(d) for d in decisions],
         "error": asdict(failure) if failure else None,
+        "consolidation_due": due,
     }
     if args.json:
         emit(args, data, "")
@@ -79,9 +81,23 @@ async def _ask(args: argparse.Namespace, memory: Any) -> int:
             print(card.diff.rstrip("\n"))
         if cards:
             print("\nNot in memory yet: `memtui queue` approves, revises or rejects them.")
+        if due:
+            print(f"\nMEMORY.md is over its cap in {', '.join(due)}: `memtui consolidate` proposes one reviewed "
+                  "rewrite of each.")
         if failure:
             print(f"memtui: {failure.message}", file=sys.stderr)
     return EXIT_ERROR if failure else EXIT_OK
+
+
+def _consolidation_due(memory: Any) -> list[str]:
+    """The sections the session left over their caps (offered when a session ends; never applied unasked)."""
+    from memtui.core.consolidate import consolidation_due
+    from memtui.core.store import StoreError
+
+    try:
+        return consolidation_due(memory)
+    except (StoreError, OSError):
+        return []
 
 
 def _status_line(event: Any) -> str:

@@ -31,8 +31,8 @@ from memtui.tui.diff import DiffView, unified
 from memtui.tui.feed import ActivityFeed, AuditTail, activity_from_audit
 from memtui.tui.header import MemtuiHeader
 from memtui.tui.messages import (
-    Activity, CommittedLoaded, Decided, FilesChanged, LogActivity, MemoryChanged, OpenFile, ProposalsChanged,
-    StateSynced,
+    Activity, CommittedLoaded, Consolidated, ConsolidationDue, Decided, FilesChanged, LogActivity, MemoryChanged,
+    OpenFile, ProposalsChanged, SessionEnded, StateSynced,
 )
 from memtui.tui.review import ReviewPanel
 from memtui.tui.tree import MemoryTree
@@ -69,6 +69,8 @@ class MemtuiApp(App[None]):
         Binding("v", "toggle_raw", "Raw", id="toggle_raw", tooltip="Toggle between rendered and raw source"),
         Binding("d", "diff_commit", "Diff", id="diff_commit", tooltip="Diff the open file against its last commit"),
         Binding("w", "close_tab", "Close tab", id="close_tab", show=False, tooltip="Close the current tab"),
+        Binding("C", "consolidate", "Consolidate", id="consolidate", show=False,
+                tooltip="Propose one reviewed rewrite of each MEMORY.md section over its cap"),
         Binding("question_mark", "help", "Keys", id="help", tooltip="Show every key"),
         Binding("q", "quit", "Quit", id="quit", tooltip="Quit memtui"),
     ]
@@ -86,6 +88,8 @@ class MemtuiApp(App[None]):
         self.folder: Path | None = Path(folder).absolute() if folder is not None else None
         self.root = self.folder or Path(root or ".").expanduser().absolute()
         self.connected = True
+        self._select_after_sync: str | None = None  # a proposal the app just made, selected once it is listed
+        self.consolidation_offer: list[str] = []
         self.by = user or default_actor()
         self.watch_enabled = watch
         self.watcher: Any = None
@@ -264,6 +268,8 @@ class MemtuiApp(App[None]):
         self.external_files = external_files
         everything = message.proposals + message.external
         self.review.set_proposals(everything)
+        if self._select_after_sync and self.review.select(self._select_after_sync):
+            self._select_after_sync = None
         pending: dict[str, int] = {}
         for p in message.proposals:
             pending[p.file] = pending.get(p.file, 0) + 1
@@ -492,6 +498,53 @@ class MemtuiApp(App[None]):
         severity = {"applied": "information", "rejected": "information", "conflict": "warning"}.get(r.status, "error")
         self.notify(f"{message.pid}: {r.status}. {r.message}", severity=severity)  # type: ignore[arg-type]
         self.sync()
+
+    # consolidation ----------------------------------------------------------------------------------------
+    def action_consolidate(self, section: str | None = None) -> None:
+        self.notify(f"Drafting a consolidation of {section or 'every section over its cap'}…")
+        self.consolidate(section)
+
+    @work(thread=True, group="consolidate", exit_on_error=False)
+    def consolidate(self, section: str | None = None) -> None:
+        from memtui.core.consolidate import propose
+
+        self.post_message(Consolidated(propose(self.memory, section, actor=self.by)))
+
+    def on_consolidated(self, message: Consolidated) -> None:
+        if not self.alive():
+            return
+        now = clock.now().strftime("%H:%M")
+        for r in message.results:
+            where = f"{r.file} § {r.section}" if r.section else (r.file or MEMORY_FILE)
+            if r.status == "queued" and r.id:
+                self._select_after_sync = r.id
+                self.feed.add(Activity(now, self.by, "queued", f"{r.id} consolidate {where}: waiting for review",
+                                       r.file))
+                self.notify(f"{r.id}: consolidation of {where} waits for review", timeout=6)
+            else:
+                self.notify(r.message, severity="information" if r.status == "applied" else "warning", timeout=8)
+        self.sync()
+
+    def on_session_ended(self, message: SessionEnded) -> None:
+        """An agent session ended: if MEMORY.md is over its caps, offer the consolidation (never applied unasked)."""
+        if self.alive():
+            self.check_consolidation()
+
+    @work(thread=True, group="consolidate", exit_on_error=False)
+    def check_consolidation(self) -> None:
+        from memtui.core.consolidate import consolidation_due
+
+        self.post_message(ConsolidationDue(consolidation_due(self.memory), asked=False))
+
+    def on_consolidation_due(self, message: ConsolidationDue) -> None:
+        if not self.alive() or not message.sections:
+            return
+        key = self.keymap_config.get("consolidate", "C")
+        text = (f"{MEMORY_FILE} is over its cap in {', '.join(message.sections)}: press {key} to propose a "
+                "consolidation (you review it before it applies)")
+        self.consolidation_offer = message.sections
+        self.feed.add(Activity(clock.now().strftime("%H:%M"), "memtui", "problem", text, MEMORY_FILE))
+        self.notify(text, severity="warning", timeout=15)
 
     # keys and themes --------------------------------------------------------------------------------------
     def all_bindings(self) -> list[Binding]:

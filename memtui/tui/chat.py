@@ -24,7 +24,7 @@ from textual.widgets.markdown import MarkdownStream
 from memtui.core.memory import Memory, NotFound, default_actor
 from memtui.core.proposals import APPLIED, CONFLICT, PENDING, REJECTED, Proposal
 from memtui.tui.diff import DiffView
-from memtui.tui.messages import Decided, FilesChanged, ProposalsChanged
+from memtui.tui.messages import Decided, FilesChanged, ProposalsChanged, SessionEnded
 
 HINT = ("Chat with the agent whose memory is this folder. Its writes to MEMORY.md and topic files wait for you "
         "as cards: a approve · e revise · r reject. enter sends · escape cancels a turn · ↑ from an empty input "
@@ -341,6 +341,8 @@ class Pane(Vertical):
             session, self.session = self.session, None
             await asyncio.to_thread(session.close)
             await session.aclose()
+            # The session is over: the app offers a consolidation if it left MEMORY.md over its caps.
+            self.app.post_message(SessionEnded())
 
 
 def _brief(args: dict[str, Any]) -> str:

@@ -14,12 +14,23 @@ if TYPE_CHECKING:
 MAX_FILES = 2000  # files offered by name; a huge memory is better searched with /
 
 
+def _due(app: MemtuiApp) -> list[str]:
+    from memtui.core.consolidate import consolidation_due
+    from memtui.core.store import StoreError
+
+    try:
+        return consolidation_due(app.memory)
+    except (StoreError, OSError):  # the palette still opens when MEMORY.md cannot be read (a store that is down)
+        return []
+
+
 class MemtuiCommands(Provider):
     """Actions, themes and files, matched fuzzily with the palette's own matcher."""
 
     async def startup(self) -> None:
         app: MemtuiApp = self.app  # type: ignore[assignment]
         self.files = await asyncio.to_thread(lambda: app.memory.files()[:MAX_FILES])
+        self.due = await asyncio.to_thread(_due, app)
 
     def commands(self) -> list[tuple[str, Callable[[], object], str]]:
         app: MemtuiApp = self.app  # type: ignore[assignment]
@@ -34,7 +45,12 @@ class MemtuiCommands(Provider):
             ("Search memory", partial(app.action_open_pane, "search"), "grep the memory"),
             ("Chat with the agent", partial(app.action_open_pane, "chat"), "the embedded agent"),
             ("Show keys", app.action_help, "every key and its id"),
+            ("Consolidate section…", app.action_consolidate,
+             "one reviewed rewrite of each MEMORY.md section over its cap"),
         ]
+        for section in getattr(self, "due", []):
+            out.append((f"Consolidate section: {section}", partial(app.action_consolidate, section),
+                        "over its cap: archive struck history, merge near-duplicates (reviewed)"))
         for name in sorted(app.available_themes):
             out.append((f"Switch theme: {name}", partial(app.switch_theme, name), "theme"))
         for rel in getattr(self, "files", []):

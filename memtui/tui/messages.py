@@ -135,3 +135,26 @@ class ViewerState:
     missing: bool = False
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+class SessionEnded(Message):
+    """An agent session in the app ended (the Chat pane closed): the app offers a consolidation if one is due."""
+
+
+class ConsolidationDue(Message):
+    """Sections of MEMORY.md over their cap (read in a worker); empty when nothing is due.
+
+    `asked` is True when a person asked (the palette), False when offered after a session."""
+
+    def __init__(self, sections: list[str], *, asked: bool) -> None:
+        super().__init__()
+        self.sections = sections
+        self.asked = asked
+
+
+class Consolidated(Message):
+    """`consolidate.propose` ran in a worker; one result per section (queued, refused, …)."""
+
+    def __init__(self, results: list[WriteResult]) -> None:
+        super().__init__()
+        self.results = results
