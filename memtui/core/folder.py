@@ -413,7 +413,9 @@ class FolderStore(Store):
                 n = 0
             existing = [int(p.stem[2:]) for p in self.queue_dir.glob("p-*.json") if p.stem[2:].isdigit()]
             n = max([n, *existing]) + 1
-            atomic_write(seq, f"{n}\n".encode())
+            # The folder is synced by queue_save, which follows in this same folder: its fsync makes this rename
+            # durable too. A number never saved to a queue file may be handed out again after a crash, harmlessly.
+            atomic_write(seq, f"{n}\n".encode(), sync_dir=False)
             return n
 
     def queue_save(self, pid: str, data: bytes) -> None:
@@ -493,8 +495,10 @@ class FolderStore(Store):
             return None
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temp file in the same folder, fsync, rename, fsync the folder: old or new, never torn."""
+def atomic_write(path: Path, data: bytes, *, sync_dir: bool = True) -> None:
+    """Write via a temp file in the same folder, fsync, rename, fsync the folder: old or new, never torn.
+
+    `sync_dir=False` leaves the folder's fsync to a write that follows in the same folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -513,6 +517,8 @@ def atomic_write(path: Path, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+    if not sync_dir:
+        return
     dfd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dfd)
