@@ -53,3 +53,12 @@ def test_search_refuses_a_redis_memory_instead_of_searching_the_folder(tmp_path:
     assert data["status"] == "error" and data["results"] == [] and "Redis memory" in data["error"]
     done = memtui("search", "Only in", "--root", str(root))  # the folder itself still searches
     assert done.returncode == 0 and "Only in the folder" in done.stdout and "Only in Redis" not in done.stdout
+
+
+def test_the_agent_search_tool_refuses_on_a_redis_memory(tmp_path: Path, redis_url: str) -> None:
+    from memtui.core.tools import run_tool
+
+    two_memories(tmp_path, redis_url)
+    out = run_tool(Memory(RedisStore(redis_url)), "memory_search", {"query": "only in"}, "agent:claude")
+    assert out.is_error
+    assert "nothing was searched" in out.text and "Only in the folder" not in out.text

@@ -416,6 +416,11 @@ class Searcher:
 
     def __init__(self, memory: Any, *, use_index: bool = True, watch: bool = False,
                  regex_timeout: float = REGEX_TIMEOUT, keep_texts: bool = True, fast_ranking: bool = True) -> None:
+        store = getattr(memory, "store", None)
+        if store is not None and not hasattr(store, "root"):
+            # Search reads the files on disk; searching some local folder instead would answer about another memory.
+            raise SearchError(f"search reads a folder memory, and {memory.location} is not one: nothing was searched; "
+                              "read the files instead, or export the memory to a folder and search that")
         location = getattr(memory, "location", memory)
         self.root = Path(location).expanduser().absolute()
         self.regex_timeout = regex_timeout

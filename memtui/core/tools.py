@@ -263,14 +263,17 @@ def _read(memory: Memory, args: dict[str, Any], caller: Caller) -> ToolOutcome:
 
 
 def _search(memory: Memory, args: dict[str, Any], caller: Caller) -> ToolOutcome:
-    from memtui.core.search import search
+    from memtui.core.search import SearchError, search
 
     limit = args.get("limit", 5)
     if not 1 <= limit <= SEARCH_MAX_LIMIT:
         raise BadInput(f"limit must be between 1 and {SEARCH_MAX_LIMIT}, not {limit}")
     if not args["query"].strip():
         raise BadInput("query is empty: send the words to look for")
-    bundle = search(memory, args["query"], regex=bool(args.get("regex", False)), limit=limit)
+    try:
+        bundle = search(memory, args["query"], regex=bool(args.get("regex", False)), limit=limit)
+    except SearchError as exc:
+        return ToolOutcome(f"{exc}. Use memory_read on MEMORY.md and the files it points to.", True)
     return ToolOutcome(bundle.render(), bundle.error is not None)
 
 
