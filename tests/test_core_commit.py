@@ -181,3 +181,26 @@ def test_cached_structure_is_the_parse_of_that_text() -> None:
             assert _structure(text) == _parse_structure(text)
     assert [s.title for s in Document(texts[2]).sections] == ["", "B", "C"]
     assert [s.title for s in Document(texts[1]).sections] == ["", "B"]
+
+
+TRICKY = [
+    "Title\n=====\n\n## Facts\n- [stated] a\n\nSub\n---\n- b\n",
+    "> ## quoted heading\n> - quoted entry\n\n## Real\n- x `## code span` y\n",
+    "## A\n- a\n\n    ## indented code\n    - not an entry\n\n~~~md\n## fenced\n~~~\n",
+    "## A\n<div>\n## html block\n</div>\n\n- [link][ref]\n\n[ref]: http://x \"## t\"\n## B *emph ## x*\n",
+    "- item\n  ## heading in a list item\n- **bold** __x__ <span>## inline html</span>\n# Top\n",
+    "```\nunclosed fence\n## still code\n",
+]
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_block_only_parse_finds_what_a_full_parse_finds(text: str) -> None:
+    from markdown_it import MarkdownIt
+
+    from memtui.core.document import _parse_structure
+
+    tokens = MarkdownIt("commonmark").parse(text)
+    headings = tuple((t.map[0], int(t.tag[1]), tokens[k + 1].content.strip())
+                     for k, t in enumerate(tokens) if t.type == "heading_open")
+    hidden = frozenset(i for t in tokens if t.type in ("fence", "code_block", "html_block") for i in range(*t.map))
+    assert _parse_structure(text) == (headings, hidden)

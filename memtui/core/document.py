@@ -184,7 +184,11 @@ def _fold(name: str) -> str:
 def _markdown():
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark")
+    md = MarkdownIt("commonmark")
+    # Sections and hidden lines are block structure, settled before any inline parsing (emphasis, links, code
+    # spans), which nothing here reads: skipping it halves the parse.
+    md.disable(["inline", "text_join"])
+    return md
 
 
 # One write parses the same text several times (planning when proposed, again when approved, the file it leaves,
