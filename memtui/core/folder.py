@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from memtui.core.paths import PathRefused, clean_rel, resolve_inside
-from memtui.core.store import Commit, ExternalChange, LockTimeout, Store, StoreError
+from memtui.core.store import Commit, ExternalChange, LockTimeout, NoHistory, Store, StoreError
 
 STATE_DIR = ".memtui"
 AUDIT_FILE = "memory-log.jsonl"
@@ -365,6 +365,69 @@ class FolderStore(Store):
             Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, tuple(c.stats.files))
             for c in commits
         ]
+
+    # past versions (memtui.core.history): git itself --------------------------------------------------------
+    def _history_repo(self) -> Any:
+        repo = self.repo
+        if repo is None or not repo.head.is_valid():
+            raise NoHistory(f"{self.root} has no git history; run `memtui init --git` to start one")
+        return repo
+
+    def resolve_change(self, ref: str) -> Commit | None:
+        repo = self._history_repo()
+        import git
+
+        try:
+            c = repo.commit(ref)
+        except (git.BadName, ValueError, git.GitCommandError):
+            return None
+        changed = repo.git.diff_tree("--no-commit-id", "--name-only", "-r", "--no-renames", "-z", c.hexsha)
+        return Commit(c.hexsha, c.author.name, float(c.authored_date), c.message,
+                      tuple(filter(None, changed.split("\0"))), tuple(p.hexsha for p in c.parents))
+
+    def file_at(self, rel: str, change: str) -> bytes | None:
+        try:
+            return (self._history_repo().commit(change).tree / rel).data_stream.read()
+        except KeyError:
+            return None
+
+    def blame_chunks(self, rel: str) -> list[tuple[Commit | None, list[str]]] | None:
+        repo = self._history_repo()
+        import git
+
+        try:
+            chunks = repo.blame(None, rel)
+        except git.GitCommandError:
+            return None  # never committed: every line is new
+        out: list[tuple[Commit | None, list[str]]] = []
+        for c, lines in chunks:
+            texts = [t.decode("utf-8", errors="replace") if isinstance(t, bytes) else t for t in lines]
+            if set(c.hexsha) == {"0"}:
+                out.append((None, texts))
+            else:
+                out.append((Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, ()), texts))
+        return out
+
+    def change_patches(self, changes: list[str]) -> dict[str, dict[str, str]]:
+        from memtui.core.history import commit_patches
+
+        return commit_patches(self.repo, changes) if self.repo is not None else {}
+
+    def merge3(self, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
+        """`git merge-file`: git's own merge, as `git revert` would do it."""
+        repo = self._history_repo()
+        with tempfile.TemporaryDirectory(prefix="memtui-revert-") as tmp:
+            paths = []
+            for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
+                path = os.path.join(tmp, name)
+                with open(path, "wb") as f:
+                    f.write(data)
+                paths.append(path)
+            status, out, _ = repo.git.execute(
+                ["git", "merge-file", "-p", "--quiet", *paths], with_extended_output=True, with_exceptions=False,
+                stdout_as_string=False, strip_newline_in_stdout=False,
+            )
+        return out if status == 0 else None
 
     # audit ------------------------------------------------------------------------------------------------
     def audit_append(self, record: dict[str, Any]) -> None:

@@ -1,32 +1,37 @@
-"""A memory file's history and per-line provenance (git log and blame joined with the audit log), and undo.
+"""A memory file's history and per-line provenance (the store's log and blame joined with the audit log), and undo.
 
-Undo never rewrites history: `revert` and `restore` make a new commit, written under the store's lock and audited
-like any other change. A revert is a three-way merge per file (`git merge-file`), computed in full before anything
-is written, so a revert that conflicts with later changes is refused and leaves the tree as it was.
+Undo never rewrites history: `revert` and `restore` make a new commit (a new recorded change), written under the
+store's lock and audited like any other change. A revert is a three-way merge per file (the store's `merge3`:
+`git merge-file` on a folder, a pure-Python merge on Redis), computed in full before anything is written, so a
+revert that conflicts with later changes is refused and leaves the memory as it was.
+
+What is store-specific (resolving a change, a file at a change, blame, patches, the merge) sits behind the Store
+interface; everything here is the same for a folder with git and for Redis.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterable
 
 from memtui.core import clock
 from memtui.core.proposals import WriteResult
-from memtui.core.store import content_hash
+from memtui.core.store import NoHistory, content_hash
 
 if TYPE_CHECKING:
     from memtui.core.memory import Memory
 
 TRAILER = re.compile(r"^(Memtui-[A-Za-z-]+):\s*(.*)$", re.MULTILINE)
 HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+HUNK_COUNTS = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+STREAM_ID = re.compile(r"^\d+-\d+$")
 
-
-class NoHistory(LookupError):
-    """The memory has no git history to read or to undo with."""
+def short(change: str) -> str:
+    """How a change is named to a person: a git sha's first 8 characters; a Redis stream id whole (its first 8
+    characters would be a timestamp's, shared by every change in the same ~day)."""
+    return change if STREAM_ID.match(change) else change[:8]
 
 
 # reading ------------------------------------------------------------------------------------------------------
@@ -43,13 +48,6 @@ def audit_by_commit(records: Iterable[dict[str, Any]]) -> dict[str, list[dict[st
         if sha and rec.get("status") == "applied":
             out.setdefault(sha, []).append(rec)
     return out
-
-
-def _repo(memory: Memory) -> Any:
-    repo = getattr(memory.store, "repo", None)
-    if repo is None or not repo.head.is_valid():
-        raise NoHistory(f"{memory.location} has no git history; run `memtui init --git` to start one")
-    return repo
 
 
 def _iso(ts: float) -> str:
@@ -72,7 +70,7 @@ class FileCommit:
 
     @property
     def short(self) -> str:
-        return self.commit[:8]
+        return short(self.commit)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -118,38 +116,27 @@ class BlameLine:
 def blame(memory: Memory, rel: str) -> list[BlameLine]:
     """Per line of the file as it is on disk now; lines not yet committed have no commit (actor "uncommitted")."""
     rel = memory.store.check_path(rel)
-    repo = _repo(memory)
+    chunks = memory.store.blame_chunks(rel)  # raises NoHistory before a missing file is looked for, as before
     data = memory.store.read(rel)
     if data is None:
         raise FileNotFoundError(f"{rel} does not exist")
-    import git
-
-    try:
-        chunks = repo.blame(None, rel)
-    except git.GitCommandError:
-        chunks = None  # never committed: every line is new
     text_lines = data.decode("utf-8", errors="replace").splitlines()
     if chunks is None:
         return [BlameLine(i + 1, t, None, None, None, "uncommitted", None, None, None)
                 for i, t in enumerate(text_lines)]
     audit = audit_by_commit(memory.store.audit_records())
-    cache: dict[str, tuple] = {}
+    cache: dict[str | None, tuple] = {None: (None, None, None, "uncommitted", None, None, None)}
     out: list[BlameLine] = []
     for commit, lines in chunks:
-        sha = commit.hexsha
+        sha = commit.sha if commit is not None else None
         if sha not in cache:
-            if set(sha) == {"0"}:
-                cache[sha] = (None, None, None, "uncommitted", None, None, None)
-            else:
-                t = trailers(commit.message)
-                recs = [r for r in audit.get(sha, []) if r.get("file") == rel or r.get("to") == rel]
-                first = recs[0] if recs else {}
-                cache[sha] = (sha, commit.author.name, _iso(commit.authored_date),
-                              t.get("actor") or first.get("actor") or commit.author.name,
-                              t.get("proposal") or first.get("proposal"), t.get("approved-by"), first.get("action"))
+            assert commit is not None
+            t = trailers(commit.message)
+            recs = [r for r in audit.get(sha, []) if r.get("file") == rel or r.get("to") == rel]
+            first = recs[0] if recs else {}
+            cache[sha] = (sha, commit.author, _iso(commit.time), t.get("actor") or first.get("actor") or commit.author,
+                          t.get("proposal") or first.get("proposal"), t.get("approved-by"), first.get("action"))
         for text in lines:
-            if isinstance(text, bytes):
-                text = text.decode("utf-8", errors="replace")
             out.append(BlameLine(len(out) + 1, text, *cache[sha]))
     return out
 
@@ -186,6 +173,33 @@ def commit_patches(repo: Any, shas: list[str], chunk: int = 200) -> dict[str, di
     return out
 
 
+def split_patch(diff: str) -> dict[str, str]:
+    """A unified diff of several files (as the Redis store records a change) split per file, by the hunk counts:
+    a removed line that reads `-- x` looks like a file header and must not start a new file."""
+    lines = diff.splitlines(keepends=True)
+    out: dict[str, str] = {}
+    i = 0
+    while i < len(lines):
+        if not (lines[i].startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ ")):
+            i += 1
+            continue
+        old, new = lines[i][4:].rstrip("\n").split("\t")[0], lines[i + 1][4:].rstrip("\n").split("\t")[0]
+        path = new[2:] if new != "/dev/null" else old[2:]
+        start = i
+        i += 2
+        while i < len(lines) and (m := HUNK_COUNTS.match(lines[i])):
+            old_n = 1 if m.group(1) is None else int(m.group(1))
+            new_n = 1 if m.group(2) is None else int(m.group(2))
+            i += 1
+            while i < len(lines) and (old_n > 0 or new_n > 0 or lines[i].startswith("\\")):
+                kind = lines[i][:1]
+                old_n -= kind in (" ", "-")
+                new_n -= kind in (" ", "+")
+                i += 1
+        out[path] = "".join(lines[start:i])
+    return out
+
+
 def first_changed_line(diff: str) -> int | None:
     """The line (1-based, in the new file) a diff's first change lands on: where to jump to see it."""
     new = None
@@ -206,29 +220,6 @@ def first_changed_line(diff: str) -> int | None:
 
 
 # undo ---------------------------------------------------------------------------------------------------------
-def _blob(commit: Any, rel: str) -> bytes | None:
-    try:
-        return (commit.tree / rel).data_stream.read()
-    except KeyError:
-        return None
-
-
-def _merge(repo: Any, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
-    """Three-way merge with `git merge-file`; None when the two sides conflict."""
-    with tempfile.TemporaryDirectory(prefix="memtui-revert-") as tmp:
-        paths = []
-        for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
-            path = os.path.join(tmp, name)
-            with open(path, "wb") as f:
-                f.write(data)
-            paths.append(path)
-        status, out, _ = repo.git.execute(
-            ["git", "merge-file", "-p", "--quiet", *paths], with_extended_output=True, with_exceptions=False,
-            stdout_as_string=False, strip_newline_in_stdout=False,
-        )
-    return out if status == 0 else None
-
-
 def _person_only(memory: Memory, by: str, what: str) -> WriteResult | None:
     if memory.config.policy.is_agent(by):
         return WriteResult("refused", f"{by} is an agent; {what} is a person's decision. Propose the change instead "
@@ -286,40 +277,35 @@ def revert(memory: Memory, commit: str, by: str | None = None) -> WriteResult:
     by = by or default_actor()
     if (refusal := _person_only(memory, by, "undo")) is not None:
         return refusal
-    repo = _repo(memory)
-    import git
-
-    with memory.store.lock():
-        try:
-            target = repo.commit(commit)
-        except (git.BadName, ValueError, git.GitCommandError):
+    store = memory.store
+    with store.lock():
+        target = store.resolve_change(commit)  # NoHistory where nothing is recorded
+        if target is None:
             return _refuse(memory, "revert", None, by, f"no commit {commit!r}; `memtui history FILE` lists them",
                            reverts=commit)
-        sha = target.hexsha
+        sha = target.sha
         if len(target.parents) != 1:
             why = "it is the first commit (nothing before it to go back to; use restore)" if not target.parents \
                 else "it is a merge commit"
-            return _refuse(memory, "revert", None, by, f"cannot revert {sha[:8]}: {why}", reverts=sha)
+            return _refuse(memory, "revert", None, by, f"cannot revert {short(sha)}: {why}", reverts=sha)
         parent = target.parents[0]
-        changed = repo.git.diff_tree("--no-commit-id", "--name-only", "-r", "--no-renames", "-z", sha).split("\0")
         files = []
-        for rel in filter(None, changed):
+        for rel in target.files:
             try:
-                files.append(memory.store.check_path(rel))
+                files.append(store.check_path(rel))
             except Exception:
                 continue  # memtui's own bookkeeping (.memtui/…) is not memory: undo leaves it alone
         if not files:
-            return _refuse(memory, "revert", None, by, f"{sha[:8]} changed no memory files", reverts=sha)
+            return _refuse(memory, "revert", None, by, f"{short(sha)} changed no memory files", reverts=sha)
         dirty = _dirty(memory, files)
         if dirty:
             return _refuse(memory, "revert", dirty[0], by,
                            f"{', '.join(dirty)} has uncommitted changes; approve or reject them first "
                            "(`memtui queue list`), then revert", reverts=sha)
-        head = repo.head.commit
         results: dict[str, bytes | None] = {}
         conflicts = []
         for rel in files:
-            base, theirs, ours = _blob(target, rel), _blob(parent, rel), _blob(head, rel)
+            base, theirs, ours = store.file_at(rel, sha), store.file_at(rel, parent), store.committed(rel)
             if ours == theirs:
                 continue  # already as it was before that change
             if ours == base:
@@ -327,25 +313,25 @@ def revert(memory: Memory, commit: str, by: str | None = None) -> WriteResult:
             elif ours is None or base is None or theirs is None:
                 conflicts.append(rel)
             else:
-                merged = _merge(repo, ours, base, theirs)
+                merged = store.merge3(ours, base, theirs)
                 if merged is None:
                     conflicts.append(rel)
-                else:
+                elif merged != ours:  # equal: the change was undone already, with later changes on top
                     results[rel] = merged
         subject = target.message.split("\n", 1)[0]
         if conflicts:
             return _refuse(
                 memory, "revert", conflicts[0], by,
-                f"cannot revert {sha[:8]} ({subject}): {', '.join(conflicts)} changed since in the same lines. "
+                f"cannot revert {short(sha)} ({subject}): {', '.join(conflicts)} changed since in the same lines. "
                 "Nothing was written; restore an earlier version (`memtui restore`) or edit by hand.",
                 status="conflict", reverts=sha)
         if not results:
-            return WriteResult("applied", f"{sha[:8]} is already undone; nothing to change", None, files[0])
-        message = (f"revert {sha[:8]}: {subject}"[:200] + f"\n\nMemtui-Actor: {by}\nMemtui-Reverts: {sha}\n")
+            return WriteResult("applied", f"{short(sha)} is already undone; nothing to change", None, files[0])
+        message = (f"revert {short(sha)}: {subject}"[:200] + f"\n\nMemtui-Actor: {by}\nMemtui-Reverts: {sha}\n")
         new, diff = _write_and_commit(memory, results, message, by)
         for rel, data in results.items():
             _audit(memory, "revert", rel, by, "applied", new, reverts=sha, after_hash=content_hash(data))
-    return WriteResult("applied", f"reverted {sha[:8]} ({subject}) as {new[:8]}.", None, next(iter(results)),
+    return WriteResult("applied", f"reverted {short(sha)} ({subject}) as {short(new)}.", None, next(iter(results)),
                        None, None, new, diff)
 
 
@@ -357,30 +343,26 @@ def restore(memory: Memory, rel: str, commit: str, by: str | None = None) -> Wri
     if (refusal := _person_only(memory, by, "restoring a file")) is not None:
         return refusal
     rel = memory.store.check_path(rel)
-    repo = _repo(memory)
-    import git
-
-    with memory.store.lock():
-        try:
-            target = repo.commit(commit)
-        except (git.BadName, ValueError, git.GitCommandError):
+    store = memory.store
+    with store.lock():
+        target = store.resolve_change(commit)  # NoHistory where nothing is recorded
+        if target is None:
             return _refuse(memory, "restore", rel, by, f"no commit {commit!r}; `memtui history {rel}` lists them")
-        data = _blob(target, rel)
+        sha = target.sha
+        data = store.file_at(rel, sha)
         if data is None:
             return _refuse(memory, "restore", rel, by,
-                           f"{rel} did not exist at {target.hexsha[:8]}; `memtui history {rel}` lists its versions",
-                           restored_from=target.hexsha)
+                           f"{rel} did not exist at {short(sha)}; `memtui history {rel}` lists its versions",
+                           restored_from=sha)
         if _dirty(memory, [rel]):
             return _refuse(memory, "restore", rel, by, f"{rel} has uncommitted changes; approve or reject them "
-                                                        "first (`memtui queue list`)", restored_from=target.hexsha)
-        if memory.store.read(rel) == data:
-            return WriteResult("applied", f"{rel} is already as it was at {target.hexsha[:8]}", None, rel)
-        message = (f"restore {rel} to {target.hexsha[:8]}\n\nMemtui-Actor: {by}\n"
-                   f"Memtui-Restored-From: {target.hexsha}\n")
+                                                        "first (`memtui queue list`)", restored_from=sha)
+        if store.read(rel) == data:
+            return WriteResult("applied", f"{rel} is already as it was at {short(sha)}", None, rel)
+        message = f"restore {rel} to {short(sha)}\n\nMemtui-Actor: {by}\nMemtui-Restored-From: {sha}\n"
         new, diff = _write_and_commit(memory, {rel: data}, message, by)
-        _audit(memory, "restore", rel, by, "applied", new, restored_from=target.hexsha,
-               after_hash=content_hash(data))
-    return WriteResult("applied", f"restored {rel} to {target.hexsha[:8]} as {new[:8]}.", None, rel, None, None,
+        _audit(memory, "restore", rel, by, "applied", new, restored_from=sha, after_hash=content_hash(data))
+    return WriteResult("applied", f"restored {rel} to {short(sha)} as {short(new)}.", None, rel, None, None,
                        new, diff)
 
 

@@ -38,6 +38,10 @@ class LockTimeout(TimeoutError):
     pass
 
 
+class NoHistory(LookupError):
+    """The memory has no recorded history to read or to undo with."""
+
+
 @dataclass(frozen=True)
 class ExternalChange:
     """A file that changed without memtui: its committed bytes (None if new) and its bytes now (None if gone)."""
@@ -62,6 +66,7 @@ class Commit:
     time: float
     message: str
     files: tuple[str, ...]
+    parents: tuple[str, ...] = ()
 
 
 class Store(ABC):
@@ -168,6 +173,31 @@ class Store(ABC):
 
     @abstractmethod
     def history(self, rel: str | None = None, since: float | None = None) -> list[Commit]: ...
+
+    # past versions: what history, blame and undo (memtui.core.history) read; a store without them has none
+    def resolve_change(self, ref: str) -> Commit | None:
+        """The recorded change `ref` names (with its parents and the files it touched), or None if there is none.
+        Raises `NoHistory` where nothing is recorded."""
+        raise NoHistory(f"{self.location} keeps no history of its changes")
+
+    def file_at(self, rel: str, change: str) -> bytes | None:
+        """The file as that recorded change left it (None: it did not exist then)."""
+        raise NoHistory(f"{self.location} keeps no history of its changes")
+
+    def blame_chunks(self, rel: str) -> list[tuple[Commit | None, list[str]]] | None:
+        """The file as it is now, in runs of lines with the change that wrote each run (None: not recorded yet);
+        None when the file was never recorded."""
+        raise NoHistory(f"{self.location} keeps no history of its changes")
+
+    def change_patches(self, changes: list[str]) -> dict[str, dict[str, str]]:
+        """Each recorded change's unified diff, split per file: {change: {path: patch}}."""
+        return {}
+
+    def merge3(self, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
+        """Three-way merge of two changes to `base`; None when they touch the same lines."""
+        from memtui.core.merge3 import merge3
+
+        return merge3(ours, base, theirs)
 
     # audit log
     @abstractmethod
