@@ -83,6 +83,8 @@ def _render_today(rep: Any) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from memtui.core.history import short
+
     console = Console()
     when = "today" if rep.since.endswith("T00:00:00") and rep.since[:10] == rep.until[:10] else f"since {rep.since}"
     counts = ", ".join(f"{n} {s}" for s, n in rep.counts.items()) or "nothing"
@@ -105,11 +107,11 @@ def _render_today(rep: Any) -> None:
             if c.to:
                 change.append(f" → {c.to}")
             if c.reverts:
-                change.append(f" reverts {c.reverts[:8]}")
+                change.append(f" reverts {short(c.reverts)}")
             if c.reason:
                 change.append(f"\n  reason: {c.reason}", style="italic")
             who = c.actor + (f"\nby {c.decided_by}" if c.decided_by and c.decided_by != c.actor else "")
-            ref = (c.commit or "")[:8] + (f"\n{c.proposal}" if c.proposal else "")
+            ref = short(c.commit or "") + (f"\n{c.proposal}" if c.proposal else "")
             table.add_row(c.time[11:16] if c.time[:10] == rep.until[:10] else c.time[:16].replace("T", " "),
                           who, Text(c.status, style=STATUS_STYLE.get(c.status, "")), change, ref)
         console.print(table)
@@ -133,7 +135,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_blame(args: argparse.Namespace) -> int:
-    from memtui.core.history import NoHistory, blame
+    from memtui.core.history import NoHistory, blame, short
     from memtui.core.paths import PathRefused
 
     try:
@@ -141,7 +143,8 @@ def cmd_blame(args: argparse.Namespace) -> int:
     except (NoHistory, PathRefused, FileNotFoundError) as exc:
         return _fail(args, str(exc))
     human = "\n".join(
-        f"{(b.commit or 'uncommitted')[:8]:8} {(b.time or '')[:16].replace('T', ' '):16} {(b.actor or '')[:12]:12} "
+        f"{short(b.commit) if b.commit else 'uncommit':8} {(b.time or '')[:16].replace('T', ' '):16} "
+        f"{(b.actor or '')[:12]:12} "
         f"{(b.proposal or ''):7} {b.line:4} {b.text}" for b in lines)
     emit(args, {"file": args.file, "lines": [b.to_dict() for b in lines]}, human)
     return EXIT_OK

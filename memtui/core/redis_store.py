@@ -27,6 +27,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import threading
 import time
 import uuid
@@ -42,7 +43,7 @@ from memtui.core import clock
 from memtui.core.folder import AUDIT_FILE, LockTimeout, STATE_DIR
 from memtui.core.paths import PathRefused, clean_rel
 from memtui.core.store import (
-    Commit, ExternalChange, StaleWrite, Store, StoreError, StoreUnavailable, content_hash,
+    Commit, ExternalChange, NoHistory, StaleWrite, Store, StoreError, StoreUnavailable, content_hash,
 )
 
 OPLOG_MAX = 200
@@ -50,6 +51,7 @@ DEFAULT_PREFIX = "memtui"
 LOCK_TTL_MS = 15_000  # renewed every third of it while held, so only a dead holder's lock ever lapses
 DONE_TTL_S = 3600
 PRIVATE = (STATE_DIR + "/", ".git/")
+STREAM_ID = re.compile(r"^\d+(?:-\d+)?$")
 _CONNECTION_ERRORS = (redis.ConnectionError, redis.TimeoutError, ConnectionError, TimeoutError, OSError)
 
 # Replace (or delete) a file if it still holds the bytes this writer read; publish the write.
@@ -460,13 +462,15 @@ class RedisStore(Store):
         else:
             self.write(rel, data)
 
-    def changes(self, since_id: str = "-", count: int | None = None) -> list[tuple[str, dict[str, str]]]:
-        """Stream entries (id, fields) oldest first, from `since_id` (inclusive; "(" + id for exclusive)."""
+    def changes(self, since_id: str = "-", count: int | None = None,
+                until: str = "+") -> list[tuple[str, dict[str, str]]]:
+        """Stream entries (id, fields) oldest first, from `since_id` (inclusive; "(" + id for exclusive) up to
+        `until` (inclusive)."""
         out: list[tuple[str, dict[str, str]]] = []
         start = since_id
         while True:
             with self._calls():
-                batch = self.client.xrange(self.k_changes, min=start, max="+", count=500)
+                batch = self.client.xrange(self.k_changes, min=start, max=until, count=500)
             for sid, fields in batch:
                 out.append((sid.decode(), {k.decode(): v.decode("utf-8", "replace") for k, v in fields.items()}))
             if len(batch) < 500 or (count is not None and len(out) >= count):
@@ -509,6 +513,76 @@ class RedisStore(Store):
     def change(self, sid: str) -> dict[str, str] | None:
         entries = self.changes(sid, count=1)
         return entries[0][1] if entries and entries[0][0] == sid else None
+
+    # past versions (memtui.core.history): replayed from the stream -----------------------------------------
+    def resolve_change(self, ref: str) -> Commit | None:
+        """A stream id (`1755676800000-0`, or its millisecond part when only one change has it)."""
+        if self.head() is None:
+            raise NoHistory(f"the Redis memory at {self.location} has no recorded changes yet")
+        ref = ref.strip()
+        if not STREAM_ID.match(ref):
+            return None
+        with self._calls():
+            found = self.client.xrange(self.k_changes, min=ref, max=ref, count=2)
+            if len(found) != 1:
+                return None
+            sid = found[0][0].decode()
+            before = self.client.xrevrange(self.k_changes, max="(" + sid, count=1)
+        f = {k.decode(): v.decode("utf-8", "replace") for k, v in found[0][1].items()}
+        return _as_commit(sid, f, (before[0][0].decode(),) if before else ())
+
+    def _versions(self, rel: str, until: str = "+") -> list[tuple[Commit, str]]:
+        """Each recorded change to `rel` up to `until`, oldest first, with the sha1 of the bytes it left ('' gone)."""
+        rel = clean_rel(rel)
+        out = []
+        for sid, f in self.changes(until=until):
+            if rel not in json.loads(f.get("files") or "[]"):
+                continue
+            blob = next((d.get("blob", "") for d in json.loads(f.get("changes") or "[]") if d.get("file") == rel), "")
+            out.append((_as_commit(sid, f), blob))
+        return out
+
+    def file_at(self, rel: str, change: str) -> bytes | None:
+        versions = self._versions(rel, until=change)
+        if not versions or not versions[-1][1]:
+            return None
+        return self._blobs([versions[-1][1]])[versions[-1][1]]
+
+    def blame_chunks(self, rel: str) -> list[tuple[Commit | None, list[str]]] | None:
+        """Replays the file's recorded versions: a line keeps the change that first wrote it until one replaces it."""
+        from difflib import SequenceMatcher
+
+        versions = self._versions(rel)
+        if not versions:
+            return None
+        blobs = self._blobs([b for _, b in versions])
+        steps: list[tuple[Commit | None, bytes | None]] = [(c, blobs[b] if b else None) for c, b in versions]
+        steps.append((None, self.read(rel)))  # lines not recorded yet (a raw SET) have no change
+        lines: list[str] = []
+        origins: list[Commit | None] = []
+        for commit, data in steps:
+            new = (data or b"").decode("utf-8", errors="replace").splitlines()
+            kept: list[Commit | None] = []
+            for tag, i1, i2, j1, j2 in SequenceMatcher(None, lines, new, autojunk=False).get_opcodes():
+                kept += origins[i1:i2] if tag == "equal" else [commit] * (j2 - j1)
+            lines, origins = new, kept
+        chunks: list[tuple[Commit | None, list[str]]] = []
+        for line, origin in zip(lines, origins):
+            if chunks and chunks[-1][0] is origin:
+                chunks[-1][1].append(line)
+            else:
+                chunks.append((origin, [line]))
+        return chunks
+
+    def change_patches(self, changes: list[str]) -> dict[str, dict[str, str]]:
+        from memtui.core.history import split_patch
+
+        out = {}
+        for sid in changes:
+            entry = self.change(sid) if STREAM_ID.match(sid) else None
+            if entry is not None:
+                out[sid] = split_patch(entry.get("diff", ""))
+        return out
 
     # oplog ------------------------------------------------------------------------------------------------
     def note(self, op: str, summary: str, nbytes: int = 0, actor: str | None = None) -> None:
@@ -699,6 +773,11 @@ class Subscription:
                         client.close()
                     except (redis.RedisError, OSError):
                         pass
+
+
+def _as_commit(sid: str, f: dict[str, str], parents: tuple[str, ...] = ()) -> Commit:
+    return Commit(sid, f.get("actor", ""), int(f.get("ts", "0")) / 1000, f.get("message", ""),
+                  tuple(json.loads(f.get("files") or "[]")), parents)
 
 
 def _decoded_last_id(client: redis.Redis, key: str) -> str:

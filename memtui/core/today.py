@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from memtui.core import clock
-from memtui.core.history import audit_by_commit, commit_diff, commit_patches, first_changed_line, trailers
+from memtui.core.history import audit_by_commit, commit_diff, first_changed_line, short, trailers
 
 if TYPE_CHECKING:
     from memtui.core.memory import Memory
@@ -95,7 +95,7 @@ class Change:
 
     @property
     def summary(self) -> str:
-        what = self.after or self.before or self.to or (self.reverts and f"reverts {self.reverts[:8]}") or ""
+        what = self.after or self.before or self.to or (self.reverts and f"reverts {short(self.reverts)}") or ""
         where = f"§ {self.section} " if self.section else ""
         return f"{self.action} {where}{what}".strip()
 
@@ -208,9 +208,10 @@ def today(memory: Memory, since: str | datetime | None = None, *, diffs: bool = 
     stamp = now.isoformat(timespec="seconds")
     for p in memory.external_proposals():
         changes.append(_from_proposal(p, UNCOMMITTED, stamp))
-    if diffs and repo is not None:
+    if diffs:
         wanted = [ch for ch in changes if ch.commit and not ch.diff]
-        patches = commit_patches(repo, list(dict.fromkeys(ch.commit for ch in wanted if ch.commit)))
+        # git's patches on a folder, the stream's recorded diffs on Redis
+        patches = memory.store.change_patches(list(dict.fromkeys(ch.commit for ch in wanted if ch.commit)))
         for ch in wanted:
             assert ch.commit is not None
             by_file = patches.get(ch.commit, {})
@@ -218,7 +219,7 @@ def today(memory: Memory, since: str | datetime | None = None, *, diffs: bool = 
                 ch.diff = "".join(by_file.values())
             else:
                 # a path git quotes (non-ASCII) is not a key of the split patch: ask for that file alone
-                ch.diff = by_file.get(ch.file) or commit_diff(repo, ch.commit, ch.file)
+                ch.diff = by_file.get(ch.file) or (commit_diff(repo, ch.commit, ch.file) if repo is not None else "")
     for ch in changes:
         ch.line = first_changed_line(ch.diff) if ch.diff else None
     groups: dict[str, FileChanges] = {}
