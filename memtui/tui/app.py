@@ -39,6 +39,9 @@ from memtui.tui.tree import MemoryTree
 from memtui.tui.viewer import MemoryViewer
 
 PANE_KINDS = {"today": "Today", "search": "Search", "chat": "Chat"}
+# After a burst of changes the sync (queue, audit, `git status` over every file) waits this long, so the open
+# viewer re-reads and paints its live diff first instead of sharing the GIL and the cores with git.
+SYNC_AFTER = 0.1
 
 
 def tab_id(prefix: str, rel: str) -> str:
@@ -101,6 +104,7 @@ class MemtuiApp(App[None]):
         self._seq = itertools.count(1)
         self._shown_seq = 0
         self._sync_lock = threading.Lock()
+        self._sync_files: set[str] | None = None  # files changed since a deferred sync was scheduled
         self._audit = AuditTail(self.memory.store)
         config = self.memory.config
         if config.error:
@@ -296,10 +300,18 @@ class MemtuiApp(App[None]):
                 viewer.reload()
         self.tree.reload_paths(message.paths)
         if files or message.queue or message.audit:
-            self.sync(files)
+            if self._sync_files is None:
+                self._sync_files = set()
+                self.set_timer(SYNC_AFTER, self._sync_deferred)
+            self._sync_files |= files
         if files:
             for pane in self.panes.values():
                 pane.post_message(MemoryChanged(files))
+
+    def _sync_deferred(self) -> None:
+        files, self._sync_files = frozenset(self._sync_files or ()), None
+        if self.alive():
+            self.sync(files)
 
     @on(Worker.StateChanged)
     def worker_failed(self, event: Worker.StateChanged) -> None:

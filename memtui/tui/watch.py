@@ -18,6 +18,7 @@ from memtui.core.folder import AUDIT_FILE, STATE_DIR
 from memtui.tui.messages import FilesChanged
 
 QUIET = 0.04  # seconds without events that end a burst
+SETTLED = 0.008  # the quiet that ends a burst whose last event finished a write (a rename into place, a close)
 CEILING = 0.25  # a burst is flushed at the latest this long after its first event
 
 
@@ -54,13 +55,17 @@ class Burst:
         self._paths: set[str] = set()
         self._queue = self._audit = False
         self._first = self._last = 0.0
+        self._quiet = QUIET
         self._flusher: threading.Thread | None = None
 
     def start_flusher(self, name: str) -> None:
         self._flusher = threading.Thread(target=self._run, name=name, daemon=True)
         self._flusher.start()
 
-    def add(self, paths: Iterable[str] = (), *, queue: bool = False, audit: bool = False) -> None:
+    def add(self, paths: Iterable[str] = (), *, queue: bool = False, audit: bool = False,
+            settled: bool = False) -> None:
+        """Note changes; `settled` says this event finished a write (the file is whole), so a short quiet will do:
+        an atomic write ends with its rename, a plain one with its close, and waiting 40 ms more showed nothing."""
         now = time.monotonic()
         with self._lock:
             self._paths.update(paths)
@@ -69,6 +74,7 @@ class Burst:
             if not self._first:
                 self._first = now
             self._last = now
+            self._quiet = SETTLED if settled else QUIET
         self._wake.set()
 
     def _run(self) -> None:
@@ -77,14 +83,15 @@ class Burst:
             self._wake.clear()
             while not self._stop.is_set():
                 with self._lock:
-                    first, last = self._first, self._last
+                    first, last, quiet = self._first, self._last, self._quiet
                 now = time.monotonic()
-                if now - last >= QUIET or now - first >= CEILING:
+                if now - last >= quiet or now - first >= CEILING:
                     break
-                time.sleep(min(QUIET - (now - last), CEILING - (now - first), QUIET) + 0.001)
+                time.sleep(min(quiet - (now - last), CEILING - (now - first), quiet) + 0.001)
             with self._lock:
                 paths, queue, audit = frozenset(self._paths), self._queue, self._audit
                 self._paths, self._queue, self._audit, self._first = set(), False, False, 0.0
+                self._quiet = QUIET
             if (paths or queue or audit) and not self._stop.is_set():
                 self.post(FilesChanged(paths, queue=queue, audit=audit))
 
@@ -113,9 +120,11 @@ class MemoryWatcher(Burst):
             def on_any_event(self, event: FileSystemEvent) -> None:
                 if event.event_type in ("opened", "closed_no_write"):
                     return
-                for p in (event.src_path, getattr(event, "dest_path", "")):
+                # A rename's destination and a closed-after-write file are whole: the burst may end soon.
+                done = event.event_type == "closed"
+                for p, settled in ((event.src_path, done), (getattr(event, "dest_path", ""), True)):
                     if p:
-                        watcher.note(os.fsdecode(p), is_dir=event.is_directory)
+                        watcher.note(os.fsdecode(p), is_dir=event.is_directory, settled=settled)
 
         self._observer = Observer()
         self._observer.daemon = True
@@ -123,7 +132,7 @@ class MemoryWatcher(Burst):
         self._observer.start()
         self.start_flusher("memtui-watch-flush")
 
-    def note(self, path: str, *, is_dir: bool = False) -> None:
+    def note(self, path: str, *, is_dir: bool = False, settled: bool = False) -> None:
         kind = classify(self.root, path)
         if kind is None:
             return
@@ -131,11 +140,11 @@ class MemoryWatcher(Burst):
         if what == "file" and not is_dir and not rel.endswith(".md"):
             return
         if what == "queue":
-            self.add(queue=True)
+            self.add(queue=True, settled=settled)
         elif what == "audit":
             self.add(audit=True)
         else:
-            self.add([rel + ("/" if is_dir else "")])
+            self.add([rel + ("/" if is_dir else "")], settled=settled)
 
     def stop(self) -> None:
         self.stop_flusher()
