@@ -102,9 +102,10 @@ class Memory:
         self, section: str, action: str, entry: str | None = None, replaces: str | None = None, *,
         file: str = MEMORY_FILE, provenance: str | None = None, source: str | None = None,
         actor: str | None = None, user_words: str | None = None, origin: str | None = None,
-        session: str | None = None,
+        session: str | None = None, after: str | None = None,
     ) -> WriteResult:
-        """memory_update: add, revise or remove one entry of a section.
+        """memory_update: add, revise or remove one entry of a section (an add `after` a current entry goes just
+        below it, else at the section's end).
 
         An agent loop passes `user_words` (the user's own text in this conversation: an agent's [stated] entry
         needs their support, memtui/core/guard.py), `origin` (user, agent, tool or web: tool and web content is
@@ -117,8 +118,20 @@ class Memory:
         if action == "remove" and replaces is None:
             replaces, entry = entry, None
         p = self._draft(actor, file, action, section=section, entry=entry, replaces=replaces,
-                        provenance=provenance, source=source, origin=origin, session=session)
+                        provenance=provenance, source=source, origin=origin, session=session,
+                        after=after if action == "add" else None)
         return self.submit(p, user_words=user_words)
+
+    def move(
+        self, section: str, entry: str, to_section: str, *, file: str = MEMORY_FILE, to: str | None = None,
+        actor: str | None = None,
+    ) -> WriteResult:
+        """Move a current entry to another section of `file`, or of the file `to`: one proposal, one commit.
+
+        Where it was, the entry is struck ``superseded DATE (moved to FILE § Section)``."""
+        to = None if to in (None, "", file) else to
+        return self.submit(self._draft(actor, file, "move", section=section, replaces=entry, to=to,
+                                       to_section=to_section))
 
     def log(
         self, text: str, *, tag: str | None = "observed", actor: str | None = None, user_words: str | None = None,
@@ -208,7 +221,7 @@ class Memory:
         p.base_hash = content_hash(None if before is None else before.encode())
         p.diff = self._diff(p, before, outcome)
         p.warnings = list(outcome.warnings) if outcome else []
-        if outcome and outcome.entry and p.action in ENTRY_ACTIONS:
+        if outcome and outcome.entry and p.action in (*ENTRY_ACTIONS, "move"):
             p.entry = _unbullet(outcome.entry)
             if outcome.replaced:
                 p.replaces = _unbullet(outcome.replaced)
@@ -343,11 +356,22 @@ class Memory:
             spec = self.spec_for(doc)
             if p.action == "add":
                 return update.add(doc, p.section or "", p.entry or "", provenance=p.provenance, source=p.source,
-                                  today=today, spec=spec)
+                                  today=today, spec=spec, after=p.after)
             if p.action == "revise":
                 return update.revise(doc, p.section or "", p.entry or "", p.replaces, provenance=p.provenance,
                                      source=p.source, today=today, spec=spec)
             return update.remove(doc, p.section or "", p.replaces or p.entry, today=today, spec=spec)
+        if p.action == "move":
+            if before is None:
+                raise Refused(f"{p.file} does not exist; nothing to move")
+            to_doc = None
+            if p.to:
+                to_text = self.read_text(p.to)
+                if to_text is None:
+                    raise Refused(f"{p.to} does not exist; create it with a section first")
+                to_doc = Document(to_text, p.to)
+            return update.move(Document(before, p.file), p.section or "", p.replaces or "", p.to_section or "",
+                               to_doc=to_doc, today=today, to_spec=self.spec_for(to_doc or Document(before, p.file)))
         if p.action == "append":
             start = _new_log_header(p.file) if before is None else before
             return self._capped(p.file, update.append_text(start, p.content or ""))
@@ -432,7 +456,7 @@ class Memory:
                 assert outcome is not None
                 writes = {p.file: outcome.text.encode()}
                 writes.update({rel: after.encode() for rel, (_, after) in outcome.also.items()})
-            if outcome and outcome.entry and p.action in ENTRY_ACTIONS:
+            if outcome and outcome.entry and p.action in (*ENTRY_ACTIONS, "move"):
                 p.entry = _unbullet(outcome.entry)
                 p.replaces = _unbullet(outcome.replaced) if outcome.replaced else p.replaces
             p.diff = self._diff(p, before, outcome)
@@ -585,6 +609,8 @@ class Memory:
         }
         if p.to:
             record["to"] = p.to
+        if p.to_section:
+            record["to_section"] = p.to_section
         for key in ("flags", "origin", "session", "evidence"):  # hygiene: what review was told, and why
             if getattr(p, key, None):
                 record[key] = getattr(p, key)
@@ -619,6 +645,8 @@ def _new_log_header(rel: str) -> str:
 
 def _commit_message(p: Proposal, decided_by: str) -> str:
     head = f"{p.action} {p.file}" + (f" § {p.section}" if p.section else "")
+    if p.action == "move":
+        head += f" → {p.to or p.file} § {p.to_section}"
     what = p.entry or p.to or (p.content or "").strip().splitlines()[0:1]
     if isinstance(what, list):
         what = what[0] if what else ""

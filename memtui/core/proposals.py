@@ -47,6 +47,10 @@ class Proposal:
     evidence: str | None = None
     signals: list[dict[str, Any]] = field(default_factory=list)
     merged: dict[str, str] = field(default_factory=dict)
+    # A person's edits in the app: add just below this current entry; move to this section (of `to`, or the
+    # same file when `to` is None).
+    after: str | None = None
+    to_section: str | None = None
 
     @property
     def external(self) -> bool:

@@ -151,7 +151,9 @@ def _new_line(
 
 
 def add(doc: Document, section: str, entry: str, *, provenance: str | None, source: str | None, today: str,
-        spec: FormatSpec) -> Outcome:
+        spec: FormatSpec, after: str | None = None) -> Outcome:
+    """Add an entry at the end of `section`, or just below the current entry `after` names (a person's `o` in
+    the app); when that entry is gone by the time the write applies, at the section's end."""
     sec = _require_section(doc, section)
     line, new = _new_line(entry, provenance, source, today, spec, None)
     for _, e in sec.current:
@@ -161,6 +163,13 @@ def add(doc: Document, section: str, entry: str, *, provenance: str | None, sour
                 f"action 'revise' with replaces set to that entry; otherwise nothing needs writing",
                 [e.raw.strip()],
             )
+    below = _below(sec, after)
+    if below is not None:
+        doc.insert_line(below, line)
+        text = doc.render()
+        after_doc = Document(text, doc.path)
+        warnings = _cap_warning(after_doc, after_doc.section(sec.title) or sec, spec) + _file_warnings(text, spec)
+        return Outcome(text, below, line, None, warnings)
     at = doc.insertion_point(sec)
     blank_after_heading = not sec.entries and at == sec.start and at < len(doc.lines) and not doc.lines[at].strip()
     if blank_after_heading:
@@ -196,6 +205,57 @@ def revise(doc: Document, section: str, entry: str, replaces: str, *, provenance
     after = Document(text, doc.path)
     warnings = _cap_warning(after, after.section(sec.title) or sec, spec) + _file_warnings(text, spec)
     return Outcome(text, i + 1, line, old.raw.strip(), warnings)
+
+
+def _below(sec: Section, after: str | None) -> int | None:
+    if not after:
+        return None
+    try:
+        i, _ = find_current(sec, after)
+    except Refused:
+        return None
+    return i + 1
+
+
+def move(doc: Document, section: str, replaces: str, to_section: str, *, to_doc: Document | None, today: str,
+         to_spec: FormatSpec) -> Outcome:
+    """Move a current entry to another section, of this file (`to_doc` None) or of `to_doc`.
+
+    The entry keeps its tag, date and source (the fact did not change, only where it is kept). Where it was, it
+    is struck ``superseded DATE (moved to FILE § Section)``: history stays where a reader last saw it. With
+    `to_doc`, the returned Outcome's `also` holds the other file's new text, so both files go in one commit."""
+    sec = _require_section(doc, section)
+    if replaces is None:
+        raise Refused("move needs replaces: the current entry's text (or a unique part of it)")
+    i, old = find_current(sec, replaces)
+    target_doc = doc if to_doc is None else to_doc
+    target = _require_section(target_doc, to_section)
+    if to_doc is None and target.heading == sec.heading:
+        raise Refused(f"the entry is already in {sec.title}; choose another section or file")
+    where = f"{target_doc.path} § {target.title}"
+    body = format_body(old.tag, old.text, old.date, old.source, old.time)
+    if len(body) > to_spec.entry_max:
+        raise Refused(f"the entry is {len(body)} characters, over {target_doc.path}'s entry-max "
+                      f"{to_spec.entry_max}: revise it shorter first")
+    for _, e in target.current:
+        if near_duplicate(e.body, old.body):
+            raise Refused(f"{where} already says this: {e.raw.strip()!r}; remove this one instead", [e.raw.strip()])
+    doc.replace_line(i, strike(old, "superseded", today) + f" (moved to {where})")
+    line = f"{old.indent}{old.bullet} {body}"
+    if to_doc is None:
+        again = Document(doc.render(), doc.path)
+        dest = again.section(to_section)
+        assert dest is not None
+        at = again.insertion_point(dest)
+        again.insert_line(at, line)
+        text = again.render()
+        return Outcome(text, at, line, old.raw.strip(), _file_warnings(text, to_spec))
+    before = to_doc.render()
+    at = to_doc.insertion_point(target)
+    to_doc.insert_line(at, line)
+    after = to_doc.render()
+    return Outcome(doc.render(), at, line, old.raw.strip(), _file_warnings(after, to_spec),
+                   also={to_doc.path: (before, after)})
 
 
 def remove(doc: Document, section: str, replaces: str, *, today: str, spec: FormatSpec) -> Outcome:

@@ -55,7 +55,7 @@ class MemtuiApp(App[None]):
     # Absolute, so a subclass defined elsewhere (a test, the screenshot script) finds the same stylesheets.
     CSS_PATH = [Path(__file__).parent / name for name in (
         "app.tcss", "header.tcss", "tree.tcss", "viewer.tcss", "diff.tcss", "review.tcss", "feed.tcss",
-        "dialogs.tcss", "help.tcss")]
+        "dialogs.tcss", "help.tcss", "curate.tcss")]
     COMMANDS = App.COMMANDS | {MemtuiCommands}
     BINDINGS = [
         Binding("a", "approve", "Approve", id="approve", tooltip="Apply the selected proposal and commit it"),

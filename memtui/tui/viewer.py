@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Callable
 
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import work
@@ -27,6 +28,8 @@ from textual.strip import Strip
 from memtui.core.document import Document
 from memtui.core.entries import TAGS, Entry, parse_entry
 from memtui.core.store import StoreError
+from memtui.tui.entry_bar import EntryBar
+from memtui.tui.entry_cursor import CURSOR_BINDINGS, EntryCursor, version_of
 from memtui.tui.messages import ViewerState
 
 # Provenance is never colour alone: each has its own shape in the gutter.
@@ -48,12 +51,17 @@ def scan(rel: str, text: str, previous: list[str] | None) -> ViewerState:
     headings: dict[int, tuple[str, int, int, int | None]] = {}
     entries: set[int] | None
     comment: set[int] = set()
+    extra: dict = {}
     if len(text) <= FULL_PARSE_LIMIT:
         doc = Document(text, rel)
         for sec in doc.sections:
             if sec.heading is not None:
                 headings[sec.heading] = (sec.title, sec.level, len(sec.current), doc.spec.cap_for(sec.title))
         entries = {i for i, _ in doc.entries()}
+        # For the entry cursor (memtui/tui/entry_cursor.py): what it can stand on, and the file's version.
+        extra = {"current": {i: e for i, e in doc.entries() if e.current},
+                 "sections": [(s.heading, s.title) for s in doc.sections if s.heading is not None],
+                 "version": version_of(text)}
         start = next((i for i, ln in enumerate(lines[:200]) if "<!-- memtui:format" in ln), None)
         if start is not None:
             end = next((i for i in range(start, len(lines)) if "-->" in lines[i]), start)
@@ -61,7 +69,7 @@ def scan(rel: str, text: str, previous: list[str] | None) -> ViewerState:
     else:
         entries = None
         headings = _light_headings(text)
-    state = ViewerState(rel, lines, max(map(len, lines), default=0), headings, entries, comment)
+    state = ViewerState(rel, lines, max(map(len, lines), default=0), headings, entries, comment, extra=extra)
     if previous is not None and previous != lines:
         _mark_changes(state, previous)
     return state
@@ -126,17 +134,21 @@ def _mark_changes(state: ViewerState, previous: list[str]) -> None:
         state.first_change = len(previous)
 
 
-class MemoryViewer(ScrollView, can_focus=True):
-    """One memory file, rendered (provenance, struck history, caps) or raw; only visible lines are styled."""
+class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
+    """One memory file, rendered (provenance, struck history, caps) or raw; only visible lines are styled.
+
+    With the entry cursor (EntryCursor) a person walks the entries and edits the one under it."""
 
     COMPONENT_CLASSES = {
         "viewer--heading", "viewer--count", "viewer--over-cap", "viewer--stated", "viewer--observed",
         "viewer--inferred", "viewer--suggested", "viewer--untagged", "viewer--struck", "viewer--meta",
-        "viewer--comment", "viewer--added", "viewer--ghost", "viewer--gutter", "viewer--lineno",
+        "viewer--comment", "viewer--added", "viewer--ghost", "viewer--gutter", "viewer--lineno", "viewer--cursor",
     }
     BINDINGS = [
         Binding("escape", "acknowledge", "Clear diff marks", id="viewer.acknowledge",
-                tooltip="Stop showing what changed on disk since you last looked", show=False),
+                tooltip="Stop showing what changed on disk since you last looked; then leave the filter, "
+                "then the entry cursor", show=False),
+        *CURSOR_BINDINGS,
     ]
 
     raw: reactive[bool] = reactive(False)
@@ -168,9 +180,14 @@ class MemoryViewer(ScrollView, can_focus=True):
         self._cache: LRUCache[tuple, Strip] = LRUCache(2048)
         self._pending_line: int | None = None
         self.loads = 0
+        self.init_cursor()
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._invalidate())
+        if self.parent is not None:
+            self._bar = EntryBar(classes="entry-bar")
+            self._bar.display = False
+            self.parent.mount(self._bar, after=self)
         self.reload(first=True)
 
     # loading ----------------------------------------------------------------------------------------------
@@ -190,7 +207,17 @@ class MemoryViewer(ScrollView, can_focus=True):
         if data is None:
             self.post_message(self.Loaded(self, ViewerState(self.rel, [], 0, {}, set(), missing=True)))
             return
-        self.post_message(self.Loaded(self, scan(self.rel, data.decode("utf-8", errors="replace"), previous)))
+        if len(data) > FULL_PARSE_LIMIT:
+            # A big file is shown from a line-offset index at once; its heading counts follow (memtui/tui/lines.py).
+            from memtui.tui.lines import scan_big
+
+            scan_big(self.rel, data, previous, lambda state: self.post_message(self.Loaded(self, state)),
+                     lambda: self.call_later(lambda: (self._build_rows(), self._invalidate())))
+            return
+        text = data.decode("utf-8", errors="replace")
+        if previous is not None and len(text) <= FULL_PARSE_LIMIT and version_of(text) in self._own_versions:
+            previous = None  # the person's own edit from this viewer: no live-diff marks for it
+        self.post_message(self.Loaded(self, scan(self.rel, text, previous)))
 
     def on_memory_viewer_loaded(self, message: Loaded) -> None:
         if message.viewer is not self:
@@ -201,6 +228,7 @@ class MemoryViewer(ScrollView, can_focus=True):
         self.loads += 1
         self._build_rows()
         self._invalidate()
+        self.restore_cursor()
         if previous is not None and (message.state.added or message.state.ghosts):
             removed = sum(len(g) for g in message.state.ghosts.values())
             self.post_message(self.Reloaded(self.rel, len(message.state.added), removed))
@@ -236,6 +264,10 @@ class MemoryViewer(ScrollView, can_focus=True):
 
     def _build_rows(self) -> None:
         st = self.state
+        if st is not None and self.entry_filter is not None and self.entries_known():
+            self._rows = [(i, -1) for i in self.filtered_rows()]
+            self.virtual_size = Size(st.width + 24, max(1, len(self._rows)))
+            return
         if st is None or not st.ghosts:
             self._rows = None
             count = 1 if st is None or st.missing or st.error else len(st.lines)
@@ -259,12 +291,27 @@ class MemoryViewer(ScrollView, can_focus=True):
         self._invalidate()
 
     def action_acknowledge(self) -> None:
-        """The person has seen the change: drop the added marks and the ghost lines."""
+        """The person has seen the change: drop the added marks and the ghost lines (then the filter, the cursor)."""
         if self.state and (self.state.added or self.state.ghosts):
             self.state.added = set()
             self.state.ghosts = {}
             self._build_rows()
             self._invalidate()
+        else:
+            self.leave()
+
+    def action_scroll_down(self) -> None:
+        """down moves the entry cursor where the file's entries are known (a big log just scrolls)."""
+        if self.entries_known():
+            self.step(1)
+        else:
+            super().action_scroll_down()
+
+    def action_scroll_up(self) -> None:
+        if self.entries_known():
+            self.step(-1)
+        else:
+            super().action_scroll_up()
 
     @property
     def has_marks(self) -> bool:
@@ -283,6 +330,11 @@ class MemoryViewer(ScrollView, can_focus=True):
         self._cache[key] = strip
         return strip
 
+    def _line_of(self, row: int) -> int:
+        if self._rows is None:
+            return row
+        return self._rows[row][0] if row < len(self._rows) and self._rows[row][1] < 0 else -1
+
     def row_text(self, row: int) -> str:
         """The plain text of one display row (gutter included), as drawn; for tests and screen readers."""
         return self._row_content(row)[0].plain
@@ -291,6 +343,9 @@ class MemoryViewer(ScrollView, can_focus=True):
         text, line_style = self._row_content(row)
         base = self.rich_style
         segments = list(text.render(self.app.console, end=""))
+        if line_style is not None and self.cursor is not None and self._line_of(row) == self.cursor:
+            # The cursor's background goes over the provenance, meta and tag styles, not under them.
+            segments = list(Segment.apply_style(segments, post_style=Style(bgcolor=line_style.bgcolor)))
         strip = Strip(segments).crop(scroll_x, scroll_x + width)
         fill = base + line_style if line_style else base
         strip = strip.apply_style(fill) if line_style else strip
@@ -308,6 +363,9 @@ class MemoryViewer(ScrollView, can_focus=True):
             return (Text(f"  cannot read {self.rel}: {st.error}", style("viewer--untagged")), None) \
                 if row == 0 else (Text(""), None)
         if self._rows is not None:
+            if not self._rows and self.entry_filter is not None and row == 0:
+                return Text(f"  no entry here is {self.entry_filter}: f for the next filter, escape for all",
+                            style("viewer--untagged")), None
             if row >= len(self._rows):
                 return Text(""), None
             i, k = self._rows[row]
@@ -322,8 +380,8 @@ class MemoryViewer(ScrollView, can_focus=True):
             return Text(""), None
         line = st.lines[i]
         added = i in st.added
-        mark = "+" if added else " "
-        line_style = style("viewer--added") if added else None
+        mark = "+" if added else "▌" if i == self.cursor else " "
+        line_style = style("viewer--cursor") if i == self.cursor else style("viewer--added") if added else None
         if self.raw:
             n = len(str(len(st.lines)))
             return Text.assemble((f"{i + 1:>{n}} ", style("viewer--lineno")), (f"{mark} ", style("viewer--gutter")),

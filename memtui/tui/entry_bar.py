@@ -1,0 +1,60 @@
+"""The entry bar under a viewer: the cursor's entry (provenance, date, source, section) and who wrote it.
+
+Who wrote it comes from git blame joined with the audit log (`memtui.core.history.blame`), computed by the viewer
+in a thread once per version of the file; until it arrives the bar says so, and scrolling never waits for it.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from memtui.core.entries import Entry
+from memtui.core.history import BlameLine
+
+
+class EntryBar(Static):
+    """One line: `◆ stated · 2026-05-02 · psql · § Facts │ commit 1a2b3c4d by wes, p-0003 │ filter`."""
+
+    COMPONENT_CLASSES = {"entry-bar--muted", "entry-bar--filter", "entry-bar--stated", "entry-bar--observed",
+                         "entry-bar--inferred", "entry-bar--suggested", "entry-bar--untagged"}
+
+    def show_entry(self, entry: Entry | None, section: str, symbol: str, *, who: BlameLine | str | None,
+                   filter_label: str | None, position: str) -> None:
+        style = self.get_component_rich_style
+        muted = style("entry-bar--muted")
+        text = Text()
+        if entry is None:
+            text.append("no entry here" if filter_label is None else "no entry matches this filter", muted)
+        else:
+            tag = entry.tag or "untagged"
+            text.append(f"{symbol} {tag}", style(f"entry-bar--{tag}"))
+            text.append(f" · {entry.date or 'no date'} · {entry.source or 'no source'}", muted)
+            if section:
+                text.append(f" · § {section}", muted)
+            text.append(" │ ", muted)
+            text.append_text(_who(who))
+        text.append(f" │ {position}", muted)
+        if filter_label is not None:
+            text.append(" │ ", muted)
+            text.append(f"filter: {filter_label} (f: next)", style("entry-bar--filter"))
+        self.update(text)
+
+
+def _who(who: BlameLine | str | None) -> Text:
+    if who is None:
+        return Text("who wrote it: looking…")
+    if isinstance(who, str):
+        return Text(who)
+    if who.commit is None:
+        return Text("not committed yet (changed outside memtui?)")
+    out = f"commit {who.commit[:8]} by {who.actor or who.author}"
+    if who.time:
+        out += f" {who.time[:10]}"
+    if who.proposal:
+        out += f", {who.proposal}"
+    if who.approved_by:
+        out += f" approved by {who.approved_by}"
+    if who.action:
+        out += f" ({who.action})"
+    return Text(out)

@@ -1,0 +1,552 @@
+"""The viewer's entry cursor and the person's edits on the entry under it (a mixin of `MemoryViewer`).
+
+The cursor walks the current entries (struck history is read, not edited), or only those a review filter shows.
+It appears when the person first moves it (j/k, the arrows, a filter); until then the viewer scrolls as a reader
+and the app's review keys (e, d) act as before. Every edit is one call on the one write path as the person
+(`Memory.update`, `Memory.move`, `history.undo_last`), in a thread; the viewer then reloads quietly (no live-diff
+marks for your own edit) and tells the app the files changed, so the tree, the feed and Today follow.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+import re
+import shlex
+import subprocess
+from typing import TYPE_CHECKING, Any, Callable
+
+from rich.markup import escape
+from textual import work
+from textual.app import SuspendNotSupported
+from textual.binding import Binding
+from textual.message import Message
+
+from memtui.core import clock, curate
+from memtui.core.entries import Entry
+from memtui.core.proposals import EXTERNAL_PREFIX, WriteResult
+from memtui.tui.messages import FilesChanged
+
+if TYPE_CHECKING:
+    from memtui.core.memory import Memory
+    from memtui.tui.entry_bar import EntryBar
+
+EDIT_ACTIONS = {"revise_entry", "remove_entry", "retag_entry", "move_entry", "add_entry"}
+CURSOR_ACTIONS = {"cursor_down", "cursor_up", "next_section", "previous_section", "cycle_filter"}
+_DIFF_FILE = re.compile(r"^(?:\+\+\+ b|--- a)/(.+)$", re.MULTILINE)
+
+CURSOR_BINDINGS = [
+    Binding("j", "cursor_down", "Next entry", id="viewer.next_entry", show=False,
+            tooltip="Move the cursor to the next entry (down does the same)"),
+    Binding("k", "cursor_up", "Previous entry", id="viewer.previous_entry", show=False,
+            tooltip="Move the cursor to the previous entry (up does the same)"),
+    Binding("J,right_curly_bracket", "next_section", "Next section", id="viewer.next_section", show=False,
+            tooltip="Jump to the first entry of the next section"),
+    Binding("K,left_curly_bracket", "previous_section", "Previous section", id="viewer.previous_section",
+            show=False, tooltip="Jump to the first entry of the previous section"),
+    Binding("e", "revise_entry", "Revise", id="viewer.revise_entry",
+            tooltip="Revise the entry under the cursor (the old line is struck superseded)"),
+    Binding("d", "remove_entry", "Remove", id="viewer.remove_entry",
+            tooltip="Remove the entry under the cursor, after a confirmation (struck removed)"),
+    Binding("p", "retag_entry", "Tag", id="viewer.retag_entry",
+            tooltip="Change the entry's provenance: promote an agent's guess to [stated], or demote"),
+    Binding("m", "move_entry", "Move", id="viewer.move_entry",
+            tooltip="Move the entry to another section or file (struck where it was)"),
+    Binding("o", "add_entry", "Add below", id="viewer.add_entry",
+            tooltip="Add a new entry just below the cursor, in its section"),
+    Binding("E", "open_editor", "$EDITOR", id="viewer.editor", show=False,
+            tooltip="Open the file in $EDITOR at this line; the change then waits in review as external"),
+    Binding("u", "undo_own", "Undo mine", id="viewer.undo",
+            tooltip="Undo your own last edit, as a new commit"),
+    Binding("f", "cycle_filter", "Filter", id="viewer.filter",
+            tooltip="Show only [inferred]/[suggested], untagged, or stale entries; again for the next"),
+    # The same keys while there is no cursor yet: they work, but the footer stays a reader's until the cursor
+    # shows (a second binding per key, because a binding's `show` cannot change).
+    Binding("u", "undo_own(True)", "Undo mine", id="viewer.undo.reading", show=False,
+            tooltip="u before the cursor shows: undo your own last edit"),
+    Binding("f", "cycle_filter(True)", "Filter", id="viewer.filter.reading", show=False,
+            tooltip="f before the cursor shows: start a review filter"),
+]
+
+
+class EntryWritten(Message):
+    """An edit on the entry under the cursor came back from the core (posted from a thread)."""
+
+    def __init__(self, result: WriteResult, files: frozenset[str], target: str | None) -> None:
+        super().__init__()
+        self.result = result
+        self.files = files
+        self.target = target
+
+
+class BlameLoaded(Message):
+    def __init__(self, version: str, lines: list[Any] | str) -> None:
+        super().__init__()
+        self.version = version
+        self.lines = lines
+
+
+def version_of(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", errors="replace")).hexdigest()
+
+
+class EntryCursor:
+    """Cursor state and actions; the viewer supplies `state`, `rel`, `root` and the rendering."""
+
+    cursor: int | None = None
+    entry_filter: str | None = None
+    _cursor_target: str | None = None
+    _shown_key: tuple | None = None
+    _shown: list[int] = []
+    _bar: EntryBar | None = None
+    _reading = True
+
+    def init_cursor(self) -> None:
+        self.cursor = None
+        self.entry_filter = None
+        self._shown_key = None
+        self._shown = []
+        self._blame: dict[str, list[Any] | str] = {}
+        self._blame_asked: set[str] = set()
+        self._own_versions: set[str] = set()
+        self._cursor_target = None
+
+    # what the cursor can stand on ---------------------------------------------------------------------------
+    @property
+    def memory(self) -> Memory:
+        return self.app.memory  # type: ignore[attr-defined]
+
+    @property
+    def person(self) -> str:
+        return self.app.by  # type: ignore[attr-defined]
+
+    def entries_known(self) -> bool:
+        st = self.state  # type: ignore[attr-defined]
+        return st is not None and "current" in st.extra
+
+    def shown_lines(self) -> list[int]:
+        """Current entry lines the active filter shows, in file order (cached per loaded state and filter)."""
+        st = self.state  # type: ignore[attr-defined]
+        key = (id(st), self.entry_filter)
+        if key != self._shown_key:
+            current: dict[int, Entry] = st.extra.get("current", {}) if st is not None else {}
+            today = clock.today()
+            after = curate.stale_days(self.memory.config) if self.entry_filter == "stale" else 0
+            self._shown = sorted(i for i, e in current.items()
+                                 if curate.shows(e, self.entry_filter, today=today, stale_after=after))
+            self._shown_key = key
+        return self._shown
+
+    def entry_at(self, line: int | None) -> Entry | None:
+        st = self.state  # type: ignore[attr-defined]
+        if line is None or st is None:
+            return None
+        return st.extra.get("current", {}).get(line)
+
+    def section_at(self, line: int) -> str:
+        st = self.state  # type: ignore[attr-defined]
+        title = ""
+        for heading, name in st.extra.get("sections", []):
+            if heading <= line:
+                title = name
+        return title
+
+    def filtered_rows(self) -> list[int]:
+        """The lines a filtered view shows: each section heading that has a shown entry, then those entries."""
+        st = self.state  # type: ignore[attr-defined]
+        heads = [h for h, _ in st.extra.get("sections", [])]
+        out: list[int] = []
+        last = None
+        for i in self.shown_lines():
+            k = bisect.bisect_right(heads, i) - 1
+            if k >= 0 and heads[k] != last:
+                last = heads[k]
+                out.append(last)
+            out.append(i)
+        return out
+
+    # moving -------------------------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in EDIT_ACTIONS:
+            return self.cursor is not None and self.entry_at(self.cursor) is not None
+        if action in ("undo_own", "cycle_filter"):  # the shown binding with a cursor, the hidden one without
+            reading = self.cursor is None and self.entry_filter is None
+            if bool(parameters) != reading:
+                return False
+        if action in CURSOR_ACTIONS:
+            return self.entries_known()
+        return True
+
+    def set_cursor(self, line: int | None) -> None:
+        self.cursor = line
+        self._invalidate()  # type: ignore[attr-defined]
+        reading = line is None and self.entry_filter is None
+        if reading != self._reading:  # the footer switches between a reader's keys and the curate keys
+            self._reading = reading
+            self.refresh_bindings()  # type: ignore[attr-defined]
+        if line is not None:
+            row = self._row_of(line)  # type: ignore[attr-defined]
+            top = self.scroll_offset.y  # type: ignore[attr-defined]
+            height = max(1, self.scrollable_content_region.height)  # type: ignore[attr-defined]
+            if row < top or row >= top + height:
+                self.scroll_to(y=max(0, row - height // 3), animate=False)  # type: ignore[attr-defined]
+        self.update_bar()
+
+    def _first_visible(self) -> int | None:
+        shown = self.shown_lines()
+        if not shown:
+            return None
+        top = self.scroll_offset.y  # type: ignore[attr-defined]
+        return next((i for i in shown if self._row_of(i) >= top), shown[-1])  # type: ignore[attr-defined]
+
+    def step(self, delta: int) -> None:
+        shown = self.shown_lines()
+        if not shown:
+            self.set_cursor(None)
+            self.notify_filter_empty()
+            return
+        if self.cursor is None or self.cursor not in shown:
+            self.set_cursor(self._first_visible() if self.cursor is None else self._nearest(self.cursor))
+            return
+        k = shown.index(self.cursor)
+        self.set_cursor(shown[max(0, min(len(shown) - 1, k + delta))])
+
+    def _nearest(self, line: int) -> int | None:
+        shown = self.shown_lines()
+        if not shown:
+            return None
+        return next((i for i in shown if i >= line), shown[-1])
+
+    def action_cursor_down(self) -> None:
+        self.step(1)
+
+    def action_cursor_up(self) -> None:
+        self.step(-1)
+
+    def jump_section(self, delta: int) -> None:
+        shown = self.shown_lines()
+        if not shown:
+            return
+        if self.cursor is None:
+            self.set_cursor(self._first_visible())
+            return
+        here = self.section_at(self.cursor)
+        order = shown if delta > 0 else list(reversed(shown))
+        start = order.index(self.cursor) if self.cursor in order else 0
+        for i in order[start:]:
+            if self.section_at(i) != here:
+                if delta < 0:  # to the first entry of that section
+                    there = self.section_at(i)
+                    i = next(j for j in shown if self.section_at(j) == there)
+                self.set_cursor(i)
+                return
+        self.set_cursor(order[-1] if delta > 0 else shown[0])
+
+    def action_next_section(self) -> None:
+        self.jump_section(1)
+
+    def action_previous_section(self) -> None:
+        self.jump_section(-1)
+
+    def action_cycle_filter(self, reading: bool = False) -> None:
+        self.entry_filter = curate.next_filter(self.entry_filter)
+        self._build_rows()  # type: ignore[attr-defined]
+        shown = self.shown_lines()
+        if self.entry_filter is None:
+            self.set_cursor(self.cursor)
+        elif not shown:
+            self.set_cursor(None)
+            self.notify_filter_empty()
+        else:
+            self.set_cursor(self._nearest(self.cursor) if self.cursor is not None else shown[0])
+        self.scroll_to(y=max(0, self._row_of(self.cursor or 0) - 3), animate=False)  # type: ignore[attr-defined]
+        self.update_bar()
+
+    def notify_filter_empty(self) -> None:
+        if self.entry_filter is not None:
+            self.notify(f"No entry of {self.rel} is {curate.FILTER_LABELS[self.entry_filter].removesuffix(' only')}"  # type: ignore[attr-defined]
+                        " — press f for the next filter")
+
+    def leave(self) -> bool:
+        """escape: drop the filter, then the cursor; False when there was neither."""
+        if self.entry_filter is not None:
+            self.entry_filter = None
+            self._build_rows()  # type: ignore[attr-defined]
+            self.set_cursor(self.cursor)
+            return True
+        if self.cursor is not None:
+            self.set_cursor(None)
+            return True
+        return False
+
+    def restore_cursor(self) -> None:
+        """After a reload: onto the entry an edit wrote, else the same place (the next entry, if it went)."""
+        if self.cursor is None and self.entry_filter is None:
+            return
+        shown = self.shown_lines()
+        target, self._cursor_target = self._cursor_target, None
+        if target:
+            hit = next((i for i in shown if target in (self.entry_at(i) or Entry("")).raw), None)
+            if hit is not None:
+                self.set_cursor(hit)
+                return
+        if self.cursor is None:
+            self.update_bar()
+            return
+        self.set_cursor(self._nearest(self.cursor))
+
+    # the entry bar ------------------------------------------------------------------------------------------
+    def update_bar(self) -> None:
+        bar = self._bar
+        if bar is None:
+            return
+        active = self.cursor is not None or self.entry_filter is not None
+        bar.display = active
+        if not active:
+            return
+        from memtui.tui.viewer import SYMBOLS
+
+        st = self.state  # type: ignore[attr-defined]
+        entry = self.entry_at(self.cursor)
+        shown = self.shown_lines()
+        where = f"{shown.index(self.cursor) + 1}/{len(shown)}" if self.cursor in shown else f"–/{len(shown)}"
+        who: Any = None
+        if entry is not None and st is not None:
+            version = st.extra.get("version", "")
+            blame = self._blame.get(version)
+            if isinstance(blame, str):
+                who = blame
+            elif blame is not None:
+                who = blame[self.cursor] if self.cursor < len(blame) else "not committed yet"
+            elif version not in self._blame_asked:
+                self._blame_asked.add(version)
+                self.load_blame(version)
+        label = None if self.entry_filter is None else curate.FILTER_LABELS[self.entry_filter]
+        bar.show_entry(entry, self.section_at(self.cursor) if self.cursor is not None else "",
+                       SYMBOLS.get(entry.tag if entry else None, "⚑"), who=who, filter_label=label,
+                       position=f"entry {where}")
+
+    @work(thread=True, group="blame", exit_on_error=False)
+    def load_blame(self, version: str) -> None:
+        from memtui.core.history import NoHistory, blame
+
+        try:
+            data = self.memory.store.read(self.rel)  # type: ignore[attr-defined]
+            if data is None or version_of(data.decode("utf-8", errors="replace")) != version:
+                return  # the file moved on; the next load asks again
+            lines: list[Any] | str = blame(self.memory, self.rel)  # type: ignore[attr-defined]
+        except NoHistory:
+            lines = "no git history: who wrote it is unknown"
+        except Exception as exc:  # blame is a nicety: the bar says why it is missing
+            lines = f"who wrote it: unavailable ({exc})"
+        self.post_message(BlameLoaded(version, lines))  # type: ignore[attr-defined]
+
+    def on_blame_loaded(self, message: BlameLoaded) -> None:
+        message.stop()
+        self._blame = {message.version: message.lines}  # one version kept: the file as it is now
+        self.update_bar()
+
+    # edits --------------------------------------------------------------------------------------------------
+    def _here(self) -> tuple[Entry, str] | None:
+        entry = self.entry_at(self.cursor)
+        if entry is None:
+            return None
+        section = self.section_at(self.cursor or 0)
+        if not section:
+            self.notify("This entry sits above the first heading; only entries in a section can be edited "  # type: ignore[attr-defined]
+                        "here. Press E to edit the file in $EDITOR.", severity="warning")
+            return None
+        return entry, section
+
+    def _wrote(self, result: WriteResult, files: set[str]) -> None:
+        """Runs in the write's thread: remember the new versions, so their reload draws no live-diff marks."""
+        if result.status == "applied":
+            for rel in files:
+                data = self.memory.store.read(rel)
+                if data is not None:
+                    self._own_versions.add(version_of(data.decode("utf-8", errors="replace")))
+
+    @work(thread=True, group="curate", exit_on_error=False)
+    def run_write(self, write: Callable[[], WriteResult], target: str | None = None) -> None:
+        result = write()
+        files = {self.rel} | set(_DIFF_FILE.findall(result.diff or ""))  # type: ignore[attr-defined]
+        files.discard("/dev/null")
+        self._wrote(result, files)
+        self.post_message(EntryWritten(result, frozenset(files), target))  # type: ignore[attr-defined]
+
+    def dialog_write(self, write: Callable[..., WriteResult]) -> Callable[..., WriteResult]:
+        """Wrap a dialog's write (run in the dialog's thread) so the viewer learns the versions it made."""
+        def wrapped(*args: Any) -> WriteResult:
+            result = write(*args)
+            self._wrote(result, {self.rel} | set(_DIFF_FILE.findall(result.diff or "")))  # type: ignore[attr-defined]
+            return result
+        return wrapped
+
+    def on_entry_written(self, message: EntryWritten) -> None:
+        message.stop()
+        self.wrote(message.result, message.target)
+
+    def wrote(self, result: WriteResult, target: str | None) -> None:
+        """An edit returned: say so; when applied, reload onto `target` and let the app catch up."""
+        r = result
+        severity = "information" if r.status == "applied" else "warning" if r.status == "queued" else "error"
+        self.notify(r.message if r.status != "applied" else f"{self.person}: {r.message}",  # type: ignore[attr-defined]
+                    severity=severity)  # type: ignore[arg-type]
+        if r.status not in ("applied", "queued"):
+            return
+        files = {self.rel} | set(_DIFF_FILE.findall(r.diff or ""))  # type: ignore[attr-defined]
+        files.discard("/dev/null")
+        self._cursor_target = target
+        self.reload()  # type: ignore[attr-defined]
+        self.app.post_message(FilesChanged(frozenset(files), audit=True))  # type: ignore[attr-defined]
+
+    def action_revise_entry(self) -> None:
+        from memtui.tui.curate import EntryEditScreen
+
+        here = self._here()
+        if here is None:
+            return
+        entry, section = here
+        memory, person, raw = self.memory, self.person, entry.raw.strip()
+
+        def write(text: str) -> WriteResult:
+            return memory.update(section, "revise", entry=text, replaces=raw, file=self.rel,  # type: ignore[attr-defined]
+                                 actor=person)
+
+        def done(result: WriteResult | None) -> None:
+            if result is not None:
+                self.wrote(result, result.entry)
+
+        self.app.push_screen(EntryEditScreen(  # type: ignore[attr-defined]
+            f"Revise ({self.rel} § {section}); the old line stays, struck superseded {clock.today()}",  # type: ignore[attr-defined]
+            curate.editable_text(entry), self.dialog_write(write),
+            hint="enter revise · escape cancel · keep a [tag]: [stated] you said it, [observed] seen"), done)
+
+    def action_add_entry(self) -> None:
+        from memtui.tui.curate import EntryEditScreen
+
+        here = self._here()
+        if here is None:
+            return
+        entry, section = here
+        memory, person, after = self.memory, self.person, entry.raw.strip()
+
+        def write(text: str) -> WriteResult:
+            return memory.update(section, "add", entry=text, file=self.rel, actor=person, after=after)  # type: ignore[attr-defined]
+
+        def done(result: WriteResult | None) -> None:
+            if result is not None:
+                self.wrote(result, result.entry)
+
+        self.app.push_screen(EntryEditScreen(  # type: ignore[attr-defined]
+            f"Add to {self.rel} § {section}, below the cursor",  # type: ignore[attr-defined]
+            "[stated] ", self.dialog_write(write),
+            hint="enter add · escape cancel · start with a [tag]: [stated] you said it, [observed] seen"), done)
+
+    def action_remove_entry(self) -> None:
+        from memtui.tui.dialogs import ConfirmScreen
+
+        here = self._here()
+        if here is None:
+            return
+        entry, section = here
+        memory, person, raw = self.memory, self.person, entry.raw.strip()
+
+        def done(yes: bool | None) -> None:
+            if yes:
+                self.run_write(lambda: memory.update(section, "remove", replaces=raw, file=self.rel,  # type: ignore[attr-defined]
+                                                     actor=person))
+
+        question = f"Remove from § {section}? It stays as history, struck “removed {clock.today()}”.\n\n{raw}"
+        self.app.push_screen(ConfirmScreen(escape(question)), done)  # type: ignore[attr-defined]
+
+    def action_retag_entry(self) -> None:
+        from memtui.tui.curate import TagScreen
+
+        here = self._here()
+        if here is None:
+            return
+        entry, section = here
+        memory, person, raw = self.memory, self.person, entry.raw.strip()
+
+        def done(tag: str | None) -> None:
+            if tag is None:
+                return
+            if tag == entry.tag:
+                self.notify(f"It is [{tag}] already; nothing to change")  # type: ignore[attr-defined]
+                return
+            new = curate.retagged(entry, tag)
+            self.run_write(lambda: memory.update(section, "revise", entry=new, replaces=raw, file=self.rel,  # type: ignore[attr-defined]
+                                                 source=entry.source, actor=person), target=new)
+
+        self.app.push_screen(TagScreen(entry), done)  # type: ignore[attr-defined]
+
+    def action_move_entry(self) -> None:
+        from memtui.tui.curate import MoveScreen
+
+        here = self._here()
+        if here is None:
+            return
+        entry, section = here
+        memory, person, raw, rel = self.memory, self.person, entry.raw.strip(), self.rel  # type: ignore[attr-defined]
+
+        def write(to: str, to_section: str) -> WriteResult:
+            return memory.move(section, raw, to_section, file=rel, to=to, actor=person)
+
+        def done(result: WriteResult | None) -> None:
+            if result is not None:
+                self.wrote(result, None)
+
+        self.app.push_screen(MoveScreen(memory, rel, section, entry, self.dialog_write(write)), done)  # type: ignore[attr-defined]
+
+    def action_undo_own(self, reading: bool = False) -> None:
+        from memtui.core.history import NoHistory, undo_last
+
+        memory, person = self.memory, self.person
+
+        def undo() -> WriteResult:
+            try:
+                return undo_last(memory, by=person, actor=person)
+            except NoHistory as exc:
+                return WriteResult("refused", str(exc))
+
+        self.run_write(undo)
+
+    # $EDITOR ------------------------------------------------------------------------------------------------
+    def action_open_editor(self) -> None:
+        root = getattr(self.memory.store, "root", None)
+        if root is None:
+            self.notify("This memory is not a folder on disk (a Redis store?): there is no file for $EDITOR",  # type: ignore[attr-defined]
+                        severity="warning")
+            return
+        path = root / self.rel  # type: ignore[attr-defined]
+        line = (self.cursor if self.cursor is not None else self.scroll_offset.y) + 1  # type: ignore[attr-defined]
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        before = path.read_bytes() if path.exists() else None
+        try:
+            with self.app.suspend():  # type: ignore[attr-defined]
+                code = subprocess.call([*shlex.split(editor), f"+{line}", str(path)])
+        except SuspendNotSupported:
+            self.notify("This terminal cannot hand over to $EDITOR (the web or a headless run); "  # type: ignore[attr-defined]
+                        "edit the file outside memtui and approve the change in review", severity="warning")
+            return
+        except OSError as exc:
+            self.notify(f"cannot run {editor!r}: {exc}. Set $EDITOR to your editor.", severity="error")  # type: ignore[attr-defined]
+            return
+        after = path.read_bytes() if path.exists() else None
+        if after == before:
+            self.notify(f"{self.rel} is unchanged" + (f" ({editor} exited with {code})" if code else ""))  # type: ignore[attr-defined]
+            return
+        self.app.post_message(FilesChanged(frozenset({self.rel})))  # type: ignore[attr-defined]
+        self.focus_external_change(EXTERNAL_PREFIX + hashlib.sha1(self.rel.encode()).hexdigest()[:6])  # type: ignore[attr-defined]
+
+    def focus_external_change(self, pid: str, tries: int = 100) -> None:
+        """Select and focus the external change in the review panel once the app's sync has listed it."""
+        review = getattr(self.app, "review", None)  # type: ignore[attr-defined]
+        if review is not None and review.select(pid):
+            review.option_list.focus()
+            self.notify(f"Your edit of {self.rel} waits in review as {pid}: a approve (commit) · r reject (restore)")  # type: ignore[attr-defined]
+            return
+        if tries > 0:
+            self.set_timer(0.05, lambda: self.focus_external_change(pid, tries - 1))  # type: ignore[attr-defined]
