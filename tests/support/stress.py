@@ -9,6 +9,7 @@ applied and refused write, and git history matches the audit log.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -33,6 +34,7 @@ FILES = ("MEMORY.md", *TOPICS)
 SECTIONS = {"MEMORY.md": ("Facts", "Projects", "Decisions"), "topics/alpha.md": ("Notes",),
             "topics/beta.md": ("Notes", "Open Questions")}
 WORKER = Path(__file__).with_name("stress_worker.py")
+DECIDERS = ("approver", "app")  # outcome kinds that decide a queued proposal rather than write one
 
 
 @dataclass
@@ -62,7 +64,11 @@ class Plan:
     inproc_writes: int = 10
     refuse_every: int = 5
     reject_every: int = 4
-    extra: list[Any] = field(default_factory=list)  # more writer callables (the app, an MCP client) if present
+    mcp_clients: int = 0  # `memtui mcp` server processes, each driven by an MCP client (the `mcp` SDK)
+    mcp_writes: int = 6  # tool calls per MCP client: memory_update (queued for review) and memory_log (applied)
+    mcp_batch: int = 2  # calls an MCP client has in flight at once (the server runs them in threads)
+    app_deciders: int = 0  # headless MemtuiApp processes approving (`a`) and rejecting (`r`) from the review panel
+    extra: list[Any] = field(default_factory=list)  # more writer callables, each called with the Run
 
 
 @dataclass
@@ -202,6 +208,16 @@ class Run:
             except Exception as exc:  # the point of the run: any exception is a finding, not a crash of the run
                 self.add(Outcome("inproc", actor, "add", rel, "", "crashed", message=f"{type(exc).__name__}: {exc}"))
 
+    def mcp_writer(self, client: str) -> None:
+        for o in mcp_writes(["--root", str(self.root)], client, self.plan, f"{self.seed}-{client}", self.env):
+            self.add(o)
+
+    def app_decider(self, actor: str) -> None:
+        """A headless app in its own process deciding from its review panel until the writers are done."""
+        for o in app_decisions(str(self.root), self.root.parent / f"{self.root.name}-{actor}", actor,
+                               self._writers_done, f"{self.seed}-{actor}", self.plan.reject_every, self.env):
+            self.add(o)
+
     def reader(self) -> None:
         """Read every file over and over while the writers run: each read must be a whole version."""
         while not self._stop_reading.is_set():
@@ -223,8 +239,10 @@ class Run:
                     for i in range(p.log_appenders)]
         writers += [threading.Thread(target=self.inproc_writer, args=(f"inproc{i}",))
                     for i in range(p.inproc_threads)]
+        writers += [threading.Thread(target=self.mcp_writer, args=(f"stress-{i}",)) for i in range(p.mcp_clients)]
         writers += [threading.Thread(target=fn, args=(self,)) for fn in p.extra]
         approvers = [threading.Thread(target=self.approver, args=(f"approver{i}",)) for i in range(p.approvers)]
+        approvers += [threading.Thread(target=self.app_decider, args=(f"app-wes{i}",)) for i in range(p.app_deciders)]
         reader = threading.Thread(target=self.reader)
         for t in [reader, *writers, *approvers]:
             t.start()
@@ -240,6 +258,91 @@ class Run:
         report.errors += self.errors
         report.seconds = time.monotonic() - t0
         return report
+
+
+# MCP clients and the app ------------------------------------------------------------------------------------
+def mcp_writes(where: list[str], client: str, plan: Plan, seed: str, env: dict[str, str]) -> list[Outcome]:
+    """Drive a real `memtui mcp WHERE` process with an MCP client named `client`; what each tool call was told.
+
+    `where` is `--root ROOT` or `--store URL`. Calls go `plan.mcp_batch` at a time: memory_update adds (an agent's,
+    so queued for review; every `refuse_every`-th to a section that does not exist) and memory_log lines."""
+    return asyncio.run(_mcp_session(where, client, plan, seed, env))
+
+
+async def _mcp_session(where: list[str], client: str, plan: Plan, seed: str, env: dict[str, str]) -> list[Outcome]:
+    from memtui.integrations.mcp_server import client_actor
+    from support.mcp_client import mcp_client, text_of
+
+    rng = random.Random(seed)
+    actor = client_actor(client)
+    outcomes: list[Outcome] = []
+    # The stdio client hands the server only a safe few variables; the run's person and config folder go too.
+    server_env = {k: env[k] for k in ("MEMTUI_USER", "MEMTUI_CONFIG_DIR", "MEMTUI_NOW", "PYTHONPATH") if k in env}
+
+    async def call(s: Any, n: int) -> None:
+        if n % 3 == 1:
+            text = f"stress mcp log {client} n{n}"
+            kind, action, name, args = "mcp-log", "append", "memory_log", {"text": text}
+            rel = ""
+        else:
+            rel, section = _target(rng)
+            if plan.refuse_every and n % plan.refuse_every == plan.refuse_every - 1:
+                section = "No Such Section"
+            text = f"[observed] stress {client} mcp n{n} token{rng.randrange(10**9)}"
+            kind, action, name = "mcp", "add", "memory_update"
+            args = {"section": section, "action": "add", "entry": text, "file": rel}
+        try:
+            res = await s.call_tool(name, args)
+        except Exception as exc:  # noqa: BLE001 (a broken call is a finding, not the end of the run)
+            outcomes.append(Outcome(kind, actor, action, rel, text, "crashed", message=f"{type(exc).__name__}: {exc}"))
+            return
+        sc = res.structured_content
+        if sc is None:  # only a tool that failed outright has no WriteResult behind it
+            outcomes.append(Outcome(kind, actor, action, rel, text, "crashed", message=text_of(res)[:800]))
+            return
+        if (sc["status"] in ("refused", "conflict")) != bool(res.is_error):
+            outcomes.append(Outcome(kind, actor, action, rel, text, "crashed",
+                                    message=f"is_error={res.is_error} for status {sc['status']}"))
+        outcomes.append(Outcome(kind, actor, action, sc.get("file") or rel, text, sc["status"], sc.get("id"),
+                                sc.get("commit"), sc.get("entry"), text_of(res)[:300]))
+
+    try:
+        async with mcp_client(sys.executable, ["-m", "memtui", "mcp", *where], server_env, client=client) as s:
+            for start in range(0, plan.mcp_writes, max(1, plan.mcp_batch)):
+                batch = range(start, min(plan.mcp_writes, start + max(1, plan.mcp_batch)))
+                await asyncio.gather(*(call(s, n) for n in batch))
+    except Exception as exc:  # noqa: BLE001 (so is a session that fails)
+        outcomes.append(Outcome("mcp", actor, "session", "", "", "crashed", message=f"{type(exc).__name__}: {exc}"))
+    return outcomes
+
+
+APP_WORKER = Path(__file__).with_name("stress_app.py")
+
+
+def app_decisions(target: str, log: Path, actor: str, writers_done: threading.Event, seed: str, reject_every: int,
+                  env: dict[str, str], timeout: float = 600) -> list[Outcome]:
+    """Run a headless app (tests/support/stress_app.py) on `target` until the writers are done and the queue is
+    empty; the decisions it was told, plus a crashed outcome if it died or printed a traceback."""
+    stop = log.with_suffix(".stop")
+    stop.unlink(missing_ok=True)
+    log.unlink(missing_ok=True)
+    proc = subprocess.Popen([sys.executable, str(APP_WORKER), target, str(log), actor, str(stop), seed,
+                             str(reject_every)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    err = b""
+    try:
+        writers_done.wait()
+        stop.touch()
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+    outcomes = []
+    if log.exists():
+        outcomes = [Outcome(**json.loads(line)) for line in log.read_text().splitlines() if line.strip()]
+    if proc.returncode != 0 or b"Traceback" in err:
+        outcomes.append(Outcome("app", actor, "run", "", "", "crashed",
+                                message=f"exit {proc.returncode}: {err.decode(errors='replace')[-800:]}"))
+    return outcomes
 
 
 # verification -----------------------------------------------------------------------------------------------
@@ -307,7 +410,7 @@ def verify(root: Path, outcomes: list[Outcome], read_hashes: dict[str, set[str]]
     for o in outcomes:
         if o.status != "applied":
             continue
-        if o.kind in ("cli-log", "inproc-log"):
+        if o.kind.endswith("-log"):
             if o.text not in texts.get(o.file, ""):
                 rep.lost.append(f"{o.actor}: log line {o.text!r} missing from {o.file}")
         elif o.entry and o.file and o.entry not in texts.get(o.file, ""):
@@ -332,15 +435,15 @@ def verify(root: Path, outcomes: list[Outcome], read_hashes: dict[str, set[str]]
     # the audit log accounts for every applied and refused write
     by_commit = Counter(r.get("commit") for r in records if r.get("status") == "applied" and r.get("commit"))
     refused = Counter((r.get("actor"), r.get("entry")) for r in records if r.get("status") == "refused")
-    decided = {(r.get("proposal"), r.get("status")) for r in records if r.get("proposal")}
+    decided = {(r.get("proposal"), r.get("status")): r.get("decided_by") for r in records if r.get("proposal")}
     for o in outcomes:
-        if o.status == "applied" and o.kind != "approver" and not by_commit.get(o.commit):
+        if o.status == "applied" and o.kind not in DECIDERS and not by_commit.get(o.commit):
             rep.audit.append(f"{o.actor}: applied write {o.commit} has no audit line")
-        elif o.status == "applied" and o.kind == "approver" and (o.id, "applied") not in decided:
-            rep.audit.append(f"{o.actor}: approval of {o.id} has no audit line")
-        elif o.status == "rejected" and (o.id, "rejected") not in decided:
-            rep.audit.append(f"{o.actor}: rejection of {o.id} has no audit line")
-        elif o.status == "refused" and o.kind in ("cli", "cli-agent", "inproc"):
+        elif o.status == "applied" and o.kind in DECIDERS and decided.get((o.id, "applied")) != o.actor:
+            rep.audit.append(f"{o.actor}: approval of {o.id} has no audit line decided by {o.actor}")
+        elif o.status == "rejected" and decided.get((o.id, "rejected")) != o.actor:
+            rep.audit.append(f"{o.actor}: rejection of {o.id} has no audit line decided by {o.actor}")
+        elif o.status == "refused" and o.kind in ("cli", "cli-agent", "inproc", "mcp"):
             key = (o.actor, o.text)
             if refused[key] <= 0:
                 rep.audit.append(f"{o.actor}: refused write {o.text!r} has no audit line")
@@ -479,11 +582,30 @@ def make_redis_memory(url: str) -> Memory:
 
 
 def redis_run(url: str, logs: Path, *, workers: int = 3, seconds: float = 3.0, kills: int = 3,
-              seed: int = 0) -> Report:
-    """Writer processes on one Redis memory for `seconds`, `kills` of them SIGKILLed midway; then verify."""
+              seed: int = 0, plan: Plan | None = None) -> Report:
+    """Writer processes on one Redis memory for `seconds`, `kills` of them SIGKILLed midway; then verify.
+
+    With a `plan`, its `mcp_clients` (`memtui mcp --store URL`) write and its `app_deciders` (a headless app on the
+    store) approve and reject alongside them; the app goes on until the queue is empty."""
     rng = random.Random(seed)
     logs.mkdir(parents=True, exist_ok=True)
     n = 0
+    plan = plan or Plan(mcp_clients=0, app_deciders=0)
+    env = dict(os.environ)
+    found: list[Outcome] = []
+    writers_done = threading.Event()
+
+    def mcp(client: str) -> None:
+        found.extend(mcp_writes(["--store", url], client, plan, f"{seed}-{client}", env))
+
+    def app(actor: str) -> None:
+        found.extend(app_decisions(url, logs / f"{actor}.jsonl", actor, writers_done, f"{seed}-{actor}",
+                                   plan.reject_every, env))
+
+    mcps = [threading.Thread(target=mcp, args=(f"stress-{i}",)) for i in range(plan.mcp_clients)]
+    apps = [threading.Thread(target=app, args=(f"app-wes{i}",)) for i in range(plan.app_deciders)]
+    for t in mcps + apps:
+        t.start()
 
     def spawn() -> subprocess.Popen[bytes]:
         nonlocal n
@@ -508,7 +630,12 @@ def redis_run(url: str, logs: Path, *, workers: int = 3, seconds: float = 3.0, k
             tail = err.decode(errors="replace").strip().splitlines()[-1]
             if "Terminated" not in tail:
                 errors.append(f"a Redis writer crashed on its own: {tail}")
-    outcomes = []
+    for t in mcps:
+        t.join()
+    writers_done.set()
+    for t in apps:
+        t.join()
+    outcomes = list(found)
     for log in sorted(logs.glob("w.*")):
         for line in log.read_text().splitlines():
             try:
@@ -541,18 +668,22 @@ def verify_store(url: str, outcomes: list[Outcome]) -> Report:
     records = list(store.audit_records())
     applied = [r for r in records if r.get("status") == "applied"]
     by_commit = Counter(r.get("commit") for r in applied)
-    decided = {(r.get("proposal"), r.get("status")) for r in records if r.get("proposal")}
+    decided = {(r.get("proposal"), r.get("status")): r.get("decided_by") for r in records if r.get("proposal")}
     refused = Counter((r.get("actor"), r.get("entry")) for r in records if r.get("status") == "refused")
     for o in outcomes:
         if o.status == "applied":
             where = texts.get(o.file, "")
             if (o.kind.endswith("log") and o.text not in where) or (o.entry and o.entry not in where):
                 rep.lost.append(f"{o.actor}: applied {o.text!r} missing from {o.file}")
-            if o.kind == "approver" and (o.id, "applied") not in decided:
-                rep.audit.append(f"approval of {o.id} has no audit line")
-            elif o.kind != "approver" and o.commit and not by_commit.get(o.commit):
+            if o.kind in DECIDERS and decided.get((o.id, "applied")) != o.actor:
+                rep.audit.append(f"approval of {o.id} has no audit line decided by {o.actor}")
+            elif o.kind not in DECIDERS and o.commit and not by_commit.get(o.commit):
                 rep.audit.append(f"{o.actor}: applied write {o.commit} has no audit line")
-        elif o.status == "refused" and o.kind in ("inproc", "inproc-agent"):
+        elif o.status == "rejected" and decided.get((o.id, "rejected")) != o.actor:
+            rep.audit.append(f"{o.actor}: rejection of {o.id} has no audit line decided by {o.actor}")
+        elif o.status == "queued" and store.queue_load(o.id) is None:
+            rep.audit.append(f"{o.actor}: queued {o.id} has no queue entry")
+        elif o.status == "refused" and o.kind in ("inproc", "inproc-agent", "mcp"):
             if refused[(o.actor, o.text)] <= 0:
                 rep.audit.append(f"{o.actor}: refused write {o.text!r} has no audit line")
             refused[(o.actor, o.text)] -= 1
