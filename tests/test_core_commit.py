@@ -204,3 +204,18 @@ def test_block_only_parse_finds_what_a_full_parse_finds(text: str) -> None:
                      for k, t in enumerate(tokens) if t.type == "heading_open")
     hidden = frozenset(i for t in tokens if t.type in ("fence", "code_block", "html_block") for i in range(*t.map))
     assert _parse_structure(text) == (headings, hidden)
+
+
+def test_index_held_by_a_live_git_past_the_wait_is_set_by_the_next_commit(root: Path) -> None:
+    store = FolderStore(root)
+    store.index_wait = 0.1
+    put(root, "MEMORY.md", (root / "MEMORY.md").read_text() + "\n")
+    leaf = store._blob(store.repo, store._object_writer().odb, "MEMORY.md")
+    lock = root / ".git" / "index.lock"
+    lock.write_text("")  # a person's `git add` running right after memtui moved the branch
+    store._sync_index(store.repo, {"MEMORY.md": leaf})  # waits, then leaves the entry for the next commit
+    lock.unlink()
+    assert sh(root, "diff", "--cached", "--name-only").strip() == ""  # index untouched: the lock was honoured
+    put(root, "notes.md", "# n\n")
+    store.commit(["notes.md"], "next", "wes")
+    assert sh(root, "ls-files", "-s", "MEMORY.md").split()[1] == leaf[0].hex()

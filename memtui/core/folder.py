@@ -32,11 +32,14 @@ SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
 
 
 class FolderStore(Store):
+    index_wait = 5.0  # seconds a commit waits for a person's git to let go of git's index
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).expanduser().absolute()
         self.location = str(self.root)
         self._repo: Any = None
         self._writer: Any = None
+        # git index entries a commit could not set (index.lock held past the wait); the next commit sets them.
+        self._index_behind: dict[str, tuple[bytes, int] | None] = {}
         self._local = threading.local()
         self._thread_lock = threading.RLock()
 
@@ -257,15 +260,17 @@ class FolderStore(Store):
     def _sync_index(self, repo: Any, leaves: dict[str, tuple[bytes, int] | None]) -> None:
         """Set git's index entries for the committed paths (so `git status` stays clean), in one plumbing call.
 
-        The commit is already made; a person's git holding index.lock is waited for rather than failing it."""
+        The commit is already made, so failing now would leave it without its files: a person's git holding
+        index.lock is waited for, and past that the entries are set by the next commit instead."""
         import git
 
+        leaves = {**self._index_behind, **leaves}
         records = b"".join(
             (b"0 " + b"0" * 40 if leaf is None else b"%o %s" % (leaf[1], leaf[0].hex().encode()))
             + b"\t" + rel.encode() + b"\0"
             for rel, leaf in leaves.items()
         )
-        deadline = time.monotonic() + 5.0
+        deadline = time.monotonic() + self.index_wait
         while True:
             with tempfile.TemporaryFile() as feed:
                 feed.write(records)
@@ -274,9 +279,13 @@ class FolderStore(Store):
                     repo.git.update_index("-z", "--index-info", istream=feed)
                     break
                 except git.exc.GitCommandError as exc:
-                    if "index.lock" not in str(exc) or time.monotonic() > deadline:
+                    if "index.lock" not in str(exc):
                         raise
+                    if time.monotonic() > deadline:
+                        self._index_behind = leaves
+                        return
                     time.sleep(0.02)
+        self._index_behind = {}
         if len(leaves) > 100:
             # Entries set from objects carry no stat data: refresh it once here (an adopted folder), rather than
             # have the next `git status` re-read every file.
