@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import shutil
 import signal
 import statistics
@@ -31,7 +30,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 BENCHES = Path(__file__).resolve().parent
 REPO = BENCHES.parent
@@ -162,9 +161,11 @@ class Proc:
                 left = deadline - time.monotonic()
                 # No poll(): it would reap the child, and wait4 in finish() must be the one that does.
                 if left <= 0 or not self._reader.is_alive():
-                    raise RuntimeError(f"{' '.join(self.cmd)}: no {name!r} event"
-                                       f"{' within %gs' % timeout if left <= 0 else ''}; stderr:\n{self.stderr()}")
+                    break
                 self._cond.wait(min(left, 0.5))
+        self.finish(timeout=0)  # never leave a hung probe running behind a failed measurement
+        raise RuntimeError(f"{' '.join(self.cmd)}: no {name!r} event"
+                           f"{' within %gs' % timeout if left <= 0 else ''}; stderr:\n{self.stderr()}")
 
     def of(self, name: str) -> list[dict[str, Any]]:
         with self._cond:
