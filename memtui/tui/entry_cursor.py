@@ -15,6 +15,7 @@ import os
 import re
 import shlex
 import subprocess
+import threading
 from typing import TYPE_CHECKING, Any, Callable
 
 from rich.markup import escape
@@ -73,10 +74,9 @@ CURSOR_BINDINGS = [
 class EntryWritten(Message):
     """An edit on the entry under the cursor came back from the core (posted from a thread)."""
 
-    def __init__(self, result: WriteResult, files: frozenset[str], target: str | None) -> None:
+    def __init__(self, result: WriteResult, target: str | None) -> None:
         super().__init__()
         self.result = result
-        self.files = files
         self.target = target
 
 
@@ -110,6 +110,8 @@ class EntryCursor:
         self._blame: dict[str, list[Any] | str] = {}
         self._blame_asked: set[str] = set()
         self._own_versions: set[str] = set()
+        self._in_flight = 0
+        self._in_flight_lock = threading.Lock()
         self._cursor_target = None
 
     # what the cursor can stand on ---------------------------------------------------------------------------
@@ -332,10 +334,13 @@ class EntryCursor:
         from memtui.core.history import NoHistory, blame
 
         try:
-            data = self.memory.store.read(self.rel)  # type: ignore[attr-defined]
-            if data is None or version_of(data.decode("utf-8", errors="replace")) != version:
-                return  # the file moved on; the next load asks again
-            lines: list[Any] | str = blame(self.memory, self.rel)  # type: ignore[attr-defined]
+            # Under the store's lock: git objects are read through one shared repository, which a write's commit
+            # in another thread must not be using at the same moment.
+            with self.memory.store.lock():
+                data = self.memory.store.read(self.rel)  # type: ignore[attr-defined]
+                if data is None or version_of(data.decode("utf-8", errors="replace")) != version:
+                    return  # the file moved on; the next load asks again
+                lines: list[Any] | str = blame(self.memory, self.rel)  # type: ignore[attr-defined]
         except NoHistory:
             lines = "no git history: who wrote it is unknown"
         except Exception as exc:  # blame is a nicety: the bar says why it is missing
@@ -359,29 +364,37 @@ class EntryCursor:
             return None
         return entry, section
 
-    def _wrote(self, result: WriteResult, files: set[str]) -> None:
-        """Runs in the write's thread: remember the new versions, so their reload draws no live-diff marks."""
-        if result.status == "applied":
-            for rel in files:
-                data = self.memory.store.read(rel)
-                if data is not None:
-                    self._own_versions.add(version_of(data.decode("utf-8", errors="replace")))
+    def own_write(self, state: Any) -> bool:
+        """Is this load the person's own edit from here (drawn without live-diff marks)?
+
+        The watcher sees the file change before the write has committed and returned, so a load while one of
+        this viewer's writes is in flight counts as its own, as does a version a finished write left."""
+        return bool(self._in_flight) or state.extra.get("version") in self._own_versions
+
+    def _writing(self, write: Callable[..., WriteResult], *args: Any) -> WriteResult:
+        """Run a write (in a thread), then remember the versions it left."""
+        with self._in_flight_lock:
+            self._in_flight += 1
+        try:
+            result = write(*args)
+            if result.status == "applied":
+                for rel in {self.rel} | set(_DIFF_FILE.findall(result.diff or "")) - {"/dev/null"}:  # type: ignore[attr-defined]
+                    data = self.memory.store.read(rel)
+                    if data is not None:
+                        self._own_versions.add(version_of(data.decode("utf-8", errors="replace")))
+            return result
+        finally:
+            with self._in_flight_lock:
+                self._in_flight -= 1
 
     @work(thread=True, group="curate", exit_on_error=False)
     def run_write(self, write: Callable[[], WriteResult], target: str | None = None) -> None:
-        result = write()
-        files = {self.rel} | set(_DIFF_FILE.findall(result.diff or ""))  # type: ignore[attr-defined]
-        files.discard("/dev/null")
-        self._wrote(result, files)
-        self.post_message(EntryWritten(result, frozenset(files), target))  # type: ignore[attr-defined]
+        result = self._writing(write)
+        self.post_message(EntryWritten(result, target))  # type: ignore[attr-defined]
 
     def dialog_write(self, write: Callable[..., WriteResult]) -> Callable[..., WriteResult]:
-        """Wrap a dialog's write (run in the dialog's thread) so the viewer learns the versions it made."""
-        def wrapped(*args: Any) -> WriteResult:
-            result = write(*args)
-            self._wrote(result, {self.rel} | set(_DIFF_FILE.findall(result.diff or "")))  # type: ignore[attr-defined]
-            return result
-        return wrapped
+        """Wrap a dialog's write (run in the dialog's thread) so the viewer knows it is its own."""
+        return lambda *args: self._writing(write, *args)
 
     def on_entry_written(self, message: EntryWritten) -> None:
         message.stop()

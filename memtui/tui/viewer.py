@@ -224,6 +224,8 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
             return
         message.stop()
         previous = self.state
+        if self.own_write(message.state):
+            message.state.added, message.state.ghosts, message.state.first_change = set(), {}, None
         self.state = message.state
         self.loads += 1
         self._build_rows()
