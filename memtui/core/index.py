@@ -30,6 +30,7 @@ from memtui.core.sources import file_kind, shape
 STATE_DIR = ".memtui"
 INDEX_FILE = "index.sqlite"
 SCHEMA_VERSION = 4
+FLUSH_EVERY = 256  # files per insert batch during a refresh
 MAX_FILE_BYTES = 32 * 1024 * 1024
 # memtui's own bookkeeping and tool folders: never memory content.
 SKIP_DIRS = frozenset({".git", STATE_DIR, "node_modules", "__pycache__"})
@@ -291,7 +292,20 @@ class Index:
             stats.removed = len(gone)
             next_id = (db.execute("SELECT max(id) FROM file").fetchone()[0] or 0) + 1
             files, docs, fts = [], [], []
+
+            def flush() -> None:
+                # In batches, so a full build of a large memory never holds all its text in Python at once.
+                db.executemany("INSERT INTO file(id, path, mtime_ns, size, skipped, kind, rank, gen) "
+                               "VALUES (?,?,?,?,?,?,?,?)", files)
+                db.executemany("INSERT INTO doc(id, folded, lineage) VALUES (?,?,?)", docs)
+                db.executemany("INSERT INTO fts(rowid, folded) VALUES (?,?)", fts)
+                files.clear()
+                docs.clear()
+                fts.clear()
+
             for rel, (mtime, size) in work:
+                if len(docs) >= FLUSH_EVERY:
+                    flush()
                 text, skipped = read_text(self.root / rel, size)
                 fid = known[rel][0] if rel in known else next_id
                 if rel not in known:
@@ -307,10 +321,7 @@ class Index:
                 files.append((fid, rel, mtime, size, skipped, kind, rank, gen))
                 docs.append((fid, folded.encode("utf-8"), lineage))
                 fts.append((fid, folded))
-            db.executemany("INSERT INTO file(id, path, mtime_ns, size, skipped, kind, rank, gen) "
-                           "VALUES (?,?,?,?,?,?,?,?)", files)
-            db.executemany("INSERT INTO doc(id, folded, lineage) VALUES (?,?,?)", docs)
-            db.executemany("INSERT INTO fts(rowid, folded) VALUES (?,?)", fts)
+            flush()
             # A partial refresh leaves the snapshot behind the table: drop it (the next full refresh rewrites it).
             if snapshot is None:
                 db.execute("DELETE FROM meta WHERE key = 'snapshot'")
