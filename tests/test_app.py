@@ -96,6 +96,19 @@ async def test_revise_key_shows_validation_errors_inline_then_applies(demo: Path
         assert queue_status(demo, "p-0001")["status"] == "applied"
 
 
+async def test_revise_errors_show_provenance_tags_literally(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        app.screen.query_one("#entry").value = "[stated] Uses uv, never pip, for Python projects"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "already says this" in str(app.screen.query_one("#revise-error").render()),
+                       what="the duplicate refusal")
+        assert "[stated] Uses uv" in str(app.screen.query_one("#revise-error").render())
+
+
 async def test_approve_all_confirms_first(demo: Path) -> None:
     app = MemtuiApp(demo, watch=False)
     async with app.run_test(size=SIZE) as pilot:

@@ -33,7 +33,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(self.question, classes="dialog-question")
+            yield Static(self.question, classes="dialog-question", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Yes (y)", variant="primary", id="yes")
                 yield Button("No (n)", id="no")
@@ -61,9 +61,9 @@ class RejectScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         p = self.proposal
         with Vertical(classes="dialog"):
-            yield Static(f"Reject {p.id}: {p.summary()}", classes="dialog-question")
+            yield Static(f"Reject {p.id}: {p.summary()}", classes="dialog-question", markup=False)
             yield Input(placeholder="why? (required; kept in the audit log)", id="reason")
-            yield Label("", id="reject-error", classes="dialog-error")
+            yield Label("", id="reject-error", classes="dialog-error", markup=False)
             yield Static("enter reject · escape cancel", classes="dialog-hint")
 
     @on(Input.Submitted, "#reason")
@@ -96,12 +96,12 @@ class ReviseScreen(ModalScreen[WriteResult | None]):
     def compose(self) -> ComposeResult:
         p = self.proposal
         with Vertical(classes="dialog"):
-            yield Static(f"Revise {p.id} ({p.action} {p.file}) and approve it", classes="dialog-question")
+            yield Static(f"Revise {p.id} ({p.action} {p.file}) and approve it", classes="dialog-question", markup=False)
             yield Label("Entry")
             yield Input(p.entry or "", id="entry")
             yield Label("Section")
             yield Input(p.section or "", id="section")
-            yield Label("", id="revise-error", classes="dialog-error")
+            yield Label("", id="revise-error", classes="dialog-error", markup=False)
             yield Static("enter approve revised · ctrl+e $EDITOR · escape cancel", classes="dialog-hint")
 
     def on_mount(self) -> None:
