@@ -1,5 +1,8 @@
 """The long reliability run: concurrent writers, SIGKILLed writers, hostile input, on the folder and Redis stores.
 
+Writers: CLI processes, in-process threads, `memtui mcp` servers driven by MCP clients, and a headless app
+approving and rejecting from its review panel (on both stores), alongside SIGKILLed worker processes (Redis).
+
     python benches/stress.py            # a few minutes; prints the README's reliability table
     python benches/stress.py --kills 20 --writes 10   # shorter
 
@@ -10,6 +13,7 @@ unaccounted audit line and git/audit mismatch the checks in tests/support/stress
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -22,12 +26,12 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 from memtui.core.doctor import diagnose  # noqa: E402
 from memtui.core.memory import Memory  # noqa: E402
 from support.hostile import HOSTILE_PATHS, make_hostile_root, try_paths  # noqa: E402
-from support.stress import Plan, Run, crash_run, logged_outcomes, make_root, verify  # noqa: E402
+from support.stress import DECIDERS, Plan, Run, crash_run, logged_outcomes, make_root, verify  # noqa: E402
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--writes", type=int, default=40, help="writes per in-process writer (CLI writers do a quarter)")
+    ap.add_argument("--writes", type=int, default=40, help="writes per in-process writer (CLI writers do a quarter, MCP clients half)")
     ap.add_argument("--kills", type=int, default=100, help="SIGKILLs in the crash run")
     ap.add_argument("--redis-seconds", type=float, default=20.0)
     args = ap.parse_args()
@@ -37,19 +41,29 @@ def main() -> int:
 
     # 1. concurrent writers on the folder store
     t = time.monotonic()
-    plan = Plan(cli_writers=4, cli_agents=2, approvers=2, log_appenders=2, inproc_threads=4,
-                cli_writes=max(2, args.writes // 4), inproc_writes=args.writes)
+    os.environ.setdefault("MEMTUI_CONFIG_DIR", str(base / "config"))  # the app reads no one's own themes
+    # One CLI approver and two apps: a CLI approver polls every 50 ms and would otherwise decide nearly everything.
+    plan = Plan(cli_writers=4, cli_agents=2, approvers=1, log_appenders=2, inproc_threads=4,
+                cli_writes=max(2, args.writes // 4), inproc_writes=args.writes, mcp_clients=2,
+                mcp_writes=args.writes // 2, mcp_batch=3, app_deciders=2)
     rep = Run(make_root(base / "concurrent" / "memory"), plan, seed=1).go()
     c = rep.counts()
-    writers = plan.cli_writers + plan.cli_agents + plan.approvers + plan.log_appenders + plan.inproc_threads
-    writes = sum(v for k, v in c.items() if not k.startswith("approver"))
+    writers = (plan.cli_writers + plan.cli_agents + plan.approvers + plan.log_appenders + plan.inproc_threads
+               + plan.mcp_clients + plan.app_deciders)
+    writes = sum(v for k, v in c.items() if not k.startswith(DECIDERS))
     applied = sum(v for k, v in c.items() if k.endswith(":applied"))
+    refused = sum(v for k, v in c.items() if k.endswith(":refused") and not k.startswith(DECIDERS))
+    by_mcp = sum(v for k, v in c.items() if k.startswith("mcp"))
+    by_app = c["app:applied"] + c["app:rejected"]
     rows.append(("folder: concurrent writers", f"{writers} writers ({plan.cli_writers + plan.cli_agents} CLI "
                  f"update, {plan.log_appenders} CLI log, {plan.approvers} CLI approvers, {plan.inproc_threads} "
-                 "in-process) + 1 reader",
-                 f"{writes} writes, {applied} applied, {c['cli:refused'] + c['inproc:refused']} refused, "
-                 f"{c['approver:applied'] + c['approver:rejected']} decided; {rep.reads} whole-version reads, "
-                 f"{time.monotonic() - t:.0f}s", len(rep.problems)))
+                 f"in-process, {plan.mcp_clients} `memtui mcp` servers driven by MCP clients, "
+                 f"{plan.app_deciders} headless apps approving/rejecting) + 1 reader",
+                 f"{writes} writes ({by_mcp} over MCP), {applied} applied, {refused} refused, "
+                 f"{sum(c[f'{k}:applied'] + c[f'{k}:rejected'] for k in DECIDERS)} decided ({by_app} in the apps, "
+                 f"{c['app:refused']} app decisions refused as already decided or held, {c['app:failed']} failed "
+                 "and said why); "
+                 f"{rep.reads} whole-version reads, {time.monotonic() - t:.0f}s", len(rep.problems)))
     failures += rep.problems
 
     # 2. writers killed with SIGKILL, then doctor --fix and the same checks
@@ -87,16 +101,24 @@ def main() -> int:
             raise RuntimeError("redis-server is not installed")
         server = RedisServer(base / "redis").start()
         try:
-            url = server.url()
+            # A short lock lease: a SIGKILLed writer's lock lapses in 2 s, not 15, so the run is about writing.
+            url = server.url(lock_ttl=2)
             make_redis_memory(url)
             t = time.monotonic()
-            rrep = redis_run(url, base / "redis-logs", workers=4, seconds=args.redis_seconds,
-                             kills=max(1, int(args.redis_seconds // 2)), seed=4)
+            kills = max(1, int(args.redis_seconds // 2))
+            rplan = Plan(mcp_clients=2, mcp_writes=args.writes // 2, mcp_batch=3, app_deciders=1)
+            rrep = redis_run(url, base / "redis-logs", workers=4, seconds=args.redis_seconds, kills=kills, seed=4,
+                             plan=rplan)
             rc = rrep.counts()
-            rows.append(("redis: writer processes, some SIGKILLed", "4 writer processes on one Redis memory",
-                         f"{sum(rc.values())} writes told, {sum(v for k, v in rc.items() if k.endswith(':applied'))}"
-                         f" applied, {max(1, int(args.redis_seconds // 2))} kills; {time.monotonic() - t:.0f}s",
-                         len(rrep.problems)))
+            told = sum(v for k, v in rc.items() if not k.startswith("app"))
+            rows.append(("redis: writer processes, some SIGKILLed", f"4 writer processes, {rplan.mcp_clients} "
+                         "`memtui mcp --store` servers driven by MCP clients, 1 headless app approving/rejecting, "
+                         "on one Redis memory",
+                         f"{told} writes and decisions told ({sum(v for k, v in rc.items() if k.startswith('mcp'))} "
+                         f"over MCP), {sum(v for k, v in rc.items() if k.endswith(':applied'))} applied, "
+                         f"{rc['app:applied'] + rc['app:rejected']} decided in the app ({rc['app:refused']} refused as "
+                         f"already decided or held, {rc['app:failed']} failed and said why), {kills} kills; "
+                         f"{time.monotonic() - t:.0f}s", len(rrep.problems)))
             failures += rrep.problems
         finally:
             server.stop()

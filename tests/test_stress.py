@@ -88,8 +88,8 @@ def test_writers_killed_with_sigkill_leave_every_file_whole_and_doctor_makes_it_
 def test_long_concurrent_run(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(tmp_path / "config"))
     root = make_root(tmp_path / "memory")
-    plan = Plan(cli_writers=4, cli_agents=2, approvers=2, log_appenders=2, inproc_threads=4, cli_writes=10,
-                inproc_writes=40, mcp_clients=2, mcp_writes=20, mcp_batch=3, app_deciders=1)
+    plan = Plan(cli_writers=4, cli_agents=2, approvers=1, log_appenders=2, inproc_threads=4, cli_writes=10,
+                inproc_writes=40, mcp_clients=2, mcp_writes=20, mcp_batch=3, app_deciders=2)
     _assert_clean(Run(root, plan, seed=11).go())
 
 

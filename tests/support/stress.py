@@ -643,7 +643,7 @@ def redis_run(url: str, logs: Path, *, workers: int = 3, seconds: float = 3.0, k
             except (ValueError, TypeError):
                 continue
     rep = verify_store(url, outcomes)
-    rep.errors += errors
+    rep.errors += errors + [f"{o.kind} {o.actor}: {o.message}" for o in outcomes if o.status == "crashed"]
     rep.seconds = time.monotonic() - t0
     return rep
 

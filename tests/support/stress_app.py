@@ -20,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from textual.widgets import Input
+from textual.worker import Worker, WorkerState
 
 from memtui.core.proposals import PENDING
 from memtui.tui.app import MemtuiApp
@@ -33,15 +34,21 @@ UNLISTED_TIMEOUT = 20.0  # how long a pending proposal may stay off the panel (t
 
 
 class RecordingApp(MemtuiApp):
-    """The app, plus a record of every decision result it was told (MemtuiApp.on_decided still runs: Textual
-    calls each class's handler along the MRO)."""
+    """The app, plus a record of every decision result it was told, and of every decision that failed (the app
+    shows it as "decide failed: …"). MemtuiApp's own handlers still run: Textual calls each class's handler
+    along the MRO."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.decisions: dict[str, Decided] = {}
+        self.failures: list[str] = []
 
     def on_decided(self, message: Decided) -> None:
         self.decisions[message.pid] = message
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "decide" and event.state == WorkerState.ERROR:
+            self.failures.append(f"{type(event.worker.error).__name__}: {event.worker.error}")
 
 
 def open_app(target: str, actor: str) -> RecordingApp:
@@ -102,6 +109,7 @@ async def run(target: str, log: str, actor: str, stop: Path, seed: str, reject_e
                 continue  # the list reloaded under us: choose again
             n += 1
             app.decisions.pop(pid, None)
+            app.failures.clear()
             if reject_every and n % reject_every == 0:
                 action = "reject"
                 await pilot.press("r")
@@ -115,10 +123,13 @@ async def run(target: str, log: str, actor: str, stop: Path, seed: str, reject_e
             else:
                 action = "approve"
                 await pilot.press("a")
-            if not await wait(pilot, lambda pid=pid: pid in app.decisions, DECISION_TIMEOUT):
+            if not await wait(pilot, lambda pid=pid: pid in app.decisions or app.failures, DECISION_TIMEOUT):
                 record(Outcome("app", actor, action, "", pid, "crashed", pid,
                                message=f"no decision came back for {pid} within {DECISION_TIMEOUT:.0f}s"))
                 return
+            if pid not in app.decisions:  # told "decide failed: …" (say, the store stayed locked): nothing written
+                record(Outcome("app", actor, action, "", pid, "failed", pid, message=app.failures[0]))
+                continue
             r = app.decisions[pid].result
             record(Outcome("app", actor, action, r.file or "", pid, r.status, pid, r.commit, r.entry, r.message))
 
