@@ -1,7 +1,9 @@
 """The review panel: pending proposals and external changes, live, with the selected one's diff.
 
 The app owns the keys (a approve, e revise, r reject, A approve all); the panel keeps the selection steady
-across reloads and, after a decision, moves the cursor to the next proposal that still needs one.
+across reloads and, after a decision, moves the cursor to the next proposal that still needs one. Its list,
+detail and diff are mounted just after the app's first frame (the queue is read after it anyway), so that frame
+styles and paints fewer widgets.
 """
 
 from __future__ import annotations
@@ -28,16 +30,23 @@ class ReviewPanel(Vertical):
         self.proposals: list[Proposal] = []
         self._decided: str | None = None
         self.loaded = False
+        self.body_mounted = False
 
     def compose(self) -> ComposeResult:
         yield Static("Review", id="review-title")
-        yield OptionList(id="review-list")
-        yield Static("", id="review-detail")
-        yield DiffView(empty="Select a proposal to see its diff.", id="review-diff")
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._fill())
-        self.query_one("#review-list", OptionList).border_title = "Pending"
+        self.call_after_refresh(self._mount_body)
+
+    async def _mount_body(self) -> None:
+        options = OptionList(id="review-list")
+        options.border_title = "Pending"
+        await self.mount(options, Static("", id="review-detail"),
+                         DiffView(empty="Select a proposal to see its diff.", id="review-diff"))
+        self.body_mounted = True
+        if self.loaded:
+            self.set_proposals(self.proposals)
 
     @property
     def option_list(self) -> OptionList:
@@ -45,6 +54,8 @@ class ReviewPanel(Vertical):
 
     @property
     def selected(self) -> Proposal | None:
+        if not self.body_mounted:
+            return None
         index = self.option_list.highlighted
         if index is None or not 0 <= index < len(self.proposals):
             return None
@@ -59,6 +70,8 @@ class ReviewPanel(Vertical):
         self._decided = pid
 
     def select(self, pid: str) -> bool:
+        if not self.body_mounted:
+            return False
         for k, p in enumerate(self.proposals):
             if p.id == pid:
                 self.option_list.highlighted = k
@@ -66,6 +79,9 @@ class ReviewPanel(Vertical):
         return False
 
     def set_proposals(self, proposals: list[Proposal]) -> None:
+        if not self.body_mounted:
+            self.proposals, self.loaded = proposals, True  # shown once the list is mounted
+            return
         old = self.selected
         old_index = self.option_list.highlighted
         self.proposals = proposals
@@ -87,7 +103,7 @@ class ReviewPanel(Vertical):
         self._show_selected()
 
     def _fill(self) -> None:
-        if not self.is_mounted:
+        if not self.body_mounted:
             return
         options = self.option_list
         highlighted = options.highlighted
