@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -157,6 +158,16 @@ async def test_proposal_written_by_another_process_appears_in_the_panel(demo: Pa
         await wait_for(pilot, lambda: any("Feature flags" in (p.entry or "") for p in app.review.proposals),
                        what="the new proposal in the panel")
         assert app.tree.pending.get("MEMORY.md", 0) >= 5
+
+
+def test_the_watcher_treats_a_new_queue_folder_as_a_queue_change(tmp_path: Path) -> None:
+    """The first proposal creates .memtui/queue/; its file can land before watchdog watches the new folder
+    (tests/test_serve.py saw the proposal never appear), so the folder's own creation must trigger a queue sync."""
+    from memtui.tui.watch import classify
+
+    assert classify(tmp_path, str(tmp_path / ".memtui" / "queue")) == ("queue", ".memtui/queue")
+    assert classify(tmp_path, str(tmp_path / ".memtui" / "queue" / "p-0001.json"))[0] == "queue"
+    assert classify(tmp_path, str(tmp_path / ".memtui" / "lock")) is None
 
 
 async def test_viewer_marks_provenance_struck_history_untagged_and_caps(demo: Path) -> None:

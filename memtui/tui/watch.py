@@ -33,6 +33,9 @@ def classify(root: Path, path: str) -> tuple[str, str] | None:
     name = rel.rsplit("/", 1)[-1]
     if rel == AUDIT_FILE:
         return ("audit", rel)
+    if rel == STATE_DIR + "/queue":
+        # The queue folder appears with the first proposal; its file can land before the new folder is watched.
+        return ("queue", rel)
     if rel.startswith(STATE_DIR + "/queue/"):
         return ("queue", rel) if name.endswith(".json") and not name.startswith(".") else None
     if rel.startswith((".git/", STATE_DIR + "/")) or rel in (".git", STATE_DIR):
