@@ -158,14 +158,6 @@ class FolderStore(Store):
             files.append(f"{STATE_DIR}/config.toml")
         return self.commit(files, "memtui: initialise memory root", author, allow_empty=True)
 
-    def restore(self, rel: str) -> None:
-        """Put a file back as it was last committed (deleting it if it was never committed)."""
-        data = self.committed(rel)
-        if data is None:
-            self.delete(rel)
-        else:
-            self.write(rel, data)
-
     def commit(
         self, paths: list[str], message: str, author: str, committer: str | None = None, allow_empty: bool = False
     ) -> str | None:

@@ -15,7 +15,6 @@ import re
 import time
 from dataclasses import replace
 from datetime import timedelta
-from pathlib import Path
 from typing import Any, Iterable
 
 from memtui.core import clock, update
@@ -285,13 +284,9 @@ class Memory:
         """Apply a pending proposal (revised first when entry, section or tag are given)."""
         by = by or default_actor()
         with self.store.lock():
-            try:
-                p = self.get(pid)
-            except NotFound as exc:
-                return WriteResult("refused", str(exc), pid)
-            if not p.open:
-                return WriteResult("refused", f"{pid} was already {p.status} by {p.decided_by}", pid, p.file,
-                                   p.section, p.entry, p.commit)
+            p = self._open_proposal(pid)
+            if isinstance(p, WriteResult):
+                return p
             if p.external:
                 return self._approve_external(p, by)
             revising = entry is not None or section is not None or tag is not None
@@ -317,12 +312,9 @@ class Memory:
         if not reason or not reason.strip():
             return WriteResult("refused", "a rejection needs a reason (--reason)", pid)
         with self.store.lock():
-            try:
-                p = self.get(pid)
-            except NotFound as exc:
-                return WriteResult("refused", str(exc), pid)
-            if not p.open:
-                return WriteResult("refused", f"{pid} was already {p.status} by {p.decided_by}", pid)
+            p = self._open_proposal(pid)
+            if isinstance(p, WriteResult):
+                return p
             stamp = clock.now().strftime("%Y%m%dT%H%M%S")
             extra: dict[str, Any] = {}
             if p.external:
@@ -338,6 +330,17 @@ class Memory:
             return WriteResult("rejected", f"{pid} rejected: {reason}", pid, p.file, p.section, p.entry)
 
     # internals --------------------------------------------------------------------------------------------
+    def _open_proposal(self, pid: str) -> Proposal | WriteResult:
+        """The proposal to decide, or the refusal to give when it is unknown or already decided."""
+        try:
+            p = self.get(pid)
+        except NotFound as exc:
+            return WriteResult("refused", str(exc), pid)
+        if not p.open:
+            return WriteResult("refused", f"{pid} was already {p.status} by {p.decided_by}", pid, p.file,
+                               p.section, p.entry, p.commit)
+        return p
+
     def _draft(self, actor: str | None, file: str, action: str, **kw: Any) -> Proposal:
         return Proposal(id="", created=clock.now().isoformat(timespec="seconds"), actor=actor or default_actor(),
                         file=file, action=action, **kw)

@@ -455,13 +455,6 @@ class RedisStore(Store):
         return [ExternalChange(p, befores.get(b) if b else None, a)
                 for (p, b, _), a in zip(moved, afters) if (befores.get(b) if b else None) != a]
 
-    def restore(self, rel: str) -> None:
-        data = self.committed(rel)
-        if data is None:
-            self.delete(rel)
-        else:
-            self.write(rel, data)
-
     def changes(self, since_id: str = "-", count: int | None = None,
                 until: str = "+") -> list[tuple[str, dict[str, str]]]:
         """Stream entries (id, fields) oldest first, from `since_id` (inclusive; "(" + id for exclusive) up to

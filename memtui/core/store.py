@@ -134,9 +134,13 @@ class Store(ABC):
     @abstractmethod
     def external_changes(self) -> list[ExternalChange]: ...
 
-    @abstractmethod
     def restore(self, rel: str) -> None:
         """Put a file back as it was last recorded (deleting it if it never was)."""
+        data = self.committed(rel)
+        if data is None:
+            self.delete(rel)
+        else:
+            self.write(rel, data)
 
     def head(self) -> Commit | None:
         """The last recorded change (files left empty), or None where there is no history."""
