@@ -164,6 +164,9 @@ class MemtuiApp(App[None]):
         watcher = watcher_for(self.memory, self.post_message)
         watcher.start()
         self.watcher = watcher
+        # A proposal or audit line written after the first sync read the queue, but before the watcher was live,
+        # would otherwise wait for the next unrelated event: sync once more now that nothing can be missed.
+        self.post_message(FilesChanged(frozenset(), queue=True, audit=True))
 
     def on_store_connection(self, message) -> None:
         """The Redis memory went away (show it, keep what is on screen) or came back (resync everything)."""
