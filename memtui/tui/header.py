@@ -45,7 +45,7 @@ class MemtuiHeader(Static):
         c = self.counts
         parts = [] if self.connected else [("disconnected, reconnecting", "header--alert")]
         if c["files"] is not None:
-            parts.append((f"{c['files']} files", "header--count"))
+            parts.append((f"{c['files']} file{'' if c['files'] == 1 else 's'}", "header--count"))
         if c["pending"] is not None:
             parts.append((f"{c['pending']} pending", "header--alert" if c["pending"] else "header--count"))
         if c["conflict"]:
