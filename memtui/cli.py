@@ -170,9 +170,12 @@ def memory_of(args: argparse.Namespace) -> Any:
 
     url = getattr(args, "store", None)
     root = Path(args.root).expanduser() if getattr(args, "root", None) else default_root()
-    if store_url(root, url):
-        return open_memory(root, url)
-    return open_memory(root_of(args))
+    memory = open_memory(root, url) if store_url(root, url) else open_memory(root_of(args))
+    error = memory.config.error
+    if error and not getattr(args, "json", False):
+        # Fail closed, out loud: every agent write waits while the config is broken.
+        print(f"memtui: warning: {error}", file=sys.stderr)
+    return memory
 
 
 def _fail(args: argparse.Namespace, message: str, code: int) -> int:

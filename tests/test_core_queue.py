@@ -12,6 +12,7 @@ import git
 import pytest
 
 from memtui.core.memory import Memory
+from support.by_hand import write_committed
 
 AGENT = "agent:claude"
 
@@ -40,8 +41,7 @@ def test_policy_defaults(mem: Memory, root: Path) -> None:
     assert mem.log("[observed] CI is green", tag=None, actor=AGENT).status == "applied"
     assert mem.scratch("pr-review", "3 of 7 files reviewed", actor=AGENT).status == "applied"
     assert mem.update("User", "add", "[stated] Name is Wes").status == "applied"  # a person's own write
-    (root / "people").mkdir()
-    (root / "people/priya.md").write_text("# Priya\n\n## Role\n")
+    write_committed(root, "people/priya.md", "# Priya\n\n## Role\n")
     assert mem.update("Role", "add", "[observed] Staff engineer", file="people/priya.md", actor=AGENT).status == "queued"
     assert mem.delete("people/priya.md").status == "queued"  # even a person's delete waits
     assert mem.rename("people/priya.md", "people/priya-shah.md").status == "queued"

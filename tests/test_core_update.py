@@ -10,6 +10,7 @@ import pytest
 
 from memtui.core.document import Document
 from memtui.core.memory import Memory
+from support.by_hand import write_committed
 
 
 def audit(root: Path) -> list[dict]:
@@ -118,6 +119,8 @@ def test_over_cap_still_writes_and_warns(tmp_path: Path) -> None:
     p = tmp_path / "m" / "MEMORY.md"
     p.write_text(p.read_text().replace("User=30", "User=2"))
     mem = Memory(tmp_path / "m")
+    [edit] = mem.external_proposals()  # a hand edit is an external change: it takes effect once approved
+    assert mem.approve(edit.id).status == "applied"
     for fact in ("Name is Wes", "Lives in Berlin"):
         assert mem.update("User", "add", f"[stated] {fact}").warnings == []
     r = mem.update("User", "add", "[stated] Speaks Portuguese")
@@ -195,8 +198,7 @@ def test_twenty_writes_stay_within_caps_and_deduplicated(mem: Memory, root: Path
 
 
 def test_topic_file_updates(mem: Memory, root: Path) -> None:
-    (root / "people").mkdir()
-    (root / "people" / "priya.md").write_text("# Priya\n\n## Role\n\n## Notes\n")
+    write_committed(root, "people/priya.md", "# Priya\n\n## Role\n\n## Notes\n")
     r = mem.update("Role", "add", "[stated] Staff engineer on billing", file="people/priya.md")
     assert r.status == "applied", r.message
     assert "- [stated] Staff engineer on billing" in (root / "people" / "priya.md").read_text()
@@ -248,3 +250,4 @@ def test_log_appends_to_an_existing_empty_file_without_a_header(mem: Memory, roo
     assert mem.log("Rolled back", actor="agent").status == "applied"
     assert (root / "log" / "2026-08-21.md").exists() is False
     assert (root / "log" / "2026-08-20.md").read_text().endswith("- 14:05 [observed] Rolled back\n")
+

@@ -15,6 +15,7 @@ import pytest
 
 from memtui.core.doctor import diagnose
 from memtui.core.memory import Memory
+from support.by_hand import write_committed
 from support.hostile import HOSTILE_PATHS, make_hostile_root, tree_digest, try_paths
 
 
@@ -74,8 +75,7 @@ def test_crlf_and_no_final_newline_are_kept(mem: Memory, root: Path) -> None:
     assert mem.update("Facts", "add", "[stated] Windows line endings stay").status == "applied"
     data = (root / "MEMORY.md").read_bytes()
     assert data.count(b"\n") == data.count(b"\r\n") and b"Windows line endings stay" in data
-    (root / "notes").mkdir()
-    (root / "notes" / "t.md").write_bytes(b"## Notes\n- [stated] last line has no newline (2026-01-01)")
+    write_committed(root, "notes/t.md", "## Notes\n- [stated] last line has no newline (2026-01-01)")
     assert mem.update("Notes", "add", "[stated] appended after it", file="notes/t.md").status == "applied"
     assert (root / "notes" / "t.md").read_bytes() == (
         b"## Notes\n- [stated] last line has no newline (2026-01-01)\n- [stated] appended after it ("

@@ -89,7 +89,7 @@ def test_twenty_writes_across_sessions_end_to_end(mem: Memory, root: Path, now) 
     lesson = s4.update("Facts", "add", "[inferred] Deploys on Fridays tend to fail")  # April's signal counts half
     s4.review()
     assert "2.5 of 3 signals across 3 of 2 sessions" in lesson.message
-    assert mem.approve(lesson.id, by="wes").status == "refused"
+    assert mem.approve(lesson.id, by="agent:claude").status == "refused"  # only a person decides, gate or not
     over = s4.update("Decisions", "add", "[stated] Auth uses passkeys for every user")
     assert any("Decisions is over its cap" in w for w in over.warnings)
     s4.review()

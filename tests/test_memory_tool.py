@@ -107,10 +107,23 @@ def test_an_agents_new_topic_file_waits_for_review(tool: MemtuiMemoryTool, mem: 
         "Error: File /memories/people already exists")
 
 
-def test_a_scratch_note_is_created_at_once(tool: MemtuiMemoryTool, root: Path) -> None:
-    assert ok(tool, command="create", path="/memories/scratch/9999999999999-wip.md", file_text="draft\n") == (
-        "File created successfully at: /memories/scratch/9999999999999-wip.md")
-    assert (root / "scratch" / "9999999999999-wip.md").read_text() == "draft\n"
+def soon(minutes: float = 30) -> int:
+    """A scratch expiry (ms) within [review] scratch_max_ttl: such a note applies at once."""
+    from memtui.core import clock
+
+    return int((clock.now().timestamp() + minutes * 60) * 1000)
+
+
+def test_a_short_lived_scratch_note_is_created_at_once(tool: MemtuiMemoryTool, root: Path) -> None:
+    name = f"{soon()}-wip.md"
+    assert ok(tool, command="create", path=f"/memories/scratch/{name}", file_text="draft\n") == (
+        f"File created successfully at: /memories/scratch/{name}")
+    assert (root / "scratch" / name).read_text() == "draft\n"
+
+
+def test_a_scratch_note_that_outlives_the_ttl_waits(tool: MemtuiMemoryTool, root: Path) -> None:
+    out = ok(tool, command="create", path="/memories/scratch/9999999999999-wip.md", file_text="draft\n")
+    assert out.startswith("Queued as p-") and not (root / "scratch" / "9999999999999-wip.md").exists()
 
 
 # str_replace --------------------------------------------------------------------------------------------------
@@ -288,7 +301,8 @@ def test_the_sdks_tool_runner_drives_it_against_a_real_http_api(mem: Memory, roo
     now("2026-08-20T14:05")
     with FakeAnthropic(
         reply(tool_use("memory", {"command": "view", "path": "/memories"})),
-        reply(tool_use("memory", {"command": "create", "path": "/memories/log/notes.md", "file_text": "hi\n"}),
+        reply(tool_use("memory", {"command": "create", "path": f"/memories/scratch/{soon()}-notes.md",
+                                  "file_text": "hi\n"}),
               tool_use("memory", {"command": "view", "path": "/memories/../../etc/passwd"})),
         reply("Noted."),
     ) as server:
@@ -302,7 +316,8 @@ def test_the_sdks_tool_runner_drives_it_against_a_real_http_api(mem: Memory, roo
     listing = server.requests[1]["messages"][-1]["content"][0]
     assert listing["type"] == "tool_result" and "excluding hidden items and node_modules" in str(listing["content"])
     created, refused = server.requests[2]["messages"][-1]["content"]
-    assert "File created successfully at: /memories/log/notes.md" in str(created["content"])
+    assert "File created successfully at: /memories/scratch/" in str(created["content"])
     assert not created.get("is_error")
     assert refused["is_error"] is True and "leaves the memory root" in str(refused["content"])
-    assert (root / "log" / "notes.md").read_text() == "hi\n"
+    [note] = (root / "scratch").glob("*-notes.md")
+    assert note.read_text() == "hi\n"

@@ -29,7 +29,6 @@ def register(sub: Any) -> None:
     p.add_argument("--user-words", help="the user's own words that support an agent's [stated] entry")
     p.add_argument("--origin", choices=("user", "agent", "tool", "web"),
                    help="where the content came from; tool and web are marked untrusted")
-    p.add_argument("--session", help="the conversation id (counts toward the recurrence gate)")
     common(p)
     p.set_defaults(func=cmd_update)
 
@@ -130,8 +129,7 @@ def cmd_update(args: argparse.Namespace) -> int:
     if args.action == "revise" and not replaces:
         return report(args, _usage("revise needs --replaces: the current entry's text (or a unique part of it)"))
     res = memory(args).update(args.section, args.action, entry, replaces, file=args.file, provenance=args.tag,
-                              source=args.source, actor=args.by, user_words=args.user_words, origin=args.origin,
-                              session=args.session)
+                              source=args.source, actor=args.by, user_words=args.user_words, origin=args.origin)
     return report(args, res)
 
 

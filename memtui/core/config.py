@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_MODEL = "claude-sonnet-5-5"  # anthropic 2.14 lists claude-sonnet-4-5 as deprecated (end of life 2026-11-30)
 DEFAULT_AGENTS = ("agent*", "claude*", "assistant*", "mcp*", "bot*", "*-agent")
+DEFAULT_SCRATCH_MAX_TTL_MIN = 7 * 24 * 60  # an agent's scratch note applies at once only if it expires within this
 FILE_ACTIONS = ("edit", "create", "delete", "rename", "append", "consolidate")
 ENTRY_ACTIONS = ("add", "revise", "remove")
 
@@ -18,9 +20,13 @@ CONFIG_TEMPLATE = """\
 [review]
 # Actors that count as agents; everyone else is a person, whose own writes apply at once.
 agents = ["agent*", "claude*", "assistant*", "mcp*", "bot*", "*-agent"]
+# An agent's scratch note applies at once only when it expires within this ("30m", "12h", "7d" or minutes).
+scratch_max_ttl = "7d"
 # Rules are read top to bottom; the first that matches decides "apply" (at once) or "wait" (for a person).
 # Each may name actor, file, section and action as globs. Built-in defaults follow the rules listed here:
-# deletes and renames wait; a person's writes apply; log/ and scratch/ apply; other agent writes wait.
+# deletes and renames wait; a person's writes apply; an agent's appends of log lines to today's daily log and
+# its short-lived scratch notes apply; every other agent write waits. A key misspelt here is an error, and while
+# this file has an error every agent write waits.
 # [[review.rule]]
 # file = "projects/*.md"
 # actor = "agent*"
@@ -32,6 +38,10 @@ model = "{model}"
 [app]
 theme = "memtui-dark"
 """
+
+
+RULE_KEYS = ("decision", "actor", "file", "section", "action")
+DECISIONS = ("apply", "wait")
 
 
 @dataclass(frozen=True)
@@ -59,26 +69,33 @@ def _glob(path: str, pattern: str) -> bool:
 
 @dataclass(frozen=True)
 class ReviewPolicy:
-    """Which writes wait for a person. The first matching rule wins; then the built-in defaults."""
+    """Which writes wait for a person. The first matching rule wins; then the built-in defaults.
+
+    `fail_closed` (the config has an error) makes every agent write wait, whatever the rules say."""
 
     rules: tuple[Rule, ...] = ()
     agents: tuple[str, ...] = DEFAULT_AGENTS
+    scratch_max_ttl_min: float = DEFAULT_SCRATCH_MAX_TTL_MIN
+    fail_closed: bool = False
 
     def is_agent(self, actor: str) -> bool:
         return any(fnmatch.fnmatch(actor.lower(), a.lower()) for a in self.agents)
 
-    def decide(self, actor: str, file: str, section: str | None, action: str) -> str:
-        """"apply" or "wait"."""
+    def decide(self, actor: str, file: str, section: str | None, action: str, *, fast_lane: bool = False) -> str:
+        """"apply" or "wait". `fast_lane` is the caller's finding that the write is one an agent may make
+        unreviewed: log lines appended to today's daily log, or a new scratch note that expires soon
+        (memtui/core/memory.py decides that from the planned change, not from the file's name alone)."""
+        agent = self.is_agent(actor)
+        if agent and self.fail_closed:
+            return "wait"
         for rule in self.rules:
             if rule.matches(actor, file, section or "", action):
                 return rule.decision
         if action in ("delete", "rename", "consolidate"):  # a consolidation rewrites a section: a person looks
             return "wait"
-        if not self.is_agent(actor):
+        if not agent:
             return "apply"
-        if any(_glob(file, g) for g in ("log/**", "scratch/**", "memory/**")):
-            return "apply"
-        return "wait"
+        return "apply" if fast_lane else "wait"
 
 
 @dataclass(frozen=True)
@@ -94,24 +111,117 @@ class Config:
         return value if isinstance(value, dict) else {}
 
 
+# The schema of .memtui/config.toml: section -> key -> the type its value must have. A table of free keys (the
+# key map) is `dict`. Anything not listed is an error, so a typo is never silently a different policy.
+_STR, _INT, _BOOL, _NUM = (str,), (int,), (bool,), (int, float, str)
+SCHEMA: dict[str, dict[str, Any]] = {
+    "review": {"agents": list, "rule": list, "scratch_max_ttl": _NUM},
+    "agent": {"model": _STR, "tools": _STR, "max_tokens": _INT, "compact_at": _INT},
+    "app": {"theme": _STR},
+    "keys": dict,
+    "curate": {"stale_days": _INT},
+    "layout": {"kind": _STR},
+    "store": {"url": _STR},
+    "git": {"hooks": _BOOL},
+}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([mhd]?)\s*$")
+
+
+def parse_minutes(value: Any) -> float:
+    """"30m", "12h", "7d" or a number of minutes -> minutes; ValueError otherwise."""
+    if isinstance(value, bool):
+        raise ValueError(value)
+    if isinstance(value, (int, float)):
+        minutes = float(value)
+    else:
+        m = _DURATION.match(str(value))
+        if not m:
+            raise ValueError(value)
+        minutes = float(m.group(1)) * {"": 1, "m": 1, "h": 60, "d": 24 * 60}[m.group(2)]
+    if minutes <= 0:
+        raise ValueError(value)
+    return minutes
+
+
+def validate(raw: dict[str, Any]) -> list[str]:
+    """Every way `raw` breaks the schema, each as a sentence a person can act on; [] when it is valid."""
+    problems: list[str] = []
+    for name, value in raw.items():
+        shape = SCHEMA.get(name)
+        if shape is None:
+            problems.append(f"unknown section [{name}] (known: {', '.join(SCHEMA)})")
+            continue
+        if not isinstance(value, dict):
+            problems.append(f"[{name}] must be a table, not {type(value).__name__}")
+            continue
+        if shape is dict:
+            problems += [f"[{name}] {k} must be a string" for k, v in value.items() if not isinstance(v, str)]
+            continue
+        for key, v in value.items():
+            want = shape.get(key)
+            if want is None:
+                problems.append(f"unknown key {key!r} in [{name}] (known: {', '.join(shape)})")
+            elif want in (list, dict):
+                if not isinstance(v, want):
+                    problems.append(f"[{name}] {key} must be a {'list' if want is list else 'table'}, "
+                                    f"not {type(v).__name__}")
+            elif isinstance(v, bool) and bool not in want or not isinstance(v, want):
+                problems.append(f"[{name}] {key} must be {_kind(want)}, not {type(v).__name__} {v!r}")
+    review = raw.get("review") if isinstance(raw.get("review"), dict) else {}
+    agents = review.get("agents")
+    if isinstance(agents, list) and not all(isinstance(a, str) and a.strip() for a in agents):
+        problems.append("[review] agents must be a list of non-empty strings (globs such as \"agent*\")")
+    if "scratch_max_ttl" in review:
+        try:
+            parse_minutes(review["scratch_max_ttl"])
+        except ValueError:
+            problems.append(f"[review] scratch_max_ttl must be a duration such as \"30m\", \"12h\" or \"7d\", "
+                            f"not {review['scratch_max_ttl']!r}")
+    rules = review.get("rule")
+    for n, r in enumerate(rules if isinstance(rules, list) else [], 1):
+        if not isinstance(r, dict):
+            problems.append(f"[[review.rule]] #{n} must be a table")
+            continue
+        for key, v in r.items():
+            if key not in RULE_KEYS:
+                problems.append(f"[[review.rule]] #{n}: unknown key {key!r} (known: {', '.join(RULE_KEYS)})")
+            elif not isinstance(v, str):
+                problems.append(f"[[review.rule]] #{n}: {key} must be a string, not {type(v).__name__}")
+        if r.get("decision") not in DECISIONS:
+            problems.append(f"[[review.rule]] #{n}: decision must be \"apply\" or \"wait\", not "
+                            f"{r.get('decision')!r}")
+    return problems
+
+
+def _kind(types: tuple[type, ...]) -> str:
+    return " or ".join({str: "a string", int: "an integer", float: "a number", bool: "true or false"}[t]
+                       for t in types)
+
+
 def load_config(text: str | None) -> Config:
-    """Parse config.toml; a broken file gives the defaults plus an `error` to show, never a crash."""
+    """Parse and validate config.toml; never raises. A file that is not valid TOML, or breaks the schema, gives an
+    `error` to show and a policy that fails closed: every agent write waits for a person until it is fixed."""
     if not text:
         return Config()
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        return Config(error=f".memtui/config.toml is not valid TOML ({exc}); using defaults")
-    review = raw.get("review", {}) if isinstance(raw.get("review"), dict) else {}
-    rules = []
-    for r in review.get("rule", []) or []:
-        if isinstance(r, dict) and r.get("decision") in ("apply", "wait"):
-            rules.append(Rule(**{k: str(v) for k, v in r.items() if k in Rule.__dataclass_fields__}))
+        return Config(policy=ReviewPolicy(fail_closed=True), raw={},
+                      error=f".memtui/config.toml is not valid TOML ({exc}); every agent write waits for review "
+                            "until it is fixed")
+    problems = validate(raw)
+    if problems:
+        return Config(policy=ReviewPolicy(fail_closed=True), raw={},
+                      error=".memtui/config.toml: " + "; ".join(problems)
+                            + ". Every agent write waits for review until it is fixed")
+    review = raw.get("review", {})
+    rules = tuple(Rule(**r) for r in review.get("rule", []))
     agents = tuple(review.get("agents", DEFAULT_AGENTS))
-    agent = raw.get("agent", {}) if isinstance(raw.get("agent"), dict) else {}
-    app = raw.get("app", {}) if isinstance(raw.get("app"), dict) else {}
+    ttl = parse_minutes(review.get("scratch_max_ttl", DEFAULT_SCRATCH_MAX_TTL_MIN))
+    agent = raw.get("agent", {})
+    app = raw.get("app", {})
     return Config(
-        policy=ReviewPolicy(tuple(rules), agents),
+        policy=ReviewPolicy(rules, agents, ttl),
         model=str(agent.get("model", DEFAULT_MODEL)),
         theme=str(app.get("theme", "memtui-dark")),
         raw=raw,

@@ -73,6 +73,8 @@ def diagnose(memory: Memory, *, fix: bool = False) -> DoctorReport:
     """Check a memory root; with `fix`, repair what can be repaired (under the memory lock)."""
     store = memory.store
     report = DoctorReport(store.location)
+    if memory.config.error:
+        report.findings.append(Finding("config-invalid", memory.config.error, ".memtui/config.toml", fixable=False))
     if not isinstance(store, FolderStore):
         _check_intent(memory, report, fix)
         _check_queue(memory, report, fix, None)

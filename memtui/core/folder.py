@@ -159,9 +159,11 @@ class FolderStore(Store):
         return self.commit(files, "memtui: initialise memory root", author, allow_empty=True)
 
     def commit(
-        self, paths: list[str], message: str, author: str, committer: str | None = None, allow_empty: bool = False
+        self, paths: list[str], message: str, author: str, committer: str | None = None, allow_empty: bool = False,
+        contents: dict[str, bytes | None] | None = None,
     ) -> str | None:
-        """Commit `paths`; git's own lock files left by a killed memtui process are cleared first."""
+        """Commit `paths` (with `contents` instead of the disk's bytes where given); git's own lock files left by
+        a killed memtui process are cleared first."""
         import git
 
         if self.repo is None:
@@ -169,7 +171,7 @@ class FolderStore(Store):
         with self.lock():
             clear_stale_git_locks(self.root / ".git")
             try:
-                return self._commit(paths, message, author, committer, allow_empty)
+                return self._commit(paths, message, author, committer, allow_empty, contents)
             except (git.exc.GitError, ValueError, OSError) as exc:
                 raise StoreError(
                     f"could not commit to git at {self.root} ({type(exc).__name__}: {exc}); "
@@ -177,7 +179,8 @@ class FolderStore(Store):
                 ) from None
 
     def _commit(
-        self, paths: list[str], message: str, author: str, committer: str | None = None, allow_empty: bool = False
+        self, paths: list[str], message: str, author: str, committer: str | None = None, allow_empty: bool = False,
+        contents: dict[str, bytes | None] | None = None,
     ) -> str | None:
         """Commit by writing only the changed objects: the blobs, the trees along the changed paths and the commit
         (gitpython's object database), then move the branch with a compare-and-swap and set git's index entries
@@ -192,7 +195,9 @@ class FolderStore(Store):
         who = git.Actor(author, f"{_slug(author)}@memtui.local")
         by = git.Actor(committer, f"{_slug(committer)}@memtui.local") if committer else who
         writer = self._object_writer()
-        leaves = {rel: self._blob(repo, writer.odb, rel) for rel in dict.fromkeys(paths)}
+        contents = contents or {}
+        leaves = {rel: self._given_blob(repo, writer.odb, rel, contents[rel]) if rel in contents
+                  else self._blob(repo, writer.odb, rel) for rel in dict.fromkeys(paths)}
         for attempt in range(3):
             head = repo.head
             parent = head.commit if head.is_valid() else None
@@ -243,6 +248,16 @@ class FolderStore(Store):
             except KeyError:
                 mode = 0o100644
         return _store(odb, b"blob", full.read_bytes()), mode
+
+    def _given_blob(self, repo: Any, odb: Any, rel: str, data: bytes | None) -> tuple[bytes, int] | None:
+        """`data` as the blob to commit for `rel` (None: removed), keeping the mode git has recorded for it."""
+        if data is None:
+            return None
+        try:
+            mode = (repo.head.commit.tree / rel).mode if repo.head.is_valid() else 0o100644
+        except KeyError:
+            mode = 0o100644
+        return _store(odb, b"blob", data), mode if mode in (0o100644, 0o100755) else 0o100644
 
     def _filemode(self, repo: Any) -> bool:
         if getattr(self, "_filemode_cached", None) is None:
@@ -316,6 +331,12 @@ class FolderStore(Store):
             return None
         c = repo.head.commit
         return Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, ())
+
+    def review_base(self, rel: str) -> bytes | None:
+        repo = self.repo
+        if repo is None or not repo.head.is_valid():
+            return self.read(rel)
+        return self.committed(rel)
 
     def committed(self, rel: str) -> bytes | None:
         repo = self.repo

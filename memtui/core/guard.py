@@ -9,7 +9,8 @@ MCP alike (004_b5ecc0324fa8252d.txt "Memory poisoning"; 003_501b2c7170deec4d.txt
   ``untrusted:`` in the file itself, and the proposal is flagged.
 - Invisible characters (zero-width, bidi controls, soft hyphen…) are refused in an entry (update.clean_entry_text);
   in the text of a file-level write they are stripped and the proposal is flagged.
-- An entry from an untrusted source that reads as an instruction to the agent is flagged.
+- An entry (or file text) from an agent, of any origin, or from an untrusted source, that reads as an instruction to
+  the agent is flagged.
 Flags travel with the proposal (`Proposal.flags`), into `WriteResult.flags`, the review panel and the audit log.
 """
 
@@ -74,8 +75,11 @@ def check(memory: Memory, p: Proposal, before: str | None, user_words: str | Non
             else:
                 p.evidence = support
     written = _written_line(p, outcome)
-    if written is not None and (untrusted or _untrusted_source(written)) and reads_as_instruction(written):
-        _flag(p, "reads as an instruction to the agent, from an untrusted source: store it as data or reject it")
+    if written is None and agent and p.content and reads_as_instruction(p.content):
+        _flag(p, "reads as an instruction to the agent, written by an agent: store it as data or reject it")
+    elif written is not None and (agent or untrusted or _untrusted_source(written)) and reads_as_instruction(written):
+        who = "an untrusted source" if untrusted or _untrusted_source(written) else "an agent"
+        _flag(p, f"reads as an instruction to the agent, from {who}: store it as data or reject it")
     return outcome
 
 

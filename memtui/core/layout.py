@@ -103,7 +103,8 @@ def _looks_like_claude_code(root: Path) -> bool:
     if not (root / "MEMORY.md").is_file():
         return False
     for p in sorted(root.glob("*.md"))[:50]:
-        if p.name == "MEMORY.md":
+        # Only regular files are read: a FIFO or a link to a device named *.md would block or never end.
+        if p.name == "MEMORY.md" or p.is_symlink() or not p.is_file():
             continue
         try:
             head = p.read_text(encoding="utf-8", errors="replace")[:400]

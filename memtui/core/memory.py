@@ -18,6 +18,7 @@ from datetime import timedelta
 from typing import Any, Iterable
 
 from memtui.core import clock, update
+from memtui.core.actors import clean_actor
 from memtui.core.config import ENTRY_ACTIONS, FILE_ACTIONS, Config, load_config
 from memtui.core.document import Document, FormatSpec
 from memtui.core.entries import TAGS
@@ -32,6 +33,8 @@ MEMORY_FILE = "MEMORY.md"
 # A write that loses a race to another writer is re-planned against the new bytes this many times.
 WRITE_ATTEMPTS = 8
 SCRATCH_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+# A log line an agent may append unreviewed: "- HH:MM [tag] text", one line, current (not struck).
+LOG_LINE = re.compile(r"^- (?:[01]\d|2[0-3]):[0-5]\d \[(?:stated|observed|inferred|suggested)\] \S.*$")
 
 
 class NotFound(LookupError):
@@ -42,11 +45,11 @@ def default_actor() -> str:
     """A person's name for writes from the CLI: $MEMTUI_USER, else the login name."""
     name = os.environ.get("MEMTUI_USER")
     if name:
-        return name
+        return clean_actor(name)
     try:
         import getpass
 
-        return getpass.getuser() or "person"
+        return clean_actor(getpass.getuser() or "person")
     except Exception:
         return "person"
 
@@ -60,6 +63,7 @@ class Memory:
 
             self.store = FolderStore(root)
         self.queue_problems: list[str] = []
+        self._config: tuple[str | None, Config] | None = None
 
     # reading ----------------------------------------------------------------------------------------------
     @property
@@ -68,10 +72,26 @@ class Memory:
 
     @property
     def config(self) -> Config:
-        return load_config(self.store.config_text())
+        """The root's settings, parsed once per change of the file."""
+        text = self.store.config_text()
+        cached = self._config
+        if cached is None or cached[0] != text:
+            cached = self._config = (text, load_config(text))
+        return cached[1]
 
     def read_text(self, rel: str) -> str | None:
         data = self.store.read(self.store.check_path(rel))
+        if data is None:
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise Refused(f"{rel} is not UTF-8 text; memtui reads and writes only UTF-8 memory files") from None
+
+    def base_text(self, rel: str) -> str | None:
+        """The text a write to `rel` is planned and reviewed against: the committed version where the store keeps
+        history (a pending external change on disk is not part of it), else the file as it is."""
+        data = self.store.review_base(self.store.check_path(rel))
         if data is None:
             return None
         try:
@@ -90,7 +110,7 @@ class Memory:
             from memtui.core.layout import detect
 
             return detect(self).default_spec()  # Claude Code's index: 200 lines / 25 KB
-        main = Document(self.read_text(MEMORY_FILE) or "")
+        main = Document(self.base_text(MEMORY_FILE) or "")
         return FormatSpec(entry_max=main.spec.entry_max)
 
     def files(self) -> list[str]:
@@ -213,10 +233,16 @@ class Memory:
             p.file = self.store.check_path(p.file)
             if p.to is not None:
                 p.to = self.store.check_path(p.to)
-            before = self.read_text(p.file)
-            outcome = guard.check(self, p, before, user_words)  # plans `p` with the poisoning defences applied
+            self.read_text(p.file)  # the bytes on disk must be UTF-8 too: a write is applied to them as well
+            before = self.base_text(p.file)
+            try:
+                outcome = guard.check(self, p, before, user_words)  # plans `p` with the defences applied
+            except Refused as exc:
+                raise self._pending_hint(p, exc) from None
         except (Refused, PathRefused) as exc:
             return self._refuse(p, str(exc), getattr(exc, "candidates", []))
+        except StoreError as exc:  # the committed version cannot be read (a damaged repository)
+            return self._refuse(p, f"{exc}; nothing was written")
         p.base_hash = content_hash(None if before is None else before.encode())
         p.diff = self._diff(p, before, outcome)
         p.warnings = list(outcome.warnings) if outcome else []
@@ -227,7 +253,8 @@ class Memory:
         held = recurrence.hold(self, p, _tag_of(p.entry))
         if held is not None:
             return held
-        decision = self.config.policy.decide(p.actor, p.file, p.section, p.action)
+        decision = self.config.policy.decide(p.actor, p.file, p.section, p.action,
+                                             fast_lane=self._fast_lane(p, before, outcome))
         if decision == "wait":
             try:
                 p.id = f"p-{self.store.next_proposal_number():04d}"
@@ -279,16 +306,21 @@ class Memory:
 
     def approve(
         self, pid: str, *, by: str | None = None, entry: str | None = None, section: str | None = None,
-        tag: str | None = None,
+        tag: str | None = None, expect: str | None = None,
     ) -> WriteResult:
-        """Apply a pending proposal (revised first when entry, section or tag are given)."""
-        by = by or default_actor()
+        """Apply a pending proposal (revised first when entry, section or tag are given). Only a person decides:
+        an agent's approval is refused. `expect` (an external change's `content_hash` as the person was shown
+        it) refuses the approval if the file has changed again since."""
+        by = clean_actor(by or default_actor())
+        refused = self._not_a_person(pid, by)
+        if refused is not None:
+            return refused
         with self.store.lock():
             p = self._open_proposal(pid)
             if isinstance(p, WriteResult):
                 return p
             if p.external:
-                return self._approve_external(p, by)
+                return self._approve_external(p, by, expect)
             revising = entry is not None or section is not None or tag is not None
             proposed = {"entry": p.entry, "section": p.section, "provenance": p.provenance} if revising else None
             if revising:
@@ -301,14 +333,17 @@ class Memory:
                 p.reason = "revised by a person before approval"
             from memtui.core import recurrence
 
-            # A person choosing the provenance on approval (tag=) is their explicit correction: no gate.
-            gate = None if tag is not None else recurrence.refusal(self, p, p.provenance or _tag_of(p.entry))
-            if gate is not None:
-                return WriteResult("refused", gate, pid, p.file, p.section, p.entry, flags=list(p.flags))
-            return self._apply(p, decided_by=by, revising=revising, proposed=proposed)
+            # The gate stops an agent generalising alone; a person who read the diff and approves is the gate.
+            # Their approval of a lesson short of its signals is recorded as their confirmation.
+            gate = None if tag is not None else recurrence.short_of(self, p, p.provenance or _tag_of(p.entry))
+            extra = {"confirmed": {"by": by, "signals": gate}} if gate else None
+            return self._apply(p, decided_by=by, revising=revising, proposed=proposed, extra=extra)
 
     def reject(self, pid: str, *, reason: str, by: str | None = None) -> WriteResult:
-        by = by or default_actor()
+        by = clean_actor(by or default_actor())
+        refused = self._not_a_person(pid, by)
+        if refused is not None:
+            return refused
         if not reason or not reason.strip():
             return WriteResult("refused", "a rejection needs a reason (--reason)", pid)
         with self.store.lock():
@@ -330,6 +365,41 @@ class Memory:
             return WriteResult("rejected", f"{pid} rejected: {reason}", pid, p.file, p.section, p.entry)
 
     # internals --------------------------------------------------------------------------------------------
+    def _not_a_person(self, pid: str, by: str) -> WriteResult | None:
+        if not self.config.policy.is_agent(by):
+            return None
+        return WriteResult("refused", f"{by} is an agent, and agents cannot approve, reject or revise proposals: a "
+                           f"person decides {pid}. Nothing was changed", pid)
+
+    def _fast_lane(self, p: Proposal, before: str | None, outcome: update.Outcome | None) -> bool:
+        """Is `p` one of the two writes an agent may make unreviewed (README "Trust model")? Log lines appended to
+        today's daily log of the layout in use, each a well-formed "- HH:MM [tag] text" line and nothing else
+        changed; or a new scratch note, directly in the scratch folder, that expires within
+        `[review] scratch_max_ttl`. Judged from the planned change, never from the file's name alone."""
+        from memtui.core.layout import detect
+
+        if p.action not in ("append", "create") or not self.config.policy.is_agent(p.actor):
+            return False
+        layout = detect(self)
+        if p.action == "append" and outcome is not None:
+            if p.file != f"{layout.log_dir or 'log'}/{clock.now():%Y-%m-%d}.md":
+                return False
+            start = _new_log_header(p.file) if before is None else before
+            if not outcome.text.startswith(start) or outcome.also:
+                return False
+            added = outcome.text[len(start):].lstrip("\n").splitlines()
+            return bool(added) and all(LOG_LINE.match(line) for line in added)
+        if p.action == "create" and before is None:
+            folder, _, name = p.file.rpartition("/")
+            stem, dash, slug = name.removesuffix(".md").partition("-")
+            if folder != layout.scratch_dir or not name.endswith(".md") or not dash or not stem.isdigit():
+                return False
+            if not SCRATCH_NAME.match(slug):
+                return False
+            now_ms = clock.now().timestamp() * 1000
+            return now_ms < int(stem) <= now_ms + self.config.policy.scratch_max_ttl_min * 60_000
+        return False
+
     def _open_proposal(self, pid: str) -> Proposal | WriteResult:
         """The proposal to decide, or the refusal to give when it is unknown or already decided."""
         try:
@@ -342,11 +412,14 @@ class Memory:
         return p
 
     def _draft(self, actor: str | None, file: str, action: str, **kw: Any) -> Proposal:
-        return Proposal(id="", created=clock.now().isoformat(timespec="seconds"), actor=actor or default_actor(),
-                        file=file, action=action, **kw)
+        return Proposal(id="", created=clock.now().isoformat(timespec="seconds"),
+                        actor=clean_actor(actor) if actor else default_actor(), file=file, action=action, **kw)
 
-    def _plan(self, p: Proposal, before: str | None) -> update.Outcome | None:
-        """The file's next text for `p` against `before`; raises Refused. None means the file is deleted."""
+    def _plan(self, p: Proposal, before: str | None, read: Any = None) -> update.Outcome | None:
+        """The file's next text for `p` against `before`; raises Refused. None means the file is deleted.
+
+        `read` gives the text of another file the write touches (a move's target): the reviewed base by default."""
+        read = read or self.base_text
         today = clock.today()
         if p.action == "consolidate":
             from memtui.core import consolidate
@@ -369,7 +442,7 @@ class Memory:
                 raise Refused(f"{p.file} does not exist; nothing to move")
             to_doc = None
             if p.to:
-                to_text = self.read_text(p.to)
+                to_text = read(p.to)
                 if to_text is None:
                     raise Refused(f"{p.to} does not exist; create it with a section first")
                 to_doc = Document(to_text, p.to)
@@ -393,10 +466,47 @@ class Memory:
         if p.action == "rename":
             if before is None:
                 raise Refused(f"{p.file} does not exist; nothing to rename")
-            if not p.to or self.store.read(p.to) is not None:
+            if not p.to or self.store.read(p.to) is not None or self.store.review_base(p.to) is not None:
                 raise Refused(f"cannot rename to {p.to!r}: it exists already or is empty")
             return update.Outcome(before)
         raise Refused(f"unknown action {p.action!r}: use one of {', '.join(ENTRY_ACTIONS + FILE_ACTIONS)}")
+
+    def _pending_hint(self, p: Proposal, exc: Refused) -> Refused:
+        """`exc`, saying so when the file's bytes on disk are a pending external change the write was not planned
+        against (a file made or edited outside memtui is not memory until a person approves it)."""
+        if self.store.read(p.file) == self.store.review_base(p.file):
+            return exc
+        new = self.store.review_base(p.file) is None
+        hint = (f"{p.file} {'was created' if new else 'has an edit'} outside memtui that is not committed yet "
+                f"(external change {_external_id(p.file)}); writes are checked against the committed version, so "
+                f"a person approves or rejects that change first (`memtui queue approve {_external_id(p.file)}`)")
+        out = Refused(f"{exc.message}. Note: {hint}")
+        out.candidates = getattr(exc, "candidates", [])
+        return out
+
+    def _on_disk(self, p: Proposal, before: str | None, outcome: update.Outcome | None) -> dict[str, bytes | None] | None:
+        """What to write on disk when a file the write touches has a pending external change (its bytes on disk
+        differ from the committed ones); None when none has.
+
+        The commit gets exactly the approved change against the committed text; the disk gets the same entry
+        operation applied to its own text, so the external change stays on disk, and pending, with its own diff.
+        Where the operation cannot be applied to the disk's text, or the write replaces or removes whole files,
+        the write is refused until the person decides the external change."""
+        touched = [p.file, *([p.to] if p.to else []), *(outcome.also if outcome else ())]
+        differ = [rel for rel in dict.fromkeys(touched) if self.store.read(rel) != self.store.review_base(rel)]
+        if not differ:
+            return None
+        first = differ[0]
+        pending = (f"{first} has a pending external change ({_external_id(first)}: edited outside memtui, not "
+                   "committed)")
+        if p.action not in (*ENTRY_ACTIONS, "move", "append", "edit"):
+            raise Refused(f"{pending}; approve or reject that change first, then this {p.action} can be applied")
+        try:
+            disk_outcome = self._plan(p, self.read_text(p.file), read=self.read_text)
+        except Refused as exc:
+            raise Refused(f"{pending}, and this write cannot be applied to it ({exc}); approve or reject that "
+                          "change first") from None
+        return _writes(p, self.read_text(p.file), disk_outcome)
 
     def _capped(self, rel: str, text: str) -> update.Outcome:
         """A file-level write's outcome, warned when it leaves a file over its whole-file or section caps."""
@@ -416,11 +526,13 @@ class Memory:
 
     def _apply(
         self, p: Proposal, *, decided_by: str, revising: bool = False, proposed: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> WriteResult:
         """Apply `p`; a write that lost a race (the store's compare-and-set saw the file move on) is re-planned."""
         for attempt in range(WRITE_ATTEMPTS):
             try:
-                return self._apply_once(p, decided_by=decided_by, revising=revising, proposed=proposed)
+                return self._apply_once(p, decided_by=decided_by, revising=revising, proposed=proposed,
+                                        extra=extra)
             except StaleWrite as exc:
                 lost = exc
                 time.sleep(0.002 * (attempt + 1) * random.random())  # racing writers spread out
@@ -428,6 +540,7 @@ class Memory:
 
     def _apply_once(
         self, p: Proposal, *, decided_by: str, revising: bool = False, proposed: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> WriteResult:
         with self.store.lock():
             try:
@@ -436,12 +549,13 @@ class Memory:
                 return self._refuse(p, f"an earlier interrupted write could not be finished ({exc}); nothing was "
                                     "written")
             try:
-                before = self.read_text(p.file)
+                before = self.base_text(p.file)
                 now_hash = content_hash(None if before is None else before.encode())
                 moved_on = bool(p.base_hash) and now_hash != p.base_hash
                 if moved_on and p.action in ("create", "delete", "rename"):
                     raise Refused(f"{p.file} changed since this was proposed; look at it again and re-propose")
                 outcome = self._plan(p, before)
+                on_disk = self._on_disk(p, before, outcome)
             except (Refused, PathRefused) as exc:
                 if revising:
                     return WriteResult("refused", f"the revision is not valid: {exc}; {p.id} stays pending", p.id,
@@ -449,24 +563,18 @@ class Memory:
                 if p.id:
                     return self._conflict(p, str(exc), decided_by)
                 return self._refuse(p, str(exc), getattr(exc, "candidates", []))
-            writes: dict[str, bytes | None]
-            if p.action == "delete":
-                writes = {p.file: None}
-            elif p.action == "rename":
-                assert p.to and before is not None
-                writes = {p.to: before.encode(), p.file: None}
-            else:
-                assert outcome is not None
-                writes = {p.file: outcome.text.encode()}
-                writes.update({rel: after.encode() for rel, (_, after) in outcome.also.items()})
+            commits = _writes(p, before, outcome)
+            writes = commits if on_disk is None else on_disk
             if outcome and outcome.entry and p.action in (*ENTRY_ACTIONS, "move"):
                 p.entry = _unbullet(outcome.entry)
                 p.replaces = _unbullet(outcome.replaced) if outcome.replaced else p.replaces
             p.diff = self._diff(p, before, outcome)
             # A revision keeps what the agent first proposed, so Today and history can show both.
             revised = {"revised": True, "reason": p.reason, "proposed": proposed} if proposed else {}
+            revised.update(extra or {})
             try:
-                sha = self._write_through(p, decided_by, writes, revised)
+                sha = self._write_through(p, decided_by, writes, revised,
+                                          commits={rel: b for rel, b in commits.items() if writes.get(rel) != b})
             except StaleWrite:
                 raise
             except (OSError, StoreError) as exc:
@@ -477,17 +585,21 @@ class Memory:
 
     def _write_through(
         self, p: Proposal, decided_by: str, writes: dict[str, bytes | None], extra: dict[str, Any],
+        commits: dict[str, bytes | None] | None = None,
     ) -> str | None:
         """Write the files, commit, save the queue file and audit, as one step a crash cannot leave half-done.
 
+        `commits` holds what is committed for a file whose bytes on disk differ from it: the file had a pending
+        external change, which stays on disk and pending while exactly the approved change is committed.
         An intent (what each file held before and will hold after) is saved first; `recover` finishes the step
         from it after a crash, or undoes it when nothing was written yet. A failed write or commit is undone here
         and raised."""
+        commits = commits or {}
         befores = {rel: self.store.read(rel) for rel in writes}
         self.store.intent_save(json.dumps({
             "proposal": json.loads(p.to_json()), "decided_by": decided_by, "extra": extra,
             "before": {rel: content_hash(b) for rel, b in befores.items()},
-            "after": {rel: None if b is None else base64.b64encode(b).decode() for rel, b in writes.items()},
+            "after": _b64(writes), "commit": _b64(commits),
         }).encode())
         try:
             # Kept before writing, so undoing needs no new space: a full disk cannot turn "refused" into half-done.
@@ -501,7 +613,8 @@ class Memory:
                     self.store.delete(rel)
                 else:
                     self.store.write(rel, data)
-            sha = self.store.commit(list(writes), _commit_message(p, decided_by), p.actor, decided_by)
+            sha = self.store.commit(list(writes), _commit_message(p, decided_by), p.actor, decided_by,
+                                    contents=commits)
         except BaseException:
             try:
                 self.store.undo(point)
@@ -510,7 +623,7 @@ class Memory:
                 pass  # the intent stays: the next write (or `memtui doctor`) finishes or undoes it
             raise
         self.store.drop_undo_point(point)
-        self._record_applied(p, decided_by, sha, writes, extra)
+        self._record_applied(p, decided_by, sha, {**writes, **commits}, extra)
         return sha
 
     def _record_applied(
@@ -541,7 +654,8 @@ class Memory:
                 p = Proposal(**intent["proposal"])
                 decided_by = intent["decided_by"]
                 extra = dict(intent.get("extra") or {})
-                writes = {rel: None if b is None else base64.b64decode(b) for rel, b in intent["after"].items()}
+                writes = _unb64(intent["after"])
+                commits = _unb64(intent.get("commit") or {})
                 befores = dict(intent["before"])
             except (ValueError, TypeError, KeyError):
                 self.store.intent_save(None)
@@ -557,11 +671,12 @@ class Memory:
                     else:
                         self.store.write(rel, data)
             message = _commit_message(p, decided_by)
-            sha = self.store.commit(list(writes), message, p.actor, decided_by)
+            sha = self.store.commit(list(writes), message, p.actor, decided_by, contents=commits)
             if sha is None:
                 head = self.store.head()
                 sha = head.sha if head is not None and head.message == message else None
-            after = content_hash(writes.get(p.to) if p.action == "rename" and p.to else writes.get(p.file))
+            recorded = {**writes, **commits}  # the audit's after_hash is what was committed
+            after = content_hash(recorded.get(p.to) if p.action == "rename" and p.to else recorded.get(p.file))
             audited = any(
                 r.get("status") == "applied" and r.get("file") == p.file and r.get("after_hash") == after
                 and r.get("proposal") == (p.id or None) for r in self.store.audit_records()
@@ -573,11 +688,18 @@ class Memory:
                 self.store.intent_save(None)
             else:
                 extra["recovered"] = True
-                self._record_applied(p, decided_by, sha, writes, extra)
+                self._record_applied(p, decided_by, sha, recorded, extra)
             return f"finished an interrupted {p.action} of {p.file}" + (f" (commit {sha[:8]})" if sha else "")
 
-    def _approve_external(self, p: Proposal, by: str) -> WriteResult:
-        sha = self.store.commit([p.file], f"external {p.action} {p.file}\n\nMemtui-Actor: {by}", by)
+    def _approve_external(self, p: Proposal, by: str, expect: str | None = None) -> WriteResult:
+        """Commit the file exactly as the person saw it: the bytes read now must be the ones the diff was made
+        from (`expect`, else this listing's), and those bytes are what is committed."""
+        data = self.store.read(p.file)
+        if expect is not None and content_hash(data) != expect:
+            return WriteResult("refused", f"{p.file} changed again since you looked at it; nothing was committed. "
+                               "Look at the new diff and decide again", p.id, p.file)
+        sha = self.store.commit([p.file], f"external {p.action} {p.file}\n\nMemtui-Actor: {by}", by,
+                                contents={p.file: data})
         p.status, p.decided_by, p.decided_at, p.commit = APPLIED, by, clock.now().isoformat(timespec="seconds"), sha
         p.actor = by
         self._audit(p, "applied")
@@ -627,6 +749,31 @@ class Memory:
         return True
 
 
+def _writes(p: Proposal, before: str | None, outcome: update.Outcome | None) -> dict[str, bytes | None]:
+    """The files `p` writes, planned against `before`: path -> new bytes, None for a file deleted."""
+    if p.action == "delete":
+        return {p.file: None}
+    if p.action == "rename":
+        assert p.to and before is not None
+        return {p.to: before.encode(), p.file: None}
+    assert outcome is not None
+    writes: dict[str, bytes | None] = {p.file: outcome.text.encode()}
+    writes.update({rel: after.encode() for rel, (_, after) in outcome.also.items()})
+    return writes
+
+
+def _b64(files: dict[str, bytes | None]) -> dict[str, str | None]:
+    return {rel: None if b is None else base64.b64encode(b).decode() for rel, b in files.items()}
+
+
+def _unb64(files: dict[str, str | None]) -> dict[str, bytes | None]:
+    return {rel: None if b is None else base64.b64decode(b) for rel, b in files.items()}
+
+
+def _external_id(rel: str) -> str:
+    return EXTERNAL_PREFIX + hashlib.sha1(rel.encode()).hexdigest()[:6]
+
+
 def _unbullet(line: str) -> str:
     from memtui.core.entries import parse_entry
 
@@ -668,10 +815,9 @@ def _external_proposal(ch: ExternalChange) -> Proposal:
     def text(b: bytes | None) -> str | None:
         return None if b is None else b.decode("utf-8", errors="replace")
 
-    pid = EXTERNAL_PREFIX + hashlib.sha1(ch.path.encode()).hexdigest()[:6]
     return Proposal(
-        id=pid, created=clock.now().isoformat(timespec="seconds"), actor="external", file=ch.path,
-        action=ch.kind, base_hash=content_hash(ch.before),
+        id=_external_id(ch.path), created=clock.now().isoformat(timespec="seconds"), actor="external",
+        file=ch.path, action=ch.kind, base_hash=content_hash(ch.before), after_hash=content_hash(ch.after),
         diff=update.unified_diff(ch.path, text(ch.before), text(ch.after)),
     )
 

@@ -31,6 +31,8 @@ class Proposal:
     content: str | None = None
     to: str | None = None
     base_hash: str = ""
+    # An external change's bytes on disk as listed: approving it commits these bytes or nothing.
+    after_hash: str = ""
     diff: str = ""
     status: str = PENDING
     decided_by: str | None = None

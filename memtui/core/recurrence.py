@@ -1,33 +1,33 @@
 """The recurrence gate: an agent's [inferred] lesson becomes standing behaviour only after it recurs.
 
-003_501b2c7170deec4d.txt section 3: a pattern the agent notices needs at least three independent signals across
-at least two distinct sessions before it can become standing behaviour; signals older than thirty days count
-half; a person's explicit corrections skip the gate. Definitions used here:
+The rule: a pattern the agent notices needs at least three independent signals across at least two distinct
+sessions before it can become standing behaviour; signals older than thirty days count half; a person decides
+past it (an approval of a lesson short of its signals is recorded as the person's confirmation). Definitions:
 
 - *Standing behaviour*: an entry tagged ``[inferred]`` that an agent adds or revises into a core file (MEMORY.md
   and the other always-loaded files of the layout, memtui/core/layout.py). Topic files, logs and a person's own
   writes are not gated.
-- *Signal*: one occurrence of the lesson: each time an agent proposes it (or a similar ``[inferred]`` entry:
-  same words by `similar`), and each ``[inferred]`` daily-log line that says it.
-- *Session*: the conversation a signal came from: `Proposal.session` as the agent loop passes it (its
-  conversation id), else ``day:YYYY-MM-DD`` of the proposal; a log line's session is ``day:`` its file's date.
+- *Signal*: one session in which an agent proposed the lesson (or a similar ``[inferred]`` entry: same words by
+  `similar`), as memtui recorded it on the candidate. Signals are memtui's own records, never text an agent
+  writes: daily-log lines do not count (an agent can write any number of them in one conversation), and
+  proposing the lesson again in the same session adds nothing.
+- *Session*: the conversation a signal came from: `Proposal.session` as memtui's agent loop records it (its
+  conversation id), else ``day:YYYY-MM-DD`` of the proposal (the CLI, MCP).
 - *Candidate*: the pending proposal that holds the lesson until the gate is met. It lives in the review queue like
   any proposal, with its signals in `Proposal.signals` and a ``candidate:`` flag showing the count. A later
   proposal of the same lesson adds its signal to the candidate instead of queueing again. `Memory.approve`
-  refuses a plain approval while the gate is not met; a person who chooses the provenance on approval
-  (``approve(tag=...)``, ``memtui queue revise ID --as TAG``) makes an explicit correction and skips it.
+  records a person's approval short of the gate as their confirmation (`short_of`); only a person approves.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memtui.core import clock
 from memtui.core.dedupe import near_duplicate, tokens
-from memtui.core.entries import parse_entry, split_inline
-from memtui.core.layout import daily_date, detect
+from memtui.core.layout import detect
 from memtui.core.proposals import PENDING, WriteResult
 
 if TYPE_CHECKING:
@@ -38,7 +38,6 @@ MIN_SIGNALS = 3.0
 MIN_SESSIONS = 2
 HALF_AFTER_DAYS = 30
 CANDIDATE_FLAG = "candidate:"
-MAX_LOG_FILES = 400  # the newest daily logs scanned for signals; older ones count half anyway
 
 
 @dataclass(frozen=True)
@@ -84,33 +83,16 @@ def gated(memory: Memory, p: Proposal, tag: str | None) -> bool:
 
 
 def tally(memory: Memory, p: Proposal) -> Tally:
-    signals = list(p.signals) + log_signals(memory, p.entry or "")
+    """The candidate's signals: one per distinct session (its earliest), weighed by age."""
     today = clock.now().date()
-    weight = 0.0
-    sessions = set()
-    for s in signals:
-        weight += _weight(s.get("ts", ""), today)
-        sessions.add(s.get("session") or "?")
-    return Tally(round(weight, 2), len(sessions), len(signals))
-
-
-def log_signals(memory: Memory, entry: str) -> list[dict[str, Any]]:
-    """[inferred] daily-log lines that say the lesson, one signal each, session = the log's day."""
-    _, text, _, _ = split_inline(entry) if entry else (None, "", None, None)
-    if not text:
-        return []
-    log_dir = detect(memory).log_dir or "log"
-    files = [f for f in memory.store.list_files(f"{log_dir}/**/*.md") if f.startswith(log_dir + "/")]
-    files = [f for f in files if daily_date(f)][-MAX_LOG_FILES:]
-    out = []
-    for rel in files:
-        day = daily_date(rel)
-        raw = memory.store.read(rel) or b""
-        for line in raw.decode("utf-8", errors="replace").splitlines():
-            e = parse_entry(line)
-            if e is not None and e.current and e.tag == "inferred" and similar(e.text, text):
-                out.append({"ts": f"{day}T{e.time or '00:00'}", "session": f"day:{day}", "source": rel})
-    return out
+    first: dict[str, str] = {}
+    for s in p.signals:
+        session = str(s.get("session") or "?")
+        ts = str(s.get("ts", ""))
+        if session not in first or ts < first[session]:
+            first[session] = ts
+    weight = sum(_weight(ts, today) for ts in first.values())
+    return Tally(round(weight, 2), len(first), len(first))
 
 
 def hold(memory: Memory, p: Proposal, tag: str | None) -> WriteResult | None:
@@ -136,17 +118,13 @@ def hold(memory: Memory, p: Proposal, tag: str | None) -> WriteResult | None:
     return _held(p, t, again=False)
 
 
-def refusal(memory: Memory, p: Proposal, tag: str | None) -> str | None:
-    """Why `p` cannot be approved yet, or None. A person re-tagging it away from [inferred] skips the gate."""
+def short_of(memory: Memory, p: Proposal, tag: str | None) -> str | None:
+    """The signal count of a gated lesson that has not met the gate ("1 of 3 signals across 1 of 2 sessions"),
+    or None: what a person's approval confirms on the lesson's behalf."""
     if not gated(memory, p, tag):
         return None
     t = tally(memory, p)
-    if t.met:
-        return None
-    return (f"{p.id} is an [inferred] lesson held by the recurrence gate: {t.describe()} so far. It can become "
-            f"standing behaviour after {MIN_SIGNALS:g} signals across {MIN_SESSIONS} sessions (older than "
-            f"{HALF_AFTER_DAYS} days count half). To decide now, approve it with the provenance you choose "
-            "(`memtui queue revise ID --as stated|inferred|suggested`), or reject it")
+    return None if t.met else t.describe()
 
 
 @dataclass(frozen=True)

@@ -346,13 +346,15 @@ class RedisStore(Store):
 
     # history ----------------------------------------------------------------------------------------------
     def commit(self, paths: list[str], message: str, author: str, committer: str | None = None,
-               allow_empty: bool = False) -> str | None:
-        """Record the current bytes of `paths` as one change (an entry of the stream); return the entry id."""
+               allow_empty: bool = False, contents: dict[str, bytes | None] | None = None) -> str | None:
+        """Record the current bytes of `paths` (or `contents` where given) as one change (an entry of the
+        stream); return the entry id."""
         # The files are already written: a commit that races another one (only possible once a lock has lapsed)
         # re-reads and records again rather than report the write as lost.
         for attempt in range(50):
             try:
                 now = dict(zip(paths, self.read_many(paths)))
+                now.update({clean_rel(rel): data for rel, data in (contents or {}).items()})
                 return self.record(now, message, author, committer, allow_empty=allow_empty)
             except StaleWrite:
                 time.sleep(0.001 * attempt * _jitter())
@@ -425,6 +427,9 @@ class RedisStore(Store):
         with self._calls():
             raw = self.client.hgetall(self.k_recorded)
         return {k.decode(): v.decode() for k, v in raw.items()}
+
+    def review_base(self, rel: str) -> bytes | None:
+        return self.committed(rel)
 
     def committed(self, rel: str) -> bytes | None:
         with self._calls():

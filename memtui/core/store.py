@@ -124,12 +124,21 @@ class Store(ABC):
 
     # history
     @abstractmethod
-    def commit(self, paths: list[str], message: str, author: str, committer: str | None = None) -> str | None:
-        """Record the current state of `paths` as one change; return its id (None where there is no history)."""
+    def commit(self, paths: list[str], message: str, author: str, committer: str | None = None,
+               allow_empty: bool = False, contents: dict[str, bytes | None] | None = None) -> str | None:
+        """Record the current state of `paths` as one change; return its id (None where there is no history).
+
+        `contents` overrides what is recorded for some of `paths` (bytes, or None for deleted): the approved
+        change of a file whose bytes in the store also carry a pending external change."""
 
     @abstractmethod
     def committed(self, rel: str) -> bytes | None:
         """The file as of the last recorded change."""
+
+    def review_base(self, rel: str) -> bytes | None:
+        """What a write to `rel` is planned and reviewed against: the last recorded version where there is a
+        history (a pending external change is not part of it), else the current bytes."""
+        return self.read(rel)
 
     @abstractmethod
     def external_changes(self) -> list[ExternalChange]: ...

@@ -445,7 +445,8 @@ class MemtuiApp(App[None]):
         p = self._selected("approve")
         if p is not None:
             self.review.decided(p.id)
-            self.decide("approve", p.id)
+            # An external change is approved as the bytes its diff was made from, or not at all.
+            self.decide("approve", p.id, expect=p.after_hash if p.external else None)
 
     def action_reject(self) -> None:
         from memtui.tui.dialogs import RejectScreen
@@ -494,11 +495,11 @@ class MemtuiApp(App[None]):
         self.push_screen(ConfirmScreen(f"Approve all {len(ids)} pending proposals ({', '.join(ids)})?"), done)
 
     @work(thread=True, group="decide", exit_on_error=False)
-    def decide(self, verb: str, pid: str, reason: str | None = None) -> None:
+    def decide(self, verb: str, pid: str, reason: str | None = None, expect: str | None = None) -> None:
         if verb == "reject":
             result = self.memory.reject(pid, reason=reason or "", by=self.by)
         else:
-            result = self.memory.approve(pid, by=self.by)
+            result = self.memory.approve(pid, by=self.by, expect=expect)
         self.post_message(Decided(verb, pid, result))
 
     @work(thread=True, group="decide", exit_on_error=False)
