@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import aiohttp
 import pytest
@@ -85,12 +86,14 @@ async def test_a_wrong_token_gets_403_in_the_query_or_the_cookie(served: Served,
     before = tree_hash(root)
     base, right = served.origin, served.token
     wrong = ["wrong", right[:-1], right + "x", right.upper() if right.upper() != right else right.lower(), "",
-             right[:20]]
+             right[:20], "tøken", right + "\u200b", " " + right, right * 50]
     async with aiohttp.ClientSession(cookie_jar=jar()) as http:
         for token in wrong:
             async with http.get(f"{base}/", params={"token": token}) as r:
                 assert r.status == 403 and "Set-Cookie" not in r.headers, token
-            assert await attempt_ws(http, served.ws(f"&token={token}"), origin=base) == 403
+            assert await attempt_ws(http, served.ws(f"&token={quote(token)}"), origin=base) == 403
+            if token.strip() != token or not token.isascii():
+                continue  # a cookie's value is ASCII and trimmed: " " + right would be the right cookie
             cookie = {f"memtui-serve-{served.port}": token}
             async with http.get(f"{base}/static/js/textual.js", cookies=cookie) as r:
                 assert r.status == 403
@@ -165,7 +168,11 @@ async def test_the_persons_page_opens_the_websocket_streams_the_app_and_its_keys
             assert r.status == 200
         async with http.ws_connect(served.ws(), origin=served.origin) as ws:
             await read_until(ws, "MEMORY.md", "p-0001")
-            assert len(served.children()) == 1
+            (app,) = served.children()
+            # Another user of the machine can read an app's command line; the token is not in it (nor, for good
+            # measure, in its environment).
+            for part in ("cmdline", "environ"):
+                assert served.token.encode() not in Path(f"/proc/{app}/{part}").read_bytes()
             await ws.send_json(["stdin", "A"])
             await read_until(ws, "Approve all 1 pending proposals")
             await ws.send_json(["stdin", "y"])
@@ -223,9 +230,11 @@ window.fetched = fetch("http://127.0.0.1:{port}/", {{credentials: "include"}}).t
 async def test_a_web_page_in_the_persons_browser_cannot_open_the_app(served: Served, root: Path) -> None:
     """The person has the app open (so the browser holds the cookie); a page from another port of the same
     machine — the same site for cookies, the worst case — tries the WebSocket, a framed copy and a fetch."""
+    async def cats(_: web.Request) -> web.Response:
+        return web.Response(text=EVIL_PAGE.format(port=served.port), content_type="text/html")
+
     evil = web.Application()
-    evil.router.add_get("/", lambda _: web.Response(text=EVIL_PAGE.format(port=served.port),
-                                                    content_type="text/html"))
+    evil.router.add_get("/", cats)
     runner = web.AppRunner(evil)
     await runner.setup()
     evil_port = free_port()
