@@ -116,7 +116,8 @@ class GuardedServer(Server):
         elif not hmac.compare_digest(request.cookies.get(self.cookie, "").encode(), self.token.encode()):
             return "no token: open the URL memtui serve printed (it ends in ?token=…)"
         origin = request.headers.get(hdrs.ORIGIN)
-        websocket = request.headers.get(hdrs.UPGRADE, "").lower() == "websocket"
+        websocket = (request.match_info.route.name == "websocket"
+                     or "websocket" in request.headers.get(hdrs.UPGRADE, "").lower())
         if origin is None and (websocket or request.method not in SAFE_METHODS):
             return "a WebSocket or a change must say where it comes from (Origin): use the page memtui serve printed"
         if origin is not None and not self._same_origin(origin, host[0], host[1] or 80):

@@ -125,8 +125,11 @@ async def test_the_right_token_from_another_origin_is_refused(served: Served, ro
                 assert r.status == 403, origin
             async with http.get(f"{base}/?token={token}", headers={"Origin": origin}) as r:
                 assert r.status == 403 and "Set-Cookie" not in r.headers, origin
-        # A WebSocket that names no Origin at all is refused too: every browser sends one.
+        # A WebSocket that names no Origin at all is refused too: every browser sends one. So is its route asked
+        # without the Upgrade header.
         assert await attempt_ws(http, served.ws(f"&token={token}")) == 403
+        async with http.get(f"{base}/ws?token={token}") as r:
+            assert r.status == 403
     assert_untouched(served, root, before)
 
 
