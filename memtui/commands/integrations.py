@@ -28,10 +28,11 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("serve", help="open the app in a browser (textual-serve), on loopback by default",
                        description="Serve the app over HTTP: every browser tab runs its own app on the same memory "
-                       "root (the core's locks keep concurrent writers safe). It prints a URL with a token made for "
-                       "this launch: every request needs it, and requests from other web sites (Origin) or under "
-                       "other host names (Host, DNS rebinding) are refused. Anyone with the URL can read the memory "
-                       "and approve writes, so it listens on 127.0.0.1 unless told otherwise.")
+                       "(a folder, or Redis with --store; the core's locks keep concurrent writers safe). It prints "
+                       "a URL with a token made for this launch: every request needs it, and requests from other "
+                       "web sites (Origin) or under other host names (Host, DNS rebinding) are refused. Anyone with "
+                       "the URL can read the memory and approve writes, so it listens on 127.0.0.1 unless told "
+                       "otherwise.")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, loopback only)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME",

@@ -84,10 +84,10 @@ class GuardedServer(Server):
     the address the browser used (already checked by the guard) rather than the listening address, so the page
     at http://localhost:PORT opens its WebSocket on the same origin and with the same cookie."""
 
-    def __init__(self, command: str, *, host: str, port: int, title: str, allow_hosts: list[str] | None = None,
-                 token: str | None = None) -> None:
+    def __init__(self, command: str, *, host: str, port: int, title: str, allow_hosts: list[str] | None = None
+                 ) -> None:
         super().__init__(command, host=host, port=port, title=title)
-        self.token = token or secrets.token_urlsafe(32)
+        self.token = secrets.token_urlsafe(32)
         self.cookie = f"memtui-serve-{port}"
         names = set(LOOPBACK_NAMES) | set(allow_hosts or ())
         listening = split_host(url_host(host))
