@@ -1,24 +1,25 @@
-"""`memtui serve`: the app in a browser through textual-serve, loaded in headless Chromium."""
+"""`memtui serve`: the app in a browser through textual-serve, loaded in headless Chromium, on a folder or Redis.
+
+The guard in front of it (token, Origin, Host) is attacked in tests/security/test_serve_guard.py."""
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
+import asyncio
 import subprocess
 import sys
-import time
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
+import aiohttp
 import pytest
+from support.browser import Chromium, chromium_path
+from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
+from support.serve import read_until, serving
 
 from memtui.cli import build_parser
 from memtui.commands.integrations import _loopback
 from memtui.core.memory import Memory
-from support.browser import Chromium, chromium_path
+from memtui.core.redis_store import RedisStore
+from memtui.core.stores import init_store
 
 
 def test_serve_listens_on_loopback_unless_told_otherwise() -> None:
@@ -31,43 +32,9 @@ def test_serve_listens_on_loopback_unless_told_otherwise() -> None:
 def test_serve_warns_before_listening_beyond_loopback(root: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "memtui", "serve", "--root", str(root), "--host", "0.0.0.0",
                            "--port", "0"], capture_output=True, text=True, timeout=30)
-    assert "anyone who can reach it can read this memory and approve writes" in done.stderr
+    assert "anyone who has the printed URL and can reach the address can read this memory and approve writes" \
+        in done.stderr and "unencrypted" in done.stderr
     assert done.returncode == 1 and "--port must be between 1 and 65535" in done.stderr
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def serving(root: Path) -> Iterator[str]:
-    port = free_port()
-    env = {**os.environ, "MEMTUI_NOW": "2026-08-20T14:05", "MEMTUI_USER": "wes"}
-    # A process group of its own, so the apps textual-serve starts for each tab stop with it.
-    proc = subprocess.Popen([sys.executable, "-m", "memtui", "serve", "--root", str(root), "--port", str(port)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(url, timeout=2) as page:
-                    assert b"textual-terminal" in page.read()
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"memtui serve did not start: {proc.stderr.read().decode()}") from None
-                time.sleep(0.1)
-        yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(5)
 
 
 @pytest.mark.skipif(chromium_path() is None, reason="chromium is not installed (apt-get install -y chromium; "
@@ -76,10 +43,10 @@ async def test_two_browser_tabs_show_the_memory_tree_and_a_proposal_as_it_arrive
     now("2026-08-20T14:05")
     mem = Memory(root)
     mem.create("people/priya.md", "# Priya\n\n- [stated] Signs the Lumen renewal\n", actor="wes")
-    with serving(root) as url:
+    with serving("--root", str(root)) as served:
         async with Chromium() as browser:
-            first = await browser.open(url)
-            second = await browser.open(url)
+            first = await browser.open(served.url)  # the printed URL, with this launch's token
+            second = await browser.open(served.url)
             for tab in (first, second):  # each tab is its own app process on the same memory root
                 shown = await tab.wait_for_text("MEMORY.md", "people", "log", "scratch", "Review")
                 assert "▾ memory" in shown  # the memory tree, opened at the root
@@ -88,3 +55,43 @@ async def test_two_browser_tabs_show_the_memory_tree_and_a_proposal_as_it_arrive
             assert result.status == "queued" and result.id == "p-0001"
             for tab in (first, second):
                 await tab.wait_for_text("p-0001")
+
+
+async def test_serve_store_runs_the_app_on_a_redis_memory(tmp_path: Path, redis_url: str) -> None:
+    """`--store URL` with no folder at all: each tab's app is on the Redis memory, and its keys decide there."""
+    store = RedisStore(redis_url)
+    init_store(store, author="wes")
+    mem = Memory(store)
+    result = mem.update("Projects", "add", "[observed] Kept in Redis, not a folder", actor="mcp:claude-code")
+    assert result.status == "queued"
+    missing = tmp_path / "no-such-folder"
+    with serving("--root", str(missing), "--store", redis_url) as served:
+        assert served.children() == []
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+            async with http.get(served.url) as r:
+                assert r.status == 200 and "redis://127.0.0.1" in await r.text()  # the page's title
+            async with http.ws_connect(served.ws(), origin=served.origin) as ws:
+                await read_until(ws, "MEMORY.md", result.id or "")
+                (app,) = served.children()
+                # The app finds the store in its environment: a URL (and any password in it) is not on a command
+                # line, which every user of the machine can read.
+                assert b"redis://" not in Path(f"/proc/{app}/cmdline").read_bytes()
+                await ws.send_json(["stdin", "A"])
+                await read_until(ws, "Approve all 1 pending proposals")
+                await ws.send_json(["stdin", "y"])
+                for _ in range(200):
+                    if Memory(RedisStore(redis_url)).get(result.id or "").status != "pending":
+                        break
+                    await asyncio.sleep(0.1)
+    assert Memory(RedisStore(redis_url)).get(result.id or "").status == "applied"
+    assert "Kept in Redis, not a folder" in (Memory(RedisStore(redis_url)).read_text("MEMORY.md") or "")
+    assert not missing.exists()
+
+
+def test_serve_store_that_cannot_be_reached_says_so_before_serving(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "memtui", "serve", "--root", str(tmp_path / "none"), "--store",
+                           "redis://:hunter2@127.0.0.1:1/0?prefix=x&timeout=1", "--port", "8123"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1 and "cannot be reached" in done.stderr and "no memory root" not in done.stderr
+    assert "hunter2" not in done.stderr + done.stdout
+    assert "memtui serve: open" not in done.stdout

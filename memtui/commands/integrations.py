@@ -6,11 +6,13 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import json
+import os
 import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
-from memtui.cli import EXIT_ERROR, EXIT_OK, common, memory_of, root_of
+from memtui.cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, common, default_root, memory_of, root_of
 
 DEFAULT_PORT = 8000
 
@@ -26,10 +28,16 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("serve", help="open the app in a browser (textual-serve), on loopback by default",
                        description="Serve the app over HTTP: every browser tab runs its own app on the same memory "
-                       "root (the core's locks keep concurrent writers safe). Anyone who can reach the address can "
-                       "read the memory and approve writes, so it listens on 127.0.0.1 unless told otherwise.")
+                       "(a folder, or Redis with --store; the core's locks keep concurrent writers safe). It prints "
+                       "a URL with a token made for this launch: every request needs it, and requests from other "
+                       "web sites (Origin) or under other host names (Host, DNS rebinding) are refused. Anyone with "
+                       "the URL can read the memory and approve writes, so it listens on 127.0.0.1 unless told "
+                       "otherwise.")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, loopback only)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="also answer requests addressed to NAME (a machine name or address, no port), e.g. with "
+                   "--host 0.0.0.0; repeatable. Loopback names are always allowed")
     p.add_argument("--theme", default=None, help="theme name (see themes/)")
     common(p)
     p.set_defaults(func=cmd_serve)
@@ -54,19 +62,41 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    root = root_of(args)
     if not _loopback(args.host):
-        print(f"memtui serve: listening on {args.host}: anyone who can reach it can read this memory and approve "
-              "writes (there is no login). Use --host 127.0.0.1 unless that is what you want.", file=sys.stderr)
+        print(f"memtui serve: listening on {args.host}: anyone who has the printed URL and can reach the address "
+              "can read this memory and approve writes, and the URL, its token and the screen cross the network "
+              "unencrypted (plain HTTP). Use --host 127.0.0.1 unless that is what you want.", file=sys.stderr)
     if not 0 < args.port < 65536:
         print(f"memtui serve: --port must be between 1 and 65535, not {args.port}", file=sys.stderr)
         return EXIT_ERROR
+    from memtui.core.stores import STORE_ENV, store_url
+    from memtui.integrations.serve import allowed_name
+
+    allow = [allowed_name(name) for name in args.allow_host]
+    bad = [name for name, ok in zip(args.allow_host, allow) if ok is None]
+    if bad:
+        print(f"memtui serve: --allow-host {bad[0]!r} is not a host name or address; give a bare name such as "
+              "mybox.local or 192.168.1.4 (no scheme, port or path)", file=sys.stderr)
+        return EXIT_USAGE
+    root = Path(args.root).expanduser() if args.root else default_root()
+    url = store_url(root, args.store)
+    if url:
+        memory = memory_of(args)
+        memory.store.ping()  # an unreachable store is reported here, not in every browser tab
+        title = f"memtui · {memory.store.location}"
+        # Each tab's app finds the store in its environment: a URL on the command line would show any password
+        # in the process list to every user of the machine.
+        os.environ[STORE_ENV] = url
+    else:
+        root = root_of(args)
+        title = f"memtui · {root.name}"
     command = [sys.executable, "-m", "memtui", "open", str(root)]
     if args.theme:
         command += ["--theme", args.theme]
-    from textual_serve.server import Server
+    from memtui.integrations.serve import GuardedServer
 
-    server = Server(shlex.join(command), host=args.host, port=args.port, title=f"memtui · {root.name}")
+    server = GuardedServer(shlex.join(command), host=args.host, port=args.port, title=title,
+                           allow_hosts=[name for name in allow if name])
     try:
         server.serve()
     except OSError as exc:
