@@ -152,7 +152,7 @@ class Pane(Vertical, can_focus=False):
                     kind = ("today--add" if line.startswith("+") and not line.startswith("+++") else
                             "today--remove" if line.startswith("-") and not line.startswith("---") else
                             "today--muted")
-                    leaf.add_leaf(Text(visible(line), style(kind), no_wrap=True), data=change)
+                    leaf.add_leaf(Text(visible(line, newlines=False), style(kind), no_wrap=True), data=change)
         self._restore_cursor(keep)
 
     def _label(self, c: Change, rep: TodayReport) -> Text:
