@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from rich.text import Text
-from textual.content import Content
+from textual.markup import escape
 from textual.widgets import Collapsible, Input, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
@@ -276,17 +276,16 @@ class Pane(Vertical):
         elif isinstance(event, ev.ToolCall):
             await self._end_reply()
             details = Static(content(json.dumps(event.input, ensure_ascii=False, indent=1)))
-            # A title is read as markup unless it is Content: the model chose the name and the arguments.
-            title = content(f"⚙ {event.name} {_brief(event.input)}", newlines=False)
-            tool = Collapsible(details, title=title, collapsed=True, classes="chat-tool")  # type: ignore[arg-type]
+            # A title is read as markup: the model chose the name and the arguments, so they are escaped.
+            title = escape(visible(f"⚙ {event.name} {_brief(event.input)}", newlines=False))
+            tool = Collapsible(details, title=title, collapsed=True, classes="chat-tool")
             self._tools[event.id] = tool
             await log.mount(tool)
         elif isinstance(event, ev.ToolResult):
             tool = self._tools.get(event.id)
             if tool is not None:
                 first = event.text.splitlines()[0] if event.text else ""
-                result = content(f" → {first[:80]}", newlines=False)
-                tool.title = Content.assemble(tool.title, result)  # type: ignore[assignment]
+                tool.title = f"{tool.title} → {escape(visible(first[:80], newlines=False))}"
                 tool.set_class(event.is_error, "-error")
                 await tool.query_one("Contents").mount(Static(content(event.text), classes="chat-note"))
             if event.status in ("applied", "queued"):
