@@ -203,3 +203,16 @@ async def test_today_renders_any_change(demo: Path) -> None:
         render()
         await pilot.pause()
         assert app.is_running and app.return_code is None
+
+
+@FUZZ
+@given(value=text)
+def test_markup_literal_reads_back_as_the_text(value: str) -> None:
+    """For the few places that take only markup (a Collapsible's title, the palette's help): any text, cut
+    anywhere, parses back to itself, controls made visible."""
+    from textual.content import Content
+
+    from memtui.tui.plain import markup_literal, visible
+
+    for cut in {len(value), len(value) // 2, max(0, len(value) - 1)}:
+        assert Content.from_markup(markup_literal(value[:cut])).plain == visible(value[:cut])

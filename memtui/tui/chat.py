@@ -19,7 +19,6 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from rich.text import Text
-from textual.markup import escape
 from textual.widgets import Collapsible, Input, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
@@ -27,7 +26,7 @@ from memtui.core.memory import Memory, NotFound, default_actor
 from memtui.core.proposals import APPLIED, CONFLICT, PENDING, REJECTED, Proposal
 from memtui.tui.diff import DiffView
 from memtui.tui.messages import Decided, FilesChanged, ProposalsChanged, SessionEnded
-from memtui.tui.plain import content, visible
+from memtui.tui.plain import content, markup_literal, visible
 
 HINT = ("Chat with the agent whose memory is this folder. Its writes to MEMORY.md and topic files wait for you "
         "as cards: a approve · e revise · r reject. enter sends · escape cancels a turn · ↑ from an empty input "
@@ -277,7 +276,7 @@ class Pane(Vertical):
             await self._end_reply()
             details = Static(content(json.dumps(event.input, ensure_ascii=False, indent=1)))
             # A title is read as markup: the model chose the name and the arguments, so they are escaped.
-            title = escape(visible(f"⚙ {event.name} {_brief(event.input)}", newlines=False))
+            title = markup_literal(f"⚙ {event.name} {_brief(event.input)}", newlines=False)
             tool = Collapsible(details, title=title, collapsed=True, classes="chat-tool")
             self._tools[event.id] = tool
             await log.mount(tool)
@@ -285,7 +284,7 @@ class Pane(Vertical):
             tool = self._tools.get(event.id)
             if tool is not None:
                 first = event.text.splitlines()[0] if event.text else ""
-                tool.title = f"{tool.title} → {escape(visible(first[:80], newlines=False))}"
+                tool.title = f"{tool.title} → {markup_literal(first[:80], newlines=False)}"
                 tool.set_class(event.is_error, "-error")
                 await tool.query_one("Contents").mount(Static(content(event.text), classes="chat-note"))
             if event.status in ("applied", "queued"):

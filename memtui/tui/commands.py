@@ -8,9 +8,7 @@ from typing import TYPE_CHECKING, Callable
 
 from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
-from textual.markup import escape
-
-from memtui.tui.plain import visible
+from memtui.tui.plain import markup_literal, visible
 
 if TYPE_CHECKING:
     from memtui.tui.app import MemtuiApp
@@ -66,14 +64,15 @@ class MemtuiCommands(Provider):
     async def discover(self) -> Hits:
         for name, run, help_text in self.commands():
             if not name.startswith("Open file:"):
-                yield DiscoveryHit(Content(visible(name, newlines=False)), run, text=name, help=escape(help_text))
+                yield DiscoveryHit(Content(visible(name, newlines=False)), run, text=name,
+                                   help=markup_literal(help_text))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for name, run, help_text in self.commands():
             score = matcher.match(name)
             if score > 0:
-                yield Hit(score, highlight(matcher, name), run, text=name, help=escape(help_text))
+                yield Hit(score, highlight(matcher, name), run, text=name, help=markup_literal(help_text))
 
 
 def highlight(matcher: Matcher, name: str) -> Content:

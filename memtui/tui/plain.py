@@ -39,3 +39,12 @@ def plain(text: str, style: str | object = "", *, newlines: bool = True) -> Text
 def content(text: str, *, newlines: bool = True) -> Content:
     """A Textual `Content` of untrusted `text` (for titles, labels and notifications that take Content)."""
     return Content(visible(text, newlines=newlines))
+
+
+
+def markup_literal(text: str, *, newlines: bool = True) -> str:
+    """Markup that reads as `text`, for the few places that take only a markup string (a Collapsible's title).
+
+    Every `[` is escaped (Textual drops the one backslash before it and keeps other backslashes as they are), not
+    only those that look like a tag as `textual.markup.escape` does: cut short, `…[/` is still a closing tag."""
+    return visible(text, newlines=newlines).replace("[", "\\[")

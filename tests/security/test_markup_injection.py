@@ -231,3 +231,64 @@ async def test_notifications_help_and_the_remove_dialog_show_brackets(hostile) -
         await pilot.press("n")
         assert not actions_drawn(app)
         assert app.ran == [] and app.is_running
+
+
+async def test_a_model_reply_and_its_tool_calls_are_shown_literally(mem: Memory,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model writes markup, an action and an escape sequence in its reply, a tool call's arguments and an
+    entry: the chat draws them as text (the reply as Markdown), and the card shows the entry literally."""
+    from textual.app import App, ComposeResult
+
+    from memtui.tui.chat import Pane, ProposalCardView
+    from support.anthropic_server import FakeAnthropic, reply, tool_use
+
+    class Host(App[None]):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ran: list[str] = []
+
+        def compose(self) -> ComposeResult:
+            yield Pane(mem)
+
+        def on_mount(self) -> None:
+            self.query_one(Pane).focus()
+
+        def action_bell(self) -> None:
+            self.ran.append("bell")
+
+        async def action_quit(self) -> None:
+            self.ran.append("quit")
+
+    mem.update("Preferences", "add", "[stated] Likes tea (2026-08-01, chat)")
+    entry = f"[stated] Likes [bold]green[/bold] tea {QUIT}"
+    calls = [tool_use("memory_update", {"section": f"Pre[/]ferences {BELL}", "action": "add", "entry": entry}),
+             tool_use("memory_update", {"section": "Preferences", "action": "add", "entry": entry})]
+    with FakeAnthropic(reply(f"Noted \x1b[2J{QUIT} [/] ok.", *calls), reply(f"Done {BELL}.")) as server:
+        for key, value in server.env.items():
+            monkeypatch.setenv(key, value)
+        app = Host()
+        async with app.run_test(size=(120, 60)) as pilot:
+            pane = app.query_one(Pane)
+            pane.query_one("#chat-input").value = "I like green tea"
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: not pane.running and pane.turn_worker is not None, timeout=20,
+                           what="the turn to end")
+            await wait_for(pilot, lambda: pane.query(ProposalCardView), what="the card")
+            await pilot.pause(0.2)
+            shown = []
+            for widget in pane.query("*"):
+                if widget.display and widget.outer_size.area:
+                    lines = rendered(widget)
+                    assert not any("\x1b" in line for line in lines), lines
+                    shown += lines
+            text = flat(shown)
+            assert "Noted ␛[2J[@click=app.quit]QUIT[/] [/] ok." in text, text
+            assert f"Pre[/]ferences {BELL}" in text, text
+            assert "Likes [bold]green[/bold] tea [@click=app.quit]QUIT[/]" in text, text
+            assert f"Done {BELL}." in text, text
+            for word in ("QUIT", "BELL"):
+                for widget in pane.query("*"):
+                    if widget.display and widget.outer_size.area and await click_text(pilot, widget, word):
+                        break
+            assert not actions_drawn(app)  # type: ignore[arg-type]
+            assert app.ran == [] and app.is_running
