@@ -292,3 +292,26 @@ async def test_a_model_reply_and_its_tool_calls_are_shown_literally(mem: Memory,
                         break
             assert not actions_drawn(app)  # type: ignore[arg-type]
             assert app.ran == [] and app.is_running
+
+
+async def test_a_queue_file_of_the_wrong_types_is_reported_not_drawn(hostile) -> None:
+    """A queue file is anyone's to write: lists and numbers where strings go, and an unknown provenance."""
+    root, _ = hostile
+    queue = root / ".memtui/queue"
+    (queue / "p-0098.json").write_text(json.dumps({
+        "id": "p-0098", "created": None, "actor": 5, "file": ["x"], "action": {"a": 1}, "entry": ["[/]"],
+        "flags": "abc", "status": "pending", "diff": 3}))
+    (queue / "p-0099.json").write_text(json.dumps({
+        "id": "p-0099", "created": "2026-08-20T14:05", "actor": "agent[/]", "file": "MEMORY.md", "action": "add",
+        "section": "Facts", "entry": "[bogus] x [/]", "provenance": "bogus", "status": "pending"}))
+    app = RecordingApp(root, watch=False)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        ids = [p.id for p in app.review.proposals]
+        assert "p-0098" not in ids and "p-0099" in ids
+        assert any("p-0098: unreadable queue file" in p for p in app.problems), app.problems
+        app.review.select("p-0099")
+        await pilot.pause(0.1)
+        assert "[bogus] x [/]" in flat(rendered(app.review.option_list))
+        assert "unreadable queue file" in flat(rendered(app.feed))
+        assert app.is_running and app.return_code is None
