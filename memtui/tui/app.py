@@ -562,7 +562,9 @@ class MemtuiApp(App[None]):
     def on_consolidation_due(self, message: ConsolidationDue) -> None:
         if not self.alive() or not message.sections:
             return
-        key = self.keymap_config.get("consolidate", "C")
+        from memtui.tui.help import key_names
+
+        key = key_names(self.keymap_config.get("consolidate", "C"))
         text = (f"{MEMORY_FILE} is over its cap in {', '.join(message.sections)}: press {key} to propose a "
                 "consolidation (you review it before it applies)")
         self.consolidation_offer = message.sections
