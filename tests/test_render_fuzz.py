@@ -115,7 +115,8 @@ async def test_the_viewer_and_its_entry_bar_render_any_bytes(demo: Path) -> None
         drawn(odd)
         text = "\n".join(odd.row_text(r) for r in range(len(odd.state.lines)))
         assert "## F[/]cts ␛[2J" in text and "tag not first" in text and "invalid date 2024-13-45" in text, text
-        assert "\ufffd\ufffd bad bytes" in text and "[bogus] � x" in text, text
+        assert "\ufffd\ufffd bad bytes (2024-13-45)  invalid date 2024-13-45  not UTF-8" in text, text
+        assert "[bogus] � x" in text, text
         assert app.is_running and app.return_code is None
 
 

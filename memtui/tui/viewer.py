@@ -220,7 +220,13 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
         text = data.decode("utf-8", errors="replace")
         if previous is not None and len(text) <= FULL_PARSE_LIMIT and version_of(text) in self._own_versions:
             previous = None  # the person's own edit from this viewer: no live-diff marks for it
-        self.post_message(self.Loaded(self, scan(self.rel, text, previous)))
+        state = scan(self.rel, text, previous)
+        if "\ufffd" in text:
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError:
+                state.extra["not_utf8"] = True  # the lines with a � are flagged: their bytes are not UTF-8
+        self.post_message(self.Loaded(self, state))
 
     def on_memory_viewer_loaded(self, message: Loaded) -> None:
         if message.viewer is not self:
@@ -393,6 +399,8 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
             return Text.assemble((f"{i + 1:>{n}} ", style("viewer--lineno")), (f"{mark} ", style("viewer--gutter")),
                                  visible(line)), line_style
         body, symbol = self._styled(i, line)
+        if "\ufffd" in line and st.extra.get("not_utf8"):
+            body.append("  not UTF-8 (shown as �)", style("viewer--untagged") + Style(italic=True))
         return Text.assemble((mark, style("viewer--gutter")), symbol, " ", body), line_style
 
     def _styled(self, i: int, line: str) -> tuple[Text, Text]:
