@@ -124,7 +124,7 @@ def run_app(args: argparse.Namespace) -> int:
 
     try:
         # A crash exits 1 and names the file holding its traceback (memtui/tui/crash.py).
-        code = crash.run(MemtuiApp(root, theme=args.theme, memory=memory))
+        code = crash.run(lambda: MemtuiApp(root, theme=args.theme, memory=memory))
     finally:
         if temporary is not None:
             import shutil

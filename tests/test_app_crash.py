@@ -1,6 +1,6 @@
-"""A crash of the app in a real terminal (tmux): the exit status is not 0, and the message names a file that holds
-the traceback. The crash is real: a key whose handler raises, inside the app's message loop, run through the
-`memtui` command's own code (memtui.cli.main)."""
+"""A crash of the app: the exit status is not 0, and the message names a file that holds the traceback. The crashes
+are real exceptions (a key whose handler raises inside the app's message loop, in a real terminal under tmux; an
+app that cannot be made), run through the `memtui` command's own code (memtui.cli.main)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,6 @@ import pytest
 from app_support import demo_root, demo_template  # noqa: F401 (fixture)
 from test_app_tmux import wait_screen
 
-pytestmark = pytest.mark.tmux
-
 # `?` (help) raises here: any unhandled exception in a handler ends the app the same way.
 LAUNCHER = """
 import sys
@@ -33,6 +31,7 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+@pytest.mark.tmux
 def test_a_crash_exits_non_zero_and_names_the_saved_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                              demo_template: Path) -> None:
     if shutil.which("tmux") is None:
@@ -71,3 +70,20 @@ def test_a_crash_exits_non_zero_and_names_the_saved_traceback(tmp_path: Path, mo
     assert "Traceback" in text and "broken_help" in text and "the help key broke on purpose" in text
     assert report.stat().st_mode & 0o077 == 0  # it may quote the memory: only the person can read it
     assert "Traceback" not in screen  # one message on the terminal, the traceback in the file
+
+
+def test_a_crash_before_the_app_runs_is_reported_the_same_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               demo_template: Path) -> None:
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    launcher = tmp_path / "launch.py"
+    launcher.write_text(LAUNCHER.replace("MemtuiApp.action_help = broken_help",
+                                         "MemtuiApp.__init__ = lambda self, *a, **k: broken_help(self)"))
+    state = tmp_path / "state"
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_STATE_HOME": str(state)}
+    done = subprocess.run([sys.executable, str(launcher), str(root)], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("memtui crashed: RuntimeError: the help key broke on purpose\n"), done.stderr
+    named = re.search(r"saved in (\S+\.txt)", done.stderr)
+    assert named and Path(named[1]).parent == state / "memtui" / "crashes", done.stderr
+    assert "Traceback (most recent call last)" in Path(named[1]).read_text()

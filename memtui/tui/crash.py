@@ -12,8 +12,9 @@ import os
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
-from typing import TextIO
+from typing import Callable, TextIO
 
 from rich.console import Console
 from textual.app import App
@@ -45,7 +46,7 @@ def save_report(text: str) -> Path:
 
 
 def summary(report: str) -> str:
-    """The exception's own line (`KeyError: …`), the last line of the traceback that is not its frame."""
+    """The exception's own line (`KeyError: …`): the last line of the traceback."""
     for line in reversed(report.splitlines()):
         line = line.strip().strip("│╰╯─ ").strip()
         if line:
@@ -53,14 +54,22 @@ def summary(report: str) -> str:
     return "no traceback"
 
 
-def run(app: App, stderr: TextIO | None = None) -> int:
-    """Run `app`; its exit status (1 after a crash, with the report saved and named on stderr)."""
+def run(make_app: Callable[[], App], stderr: TextIO | None = None) -> int:
+    """Make and run the app; its exit status (1 after a crash, with the report saved and named on stderr).
+
+    An exception before the app's loop (making it, starting the terminal) is reported the same way."""
     err = stderr or sys.stderr
     buffer = io.StringIO()
-    app.error_console = Console(file=buffer, markup=False, highlight=False, color_system=None, width=200)
-    app.run()
+    try:
+        app = make_app()
+        app.error_console = Console(file=buffer, markup=False, highlight=False, color_system=None, width=200)
+        app.run()
+    except Exception:
+        buffer.write(traceback.format_exc())
+        code = 1
+    else:
+        code = app.return_code or 0
     printed = buffer.getvalue()
-    code = app.return_code or 0
     if not code:
         err.write(printed)
         return 0
