@@ -26,7 +26,7 @@ from memtui.tui.diff import unified
 from memtui.tui.feed import activity_from_audit
 from memtui.tui.viewer import MemoryViewer, scan
 
-FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+FUZZ = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                        HealthCheck.function_scoped_fixture])
 PIECES = [
     "[", "]", "[/]", "[bold]", "[/bold]", "[@click=app.quit]", "[@click=app.bell]x[/]", "[$accent]", "\\[",

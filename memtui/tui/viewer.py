@@ -72,7 +72,9 @@ def scan(rel: str, text: str, previous: list[str] | None) -> ViewerState:
     else:
         entries = None
         headings = _light_headings(text)
-    state = ViewerState(rel, lines, max(map(len, lines), default=0), headings, entries, comment, extra=extra)
+    # Tabs are drawn expanded: the widest line is measured the same way, so it scrolls to its end.
+    width = max((len(ln.expandtabs(TAB_SIZE)) for ln in lines) if "\t" in text else map(len, lines), default=0)
+    state = ViewerState(rel, lines, width, headings, entries, comment, extra=extra)
     if previous is not None and previous != lines:
         _mark_changes(state, previous)
     return state
