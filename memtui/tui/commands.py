@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Callable
 
 from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
+
 from memtui.tui.plain import markup_literal, visible
 
 if TYPE_CHECKING:
