@@ -119,16 +119,18 @@ def run_app(args: argparse.Namespace) -> int:
         from memtui.core.init import init_root
 
         init_root(root)
+    from memtui.tui import crash
     from memtui.tui.app import MemtuiApp
 
     try:
-        MemtuiApp(root, theme=args.theme, memory=memory).run()
+        # A crash exits 1 and names the file holding its traceback (memtui/tui/crash.py).
+        code = crash.run(lambda: MemtuiApp(root, theme=args.theme, memory=memory))
     finally:
         if temporary is not None:
             import shutil
 
             shutil.rmtree(temporary, ignore_errors=True)
-    return EXIT_OK
+    return EXIT_ERROR if code else EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:

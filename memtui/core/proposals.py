@@ -70,13 +70,26 @@ class Proposal:
         raw = json.loads(data)
         if not isinstance(raw, dict) or "id" not in raw:
             raise ValueError("not a proposal")
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in raw.items() if k in known})
+        values = {f.name: raw[f.name] for f in fields(cls) if f.name in raw}
+        for f in fields(cls):
+            if f.name in values and not _FITS[str(f.type)](values[f.name]):
+                # A queue file is anyone's to write: a list where a string goes would crash whoever shows it.
+                raise ValueError(f"{f.name} is {type(values[f.name]).__name__}, not {f.type}")
+        return cls(**values)
 
     def summary(self) -> str:
         what = self.entry or self.replaces or self.to or ""
         where = f"{self.file}" + (f" § {self.section}" if self.section else "")
         return f"{self.action} {where}: {what}".rstrip(": ")
+
+
+_FITS = {
+    "str": lambda v: isinstance(v, str),
+    "str | None": lambda v: v is None or isinstance(v, str),
+    "list[str]": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+    "list[dict[str, Any]]": lambda v: isinstance(v, list) and all(isinstance(x, dict) for x in v),
+    "dict[str, str]": lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in (*v, *v.values())),
+}
 
 
 @dataclass

@@ -34,6 +34,7 @@ from memtui.tui.messages import (
     Activity, CommittedLoaded, Consolidated, ConsolidationDue, Decided, FilesChanged, LogActivity, MemoryChanged,
     OpenFile, ProposalsChanged, SessionEnded, StateSynced,
 )
+from memtui.tui.plain import content, visible
 from memtui.tui.review import ReviewPanel
 from memtui.tui.tree import MemoryTree
 from memtui.tui.viewer import MemoryViewer
@@ -121,6 +122,13 @@ class MemtuiApp(App[None]):
             self.problems.append(f"no theme {wanted!r}; themes: {', '.join(sorted(self.available_themes))}")
             wanted = theme_files.DEFAULT_THEME
         self.theme = wanted
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
+               markup: bool = True) -> None:
+        """Every notification is plain text: most hold a file name, an actor, an entry or a refusal, and as
+        markup `[/]` would crash the toast and `[@click=…]` would be an action. `markup` is ignored."""
+        super().notify(visible(str(message)), title=visible(str(title)), severity=severity, timeout=timeout,
+                       markup=False)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return theme_files.variable_defaults()
@@ -333,7 +341,7 @@ class MemtuiApp(App[None]):
             viewer = self.viewer_for(rel)
         else:
             viewer = self.viewer(rel)
-            main.add_pane(TabPane(rel, viewer, id=pid))
+            main.add_pane(TabPane(content(rel, newlines=False), viewer, id=pid))
             main.active = pid
         if viewer is not None:
             if line is not None:
@@ -399,7 +407,7 @@ class MemtuiApp(App[None]):
         if main.query(f"#{pid}"):
             main.get_pane(pid).query_one(DiffView).show(diff, empty)
         else:
-            main.add_pane(TabPane(f"Δ {message.rel}", DiffView(diff, empty=empty), id=pid))
+            main.add_pane(TabPane(content(f"Δ {message.rel}", newlines=False), DiffView(diff, empty=empty), id=pid))
         main.active = pid
 
     def action_open_pane(self, kind: str) -> None:
@@ -555,7 +563,9 @@ class MemtuiApp(App[None]):
     def on_consolidation_due(self, message: ConsolidationDue) -> None:
         if not self.alive() or not message.sections:
             return
-        key = self.keymap_config.get("consolidate", "C")
+        from memtui.tui.help import key_names
+
+        key = key_names(self.keymap_config.get("consolidate", "C"))
         text = (f"{MEMORY_FILE} is over its cap in {', '.join(message.sections)}: press {key} to propose a "
                 "consolidation (you review it before it applies)")
         self.consolidation_offer = message.sections

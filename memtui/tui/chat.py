@@ -13,6 +13,7 @@ import json
 from contextlib import aclosing
 from typing import Any
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -25,6 +26,7 @@ from memtui.core.memory import Memory, NotFound, default_actor
 from memtui.core.proposals import APPLIED, CONFLICT, PENDING, REJECTED, Proposal
 from memtui.tui.diff import DiffView
 from memtui.tui.messages import Decided, FilesChanged, ProposalsChanged, SessionEnded
+from memtui.tui.plain import content, markup_literal, visible
 
 HINT = ("Chat with the agent whose memory is this folder. Its writes to MEMORY.md and topic files wait for you "
         "as cards: a approve · e revise · r reject. enter sends · escape cancels a turn · ↑ from an empty input "
@@ -58,15 +60,16 @@ class ProposalCardView(Vertical, can_focus=True):
     def compose(self) -> ComposeResult:
         c = self.card
         where = c.file + (f" § {c.section}" if c.section else "")
-        yield Static(f"[b]{c.id}[/b] · {c.action} {where}", classes="chat-card-title", markup=True)
+        yield Static(Text.assemble((visible(c.id), "bold"), visible(f" · {c.action} {where}")),
+                     classes="chat-card-title")
         if c.entry or c.replaces:
-            yield Static(c.entry or c.replaces, classes="chat-card-entry", markup=False)
+            yield Static(content(c.entry or c.replaces), classes="chat-card-entry")
         diff = DiffView(c.diff, classes="chat-card-diff")
         # Inline, because the app's diff.tcss (which outranks a widget's DEFAULT_CSS) makes a DiffView fill its tab.
         diff.styles.height = "auto"
         diff.styles.max_height = 14
         yield diff
-        yield Static(self._status_text(), classes="chat-card-status", markup=False)
+        yield Static(content(self._status_text()), classes="chat-card-status")
 
     def _status_text(self) -> str:
         if self.status == PENDING:
@@ -93,7 +96,7 @@ class ProposalCardView(Vertical, can_focus=True):
             self.outcome = f"{result_status}: {message}"
         self.set_class(self.status != PENDING, "-decided")
         self.set_class(self.status == REJECTED, "-rejected")
-        self.query_one(".chat-card-status", Static).update(self._status_text())
+        self.query_one(".chat-card-status", Static).update(content(self._status_text()))
 
     def _by(self) -> str:
         return getattr(self.app, "by", None) or default_actor()
@@ -222,7 +225,7 @@ class Pane(Vertical):
             self.notify("The agent is still answering: wait, or press escape to cancel", severity="warning")
             return
         event.input.value = ""
-        await self.log_view.mount(Static(text, classes="chat-user", markup=False))
+        await self.log_view.mount(Static(content(text), classes="chat-user"))
         self.turn_worker = self.run_turn(text)
 
     def on_key(self, event: Any) -> None:
@@ -250,7 +253,7 @@ class Pane(Vertical):
             raise
         except Exception as exc:  # the chat must never take the app down
             await self._end_reply()
-            await self.log_view.mount(Static(f"The chat failed: {exc}", classes="chat-error", markup=False))
+            await self.log_view.mount(Static(content(f"The chat failed: {exc}"), classes="chat-error"))
 
     def action_cancel_turn(self) -> None:
         if self.running:
@@ -268,21 +271,22 @@ class Pane(Vertical):
                 self._reply = Markdown(classes="chat-reply")
                 await log.mount(self._reply)
                 self._stream = Markdown.get_stream(self._reply)
-            await self._stream.write(event.text)
+            await self._stream.write(visible(event.text))  # Markdown, but never an ESC byte to the terminal
         elif isinstance(event, ev.ToolCall):
             await self._end_reply()
-            details = Static(json.dumps(event.input, ensure_ascii=False, indent=1), markup=False)
-            tool = Collapsible(details, title=f"⚙ {event.name} {_brief(event.input)}", collapsed=True,
-                               classes="chat-tool")
+            details = Static(content(json.dumps(event.input, ensure_ascii=False, indent=1)))
+            # A title is read as markup: the model chose the name and the arguments, so they are escaped.
+            title = markup_literal(f"⚙ {event.name} {_brief(event.input)}", newlines=False)
+            tool = Collapsible(details, title=title, collapsed=True, classes="chat-tool")
             self._tools[event.id] = tool
             await log.mount(tool)
         elif isinstance(event, ev.ToolResult):
             tool = self._tools.get(event.id)
             if tool is not None:
                 first = event.text.splitlines()[0] if event.text else ""
-                tool.title = f"{tool.title} → {first[:80]}"
+                tool.title = f"{tool.title} → {markup_literal(first[:80], newlines=False)}"
                 tool.set_class(event.is_error, "-error")
-                await tool.query_one("Contents").mount(Static(event.text, markup=False, classes="chat-note"))
+                await tool.query_one("Contents").mount(Static(content(event.text), classes="chat-note"))
             if event.status in ("applied", "queued"):
                 # Tell the app now rather than when the watcher's debounce fires: the review panel and the tree
                 # show the agent's write while the person is still reading the reply.
@@ -291,13 +295,13 @@ class Pane(Vertical):
         elif isinstance(event, ev.ProposalCard):
             await log.mount(ProposalCardView(self.memory, event))
         elif isinstance(event, ev.Decision):
-            await log.mount(Static(f"↳ told the agent: {event.text}", classes="chat-note", markup=False))
+            await log.mount(Static(content(f"↳ told the agent: {event.text}"), classes="chat-note"))
         elif isinstance(event, ev.Compacted):
             await log.mount(Static("Older turns were summarised, after the agent saved what matters.",
                                    classes="chat-note"))
         elif isinstance(event, ev.Error):
             await self._end_reply()
-            await log.mount(Static(f"⚠ {event.message}", classes="chat-error", markup=False))
+            await log.mount(Static(content(f"⚠ {event.message}"), classes="chat-error"))
         elif isinstance(event, ev.TurnEnd):
             await self._end_reply()
 

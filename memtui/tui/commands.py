@@ -6,7 +6,10 @@ import asyncio
 from functools import partial
 from typing import TYPE_CHECKING, Callable
 
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
+from textual.content import Content
+
+from memtui.tui.plain import markup_literal, visible
 
 if TYPE_CHECKING:
     from memtui.tui.app import MemtuiApp
@@ -57,14 +60,27 @@ class MemtuiCommands(Provider):
             out.append((f"Open file: {rel}", partial(app.open_file, rel), "open in a viewer tab"))
         return out
 
+    # A command's name holds file and section names (data): it is shown as Content, never read as markup (the
+    # palette reads a plain string prompt, and always the help, as markup).
     async def discover(self) -> Hits:
         for name, run, help_text in self.commands():
             if not name.startswith("Open file:"):
-                yield DiscoveryHit(name, run, help=help_text)
+                yield DiscoveryHit(Content(visible(name, newlines=False)), run, text=name,
+                                   help=markup_literal(help_text))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for name, run, help_text in self.commands():
             score = matcher.match(name)
             if score > 0:
-                yield Hit(score, matcher.highlight(name), run, help=help_text)
+                yield Hit(score, highlight(matcher, name), run, text=name, help=markup_literal(help_text))
+
+
+def highlight(matcher: Matcher, name: str) -> Content:
+    """`name` as literal Content with the query's fuzzy match marked (Matcher.highlight would parse markup)."""
+    out = Content(visible(name, newlines=False))
+    _, offsets = matcher.fuzzy_search.match(matcher.query, name)
+    for at in offsets:
+        if not name[at].isspace():
+            out = out.stylize(matcher.match_style, at, at + 1)
+    return out

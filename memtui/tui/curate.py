@@ -21,6 +21,7 @@ from textual.widgets.option_list import Option
 from memtui.core.entries import TAGS, Entry
 from memtui.core.memory import Memory
 from memtui.core.proposals import WriteResult
+from memtui.tui.plain import content, plain
 
 # Files whose sections are not places to move a durable entry to: dated logs, scratch notes and the archive.
 NOT_TARGETS = ("log/", "memory/", "scratch/", "archive/")
@@ -56,10 +57,10 @@ class EntryEditScreen(ModalScreen[WriteResult | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(self.question, classes="dialog-question", markup=False)
+            yield Static(content(self.question), classes="dialog-question")
             yield Input(self.value, id="entry-text", select_on_focus=False)
             yield Label("", id="entry-error", classes="dialog-error", markup=False)
-            yield Static(self.hint, classes="dialog-hint", markup=False)
+            yield Static(content(self.hint), classes="dialog-hint")
 
     def on_mount(self) -> None:
         self.query_one("#entry-text", Input).focus()
@@ -77,7 +78,7 @@ class EntryEditScreen(ModalScreen[WriteResult | None]):
     def written(self, message: Written) -> None:
         message.stop()
         if message.result.status in ("refused", "conflict"):
-            self.query_one("#entry-error", Label).update(message.result.message)
+            self.query_one("#entry-error", Label).update(content(message.result.message))
             return
         self.dismiss(message.result)
 
@@ -103,7 +104,7 @@ class TagScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         e = self.entry
         with Vertical(classes="dialog"):
-            yield Static(f"Provenance of: {e.text}", classes="dialog-question", markup=False)
+            yield Static(content(f"Provenance of: {e.text}"), classes="dialog-question")
             options = OptionList(id="tags")
             for tag in TAGS:
                 now = "  (now)" if tag == e.tag else ""
@@ -157,8 +158,8 @@ class MoveScreen(ModalScreen[WriteResult | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog move-dialog"):
-            yield Static(f"Move from {self.rel} § {self.section}: {self.entry.text}", classes="dialog-question",
-                         markup=False)
+            yield Static(content(f"Move from {self.rel} § {self.section}: {self.entry.text}"),
+                         classes="dialog-question")
             yield Input(placeholder="filter: part of a file or section name", id="move-filter")
             yield OptionList(id="move-targets")
             yield Label("", id="move-error", classes="dialog-error", markup=False)
@@ -197,7 +198,7 @@ class MoveScreen(ModalScreen[WriteResult | None]):
         self.shown = [t for t in self.targets if all(w in f"{t[0]} § {t[1]}".casefold() for w in words)]
         options = self.query_one("#move-targets", OptionList)
         options.clear_options()
-        options.add_options([Option(f"{rel} § {name}") for rel, name in self.shown])
+        options.add_options([Option(plain(f"{rel} § {name}", newlines=False)) for rel, name in self.shown])
         if self.shown:
             options.highlighted = 0
 
@@ -229,7 +230,7 @@ class MoveScreen(ModalScreen[WriteResult | None]):
     def written(self, message: Written) -> None:
         message.stop()
         if message.result.status in ("refused", "conflict"):
-            self.query_one("#move-error", Label).update(message.result.message)
+            self.query_one("#move-error", Label).update(content(message.result.message))
             return
         self.dismiss(message.result)
 

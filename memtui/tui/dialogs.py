@@ -17,6 +17,7 @@ from textual.widgets import Button, Input, Label, Static
 from memtui.core.memory import Memory
 from memtui.core.proposals import Proposal, WriteResult
 from memtui.tui.messages import Decided
+from memtui.tui.plain import content
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -33,7 +34,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(self.question, classes="dialog-question", markup=False)
+            yield Static(content(self.question), classes="dialog-question")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Yes (y)", variant="primary", id="yes")
                 yield Button("No (n)", id="no")
@@ -61,7 +62,7 @@ class RejectScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         p = self.proposal
         with Vertical(classes="dialog"):
-            yield Static(f"Reject {p.id}: {p.summary()}", classes="dialog-question", markup=False)
+            yield Static(content(f"Reject {p.id}: {p.summary()}"), classes="dialog-question")
             yield Input(placeholder="why? (required; kept in the audit log)", id="reason")
             yield Label("", id="reject-error", classes="dialog-error", markup=False)
             yield Static("enter reject · escape cancel", classes="dialog-hint")
@@ -96,7 +97,7 @@ class ReviseScreen(ModalScreen[WriteResult | None]):
     def compose(self) -> ComposeResult:
         p = self.proposal
         with Vertical(classes="dialog"):
-            yield Static(f"Revise {p.id} ({p.action} {p.file}) and approve it", classes="dialog-question", markup=False)
+            yield Static(content(f"Revise {p.id} ({p.action} {p.file}) and approve it"), classes="dialog-question")
             yield Label("Entry")
             yield Input(p.entry or "", id="entry")
             yield Label("Section")
@@ -123,7 +124,7 @@ class ReviseScreen(ModalScreen[WriteResult | None]):
     def decided(self, message: Decided) -> None:
         message.stop()
         if message.result.status == "refused":
-            self.query_one("#revise-error", Label).update(message.result.message)
+            self.query_one("#revise-error", Label).update(content(message.result.message))
             return
         self.dismiss(message.result)
 
@@ -142,7 +143,7 @@ class ReviseScreen(ModalScreen[WriteResult | None]):
             with open(path, encoding="utf-8") as f:
                 lines = [ln.strip() for ln in f if ln.strip()]
         except Exception as exc:  # no terminal to suspend to (e.g. the web), or the editor failed
-            self.query_one("#revise-error", Label).update(f"cannot run {editor}: {exc}")
+            self.query_one("#revise-error", Label).update(content(f"cannot run {editor}: {exc}"))
             return
         finally:
             os.unlink(path)

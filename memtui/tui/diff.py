@@ -9,6 +9,8 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from memtui.tui.plain import visible
+
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@(.*)$")
 
 
@@ -77,10 +79,11 @@ class DiffView(VerticalScroll, can_focus=True):
         style = self.get_component_rich_style
         rows = diff_rows(self.diff)
         if not rows:
-            return Text(self.empty, style("diff--context"))
+            return Text(visible(self.empty), style("diff--context"))
         width = max((len(str(n)) for _, a, b, _ in rows for n in (a, b) if n is not None), default=1)
         out = Text(no_wrap=True, overflow="ellipsis")
         for kind, a, b, text in rows:
+            text = visible(text)  # a file's bytes, never an escape sequence to the terminal
             if kind in ("file", "hunk", "note"):
                 out.append(text + "\n", style("diff--file" if kind == "file" else "diff--hunk"))
                 continue

@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 from memtui.core.entries import Entry
 from memtui.core.history import BlameLine
+from memtui.tui.plain import plain, visible
 
 
 class EntryBar(Static):
@@ -29,9 +30,10 @@ class EntryBar(Static):
         else:
             tag = entry.tag or "untagged"
             text.append(f"{symbol} {tag}", style(f"entry-bar--{tag}"))
-            text.append(f" · {entry.date or 'no date'} · {entry.source or 'no source'}", muted)
+            text.append(visible(f" · {entry.date or 'no date'} · {entry.source or 'no source'}", newlines=False),
+                        muted)
             if section:
-                text.append(f" · § {section}", muted)
+                text.append(visible(f" · § {section}", newlines=False), muted)
             text.append(" │ ", muted)
             text.append_text(_who(who))
         text.append(f" │ {position}", muted)
@@ -45,7 +47,7 @@ def _who(who: BlameLine | str | None) -> Text:
     if who is None:
         return Text("who wrote it: looking…")
     if isinstance(who, str):
-        return Text(who)
+        return plain(who, newlines=False)
     if who.commit is None:
         return Text("not committed yet (changed outside memtui?)")
     out = f"commit {who.commit[:8]} by {who.actor or who.author}"
@@ -57,4 +59,4 @@ def _who(who: BlameLine | str | None) -> Text:
         out += f" approved by {who.approved_by}"
     if who.action:
         out += f" ({who.action})"
-    return Text(out)
+    return plain(out, newlines=False)

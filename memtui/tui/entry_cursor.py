@@ -18,7 +18,6 @@ import subprocess
 import threading
 from typing import TYPE_CHECKING, Any, Callable
 
-from rich.markup import escape
 from textual import work
 from textual.app import SuspendNotSupported
 from textual.binding import Binding
@@ -472,7 +471,7 @@ class EntryCursor:
                                                      actor=person))
 
         question = f"Remove from § {section}? It stays as history, struck “removed {clock.today()}”.\n\n{raw}"
-        self.app.push_screen(ConfirmScreen(escape(question)), done)  # type: ignore[attr-defined]
+        self.app.push_screen(ConfirmScreen(question), done)  # type: ignore[attr-defined]
 
     def action_retag_entry(self) -> None:
         from memtui.tui.curate import TagScreen

@@ -13,6 +13,7 @@ from textual.strip import Strip
 
 from memtui.core.folder import AUDIT_FILE
 from memtui.tui.messages import Activity
+from memtui.tui.plain import visible
 
 BACKLOG = 12  # audit records shown from before the app opened
 
@@ -23,30 +24,34 @@ KIND_CLASS = {"write": "feed--write", "approve": "feed--approve", "reject": "fee
 
 def activity_from_audit(record: dict[str, Any]) -> Activity:
     """One audit-log record as a feed line: who did what to which file, and how it ended."""
-    status = record.get("status", "")
-    action = record.get("action", "?")
-    file = record.get("file") or ""
-    where = file + (f" § {record['section']}" if record.get("section") else "")
-    what = record.get("entry") or record.get("to") or ""
-    actor = record.get("actor") or "?"
-    decided = record.get("decided_by")
-    pid = record.get("proposal")
+    def get(key: str) -> str:
+        # Any JSON can sit in the log (a hand edit, another tool): every field is shown as text.
+        value = record.get(key)
+        return "" if value is None else str(value)
+
+    status = get("status")
+    action = get("action") or "?"
+    file = get("file")
+    where = file + (f" § {get('section')}" if get("section") else "")
+    what = get("entry") or get("to")
+    actor = get("actor") or "?"
+    decided = get("decided_by")
+    pid = get("proposal")
     if status == "applied" and pid and decided and decided != actor:
         kind, text, actor = "approve", f"approved {pid}: {action} {where}", decided
-    elif status == "applied" and record.get("actor") == "external":
+    elif status == "applied" and actor == "external":
         kind, text, actor = "approve", f"committed external {action} {file}", decided or actor
     elif status == "applied":
         kind, text = "write", f"{action} {where}"
     elif status == "rejected":
-        kind, text, actor = "reject", f"rejected {pid or ''} {action} {where}: {record.get('reason', '')}", \
-            decided or actor
+        kind, text, actor = "reject", f"rejected {pid} {action} {where}: {get('reason')}", decided or actor
     elif status == "conflict":
-        kind, text, actor = "conflict", f"conflict on {pid}: {record.get('reason', '')}", decided or actor
+        kind, text, actor = "conflict", f"conflict on {pid}: {get('reason')}", decided or actor
     else:
-        kind, text = "refused", f"refused {action} {where}: {record.get('reason', '')}"
+        kind, text = "refused", f"refused {action} {where}: {get('reason')}"
     if what and kind in ("write", "approve"):
         text += f": {what}"
-    time = str(record.get("ts", ""))[11:16]
+    time = get("ts")[11:16]
     return Activity(time, actor, kind, " ".join(text.split()), file or None)
 
 
@@ -144,10 +149,10 @@ class ActivityFeed(ScrollView, can_focus=True):
         del self.records[:-self.MAX_LINES]
         style = self.get_component_rich_style
         line = Text.assemble(
-            (f"{item.time:>5} ", style("feed--time")),
-            (f"{item.actor[:14]:<14} ", style("feed--actor")),
-            (f"{item.kind:<8} ", style(KIND_CLASS.get(item.kind, "feed--write"))),
-            item.text,
+            (visible(f"{item.time:>5} ", newlines=False), style("feed--time")),
+            (visible(f"{item.actor[:14]:<14} ", newlines=False), style("feed--actor")),
+            (visible(f"{item.kind:<8} ", newlines=False), style(KIND_CLASS.get(item.kind, "feed--write"))),
+            visible(item.text, newlines=False),
             no_wrap=True,
         )
         self.lines.append(line)

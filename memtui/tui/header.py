@@ -8,6 +8,8 @@ from pathlib import Path
 from rich.text import Text
 from textual.widgets import Static
 
+from memtui.tui.plain import visible
+
 
 def short_root(root: Path) -> str:
     home = os.path.expanduser("~")
@@ -41,7 +43,8 @@ class MemtuiHeader(Static):
     def _draw(self) -> None:
         style = self.get_component_rich_style
         where = short_root(self.root) if isinstance(self.root, Path) else self.root
-        text = Text.assemble((" memtui ", style("header--name")), " ", (where, style("header--root")))
+        text = Text.assemble((" memtui ", style("header--name")), " ",
+                             (visible(where, newlines=False), style("header--root")))
         c = self.counts
         parts = [] if self.connected else [("disconnected, reconnecting", "header--alert")]
         if c["files"] is not None:

@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 from memtui.core.entries import TAGS
 from memtui.core.proposals import CONFLICT, Proposal
 from memtui.tui.diff import DiffView
+from memtui.tui.plain import plain, visible
 
 
 class ReviewPanel(Vertical):
@@ -123,12 +124,12 @@ class ReviewPanel(Vertical):
 
     def _prompt(self, p: Proposal) -> Text:
         style = self.get_component_rich_style
-        head = Text.assemble((p.id, style("review--id")), " ")
+        head = Text.assemble((visible(p.id), style("review--id")), " ")
         if p.external:
             head.append("external ", style("review--external"))
-        head.append(f"{p.action} {p.file}")
+        head.append(visible(f"{p.action} {p.file}", newlines=False))
         if p.section:
-            head.append(f" § {p.section}", style("review--muted"))
+            head.append(visible(f" § {p.section}", newlines=False), style("review--muted"))
         if p.status == CONFLICT:
             head.append("  conflict", style("review--conflict"))
         lines = [head]
@@ -136,14 +137,15 @@ class ReviewPanel(Vertical):
         if p.action == "remove" and p.replaces:
             what = p.replaces
         if what:
-            body = Text("  " + what)
+            body = plain("  " + what, newlines=False)
             tag = p.provenance or next((t for t in TAGS if f"[{t}]" in what), None)
-            if tag:
+            if tag in TAGS:  # a queue file written by hand may name any provenance
                 body.highlight_words([f"[{tag}]"], style(f"review--{tag}"))
             lines.append(body)
         if p.status == CONFLICT and p.reason:
-            lines.append(Text("  " + p.reason, style("review--conflict")))
-        lines.append(Text(f"  by {p.actor} · {p.created[:16].replace('T', ' ')}", style("review--muted")))
+            lines.append(plain("  " + p.reason, style("review--conflict"), newlines=False))
+        lines.append(plain(f"  by {p.actor} · {p.created[:16].replace('T', ' ')}", style("review--muted"),
+                           newlines=False))
         return Text("\n").join(lines)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -164,5 +166,5 @@ class ReviewPanel(Vertical):
             lines.append(f"conflict: {p.reason}")
         lines += [f"⚑ {f}" for f in p.flags]
         lines += [f"warning: {w}" for w in p.warnings]
-        detail.update("\n".join(lines))
+        detail.update(plain("\n".join(lines)))
         diff.show(p.diff, empty="(no diff)")

@@ -22,6 +22,7 @@ from textual.widgets.option_list import Option
 
 from memtui.core.search import SearchBundle, SearchResult, Searcher
 from memtui.tui.messages import LogActivity, MemoryChanged, OpenFile
+from memtui.tui.plain import plain, visible
 from memtui.tui.viewer import SYMBOLS
 
 DEBOUNCE = 0.15
@@ -135,12 +136,12 @@ class Pane(Vertical, can_focus=False):
         options.clear_options()
         self.results = []
         if bundle.error:
-            summary.update(Text(bundle.error, self.get_component_rich_style("search--untagged")))
+            summary.update(plain(bundle.error, self.get_component_rich_style("search--untagged")))
             return
         mode = "regex" if bundle.regex else "literal"
         more = f"; {bundle.left_out} more left out" if bundle.left_out else ""
-        summary.update(f"{bundle.matched_lines} matching lines in {bundle.sources} sources ({mode}, "
-                       f"{bundle.method}){more}   [enter] open  [ctrl+r] literal/regex")
+        summary.update(plain(f"{bundle.matched_lines} matching lines in {bundle.sources} sources ({mode}, "
+                             f"{bundle.method}){more}   [enter] open  [ctrl+r] literal/regex"))
         self.results = list(bundle.results)
         options.add_options([Option(self._label(r), id=str(k)) for k, r in enumerate(self.results)])
         if self.results:
@@ -155,19 +156,19 @@ class Pane(Vertical, can_focus=False):
 
     def _label(self, r: SearchResult) -> Text:
         style = self.get_component_rich_style
-        head = Text(f"{r.path}:{r.line}", style("search--path"))
+        head = plain(f"{r.path}:{r.line}", style("search--path"), newlines=False)
         state = "current" if r.current else (r.struck or "struck") + (f" {r.struck_date}" if r.struck_date else "")
         head.append("  ")
-        head.append(state, style("search--current" if r.current else "search--muted"))
-        tag = r.provenance or "untagged"
+        head.append(visible(state, newlines=False), style("search--current" if r.current else "search--muted"))
+        tag = r.provenance if r.provenance in SYMBOLS and r.provenance else "untagged"
         head.append("  ")
         head.append(f"{SYMBOLS.get(r.provenance, '⚑')} {tag}", style(f"search--{tag}"))
-        head.append(f"  {r.date or 'no date'} ({r.freshness})", style("search--muted"))
+        head.append(visible(f"  {r.date or 'no date'} ({r.freshness})", newlines=False), style("search--muted"))
         if r.source:
-            head.append(f"  {r.source}", style("search--muted"))
+            head.append(visible(f"  {r.source}", newlines=False), style("search--muted"))
         if not r.matched:
             head.append("  (current version of the history below)", style("search--muted"))
-        body = Text("    " + r.text.strip(), style("search--struck") if not r.current else "")
+        body = plain("    " + r.text.strip(), style("search--struck") if not r.current else "", newlines=False)
         return Text("\n").join([head, body])
 
     # opening and toggling -----------------------------------------------------------------------------------

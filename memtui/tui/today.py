@@ -23,6 +23,7 @@ from memtui.core.memory import Memory, default_actor
 from memtui.core.proposals import WriteResult
 from memtui.core.today import Change, TodayReport, today
 from memtui.tui.messages import LogActivity, MemoryChanged, OpenFile, ProposalsChanged
+from memtui.tui.plain import plain, visible
 
 SPANS = (None, "7d")
 STATUS_CLASS = {
@@ -127,20 +128,21 @@ class Pane(Vertical, can_focus=False):
     def _show(self, message: Loaded) -> None:
         summary = self.query_one("#today-summary", Static)
         if message.report is None:
-            summary.update(message.error or "")
+            summary.update(plain(message.error or ""))
             return
         rep = self.report = message.report
         when = "today" if self.span == 0 else f"since {rep.since.replace('T', ' ')[:16]}"
         counts = ", ".join(f"{n} {s}" for s, n in rep.counts.items()) or "nothing yet"
-        summary.update(f"What changed {when}: {counts}   [u] undo last  [s] today/7 days  [space] diff  "
-                       "[enter] open")
+        summary.update(plain(f"What changed {when}: {counts}   [u] undo last  [s] today/7 days  [space] diff  "
+                             "[enter] open"))
         tree = self.tree
         keep = self._cursor_key()
         open_files = {n.data for n in tree.root.children if n.is_expanded} if tree.root.children else None
         tree.clear()
         style = self.get_component_rich_style
         for group in rep.files:
-            node = tree.root.add(Text(f"{group.file}  ({len(group.changes)})", style("today--file")),
+            label = plain(f"{group.file}  ({len(group.changes)})", style("today--file"), newlines=False)
+            node = tree.root.add(label,
                                  data=group.file, expand=open_files is None or group.file in open_files)
             for change in group.changes:
                 leaf = node.add(self._label(change, rep), data=change, allow_expand=bool(change.diff))
@@ -150,22 +152,23 @@ class Pane(Vertical, can_focus=False):
                     kind = ("today--add" if line.startswith("+") and not line.startswith("+++") else
                             "today--remove" if line.startswith("-") and not line.startswith("---") else
                             "today--muted")
-                    leaf.add_leaf(Text(line, style(kind), no_wrap=True), data=change)
+                    leaf.add_leaf(Text(visible(line, newlines=False), style(kind), no_wrap=True), data=change)
         self._restore_cursor(keep)
 
     def _label(self, c: Change, rep: TodayReport) -> Text:
         style = self.get_component_rich_style
         when = c.time[11:16] if c.time[:10] == rep.until[:10] else c.time[5:16].replace("T", " ")
-        text = Text(f"{when} ", style("today--muted"))
-        text.append(f"{c.status:<11}", style(f"today--{STATUS_CLASS.get(c.status, 'muted')}"))
+        flat = {"newlines": False}
+        text = plain(f"{when} ", style("today--muted"), **flat)
+        text.append(visible(f"{c.status:<11}", **flat), style(f"today--{STATUS_CLASS.get(c.status, 'muted')}"))
         who = c.actor + (f"→{c.decided_by}" if c.decided_by and c.decided_by != c.actor else "")
-        text.append(f" {who:<16} ")
-        text.append(c.summary)
+        text.append(visible(f" {who:<16} ", **flat))
+        text.append(visible(c.summary, **flat))
         ref = " ".join(x for x in ((c.commit or "")[:8], c.proposal or "") if x)
         if ref:
-            text.append(f"  {ref}", style("today--muted"))
+            text.append(visible(f"  {ref}", **flat), style("today--muted"))
         if c.reason and c.status in ("rejected", "refused", "conflict"):
-            text.append(f"  ({c.reason})", style("today--muted"))
+            text.append(visible(f"  ({c.reason})", **flat), style("today--muted"))
         return text
 
     def _cursor_key(self) -> Any:

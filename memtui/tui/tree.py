@@ -22,6 +22,7 @@ from textual.widgets.tree import TreeNode
 
 from memtui.core.memory import MEMORY_FILE
 from memtui.core.store import StoreError
+from memtui.tui.plain import plain
 
 HIDDEN_DIRS = {".git", ".memtui", "node_modules", "__pycache__"}
 
@@ -107,7 +108,7 @@ class MemoryTree(Tree[TreeEntry]):
             self.entries = entries
 
     def __init__(self, store: Any, label: str, *, id: str | None = None) -> None:
-        super().__init__(label, data=TreeEntry("", True), id=id)
+        super().__init__(plain(label, newlines=False), data=TreeEntry("", True), id=id)
         self.store = store
         root = getattr(store, "root", None)
         self.folder: Path | None = Path(root) if root is not None else None
@@ -167,11 +168,13 @@ class MemoryTree(Tree[TreeEntry]):
             if child is None or child.data != entry:
                 if child is not None:
                     child.remove()
+                # A file name is data: as markup `a[/].md` would not draw, and `[@click=…]` would be an action.
+                label = plain(entry.name, newlines=False)
                 if previous is None:
-                    child = node.add(entry.name, entry, before=0, allow_expand=entry.is_dir) if node.children \
-                        else node.add(entry.name, entry, allow_expand=entry.is_dir)
+                    child = node.add(label, entry, before=0, allow_expand=entry.is_dir) if node.children \
+                        else node.add(label, entry, allow_expand=entry.is_dir)
                 else:
-                    child = node.add(entry.name, entry, after=previous, allow_expand=entry.is_dir)
+                    child = node.add(label, entry, after=previous, allow_expand=entry.is_dir)
             previous = child
 
     def reload_paths(self, paths: Iterable[str]) -> None:

@@ -8,6 +8,7 @@ person presses escape or the file changes again.
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import re
 from pathlib import Path
@@ -31,9 +32,11 @@ from memtui.core.store import StoreError
 from memtui.tui.entry_bar import EntryBar
 from memtui.tui.entry_cursor import CURSOR_BINDINGS, EntryCursor, version_of
 from memtui.tui.messages import ViewerState
+from memtui.tui.plain import visible
 
 # Provenance is never colour alone: each has its own shape in the gutter.
 SYMBOLS = {"stated": "◆", "observed": "●", "inferred": "▲", "suggested": "○", None: "⚑"}
+TAB_SIZE = 4
 FULL_PARSE_LIMIT = 1_000_000  # bytes; bigger files get a light line scan instead of a markdown parse
 DIFF_LIMIT = 20_000  # lines; bigger files are diffed only when the change is an append
 _TAG = re.compile(r"\[(" + "|".join(TAGS) + r")\]", re.I)
@@ -69,7 +72,9 @@ def scan(rel: str, text: str, previous: list[str] | None) -> ViewerState:
     else:
         entries = None
         headings = _light_headings(text)
-    state = ViewerState(rel, lines, max(map(len, lines), default=0), headings, entries, comment, extra=extra)
+    # Tabs are drawn expanded: the widest line is measured the same way, so it scrolls to its end.
+    width = max((len(ln.expandtabs(TAB_SIZE)) for ln in lines) if "\t" in text else map(len, lines), default=0)
+    state = ViewerState(rel, lines, width, headings, entries, comment, extra=extra)
     if previous is not None and previous != lines:
         _mark_changes(state, previous)
     return state
@@ -217,7 +222,13 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
         text = data.decode("utf-8", errors="replace")
         if previous is not None and len(text) <= FULL_PARSE_LIMIT and version_of(text) in self._own_versions:
             previous = None  # the person's own edit from this viewer: no live-diff marks for it
-        self.post_message(self.Loaded(self, scan(self.rel, text, previous)))
+        state = scan(self.rel, text, previous)
+        if "\ufffd" in text:
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError:
+                state.extra["not_utf8"] = True  # the lines with a � are flagged: their bytes are not UTF-8
+        self.post_message(self.Loaded(self, state))
 
     def on_memory_viewer_loaded(self, message: Loaded) -> None:
         if message.viewer is not self:
@@ -344,6 +355,7 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
     def _render_row(self, row: int, scroll_x: int, width: int) -> Strip:
         text, line_style = self._row_content(row)
         base = self.rich_style
+        text.expand_tabs(TAB_SIZE)  # a tab written raw would move the terminal's cursor past the row's cells
         segments = list(text.render(self.app.console, end=""))
         if line_style is not None and self.cursor is not None and self._line_of(row) == self.cursor:
             # The cursor's background goes over the provenance, meta and tag styles, not under them.
@@ -358,12 +370,12 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
         style = self.get_component_rich_style
         if st is None:
             return Text(""), None
-        if st.missing:
-            return (Text(f"  {self.rel} does not exist (deleted on disk?)", style("viewer--untagged")), None) \
-                if row == 0 else (Text(""), None)
-        if st.error:
-            return (Text(f"  cannot read {self.rel}: {st.error}", style("viewer--untagged")), None) \
-                if row == 0 else (Text(""), None)
+        if st.missing or st.error:
+            if row:
+                return Text(""), None
+            said = f"  {self.rel} does not exist (deleted on disk?)" if st.missing else \
+                f"  cannot read {self.rel}: {st.error}"
+            return Text(visible(said), style("viewer--untagged")), None
         if self._rows is not None:
             if not self._rows and self.entry_filter is not None and row == 0:
                 return Text(f"  no entry here is {self.entry_filter}: f for the next filter, escape for all",
@@ -375,7 +387,7 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
                 ghost = style("viewer--ghost")
                 gutter = Text("-  ", style("viewer--gutter")) if not self.raw else Text(
                     " " * (len(str(len(st.lines))) + 1) + "- ", style("viewer--lineno"))
-                return gutter + Text(st.ghosts[i][k], ghost), ghost
+                return gutter + Text(visible(st.ghosts[i][k]), ghost), ghost
         else:
             i = row
         if i >= len(st.lines):
@@ -387,20 +399,23 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
         if self.raw:
             n = len(str(len(st.lines)))
             return Text.assemble((f"{i + 1:>{n}} ", style("viewer--lineno")), (f"{mark} ", style("viewer--gutter")),
-                                 line), line_style
+                                 visible(line)), line_style
         body, symbol = self._styled(i, line)
+        if "\ufffd" in line and st.extra.get("not_utf8"):
+            body.append("  not UTF-8 (shown as �)", style("viewer--untagged") + Style(italic=True))
         return Text.assemble((mark, style("viewer--gutter")), symbol, " ", body), line_style
 
     def _styled(self, i: int, line: str) -> tuple[Text, Text]:
         st = self.state
         assert st is not None
         style = self.get_component_rich_style
+        shown = visible(line)
         if i in st.comment:
-            return Text(line, style("viewer--comment")), Text(" ")
+            return Text(shown, style("viewer--comment")), Text(" ")
         heading = st.headings.get(i)
         if heading is not None:
             title, level, count, cap = heading
-            text = Text(line, style("viewer--heading"))
+            text = Text(shown, style("viewer--heading"))
             if cap is not None:
                 text.append(f"  {count}/{cap}", style("viewer--count"))
                 if count > cap:
@@ -409,36 +424,51 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
                 text.append(f"  {count}", style("viewer--count"))
             return text, Text("§", style("viewer--heading"))
         if line.startswith("#"):
-            return Text(line, style("viewer--heading")), Text(" ")
+            return Text(shown, style("viewer--heading")), Text(" ")
         is_entry = st.entries is None or i in st.entries
         entry = parse_entry(line) if is_entry else None
         if entry is None:
-            return Text(line), Text(" ")
+            return Text(shown), Text(" ")
         return self._entry(line, entry)
 
     def _entry(self, line: str, entry: Entry) -> tuple[Text, Text]:
+        """An entry styled by its provenance; what breaks the grammar is flagged after it, never raised."""
         style = self.get_component_rich_style
         symbol = Text(SYMBOLS.get(entry.tag, "⚑"), style(f"viewer--{entry.tag or 'untagged'}"))
         if entry.struck:
             m = _STRUCK.match(line)
             struck = style("viewer--struck")
             if m:
-                text = Text.assemble((m["pre"], struck), (m["inner"], struck + Style(strike=True)),
-                                     (m["tail"], struck))
+                text = Text.assemble((visible(m["pre"]), struck), (visible(m["inner"]), struck + Style(strike=True)),
+                                     (visible(m["tail"]), struck))
             else:
-                text = Text(line, struck + Style(strike=True))
+                text = Text(visible(line), struck + Style(strike=True))
             symbol.stylize(struck)
             return text, symbol
-        text = Text(line)
+        text = Text(visible(line))
+        flag = style("viewer--untagged") + Style(italic=True)
         tag = _TAG.search(line)
-        if tag:
+        if tag and entry.tag:
             text.stylize(style(f"viewer--{entry.tag}") + Style(bold=True), tag.start(), tag.end())
+        elif tag:
+            text.append(f"  tag not first: [{tag[1].lower()}] goes after the bullet", flag)
         else:
-            text.append("  untagged", style("viewer--untagged") + Style(italic=True))
+            text.append("  untagged", flag)
         meta = _META.search(line)
         if meta:
             text.stylize(style("viewer--meta"), meta.start(), meta.end())
+        if entry.date and not _valid_date(entry.date):
+            text.append(f"  invalid date {visible(entry.date)}", flag)
         if entry.time:
             at = line.find(entry.time)
-            text.stylize(style("viewer--meta"), at, at + len(entry.time))
+            if at >= 0:
+                text.stylize(style("viewer--meta"), at, at + len(entry.time))
         return text, symbol
+
+
+def _valid_date(date: str) -> bool:
+    try:
+        datetime.date.fromisoformat(date)
+    except ValueError:
+        return False
+    return True
