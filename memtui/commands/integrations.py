@@ -37,6 +37,13 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("hook", help="Claude Code hooks: session-start, pre-tool-use, decisions, install")
     hs = p.add_subparsers(dest="hook", metavar="{session-start,pre-tool-use,decisions,install}", required=True)
+    h = hs.add_parser("session-start", help="print the memory context as SessionStart hook JSON (additionalContext)",
+                      description="Prints {\"hookSpecificOutput\": {\"hookEventName\": \"SessionStart\", "
+                      "\"additionalContext\": <memtui context>}} for Claude Code's SessionStart hook.")
+    h.add_argument("--budget", type=int, default=1000, help="token budget for the context (default 1000)")
+    h.add_argument("--text", action="store_true", help="print the context as plain text instead of JSON")
+    h.add_argument("--root", type=str, default=None, help="memory root (default: $MEMTUI_ROOT or per-user folder)")
+    h.set_defaults(func=cmd_hook_session_start, json=False)
     for name, helptext, func in (
         ("pre-tool-use", "PreToolUse: Claude Code's Write/Edit/MultiEdit of a memory file becomes a proposal",
          cmd_hook_pre_tool_use),
@@ -58,13 +65,6 @@ def register(sub: Any) -> None:
                    help="memory root the hooks review (default: every Claude Code memory folder and $MEMTUI_ROOT)")
     h.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
     h.set_defaults(func=cmd_hook_install)
-    h = hs.add_parser("session-start", help="print the memory context as SessionStart hook JSON (additionalContext)",
-                      description="Prints {\"hookSpecificOutput\": {\"hookEventName\": \"SessionStart\", "
-                      "\"additionalContext\": <memtui context>}} for Claude Code's SessionStart hook.")
-    h.add_argument("--budget", type=int, default=1000, help="token budget for the context (default 1000)")
-    h.add_argument("--text", action="store_true", help="print the context as plain text instead of JSON")
-    h.add_argument("--root", type=str, default=None, help="memory root (default: $MEMTUI_ROOT or per-user folder)")
-    h.set_defaults(func=cmd_hook_session_start, json=False)
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:

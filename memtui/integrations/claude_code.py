@@ -167,6 +167,9 @@ def pre_tool_use(payload: Any, roots: list[Path]) -> dict[str, Any] | None:
         return _deny(_propose(target, payload["tool_name"], tool_input, payload.get("session_id")))
     except Denied as exc:
         return _deny(f"memtui refused this write to memory: {exc}.")
+    except Exception as exc:  # a hook that fails lets the tool run: for a memory file, fail closed instead
+        return _deny(f"memtui could not review this write to memory ({type(exc).__name__}: {exc}), so it was not "
+                     "made; tell the user to run `memtui doctor`.")
 
 
 def _propose(target: Target, tool: str, tool_input: dict[str, Any], session: Any) -> str:

@@ -47,3 +47,12 @@ def test_an_actor_the_config_does_not_count_as_an_agent_fails_closed(folder: Pat
     reason = denied(hook(payload("edit_index", folder, project))[0])
     assert "does not count 'claude-code' as an agent" in reason
     assert (folder / "MEMORY.md").read_text() == INDEX
+
+
+def test_a_memory_file_memtui_cannot_read_is_denied_not_left_to_the_tool(folder: Path, project: Path) -> None:
+    cfg = folder / ".memtui" / "config.toml"
+    cfg.parent.mkdir(exist_ok=True)
+    (folder / "MEMORY.md").write_bytes(b"\xff\xfe not utf-8\n")  # memtui reads only UTF-8 memory files
+    reason = denied(hook(payload("edit_index", folder, project, old_string="not", new_string="now"))[0])
+    assert reason.startswith("memtui refused this write to memory: ") and "UTF-8" in reason
+    assert (folder / "MEMORY.md").read_bytes() == b"\xff\xfe not utf-8\n"
