@@ -255,3 +255,33 @@ def test_claude_code_memory_folders_are_discovered(folder: Path, project: Path, 
     r = memtui("open", "--claude-code", cwd=home)  # neither project's folder and two to choose from
     assert r.returncode == 2
     assert "several Claude Code memory folders" in r.stderr and str(folder) in r.stderr and str(second) in r.stderr
+
+
+# the whole loop, in the app ------------------------------------------------------------------------------------
+async def test_claude_codes_edit_appears_in_the_review_panel_and_approving_commits_it_through_the_hooks(
+        folder: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from app_support import SIZE, settled, wait_for
+    from memtui.tui.app import MemtuiApp
+
+    monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(folder.parent / "config"))
+    pre = folder / ".git" / "hooks" / "pre-commit"
+    pre.write_text('#!/bin/sh\ngit diff --cached --name-only >> "$(git rev-parse --git-dir)/hook-saw"\n')
+    pre.chmod(0o755)
+    app = MemtuiApp(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app) and app.watcher is not None, what="the app and its watcher")
+        reply, _ = hook(payload("edit_index", folder, project))
+        assert denied(reply).startswith("Queued as p-0001")
+        await wait_for(pilot, lambda: any(p.id == "p-0001" for p in app.review.proposals), timeout=10,
+                       what="Claude Code's edit in the review panel")
+        [p] = [p for p in app.review.proposals if p.id == "p-0001"]
+        assert p.actor == "claude-code" and p.file == "MEMORY.md"
+        assert (folder / "MEMORY.md").read_text() == INDEX  # in the panel, not on disk
+        app.review.select("p-0001")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: "p-0001" not in [q.id for q in app.review.proposals], what="p-0001 to go")
+    assert "- [Testing](feedback_testing.md)" in (folder / "MEMORY.md").read_text()
+    assert (folder / ".git" / "hook-saw").read_text() == "MEMORY.md\n"
+    log = subprocess.run(["git", "-C", str(folder), "log", "-1", "--format=%an%n%B"], capture_output=True,
+                         text=True).stdout
+    assert log.startswith("claude-code\n") and "Memtui-Approved-By: wes" in log
