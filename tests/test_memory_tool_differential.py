@@ -6,6 +6,11 @@ the resulting files and folders must be identical, byte for byte. memtui's side 
 and a review rule that applies every write, so its replies are the applied ones. Where the reference crashes with
 a Python exception rather than answering (e.g. a file used as a folder) memtui must answer with an error, and the
 sequence stops there.
+
+Not generated, because memtui answers differently on purpose (tests/test_memory_tool.py checks those): paths into
+`.git`, `.memtui` or the audit log, control characters and percent-encoded `..` (refused with "Error: …"), writes
+that review makes wait (answered "Queued as p-… for review"), and deleting a folder that holds hidden, linked or
+node_modules files (memtui deletes the memory files in it, one reviewed delete each, and leaves the rest).
 """
 
 from __future__ import annotations
