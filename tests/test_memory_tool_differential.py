@@ -179,3 +179,23 @@ def test_named_cases_match_the_reference(twins, command: dict) -> None:
     assert want[0] != "crash", want
     assert run_memtui(memtui, command) == want
     assert tree(mt_root) == tree(ref_root)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow])
+@given(COMMANDS)
+def test_where_review_makes_a_write_wait_the_reply_says_queued_and_nothing_changes(twins, command: dict) -> None:
+    reference, person_tool, ref_root, mt_root = twins()
+    (mt_root / ".memtui" / "config.toml").unlink()  # the default policy: an agent's writes to these files wait
+    agent = MemtuiMemoryTool(person_tool.memory, actor="agent:claude")
+    before = tree(mt_root)
+    want = run_reference(reference, command)
+    got = run_memtui(agent, command)
+    if got[0] == "ok" and str(got[1]).startswith("Queued as p-"):
+        assert want[0] == "ok", (command, want, got)  # only what the reference would have done is queued
+        assert "for review; not in memory yet" in str(got[1])
+        assert tree(mt_root) == before
+    elif want[0] == "crash":
+        assert got[0] == "error", (command, want, got)
+    else:
+        assert got == want, command
