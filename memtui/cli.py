@@ -76,6 +76,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                      help="open a memory in a store, e.g. redis://host:port/db?prefix=NAME (else $MEMTUI_STORE, or "
                           "the root's [store] url)")
     app.add_argument("--root", type=Path, default=None, help=argparse.SUPPRESS)
+    app.add_argument("--claude-code", action="store_true",
+                     help="open a Claude Code memory folder (~/.claude/projects/*/memory/): this project's, or the "
+                     "only one; lists them when there are several")
     app.set_defaults(func=run_app)
     import pkgutil
 
@@ -98,6 +101,10 @@ def run_app(args: argparse.Namespace) -> int:
     if refused:
         return _fail(args, refused, EXIT_USAGE)
     root = args.path or args.root
+    if getattr(args, "claude_code", False) and not root:
+        root = _claude_code_folder(args)
+        if root is None:
+            return EXIT_USAGE
     memory = None
     temporary: Path | None = None
     if args.demo:
@@ -131,6 +138,26 @@ def run_app(args: argparse.Namespace) -> int:
 
             shutil.rmtree(temporary, ignore_errors=True)
     return EXIT_ERROR if code else EXIT_OK
+
+
+def _claude_code_folder(args: argparse.Namespace) -> Path | None:
+    """This project's Claude Code memory folder, else the only one; None (with the list printed) otherwise."""
+    from memtui.integrations.claude_code import claude_home, folder_for_project, memory_folders
+
+    here = folder_for_project(os.getcwd())
+    if here is not None:
+        return here
+    found = memory_folders()
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        print(f"memtui: no Claude Code memory folders under {claude_home() / 'projects'}; Claude Code makes one "
+              "when it first saves a memory", file=sys.stderr)
+        return None
+    print("memtui: several Claude Code memory folders; open one with `memtui open PATH`:", file=sys.stderr)
+    for folder in found:
+        print(f"  {folder}", file=sys.stderr)
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:

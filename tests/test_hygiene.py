@@ -13,7 +13,7 @@ import pytest
 
 from memtui.core import consolidate, guard, lint, recurrence
 from memtui.core.document import Document
-from memtui.core.layout import CLAUDE_CODE, MEMTUI, OPENCLAW, detect
+from memtui.core.layout import CLAUDE_CODE, MEMTUI, OPENCLAW, Layout, detect
 from memtui.core.memory import Memory
 from support.anthropic_server import FakeAnthropic, error, reply
 from support.by_hand import write_committed
@@ -249,7 +249,8 @@ def test_deterministic_consolidation_is_one_reviewed_change_with_its_archive(mem
     assert consolidate.consolidation_due(mem) == ["Decisions"]
     [r] = consolidate.propose(mem)
     assert r.status == "queued" and r.section == "Decisions"
-    assert "+++ b/archive/MEMORY-decisions.md" in r.diff and "-- [stated] Auth uses passkeys (2026-01-15)" in r.diff
+    assert "+++ b/archive/MEMORY-decisions-2026-08-20.md" in r.diff
+    assert "-- [stated] Auth uses passkeys (2026-01-15)" in r.diff
     p = mem.get(r.id)
     assert p.action == "consolidate" and p.merged == {
         "- [stated] Auth uses passkeys (2026-01-15)": "- [stated] Auth uses passkeys for every user (2026-08-20)"}
@@ -259,17 +260,42 @@ def test_deterministic_consolidation_is_one_reviewed_change_with_its_archive(mem
     assert ok.status == "applied"
     repo = git.Repo(root)
     assert len(list(repo.iter_commits())) == n + 1
-    assert set(repo.head.commit.stats.files) == {"MEMORY.md", "archive/MEMORY-decisions.md"}
+    assert set(repo.head.commit.stats.files) == {"MEMORY.md", "archive/MEMORY-decisions-2026-08-20.md"}
     assert section(root, "Decisions") == [
         "- [stated] Public API uses tRPC (2026-08-20)",
         "- [stated] Auth uses passkeys for every user (2026-08-20)",
     ]
-    archive = (root / "archive/MEMORY-decisions.md").read_text()
+    archive = (root / "archive/MEMORY-decisions-2026-08-20.md").read_text()
     for old in ("~~[stated] Public API uses REST (2026-01-15, meeting/kickoff)~~ superseded 2026-04-10",
                 "~~[stated] Public API uses GraphQL (2026-04-10)~~ superseded 2026-08-20",
                 "~~[stated] Auth uses passkeys (2026-01-15)~~ superseded 2026-08-20"):
         assert old in archive
     assert not lint.failed(lint.lint(mem))
+
+
+def test_a_second_consolidation_writes_a_new_archive_file_and_leaves_the_first_frozen(mem: Memory, root: Path,
+                                                                                      now) -> None:
+    _over_cap_decisions(mem, root, now)
+    [first] = consolidate.propose(mem)
+    assert mem.approve(first.id).status == "applied"
+    old_archive = root / "archive/MEMORY-decisions-2026-08-20.md"
+    frozen = old_archive.read_bytes()
+    # Later the same day the section fills up again and is consolidated again.
+    mem.update("Decisions", "revise", "[stated] Public API uses gRPC", replaces="tRPC")
+    mem.update("Decisions", "add", "[stated] Hosting is on Fly.io")
+    mem.update("Decisions", "add", "[stated] Hosting is on Fly.io in Lisbon")
+    [second] = consolidate.propose(mem)
+    assert second.status == "queued", second.message
+    assert "+++ b/archive/MEMORY-decisions-2026-08-20-2.md" in second.diff
+    assert "archive/MEMORY-decisions-2026-08-20.md" not in second.diff
+    assert mem.approve(second.id).status == "applied"
+    assert old_archive.read_bytes() == frozen  # never appended to
+    again = (root / "archive/MEMORY-decisions-2026-08-20-2.md").read_text()
+    assert "~~[stated] Public API uses tRPC (2026-08-20)~~ superseded 2026-08-20" in again
+    assert set(git.Repo(root).head.commit.stats.files) == {"MEMORY.md", "archive/MEMORY-decisions-2026-08-20-2.md"}
+    # Next day's consolidation gets that day's name.
+    now("2026-08-21T10:00")
+    assert consolidate.archive_path(mem, "MEMORY.md", "Decisions") == "archive/MEMORY-decisions-2026-08-21.md"
 
 
 def test_approval_rechecks_a_consolidation_against_the_file(mem: Memory, root: Path, now) -> None:
@@ -393,6 +419,36 @@ def test_an_openclaw_workspace(tmp_path: Path, now) -> None:
     now("2026-08-20T08:30")
     assert mem.log("Booked the flight", actor=AGENT).file == "memory/2026-08-20.md"
     assert (ws / "memory/2026-08-19.md").read_bytes() == before["memory/2026-08-19.md"]
+
+
+def test_lint_in_an_openclaw_workspace_checks_topic_files_under_memory(tmp_path: Path) -> None:
+    ws = tmp_path / "workspace"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Memory\n\n## Preferences\n\n- [stated] Likes lowercase messages\n")
+    (ws / "memory/2026-08-19.md").write_text("# 2026-08-19\n\n- 09:00 talked about the offsite\n")
+    (ws / "memory/project-billing.md").write_text("# Billing\n\n## Facts\n\n- Billing runs on Go\n"
+                                                  "- [observed] Invoices go out on the 1st\n")
+    mem = Memory(ws)
+    lay = detect(mem)
+    assert lay.kind == OPENCLAW
+    assert [lay.layer(x) for x in ("memory/2026-08-19.md", "memory/project-billing.md", "memory/a/b.md",
+                                   "memory/2026-08-19-notes.md")] == ["log", "topic", "topic", "topic"]
+    findings = lint.lint(mem)
+    assert [(f.check, f.file, f.line) for f in findings] == [("untagged", "memory/project-billing.md", 5)]
+    assert "Billing runs on Go" in findings[0].message
+    # memtui's own layout: memory/ is not its log folder, and its files there are topic files too.
+    assert Layout().layer("memory/2026-08-19.md") == "topic" and Layout().layer("memory/notes.md") == "topic"
+
+
+def test_lint_does_not_report_struck_lines_as_untagged(mem: Memory, root: Path) -> None:
+    p = root / "MEMORY.md"
+    p.write_text(p.read_text().replace("## Facts\n", "## Facts\n- ~~Office was in Braga~~ superseded 2026-01-02\n"
+                                       "- ~~old untagged note~~ removed 2026-01-03\n- [stated] Office is in Porto\n"
+                                       "- untagged and current\n"))
+    commit_all(root)
+    untagged = [f for f in lint.lint(mem) if f.check == "untagged"]
+    assert [f.message for f in untagged] == [
+        "no provenance tag: '- untagged and current'; start it with [stated], [observed], [inferred] or [suggested]"]
 
 
 def test_a_claude_code_memory_folder(tmp_path: Path) -> None:

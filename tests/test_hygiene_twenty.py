@@ -98,7 +98,7 @@ def test_twenty_writes_across_sessions_end_to_end(mem: Memory, root: Path, now) 
     due = consolidate.consolidation_due(mem)
     assert due == ["Decisions"]
     [proposal] = consolidate.propose(mem, due[0])
-    assert proposal.status == "queued" and "archive/MEMORY-decisions.md" in proposal.diff
+    assert proposal.status == "queued" and "archive/MEMORY-decisions-" in proposal.diff
     assert mem.approve(proposal.id, by="wes").status == "applied"
 
     now("2026-08-22T09:00")
@@ -131,7 +131,8 @@ def test_twenty_writes_across_sessions_end_to_end(mem: Memory, root: Path, now) 
     decisions = [e.text for _, e in doc.section("Decisions").entries]
     assert decisions == ["Public API uses tRPC", "Database is Postgres 16", "Hosting is on Fly.io",
                          "Auth uses passkeys for every user"]
-    archive = (root / "archive/MEMORY-decisions.md").read_text()
+    [archive_file] = (root / "archive").glob("MEMORY-decisions-*.md")
+    archive = archive_file.read_text()
     for old in ("~~[stated] Public API uses REST (2026-01-12)~~ superseded 2026-04-10",
                 "~~[stated] Public API uses GraphQL (2026-04-10)~~ superseded 2026-08-20",
                 "~~[stated] Database is MySQL (2026-04-10)~~ superseded 2026-08-20",

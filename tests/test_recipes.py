@@ -135,3 +135,33 @@ async def test_openclaw_workspace_opens_in_the_app_untouched(home: Path, monkeyp
         assert any("memory" in n for n in names) and any("MEMORY.md" in n for n in names)
     assert {p: p.read_bytes() for p in before} == before  # nothing memtui was not asked to change
     assert not (ws / ".git").exists()
+
+
+def test_claude_code_hooks_recipe_puts_claude_codes_own_edit_in_the_review_queue(home: Path) -> None:
+    import os
+    import sys
+
+    folder = home / ".claude" / "projects" / "-home-wes-app" / "memory"
+    folder.mkdir(parents=True)
+    (folder / "MEMORY.md").write_text("- [User role](user_role.md) — senior Go developer\n")
+    env = {"HOME": str(home), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "MEMTUI_NOW": NOW,
+           "MEMTUI_USER": "wes", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    for line in recipe("claude-code-hooks").splitlines():
+        command = line.split("   #", 1)[0].strip()
+        if command.startswith("memtui open"):
+            continue  # the app itself: tests/test_hook_pre_tool_use.py checks how it finds the folder
+        r = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=60, env=env)
+        assert r.returncode == 0, (command, r.stderr)
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    [group] = settings["hooks"]["PreToolUse"]
+    assert group["matcher"] == "Write|Edit|MultiEdit"
+    payload = {"session_id": "s-1", "cwd": str(home), "hook_event_name": "PreToolUse", "tool_name": "Edit",
+               "tool_input": {"file_path": str(folder / "MEMORY.md"), "old_string": "senior Go developer",
+                              "new_string": "senior Go developer, new to React", "replace_all": False}}
+    r = subprocess.run(["bash", "-c", group["hooks"][0]["command"]], input=json.dumps(payload), capture_output=True,
+                       text=True, timeout=60, env=env)
+    out = json.loads(r.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and out["permissionDecisionReason"].startswith("Queued as p-0001")
+    assert "new to React" not in (folder / "MEMORY.md").read_text()
+    assert Memory(folder).approve("p-0001", by="wes").status == "applied"
+    assert "new to React" in (folder / "MEMORY.md").read_text()

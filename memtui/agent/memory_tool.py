@@ -1,11 +1,14 @@
 """Anthropic's memory tool (`memory_20250818`) backed by a memory root: `/memories` is the root, writes are proposals.
 
-The six commands (view, create, str_replace, insert, delete, rename) answer in the wording of the tool's
-documentation, so a model trained on it reads what it expects. Every path is checked by the store (no `..`, no
-symlinks out, no `.git` or `.memtui`), and every write goes through `Memory`, the one write path: create → create,
-str_replace and insert → edit, delete → delete, rename → rename. When the review policy makes a write wait (an
-agent's change to MEMORY.md or a topic file; every delete and rename), the result says so instead of claiming
-success: "Queued as p-0007 for review; not in memory yet: …".
+The six commands (view, create, str_replace, insert, delete, rename) answer word for word as the SDK's reference
+`BetaLocalFilesystemMemoryTool` does (its wording, line-number width, CRLF lines, directory listings with sizes,
+linked files listed), because the model was trained on those replies; tests/test_memory_tool_differential.py
+runs both on twin folders and compares every reply and file. Where memtui's review changes the outcome the reply
+says so instead: a write the review policy makes wait (an agent's change to MEMORY.md or a topic file; every
+delete and rename) answers "Queued as p-0007 for review; not in memory yet: …", and what memtui refuses outright
+(`.git`, `.memtui`, the audit log, control characters) answers "Error: …". Every path is resolved as the
+reference resolves it, then checked by the store, and every write goes through `Memory`, the one write path:
+create → create, str_replace and insert → edit, delete → delete, rename → rename.
 
 This is the only module that imports the SDK's memory-tool class; the embedded agent uses it when
 `[agent] tools = "anthropic-memory"`.
@@ -13,6 +16,10 @@ This is the only module that imports the SDK's memory-tool class; the embedded a
 
 from __future__ import annotations
 
+import os
+import posixpath
+import stat
+from pathlib import Path
 from typing import Any
 
 from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
@@ -35,8 +42,10 @@ from memtui.core.update import Refused
 
 ROOT = "/memories"
 TOOL_PARAM = {"type": "memory_20250818", "name": "memory"}
-LINE_WIDTH = 6
 MAX_LINES = 999_999
+LINE_WIDTH = len(str(MAX_LINES))
+# A folder's size in a store with no folders on disk: what a folder shows on most file systems.
+DIR_SIZE = 4096
 # A directory view is bounded so one call cannot flood the context; the model views a subdirectory instead.
 VIEW_MAX_ENTRIES = 400
 SNIPPET_LINES = 2
@@ -49,6 +58,10 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "delete": {"path": str},
     "rename": {"old_path": str, "new_path": str},
 }
+
+
+# paths.py's refusals that mean "this path leaves the root", answered in the reference's words.
+_ESCAPES = ("leaves the memory root", "absolute path refused", "dangling symlink")
 
 
 class MemtuiMemoryTool(BetaAbstractMemoryTool):
@@ -103,18 +116,27 @@ class MemtuiMemoryTool(BetaAbstractMemoryTool):
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         path = command.path
         rel = self._rel(path)
-        files = self._files()
-        if rel and self._read(rel) is not None:
-            return self._view_file(path, rel, command.view_range)
-        if rel and not any(f.startswith(rel + "/") for f in files):
+        kind = self._kind(rel)
+        if kind is None:
             raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
-        return self._view_dir(path, rel, files)
+        if kind == "dir":
+            return self._view_dir(path, rel)
+        lines = (self._read(rel) or "").split("\n")  # as the reference: a final newline shows as an empty line
+        if len(lines) > MAX_LINES:
+            raise ToolError(f"File {path} exceeds maximum line limit of 999,999 lines.")
+        start, shown = 0, lines
+        view_range = command.view_range
+        if view_range and len(view_range) == 2:
+            start = max(1, view_range[0]) - 1
+            shown = lines[start: len(lines) if view_range[1] == -1 else view_range[1]]
+        return (f"Here's the content of {path} with line numbers:\n"
+                + "\n".join(_numbered(line, start + 1 + i) for i, line in enumerate(shown)))
 
     def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
         path = command.path
-        rel = self._rel(path, "create")
-        if self._read(rel) is not None or self._is_dir(rel):
-            raise ToolError(f"Error: File {path} already exists")
+        rel = self._rel(path)
+        if self._kind(rel) is not None:
+            raise ToolError(f"File {path} already exists")
         result = self._submit(self.memory.create(rel, command.file_text, actor=self.actor))
         if result.status == "applied":
             return f"File created successfully at: {path}"
@@ -122,11 +144,9 @@ class MemtuiMemoryTool(BetaAbstractMemoryTool):
 
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
         path, old, new = command.path, command.old_str, command.new_str or ""
-        rel = self._rel(path, "edit")
-        content = self._read(rel)
-        if content is None:
-            raise ToolError(f"Error: The path {path} does not exist. Please provide a valid path.")
-        count = content.count(old) if old else 0
+        rel = self._rel(path)
+        content = self._file_text(path, rel)
+        count = content.count(old)
         if count == 0:
             raise ToolError(f"No replacement was performed, old_str `{old}` did not appear verbatim in {path}.")
         if count > 1:
@@ -137,85 +157,132 @@ class MemtuiMemoryTool(BetaAbstractMemoryTool):
             raise ToolError(f"No replacement was performed. Multiple occurrences of old_str `{old}` in lines: "
                             f"{', '.join(map(str, lines))}. Please ensure it is unique")
         changed_line = content[: content.find(old)].count("\n")
-        result = self._submit(self.memory.edit(rel, old, new, actor=self.actor))
-        if result.status != "applied":
-            return self._queued(result, f"the edit to {path} is applied")
-        after = _lines(self._read(rel) or "")
-        start, end = max(0, changed_line - SNIPPET_LINES), min(len(after), changed_line + new.count("\n") + 3)
+        after = content.replace(old, new)
+        if after != content:
+            edit = (old, new) if old else _as_edit(content, after)  # an empty old_str only matches an empty file
+            result = self._submit(self.memory.edit(rel, *edit, actor=self.actor))
+            if result.status != "applied":
+                return self._queued(result, f"the edit to {path} is applied")
+        new_lines = after.split("\n")
+        start, end = max(0, changed_line - SNIPPET_LINES), min(len(new_lines), changed_line + SNIPPET_LINES + 1)
         return ("The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
-                + "\n".join(_numbered(after[i], i + 1) for i in range(start, end)))
+                + "\n".join(_numbered(new_lines[n - 1], n) for n in range(start + 1, end + 1)))
 
     def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
         path, at = command.path, command.insert_line
-        rel = self._rel(path, "edit")
-        content = self._read(rel)
-        if content is None:
-            raise ToolError(f"Error: The path {path} does not exist")
+        rel = self._rel(path)
+        content = self._file_text(path, rel)
         lines = _lines(content)
-        if not 0 <= at <= len(lines):
-            raise ToolError(f"Error: Invalid `insert_line` parameter: {at}. It should be within the range of lines "
-                            f"of the file: [0, {len(lines)}]")
-        if not content:
-            # An edit proposal is anchored on text that occurs once; an empty file has none to anchor on.
-            raise ToolError(f"Error: {path} is empty, so there is no text to insert next to; delete it and create "
-                            "it again with the text")
-        text = command.insert_text[:-1] if command.insert_text.endswith("\n") else command.insert_text
-        after = "\n".join([*lines[:at], text, *lines[at:]]) + "\n"
-        old, new = _as_edit(content, after)
-        result = self._submit(self.memory.edit(rel, old, new, actor=self.actor))
-        if result.status == "applied":
-            return f"The file {path} has been edited."
-        return self._queued(result, f"the insertion into {path} is applied")
+        if at < 0 or at > len(lines):
+            raise ToolError(f"Invalid `insert_line` parameter: {at}. It should be within the range [0, {len(lines)}].")
+        lines.insert(at, command.insert_text.rstrip("\n"))
+        after = "\n".join(lines)
+        if not after.endswith("\n"):
+            after += "\n"
+        if after != content:
+            result = self._submit(self.memory.edit(rel, *_as_edit(content, after), actor=self.actor))
+            if result.status != "applied":
+                return self._queued(result, f"the insertion into {path} is applied")
+        return f"The file {path} has been edited."
 
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
         path = command.path
         rel = self._rel(path)
         if not rel:
-            raise ToolError(f"Error: Cannot delete the {ROOT} directory itself")
-        targets = [rel] if self._read(rel) is not None else self._under(rel)
-        if not targets:
-            raise ToolError(f"Error: The path {path} does not exist")
+            raise ToolError(f"Cannot delete the {ROOT} directory itself")
+        kind = self._kind(rel)
+        if kind is None:
+            raise ToolError(f"The path {path} does not exist")
+        targets = [rel] if kind == "file" else self._under(rel)
         results = [self._submit(self.memory.delete(f, actor=self.actor)) for f in targets]
         if all(r.status == "applied" for r in results):
+            if kind == "dir":
+                self._prune(rel)
             return f"Successfully deleted {path}"
         return self._queued(results, f"{path} is deleted")
 
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
         old_path, new_path = command.old_path, command.new_path
         rel = self._rel(old_path)
-        to = self._rel(new_path, "rename to")
+        to = self._rel(new_path)
         if not rel:
-            raise ToolError(f"Error: Cannot rename the {ROOT} directory itself")
-        if self._read(to) is not None or self._is_dir(to):
-            raise ToolError(f"Error: The destination {new_path} already exists")
-        if self._read(rel) is not None:
-            moves = [(rel, to)]
-        else:
-            moves = [(f, to + f[len(rel):]) for f in self._under(rel)]
-        if not moves:
-            raise ToolError(f"Error: The path {old_path} does not exist")
-        if to == rel or to.startswith(rel + "/"):
+            raise ToolError(f"Cannot rename the {ROOT} directory itself")
+        if not to or self._kind(to) is not None:
+            raise ToolError(f"The destination {new_path} already exists")
+        kind = self._kind(rel)
+        if kind is None:
+            disk = self._disk()
+            if disk is not None and "/" in to:
+                # The reference makes the destination's folder before it finds the source missing; an empty
+                # folder is shown in every later view, so memtui leaves the same one.
+                (disk / to).parent.mkdir(parents=True, exist_ok=True)
+            raise ToolError(f"The path {old_path} does not exist")
+        if to.startswith(rel + "/"):
             raise ToolError(f"Error: Cannot move {old_path} into itself")
+        moves = [(rel, to)] if kind == "file" else [(f, to + f[len(rel):]) for f in self._under(rel)]
         results = [self._submit(self.memory.rename(src, dst, actor=self.actor)) for src, dst in moves]
         if all(r.status == "applied" for r in results):
+            if kind == "dir":
+                self._prune(rel, to)
             return f"Successfully renamed {old_path} to {new_path}"
         return self._queued(results, f"{old_path} is renamed to {new_path}")
 
     # helpers ------------------------------------------------------------------------------------------------
-    def _rel(self, path: str, purpose: str | None = None) -> str:
-        """`/memories/a/b.md` → `a/b.md` (checked by the store); `/memories` → "" (the root)."""
-        if not (path == ROOT or path.startswith(ROOT + "/")):
-            raise ToolError(f"Error: The path {path} is outside the memory directory; paths start with {ROOT}/")
-        rest = path[len(ROOT):].strip("/")
-        if not rest:
-            if purpose:
-                raise ToolError(f"Error: {path} is the memory directory itself; {purpose} a file inside it, such "
-                                f"as {ROOT}/notes.md")
+    def _rel(self, path: str) -> str:
+        """`/memories/a/b.md` → `a/b.md`, resolved as the reference resolves it (symlinks, then `..`) and then
+        checked by the store; `/memories` → "" (the root)."""
+        if not path.startswith(ROOT):
+            raise ToolError(f"Path must start with {ROOT}, got: {path}")
+        rest = path[len(ROOT):].lstrip("/")
+        if "\0" in rest:
+            raise ToolError(f"Error: path contains a NUL or control character: {path!r}")
+        disk = self._disk()
+        if disk is not None:
+            real_root = Path(os.path.realpath(disk))
+            real = Path(os.path.realpath(disk / rest)) if rest else real_root
+            if real != real_root and real_root not in real.parents:
+                raise ToolError(f"Path {path} would escape {ROOT} directory")
+            rel = real.relative_to(real_root).as_posix() if real != real_root else ""
+        else:
+            rel = posixpath.normpath(rest) if rest else ""
+            if rel == ".." or rel.startswith("../"):
+                raise ToolError(f"Path {path} would escape {ROOT} directory")
+            rel = "" if rel == "." else rel
+        if not rel:
             return ""
         try:
-            return self.memory.store.check_path(rest)
+            return self.memory.store.check_path(rel)
         except PathRefused as exc:
+            if any(words in str(exc) for words in _ESCAPES):  # paths.py's wording, in the reference's
+                raise ToolError(f"Path {path} would escape {ROOT} directory") from None
             raise ToolError(f"Error: {exc}") from None
+
+    def _disk(self) -> Path | None:
+        """The memory root on disk (a folder store), so directories are seen as the reference sees them."""
+        from memtui.core.folder import FolderStore
+
+        store = self.memory.store
+        return store.root if isinstance(store, FolderStore) else None
+
+    def _kind(self, rel: str) -> str | None:
+        """"file", "dir" or None (nothing there)."""
+        if not rel:
+            return "dir"
+        disk = self._disk()
+        if disk is not None:
+            full = disk / rel
+            return "dir" if full.is_dir() else "file" if full.is_file() else None
+        if self._read(rel) is not None:
+            return "file"
+        return "dir" if self._under(rel) else None
+
+    def _file_text(self, path: str, rel: str) -> str:
+        kind = self._kind(rel)
+        if kind is None:
+            raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
+        if kind == "dir":
+            raise ToolError(f"The path {path} is not a file.")
+        return self._read(rel) or ""
 
     def _read(self, rel: str) -> str | None:
         return self.memory.read_text(rel) if rel else None
@@ -224,7 +291,7 @@ class MemtuiMemoryTool(BetaAbstractMemoryTool):
         """Every memory file (not hidden, not memtui's bookkeeping)."""
         out = []
         for rel in self.memory.store.list_files("**/*"):
-            if any(part.startswith(".") or part == "node_modules" for part in rel.split("/")):
+            if any(part.startswith(".") for part in rel.split("/")):
                 continue
             try:
                 self.memory.store.check_path(rel)
@@ -236,47 +303,79 @@ class MemtuiMemoryTool(BetaAbstractMemoryTool):
     def _under(self, rel: str) -> list[str]:
         return [f for f in self._files() if f.startswith(rel + "/")]
 
-    def _is_dir(self, rel: str) -> bool:
-        return bool(self._under(rel))
+    def _prune(self, rel: str, to: str | None = None) -> None:
+        """After a directory's files were all deleted or moved: its empty folders go too (moved along to `to`), as
+        the reference's rmtree and rename leave nothing behind. Only empty folders; nothing with content."""
+        disk = self._disk()
+        if disk is None:
+            return
+        here = disk / rel
+        for folder, subdirs, files in sorted(os.walk(here), key=lambda t: -len(t[0])):
+            if to is not None and not subdirs and not files:
+                (disk / to / Path(folder).relative_to(here)).mkdir(parents=True, exist_ok=True)
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass  # not empty: a hidden file or something memtui does not manage stays
 
-    def _size(self, rel: str) -> int:
-        data = self.memory.store.read(rel)
-        return len(data) if data is not None else 0
-
-    def _view_file(self, path: str, rel: str, view_range: list[int] | None) -> str:
-        lines = _lines(self._read(rel) or "")
-        if len(lines) > MAX_LINES:
-            raise ToolError(f"File {path} exceeds maximum line limit of 999,999 lines.")
-        start, end = 0, len(lines)
-        if view_range:
-            start = max(1, view_range[0]) - 1
-            end = len(lines) if view_range[1] == -1 else min(len(lines), view_range[1])
-        head = f"Here's the content of {path} with line numbers:"
-        return "\n".join([head, *(_numbered(lines[i], i + 1) for i in range(start, end))])
-
-    def _view_dir(self, path: str, rel: str, files: list[str]) -> str:
-        prefix = rel + "/" if rel else ""
-        sizes: dict[str, int] = {}
-        for f in files:
-            if f.startswith(prefix):
-                sizes[f[len(prefix):]] = self._size(f)
-        # Two levels: a child, and a child's child; a directory's size is what it holds, at any depth.
-        tree: dict[str, int] = {}
-        for sub, size in sizes.items():
-            parts = sub.split("/")
-            for depth in (1, 2):
-                if len(parts) >= depth:
-                    name = "/".join(parts[:depth]) + ("/" if len(parts) > depth else "")
-                    tree[name] = tree.get(name, 0) + size
-        shown = path.rstrip("/") or ROOT
-        rows = [f"{_human(sum(sizes.values()))}\t{shown}"]
-        for name in sorted(tree, key=lambda n: n.rstrip("/").split("/")):
-            rows.append(f"{_human(tree[name])}\t{shown}/{name}")
-        left = len(rows) - 1 - VIEW_MAX_ENTRIES
+    def _view_dir(self, path: str, rel: str) -> str:
+        items: list[tuple[str, str]] = []
+        disk = self._disk()
+        if disk is not None:
+            self._collect(disk / rel if rel else disk, rel, "", 1, items)
+            size = _human(os.lstat(disk / rel if rel else disk).st_size)
+        else:
+            self._collect_listed(rel, items)
+            size = _human(DIR_SIZE)
+        left = len(items) - VIEW_MAX_ENTRIES
+        rows = [f"{size}\t{path}", *(f"{s}\t{path}/{name}" for s, name in items[:VIEW_MAX_ENTRIES])]
         if left > 0:
-            rows = rows[: VIEW_MAX_ENTRIES + 1] + [f"… {left} more; view a subdirectory to see them"]
-        return (f"Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items and "
-                "node_modules:\n" + "\n".join(rows))
+            rows.append(f"… {left} more; view a subdirectory to see them")
+        return (f"Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:\n"
+                + "\n".join(rows))
+
+    def _collect(self, folder: Path, rel: str, shown: str, depth: int, items: list[tuple[str, str]]) -> None:
+        """The reference's walk: two levels, sorted by name, hidden names and links out of the root left out,
+        linked files and folders inside it listed; plus memtui's own bookkeeping left out."""
+        try:
+            entries = sorted(os.listdir(folder))
+        except OSError:
+            return
+        for name in entries:
+            if name.startswith("."):
+                continue
+            item_rel = f"{rel}/{name}" if rel else name
+            item_shown = f"{shown}/{name}" if shown else name
+            try:
+                self.memory.store.check_path(item_rel)
+                st = os.stat(folder / name)
+            except (PathRefused, OSError):
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                items.append((_human(st.st_size), item_shown + "/"))
+                if depth < 2:
+                    self._collect(folder / name, item_rel, item_shown, depth + 1, items)
+            elif stat.S_ISREG(st.st_mode):
+                items.append((_human(st.st_size), item_shown))
+
+    def _collect_listed(self, rel: str, items: list[tuple[str, str]]) -> None:
+        """The same walk over a store with no folders on disk (Redis): folders are the paths' prefixes."""
+        prefix = rel + "/" if rel else ""
+        tree: dict[str, int | None] = {}
+        for f in self._files():
+            if not f.startswith(prefix):
+                continue
+            parts = f[len(prefix):].split("/")
+            for depth in range(1, min(len(parts), 2) + 1):
+                name = "/".join(parts[:depth])
+                if depth < len(parts):
+                    tree[name + "/"] = None
+                else:
+                    data = self.memory.store.read(f)
+                    tree[name] = len(data) if data is not None else 0
+        for name in sorted(tree, key=lambda n: n.rstrip("/").split("/")):
+            size = tree[name]
+            items.append((_human(DIR_SIZE if size is None else size), name))
 
     def _submit(self, result: WriteResult) -> WriteResult:
         self.last_result = result
@@ -311,14 +410,13 @@ def _numbered(line: str, n: int) -> str:
 
 
 def _human(size: int) -> str:
-    """Sizes as the memory tool shows them: 0B, 512B, 1.5K, 2K, 1.2M."""
-    if size < 1024:
-        return f"{size}B"
-    for unit, scale in (("K", 1024), ("M", 1024**2), ("G", 1024**3)):
-        if size < scale * 1024 or unit == "G":
-            value = size / scale
-            return f"{int(value)}{unit}" if value == int(value) else f"{value:.1f}{unit}"
-    return f"{size}B"
+    """Sizes as the reference shows them: 0B, 512B, 1.5K, 2K, 1.2M (powers of 1024, one decimal)."""
+    if size == 0:
+        return "0B"
+    i = min((size.bit_length() - 1) // 10, 3)
+    value = size / (1024**i)
+    unit = "BKMG"[i]
+    return f"{int(value)}{unit}" if value == int(value) else f"{value:.1f}{unit}"
 
 
 def _as_edit(before: str, after: str) -> tuple[str, str]:

@@ -1,5 +1,5 @@
 """Integration subcommands: `memtui mcp` (an MCP server over stdio), `memtui serve` (the app in a browser) and
-`memtui hook session-start` (Claude Code's SessionStart hook)."""
+`memtui hook …` (Claude Code's SessionStart, PreToolUse, PostToolUse and Stop hooks, and installing them)."""
 
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ def register(sub: Any) -> None:
     common(p)
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("hook", help="agent hooks: `hook session-start` prints memory for Claude Code's SessionStart")
-    hs = p.add_subparsers(dest="hook", metavar="session-start", required=True)
+    p = sub.add_parser("hook", help="Claude Code hooks: session-start, pre-tool-use, decisions, install")
+    hs = p.add_subparsers(dest="hook", metavar="{session-start,pre-tool-use,decisions,install}", required=True)
     h = hs.add_parser("session-start", help="print the memory context as SessionStart hook JSON (additionalContext)",
                       description="Prints {\"hookSpecificOutput\": {\"hookEventName\": \"SessionStart\", "
                       "\"additionalContext\": <memtui context>}} for Claude Code's SessionStart hook.")
@@ -51,6 +51,27 @@ def register(sub: Any) -> None:
     h.add_argument("--text", action="store_true", help="print the context as plain text instead of JSON")
     h.add_argument("--root", type=str, default=None, help="memory root (default: $MEMTUI_ROOT or per-user folder)")
     h.set_defaults(func=cmd_hook_session_start, json=False)
+    for name, helptext, func in (
+        ("pre-tool-use", "PreToolUse: Claude Code's Write/Edit/MultiEdit of a memory file becomes a proposal",
+         cmd_hook_pre_tool_use),
+        ("decisions", "PostToolUse or Stop: tell the session how its queued memory writes were decided",
+         cmd_hook_decisions),
+    ):
+        h = hs.add_parser(name, help=helptext, description=helptext + ". Reads the hook's JSON on stdin.")
+        h.add_argument("--root", type=Path, action="append", default=None,
+                       help="memory root (repeatable; default: every Claude Code memory folder and $MEMTUI_ROOT "
+                       "or the per-user folder)")
+        h.set_defaults(func=func)
+    h = hs.add_parser("install", help="add memtui's hooks to Claude Code's settings file (shows the diff)",
+                      description="Adds PreToolUse (Write|Edit|MultiEdit), PostToolUse and Stop hook entries to "
+                      "~/.claude/settings.json, or DIR/.claude/settings.json with --project. Other hooks and "
+                      "settings are kept; running it twice changes nothing.")
+    h.add_argument("--claude-code", action="store_true", required=True, help="install for Claude Code")
+    h.add_argument("--project", type=Path, default=None, metavar="DIR", help="the project's settings instead")
+    h.add_argument("--root", type=Path, default=None,
+                   help="memory root the hooks review (default: every Claude Code memory folder and $MEMTUI_ROOT)")
+    h.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
+    h.set_defaults(func=cmd_hook_install)
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -116,6 +137,65 @@ def cmd_hook_session_start(args: argparse.Namespace) -> int:
     else:
         print(json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}},
                          ensure_ascii=False))
+    return EXIT_OK
+
+
+def _hook_roots(args: argparse.Namespace) -> list[Path]:
+    from memtui.cli import default_root
+    from memtui.integrations.claude_code import memory_folders
+
+    if args.root:
+        return [Path(r).expanduser() for r in args.root]
+    return [*memory_folders(), default_root()]
+
+
+def _hook_payload() -> Any:
+    try:
+        return json.loads(sys.stdin.read() or "null")
+    except (ValueError, UnicodeDecodeError) as exc:
+        print(f"memtui hook: stdin is not the hook's JSON payload ({exc}); nothing done", file=sys.stderr)
+        return None
+
+
+def cmd_hook_pre_tool_use(args: argparse.Namespace) -> int:
+    # A hook runs on every matching tool call: no output for calls memtui leaves alone, and never a traceback.
+    from memtui.integrations.claude_code import pre_tool_use
+
+    reply = pre_tool_use(_hook_payload(), _hook_roots(args))
+    if reply is not None:
+        print(json.dumps(reply, ensure_ascii=False))
+    return EXIT_OK
+
+
+def cmd_hook_decisions(args: argparse.Namespace) -> int:
+    from memtui.integrations.claude_code import decisions
+
+    reply = decisions(_hook_payload(), _hook_roots(args))
+    if reply is not None:
+        print(json.dumps(reply, ensure_ascii=False))
+    return EXIT_OK
+
+
+def cmd_hook_install(args: argparse.Namespace) -> int:
+    from memtui.core.folder import atomic_write
+    from memtui.integrations.claude_code import merged_settings, settings_diff, settings_path
+
+    path = settings_path(Path(args.project).expanduser().absolute() if args.project else None)
+    try:
+        before = path.read_text(encoding="utf-8") if path.exists() else None
+        after = merged_settings(before, Path(args.root).expanduser().absolute() if args.root else None)
+    except (OSError, ValueError) as exc:
+        print(f"memtui hook install: {path}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    if before is not None and json.loads(before) == json.loads(after):
+        print(f"{path}: memtui's hooks are already installed; nothing changed")
+        return EXIT_OK
+    sys.stdout.write(settings_diff(path, before, after))
+    if args.dry_run:
+        print(f"(dry run: {path} was not written)")
+        return EXIT_OK
+    atomic_write(path, after.encode())
+    print(f"wrote {path}: Claude Code's Write/Edit/MultiEdit of memory files now go through memtui's review")
     return EXIT_OK
 
 

@@ -10,9 +10,9 @@ merged-away entry to its successor) that waits for a person and is checked when 
 - the new body adds no entry that was not there (successors excepted) and every entry keeps a provenance tag;
 - the section ends within its cap (a cap counts entry lines, struck history included).
 
-Struck lines and merged-away entries move to ``archive/<file-stem>-<section-slug>.md`` (e.g.
-``archive/MEMORY-decisions.md``) under a dated heading, in the same commit as the rewrite: nothing is lost,
-it is only no longer loaded.
+Struck lines and merged-away entries move to a new file ``archive/<file-stem>-<section-slug>-<date>.md`` (e.g.
+``archive/MEMORY-decisions-2026-08-20.md``), in the same commit as the rewrite: nothing is lost, it is only no
+longer loaded. Archives are frozen: each consolidation writes a new file and never appends to an old one.
 """
 
 from __future__ import annotations
@@ -209,9 +209,8 @@ def plan(memory: Memory, p: Proposal, before: str | None) -> Outcome:
     moved += [strike(e, "superseded", today).strip() for _, e in sec.current if e.body not in kept]
     also: dict[str, tuple[str | None, str]] = {}
     if moved:
-        rel = archive_path(memory, p.file, sec.title)
-        old_archive = memory.read_text(rel)
-        also[rel] = (old_archive, _archive_text(old_archive, p.file, sec.title, today, moved))
+        rel = archive_path(memory, p.file, sec.title, today)
+        also[rel] = (None, _archive_text(None, p.file, sec.title, today, moved))
     return Outcome(text, warnings=_file_warnings(text, spec), also=also)
 
 
@@ -263,10 +262,17 @@ def covers(successor: Entry, merged: Entry) -> bool:
     return len(want & have) / len(want) >= COVER_MIN
 
 
-def archive_path(memory: Memory, file: str, section: str) -> str:
+def archive_path(memory: Memory, file: str, section: str, day: str | None = None) -> str:
+    """A new archive file for one consolidation: archives are frozen, so an existing one is never appended to
+    (`archive/MEMORY-decisions-2026-08-20.md`, then `…-2026-08-20-2.md` for a second one that day)."""
     stem = file[:-3] if file.endswith(".md") else file
     slug = re.sub(r"[^a-z0-9]+", "-", section.casefold()).strip("-") or "section"
-    return f"{detect(memory).archive_dir}/{stem.replace('/', '-')}-{slug}.md"
+    base = f"{detect(memory).archive_dir}/{stem.replace('/', '-')}-{slug}-{day or clock.today()}"
+    rel, n = f"{base}.md", 1
+    while memory.store.read(rel) is not None:
+        n += 1
+        rel = f"{base}-{n}.md"
+    return rel
 
 
 def body_with(doc: Document, sec: Section, entries: list[str]) -> str:

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from memtui.core import git_hooks
 from memtui.core.paths import PathRefused, clean_rel, resolve_inside
 from memtui.core.store import Commit, ExternalChange, LockTimeout, NoHistory, Store, StoreError
 
@@ -206,6 +207,9 @@ class FolderStore(Store):
             if parent is not None and root == old_root and not allow_empty:
                 self._sync_index(repo, leaves)
                 return None
+            # The repository's pre-commit and commit-msg hooks run as `git commit` runs them (core/git_hooks.py).
+            message = git_hooks.before_commit(repo, self.root, self.config_text(), root.hex(), message,
+                                              (who.name, who.email), _pinned_dates().get("author_date"))
             commit = git.Commit.create_from_tree(
                 writer, git.Tree(repo, root), message, parent_commits=[parent] if parent is not None else [],
                 head=False, author=who, committer=by, **_pinned_dates(),

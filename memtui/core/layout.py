@@ -42,10 +42,15 @@ class Layout:
     archive_dir: str = "archive"
 
     def layer(self, rel: str) -> str:
-        """core, log, scratch, archive or topic."""
+        """core, log, scratch, archive or topic.
+
+        Under `memory/` only dated files (`YYYY-MM-DD.md`) are daily logs; anything else there is a topic file
+        in every layout, so lint, context, search and review treat it as one."""
         if rel in self.core:
             return "core"
         top, _, rest = rel.partition("/")
+        if top == "memory" and rest:
+            return "log" if self.log_dir == "memory" and daily_date(rest) else "topic"
         if self.log_dir and top == self.log_dir and rest:
             return "log"
         if top == "log" and rest:

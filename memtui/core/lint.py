@@ -69,7 +69,7 @@ def _entries(doc: Document, layout: Layout) -> list[Finding]:
     out = []
     for sec in doc.sections:
         for i, e in sec.entries:
-            if e.tag is None and not _POINTER.match(e.text) and not (e.struck and not e.text):
+            if e.tag is None and not e.struck and not _POINTER.match(e.text):  # struck lines are history, not claims
                 out.append(Finding(ERROR if layout.strict_tags else WARNING, "untagged", doc.path, i + 1,
                                    f"no provenance tag: {e.raw.strip()!r}; start it with [stated], [observed], "
                                    "[inferred] or [suggested]"))

@@ -276,6 +276,8 @@ def append_text(text: str, line: str) -> str:
 
 def edit_text(text: str, old: str, new: str) -> str:
     """Exact find-and-replace of a unique snippet, as agents do with code (000_bdc6405d4f27d353.txt)."""
+    if not old and not text:
+        return new  # an empty file has nothing to anchor on: the edit writes its whole content
     if not old:
         raise Refused("old is empty: send the exact text to replace (read the file first)")
     n = text.count(old)

@@ -23,8 +23,6 @@ from memtui.core.memory import Memory
 from memtui.core.proposals import WriteResult
 from memtui.tui.plain import content, plain
 
-# Files whose sections are not places to move a durable entry to: dated logs, scratch notes and the archive.
-NOT_TARGETS = ("log/", "memory/", "scratch/", "archive/")
 TARGET_FILES_MAX = 500
 TAG_MEANING = {
     "stated": "you (the person) said it: confirms it",
@@ -173,7 +171,11 @@ class MoveScreen(ModalScreen[WriteResult | None]):
     @work(thread=True, exclusive=True, exit_on_error=False)
     def load_targets(self) -> None:
         """Sections of this file first, then of the other durable files (not logs, scratch or the archive)."""
-        files = [f for f in self.memory.files() if f.endswith(".md") and not f.startswith(NOT_TARGETS)]
+        from memtui.core.layout import detect
+
+        # Core and topic files only (as the layout reads them: a topic file under memory/ is one, a dated log not).
+        layout = detect(self.memory)
+        files = [f for f in self.memory.files() if f.endswith(".md") and layout.layer(f) in ("core", "topic")]
         files = [self.rel] + sorted(f for f in files if f != self.rel)[:TARGET_FILES_MAX]
         out = []
         for rel in files:
