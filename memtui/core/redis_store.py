@@ -1,19 +1,23 @@
 """The Redis store: one memory in Redis, shared by agents on many processes and machines, with history and review.
 
-Every key lives under one prefix (``?prefix=NAME`` in the URL, default ``memtui``):
+Every key lives under one prefix (``?prefix=NAME`` in the URL, default ``memtui``), written as the hash tag
+``{NAME}`` so that on a Redis Cluster the whole memory is in one slot and its scripts and transactions keep working:
 
-    <p>:file:<path>   string   a memory file's bytes (one string per file, as the seed keeps MEMORY.md)
-    <p>:recorded      hash     path -> sha1 of the file as of its last recorded change
-    <p>:blob:<sha1>   string   bytes some recorded change produced (content-addressed, like git blobs)
-    <p>:changes       stream   one entry per recorded change; the entry id is the commit id
-    <p>:oplog         list     the last 200 operations {id, ts, op, summary, bytes}, newest first
-    <p>:events        channel  pub/sub: {"kind": "write"|"change"|"queue", ...} for live viewers
-    <p>:audit         list     audit records (JSON), oldest first
-    <p>:queue         hash     proposal id -> proposal JSON;  <p>:queue:seq  INCR counter for proposal numbers
-    <p>:rejected      hash     bytes a person rejected, kept for recovery
-    <p>:config        string   the memory's config.toml
-    <p>:lock          string   the memory lock: SET NX PX with a token, renewed while held, released by Lua
-    <p>:done:<uuid>   string   short-lived marker that makes a retried change idempotent
+    {p}:file:<path>   string   a memory file's bytes (one string per file, as the seed keeps MEMORY.md)
+    {p}:recorded      hash     path -> sha1 of the file as of its last recorded change
+    {p}:blob:<sha1>   string   bytes some recorded change produced (content-addressed, like git blobs)
+    {p}:changes       stream   one entry per recorded change; the entry id is the commit id
+    {p}:oplog         list     the last 200 operations {id, ts, op, summary, bytes}, newest first
+    {p}:events        channel  pub/sub: {"kind": "write"|"change"|"queue", ...} for live viewers (sharded pub/sub,
+                               SPUBLISH, on a cluster)
+    {p}:audit         list     audit records (JSON), oldest first
+    {p}:queue         hash     proposal id -> proposal JSON;  {p}:queue:seq  INCR counter for proposal numbers
+    {p}:rejected      hash     bytes a person rejected, kept for recovery
+    {p}:config        string   the memory's config.toml
+    {p}:lock          string   the memory lock: SET NX PX with a token, renewed while held, released by Lua
+    {p}:done:<uuid>   string   short-lived marker that makes a retried change idempotent
+
+Memories written before the hash tag (``p:file:…``) are moved to it when first opened (`migrate_legacy`).
 
 Writers take the lock, and every file write is also a compare-and-set (Lua, on the sha1 of the bytes this writer
 read under the lock), so a writer whose lock lapsed (a long pause, a restarted server) gets `StaleWrite` and
@@ -37,11 +41,13 @@ from urllib.parse import parse_qs, urlencode, urlparse, urlunparse
 
 import redis
 from redis.backoff import ExponentialBackoff
+from redis.exceptions import AskError, MovedError, RedisClusterException
 from redis.retry import Retry
 
 from memtui.core import clock
 from memtui.core.folder import AUDIT_FILE, LockTimeout, STATE_DIR
 from memtui.core.paths import PathRefused, clean_rel
+from memtui.core.redact import redact
 from memtui.core.store import (
     Commit, ExternalChange, NoHistory, StaleWrite, Store, StoreError, StoreUnavailable, content_hash,
 )
@@ -53,6 +59,11 @@ DONE_TTL_S = 3600
 PRIVATE = (STATE_DIR + "/", ".git/")
 STREAM_ID = re.compile(r"^\d+(?:-\d+)?$")
 _CONNECTION_ERRORS = (redis.ConnectionError, redis.TimeoutError, ConnectionError, TimeoutError, OSError)
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+TRUE = ("1", "yes", "true", "on")
+# The keys of the layout before the hash tag, under `p:` (moved by `migrate_legacy`). The lock is not moved.
+LEGACY_FIXED = ("recorded", "changes", "oplog", "audit", "queue", "queue:seq", "rejected", "config", "intent")
+LEGACY_GLOBS = ("file:*", "blob:*", "done:*")
 
 # Replace (or delete) a file if it still holds the bytes this writer read; publish the write.
 # KEYS: file. ARGV: expected sha1 ('' = absent, '*' = any), 'set'|'del', data, new sha1, channel, event json.
@@ -121,6 +132,18 @@ if (not cur) or string.sub(cur, 1, string.len(ARGV[3])) == ARGV[3] then
 end
 return 0
 """
+# LPUSH + LTRIM an oplog entry and publish it. KEYS: oplog. ARGV: entry, last index kept, channel, event.
+_NOTE = """
+redis.call('LPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]))
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+"""
+
+# Save a proposal and publish it. KEYS: queue. ARGV: id, proposal json, channel, event.
+_QUEUE = """
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+"""
 _RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0"
 _RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 
@@ -130,50 +153,74 @@ def sha1(data: bytes | None) -> str:
 
 
 def parse_store_url(url: str) -> tuple[str, str, dict[str, Any]]:
-    """Split memtui's own options (prefix, timeout, lock_ttl) off a Redis URL: (redis url, prefix, options)."""
+    """Split memtui's own options (prefix, timeout, lock_ttl, cluster, nodes, wait) off a Redis URL:
+    (the URL redis-py is given, prefix, options). ``redis+cluster://`` (or ``cluster=1``) means a Redis Cluster."""
     parts = urlparse(url)
-    if parts.scheme not in ("redis", "rediss", "unix"):
-        raise StoreError(f"not a Redis URL: {url!r}; use redis://host:port/db?prefix=NAME")
+    scheme = CLUSTER_SCHEMES.get(parts.scheme, parts.scheme)
+    if scheme not in ("redis", "rediss", "unix"):
+        raise StoreError(f"not a Redis URL: {redact(url)!r}; use redis://host:port/db?prefix=NAME, or "
+                         "redis+cluster://host:port/?prefix=NAME for a Redis Cluster")
     query = parse_qs(parts.query)
     prefix = (query.pop("prefix", [DEFAULT_PREFIX])[0] or DEFAULT_PREFIX).strip(":")
-    opts: dict[str, Any] = {}
+    if "{" in prefix or "}" in prefix:
+        raise StoreError(f"bad prefix {prefix!r} in {redact(url)!r}: a prefix may not hold {{ or }} (memtui wraps it "
+                         "in braces itself, so one memory stays in one cluster slot)")
+    opts: dict[str, Any] = {"cluster": parts.scheme in CLUSTER_SCHEMES}
     try:
         if "timeout" in query:
             opts["timeout"] = float(query.pop("timeout")[0])
         if "lock_ttl" in query:
             opts["lock_ttl_ms"] = int(float(query.pop("lock_ttl")[0]) * 1000)
+        if "wait" in query:
+            opts["wait"] = int(query.pop("wait")[0])
     except ValueError:
-        raise StoreError(f"bad option in {url!r}: timeout and lock_ttl are seconds") from None
-    rest = urlunparse(parts._replace(query=urlencode({k: v[0] for k, v in query.items()})))
+        raise StoreError(f"bad option in {redact(url)!r}: timeout and lock_ttl are seconds, wait is a number of "
+                         "replicas") from None
+    if "cluster" in query:
+        opts["cluster"] = opts["cluster"] or query.pop("cluster")[0].lower() in TRUE
+    nodes = [n for n in ",".join(query.pop("nodes", [])).split(",") if n]
+    if nodes:
+        opts["nodes"] = []
+        for node in nodes:
+            host, _, port = node.rpartition(":")
+            if not host or not port.isdigit():
+                raise StoreError(f"bad nodes= in {redact(url)!r}: give host:port,host:port")
+            opts["nodes"].append((host, int(port)))
+    if opts["cluster"] and scheme == "unix":
+        raise StoreError(f"{redact(url)!r}: a Redis Cluster is reached over TCP; use redis+cluster://host:port/")
+    if opts["cluster"] and parts.path.strip("/") not in ("", "0"):
+        raise StoreError(f"{redact(url)!r}: a Redis Cluster has only database 0; drop /{parts.path.strip('/')} "
+                         "and tell memories apart with ?prefix=NAME")
+    rest = urlunparse(parts._replace(scheme=scheme, query=urlencode({k: v[0] for k, v in query.items()})))
     return rest, prefix, opts
 
 
-def redact(url: str) -> str:
-    parts = urlparse(url)
-    if parts.password:
-        netloc = f"{parts.username or ''}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-        return urlunparse(parts._replace(netloc=netloc))
-    return url
-
-
 class RedisStore(Store):
-    """A memory in Redis. `url` is ``redis://host:port/db?prefix=NAME[&timeout=SECONDS][&lock_ttl=SECONDS]``."""
+    """A memory in Redis. `url` is ``redis://host:port/db?prefix=NAME[&timeout=SECONDS][&lock_ttl=SECONDS]``, or
+    ``redis+cluster://host:port/?prefix=NAME[&nodes=host:port,…][&wait=REPLICAS]`` for a Redis Cluster."""
 
     def __init__(self, url: str, *, timeout: float | None = None, lock_ttl_ms: int | None = None) -> None:
         self.url = url
         redis_url, self.prefix, opts = parse_store_url(url)
         self.location = redact(url)
+        self.cluster: bool = opts["cluster"]
         self.timeout = timeout if timeout is not None else opts.get("timeout", 5.0)
         self.lock_ttl_ms = lock_ttl_ms or opts.get("lock_ttl_ms", LOCK_TTL_MS)
+        self.wait_replicas: int = opts.get("wait", 0)
+        self._nodes: list[tuple[str, int]] = opts.get("nodes", [])
         self._redis_url = redis_url
+        self.base = p = "{" + self.prefix + "}"
         self.client = self._connect()
-        p = self.prefix
         self.k_recorded, self.k_changes, self.k_oplog = f"{p}:recorded", f"{p}:changes", f"{p}:oplog"
         self.k_audit, self.k_queue, self.k_seq = f"{p}:audit", f"{p}:queue", f"{p}:queue:seq"
         self.k_config, self.k_lock, self.k_rejected = f"{p}:config", f"{p}:lock", f"{p}:rejected"
         self.channel = f"{p}:events"
-        self._write = self.client.register_script(_WRITE)
-        self._commit = self.client.register_script(_COMMIT)
+        # A cluster delivers a plain PUBLISH to every node; sharded pub/sub keeps a memory's events on its shard.
+        pub = "SPUBLISH" if self.cluster else "PUBLISH"
+        self._write = self.client.register_script(_WRITE.replace("'PUBLISH'", f"'{pub}'"))
+        self._commit = self.client.register_script(_COMMIT.replace("'PUBLISH'", f"'{pub}'"))
+        self._note = self.client.register_script(_NOTE.replace("'PUBLISH'", f"'{pub}'"))
+        self._queue = self.client.register_script(_QUEUE.replace("'PUBLISH'", f"'{pub}'"))
         self._hashes = self.client.register_script(_HASHES)
         self._acquire = self.client.register_script(_ACQUIRE)
         self._renew = self.client.register_script(_RENEW)
@@ -188,26 +235,40 @@ class RedisStore(Store):
         self._renew_wake = threading.Event()
         self.lock_lost = False
 
-    def _connect(self, socket_timeout: float | None = -1.0) -> redis.Redis:
+    def _connect(self, socket_timeout: float | None = -1.0) -> Any:
         timeout = self.timeout if socket_timeout == -1.0 else socket_timeout
+        # Reconnect (a restarted server, a dropped connection), but never re-send a command that timed out: it
+        # may have run, and a slow server only gets slower with more load.
+        retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), 3, supported_errors=(redis.ConnectionError,))
+        options: dict[str, Any] = {"socket_connect_timeout": min(self.timeout, 2.0), "socket_timeout": timeout,
+                                   "retry": retry, "health_check_interval": 15, "decode_responses": False}
         try:
-            return redis.Redis.from_url(
-                self._redis_url, socket_connect_timeout=min(self.timeout, 2.0), socket_timeout=timeout,
-                # Reconnect (a restarted server, a dropped connection), but never re-send a command that timed
-                # out: it may have run, and a slow server only gets slower with more load.
-                retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3, supported_errors=(redis.ConnectionError,)),
-                health_check_interval=15,
-                decode_responses=False,
-            )
+            if not self.cluster:
+                return redis.Redis.from_url(self._redis_url, **options)
+            from redis.cluster import ClusterNode, RedisCluster
+
+            if self._nodes:
+                options["startup_nodes"] = [ClusterNode(h, p) for h, p in self._nodes]
+            with self._calls():
+                return RedisCluster.from_url(self._redis_url, **options)
         except (ValueError, TypeError) as exc:
-            raise StoreError(f"bad Redis URL {self.location!r}: {exc}") from None
+            raise StoreError(f"bad Redis URL {self.location!r}: {redact(str(exc))}") from None
 
     def _down(self, exc: Exception) -> StoreUnavailable:
         slow = isinstance(exc, (redis.TimeoutError, TimeoutError))
         what = f"did not answer within {self.timeout:g} s" if slow else "cannot be reached"
+        check = ("that the cluster's nodes are running (a master that just failed is replaced by its replica "
+                 "within the cluster's node timeout)" if self.cluster else "that redis-server is running")
         return StoreUnavailable(
-            f"the Redis memory at {self.location} {what} ({exc}). Check that redis-server is running and the "
-            "--store URL (or [store] url) is right, then try again; nothing was written by this step."
+            f"the Redis memory at {self.location} {what} ({redact(str(exc))}). Check {check} and the --store URL "
+            "(or [store] url), then try again; nothing was written by this step."
+        )
+
+    def _not_a_cluster_url(self, exc: Exception) -> StoreError:
+        return StoreError(
+            f"the Redis at {self.location} is a node of a Redis Cluster, and this memory's keys are served by "
+            f"another node ({redact(str(exc))}). Open it with the cluster URL: "
+            f"redis+cluster://HOST:PORT/?prefix={self.prefix} (or add &cluster=1), and memtui follows the cluster."
         )
 
     @contextmanager
@@ -215,16 +276,33 @@ class RedisStore(Store):
         """Turn connection trouble into a memtui-level error saying what to do."""
         try:
             yield
+        except (MovedError, AskError) as exc:
+            raise self._not_a_cluster_url(exc) from None
         except redis.ResponseError as exc:
-            if str(exc).startswith("STALE"):
-                raise StaleWrite(f"changed under this writer: {exc}") from None
-            if "WRONGTYPE" in str(exc):
-                raise StoreError(f"a key under {self.prefix}: in {self.location} is not a string: {exc}") from None
-            raise StoreError(f"Redis refused a command at {self.location}: {exc}") from None
+            text = redact(str(exc))
+            if text.startswith("STALE"):
+                raise StaleWrite(f"changed under this writer: {text}") from None
+            if "WRONGTYPE" in text:
+                raise StoreError(f"a key under {self.base}: in {self.location} is not a string: {text}") from None
+            if "non local key" in text or "CROSSSLOT" in text:
+                raise self._not_a_cluster_url(exc) from None
+            raise StoreError(f"Redis refused a command at {self.location}: {text}") from None
         except redis.AuthenticationError as exc:
-            raise StoreError(f"Redis at {self.location} refused the credentials: {exc}") from None
+            raise StoreError(f"Redis at {self.location} refused the credentials: {redact(str(exc))}") from None
         except _CONNECTION_ERRORS as exc:
             raise self._down(exc) from None
+        except redis.exceptions.ClusterDownError as exc:
+            raise self._down(exc) from None
+        except RedisClusterException as exc:
+            text = redact(str(exc))
+            if "not enabled" in text.lower() or "cluster support disabled" in text.lower():
+                raise StoreError(
+                    f"the Redis at {self.location} is a single server, not a cluster ({text}). Open it with "
+                    f"redis://HOST:PORT/0?prefix={self.prefix} (no +cluster, no cluster=1)."
+                ) from None
+            raise StoreUnavailable(f"the Redis Cluster at {self.location} could not serve this step ({text}). "
+                                   "Check that its nodes are running and cluster_state is ok, then try again; "
+                                   "nothing was written by this step.") from None
 
     def ping(self) -> None:
         with self._calls():
@@ -238,7 +316,7 @@ class RedisStore(Store):
         return norm
 
     def key(self, rel: str) -> str:
-        return f"{self.prefix}:file:{clean_rel(rel)}"
+        return f"{self.base}:file:{clean_rel(rel)}"
 
     # files ------------------------------------------------------------------------------------------------
     def _seen(self) -> dict[str, str] | None:
@@ -281,10 +359,9 @@ class RedisStore(Store):
             seen[rel] = new
 
     def list_files(self, pattern: str = "**/*.md") -> list[str]:
-        head = f"{self.prefix}:file:"
-        match = _escape_glob(head) + "*"
+        head = f"{self.base}:file:"
         with self._calls():
-            keys = [k.decode("utf-8", "replace") for k in self.client.scan_iter(match=match, count=1000)]
+            keys = [k.decode("utf-8", "replace") for k in self._scan(_escape_glob(head) + "*")]
         suffix = pattern.rsplit("*", 1)[-1] if "*" in pattern else pattern
         lead = pattern.split("*", 1)[0] if "*" in pattern else ""
         out = []
@@ -294,6 +371,13 @@ class RedisStore(Store):
                 out.append(rel)
         out.sort()
         return out
+
+    def _scan(self, match: str) -> Iterator[bytes]:
+        """SCAN for `match`; on a cluster only on the master that holds this memory's slot."""
+        if not self.cluster:
+            return self.client.scan_iter(match=match, count=1000)
+        node = self.client.get_node_from_key(self.k_config)
+        return self.client.scan_iter(match=match, count=1000, target_nodes=node)
 
     # lock -------------------------------------------------------------------------------------------------
     @contextmanager
@@ -397,10 +481,10 @@ class RedisStore(Store):
                  "actor": author}
         event = {"kind": "change", "files": [p for p, _, _ in changes], "actor": author, "action": action,
                  "summary": summary[:200]}
-        keys = [self.k_changes, self.k_recorded, self.k_oplog, f"{self.prefix}:done:{change_id}"]
+        keys = [self.k_changes, self.k_recorded, self.k_oplog, f"{self.base}:done:{change_id}"]
         args: list[Any] = [len(changes)]
         for path, before, after in changes:
-            keys.append(f"{self.prefix}:blob:{sha1(after)}" if after is not None else f"{self.prefix}:blob:-")
+            keys.append(f"{self.base}:blob:{sha1(after)}" if after is not None else f"{self.base}:blob:-")
             args += [path, before, sha1(after), after or b""]
         args += [self.channel, json.dumps(oplog), json.dumps(event)]
         for k, v in fields.items():
@@ -414,7 +498,7 @@ class RedisStore(Store):
         if not wanted:
             return {}
         with self._calls():
-            values = self.client.mget([f"{self.prefix}:blob:{s}" for s in wanted])
+            values = self.client.mget([f"{self.base}:blob:{s}" for s in wanted])
         missing = [s for s, v in zip(wanted, values) if v is None]
         if missing:
             raise StoreError(f"the Redis memory at {self.location} lost recorded content {missing[0]}; "
@@ -436,7 +520,7 @@ class RedisStore(Store):
     def blob(self, sha: str) -> bytes | None:
         """Bytes a recorded change produced, by their sha1 (the `blob` of a change's detail)."""
         with self._calls():
-            return self.client.get(f"{self.prefix}:blob:{sha}")
+            return self.client.get(f"{self.base}:blob:{sha}")
 
     def external_changes(self) -> list[ExternalChange]:
         """Files whose bytes differ from their last recorded change: raw SETs or DELs that bypassed memtui."""
@@ -495,13 +579,13 @@ class RedisStore(Store):
     def intent_save(self, data: bytes | None) -> None:
         with self._calls():
             if data is None:
-                self.client.delete(f"{self.prefix}:intent")
+                self.client.delete(f"{self.base}:intent")
             else:
-                self.client.set(f"{self.prefix}:intent", data)
+                self.client.set(f"{self.base}:intent", data)
 
     def intent_load(self) -> bytes | None:
         with self._calls():
-            return self.client.get(f"{self.prefix}:intent")
+            return self.client.get(f"{self.base}:intent")
 
     def change(self, sid: str) -> dict[str, str] | None:
         entries = self.changes(sid, count=1)
@@ -583,10 +667,8 @@ class RedisStore(Store):
         entry = {"id": uuid.uuid4().hex, "ts": int(time.time() * 1000), "op": op, "summary": summary[:200],
                  "bytes": nbytes, "actor": actor}
         with self._calls():
-            pipe = self.client.pipeline(transaction=True)
-            pipe.lpush(self.k_oplog, json.dumps(entry)).ltrim(self.k_oplog, 0, OPLOG_MAX - 1)
-            pipe.publish(self.channel, json.dumps({"kind": "op", **entry}))
-            pipe.execute()
+            self._note(keys=[self.k_oplog], args=[json.dumps(entry), OPLOG_MAX - 1, self.channel,
+                                                   json.dumps({"kind": "op", **entry})])
 
     def oplog(self, count: int = OPLOG_MAX) -> list[dict[str, Any]]:
         with self._calls():
@@ -637,11 +719,8 @@ class RedisStore(Store):
 
     def queue_save(self, pid: str, data: bytes) -> None:
         with self._calls():
-            pipe = self.client.pipeline(transaction=True)
-            pipe.hset(self.k_queue, pid, data)
             # A queued (or decided) proposal records no change, so viewers learn of it from this event.
-            pipe.publish(self.channel, json.dumps({"kind": "queue", "id": pid}))
-            pipe.execute()
+            self._queue(keys=[self.k_queue], args=[pid, data, self.channel, json.dumps({"kind": "queue", "id": pid})])
 
     def queue_load(self, pid: str) -> bytes | None:
         with self._calls():
@@ -721,10 +800,18 @@ class Subscription:
                 client = self.store._connect(socket_timeout=None)
                 if last_id is None:
                     last_id = _decoded_last_id(client, self.store.k_changes)
-                ps = client.pubsub(ignore_subscribe_messages=True)
-                ps.subscribe(self.store.channel)
-                db = client.connection_pool.connection_kwargs.get("db", 0)
-                head = f"__keyspace@{db}__:{self.store.prefix}:file:"
+                if self.store.cluster:
+                    # Sharded pub/sub and keyspace events both live on the master of the memory's slot: listen
+                    # there, on one plain connection; a failover or a moved slot ends it and the loop re-finds it.
+                    node = client.get_node_from_key(self.store.channel)
+                    ps = client.get_redis_connection(node).pubsub(ignore_subscribe_messages=True)
+                    ps.ssubscribe(self.store.channel)
+                    db = 0
+                else:
+                    ps = client.pubsub(ignore_subscribe_messages=True)
+                    ps.subscribe(self.store.channel)
+                    db = client.connection_pool.connection_kwargs.get("db", 0)
+                head = f"__keyspace@{db}__:{self.store.base}:file:"
                 if self.keyspace:
                     ps.psubscribe(_escape_glob(head) + "*")
                 if down:
@@ -738,6 +825,8 @@ class Subscription:
                 while not self._stop.is_set():
                     msg = ps.get_message(timeout=0.25)
                     if msg is None:
+                        if self.store.cluster and not ps.subscribed:
+                            raise redis.ConnectionError("the memory's slot moved to another node")
                         continue
                     channel = msg["channel"].decode("utf-8", "replace")
                     if channel.startswith(head):
@@ -752,12 +841,13 @@ class Subscription:
                         last_id = event["id"]
                     self._emit(event)
                 ps.close()
-            except (redis.RedisError, OSError) as exc:
+            except (redis.RedisError, RedisClusterException, StoreError, OSError) as exc:
                 self.connected.clear()
                 if not down:
                     down = True
                     self._emit({"kind": "disconnected",
-                                "message": f"lost the Redis memory at {self.store.location} ({exc}); reconnecting"})
+                                "message": f"lost the Redis memory at {self.store.location} "
+                                           f"({redact(str(exc))}); reconnecting"})
                 self._stop.wait(pause)
                 pause = min(pause * 2, 2.0)
             finally:
