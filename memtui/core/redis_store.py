@@ -37,7 +37,7 @@ import time
 import uuid
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
-from urllib.parse import parse_qs, urlencode, urlparse, urlunparse
+from urllib.parse import parse_qs, parse_qsl, urlencode, urlparse, urlunparse
 
 import redis
 from redis.backoff import ExponentialBackoff
@@ -277,21 +277,25 @@ class RedisStore(Store):
         try:
             yield
         except (MovedError, AskError) as exc:
+            if self.cluster:  # the slot moved under a step (a failover, a reshard): the client has re-read it
+                raise self._down(exc) from None
             raise self._not_a_cluster_url(exc) from None
+        except (redis.exceptions.ClusterDownError, redis.exceptions.TryAgainError, redis.BusyLoadingError) as exc:
+            raise self._down(exc) from None
         except redis.ResponseError as exc:
             text = redact(str(exc))
+            if any(t in text for t in ("cluster is down", "CLUSTERDOWN", "TRYAGAIN", "LOADING")):
+                raise self._down(exc) from None
             if text.startswith("STALE"):
                 raise StaleWrite(f"changed under this writer: {text}") from None
             if "WRONGTYPE" in text:
                 raise StoreError(f"a key under {self.base}: in {self.location} is not a string: {text}") from None
-            if "non local key" in text or "CROSSSLOT" in text:
+            if any(t in text for t in ("non local key", "CROSSSLOT", "same slot")) and not self.cluster:
                 raise self._not_a_cluster_url(exc) from None
             raise StoreError(f"Redis refused a command at {self.location}: {text}") from None
         except redis.AuthenticationError as exc:
             raise StoreError(f"Redis at {self.location} refused the credentials: {redact(str(exc))}") from None
         except _CONNECTION_ERRORS as exc:
-            raise self._down(exc) from None
-        except redis.exceptions.ClusterDownError as exc:
             raise self._down(exc) from None
         except RedisClusterException as exc:
             text = redact(str(exc))
@@ -304,9 +308,113 @@ class RedisStore(Store):
                                    "Check that its nodes are running and cluster_state is ok, then try again; "
                                    "nothing was written by this step.") from None
 
+    def _durable(self) -> None:
+        """With ``wait=N``: block until N replicas have every write made so far, or say the last one may be lost.
+
+        WAIT counts the writes of the connection it is sent on, so it follows a tiny write of its own on the same
+        connection (a pipeline to the master of this memory's slot): that write's offset covers all before it."""
+        if not self.wait_replicas:
+            return
+        ms = max(int(self.timeout * 800), 1)
+        with self._calls():
+            for attempt in range(2):
+                node = self.client.get_redis_connection(self.client.get_node_from_key(self.k_lock)) \
+                    if self.cluster else self.client
+                pipe = node.pipeline(transaction=False)
+                pipe.set(f"{self.base}:wait", self._owner, px=60_000)
+                pipe.execute_command("WAIT", self.wait_replicas, ms)
+                try:
+                    acked = int(pipe.execute()[1])
+                    break
+                except (MovedError, AskError, redis.ConnectionError):
+                    if attempt or not self.cluster:
+                        raise
+                    self.client.nodes_manager.initialize()  # a failover moved the slot: find its new master
+        if acked < self.wait_replicas:
+            raise StoreUnavailable(
+                f"the Redis memory at {self.location} took the write, but only {acked} of {self.wait_replicas} "
+                f"replica(s) confirmed it within {ms / 1000:g} s, so it could be lost if that master failed now "
+                "(wait= in the URL asks for this many). Check the replicas (INFO replication), then check the "
+                "write with `memtui show` and try again if it is missing."
+            )
+
     def ping(self) -> None:
         with self._calls():
             self.client.ping()
+
+    # the layout before the hash tag ---------------------------------------------------------------------
+    def legacy_keys(self) -> list[str]:
+        """This memory's keys in the layout before the hash tag (``p:file:…``, ``p:changes``…), on one server.
+
+        A cluster never held that layout (its keys span slots, so no command worked), so there are none there."""
+        if self.cluster:
+            return []
+        old = _escape_glob(self.prefix) + ":"
+        with self._calls():
+            pipe = self.client.pipeline(transaction=False)
+            for k in LEGACY_FIXED:
+                pipe.exists(f"{self.prefix}:{k}")
+            found = [f"{self.prefix}:{k}" for k, n in zip(LEGACY_FIXED, pipe.execute()) if n]
+            for glob in LEGACY_GLOBS:
+                found += [k.decode("utf-8", "replace") for k in self.client.scan_iter(match=old + glob, count=1000)]
+        return sorted(set(found))
+
+    def migrate_legacy(self, timeout: float = 30.0) -> dict[str, int]:
+        """Move this memory's keys from the old layout (``p:…``) to the hash-tagged one (``{p}:…``), losing nothing.
+
+        Runs under both the old lock (so a writer of an older memtui is not mid-write) and the new one. A key whose
+        new name is free is renamed; one whose new name holds the same value is dropped; one whose new name holds
+        something else (an older memtui wrote after a migration) is kept as ``{p}:legacy:<name>`` for a person to
+        look at. Returns counts: moved, same, kept."""
+        counts = {"moved": 0, "same": 0, "kept": 0}
+        if self.cluster or not self.legacy_keys():
+            return counts
+        old_lock = f"{self.prefix}:lock"
+        token = f"{self._owner}migrate"
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._calls():
+                if self._acquire(keys=[old_lock], args=[token, self.lock_ttl_ms, self._owner]):
+                    break
+            if time.monotonic() > deadline:
+                raise LockTimeout(f"the Redis memory at {self.location} is held by a writer of an older memtui "
+                                  f"({old_lock}) for over {timeout:.0f} s; stop it and try again")
+            time.sleep(0.05)
+        try:
+            with self.lock(timeout):
+                head = len(self.prefix) + 1
+                for key in self.legacy_keys():
+                    new = f"{self.base}:{key[head:]}"
+                    with self._calls():
+                        if self.client.renamenx(key, new):
+                            counts["moved"] += 1
+                        elif self.client.dump(key) == self.client.dump(new):
+                            self.client.delete(key)
+                            counts["same"] += 1
+                        else:
+                            self.client.rename(key, f"{self.base}:legacy:{key[head:]}")
+                            counts["kept"] += 1
+        finally:
+            with self._calls():
+                self._release(keys=[old_lock], args=[token])
+        self.note("migrate", f"moved {counts['moved']} key(s) from {self.prefix}:… to {self.base}:… "
+                  f"({counts['same']} already there, {counts['kept']} kept as {self.base}:legacy:…)")
+        return counts
+
+    def migrate_if_legacy(self) -> dict[str, int] | None:
+        """On open: when this memory exists only in the old layout, move it (see `migrate_legacy`); else None.
+
+        One round trip when there is nothing to move; a server that cannot be reached is left for later."""
+        if self.cluster:
+            return None
+        try:
+            with self._calls():
+                old = self.client.exists(*[f"{self.prefix}:{k}" for k in ("recorded", "changes", "config")])
+                if not old or self.client.exists(self.k_recorded, self.k_changes, self.k_config):
+                    return None
+        except StoreUnavailable:
+            return None
+        return self.migrate_legacy()
 
     # paths ------------------------------------------------------------------------------------------------
     def check_path(self, rel: str) -> str:
@@ -404,6 +512,9 @@ class RedisStore(Store):
         self._local.seen = {}
         try:
             yield
+            # A whole step (write, record, audit, queue) is confirmed by the replicas at once, before the lock
+            # goes: a step that was not confirmed is told as such, and nothing of it is undone or half-done.
+            self._durable()
         finally:
             self._local.seen, self._held = None, None
             try:
@@ -721,6 +832,7 @@ class RedisStore(Store):
         with self._calls():
             # A queued (or decided) proposal records no change, so viewers learn of it from this event.
             self._queue(keys=[self.k_queue], args=[pid, data, self.channel, json.dumps({"kind": "queue", "id": pid})])
+        self._durable()
 
     def queue_load(self, pid: str) -> bytes | None:
         with self._calls():
@@ -856,6 +968,58 @@ class Subscription:
                         client.close()
                     except (redis.RedisError, OSError):
                         pass
+
+
+_MEMORY_KEY = re.compile(r"^\{(?P<new>[^{}]+)\}:(?:config|changes)$|^(?P<old>[^{][^{}]*):(?:config|changes)$")
+
+
+def list_memories(url: str) -> list[dict[str, Any]]:
+    """The memories on the Redis server or cluster `url` names (its prefix is ignored), sorted by prefix: each
+    {"prefix", "url", "changes", "last_change" (ms or None), "layout": "hash-tag"|"legacy", "node" (cluster)}.
+
+    Found by SCAN for each memory's `config` and `changes` keys, on every master of a cluster."""
+    store = RedisStore(url)
+    client = store.client
+    found: dict[str, str] = {}
+    with store._calls():
+        if store.cluster:
+            keys = client.scan_iter(match="*:c[oh]*", count=1000, target_nodes=client.PRIMARIES)
+        else:
+            if client.info("cluster").get("cluster_enabled") == 1:
+                raise store._not_a_cluster_url(RedisClusterException("this server is a cluster node"))
+            keys = client.scan_iter(match="*:c[oh]*", count=1000)
+        for raw in keys:
+            m = _MEMORY_KEY.match(raw.decode("utf-8", "replace"))
+            if m and m.group("new"):
+                found[m.group("new")] = "hash-tag"
+            elif m and not m.group("old").startswith("__keyspace"):
+                found.setdefault(m.group("old"), "legacy")
+        prefixes = sorted(found)
+        pipe = client.pipeline(transaction=False)
+        for prefix in prefixes:
+            base = "{" + prefix + "}" if found[prefix] == "hash-tag" else prefix
+            pipe.xlen(f"{base}:changes")
+            pipe.xrevrange(f"{base}:changes", count=1)
+        replies = pipe.execute() if prefixes else []
+    out = []
+    for i, prefix in enumerate(prefixes):
+        count, last = replies[2 * i], replies[2 * i + 1]
+        item: dict[str, Any] = {
+            "prefix": prefix, "url": with_prefix(url, prefix), "changes": int(count or 0),
+            "last_change": int(last[0][0].decode().split("-")[0]) if last else None, "layout": found[prefix],
+        }
+        if store.cluster:
+            node = client.get_node_from_key("{" + prefix + "}:config")
+            item["node"] = f"{node.host}:{node.port}"
+        out.append(item)
+    return out
+
+
+def with_prefix(url: str, prefix: str) -> str:
+    """`url` naming the memory `prefix` instead (its other options kept), password redacted."""
+    parts = urlparse(redact(url))
+    query = [(k, v) for k, v in parse_qsl(parts.query) if k != "prefix"] + [("prefix", prefix)]
+    return urlunparse(parts._replace(query=urlencode(query, safe=":,")))
 
 
 def _as_commit(sid: str, f: dict[str, str], parents: tuple[str, ...] = ()) -> Commit:

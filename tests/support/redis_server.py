@@ -117,11 +117,7 @@ class RedisClusterServers:
 
     def start(self) -> RedisClusterServers:
         for node in self.nodes:
-            node.proc = subprocess.Popen(
-                [REDIS_SERVER, "--port", str(node.port), "--bind", "127.0.0.1", "--dir", str(node.folder),
-                 "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                 "--cluster-node-timeout", "1000", "--save", "", "--appendonly", "no", "--daemonize", "no",
-                 "--loglevel", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self._spawn(node)
         for node in self.nodes:
             self._wait_ping(node)
         create = [REDIS_CLI, "--cluster", "create", *(f"127.0.0.1:{n.port}" for n in self.nodes), "--cluster-yes"]
@@ -132,7 +128,26 @@ class RedisClusterServers:
             self.stop()
             raise RuntimeError(f"redis-cli --cluster create failed: {out.stdout[-2000:]} {out.stderr[-2000:]}")
         self.wait_ok()
+        self.wait_replicas()
         return self
+
+    def wait_replicas(self, timeout: float = 30.0) -> None:
+        """Until every master has its replicas online (a fresh cluster's replicas sync a moment after create)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            infos = [self.cli(p, "INFO", "replication") for p in self.master_ports()]
+            if all(info.count("state=online") >= self.replicas for info in infos):
+                return
+            time.sleep(0.05)
+        raise RuntimeError("the cluster's replicas did not come online")
+
+    def _spawn(self, node: RedisServer) -> None:
+        # A node timeout of 1 s: a killed master's replica takes over within about 2 s (the default is 15 s).
+        node.proc = subprocess.Popen(
+            [REDIS_SERVER, "--port", str(node.port), "--bind", "127.0.0.1", "--dir", str(node.folder),
+             "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000",
+             "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def _wait_ping(self, node: RedisServer) -> None:
         deadline = time.monotonic() + 10
@@ -202,6 +217,12 @@ class RedisClusterServers:
     def kill(self, port: int) -> None:
         node = next(n for n in self.nodes if n.port == port)
         node.stop(kill=True)
+
+    def restart(self, port: int) -> None:
+        """Start a killed node again: with its nodes.conf it rejoins, as a replica once its slots moved on."""
+        node = next(n for n in self.nodes if n.port == port)
+        self._spawn(node)
+        self._wait_ping(node)
 
     def stop(self) -> None:
         for node in self.nodes:
