@@ -209,12 +209,8 @@ class RedisStore(Store):
         self.wait_replicas: int = opts.get("wait", 0)
         self._nodes: list[tuple[str, int]] = opts.get("nodes", [])
         self._redis_url = redis_url
-        self.base = p = "{" + self.prefix + "}"
+        self._name_keys("{" + self.prefix + "}")
         self.client = self._connect()
-        self.k_recorded, self.k_changes, self.k_oplog = f"{p}:recorded", f"{p}:changes", f"{p}:oplog"
-        self.k_audit, self.k_queue, self.k_seq = f"{p}:audit", f"{p}:queue", f"{p}:queue:seq"
-        self.k_config, self.k_lock, self.k_rejected = f"{p}:config", f"{p}:lock", f"{p}:rejected"
-        self.channel = f"{p}:events"
         # A cluster delivers a plain PUBLISH to every node; sharded pub/sub keeps a memory's events on its shard.
         pub = "SPUBLISH" if self.cluster else "PUBLISH"
         self._write = self.client.register_script(_WRITE.replace("'PUBLISH'", f"'{pub}'"))
@@ -234,6 +230,15 @@ class RedisStore(Store):
         self._renewer: threading.Thread | None = None
         self._renew_wake = threading.Event()
         self.lock_lost = False
+
+    def _name_keys(self, base: str) -> None:
+        """Every key and the channel under `base` (``{prefix}``; tests pass the bare prefix to write the layout
+        before the hash tag, as older memtui did)."""
+        self.base = p = base
+        self.k_recorded, self.k_changes, self.k_oplog = f"{p}:recorded", f"{p}:changes", f"{p}:oplog"
+        self.k_audit, self.k_queue, self.k_seq = f"{p}:audit", f"{p}:queue", f"{p}:queue:seq"
+        self.k_config, self.k_lock, self.k_rejected = f"{p}:config", f"{p}:lock", f"{p}:rejected"
+        self.channel = f"{p}:events"
 
     def _connect(self, socket_timeout: float | None = -1.0) -> Any:
         timeout = self.timeout if socket_timeout == -1.0 else socket_timeout
