@@ -122,7 +122,12 @@ def run_app(args: argparse.Namespace) -> int:
     from memtui.tui.app import MemtuiApp
 
     try:
-        MemtuiApp(root, theme=args.theme, memory=memory).run()
+        while True:
+            result = MemtuiApp(root, theme=args.theme, memory=memory).run()
+            # The palette's "Switch memory: NAME" ends the app asking for another memory on the same server.
+            if not (isinstance(result, tuple) and result[:1] == ("switch-memory",)):
+                break
+            memory = open_memory(root, result[1])
     finally:
         if temporary is not None:
             import shutil

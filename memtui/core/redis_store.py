@@ -1020,9 +1020,10 @@ def list_memories(url: str) -> list[dict[str, Any]]:
     return out
 
 
-def with_prefix(url: str, prefix: str) -> str:
-    """`url` naming the memory `prefix` instead (its other options kept), password redacted."""
-    parts = urlparse(redact(url))
+def with_prefix(url: str, prefix: str, *, redacted: bool = True) -> str:
+    """`url` naming the memory `prefix` instead (its other options kept); its password as *** unless told not to
+    (the app's switch to that memory needs the real one, and never shows it)."""
+    parts = urlparse(redact(url) if redacted else url)
     query = [(k, v) for k, v in parse_qsl(parts.query) if k != "prefix"] + [("prefix", prefix)]
     return urlunparse(parts._replace(query=urlencode(query, safe=":,")))
 
