@@ -59,6 +59,8 @@ DONE_TTL_S = 3600
 PRIVATE = (STATE_DIR + "/", ".git/")
 STREAM_ID = re.compile(r"^\d+(?:-\d+)?$")
 _CONNECTION_ERRORS = (redis.ConnectionError, redis.TimeoutError, ConnectionError, TimeoutError, OSError)
+_CLIENTS: dict[tuple[Any, ...], Any] = {}
+_CLIENTS_LOCK = threading.Lock()
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 TRUE = ("1", "yes", "true", "on")
 # The keys of the layout before the hash tag, under `p:` (moved by `migrate_legacy`). The lock is not moved.
@@ -241,7 +243,21 @@ class RedisStore(Store):
         self.channel = f"{p}:events"
 
     def _connect(self, socket_timeout: float | None = -1.0) -> Any:
-        timeout = self.timeout if socket_timeout == -1.0 else socket_timeout
+        """A client for this URL. Stores of one process on the same server share one (thread-safe, pooled): a
+        process serving a thousand memories keeps a handful of connections, not a thousand pools; listeners
+        (`socket_timeout=None`) get their own."""
+        if socket_timeout != -1.0:
+            return self._new_client(socket_timeout)
+        key = (self.cluster, self._redis_url, tuple(self._nodes), self.timeout, os.getpid())
+        with _CLIENTS_LOCK:
+            client = _CLIENTS.get(key)
+        if client is None:
+            client = self._new_client(self.timeout)
+            with _CLIENTS_LOCK:
+                client = _CLIENTS.setdefault(key, client)
+        return client
+
+    def _new_client(self, timeout: float | None) -> Any:
         # Reconnect (a restarted server, a dropped connection), but never re-send a command that timed out: it
         # may have run, and a slow server only gets slower with more load.
         retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), 3, supported_errors=(redis.ConnectionError,))
