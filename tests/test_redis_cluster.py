@@ -270,3 +270,13 @@ def test_a_master_killed_mid_run_loses_no_acknowledged_write(cluster: RedisClust
         assert "reconnecting" in lost["message"]
     finally:
         sub.stop()
+
+
+def test_the_cluster_benchmark_runs_end_to_end() -> None:
+    bench = Path(__file__).resolve().parents[1] / "benches" / "bench_cluster.py"
+    out = subprocess.run([sys.executable, str(bench), "--memories", "30", "--writes", "1", "--agents", "2",
+                          "--json"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    rows = json.loads(out.stdout)["rows"]
+    assert rows["one node"]["writes"] == rows["3-master cluster"]["writes"] == 30
+    assert len(rows["3-master cluster"]["memories_per_master"]) == 3
