@@ -206,6 +206,51 @@ def test_a_cluster_url_with_a_database_or_a_brace_in_the_prefix_is_refused() -> 
         RedisStore("redis://127.0.0.1:1/0?prefix=a{b}")
 
 
+async def test_mcp_servers_on_two_memories_of_the_cluster_at_once(cluster: RedisClusterServers) -> None:
+    from support.mcp_client import mcp_client, text_of
+
+    (url_a, mem_a), (url_b, mem_b) = fresh(cluster, "mcp-a"), fresh(cluster, "mcp-b")
+    env = {"MEMTUI_USER": "wes", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    async with mcp_client(sys.executable, ["-m", "memtui", "mcp", "--store", url_a], env) as a, \
+            mcp_client(sys.executable, ["-m", "memtui", "mcp", "--store", url_b], env) as b:
+        qa = await a.call_tool("memory_update", {"section": "Facts", "action": "add", "entry": "[stated] Alpha"})
+        qb = await b.call_tool("memory_update", {"section": "Facts", "action": "add", "entry": "[stated] Beta"})
+        assert not qa.is_error and not qb.is_error, (text_of(qa), text_of(qb))
+        assert qa.structured_content["status"] == qb.structured_content["status"] == "queued"
+        assert mem_a.approve(qa.structured_content["id"], by="wes").status == "applied"
+        read = await a.call_tool("memory_read", {"path": "MEMORY.md", "section": "Facts"})
+        assert "Alpha" in text_of(read) and "Beta" not in text_of(read)
+    assert ["Beta" in (p.entry or "") for p in mem_b.proposals()] == [True] and mem_a.proposals() == []
+
+
+async def test_the_app_on_a_cluster_memory_shows_another_process_change_live(cluster: RedisClusterServers,
+                                                                             monkeypatch, tmp_path) -> None:
+    from app_support import SIZE, wait_for
+
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.viewer import MemoryViewer
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(tmp_path / "config"))
+    url, mem = fresh(cluster)
+    app = MemtuiApp(memory=mem, watch=True)
+
+    def shown() -> str:
+        viewer = app.viewer_for("MEMORY.md")
+        return "\n".join(viewer.state.lines) if isinstance(viewer, MemoryViewer) and viewer.state else ""
+
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.synced and app.watcher is not None and app.watcher._sub.connected.is_set(),
+                       what="the app on the cluster to start")
+        out = run_cli("update", "Facts", "add", "[stated] Seen through the cluster", "--store", url)
+        assert out.returncode == 0, out.stderr
+        await wait_for(pilot, lambda: "Seen through the cluster" in shown(), timeout=10, what="the live change")
+        queued = run_cli("update", "Facts", "add", "[stated] Waits for review", "--by", AGENT, "--store", url)
+        assert queued.returncode == 4, queued.stdout + queued.stderr
+        await wait_for(pilot, lambda: any("Waits for review" in (p.entry or "") for p in app.review.proposals),
+                       timeout=10, what="the proposal in the review panel")
+
+
 def test_a_master_killed_mid_run_loses_no_acknowledged_write(cluster: RedisClusterServers) -> None:
     """Last in the module: it leaves the cluster with one master replaced by its replica."""
     url, mem = fresh(cluster, "failover", wait=1, timeout=2)
@@ -274,9 +319,9 @@ def test_a_master_killed_mid_run_loses_no_acknowledged_write(cluster: RedisClust
 
 def test_the_cluster_benchmark_runs_end_to_end() -> None:
     bench = Path(__file__).resolve().parents[1] / "benches" / "bench_cluster.py"
-    out = subprocess.run([sys.executable, str(bench), "--memories", "30", "--writes", "1", "--agents", "2",
+    out = subprocess.run([sys.executable, str(bench), "--memories", "12", "--writes", "1", "--agents", "2",
                           "--json"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-3000:]
     rows = json.loads(out.stdout)["rows"]
-    assert rows["one node"]["writes"] == rows["3-master cluster"]["writes"] == 30
+    assert rows["one node"]["writes"] == rows["3-master cluster"]["writes"] == 12
     assert len(rows["3-master cluster"]["memories_per_master"]) == 3
