@@ -48,7 +48,8 @@ def common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--root", type=Path, default=None, help="memory root (default: $MEMTUI_ROOT or per-user folder)")
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
     p.add_argument("--store", default=None, metavar="URL",
-                   help="a memory in Redis: redis://host:port/db?prefix=NAME (default: $MEMTUI_STORE, else "
+                   help="a memory in Redis: redis://host:port/db?prefix=NAME, on a Redis Cluster "
+                   "redis+cluster://host:port/?prefix=NAME (default: $MEMTUI_STORE, else "
                    "[store] url in the root's config, else the folder)")
 
 

@@ -490,7 +490,7 @@ class RedisStore(Store):
     def list_files(self, pattern: str = "**/*.md") -> list[str]:
         head = f"{self.base}:file:"
         with self._calls():
-            keys = [k.decode("utf-8", "replace") for k in self._scan(_escape_glob(head) + "*")]
+            keys = [k.decode("utf-8", "replace") for k in self._keys_under(head)]
         suffix = pattern.rsplit("*", 1)[-1] if "*" in pattern else pattern
         lead = pattern.split("*", 1)[0] if "*" in pattern else ""
         out = []
@@ -501,12 +501,20 @@ class RedisStore(Store):
         out.sort()
         return out
 
-    def _scan(self, match: str) -> Iterator[bytes]:
-        """SCAN for `match`; on a cluster only on the master that holds this memory's slot."""
+    def _keys_under(self, head: str) -> list[bytes]:
+        """Every key that starts with `head` (one of this memory's). One server: SCAN, which walks the whole
+        keyspace. A cluster: only the keys of this memory's slot (CLUSTER GETKEYSINSLOT on its master), so the
+        cost is this memory's own keys however many memories the cluster holds."""
         if not self.cluster:
-            return self.client.scan_iter(match=match, count=1000)
+            return list(self.client.scan_iter(match=_escape_glob(head) + "*", count=1000))
+        slot = self.client.keyslot(self.k_config)
         node = self.client.get_node_from_key(self.k_config)
-        return self.client.scan_iter(match=match, count=1000, target_nodes=node)
+        count = int(self.client.execute_command("CLUSTER COUNTKEYSINSLOT", slot, target_nodes=node))
+        if not count:
+            return []
+        keys = self.client.execute_command("CLUSTER GETKEYSINSLOT", slot, count, target_nodes=node)
+        found = [k if isinstance(k, bytes) else str(k).encode() for k in keys]  # redis-py decodes this reply
+        return [k for k in found if k.startswith(head.encode())]
 
     # lock -------------------------------------------------------------------------------------------------
     @contextmanager
