@@ -59,6 +59,7 @@ DONE_TTL_S = 3600
 PRIVATE = (STATE_DIR + "/", ".git/")
 STREAM_ID = re.compile(r"^\d+(?:-\d+)?$")
 _CONNECTION_ERRORS = (redis.ConnectionError, redis.TimeoutError, ConnectionError, TimeoutError, OSError)
+SUBSCRIBED = ("subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe")
 _CLIENTS: dict[tuple[Any, ...], Any] = {}
 _CLIENTS_LOCK = threading.Lock()
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
@@ -945,11 +946,11 @@ class Subscription:
                     # Sharded pub/sub and keyspace events both live on the master of the memory's slot: listen
                     # there, on one plain connection; a failover or a moved slot ends it and the loop re-finds it.
                     node = client.get_node_from_key(self.store.channel)
-                    ps = client.get_redis_connection(node).pubsub(ignore_subscribe_messages=True)
+                    ps = client.get_redis_connection(node).pubsub()
                     ps.ssubscribe(self.store.channel)
                     db = 0
                 else:
-                    ps = client.pubsub(ignore_subscribe_messages=True)
+                    ps = client.pubsub()
                     ps.subscribe(self.store.channel)
                     db = client.connection_pool.connection_kwargs.get("db", 0)
                 head = f"__keyspace@{db}__:{self.store.base}:file:"
@@ -965,10 +966,10 @@ class Subscription:
                 self.connected.set()
                 while not self._stop.is_set():
                     msg = ps.get_message(timeout=0.25)
-                    if msg is None:
-                        if self.store.cluster and not ps.subscribed:
-                            raise redis.ConnectionError("the memory's slot moved to another node")
+                    if msg is None or msg["type"] in SUBSCRIBED:
                         continue
+                    if msg["type"] == "sunsubscribe":  # the server's word that the slot moved to another master
+                        raise redis.ConnectionError("this memory's slot moved to another master")
                     channel = msg["channel"].decode("utf-8", "replace")
                     if channel.startswith(head):
                         self._emit({"kind": "external", "file": channel[len(head):],

@@ -214,6 +214,25 @@ class RedisClusterServers:
                             return port
         raise LookupError(f"no live master serves slot {slot}")
 
+    def node_id(self, port: int) -> str:
+        return self.cli(port, "CLUSTER", "MYID").strip()
+
+    def move_slot(self, slot: int, to_port: int) -> None:
+        """Move one slot, keys and all, to the master on `to_port` (the steps `redis-cli --cluster reshard` takes)."""
+        source = self.port_of_slot(slot)
+        src_id, dst_id = self.node_id(source), self.node_id(to_port)
+        self.cli(to_port, "CLUSTER", "SETSLOT", str(slot), "IMPORTING", src_id)
+        self.cli(source, "CLUSTER", "SETSLOT", str(slot), "MIGRATING", dst_id)
+        while True:
+            keys = self.cli(source, "CLUSTER", "GETKEYSINSLOT", str(slot), "100").split()
+            if not keys:
+                break
+            out = self.cli(source, "MIGRATE", "127.0.0.1", str(to_port), "", "0", "5000", "KEYS", *keys)
+            assert "OK" in out, out
+        for port in self.master_ports():
+            self.cli(port, "CLUSTER", "SETSLOT", str(slot), "NODE", dst_id)
+        self.wait_ok()
+
     def kill(self, port: int) -> None:
         node = next(n for n in self.nodes if n.port == port)
         node.stop(kill=True)
