@@ -322,10 +322,7 @@ def test_a_master_killed_mid_run_loses_no_acknowledged_write(cluster: RedisClust
     # wait=1 refuses to call a write done while the promoted replica has no replica of its own: once the replica
     # has taken over, the killed node comes back (as an operator would bring it) and rejoins as its replica. (Back
     # before the takeover, a master without persistence would return empty, and its replica would copy that.)
-    deadline = time.monotonic() + 30
-    while victim in cluster.master_ports() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    cluster.wait_ok()
+    cluster.wait_takeover(store.client.keyslot(store.k_changes), victim)
     cluster.restart(victim)
     t.join(90)
     try:

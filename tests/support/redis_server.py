@@ -1,7 +1,9 @@
-"""A real redis-server for tests: started on a free loopback port in a temporary folder, stopped afterwards.
+"""Real redis-servers for tests: one on a free loopback port, or a Redis Cluster of them, in a temporary folder.
 
-Persistence is off unless asked for (the restart test turns AOF on with fsync always). Tests skip, saying why,
-where redis-server is not installed; CI (.ci/run) installs it.
+Persistence is off unless asked for (the restart test turns AOF on with fsync always). `RedisClusterServers`
+starts masters (and replicas) with `--cluster-enabled yes`, joins them with `redis-cli --cluster create`, and can
+kill, restart and move slots for the failover tests. Tests skip, saying why, where redis-server or redis-cli is
+not installed; CI (.ci/run) installs them.
 """
 
 from __future__ import annotations
@@ -204,7 +206,8 @@ class RedisClusterServers:
         return sorted(out)
 
     def port_of_slot(self, slot: int) -> int:
-        for port in self.master_ports():
+        """The live master that says it serves `slot` (its own CLUSTER NODES line)."""
+        for port in [n.port for n in self.live()]:
             for line in self.cli(port, "CLUSTER", "NODES").splitlines():
                 parts = line.split()
                 if "myself" in parts[2] and "master" in parts[2]:
@@ -232,6 +235,20 @@ class RedisClusterServers:
         for port in self.master_ports():
             self.cli(port, "CLUSTER", "SETSLOT", str(slot), "NODE", dst_id)
         self.wait_ok()
+
+    def wait_takeover(self, slot: int, old_port: int, timeout: float = 30.0) -> int:
+        """Until a live master other than `old_port` serves `slot` (its replica was promoted); its port."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                port = self.port_of_slot(slot)
+            except LookupError:
+                port = old_port
+            if port != old_port:
+                self.wait_ok()
+                return port
+            time.sleep(0.05)
+        raise RuntimeError(f"no replica took over slot {slot} from port {old_port}")
 
     def kill(self, port: int) -> None:
         node = next(n for n in self.nodes if n.port == port)
