@@ -78,7 +78,13 @@ def test_doctor_moves_keys_an_older_memtui_wrote_after_the_move(redis_url: str, 
     assert fixed["fixed"] and "1 differed" in fixed["message"]
     assert store.read("late.md") == b"# late\n"  # moved: shows as an outside change to review
     assert "late.md" in [c.path for c in store.external_changes()]
-    assert store.client.get(f"{store.base}:legacy:config") == b"# an older config\n"  # kept, not overwritten
+    [kept] = store.client.keys(f"{store.base}:legacy:*:config")  # kept, not overwritten
+    assert store.client.get(kept) == b"# an older config\n"
+    # an older memtui writing yet again: a second move keeps that too, beside the first
+    stale.client.set(stale.k_config, b"# an even older config\n")
+    assert diagnose(mem, fix=True).ok
+    assert sorted(store.client.get(k) for k in store.client.keys(f"{store.base}:legacy:*:config")) == [
+        b"# an even older config\n", b"# an older config\n"]
     assert "[review]" in (store.config_text() or "")
     assert store.legacy_keys() == []
 

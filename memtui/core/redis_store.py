@@ -386,8 +386,8 @@ class RedisStore(Store):
 
         Runs under both the old lock (so a writer of an older memtui is not mid-write) and the new one. A key whose
         new name is free is renamed; one whose new name holds the same value is dropped; one whose new name holds
-        something else (an older memtui wrote after a migration) is kept as ``{p}:legacy:<name>`` for a person to
-        look at. Returns counts: moved, same, kept."""
+        something else (an older memtui wrote after a migration) is kept as ``{p}:legacy:<ms>:<name>`` for a person
+        to look at. Returns counts: moved, same, kept."""
         counts = {"moved": 0, "same": 0, "kept": 0}
         if self.cluster or not self.legacy_keys():
             return counts
@@ -405,22 +405,24 @@ class RedisStore(Store):
         try:
             with self.lock(timeout):
                 head = len(self.prefix) + 1
-                for key in self.legacy_keys():
+                stamp = int(time.time() * 1000)
+                for n, key in enumerate(self.legacy_keys()):
                     new = f"{self.base}:{key[head:]}"
                     with self._calls():
+                        if n % 500 == 499:  # a long move keeps the old lock (the new one renews itself)
+                            self._renew(keys=[old_lock], args=[token, self.lock_ttl_ms])
                         if self.client.renamenx(key, new):
                             counts["moved"] += 1
                         elif self.client.dump(key) == self.client.dump(new):
                             self.client.delete(key)
                             counts["same"] += 1
-                        else:
-                            self.client.rename(key, f"{self.base}:legacy:{key[head:]}")
+                        elif self.client.renamenx(key, f"{self.base}:legacy:{stamp}:{key[head:]}"):
                             counts["kept"] += 1
         finally:
             with self._calls():
                 self._release(keys=[old_lock], args=[token])
         self.note("migrate", f"moved {counts['moved']} key(s) from {self.prefix}:… to {self.base}:… "
-                  f"({counts['same']} already there, {counts['kept']} kept as {self.base}:legacy:…)")
+                  f"({counts['same']} already there, {counts['kept']} kept as {self.base}:legacy:{stamp}:…)")
         return counts
 
     def migrate_if_legacy(self) -> dict[str, int] | None:
