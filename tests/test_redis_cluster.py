@@ -188,9 +188,16 @@ def test_a_single_server_url_on_a_cluster_node_says_to_use_the_cluster_url(clust
     assert "redis+cluster://" in str(err.value) and "node of a Redis Cluster" in str(err.value)
     out = run_cli("show", "MEMORY.md", "--store", f"redis://127.0.0.1:{port}/0?prefix={prefix}")
     assert out.returncode == 1 and "redis+cluster://" in out.stderr and "Traceback" not in out.stderr
+    # a memory whose slot is on that very node is refused too (when opened), rather than half working
+    local = next(f"here-{i}" for i in range(100)
+                 if cluster.port_of_slot(probe.client.keyslot(f"{{here-{i}}}:config")) == port)
+    url = f"redis://127.0.0.1:{port}/0?prefix={local}"
+    for args in (["show", "MEMORY.md"], ["update", "Facts", "add", "[stated] Half working"]):
+        out = run_cli(*args, "--store", url)
+        assert out.returncode == 1 and f"redis+cluster://HOST:PORT/?prefix={local}" in out.stderr, out.stderr
     with pytest.raises(StoreError) as err:
         list_memories(f"redis://127.0.0.1:{port}/0")
-    assert "redis+cluster://" in str(err.value)
+    assert "redis+cluster://HOST:PORT/ " in str(err.value)
 
 
 def test_a_cluster_url_on_a_single_server_says_so(redis_server) -> None:  # noqa: F811

@@ -286,11 +286,12 @@ class RedisStore(Store):
             "(or [store] url), then try again; nothing was written by this step."
         )
 
-    def _not_a_cluster_url(self, exc: Exception) -> StoreError:
+    def _not_a_cluster_url(self, exc: Exception, *, memory: bool = True) -> StoreError:
+        url = f"redis+cluster://HOST:PORT/?prefix={self.prefix}" if memory else "redis+cluster://HOST:PORT/"
         return StoreError(
-            f"the Redis at {self.location} is a node of a Redis Cluster, and this memory's keys are served by "
-            f"another node ({redact(str(exc))}). Open it with the cluster URL: "
-            f"redis+cluster://HOST:PORT/?prefix={self.prefix} (or add &cluster=1), and memtui follows the cluster."
+            f"the Redis at {self.location} is a node of a Redis Cluster ({redact(str(exc))}), and a redis:// URL "
+            f"talks to that one node only. Open it with the cluster URL: {url} (or add cluster=1 to this one), "
+            "and memtui follows the cluster."
         )
 
     @contextmanager
@@ -1018,13 +1019,13 @@ def list_memories(url: str) -> list[dict[str, Any]]:
             keys = client.scan_iter(match="*:c[oh]*", count=1000, target_nodes=client.PRIMARIES)
         else:
             if client.info("cluster").get("cluster_enabled") == 1:
-                raise store._not_a_cluster_url(RedisClusterException("this server is a cluster node"))
+                raise store._not_a_cluster_url(RedisClusterException("cluster_enabled:1"), memory=False)
             keys = client.scan_iter(match="*:c[oh]*", count=1000)
         for raw in keys:
             m = _MEMORY_KEY.match(raw.decode("utf-8", "replace"))
             if m and m.group("new"):
                 found[m.group("new")] = "hash-tag"
-            elif m and not m.group("old").startswith("__keyspace"):
+            elif m:
                 found.setdefault(m.group("old"), "legacy")
         prefixes = sorted(found)
         pipe = client.pipeline(transaction=False)
