@@ -128,6 +128,26 @@ def test_live_events_arrive_through_sharded_pubsub(cluster: RedisClusterServers)
     assert any(e.get("kind") == "write" and e.get("file") == "MEMORY.md" for e in events)
 
 
+def test_live_events_on_a_cluster_without_sharded_pubsub_use_plain_publish(cluster: RedisClusterServers) -> None:
+    """The path for a cluster older than Redis 7 (no SPUBLISH): PUBLISH, heard on the slot's master."""
+    url, mem = fresh(cluster)
+    store = mem.store
+    assert store.sharded
+    store.sharded = False
+    store._register_publishers()
+    got = threading.Event()
+    events: list[dict] = []
+    sub = store.subscribe(lambda e: (events.append(e), e.get("kind") == "change" and got.set()))
+    try:
+        assert sub.connected.wait(5)
+        master = redis_py.Redis(port=cluster.port_of_slot(store.client.keyslot(store.channel)))
+        assert master.execute_command("PUBSUB", "NUMSUB", store.channel)[1] == 1
+        assert mem.update("Facts", "add", "[stated] Heard without shards", actor="wes").status == "applied"
+        assert got.wait(5), events
+    finally:
+        sub.stop()
+
+
 def test_two_memories_are_kept_apart_and_listed_with_their_masters(cluster: RedisClusterServers) -> None:
     names = [f"apart-{i}" for i in range(12)]
     mems = {n: fresh(cluster, n)[1] for n in names}

@@ -214,12 +214,10 @@ class RedisStore(Store):
         self._redis_url = redis_url
         self._name_keys("{" + self.prefix + "}")
         self.client = self._connect()
-        # A cluster delivers a plain PUBLISH to every node; sharded pub/sub keeps a memory's events on its shard.
-        pub = "SPUBLISH" if self.cluster else "PUBLISH"
-        self._write = self.client.register_script(_WRITE.replace("'PUBLISH'", f"'{pub}'"))
-        self._commit = self.client.register_script(_COMMIT.replace("'PUBLISH'", f"'{pub}'"))
-        self._note = self.client.register_script(_NOTE.replace("'PUBLISH'", f"'{pub}'"))
-        self._queue = self.client.register_script(_QUEUE.replace("'PUBLISH'", f"'{pub}'"))
+        # A cluster delivers a plain PUBLISH to every node; sharded pub/sub (Redis 7+) keeps a memory's events on
+        # its own shard. An older cluster gets plain PUBLISH, which still reaches a listener on any node.
+        self.sharded = self.cluster and _major_version(self) >= 7
+        self._register_publishers()
         self._hashes = self.client.register_script(_HASHES)
         self._acquire = self.client.register_script(_ACQUIRE)
         self._renew = self.client.register_script(_RENEW)
@@ -233,6 +231,14 @@ class RedisStore(Store):
         self._renewer: threading.Thread | None = None
         self._renew_wake = threading.Event()
         self.lock_lost = False
+
+    def _register_publishers(self) -> None:
+        """The scripts that publish events, with PUBLISH or (sharded) SPUBLISH."""
+        pub = "SPUBLISH" if self.sharded else "PUBLISH"
+        self._write = self.client.register_script(_WRITE.replace("'PUBLISH'", f"'{pub}'"))
+        self._commit = self.client.register_script(_COMMIT.replace("'PUBLISH'", f"'{pub}'"))
+        self._note = self.client.register_script(_NOTE.replace("'PUBLISH'", f"'{pub}'"))
+        self._queue = self.client.register_script(_QUEUE.replace("'PUBLISH'", f"'{pub}'"))
 
     def _name_keys(self, base: str) -> None:
         """Every key and the channel under `base` (``{prefix}``; tests pass the bare prefix to write the layout
@@ -950,7 +956,10 @@ class Subscription:
                     # there, on one plain connection; a failover or a moved slot ends it and the loop re-finds it.
                     node = client.get_node_from_key(self.store.channel)
                     ps = client.get_redis_connection(node).pubsub()
-                    ps.ssubscribe(self.store.channel)
+                    if self.store.sharded:
+                        ps.ssubscribe(self.store.channel)
+                    else:
+                        ps.subscribe(self.store.channel)
                     db = 0
                 else:
                     ps = client.pubsub()
@@ -1054,6 +1063,20 @@ def with_prefix(url: str, prefix: str, *, redacted: bool = True) -> str:
     parts = urlparse(redact(url) if redacted else url)
     query = [(k, v) for k, v in parse_qsl(parts.query) if k != "prefix"] + [("prefix", prefix)]
     return urlunparse(parts._replace(query=urlencode(query, safe=":,")))
+
+
+_VERSIONS: dict[int, int] = {}
+
+
+def _major_version(store: RedisStore) -> int:
+    """The major version of the Redis that serves `store`'s slot (asked once per client)."""
+    client = store.client
+    if id(client) not in _VERSIONS:
+        with store._calls():
+            node = client.get_redis_connection(client.get_node_from_key(store.k_config))
+            version = str(node.info("server").get("redis_version", "0"))
+        _VERSIONS[id(client)] = int(version.split(".")[0]) if version.split(".")[0].isdigit() else 0
+    return _VERSIONS[id(client)]
 
 
 def _as_commit(sid: str, f: dict[str, str], parents: tuple[str, ...] = ()) -> Commit:
