@@ -7,6 +7,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Callable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.markup import escape
 
 if TYPE_CHECKING:
     from memtui.tui.app import MemtuiApp
@@ -71,7 +72,8 @@ class MemtuiCommands(Provider):
         for name in sorted(app.available_themes):
             out.append((f"Switch theme: {name}", partial(app.switch_theme, name), "theme"))
         for prefix, url in getattr(self, "memories", []):
-            out.append((f"Switch memory: {prefix}", partial(app.switch_memory, url),
+            # A prefix is any key name someone wrote to the server: the palette reads prompts as markup.
+            out.append((f"Switch memory: {escape(prefix)}", partial(app.switch_memory, url),
                         "open another memory on this Redis server or cluster"))
         for rel in getattr(self, "files", []):
             out.append((f"Open file: {rel}", partial(app.open_file, rel), "open in a viewer tab"))
