@@ -100,6 +100,11 @@ def test_import_history_today_and_undo_on_a_cluster(cluster: RedisClusterServers
                                                                                            or "")
     out = run_cli("history", "MEMORY.md", "--json", "--store", url)
     assert out.returncode == 0 and undone.commit in out.stdout, out.stderr
+    # and back out to a folder: one git commit per recorded change
+    out = run_cli("export", "--to", str(tmp_path / "exported"), "--store", url)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "exported" / "MEMORY.md").read_bytes() == mem.store.read("MEMORY.md")
+    assert len(list(history(Memory(tmp_path / "exported"), "MEMORY.md"))) == len(history(mem, "MEMORY.md"))
 
 
 def test_live_events_arrive_through_sharded_pubsub(cluster: RedisClusterServers) -> None:
