@@ -48,7 +48,8 @@ def common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--root", type=Path, default=None, help="memory root (default: $MEMTUI_ROOT or per-user folder)")
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
     p.add_argument("--store", default=None, metavar="URL",
-                   help="a memory in Redis: redis://host:port/db?prefix=NAME (default: $MEMTUI_STORE, else "
+                   help="a memory in Redis: redis://host:port/db?prefix=NAME, on a Redis Cluster "
+                   "redis+cluster://host:port/?prefix=NAME (default: $MEMTUI_STORE, else "
                    "[store] url in the root's config, else the folder)")
 
 
@@ -130,8 +131,20 @@ def run_app(args: argparse.Namespace) -> int:
     from memtui.tui.app import MemtuiApp
 
     try:
-        # A crash exits 1 and names the file holding its traceback (memtui/tui/crash.py).
-        code = crash.run(lambda: MemtuiApp(root, theme=args.theme, memory=memory))
+        while True:
+            made: list[Any] = []
+
+            def make(memory: Any = memory) -> Any:
+                made.append(MemtuiApp(root, theme=args.theme, memory=memory))
+                return made[-1]
+
+            # A crash exits 1 and names the file holding its traceback (memtui/tui/crash.py).
+            code = crash.run(make)
+            result = made[-1].return_value if made and not code else None
+            # The palette's "Switch memory: NAME" ends the app asking for another memory on the same server.
+            if not (isinstance(result, tuple) and result[:1] == ("switch-memory",)):
+                break
+            memory = open_memory(root, result[1])
     finally:
         if temporary is not None:
             import shutil

@@ -106,3 +106,46 @@ async def test_lost_redis_shows_disconnected_and_resyncs_on_reconnect(tmp_path) 
             await wait_for(pilot, lambda: "Written after the restart" in viewer_text(app), what="a live change")
     finally:
         server.stop()
+
+
+async def test_the_palette_switches_to_another_memory_on_the_server(redis_server) -> None:  # noqa: F811
+    first, second = redis_server.url("switch-a"), redis_server.url("switch-b")
+    redis_memory(second).update("Facts", "add", "[stated] Only in b", actor="wes")
+    app = MemtuiApp(memory=redis_memory(first), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.synced, what="the app to start")
+        await pilot.press("ctrl+p")
+        await pilot.press(*"switch memory: switch-b")
+        def offered() -> bool:
+            lists = app.screen.query("CommandList")
+            return bool(lists) and lists.first().option_count > 0 and \
+                "Switch memory: switch-b" in str(lists.first().get_option_at_index(0).prompt)
+
+        await wait_for(pilot, offered, what="the palette to offer the other memory")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.return_value is not None, what="the app to leave for the other memory")
+    kind, url = app.return_value
+    assert kind == "switch-memory" and "prefix=switch-b" in url
+    assert "Only in b" in (Memory(RedisStore(url)).read_text("MEMORY.md") or "")
+
+
+async def test_a_hostile_memory_name_is_shown_as_text_in_the_palette(redis_server) -> None:  # noqa: F811
+    hostile = "evil[/][b]x[link=http://e.x]y"
+    redis_memory(redis_server.url(hostile))
+    app = MemtuiApp(memory=redis_memory(redis_server.url("plain-one")), watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.synced, what="the app to start")
+        await pilot.press("ctrl+p")
+        await pilot.press(*"switch memory: evil")
+
+        def offered() -> str:
+            lists = app.screen.query("CommandList")
+            if not lists or not lists.first().option_count:
+                return ""
+            return str(lists.first().get_option_at_index(0).prompt)
+
+        await wait_for(pilot, lambda: "Switch memory" in offered(), what="the palette to offer the memory")
+        assert hostile in offered()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.return_value is not None, what="the app to leave for the other memory")
+    assert RedisStore(app.return_value[1]).prefix == hostile

@@ -38,7 +38,7 @@ def rmem(store: RedisStore) -> Memory:
 def test_writes_land_in_strings_and_each_change_in_the_stream(rmem: Memory, store: RedisStore) -> None:
     r = rmem.update("Preferences", "add", "[stated] Prefers dark mode")
     assert r.status == "applied" and r.commit
-    raw = store.client.get(f"{store.prefix}:file:MEMORY.md").decode()
+    raw = store.client.get(f"{{{store.prefix}}}:file:MEMORY.md").decode()
     assert "- [stated] Prefers dark mode" in raw
     r2 = rmem.update("Preferences", "revise", "[stated] Prefers light mode", replaces="dark mode")
     r3 = rmem.update("Preferences", "remove", replaces="light mode")

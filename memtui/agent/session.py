@@ -328,8 +328,12 @@ def _block_dict(block: Any) -> dict[str, Any]:
 
 
 def describe_error(exc: BaseException, base_url: str) -> Error:
-    """A failure as a message a person can act on."""
+    """A failure as a message a person can act on (a password in the base URL shown as ***)."""
     import anthropic
+
+    from memtui.core.redact import redact
+
+    base_url = redact(base_url)
 
     body = getattr(exc, "body", None)
     kind_in_body = body.get("error", {}).get("type") if isinstance(body, dict) else None
@@ -357,4 +361,4 @@ def describe_error(exc: BaseException, base_url: str) -> Error:
     if isinstance(exc, anthropic.APIConnectionError):
         return Error("network", f"Could not reach the API at {base_url}. Check the network (or "
                                 "ANTHROPIC_BASE_URL) and send again.")
-    return Error("internal", f"The chat failed: {type(exc).__name__}: {exc}")
+    return Error("internal", f"The chat failed: {type(exc).__name__}: {redact(str(exc))}")

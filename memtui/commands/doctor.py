@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memtui.cli import EXIT_ERROR, EXIT_OK, common, emit, root_of
+from memtui.cli import EXIT_ERROR, EXIT_OK, common, emit, memory_of
 
 
 def register(sub: Any) -> None:
@@ -23,8 +23,7 @@ def register(sub: Any) -> None:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     from memtui.core.doctor import diagnose
-    from memtui.core.memory import Memory
 
-    report = diagnose(Memory(root_of(args)), fix=args.fix)
+    report = diagnose(memory_of(args), fix=args.fix)  # --store too: a Redis memory is checked as well
     emit(args, report.to_dict(), report.render())
     return EXIT_OK if report.ok else EXIT_ERROR

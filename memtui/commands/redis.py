@@ -1,4 +1,5 @@
-"""Redis subcommands: export (Redis -> git folder), import (folder -> Redis), oplog; and `init --store`."""
+"""Redis subcommands: export (Redis -> git folder), import (folder -> Redis), list (the memories on a server or
+cluster), oplog; and `init --store`."""
 
 from __future__ import annotations
 
@@ -21,10 +22,37 @@ def register(sub: Any) -> None:
     common(p)
     p.set_defaults(func=cmd_import)
 
+    p = sub.add_parser("list", help="the memories on a Redis server or cluster (--store URL; every master is "
+                       "scanned)")
+    common(p)
+    p.set_defaults(func=cmd_list)
+
     p = sub.add_parser("oplog", help="the last operations on a Redis memory, newest first")
     p.add_argument("--limit", type=int, default=20)
     common(p)
     p.set_defaults(func=cmd_oplog)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from datetime import datetime
+
+    from memtui.core.redis_store import list_memories
+    from memtui.core.stores import store_url
+
+    url = store_url(args.root, args.store)
+    if not url:
+        return _fail(args, "list needs a Redis server or cluster: pass --store redis://host:port/0 (a cluster: "
+                     "redis+cluster://host:port/) or set $MEMTUI_STORE", EXIT_ERROR)
+    found = list_memories(url)
+    lines = []
+    for m in found:
+        when = (f"{datetime.fromtimestamp(m['last_change'] / 1000):%Y-%m-%d %H:%M}" if m["last_change"]
+                else "no changes yet")
+        where = f"  on {m['node']}" if "node" in m else ""
+        old = "  (older layout: moved to {…} when first opened)" if m["layout"] == "legacy" else ""
+        lines.append(f"{m['prefix']:24} {m['changes']:>6} change(s)  last {when}{where}{old}\n    {m['url']}")
+    emit(args, {"memories": found}, "\n".join(lines) or "no memories on this server")
+    return EXIT_OK
 
 
 def _redis(args: argparse.Namespace, why: str) -> Any:

@@ -76,6 +76,7 @@ def diagnose(memory: Memory, *, fix: bool = False) -> DoctorReport:
     if memory.config.error:
         report.findings.append(Finding("config-invalid", memory.config.error, ".memtui/config.toml", fixable=False))
     if not isinstance(store, FolderStore):
+        _check_legacy_keys(store, report, fix)
         _check_intent(memory, report, fix)
         _check_queue(memory, report, fix, None)
         return report
@@ -95,6 +96,26 @@ def diagnose(memory: Memory, *, fix: bool = False) -> DoctorReport:
             _check_unaudited_commits(memory, report, fix, records)
     _check_index(store, report, fix)
     return report
+
+
+def _check_legacy_keys(store: Any, report: DoctorReport, fix: bool) -> None:
+    """A Redis memory with keys left in the layout before the hash tag (``p:…``, written by an older memtui)."""
+    legacy = getattr(store, "legacy_keys", None)
+    if legacy is None:
+        return
+    left = legacy()
+    if not left:
+        return
+    f = Finding("legacy-keys", f"{len(left)} key(s) of this memory are in the layout before the hash tag "
+                f"({left[0]}…); stop any older memtui writing to it, then `memtui doctor --fix` moves them to "
+                f"{store.base}:…", left[0])
+    if fix:
+        counts = store.migrate_legacy()
+        f.fixed = True
+        f.message = (f"moved {counts['moved']} key(s) to {store.base}:… ({counts['same']} were already there"
+                     + (f"; {counts['kept']} differed and are kept as {store.base}:legacy:… for you to compare)"
+                        if counts["kept"] else ")"))
+    report.findings.append(f)
 
 
 def _check_index(store: FolderStore, report: DoctorReport, fix: bool) -> None:

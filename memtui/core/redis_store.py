@@ -1,19 +1,23 @@
 """The Redis store: one memory in Redis, shared by agents on many processes and machines, with history and review.
 
-Every key lives under one prefix (``?prefix=NAME`` in the URL, default ``memtui``):
+Every key lives under one prefix (``?prefix=NAME`` in the URL, default ``memtui``), written as the hash tag
+``{NAME}`` so that on a Redis Cluster the whole memory is in one slot and its scripts and transactions keep working:
 
-    <p>:file:<path>   string   a memory file's bytes (one string per file, as the seed keeps MEMORY.md)
-    <p>:recorded      hash     path -> sha1 of the file as of its last recorded change
-    <p>:blob:<sha1>   string   bytes some recorded change produced (content-addressed, like git blobs)
-    <p>:changes       stream   one entry per recorded change; the entry id is the commit id
-    <p>:oplog         list     the last 200 operations {id, ts, op, summary, bytes}, newest first
-    <p>:events        channel  pub/sub: {"kind": "write"|"change"|"queue", ...} for live viewers
-    <p>:audit         list     audit records (JSON), oldest first
-    <p>:queue         hash     proposal id -> proposal JSON;  <p>:queue:seq  INCR counter for proposal numbers
-    <p>:rejected      hash     bytes a person rejected, kept for recovery
-    <p>:config        string   the memory's config.toml
-    <p>:lock          string   the memory lock: SET NX PX with a token, renewed while held, released by Lua
-    <p>:done:<uuid>   string   short-lived marker that makes a retried change idempotent
+    {p}:file:<path>   string   a memory file's bytes (one string per file, as the seed keeps MEMORY.md)
+    {p}:recorded      hash     path -> sha1 of the file as of its last recorded change
+    {p}:blob:<sha1>   string   bytes some recorded change produced (content-addressed, like git blobs)
+    {p}:changes       stream   one entry per recorded change; the entry id is the commit id
+    {p}:oplog         list     the last 200 operations {id, ts, op, summary, bytes}, newest first
+    {p}:events        channel  pub/sub: {"kind": "write"|"change"|"queue", ...} for live viewers (sharded pub/sub,
+                               SPUBLISH, on a cluster)
+    {p}:audit         list     audit records (JSON), oldest first
+    {p}:queue         hash     proposal id -> proposal JSON;  {p}:queue:seq  INCR counter for proposal numbers
+    {p}:rejected      hash     bytes a person rejected, kept for recovery
+    {p}:config        string   the memory's config.toml
+    {p}:lock          string   the memory lock: SET NX PX with a token, renewed while held, released by Lua
+    {p}:done:<uuid>   string   short-lived marker that makes a retried change idempotent
+
+Memories written before the hash tag (``p:file:…``) are moved to it when first opened (`migrate_legacy`).
 
 Writers take the lock, and every file write is also a compare-and-set (Lua, on the sha1 of the bytes this writer
 read under the lock), so a writer whose lock lapsed (a long pause, a restarted server) gets `StaleWrite` and
@@ -33,15 +37,17 @@ import time
 import uuid
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
-from urllib.parse import parse_qs, urlencode, urlparse, urlunparse
+from urllib.parse import parse_qs, parse_qsl, urlencode, urlparse, urlunparse
 
 import redis
 from redis.backoff import ExponentialBackoff
+from redis.exceptions import AskError, MovedError, RedisClusterException
 from redis.retry import Retry
 
 from memtui.core import clock
 from memtui.core.folder import AUDIT_FILE, LockTimeout, STATE_DIR
 from memtui.core.paths import PathRefused, clean_rel
+from memtui.core.redact import redact
 from memtui.core.store import (
     Commit, ExternalChange, NoHistory, StaleWrite, Store, StoreError, StoreUnavailable, content_hash,
 )
@@ -53,6 +59,14 @@ DONE_TTL_S = 3600
 PRIVATE = (STATE_DIR + "/", ".git/")
 STREAM_ID = re.compile(r"^\d+(?:-\d+)?$")
 _CONNECTION_ERRORS = (redis.ConnectionError, redis.TimeoutError, ConnectionError, TimeoutError, OSError)
+SUBSCRIBED = ("subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe")
+_CLIENTS: dict[tuple[Any, ...], Any] = {}
+_CLIENTS_LOCK = threading.Lock()
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+TRUE = ("1", "yes", "true", "on")
+# The keys of the layout before the hash tag, under `p:` (moved by `migrate_legacy`). The lock is not moved.
+LEGACY_FIXED = ("recorded", "changes", "oplog", "audit", "queue", "queue:seq", "rejected", "config", "intent")
+LEGACY_GLOBS = ("file:*", "blob:*", "done:*")
 
 # Replace (or delete) a file if it still holds the bytes this writer read; publish the write.
 # KEYS: file. ARGV: expected sha1 ('' = absent, '*' = any), 'set'|'del', data, new sha1, channel, event json.
@@ -121,6 +135,18 @@ if (not cur) or string.sub(cur, 1, string.len(ARGV[3])) == ARGV[3] then
 end
 return 0
 """
+# LPUSH + LTRIM an oplog entry and publish it. KEYS: oplog. ARGV: entry, last index kept, channel, event.
+_NOTE = """
+redis.call('LPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]))
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+"""
+
+# Save a proposal and publish it. KEYS: queue. ARGV: id, proposal json, channel, event.
+_QUEUE = """
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+"""
 _RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0"
 _RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 
@@ -130,50 +156,68 @@ def sha1(data: bytes | None) -> str:
 
 
 def parse_store_url(url: str) -> tuple[str, str, dict[str, Any]]:
-    """Split memtui's own options (prefix, timeout, lock_ttl) off a Redis URL: (redis url, prefix, options)."""
+    """Split memtui's own options (prefix, timeout, lock_ttl, cluster, nodes, wait) off a Redis URL:
+    (the URL redis-py is given, prefix, options). ``redis+cluster://`` (or ``cluster=1``) means a Redis Cluster."""
     parts = urlparse(url)
-    if parts.scheme not in ("redis", "rediss", "unix"):
-        raise StoreError(f"not a Redis URL: {url!r}; use redis://host:port/db?prefix=NAME")
+    scheme = CLUSTER_SCHEMES.get(parts.scheme, parts.scheme)
+    if scheme not in ("redis", "rediss", "unix"):
+        raise StoreError(f"not a Redis URL: {redact(url)!r}; use redis://host:port/db?prefix=NAME, or "
+                         "redis+cluster://host:port/?prefix=NAME for a Redis Cluster")
     query = parse_qs(parts.query)
     prefix = (query.pop("prefix", [DEFAULT_PREFIX])[0] or DEFAULT_PREFIX).strip(":")
-    opts: dict[str, Any] = {}
+    if "{" in prefix or "}" in prefix:
+        raise StoreError(f"bad prefix {prefix!r} in {redact(url)!r}: a prefix may not hold {{ or }} (memtui wraps it "
+                         "in braces itself, so one memory stays in one cluster slot)")
+    opts: dict[str, Any] = {"cluster": parts.scheme in CLUSTER_SCHEMES}
     try:
         if "timeout" in query:
             opts["timeout"] = float(query.pop("timeout")[0])
         if "lock_ttl" in query:
             opts["lock_ttl_ms"] = int(float(query.pop("lock_ttl")[0]) * 1000)
+        if "wait" in query:
+            opts["wait"] = int(query.pop("wait")[0])
     except ValueError:
-        raise StoreError(f"bad option in {url!r}: timeout and lock_ttl are seconds") from None
-    rest = urlunparse(parts._replace(query=urlencode({k: v[0] for k, v in query.items()})))
+        raise StoreError(f"bad option in {redact(url)!r}: timeout and lock_ttl are seconds, wait is a number of "
+                         "replicas") from None
+    if "cluster" in query:
+        opts["cluster"] = opts["cluster"] or query.pop("cluster")[0].lower() in TRUE
+    nodes = [n for n in ",".join(query.pop("nodes", [])).split(",") if n]
+    if nodes:
+        opts["nodes"] = []
+        for node in nodes:
+            host, _, port = node.rpartition(":")
+            if not host or not port.isdigit():
+                raise StoreError(f"bad nodes= in {redact(url)!r}: give host:port,host:port")
+            opts["nodes"].append((host, int(port)))
+    if opts["cluster"] and scheme == "unix":
+        raise StoreError(f"{redact(url)!r}: a Redis Cluster is reached over TCP; use redis+cluster://host:port/")
+    if opts["cluster"] and parts.path.strip("/") not in ("", "0"):
+        raise StoreError(f"{redact(url)!r}: a Redis Cluster has only database 0; drop /{parts.path.strip('/')} "
+                         "and tell memories apart with ?prefix=NAME")
+    rest = urlunparse(parts._replace(scheme=scheme, query=urlencode({k: v[0] for k, v in query.items()})))
     return rest, prefix, opts
 
 
-def redact(url: str) -> str:
-    parts = urlparse(url)
-    if parts.password:
-        netloc = f"{parts.username or ''}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-        return urlunparse(parts._replace(netloc=netloc))
-    return url
-
-
 class RedisStore(Store):
-    """A memory in Redis. `url` is ``redis://host:port/db?prefix=NAME[&timeout=SECONDS][&lock_ttl=SECONDS]``."""
+    """A memory in Redis. `url` is ``redis://host:port/db?prefix=NAME[&timeout=SECONDS][&lock_ttl=SECONDS]``, or
+    ``redis+cluster://host:port/?prefix=NAME[&nodes=host:port,…][&wait=REPLICAS]`` for a Redis Cluster."""
 
     def __init__(self, url: str, *, timeout: float | None = None, lock_ttl_ms: int | None = None) -> None:
         self.url = url
         redis_url, self.prefix, opts = parse_store_url(url)
         self.location = redact(url)
+        self.cluster: bool = opts["cluster"]
         self.timeout = timeout if timeout is not None else opts.get("timeout", 5.0)
         self.lock_ttl_ms = lock_ttl_ms or opts.get("lock_ttl_ms", LOCK_TTL_MS)
+        self.wait_replicas: int = opts.get("wait", 0)
+        self._nodes: list[tuple[str, int]] = opts.get("nodes", [])
         self._redis_url = redis_url
+        self._name_keys("{" + self.prefix + "}")
         self.client = self._connect()
-        p = self.prefix
-        self.k_recorded, self.k_changes, self.k_oplog = f"{p}:recorded", f"{p}:changes", f"{p}:oplog"
-        self.k_audit, self.k_queue, self.k_seq = f"{p}:audit", f"{p}:queue", f"{p}:queue:seq"
-        self.k_config, self.k_lock, self.k_rejected = f"{p}:config", f"{p}:lock", f"{p}:rejected"
-        self.channel = f"{p}:events"
-        self._write = self.client.register_script(_WRITE)
-        self._commit = self.client.register_script(_COMMIT)
+        # A cluster delivers a plain PUBLISH to every node; sharded pub/sub (Redis 7+) keeps a memory's events on
+        # its own shard. An older cluster gets plain PUBLISH, which still reaches a listener on any node.
+        self.sharded = self.cluster and _major_version(self) >= 7
+        self._register_publishers()
         self._hashes = self.client.register_script(_HASHES)
         self._acquire = self.client.register_script(_ACQUIRE)
         self._renew = self.client.register_script(_RENEW)
@@ -188,26 +232,72 @@ class RedisStore(Store):
         self._renew_wake = threading.Event()
         self.lock_lost = False
 
-    def _connect(self, socket_timeout: float | None = -1.0) -> redis.Redis:
-        timeout = self.timeout if socket_timeout == -1.0 else socket_timeout
+    def _register_publishers(self) -> None:
+        """The scripts that publish events, with PUBLISH or (sharded) SPUBLISH."""
+        pub = "SPUBLISH" if self.sharded else "PUBLISH"
+        self._write = self.client.register_script(_WRITE.replace("'PUBLISH'", f"'{pub}'"))
+        self._commit = self.client.register_script(_COMMIT.replace("'PUBLISH'", f"'{pub}'"))
+        self._note = self.client.register_script(_NOTE.replace("'PUBLISH'", f"'{pub}'"))
+        self._queue = self.client.register_script(_QUEUE.replace("'PUBLISH'", f"'{pub}'"))
+
+    def _name_keys(self, base: str) -> None:
+        """Every key and the channel under `base` (``{prefix}``; tests pass the bare prefix to write the layout
+        before the hash tag, as older memtui did)."""
+        self.base = p = base
+        self.k_recorded, self.k_changes, self.k_oplog = f"{p}:recorded", f"{p}:changes", f"{p}:oplog"
+        self.k_audit, self.k_queue, self.k_seq = f"{p}:audit", f"{p}:queue", f"{p}:queue:seq"
+        self.k_config, self.k_lock, self.k_rejected = f"{p}:config", f"{p}:lock", f"{p}:rejected"
+        self.channel = f"{p}:events"
+
+    def _connect(self, socket_timeout: float | None = -1.0) -> Any:
+        """A client for this URL. Stores of one process on the same server share one (thread-safe, pooled): a
+        process serving a thousand memories keeps a handful of connections, not a thousand pools; listeners
+        (`socket_timeout=None`) get their own."""
+        if socket_timeout != -1.0:
+            return self._new_client(socket_timeout)
+        key = (self.cluster, self._redis_url, tuple(self._nodes), self.timeout, os.getpid())
+        with _CLIENTS_LOCK:
+            client = _CLIENTS.get(key)
+        if client is None:
+            client = self._new_client(self.timeout)
+            with _CLIENTS_LOCK:
+                client = _CLIENTS.setdefault(key, client)
+        return client
+
+    def _new_client(self, timeout: float | None) -> Any:
+        # Reconnect (a restarted server, a dropped connection), but never re-send a command that timed out: it
+        # may have run, and a slow server only gets slower with more load.
+        retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), 3, supported_errors=(redis.ConnectionError,))
+        options: dict[str, Any] = {"socket_connect_timeout": min(self.timeout, 2.0), "socket_timeout": timeout,
+                                   "retry": retry, "health_check_interval": 15, "decode_responses": False}
         try:
-            return redis.Redis.from_url(
-                self._redis_url, socket_connect_timeout=min(self.timeout, 2.0), socket_timeout=timeout,
-                # Reconnect (a restarted server, a dropped connection), but never re-send a command that timed
-                # out: it may have run, and a slow server only gets slower with more load.
-                retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3, supported_errors=(redis.ConnectionError,)),
-                health_check_interval=15,
-                decode_responses=False,
-            )
+            if not self.cluster:
+                return redis.Redis.from_url(self._redis_url, **options)
+            from redis.cluster import ClusterNode, RedisCluster
+
+            if self._nodes:
+                options["startup_nodes"] = [ClusterNode(h, p) for h, p in self._nodes]
+            with self._calls():
+                return RedisCluster.from_url(self._redis_url, **options)
         except (ValueError, TypeError) as exc:
-            raise StoreError(f"bad Redis URL {self.location!r}: {exc}") from None
+            raise StoreError(f"bad Redis URL {self.location!r}: {redact(str(exc))}") from None
 
     def _down(self, exc: Exception) -> StoreUnavailable:
         slow = isinstance(exc, (redis.TimeoutError, TimeoutError))
         what = f"did not answer within {self.timeout:g} s" if slow else "cannot be reached"
+        check = ("that the cluster's nodes are running (a master that just failed is replaced by its replica "
+                 "within the cluster's node timeout)" if self.cluster else "that redis-server is running")
         return StoreUnavailable(
-            f"the Redis memory at {self.location} {what} ({exc}). Check that redis-server is running and the "
-            "--store URL (or [store] url) is right, then try again; nothing was written by this step."
+            f"the Redis memory at {self.location} {what} ({redact(str(exc))}). Check {check} and the --store URL "
+            "(or [store] url), then try again; nothing was written by this step."
+        )
+
+    def _not_a_cluster_url(self, exc: Exception, *, memory: bool = True) -> StoreError:
+        url = f"redis+cluster://HOST:PORT/?prefix={self.prefix}" if memory else "redis+cluster://HOST:PORT/"
+        return StoreError(
+            f"the Redis at {self.location} is a node of a Redis Cluster ({redact(str(exc))}), and a redis:// URL "
+            f"talks to that one node only. Open it with the cluster URL: {url} (or add cluster=1 to this one), "
+            "and memtui follows the cluster."
         )
 
     @contextmanager
@@ -215,20 +305,147 @@ class RedisStore(Store):
         """Turn connection trouble into a memtui-level error saying what to do."""
         try:
             yield
+        except (MovedError, AskError) as exc:
+            if self.cluster:  # the slot moved under a step (a failover, a reshard): the client has re-read it
+                raise self._down(exc) from None
+            raise self._not_a_cluster_url(exc) from None
+        except (redis.exceptions.ClusterDownError, redis.exceptions.TryAgainError, redis.BusyLoadingError) as exc:
+            raise self._down(exc) from None
         except redis.ResponseError as exc:
-            if str(exc).startswith("STALE"):
-                raise StaleWrite(f"changed under this writer: {exc}") from None
-            if "WRONGTYPE" in str(exc):
-                raise StoreError(f"a key under {self.prefix}: in {self.location} is not a string: {exc}") from None
-            raise StoreError(f"Redis refused a command at {self.location}: {exc}") from None
+            text = redact(str(exc))
+            if any(t in text for t in ("cluster is down", "CLUSTERDOWN", "TRYAGAIN", "LOADING")):
+                raise self._down(exc) from None
+            if text.startswith("STALE"):
+                raise StaleWrite(f"changed under this writer: {text}") from None
+            if "WRONGTYPE" in text:
+                raise StoreError(f"a key under {self.base}: in {self.location} is not a string: {text}") from None
+            if any(t in text for t in ("non local key", "CROSSSLOT", "same slot")) and not self.cluster:
+                raise self._not_a_cluster_url(exc) from None
+            raise StoreError(f"Redis refused a command at {self.location}: {text}") from None
         except redis.AuthenticationError as exc:
-            raise StoreError(f"Redis at {self.location} refused the credentials: {exc}") from None
+            raise StoreError(f"Redis at {self.location} refused the credentials: {redact(str(exc))}") from None
         except _CONNECTION_ERRORS as exc:
             raise self._down(exc) from None
+        except RedisClusterException as exc:
+            text = redact(str(exc))
+            if "not enabled" in text.lower() or "cluster support disabled" in text.lower():
+                raise StoreError(
+                    f"the Redis at {self.location} is a single server, not a cluster ({text}). Open it with "
+                    f"redis://HOST:PORT/0?prefix={self.prefix} (no +cluster, no cluster=1)."
+                ) from None
+            raise StoreUnavailable(f"the Redis Cluster at {self.location} could not serve this step ({text}). "
+                                   "Check that its nodes are running and cluster_state is ok, then try again; "
+                                   "nothing was written by this step.") from None
+
+    def _durable(self) -> None:
+        """With ``wait=N``: block until N replicas have every write made so far, or say the last one may be lost.
+
+        WAIT counts the writes of the connection it is sent on, so it follows a tiny write of its own on the same
+        connection (a pipeline to the master of this memory's slot): that write's offset covers all before it."""
+        if not self.wait_replicas:
+            return
+        ms = max(int(self.timeout * 800), 1)
+        with self._calls():
+            for attempt in range(2):
+                node = self.client.get_redis_connection(self.client.get_node_from_key(self.k_lock)) \
+                    if self.cluster else self.client
+                pipe = node.pipeline(transaction=False)
+                pipe.set(f"{self.base}:wait", self._owner, px=60_000)
+                pipe.execute_command("WAIT", self.wait_replicas, ms)
+                try:
+                    acked = int(pipe.execute()[1])
+                    break
+                except (MovedError, AskError, redis.ConnectionError):
+                    if attempt or not self.cluster:
+                        raise
+                    self.client.nodes_manager.initialize()  # a failover moved the slot: find its new master
+        if acked < self.wait_replicas:
+            raise StoreUnavailable(
+                f"the Redis memory at {self.location} took the write, but only {acked} of {self.wait_replicas} "
+                f"replica(s) confirmed it within {ms / 1000:g} s, so it could be lost if that master failed now "
+                "(wait= in the URL asks for this many). Check the replicas (INFO replication), then check the "
+                "write with `memtui show` and try again if it is missing."
+            )
 
     def ping(self) -> None:
         with self._calls():
             self.client.ping()
+
+    # the layout before the hash tag ---------------------------------------------------------------------
+    def legacy_keys(self) -> list[str]:
+        """This memory's keys in the layout before the hash tag (``p:file:…``, ``p:changes``…), on one server.
+
+        A cluster never held that layout (its keys span slots, so no command worked), so there are none there."""
+        if self.cluster:
+            return []
+        old = _escape_glob(self.prefix) + ":"
+        with self._calls():
+            pipe = self.client.pipeline(transaction=False)
+            for k in LEGACY_FIXED:
+                pipe.exists(f"{self.prefix}:{k}")
+            found = [f"{self.prefix}:{k}" for k, n in zip(LEGACY_FIXED, pipe.execute()) if n]
+            for glob in LEGACY_GLOBS:
+                found += [k.decode("utf-8", "replace") for k in self.client.scan_iter(match=old + glob, count=1000)]
+        return sorted(set(found))
+
+    def migrate_legacy(self, timeout: float = 30.0) -> dict[str, int]:
+        """Move this memory's keys from the old layout (``p:…``) to the hash-tagged one (``{p}:…``), losing nothing.
+
+        Runs under both the old lock (so a writer of an older memtui is not mid-write) and the new one. A key whose
+        new name is free is renamed; one whose new name holds the same value is dropped; one whose new name holds
+        something else (an older memtui wrote after a migration) is kept as ``{p}:legacy:<ms>:<name>`` for a person
+        to look at. Returns counts: moved, same, kept."""
+        counts = {"moved": 0, "same": 0, "kept": 0}
+        if self.cluster or not self.legacy_keys():
+            return counts
+        old_lock = f"{self.prefix}:lock"
+        token = f"{self._owner}migrate"
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._calls():
+                if self._acquire(keys=[old_lock], args=[token, self.lock_ttl_ms, self._owner]):
+                    break
+            if time.monotonic() > deadline:
+                raise LockTimeout(f"the Redis memory at {self.location} is held by a writer of an older memtui "
+                                  f"({old_lock}) for over {timeout:.0f} s; stop it and try again")
+            time.sleep(0.05)
+        try:
+            with self.lock(timeout):
+                head = len(self.prefix) + 1
+                stamp = int(time.time() * 1000)
+                for n, key in enumerate(self.legacy_keys()):
+                    new = f"{self.base}:{key[head:]}"
+                    with self._calls():
+                        if n % 500 == 499:  # a long move keeps the old lock (the new one renews itself)
+                            self._renew(keys=[old_lock], args=[token, self.lock_ttl_ms])
+                        if self.client.renamenx(key, new):
+                            counts["moved"] += 1
+                        elif self.client.dump(key) == self.client.dump(new):
+                            self.client.delete(key)
+                            counts["same"] += 1
+                        elif self.client.renamenx(key, f"{self.base}:legacy:{stamp}:{key[head:]}"):
+                            counts["kept"] += 1
+        finally:
+            with self._calls():
+                self._release(keys=[old_lock], args=[token])
+        self.note("migrate", f"moved {counts['moved']} key(s) from {self.prefix}:… to {self.base}:… "
+                  f"({counts['same']} already there, {counts['kept']} kept as {self.base}:legacy:{stamp}:…)")
+        return counts
+
+    def migrate_if_legacy(self) -> dict[str, int] | None:
+        """On open: when this memory exists only in the old layout, move it (see `migrate_legacy`); else None.
+
+        One round trip when there is nothing to move; a server that cannot be reached is left for later."""
+        if self.cluster:
+            return None
+        try:
+            with self._calls():
+                old = self.client.exists(*[f"{self.prefix}:{k}" for k in ("recorded", "changes", "config")])
+                if not old or self.client.exists(self.k_recorded, self.k_changes, self.k_config):
+                    return None
+        except StoreUnavailable:
+            return None
+        return self.migrate_legacy()
 
     # paths ------------------------------------------------------------------------------------------------
     def check_path(self, rel: str) -> str:
@@ -238,7 +455,7 @@ class RedisStore(Store):
         return norm
 
     def key(self, rel: str) -> str:
-        return f"{self.prefix}:file:{clean_rel(rel)}"
+        return f"{self.base}:file:{clean_rel(rel)}"
 
     # files ------------------------------------------------------------------------------------------------
     def _seen(self) -> dict[str, str] | None:
@@ -281,10 +498,9 @@ class RedisStore(Store):
             seen[rel] = new
 
     def list_files(self, pattern: str = "**/*.md") -> list[str]:
-        head = f"{self.prefix}:file:"
-        match = _escape_glob(head) + "*"
+        head = f"{self.base}:file:"
         with self._calls():
-            keys = [k.decode("utf-8", "replace") for k in self.client.scan_iter(match=match, count=1000)]
+            keys = [k.decode("utf-8", "replace") for k in self._keys_under(head)]
         suffix = pattern.rsplit("*", 1)[-1] if "*" in pattern else pattern
         lead = pattern.split("*", 1)[0] if "*" in pattern else ""
         out = []
@@ -294,6 +510,21 @@ class RedisStore(Store):
                 out.append(rel)
         out.sort()
         return out
+
+    def _keys_under(self, head: str) -> list[bytes]:
+        """Every key that starts with `head` (one of this memory's). One server: SCAN, which walks the whole
+        keyspace. A cluster: only the keys of this memory's slot (CLUSTER GETKEYSINSLOT on its master), so the
+        cost is this memory's own keys however many memories the cluster holds."""
+        if not self.cluster:
+            return list(self.client.scan_iter(match=_escape_glob(head) + "*", count=1000))
+        slot = self.client.keyslot(self.k_config)
+        node = self.client.get_node_from_key(self.k_config)
+        count = int(self.client.execute_command("CLUSTER COUNTKEYSINSLOT", slot, target_nodes=node))
+        if not count:
+            return []
+        keys = self.client.execute_command("CLUSTER GETKEYSINSLOT", slot, count, target_nodes=node)
+        found = [k if isinstance(k, bytes) else str(k).encode() for k in keys]  # redis-py decodes this reply
+        return [k for k in found if k.startswith(head.encode())]
 
     # lock -------------------------------------------------------------------------------------------------
     @contextmanager
@@ -320,6 +551,9 @@ class RedisStore(Store):
         self._local.seen = {}
         try:
             yield
+            # A whole step (write, record, audit, queue) is confirmed by the replicas at once, before the lock
+            # goes: a step that was not confirmed is told as such, and nothing of it is undone or half-done.
+            self._durable()
         finally:
             self._local.seen, self._held = None, None
             try:
@@ -399,10 +633,10 @@ class RedisStore(Store):
                  "actor": author}
         event = {"kind": "change", "files": [p for p, _, _ in changes], "actor": author, "action": action,
                  "summary": summary[:200]}
-        keys = [self.k_changes, self.k_recorded, self.k_oplog, f"{self.prefix}:done:{change_id}"]
+        keys = [self.k_changes, self.k_recorded, self.k_oplog, f"{self.base}:done:{change_id}"]
         args: list[Any] = [len(changes)]
         for path, before, after in changes:
-            keys.append(f"{self.prefix}:blob:{sha1(after)}" if after is not None else f"{self.prefix}:blob:-")
+            keys.append(f"{self.base}:blob:{sha1(after)}" if after is not None else f"{self.base}:blob:-")
             args += [path, before, sha1(after), after or b""]
         args += [self.channel, json.dumps(oplog), json.dumps(event)]
         for k, v in fields.items():
@@ -416,7 +650,7 @@ class RedisStore(Store):
         if not wanted:
             return {}
         with self._calls():
-            values = self.client.mget([f"{self.prefix}:blob:{s}" for s in wanted])
+            values = self.client.mget([f"{self.base}:blob:{s}" for s in wanted])
         missing = [s for s, v in zip(wanted, values) if v is None]
         if missing:
             raise StoreError(f"the Redis memory at {self.location} lost recorded content {missing[0]}; "
@@ -441,7 +675,7 @@ class RedisStore(Store):
     def blob(self, sha: str) -> bytes | None:
         """Bytes a recorded change produced, by their sha1 (the `blob` of a change's detail)."""
         with self._calls():
-            return self.client.get(f"{self.prefix}:blob:{sha}")
+            return self.client.get(f"{self.base}:blob:{sha}")
 
     def external_changes(self) -> list[ExternalChange]:
         """Files whose bytes differ from their last recorded change: raw SETs or DELs that bypassed memtui."""
@@ -500,13 +734,13 @@ class RedisStore(Store):
     def intent_save(self, data: bytes | None) -> None:
         with self._calls():
             if data is None:
-                self.client.delete(f"{self.prefix}:intent")
+                self.client.delete(f"{self.base}:intent")
             else:
-                self.client.set(f"{self.prefix}:intent", data)
+                self.client.set(f"{self.base}:intent", data)
 
     def intent_load(self) -> bytes | None:
         with self._calls():
-            return self.client.get(f"{self.prefix}:intent")
+            return self.client.get(f"{self.base}:intent")
 
     def change(self, sid: str) -> dict[str, str] | None:
         entries = self.changes(sid, count=1)
@@ -588,10 +822,8 @@ class RedisStore(Store):
         entry = {"id": uuid.uuid4().hex, "ts": int(time.time() * 1000), "op": op, "summary": summary[:200],
                  "bytes": nbytes, "actor": actor}
         with self._calls():
-            pipe = self.client.pipeline(transaction=True)
-            pipe.lpush(self.k_oplog, json.dumps(entry)).ltrim(self.k_oplog, 0, OPLOG_MAX - 1)
-            pipe.publish(self.channel, json.dumps({"kind": "op", **entry}))
-            pipe.execute()
+            self._note(keys=[self.k_oplog], args=[json.dumps(entry), OPLOG_MAX - 1, self.channel,
+                                                   json.dumps({"kind": "op", **entry})])
 
     def oplog(self, count: int = OPLOG_MAX) -> list[dict[str, Any]]:
         with self._calls():
@@ -642,11 +874,9 @@ class RedisStore(Store):
 
     def queue_save(self, pid: str, data: bytes) -> None:
         with self._calls():
-            pipe = self.client.pipeline(transaction=True)
-            pipe.hset(self.k_queue, pid, data)
             # A queued (or decided) proposal records no change, so viewers learn of it from this event.
-            pipe.publish(self.channel, json.dumps({"kind": "queue", "id": pid}))
-            pipe.execute()
+            self._queue(keys=[self.k_queue], args=[pid, data, self.channel, json.dumps({"kind": "queue", "id": pid})])
+        self._durable()
 
     def queue_load(self, pid: str) -> bytes | None:
         with self._calls():
@@ -726,10 +956,21 @@ class Subscription:
                 client = self.store._connect(socket_timeout=None)
                 if last_id is None:
                     last_id = _decoded_last_id(client, self.store.k_changes)
-                ps = client.pubsub(ignore_subscribe_messages=True)
-                ps.subscribe(self.store.channel)
-                db = client.connection_pool.connection_kwargs.get("db", 0)
-                head = f"__keyspace@{db}__:{self.store.prefix}:file:"
+                if self.store.cluster:
+                    # Sharded pub/sub and keyspace events both live on the master of the memory's slot: listen
+                    # there, on one plain connection; a failover or a moved slot ends it and the loop re-finds it.
+                    node = client.get_node_from_key(self.store.channel)
+                    ps = client.get_redis_connection(node).pubsub()
+                    if self.store.sharded:
+                        ps.ssubscribe(self.store.channel)
+                    else:
+                        ps.subscribe(self.store.channel)
+                    db = 0
+                else:
+                    ps = client.pubsub()
+                    ps.subscribe(self.store.channel)
+                    db = client.connection_pool.connection_kwargs.get("db", 0)
+                head = f"__keyspace@{db}__:{self.store.base}:file:"
                 if self.keyspace:
                     ps.psubscribe(_escape_glob(head) + "*")
                 if down:
@@ -742,8 +983,10 @@ class Subscription:
                 self.connected.set()
                 while not self._stop.is_set():
                     msg = ps.get_message(timeout=0.25)
-                    if msg is None:
+                    if msg is None or msg["type"] in SUBSCRIBED:
                         continue
+                    if msg["type"] == "sunsubscribe":  # the server's word that the slot moved to another master
+                        raise redis.ConnectionError("this memory's slot moved to another master")
                     channel = msg["channel"].decode("utf-8", "replace")
                     if channel.startswith(head):
                         self._emit({"kind": "external", "file": channel[len(head):],
@@ -757,12 +1000,13 @@ class Subscription:
                         last_id = event["id"]
                     self._emit(event)
                 ps.close()
-            except (redis.RedisError, OSError) as exc:
+            except (redis.RedisError, RedisClusterException, StoreError, OSError) as exc:
                 self.connected.clear()
                 if not down:
                     down = True
                     self._emit({"kind": "disconnected",
-                                "message": f"lost the Redis memory at {self.store.location} ({exc}); reconnecting"})
+                                "message": f"lost the Redis memory at {self.store.location} "
+                                           f"({redact(str(exc))}); reconnecting"})
                 self._stop.wait(pause)
                 pause = min(pause * 2, 2.0)
             finally:
@@ -771,6 +1015,73 @@ class Subscription:
                         client.close()
                     except (redis.RedisError, OSError):
                         pass
+
+
+_MEMORY_KEY = re.compile(r"^\{(?P<new>[^{}]+)\}:(?:config|changes)$|^(?P<old>[^{][^{}]*):(?:config|changes)$")
+
+
+def list_memories(url: str) -> list[dict[str, Any]]:
+    """The memories on the Redis server or cluster `url` names (its prefix is ignored), sorted by prefix: each
+    {"prefix", "url", "changes", "last_change" (ms or None), "layout": "hash-tag"|"legacy", "node" (cluster)}.
+
+    Found by SCAN for each memory's `config` and `changes` keys, on every master of a cluster."""
+    store = RedisStore(url)
+    client = store.client
+    found: dict[str, str] = {}
+    with store._calls():
+        if store.cluster:
+            keys = client.scan_iter(match="*:c[oh]*", count=1000, target_nodes=client.PRIMARIES)
+        else:
+            if client.info("cluster").get("cluster_enabled") == 1:
+                raise store._not_a_cluster_url(RedisClusterException("cluster_enabled:1"), memory=False)
+            keys = client.scan_iter(match="*:c[oh]*", count=1000)
+        for raw in keys:
+            m = _MEMORY_KEY.match(raw.decode("utf-8", "replace"))
+            if m and m.group("new"):
+                found[m.group("new")] = "hash-tag"
+            elif m:
+                found.setdefault(m.group("old"), "legacy")
+        prefixes = sorted(found)
+        pipe = client.pipeline(transaction=False)
+        for prefix in prefixes:
+            base = "{" + prefix + "}" if found[prefix] == "hash-tag" else prefix
+            pipe.xlen(f"{base}:changes")
+            pipe.xrevrange(f"{base}:changes", count=1)
+        replies = pipe.execute() if prefixes else []
+    out = []
+    for i, prefix in enumerate(prefixes):
+        count, last = replies[2 * i], replies[2 * i + 1]
+        item: dict[str, Any] = {
+            "prefix": prefix, "url": with_prefix(url, prefix), "changes": int(count or 0),
+            "last_change": int(last[0][0].decode().split("-")[0]) if last else None, "layout": found[prefix],
+        }
+        if store.cluster:
+            node = client.get_node_from_key("{" + prefix + "}:config")
+            item["node"] = f"{node.host}:{node.port}"
+        out.append(item)
+    return out
+
+
+def with_prefix(url: str, prefix: str, *, redacted: bool = True) -> str:
+    """`url` naming the memory `prefix` instead (its other options kept); its password as *** unless told not to
+    (the app's switch to that memory needs the real one, and never shows it)."""
+    parts = urlparse(redact(url) if redacted else url)
+    query = [(k, v) for k, v in parse_qsl(parts.query) if k != "prefix"] + [("prefix", prefix)]
+    return urlunparse(parts._replace(query=urlencode(query, safe=":,")))
+
+
+_VERSIONS: dict[int, int] = {}
+
+
+def _major_version(store: RedisStore) -> int:
+    """The major version of the Redis that serves `store`'s slot (asked once per client)."""
+    client = store.client
+    if id(client) not in _VERSIONS:
+        with store._calls():
+            node = client.get_redis_connection(client.get_node_from_key(store.k_config))
+            version = str(node.info("server").get("redis_version", "0"))
+        _VERSIONS[id(client)] = int(version.split(".")[0]) if version.split(".")[0].isdigit() else 0
+    return _VERSIONS[id(client)]
 
 
 def _as_commit(sid: str, f: dict[str, str], parents: tuple[str, ...] = ()) -> Commit:

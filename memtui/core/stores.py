@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from memtui.core.memory import Memory
 
 STORE_ENV = "MEMTUI_STORE"
-SCHEMES = ("redis://", "rediss://", "unix://")
+SCHEMES = ("redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")
 
 
 def is_store_url(value: str | os.PathLike[str] | None) -> bool:
@@ -25,12 +25,19 @@ def is_store_url(value: str | os.PathLike[str] | None) -> bool:
 
 
 def open_store(url: str) -> Store:
-    """A store from a URL: ``redis://host:port/db?prefix=NAME`` (rediss://, unix:// too)."""
+    """A store from a URL: ``redis://host:port/db?prefix=NAME`` (rediss://, unix:// too), or
+    ``redis+cluster://host:port/?prefix=NAME`` for a Redis Cluster. A memory still in the layout before the hash
+    tag is moved to it here (`RedisStore.migrate_if_legacy`; the oplog says so)."""
     if not is_store_url(url):
-        raise StoreError(f"unknown store {url!r}: use redis://host:port/db?prefix=NAME, or a folder with --root")
+        from memtui.core.redact import redact
+
+        raise StoreError(f"unknown store {redact(url)!r}: use redis://host:port/db?prefix=NAME (a Redis Cluster: "
+                         "redis+cluster://host:port/?prefix=NAME), or a folder with --root")
     from memtui.core.redis_store import RedisStore
 
-    return RedisStore(url)
+    store = RedisStore(url)
+    store.migrate_if_legacy()
+    return store
 
 
 def configured_url(root: str | os.PathLike[str]) -> str | None:

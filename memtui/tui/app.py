@@ -196,6 +196,10 @@ class MemtuiApp(App[None]):
             self.notify(f"Disconnected: {text}. What is shown may be out of date; writes wait for the store.",
                         severity="warning", timeout=8)
 
+    def switch_memory(self, url: str) -> None:
+        """Leave for another memory on the same Redis server or cluster: `memtui.cli.run_app` opens it next."""
+        self.exit(("switch-memory", url))
+
     async def on_unmount(self) -> None:
         if self.watcher is not None:
             self.watcher.stop()

@@ -27,6 +27,22 @@ def _due(app: MemtuiApp) -> list[str]:
         return []
 
 
+def _memories(app: MemtuiApp) -> list[tuple[str, str]]:
+    """(prefix, url) of the other memories on this Redis server or cluster; none for a folder."""
+    from memtui.core.redis_store import RedisStore, list_memories, with_prefix
+    from memtui.core.store import StoreError
+
+    store = app.memory.store
+    if not isinstance(store, RedisStore):
+        return []
+    try:
+        found = list_memories(store.url)
+    except (StoreError, OSError):
+        return []
+    return [(m["prefix"], with_prefix(store.url, m["prefix"], redacted=False)) for m in found
+            if m["prefix"] != store.prefix]
+
+
 class MemtuiCommands(Provider):
     """Actions, themes and files, matched fuzzily with the palette's own matcher."""
 
@@ -34,6 +50,7 @@ class MemtuiCommands(Provider):
         app: MemtuiApp = self.app  # type: ignore[assignment]
         self.files = await asyncio.to_thread(lambda: app.memory.files()[:MAX_FILES])
         self.due = await asyncio.to_thread(_due, app)
+        self.memories = await asyncio.to_thread(_memories, app)
 
     def commands(self) -> list[tuple[str, Callable[[], object], str]]:
         app: MemtuiApp = self.app  # type: ignore[assignment]
@@ -56,6 +73,10 @@ class MemtuiCommands(Provider):
                         "over its cap: archive struck history, merge near-duplicates (reviewed)"))
         for name in sorted(app.available_themes):
             out.append((f"Switch theme: {name}", partial(app.switch_theme, name), "theme"))
+        for prefix, url in getattr(self, "memories", []):
+            # A prefix is any key name someone wrote to the server: shown as text, like every prompt here.
+            out.append((f"Switch memory: {prefix}", partial(app.switch_memory, url),
+                        "open another memory on this Redis server or cluster"))
         for rel in getattr(self, "files", []):
             out.append((f"Open file: {rel}", partial(app.open_file, rel), "open in a viewer tab"))
         return out
