@@ -76,6 +76,7 @@ def diagnose(memory: Memory, *, fix: bool = False) -> DoctorReport:
     if not isinstance(store, FolderStore):
         _check_intent(memory, report, fix)
         _check_queue(memory, report, fix, None)
+        _check_readable(memory, report)
         return report
     _check_lock_file(store, report, fix)
     with store.lock():
@@ -92,7 +93,19 @@ def diagnose(memory: Memory, *, fix: bool = False) -> DoctorReport:
             records = list(store.audit_records())
             _check_unaudited_commits(memory, report, fix, records)
     _check_index(store, report, fix)
+    _check_readable(memory, report)
     return report
+
+
+def _check_readable(memory: Memory, report: DoctorReport) -> None:
+    """Memory files memtui cannot read (not UTF-8, binary, no permission): every reader leaves them out, so the
+    person converts them; nothing here rewrites a file whose encoding it would have to guess."""
+    from memtui.core.readable import read_problem
+
+    for rel in memory.files():
+        problem = read_problem(memory.store, rel)
+        if problem:
+            report.findings.append(Finding("unreadable-file", problem, rel, fixable=False))
 
 
 def _check_index(store: FolderStore, report: DoctorReport, fix: bool) -> None:
