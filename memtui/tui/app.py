@@ -5,6 +5,7 @@ Layout (like JupyterLab): header; memory tree | tabbed main area | review panel;
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import importlib
 import itertools
@@ -172,6 +173,9 @@ class MemtuiApp(App[None]):
         watcher = watcher_for(self.memory, self.post_message)
         watcher.start()
         self.watcher = watcher
+        if not self.alive():
+            watcher.stop()  # the app quit while this started: on_unmount found no watcher to stop
+            return
         # A proposal or audit line written after the first sync read the queue, but before the watcher was live,
         # would otherwise wait for the next unrelated event: sync once more now that nothing can be missed.
         self.post_message(FilesChanged(frozenset(), queue=True, audit=True))
@@ -197,8 +201,11 @@ class MemtuiApp(App[None]):
                         severity="warning", timeout=8)
 
     async def on_unmount(self) -> None:
-        if self.watcher is not None:
-            self.watcher.stop()
+        # Stopped and joined here, off the event loop: a watcher left running would still be reading when the
+        # interpreter tears down.
+        watcher, self.watcher = self.watcher, None
+        if watcher is not None:
+            await asyncio.to_thread(watcher.stop)
 
     def alive(self) -> bool:
         """False while the app shuts down: a worker's late message finds no widgets to update."""
@@ -251,6 +258,11 @@ class MemtuiApp(App[None]):
                     problems = list(self.memory.queue_problems)
                     external = self.memory.external_proposals()
                 count = len(self.memory.files()) if initial or changed else None
+                # MEMORY.md is what every session loads: if it cannot be read, the person hears it here.
+                if initial or MEMORY_FILE in changed:
+                    from memtui.core.readable import problems as read_problems
+
+                    problems += read_problems(self.memory.store, [MEMORY_FILE])
             except StoreUnavailable:
                 # The store is down: the header already says so, and reconnecting syncs again.
                 return
@@ -280,6 +292,7 @@ class MemtuiApp(App[None]):
             if problem not in self.problems:
                 self.problems.append(problem)
                 self.feed.add(Activity(now, "memtui", "problem", problem))
+                self.notify(problem, severity="warning", timeout=10, markup=False)
         self.external_files = external_files
         everything = message.proposals + message.external
         self.review.set_proposals(everything)
