@@ -33,7 +33,7 @@ from memtui.tui.feed import ActivityFeed, AuditTail, activity_from_audit
 from memtui.tui.header import MemtuiHeader
 from memtui.tui.messages import (
     Activity, CommittedLoaded, Consolidated, ConsolidationDue, Decided, FilesChanged, LogActivity, MemoryChanged,
-    OpenFile, ProposalsChanged, SessionEnded, StateSynced,
+    OpenFile, ProposalsChanged, SessionEnded, StateSynced, approving,
 )
 from memtui.tui.review import ReviewPanel
 from memtui.tui.tree import MemoryTree
@@ -545,11 +545,7 @@ class MemtuiApp(App[None]):
 
     def announce(self, p) -> None:
         """Say in the feed exactly which proposal an approval acts on, before it runs: id, file, entry."""
-        where = p.file + (f" § {p.section}" if p.section else "")
-        what = p.entry or p.replaces or p.to or ""
-        kind = "external change to" if p.external else p.action
-        text = f"approving {p.id}: {kind} {where}" + (f": {what}" if what else "")
-        self.feed.add(Activity(clock.now().strftime("%H:%M"), self.by, "approve", " ".join(text.split()), p.file))
+        self.feed.add(Activity(clock.now().strftime("%H:%M"), self.by, "approve", approving(p), p.file))
 
     def action_approve(self) -> None:
         p = self._selected("approve")
