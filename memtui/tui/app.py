@@ -393,10 +393,9 @@ class MemtuiApp(App[None]):
         pane = self.main.active_pane
         if pane is None:
             return None
-        for widget in self.panes.values():
-            if widget.parent is pane or widget in pane.query("*"):
-                return widget
-        return None
+        # A plugin is its TabPane's only child (action_open_pane): no walk of the pane's widgets, which the
+        # footer would pay for on every focus change.
+        return next((w for w in self.panes.values() if w.parent is pane), None)
 
     def focus_plugin(self, widget: Widget, always: bool = False) -> None:
         """Put focus in the plugin's own place (its input): always when its key asked for it, otherwise unless the
