@@ -191,6 +191,23 @@ def test_hygiene_commands_and_the_hook_read_the_store(root: Path, redis_url: str
     assert candidates.returncode == 0, candidates.stderr
 
 
+def test_ask_store_talks_about_and_proposes_to_the_redis_memory(root: Path, redis_url: str) -> None:
+    from support.anthropic_server import FakeAnthropic, reply, tool_use
+
+    store = redis_beside(root, redis_url)
+    Memory(root).update("Facts", "add", "[stated] Only in the folder", actor="wes")
+    with FakeAnthropic(reply(tool_use("memory_read", {"path": "MEMORY.md", "section": "Facts"})),
+                       reply(tool_use("memory_update", {"section": "Facts", "action": "add",
+                                                        "entry": "[stated] Learned over --store"})),
+                       reply("Proposed.")) as server:
+        done = memtui("ask", "remember this", "--root", str(root), "--store", redis_url, env=server.env)
+        read_back = json.dumps(server.requests[1]["messages"])
+    assert done.returncode == 0, done.stderr
+    assert "Only in Redis" in read_back and "Only in the folder" not in read_back
+    assert ["Learned over --store" in p.entry for p in Memory(store).proposals()] == [True]
+    assert Memory(root).proposals() == []
+
+
 # the app ----------------------------------------------------------------------------------------------------------
 async def test_the_app_says_memory_md_cannot_be_read(root: Path) -> None:
     from memtui.tui.app import MemtuiApp
