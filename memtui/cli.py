@@ -71,7 +71,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     app = sub.add_parser("open", help="open the app on a memory root (the default command)")
     app.add_argument("path", nargs="?", type=Path, help="memory root")
-    app.add_argument("--demo", action="store_true", help="open a populated example memory in a temporary folder")
+    app.add_argument("--demo", action="store_true",
+                     help="open a populated example memory in a temporary folder, or in PATH if it is new or empty "
+                          "(a demo made there before is reopened as it is; any other folder is refused)")
     app.add_argument("--theme", default=None, help="theme name (see themes/)")
     app.add_argument("--store", default=None,
                      help="open a memory in a store, e.g. redis://host:port/db?prefix=NAME (else $MEMTUI_STORE, or "
@@ -109,10 +111,13 @@ def run_app(args: argparse.Namespace) -> int:
     memory = None
     temporary: Path | None = None
     if args.demo:
-        from memtui.demo import make_demo
+        from memtui.demo import DemoRefused, make_demo
 
         # A path the person gave is theirs to keep; the temporary folder is removed when the app exits.
-        root = make_demo(Path(root).expanduser()) if root else make_demo()
+        try:
+            root = make_demo(Path(root).expanduser().absolute()) if root else make_demo()
+        except DemoRefused as exc:
+            return _fail(args, str(exc), EXIT_USAGE)
         temporary = None if args.path or args.root else root.parent
     root = Path(root).expanduser() if root else default_root()
     from memtui.core.stores import open_memory, store_url

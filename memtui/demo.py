@@ -3,6 +3,9 @@
 It has several sections with struck history and an over-cap section, topic files, yesterday's and today's
 daily logs, pending proposals from an agent and one external change (a file edited without memtui), so a new
 user sees the whole product in one command. Dates follow `memtui.core.clock` (pin them with MEMTUI_NOW).
+
+A demo is built only into a new or empty folder and marked (.memtui/demo) once it is complete; a marked folder is
+opened as it is, never rebuilt, and any other folder with something in it is refused: it may be someone's memory.
 """
 
 from __future__ import annotations
@@ -12,10 +15,11 @@ from datetime import timedelta
 from pathlib import Path
 
 from memtui.core import clock
-from memtui.core.folder import FolderStore, atomic_write
+from memtui.core.folder import STATE_DIR, FolderStore, atomic_write
 from memtui.core.init import init_root
 from memtui.core.memory import Memory
 
+MARKER = f"{STATE_DIR}/demo"
 PERSON = "wes"
 AGENT = "agent-claude"
 
@@ -105,9 +109,40 @@ def _logs(today: str, yesterday: str) -> dict[str, str]:
     }
 
 
+class DemoRefused(Exception):
+    """The folder asked for holds something that is not a memtui demo; nothing was written to it."""
+
+
+def is_demo(root: Path) -> bool:
+    return (root / MARKER).is_file()
+
+
+def refusal(root: Path) -> str | None:
+    """Why `root` cannot take a new demo, or None when it can (it is missing, empty, or a finished demo)."""
+    if root.exists() and not root.is_dir():
+        return f"{root} is not a folder; --demo needs a new or empty folder (or one it made before)"
+    if not root.exists() or is_demo(root):
+        return None
+    try:
+        if not any(root.iterdir()):
+            return None
+    except OSError as exc:
+        return f"cannot read {root} ({exc.strerror or exc}); --demo needs a new or empty folder"
+    return (f"{root} is not empty and is not a memtui demo; --demo writes an example MEMORY.md and would overwrite "
+            f"what is there, so nothing was written. Open it as it is with `memtui {root}`, or give --demo a new "
+            "or empty folder")
+
+
 def make_demo(path: str | Path | None = None) -> Path:
-    """Create the example memory (in a new temporary folder unless `path` is given) and return its root."""
+    """The example memory's root: built in a new temporary folder unless `path` is given; built there if it is
+    missing or empty, returned untouched if it is a demo already (not reset, nothing queued twice), else refused
+    with DemoRefused."""
     root = Path(path) if path else Path(tempfile.mkdtemp(prefix="memtui-demo-")) / "memory"
+    problem = refusal(root)
+    if problem:
+        raise DemoRefused(problem)
+    if is_demo(root):
+        return root
     init_root(root)
     store = FolderStore(root)
     now = clock.now()
@@ -137,4 +172,7 @@ def make_demo(path: str | Path | None = None) -> Path:
     # An external change: someone edited a topic file with an editor, outside memtui.
     alex = root / "people/alex.md"
     alex.write_text(alex.read_text() + "- [stated] Alex is on leave 1-12 September (2026-08-20, chat)\n")
+    # Last: a demo interrupted half-way is not marked, so it is refused rather than taken for a finished one.
+    atomic_write(root / MARKER, f"a memtui demo, made {now:%Y-%m-%d %H:%M}; `memtui --demo` reopens it as it "
+                 "is\n".encode())
     return root

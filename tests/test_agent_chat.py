@@ -202,6 +202,10 @@ async def test_the_chat_tab_inside_the_app(projects: Memory, monkeypatch: pytest
             await pilot.press("a")
             await until(pilot, lambda: card.status == "applied")
             await until(pilot, lambda: app.review.proposals == [])
+            # The key's approval is named in the feed: id, file, section, entry.
+            named = [a.text for a in app.feed.records if a.text.startswith("approving p-0001")]
+            c = card.card
+            assert named == [f"approving p-0001: {c.action} {c.file} § {c.section}: {c.entry}"]
     assert projects.get("p-0001").decided_by == app.by
 
 

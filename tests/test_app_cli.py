@@ -62,6 +62,65 @@ class Terminal:
         subprocess.run([*self.tmux, "kill-server"], capture_output=True)
 
 
+def tree_of(root: Path) -> dict[str, bytes]:
+    return {str(f.relative_to(root)): f.read_bytes() for f in sorted(root.rglob("*")) if f.is_file()}
+
+
+@pytest.mark.parametrize("contents", [
+    {"MEMORY.md": "# MEMORY.md\n\n## User\n- [stated] My own entry, no git (2024-01-02, me)\n"},
+    {"notes.txt": "anything at all"},
+    {".memtui/config.toml": "[review]\n"},  # a memtui memory, but not a demo
+    {"MEMORY.md": "half a demo, interrupted before it was marked\n", ".memtui/queue/p-0001.json": "{}"},
+])
+def test_demo_refuses_a_folder_that_is_not_empty_and_not_a_demo(tmp_path: Path, contents: dict[str, str]) -> None:
+    folder = tmp_path / "mine"
+    for rel, text in contents.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
+    before = tree_of(folder)
+    for argv in (["--demo", str(folder)], ["open", "--demo", str(folder)], ["--demo", "--root", str(folder)]):
+        done = memtui(*argv, env={"MEMTUI_CONFIG_DIR": str(tmp_path / "config")})
+        assert done.returncode == 2, done.stderr
+        assert f"{folder} is not empty and is not a memtui demo" in done.stderr
+        assert "nothing was written" in done.stderr and f"memtui {folder}" in done.stderr
+        assert tree_of(folder) == before and not (folder / ".git").exists()
+
+
+def test_demo_refuses_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md"
+    path.write_text("mine\n")
+    done = memtui("--demo", str(path), env={"MEMTUI_CONFIG_DIR": str(tmp_path / "config")})
+    assert done.returncode == 2 and "is not a folder" in done.stderr
+    assert path.read_text() == "mine\n"
+
+
+def test_demo_on_an_existing_demo_opens_it_as_it_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memtui.demo import MARKER, make_demo
+
+    monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T14:05")
+    monkeypatch.setenv("MEMTUI_USER", "wes")
+    root = make_demo(tmp_path / "demo")
+    assert (root / MARKER).is_file()
+    # The person works in the demo: their change must survive reopening it.
+    (root / "MEMORY.md").write_text((root / "MEMORY.md").read_text() + "- [stated] Mine, added by hand\n")
+    before = tree_of(root)
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    assert make_demo(root) == root
+    assert tree_of(root) == before  # not reset, no proposal queued a second time
+    assert subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout == head
+
+
+def test_demo_builds_in_an_empty_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memtui.demo import MARKER, make_demo
+
+    monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T14:05")
+    (tmp_path / "empty").mkdir()
+    root = make_demo(tmp_path / "empty")
+    assert (root / MARKER).is_file() and "Atlas" in (root / "MEMORY.md").read_text()
+    assert len(list((root / ".memtui/queue").glob("p-*.json"))) >= 4
+
+
 @pytest.mark.tmux
 def test_demo_removes_its_temporary_folder_on_exit_and_keeps_a_named_one(tmp_path: Path) -> None:
     temp = tmp_path / "tmp"
@@ -84,6 +143,18 @@ def test_demo_removes_its_temporary_folder_on_exit_and_keeps_a_named_one(tmp_pat
     finally:
         app.close()
     assert (named / "MEMORY.md").exists() and not list(temp.glob("memtui-demo-*"))
+
+    # Run again on the same folder: the demo opens as it was left, with the same proposals, none twice.
+    queue = sorted(p.name for p in (named / ".memtui/queue").glob("*.json"))
+    memory = (named / "MEMORY.md").read_bytes()
+    app = Terminal(tmp_path, [sys.executable, "-m", "memtui", "--demo", str(named)], {"TMPDIR": str(temp)})
+    try:
+        app.wait(lambda s: "pending" in s and "MEMORY.md" in s)
+        app.quit()
+    finally:
+        app.close()
+    assert sorted(p.name for p in (named / ".memtui/queue").glob("*.json")) == queue
+    assert (named / "MEMORY.md").read_bytes() == memory
 
 
 @pytest.mark.tmux

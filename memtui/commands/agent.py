@@ -7,7 +7,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from memtui.cli import EXIT_ERROR, EXIT_OK, common, emit, root_of
+from memtui.cli import EXIT_ERROR, EXIT_OK, common, emit
 
 
 def register(sub: Any) -> None:
@@ -21,9 +21,9 @@ def register(sub: Any) -> None:
 def cmd_ask(args: argparse.Namespace) -> int:
     import asyncio
 
-    from memtui.core.memory import Memory
+    from memtui.cli import memory_of
 
-    return asyncio.run(_ask(args, Memory(root_of(args))))
+    return asyncio.run(_ask(args, memory_of(args)))
 
 
 async def _ask(args: argparse.Namespace, memory: Any) -> int:

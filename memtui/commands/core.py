@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from memtui.cli import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, common, emit, root_of
+from memtui.cli import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, _fail, common, emit, root_of
 
 
 def register(sub: Any) -> None:
@@ -140,14 +140,22 @@ def _usage(message: str) -> Any:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from memtui.core.document import Document
+    from memtui.core.readable import read_problem
     from memtui.core.update import Refused
 
     mem = memory(args)
     try:
-        doc = mem.document(args.file)
+        text = mem.read_text(args.file)
     except (Refused, ValueError) as exc:
-        print(f"memtui: {exc}", file=sys.stderr)
-        return EXIT_REFUSED
+        problem = isinstance(exc, Refused) and read_problem(mem.store, args.file) or str(exc)
+        return _fail(args, problem, EXIT_REFUSED)
+    if text is None:
+        known = mem.files()
+        hint = f"; files: {', '.join(known[:12])}" + (f" and {len(known) - 12} more" if len(known) > 12 else "") \
+            if known else ""
+        return _fail(args, f"no file {args.file} in {mem.store.location}{hint}", EXIT_ERROR)
+    doc = Document(text, mem.store.check_path(args.file))
     if args.section and doc.section(args.section) is None:
         print(f"memtui: no section {args.section!r}; sections are: {', '.join(doc.section_names)}", file=sys.stderr)
         return EXIT_ERROR

@@ -12,8 +12,9 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "doctor", help="check a memory root for what crashes leave (stale locks, interrupted writes, torn logs)",
         description="Checks: a stale memory or git lock, an interrupted write, a write applied but not committed "
-        "or not audited, a corrupt queue file, leftover temp files, a torn audit line, a damaged git repository. "
-        "Exit 0 when nothing is left to repair, 1 otherwise.",
+        "or not audited, a corrupt queue file, leftover temp files, a torn audit line, a damaged git repository, "
+        "a memory file memtui cannot read (not UTF-8, binary). With --store URL it checks that store (a Redis "
+        "memory) instead of the folder. Exit 0 when nothing is left to repair, 1 otherwise.",
     )
     p.add_argument("--fix", action="store_true", help="repair what can be repaired (nothing is deleted: damaged "
                    "bytes are moved to .memtui/corrupt/)")
@@ -24,6 +25,7 @@ def register(sub: Any) -> None:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from memtui.core.doctor import diagnose
 
-    report = diagnose(memory_of(args), fix=args.fix)  # --store too: a Redis memory is checked as well
+    # --store, $MEMTUI_STORE or the root's [store] url: the memory checked is the one every other command uses.
+    report = diagnose(memory_of(args), fix=args.fix)
     emit(args, report.to_dict(), report.render())
     return EXIT_OK if report.ok else EXIT_ERROR

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memtui.cli import EXIT_ERROR, EXIT_OK, common, emit, root_of
+from memtui.cli import EXIT_ERROR, EXIT_OK, common, emit
 
 
 def register(sub: Any) -> None:
@@ -30,9 +30,9 @@ def register(sub: Any) -> None:
 
 
 def _memory(args: argparse.Namespace):
-    from memtui.core.memory import Memory
+    from memtui.cli import memory_of
 
-    return Memory(root_of(args))
+    return memory_of(args)  # --store, $MEMTUI_STORE or the root's [store] url, else the folder
 
 
 def cmd_consolidate(args: argparse.Namespace) -> int:

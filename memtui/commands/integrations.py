@@ -50,6 +50,9 @@ def register(sub: Any) -> None:
     h.add_argument("--budget", type=int, default=1000, help="token budget for the context (default 1000)")
     h.add_argument("--text", action="store_true", help="print the context as plain text instead of JSON")
     h.add_argument("--root", type=str, default=None, help="memory root (default: $MEMTUI_ROOT or per-user folder)")
+    h.add_argument("--store", default=None, metavar="URL",
+                   help="a memory in Redis: redis://host:port/db?prefix=NAME (default: $MEMTUI_STORE, else "
+                   "[store] url in the root's config, else the folder)")
     h.set_defaults(func=cmd_hook_session_start, json=False)
     for name, helptext, func in (
         ("pre-tool-use", "PreToolUse: Claude Code's Write/Edit/MultiEdit of a memory file becomes a proposal",
@@ -131,12 +134,19 @@ def cmd_hook_session_start(args: argparse.Namespace) -> int:
     # A SessionStart hook runs before every session: it must be quick and must never print a traceback.
     from memtui.core.context import build_context
 
-    text = build_context(memory_of(args), budget=args.budget).text
+    pack = build_context(memory_of(args), budget=args.budget)
     if args.text:
-        print(text)
-    else:
-        print(json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}},
-                         ensure_ascii=False))
+        print(pack.text)
+        for problem in pack.problems:
+            print(f"memtui hook session-start: {problem}", file=sys.stderr)
+        return EXIT_ERROR if pack.problems else EXIT_OK
+    output: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "SessionStart",
+                                                     "additionalContext": pack.text}}
+    if pack.problems:
+        # Claude Code reads a hook's JSON only when it exits 0, and shows `systemMessage` to the person: so the
+        # session starts with what could be read, the agent is told in its context, and the person on screen.
+        output["systemMessage"] = "memtui: memory loaded incompletely. " + " ".join(pack.problems)
+    print(json.dumps(output, ensure_ascii=False))
     return EXIT_OK
 
 

@@ -102,4 +102,7 @@ def cmd_context(args: argparse.Namespace) -> int:
     # The context is read through the memory's store, so --store, $MEMTUI_STORE and [store] url reach it.
     pack = build_context(memory_of(args), budget=args.budget)
     emit(args, pack.to_dict(), pack.text.rstrip("\n"))
-    return EXIT_OK
+    # A file that could not be read is missing from what the agent loads: the context printed is not the memory.
+    for problem in pack.problems:
+        print(f"memtui context: {problem}", file=sys.stderr)
+    return EXIT_ERROR if pack.problems else EXIT_OK

@@ -58,7 +58,13 @@ def propose(
     use_model: bool | None = None,
 ) -> list[WriteResult]:
     """One consolidation proposal per section: `section`, else every section `consolidation_due` names."""
-    doc = memory.document(file)
+    try:
+        doc = memory.document(file)
+    except ValueError as exc:  # not UTF-8, binary, or a path no memory file could have: nothing to rewrite
+        from memtui.core.readable import read_problem
+
+        problem = isinstance(exc, Refused) and read_problem(memory.store, file) or str(exc)
+        return [WriteResult("refused", f"cannot consolidate {file}: {problem}", file=file)]
     names = [section] if section else consolidation_due(memory, file)
     if not names:
         return [WriteResult("applied", f"nothing to consolidate: every section of {file} is within its cap")]
@@ -98,8 +104,12 @@ def propose(
 def consolidation_due(memory: Memory, file: str = "MEMORY.md") -> list[str]:
     """Sections of `file` that need consolidating: over their cap, or (when the whole file is over its line or
     byte cap) holding struck history; sections with a consolidation already pending are left out.
-    For the end of an agent session and the app: offer `propose` for each."""
-    doc = memory.document(file)
+    For the end of an agent session and the app: offer `propose` for each. A file that cannot be read has none
+    (the app and `doctor` say why it cannot be read)."""
+    try:
+        doc = memory.document(file)
+    except Refused:
+        return []
     spec = memory.spec_for(doc)
     pending = {p.section for p in memory.proposals(external=False)
                if p.action == "consolidate" and p.file == file and p.open}

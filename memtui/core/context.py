@@ -2,7 +2,9 @@
 
 In order, stable parts first so a prompt cache keeps its prefix: the header; the current entries of MEMORY.md by
 section (struck history left out); yesterday's and today's daily log; live scratch notes; a closing line on where
-the rest of memory is and how to search it. Missing files are silently empty.
+the rest of memory is and how to search it. Missing files are silently empty; a file that cannot be read (not
+UTF-8, binary, no permission) is left out and named, in the text (so the agent can tell the person) and in
+`problems` (so `memtui context` and the hooks can say so and fail).
 
 Tokens are counted as characters / 4, rounded up, over the whole text (a deliberate, model-free estimate: English
 prose runs at about 4 characters per token in Claude's and GPT's tokenizers). Over budget, sections marked
@@ -93,19 +95,23 @@ class ContextPack:
     budget: int
     left_out: list[dict[str, Any]] = field(default_factory=list)
     over_budget: bool = False
+    problems: list[str] = field(default_factory=list)  # files that exist but could not be read, and why
 
     def to_dict(self) -> dict[str, Any]:
         return {"text": self.text, "tokens": self.tokens, "budget": self.budget, "left_out": self.left_out,
-                "over_budget": self.over_budget, "token_count": "characters / 4, rounded up"}
+                "over_budget": self.over_budget, "token_count": "characters / 4, rounded up",
+                "problems": self.problems}
 
 
 def build_context(memory: Any, budget: int = DEFAULT_BUDGET) -> ContextPack:
     """The context an agent loads at session start, at most `budget` tokens unless the `always` sections alone
     are larger (then they are still kept whole, and `over_budget` says so)."""
     budget = max(0, int(budget))
-    parts = _parts(memory)
+    problems: list[str] = []
+    parts = _parts(memory, problems)
     closing = _closing(memory)
-    limit = budget * CHARS_PER_TOKEN
+    warning = [f"UNREADABLE MEMORY (left out below; tell the user before anything else): {p}" for p in problems]
+    limit = budget * CHARS_PER_TOKEN - sum(len(w) + 1 for w in warning)
 
     def dropped_line() -> str | None:
         gone = [p for p in parts if p.keep == 0 and p.lines]
@@ -123,7 +129,7 @@ def build_context(memory: Any, budget: int = DEFAULT_BUDGET) -> ContextPack:
         for p in order:
             while size() > limit and p.keep > min(floor, len(p.lines)):
                 p.keep -= 1
-    lines = [HEADER]
+    lines = [HEADER, *warning]
     for p in parts:
         lines.extend(p.render())
     lines.append("")
@@ -134,19 +140,27 @@ def build_context(memory: Any, budget: int = DEFAULT_BUDGET) -> ContextPack:
     text = "\n".join(lines) + "\n"
     left = [{"part": p.name, "left_out": p.left_out, "unit": p.unit, "where": p.where} for p in parts if p.left_out]
     tokens = count_tokens(text)
-    return ContextPack(text, tokens, budget, left, over_budget=tokens > budget)
+    return ContextPack(text, tokens, budget, left, over_budget=tokens > budget, problems=problems)
 
 
-def _read(memory: Any, rel: str) -> str:
+def _read(memory: Any, rel: str, problems: list[str]) -> str:
+    """The file's text; a file that cannot be read is an empty layer (the session still starts), named in
+    `problems`."""
+    from memtui.core.readable import read_problem
+    from memtui.core.store import StoreUnavailable
+
     try:
         return memory.read_text(rel) or ""
-    except Exception:  # a missing, unreadable or non-UTF-8 file is an empty layer, never a failed session start
+    except StoreUnavailable:
+        raise  # the whole memory is out of reach: that is the command's error, not one file's
+    except Exception as exc:
+        problems.append(read_problem(memory.store, rel) or f"{rel} could not be read ({exc})")
         return ""
 
 
-def _parts(memory: Any) -> list[_Part]:
+def _parts(memory: Any, problems: list[str]) -> list[_Part]:
     parts: list[_Part] = []
-    doc = Document(_read(memory, "MEMORY.md"), "MEMORY.md")
+    doc = Document(_read(memory, "MEMORY.md", problems), "MEMORY.md")
     sections = [s for s in doc.sections if s.current]
     n = len(sections)
     for k, sec in enumerate(sections):
@@ -164,14 +178,15 @@ def _parts(memory: Any) -> list[_Part]:
     log_dir = memory.log_dir() if hasattr(memory, "log_dir") else "log"
     for label, day, prio in (("yesterday", now - timedelta(days=1), 10), ("today", now, 30)):
         rel = f"{log_dir}/{day:%Y-%m-%d}.md"
-        body = [ln.rstrip() for ln in _read(memory, rel).splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+        text = _read(memory, rel, problems)
+        body = [ln.rstrip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
         if body:
             parts.append(_Part(f"{rel} ({label})", f"## Log {day:%Y-%m-%d} ({label})", body, f"read {rel}",
                                newest_last=True, priority=prio))
     notes: list[str] = []
     live = memory.live_scratch() if hasattr(memory, "live_scratch") else []
     for rel, expires in live:
-        body = [ln.rstrip() for ln in _read(memory, rel).splitlines() if ln.strip()]
+        body = [ln.rstrip() for ln in _read(memory, rel, problems).splitlines() if ln.strip()]
         if body:
             when = datetime.fromtimestamp(expires / 1000).strftime("%Y-%m-%d %H:%M")
             notes.append(f"### {rel} (expires {when})")

@@ -79,6 +79,7 @@ def diagnose(memory: Memory, *, fix: bool = False) -> DoctorReport:
         _check_legacy_keys(store, report, fix)
         _check_intent(memory, report, fix)
         _check_queue(memory, report, fix, None)
+        _check_readable(memory, report)
         return report
     _check_lock_file(store, report, fix)
     with store.lock():
@@ -95,6 +96,7 @@ def diagnose(memory: Memory, *, fix: bool = False) -> DoctorReport:
             records = list(store.audit_records())
             _check_unaudited_commits(memory, report, fix, records)
     _check_index(store, report, fix)
+    _check_readable(memory, report)
     return report
 
 
@@ -116,6 +118,17 @@ def _check_legacy_keys(store: Any, report: DoctorReport, fix: bool) -> None:
                      + (f"; {counts['kept']} differed and are kept as {store.base}:legacy:… for you to compare)"
                         if counts["kept"] else ")"))
     report.findings.append(f)
+
+
+def _check_readable(memory: Memory, report: DoctorReport) -> None:
+    """Memory files memtui cannot read (not UTF-8, binary, no permission): every reader leaves them out, so the
+    person converts them; nothing here rewrites a file whose encoding it would have to guess."""
+    from memtui.core.readable import read_problem
+
+    for rel in memory.files():
+        problem = read_problem(memory.store, rel)
+        if problem:
+            report.findings.append(Finding("unreadable-file", problem, rel, fixable=False))
 
 
 def _check_index(store: FolderStore, report: DoctorReport, fix: bool) -> None:

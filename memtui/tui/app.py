@@ -5,6 +5,7 @@ Layout (like JupyterLab): header; memory tree | tabbed main area | review panel;
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import importlib
 import itertools
@@ -17,7 +18,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widget import Widget
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import Footer, Input, TabbedContent, TabPane, TextArea
 from textual.worker import Worker, WorkerState
 
 from memtui.core import clock
@@ -32,7 +33,7 @@ from memtui.tui.feed import ActivityFeed, AuditTail, activity_from_audit
 from memtui.tui.header import MemtuiHeader
 from memtui.tui.messages import (
     Activity, CommittedLoaded, Consolidated, ConsolidationDue, Decided, FilesChanged, LogActivity, MemoryChanged,
-    OpenFile, ProposalsChanged, SessionEnded, StateSynced,
+    OpenFile, ProposalsChanged, SessionEnded, StateSynced, approving,
 )
 from memtui.tui.plain import content, visible
 from memtui.tui.review import ReviewPanel
@@ -40,6 +41,9 @@ from memtui.tui.tree import MemoryTree
 from memtui.tui.viewer import MemoryViewer
 
 PANE_KINDS = {"today": "Today", "search": "Search", "chat": "Chat"}
+# The keys that decide what the review panel has selected: they act only while the panel is what the person looks
+# at, never while a text box has focus (there the letters are text) nor from inside a Chat or Search tab.
+REVIEW_ACTIONS = frozenset({"approve", "revise", "reject", "approve_all", "next_proposal", "prev_proposal"})
 # After a burst of changes the sync (queue, audit, `git status` over every file) waits this long, so the open
 # viewer re-reads and paints its live diff first instead of sharing the GIL and the cores with git.
 SYNC_AFTER = 0.1
@@ -73,6 +77,11 @@ class MemtuiApp(App[None]):
         Binding("v", "toggle_raw", "Raw", id="toggle_raw", tooltip="Toggle between rendered and raw source"),
         Binding("d", "diff_commit", "Diff", id="diff_commit", tooltip="Diff the open file against its last commit"),
         Binding("w", "close_tab", "Close tab", id="close_tab", show=False, tooltip="Close the current tab"),
+        # Priority: an input's scrolling ancestors bind these keys to sideways paging, which no tab here needs.
+        Binding("ctrl+pagedown", "switch_tab(1)", "Next tab", id="next_tab", show=False, priority=True,
+                tooltip="Show the next tab (also from inside a text box)"),
+        Binding("ctrl+pageup", "switch_tab(-1)", "Previous tab", id="previous_tab", show=False, priority=True,
+                tooltip="Show the previous tab (also from inside a text box)"),
         Binding("C", "consolidate", "Consolidate", id="consolidate", show=False,
                 tooltip="Propose one reviewed rewrite of each MEMORY.md section over its cap"),
         Binding("question_mark", "help", "Keys", id="help", tooltip="Show every key"),
@@ -172,6 +181,9 @@ class MemtuiApp(App[None]):
         watcher = watcher_for(self.memory, self.post_message)
         watcher.start()
         self.watcher = watcher
+        if not self.alive():
+            watcher.stop()  # the app quit while this started: on_unmount found no watcher to stop
+            return
         # A proposal or audit line written after the first sync read the queue, but before the watcher was live,
         # would otherwise wait for the next unrelated event: sync once more now that nothing can be missed.
         self.post_message(FilesChanged(frozenset(), queue=True, audit=True))
@@ -201,8 +213,11 @@ class MemtuiApp(App[None]):
         self.exit(("switch-memory", url))
 
     async def on_unmount(self) -> None:
-        if self.watcher is not None:
-            self.watcher.stop()
+        # Stopped and joined here, off the event loop: a watcher left running would still be reading when the
+        # interpreter tears down.
+        watcher, self.watcher = self.watcher, None
+        if watcher is not None:
+            await asyncio.to_thread(watcher.stop)
 
     def alive(self) -> bool:
         """False while the app shuts down: a worker's late message finds no widgets to update."""
@@ -255,6 +270,11 @@ class MemtuiApp(App[None]):
                     problems = list(self.memory.queue_problems)
                     external = self.memory.external_proposals()
                 count = len(self.memory.files()) if initial or changed else None
+                # MEMORY.md is what every session loads: if it cannot be read, the person hears it here.
+                if initial or MEMORY_FILE in changed:
+                    from memtui.core.readable import problems as read_problems
+
+                    problems += read_problems(self.memory.store, [MEMORY_FILE])
             except StoreUnavailable:
                 # The store is down: the header already says so, and reconnecting syncs again.
                 return
@@ -284,6 +304,7 @@ class MemtuiApp(App[None]):
             if problem not in self.problems:
                 self.problems.append(problem)
                 self.feed.add(Activity(now, "memtui", "problem", problem))
+                self.notify(problem, severity="warning", timeout=10, markup=False)
         self.external_files = external_files
         everything = message.proposals + message.external
         self.review.set_proposals(everything)
@@ -341,12 +362,12 @@ class MemtuiApp(App[None]):
         pid = tab_id("file", rel)
         main = self.main
         if main.query(f"#{pid}"):
-            main.active = pid
+            self.show_tab(pid)
             viewer = self.viewer_for(rel)
         else:
             viewer = self.viewer(rel)
             main.add_pane(TabPane(content(rel, newlines=False), viewer, id=pid))
-            main.active = pid
+            self.show_tab(pid)
         if viewer is not None:
             if line is not None:
                 viewer.go_to_line(max(0, line - 1))
@@ -365,11 +386,89 @@ class MemtuiApp(App[None]):
 
     @on(TabbedContent.TabActivated)
     def tab_changed(self) -> None:
-        """Moving to another tab counts as having seen a live diff: its marks clear."""
+        """Moving to another tab counts as having seen a live diff: its marks clear.
+
+        However the tab came up (its key, a click, the palette, ctrl+pgup/pgdn, the tab bar's arrows), a Chat or
+        Search tab gets its input focused, so what the person types next lands in it and nowhere else."""
         current = self.current_viewer()
         for viewer in self.base.query(MemoryViewer):
             if viewer is not current and viewer.has_marks:
                 viewer.action_acknowledge()
+        plugin = self.active_plugin()
+        if plugin is not None:
+            self.call_after_refresh(self.focus_plugin, plugin)
+
+    def active_plugin(self) -> Widget | None:
+        """The plugin pane (Chat, Search, Today) in the tab on show, if it is one."""
+        if not self.panes or not self.alive():
+            return None
+        pane = self.main.active_pane
+        if pane is None:
+            return None
+        # A plugin is its TabPane's only child (action_open_pane): no walk of the pane's widgets, which the
+        # footer would pay for on every focus change.
+        return next((w for w in self.panes.values() if w.parent is pane), None)
+
+    def focus_plugin(self, widget: Widget, always: bool = False) -> None:
+        """Put focus in the plugin's own place (its input): always when its key asked for it, otherwise unless the
+        focus is already inside the plugin (a widget in it was focused, which is what brought the tab up)."""
+        if self.active_plugin() is not widget:
+            return
+        focused = self.base.focused
+        if not always and focused is not None and (focused is widget or widget in focused.ancestors):
+            return
+        widget.focus()
+
+    def show_tab(self, pane_id: str) -> None:
+        """Bring a tab up from code. Focus inside the tab going away is let go first: Textual hands a hidden
+        widget's focus to a sibling in the same hidden pane, and that pane would then take the screen back."""
+        main = self.main
+        focused = self.base.focused
+        old = main.active_pane
+        if focused is not None and old is not None and old.id != pane_id and old in focused.ancestors:
+            self.base.set_focus(None)
+        main.active = pane_id
+
+    def focus_tab(self) -> None:
+        """Focus what the active tab shows: a plugin's input, a file's viewer, a diff."""
+        pane = self.main.active_pane
+        if pane is None:
+            return
+        plugin = self.active_plugin()
+        if plugin is not None:
+            self.focus_plugin(plugin, True)
+            return
+        content = pane.query(MemoryViewer) or pane.query(DiffView)
+        if content:
+            content.first().focus()
+
+    def action_switch_tab(self, step: int) -> None:
+        ids = [pane.id for pane in self.main.query(TabPane) if pane.id]
+        if not ids:
+            return
+        here = ids.index(self.main.active) if self.main.active in ids else 0
+        self.show_tab(ids[(here + step) % len(ids)])
+        self.call_after_refresh(self.focus_tab)
+
+    def review_in_view(self) -> bool:
+        """Whether the review keys act now: no text box has focus, and the person is not inside a Chat, Search
+        or Today tab (there `a` or `r` belongs to what the tab shows) unless the focus is on the review panel."""
+        if self.screen is not self.base:
+            return False
+        focused = self.focused
+        if isinstance(focused, (Input, TextArea)):
+            return False
+        review = self.base.query(ReviewPanel)
+        if focused is not None and review and review.first() in focused.ancestors_with_self:
+            return True
+        return self.active_plugin() is None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in REVIEW_ACTIONS and not self.review_in_view():
+            return None  # shown dimmed in the footer; the key does nothing here
+        if action == "switch_tab" and self.screen is not self.base:
+            return False  # a priority key: over a dialog it is the dialog's
+        return True
 
     def action_toggle_raw(self) -> None:
         viewer = self.current_viewer()
@@ -412,7 +511,7 @@ class MemtuiApp(App[None]):
             main.get_pane(pid).query_one(DiffView).show(diff, empty)
         else:
             main.add_pane(TabPane(content(f"Δ {message.rel}", newlines=False), DiffView(diff, empty=empty), id=pid))
-        main.active = pid
+        self.show_tab(pid)
 
     def action_open_pane(self, kind: str) -> None:
         """Open a plugin tab: memtui.tui.<kind> exposes `Pane(memory)` with `pane_id` and `title`."""
@@ -420,7 +519,9 @@ class MemtuiApp(App[None]):
         if existing is not None:
             for pane in self.main.query(TabPane):
                 if existing in pane.query("*"):
-                    self.main.active = pane.id or ""
+                    self.show_tab(pane.id or "")
+                    # Already the active tab (focus moved away inside it): no TabActivated, so focus it here.
+                    self.call_after_refresh(self.focus_plugin, existing, True)
                     return
         try:
             module = importlib.import_module(f"memtui.tui.{kind}")
@@ -437,7 +538,7 @@ class MemtuiApp(App[None]):
         pane_id = f"pane-{getattr(cls, 'pane_id', kind)}"
         self.panes[kind] = widget
         self.main.add_pane(TabPane(getattr(cls, "title", PANE_KINDS.get(kind, kind)), widget, id=pane_id))
-        self.main.active = pane_id
+        self.show_tab(pane_id)
         self.call_after_refresh(widget.focus)
 
     # deciding ---------------------------------------------------------------------------------------------
@@ -453,9 +554,14 @@ class MemtuiApp(App[None]):
             self.notify(f"Nothing to {verb}: no proposal is selected in the review panel")
         return p
 
+    def announce(self, p) -> None:
+        """Say in the feed exactly which proposal an approval acts on, before it runs: id, file, entry."""
+        self.feed.add(Activity(clock.now().strftime("%H:%M"), self.by, "approve", approving(p), p.file))
+
     def action_approve(self) -> None:
         p = self._selected("approve")
         if p is not None:
+            self.announce(p)
             self.review.decided(p.id)
             # An external change is approved as the bytes its diff was made from, or not at all.
             self.decide("approve", p.id, expect=p.after_hash if p.external else None)
@@ -495,13 +601,16 @@ class MemtuiApp(App[None]):
     def action_approve_all(self) -> None:
         from memtui.tui.dialogs import ConfirmScreen
 
-        ids = [p.id for p in self.review.proposals if p.status == PENDING and not p.external]
+        chosen = [p for p in self.review.proposals if p.status == PENDING and not p.external]
+        ids = [p.id for p in chosen]
         if not ids:
             self.notify("No pending proposals to approve")
             return
 
         def done(yes: bool | None) -> None:
             if yes:
+                for p in chosen:
+                    self.announce(p)
                 self.decide_all(ids)
 
         self.push_screen(ConfirmScreen(f"Approve all {len(ids)} pending proposals ({', '.join(ids)})?"), done)

@@ -25,7 +25,7 @@ from textual.widgets.markdown import MarkdownStream
 from memtui.core.memory import Memory, NotFound, default_actor
 from memtui.core.proposals import APPLIED, CONFLICT, PENDING, REJECTED, Proposal
 from memtui.tui.diff import DiffView
-from memtui.tui.messages import Decided, FilesChanged, ProposalsChanged, SessionEnded
+from memtui.tui.messages import Decided, FilesChanged, LogActivity, ProposalsChanged, SessionEnded, approving
 from memtui.tui.plain import content, markup_literal, visible
 
 HINT = ("Chat with the agent whose memory is this folder. Its writes to MEMORY.md and topic files wait for you "
@@ -110,6 +110,7 @@ class ProposalCardView(Vertical, can_focus=True):
 
     def action_approve(self) -> None:
         if self.open:
+            self.post_message(LogActivity("approve", approving(self.card), self._by(), self.card.file))
             self.decide("approve")
 
     def action_revise(self) -> None:

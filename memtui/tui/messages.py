@@ -103,6 +103,15 @@ class LogActivity(Message):
         self.file = file
 
 
+def approving(p: Any) -> str:
+    """The feed line a keyboard approval writes before it runs, naming what it approves: id, file, entry.
+    `p` is a Proposal or a chat card (both carry id, action, file, section, entry and replaces)."""
+    where = p.file + (f" § {p.section}" if p.section else "")
+    what = p.entry or p.replaces or getattr(p, "to", None) or ""
+    kind = "external change to" if getattr(p, "external", False) else p.action
+    return " ".join((f"approving {p.id}: {kind} {where}" + (f": {what}" if what else "")).split())
+
+
 class MemoryChanged(Message, bubble=False):
     """Forwarded to open panes: these memory files changed on disk (by anyone)."""
 

@@ -115,7 +115,8 @@ class MemoryWatcher(Burst):
 
     def start(self) -> None:
         from watchdog.events import FileSystemEvent, FileSystemEventHandler
-        from watchdog.observers import Observer
+
+        from memtui.core.index_watch import observer
 
         watcher = self
 
@@ -129,8 +130,7 @@ class MemoryWatcher(Burst):
                     if p:
                         watcher.note(os.fsdecode(p), is_dir=event.is_directory, settled=settled)
 
-        self._observer = Observer()
-        self._observer.daemon = True
+        self._observer = observer()
         self._observer.schedule(Handler(), str(self.root), recursive=True)
         self._observer.start()
         self.start_flusher("memtui-watch-flush")
@@ -150,7 +150,9 @@ class MemoryWatcher(Burst):
             self.add([rel + ("/" if is_dir else "")], settled=settled)
 
     def stop(self) -> None:
+        """Stop watching and join both threads (the observer first: no event is noted once the flusher is gone)."""
+        observer, self._observer = self._observer, None
+        if observer is not None:
+            observer.stop()
+            observer.join(timeout=2)
         self.stop_flusher()
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(timeout=2)
