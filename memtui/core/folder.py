@@ -733,6 +733,8 @@ class _Kept:
 
 
 def _plain_name(name: str) -> bool:
+    if name.isascii() and name.isprintable() and "%" not in name and "\\" not in name:
+        return True  # the common case, without the full check's decoding
     try:
         clean_rel(name)
     except PathRefused:

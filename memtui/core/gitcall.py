@@ -40,7 +40,8 @@ SAFE_CONFIG: tuple[tuple[str, str], ...] = (
     ("credential.helper", ""),
 )
 # memtui's plumbing (status, update-index) would otherwise run the repository's post-index-change hook. Code that
-# means to run the person's hooks (a `git commit` of theirs) uses `GitOwner.run(..., hooks=True)`.
+# means to run the person's hooks (a `git commit` on their behalf) builds its environment with `config_env(...,
+# hooks=True)`: every other override still applies.
 NO_HOOKS = ("core.hooksPath", "/dev/null")
 # Keys of a driver section that run a program; a driver defined in the repository's own config is switched off.
 FILTER_KEYS = ("clean", "smudge", "process")
@@ -165,20 +166,21 @@ class GitOwner:
     @property
     def repo(self) -> Any:
         """The Repo, opened on first use (None when the root has no repository); use it only inside `use()`."""
-        if self._repo is None and os.path.lexists(self.root / ".git"):
-            import git
+        with self._lock:
+            if self._repo is None and os.path.lexists(self.root / ".git"):
+                import git
 
-            try:
-                self._repo = _repo_class()(self.root)
-            except (git.exc.GitError, ValueError, OSError) as exc:
-                raise StoreError(
-                    f"the git repository at {self.root / '.git'} is unreadable ({type(exc).__name__}: {exc}); "
-                    "run `memtui doctor` to see what is wrong. Memory files were not changed"
-                ) from None
-            self._env_key = None
-        if self._repo is not None:
-            self._refresh_env()
-        return self._repo
+                try:
+                    self._repo = _repo_class()(self.root)
+                except (git.exc.GitError, ValueError, OSError) as exc:
+                    raise StoreError(
+                        f"the git repository at {self.root / '.git'} is unreadable ({type(exc).__name__}: {exc}); "
+                        "run `memtui doctor` to see what is wrong. Memory files were not changed"
+                    ) from None
+                self._env_key = None
+            if self._repo is not None:
+                self._refresh_env()
+            return self._repo
 
     def adopt(self, repo: Any) -> Any:
         """Take over a Repo opened elsewhere (`git init`): its calls get the same overrides."""
