@@ -203,13 +203,9 @@ class FolderStore(Store):
 
         if self.repo is None:
             return None
-        paths = [self._commit_rel(p) for p in paths]
+        paths = [rel for p in paths for rel in self._commit_rels(p)]
         for rel in paths:
-            bad = next((part for part in rel.split("/") if protected_name(part)
-                        and part.casefold().rstrip(". ") in (".git", "git~1")), None)
-            if bad is not None:
-                raise StoreError(f"refused to commit {rel!r}: git keeps no entry named {bad!r} in a tree (the "
-                                 "repository would no longer clone); nothing was committed")
+            self._check_committable(rel)
         with self.lock():
             self._check_branch()
             clear_stale_git_locks(self.root / ".git")
@@ -221,13 +217,36 @@ class FolderStore(Store):
                     "run `memtui doctor` to see what is wrong"
                 ) from None
 
-    def _commit_rel(self, rel: str) -> str:
-        """The path a commit records for `rel`: the real file where `rel` goes through a symlink. memtui's own
-        files (`.memtui/config.toml`) are recorded as named."""
+    def _commit_rels(self, rel: str) -> list[str]:
+        """The paths a commit records for `rel`: the real file where `rel` goes through a symlink, and the link
+        itself where `rel` ends in one in a real folder (an untracked link is added; a tracked one is unchanged).
+        memtui's own files (`.memtui/config.toml`) and links that lead nowhere allowed are recorded as named."""
         try:
-            return self.real_path(rel)
+            real = self.real_path(rel)
+            name = self._name_path(rel).relative_to(os.path.realpath(self.root)).as_posix()
         except PathRefused:
-            return clean_rel(rel)
+            return [clean_rel(rel)]
+        return [real] if name == real or name != clean_rel(rel) else [name, real]
+
+    def _check_committable(self, rel: str) -> None:
+        """No tree entry named `.git` (any case: the repository would no longer clone, or clone into a trap), and
+        no symlink into git's or memtui's own files (every clone would ship the trap)."""
+        bad = next((part for part in rel.split("/") if protected_name(part)
+                    and part.casefold().rstrip(". ") in (".git", "git~1")), None)
+        if bad is not None:
+            raise StoreError(f"refused to commit {rel!r}: git keeps no entry named {bad!r} in a tree (the "
+                             "repository would no longer clone); nothing was committed")
+        full = self.root / rel
+        if os.path.islink(full) and not rel.startswith(STATE_DIR + "/"):
+            target = Path(os.path.realpath(full))
+            real_root = Path(os.path.realpath(self.root))
+            if real_root in target.parents:
+                try:
+                    check_rel(target.relative_to(real_root).as_posix())
+                except PathRefused:
+                    raise StoreError(f"refused to commit {rel!r}: it is a symlink to "
+                                     f"{target.relative_to(real_root).as_posix()!r}, git's or memtui's own files; "
+                                     "remove the link. Nothing was committed") from None
 
     def _commit(
         self, paths: list[str], message: str, author: str, committer: str | None = None, allow_empty: bool = False

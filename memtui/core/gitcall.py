@@ -100,6 +100,13 @@ def safe_config(git_dir: Path, *, hooks: bool = False) -> list[tuple[str, str]]:
 def _config_env(pairs: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> dict[str, str]:
     """GIT_CONFIG_COUNT/KEY_n/VALUE_n (git 2.31+): command-scope config, above every config file."""
     env = dict(os.environ)
+    # Pairs the person's environment already sets are kept, ahead of ours (the later pair wins in git).
+    try:
+        theirs = int(env.get("GIT_CONFIG_COUNT", "0") or 0)
+    except ValueError:
+        theirs = 0
+    kept = [(env.get(f"GIT_CONFIG_KEY_{i}", ""), env.get(f"GIT_CONFIG_VALUE_{i}", "")) for i in range(theirs)]
+    pairs = [p for p in kept if p[0]] + list(pairs)
     env["GIT_CONFIG_COUNT"] = str(len(pairs))
     for i, (key, value) in enumerate(pairs):
         env[f"GIT_CONFIG_KEY_{i}"] = key

@@ -259,3 +259,23 @@ def test_a_link_swapped_in_after_the_proposal_is_checked_again_on_approval(share
     out = mem.approve(res.id, by="wes")
     assert out.status in ("refused", "conflict"), out
     snap.unchanged(f"approving after plain.md became a link like {name}")
+
+
+def test_approving_an_untracked_link_commits_the_link(shared: Path) -> None:
+    os.symlink("topics/work.md", shared / "alias2.md")
+    mem = Memory(shared)
+    store = mem.store
+    assert isinstance(store, FolderStore)
+    assert "alias2.md" in {c.path for c in store.external_changes()}
+    store.commit(["alias2.md"], "add a link", "wes")
+    assert git(shared, "cat-file", "-p", "HEAD:alias2.md") == "topics/work.md"
+    assert "alias2.md" not in {c.path for c in store.external_changes()}
+
+
+def test_a_link_into_git_is_never_committed(shared: Path) -> None:
+    os.symlink(".git/config", shared / "leak.md")
+    store = FolderStore(shared)
+    head = git(shared, "rev-parse", "HEAD")
+    with pytest.raises(Exception, match="symlink to '.git/config'"):
+        store.commit(["leak.md"], "ship the trap", "wes")
+    assert git(shared, "rev-parse", "HEAD") == head
