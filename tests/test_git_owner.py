@@ -167,3 +167,11 @@ def test_doctor_reports_a_lock_held_by_a_stuck_process_instead_of_hanging(root: 
         holder.kill()
         holder.wait()
     assert "lock-stuck" not in {f.kind for f in diagnose(Memory(root)).findings}  # the holder is gone
+
+
+def test_doctor_reports_a_hung_git_instead_of_hanging(root: Path, hung_git: Path) -> None:
+    started = time.monotonic()
+    report = diagnose(Memory(root))
+    assert time.monotonic() - started < 20
+    assert "git-stuck" in {f.kind for f in report.findings} and not report.ok, report.render()
+    assert "did not answer within 2s" in report.render()

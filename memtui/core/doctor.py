@@ -243,6 +243,9 @@ def _check_git(store: FolderStore, report: DoctorReport, fix: bool) -> bool:
         problem = str(exc)
     except Exception as exc:  # gitpython raises many unrelated types for a damaged repository
         problem = f"{type(exc).__name__}: {exc}"
+    if "did not answer" in problem:
+        report.findings.append(Finding("git-stuck", problem, ".git", fixable=False))
+        return False
     if "diskspace" in problem.lower() or "no space" in problem.lower():
         report.findings.append(Finding("disk-full", "the disk is full: git cannot write even to read the "
                                        "repository; free some space and run `memtui doctor` again", ".git",
