@@ -209,7 +209,7 @@ class GitOwner:
 
     def _refresh_env(self) -> None:
         """Recompute the overrides when the repository's config file changes (a filter driver added, say)."""
-        git_dir = Path(self._repo.git_dir)
+        git_dir = Path(self._repo.common_dir)  # a linked worktree's config lives in the main repository
         try:
             st = os.stat(git_dir / "config")
             key = (st.st_mtime_ns, st.st_size, st.st_ino)
