@@ -174,10 +174,10 @@ class FolderStore(Store):
         self._writer = None
 
     def init_git(self, author: str = "memtui") -> str | None:
-        from memtui.core.gitcall import _repo_class
+        from memtui.core.gitcall import repo_class
 
         with self._git.use("git init"):
-            self._git.adopt(_repo_class().init(self.root, initial_branch="main"))
+            self._git.adopt(repo_class().init(self.root, initial_branch="main"))
             self._writer = None
         files = [c.path for c in self.external_changes()]
         if (self.state / "config.toml").exists():

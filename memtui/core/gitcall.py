@@ -178,7 +178,7 @@ class GitOwner:
                 import git
 
                 try:
-                    self._repo = _repo_class()(self.root)
+                    self._repo = repo_class()(self.root)
                 except (git.exc.GitError, ValueError, OSError) as exc:
                     raise StoreError(
                         f"the git repository at {self.root / '.git'} is unreadable ({type(exc).__name__}: {exc}); "
@@ -192,8 +192,8 @@ class GitOwner:
     def adopt(self, repo: Any) -> Any:
         """Take over a Repo opened elsewhere (`git init`): its calls get the same overrides."""
         self.forget()
-        if not isinstance(repo, _repo_class()):
-            repo = _repo_class()(repo.working_tree_dir)
+        if not isinstance(repo, repo_class()):
+            repo = repo_class()(repo.working_tree_dir)
         self._repo = repo
         self._refresh_env()
         return repo
@@ -276,7 +276,7 @@ def timed_out(exc: BaseException) -> bool:
 _REPO_CLASS: Any = None
 
 
-def _repo_class() -> Any:
+def repo_class() -> Any:
     """A Repo whose git commands all run with a time limit (GitPython's kill_after_timeout)."""
     global _REPO_CLASS
     if _REPO_CLASS is None:
