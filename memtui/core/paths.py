@@ -114,9 +114,8 @@ def resolve_inside(root: Path, rel: str) -> Path:
             if inner:
                 try:
                     check_rel(inner)
-                except PathRefused:
-                    raise PathRefused(f"{rel!r} goes through a symlink to {inner!r}, which is git's or memtui's "
-                                      "own bookkeeping, not a memory file") from None
+                except PathRefused as exc:
+                    raise PathRefused(f"{rel!r} goes through a symlink to {inner!r}: {exc}") from None
             step = target
         current = step
     real = current
@@ -128,7 +127,7 @@ def resolve_inside(root: Path, rel: str) -> Path:
             folder = folder / part
             if _holds_git(folder):
                 raise PathRefused(f"{rel!r} is inside a nested git repository ({folder.relative_to(real_root)}); "
-                                  "memtui writes only to the memory root's own repository")
+                                  "memtui reads and writes only the memory root's own files")
         if os.path.isdir(real) and _holds_git(real):
             raise PathRefused(f"{rel!r} is a nested git repository, not a memory file")
     if real.exists():
