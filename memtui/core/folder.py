@@ -179,7 +179,7 @@ class FolderStore(Store):
         with self._git.use("git init"):
             self._git.adopt(repo_class().init(self.root, initial_branch="main"))
             self._writer = None
-        files = [c.path for c in self.external_changes()]
+        files = [c.path for c in self.external_changes() if self._committable(c.path)]
         if (self.state / "config.toml").exists():
             files.append(f"{STATE_DIR}/config.toml")
         return self.commit(files, "memtui: initialise memory root", author, allow_empty=True)
@@ -227,6 +227,13 @@ class FolderStore(Store):
         except PathRefused:
             return [clean_rel(rel)]
         return [real] if name == real or name != clean_rel(rel) else [name, real]
+
+    def _committable(self, rel: str) -> bool:
+        try:
+            self._check_committable(rel)
+        except StoreError:
+            return False  # left out of the first commit; it shows as an external change with its reason
+        return True
 
     def _check_committable(self, rel: str) -> None:
         """No tree entry named `.git` (any case: the repository would no longer clone, or clone into a trap), and

@@ -26,7 +26,6 @@ DEFAULT_TIMEOUT = 60.0
 # automatic gc (which runs hooks) and submodule recursion (which reads the submodule's config).
 SAFE_CONFIG: tuple[tuple[str, str], ...] = (
     ("core.fsmonitor", "false"),
-    ("core.untrackedCache", "false"),
     ("core.pager", "cat"),
     ("log.showSignature", "false"),
     ("blame.ignoreRevsFile", ""),

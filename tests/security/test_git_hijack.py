@@ -4,6 +4,7 @@ leaves a sentinel file, and no memtui command leaves one. A detached HEAD refuse
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -142,3 +143,15 @@ def test_no_commit_records_a_tree_entry_named_git(root: Path, name: str) -> None
     names = {part.casefold().rstrip(". ") for rel in git(root, "ls-tree", "-r", "--name-only", "HEAD").split()
              for part in rel.split("/")}
     assert not names & {".git", "git~1"}, names
+
+
+def test_init_on_a_folder_with_a_git_look_alike_commits_the_rest(tmp_path: Path) -> None:
+    root = tmp_path / "adopted"
+    (root / ".GIT").mkdir(parents=True)
+    (root / ".GIT" / "config").write_text("[core]\n")
+    os.symlink(".GIT/config", root / "leak.md")
+    (root / "MEMORY.md").write_text("# Memory\n\n## Facts\n- [stated] Adopted folder (2026-01-01)\n")
+    store = FolderStore(root)
+    assert store.init_git("wes")
+    tracked = git(root, "ls-tree", "-r", "--name-only", "HEAD").split()
+    assert "MEMORY.md" in tracked and not any(t.startswith(".GIT") or t == "leak.md" for t in tracked), tracked
