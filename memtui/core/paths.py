@@ -92,52 +92,57 @@ def resolve_inside(root: Path, rel: str) -> Path:
     Every symlink on the way is followed and its target checked: a link that leads out, dangles, loops, or reaches
     a protected place (`.git` anywhere, `.memtui/`, the audit log) is refused, for reads and writes alike. So is a
     path into a nested repository (a folder holding its own `.git`, or a gitlink file) and a device or FIFO.
-    Returns the resolved path, so links that were checked are not followed again later."""
+    Returns the resolved path, so links that were checked are not followed again later. (Plain `os.path` strings:
+    this runs for every read and write.)"""
     norm = check_rel(rel)
-    real_root = Path(os.path.realpath(root))
+    real_root = os.path.realpath(root)
+    prefix = real_root + os.sep
     current = real_root
     parts = norm.split("/")
     for i, part in enumerate(parts):
-        step = current / part
+        step = os.path.join(current, part)
         try:
             st = os.lstat(step)
         except (FileNotFoundError, NotADirectoryError):
-            current = step.joinpath(*parts[i + 1:])
+            current = os.path.join(step, *parts[i + 1:])
             break
         if stat.S_ISLNK(st.st_mode):
-            target = Path(os.path.realpath(step))
+            target = os.path.realpath(step)
             if not os.path.lexists(target) or os.path.islink(target):
                 raise PathRefused(f"path goes through a dangling or looping symlink: {rel!r}")
-            if target != real_root and real_root not in target.parents:
+            if target != real_root and not target.startswith(prefix):
                 raise PathRefused(f"path leaves the memory root through a symlink: {rel!r}")
-            inner = target.relative_to(real_root).as_posix() if target != real_root else ""
-            if inner:
+            if target != real_root:
+                inner = target[len(prefix):].replace(os.sep, "/")
                 try:
                     check_rel(inner)
                 except PathRefused as exc:
                     raise PathRefused(f"{rel!r} goes through a symlink to {inner!r}: {exc}") from None
             step = target
         current = step
-    real = current
     # Every folder between the root and the file: none may be (or hold) another repository.
-    if real != real_root:
-        inner = real.relative_to(real_root)
+    if current != real_root:
+        folders = current[len(prefix):].split(os.sep)
         folder = real_root
-        for part in inner.parts[:-1]:
-            folder = folder / part
+        for part in folders[:-1]:
+            folder = os.path.join(folder, part)
             if _holds_git(folder):
-                raise PathRefused(f"{rel!r} is inside a nested git repository ({folder.relative_to(real_root)}); "
-                                  "memtui reads and writes only the memory root's own files")
-        if os.path.isdir(real) and _holds_git(real):
+                raise PathRefused(f"{rel!r} is inside a nested git repository "
+                                  f"({folder[len(prefix):].replace(os.sep, '/')}); memtui reads and writes only "
+                                  "the memory root's own files")
+    try:
+        mode = os.stat(current).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return Path(current)
+    if stat.S_ISDIR(mode):
+        if current != real_root and _holds_git(current):
             raise PathRefused(f"{rel!r} is a nested git repository, not a memory file")
-    if real.exists():
-        mode = real.stat().st_mode
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            raise PathRefused(f"not a regular file: {rel!r}")
-    return real
+    elif not stat.S_ISREG(mode):
+        raise PathRefused(f"not a regular file: {rel!r}")
+    return Path(current)
 
 
-def _holds_git(folder: Path) -> bool:
+def _holds_git(folder: str) -> bool:
     """Does this folder hold a `.git` (a repository, or a gitlink file naming one)? One lstat, not a listing: git
     itself finds a repository by this exact name (a case-insensitive disk answers for `.GIT` too)."""
-    return os.path.lexists(folder / ".git")
+    return os.path.lexists(os.path.join(folder, ".git"))
