@@ -76,8 +76,12 @@ def local_drivers(git_dir: Path) -> list[str]:
             ["git", "config", "--file", str(config), "--includes", "--name-only", "--get-regexp", r"^filter\."],
             capture_output=True, timeout=git_timeout(), env=_config_env(SAFE_CONFIG), cwd=str(git_dir),
         ).stdout.decode(errors="surrogateescape")
-    except (OSError, subprocess.SubprocessError):
-        return []
+    except subprocess.TimeoutExpired:
+        # Fail closed: without the list, a filter the repository defines would run in memtui's own git.
+        raise StoreError(f"git did not answer within {git_timeout():g}s reading {config}; check it (an include "
+                         "of a file that never ends?), then run `memtui doctor`") from None
+    except OSError:
+        return []  # no git at all: every later git call says so
     names = set()
     for line in out.splitlines():
         section, _, key = line.rpartition(".")
