@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from memtui.core.gitcall import GitOwner, timed_out
-from memtui.core.paths import PathRefused, check_rel, clean_rel, protected_name, resolve_inside
+from memtui.core.paths import PathRefused, check_rel, clean_rel, plain_name, protected_name, resolve_inside
 from memtui.core.store import Commit, ExternalChange, LockTimeout, NoHistory, Store, StoreError
 
 STATE_DIR = ".memtui"
@@ -108,7 +108,7 @@ class FolderStore(Store):
                 continue  # a nested repository (or a gitlink file): not this memory's files
             for d in entries:
                 rel = f"{prefix}{d.name}"
-                if protected_name(d.name) or not _plain_name(d.name):
+                if protected_name(d.name) or not plain_name(d.name):
                     continue
                 if d.is_dir(follow_symlinks=False):
                     if d.name not in SKIP_DIRS and not d.name.startswith("."):
@@ -756,16 +756,6 @@ class _Kept:
     data: Path | bytes | None
     link: str | None
     name: Path
-
-
-def _plain_name(name: str) -> bool:
-    if name.isascii() and name.isprintable() and "%" not in name and "\\" not in name:
-        return True  # the common case, without the full check's decoding
-    try:
-        clean_rel(name)
-    except PathRefused:
-        return False
-    return True
 
 
 class _Writing:

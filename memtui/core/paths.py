@@ -41,6 +41,18 @@ def protected_name(name: str) -> bool:
     return folded in PROTECTED_NAMES or folded == "git~1" or name.casefold() in PROTECTED_NAMES
 
 
+def plain_name(name: str) -> bool:
+    """Could this one file name be part of a memory path (no control, invisible or direction-changing character)?
+    Plain ASCII, the common case, answers without the full check's decoding."""
+    if name.isascii() and name.isprintable() and "%" not in name and "\\" not in name:
+        return True
+    try:
+        clean_rel(name)
+    except PathRefused:
+        return False
+    return True
+
+
 def clean_rel(rel: str) -> str:
     """Normalise a caller's relative path to ``a/b.md`` form, refusing anything that could escape or hide.
 

@@ -279,3 +279,14 @@ def test_a_link_into_git_is_never_committed(shared: Path) -> None:
     with pytest.raises(Exception, match="symlink to '.git/config'"):
         store.commit(["leak.md"], "ship the trap", "wes")
     assert git(shared, "rev-parse", "HEAD") == head
+
+
+def test_search_leaves_out_nested_repos_links_and_invisible_names(shared: Path) -> None:
+    (shared / "a\u202egnp.md").write_text("## Notes\n- [stated] zanzibar in a bidi name (2026-01-01)\n")
+    (shared / "vendor" / "v.md").write_text("## Notes\n- [stated] zanzibar in a nested repo (2026-01-01)\n")
+    (shared / "topics" / "z.md").write_text("## Notes\n- [stated] zanzibar in a memory file (2026-01-01)\n")
+    out = run_tool(Memory(shared), "memory_search", {"query": "zanzibar", "limit": 10}, AGENT)
+    assert "topics/z.md" in out.text, out.text
+    assert "nested repo" not in out.text and "bidi" not in out.text and "\u202e" not in out.text
+    out = run_tool(Memory(shared), "memory_search", {"query": "fsmonitor", "limit": 10}, AGENT)
+    assert "fsmonitor = false" not in out.text
