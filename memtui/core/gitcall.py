@@ -9,8 +9,8 @@ lock (one thread at a time), a watchdog that kills a git that stops answering, a
 from __future__ import annotations
 
 import os
+import re
 import signal
-import subprocess
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,6 +46,9 @@ NO_HOOKS = ("core.hooksPath", "/dev/null")
 FILTER_KEYS = ("clean", "smudge", "process")
 
 
+_SECTION = re.compile(r"^\s*\[([^\]]*)\]", re.M)
+
+
 def git_timeout() -> float:
     try:
         return float(os.environ.get("MEMTUI_GIT_TIMEOUT", "") or DEFAULT_TIMEOUT)
@@ -67,26 +70,31 @@ def git_dir_of(root: Path) -> Path:
 def local_drivers(git_dir: Path) -> list[str]:
     """Filter drivers the repository's own config (with its includes) defines: `filter.<name>` section names.
 
-    `git config` runs no programs; it is asked with the overrides so that nothing here can either."""
+    Read in process (GitPython's config parser runs nothing, and costs no git process at start-up); a config it
+    cannot parse is read for section headers line by line, so a broken file does not hide a driver."""
     config = git_dir / "config"
     if not config.exists():
         return []
+    names: set[str] = set()
     try:
-        out = subprocess.run(
-            ["git", "config", "--file", str(config), "--includes", "--name-only", "--get-regexp", r"^filter\."],
-            capture_output=True, timeout=git_timeout(), env=_config_env(SAFE_CONFIG), cwd=str(git_dir),
-        ).stdout.decode(errors="surrogateescape")
-    except subprocess.TimeoutExpired:
-        # Fail closed: without the list, a filter the repository defines would run in memtui's own git.
-        raise StoreError(f"git did not answer within {git_timeout():g}s reading {config}; check it (an include "
-                         "of a file that never ends?), then run `memtui doctor`") from None
+        from git.config import GitConfigParser
+
+        reader = GitConfigParser(str(config), read_only=True)
+        reader.read()
+        sections = reader.sections()
+    except Exception:  # a config GitPython cannot parse; git may still read parts of it
+        sections = []
+    try:
+        text = config.read_text(errors="replace")
     except OSError:
-        return []  # no git at all: every later git call says so
-    names = set()
-    for line in out.splitlines():
-        section, _, key = line.rpartition(".")
-        if section.startswith("filter.") and key in (*FILTER_KEYS, "required"):
-            names.add(section[len("filter."):])
+        text = ""
+    sections += [m.group(1).strip() for m in _SECTION.finditer(text)]
+    for section in sections:
+        kind, _, name = section.partition(" ")
+        if kind.strip().lower() == "filter" and name.strip().startswith('"'):
+            names.add(name.strip().strip('"'))
+        elif kind.lower().startswith("filter.") and not name:
+            names.add(kind[len("filter."):])
     return sorted(names)
 
 

@@ -40,7 +40,10 @@ def arm(root: Path, tmp_path: Path) -> Path:
         "core.untrackedCache": "true",
     }.items():
         git(root, "config", key, value)
-    (root / ".gitattributes").write_text("* filter=evil diff=evil\n")
+    included = tmp_path / "included.config"  # a driver defined only in an included file is found too
+    included.write_text(f"[filter \"inc\"]\n\tclean = {script}\n\trequired = true\n")
+    git(root, "config", "include.path", str(included))
+    (root / ".gitattributes").write_text("* filter=evil diff=evil\nMEMORY.md filter=inc\n")
     hooks = root / ".git" / "hooks"
     hooks.mkdir(exist_ok=True)
     for hook in ("post-index-change", "pre-auto-gc", "reference-transaction", "post-checkout"):
