@@ -23,10 +23,12 @@ from memtui.core.folder import (
 )
 from memtui.core.memory import Memory
 from memtui.core.proposals import APPLIED, PENDING, Proposal
-from memtui.core.store import StoreError, content_hash
+from memtui.core.store import LockTimeout, StoreError, content_hash
 
 TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
 TRAILER = re.compile(r"^(Memtui-[A-Za-z-]+):[ \t]*(.*)$", re.M)
+# Seconds doctor waits for the memory lock before reporting who holds it.
+LOCK_WAIT = 10.0
 # A queue file younger than this may be a proposal being saved right now (queue saves take no lock).
 QUEUE_GRACE = 10.0
 
@@ -69,8 +71,11 @@ class DoctorReport:
         return "\n".join(lines + [tail])
 
 
-def diagnose(memory: Memory, *, fix: bool = False) -> DoctorReport:
-    """Check a memory root; with `fix`, repair what can be repaired (under the memory lock)."""
+def diagnose(memory: Memory, *, fix: bool = False, lock_wait: float = LOCK_WAIT) -> DoctorReport:
+    """Check a memory root; with `fix`, repair what can be repaired (under the memory lock).
+
+    Never hangs: a memory lock still held after `lock_wait` seconds is reported (with its holder) instead of
+    waited for, and every git call is bounded (memtui.core.gitcall)."""
     store = memory.store
     report = DoctorReport(store.location)
     if memory.config.error:
@@ -82,7 +87,17 @@ def diagnose(memory: Memory, *, fix: bool = False) -> DoctorReport:
         _check_readable(memory, report)
         return report
     _check_lock_file(store, report, fix)
-    with store.lock():
+    try:
+        locked = store.lock(timeout=lock_wait)
+        locked.__enter__()
+    except LockTimeout:
+        holder = _lock_holder(store)
+        report.findings.append(Finding(
+            "lock-stuck", f"the memory lock has been held for over {lock_wait:g}s by {holder}, so doctor checked "
+            "nothing that needs it. If that process is stuck, stop it (kill its pid), then run `memtui doctor` "
+            "again", f"{STATE_DIR}/lock", fixable=False))
+        return report
+    try:
         _check_git_locks(store, report, fix)
         healthy = _check_git(store, report, fix)
         _check_temp_files(store, report, fix)
@@ -95,6 +110,12 @@ def diagnose(memory: Memory, *, fix: bool = False) -> DoctorReport:
             _check_uncommitted(memory, report, fix, records)
             records = list(store.audit_records())
             _check_unaudited_commits(memory, report, fix, records)
+    except StoreError as exc:
+        kind = "git-stuck" if "did not answer" in str(exc) else "git-error"
+        report.findings.append(Finding(kind, str(exc), ".git", fixable=False))
+        return report
+    finally:
+        locked.__exit__(None, None, None)
     _check_index(store, report, fix)
     _check_readable(memory, report)
     return report
@@ -213,6 +234,17 @@ def _check_lock_file(store: FolderStore, report: DoctorReport, fix: bool) -> Non
         os.close(fd)
 
 
+def _lock_holder(store: FolderStore) -> str:
+    try:
+        text = (store.state / "lock").read_text(errors="replace").strip()
+    except OSError:
+        text = ""
+    if text.isdigit():
+        return f"pid {text}" + ("" if _pid_alive(int(text)) else " (not running: the lock is held by another "
+                                "thread of this process or a process that inherited it)")
+    return "another memtui thread or process (pid unknown)"
+
+
 def _check_git_locks(store: FolderStore, report: DoctorReport, fix: bool) -> None:
     git_dir = store.root / ".git"
     if not git_dir.is_dir():
@@ -236,17 +268,20 @@ def _check_git(store: FolderStore, report: DoctorReport, fix: bool) -> bool:
             f"`memtui init --git {store.root}` to start one", ".git", fixable=False))
         return True
     try:
-        repo = store.repo
-        if repo.head.is_valid():
-            repo.head.commit.tree  # noqa: B018 - reading the tree proves HEAD's objects exist
-        elif any((git_dir / "refs" / "heads").glob("*")) or (git_dir / "packed-refs").exists():
-            raise ValueError("HEAD names a branch whose commit cannot be read (objects missing?)")
+        with store.git("checking the repository") as repo:
+            if repo.head.is_valid():
+                repo.head.commit.tree  # noqa: B018 - reading the tree proves HEAD's objects exist
+            elif any((git_dir / "refs" / "heads").glob("*")) or (git_dir / "packed-refs").exists():
+                raise ValueError("HEAD names a branch whose commit cannot be read (objects missing?)")
         store.external_changes()
         return True
     except (StoreError, ValueError, OSError) as exc:
         problem = str(exc)
     except Exception as exc:  # gitpython raises many unrelated types for a damaged repository
         problem = f"{type(exc).__name__}: {exc}"
+    if "did not answer" in problem:
+        report.findings.append(Finding("git-stuck", problem, ".git", fixable=False))
+        return False
     if "diskspace" in problem.lower() or "no space" in problem.lower():
         report.findings.append(Finding("disk-full", "the disk is full: git cannot write even to read the "
                                        "repository; free some space and run `memtui doctor` again", ".git",
@@ -262,9 +297,10 @@ def _check_git(store: FolderStore, report: DoctorReport, fix: bool) -> bool:
         f.message += f"; .git/HEAD is garbage and can point back at refs/heads/{branch}"
         if fix:
             atomic_write(head, f"ref: refs/heads/{branch}\n".encode())
-            store._repo = None
+            store.forget_git()
             try:
-                store.repo.head.commit.tree  # noqa: B018
+                with store.git("checking the repository") as repo:
+                    repo.head.commit.tree  # noqa: B018
                 f.fixed = True
             except Exception as exc:  # still damaged: say so
                 f.message += f"; still unreadable after that ({type(exc).__name__})"
@@ -429,20 +465,19 @@ def _check_uncommitted(memory: Memory, report: DoctorReport, fix: bool, records:
 def _check_unaudited_commits(memory: Memory, report: DoctorReport, fix: bool, records: list[dict[str, Any]]) -> None:
     store = memory.store
     assert isinstance(store, FolderStore)
-    repo = store.repo
-    if not repo.head.is_valid():
-        return
     audited = {r.get("commit") for r in records if r.get("commit")}
-    for c in repo.iter_commits():
-        if c.hexsha in audited:
-            continue
-        tr = _trailers(c.message)
+    with store.git("reading history") as repo:
+        if not repo.head.is_valid():
+            return
+        unaudited = [(c.hexsha, c.message) for c in repo.iter_commits() if c.hexsha not in audited]
+    for sha, message in unaudited:
+        tr = _trailers(message)
         if "Memtui-Actor" not in tr:
             continue  # not a memtui write (the initial commit, or someone's own git commit)
-        subject = c.message.splitlines()[0] if c.message else ""
-        files = sorted(c.stats.files)
+        subject = message.splitlines()[0] if message else ""
+        files = sorted(store.commit_files(sha))
         pid = tr.get("Memtui-Proposal")
-        f = Finding("unaudited-commit", f"commit {c.hexsha[:8]} ({subject[:80]}) has no audit line (a crash "
+        f = Finding("unaudited-commit", f"commit {sha[:8]} ({subject[:80]}) has no audit line (a crash "
                     "after the commit)", files[0] if files else None)
         if fix:
             action = subject.split(" ", 1)[0] if subject else "commit"
@@ -458,13 +493,13 @@ def _check_unaudited_commits(memory: Memory, report: DoctorReport, fix: bool, re
                 "action": p.action if p else action, "file": p.file if p else (files[0] if files else None),
                 "section": p.section if p else None, "entry": p.entry if p else None,
                 "replaces": p.replaces if p else tr.get("Memtui-Replaces"), "provenance": p.provenance if p else None,
-                "source": p.source if p else None, "commit": c.hexsha, "status": APPLIED, "proposal": pid,
+                "source": p.source if p else None, "commit": sha, "status": APPLIED, "proposal": pid,
                 "decided_by": tr.get("Memtui-Approved-By", actor), "recovered": "doctor",
                 "reason": "memtui doctor: audit line rebuilt from the commit",
             }
             store.audit_append(record)
             if p is not None and p.open:
-                p.status, p.decided_by, p.commit = APPLIED, record["decided_by"], c.hexsha
+                p.status, p.decided_by, p.commit = APPLIED, record["decided_by"], sha
                 store.queue_save(pid, p.to_json())
             f.fixed = True
         report.findings.append(f)

@@ -14,11 +14,13 @@ import tempfile
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 from memtui.core import git_hooks
-from memtui.core.paths import PathRefused, clean_rel, resolve_inside
+from memtui.core.gitcall import GitOwner, timed_out
+from memtui.core.paths import PathRefused, check_rel, clean_rel, plain_name, protected_name, resolve_inside
 from memtui.core.store import Commit, ExternalChange, LockTimeout, NoHistory, Store, StoreError
 
 STATE_DIR = ".memtui"
@@ -37,7 +39,7 @@ class FolderStore(Store):
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).expanduser().absolute()
         self.location = str(self.root)
-        self._repo: Any = None
+        self._git = GitOwner(self.root)
         self._writer: Any = None
         # git index entries a commit could not set (index.lock held past the wait); the next commit sets them.
         self._index_behind: dict[str, tuple[bytes, int] | None] = {}
@@ -50,14 +52,26 @@ class FolderStore(Store):
         return self.root / STATE_DIR
 
     def check_path(self, rel: str) -> str:
-        norm = clean_rel(rel)
-        if norm.startswith(PRIVATE) or norm in (STATE_DIR, ".git", AUDIT_FILE):
-            raise PathRefused(f"{rel!r} is memtui's own bookkeeping, not a memory file")
+        """The cleaned path, if it names an ordinary memory file inside the root (see `paths.resolve_inside`)."""
+        norm = check_rel(rel)
         resolve_inside(self.root, norm)
         return norm
 
     def _full(self, rel: str) -> Path:
-        return resolve_inside(self.root, clean_rel(rel))
+        return resolve_inside(self.root, rel)
+
+    def real_path(self, rel: str) -> str:
+        """The file `rel` really names, relative to the root: what a write through a symlink changes and commits
+        (the path itself when no symlink is on the way)."""
+        real = self._full(rel)
+        return real.relative_to(os.path.realpath(self.root)).as_posix()
+
+    def _name_path(self, rel: str) -> Path:
+        """`rel`'s last name in its real folder: the symlink itself where `rel` ends in one."""
+        norm = check_rel(rel)
+        parent, _, name = norm.rpartition("/")
+        folder = resolve_inside(self.root, parent) if parent else Path(os.path.realpath(self.root))
+        return folder / name
 
     # files ------------------------------------------------------------------------------------------------
     def read(self, rel: str) -> bytes | None:
@@ -71,8 +85,11 @@ class FolderStore(Store):
         atomic_write(self._full(rel), data)
 
     def delete(self, rel: str) -> None:
+        """Remove the name `rel`: a symlink is removed itself, never the file it points at."""
+        full = self._full(rel)
+        name = self._name_path(rel)
         try:
-            self._full(rel).unlink()
+            (name if name.is_symlink() else full).unlink()
         except FileNotFoundError:
             pass
 
@@ -87,13 +104,18 @@ class FolderStore(Store):
             except OSError:
                 continue
             with it:
-                for d in it:
-                    rel = f"{prefix}{d.name}"
-                    if d.is_dir(follow_symlinks=False):
-                        if d.name not in SKIP_DIRS and not d.name.startswith("."):
-                            stack.append(rel + "/")
-                    elif d.is_file(follow_symlinks=False) and rel.endswith(suffix):
-                        out.append(rel)
+                entries = list(it)
+            if prefix and any(d.name == ".git" for d in entries):
+                continue  # a nested repository (or a gitlink file): not this memory's files
+            for d in entries:
+                rel = f"{prefix}{d.name}"
+                if protected_name(d.name) or not plain_name(d.name):
+                    continue
+                if d.is_dir(follow_symlinks=False):
+                    if d.name not in SKIP_DIRS and not d.name.startswith("."):
+                        stack.append(rel + "/")
+                elif d.is_file(follow_symlinks=False) and rel.endswith(suffix):
+                    out.append(rel)
         out.sort()
         return out
 
@@ -132,44 +154,64 @@ class FolderStore(Store):
             os.close(fd)
 
     # history (git) ----------------------------------------------------------------------------------------
+    # Every git call goes through `self._git` (memtui.core.gitcall.GitOwner): one thread at a time, bounded in
+    # time, with repository config that could run programs overridden.
     @property
     def has_git(self) -> bool:
         return (self.root / ".git").exists()
 
     @property
     def repo(self) -> Any:
-        if self._repo is None and self.has_git:
-            import git
+        """The Repo (None without git). Use it only inside `with store.git() as repo:`."""
+        return self._git.repo
 
-            try:
-                self._repo = git.Repo(self.root)
-            except (git.exc.GitError, ValueError) as exc:
-                raise StoreError(
-                    f"the git repository at {self.root / '.git'} is unreadable ({type(exc).__name__}: {exc}); "
-                    "run `memtui doctor` to see what is wrong. Memory files were not changed"
-                ) from None
-        return self._repo
+    def git(self, what: str = "git") -> Any:
+        """`with store.git() as repo:` — the repository for this thread alone, bounded in time (see GitOwner)."""
+        return self._git.use(what)
+
+    def forget_git(self) -> None:
+        """Reopen the repository on next use (after repairing `.git` by hand)."""
+        self._git.forget()
+        self._writer = None
 
     def init_git(self, author: str = "memtui") -> str | None:
-        import git
+        from memtui.core.gitcall import repo_class
 
-        self._repo = git.Repo.init(self.root, initial_branch="main")
-        files = [c.path for c in self.external_changes()]
+        with self._git.use("git init"):
+            self._git.adopt(repo_class().init(self.root, initial_branch="main"))
+            self._writer = None
+        files = [c.path for c in self.external_changes() if self._committable(c.path)]
         if (self.state / "config.toml").exists():
             files.append(f"{STATE_DIR}/config.toml")
         return self.commit(files, "memtui: initialise memory root", author, allow_empty=True)
+
+    def _check_branch(self) -> None:
+        """Refuse to write where a commit could not land on a branch: a detached HEAD would leave the commit on no
+        branch (lost to the person at the next checkout)."""
+        if not self.has_git:
+            return
+        with self._git.use("reading HEAD") as repo:
+            if repo is not None and repo.head.is_detached:
+                sha = repo.head.commit.hexsha[:8] if repo.head.is_valid() else "an unreadable commit"
+                raise StoreError(f"HEAD is detached at {sha}; check out a branch (git switch main) and try again")
 
     def commit(
         self, paths: list[str], message: str, author: str, committer: str | None = None, allow_empty: bool = False,
         contents: dict[str, bytes | None] | None = None,
     ) -> str | None:
-        """Commit `paths` (with `contents` instead of the disk's bytes where given); git's own lock files left by
-        a killed memtui process are cleared first."""
+        """Commit `paths` (a path through a symlink commits the file it names), with `contents` instead of the
+        disk's bytes where given; git's own lock files left by a killed memtui process are cleared first."""
         import git
 
         if self.repo is None:
             return None
+        paths = [rel for p in paths for rel in self._commit_rels(p)]
+        # Given contents belong to the file a path really names (a write through a link changes its target).
+        contents = {self._real_or_named(rel): data for rel, data in (contents or {}).items()}
+        for rel in paths:
+            self._check_committable(rel)
         with self.lock():
+            self._check_branch()
             clear_stale_git_locks(self.root / ".git")
             try:
                 return self._commit(paths, message, author, committer, allow_empty, contents)
@@ -178,6 +220,50 @@ class FolderStore(Store):
                     f"could not commit to git at {self.root} ({type(exc).__name__}: {exc}); "
                     "run `memtui doctor` to see what is wrong"
                 ) from None
+
+    def _real_or_named(self, rel: str) -> str:
+        try:
+            return self.real_path(rel)
+        except PathRefused:
+            return clean_rel(rel)
+
+    def _commit_rels(self, rel: str) -> list[str]:
+        """The paths a commit records for `rel`: the real file where `rel` goes through a symlink, and the link
+        itself where `rel` ends in one in a real folder (an untracked link is added; a tracked one is unchanged).
+        memtui's own files (`.memtui/config.toml`) and links that lead nowhere allowed are recorded as named."""
+        try:
+            real = self.real_path(rel)
+            name = self._name_path(rel).relative_to(os.path.realpath(self.root)).as_posix()
+        except PathRefused:
+            return [clean_rel(rel)]
+        return [real] if name == real or name != clean_rel(rel) else [name, real]
+
+    def _committable(self, rel: str) -> bool:
+        try:
+            self._check_committable(rel)
+        except StoreError:
+            return False  # left out of the first commit; it shows as an external change with its reason
+        return True
+
+    def _check_committable(self, rel: str) -> None:
+        """No tree entry named `.git` (any case: the repository would no longer clone, or clone into a trap), and
+        no symlink into git's or memtui's own files (every clone would ship the trap)."""
+        bad = next((part for part in rel.split("/") if protected_name(part)
+                    and part.casefold().rstrip(". ") in (".git", "git~1")), None)
+        if bad is not None:
+            raise StoreError(f"refused to commit {rel!r}: git keeps no entry named {bad!r} in a tree (the "
+                             "repository would no longer clone); nothing was committed")
+        full = self.root / rel
+        if os.path.islink(full) and not rel.startswith(STATE_DIR + "/"):
+            target = Path(os.path.realpath(full))
+            real_root = Path(os.path.realpath(self.root))
+            if real_root in target.parents:
+                try:
+                    check_rel(target.relative_to(real_root).as_posix())
+                except PathRefused:
+                    raise StoreError(f"refused to commit {rel!r}: it is a symlink to "
+                                     f"{target.relative_to(real_root).as_posix()!r}, git's or memtui's own files; "
+                                     "remove the link. Nothing was committed") from None
 
     def _commit(
         self, paths: list[str], message: str, author: str, committer: str | None = None, allow_empty: bool = False,
@@ -188,15 +274,20 @@ class FolderStore(Store):
         for `paths` in one `git update-index` call. Git's index is neither read nor rewritten in Python, so a
         commit costs the same on a 10,000-file memory as on a 10-file one. Entries a person staged for other
         paths stay staged and out of memtui's commit."""
-        repo = self.repo
-        if repo is None:
-            return None
+        with self._git.use("committing") as repo:
+            if repo is None:
+                return None
+            return self._commit_in(repo, paths, message, author, committer, allow_empty, contents or {})
+
+    def _commit_in(
+        self, repo: Any, paths: list[str], message: str, author: str, committer: str | None, allow_empty: bool,
+        contents: dict[str, bytes | None],
+    ) -> str | None:
         import git
 
         who = git.Actor(author, f"{_slug(author)}@memtui.local")
         by = git.Actor(committer, f"{_slug(committer)}@memtui.local") if committer else who
-        writer = self._object_writer()
-        contents = contents or {}
+        writer = self._object_writer(repo)
         leaves = {rel: self._given_blob(repo, writer.odb, rel, contents[rel]) if rel in contents
                   else self._blob(repo, writer.odb, rel) for rel in dict.fromkeys(paths)}
         for attempt in range(3):
@@ -221,14 +312,15 @@ class FolderStore(Store):
                 return commit.hexsha
         raise StoreError("HEAD kept moving while memtui committed (another git command is committing here)")
 
-    def _object_writer(self) -> Any:
+    def _object_writer(self, repo: Any = None) -> Any:
         """The repository as `Commit.create_from_tree` sees it, storing objects through gitdb's loose-object
         database (zlib in process): the default database spawns `git hash-object` for every object stored. Reads
         still go through the repository's `git cat-file`."""
-        if self._writer is None:
+        repo = repo if repo is not None else self.repo
+        if self._writer is None or self._writer._repo is not repo:
             from gitdb.db.loose import LooseObjectDB
 
-            self._writer = _Writing(self.repo, LooseObjectDB(os.path.join(self.repo.common_dir, "objects")))
+            self._writer = _Writing(repo, LooseObjectDB(os.path.join(repo.common_dir, "objects")))
         return self._writer
 
     def _blob(self, repo: Any, odb: Any, rel: str) -> tuple[bytes, int] | None:
@@ -307,142 +399,151 @@ class FolderStore(Store):
     ) -> str | None:
         """The former commit through gitpython's IndexFile (reads and rewrites the whole index, writes every tree
         in Python); kept as the reference the fast path is tested against."""
-        repo = self.repo
-        if repo is None:
-            return None
         import git
 
-        present = [p for p in paths if (self.root / p).exists()]
-        gone = [p for p in paths if not (self.root / p).exists()]
-        index = repo.index
-        if present:
-            index.add(present)
-        if gone:
-            tracked = {e[0] for e in index.entries}
-            gone = [p for p in gone if p in tracked]
+        with self._git.use("committing") as repo:
+            if repo is None:
+                return None
+            present = [p for p in paths if (self.root / p).exists()]
+            gone = [p for p in paths if not (self.root / p).exists()]
+            index = repo.index
+            if present:
+                index.add(present)
             if gone:
-                index.remove(gone, working_tree=False)
-        if not allow_empty and repo.head.is_valid() and not index.diff("HEAD"):
-            return None
-        who = git.Actor(author, f"{_slug(author)}@memtui.local")
-        by = git.Actor(committer, f"{_slug(committer)}@memtui.local") if committer else who
-        c = index.commit(message, author=who, committer=by, **_pinned_dates())
-        return c.hexsha
+                tracked = {e[0] for e in index.entries}
+                gone = [p for p in gone if p in tracked]
+                if gone:
+                    index.remove(gone, working_tree=False)
+            if not allow_empty and repo.head.is_valid() and not index.diff("HEAD"):
+                return None
+            who = git.Actor(author, f"{_slug(author)}@memtui.local")
+            by = git.Actor(committer, f"{_slug(committer)}@memtui.local") if committer else who
+            c = index.commit(message, author=who, committer=by, **_pinned_dates())
+            return c.hexsha
 
     def head(self) -> Commit | None:
-        repo = self.repo
-        if repo is None or not repo.head.is_valid():
-            return None
-        c = repo.head.commit
-        return Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, ())
+        with self._git.use("reading HEAD") as repo:
+            if repo is None or not repo.head.is_valid():
+                return None
+            c = repo.head.commit
+            return Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, ())
 
     def review_base(self, rel: str) -> bytes | None:
-        repo = self.repo
-        if repo is None or not repo.head.is_valid():
-            return self.read(rel)
-        return self.committed(rel)
+        with self._git.use("reading a committed file") as repo:
+            history = repo is not None and repo.head.is_valid()
+        return self.committed(self._real_or_named(rel)) if history else self.read(rel)
 
     def committed(self, rel: str) -> bytes | None:
-        repo = self.repo
-        if repo is None or not repo.head.is_valid():
-            return None
-        try:
-            blob = repo.head.commit.tree / rel
-        except KeyError:
-            return None
-        return blob.data_stream.read()
+        with self._git.use("reading a committed file") as repo:
+            if repo is None or not repo.head.is_valid():
+                return None
+            try:
+                blob = repo.head.commit.tree / rel
+            except KeyError:
+                return None
+            return blob.data_stream.read()
 
     def external_changes(self) -> list[ExternalChange]:
-        repo = self.repo
-        if repo is None:
-            return []
         import git
 
-        try:
-            raw = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
-        except git.exc.GitError as exc:
-            raise StoreError(f"git cannot read the repository at {self.root} ({str(exc).strip()[-200:]}); "
-                             "run `memtui doctor`") from None
-        changes = []
-        for item in raw.split("\0"):
-            if len(item) < 4:
-                continue
-            rel = item[3:]
-            if _ignored_private(rel):
-                continue
-            before = self.committed(rel)
+        with self._git.use("git status") as repo:
+            if repo is None:
+                return []
             try:
-                after: bytes | None = (self.root / rel).read_bytes()
-            except (FileNotFoundError, IsADirectoryError):
-                after = None
-            if before != after:
-                changes.append(ExternalChange(rel, before, after))
-        return changes
+                raw = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+                                      "--ignore-submodules=all")
+            except git.exc.GitError as exc:
+                if timed_out(exc):
+                    raise
+                raise StoreError(f"git cannot read the repository at {self.root} ({str(exc).strip()[-200:]}); "
+                                 "run `memtui doctor`") from None
+            changes = []
+            for item in raw.split("\0"):
+                if len(item) < 4:
+                    continue
+                rel = item[3:]
+                if _ignored_private(rel):
+                    continue
+                before = self.committed(rel)
+                after = _as_git_sees(self.root / rel)
+                if before != after:
+                    changes.append(ExternalChange(rel, before, after))
+            return changes
 
     def history(self, rel: str | None = None, since: float | None = None) -> list[Commit]:
-        repo = self.repo
-        if repo is None or not repo.head.is_valid():
-            return []
-        kwargs: dict[str, Any] = {}
-        if since is not None:
-            kwargs["since"] = f"@{int(since)}"
-        commits = repo.iter_commits(paths=rel, **kwargs) if rel else repo.iter_commits(**kwargs)
-        return [
-            Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, tuple(c.stats.files))
-            for c in commits
-        ]
+        with self._git.use("reading history") as repo:
+            if repo is None or not repo.head.is_valid():
+                return []
+            kwargs: dict[str, Any] = {}
+            if since is not None:
+                kwargs["since"] = f"@{int(since)}"
+            commits = list(repo.iter_commits(paths=rel, **kwargs) if rel else repo.iter_commits(**kwargs))
+            files = _files_changed(repo, [c.hexsha for c in commits])
+            return [Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, files.get(c.hexsha, ()))
+                    for c in commits]
+
+    def commit_files(self, sha: str) -> tuple[str, ...]:
+        """The files one commit changed (plumbing: no diff driver or textconv of the repository's runs)."""
+        with self._git.use("reading a commit") as repo:
+            return _files_changed(repo, [sha]).get(sha, ())
 
     # past versions (memtui.core.history): git itself --------------------------------------------------------
-    def _history_repo(self) -> Any:
-        repo = self.repo
+    def _history_repo(self, repo: Any) -> Any:
         if repo is None or not repo.head.is_valid():
             raise NoHistory(f"{self.root} has no git history; run `memtui init --git` to start one")
         return repo
 
     def resolve_change(self, ref: str) -> Commit | None:
-        repo = self._history_repo()
         import git
 
-        try:
-            c = repo.commit(ref)
-        except (git.BadName, ValueError, git.GitCommandError):
-            return None
-        changed = repo.git.diff_tree("--no-commit-id", "--name-only", "-r", "--no-renames", "-z", c.hexsha)
-        return Commit(c.hexsha, c.author.name, float(c.authored_date), c.message,
-                      tuple(filter(None, changed.split("\0"))), tuple(p.hexsha for p in c.parents))
+        with self._git.use("reading a commit") as repo:
+            repo = self._history_repo(repo)
+            try:
+                c = repo.commit(ref)
+            except (git.BadName, ValueError, git.GitCommandError):
+                return None
+            changed = repo.git.diff_tree("--no-commit-id", "--name-only", "-r", "--no-renames", "-z", c.hexsha)
+            return Commit(c.hexsha, c.author.name, float(c.authored_date), c.message,
+                          tuple(filter(None, changed.split("\0"))), tuple(p.hexsha for p in c.parents))
 
     def file_at(self, rel: str, change: str) -> bytes | None:
-        try:
-            return (self._history_repo().commit(change).tree / rel).data_stream.read()
-        except KeyError:
-            return None
+        with self._git.use("reading a past version") as repo:
+            try:
+                return (self._history_repo(repo).commit(change).tree / rel).data_stream.read()
+            except KeyError:
+                return None
 
     def blame_chunks(self, rel: str) -> list[tuple[Commit | None, list[str]]] | None:
-        repo = self._history_repo()
         import git
 
-        try:
-            chunks = repo.blame(None, rel)
-        except git.GitCommandError:
-            return None  # never committed: every line is new
-        out: list[tuple[Commit | None, list[str]]] = []
-        for c, lines in chunks:
-            texts = [t.decode("utf-8", errors="replace") if isinstance(t, bytes) else t for t in lines]
-            if set(c.hexsha) == {"0"}:
-                out.append((None, texts))
-            else:
-                out.append((Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, ()), texts))
-        return out
+        with self._git.use("git blame") as repo:
+            repo = self._history_repo(repo)
+            try:
+                chunks = repo.blame(None, rel, no_textconv=True)
+            except git.GitCommandError as exc:
+                if timed_out(exc):
+                    raise
+                return None  # never committed: every line is new
+            out: list[tuple[Commit | None, list[str]]] = []
+            for c, lines in chunks:
+                texts = [t.decode("utf-8", errors="replace") if isinstance(t, bytes) else t for t in lines]
+                if set(c.hexsha) == {"0"}:
+                    out.append((None, texts))
+                else:
+                    out.append((Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, ()), texts))
+            return out
 
     def change_patches(self, changes: list[str]) -> dict[str, dict[str, str]]:
         from memtui.core.history import commit_patches
 
-        return commit_patches(self.repo, changes) if self.repo is not None else {}
+        with self._git.use("reading diffs") as repo:
+            return commit_patches(repo, changes) if repo is not None else {}
 
     def merge3(self, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
         """`git merge-file`: git's own merge, as `git revert` would do it."""
-        repo = self._history_repo()
-        with tempfile.TemporaryDirectory(prefix="memtui-revert-") as tmp:
+        with self._git.use("git merge-file") as repo, \
+                tempfile.TemporaryDirectory(prefix="memtui-revert-") as tmp:
+            repo = self._history_repo(repo)
             paths = []
             for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
                 path = os.path.join(tmp, name)
@@ -524,37 +625,46 @@ class FolderStore(Store):
 
     def undo_point(self, rels: list[str]) -> dict[str, Any]:
         """Hard-link each file's current inode under .memtui/undo/: undoing is then a rename, which a full disk
-        cannot refuse (a copy of the bytes is kept instead where a link cannot be made)."""
+        cannot refuse (a copy of the bytes is kept instead where a link cannot be made). A symlink's target is
+        kept as well as the link, so undoing a write through it or a delete of it puts both back.
+
+        Called before anything is written, so a HEAD that cannot take a commit refuses the write here."""
+        self._check_branch()
         keep: dict[str, Any] = {}
         folder = self.state / UNDO_DIR
         folder.mkdir(parents=True, exist_ok=True)
         for k, rel in enumerate(rels):
             src = self._full(rel)
+            name = self._name_path(rel)
+            link = os.readlink(name) if name.is_symlink() else None
             if not src.is_file():
-                keep[rel] = None
+                keep[rel] = _Kept(src, None, link, name)
                 continue
             dest = folder / f"{os.getpid()}-{threading.get_ident()}-{k}"
             dest.unlink(missing_ok=True)
             try:
                 os.link(src, dest)
-                keep[rel] = dest
+                keep[rel] = _Kept(src, dest, link, name)
             except OSError:
-                keep[rel] = src.read_bytes()
+                keep[rel] = _Kept(src, src.read_bytes(), link, name)
         return keep
 
     def undo(self, point: dict[str, Any]) -> None:
         for rel, kept in point.items():
-            if kept is None:
-                self.delete(rel)
-            elif isinstance(kept, Path):
-                os.replace(kept, self._full(rel))
+            if kept.data is None:
+                if kept.link is None:
+                    self.delete(rel)
+            elif isinstance(kept.data, Path):
+                os.replace(kept.data, kept.real)
             else:
-                self.write(rel, kept)
+                atomic_write(kept.real, kept.data)
+            if kept.link is not None and not os.path.lexists(kept.name):
+                os.symlink(kept.link, kept.name)
 
     def drop_undo_point(self, point: dict[str, Any]) -> None:
         for kept in point.values():
-            if isinstance(kept, Path):
-                kept.unlink(missing_ok=True)
+            if isinstance(kept.data, Path):
+                kept.data.unlink(missing_ok=True)
 
     def intent_save(self, data: bytes | None) -> None:
         path = self.state / INTENT_FILE
@@ -666,6 +776,17 @@ def _open_elsewhere(path: Path) -> bool:
         except OSError:
             continue
     return False
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """What `undo_point` kept of one path: its real file, that file's bytes (a hard link, or a copy; None: it did
+    not exist), and the symlink the path ends in (its target text, and where it lives), if any."""
+
+    real: Path
+    data: Path | bytes | None
+    link: str | None
+    name: Path
 
 
 class _Writing:
@@ -787,6 +908,37 @@ def _move_head(repo: Any, commit: Any, parent: Any, reflog: str, committer: Any)
     if ref is not head:
         RefLog.append_entry(committer, RefLog.path(head), old, commit.binsha, reflog)
     return True
+
+
+def _as_git_sees(path: Path) -> bytes | None:
+    """A file's bytes as git would record them: a symlink is its target's name, never what it points at (a link to
+    `.git/config` must not put the config on the reviewer's screen)."""
+    try:
+        if os.path.islink(path):
+            return os.readlink(path).encode("utf-8", errors="surrogateescape")
+        return path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _files_changed(repo: Any, shas: list[str]) -> dict[str, tuple[str, ...]]:
+    """Each commit's changed files, from one `git diff-tree --stdin` (plumbing: runs no diff driver, textconv or
+    external diff the repository's config might name). Commits that changed nothing are absent."""
+    if not shas:
+        return {}
+    with tempfile.TemporaryFile() as feed:
+        feed.write(("\n".join(shas) + "\n").encode())
+        feed.seek(0)
+        raw = repo.git.diff_tree("--stdin", "-r", "--name-only", "--no-renames", "--root", "-z", istream=feed)
+    out: dict[str, list[str]] = {}
+    wanted = set(shas)
+    current: list[str] | None = None
+    for token in raw.split("\0"):
+        if token in wanted and token not in out:
+            current = out[token] = []  # the header of the next commit (one with no changes prints none)
+        elif token and current is not None:
+            current.append(token)
+    return {sha: tuple(files) for sha, files in out.items()}
 
 
 def _ignored_private(rel: str) -> bool:

@@ -143,7 +143,7 @@ def blame(memory: Memory, rel: str) -> list[BlameLine]:
 
 def commit_diff(repo: Any, sha: str, rel: str | None = None) -> str:
     """The patch one commit made (to one file, when given)."""
-    args = ["--format=", "--no-renames", "--no-color", sha]
+    args = ["--format=", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", sha]
     if rel:
         args += ["--", rel]
     try:
@@ -157,7 +157,8 @@ def commit_patches(repo: Any, shas: list[str], chunk: int = 200) -> dict[str, di
     out: dict[str, dict[str, str]] = {}
     for i in range(0, len(shas), chunk):
         try:
-            text = repo.git.show("--format=%x01%H", "--no-renames", "--no-color", *shas[i:i + chunk])
+            text = repo.git.show("--format=%x01%H", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv",
+                                *shas[i:i + chunk])
         except Exception:  # a commit that is gone: fall back to one at a time, skipping the missing
             text = "".join("\x01" + sha + "\n" + commit_diff(repo, sha) for sha in shas[i:i + chunk])
         for block in text.split("\x01")[1:]:

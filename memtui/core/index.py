@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from memtui.core.paths import plain_name
 from memtui.core.sources import file_kind, shape
 
 STATE_DIR = ".memtui"
@@ -52,7 +53,8 @@ def fold(text: str) -> str:
 def walk(root: Path) -> dict[str, tuple[int, int]]:
     """Every searchable file under `root` as {relative path: (mtime_ns, size)}.
 
-    Hidden files and folders, memtui's own state and the audit log are left out; symlinks are not followed."""
+    Hidden files and folders, memtui's own state, the audit log, nested repositories and names with invisible
+    characters are left out; symlinks are not followed."""
     out: dict[str, tuple[int, int]] = {}
     stack = [""]
     base = str(root)
@@ -63,21 +65,24 @@ def walk(root: Path) -> dict[str, tuple[int, int]]:
         except OSError:
             continue
         with it:
-            for d in it:
-                name = d.name
-                if name.startswith("."):
-                    continue
-                try:
-                    if d.is_dir(follow_symlinks=False):
-                        if name not in SKIP_DIRS:
-                            stack.append(prefix + name + "/")
-                    elif d.is_file(follow_symlinks=False):
-                        if not prefix and name in SKIP_ROOT_FILES:
-                            continue
-                        st = d.stat(follow_symlinks=False)
-                        out[prefix + name] = (st.st_mtime_ns, st.st_size)
-                except OSError:
-                    continue
+            entries = list(it)
+        if prefix and any(d.name == ".git" for d in entries):
+            continue  # a nested repository: not this memory's files
+        for d in entries:
+            name = d.name
+            if name.startswith(".") or not plain_name(name):
+                continue
+            try:
+                if d.is_dir(follow_symlinks=False):
+                    if name not in SKIP_DIRS:
+                        stack.append(prefix + name + "/")
+                elif d.is_file(follow_symlinks=False):
+                    if not prefix and name in SKIP_ROOT_FILES:
+                        continue
+                    st = d.stat(follow_symlinks=False)
+                    out[prefix + name] = (st.st_mtime_ns, st.st_size)
+            except OSError:
+                continue
     return out
 
 

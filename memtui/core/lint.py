@@ -15,6 +15,7 @@ from memtui.core.dedupe import near_duplicate, tokens
 from memtui.core.document import Document
 from memtui.core.entries import Entry, parse_entry
 from memtui.core.layout import Layout, detect
+from memtui.core.paths import PathRefused
 from memtui.core.update import _file_warnings
 
 if TYPE_CHECKING:
@@ -114,7 +115,10 @@ def _links(memory: Memory, doc: Document) -> list[Finding]:
             if not target or re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("/"):
                 continue
             rel = _join(base, target)
-            exists = rel is not None and (memory.store.read(rel) is not None or _is_dir(memory, rel))
+            try:
+                exists = rel is not None and (memory.store.read(rel) is not None or _is_dir(memory, rel))
+            except PathRefused:  # a link into .git, .memtui or the audit log: no memory file is there
+                exists = False
             if not exists:
                 out.append(Finding(ERROR, "dangling-link", doc.path, n + 1,
                                    f"link to {target!r} points nowhere: fix the path or remove the line"))

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from memtui.core.folder import AUDIT_FILE, STATE_DIR, FolderStore, _slug, atomic_write
-from memtui.core.paths import PathRefused
+from memtui.core.paths import PathRefused, check_rel
 from memtui.core.redis_store import RedisStore
 from memtui.core.store import StoreError
 
@@ -52,7 +52,11 @@ def export_memory(store: RedisStore, dest: str | os.PathLike[str]) -> Transfer:
     for sid, fields in entries:
         index = repo.index
         for d in json.loads(fields.get("changes") or "[]"):
-            path = root / d["file"]
+            try:
+                path = root / check_rel(d["file"])  # no `.git` (any case), `.memtui` or audit-log entry
+            except PathRefused as exc:
+                raise StoreError(f"change {sid} records a file memtui refuses to write ({exc}); nothing past the "
+                                 f"changes before it was exported to {root}") from None
             if d.get("blob"):
                 data = store.blob(d["blob"])
                 if data is None:

@@ -92,6 +92,10 @@ class Store(ABC):
     def check_path(self, rel: str) -> str:
         """Return the cleaned path, or raise `PathRefused`."""
 
+    def real_path(self, rel: str) -> str:
+        """The file a write to `rel` really changes (a folder's symlink leads elsewhere); what a diff should name."""
+        return self.check_path(rel)
+
     # concurrency
     @contextmanager
     def lock(self, timeout: float = 30.0) -> Iterator[None]:

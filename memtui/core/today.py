@@ -219,7 +219,7 @@ def today(memory: Memory, since: str | datetime | None = None, *, diffs: bool = 
                 ch.diff = "".join(by_file.values())
             else:
                 # a path git quotes (non-ASCII) is not a key of the split patch: ask for that file alone
-                ch.diff = by_file.get(ch.file) or (commit_diff(repo, ch.commit, ch.file) if repo is not None else "")
+                ch.diff = by_file.get(ch.file) or _one_diff(memory, ch.commit, ch.file)
     for ch in changes:
         ch.line = first_changed_line(ch.diff) if ch.diff else None
     groups: dict[str, FileChanges] = {}
@@ -237,12 +237,18 @@ def _unaudited_commits(
     if repo is None:
         return [(c.sha, datetime.fromtimestamp(c.time), c.author, c.message, list(c.files))
                 for c in memory.store.history(since=since) if c.sha not in seen]
-    if not repo.head.is_valid():
-        return []
-    out = []
-    for c in repo.iter_commits(since=f"@{int(since)}"):
-        if c.hexsha in seen:
-            continue  # listing a commit's files costs a git call: only for the few the audit log lacks
-        out.append((c.hexsha, datetime.fromtimestamp(c.authored_date), c.author.name, c.message,
-                    list(c.stats.files)))
-    return out
+    with memory.store.git("reading today's commits") as repo:  # type: ignore[attr-defined]
+        if not repo.head.is_valid():
+            return []
+        found = [(c.hexsha, datetime.fromtimestamp(c.authored_date), c.author.name, c.message)
+                 for c in repo.iter_commits(since=f"@{int(since)}") if c.hexsha not in seen]
+    # listing a commit's files costs a git call: only for the few the audit log lacks
+    return [(*c, list(memory.store.commit_files(c[0]))) for c in found]  # type: ignore[attr-defined]
+
+
+def _one_diff(memory: Memory, sha: str, rel: str) -> str:
+    git = getattr(memory.store, "git", None)
+    if git is None:
+        return ""
+    with git("reading a diff") as repo:
+        return commit_diff(repo, sha, rel) if repo is not None else ""

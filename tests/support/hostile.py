@@ -37,6 +37,15 @@ HOSTILE_PATHS: list[tuple[str, bool]] = [
     (".memtui/queue/p-0001.json", True), ("memory-log.jsonl", True), ("file:///etc/passwd", False),
     ("．．/x.md", False), ("‥/x.md", False), ("..\u2215x.md", False), ("\u2024\u2024/x.md", False),
     ("notes/up/MEMORY.md", False),
+    # links a shared repo could ship, into git's and memtui's own files; nested repositories; names in any case;
+    # invisible and direction-changing characters
+    ("gitlink/config", True), ("gitlink/hooks/post-index-change", True), ("gitcfg.md", True), ("cfg_link.md", True),
+    ("audit_link.md", True), ("state_link/config.toml", True), ("chain_link.md", True),
+    (".GIT/config", True), (".Git/HEAD", True), ("log/.git/config", True), ("notes/.git", True),
+    (".MEMTUI/config.toml", True), ("Memory-Log.jsonl", True), ("%2egit/config", True), ("GIT~1/config", True),
+    (".git./config", True), ("nested/x.md", True), ("nested/new.md", True), ("gitfile_dir/y.md", True),
+    ("a\u202egnp.md", True), ("a\u200bb.md", True), ("\ufeffMEMORY.md", True), ("x\u2066y.md", True),
+    ("soft\u00adhyphen.md", True), ("line\u2028sep.md", True), ("nb\u00a0sp.md", True), ("zw\u2060j.md", True),
 ]
 
 
@@ -78,6 +87,16 @@ def make_hostile_root(base: Path) -> tuple[Path, Path]:
     os.symlink("/etc", root / "abs_link")
     os.symlink("loop", root / "loop")
     os.symlink("..", root / "notes" / "up")
+    for name, target in {"gitlink": ".git", "gitcfg.md": ".git/config", "cfg_link.md": ".memtui/config.toml",
+                         "audit_link.md": "memory-log.jsonl", "state_link": ".memtui",
+                         "chain_link.md": "gitcfg.md"}.items():
+        os.symlink(target, root / name)
+    (root / "nested").mkdir()
+    (root / "nested" / ".git").mkdir()  # a repository inside the memory root
+    (root / "nested" / "x.md").write_text("# nested\n")
+    (root / "gitfile_dir").mkdir()
+    (root / "gitfile_dir" / ".git").write_text("gitdir: ../.git\n")  # a gitlink file
+    (root / "gitfile_dir" / "y.md").write_text("# y\n")
     return root, sentinel
 
 
@@ -96,6 +115,9 @@ def try_paths(root: Path, sentinel: Path, paths: list[tuple[str, bool]] = HOSTIL
     rep = HostileReport()
     outside = tree_digest(sentinel)
     inside = {rel: (root / rel).read_bytes() for rel in ("MEMORY.md", "notes/topic.md")}
+    # the look-alike names that are accepted are committed (objects, refs, index, queue change); these may not
+    own = tree_digest(root / ".git" / "hooks") + "".join(
+        (root / rel).read_text() for rel in (".git/config", ".git/HEAD", ".memtui/config.toml"))
     for path, must_refuse in paths:
         for how in ("create", "update", "read", "cli-show"):
             rep.tried += 1
@@ -135,6 +157,9 @@ def try_paths(root: Path, sentinel: Path, paths: list[tuple[str, bool]] = HOSTIL
                 rep.problems.append(f"{how} {path!r} was not refused")
             elif must_refuse and how == "read" and path not in ("",):
                 rep.problems.append(f"read {path!r} was not refused")
+    if tree_digest(root / ".git" / "hooks") + "".join(
+            (root / rel).read_text() for rel in (".git/config", ".git/HEAD", ".memtui/config.toml")) != own:
+        rep.problems.append("git's or memtui's own files changed")
     if tree_digest(sentinel) != outside:
         rep.problems.append("the sentinel folder outside the root changed")
     for rel, data in inside.items():
