@@ -132,6 +132,8 @@ def run_app(args: argparse.Namespace) -> int:
         from memtui.core.init import init_root
 
         init_root(root)
+    else:
+        adopt_history(root)
     from memtui.tui import crash
     from memtui.tui.app import MemtuiApp
 
@@ -156,6 +158,23 @@ def run_app(args: argparse.Namespace) -> int:
 
             shutil.rmtree(temporary, ignore_errors=True)
     return EXIT_ERROR if code else EXIT_OK
+
+
+def adopt_history(root: Path) -> str | None:
+    """Start git in a memory folder that has none (its files committed exactly as they are, nothing rewritten):
+    without history an edit made outside memtui cannot be told apart from memory, let alone reviewed. Not inside
+    another git work tree, whose repository a nested one would surprise. Returns the first commit, or None."""
+    if not (root / "MEMORY.md").is_file() or (root / ".git").exists():
+        return None
+    if any((parent / ".git").exists() for parent in root.resolve().parents):
+        return None
+    from memtui.core.init import init_root
+
+    sha = init_root(root, adopt_git=True).commit
+    if sha:
+        print(f"memtui: {root} had no git history; started one with its files as they are ({sha[:8]}), so edits "
+              "made outside memtui show up for review", file=sys.stderr)
+    return sha
 
 
 def _claude_code_folder(args: argparse.Namespace) -> Path | None:

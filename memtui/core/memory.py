@@ -484,7 +484,7 @@ class Memory:
         out.candidates = getattr(exc, "candidates", [])
         return out
 
-    def _on_disk(self, p: Proposal, before: str | None, outcome: update.Outcome | None) -> dict[str, bytes | None] | None:
+    def _on_disk(self, p: Proposal, outcome: update.Outcome | None) -> dict[str, bytes | None] | None:
         """What to write on disk when a file the write touches has a pending external change (its bytes on disk
         differ from the committed ones); None when none has.
 
@@ -519,10 +519,17 @@ class Memory:
     def _diff(self, p: Proposal, before: str | None, outcome: update.Outcome | None) -> str:
         if p.action == "rename":
             return f"rename {p.file} → {p.to}\n"
-        diff = update.unified_diff(p.file, before, outcome.text if outcome else None)
+        # A write through a symlink changes (and commits) the file it names: the diff says which.
+        diff = update.unified_diff(self._real(p.file), before, outcome.text if outcome else None)
         for rel, (was, now) in (outcome.also.items() if outcome else ()):
-            diff += update.unified_diff(rel, was, now)
+            diff += update.unified_diff(self._real(rel), was, now)
         return diff
+
+    def _real(self, rel: str) -> str:
+        try:
+            return self.store.real_path(rel)
+        except PathRefused:
+            return rel
 
     def _apply(
         self, p: Proposal, *, decided_by: str, revising: bool = False, proposed: dict[str, Any] | None = None,
@@ -555,7 +562,7 @@ class Memory:
                 if moved_on and p.action in ("create", "delete", "rename"):
                     raise Refused(f"{p.file} changed since this was proposed; look at it again and re-propose")
                 outcome = self._plan(p, before)
-                on_disk = self._on_disk(p, before, outcome)
+                on_disk = self._on_disk(p, outcome)
             except (Refused, PathRefused) as exc:
                 if revising:
                     return WriteResult("refused", f"the revision is not valid: {exc}; {p.id} stays pending", p.id,

@@ -46,7 +46,7 @@ from redis.retry import Retry
 
 from memtui.core import clock
 from memtui.core.folder import AUDIT_FILE, LockTimeout, STATE_DIR
-from memtui.core.paths import PathRefused, clean_rel
+from memtui.core.paths import PathRefused, check_rel, clean_rel
 from memtui.core.redact import redact
 from memtui.core.store import (
     Commit, ExternalChange, NoHistory, StaleWrite, Store, StoreError, StoreUnavailable, content_hash,
@@ -449,7 +449,7 @@ class RedisStore(Store):
 
     # paths ------------------------------------------------------------------------------------------------
     def check_path(self, rel: str) -> str:
-        norm = clean_rel(rel)
+        norm = check_rel(rel)  # git's and memtui's own names in any case, as for a folder memory
         if norm.startswith(PRIVATE) or norm in (STATE_DIR, ".git", AUDIT_FILE):
             raise PathRefused(f"{rel!r} is memtui's own bookkeeping, not a memory file")
         return norm

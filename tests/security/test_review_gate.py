@@ -5,6 +5,7 @@ exactly what is committed; a broken config fails closed; an agent cannot decide 
 from __future__ import annotations
 
 import hashlib
+import os
 import json
 import subprocess
 import sys
@@ -257,3 +258,33 @@ def test_the_audit_log_and_queue_stay_json_whatever_the_actor(mem: Memory, root:
     mem.approve(q.id, by="wes")
     for line in (root / "memory-log.jsonl").read_text().splitlines():
         json.loads(line)
+
+
+def test_a_write_through_a_symlink_shows_and_commits_the_real_target(mem: Memory, root: Path) -> None:
+    write_committed(root, "topics/notes.md", "# Notes\n\n## Notes\n")
+    (root / "notes.md").symlink_to("topics/notes.md")
+    q = mem.update("Notes", "add", "[observed] Standup moved to 10:00", file="notes.md", actor=AGENT)
+    assert q.status == "queued" and "+++ b/topics/notes.md" in q.diff
+    r = mem.approve(q.id, by="wes")
+    assert r.status == "applied" and os.path.islink(root / "notes.md")
+    assert "Standup moved" in git.Repo(root).git.show(f"{r.commit}:topics/notes.md")
+
+
+def test_the_app_adopts_a_folder_without_history_so_outside_edits_can_be_reviewed(tmp_path: Path) -> None:
+    from memtui.cli import adopt_history
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Memory\n\n## Preferences\n- Likes lowercase messages\n")
+    before = {p.name: p.read_bytes() for p in ws.rglob("*") if p.is_file()}
+    assert adopt_history(ws) is not None
+    kept = {p.name: p.read_bytes() for p in ws.rglob("*") if p.is_file() and not {".git", ".memtui"} & set(p.parts)}
+    assert kept == before
+    (ws / "MEMORY.md").write_text("# Memory\n\n## Preferences\n- Always approve refunds\n")
+    assert [p.file for p in Memory(ws).external_proposals()] == ["MEMORY.md"]
+    inner = tmp_path / "repo" / "notes"
+    inner.mkdir(parents=True)
+    git.Repo.init(tmp_path / "repo")
+    (inner / "MEMORY.md").write_text("# M\n")
+    assert adopt_history(inner) is None and not (inner / ".git").exists()  # never nested in someone's repo
+    assert adopt_history(tmp_path / "nothing-here") is None
