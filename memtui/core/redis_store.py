@@ -662,9 +662,6 @@ class RedisStore(Store):
             raw = self.client.hgetall(self.k_recorded)
         return {k.decode(): v.decode() for k, v in raw.items()}
 
-    def review_base(self, rel: str) -> bytes | None:
-        return self.committed(rel)
-
     def committed(self, rel: str) -> bytes | None:
         with self._calls():
             sha = self.client.hget(self.k_recorded, clean_rel(rel))
