@@ -80,24 +80,12 @@ class Memory:
         return cached[1]
 
     def read_text(self, rel: str) -> str | None:
-        data = self.store.read(self.store.check_path(rel))
-        if data is None:
-            return None
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise Refused(f"{rel} is not UTF-8 text; memtui reads and writes only UTF-8 memory files") from None
+        return _decoded(rel, self.store.read(self.store.check_path(rel)))
 
     def base_text(self, rel: str) -> str | None:
         """The text a write to `rel` is planned and reviewed against: the committed version where the store keeps
         history (a pending external change on disk is not part of it), else the file as it is."""
-        data = self.store.review_base(self.store.check_path(rel))
-        if data is None:
-            return None
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise Refused(f"{rel} is not UTF-8 text; memtui reads and writes only UTF-8 memory files") from None
+        return _decoded(rel, self.store.review_base(self.store.check_path(rel)))
 
     def document(self, rel: str = MEMORY_FILE) -> Document:
         return Document(self.read_text(rel) or "", self.store.check_path(rel))
@@ -754,6 +742,17 @@ class Memory:
         except (OSError, StoreError):
             return False  # an unwritable audit log must not turn a refusal into a crash; the write itself reports
         return True
+
+
+def _decoded(rel: str, data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        from memtui.core.readable import not_utf8
+
+        raise Refused(not_utf8(rel, data) or f"{rel} is not UTF-8 text") from None
 
 
 def _writes(p: Proposal, before: str | None, outcome: update.Outcome | None) -> dict[str, bytes | None]:
