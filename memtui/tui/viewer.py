@@ -36,6 +36,7 @@ from memtui.tui.messages import ViewerState
 SYMBOLS = {"stated": "◆", "observed": "●", "inferred": "▲", "suggested": "○", None: "⚑"}
 FULL_PARSE_LIMIT = 1_000_000  # bytes; bigger files get a light line scan instead of a markdown parse
 DIFF_LIMIT = 20_000  # lines; bigger files are diffed only when the change is an append
+AUTOJUNK_OVER = 2_000  # lines changed (both versions) above which difflib's autojunk heuristic is on
 _TAG = re.compile(r"\[(" + "|".join(TAGS) + r")\]", re.I)
 _META = re.compile(r"\(\d{4}-\d{2}-\d{2}(?:,[^()]*)?\)\s*$")
 _STRUCK = re.compile(r"^(?P<pre>\s*(?:[-*+]|\d{1,9}[.)])\s+)~~(?P<inner>.*)~~(?P<tail>.*)$")
@@ -130,7 +131,9 @@ def _mark_changes(state: ViewerState, previous: list[str]) -> None:
         while hi < len(lines) - lo and hi < len(previous) - lo and lines[-1 - hi] == previous[-1 - hi]:
             hi += 1
         old, new = previous[lo:len(previous) - hi], lines[lo:len(lines) - hi]
-        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+        # Over a long middle, lines as common as blank ones anchor no match of their own (difflib's autojunk):
+        # matching each of them against every other made edits at both ends of a big file cost its square.
+        matcher = difflib.SequenceMatcher(None, old, new, autojunk=len(old) + len(new) > AUTOJUNK_OVER)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             i1, i2, j1, j2 = i1 + lo, i2 + lo, j1 + lo, j2 + lo
             if tag in ("replace", "insert"):
