@@ -632,7 +632,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--runs", type=int, default=None, help="repetitions for medians (default 5, quick 3)")
     parser.add_argument("--no-readme", action="store_true", help="don't rewrite README.md's table")
-    parser.add_argument("--only", default="", help="comma-separated: startup,viewer,live,search,update,context,context-scale")
+    parser.add_argument("--only", default="",
+                        help="comma-separated: startup,viewer,live,search,update,context,context-scale")
     args = parser.parse_args(argv)
     plan = SMOKE if args.smoke else QUICK if args.quick else FULL
     if args.runs:

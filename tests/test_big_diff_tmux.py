@@ -121,6 +121,7 @@ def test_a_20_mb_uncommitted_log_selected_in_review_keeps_keys_quick_and_memory_
     assert peak < MAX_RSS_MB, f"the app grew to {peak:.0f} MB with the 20 MB log selected"
     # Within 100 ms; on a machine so loaded that the same keys take longer with a one-line log, no slower than that.
     budget = max(KEY_BUDGET, 2 * statistics.median(base))
-    print(f"keys: median {statistics.median(waits):.3f} s (one-line log: {statistics.median(base):.3f} s), peak {peak:.0f} MB (one-line log: {base_peak:.0f} MB)")
+    print(f"keys: median {statistics.median(waits):.3f} s (one-line log: {statistics.median(base):.3f} s), "
+          f"peak {peak:.0f} MB (one-line log: {base_peak:.0f} MB)")
     assert statistics.median(waits) < budget, f"keys took {sorted(waits)} s; with a one-line log {sorted(base)} s"
     assert max(waits) < 2.0, f"a key waited {max(waits):.2f} s"

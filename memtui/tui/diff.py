@@ -1,7 +1,7 @@
 """A diff, drawn by memtui itself: a proposal's unified diff, or a file against its last commit.
 
-What is drawn is bounded, not the diff: its first rows are parsed in a worker thread and drawn, and a last line
-says how many were left out and how to see them in the viewer. A 259,000-line diff of a 20 MB log drawn whole
+What is drawn is bounded, not the diff: its first rows are parsed in a worker thread and drawn, and a line at
+its top and end says how many were left out and how to see them in the viewer. A 259,000-line diff of a 20 MB log drawn whole
 froze the app for a minute and grew it past a gigabyte.
 """
 
@@ -116,8 +116,8 @@ def layout(drawn: Rows, rel: str | None, empty: str) -> tuple[list[Line], int]:
         if drawn.left_out:
             # At the top, where it is seen, and again at the end, where a reader scrolling down arrives.
             where = f"open {rel} in the viewer (o)" if rel else "open the file in the viewer"
-            more = ("more", "", f"… {drawn.left_out:,} more line{'' if drawn.left_out == 1 else 's'} of this diff — "
-                    f"{where}")
+            noun = "line" if drawn.left_out == 1 else "lines"
+            more = ("more", "", f"… {drawn.left_out:,} more {noun} of this diff — {where}")
             out = [more, *out, more]
     return out, max((len(g) + cell_len(t) for _, g, t in out), default=0)
 
