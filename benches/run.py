@@ -59,12 +59,13 @@ class Plan:
     updates: int
     search_runs: int
     queries: tuple[str, ...]
+    sections: tuple[int, ...] = (1_000, 4_000, 10_000)  # MEMORY.md sizes for `context`'s scaling rows
 
 
 FULL = Plan("full", 10_000, 90, 50, 5, 40, 40, 100, 20,
             (generate.LAST_TOPIC_MARKER, "pgbouncer", "postgres"))
 QUICK = Plan("quick", 10_000, 90, 50, 3, 20, 20, 50, 10, (generate.LAST_TOPIC_MARKER, "postgres"))
-SMOKE = Plan("smoke", 60, 0.3, 1, 1, 3, 2, 3, 1, (generate.LAST_TOPIC_MARKER,))
+SMOKE = Plan("smoke", 60, 0.3, 1, 1, 3, 2, 3, 1, (generate.LAST_TOPIC_MARKER,), (100, 400))
 
 
 # results -----------------------------------------------------------------------------------------------------------
@@ -496,6 +497,48 @@ def bench_context(root: Path, plan: Plan) -> list[Row]:
     ]
 
 
+def sections_memory(root: Path, sections: int) -> Path:
+    """A memory whose MEMORY.md has `sections` sections of three current entries and one struck each."""
+    root.mkdir(parents=True, exist_ok=True)
+    parts = ["# MEMORY.md\n"]
+    for k in range(sections):
+        parts.append(f"\n## Section {k}\n\n")
+        parts += [f"- [stated] Fact {j} about topic {k} is value{k * 7 + j} (2026-01-02, chat)\n" for j in range(3)]
+        parts.append(f"- ~~[observed] Old fact about {k}~~ superseded 2026-01-03\n")
+    (root / "MEMORY.md").write_text("".join(parts), encoding="utf-8")
+    return root
+
+
+def bench_context_scale(out: Path, plan: Plan) -> list[Row]:
+    """`memtui context` on MEMORY.md files of growing section counts: the cost should grow linearly (it grew
+    with the square: 0.8 s, 11 s and 79 s at 1,000, 4,000 and 10,000 sections)."""
+    rows: list[Row] = []
+    first: float | None = None
+    for n in plan.sections:
+        root = sections_memory(out / f"sections-{n}", n)
+        read = f"open({str(root / 'MEMORY.md')!r}, encoding='utf-8').read()"
+        cold, cold_rss, base, base_rss = [], [], [], []
+        for i in range(plan.runs + 1):
+            s, r, _ = run(memtui_cmd("context", "--root", str(root)))
+            b, br, _ = run([PY, "-c", read])
+            if i == 0 and plan.runs > 1:
+                continue
+            cold.append(s)
+            cold_rss.append(r)
+            base.append(b)
+            base_rss.append(br)
+        first = first or med(cold)
+        grew = med(cold) / first
+        scale = n / plan.sections[0]
+        note = f"{(root / 'MEMORY.md').stat().st_size / 1e6:.1f} MB" + (
+            f"; {grew:.1f}× the {plan.sections[0]:,}-section run for {scale:g}× the sections" if n != plan.sections[0]
+            else "")
+        rows.append(Row(f"memtui context at {n:,} sections, cold CLI", med(cold), "s", "python -c: read MEMORY.md",
+                        med(base), max(cold_rss), max(base_rss), "linear" if n != plan.sections[0] else "",
+                        grew <= 1.25 * scale if n != plan.sections[0] else None, note))
+    return rows
+
+
 # Redis -------------------------------------------------------------------------------------------------------------
 class Redis:
     """A throwaway redis-server on a free loopback port (persistence off), or None where it is not installed."""
@@ -589,7 +632,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--runs", type=int, default=None, help="repetitions for medians (default 5, quick 3)")
     parser.add_argument("--no-readme", action="store_true", help="don't rewrite README.md's table")
-    parser.add_argument("--only", default="", help="comma-separated: startup,viewer,live,search,update,context")
+    parser.add_argument("--only", default="",
+                        help="comma-separated: startup,viewer,live,search,update,context,context-scale")
     args = parser.parse_args(argv)
     plan = SMOKE if args.smoke else QUICK if args.quick else FULL
     if args.runs:
@@ -615,6 +659,7 @@ def main(argv: list[str] | None = None) -> int:
             ("viewer", lambda: bench_viewer(big_root, big["big_log"], plan)),
             ("search", lambda: bench_search(main_root, plan)),
             ("context", lambda: bench_context(main_root, plan)),
+            ("context-scale", lambda: bench_context_scale(out, plan)),
             ("live", lambda: bench_live_diff(fresh_copy(main_root, work), plan)),
             ("update", lambda: bench_updates_with_redis()),
         ]

@@ -144,7 +144,9 @@ async def test_the_review_panel_renders_any_proposal(demo: Path) -> None:
                 review._show_selected()
                 drawn(review.option_list)
                 drawn(review.query_one("#review-detail"))
-                drawn(review.query_one("#review-diff #diff-body"))
+                text = review.query_one("#review-diff").render_text().plain  # the rows it draws, laid out now
+                bad = (FORBIDDEN - {"\n"}).intersection(text)  # rows are joined by newlines; nothing else
+                assert not bad, f"the diff writes {sorted(map(hex, map(ord, bad)))}"
 
         render()
         await pilot.pause()

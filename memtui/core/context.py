@@ -16,6 +16,7 @@ a few lines each and then further, and each shortened part says how much was lef
 from __future__ import annotations
 
 import math
+from itertools import accumulate
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -51,6 +52,10 @@ class _Part:
 
     def __post_init__(self) -> None:
         self.keep = len(self.lines)
+        # Characters of the lines in the order they are left out (the last ones first, or the first ones when
+        # `newest_last`), summed: the cost at any `keep` is one subtraction, not a sum over the kept lines.
+        order = self.lines if self.newest_last else reversed(self.lines)
+        self._gone_chars = list(accumulate((len(s) + 1 for s in order), initial=0))
 
     @property
     def left_out(self) -> int:
@@ -78,14 +83,17 @@ class _Part:
         return out
 
     def cost(self) -> int:
-        """Characters this part adds to the text (each line plus its newline)."""
+        """Characters this part adds to the text (each line plus its newline), in constant time."""
         if self.keep == 0:
             return 0
-        kept = self.kept()
-        n = len(self.title) + 2 + sum(len(s) + 1 for s in kept)
+        n = len(self.title) + 2 + self._gone_chars[-1] - self._gone_chars[self.left_out]
         if self.left_out:
             n += len(self.note()) + 1
         return n
+
+    def dropped(self) -> str:
+        """This part's item in the line that names what was left out whole."""
+        return f"{self.name} ({len(self.lines)} {self.unit}: {self.where})"
 
 
 @dataclass
@@ -113,27 +121,26 @@ def build_context(memory: Any, budget: int = DEFAULT_BUDGET) -> ContextPack:
     warning = [f"UNREADABLE MEMORY (left out below; tell the user before anything else): {p}" for p in problems]
     limit = budget * CHARS_PER_TOKEN - sum(len(w) + 1 for w in warning)
 
-    def dropped_line() -> str | None:
-        gone = [p for p in parts if p.keep == 0 and p.lines]
-        if not gone:
-            return None
-        return "Left out to fit the budget: " + "; ".join(f"{p.name} ({len(p.lines)} {p.unit}: {p.where})" for p in gone)
-
-    def size() -> int:
-        n = len(HEADER) + 1 + sum(p.cost() for p in parts) + 1 + len(closing) + 1
-        extra = dropped_line()
-        return n + (len(extra) + 1 if extra else 0)
+    # The text's size is kept up to date as parts shrink, one line at a time: recounting every part after each
+    # line left out made 1,000 sections cost seconds and 10,000 over a minute.
+    size = len(HEADER) + 1 + sum(p.cost() for p in parts) + 1 + len(closing) + 1
+    dropped = _Dropped()
 
     order = sorted((p for p in parts if not p.always), key=lambda p: p.priority)
     for floor in (KEEP_AT_LEAST, 0):
         for p in order:
-            while size() > limit and p.keep > min(floor, len(p.lines)):
+            least = min(floor, len(p.lines))
+            while size + dropped.size > limit and p.keep > least:
+                was = p.cost()
                 p.keep -= 1
+                size += p.cost() - was
+                if p.keep == 0 and p.lines:
+                    dropped.add(p)
     lines = [HEADER, *warning]
     for p in parts:
         lines.extend(p.render())
     lines.append("")
-    extra = dropped_line()
+    extra = dropped.line(parts)
     if extra:
         lines.append(extra)
     lines.append(closing)
@@ -141,6 +148,49 @@ def build_context(memory: Any, budget: int = DEFAULT_BUDGET) -> ContextPack:
     left = [{"part": p.name, "left_out": p.left_out, "unit": p.unit, "where": p.where} for p in parts if p.left_out]
     tokens = count_tokens(text)
     return ContextPack(text, tokens, budget, left, over_budget=tokens > budget, problems=problems)
+
+
+class _Dropped:
+    """The line naming the parts left out whole, and its size (newline included) as parts are added to it.
+
+    It names the first few parts left out (the lowest priority: logs, scratch, the last sections) and counts the
+    rest: naming each of 1,000 sections took 20 times the budget it was there to keep."""
+
+    PREFIX = "Left out to fit the budget: "
+    NAMED = 5
+
+    def __init__(self) -> None:
+        self.named: list[_Part] = []
+        self.more = 0
+        self.more_sections = True  # every part counted in `more` is a MEMORY.md section
+        self._named_chars = 0
+
+    def add(self, part: _Part) -> None:
+        if len(self.named) < self.NAMED:
+            self.named.append(part)
+            self._named_chars += len(part.dropped())
+        else:
+            self.more += 1
+            self.more_sections = self.more_sections and part.unit == "entries"
+
+    def _rest(self) -> str:
+        if not self.more:
+            return ""
+        if self.more_sections:
+            return f"; … and {self.more} more sections of MEMORY.md: memtui show MEMORY.md --current"
+        return f"; … and {self.more} more: memtui show MEMORY.md --current, and the files in log/ and scratch/"
+
+    @property
+    def size(self) -> int:
+        if not self.named:
+            return 0
+        return len(self.PREFIX) + self._named_chars + 2 * (len(self.named) - 1) + len(self._rest()) + 1
+
+    def line(self, parts: list[_Part]) -> str | None:
+        if not self.named:
+            return None
+        named = {id(p) for p in self.named}
+        return self.PREFIX + "; ".join(p.dropped() for p in parts if id(p) in named) + self._rest()
 
 
 def _read(memory: Any, rel: str, problems: list[str]) -> str:

@@ -26,17 +26,30 @@ def tokens(text: str) -> list[str]:
 
 def near_duplicate(a: str, b: str) -> bool:
     """True when two entries say the same thing. Different numbers or different key words are not duplicates."""
-    ta, tb = tokens(a), tokens(b)
-    if not ta or not tb:
-        return False
-    sa, sb = set(ta), set(tb)
-    if sa == sb:
-        return True
-    diff = sa ^ sb
-    if any(any(ch.isdigit() for ch in w) for w in diff):
-        return False
-    ra = " ".join(sorted(ta))
-    rb = " ".join(sorted(tb))
-    if min(len(ra), len(rb)) < 12:
-        return False
-    return SequenceMatcher(None, ra, rb, autojunk=False).ratio() >= 0.93
+    return Words(a).near_duplicate(Words(b))
+
+
+class Words:
+    """An entry's words, worked out once for comparing it with many others."""
+
+    __slots__ = ("words", "set", "sorted")
+
+    def __init__(self, text: str) -> None:
+        self.words = tokens(text)
+        self.set = frozenset(self.words)
+        self.sorted = " ".join(sorted(self.words))
+
+    def near_duplicate(self, other: Words) -> bool:
+        if not self.words or not other.words:
+            return False
+        if self.set == other.set:
+            return True
+        diff = self.set ^ other.set
+        if any(any(ch.isdigit() for ch in w) for w in diff):
+            return False
+        ra, rb = self.sorted, other.sorted
+        if min(len(ra), len(rb)) < 12:
+            return False
+        if 2 * min(len(ra), len(rb)) < 0.93 * (len(ra) + len(rb)):
+            return False  # the ratio's upper bound from the lengths alone (SequenceMatcher.real_quick_ratio)
+        return SequenceMatcher(None, ra, rb, autojunk=False).ratio() >= 0.93

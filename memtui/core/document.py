@@ -101,6 +101,8 @@ class Document:
         self.lines: list[str] = text.splitlines(keepends=True)
         self.spec = parse_spec(text)
         self.sections: list[Section] = []
+        self.hidden: frozenset[int] = frozenset()  # lines inside fences, code and HTML blocks
+        self._by_title: dict[str, Section] | None = None
         self._parse()
 
     @property
@@ -112,6 +114,7 @@ class Document:
 
     def _parse(self) -> None:
         headings, hidden = _structure(self.text)
+        self.hidden = hidden
         level = 2 if any(lv == 2 for _, lv, _ in headings) else 1
         tops = [(ln, lv, title) for ln, lv, title in headings if lv == level]
         n = len(self.lines)
@@ -129,11 +132,13 @@ class Document:
                     sec.entries.append((i, e))
 
     def section(self, name: str) -> Section | None:
-        want = _fold(name)
-        for sec in self.sections:
-            if sec.heading is not None and _fold(sec.title) == want:
-                return sec
-        return None
+        """The first section titled `name` (case and spacing folded); one dict lookup, not a walk of them all."""
+        if self._by_title is None:
+            self._by_title = {}
+            for sec in self.sections:
+                if sec.heading is not None:
+                    self._by_title.setdefault(_fold(sec.title), sec)
+        return self._by_title.get(_fold(name))
 
     @property
     def section_names(self) -> list[str]:

@@ -613,7 +613,9 @@ class RedisStore(Store):
             return None
         befores = self._blobs([b for _, b, _ in changes])
         diff = "".join(
-            unified_diff(path, _text(befores.get(before)), _text(after)) for path, before, after in changes
+            # The history keeps the whole patch (it is split per file by its hunk counts), not a bounded one.
+            unified_diff(path, _text(befores.get(before)), _text(after), None, None)
+            for path, before, after in changes
         )
         ts = ts_ms if ts_ms is not None else int(clock.now().timestamp() * 1000)
         change_id = uuid.uuid4().hex

@@ -497,20 +497,22 @@ class MemtuiApp(App[None]):
         before = self.memory.store.committed(rel)
         after = self.memory.store.read(rel)
         decode = lambda b: None if b is None else b.decode("utf-8", errors="replace")  # noqa: E731
-        self.post_message(CommittedLoaded(rel, decode(before), decode(after)))
+        # Diffed here, not on the app's thread, and bounded: a 20 MB file's whole diff would freeze the app.
+        self.post_message(CommittedLoaded(rel, unified(rel, decode(before), decode(after)), before is not None))
 
     def on_committed_loaded(self, message: CommittedLoaded) -> None:
         if not self.alive():
             return
         pid = tab_id("diff", message.rel)
-        diff = unified(message.rel, message.before, message.after)
-        empty = f"{message.rel} is as last committed." if message.before is not None else \
+        diff = message.diff
+        empty = f"{message.rel} is as last committed." if message.committed else \
             f"{message.rel} was never committed (no history yet)."
         main = self.main
         if main.query(f"#{pid}"):
-            main.get_pane(pid).query_one(DiffView).show(diff, empty)
+            main.get_pane(pid).query_one(DiffView).show(diff, empty, rel=message.rel)
         else:
-            main.add_pane(TabPane(content(f"Δ {message.rel}", newlines=False), DiffView(diff, empty=empty), id=pid))
+            main.add_pane(TabPane(content(f"Δ {message.rel}", newlines=False),
+                                  DiffView(diff, empty=empty, rel=message.rel), id=pid))
         self.show_tab(pid)
 
     def action_open_pane(self, kind: str) -> None:

@@ -72,13 +72,13 @@ class Decided(Message):
 
 
 class CommittedLoaded(Message):
-    """The last committed version of a file, read in a worker, for the diff tab."""
+    """A file against its last commit, read and diffed (bounded) in a worker, for the diff tab."""
 
-    def __init__(self, rel: str, before: str | None, after: str | None) -> None:
+    def __init__(self, rel: str, diff: str, committed: bool) -> None:
         super().__init__()
         self.rel = rel
-        self.before = before
-        self.after = after
+        self.diff = diff
+        self.committed = committed  # False: the file has no history yet
 
 
 class OpenFile(Message):

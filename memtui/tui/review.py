@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 from memtui.core.entries import TAGS
 from memtui.core.proposals import CONFLICT, Proposal
 from memtui.tui.diff import DiffView
+from memtui.tui.messages import OpenFile
 from memtui.tui.plain import plain, visible
 
 
@@ -151,6 +152,13 @@ class ReviewPanel(Vertical):
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self._show_selected()
 
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        """enter on a proposal opens its file in the viewer: all of it, where the diff shows only its start."""
+        event.stop()
+        p = self.selected
+        if p is not None:
+            self.post_message(OpenFile(p.file))
+
     def _show_selected(self) -> None:
         p = self.selected
         detail = self.query_one("#review-detail", Static)
@@ -167,4 +175,4 @@ class ReviewPanel(Vertical):
         lines += [f"⚑ {f}" for f in p.flags]
         lines += [f"warning: {w}" for w in p.warnings]
         detail.update(plain("\n".join(lines)))
-        diff.show(p.diff, empty="(no diff)")
+        diff.show(p.diff, empty="(no diff)", rel=p.file)

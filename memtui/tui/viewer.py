@@ -39,6 +39,7 @@ SYMBOLS = {"stated": "◆", "observed": "●", "inferred": "▲", "suggested": "
 TAB_SIZE = 4
 FULL_PARSE_LIMIT = 1_000_000  # bytes; bigger files get a light line scan instead of a markdown parse
 DIFF_LIMIT = 20_000  # lines; bigger files are diffed only when the change is an append
+AUTOJUNK_OVER = 2_000  # lines changed (both versions) above which difflib's autojunk heuristic is on
 _TAG = re.compile(r"\[(" + "|".join(TAGS) + r")\]", re.I)
 _META = re.compile(r"\(\d{4}-\d{2}-\d{2}(?:,[^()]*)?\)\s*$")
 _STRUCK = re.compile(r"^(?P<pre>\s*(?:[-*+]|\d{1,9}[.)])\s+)~~(?P<inner>.*)~~(?P<tail>.*)$")
@@ -126,8 +127,20 @@ def _struck_bullets(text: str, start: int, stop: int) -> int:
 def _mark_changes(state: ViewerState, previous: list[str]) -> None:
     lines = state.lines
     if len(lines) <= DIFF_LIMIT and len(previous) <= DIFF_LIMIT:
-        matcher = difflib.SequenceMatcher(None, previous, lines, autojunk=False)
+        # The lines both versions start and end with are set aside first: an edit in one place of a file of 5,000
+        # lines was matched by difflib over all of them (most of a second, its blank lines all alike).
+        lo = 0
+        while lo < len(lines) and lo < len(previous) and lines[lo] == previous[lo]:
+            lo += 1
+        hi = 0
+        while hi < len(lines) - lo and hi < len(previous) - lo and lines[-1 - hi] == previous[-1 - hi]:
+            hi += 1
+        old, new = previous[lo:len(previous) - hi], lines[lo:len(lines) - hi]
+        # Over a long middle, lines as common as blank ones anchor no match of their own (difflib's autojunk):
+        # matching each of them against every other made edits at both ends of a big file cost its square.
+        matcher = difflib.SequenceMatcher(None, old, new, autojunk=len(old) + len(new) > AUTOJUNK_OVER)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            i1, i2, j1, j2 = i1 + lo, i2 + lo, j1 + lo, j2 + lo
             if tag in ("replace", "insert"):
                 state.added.update(range(j1, j2))
             if tag in ("replace", "delete"):
@@ -182,6 +195,7 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
         self.read = read
         self.state: ViewerState | None = None
         self._rows: list[tuple[int, int]] | None = None  # (line, -1) or (line, ghost k) when ghosts show
+        self._row_index: dict[int, int] | None = None  # line -> its row in `_rows`
         self._cache: LRUCache[tuple, Strip] = LRUCache(2048)
         self._pending_line: int | None = None
         self.loads = 0
@@ -270,12 +284,12 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
     def _row_of(self, line: int) -> int:
         if self._rows is None:
             return line
-        for r, (i, k) in enumerate(self._rows):
-            if i == line and k < 0:
-                return r
-        return line
+        if self._row_index is None:  # built once per set of rows, not walked for every line asked about
+            self._row_index = {i: r for r, (i, k) in reversed(list(enumerate(self._rows))) if k < 0}
+        return self._row_index.get(line, line)
 
     def _build_rows(self) -> None:
+        self._row_index = None
         st = self.state
         if st is not None and self.entry_filter is not None and self.entries_known():
             self._rows = [(i, -1) for i in self.filtered_rows()]

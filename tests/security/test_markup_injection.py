@@ -146,8 +146,12 @@ async def test_markup_in_proposals_is_shown_literally_and_a_click_runs_nothing(h
             assert f"by {ACTOR}" in lines, lines
             assert await click_text(pilot, detail, "BELL")
         review.select(ids["entry"])
-        await pilot.pause(0.1)
-        diff = flat(rendered(review.query_one("#review-diff #diff-body")))
+        view = review.query_one("#review-diff")
+        for _ in range(50):
+            await pilot.pause(0.05)
+            if view.drawn:
+                break
+        diff = flat(rendered(view))
         assert "likes [bold]tea[/bold]" in diff, diff
         assert await click_text(pilot, review.option_list, "QUIT")
 

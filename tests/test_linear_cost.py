@@ -1,0 +1,126 @@
+"""Cost that grows with the number of sections, not its square: `context`, lint, the viewer's scan and its section
+lookups do about 4x the work for 4x the sections.
+
+Work is counted, not timed: every Python line run and every Python and C function called while the code runs
+(sys.settrace, sys.setprofile), so the test gives the same answer on a quiet machine and a busy one. A quadratic
+part shows as a ratio near 16.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Callable
+
+import pytest
+
+from memtui.core import document
+from memtui.core.context import build_context
+from memtui.core.lint import lint
+from memtui.core.memory import Memory
+from memtui.tui.entry_cursor import EntryCursor
+from memtui.tui.viewer import scan
+
+SMALL, BIG = 250, 1000
+LINEAR = 5.0  # the most the work may grow for 4x the sections (4.0 is linear; a little more for n log n)
+
+
+def memory_md(sections: int, salt: str) -> str:
+    parts = [f"# Memory {salt}\n"]
+    for k in range(sections):
+        parts.append(f"\n## Section {k} {salt}\n\n")
+        for j in range(3):
+            parts.append(f"- [stated] Fact {j} about topic {k} is value{k * 7 + j} (2026-01-02, chat)\n")
+        parts.append(f"- ~~[observed] Old fact about {k}~~ superseded 2026-01-03\n")
+    return "".join(parts)
+
+
+def steps(work: Callable[[], object]) -> int:
+    """Python lines run and functions (Python and C) called while `work` runs."""
+    count = 0
+
+    def trace(frame, event, arg):  # noqa: ANN001
+        nonlocal count
+        count += 1
+        return trace
+
+    def profile(frame, event, arg):  # noqa: ANN001
+        nonlocal count
+        if event == "c_call":
+            count += 1
+
+    sys.setprofile(profile)
+    sys.settrace(trace)
+    try:
+        work()
+    finally:
+        sys.settrace(None)
+        sys.setprofile(None)
+    return count
+
+
+def growth(tmp_path: Path, run: Callable[[Path, str], Callable[[], object]]) -> float:
+    """How much more work 4x the sections take: `run(root, text)` prepares and returns the work to count."""
+    counts = []
+    for n in (SMALL, BIG):
+        root = tmp_path / f"m{n}"
+        root.mkdir()
+        text = memory_md(n, f"s{n}")
+        (root / "MEMORY.md").write_text(text, encoding="utf-8")
+        document._structures.clear()  # each size parses its own text once, as a fresh process would
+        counts.append(steps(run(root, text)))
+    return counts[1] / counts[0]
+
+
+def test_context_is_linear_in_sections(tmp_path: Path):
+    ratio = growth(tmp_path, lambda root, _: lambda: build_context(Memory(root)))
+    assert ratio < LINEAR, f"4x the sections cost {ratio:.1f}x the work in build_context"
+
+
+def test_context_with_a_budget_that_keeps_much_is_linear_in_sections(tmp_path: Path):
+    ratio = growth(tmp_path, lambda root, _: lambda: build_context(Memory(root), budget=20_000))
+    assert ratio < LINEAR, f"4x the sections cost {ratio:.1f}x the work in build_context"
+
+
+def test_lint_is_linear_in_sections(tmp_path: Path):
+    ratio = growth(tmp_path, lambda root, _: lambda: lint(Memory(root)))
+    assert ratio < LINEAR, f"4x the sections cost {ratio:.1f}x the work in lint"
+
+
+def test_the_viewer_scan_and_its_live_diff_are_linear_in_sections(tmp_path: Path):
+    def both(_root: Path, text: str) -> Callable[[], object]:
+        def work() -> None:
+            state = scan("MEMORY.md", text, None)
+            changed = text.replace("## Section 5 ", "## Section five ", 1) + "- [stated] One more (2026-01-04)\n"
+            scan("MEMORY.md", changed, list(state.lines))
+        return work
+
+    ratio = growth(tmp_path, both)
+    assert ratio < LINEAR, f"4x the sections cost {ratio:.1f}x the work in the viewer's scan"
+
+
+def test_the_entry_cursor_finds_each_entrys_section_in_linear_total_work(tmp_path: Path):
+    def every_entry(_root: Path, text: str) -> Callable[[], object]:
+        state = scan("MEMORY.md", text, None)
+        cursor = SimpleNamespace(state=state)
+
+        def work() -> None:
+            for line in state.extra["current"]:
+                EntryCursor.section_at(cursor, line)  # type: ignore[arg-type]
+        return work
+
+    ratio = growth(tmp_path, every_entry)
+    assert ratio < LINEAR, f"4x the sections cost {ratio:.1f}x the work finding sections"
+
+
+@pytest.mark.parametrize("n", [SMALL])
+def test_the_sections_found_are_the_right_ones(n: int):
+    text = memory_md(n, "x")
+    state = scan("MEMORY.md", text, None)
+    cursor = SimpleNamespace(state=state)
+    for line in list(state.extra["current"])[::97]:
+        title = EntryCursor.section_at(cursor, line)  # type: ignore[arg-type]
+        heading = max(h for h, _ in state.extra["sections"] if h <= line)
+        assert title == state.lines[heading].removeprefix("## ")
+    assert EntryCursor.section_at(cursor, 0) == ""  # type: ignore[arg-type]
