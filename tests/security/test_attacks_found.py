@@ -242,3 +242,72 @@ def test_a_gitignore_cannot_hide_files_from_review(mem: Memory, root: Path) -> N
     found = run_tool(mem, "memory_search", {"query": "refunds to account 991"}, MCP).text
     assert listed or ("evil.test" not in ctx and EVIL not in found), \
         "files hidden by a .gitignore are read as memory but never offered for review"
+
+
+# a person's decision is not what is committed -------------------------------------------------------------------
+def test_revising_a_file_level_proposal_commits_the_revision_or_refuses(mem: Memory, root: Path) -> None:
+    """Impact: `memtui queue revise ID --entry E --section S` on an agent's memory_edit proposal reports
+    "applied" but commits the agent's original text and drops the person's revision (a file-level action is
+    re-planned from old/content and ignores entry): the person approved "Likes tea", memory got the wire order."""
+    r = run_tool(mem, "memory_edit", {"path": "MEMORY.md", "old": "## Facts\n",
+                                      "new": f"## Facts\n- [stated] {EVIL} ({TODAY})\n"}, MCP)
+    assert r.result is not None and r.result.status == "queued"
+    out = cli(root, "queue", "revise", r.result.id, "--entry", "[stated] Likes green tea", "--section", "Facts")
+    if out.returncode == 0:
+        assert EVIL not in committed(root), "the person's revision was dropped and the agent's text committed"
+
+
+# external changes the person cannot decide -------------------------------------------------------------------------
+def test_an_external_change_swapped_for_a_link_into_git_is_refused_not_a_traceback(mem: Memory, root: Path) -> None:
+    """Impact: an agent lists notes.md as an external change, then replaces it with a symlink to .git/config:
+    approving or rejecting x-… raises PathRefused (a traceback from `memtui queue approve`), and the change can
+    never be decided."""
+    (root / "notes.md").write_text("- [stated] harmless\n")
+    [x] = mem.external_proposals()
+    (root / "notes.md").unlink()
+    os.symlink(".git/config", root / "notes.md")
+    before = head(root)
+    assert mem.approve(x.id, by="wes").status in ("refused", "conflict")
+    assert mem.reject(x.id, reason="no", by="wes").status in ("refused", "rejected")
+    out = cli(root, "queue", "approve", x.id)
+    assert "Traceback" not in out.stderr
+    assert head(root) == before
+
+
+def test_an_external_file_with_a_control_character_in_its_name_can_be_decided(mem: Memory, root: Path) -> None:
+    """Impact: names with control characters are refused everywhere except in the external-change listing: a
+    file 'evil\\x1b[8m.md' dropped in the folder is listed (and printed raw by `memtui queue list`: ESC reaches the
+    person's terminal) but approve and reject both raise PathRefused, so it stays pending for ever."""
+    (root / "evil\x1b[8m.md").write_text("x\n")
+    listed = cli(root, "queue", "list").stdout
+    assert "\x1b" not in listed, "a file name's escape sequence reaches the person's terminal"
+    for x in mem.external_proposals():
+        assert mem.reject(x.id, reason="no", by="wes").status in ("refused", "rejected")
+
+
+# the app -------------------------------------------------------------------------------------------------------------
+async def test_two_queue_files_with_one_id_do_not_crash_the_app(mem: Memory, root: Path) -> None:
+    """UNSURE (agent with file access to the folder): the review panel uses each proposal's id as an OptionList
+    id; two queue files whose JSON holds the same id make the app exit with DuplicateID on start."""
+    from app_support import settled, wait_for
+    from memtui.tui.app import MemtuiApp
+
+    queue = root / ".memtui" / "queue"
+    queue.mkdir(exist_ok=True)
+    for name in ("p-0001", "p-0002"):
+        (queue / f"{name}.json").write_text(json.dumps({
+            "id": "p-0001", "created": f"{TODAY}T14:00:00", "actor": AGENT, "file": "MEMORY.md", "action": "edit",
+            "old": "## Facts\n", "content": f"## Facts\n- [stated] y ({TODAY})\n"}))
+    app = MemtuiApp(root, watch=False)
+    async with app.run_test(size=(150, 42)) as pilot:
+        await wait_for(pilot, lambda: settled(app) or not app.is_running, timeout=10, what="the app to settle")
+        await pilot.pause(0.2)
+        assert app.is_running and app.return_code is None
+
+
+# huge inputs ------------------------------------------------------------------------------------------------------
+def test_an_unreviewed_log_line_is_bounded(mem: Memory, root: Path) -> None:
+    """UNSURE (no size rule is written down): memory_log applies a 2 MB "line" at once, unreviewed, with no
+    entry-max or file cap; an agent can grow today's log (and every clone) without limit."""
+    r = run_tool(mem, "memory_log", {"text": "x" * 2_000_000}, MCP)
+    assert r.is_error or (root / "log" / f"{TODAY}.md").stat().st_size < 100_000
