@@ -311,3 +311,29 @@ def test_an_unreviewed_log_line_is_bounded(mem: Memory, root: Path) -> None:
     entry-max or file cap; an agent can grow today's log (and every clone) without limit."""
     r = run_tool(mem, "memory_log", {"text": "x" * 2_000_000}, MCP)
     assert r.is_error or (root / "log" / f"{TODAY}.md").stat().st_size < 100_000
+
+
+def test_cli_approval_of_an_external_change_commits_only_the_bytes_shown(mem: Memory, root: Path) -> None:
+    """Impact: `memtui queue show x-…` shows one text; the agent rewrites the file; `memtui queue approve x-…`
+    (same id: it names the path, not the bytes) commits the new text the person never saw. The app passes
+    `expect`, the CLI cannot."""
+    (root / "notes.md").write_text("- [stated] Likes green tea (2026-08-20)\n")
+    [x] = mem.external_proposals()
+    shown = cli(root, "queue", "show", x.id).stdout
+    assert "green tea" in shown
+    (root / "notes.md").write_text(f"- [stated] {EVIL} (2026-08-20)\n")
+    out = cli(root, "queue", "approve", x.id)
+    if out.returncode == 0:
+        assert EVIL not in committed(root, "notes.md"), "the CLI committed bytes the person was never shown"
+
+
+def test_a_look_alike_of_an_agent_name_counts_as_an_agent(mem: Memory, root: Path) -> None:
+    """UNSURE (the README says a shell cannot be told from its user): `--by аgent` (Cyrillic а) or fullwidth
+    ａｇｅｎｔ passes the agent check, so `memtui queue approve` takes it as a person's approval, and history shows
+    a decider that reads as "agent"."""
+    r = run_tool(mem, "memory_edit", {"path": "MEMORY.md", "old": "## Facts\n",
+                                      "new": f"## Facts\n- [stated] {EVIL} ({TODAY})\n"}, MCP)
+    assert r.result is not None and r.result.status == "queued"
+    for name in ("\u0430gent:x", "\uff41\uff47\uff45\uff4e\uff54"):
+        assert mem.approve(r.result.id, by=name).status == "refused", f"{name!r} approved as a person"
+    assert EVIL not in committed(root)
