@@ -337,3 +337,12 @@ def test_a_look_alike_of_an_agent_name_counts_as_an_agent(mem: Memory, root: Pat
     for name in ("\u0430gent:x", "\uff41\uff47\uff45\uff4e\uff54"):
         assert mem.approve(r.result.id, by=name).status == "refused", f"{name!r} approved as a person"
     assert EVIL not in committed(root)
+
+
+def test_a_dropped_gitattributes_can_be_rejected(mem: Memory, root: Path) -> None:
+    """Impact: a .gitattributes written into the folder is listed as an external change (git already honours it
+    for memtui's own status and diff calls), but it is a protected name, so reject (and approve) raise
+    PathRefused: the person cannot remove it through memtui, and the app's decision fails."""
+    (root / ".gitattributes").write_text("*.md diff=evil\n")
+    [x] = mem.external_proposals()
+    assert mem.reject(x.id, reason="not memory", by="wes").status in ("rejected", "refused")
