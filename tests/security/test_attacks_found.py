@@ -83,6 +83,7 @@ def test_a_superscript_digit_scratch_file_on_disk_does_not_break_context_and_swe
     assert "PROJECT MEMORY" in out.text
     assert mem.sweep().status == "applied"
     assert cli(root, "context").returncode == 0
+    assert "Traceback" not in cli(root, "hook", "session-start").stderr
 
 
 # the fast lane reaches MEMORY.md, and an external change is absorbed -------------------------------------------
@@ -356,3 +357,12 @@ def test_an_inferred_lesson_sent_as_a_file_edit_meets_the_recurrence_gate(mem: M
                                       "new": f"## Preferences\n- [inferred] Prefers answers in German ({TODAY})\n"}, MCP)
     assert r.result is not None and r.result.status == "queued"
     assert any(f.startswith("candidate:") for f in r.result.flags), "the gate did not see an [inferred] lesson"
+
+
+def test_an_empty_agents_list_does_not_switch_review_off(mem: Memory, root: Path) -> None:
+    """UNSURE (a person's committed setting, but ISSUE-16 counts `agents = "agent"` as a silent switch-off):
+    `[review] agents = []` passes the schema, so no actor is an agent and every MCP write, file edit and delete
+    applies at once, with no error in the CLI, header or doctor."""
+    write_committed(root, ".memtui/config.toml", "[review]\nagents = []\n")
+    r = run_tool(mem, "memory_update", {"section": "Facts", "action": "add", "entry": f"[observed] {EVIL}"}, MCP)
+    assert mem.config.error is not None or (r.result is not None and r.result.status == "queued")
