@@ -366,3 +366,16 @@ def test_an_empty_agents_list_does_not_switch_review_off(mem: Memory, root: Path
     write_committed(root, ".memtui/config.toml", "[review]\nagents = []\n")
     r = run_tool(mem, "memory_update", {"section": "Facts", "action": "add", "entry": f"[observed] {EVIL}"}, MCP)
     assert mem.config.error is not None or (r.result is not None and r.result.status == "queued")
+
+
+@pytest.mark.parametrize("command", [("context",), ("search", "note")])
+def test_an_unreviewed_scratch_note_sends_no_escape_sequences_to_the_terminal(mem: Memory, root: Path,
+                                                                             command: tuple[str, ...]) -> None:
+    """Impact: memory_scratch (applied at once) keeps ESC/BEL in the body; `memtui context` and `memtui search`
+    print it raw, so an agent sets the person's clipboard (OSC 52: the next paste into a shell is the agent's),
+    clears the screen or rewrites what is shown, with no review."""
+    r = run_tool(mem, "memory_scratch", {"name": "wip", "body": "note\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2Jcleared"},
+                 MCP)
+    assert r.result is not None and r.result.status == "applied"
+    out = cli(root, *command).stdout
+    assert "\x1b" not in out and "\x07" not in out, "an agent's escape sequences reach the person's terminal"
