@@ -354,7 +354,8 @@ def test_an_inferred_lesson_sent_as_a_file_edit_meets_the_recurrence_gate(mem: M
     memory_edit (or through the Claude Code hook, which always sends edit/create) carries no 'candidate:' flag
     and its approval records no confirmation: the reviewer is not told it was seen once."""
     r = run_tool(mem, "memory_edit", {"path": "MEMORY.md", "old": "## Preferences\n",
-                                      "new": f"## Preferences\n- [inferred] Prefers answers in German ({TODAY})\n"}, MCP)
+                                      "new": f"## Preferences\n- [inferred] Prefers answers in German ({TODAY})\n"},
+                 MCP)
     assert r.result is not None and r.result.status == "queued"
     assert any(f.startswith("candidate:") for f in r.result.flags), "the gate did not see an [inferred] lesson"
 
