@@ -200,6 +200,8 @@ def cmd_queue(args: argparse.Namespace) -> int:
             return EXIT_ERROR
         human = f"{p.id} {p.status} by {p.actor} at {p.created}\n{p.summary()}\n" + (
             f"reason: {p.reason}\n" if p.reason else "") + "".join(f"flag: {f}\n" for f in p.flags) + p.diff
+        if p.external:
+            human += f"\nTo commit exactly these bytes: memtui queue approve {p.id}@{p.after_hash}"
         emit(args, _public(p), human.rstrip("\n"))
         return EXIT_OK
     if args.queue_cmd == "approve":
@@ -210,7 +212,13 @@ def cmd_queue(args: argparse.Namespace) -> int:
             return max((r.exit_code for r in results), default=EXIT_OK)
         if not args.id:
             return report(args, _usage("approve needs an ID (or --all)"))
-        return report(args, mem.approve(args.id, by=by))
+        pid, _, expect = args.id.partition("@")
+        if pid.startswith("x-") and not expect:
+            # An external change's id names its file, not its bytes: the file may have changed since it was read.
+            return report(args, _refusal(pid, f"an external change is approved as the bytes you looked at: run "
+                                              f"`memtui queue show {pid}` and approve with the id it prints "
+                                              f"({pid}@HASH); nothing was committed"))
+        return report(args, mem.approve(pid, by=by, expect=expect or None))
     if args.queue_cmd == "reject":
         return report(args, mem.reject(args.id, reason=args.reason, by=by))
     if args.queue_cmd == "revise":
@@ -218,6 +226,12 @@ def cmd_queue(args: argparse.Namespace) -> int:
             return report(args, _usage("revise needs --entry, --section or --as"))
         return report(args, mem.approve(args.id, by=by, entry=args.entry, section=args.section, tag=args.tag))
     return EXIT_ERROR
+
+
+def _refusal(pid: str, message: str) -> Any:
+    from memtui.core.proposals import WriteResult
+
+    return WriteResult("refused", message, pid)
 
 
 def _public(p: Any) -> dict[str, Any]:

@@ -169,8 +169,9 @@ def validate(raw: dict[str, Any]) -> list[str]:
                 problems.append(f"[{name}] {key} must be {_kind(want)}, not {type(v).__name__} {v!r}")
     review = raw.get("review") if isinstance(raw.get("review"), dict) else {}
     agents = review.get("agents")
-    if isinstance(agents, list) and not all(isinstance(a, str) and a.strip() for a in agents):
-        problems.append("[review] agents must be a list of non-empty strings (globs such as \"agent*\")")
+    if isinstance(agents, list) and not (agents and all(isinstance(a, str) and a.strip() for a in agents)):
+        # An empty list would make every actor a person: review switched off without a word.
+        problems.append("[review] agents must list at least one non-empty pattern (globs such as \"agent*\")")
     if "scratch_max_ttl" in review:
         try:
             parse_minutes(review["scratch_max_ttl"])

@@ -439,6 +439,8 @@ def _check_uncommitted(memory: Memory, report: DoctorReport, fix: bool, records:
         r = last.get(ch.path)
         if r is None or r.get("after_hash") != content_hash(ch.after):
             continue
+        if r.get("commit") and store.resolve_change(str(r["commit"])) is not None:
+            continue  # that write was committed; the same bytes back on disk now are an external change
         f = Finding("uncommitted-write", f"{ch.path} holds an applied write ({r.get('action')} by "
                     f"{r.get('actor')}) that was never committed", ch.path)
         if fix:

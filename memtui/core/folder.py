@@ -10,6 +10,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import tempfile
 import threading
 import time
@@ -31,6 +32,7 @@ INTENT_FILE = "intent.json"
 UNDO_DIR = "undo"
 # Paths that are memtui's own bookkeeping, never memory content and never an external change.
 PRIVATE = (STATE_DIR + "/", AUDIT_FILE, ".git/")
+QUEUE_ID = re.compile(r"^p-[0-9]{1,12}$")
 SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
 
 
@@ -609,6 +611,8 @@ class FolderStore(Store):
             return n
 
     def queue_save(self, pid: str, data: bytes) -> None:
+        if not QUEUE_ID.match(pid):  # the id names the file: only memtui's own numbering may
+            raise StoreError(f"not a proposal id: {pid!r}; nothing was queued")
         self.queue_dir.mkdir(parents=True, exist_ok=True)
         atomic_write(self.queue_dir / f"{pid}.json", data)
 

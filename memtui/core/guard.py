@@ -131,12 +131,21 @@ def _flag(p: Proposal, message: str) -> None:
         p.flags.append(message)
 
 
+# Control characters a file's text has no use for: ESC and the rest would reach a terminal that prints the file
+# (`memtui context`, `queue show`) as commands; line and paragraph separators split lines unseen.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def _strip_invisible(p: Proposal) -> None:
     hidden = INVISIBLE.findall(p.content or "")
     if hidden:
         names = invisible_names(p.content or "")
         p.content = INVISIBLE.sub("", p.content or "")
         _flag(p, f"stripped {len(hidden)} invisible character(s) ({names}) from the text")
+    control = _CONTROL.findall(p.content or "")
+    if control:
+        p.content = _CONTROL.sub("", p.content or "")
+        _flag(p, f"stripped {len(control)} control character(s) from the text")
 
 
 def _mark_untrusted_entry(p: Proposal) -> None:

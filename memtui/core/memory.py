@@ -34,7 +34,8 @@ MEMORY_FILE = "MEMORY.md"
 WRITE_ATTEMPTS = 8
 SCRATCH_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 # A log line an agent may append unreviewed: "- HH:MM [tag] text", one line, current (not struck).
-LOG_LINE = re.compile(r"^- (?:[01]\d|2[0-3]):[0-5]\d \[(?:stated|observed|inferred|suggested)\] \S.*$")
+LOG_LINE = re.compile(r"^- (?:[01][0-9]|2[0-3]):[0-5][0-9] \[(?:stated|observed|inferred|suggested)\] \S.*$")
+LOG_LINE_MAX = 2000
 
 
 class NotFound(LookupError):
@@ -180,7 +181,7 @@ class Memory:
             if not rel.startswith("scratch/"):
                 continue
             stem = rel.rsplit("/", 1)[-1].split("-", 1)[0]
-            if stem.isdigit():
+            if _digits(stem):
                 out.append((rel, int(stem)))
         return out
 
@@ -217,6 +218,8 @@ class Memory:
         """The one write path: validate, then apply at once or queue for a person, as the policy says."""
         from memtui.core import guard, recurrence
 
+        p.id = ""  # a caller's id is never trusted: memtui numbers what it queues
+        p.actor = clean_actor(p.actor)
         try:
             p.file = self.store.check_path(p.file)
             if p.to is not None:
@@ -266,6 +269,9 @@ class Memory:
             except (ValueError, TypeError, json.JSONDecodeError):
                 self.queue_problems.append(f"{pid}: unreadable queue file (half-written or corrupt); skipped")
                 continue
+            if p.id != pid:  # a queue file is anyone's to write: its name, not its content, says which it is
+                self.queue_problems.append(f"{pid}: its queue file names another id ({p.id!r}); skipped")
+                continue
             if include_decided or p.open:
                 out.append(p)
         if external:
@@ -308,8 +314,14 @@ class Memory:
             if isinstance(p, WriteResult):
                 return p
             if p.external:
-                return self._approve_external(p, by, expect)
+                try:
+                    return self._approve_external(p, by, expect)
+                except PathRefused as exc:
+                    return WriteResult("refused", f"{p.file} cannot be committed: {exc}", pid, p.file)
             revising = entry is not None or section is not None or tag is not None
+            if revising and p.action not in (*ENTRY_ACTIONS, "move"):
+                return WriteResult("refused", f"{pid} is a {p.action} of {p.file}, not an entry: it can only be "
+                                   "approved or rejected as it is; nothing was changed", pid, p.file)
             proposed = {"entry": p.entry, "section": p.section, "provenance": p.provenance} if revising else None
             if revising:
                 new_entry = entry if entry is not None else p.entry
@@ -341,7 +353,11 @@ class Memory:
             stamp = clock.now().strftime("%Y%m%dT%H%M%S")
             extra: dict[str, Any] = {}
             if p.external:
-                data = self.store.read(p.file)
+                try:
+                    data = self.store.read(p.file)
+                except PathRefused as exc:
+                    return WriteResult("refused", f"{p.file} cannot be restored by memtui: {exc}; remove it by hand "
+                                       "(it is not memory)", pid, p.file)
                 if data is not None:
                     extra["content_b64"] = base64.b64encode(data).decode()
                     extra["kept_at"] = self.store.keep_rejected(p.file, data, stamp)
@@ -368,6 +384,8 @@ class Memory:
 
         if p.action not in ("append", "create") or not self.config.policy.is_agent(p.actor):
             return False
+        if self._real(p.file) != p.file:
+            return False  # through a symlink: the file really written is not the one named
         layout = detect(self)
         if p.action == "append" and outcome is not None:
             if p.file != f"{layout.log_dir or 'log'}/{clock.now():%Y-%m-%d}.md":
@@ -375,12 +393,15 @@ class Memory:
             start = _new_log_header(p.file) if before is None else before
             if not outcome.text.startswith(start) or outcome.also:
                 return False
-            added = outcome.text[len(start):].lstrip("\n").splitlines()
-            return bool(added) and all(LOG_LINE.match(line) for line in added)
+            added = outcome.text[len(start):].lstrip("\n").split("\n")
+            if added and added[-1] == "":
+                added.pop()
+            # One line per unreviewed append, of a bounded length: each line's tag is checked on its own.
+            return len(added) == 1 and len(added[0]) <= LOG_LINE_MAX and bool(LOG_LINE.match(added[0]))
         if p.action == "create" and before is None:
             folder, _, name = p.file.rpartition("/")
             stem, dash, slug = name.removesuffix(".md").partition("-")
-            if folder != layout.scratch_dir or not name.endswith(".md") or not dash or not stem.isdigit():
+            if folder != layout.scratch_dir or not name.endswith(".md") or not dash or not _digits(stem):
                 return False
             if not SCRATCH_NAME.match(slug):
                 return False
@@ -563,7 +584,12 @@ class Memory:
             if outcome and outcome.entry and p.action in (*ENTRY_ACTIONS, "move"):
                 p.entry = _unbullet(outcome.entry)
                 p.replaces = _unbullet(outcome.replaced) if outcome.replaced else p.replaces
-            p.diff = self._diff(p, before, outcome)
+            shown, p.diff = p.diff, self._diff(p, before, outcome)
+            if p.id and not moved_on and not revising and shown and shown != p.diff:
+                # The file is as it was proposed against, yet the change differs from the diff the person was
+                # shown: the queue file was altered outside memtui. Commit nothing they did not see.
+                return self._conflict(p, "what it would write is not the diff that was shown for it (its queue "
+                                      "file was changed outside memtui); reject it", decided_by)
             # A revision keeps what the agent first proposed, so Today and history can show both.
             revised = {"revised": True, "reason": p.reason, "proposed": proposed} if proposed else {}
             revised.update(extra or {})
@@ -744,6 +770,11 @@ class Memory:
         return True
 
 
+def _digits(text: str) -> bool:
+    """ASCII digits only: "²".isdigit() is true, but int("²") fails."""
+    return text.isascii() and text.isdigit()
+
+
 def _decoded(rel: str, data: bytes | None) -> str | None:
     if data is None:
         return None
@@ -800,21 +831,26 @@ def _new_log_header(rel: str) -> str:
 
 
 def _commit_message(p: Proposal, decided_by: str) -> str:
-    head = f"{p.action} {p.file}" + (f" § {p.section}" if p.section else "")
+    """The commit's subject and trailers. Every field is put on one line first: a line break in a section, an
+    entry or an id would otherwise start a trailer of its own (a forged `Memtui-Approved-By`)."""
+    head = f"{p.action} {_one_line(p.file)}" + (f" § {_one_line(p.section)}" if p.section else "")
     if p.action == "move":
-        head += f" → {p.to or p.file} § {p.to_section}"
-    what = p.entry or p.to or (p.content or "").strip().splitlines()[0:1]
-    if isinstance(what, list):
-        what = what[0] if what else ""
+        head += f" → {_one_line(p.to or p.file)} § {_one_line(p.to_section)}"
+    first = (p.content or "").strip().splitlines()[0:1]
+    what = _one_line(p.entry or p.to or (first[0] if first else ""))
     subject = f"{head}: {what}"[:200] if what else head
-    trailers = [f"Memtui-Actor: {p.actor}"]
+    trailers = [f"Memtui-Actor: {_one_line(p.actor)}"]
     if p.id:
-        trailers.append(f"Memtui-Proposal: {p.id}")
+        trailers.append(f"Memtui-Proposal: {_one_line(p.id)}")
     if decided_by != p.actor:
-        trailers.append(f"Memtui-Approved-By: {decided_by}")
+        trailers.append(f"Memtui-Approved-By: {_one_line(decided_by)}")
     if p.replaces:
-        trailers.append(f"Memtui-Replaces: {p.replaces[:200]}")
+        trailers.append(f"Memtui-Replaces: {_one_line(p.replaces)[:200]}")
     return subject + "\n\n" + "\n".join(trailers) + "\n"
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join((text or "").split())
 
 
 def _external_proposal(ch: ExternalChange) -> Proposal:

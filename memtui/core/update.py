@@ -47,8 +47,8 @@ def clean_entry_text(raw: str) -> str:
     if hidden:
         names = ", ".join(sorted({f"U+{ord(c):04X}" for c in hidden}))
         raise Refused(f"the entry contains invisible characters ({names}); send it as plain visible text")
-    if any(unicodedata.category(c) == "Cc" and c != "\t" for c in raw):
-        raise Refused("the entry contains control characters; send it as plain text")
+    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") and c != "\t" for c in raw):
+        raise Refused("the entry contains control characters or line separators; send it as plain text")
     return raw.strip().lstrip("-*+ ").strip() if raw.strip()[:2] in ("- ", "* ", "+ ") else raw.strip()
 
 
