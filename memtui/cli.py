@@ -237,10 +237,11 @@ def memory_of(args: argparse.Namespace) -> Any:
     url = getattr(args, "store", None)
     root = Path(args.root).expanduser() if getattr(args, "root", None) else default_root()
     memory = open_memory(root, url) if store_url(root, url) else open_memory(root_of(args))
-    error = memory.config.error
-    if error and not getattr(args, "json", False):
-        # Fail closed, out loud: every agent write waits while the config is broken.
-        print(f"memtui: warning: {error}", file=sys.stderr)
+    config = memory.config
+    for error in (config.error, config.pending):
+        if error and not getattr(args, "json", False):
+            # Out loud: a broken config fails closed, an edit not committed is not in effect.
+            print(f"memtui: warning: {error}", file=sys.stderr)
     return memory
 
 

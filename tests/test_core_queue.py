@@ -49,7 +49,8 @@ def test_policy_defaults(mem: Memory, root: Path) -> None:
 
 def test_policy_rules_from_config(mem: Memory, root: Path) -> None:
     cfg = root / ".memtui/config.toml"
-    cfg.write_text(cfg.read_text() + '\n[[review.rule]]\nsection = "Projects"\nactor = "agent*"\ndecision = "apply"\n')
+    write_committed(root, ".memtui/config.toml",
+                    cfg.read_text() + '\n[[review.rule]]\nsection = "Projects"\nactor = "agent*"\ndecision = "apply"\n')
     assert mem.update("Projects", "add", "[observed] Uses Go", actor=AGENT).status == "applied"
     assert mem.update("Facts", "add", "[observed] Uses Go", actor=AGENT).status == "queued"
 

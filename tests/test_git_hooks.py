@@ -12,6 +12,7 @@ import pytest
 
 from memtui.core import git_hooks
 from memtui.core.memory import Memory
+from support.by_hand import write_committed
 
 # A memory-lint pre-commit hook as a person would write it: every added entry line must carry a provenance tag.
 LINT_HOOK = """#!/bin/sh
@@ -112,9 +113,9 @@ def test_commit_msg_hook_runs_and_can_refuse_or_rewrite(mem: Memory, root: Path)
 
 
 def test_hooks_false_in_config_turns_them_off(mem: Memory, root: Path) -> None:
-    hook(root, "pre-commit", LINT_HOOK)
     cfg = root / ".memtui" / "config.toml"
-    cfg.write_text(cfg.read_text() + "\n[git]\nhooks = false\n")
+    write_committed(root, ".memtui/config.toml", cfg.read_text() + "\n[git]\nhooks = false\n")
+    hook(root, "pre-commit", LINT_HOOK)
     result = mem.edit("MEMORY.md", "## Facts\n", "## Facts\n- untagged, hooks off\n", actor="wes")
     assert result.status == "applied", result
     assert runs(root) == 0

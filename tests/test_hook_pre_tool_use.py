@@ -14,6 +14,7 @@ import pytest
 
 from memtui.core.memory import Memory
 from memtui.integrations import claude_code
+from support.by_hand import write_committed
 
 PAYLOADS = json.loads((Path(__file__).parent / "support" / "claude_code_payloads.json").read_text())
 SESSION = PAYLOADS["stop"]["session_id"]
@@ -140,9 +141,8 @@ def test_calls_outside_the_root_get_no_output(folder: Path, project: Path) -> No
 
 
 def test_what_the_policy_applies_at_once_memtui_applies_itself_and_says_so(folder: Path, project: Path) -> None:
-    cfg = folder / ".memtui" / "config.toml"
-    cfg.parent.mkdir(exist_ok=True)
-    cfg.write_text('[[review.rule]]\nactor = "claude-code"\nfile = "feedback_*.md"\ndecision = "apply"\n')
+    write_committed(folder, ".memtui/config.toml",
+                    '[[review.rule]]\nactor = "claude-code"\nfile = "feedback_*.md"\ndecision = "apply"\n')
     reply, _ = hook(payload("write_new_topic", folder, project))
     reason = denied(reply)
     assert reason.startswith("Applied by memtui (committed as ") and "Do not write it again" in reason

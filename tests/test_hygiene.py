@@ -476,7 +476,7 @@ def test_a_claude_code_memory_folder(tmp_path: Path) -> None:
 def test_memtuis_own_layout_and_a_config_override(mem: Memory, root: Path) -> None:
     assert detect(mem).kind == MEMTUI and detect(mem).layer("archive/MEMORY-decisions.md") == "archive"
     cfg = root / ".memtui/config.toml"
-    cfg.write_text(cfg.read_text() + '\n[layout]\nkind = "openclaw"\n')
+    write_committed(root, ".memtui/config.toml", cfg.read_text() + '\n[layout]\nkind = "openclaw"\n')
     assert detect(Memory(root)).kind == OPENCLAW
 
 

@@ -12,6 +12,7 @@ import pytest
 from memtui.agent.memory_tool import MemtuiMemoryTool, _as_edit, _human
 from memtui.core.memory import Memory
 from support.anthropic_server import FakeAnthropic, reply, tool_use
+from support.by_hand import write_committed
 
 AGENT = "agent:claude"
 
@@ -247,8 +248,8 @@ def test_rename_waits_for_review_and_its_errors(tool: MemtuiMemoryTool, person: 
 
 def test_a_rename_allowed_at_once_by_the_policy_says_successfully(mem: Memory, root: Path, now) -> None:
     now("2026-08-20T14:05")
-    (root / ".memtui" / "config.toml").write_text(
-        '[[review.rule]]\nactor = "agent*"\nfile = "scratch/**"\ndecision = "apply"\n')
+    write_committed(root, ".memtui/config.toml",
+                    '[[review.rule]]\nactor = "agent*"\nfile = "scratch/**"\ndecision = "apply"\n')
     tool = MemtuiMemoryTool(mem, actor=AGENT)
     ok(tool, command="create", path="/memories/scratch/9999999999999-a.md", file_text="a\n")
     assert ok(tool, command="rename", old_path="/memories/scratch/9999999999999-a.md",

@@ -105,6 +105,8 @@ class Config:
     theme: str = "memtui-dark"
     raw: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    # An edit of the file not committed yet: not in effect until a person commits it (what to tell them).
+    pending: str | None = None
 
     def section(self, name: str) -> dict[str, Any]:
         value = self.raw.get(name, {})

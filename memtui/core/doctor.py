@@ -80,6 +80,9 @@ def diagnose(memory: Memory, *, fix: bool = False, lock_wait: float = LOCK_WAIT)
     report = DoctorReport(store.location)
     if memory.config.error:
         report.findings.append(Finding("config-invalid", memory.config.error, ".memtui/config.toml", fixable=False))
+    if memory.config.pending:
+        report.findings.append(Finding("config-uncommitted", memory.config.pending, ".memtui/config.toml",
+                                       fixable=False))
     if not isinstance(store, FolderStore):
         _check_legacy_keys(store, report, fix)
         _check_intent(memory, report, fix)
@@ -439,7 +442,7 @@ def _check_uncommitted(memory: Memory, report: DoctorReport, fix: bool, records:
         r = last.get(ch.path)
         if r is None or r.get("after_hash") != content_hash(ch.after):
             continue
-        if r.get("commit") and store.resolve_change(str(r["commit"])) is not None:
+        if r.get("commit") and store.in_history(str(r["commit"])):
             continue  # that write was committed; the same bytes back on disk now are an external change
         f = Finding("uncommitted-write", f"{ch.path} holds an applied write ({r.get('action')} by "
                     f"{r.get('actor')}) that was never committed", ch.path)

@@ -301,7 +301,7 @@ class FolderStore(Store):
                 self._sync_index(repo, leaves)
                 return None
             # The repository's pre-commit and commit-msg hooks run as `git commit` runs them (core/git_hooks.py).
-            message = git_hooks.before_commit(repo, self.root, self.config_text(), root.hex(), message,
+            message = git_hooks.before_commit(repo, self.root, self.reviewed_config()[0], root.hex(), message,
                                               (who.name, who.email), _pinned_dates().get("author_date"))
             commit = git.Commit.create_from_tree(
                 writer, git.Tree(repo, root), message, parent_commits=[parent] if parent is not None else [],
@@ -429,6 +429,18 @@ class FolderStore(Store):
                 return None
             c = repo.head.commit
             return Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, ())
+
+    def in_history(self, sha: str) -> bool:
+        """Is commit `sha` on the current branch (HEAD or an ancestor of it)?"""
+        with self._git.use("reading history") as repo:
+            if repo is None or not repo.head.is_valid():
+                return False
+            import git
+
+            try:
+                return bool(repo.is_ancestor(sha, repo.head.commit.hexsha))
+            except (git.GitCommandError, git.BadName, ValueError):  # an unknown or unreachable sha
+                return False
 
     def review_base(self, rel: str) -> bytes | None:
         with self._git.use("reading a committed file") as repo:
@@ -696,6 +708,28 @@ class FolderStore(Store):
             return (self.state / "config.toml").read_text(encoding="utf-8")
         except FileNotFoundError:
             return None
+
+    def reviewed_config(self) -> tuple[str | None, str | None]:
+        disk = self.config_text()
+        if not self.has_git:
+            return disk, None
+        try:  # git's index is rewritten by every commit: a cheap sign that the committed config may have moved
+            stamp = os.stat(self.root / ".git" / "index").st_mtime_ns
+        except OSError:
+            stamp = 0
+        cached = getattr(self, "_reviewed_config", None)
+        if cached is not None and cached[0] == (disk, stamp):
+            return cached[1]
+        try:
+            with self._git.use("reading the committed config") as repo:
+                history = repo is not None and repo.head.is_valid()
+            data = self.committed(f"{STATE_DIR}/config.toml") if history else None
+        except StoreError:
+            return disk, None  # a damaged repository refuses every write anyway; `memtui doctor` says what to do
+        committed = data.decode("utf-8", "replace") if data is not None else None
+        result = (disk, None) if not history or committed == disk else (committed, disk)
+        self._reviewed_config = ((disk, stamp), result)
+        return result
 
 
 def atomic_write(path: Path, data: bytes, *, sync_dir: bool = True) -> None:

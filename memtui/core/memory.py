@@ -64,7 +64,7 @@ class Memory:
 
             self.store = FolderStore(root)
         self.queue_problems: list[str] = []
-        self._config: tuple[str | None, Config] | None = None
+        self._config: tuple[tuple[str | None, str | None], Config] | None = None
 
     # reading ----------------------------------------------------------------------------------------------
     @property
@@ -73,11 +73,18 @@ class Memory:
 
     @property
     def config(self) -> Config:
-        """The root's settings, parsed once per change of the file."""
-        text = self.store.config_text()
+        """The root's settings as last committed (an edit written past memtui is not in effect until a person
+        commits it: `Config.pending` says so), parsed once per change."""
+        text, pending = self.store.reviewed_config()
         cached = self._config
-        if cached is None or cached[0] != text:
-            cached = self._config = (text, load_config(text))
+        if cached is None or cached[0] != (text, pending):
+            config = load_config(text)
+            if pending is not None:
+                config = replace(config, pending=(
+                    ".memtui/config.toml has changes that are not committed, so they are not in effect: commit "
+                    f"them if they are yours (git -C {self.location} commit .memtui/config.toml), else restore the "
+                    f"file (git -C {self.location} checkout .memtui/config.toml)"))
+            cached = self._config = ((text, pending), config)
         return cached[1]
 
     def read_text(self, rel: str) -> str | None:

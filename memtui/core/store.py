@@ -239,3 +239,9 @@ class Store(ABC):
     # config
     @abstractmethod
     def config_text(self) -> str | None: ...
+
+    def reviewed_config(self) -> tuple[str | None, str | None]:
+        """(the config text in effect, the text of an edit not yet reviewed or None). Where the store keeps history
+        the config in effect is the committed one: an edit of the file written past memtui (an agent planting an
+        apply-all rule, a key map, `hooks = false`) takes effect only once a person commits it."""
+        return self.config_text(), None

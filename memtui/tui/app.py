@@ -117,8 +117,9 @@ class MemtuiApp(App[None]):
         self._sync_files: set[str] | None = None  # files changed since a deferred sync was scheduled
         self._audit = AuditTail(self.memory.store)
         config = self.memory.config
-        if config.error:
-            self.problems.append(config.error)
+        for problem in (config.error, config.pending):
+            if problem:
+                self.problems.append(problem)
         self.keymap_config = {str(k): str(v) for k, v in config.section("keys").items()}
         for t in theme_files.shipped_themes():
             self.register_theme(t)

@@ -101,7 +101,6 @@ def test_a_symlinked_daily_log_does_not_let_log_lines_into_memory_md(mem: Memory
 
 
 # .memtui/ written directly: config, intent, queue -----------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="open: the config is read from disk; load the committed one and fail closed on a pending edit")
 def test_a_direct_edit_of_the_config_waits_for_a_person(mem: Memory, root: Path) -> None:
     """UNSURE (agent with file access to the folder): an uncommitted edit of .memtui/config.toml adding
     `decision = "apply"` takes effect at once and is never listed as an external change (.memtui/ is skipped), so

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from memtui.core.memory import Memory
 from test_hook_pre_tool_use import INDEX, denied, folder, home, hook, payload, project, snapshot  # noqa: F401
+from support.by_hand import write_committed
 
 
 def test_hostile_paths_are_denied_with_a_reason_and_change_nothing(folder: Path, project: Path, tmp_path: Path) -> None:
@@ -41,9 +42,7 @@ def test_hostile_paths_are_denied_with_a_reason_and_change_nothing(folder: Path,
 
 
 def test_an_actor_the_config_does_not_count_as_an_agent_fails_closed(folder: Path, project: Path) -> None:
-    cfg = folder / ".memtui" / "config.toml"
-    cfg.parent.mkdir(exist_ok=True)
-    cfg.write_text('[review]\nagents = ["agent*", "mcp*"]\n')
+    write_committed(folder, ".memtui/config.toml", '[review]\nagents = ["agent*", "mcp*"]\n')
     reason = denied(hook(payload("edit_index", folder, project))[0])
     assert "does not count 'claude-code' as an agent" in reason
     assert (folder / "MEMORY.md").read_text() == INDEX

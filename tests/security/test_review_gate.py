@@ -195,7 +195,7 @@ def test_an_openclaw_workspace_gives_an_agent_no_more_than_its_daily_log(tmp_pat
 ])
 def test_a_broken_config_makes_every_agent_write_wait_and_says_so(mem: Memory, root: Path, bad: str) -> None:
     cfg = root / ".memtui/config.toml"
-    cfg.write_text(cfg.read_text() + "\n" + bad)
+    write_committed(root, ".memtui/config.toml", cfg.read_text() + "\n" + bad)  # a person's typo, committed
     assert mem.config.error and "every agent write waits" in mem.config.error.lower()
     assert mem.log("Deploy failed", actor=AGENT).status == "queued"
     assert mem.scratch("n", "x", ttl_minutes=5, actor=AGENT).status == "queued"
@@ -208,8 +208,8 @@ def test_a_broken_config_makes_every_agent_write_wait_and_says_so(mem: Memory, r
 
 def test_a_valid_rule_still_decides(mem: Memory, root: Path) -> None:
     cfg = root / ".memtui/config.toml"
-    cfg.write_text(cfg.read_text() + '\n[[review.rule]]\nfile = "MEMORY.md"\nsection = "Projects"\n'
-                   'actor = "agent*"\ndecision = "apply"\n')
+    write_committed(root, ".memtui/config.toml", cfg.read_text() + '\n[[review.rule]]\nfile = "MEMORY.md"\n'
+                    'section = "Projects"\nactor = "agent*"\ndecision = "apply"\n')
     assert mem.config.error is None
     assert mem.update("Projects", "add", "[observed] memtui", actor=AGENT).status == "applied"
     assert mem.update("Facts", "add", "[observed] memtui is a TUI", actor=AGENT).status == "queued"
