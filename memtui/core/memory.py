@@ -624,11 +624,13 @@ class Memory:
         and raised."""
         commits = commits or {}
         befores = {rel: self.store.read(rel) for rel in writes}
-        self.store.intent_save(json.dumps({
+        from memtui.core.seal import seal
+
+        self.store.intent_save(seal(json.dumps({
             "proposal": json.loads(p.to_json()), "decided_by": decided_by, "extra": extra,
             "before": {rel: content_hash(b) for rel, b in befores.items()},
             "after": _b64(writes), "commit": _b64(commits),
-        }).encode())
+        }).encode()))
         try:
             # Kept before writing, so undoing needs no new space: a full disk cannot turn "refused" into half-done.
             point = self.store.undo_point(list(writes))
@@ -677,8 +679,18 @@ class Memory:
             raw = self.store.intent_load()
             if raw is None:
                 return None
+            from memtui.core.seal import unseal
+
+            payload = unseal(raw)
+            if payload is None:
+                # Not sealed by this person's memtui: planted, altered, or another account's. Never applied.
+                kept = self.store.keep_rejected("intent.json", raw, clock.now().strftime("%Y%m%dT%H%M%S"))
+                self.store.intent_save(None)
+                self._audit(self._draft("memtui", ".memtui/intent.json", "recover"), "refused",
+                            reason="an intent file memtui did not seal was set aside, not applied", kept_at=kept)
+                return f"set aside an intent file memtui did not seal ({kept}); nothing of it was applied"
             try:
-                intent = json.loads(raw)
+                intent = json.loads(payload)
                 p = Proposal(**intent["proposal"])
                 decided_by = intent["decided_by"]
                 extra = dict(intent.get("extra") or {})

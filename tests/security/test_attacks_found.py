@@ -114,7 +114,6 @@ def test_a_direct_edit_of_the_config_waits_for_a_person(mem: Memory, root: Path)
     assert EVIL not in committed(root)
 
 
-@pytest.mark.xfail(strict=True, reason="open: recover() trusts .memtui/intent.json; validate it against the queue and audit")
 def test_a_planted_intent_file_is_not_committed_as_a_persons_write(mem: Memory, root: Path) -> None:
     """UNSURE (agent with file access to the folder): .memtui/intent.json is trusted by recover(), which every
     write runs first; a planted intent commits any bytes to MEMORY.md as 'wes', triggered by the agent's own

@@ -499,7 +499,7 @@ def known_versions(root: Path, rel: str) -> set[str]:
     known = {content_hash(_first_version(root, rel))}
     known |= {r["after_hash"] for r in records if r.get("after_hash") and (r.get("to") or r.get("file")) == rel}
     try:
-        intent = json.loads((root / ".memtui" / "intent.json").read_bytes())
+        intent = json.loads(json.loads((root / ".memtui" / "intent.json").read_bytes())["payload"])  # sealed
         after = intent["after"].get(rel)
         known.add(content_hash(None if after is None else base64.b64decode(after)))
     except (FileNotFoundError, ValueError, KeyError):

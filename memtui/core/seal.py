@@ -1,0 +1,58 @@
+"""Seals for memtui's own crash journal: an intent file memtui did not write is never finished as a write.
+
+`Memory.recover` finishes an interrupted write from `.memtui/intent.json`, committing its bytes under its
+decider's name. That file sits in the memory folder, where anything that can write files (an agent with file
+access) could plant one. Each intent is sealed with an HMAC whose key lives outside the memory root, in the
+person's state folder (`$XDG_STATE_HOME/memtui/intent.key`, readable only by them); a planted or altered intent
+does not verify and is set aside, never applied.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from pathlib import Path
+
+SEAL = "memtui-seal"
+
+
+def key_path() -> Path:
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(state) / "memtui" / "intent.key"
+
+
+def _key() -> bytes:
+    path = key_path()
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # two processes racing: one key wins
+    try:
+        os.write(fd, secrets.token_bytes(32))
+    finally:
+        os.close(fd)
+    return path.read_bytes()
+
+
+def seal(payload: bytes) -> bytes:
+    mac = hmac.new(_key(), payload, hashlib.sha256).hexdigest()
+    return json.dumps({SEAL: mac, "payload": payload.decode()}).encode()
+
+
+def unseal(data: bytes) -> bytes | None:
+    """The payload sealed in `data`, or None when memtui (this person's) did not seal it."""
+    try:
+        outer = json.loads(data)
+        mac, payload = outer[SEAL], outer["payload"].encode()
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    try:
+        key = _key()
+    except OSError:
+        return None
+    return payload if hmac.compare_digest(mac, hmac.new(key, payload, hashlib.sha256).hexdigest()) else None
