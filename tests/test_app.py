@@ -14,6 +14,7 @@ from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noq
 from memtui.tui.app import MemtuiApp
 from memtui.tui.messages import FilesChanged, MemoryChanged
 from memtui.tui.viewer import MemoryViewer
+from support.by_hand import write_committed
 
 
 @pytest.fixture
@@ -295,7 +296,7 @@ async def test_missing_plugin_says_not_available(demo: Path) -> None:
 
 async def test_keys_rebind_from_config_and_help_lists_every_binding(demo: Path) -> None:
     config = demo / ".memtui/config.toml"
-    config.write_text(config.read_text() + '\n[keys]\napprove = "space"\n')
+    write_committed(demo, ".memtui/config.toml", config.read_text() + '\n[keys]\napprove = "space"\n')
     app = MemtuiApp(demo, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)

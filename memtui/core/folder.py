@@ -464,8 +464,10 @@ class FolderStore(Store):
             if repo is None:
                 return []
             try:
+                # Ignored files too: a .gitignore (even one that ignores itself) must not hide from review a
+                # file that memtui reads as memory.
                 raw = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
-                                      "--ignore-submodules=all")
+                                      "--ignore-submodules=all", "--ignored=traditional")
             except git.exc.GitError as exc:
                 if timed_out(exc):
                     raise
@@ -478,6 +480,9 @@ class FolderStore(Store):
                 rel = item[3:]
                 if _ignored_private(rel):
                     continue
+                if item.startswith("!!") and (rel.endswith("/") or any(
+                        part in SKIP_DIRS or part.startswith(".") for part in rel.split("/")[:-1])):
+                    continue  # an ignored folder memtui does not read either (list_files skips it)
                 before = self.committed(rel)
                 after = _as_git_sees(self.root / rel)
                 if before != after:
@@ -720,14 +725,25 @@ class FolderStore(Store):
         cached = getattr(self, "_reviewed_config", None)
         if cached is not None and cached[0] == (disk, stamp):
             return cached[1]
+        # One `git cat-file`, not GitPython: the app reads its config before its first frame, and importing git
+        # there costs start-up time (tests/test_app.py checks the start path imports neither git nor the SDK).
+        import subprocess
+
+        from memtui.core.gitcall import git_dir_of, git_timeout, plumbing_env
+
+        env = {**os.environ, **plumbing_env(git_dir_of(self.root), self.root)}
         try:
-            with self._git.use("reading the committed config") as repo:
-                history = repo is not None and repo.head.is_valid()
-            data = self.committed(f"{STATE_DIR}/config.toml") if history else None
-        except StoreError:
-            return disk, None  # a damaged repository refuses every write anyway; `memtui doctor` says what to do
-        committed = data.decode("utf-8", "replace") if data is not None else None
-        result = (disk, None) if not history or committed == disk else (committed, disk)
+            head = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], env=env, capture_output=True,
+                                  timeout=git_timeout())
+            if head.returncode != 0:
+                result: tuple[str | None, str | None] = (disk, None)  # no commit yet: nothing to compare with
+            else:
+                blob = subprocess.run(["git", "cat-file", "blob", f"HEAD:{STATE_DIR}/config.toml"], env=env,
+                                      capture_output=True, timeout=git_timeout())
+                committed = blob.stdout.decode("utf-8", "replace") if blob.returncode == 0 else None
+                result = (disk, None) if committed == disk else (committed, disk)
+        except (OSError, subprocess.TimeoutExpired):
+            return disk, None  # no usable git: every write is refused anyway, and `memtui doctor` says why
         self._reviewed_config = ((disk, stamp), result)
         return result
 

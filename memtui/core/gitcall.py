@@ -136,6 +136,15 @@ def config_env(git_dir: Path, work_tree: Path | None, *, hooks: bool = False) ->
     return env
 
 
+def plumbing_env(git_dir: Path, work_tree: Path) -> dict[str, str]:
+    """`config_env` for plumbing that runs no filters, hooks or monitor (`rev-parse`, `cat-file blob`): the same
+    overrides less the repository's own filter names, so nothing is parsed in process and GitPython stays unloaded
+    (the app's start path reads the committed config this way)."""
+    full = _config_env([*SAFE_CONFIG, NO_HOOKS])
+    env = {k: v for k, v in full.items() if k.startswith("GIT_CONFIG_") or k == "GIT_TERMINAL_PROMPT"}
+    return {**env, "GIT_WORK_TREE": str(work_tree), "GIT_DIR": str(git_dir)}
+
+
 def _children(pid: int) -> list[int]:
     out = []
     proc = Path("/proc")

@@ -230,7 +230,6 @@ def test_a_pending_external_change_is_not_loaded_into_the_agents_context(mem: Me
     assert EVIL not in ctx and "evil.test" not in ctx  # ...but the agent already loads them
 
 
-@pytest.mark.xfail(strict=True, reason="open: a .gitignore can hide files from git status while list_files reads them")
 def test_a_gitignore_cannot_hide_files_from_review(mem: Memory, root: Path) -> None:
     """Impact: `.gitignore` is not a protected name; a `.gitignore` holding '*' in a folder ignores itself and every
     file beside it, so files written there directly never show as external changes, yet list_files, search and
