@@ -109,7 +109,7 @@ def layout(drawn: Rows, rel: str | None, empty: str) -> tuple[list[Line], int]:
         for kind, a, b, text in rows:
             if len(text) > ROW_CHARS:
                 text = text[:ROW_CHARS] + f" … ({len(text) - ROW_CHARS:,} more characters)"
-            text = visible(text)  # a file's bytes, never an escape sequence to the terminal
+            text = visible(text).expandtabs(4)  # a file's bytes, never an escape sequence or a raw tab
             if kind in ("file", "hunk", "note"):
                 out.append((kind, "", text))
             else:
