@@ -94,7 +94,18 @@ def read_text(path: Path, size: int | None = None, max_bytes: int | None = None)
         return None, SKIP_HUGE
     try:
         with open(path, "rb") as fh:
-            data = fh.read(max_bytes + 1)
+            # read(n) allocates n bytes up front: ask for the file's size (plus one, to see it grow), not the cap.
+            known = min(os.fstat(fh.fileno()).st_size, max_bytes)
+            data = fh.read(known + 1)
+            if len(data) > known:
+                chunks, total = [data], len(data)
+                while total <= max_bytes:
+                    more = fh.read(1 << 16)
+                    if not more:
+                        break
+                    chunks.append(more)
+                    total += len(more)
+                data = b"".join(chunks)
     except OSError:
         return None, SKIP_UNREADABLE
     if len(data) > max_bytes:
@@ -182,9 +193,11 @@ class Index:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=OFF")
         db.execute("PRAGMA temp_store=MEMORY")
-        db.execute("PRAGMA cache_size=-65536")
-        # Reads of many texts (a common word) come straight from the mapped file instead of a copy per page.
-        db.execute("PRAGMA mmap_size=536870912")
+        # A query streams the texts of the files it matches: a small page cache and no memory map keep what it
+        # touches out of the process (a mapped page read counts in its resident memory), so its peak follows the
+        # bundle, not the number of matching files. The OS's file cache still holds the pages.
+        db.execute("PRAGMA cache_size=-8192")
+        db.execute("PRAGMA mmap_size=0")
         return db
 
     def _create(self, db: sqlite3.Connection) -> None:
@@ -404,6 +417,29 @@ class Index:
             db = self._connect()
             self._check_version(db)
             return db.execute(sql, params).fetchall()
+
+    def stream(self, needle: str) -> Iterator[Record]:
+        """The records `records(needle)` gives, one at a time from SQLite's cursor, so a word in most files never
+        holds all their texts at once. Use inside `reading()`, with `folded()` for the texts read again later."""
+        expr = trigram_query(needle)
+        if expr is None:
+            raise ValueError("a trigram query needs at least 3 characters")
+        with self._lock:
+            db = self._connect()
+            self._check_version(db)
+            cursor = db.execute(
+                "SELECT f.id, f.path, f.kind, f.rank, d.folded, d.lineage FROM doc d JOIN file f ON f.id = d.id "
+                "WHERE d.id IN (SELECT rowid FROM fts WHERE fts MATCH ?)", (expr,))
+            try:
+                yield from cursor
+            finally:
+                cursor.close()
+
+    def folded(self, file_id: int) -> bytes:
+        """The folded UTF-8 text of one indexed file (b"" when it is gone)."""
+        with self._lock:
+            row = self._connect().execute("SELECT folded FROM doc WHERE id = ?", (file_id,)).fetchone()
+            return row[0] if row else b""
 
     @contextmanager
     def reading(self) -> Iterator[None]:

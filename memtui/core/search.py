@@ -247,8 +247,8 @@ class _Worst:
         return self.key > other.key
 
 
-def rank_records(recs: list[Record], needle: str, k: int,
-                 wanted: Callable[[str], bool] | None = None) -> tuple[list[_Group], int, int]:
+def rank_records(recs: Iterable[Record], needle: str, k: int, wanted: Callable[[str], bool] | None = None,
+                 text_of: Callable[[int], bytes] | None = None) -> tuple[list[_Group], int, int]:
     """The k best-ranked sources among indexed files, how many sources there are, and how many lines matched:
     the answer `_top_sources` gives from every matched line, reached with far less work.
 
@@ -257,16 +257,22 @@ def rank_records(recs: list[Record], needle: str, k: int,
     whose sources can still reach the top k are parsed, tier by tier: MEMORY.md; then topic files in order of
     their rank bound (no source of a file ranks above it), stopping once k sources rank above the next file's
     bound; then daily logs newest first, stopping at k lines; and only when those tiers hold fewer than k
-    sources, the rest by path."""
+    sources, the rest by path.
+
+    `recs` is read once, as a stream: with `text_of` (a file id -> its folded UTF-8 text, read again for the few
+    files that can reach the bundle) no text is kept past its count, so memory follows the bundle, not the
+    matches; without it the texts of matching files are kept."""
     nb = needle.encode("utf-8")
     esc = re.escape(nb)
     line_hits = re.compile(esc + rb"[^\n]*").findall  # one match per matching line
     block_line_hits = re.compile(esc + rb"[^\n\0]*").findall  # lines of a block are NUL-joined
     matched = sources = 0
-    memory: list[Record] = []
-    topics: list[Record] = []
-    logs: list[Record] = []
-    hit: list[Record] = []
+    Meta = tuple[int, str, str, int]  # id, path, kind, rank
+    memory: list[Meta] = []
+    topics: list[Meta] = []
+    logs: list[Meta] = []
+    hit: list[Meta] = []
+    kept: dict[int, bytes] = {}
     for rec in recs:
         if wanted is not None and not wanted(rec[1]):
             continue
@@ -280,14 +286,18 @@ def rank_records(recs: list[Record], needle: str, k: int,
             if in_blocks > 1:
                 n -= in_blocks - len(line_hits(rec[5]))
         sources += n
-        hit.append(rec)
+        meta = (rec[0], rec[1], rec[2], rec[3])
+        if text_of is None:
+            kept[rec[0]] = rec[4]
+        hit.append(meta)
         kind = rec[2]
         if kind == "topic":
-            topics.append(rec)
+            topics.append(meta)
         elif kind == "log":
-            logs.append(rec)
+            logs.append(meta)
         elif kind == "memory":
-            memory.append(rec)
+            memory.append(meta)
+    fetch = text_of if text_of is not None else kept.__getitem__
 
     cands: list[_Group] = []
     best: list[_Worst] = []
@@ -300,18 +310,22 @@ def rank_records(recs: list[Record], needle: str, k: int,
         elif group.key < best[0].key:
             heapq.heapreplace(best, _Worst(group.key))
 
-    def groups_of(rec: Record) -> list[_Group]:
-        groups = parsed.get(rec[0])
+    def lines_of(meta: Meta) -> tuple[str, list[int]]:
+        text = fetch(meta[0]).decode("utf-8")
+        return text, literal_lines(text, needle)
+
+    def groups_of(meta: Meta) -> list[_Group]:
+        groups = parsed.get(meta[0])
         if groups is None:
-            text = rec[4].decode("utf-8")
-            groups = parsed[rec[0]] = _groups_in_file(rec[1], rec[2], text, literal_lines(text, needle))
+            text, lines = lines_of(meta)
+            groups = parsed[meta[0]] = _groups_in_file(meta[1], meta[2], text, lines)
             for g in groups:
                 add(g)
         return groups
 
-    for rec in memory:
-        groups_of(rec)
-    order = [(rec[3], rec[1], n) for n, rec in enumerate(topics)]
+    for meta in memory:
+        groups_of(meta)
+    order = [(meta[3], meta[1], n) for n, meta in enumerate(topics)]
     heapq.heapify(order)
     while order:
         bound, rel, n = order[0]
@@ -319,32 +333,40 @@ def rank_records(recs: list[Record], needle: str, k: int,
             break
         heapq.heappop(order)
         groups_of(topics[n])
-    order = [(rec[3], rec[1], n) for n, rec in enumerate(logs)]
+    order = [(meta[3], meta[1], n) for n, meta in enumerate(logs)]
     heapq.heapify(order)
     taken = 0
     while order and taken < k:
         day, rel, n = heapq.heappop(order)
-        lines = literal_lines(logs[n][4].decode("utf-8"), needle)
+        lines = lines_of(logs[n])[1]
         for i in reversed(lines[-(k - taken):]):
             add(_Group((TIER_LOG, day, rel, -i), rel, "log", i, False, {i}))
         taken = min(k, taken + len(lines))
     if sum(1 for g in cands if g.key[0] < TIER_OTHER) < k:
         # Every source of the first three tiers is in: the rest (TIER_OTHER) rank by path, then line.
         taken = 0
-        for rec in sorted(hit, key=lambda r: r[1]):
+        for meta in sorted(hit, key=lambda r: r[1]):
             if taken >= k:
                 break
-            kind = rec[2]
+            kind = meta[2]
             if kind == "log":
                 continue
             if kind in ("memory", "topic"):
-                taken += sum(1 for g in groups_of(rec) if g.key[0] == TIER_OTHER)
+                taken += sum(1 for g in groups_of(meta) if g.key[0] == TIER_OTHER)
                 continue
-            lines = literal_lines(rec[4].decode("utf-8"), needle)
+            lines = lines_of(meta)[1]
             for i in lines[: k - taken]:
-                add(_Group((TIER_OTHER, 0, rec[1], i), rec[1], kind, i, False, {i}))
+                add(_Group((TIER_OTHER, 0, meta[1], i), meta[1], kind, i, False, {i}))
             taken = min(k, taken + len(lines))
     return heapq.nsmallest(k, cands, key=lambda g: g.key), sources, matched
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 # matching ---------------------------------------------------------------------------------------------------------
@@ -503,21 +525,28 @@ class Searcher:
         self.refresh()
         if self.index is None:
             return False
+        wanted = glob_filter(path_glob) if path_glob else None
         try:
-            try:
-                needle.encode("utf-8")
-            except UnicodeEncodeError:
-                recs: list[Record] = []  # a lone surrogate: indexed text is valid UTF-8, so nothing holds it
-            else:
+            if not _encodable(needle):
+                # A lone surrogate: indexed text is valid UTF-8, so nothing holds it.
+                top, bundle.sources, bundle.matched_lines = [], 0, 0
+            elif self.keep_texts:
                 recs = self._records(needle)
+                corpus = self._corpus
+                assert corpus is not None
+                top, bundle.sources, bundle.matched_lines = rank_records(
+                    recs, needle, bundle.limit, wanted, lambda i: corpus[i][4])
+            else:
+                # One read transaction: the texts read again for the bundle are the ones counted.
+                with self.index.reading():
+                    top, bundle.sources, bundle.matched_lines = rank_records(
+                        self.index.stream(needle), needle, bundle.limit, wanted, self.index.folded)
             bundle.searched_files, bundle.skipped = self.index.summary()
         except IndexUnavailable as exc:
             self.index_problem = str(exc)
             self.index = None
             return False
         bundle.method = "index"
-        wanted = glob_filter(path_glob) if path_glob else None
-        top, bundle.sources, bundle.matched_lines = rank_records(recs, needle, bundle.limit, wanted)
         bundle.left_out = bundle.sources - len(top)
         self._fill(bundle, top, {})
         return True
