@@ -44,6 +44,12 @@ def register(sub: Any) -> None:
     common(q)
     q.set_defaults(func=cmd_search)
 
+    p = sub.add_parser("index", help="build the search index; --watch keeps it fresh and journals changes")
+    p.add_argument("--watch", action="store_true",
+                   help="keep watching: journal every change so a cold `memtui search` re-checks only those files")
+    common(p)
+    p.set_defaults(func=cmd_index)
+
     p = sub.add_parser("context", help="what an agent loads at session start, within a token budget")
     p.add_argument("--budget", type=int, default=1000, help="tokens (characters / 4, rounded up); default 1000")
     common(p)
@@ -94,6 +100,56 @@ def _not_a_folder(args: argparse.Namespace) -> str | None:
     return (f"search reads a folder memory, and {redact(url)} is a Redis memory: nothing was searched. "
             f"Read it with `memtui show FILE --store URL` or `memtui context --store URL`, or export it with "
             f"`memtui export --to PATH --store URL` and search that folder with --root PATH")
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    refused = _not_a_folder(args)
+    if refused:
+        print(f"memtui index: {refused.replace('search reads', 'the index is of')}", file=sys.stderr)
+        return EXIT_ERROR
+    from memtui.core.index import Index, IndexUnavailable
+
+    root = root_of(args)
+    index = Index(root)
+    try:
+        stats = index.refresh()
+        files, skipped = index.summary()
+        if not args.watch:
+            emit(args, {"files": files, "skipped": skipped, "added": stats.added, "changed": stats.changed,
+                        "removed": stats.removed}, f"{files} files indexed in {root}")
+            return EXIT_OK
+        return _watch(root, index)
+    except IndexUnavailable as exc:
+        print(f"memtui index: {exc}; make {root}/.memtui writable, or search with --no-index", file=sys.stderr)
+        return EXIT_ERROR
+    finally:
+        index.close()
+
+
+def _watch(root: Any, index: Any) -> int:
+    import time
+
+    from memtui.core.index_watch import IndexWatcher
+
+    watcher = IndexWatcher(root, publish=True)
+    try:
+        if watcher.publisher is None:
+            print(f"memtui index: another process already watches {root} (or it cannot be watched); "
+                  "nothing to do", file=sys.stderr)
+            return EXIT_ERROR
+        print(f"watching {root}: cold searches re-check only what changed. Ctrl-C to stop.", flush=True)
+        while True:
+            time.sleep(0.5)
+            # Keeping the index itself current too leaves the next search only its cookie to wait for.
+            dirty = watcher.take()
+            if dirty is None:
+                index.refresh()
+            elif dirty:
+                index.refresh(dirty)
+    except KeyboardInterrupt:
+        return EXIT_OK
+    finally:
+        watcher.stop()
 
 
 def cmd_context(args: argparse.Namespace) -> int:

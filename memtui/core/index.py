@@ -240,7 +240,7 @@ class Index:
 
     # refreshing ---------------------------------------------------------------------------------------------
     def refresh(self, paths: Iterable[str] | None = None) -> RefreshStats:
-        """Bring the index up to date with the files: all of them (by mtime and size), or only `paths`."""
+        """Bring the index up to date with the files: all of them (by mtime and size), or only `paths` (re-read)."""
         with self._lock:
             try:
                 return self._refresh(paths)
@@ -287,7 +287,9 @@ class Index:
                         gone.append(rel)
                 else:
                     seen[rel] = st
-        work = [(rel, st) for rel, st in seen.items() if known.get(rel, (0, None, None))[1:] != st]
+        # Paths a watcher named are re-read whatever their (mtime, size) say: an edit can keep both.
+        work = [(rel, st) for rel, st in seen.items()
+                if paths is not None or known.get(rel, (0, None, None))[1:] != st]
         stats.unchanged = len(seen) - len(work)
         if not work and not gone:
             if snapshot is not None:
@@ -471,6 +473,20 @@ class Index:
             db = self._connect()
             meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('epoch', 'gen')"))
             return meta["epoch"], meta["gen"]
+
+    def journal_token(self) -> str | None:
+        """The change journal's token (`memtui.core.fsmonitor`) the index was last brought up to, if any."""
+        with self._lock:
+            row = self._connect().execute("SELECT value FROM meta WHERE key = 'journal'").fetchone()
+            return row[0] if row else None
+
+    def set_journal_token(self, token: str | None) -> None:
+        with self._lock:
+            db = self._connect()
+            if token is None:
+                db.execute("DELETE FROM meta WHERE key = 'journal'")
+            else:
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('journal', ?)", (token,))
 
     def doc_ids(self) -> set[int]:
         with self._lock:

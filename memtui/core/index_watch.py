@@ -40,13 +40,18 @@ def observer() -> Any:
 
 
 class IndexWatcher:
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    """`publish=True` also journals every change for other processes (`memtui.core.fsmonitor`), when no other
+    watcher of this root does already: a cold `memtui search` then re-checks only what changed."""
+
+    def __init__(self, root: str | os.PathLike[str], *, publish: bool = False) -> None:
         from watchdog.events import FileSystemEventHandler
 
         self.root = Path(root).expanduser().absolute()
         self._lock = threading.Lock()
         self._dirty: set[str] = set()
         self._full = True  # the first query walks everything once
+        self.publisher: Any = None
+        self._cookies = str(self.root / ".memtui" / "cookies") + os.sep
         watcher = self
 
         class Handler(FileSystemEventHandler):
@@ -59,6 +64,13 @@ class IndexWatcher:
             self._observer.start()
         except OSError:
             self._observer = None
+        if publish and self._observer is not None:
+            from memtui.core.fsmonitor import Publisher
+
+            # Started once the watch is in place: a reader's cookie is only ever answered by a watching process.
+            publisher = Publisher(self.root)
+            if publisher.start():
+                self.publisher = publisher
 
     def _rel(self, path: str | bytes) -> str | None:
         p = os.fsdecode(path)
@@ -73,16 +85,29 @@ class IndexWatcher:
     def _note(self, event: Any) -> None:
         if event.event_type in ("opened", "closed_no_write"):
             return
+        publisher = self.publisher
+        if publisher is not None and event.event_type == "created":
+            src = os.fsdecode(event.src_path)
+            if src.startswith(self._cookies):
+                # A reader asking "is all before this journaled?": events arrive in order, so it is, now.
+                publisher.cookie(src[len(self._cookies):])
+                return
         paths = [self._rel(event.src_path)]
         if getattr(event, "dest_path", None):
             paths.append(self._rel(event.dest_path))
         paths = [p for p in paths if p]
         if not paths:
             return
+        folder = event.is_directory and event.event_type in ("moved", "deleted", "created")
         with self._lock:
-            if event.is_directory and event.event_type in ("moved", "deleted", "created"):
+            if folder:
                 self._full = True
             self._dirty.update(paths)
+        if publisher is not None and (folder or not event.is_directory):  # a folder's "modified" names no file
+            if folder:
+                publisher.everything()
+            else:
+                publisher.changed(paths)
 
     def add(self, paths: Iterable[str]) -> None:
         with self._lock:
@@ -99,6 +124,9 @@ class IndexWatcher:
             return dirty
 
     def stop(self) -> None:
+        if self.publisher is not None:
+            self.publisher.stop()
+            self.publisher = None
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=2)

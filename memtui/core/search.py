@@ -456,7 +456,7 @@ class Searcher:
         if watch and self.index is not None:
             from memtui.core.index_watch import IndexWatcher
 
-            self._watcher = IndexWatcher(self.root)
+            self._watcher = IndexWatcher(self.root, publish=True)
 
     def close(self) -> None:
         if self._watcher is not None:
@@ -489,10 +489,27 @@ class Searcher:
                 elif dirty:
                     self.index.refresh(dirty)
             else:
-                self.index.refresh()
+                self._refresh_from_journal()
         except IndexUnavailable as exc:
             self.index_problem = str(exc)
             self.index = None
+
+    def _refresh_from_journal(self) -> None:
+        """Without a watcher of its own: re-check only what a live watcher journaled since the index's token, or
+        every file when none vouches (`memtui.core.fsmonitor`)."""
+        from memtui.core.fsmonitor import changes_since
+
+        assert self.index is not None
+        token, changed = changes_since(self.root, self.index.journal_token())
+        if token is None:
+            self.index.refresh()
+            self.index.set_journal_token(None)
+            return
+        if changed is None:
+            self.index.refresh()
+        elif changed:
+            self.index.refresh(changed)
+        self.index.set_journal_token(token)
 
     def search(self, query: str, *, regex: bool = False, limit: int = DEFAULT_LIMIT,
                path_glob: str | None = None) -> SearchBundle:
