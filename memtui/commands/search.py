@@ -63,16 +63,11 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.limit < 1:
         print("memtui search: --limit must be at least 1", file=sys.stderr)
         return EXIT_USAGE
-    refused = _not_a_folder(args)
-    if refused:
-        if args.json:
-            emit(args, {"status": "error", "query": args.query, "results": [], "error": refused}, "")
-        else:
-            print(f"memtui search: {refused}", file=sys.stderr)
-        return EXIT_ERROR
     from memtui.core.search import search
 
-    bundle = search(root_of(args), args.query, regex=args.regex, limit=args.limit, path_glob=args.path_glob,
+    # A memory in a store (Redis) is searched through it; a folder by its path, without opening the memory.
+    memory = memory_of(args) if _in_a_store(args) else root_of(args)
+    bundle = search(memory, args.query, regex=args.regex, limit=args.limit, path_glob=args.path_glob,
                     use_index=not args.no_index)
     if bundle.error:
         if args.json:
@@ -84,28 +79,23 @@ def cmd_search(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _not_a_folder(args: argparse.Namespace) -> str | None:
-    """Why search cannot run here, when the memory is in a store: search reads and indexes files on disk, and
-    searching the folder instead would answer about the wrong memory."""
+def _in_a_store(args: argparse.Namespace) -> str | None:
+    """The store URL (--store, $MEMTUI_STORE, the root's `[store] url`) when the memory is not the folder."""
     from pathlib import Path
 
     from memtui.core.stores import store_url
 
     root = Path(args.root).expanduser() if args.root else default_root()
-    url = store_url(root, args.store)
-    if not url:
-        return None
-    from memtui.core.redis_store import redact
-
-    return (f"search reads a folder memory, and {redact(url)} is a Redis memory: nothing was searched. "
-            f"Read it with `memtui show FILE --store URL` or `memtui context --store URL`, or export it with "
-            f"`memtui export --to PATH --store URL` and search that folder with --root PATH")
+    return store_url(root, args.store)
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    refused = _not_a_folder(args)
-    if refused:
-        print(f"memtui index: {refused.replace('search reads', 'the index is of')}", file=sys.stderr)
+    url = _in_a_store(args)
+    if url:
+        from memtui.core.redis_store import redact
+
+        print(f"memtui index: {redact(url)} is a Redis memory, whose search index is kept in the local cache and "
+              "refreshed by `memtui search --store URL` itself: nothing to do", file=sys.stderr)
         return EXIT_ERROR
     from memtui.core.index import Index, IndexUnavailable
 

@@ -86,6 +86,44 @@ def walk(root: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+def searchable(rel: str) -> bool:
+    """Would `walk` list this relative path (for a memory kept in a store, which has no folders to walk)?"""
+    parts = rel.split("/")
+    if any(not p or p.startswith(".") or p in SKIP_DIRS or not plain_name(p) for p in parts):
+        return False
+    return not (len(parts) == 1 and rel in SKIP_ROOT_FILES)
+
+
+def decode_text(data: bytes | None, max_bytes: int | None = None) -> tuple[str | None, str | None]:
+    """(text, None) for searchable bytes, else (None, why they are skipped), as `read_text` judges a file."""
+    if data is None:
+        return None, SKIP_UNREADABLE
+    if len(data) > (MAX_FILE_BYTES if max_bytes is None else max_bytes):
+        return None, SKIP_HUGE
+    if b"\0" in data:
+        return None, SKIP_BINARY
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError:
+        return None, SKIP_ENCODING
+
+
+class StoreSource:
+    """A memory kept in a store (Redis) as the index reads it: each file's stamp is its sha1 (computed by the
+    server) and length, in place of a folder's (mtime, size); texts come in batches."""
+
+    def __init__(self, store: object) -> None:
+        self.store = store
+
+    def states(self) -> dict[str, tuple[int, int]]:
+        # 60 bits of the sha1 fit the index's integer stamp column; a change that kept them would need a collision.
+        return {rel: (int(sha[:15], 16), size) for rel, (sha, size) in self.store.file_states().items()  # type: ignore[attr-defined]
+                if searchable(rel)}
+
+    def texts(self, rels: list[str]) -> list[tuple[str | None, str | None]]:
+        return [decode_text(data) for data in self.store.read_many(rels)]  # type: ignore[attr-defined]
+
+
 def read_text(path: Path, size: int | None = None, max_bytes: int | None = None) -> tuple[str | None, str | None]:
     """(text, None) for a searchable file, else (None, why it is skipped)."""
     if max_bytes is None:
@@ -155,9 +193,12 @@ class IndexUnavailable(RuntimeError):
 class Index:
     """The FTS5 trigram index of one memory root. Thread-safe; one SQLite connection, guarded by a lock."""
 
-    def __init__(self, root: str | os.PathLike[str], path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, root: str | os.PathLike[str], path: str | os.PathLike[str] | None = None, *,
+                 source: StoreSource | None = None) -> None:
         self.root = Path(root).expanduser().absolute()
         self.path = Path(path) if path else self.root / STATE_DIR / INDEX_FILE
+        # Where the files are read from when they are not under `root` (a store); then every refresh is whole.
+        self.source = source
         self._lock = threading.RLock()
         self._db: sqlite3.Connection | None = None
         self.last_refresh = RefreshStats()
@@ -253,6 +294,8 @@ class Index:
                     raise IndexUnavailable(f"the search index at {self.path} is unusable: {again}") from exc
 
     def _refresh(self, paths: Iterable[str] | None) -> RefreshStats:
+        if self.source is not None:
+            paths = None
         db = self._connect()
         stats = RefreshStats(full=paths is None)
         self._check_version(db)
@@ -260,7 +303,7 @@ class Index:
         # What the table looked like when compared; another process refreshing meanwhile means compare again.
         seen_gen = self._gen(db)
         if paths is None:
-            seen = walk(self.root)
+            seen = self.source.states() if self.source is not None else walk(self.root)
             # The (mtime, size) of every file as of the last full refresh, kept whole: when nothing changed (the
             # usual case before a query) one comparison replaces reading and comparing 10,000 rows.
             snapshot = marshal.dumps(seen)
@@ -323,10 +366,16 @@ class Index:
                 docs.clear()
                 fts.clear()
 
-            for rel, (mtime, size) in work:
+            batch: list[tuple[str | None, str | None]] = []
+            for n, (rel, (mtime, size)) in enumerate(work):
                 if len(docs) >= FLUSH_EVERY:
                     flush()
-                text, skipped = read_text(self.root / rel, size)
+                if self.source is not None:
+                    if n % FLUSH_EVERY == 0:
+                        batch = self.source.texts([r for r, _ in work[n : n + FLUSH_EVERY]])
+                    text, skipped = batch[n % FLUSH_EVERY]
+                else:
+                    text, skipped = read_text(self.root / rel, size)
                 fid = known[rel][0] if rel in known else next_id
                 if rel not in known:
                     next_id += 1

@@ -126,6 +126,21 @@ end
 return out
 """
 
+# sha1 and length of each string key ('' and -1 when missing or not a string): what a search index compares.
+_STATES = """
+local out = {}
+for i, k in ipairs(KEYS) do
+  if redis.call('TYPE', k)['ok'] == 'string' then
+    out[2 * i - 1] = redis.sha1hex(redis.call('GET', k))
+    out[2 * i] = redis.call('STRLEN', k)
+  else
+    out[2 * i - 1] = ''
+    out[2 * i] = -1
+  end
+end
+return out
+"""
+
 # Take the lock if free, or if a lock of this same store instance was left behind by a failed release.
 _ACQUIRE = """
 local cur = redis.call('GET', KEYS[1])
@@ -219,6 +234,7 @@ class RedisStore(Store):
         self.sharded = self.cluster and _major_version(self) >= 7
         self._register_publishers()
         self._hashes = self.client.register_script(_HASHES)
+        self._states = self.client.register_script(_STATES)
         self._acquire = self.client.register_script(_ACQUIRE)
         self._renew = self.client.register_script(_RENEW)
         self._release = self.client.register_script(_RELEASE)
@@ -661,6 +677,21 @@ class RedisStore(Store):
         with self._calls():
             raw = self.client.hgetall(self.k_recorded)
         return {k.decode(): v.decode() for k, v in raw.items()}
+
+    def file_states(self) -> dict[str, tuple[str, int]]:
+        """{path: (sha1, length)} of every memory file, hashed by the server so no bytes move: how a search
+        index of this memory tells which files changed, raw SETs that bypassed memtui included."""
+        paths = self.list_files("*")
+        out: dict[str, tuple[str, int]] = {}
+        for k in range(0, len(paths), 1000):
+            chunk = paths[k : k + 1000]
+            with self._calls():
+                raw = self._states(keys=[self.key(p) for p in chunk])
+            for n, rel in enumerate(chunk):
+                sha, size = raw[2 * n], int(raw[2 * n + 1])
+                if size >= 0:
+                    out[rel] = (sha.decode() if isinstance(sha, bytes) else sha, size)
+        return out
 
     def review_base(self, rel: str) -> bytes | None:
         return self.committed(rel)

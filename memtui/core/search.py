@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fnmatch
 import heapq
+import os
 import re
 import time
 from dataclasses import asdict, dataclass, field
@@ -25,7 +26,7 @@ from typing import Any, Callable, Iterable
 
 from memtui.core import clock
 from memtui.core.entries import parse_entry
-from memtui.core.index import Index, IndexUnavailable, Record, fold, read_text, walk
+from memtui.core.index import INDEX_FILE, Index, IndexUnavailable, Record, StoreSource, fold, read_text, walk
 from memtui.core.sources import MEMORY_FILE, _Lines, _ordinal, file_kind, log_day  # noqa: F401 (re-exported)
 
 DEFAULT_LIMIT = 5
@@ -439,21 +440,34 @@ class Searcher:
     def __init__(self, memory: Any, *, use_index: bool = True, watch: bool = False,
                  regex_timeout: float = REGEX_TIMEOUT, keep_texts: bool = True, fast_ranking: bool = True) -> None:
         store = getattr(memory, "store", None)
+        self._source: StoreSource | None = None
         if store is not None and not hasattr(store, "root"):
-            # Search reads the files on disk; searching some local folder instead would answer about another memory.
-            raise SearchError(f"search reads a folder memory, and {memory.location} is not one: nothing was searched; "
-                              "read the files instead, or export the memory to a folder and search that")
-        location = getattr(memory, "location", memory)
-        self.root = Path(location).expanduser().absolute()
+            if not hasattr(store, "file_states"):
+                raise SearchError(f"search cannot read the memory at {memory.location}: nothing was searched; "
+                                  "read the files instead, or export the memory to a folder and search that")
+            # A memory in a store: the same search over its files, with the index in a local cache of its own.
+            self._source = StoreSource(store)
+            try:
+                self.root = store_cache_dir(store)
+            except OSError as exc:
+                self.root = Path(os.devnull)
+                self.index_problem = f"no local cache for the search index ({exc}): scanning the store"
+                use_index = False
+        else:
+            location = getattr(memory, "location", memory)
+            self.root = Path(location).expanduser().absolute()
         self.regex_timeout = regex_timeout
-        self.index: Index | None = Index(self.root) if use_index else None
-        self.index_problem: str | None = None
+        self.index: Index | None = None
+        self.index_problem: str | None = None if self._source is None else getattr(self, "index_problem", None)
+        if use_index:
+            self.index = (Index(self.root, self.root / INDEX_FILE, source=self._source) if self._source is not None
+                          else Index(self.root))
         self.keep_texts = keep_texts
         self.fast_ranking = fast_ranking
         self._corpus: dict[int, Record] | None = None
         self._corpus_state: tuple[str, int] | None = None
         self._watcher: Any = None
-        if watch and self.index is not None:
+        if watch and self.index is not None and self._source is None:
             from memtui.core.index_watch import IndexWatcher
 
             self._watcher = IndexWatcher(self.root, publish=True)
@@ -488,6 +502,8 @@ class Searcher:
                     self.index.refresh()
                 elif dirty:
                     self.index.refresh(dirty)
+            elif self._source is not None:
+                self.index.refresh()  # a store has no folder to watch: its files' hashes say what changed
             else:
                 self._refresh_from_journal()
         except IndexUnavailable as exc:
@@ -644,8 +660,7 @@ class Searcher:
         bundle.method = "scan"
         skipped: dict[str, int] = {}
         searched = 0
-        for rel, (_, size) in sorted(walk(self.root).items()):
-            text, why = read_text(self.root / rel, size)
+        for rel, text, why in self._all_texts():
             if why:
                 skipped[why] = skipped.get(why, 0) + 1
                 continue
@@ -654,6 +669,23 @@ class Searcher:
                 yield rel, text
         bundle.skipped = skipped
         bundle.searched_files = searched
+
+    def _all_texts(self) -> Iterable[tuple[str, str | None, str | None]]:
+        """(path, text, why it is skipped) of every searchable file, by path."""
+        if self._source is None:
+            for rel, (_, size) in sorted(walk(self.root).items()):
+                yield (rel, *read_text(self.root / rel, size))
+            return
+        rels = sorted(self._source.states())
+        for k in range(0, len(rels), 256):
+            chunk = rels[k : k + 256]
+            for rel, (text, why) in zip(chunk, self._source.texts(chunk)):
+                yield rel, text, why
+
+    def _original(self, rel: str) -> str | None:
+        if self._source is None:
+            return read_text(self.root / rel)[0]
+        return self._source.texts([rel])[0][0]
 
     # ranking and the bundle -------------------------------------------------------------------------------------
     def _bundle(self, bundle: SearchBundle, hits: list[tuple[str, str, list[int], str | None]]) -> None:
@@ -674,7 +706,7 @@ class Searcher:
             if lines is None:
                 text = originals.get(g.path)
                 if text is None:
-                    text, _ = read_text(self.root / g.path)
+                    text = self._original(g.path)
                 lines = cache[g.path] = (text or "").split("\n")
             order = [g.head] + sorted((i for i in g.matched if i != g.head), reverse=True) if g.lineage else [g.head]
             for i in order:
@@ -703,6 +735,20 @@ def _section_of(lines: list[str], i: int) -> str | None:
         if m and k != i:
             return m.group(1).strip() or None
     return None
+
+
+def store_cache_dir(store: Any) -> Path:
+    """Where the search index of a memory kept in a store lives: a private folder of the local cache, one per
+    store location (`$XDG_CACHE_HOME/memtui/index/<hash>`, else ~/.cache/…). It is only a cache of the store."""
+    import hashlib
+    import os
+
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memtui" / "index"
+    name = hashlib.sha1(f"{store.location}\0{getattr(store, 'base', '')}".encode()).hexdigest()[:20]
+    folder = base / name
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(folder, 0o700)  # the index holds the memory's text
+    return folder
 
 
 def search(memory: Any, query: str, *, regex: bool = False, limit: int = DEFAULT_LIMIT,
