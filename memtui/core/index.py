@@ -411,10 +411,16 @@ class Index:
         return db.execute("SELECT value FROM meta WHERE key = 'gen'").fetchone()[0]
 
     def _stat(self, rel: str) -> tuple[int, int] | None:
-        parts = rel.split("/")
-        if any(p.startswith(".") or p in SKIP_DIRS for p in parts) or (len(parts) == 1 and rel in SKIP_ROOT_FILES):
+        # Paths come from a watcher or a journal file: an absolute or climbing one must not reach outside the root.
+        if not searchable(rel):
             return None
         try:
+            folder = self.root
+            for part in rel.split("/")[:-1]:
+                # `walk` follows no symlinked folder: neither does a path named by a watcher or a journal.
+                folder = folder / part
+                if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                    return None
             st = os.lstat(self.root / rel)
         except OSError:
             return None
