@@ -100,11 +100,12 @@ class Results:
 
 
 # processes ---------------------------------------------------------------------------------------------------------
-def child_env(code: str | None = None) -> dict[str, str]:
+def child_env(code: str | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of a measured process; `code` puts another tree of memtui first (a --before run)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMTUI_", "PYTEST", "TEXTUAL"))}
     if code:
         env["PYTHONPATH"] = code
+    env.update(extra or {})
     env["MEMTUI_USER"] = "bench"
     # Content is painted in the first frame after it arrives; a tab underline still sliding must not count as
     # latency (call_after_refresh waits for a screen with nothing left to animate). Same for every app measured.
@@ -119,7 +120,8 @@ def child_env(code: str | None = None) -> dict[str, str]:
 class Proc:
     """A child process whose JSON-line events are read as they come and whose peak RSS is taken at exit."""
 
-    def __init__(self, cmd: list[str], *, cwd: Path | None = None, code: str | None = None) -> None:
+    def __init__(self, cmd: list[str], *, cwd: Path | None = None, code: str | None = None,
+                 extra_env: dict[str, str] | None = None) -> None:
         self.cmd = cmd
         self._rss_file: Path | None = None
         if GNU_TIME:
@@ -132,7 +134,7 @@ class Proc:
             cmd = [GNU_TIME, "-q", "-f", "%M", "-o", name, *cmd]
         self.started = time.monotonic()
         self.popen = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                                      env=child_env(code))
+                                      env=child_env(code, extra_env))
         self.events: list[dict[str, Any]] = []
         self._stderr: list[bytes] = []
         self._cond = threading.Condition()
@@ -210,10 +212,10 @@ class Proc:
         return self
 
 
-def run(cmd: list[str], *, cwd: Path | None = None, ok: tuple[int, ...] = (0,),
-        code: str | None = None) -> tuple[float, float, Proc]:
+def run(cmd: list[str], *, cwd: Path | None = None, ok: tuple[int, ...] = (0,), code: str | None = None,
+        extra_env: dict[str, str] | None = None) -> tuple[float, float, Proc]:
     """Run a command to its end: (wall seconds, peak RSS MB, the process)."""
-    p = Proc(cmd, cwd=cwd, code=code)
+    p = Proc(cmd, cwd=cwd, code=code, extra_env=extra_env)
     p.finish()
     seconds = time.monotonic() - p.started
     if p.status not in ok:
@@ -566,11 +568,15 @@ def bench_search_scale(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ..
                                 "s", "rg -n -F -i", med(rg[q]), rss[(name, q)], rg_rss[q], "≤ 1.0× rg",
                                 med(cold[(name, q)]) <= med(rg[q])))
         # With a live watcher (`memtui index --watch`) the cold search re-checks only what the journal names.
-        watcher = Proc(memtui_cmd("index", "--watch", "--root", str(root)))
+        # The index is this code's again first (a --before run left its own schema), and the watcher runs bare
+        # (not under GNU time, whose terminate would orphan it).
+        run(memtui_cmd("index", "--root", str(root)))
+        journal = state / "changes.journal"
+        journal.unlink(missing_ok=True)
+        watcher = subprocess.Popen(memtui_cmd("index", "--watch", "--root", str(root)), env=child_env(),
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         try:
-            deadline = time.monotonic() + 120
-            while not (state / "changes.journal").exists() and time.monotonic() < deadline:
-                time.sleep(0.05)
+            watcher.stdout.readline()  # "watching …": the journal is open
             watched = {q: [] for q in queries}
             watched_rss = {q: 0.0 for q in queries}
             rg = {q: [] for q in queries}
@@ -586,8 +592,9 @@ def bench_search_scale(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ..
                                 med(watched[q]), "s", "rg -n -F -i", med(rg[q]), watched_rss[q], rg_rss[q],
                                 "≤ 1.0× rg", med(watched[q]) <= med(rg[q])))
         finally:
-            watcher.popen.terminate()
-            watcher.finish(30)
+            watcher.terminate()
+            watcher.wait(30)
+            watcher.stdout.close()
         url = redis.url(f"scale-{files}-{int(time.time())}") if redis is not None else None
         if url:
             rows.extend(bench_redis_search(root, url, size, queries, plan))
@@ -595,7 +602,8 @@ def bench_search_scale(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ..
 
 
 def bench_redis_search(root: Path, url: str, size: str, queries: tuple[str, ...], plan: Plan) -> list[Row]:
-    """Search of the same files in a Redis memory (warm, as the app keeps it) against scanning the same keys."""
+    """Search of the same files in a Redis memory (warm, as the app keeps it, and a cold CLI process) against
+    scanning the same keys."""
     import tempfile as _tempfile
 
     from memtui.core.index import fold
@@ -610,7 +618,9 @@ def bench_redis_search(root: Path, url: str, size: str, queries: tuple[str, ...]
         old = os.environ.get("XDG_CACHE_HOME")
         os.environ["XDG_CACHE_HOME"] = cache
         try:
-            with Searcher(Memory(store)) as searcher:
+            # As the app keeps it: listening to the store's events (keyspace events on, so raw SETs are heard).
+            store.client.config_set("notify-keyspace-events", "KA")
+            with Searcher(Memory(store), watch=True) as searcher:
                 searcher.search(queries[0])
                 for q in queries:
                     times, scans = [], []
@@ -629,6 +639,16 @@ def bench_redis_search(root: Path, url: str, size: str, queries: tuple[str, ...]
                     rows.append(Row(f"{size}: Redis memory, warm search “{q}”", med(times), "s",
                                     "SCAN + MGET + match, same keys", med(scans), None, None, "faster than the scan",
                                     med(times) < med(scans)))
+                    colds, cold_rss = [], 0.0
+                    env_cache = {"XDG_CACHE_HOME": cache}
+                    for _ in range(max(1, plan.runs)):
+                        s, r, _ = run(memtui_cmd("search", q, "--store", store.url, "--root", str(root)),
+                                      extra_env=env_cache)
+                        colds.append(s)
+                        cold_rss = max(cold_rss, r)
+                    rows.append(Row(f"{size}: Redis memory, cold CLI search “{q}”", med(colds), "s",
+                                    "SCAN + MGET + match, same keys", med(scans), cold_rss, None,
+                                    "faster than the scan", med(colds) < med(scans)))
         finally:
             if old is None:
                 os.environ.pop("XDG_CACHE_HOME", None)

@@ -88,3 +88,36 @@ def test_the_index_is_private_and_per_store(twins, tmp_path: Path) -> None:
     folders = list((tmp_path / "cache" / "memtui" / "index").iterdir())
     assert len(folders) == 1 and (folders[0] / "index.sqlite").exists()
     assert folders[0].stat().st_mode & 0o777 == 0o700
+
+
+def test_a_warm_redis_search_hears_what_changed(twins) -> None:
+    root, memory, store = twins
+    store.client.config_set("notify-keyspace-events", "KA")
+    try:
+        other = RedisStore(store.url)  # another client: its raw writes reach this searcher only as events
+        with Searcher(memory, watch=True) as warm:
+            assert warm.search("zqheard").sources == 0
+            for n in range(5):
+                other.client.set(other.key(f"notes/heard-{n}.md"), f"- [stated] zqheard {n} (2026-05-01)\n".encode())
+                got = warm.search("zqheard")  # at once: the mark proves the event was heard first
+                assert got.sources == n + 1, got.render()
+                assert warm.index.last_refresh.full is False
+            other.client.set(other.key("notes/heard-0.md"), b"- [stated] zqhearx 0 (2026-05-01)\n")
+            other.client.delete(other.key("notes/heard-1.md"))
+            other.write("notes/heard-5.md", b"- [stated] zqheard through memtui's write (2026-05-02)\n")
+            got = warm.search("zqheard")
+            assert warm.index.last_refresh.full is False
+            assert comparable(got) == comparable(search(memory, "zqheard", use_index=False))
+            assert got.sources == 4, got.render()
+    finally:
+        store.client.config_set("notify-keyspace-events", "")
+
+
+def test_without_keyspace_events_a_warm_redis_search_rechecks_every_key(twins) -> None:
+    _, memory, store = twins
+    store.client.config_set("notify-keyspace-events", "")
+    with Searcher(memory, watch=True) as warm:
+        warm.search("zqraw")
+        store.client.set(store.key("notes/raw.md"), b"zqraw\n")
+        assert warm.search("zqraw").sources == 1
+        assert warm.index.last_refresh.full is True

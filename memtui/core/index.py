@@ -115,10 +115,13 @@ class StoreSource:
     def __init__(self, store: object) -> None:
         self.store = store
 
-    def states(self) -> dict[str, tuple[int, int]]:
+    def states(self, paths: list[str] | None = None) -> dict[str, tuple[int, int]]:
+        """{path: stamp} of every file, or of those of `paths` that exist."""
+        if paths is not None:
+            paths = [p for p in paths if searchable(p)]
+        found = self.store.file_states(paths)  # type: ignore[attr-defined]
         # 60 bits of the sha1 fit the index's integer stamp column; a change that kept them would need a collision.
-        return {rel: (int(sha[:15], 16), size) for rel, (sha, size) in self.store.file_states().items()  # type: ignore[attr-defined]
-                if searchable(rel)}
+        return {rel: (int(sha[:15], 16), size) for rel, (sha, size) in found.items() if searchable(rel)}
 
     def texts(self, rels: list[str]) -> list[tuple[str | None, str | None]]:
         return [decode_text(data) for data in self.store.read_many(rels)]  # type: ignore[attr-defined]
@@ -294,8 +297,6 @@ class Index:
                     raise IndexUnavailable(f"the search index at {self.path} is unusable: {again}") from exc
 
     def _refresh(self, paths: Iterable[str] | None) -> RefreshStats:
-        if self.source is not None:
-            paths = None
         db = self._connect()
         stats = RefreshStats(full=paths is None)
         self._check_version(db)
@@ -323,8 +324,9 @@ class Index:
                                   chunk)
                 known.update({p: (i, m, s) for i, p, m, s in rows})
             seen, gone = {}, []
+            named = self.source.states(paths) if self.source is not None else None
             for rel in paths:
-                st = self._stat(rel)
+                st = named.get(rel) if named is not None else self._stat(rel)
                 if st is None:
                     if rel in known:
                         gone.append(rel)

@@ -131,3 +131,70 @@ class IndexWatcher:
             self._observer.stop()
             self._observer.join(timeout=2)
             self._observer = None
+
+
+class StoreWatcher:
+    """The same for a memory kept in Redis: the store's events (memtui's writes, and raw SETs and DELs through
+    keyspace notifications) name the files that changed. Before answering, `take()` publishes a mark and waits
+    for it to come back on the same subscription, so every write made before the query has been heard; until
+    the subscription is connected, after an outage, or on a server without keyspace events, it answers None."""
+
+    MARK_WAIT = 1.0
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self._lock = threading.Lock()
+        self._dirty: set[str] = set()
+        self._full = True
+        self._marks: dict[str, threading.Event] = {}
+        self._sub = store.subscribe(self._event, keyspace=True) if store.keyspace_events() else None
+        if self._sub is not None:
+            self._sub.connected.wait(2.0)  # events before the subscription are not heard: the first query walks
+
+    def _event(self, event: dict[str, Any]) -> None:
+        kind = event.get("kind")
+        with self._lock:
+            if kind == "mark":
+                waiting = self._marks.get(str(event.get("id")))
+                if waiting is not None:
+                    waiting.set()
+            elif kind in ("write", "external") and isinstance(event.get("file"), str):
+                self._dirty.add(event["file"])
+            elif kind == "change" and isinstance(event.get("files"), list):
+                self._dirty.update(f for f in event["files"] if isinstance(f, str))
+            elif kind in ("disconnected", "connected"):
+                self._full = True  # events may have been missed meanwhile
+
+    def add(self, paths: Iterable[str]) -> None:
+        with self._lock:
+            self._dirty.update(paths)
+
+    def take(self) -> set[str] | None:
+        if self._sub is None or not self._sub.connected.is_set():
+            return None
+        import secrets
+
+        token = secrets.token_hex(8)
+        heard = threading.Event()
+        with self._lock:
+            self._marks[token] = heard
+        try:
+            self.store.mark(token)
+            ok = heard.wait(self.MARK_WAIT)
+        except Exception:
+            ok = False
+        finally:
+            with self._lock:
+                self._marks.pop(token, None)
+        with self._lock:
+            if not ok or self._full:
+                self._full = False
+                self._dirty.clear()
+                return None
+            dirty, self._dirty = self._dirty, set()
+            return dirty
+
+    def stop(self) -> None:
+        if self._sub is not None:
+            self._sub.stop()
+            self._sub = None

@@ -678,10 +678,10 @@ class RedisStore(Store):
             raw = self.client.hgetall(self.k_recorded)
         return {k.decode(): v.decode() for k, v in raw.items()}
 
-    def file_states(self) -> dict[str, tuple[str, int]]:
-        """{path: (sha1, length)} of every memory file, hashed by the server so no bytes move: how a search
-        index of this memory tells which files changed, raw SETs that bypassed memtui included."""
-        paths = self.list_files("*")
+    def file_states(self, paths: list[str] | None = None) -> dict[str, tuple[str, int]]:
+        """{path: (sha1, length)} of every memory file (or of `paths`, those that exist), hashed by the server so
+        no bytes move: how a search index of this memory tells which files changed, raw SETs included."""
+        paths = self.list_files("*") if paths is None else sorted({clean_rel(p) for p in paths if _listable(p)})
         out: dict[str, tuple[str, int]] = {}
         for k in range(0, len(paths), 1000):
             chunk = paths[k : k + 1000]
@@ -948,6 +948,24 @@ class RedisStore(Store):
         sub = Subscription(self, callback, keyspace=keyspace)
         sub.start()
         return sub
+
+    def keyspace_events(self) -> bool:
+        """Does the server publish keyspace events for raw SETs and DELs of string keys (notify-keyspace-events
+        with K and $ and g, or A)? Without them a listener cannot see writes that bypassed memtui."""
+        if self.cluster:
+            return False  # each node has its own setting: not worth trusting one answer for the slot's master
+        try:
+            with self._calls():
+                flags = str(self.client.config_get("notify-keyspace-events").get("notify-keyspace-events", ""))
+        except (StoreError, redis.RedisError):
+            return False  # CONFIG may be refused (a managed Redis): then nobody vouches
+        return "K" in flags and ("A" in flags or ("$" in flags and "g" in flags))
+
+    def mark(self, token: str) -> None:
+        """Publish {"kind": "mark", "id": token} on the memory's channel: a listener that receives it has
+        received every event published before it (one server delivers a connection's messages in order)."""
+        with self._calls():
+            self.client.publish(self.channel, json.dumps({"kind": "mark", "id": token}))
 
     def last_change_id(self) -> str:
         with self._calls():

@@ -467,10 +467,11 @@ class Searcher:
         self._corpus: dict[int, Record] | None = None
         self._corpus_state: tuple[str, int] | None = None
         self._watcher: Any = None
-        if watch and self.index is not None and self._source is None:
-            from memtui.core.index_watch import IndexWatcher
+        if watch and self.index is not None:
+            from memtui.core.index_watch import IndexWatcher, StoreWatcher
 
-            self._watcher = IndexWatcher(self.root, publish=True)
+            self._watcher = (StoreWatcher(store) if self._source is not None
+                             else IndexWatcher(self.root, publish=True))
 
     def close(self) -> None:
         if self._watcher is not None:
@@ -503,7 +504,7 @@ class Searcher:
                 elif dirty:
                     self.index.refresh(dirty)
             elif self._source is not None:
-                self.index.refresh()  # a store has no folder to watch: its files' hashes say what changed
+                self.index.refresh()  # no one listening to the store: its files' hashes say what changed
             else:
                 self._refresh_from_journal()
         except IndexUnavailable as exc:
