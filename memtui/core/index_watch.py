@@ -58,9 +58,15 @@ class IndexWatcher:
             def on_any_event(self, event: Any) -> None:
                 watcher._note(event)
 
+        from watchdog import events as ev
+
+        # Writes only: every process that reads the files (rg, a scan) would otherwise queue an open and a close
+        # event per file in front of a reader's cookie.
+        writes = [ev.FileCreatedEvent, ev.DirCreatedEvent, ev.FileModifiedEvent, ev.DirModifiedEvent,
+                  ev.FileMovedEvent, ev.DirMovedEvent, ev.FileDeletedEvent, ev.DirDeletedEvent, ev.FileClosedEvent]
         self._observer = observer()
         try:
-            self._observer.schedule(Handler(), str(self.root), recursive=True)
+            self._observer.schedule(Handler(), str(self.root), recursive=True, event_filter=writes)
             self._observer.start()
         except OSError:
             self._observer = None
