@@ -362,6 +362,12 @@ def rank_records(recs: Iterable[Record], needle: str, k: int, wanted: Callable[[
     return heapq.nsmallest(k, cands, key=lambda g: g.key), sources, matched
 
 
+def _journal_gap(old: str, new: str) -> int:
+    """Bytes of journal between two tokens of the same journal (the whole thing, as far as it matters, else)."""
+    (a, _, x), (b, _, y) = old.rpartition(":"), new.rpartition(":")
+    return int(y) - int(x) if a == b and x.isdigit() and y.isdigit() else 1 << 30
+
+
 def _encodable(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -517,15 +523,19 @@ class Searcher:
         from memtui.core.fsmonitor import changes_since
 
         assert self.index is not None
-        token, changed = changes_since(self.root, self.index.journal_token())
+        old = self.index.journal_token()
+        token, changed = changes_since(self.root, old)
         if token is None:
             self.index.refresh()
-            self.index.set_journal_token(None)
+            if old is not None:
+                self.index.set_journal_token(None)
             return
         if changed is None:
             self.index.refresh()
         elif changed:
             self.index.refresh(changed)
+        elif old is not None and _journal_gap(old, token) < 65536:
+            return  # only cookies since: keep the token and spare a write (the next reader skips a few lines)
         self.index.set_journal_token(token)
 
     def search(self, query: str, *, regex: bool = False, limit: int = DEFAULT_LIMIT,
