@@ -133,6 +133,8 @@ class Proc:
             self._rss_file = Path(name)
             cmd = [GNU_TIME, "-q", "-f", "%M", "-o", name, *cmd]
         self.started = time.monotonic()
+        if code and cwd is None:
+            cwd = Path(code)  # `python -m` puts the working folder first on sys.path, ahead of PYTHONPATH
         self.popen = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
                                       env=child_env(code, extra_env))
         self.events: list[dict[str, Any]] = []
