@@ -573,7 +573,7 @@ def bench_search_scale(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ..
         # The index is this code's again first (a --before run left its own schema), and the watcher runs bare
         # (not under GNU time, whose terminate would orphan it).
         run(memtui_cmd("index", "--root", str(root)))
-        journal = state / "changes.journal"
+        journal = state / "index.sqlite-changes"
         journal.unlink(missing_ok=True)
         watcher = subprocess.Popen(memtui_cmd("index", "--watch", "--root", str(root)), env=child_env(),
                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)

@@ -1,13 +1,13 @@
 """The change journal: a watching process records what changed under a memory root, so a cold search need not stat.
 
 Modelled on git's fsmonitor. A process that watches the folder (the app's search, `memtui index --watch`) holds an
-exclusive lock on `.memtui/watcher.lock` for as long as it lives and appends every changed path to
-`.memtui/changes.journal`, whose first line names the journal (a random id, new each time a watcher starts). A
+exclusive lock on `.memtui/index.sqlite-watcher` for as long as it lives and appends every changed path to
+`.memtui/index.sqlite-changes`, whose first line names the journal (a random id, new each time a watcher starts). A
 reader's token is (journal id, byte offset): "what changed since T" is the lines after the offset.
 
 Correctness does not rest on timing. The reader first proves the watcher alive (the lock cannot be taken: the
 kernel drops a dead process's lock, so there is no stale heartbeat to trust), then drops a cookie file into
-`.memtui/cookies/` and waits for the watcher to journal it: file events reach the watcher in order, so every
+`.memtui/index.sqlite-cookies/` and waits for the watcher to journal it: file events reach the watcher in order, so every
 change made before the cookie is journaled before it. With no live watcher, no cookie seen in time, a journal
 that is not the token's (the watcher restarted; changes may have been missed while it was down), or a change
 the watcher cannot name file by file (a folder created, moved or deleted), the answer is "walk everything".
@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Iterable
 
 STATE_DIR = ".memtui"
-JOURNAL = "changes.journal"
-LOCK = "watcher.lock"
-COOKIES = "cookies"
+JOURNAL = "index.sqlite-changes"  # the names match .gitignore's `.memtui/index.sqlite*`
+LOCK = "index.sqlite-watcher"
+COOKIES = "index.sqlite-cookies"
 HEADER = "memtui-journal 1 "
 MAX_JOURNAL_BYTES = 1024 * 1024  # then a new journal starts (readers walk once)
 COOKIE_WAIT = 1.0  # seconds a reader waits for the watcher to journal its cookie before walking instead

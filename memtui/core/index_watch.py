@@ -51,7 +51,7 @@ class IndexWatcher:
         self._dirty: set[str] = set()
         self._full = True  # the first query walks everything once
         self.publisher: Any = None
-        self._cookies = str(self.root / ".memtui" / "cookies") + os.sep
+        self._cookies = str(self.root / ".memtui" / "index.sqlite-cookies") + os.sep
         watcher = self
 
         class Handler(FileSystemEventHandler):

@@ -47,7 +47,7 @@ def test_a_journal_line_that_is_not_json_means_a_walk(tmp_path: Path) -> None:
     watcher = IndexWatcher(root, publish=True)
     try:
         search(root, "zqwalk")
-        with open(root / ".memtui" / "changes.journal", "ab") as fh:
+        with open(root / ".memtui" / "index.sqlite-changes", "ab") as fh:
             fh.write(b"p not-json\n")
         with Searcher(root, keep_texts=False) as s:
             assert s.search("zqwalk").sources == 1
