@@ -101,8 +101,12 @@ class Results:
 
 
 # processes ---------------------------------------------------------------------------------------------------------
-def child_env() -> dict[str, str]:
+def child_env(code: str | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a measured process; `code` puts another tree of memtui first (a --before run)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMTUI_", "PYTEST", "TEXTUAL"))}
+    if code:
+        env["PYTHONPATH"] = code
+    env.update(extra or {})
     env["MEMTUI_USER"] = "bench"
     # Content is painted in the first frame after it arrives; a tab underline still sliding must not count as
     # latency (call_after_refresh waits for a screen with nothing left to animate). Same for every app measured.
@@ -117,7 +121,8 @@ def child_env() -> dict[str, str]:
 class Proc:
     """A child process whose JSON-line events are read as they come and whose peak RSS is taken at exit."""
 
-    def __init__(self, cmd: list[str], *, cwd: Path | None = None) -> None:
+    def __init__(self, cmd: list[str], *, cwd: Path | None = None, code: str | None = None,
+                 extra_env: dict[str, str] | None = None) -> None:
         self.cmd = cmd
         self._rss_file: Path | None = None
         if GNU_TIME:
@@ -129,8 +134,10 @@ class Proc:
             self._rss_file = Path(name)
             cmd = [GNU_TIME, "-q", "-f", "%M", "-o", name, *cmd]
         self.started = time.monotonic()
+        if code and cwd is None:
+            cwd = Path(code)  # `python -m` puts the working folder first on sys.path, ahead of PYTHONPATH
         self.popen = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                                      env=child_env())
+                                      env=child_env(code, extra_env))
         self.events: list[dict[str, Any]] = []
         self._stderr: list[bytes] = []
         self._cond = threading.Condition()
@@ -208,9 +215,10 @@ class Proc:
         return self
 
 
-def run(cmd: list[str], *, cwd: Path | None = None, ok: tuple[int, ...] = (0,)) -> tuple[float, float, Proc]:
+def run(cmd: list[str], *, cwd: Path | None = None, ok: tuple[int, ...] = (0,), code: str | None = None,
+        extra_env: dict[str, str] | None = None) -> tuple[float, float, Proc]:
     """Run a command to its end: (wall seconds, peak RSS MB, the process)."""
-    p = Proc(cmd, cwd=cwd)
+    p = Proc(cmd, cwd=cwd, code=code, extra_env=extra_env)
     p.finish()
     seconds = time.monotonic() - p.started
     if p.status not in ok:
@@ -218,8 +226,8 @@ def run(cmd: list[str], *, cwd: Path | None = None, ok: tuple[int, ...] = (0,)) 
     return seconds, p.rss_mb or 0.0, p
 
 
-def probe(*args: str) -> Proc:
-    return Proc([PY, str(PROBES), *args])
+def probe(*args: str, code: str | None = None) -> Proc:
+    return Proc([PY, str(PROBES), *args], code=code)
 
 
 def memtui_cmd(*args: str) -> list[str]:
@@ -540,6 +548,160 @@ def bench_context_scale(out: Path, plan: Plan) -> list[Row]:
 
 
 # Redis -------------------------------------------------------------------------------------------------------------
+SCALE_SIZES = ((1_000, 9.0), (10_000, 90.0))
+SCALE_100K = (100_000, 905.0)
+COMMON_WORD = "postgres"  # in about 80% of a generated memory's files
+
+
+def export_tree(ref: str, dest: Path) -> str:
+    """The memtui package as of git `ref`, unpacked under `dest`: what a --before run imports."""
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", ref, "memtui"], check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
+    return str(dest)
+
+
+def bench_search_scale(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ...], before: str | None,
+                       before_ref: str, redis: "Redis | None") -> list[Row]:
+    """Cold CLI search (no watcher, and with `memtui index --watch` running) and warm search against rg, at each
+    size, with peak RSS; with --before, the same cold and warm runs of an older memtui in the same run."""
+    rows: list[Row] = []
+    runs = max(1, plan.runs)
+    queries = (generate.LAST_TOPIC_MARKER, COMMON_WORD)
+    codes = [("after", None)] + ([(f"before ({before_ref})", before)] if before else [])
+    for files, mb in sizes:
+        root = out / f"scale-{files}f"
+        info = make_root(root, files=files, megabytes=mb, seed=7, big_log_mb=0)
+        size = f"{files:,} files / {info['bytes'] / 1e6:.0f} MB"
+        say(f"  {size}: building the indexes ...")
+        state = root / ".memtui"
+        for stale in state.glob("index.sqlite*"):
+            stale.unlink()
+        cold = {(name, q): [] for name, _ in codes for q in queries}
+        rss = {(name, q): 0.0 for name, _ in codes for q in queries}
+        rg = {q: [] for q in queries}
+        rg_rss = {q: 0.0 for q in queries}
+
+        def rg_once(q: str) -> None:
+            g, gr, _ = run(["rg", "-n", "-F", "-i", q, str(root)], ok=(0, 1))
+            rg[q].append(g)
+            rg_rss[q] = max(rg_rss[q], gr)
+
+        for name, code in codes:
+            for stale in state.glob("index.sqlite*"):  # each version builds (and reads) its own schema
+                stale.unlink()
+            run(memtui_cmd("search", queries[0], "--root", str(root)), code=code)
+            for q in queries:
+                for i in range(runs + 1):
+                    s, r, _ = run(memtui_cmd("search", q, "--root", str(root)), code=code)
+                    rg_once(q)
+                    if i:
+                        cold[(name, q)].append(s)
+                        rss[(name, q)] = max(rss[(name, q)], r)
+            warm = probe("search", str(root), str(plan.search_runs), *queries, code=code)
+            warm.finish(600).check()
+            for e in warm.of("searched"):
+                base = med(rg[e["query"]])
+                rows.append(Row(f"{size}: warm search “{e['query']}”, {name}", e["seconds"], "s", "rg -n -F -i",
+                                base, warm.rss_mb, rg_rss[e["query"]], "≥ 10× faster than rg",
+                                base / max(e["seconds"], 1e-9) >= 10))
+        for name, _ in codes:
+            for q in queries:
+                label = "rare" if q == queries[0] else "in ~80% of files"
+                rows.append(Row(f"{size}: cold CLI search “{q}” ({label}), no watcher, {name}", med(cold[(name, q)]),
+                                "s", "rg -n -F -i", med(rg[q]), rss[(name, q)], rg_rss[q], "≤ 1.0× rg",
+                                med(cold[(name, q)]) <= med(rg[q])))
+        # With a live watcher (`memtui index --watch`) the cold search re-checks only what the journal names.
+        # The index is this code's again first (a --before run left its own schema), and the watcher runs bare
+        # (not under GNU time, whose terminate would orphan it).
+        run(memtui_cmd("index", "--root", str(root)))
+        journal = state / "index.sqlite-changes"
+        journal.unlink(missing_ok=True)
+        watcher = subprocess.Popen(memtui_cmd("index", "--watch", "--root", str(root)), env=child_env(),
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            watcher.stdout.readline()  # "watching …": the journal is open
+            watched = {q: [] for q in queries}
+            watched_rss = {q: 0.0 for q in queries}
+            rg = {q: [] for q in queries}
+            for q in queries:
+                for i in range(runs + 1):
+                    s, r, _ = run(memtui_cmd("search", q, "--root", str(root)))
+                    rg_once(q)
+                    if i:
+                        watched[q].append(s)
+                        watched_rss[q] = max(watched_rss[q], r)
+                label = "rare" if q == queries[0] else "in ~80% of files"
+                rows.append(Row(f"{size}: cold CLI search “{q}” ({label}), watcher journaling, after",
+                                med(watched[q]), "s", "rg -n -F -i", med(rg[q]), watched_rss[q], rg_rss[q],
+                                "≤ 1.0× rg", med(watched[q]) <= med(rg[q])))
+        finally:
+            watcher.terminate()
+            watcher.wait(30)
+            watcher.stdout.close()
+        url = redis.url(f"scale-{files}-{int(time.time())}") if redis is not None else None
+        if url:
+            rows.extend(bench_redis_search(root, url, size, queries, plan))
+    return rows
+
+
+def bench_redis_search(root: Path, url: str, size: str, queries: tuple[str, ...], plan: Plan) -> list[Row]:
+    """Search of the same files in a Redis memory (warm, as the app keeps it, and a cold CLI process) against
+    scanning the same keys."""
+    import tempfile as _tempfile
+
+    from memtui.core.index import fold
+    from memtui.core.memory import Memory
+    from memtui.core.redis_store import RedisStore
+    from memtui.core.search import Searcher, literal_lines
+
+    import_to_redis(root, url)
+    store = RedisStore(url)
+    rows = []
+    with _tempfile.TemporaryDirectory() as cache:
+        old = os.environ.get("XDG_CACHE_HOME")
+        os.environ["XDG_CACHE_HOME"] = cache
+        try:
+            # As the app keeps it: listening to the store's events (keyspace events on, so raw SETs are heard).
+            store.client.config_set("notify-keyspace-events", "KA")
+            with Searcher(Memory(store), watch=True) as searcher:
+                searcher.search(queries[0])
+                for q in queries:
+                    times, scans = [], []
+                    for _ in range(max(1, plan.runs)):
+                        t = time.monotonic()
+                        bundle = searcher.search(q)
+                        times.append(time.monotonic() - t)
+                        t = time.monotonic()
+                        rels = store.list_files("*")
+                        found = 0
+                        for k in range(0, len(rels), 256):
+                            for data in store.read_many(rels[k : k + 256]):
+                                found += len(literal_lines(fold((data or b"").decode("utf-8", "replace")), fold(q)))
+                        scans.append(time.monotonic() - t)
+                    assert found == bundle.matched_lines, (q, found, bundle.matched_lines)
+                    rows.append(Row(f"{size}: Redis memory, warm search “{q}”", med(times), "s",
+                                    "SCAN + MGET + match, same keys", med(scans), None, None, "faster than the scan",
+                                    med(times) < med(scans)))
+                    colds, cold_rss = [], 0.0
+                    env_cache = {"XDG_CACHE_HOME": cache}
+                    for _ in range(max(1, plan.runs)):
+                        s, r, _ = run(memtui_cmd("search", q, "--store", store.url, "--root", str(root)),
+                                      extra_env=env_cache)
+                        colds.append(s)
+                        cold_rss = max(cold_rss, r)
+                    rows.append(Row(f"{size}: Redis memory, cold CLI search “{q}”", med(colds), "s",
+                                    "SCAN + MGET + match, same keys", med(scans), cold_rss, None,
+                                    "faster than the scan", med(colds) < med(scans)))
+        finally:
+            if old is None:
+                os.environ.pop("XDG_CACHE_HOME", None)
+            else:
+                os.environ["XDG_CACHE_HOME"] = old
+    return rows
+
+
 class Redis:
     """A throwaway redis-server on a free loopback port (persistence off), or None where it is not installed."""
 
@@ -632,8 +794,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--runs", type=int, default=None, help="repetitions for medians (default 5, quick 3)")
     parser.add_argument("--no-readme", action="store_true", help="don't rewrite README.md's table")
-    parser.add_argument("--only", default="",
-                        help="comma-separated: startup,viewer,live,search,update,context,context-scale")
+    parser.add_argument("--only", default="", help="comma-separated: startup,viewer,live,search,update,context,"
+                        "context-scale,scale")
+    parser.add_argument("--scale-100k", action="store_true", help="also run the search scale step at 100,000 "
+                        "files / 905 MB (generating it takes minutes and ~2 GB of disk)")
+    parser.add_argument("--before", metavar="REF", default=None,
+                        help="also measure the search scale step with memtui as of git REF (e.g. main), same run")
     args = parser.parse_args(argv)
     plan = SMOKE if args.smoke else QUICK if args.quick else FULL
     if args.runs:
@@ -662,7 +828,18 @@ def main(argv: list[str] | None = None) -> int:
             ("context-scale", lambda: bench_context_scale(out, plan)),
             ("live", lambda: bench_live_diff(fresh_copy(main_root, work), plan)),
             ("update", lambda: bench_updates_with_redis()),
+            ("scale", lambda: bench_scale_with_redis()),
         ]
+
+        def bench_scale_with_redis() -> list[Row]:
+            nonlocal redis
+            if redis is None:
+                redis = Redis(out / "redis")
+            before = export_tree(args.before, out / "before-tree") if args.before else None
+            sizes = SCALE_SIZES[:1] if args.smoke else SCALE_SIZES + ((SCALE_100K,) if args.scale_100k else ())
+            if args.smoke:
+                sizes = ((300, 1.0),)
+            return bench_search_scale(out, plan, sizes, before, args.before or "", redis)
 
         def bench_updates_with_redis() -> list[Row]:
             nonlocal redis

@@ -32,7 +32,8 @@ def test_smoke_run_measures_every_figure_against_a_baseline(tmp_path: Path) -> N
     rows = {r["name"]: r for r in results["rows"]}
     expected = ["Start-up to first frame", "Open a 1 MB daily log", "Scroll it", "Live diff, p95",
                 "Search, cold CLI", "Search, warm in-app", "memory_update", "memtui context, cold CLI",
-                "memtui context at 100 sections", "memtui context at 400 sections", "Peak RSS"]
+                "memtui context at 100 sections", "memtui context at 400 sections",
+                "300 files / 1 MB: cold CLI search", "300 files / 1 MB: warm search", "Peak RSS"]
     for prefix in expected:
         found = [r for name, r in rows.items() if name.startswith(prefix)]
         assert found, f"no row {prefix!r} in {list(rows)}"

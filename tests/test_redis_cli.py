@@ -1,5 +1,4 @@
-"""`memtui search` and `memtui context` on a Redis memory: context reads the store; search, which reads a folder,
-refuses clearly instead of answering about the wrong memory."""
+"""`memtui search` and `memtui context` on a Redis memory: both read the store, never the folder next to it."""
 
 from __future__ import annotations
 
@@ -42,23 +41,27 @@ def test_context_reads_the_redis_memory(tmp_path: Path, redis_url: str) -> None:
         assert "Only in Redis" in done.stdout and "Only in the folder" not in done.stdout
 
 
-def test_search_refuses_a_redis_memory_instead_of_searching_the_folder(tmp_path: Path, redis_url: str) -> None:
+def test_search_reads_the_redis_memory_not_the_folder(tmp_path: Path, redis_url: str) -> None:
     root = two_memories(tmp_path, redis_url)
-    done = memtui("search", "Only in", "--root", str(root), "--store", redis_url)
-    assert done.returncode == 1 and not done.stdout
-    assert "Redis memory: nothing was searched" in done.stderr and "memtui export" in done.stderr
-    done = memtui("search", "Only in", "--root", str(root), "--json", env={"MEMTUI_STORE": redis_url})
-    assert done.returncode == 1
+    cache = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = memtui("search", "Only in", "--root", str(root), "--store", redis_url, env=cache)
+    assert done.returncode == 0, done.stderr
+    assert "Only in Redis" in done.stdout and "Only in the folder" not in done.stdout
+    done = memtui("search", "Only in", "--root", str(root), "--json", env={"MEMTUI_STORE": redis_url, **cache})
+    assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert data["status"] == "error" and data["results"] == [] and "Redis memory" in data["error"]
+    assert data["method"] == "index" and [r["text"][:24] for r in data["results"]] == ["- [stated] Only in Redis"]
+    # The Redis memory's index is in the local cache, not in the folder's .memtui.
+    assert list((tmp_path / "cache" / "memtui" / "index").glob("*/index.sqlite"))
     done = memtui("search", "Only in", "--root", str(root))  # the folder itself still searches
     assert done.returncode == 0 and "Only in the folder" in done.stdout and "Only in Redis" not in done.stdout
 
 
-def test_the_agent_search_tool_refuses_on_a_redis_memory(tmp_path: Path, redis_url: str) -> None:
+def test_the_agent_search_tool_searches_a_redis_memory(tmp_path: Path, redis_url: str, monkeypatch) -> None:
     from memtui.core.tools import run_tool
 
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     two_memories(tmp_path, redis_url)
     out = run_tool(Memory(RedisStore(redis_url)), "memory_search", {"query": "only in"}, "agent:claude")
-    assert out.is_error
-    assert "nothing was searched" in out.text and "Only in the folder" not in out.text
+    assert not out.is_error, out.text
+    assert "Only in Redis" in out.text and "Only in the folder" not in out.text

@@ -44,6 +44,12 @@ def register(sub: Any) -> None:
     common(q)
     q.set_defaults(func=cmd_search)
 
+    p = sub.add_parser("index", help="build the search index; --watch keeps it fresh and journals changes")
+    p.add_argument("--watch", action="store_true",
+                   help="keep watching: journal every change so a cold `memtui search` re-checks only those files")
+    common(p)
+    p.set_defaults(func=cmd_index)
+
     p = sub.add_parser("context", help="what an agent loads at session start, within a token budget")
     p.add_argument("--budget", type=int, default=1000, help="tokens (characters / 4, rounded up); default 1000")
     common(p)
@@ -57,16 +63,11 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.limit < 1:
         print("memtui search: --limit must be at least 1", file=sys.stderr)
         return EXIT_USAGE
-    refused = _not_a_folder(args)
-    if refused:
-        if args.json:
-            emit(args, {"status": "error", "query": args.query, "results": [], "error": refused}, "")
-        else:
-            print(f"memtui search: {refused}", file=sys.stderr)
-        return EXIT_ERROR
     from memtui.core.search import search
 
-    bundle = search(root_of(args), args.query, regex=args.regex, limit=args.limit, path_glob=args.path_glob,
+    # A memory in a store (Redis) is searched through it; a folder by its path, without opening the memory.
+    memory = memory_of(args) if _in_a_store(args) else root_of(args)
+    bundle = search(memory, args.query, regex=args.regex, limit=args.limit, path_glob=args.path_glob,
                     use_index=not args.no_index)
     if bundle.error:
         if args.json:
@@ -78,22 +79,67 @@ def cmd_search(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _not_a_folder(args: argparse.Namespace) -> str | None:
-    """Why search cannot run here, when the memory is in a store: search reads and indexes files on disk, and
-    searching the folder instead would answer about the wrong memory."""
+def _in_a_store(args: argparse.Namespace) -> str | None:
+    """The store URL (--store, $MEMTUI_STORE, the root's `[store] url`) when the memory is not the folder."""
     from pathlib import Path
 
     from memtui.core.stores import store_url
 
     root = Path(args.root).expanduser() if args.root else default_root()
-    url = store_url(root, args.store)
-    if not url:
-        return None
-    from memtui.core.redis_store import redact
+    return store_url(root, args.store)
 
-    return (f"search reads a folder memory, and {redact(url)} is a Redis memory: nothing was searched. "
-            f"Read it with `memtui show FILE --store URL` or `memtui context --store URL`, or export it with "
-            f"`memtui export --to PATH --store URL` and search that folder with --root PATH")
+
+def cmd_index(args: argparse.Namespace) -> int:
+    url = _in_a_store(args)
+    if url:
+        from memtui.core.redis_store import redact
+
+        print(f"memtui index: {redact(url)} is a Redis memory, whose search index is kept in the local cache and "
+              "refreshed by `memtui search --store URL` itself: nothing to do", file=sys.stderr)
+        return EXIT_ERROR
+    from memtui.core.index import Index, IndexUnavailable
+
+    root = root_of(args)
+    index = Index(root)
+    try:
+        stats = index.refresh()
+        files, skipped = index.summary()
+        if not args.watch:
+            emit(args, {"files": files, "skipped": skipped, "added": stats.added, "changed": stats.changed,
+                        "removed": stats.removed}, f"{files} files indexed in {root}")
+            return EXIT_OK
+        return _watch(root, index)
+    except IndexUnavailable as exc:
+        print(f"memtui index: {exc}; make {root}/.memtui writable, or search with --no-index", file=sys.stderr)
+        return EXIT_ERROR
+    finally:
+        index.close()
+
+
+def _watch(root: Any, index: Any) -> int:
+    import time
+
+    from memtui.core.index_watch import IndexWatcher
+
+    watcher = IndexWatcher(root, publish=True)
+    try:
+        if watcher.publisher is None:
+            print(f"memtui index: another process already watches {root} (or it cannot be watched); "
+                  "nothing to do", file=sys.stderr)
+            return EXIT_ERROR
+        print(f"watching {root}: cold searches re-check only what changed. Ctrl-C to stop.", flush=True)
+        while True:
+            time.sleep(0.5)
+            # Keeping the index itself current too leaves the next search only its cookie to wait for.
+            dirty = watcher.take()
+            if dirty is None:
+                index.refresh()
+            elif dirty:
+                index.refresh(dirty)
+    except KeyboardInterrupt:
+        return EXIT_OK
+    finally:
+        watcher.stop()
 
 
 def cmd_context(args: argparse.Namespace) -> int:

@@ -86,6 +86,47 @@ def walk(root: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+def searchable(rel: str) -> bool:
+    """Would `walk` list this relative path (for a memory kept in a store, which has no folders to walk)?"""
+    parts = rel.split("/")
+    if any(not p or p.startswith(".") or p in SKIP_DIRS or not plain_name(p) for p in parts):
+        return False
+    return not (len(parts) == 1 and rel in SKIP_ROOT_FILES)
+
+
+def decode_text(data: bytes | None, max_bytes: int | None = None) -> tuple[str | None, str | None]:
+    """(text, None) for searchable bytes, else (None, why they are skipped), as `read_text` judges a file."""
+    if data is None:
+        return None, SKIP_UNREADABLE
+    if len(data) > (MAX_FILE_BYTES if max_bytes is None else max_bytes):
+        return None, SKIP_HUGE
+    if b"\0" in data:
+        return None, SKIP_BINARY
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError:
+        return None, SKIP_ENCODING
+
+
+class StoreSource:
+    """A memory kept in a store (Redis) as the index reads it: each file's stamp is its sha1 (computed by the
+    server) and length, in place of a folder's (mtime, size); texts come in batches."""
+
+    def __init__(self, store: object) -> None:
+        self.store = store
+
+    def states(self, paths: list[str] | None = None) -> dict[str, tuple[int, int]]:
+        """{path: stamp} of every file, or of those of `paths` that exist."""
+        if paths is not None:
+            paths = [p for p in paths if searchable(p)]
+        found = self.store.file_states(paths)  # type: ignore[attr-defined]
+        # 60 bits of the sha1 fit the index's integer stamp column; a change that kept them would need a collision.
+        return {rel: (int(sha[:15], 16), size) for rel, (sha, size) in found.items() if searchable(rel)}
+
+    def texts(self, rels: list[str]) -> list[tuple[str | None, str | None]]:
+        return [decode_text(data) for data in self.store.read_many(rels)]  # type: ignore[attr-defined]
+
+
 def read_text(path: Path, size: int | None = None, max_bytes: int | None = None) -> tuple[str | None, str | None]:
     """(text, None) for a searchable file, else (None, why it is skipped)."""
     if max_bytes is None:
@@ -94,7 +135,18 @@ def read_text(path: Path, size: int | None = None, max_bytes: int | None = None)
         return None, SKIP_HUGE
     try:
         with open(path, "rb") as fh:
-            data = fh.read(max_bytes + 1)
+            # read(n) allocates n bytes up front: ask for the file's size (plus one, to see it grow), not the cap.
+            known = min(os.fstat(fh.fileno()).st_size, max_bytes)
+            data = fh.read(known + 1)
+            if len(data) > known:
+                chunks, total = [data], len(data)
+                while total <= max_bytes:
+                    more = fh.read(1 << 16)
+                    if not more:
+                        break
+                    chunks.append(more)
+                    total += len(more)
+                data = b"".join(chunks)
     except OSError:
         return None, SKIP_UNREADABLE
     if len(data) > max_bytes:
@@ -144,9 +196,12 @@ class IndexUnavailable(RuntimeError):
 class Index:
     """The FTS5 trigram index of one memory root. Thread-safe; one SQLite connection, guarded by a lock."""
 
-    def __init__(self, root: str | os.PathLike[str], path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, root: str | os.PathLike[str], path: str | os.PathLike[str] | None = None, *,
+                 source: StoreSource | None = None) -> None:
         self.root = Path(root).expanduser().absolute()
         self.path = Path(path) if path else self.root / STATE_DIR / INDEX_FILE
+        # Where the files are read from when they are not under `root` (a store); then every refresh is whole.
+        self.source = source
         self._lock = threading.RLock()
         self._db: sqlite3.Connection | None = None
         self.last_refresh = RefreshStats()
@@ -182,9 +237,11 @@ class Index:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=OFF")
         db.execute("PRAGMA temp_store=MEMORY")
-        db.execute("PRAGMA cache_size=-65536")
-        # Reads of many texts (a common word) come straight from the mapped file instead of a copy per page.
-        db.execute("PRAGMA mmap_size=536870912")
+        # A query streams the texts of the files it matches: a small page cache and no memory map keep what it
+        # touches out of the process (a mapped page read counts in its resident memory), so its peak follows the
+        # bundle, not the number of matching files. The OS's file cache still holds the pages.
+        db.execute("PRAGMA cache_size=-8192")
+        db.execute("PRAGMA mmap_size=0")
         return db
 
     def _create(self, db: sqlite3.Connection) -> None:
@@ -227,7 +284,7 @@ class Index:
 
     # refreshing ---------------------------------------------------------------------------------------------
     def refresh(self, paths: Iterable[str] | None = None) -> RefreshStats:
-        """Bring the index up to date with the files: all of them (by mtime and size), or only `paths`."""
+        """Bring the index up to date with the files: all of them (by mtime and size), or only `paths` (re-read)."""
         with self._lock:
             try:
                 return self._refresh(paths)
@@ -247,7 +304,7 @@ class Index:
         # What the table looked like when compared; another process refreshing meanwhile means compare again.
         seen_gen = self._gen(db)
         if paths is None:
-            seen = walk(self.root)
+            seen = self.source.states() if self.source is not None else walk(self.root)
             # The (mtime, size) of every file as of the last full refresh, kept whole: when nothing changed (the
             # usual case before a query) one comparison replaces reading and comparing 10,000 rows.
             snapshot = marshal.dumps(seen)
@@ -267,14 +324,17 @@ class Index:
                                   chunk)
                 known.update({p: (i, m, s) for i, p, m, s in rows})
             seen, gone = {}, []
+            named = self.source.states(paths) if self.source is not None else None
             for rel in paths:
-                st = self._stat(rel)
+                st = named.get(rel) if named is not None else self._stat(rel)
                 if st is None:
                     if rel in known:
                         gone.append(rel)
                 else:
                     seen[rel] = st
-        work = [(rel, st) for rel, st in seen.items() if known.get(rel, (0, None, None))[1:] != st]
+        # Paths a watcher named are re-read whatever their (mtime, size) say: an edit can keep both.
+        work = [(rel, st) for rel, st in seen.items()
+                if paths is not None or known.get(rel, (0, None, None))[1:] != st]
         stats.unchanged = len(seen) - len(work)
         if not work and not gone:
             if snapshot is not None:
@@ -308,10 +368,16 @@ class Index:
                 docs.clear()
                 fts.clear()
 
-            for rel, (mtime, size) in work:
+            batch: list[tuple[str | None, str | None]] = []
+            for n, (rel, (mtime, size)) in enumerate(work):
                 if len(docs) >= FLUSH_EVERY:
                     flush()
-                text, skipped = read_text(self.root / rel, size)
+                if self.source is not None:
+                    if n % FLUSH_EVERY == 0:
+                        batch = self.source.texts([r for r, _ in work[n : n + FLUSH_EVERY]])
+                    text, skipped = batch[n % FLUSH_EVERY]
+                else:
+                    text, skipped = read_text(self.root / rel, size)
                 fid = known[rel][0] if rel in known else next_id
                 if rel not in known:
                     next_id += 1
@@ -347,10 +413,16 @@ class Index:
         return db.execute("SELECT value FROM meta WHERE key = 'gen'").fetchone()[0]
 
     def _stat(self, rel: str) -> tuple[int, int] | None:
-        parts = rel.split("/")
-        if any(p.startswith(".") or p in SKIP_DIRS for p in parts) or (len(parts) == 1 and rel in SKIP_ROOT_FILES):
+        # Paths come from a watcher or a journal file: an absolute or climbing one must not reach outside the root.
+        if not searchable(rel):
             return None
         try:
+            folder = self.root
+            for part in rel.split("/")[:-1]:
+                # `walk` follows no symlinked folder: neither does a path named by a watcher or a journal.
+                folder = folder / part
+                if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                    return None
             st = os.lstat(self.root / rel)
         except OSError:
             return None
@@ -405,6 +477,29 @@ class Index:
             self._check_version(db)
             return db.execute(sql, params).fetchall()
 
+    def stream(self, needle: str) -> Iterator[Record]:
+        """The records `records(needle)` gives, one at a time from SQLite's cursor, so a word in most files never
+        holds all their texts at once. Use inside `reading()`, with `folded()` for the texts read again later."""
+        expr = trigram_query(needle)
+        if expr is None:
+            raise ValueError("a trigram query needs at least 3 characters")
+        with self._lock:
+            db = self._connect()
+            self._check_version(db)
+            cursor = db.execute(
+                "SELECT f.id, f.path, f.kind, f.rank, d.folded, d.lineage FROM doc d JOIN file f ON f.id = d.id "
+                "WHERE d.id IN (SELECT rowid FROM fts WHERE fts MATCH ?)", (expr,))
+            try:
+                yield from cursor
+            finally:
+                cursor.close()
+
+    def folded(self, file_id: int) -> bytes:
+        """The folded UTF-8 text of one indexed file (b"" when it is gone)."""
+        with self._lock:
+            row = self._connect().execute("SELECT folded FROM doc WHERE id = ?", (file_id,)).fetchone()
+            return row[0] if row else b""
+
     @contextmanager
     def reading(self) -> Iterator[None]:
         """Hold the index still: the reads inside see one state of it, whatever other processes commit."""
@@ -435,6 +530,20 @@ class Index:
             db = self._connect()
             meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('epoch', 'gen')"))
             return meta["epoch"], meta["gen"]
+
+    def journal_token(self) -> str | None:
+        """The change journal's token (`memtui.core.fsmonitor`) the index was last brought up to, if any."""
+        with self._lock:
+            row = self._connect().execute("SELECT value FROM meta WHERE key = 'journal'").fetchone()
+            return row[0] if row else None
+
+    def set_journal_token(self, token: str | None) -> None:
+        with self._lock:
+            db = self._connect()
+            if token is None:
+                db.execute("DELETE FROM meta WHERE key = 'journal'")
+            else:
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('journal', ?)", (token,))
 
     def doc_ids(self) -> set[int]:
         with self._lock:

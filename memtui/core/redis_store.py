@@ -126,6 +126,21 @@ end
 return out
 """
 
+# sha1 and length of each string key ('' and -1 when missing or not a string): what a search index compares.
+_STATES = """
+local out = {}
+for i, k in ipairs(KEYS) do
+  if redis.call('TYPE', k)['ok'] == 'string' then
+    out[2 * i - 1] = redis.sha1hex(redis.call('GET', k))
+    out[2 * i] = redis.call('STRLEN', k)
+  else
+    out[2 * i - 1] = ''
+    out[2 * i] = -1
+  end
+end
+return out
+"""
+
 # Take the lock if free, or if a lock of this same store instance was left behind by a failed release.
 _ACQUIRE = """
 local cur = redis.call('GET', KEYS[1])
@@ -219,6 +234,7 @@ class RedisStore(Store):
         self.sharded = self.cluster and _major_version(self) >= 7
         self._register_publishers()
         self._hashes = self.client.register_script(_HASHES)
+        self._states = self.client.register_script(_STATES)
         self._acquire = self.client.register_script(_ACQUIRE)
         self._renew = self.client.register_script(_RENEW)
         self._release = self.client.register_script(_RELEASE)
@@ -664,6 +680,21 @@ class RedisStore(Store):
             raw = self.client.hgetall(self.k_recorded)
         return {k.decode(): v.decode() for k, v in raw.items()}
 
+    def file_states(self, paths: list[str] | None = None) -> dict[str, tuple[str, int]]:
+        """{path: (sha1, length)} of every memory file (or of `paths`, those that exist), hashed by the server so
+        no bytes move: how a search index of this memory tells which files changed, raw SETs included."""
+        paths = self.list_files("*") if paths is None else sorted({clean_rel(p) for p in paths if _listable(p)})
+        out: dict[str, tuple[str, int]] = {}
+        for k in range(0, len(paths), 1000):
+            chunk = paths[k : k + 1000]
+            with self._calls():
+                raw = self._states(keys=[self.key(p) for p in chunk])
+            for n, rel in enumerate(chunk):
+                sha, size = raw[2 * n], int(raw[2 * n + 1])
+                if size >= 0:
+                    out[rel] = (sha.decode() if isinstance(sha, bytes) else sha, size)
+        return out
+
     def committed(self, rel: str) -> bytes | None:
         with self._calls():
             sha = self.client.hget(self.k_recorded, clean_rel(rel))
@@ -916,6 +947,24 @@ class RedisStore(Store):
         sub = Subscription(self, callback, keyspace=keyspace)
         sub.start()
         return sub
+
+    def keyspace_events(self) -> bool:
+        """Does the server publish keyspace events for raw SETs and DELs of string keys (notify-keyspace-events
+        with K and $ and g, or A)? Without them a listener cannot see writes that bypassed memtui."""
+        if self.cluster:
+            return False  # each node has its own setting: not worth trusting one answer for the slot's master
+        try:
+            with self._calls():
+                flags = str(self.client.config_get("notify-keyspace-events").get("notify-keyspace-events", ""))
+        except (StoreError, redis.RedisError):
+            return False  # CONFIG may be refused (a managed Redis): then nobody vouches
+        return "K" in flags and ("A" in flags or ("$" in flags and "g" in flags))
+
+    def mark(self, token: str) -> None:
+        """Publish {"kind": "mark", "id": token} on the memory's channel: a listener that receives it has
+        received every event published before it (one server delivers a connection's messages in order)."""
+        with self._calls():
+            self.client.publish(self.channel, json.dumps({"kind": "mark", "id": token}))
 
     def last_change_id(self) -> str:
         with self._calls():

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fnmatch
 import heapq
+import os
 import re
 import time
 from dataclasses import asdict, dataclass, field
@@ -25,7 +26,7 @@ from typing import Any, Callable, Iterable
 
 from memtui.core import clock
 from memtui.core.entries import parse_entry
-from memtui.core.index import Index, IndexUnavailable, Record, fold, read_text, walk
+from memtui.core.index import INDEX_FILE, Index, IndexUnavailable, Record, StoreSource, fold, read_text, walk
 from memtui.core.sources import MEMORY_FILE, _Lines, _ordinal, file_kind, log_day  # noqa: F401 (re-exported)
 
 DEFAULT_LIMIT = 5
@@ -247,8 +248,8 @@ class _Worst:
         return self.key > other.key
 
 
-def rank_records(recs: list[Record], needle: str, k: int,
-                 wanted: Callable[[str], bool] | None = None) -> tuple[list[_Group], int, int]:
+def rank_records(recs: Iterable[Record], needle: str, k: int, wanted: Callable[[str], bool] | None = None,
+                 text_of: Callable[[int], bytes] | None = None) -> tuple[list[_Group], int, int]:
     """The k best-ranked sources among indexed files, how many sources there are, and how many lines matched:
     the answer `_top_sources` gives from every matched line, reached with far less work.
 
@@ -257,16 +258,22 @@ def rank_records(recs: list[Record], needle: str, k: int,
     whose sources can still reach the top k are parsed, tier by tier: MEMORY.md; then topic files in order of
     their rank bound (no source of a file ranks above it), stopping once k sources rank above the next file's
     bound; then daily logs newest first, stopping at k lines; and only when those tiers hold fewer than k
-    sources, the rest by path."""
+    sources, the rest by path.
+
+    `recs` is read once, as a stream: with `text_of` (a file id -> its folded UTF-8 text, read again for the few
+    files that can reach the bundle) no text is kept past its count, so memory follows the bundle, not the
+    matches; without it the texts of matching files are kept."""
     nb = needle.encode("utf-8")
     esc = re.escape(nb)
     line_hits = re.compile(esc + rb"[^\n]*").findall  # one match per matching line
     block_line_hits = re.compile(esc + rb"[^\n\0]*").findall  # lines of a block are NUL-joined
     matched = sources = 0
-    memory: list[Record] = []
-    topics: list[Record] = []
-    logs: list[Record] = []
-    hit: list[Record] = []
+    Meta = tuple[int, str, str, int]  # id, path, kind, rank
+    memory: list[Meta] = []
+    topics: list[Meta] = []
+    logs: list[Meta] = []
+    hit: list[Meta] = []
+    kept: dict[int, bytes] = {}
     for rec in recs:
         if wanted is not None and not wanted(rec[1]):
             continue
@@ -280,14 +287,18 @@ def rank_records(recs: list[Record], needle: str, k: int,
             if in_blocks > 1:
                 n -= in_blocks - len(line_hits(rec[5]))
         sources += n
-        hit.append(rec)
+        meta = (rec[0], rec[1], rec[2], rec[3])
+        if text_of is None:
+            kept[rec[0]] = rec[4]
+        hit.append(meta)
         kind = rec[2]
         if kind == "topic":
-            topics.append(rec)
+            topics.append(meta)
         elif kind == "log":
-            logs.append(rec)
+            logs.append(meta)
         elif kind == "memory":
-            memory.append(rec)
+            memory.append(meta)
+    fetch = text_of if text_of is not None else kept.__getitem__
 
     cands: list[_Group] = []
     best: list[_Worst] = []
@@ -300,18 +311,22 @@ def rank_records(recs: list[Record], needle: str, k: int,
         elif group.key < best[0].key:
             heapq.heapreplace(best, _Worst(group.key))
 
-    def groups_of(rec: Record) -> list[_Group]:
-        groups = parsed.get(rec[0])
+    def lines_of(meta: Meta) -> tuple[str, list[int]]:
+        text = fetch(meta[0]).decode("utf-8")
+        return text, literal_lines(text, needle)
+
+    def groups_of(meta: Meta) -> list[_Group]:
+        groups = parsed.get(meta[0])
         if groups is None:
-            text = rec[4].decode("utf-8")
-            groups = parsed[rec[0]] = _groups_in_file(rec[1], rec[2], text, literal_lines(text, needle))
+            text, lines = lines_of(meta)
+            groups = parsed[meta[0]] = _groups_in_file(meta[1], meta[2], text, lines)
             for g in groups:
                 add(g)
         return groups
 
-    for rec in memory:
-        groups_of(rec)
-    order = [(rec[3], rec[1], n) for n, rec in enumerate(topics)]
+    for meta in memory:
+        groups_of(meta)
+    order = [(meta[3], meta[1], n) for n, meta in enumerate(topics)]
     heapq.heapify(order)
     while order:
         bound, rel, n = order[0]
@@ -319,32 +334,46 @@ def rank_records(recs: list[Record], needle: str, k: int,
             break
         heapq.heappop(order)
         groups_of(topics[n])
-    order = [(rec[3], rec[1], n) for n, rec in enumerate(logs)]
+    order = [(meta[3], meta[1], n) for n, meta in enumerate(logs)]
     heapq.heapify(order)
     taken = 0
     while order and taken < k:
         day, rel, n = heapq.heappop(order)
-        lines = literal_lines(logs[n][4].decode("utf-8"), needle)
+        lines = lines_of(logs[n])[1]
         for i in reversed(lines[-(k - taken):]):
             add(_Group((TIER_LOG, day, rel, -i), rel, "log", i, False, {i}))
         taken = min(k, taken + len(lines))
     if sum(1 for g in cands if g.key[0] < TIER_OTHER) < k:
         # Every source of the first three tiers is in: the rest (TIER_OTHER) rank by path, then line.
         taken = 0
-        for rec in sorted(hit, key=lambda r: r[1]):
+        for meta in sorted(hit, key=lambda r: r[1]):
             if taken >= k:
                 break
-            kind = rec[2]
+            kind = meta[2]
             if kind == "log":
                 continue
             if kind in ("memory", "topic"):
-                taken += sum(1 for g in groups_of(rec) if g.key[0] == TIER_OTHER)
+                taken += sum(1 for g in groups_of(meta) if g.key[0] == TIER_OTHER)
                 continue
-            lines = literal_lines(rec[4].decode("utf-8"), needle)
+            lines = lines_of(meta)[1]
             for i in lines[: k - taken]:
-                add(_Group((TIER_OTHER, 0, rec[1], i), rec[1], kind, i, False, {i}))
+                add(_Group((TIER_OTHER, 0, meta[1], i), meta[1], kind, i, False, {i}))
             taken = min(k, taken + len(lines))
     return heapq.nsmallest(k, cands, key=lambda g: g.key), sources, matched
+
+
+def _journal_gap(old: str, new: str) -> int:
+    """Bytes of journal between two tokens of the same journal (the whole thing, as far as it matters, else)."""
+    (a, _, x), (b, _, y) = old.rpartition(":"), new.rpartition(":")
+    return int(y) - int(x) if a == b and x.isdigit() and y.isdigit() else 1 << 30
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 # matching ---------------------------------------------------------------------------------------------------------
@@ -417,24 +446,38 @@ class Searcher:
     def __init__(self, memory: Any, *, use_index: bool = True, watch: bool = False,
                  regex_timeout: float = REGEX_TIMEOUT, keep_texts: bool = True, fast_ranking: bool = True) -> None:
         store = getattr(memory, "store", None)
+        self._source: StoreSource | None = None
         if store is not None and not hasattr(store, "root"):
-            # Search reads the files on disk; searching some local folder instead would answer about another memory.
-            raise SearchError(f"search reads a folder memory, and {memory.location} is not one: nothing was searched; "
-                              "read the files instead, or export the memory to a folder and search that")
-        location = getattr(memory, "location", memory)
-        self.root = Path(location).expanduser().absolute()
+            if not hasattr(store, "file_states"):
+                raise SearchError(f"search cannot read the memory at {memory.location}: nothing was searched; "
+                                  "read the files instead, or export the memory to a folder and search that")
+            # A memory in a store: the same search over its files, with the index in a local cache of its own.
+            self._source = StoreSource(store)
+            try:
+                self.root = store_cache_dir(store)
+            except OSError as exc:
+                self.root = Path(os.devnull)
+                self.index_problem = f"no local cache for the search index ({exc}): scanning the store"
+                use_index = False
+        else:
+            location = getattr(memory, "location", memory)
+            self.root = Path(location).expanduser().absolute()
         self.regex_timeout = regex_timeout
-        self.index: Index | None = Index(self.root) if use_index else None
-        self.index_problem: str | None = None
+        self.index: Index | None = None
+        self.index_problem: str | None = None if self._source is None else getattr(self, "index_problem", None)
+        if use_index:
+            self.index = (Index(self.root, self.root / INDEX_FILE, source=self._source) if self._source is not None
+                          else Index(self.root))
         self.keep_texts = keep_texts
         self.fast_ranking = fast_ranking
         self._corpus: dict[int, Record] | None = None
         self._corpus_state: tuple[str, int] | None = None
         self._watcher: Any = None
         if watch and self.index is not None:
-            from memtui.core.index_watch import IndexWatcher
+            from memtui.core.index_watch import IndexWatcher, StoreWatcher
 
-            self._watcher = IndexWatcher(self.root)
+            self._watcher = (StoreWatcher(store) if self._source is not None
+                             else IndexWatcher(self.root, publish=True))
 
     def close(self) -> None:
         if self._watcher is not None:
@@ -466,11 +509,34 @@ class Searcher:
                     self.index.refresh()
                 elif dirty:
                     self.index.refresh(dirty)
+            elif self._source is not None:
+                self.index.refresh()  # no one listening to the store: its files' hashes say what changed
             else:
-                self.index.refresh()
+                self._refresh_from_journal()
         except IndexUnavailable as exc:
             self.index_problem = str(exc)
             self.index = None
+
+    def _refresh_from_journal(self) -> None:
+        """Without a watcher of its own: re-check only what a live watcher journaled since the index's token, or
+        every file when none vouches (`memtui.core.fsmonitor`)."""
+        from memtui.core.fsmonitor import changes_since
+
+        assert self.index is not None
+        old = self.index.journal_token()
+        token, changed = changes_since(self.root, old)
+        if token is None:
+            self.index.refresh()
+            if old is not None:
+                self.index.set_journal_token(None)
+            return
+        if changed is None:
+            self.index.refresh()
+        elif changed:
+            self.index.refresh(changed)
+        elif old is not None and _journal_gap(old, token) < 65536:
+            return  # only cookies since: keep the token and spare a write (the next reader skips a few lines)
+        self.index.set_journal_token(token)
 
     def search(self, query: str, *, regex: bool = False, limit: int = DEFAULT_LIMIT,
                path_glob: str | None = None) -> SearchBundle:
@@ -503,21 +569,28 @@ class Searcher:
         self.refresh()
         if self.index is None:
             return False
+        wanted = glob_filter(path_glob) if path_glob else None
         try:
-            try:
-                needle.encode("utf-8")
-            except UnicodeEncodeError:
-                recs: list[Record] = []  # a lone surrogate: indexed text is valid UTF-8, so nothing holds it
-            else:
+            if not _encodable(needle):
+                # A lone surrogate: indexed text is valid UTF-8, so nothing holds it.
+                top, bundle.sources, bundle.matched_lines = [], 0, 0
+            elif self.keep_texts:
                 recs = self._records(needle)
+                corpus = self._corpus
+                assert corpus is not None
+                top, bundle.sources, bundle.matched_lines = rank_records(
+                    recs, needle, bundle.limit, wanted, lambda i: corpus[i][4])
+            else:
+                # One read transaction: the texts read again for the bundle are the ones counted.
+                with self.index.reading():
+                    top, bundle.sources, bundle.matched_lines = rank_records(
+                        self.index.stream(needle), needle, bundle.limit, wanted, self.index.folded)
             bundle.searched_files, bundle.skipped = self.index.summary()
         except IndexUnavailable as exc:
             self.index_problem = str(exc)
             self.index = None
             return False
         bundle.method = "index"
-        wanted = glob_filter(path_glob) if path_glob else None
-        top, bundle.sources, bundle.matched_lines = rank_records(recs, needle, bundle.limit, wanted)
         bundle.left_out = bundle.sources - len(top)
         self._fill(bundle, top, {})
         return True
@@ -598,8 +671,7 @@ class Searcher:
         bundle.method = "scan"
         skipped: dict[str, int] = {}
         searched = 0
-        for rel, (_, size) in sorted(walk(self.root).items()):
-            text, why = read_text(self.root / rel, size)
+        for rel, text, why in self._all_texts():
             if why:
                 skipped[why] = skipped.get(why, 0) + 1
                 continue
@@ -608,6 +680,23 @@ class Searcher:
                 yield rel, text
         bundle.skipped = skipped
         bundle.searched_files = searched
+
+    def _all_texts(self) -> Iterable[tuple[str, str | None, str | None]]:
+        """(path, text, why it is skipped) of every searchable file, by path."""
+        if self._source is None:
+            for rel, (_, size) in sorted(walk(self.root).items()):
+                yield (rel, *read_text(self.root / rel, size))
+            return
+        rels = sorted(self._source.states())
+        for k in range(0, len(rels), 256):
+            chunk = rels[k : k + 256]
+            for rel, (text, why) in zip(chunk, self._source.texts(chunk)):
+                yield rel, text, why
+
+    def _original(self, rel: str) -> str | None:
+        if self._source is None:
+            return read_text(self.root / rel)[0]
+        return self._source.texts([rel])[0][0]
 
     # ranking and the bundle -------------------------------------------------------------------------------------
     def _bundle(self, bundle: SearchBundle, hits: list[tuple[str, str, list[int], str | None]]) -> None:
@@ -628,7 +717,7 @@ class Searcher:
             if lines is None:
                 text = originals.get(g.path)
                 if text is None:
-                    text, _ = read_text(self.root / g.path)
+                    text = self._original(g.path)
                 lines = cache[g.path] = (text or "").split("\n")
             order = [g.head] + sorted((i for i in g.matched if i != g.head), reverse=True) if g.lineage else [g.head]
             for i in order:
@@ -657,6 +746,20 @@ def _section_of(lines: list[str], i: int) -> str | None:
         if m and k != i:
             return m.group(1).strip() or None
     return None
+
+
+def store_cache_dir(store: Any) -> Path:
+    """Where the search index of a memory kept in a store lives: a private folder of the local cache, one per
+    store location (`$XDG_CACHE_HOME/memtui/index/<hash>`, else ~/.cache/…). It is only a cache of the store."""
+    import hashlib
+    import os
+
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memtui" / "index"
+    name = hashlib.sha1(f"{store.location}\0{getattr(store, 'base', '')}".encode()).hexdigest()[:20]
+    folder = base / name
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(folder, 0o700)  # the index holds the memory's text
+    return folder
 
 
 def search(memory: Any, query: str, *, regex: bool = False, limit: int = DEFAULT_LIMIT,

@@ -94,4 +94,15 @@ async def serve_stdio(root: str | Path | Memory) -> None:
 
 
 def run(root: str | Path | Memory) -> None:
-    anyio.run(serve_stdio, root)
+    memory = root if isinstance(root, Memory) else Memory(root)
+    watcher = None
+    if hasattr(getattr(memory, "store", None), "root"):
+        from memtui.core.index_watch import IndexWatcher
+
+        # While the server runs it journals the folder's changes, so its own and others' searches need no walk.
+        watcher = IndexWatcher(memory.location, publish=True)
+    try:
+        anyio.run(serve_stdio, memory)
+    finally:
+        if watcher is not None:
+            watcher.stop()
