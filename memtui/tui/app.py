@@ -76,6 +76,8 @@ class MemtuiApp(App[None]):
         Binding("c", "open_pane('chat')", "Chat", id="chat", tooltip="Chat with the embedded agent"),
         Binding("v", "toggle_raw", "Raw", id="toggle_raw", tooltip="Toggle between rendered and raw source"),
         Binding("d", "diff_commit", "Diff", id="diff_commit", tooltip="Diff the open file against its last commit"),
+        Binding("S", "toggle_split", "Side by side", id="toggle_split",
+                tooltip="Show diffs side by side (old left, new right), or unified again"),
         Binding("w", "close_tab", "Close tab", id="close_tab", show=False, tooltip="Close the current tab"),
         # Priority: an input's scrolling ancestors bind these keys to sideways paging, which no tab here needs.
         Binding("ctrl+pagedown", "switch_tab(1)", "Next tab", id="next_tab", show=False, priority=True,
@@ -101,6 +103,7 @@ class MemtuiApp(App[None]):
         self.folder: Path | None = Path(folder).absolute() if folder is not None else None
         self.root = self.folder or Path(root or ".").expanduser().absolute()
         self.connected = True
+        self.diff_split = False  # diffs side by side (S); a diff mounted later starts the same way
         self._select_after_sync: str | None = None  # a proposal the app just made, selected once it is listed
         self.consolidation_offer: list[str] = []
         self.by = user or default_actor()
@@ -469,6 +472,12 @@ class MemtuiApp(App[None]):
         if action == "switch_tab" and self.screen is not self.base:
             return False  # a priority key: over a dialog it is the dialog's
         return True
+
+    def action_toggle_split(self) -> None:
+        self.diff_split = not self.diff_split
+        for view in self.base.query(DiffView):
+            view.set_split(self.diff_split)
+        self.notify("Diffs side by side" if self.diff_split else "Diffs unified")
 
     def action_toggle_raw(self) -> None:
         viewer = self.current_viewer()

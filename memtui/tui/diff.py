@@ -10,6 +10,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from memtui.tui.plain import visible
+from memtui.tui.worddiff import line_spans, split_text, styled
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@(.*)$")
 
@@ -52,20 +53,32 @@ def diff_rows(diff: str) -> list[tuple[str, int | None, int | None, str]]:
 class DiffView(VerticalScroll, can_focus=True):
     """A scrolling diff: line numbers on both sides, additions and removals marked by sign and colour."""
 
-    COMPONENT_CLASSES = {"diff--add", "diff--remove", "diff--context", "diff--hunk", "diff--file", "diff--lineno"}
+    COMPONENT_CLASSES = {"diff--add", "diff--remove", "diff--context", "diff--hunk", "diff--file", "diff--lineno",
+                         "diff--add-word", "diff--remove-word"}
 
     def __init__(self, diff: str = "", *, empty: str = "no changes", id: str | None = None,
                  classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.diff = diff
         self.empty = empty
+        self.split = False  # side by side (the app's S key) rather than unified
 
     def compose(self):
         yield Static(id="diff-body")
 
     def on_mount(self) -> None:
+        self.split = bool(getattr(self.app, "diff_split", False))
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._draw())
         self._draw()
+
+    def set_split(self, split: bool) -> None:
+        self.split = split
+        if self.is_mounted:
+            self._draw()
+
+    def on_resize(self) -> None:
+        if self.split:  # each side is half the width
+            self._draw()
 
     def show(self, diff: str, empty: str | None = None) -> None:
         self.diff = diff
@@ -80,9 +93,12 @@ class DiffView(VerticalScroll, can_focus=True):
         rows = diff_rows(self.diff)
         if not rows:
             return Text(visible(self.empty), style("diff--context"))
+        if self.split:
+            return split_text(rows, style, self.scrollable_content_region.width or 80)
+        words = line_spans(rows)
         width = max((len(str(n)) for _, a, b, _ in rows for n in (a, b) if n is not None), default=1)
         out = Text(no_wrap=True, overflow="ellipsis")
-        for kind, a, b, text in rows:
+        for (kind, a, b, text), spans in zip(rows, words):
             text = visible(text)  # a file's bytes, never an escape sequence to the terminal
             if kind in ("file", "hunk", "note"):
                 out.append(text + "\n", style("diff--file" if kind == "file" else "diff--hunk"))
@@ -90,7 +106,11 @@ class DiffView(VerticalScroll, can_focus=True):
             nums = f"{'' if a is None else a:>{width}} {'' if b is None else b:>{width}} "
             sign = {"add": "+", "remove": "-", "context": " "}[kind]
             out.append(nums, style("diff--lineno"))
-            out.append(f"{sign} {text}\n", style(f"diff--{kind}"))
+            line = Text(f"{sign} ", style(f"diff--{kind}"))
+            word = style(f"diff--{kind}-word") if spans is not None else None
+            line.append_text(styled(text, spans, style(f"diff--{kind}"), word))
+            out.append_text(line)
+            out.append("\n", style(f"diff--{kind}"))
         out.rstrip()
         return out
 
