@@ -11,9 +11,11 @@ the entry that replaced it, so a revise reads as "old → new".
 from __future__ import annotations
 
 import difflib
+import io
 import re
 from typing import Callable, NamedTuple
 
+from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 
@@ -50,7 +52,28 @@ def word_spans(line: str, other: str) -> tuple[list[Span], list[Span]]:
             _push(left, "".join(a[i1:i2]), not same)
         if j2 > j1:
             _push(right, "".join(b[j1:j2]), not same)
-    return left, right
+    return _trim(left), _trim(right)
+
+
+def _trim(spans: list[Span]) -> list[Span]:
+    """The spaces at either end of a changed span are not a change: the mark covers words only."""
+    out: list[Span] = []
+    for text, changed in spans:
+        core = text.strip() if changed else text
+        if changed and core:
+            lead = text[:len(text) - len(text.lstrip())]
+            tail = text[len(text.rstrip()):]
+            parts = [Span(lead, False), Span(core, True), Span(tail, False)]
+        else:
+            parts = [Span(text, False if changed else changed)]
+        for part in parts:
+            if not part.text:
+                continue
+            if out and out[-1].changed == part.changed:
+                out[-1] = Span(out[-1].text + part.text, part.changed)
+            else:
+                out.append(part)
+    return out
 
 
 def _push(spans: list[Span], text: str, changed: bool) -> None:
@@ -65,7 +88,9 @@ def _push(spans: list[Span], text: str, changed: bool) -> None:
 
 
 def _ratio(a: str, b: str) -> float:
-    return difflib.SequenceMatcher(None, tokens(a), tokens(b), autojunk=False).ratio()
+    # On words and signs only: shared spaces would make any two sentences look alike.
+    words = lambda s: [t for t in tokens(s) if not t.isspace()]  # noqa: E731
+    return difflib.SequenceMatcher(None, words(a), words(b), autojunk=False).ratio()
 
 
 def strikes(added: str, removed: str) -> bool:
@@ -188,11 +213,12 @@ def styled(text: str, spans: list[Span] | None, base: Style, word: Style | None)
 
 def split_text(rows: list[Row], style: StyleOf, width: int) -> Text:
     """The diff side by side in `width` cells: old on the left, new on the right, each with its line numbers;
-    a side too long for its half ends in an ellipsis (the unified view shows it whole)."""
+    a side too long for its half wraps within it, so both sides read to their end."""
     sides = side_by_side(rows)
     numbers = [s.number for _, o, n in sides for s in (o, n) if s.number is not None]
     digits = max((len(str(n)) for n in numbers), default=1)
     half = max(12, (width - 1) // 2)
+    console = Console(width=width, file=io.StringIO(), color_system=None, legacy_windows=False)
     text_width = max(4, half - digits - 3)
     sign = {"remove": "-", "add": "+", "context": " ", "": " "}
     lines: list[Text] = []
@@ -202,18 +228,29 @@ def split_text(rows: list[Row], style: StyleOf, width: int) -> Text:
             line.truncate(width, overflow="ellipsis")
             lines.append(line)
             continue
-        row = Text()
-        for n, side in enumerate((old, new)):
-            if n:
-                row.append("│", style("diff--lineno"))
-            row.append(f"{'' if side.number is None else side.number:>{digits}} ", style("diff--lineno"))
+        halves: list[list[Text]] = []
+        for side in (old, new):
             base = style(f"diff--{side.kind}") if side.kind else Style()
-            body = Text(f"{sign[side.kind]} ", style=base)
             word = style(f"diff--{side.kind}-word") if side.kind in ("add", "remove") else base
+            body = Text(f"{sign[side.kind]} ", style=base)
             body.append_text(styled(side.text, side.spans, base, word))
-            body.truncate(text_width + 2, overflow="ellipsis", pad=True)
-            row.append_text(body)
-        lines.append(row)
+            wrapped = list(body.wrap(console, text_width + 2, overflow="fold")) or [Text("")]
+            for part in wrapped:
+                part.style = base
+                part.truncate(text_width + 2, pad=True)
+            halves.append(wrapped)
+        for n in range(max(len(h) for h in halves)):
+            row = Text()
+            for k, (side, wrapped) in enumerate(zip((old, new), halves)):
+                if k:
+                    row.append("│", style("diff--lineno"))
+                number = side.number if n == 0 and side.number is not None else ""
+                row.append(f"{number:>{digits}} ", style("diff--lineno"))
+                part = wrapped[n] if n < len(wrapped) else Text(" " * (text_width + 2))
+                if n >= len(wrapped):
+                    part.truncate(text_width + 2, pad=True)
+                row.append_text(part)
+            lines.append(row)
     out = Text("\n", no_wrap=True, overflow="ellipsis").join(lines)
     out.no_wrap = True
     return out
