@@ -135,12 +135,12 @@ async def test_remove_asks_first_then_strikes_removed(demo: Path) -> None:
         viewer = await started(pilot)
         await cursor_to(pilot, viewer, "On-call rotation")
         before = head(demo).hexsha
-        await pilot.press("d")
+        await pilot.press("x")
         await pilot.pause()
         await pilot.press("n")  # no: nothing changes
         await pilot.pause(0.2)
         assert head(demo).hexsha == before
-        await pilot.press("d")
+        await pilot.press("x")
         await pilot.pause()
         await pilot.press("y")
         await wait_for(pilot, lambda: head(demo).hexsha != before, what="the commit")
@@ -262,7 +262,7 @@ async def test_undo_reverts_the_persons_own_last_edit_not_an_agents_later_write(
         original = (demo / "MEMORY.md").read_text()
         await cursor_to(pilot, viewer, "On-call rotation")
         before = head(demo).hexsha
-        await pilot.press("d", "y")
+        await pilot.press("x", "y")
         await wait_for(pilot, lambda: head(demo).hexsha != before, what="the remove")
         removed = head(demo).hexsha
         Memory(demo).log("agent wrote to the log after the person's edit", actor="agent-claude")

@@ -45,9 +45,11 @@ CURSOR_BINDINGS = [
             tooltip="Jump to the first entry of the next section"),
     Binding("K,left_curly_bracket", "previous_section", "Previous section", id="viewer.previous_section",
             show=False, tooltip="Jump to the first entry of the previous section"),
-    Binding("e", "revise_entry", "Revise", id="viewer.revise_entry",
+    # With the cursor showing `e` revises the entry, not the selected proposal: the footer names it "Revise entry".
+    # Removing has its own key (x), so `d` is the diff wherever you are.
+    Binding("e", "revise_entry", "Revise entry", id="viewer.revise_entry",
             tooltip="Revise the entry under the cursor (the old line is struck superseded)"),
-    Binding("d", "remove_entry", "Remove", id="viewer.remove_entry",
+    Binding("x", "remove_entry", "Remove entry", id="viewer.remove_entry",
             tooltip="Remove the entry under the cursor, after a confirmation (struck removed)"),
     Binding("p", "retag_entry", "Tag", id="viewer.retag_entry",
             tooltip="Change the entry's provenance: promote an agent's guess to [stated], or demote"),

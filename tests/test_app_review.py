@@ -1,0 +1,85 @@
+"""The review experience in the app (issue 21): keys that mean one thing, word diffs in the panel, side by side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
+from memtui.tui.app import MemtuiApp
+from memtui.tui.diff import DiffView
+from memtui.tui.viewer import MemoryViewer
+
+PERSON = "ana"
+
+
+@pytest.fixture
+def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> Path:
+    return demo_root(tmp_path, monkeypatch, demo_template)
+
+
+async def started(pilot) -> MemoryViewer:
+    await wait_for(pilot, lambda: settled(pilot.app), what="the app to settle")
+    return pilot.app.query_one(MemoryViewer)
+
+
+def footer(app) -> dict[str, tuple[str, str]]:
+    """key → (action, description) of what the key does now (what the footer shows for it). An action's
+    arguments are left out: `f` as cycle_filter(True) before the cursor shows is the same filter."""
+    return {key: (b.binding.action.split("(")[0], b.binding.description)
+            for key, b in app.screen.active_bindings.items() if b.enabled}
+
+
+async def test_no_key_changes_meaning_without_the_footer_saying_so(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        viewer = await started(pilot)
+        viewer.focus()
+        await pilot.pause()
+        reading = footer(app)
+        await pilot.press("j")
+        await wait_for(pilot, lambda: viewer.cursor is not None, what="the cursor")
+        await pilot.pause()
+        cursor = footer(app)
+        for key in reading.keys() & cursor.keys():
+            if reading[key][0] != cursor[key][0]:
+                assert reading[key][1] != cursor[key][1], f"{key} changes meaning silently"
+        assert reading["e"][0] == "revise" and cursor["e"] == ("revise_entry", "Revise entry")
+        assert reading["d"] == cursor["d"] == ("diff_commit", "Diff")
+        assert cursor["x"][0] == "remove_entry" and "x" not in reading
+        # d with the cursor showing is the diff, and removes nothing.
+        before = (demo / "MEMORY.md").read_text()
+        await pilot.press("d")
+        await wait_for(pilot, lambda: app.main.active.startswith("diff-"), what="the diff tab")
+        assert (demo / "MEMORY.md").read_text() == before
+
+
+async def test_help_names_keys_as_the_keys(demo: Path) -> None:
+    from memtui.tui.help import key_names
+
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        shown = {key_names(keys) for _, keys, _, _ in app.key_rows()}
+        assert "]" in shown and "[" in shown and "?" in shown
+        assert not any("square_bracket" in k or "question_mark" in k for k in shown)
+
+
+async def test_side_by_side_toggles_every_diff_and_new_ones_follow(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        app.review.select("p-0002")
+        app.review.option_list.focus()
+        await pilot.press("S")
+        panel = app.review.query_one(DiffView)
+        assert panel.split and "│" in panel.render_text().plain
+        app.open_file("people/alex.md")
+        await pilot.pause()
+        await pilot.press("d")
+        await wait_for(pilot, lambda: any(d.diff for d in app.main.query(DiffView)), what="the diff tab")
+        tab = next(d for d in app.main.query(DiffView) if d.diff)
+        assert tab.split
+        await pilot.press("S")
+        assert not panel.split and not tab.split and "│" not in panel.render_text().plain
