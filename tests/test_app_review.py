@@ -83,3 +83,47 @@ async def test_side_by_side_toggles_every_diff_and_new_ones_follow(demo: Path) -
         assert tab.split
         await pilot.press("S")
         assert not panel.split and not tab.split and "│" not in panel.render_text().plain
+
+
+def audit(root: Path) -> list[dict]:
+    import json
+
+    return [json.loads(x) for x in (root / "memory-log.jsonl").read_text().splitlines()]
+
+
+async def test_a_person_approves_a_held_lesson_with_a_and_the_feed_says_they_confirmed_it(demo: Path) -> None:
+    from memtui.core.memory import Memory
+
+    held = Memory(demo).update("User", "add", "[inferred] Deploys on Fridays tend to fail", actor="agent-claude",
+                               session="chat-1")
+    assert held.status == "queued" and held.id
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await wait_for(pilot, lambda: app.review.select(held.id), what="the held lesson listed")
+        app.review.option_list.focus()
+        await pilot.pause()
+        detail = str(app.review.query_one("#review-detail").render())
+        assert "1 of 3 signals across 1 of 2 sessions" in detail
+        assert "a approves it as your confirmation" in detail
+        await pilot.press("a")
+        await wait_for(pilot, lambda: any(r.get("proposal") == held.id and r.get("status") == "applied"
+                                          for r in audit(demo)), what="the approval")
+        record = next(r for r in audit(demo) if r.get("proposal") == held.id and r.get("status") == "applied")
+        assert record["confirmed"] == {"by": PERSON, "signals": "1 of 3 signals across 1 of 2 sessions"}
+        assert "Deploys on Fridays tend to fail" in (demo / "MEMORY.md").read_text()
+        await wait_for(pilot, lambda: any(f"approved {held.id} and confirmed the lesson" in t
+                                          for t in app.feed.texts()), what="the feed")
+
+
+async def test_a_conflict_is_said_to_the_person_with_the_key_that_resolves_it(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        conflicted = next(p for p in app.review.proposals if p.status == "conflict")
+        app.review.select(conflicted.id)
+        await pilot.pause()
+        detail = str(app.review.query_one("#review-detail").render())
+        assert "e to revise it against the current text" in detail
+        assert "send the exact text" not in detail
+        assert any("e to revise it against the current text" in t for t in app.feed.texts())

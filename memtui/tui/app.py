@@ -29,6 +29,7 @@ from memtui.core.store import StoreUnavailable
 from memtui.tui import theme_files
 from memtui.tui.commands import MemtuiCommands
 from memtui.tui.diff import DiffView, unified
+from memtui.tui.for_people import decided
 from memtui.tui.feed import ActivityFeed, AuditTail, activity_from_audit
 from memtui.tui.header import MemtuiHeader
 from memtui.tui.messages import (
@@ -642,7 +643,7 @@ class MemtuiApp(App[None]):
             return
         r = message.result
         severity = {"applied": "information", "rejected": "information", "conflict": "warning"}.get(r.status, "error")
-        self.notify(f"{message.pid}: {r.status}. {r.message}", severity=severity)  # type: ignore[arg-type]
+        self.notify(decided(message.pid, r.status, r.message), severity=severity)  # type: ignore[arg-type]
         self.sync()
 
     # consolidation ----------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 from memtui.core.entries import TAGS
 from memtui.core.proposals import CONFLICT, Proposal
 from memtui.tui.diff import DiffView
+from memtui.tui.for_people import for_person
 from memtui.tui.plain import plain, visible
 
 
@@ -143,7 +144,7 @@ class ReviewPanel(Vertical):
                 body.highlight_words([f"[{tag}]"], style(f"review--{tag}"))
             lines.append(body)
         if p.status == CONFLICT and p.reason:
-            lines.append(plain("  " + p.reason, style("review--conflict"), newlines=False))
+            lines.append(plain("  " + for_person(p.reason), style("review--conflict"), newlines=False))
         lines.append(plain(f"  by {p.actor} · {p.created[:16].replace('T', ' ')}", style("review--muted"),
                            newlines=False))
         return Text("\n").join(lines)
@@ -163,8 +164,8 @@ class ReviewPanel(Vertical):
             f"{p.action} by {p.actor}"
         lines = [f"{p.id}: {what}"]
         if p.status == CONFLICT and p.reason:
-            lines.append(f"conflict: {p.reason}")
-        lines += [f"⚑ {f}" for f in p.flags]
+            lines.append(f"conflict: {for_person(p.reason)}")
+        lines += [f"⚑ {for_person(f)}" for f in p.flags]
         lines += [f"warning: {w}" for w in p.warnings]
         detail.update(plain("\n".join(lines)))
         diff.show(p.diff, empty="(no diff)")
