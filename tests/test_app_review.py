@@ -127,3 +127,23 @@ async def test_a_conflict_is_said_to_the_person_with_the_key_that_resolves_it(de
         assert "e to revise it against the current text" in detail
         assert "send the exact text" not in detail
         assert any("e to revise it against the current text" in t for t in app.feed.texts())
+
+
+async def test_a_search_hit_opens_with_the_cursor_on_the_hit(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await pilot.press("slash")
+        await pilot.pause()
+        await pilot.press(*"on-call rotation")
+        pane = app.panes["search"]
+        await wait_for(pilot, lambda: getattr(pane, "results", None), what="search results")
+        hit = pane.results[0]
+        assert hit.current and hit.path == "MEMORY.md"
+        await pilot.press("enter")
+        viewer = app.viewer_for("MEMORY.md")
+        await wait_for(pilot, lambda: viewer.cursor is not None, what="the cursor")
+        assert viewer.cursor == hit.line - 1
+        assert "On-call rotation" in viewer.entry_at(viewer.cursor).raw
+        await pilot.press("j")  # and it walks on from the hit, not from the top
+        assert viewer.cursor > hit.line - 1

@@ -375,6 +375,7 @@ class MemtuiApp(App[None]):
         if viewer is not None:
             if line is not None:
                 viewer.go_to_line(max(0, line - 1))
+                viewer.cursor_on(max(0, line - 1))  # a search hit: the cursor on the hit, not the first entry
             self.call_after_refresh(viewer.focus)
 
     @on(MemoryTree.FileSelected)

@@ -98,6 +98,7 @@ class EntryCursor:
     cursor: int | None = None
     entry_filter: str | None = None
     _cursor_target: str | None = None
+    _cursor_wanted: int | None = None
     _shown_key: tuple | None = None
     _shown: list[int] = []
     _bar: EntryBar | None = None
@@ -283,8 +284,23 @@ class EntryCursor:
             return True
         return False
 
+    def cursor_on(self, line: int) -> None:
+        """Open at a line (a search hit): the cursor on it once the file's entries are known, when it is a current
+        entry; a hit in struck history or a heading is only scrolled to (the cursor walks current entries)."""
+        self._cursor_wanted = line
+        self._place_wanted()
+
+    def _place_wanted(self) -> None:
+        line = self._cursor_wanted
+        if line is None or not self.entries_known():
+            return
+        self._cursor_wanted = None
+        if line in self.shown_lines():
+            self.set_cursor(line)
+
     def restore_cursor(self) -> None:
         """After a reload: onto the entry an edit wrote, else the same place (the next entry, if it went)."""
+        self._place_wanted()
         if self.cursor is None and self.entry_filter is None:
             return
         shown = self.shown_lines()
