@@ -147,3 +147,49 @@ async def test_a_search_hit_opens_with_the_cursor_on_the_hit(demo: Path) -> None
         assert "On-call rotation" in viewer.entry_at(viewer.cursor).raw
         await pilot.press("j")  # and it walks on from the hit, not from the top
         assert viewer.cursor > hit.line - 1
+
+
+async def test_the_chosen_theme_survives_a_restart_and_the_config_stays_valid(demo: Path) -> None:
+    import git
+
+    from memtui.core.config import load_config
+
+    before = (demo / ".memtui" / "config.toml").read_text()
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        assert app.theme == "memtui-dark"
+        app.switch_theme("memtui-light")
+        await wait_for(pilot, lambda: "memtui-light" in (demo / ".memtui" / "config.toml").read_text(),
+                       what="the config saved")
+    after = (demo / ".memtui" / "config.toml").read_text()
+    config = load_config(after)
+    assert config.error is None and config.theme == "memtui-light"
+    # Only the theme line changed: the person's comments and every other setting stay.
+    changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines()) if a != b]
+    assert changed == [('theme = "memtui-dark"', 'theme = "memtui-light"')]
+    commit = git.Repo(demo).head.commit
+    assert commit.author.name == PERSON and list(commit.stats.files) == [".memtui/config.toml"]
+    again = MemtuiApp(demo, watch=False, user=PERSON)
+    async with again.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        assert again.theme == "memtui-light"
+
+
+async def test_a_broken_config_is_not_rewritten_by_a_theme_choice(demo: Path) -> None:
+    path = demo / ".memtui" / "config.toml"
+    broken = path.read_text().replace('[app]', '[app]\ncolour = "red"')
+    path.write_text(broken)
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        app.switch_theme("memtui-light")
+        await pilot.pause(1.5)
+        assert app.theme == "memtui-light"  # used now, not saved
+    assert path.read_text() == broken
+    from memtui.core.memory import Memory
+
+    result = Memory(demo).set_theme("memtui-light", by=PERSON)
+    assert result.status == "refused" and "colour" in result.message
+    assert Memory(demo).set_theme("memtui-light", by="agent-claude").status == "refused"
+    assert path.read_text() == broken

@@ -239,3 +239,6 @@ class Store(ABC):
     # config
     @abstractmethod
     def config_text(self) -> str | None: ...
+
+    @abstractmethod
+    def set_config(self, text: str) -> None: ...

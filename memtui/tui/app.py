@@ -44,6 +44,7 @@ from memtui.tui.viewer import MemoryViewer
 PANE_KINDS = {"today": "Today", "search": "Search", "chat": "Chat"}
 # The keys that decide what the review panel has selected: they act only while the panel is what the person looks
 # at, never while a text box has focus (there the letters are text) nor from inside a Chat or Search tab.
+THEME_SAVE_AFTER = 0.8  # seconds a chosen theme stays before it is saved to the config
 REVIEW_ACTIONS = frozenset({"approve", "revise", "reject", "approve_all", "next_proposal", "prev_proposal"})
 # After a burst of changes the sync (queue, audit, `git status` over every file) waits this long, so the open
 # viewer re-reads and paints its live diff first instead of sharing the GIL and the cores with git.
@@ -169,6 +170,10 @@ class MemtuiApp(App[None]):
             self.set_keymap({k: v for k, v in self.keymap_config.items() if k in known})
         for problem in self.problems:
             self.notify(problem, severity="warning", timeout=8)
+        self._theme_timer = None
+        # Any way the person picks a theme (memtui's "Switch theme", Textual's theme picker) is saved; the picker
+        # previews each theme it passes, so only the one that stays a moment is written.
+        self.theme_changed_signal.subscribe(self, self._theme_chosen)
         self.base.query_one(MemoryViewer).focus()
         # Git, the watcher's directory walk and the queue are read after the first frame, in threads.
         self.call_after_refresh(self.sync, frozenset(), True)
@@ -727,3 +732,20 @@ class MemtuiApp(App[None]):
     def switch_theme(self, name: str) -> None:
         self.theme = name
         self.notify(f"Theme: {name}")
+
+    def _theme_chosen(self, theme: Any) -> None:
+        if self._theme_timer is not None:
+            self._theme_timer.stop()
+        self._theme_timer = self.set_timer(THEME_SAVE_AFTER, lambda: self.save_theme(theme.name))
+
+    @work(thread=True, group="theme", exit_on_error=False)
+    def save_theme(self, name: str) -> None:
+        """The chosen theme is the next start's too: saved to the root's config as the person's write."""
+        try:
+            result = self.memory.set_theme(name, by=self.by)
+        except Exception as exc:  # a store that cannot write: the theme still applies to this session
+            self.call_from_thread(self.notify, f"Theme {name} not saved: {exc}", severity="warning")
+            return
+        if result.status != "applied":
+            self.call_from_thread(self.notify, f"Theme {name} is used now but was {result.message}",
+                                  severity="warning")
