@@ -94,7 +94,9 @@ class DiffView(VerticalScroll, can_focus=True):
         if not rows:
             return Text(visible(self.empty), style("diff--context"))
         if self.split:
-            return split_text(rows, style, self.scrollable_content_region.width or 80)
+            # The width less the scrollbar's column whether it shows or not: the wrap must not depend on whether
+            # the wrapped text then needs a scrollbar.
+            return split_text(rows, style, max(24, (self.size.width or 81) - 1))
         words = line_spans(rows)
         width = max((len(str(n)) for _, a, b, _ in rows for n in (a, b) if n is not None), default=1)
         out = Text(no_wrap=True, overflow="ellipsis")
