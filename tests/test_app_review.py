@@ -193,3 +193,29 @@ async def test_a_broken_config_is_not_rewritten_by_a_theme_choice(demo: Path) ->
     assert result.status == "refused" and "colour" in result.message
     assert Memory(demo).set_theme("memtui-light", by="agent-claude").status == "refused"
     assert path.read_text() == broken
+
+
+async def test_a_persons_revise_keeps_the_source_unless_they_write_another(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        viewer = await started(pilot)
+        viewer.focus()
+        await pilot.press("j")
+        for _ in range(40):
+            entry = viewer.entry_at(viewer.cursor)
+            if entry is not None and "Staging database" in entry.raw:
+                break
+            await pilot.press("j")
+        assert entry is not None and entry.source == "psql"
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("ctrl+u", *"[observed] Staging database is Postgres 17", "enter")
+        await wait_for(pilot, lambda: "Postgres 17 (2026-08-20, psql)" in (demo / "MEMORY.md").read_text(),
+                       what="the revise, source kept")
+        await wait_for(pilot, lambda: viewer.entry_at(viewer.cursor) is not None
+                       and "Postgres 17" in viewer.entry_at(viewer.cursor).raw, what="the cursor on the new line")
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("ctrl+u", *"[observed] Staging database is Postgres 18 (2026-08-20, pg_dump)", "enter")
+        await wait_for(pilot, lambda: "Postgres 18 (2026-08-20, pg_dump)" in (demo / "MEMORY.md").read_text(),
+                       what="the revise, the person's source")

@@ -116,7 +116,7 @@ async def test_revise_from_the_keyboard_strikes_the_old_line_and_commits_as_the_
         await wait_for(pilot, lambda: head(demo).hexsha != before, what="the commit")
         text = (demo / "MEMORY.md").read_text()
         assert ("- ~~[inferred] Reads diffs in the terminal rather than the browser (2026-07-01, session-14)~~ "
-                "superseded 2026-08-20\n- [stated] Reads diffs in the browser, side by side (2026-08-20)\n") in text
+                "superseded 2026-08-20\n- [stated] Reads diffs in the browser, side by side (2026-08-20, session-14)\n") in text
         commit = head(demo)
         assert commit.author.name == PERSON and commit.message.startswith("revise MEMORY.md § Preferences")
         record = audit(demo)[-1]

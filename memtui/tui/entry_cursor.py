@@ -441,8 +441,9 @@ class EntryCursor:
         memory, person, raw = self.memory, self.person, entry.raw.strip()
 
         def write(text: str) -> WriteResult:
+            # The entry's source stays unless the person wrote another inline "(date, source)", which wins.
             return memory.update(section, "revise", entry=text, replaces=raw, file=self.rel,  # type: ignore[attr-defined]
-                                 actor=person)
+                                 source=entry.source, actor=person)
 
         def done(result: WriteResult | None) -> None:
             if result is not None:
