@@ -219,3 +219,27 @@ async def test_a_persons_revise_keeps_the_source_unless_they_write_another(demo:
         await pilot.press("ctrl+u", *"[observed] Staging database is Postgres 18 (2026-08-20, pg_dump)", "enter")
         await wait_for(pilot, lambda: "Postgres 18 (2026-08-20, pg_dump)" in (demo / "MEMORY.md").read_text(),
                        what="the revise, the person's source")
+
+
+async def test_the_panel_shows_the_users_words_and_the_entrys_history(demo: Path) -> None:
+    from memtui.core.memory import Memory
+
+    mem = Memory(demo)
+    said = mem.update("User", "revise", "[stated] Works from Porto only, UTC+0/+1", "Works from Lisbon and Porto",
+                      actor="agent-claude", user_words="I work from Porto only now, UTC+0/+1.")
+    bare = mem.update("Facts", "add", "[stated] Staging has 4 replicas", actor="agent-claude")
+    assert said.status == bare.status == "queued"
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await started(pilot)
+        await wait_for(pilot, lambda: app.review.select(said.id) and said.id in app.review.lineage,
+                       what="the revise and its lineage")
+        await pilot.pause()
+        detail = str(app.review.query_one("#review-detail").render())
+        assert "your words: “I work from Porto only now, UTC+0/+1.”" in detail
+        assert "history of the entry it changes (1 earlier):" in detail
+        assert "~~[observed] Works from Lisbon, UTC+0/+1 (2026-03-02, calendar)~~ superseded" in detail
+        app.review.select(bare.id)
+        await pilot.pause()
+        detail = str(app.review.query_one("#review-detail").render())
+        assert "[suggested]" in detail and "history" not in detail  # downgraded: no words, and the flag says so

@@ -278,6 +278,9 @@ class MemtuiApp(App[None]):
                     proposals = self.memory.proposals(external=False)
                     problems = list(self.memory.queue_problems)
                     external = self.memory.external_proposals()
+                    from memtui.core.lineage import lineages
+
+                    lineage = lineages(self.memory, proposals)
                 count = len(self.memory.files()) if initial or changed else None
                 # MEMORY.md is what every session loads: if it cannot be read, the person hears it here.
                 if initial or MEMORY_FILE in changed:
@@ -289,7 +292,7 @@ class MemtuiApp(App[None]):
                 return
             self.post_message(StateSynced(seq, proposals=proposals, external=external,
                                           activity=[activity_from_audit(r) for r in records], changed=changed,
-                                          file_count=count, problems=problems))
+                                          file_count=count, problems=problems, lineage=lineage))
 
     def on_state_synced(self, message: StateSynced) -> None:
         if message.seq < self._shown_seq or not self.alive():
@@ -316,6 +319,7 @@ class MemtuiApp(App[None]):
                 self.notify(problem, severity="warning", timeout=10, markup=False)
         self.external_files = external_files
         everything = message.proposals + message.external
+        self.review.lineage = message.lineage
         self.review.set_proposals(everything)
         if self._select_after_sync and self.review.select(self._select_after_sync):
             self._select_after_sync = None

@@ -21,6 +21,21 @@ from memtui.tui.for_people import for_person
 from memtui.tui.plain import plain, visible
 
 
+def evidence_lines(p: Proposal, earlier: list[str]) -> list[str]:
+    """What the person deciding needs at hand: for an agent's [stated] entry the user's words it rests on (or
+    that there were none), for a revise the versions the entry it changes already replaced."""
+    out: list[str] = []
+    entry = p.entry or ""
+    stated = (p.provenance or "").lower() == "stated" or entry.lstrip().lower().startswith("[stated]")
+    if p.action in ("add", "revise") and stated:  # a proposal is an agent's: a person's own add applies at once
+        out.append(f"your words: “{p.evidence}”" if p.evidence else
+                   "your words: none were given for this [stated] entry")
+    if earlier:
+        out.append(f"history of the entry it changes ({len(earlier)} earlier):")
+        out += [f"  {line}" for line in earlier]
+    return out
+
+
 class ReviewPanel(Vertical):
     """Proposals waiting for a person, oldest first, then external changes."""
 
@@ -30,6 +45,7 @@ class ReviewPanel(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.proposals: list[Proposal] = []
+        self.lineage: dict[str, list[str]] = {}  # a revise's id → what its target entry replaced (the app's sync)
         self._decided: str | None = None
         self.loaded = False
         self.body_mounted = False
@@ -167,5 +183,6 @@ class ReviewPanel(Vertical):
             lines.append(f"conflict: {for_person(p.reason)}")
         lines += [f"⚑ {for_person(f)}" for f in p.flags]
         lines += [f"warning: {w}" for w in p.warnings]
+        lines += evidence_lines(p, self.lineage.get(p.id, []))
         detail.update(plain("\n".join(lines)))
         diff.show(p.diff, empty="(no diff)")
