@@ -82,3 +82,15 @@ def test_revise_side_by_side(snap_compare, demo: Path) -> None:
         await pilot.pause(0.1)
 
     assert snap_compare(MemtuiApp(demo, watch=False), terminal_size=(160, 42), run_before=split)
+
+
+def test_revise_wrapped_at_100_columns(snap_compare, demo: Path) -> None:
+    """W: the diff's long lines wrap under their text, numbers and signs in their own column, nothing cut."""
+    async def wrap(pilot) -> None:
+        await settle(pilot)
+        pilot.app.review.select("p-0002")
+        pilot.app.review.option_list.focus()
+        await pilot.press("W")
+        await pilot.pause(0.1)
+
+    assert snap_compare(MemtuiApp(demo, watch=False), terminal_size=(100, 42), run_before=wrap)

@@ -63,3 +63,16 @@ def test_side_by_side_wraps_long_lines_within_its_half_and_shows_controls() -> N
     assert all(len(line) <= 60 for line in lines)
     assert "\x1b" not in text.plain and "␛" in text.plain
     assert "end" in text.plain  # wrapped, not cut
+
+
+def test_unified_wrap_keeps_numbers_and_signs_in_their_column() -> None:
+    from memtui.tui.worddiff import unified_wrapped
+
+    long = "- [stated] " + "word " * 30 + "end (2026-08-20, chat)"
+    rows = diff_rows(unified("f.md", "- x\n", f"- x\n{long}\n"))
+    lines = unified_wrapped(rows, lambda _name: Style(), 40).plain.split("\n")
+    assert all(len(line) <= 40 for line in lines)
+    added = [line for line in lines if line.startswith("  2 + ") or line.startswith("      ")]
+    assert added[0].startswith("  2 + - [stated]") and len(added) > 3
+    assert all(line.startswith("      ") for line in added[1:])  # continuations: blank gutter, under the text
+    assert "".join(line[6:] for line in added).replace(" ", "") == long.replace(" ", "")

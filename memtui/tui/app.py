@@ -80,6 +80,8 @@ class MemtuiApp(App[None]):
         Binding("d", "diff_commit", "Diff", id="diff_commit", tooltip="Diff the open file against its last commit"),
         Binding("S", "toggle_split", "Side by side", id="toggle_split",
                 tooltip="Show diffs side by side (old left, new right), or unified again"),
+        Binding("W", "toggle_wrap", "Wrap", id="toggle_wrap", show=False,
+                tooltip="Wrap long lines in diffs (line numbers and signs stay in their column), or cut them again"),
         Binding("w", "close_tab", "Close tab", id="close_tab", show=False, tooltip="Close the current tab"),
         # Priority: an input's scrolling ancestors bind these keys to sideways paging, which no tab here needs.
         Binding("ctrl+pagedown", "switch_tab(1)", "Next tab", id="next_tab", show=False, priority=True,
@@ -106,6 +108,7 @@ class MemtuiApp(App[None]):
         self.root = self.folder or Path(root or ".").expanduser().absolute()
         self.connected = True
         self.diff_split = False  # diffs side by side (S); a diff mounted later starts the same way
+        self.diff_wrap = False  # diffs' long lines wrapped (W)
         self._select_after_sync: str | None = None  # a proposal the app just made, selected once it is listed
         self.consolidation_offer: list[str] = []
         self.by = user or default_actor()
@@ -489,6 +492,12 @@ class MemtuiApp(App[None]):
         for view in self.base.query(DiffView):
             view.set_split(self.diff_split)
         self.notify("Diffs side by side" if self.diff_split else "Diffs unified")
+
+    def action_toggle_wrap(self) -> None:
+        self.diff_wrap = not self.diff_wrap
+        for view in self.base.query(DiffView):
+            view.set_wrap(self.diff_wrap)
+        self.notify("Diffs wrap long lines" if self.diff_wrap else "Diffs cut long lines at the edge")
 
     def action_toggle_raw(self) -> None:
         viewer = self.current_viewer()

@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from memtui.tui.plain import visible
-from memtui.tui.worddiff import line_spans, split_text, styled
+from memtui.tui.worddiff import line_spans, split_text, styled, unified_wrapped
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@(.*)$")
 
@@ -62,12 +62,14 @@ class DiffView(VerticalScroll, can_focus=True):
         self.diff = diff
         self.empty = empty
         self.split = False  # side by side (the app's S key) rather than unified
+        self.wrap = False  # long lines wrapped (the app's W key) rather than cut at the edge
 
     def compose(self):
         yield Static(id="diff-body")
 
     def on_mount(self) -> None:
         self.split = bool(getattr(self.app, "diff_split", False))
+        self.wrap = bool(getattr(self.app, "diff_wrap", False))
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._draw())
         self._draw()
 
@@ -76,8 +78,13 @@ class DiffView(VerticalScroll, can_focus=True):
         if self.is_mounted:
             self._draw()
 
+    def set_wrap(self, wrap: bool) -> None:
+        self.wrap = wrap
+        if self.is_mounted:
+            self._draw()
+
     def on_resize(self) -> None:
-        if self.split:  # each side is half the width
+        if self.split or self.wrap:  # wrapped to the width
             self._draw()
 
     def show(self, diff: str, empty: str | None = None) -> None:
@@ -97,6 +104,8 @@ class DiffView(VerticalScroll, can_focus=True):
             # The width less the scrollbar's column whether it shows or not: the wrap must not depend on whether
             # the wrapped text then needs a scrollbar.
             return split_text(rows, style, max(24, (self.size.width or 81) - 1))
+        if self.wrap:
+            return unified_wrapped(rows, style, max(24, (self.size.width or 81) - 1))
         words = line_spans(rows)
         width = max((len(str(n)) for _, a, b, _ in rows for n in (a, b) if n is not None), default=1)
         out = Text(no_wrap=True, overflow="ellipsis")

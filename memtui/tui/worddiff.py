@@ -254,3 +254,37 @@ def split_text(rows: list[Row], style: StyleOf, width: int) -> Text:
     out = Text("\n", no_wrap=True, overflow="ellipsis").join(lines)
     out.no_wrap = True
     return out
+
+
+def unified_wrapped(rows: list[Row], style: StyleOf, width: int) -> Text:
+    """The unified diff with long lines wrapped in `width` cells: each continuation starts under the line's text,
+    its gutter (line numbers, sign) left blank, so numbers and signs stay a column of their own."""
+    spans = line_spans(rows)
+    digits = max((len(str(n)) for _, a, b, _ in rows for n in (a, b) if n is not None), default=1)
+    console = Console(width=max(width, 8), file=io.StringIO(), color_system=None, legacy_windows=False)
+    gutter_width = 2 * digits + 2 + 2
+    body_width = max(8, width - gutter_width)
+    lines: list[Text] = []
+    for (kind, a, b, text), marked in zip(rows, spans):
+        if kind in ("file", "hunk", "note"):
+            head = Text(visible(text, newlines=False), style("diff--file" if kind == "file" else "diff--hunk"))
+            lines += list(head.wrap(console, max(width, 8), overflow="fold")) or [Text("")]
+            continue
+        base = style(f"diff--{kind}")
+        word = style(f"diff--{kind}-word") if marked is not None else None
+        body = styled(text, marked, base, word)
+        parts = list(body.wrap(console, body_width, overflow="fold")) or [Text("")]
+        sign = {"add": "+", "remove": "-", "context": " "}[kind]
+        for n, part in enumerate(parts):
+            line = Text()
+            if n == 0:
+                line.append(f"{'' if a is None else a:>{digits}} {'' if b is None else b:>{digits}} ",
+                            style("diff--lineno"))
+                line.append(f"{sign} ", base)
+            else:
+                line.append(" " * (2 * digits + 2), style("diff--lineno"))
+                line.append("  ", base)
+            part.style = base
+            line.append_text(part)
+            lines.append(line)
+    return Text("\n").join(lines)
