@@ -162,7 +162,6 @@ class ChatSession:
 
     async def _exchange(self, proposals: list[str], *, silent: bool = False) -> AsyncIterator[Event]:
         """Request, stream, run tools, repeat until the model stops; yields a final TurnEnd."""
-        last = ""  # the end of the text yielded so far this turn
         for _ in range(self.max_tool_rounds):
             try:
                 message = None
@@ -170,19 +169,9 @@ class ChatSession:
                     model=self.model, max_tokens=self.max_tokens, system=self.system(),
                     tools=self.toolset.schemas, messages=self.messages,
                 ) as stream:
-                    new_block = False
                     async for event in stream:
-                        if event.type == "content_block_start" and event.content_block.type == "text":
-                            new_block = True
-                        if event.type == "text" and not silent and event.text:
-                            # Each text block (one before a tool call, one after) is a paragraph of its own:
-                            # joined as they come they would read "that.Done.".
-                            text = event.text
-                            if new_block and last and not last[-1].isspace() and not text[0].isspace():
-                                text = "\n\n" + text
-                            new_block = False
-                            last = text
-                            yield TextDelta(text)
+                        if event.type == "text" and not silent:
+                            yield TextDelta(event.text)
                     message = await stream.get_final_message()
             except Exception as exc:
                 yield describe_error(exc, self.base_url)
