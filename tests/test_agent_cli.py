@@ -76,3 +76,17 @@ def test_the_cli_does_not_import_the_sdk_at_start_up() -> None:
            "if m.split('.')[0] in ('anthropic', 'textual', 'httpx') or m.startswith('memtui.agent.')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_ask_keeps_the_text_blocks_of_a_turn_apart(root: Path) -> None:
+    """Text before a tool call and text after it are two paragraphs, streamed and in --json alike."""
+    Memory(root).update("Projects", "add", REDIS)
+    steps = [reply("I will remember that.", tool_use("memory_read", {"path": "MEMORY.md"})), reply("Done.")]
+    with FakeAnthropic(*steps) as server:
+        done = memtui(root, "ask", SAID, env=server.env)
+    assert done.returncode == 0, done.stderr
+    assert "that.Done." not in done.stdout
+    assert "I will remember that.\n\nDone." in done.stdout
+    with FakeAnthropic(*steps) as server:
+        data = json.loads(memtui(root, "ask", SAID, "--json", env=server.env).stdout)
+    assert data["reply"] == "I will remember that.\n\nDone."

@@ -60,3 +60,37 @@ def test_live_diff(snap_compare, demo: Path) -> None:
 @pytest.mark.parametrize("theme", ["memtui-dark", "memtui-light", "memtui-contrast"])
 def test_theme(snap_compare, demo: Path, theme: str) -> None:
     assert snap_compare(MemtuiApp(demo, theme=theme, watch=False), terminal_size=SIZE, run_before=settle)
+
+
+def test_revise_word_highlight(snap_compare, demo: Path) -> None:
+    """A revise: the changed words of the old and the new entry marked, the strike's additions marked."""
+    async def select_revision(pilot) -> None:
+        await settle(pilot)
+        pilot.app.review.select("p-0002")
+        pilot.app.review.option_list.focus()
+        await pilot.pause(0.1)
+
+    assert snap_compare(MemtuiApp(demo, watch=False), terminal_size=(120, 42), run_before=select_revision)
+
+
+def test_revise_side_by_side(snap_compare, demo: Path) -> None:
+    async def split(pilot) -> None:
+        await settle(pilot)
+        pilot.app.review.select("p-0002")
+        pilot.app.review.option_list.focus()
+        await pilot.press("S")
+        await pilot.pause(0.1)
+
+    assert snap_compare(MemtuiApp(demo, watch=False), terminal_size=(160, 42), run_before=split)
+
+
+def test_revise_wrapped_at_100_columns(snap_compare, demo: Path) -> None:
+    """W: the diff's long lines wrap under their text, numbers and signs in their own column, nothing cut."""
+    async def wrap(pilot) -> None:
+        await settle(pilot)
+        pilot.app.review.select("p-0002")
+        pilot.app.review.option_list.focus()
+        await pilot.press("W")
+        await pilot.pause(0.1)
+
+    assert snap_compare(MemtuiApp(demo, watch=False), terminal_size=(100, 42), run_before=wrap)

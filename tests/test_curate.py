@@ -17,6 +17,7 @@ from memtui.tui.app import MemtuiApp
 from memtui.tui.entry_bar import EntryBar
 from memtui.tui.messages import FilesChanged
 from memtui.tui.viewer import MemoryViewer
+from support.by_hand import write_committed
 
 PERSON = "ana"
 
@@ -116,7 +117,7 @@ async def test_revise_from_the_keyboard_strikes_the_old_line_and_commits_as_the_
         await wait_for(pilot, lambda: head(demo).hexsha != before, what="the commit")
         text = (demo / "MEMORY.md").read_text()
         assert ("- ~~[inferred] Reads diffs in the terminal rather than the browser (2026-07-01, session-14)~~ "
-                "superseded 2026-08-20\n- [stated] Reads diffs in the browser, side by side (2026-08-20)\n") in text
+                "superseded 2026-08-20\n- [stated] Reads diffs in the browser, side by side (2026-08-20, session-14)\n") in text
         commit = head(demo)
         assert commit.author.name == PERSON and commit.message.startswith("revise MEMORY.md § Preferences")
         record = audit(demo)[-1]
@@ -135,12 +136,12 @@ async def test_remove_asks_first_then_strikes_removed(demo: Path) -> None:
         viewer = await started(pilot)
         await cursor_to(pilot, viewer, "On-call rotation")
         before = head(demo).hexsha
-        await pilot.press("d")
+        await pilot.press("x")
         await pilot.pause()
         await pilot.press("n")  # no: nothing changes
         await pilot.pause(0.2)
         assert head(demo).hexsha == before
-        await pilot.press("d")
+        await pilot.press("x")
         await pilot.pause()
         await pilot.press("y")
         await wait_for(pilot, lambda: head(demo).hexsha != before, what="the commit")
@@ -262,7 +263,7 @@ async def test_undo_reverts_the_persons_own_last_edit_not_an_agents_later_write(
         original = (demo / "MEMORY.md").read_text()
         await cursor_to(pilot, viewer, "On-call rotation")
         before = head(demo).hexsha
-        await pilot.press("d", "y")
+        await pilot.press("x", "y")
         await wait_for(pilot, lambda: head(demo).hexsha != before, what="the remove")
         removed = head(demo).hexsha
         Memory(demo).log("agent wrote to the log after the person's edit", actor="agent-claude")
@@ -282,7 +283,7 @@ async def test_undo_reverts_the_persons_own_last_edit_not_an_agents_later_write(
 
 async def test_filters_untagged_and_stale_with_configured_age(demo: Path) -> None:
     config = demo / ".memtui/config.toml"
-    config.write_text(config.read_text() + "\n[curate]\nstale_days = 100\n")
+    write_committed(demo, ".memtui/config.toml", config.read_text() + "\n[curate]\nstale_days = 100\n")
     app = MemtuiApp(demo, watch=False, user=PERSON)
     async with app.run_test(size=SIZE) as pilot:
         viewer = await started(pilot)

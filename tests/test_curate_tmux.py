@@ -79,16 +79,16 @@ def test_one_key_and_a_few_words_revise_a_wrong_entry(tmux_app) -> None:
     keys("C-u")
     subprocess.run([*tmux, "send-keys", "-t", "app", "-l", "[stated] Reads diffs in the browser"], check=True)
     keys("Enter")
-    wait_until(lambda: "[stated] Reads diffs in the browser (2026-08-20)" in (root / "MEMORY.md").read_text(),
+    wait_until(lambda: "[stated] Reads diffs in the browser (2026-08-20, session-14)" in (root / "MEMORY.md").read_text(),
                "the revise")
-    screen = wait_screen(tmux, "app", lambda s: "[stated] Reads diffs in the browser (2026-08-20)" in s)
+    screen = wait_screen(tmux, "app", lambda s: "[stated] Reads diffs in the browser (2026-08-20, session-14)" in s)
     lines = screen.splitlines()
     old = next(i for i, ln in enumerate(lines) if "[inferred] Reads diffs in the terminal" in ln)
     assert "[stated] Reads diffs in the browser" in lines[old + 1]  # the old line stays, struck, just above
     assert "~~[inferred] Reads diffs in the terminal rather than the browser (2026-07-01, session-14)~~ superseded" \
            " 2026-08-20" in (root / "MEMORY.md").read_text()
     log = subprocess.run(["git", "log", "-1", "--format=%an|%s"], cwd=root, capture_output=True, text=True).stdout
-    assert log.strip() == "ana|revise MEMORY.md § Preferences: [stated] Reads diffs in the browser (2026-08-20)"
+    assert log.strip() == "ana|revise MEMORY.md § Preferences: [stated] Reads diffs in the browser (2026-08-20, session-14)"
 
 
 def test_editor_round_trip_waits_in_review_as_an_external_change(tmux_app) -> None:

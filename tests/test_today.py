@@ -170,3 +170,32 @@ def test_core_stays_free_of_the_ui():
     code = ("import sys, memtui.core.today, memtui.core.history; "
             "assert 'textual' not in sys.modules and 'rich' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_counts_each_proposal_and_commit_once(tmp_path: Path, now) -> None:
+    """A proposal that conflicted at two attempts and still waits is one conflict; a commit of three files is
+    one change (it is listed under each file)."""
+    import git
+
+    now("2026-08-20T09:00")
+    root = tmp_path / "memory"
+    init_root(root)
+    mem = Memory(root)
+    mem.update("Facts", "add", "[stated] Staging runs Postgres 16")
+    pid = mem.update("Facts", "revise", "[stated] Staging runs Postgres 17", "Postgres 16", actor="agent").id
+    mem.update("Facts", "remove", replaces="Postgres 16")
+    assert mem.approve(pid, by="wes").status == "conflict"
+    assert mem.approve(pid, by="wes").status in ("conflict", "refused")
+    for name in ("a", "b", "c"):
+        (root / f"{name}.md").write_text(f"# {name}\n")
+    repo = git.Repo(root)
+    repo.index.add(["a.md", "b.md", "c.md"])
+    stamp = "2026-08-20T09:30:00"
+    repo.index.commit("three notes by hand", author_date=stamp, commit_date=stamp)
+    now("2026-08-20T10:00")
+    rep = today(mem, "2026-08-20")
+    assert rep.counts.get("conflict") == 1
+    listed = [c for c in rep.changes if c.after == "three notes by hand"]
+    assert len(listed) == 3 and len({c.commit for c in listed}) == 1
+    applied_commits = {c.commit for c in rep.changes if c.status == "applied"}
+    assert rep.counts["applied"] == len(applied_commits)

@@ -39,13 +39,21 @@ async def _ask(args: argparse.Namespace, memory: Any) -> int:
     failure: Error | None = None
     stop = "error"
     try:
+        after_tool = False
         async for event in chat.turn(args.message):
             if isinstance(event, TextDelta):
-                reply.append(event.text)
+                text = event.text
+                # The text after a tool call is a new paragraph (the Chat tab gives it a bubble of its own):
+                # joined as it comes it would read "that.Done.".
+                if after_tool and text and reply and not reply[-1][-1:].isspace() and not text[0].isspace():
+                    text = "\n\n" + text
+                after_tool = after_tool and not text
+                reply.append(text)
                 if streaming:
-                    sys.stdout.write(event.text)
+                    sys.stdout.write(text)
                     sys.stdout.flush()
             elif isinstance(event, ToolCall):
+                after_tool = True
                 calls[event.id] = {"name": event.name, "input": event.input}
             elif isinstance(event, ToolResult):
                 calls[event.id].update(result=event.text, is_error=event.is_error, status=event.status)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -229,3 +230,56 @@ def load_config(text: str | None) -> Config:
         theme=str(app.get("theme", "memtui-dark")),
         raw=raw,
     )
+
+
+_TABLE = re.compile(r"^\s*\[\s*([A-Za-z0-9_.-]+)\s*\]\s*(?:#.*)?$")
+_THEME_KEY = re.compile(r"^(\s*theme\s*=\s*)(.*)$")
+
+
+def with_theme(text: str | None, name: str) -> str:
+    """`text` (config.toml, or None when there is none) with `[app] theme = name`, every other line as it was.
+
+    Only the one line changes (or one is added), so the person's comments and layout stay; the result is parsed
+    again and must hold exactly the old settings with the new theme, or ValueError says why nothing was written.
+    A config with an error is not touched: it is the person's to fix (the header and `memtui doctor` say how)."""
+    if text is not None:
+        old = load_config(text)
+        if old.error:
+            raise ValueError(f"not saved: {old.error}")
+        raw = old.raw
+    else:
+        text, raw = "", {}
+    value = json.dumps(name, ensure_ascii=True)  # a TOML basic string: quotes, backslashes and controls escaped
+    lines = text.splitlines(keepends=True)
+    table: str | None = None
+    app_end: int | None = None  # the line after the [app] table's last line
+    done = False
+    for k, line in enumerate(lines):
+        m = _TABLE.match(line.rstrip("\r\n"))
+        if m:
+            table = m[1]
+            if table == "app":
+                app_end = k + 1
+            continue
+        if table == "app":
+            if line.strip():
+                app_end = k + 1
+            t = _THEME_KEY.match(line.rstrip("\r\n"))
+            if t and not done:
+                ending = line[len(line.rstrip("\r\n")):]
+                lines[k] = f"{t[1]}{value}{ending or chr(10)}"
+                done = True
+    if not done:
+        if app_end is not None:
+            lines.insert(app_end, f"theme = {value}\n")
+        else:
+            if lines and not lines[-1].endswith("\n"):
+                lines[-1] += "\n"
+            lines.append(("\n" if lines else "") + f"[app]\ntheme = {value}\n")
+    new = "".join(lines)
+    check = load_config(new)
+    want = {**raw, "app": {**raw.get("app", {}), "theme": name}}
+    if check.error or check.raw != want:
+        raise ValueError("not saved: the theme could not be set without changing other settings; set "
+                         f"[app] theme = {value} in .memtui/config.toml by hand")
+    return new

@@ -747,6 +747,10 @@ class FolderStore(Store):
         self._reviewed_config = ((disk, stamp), result)
         return result
 
+    def set_config(self, text: str) -> None:
+        self.state.mkdir(exist_ok=True)
+        atomic_write(self.state / "config.toml", text.encode("utf-8"))
+
 
 def atomic_write(path: Path, data: bytes, *, sync_dir: bool = True) -> None:
     """Write via a temp file in the same folder, fsync, rename, fsync the folder: old or new, never torn.

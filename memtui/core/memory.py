@@ -346,6 +346,33 @@ class Memory:
             extra = {"confirmed": {"by": by, "signals": gate}} if gate else None
             return self._apply(p, decided_by=by, revising=revising, proposed=proposed, extra=extra)
 
+    def set_theme(self, name: str, *, by: str | None = None) -> WriteResult:
+        """A person's choice of theme, saved as `[app] theme` in .memtui/config.toml (committed as them on a
+        folder with git). Only a person changes the config; a config with an error is left for them to fix."""
+        from memtui.core.config import with_theme
+
+        by = clean_actor(by or default_actor())
+        if self.config.policy.is_agent(by):
+            return WriteResult("refused", f"{by} is an agent, and agents cannot change the config. Nothing was "
+                               "changed")
+        if self.config.pending:  # committing the file now would take the pending edit along unreviewed
+            return WriteResult("refused", f"{self.config.pending}; the theme was not saved", file=".memtui/config.toml")
+        with self.store.lock():
+            text = self.store.config_text()
+            try:
+                new = with_theme(text, name)
+            except ValueError as exc:
+                return WriteResult("refused", str(exc), file=".memtui/config.toml")
+            if new == text:
+                return WriteResult("applied", f"theme {name} was already saved", file=".memtui/config.toml")
+            self.store.set_config(new)
+            self._config = None
+            sha = None
+            if getattr(self.store, "has_git", False):
+                sha = self.store.commit([".memtui/config.toml"], f"memtui: theme {name}\n\nMemtui-Actor: {by}", by)
+            return WriteResult("applied", f"theme {name} saved in .memtui/config.toml", file=".memtui/config.toml",
+                               commit=sha)
+
     def reject(self, pid: str, *, reason: str, by: str | None = None) -> WriteResult:
         by = clean_actor(by or default_actor())
         refused = self._not_a_person(pid, by)

@@ -245,3 +245,6 @@ class Store(ABC):
         the config in effect is the committed one: an edit of the file written past memtui (an agent planting an
         apply-all rule, a key map, `hooks = false`) takes effect only once a person commits it."""
         return self.config_text(), None
+
+    @abstractmethod
+    def set_config(self, text: str) -> None: ...

@@ -128,8 +128,18 @@ class TodayReport:
 
     @property
     def counts(self) -> dict[str, int]:
+        """How many of each outcome. A proposal counts once per outcome however often it was tried (a conflict is
+        recorded at each attempt and listed again while it waits), and a commit once however many files it
+        touched (it is listed under each of them)."""
         out: dict[str, int] = {}
+        seen: set[tuple[str, str, str]] = set()
         for c in self.changes:
+            key = ("proposal", c.proposal, c.status) if c.proposal else ("commit", c.commit, c.status) \
+                if c.commit else None
+            if key is not None:
+                if key in seen:
+                    continue
+                seen.add(key)  # type: ignore[arg-type]
             out[c.status] = out.get(c.status, 0) + 1
         return out
 

@@ -29,6 +29,7 @@ from memtui.core.store import StoreUnavailable
 from memtui.tui import theme_files
 from memtui.tui.commands import MemtuiCommands
 from memtui.tui.diff import DiffView, unified
+from memtui.tui.for_people import decided
 from memtui.tui.feed import ActivityFeed, AuditTail, activity_from_audit
 from memtui.tui.header import MemtuiHeader
 from memtui.tui.messages import (
@@ -43,6 +44,7 @@ from memtui.tui.viewer import MemoryViewer
 PANE_KINDS = {"today": "Today", "search": "Search", "chat": "Chat"}
 # The keys that decide what the review panel has selected: they act only while the panel is what the person looks
 # at, never while a text box has focus (there the letters are text) nor from inside a Chat or Search tab.
+THEME_SAVE_AFTER = 0.8  # seconds a chosen theme stays before it is saved to the config
 REVIEW_ACTIONS = frozenset({"approve", "revise", "reject", "approve_all", "next_proposal", "prev_proposal"})
 # After a burst of changes the sync (queue, audit, `git status` over every file) waits this long, so the open
 # viewer re-reads and paints its live diff first instead of sharing the GIL and the cores with git.
@@ -76,6 +78,10 @@ class MemtuiApp(App[None]):
         Binding("c", "open_pane('chat')", "Chat", id="chat", tooltip="Chat with the embedded agent"),
         Binding("v", "toggle_raw", "Raw", id="toggle_raw", tooltip="Toggle between rendered and raw source"),
         Binding("d", "diff_commit", "Diff", id="diff_commit", tooltip="Diff the open file against its last commit"),
+        Binding("S", "toggle_split", "Side by side", id="toggle_split",
+                tooltip="Show diffs side by side (old left, new right), or unified again"),
+        Binding("W", "toggle_wrap", "Wrap", id="toggle_wrap", show=False,
+                tooltip="Wrap long lines in diffs (line numbers and signs stay in their column), or cut them again"),
         Binding("w", "close_tab", "Close tab", id="close_tab", show=False, tooltip="Close the current tab"),
         # Priority: an input's scrolling ancestors bind these keys to sideways paging, which no tab here needs.
         Binding("ctrl+pagedown", "switch_tab(1)", "Next tab", id="next_tab", show=False, priority=True,
@@ -101,6 +107,8 @@ class MemtuiApp(App[None]):
         self.folder: Path | None = Path(folder).absolute() if folder is not None else None
         self.root = self.folder or Path(root or ".").expanduser().absolute()
         self.connected = True
+        self.diff_split = False  # diffs side by side (S); a diff mounted later starts the same way
+        self.diff_wrap = False  # diffs' long lines wrapped (W)
         self._select_after_sync: str | None = None  # a proposal the app just made, selected once it is listed
         self.consolidation_offer: list[str] = []
         self.by = user or default_actor()
@@ -166,6 +174,10 @@ class MemtuiApp(App[None]):
             self.set_keymap({k: v for k, v in self.keymap_config.items() if k in known})
         for problem in self.problems:
             self.notify(problem, severity="warning", timeout=8)
+        self._theme_timer = None
+        # Any way the person picks a theme (memtui's "Switch theme", Textual's theme picker) is saved; the picker
+        # previews each theme it passes, so only the one that stays a moment is written.
+        self.theme_changed_signal.subscribe(self, self._theme_chosen)
         self.base.query_one(MemoryViewer).focus()
         # Git, the watcher's directory walk and the queue are read after the first frame, in threads.
         self.call_after_refresh(self.sync, frozenset(), True)
@@ -270,6 +282,9 @@ class MemtuiApp(App[None]):
                     proposals = self.memory.proposals(external=False)
                     problems = list(self.memory.queue_problems)
                     external = self.memory.external_proposals()
+                    from memtui.core.lineage import lineages
+
+                    lineage = lineages(self.memory, proposals)
                 count = len(self.memory.files()) if initial or changed else None
                 # MEMORY.md is what every session loads: if it cannot be read, the person hears it here.
                 if initial or MEMORY_FILE in changed:
@@ -281,7 +296,7 @@ class MemtuiApp(App[None]):
                 return
             self.post_message(StateSynced(seq, proposals=proposals, external=external,
                                           activity=[activity_from_audit(r) for r in records], changed=changed,
-                                          file_count=count, problems=problems))
+                                          file_count=count, problems=problems, lineage=lineage))
 
     def on_state_synced(self, message: StateSynced) -> None:
         if message.seq < self._shown_seq or not self.alive():
@@ -308,6 +323,7 @@ class MemtuiApp(App[None]):
                 self.notify(problem, severity="warning", timeout=10, markup=False)
         self.external_files = external_files
         everything = message.proposals + message.external
+        self.review.lineage = message.lineage
         self.review.set_proposals(everything)
         if self._select_after_sync and self.review.select(self._select_after_sync):
             self._select_after_sync = None
@@ -372,6 +388,7 @@ class MemtuiApp(App[None]):
         if viewer is not None:
             if line is not None:
                 viewer.go_to_line(max(0, line - 1))
+                viewer.cursor_on(max(0, line - 1))  # a search hit: the cursor on the hit, not the first entry
             self.call_after_refresh(viewer.focus)
 
     @on(MemoryTree.FileSelected)
@@ -470,6 +487,18 @@ class MemtuiApp(App[None]):
         if action == "switch_tab" and self.screen is not self.base:
             return False  # a priority key: over a dialog it is the dialog's
         return True
+
+    def action_toggle_split(self) -> None:
+        self.diff_split = not self.diff_split
+        for view in self.base.query(DiffView):
+            view.set_split(self.diff_split)
+        self.notify("Diffs side by side" if self.diff_split else "Diffs unified")
+
+    def action_toggle_wrap(self) -> None:
+        self.diff_wrap = not self.diff_wrap
+        for view in self.base.query(DiffView):
+            view.set_wrap(self.diff_wrap)
+        self.notify("Diffs wrap long lines" if self.diff_wrap else "Diffs cut long lines at the edge")
 
     def action_toggle_raw(self) -> None:
         viewer = self.current_viewer()
@@ -636,7 +665,7 @@ class MemtuiApp(App[None]):
             return
         r = message.result
         severity = {"applied": "information", "rejected": "information", "conflict": "warning"}.get(r.status, "error")
-        self.notify(f"{message.pid}: {r.status}. {r.message}", severity=severity)  # type: ignore[arg-type]
+        self.notify(decided(message.pid, r.status, r.message), severity=severity)  # type: ignore[arg-type]
         self.sync()
 
     # consolidation ----------------------------------------------------------------------------------------
@@ -719,3 +748,20 @@ class MemtuiApp(App[None]):
     def switch_theme(self, name: str) -> None:
         self.theme = name
         self.notify(f"Theme: {name}")
+
+    def _theme_chosen(self, theme: Any) -> None:
+        if self._theme_timer is not None:
+            self._theme_timer.stop()
+        self._theme_timer = self.set_timer(THEME_SAVE_AFTER, lambda: self.save_theme(theme.name))
+
+    @work(thread=True, group="theme", exit_on_error=False)
+    def save_theme(self, name: str) -> None:
+        """The chosen theme is the next start's too: saved to the root's config as the person's write."""
+        try:
+            result = self.memory.set_theme(name, by=self.by)
+        except Exception as exc:  # a store that cannot write: the theme still applies to this session
+            self.call_from_thread(self.notify, f"Theme {name} not saved: {exc}", severity="warning")
+            return
+        if result.status != "applied":
+            self.call_from_thread(self.notify, f"Theme {name} is used now but was {result.message}",
+                                  severity="warning")

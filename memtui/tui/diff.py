@@ -25,6 +25,7 @@ from memtui.core.update import diff_left_out, unified_diff
 from memtui.tui.messages import OpenFile
 
 from memtui.tui.plain import visible
+from memtui.tui.worddiff import line_spans, split_text, styled, unified_wrapped
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@(.*)$")
 SHOWN_ROWS = 500  # rows of a diff drawn; the rest are counted
@@ -131,7 +132,8 @@ class DiffView(ScrollView, can_focus=True):
     `rel` is the file it shows (o opens it in the viewer). `show` parses the diff's first rows in a thread; only
     the rows on screen are styled (the Line API): a Static of 500 rows took a second to lay out and paint."""
 
-    COMPONENT_CLASSES = {"diff--add", "diff--remove", "diff--context", "diff--hunk", "diff--file", "diff--lineno"}
+    COMPONENT_CLASSES = {"diff--add", "diff--remove", "diff--context", "diff--hunk", "diff--file", "diff--lineno",
+                         "diff--add-word", "diff--remove-word"}
     BINDINGS = [Binding("o", "open_file", "Open in viewer", id="diff.open",
                         tooltip="Open the file this diff is about in the viewer, all of it")]
 
@@ -156,10 +158,34 @@ class DiffView(ScrollView, can_focus=True):
         self._drawn: LRUCache[tuple, tuple[Rows, list[Line], int]] = LRUCache(8)
         self._seq = 0
         self._drawn_key: tuple | None = None
+        self.split = False  # side by side (the app's S key) rather than unified
+        self.wrap = False  # long lines wrapped (the app's W key) rather than cut at the edge
+        self._texts: list[Text] | None = None  # the drawn lines styled, word marks included (made on demand)
 
     def on_mount(self) -> None:
-        self.app.theme_changed_signal.subscribe(self, lambda _theme: (self._cache.clear(), self.refresh()))
+        self.split = bool(getattr(self.app, "diff_split", False))
+        self.wrap = bool(getattr(self.app, "diff_wrap", False))
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._restyle())
         self._parse_later()
+
+    def set_split(self, split: bool) -> None:
+        self.split = split
+        self._restyle()
+
+    def set_wrap(self, wrap: bool) -> None:
+        self.wrap = wrap
+        self._restyle()
+
+    def on_resize(self) -> None:
+        if self.split or self.wrap:  # wrapped to the width
+            self._restyle()
+
+    def _restyle(self) -> None:
+        self._texts = None
+        self._cache.clear()
+        if self.is_mounted:
+            self._size_to(self._styled_lines())
+            self.refresh()
 
     def show(self, diff: str, empty: str | None = None, rel: str | None = None) -> None:
         self.diff = diff
@@ -203,9 +229,45 @@ class DiffView(ScrollView, can_focus=True):
 
     def render_text(self) -> Text:
         """Every drawn row as one Text (for tests and screen readers); the widget paints them a row at a time."""
+        return Text("\n").join(self._styled_lines())
+
+    def _styled_lines(self) -> list[Text]:
+        """The drawn lines, styled: the changed words of a changed line marked (a revise reads old → new), side
+        by side or wrapped when asked. At most SHOWN_ROWS rows, so this is cheap on the main thread."""
+        if self._texts is not None:
+            return self._texts
         drawn = self._drawn.get((self.diff, self.rel, self.empty))
-        lines = drawn[1] if drawn is not None else layout(bounded_rows(self.diff), self.rel, self.empty)[0]
-        return Text("\n").join(self._styled(line) for line in lines)
+        rows, lines = (drawn[0], drawn[1]) if drawn is not None else (bounded_rows(self.diff), None)
+        if lines is None:
+            lines = layout(rows, self.rel, self.empty)[0]
+        style = self.get_component_rich_style
+        body = [(kind, a, b, visible(text).expandtabs(4)) for kind, a, b, text in rows.rows]
+        notes = [self._styled(line) for line in lines if line[0] == "more"]
+        if not body:
+            texts = [self._styled(line) for line in lines]
+        elif self.split or self.wrap:
+            width = max(24, (self.size.width or 81) - 1)  # less the scrollbar's column, shown or not
+            whole = split_text(body, style, width) if self.split else unified_wrapped(body, style, width)
+            texts = [*notes[:1], *whole.split("\n"), *notes[1:]]
+        else:
+            spans = iter(line_spans(body))
+            texts = []
+            for line in lines:
+                kind = line[0]
+                if kind in ("add", "remove", "context", "file", "hunk", "note"):
+                    marks = next(spans, None)
+                    if kind in ("add", "remove") and marks is not None:
+                        word = style(f"diff--{kind}-word")
+                        base = self._style(kind)
+                        texts.append(Text.assemble((line[1], style("diff--lineno")), (line[2][:2], base),
+                                                   styled("", marks, base, word)))
+                        continue
+                texts.append(self._styled(line))
+        self._texts = texts
+        return texts
+
+    def _size_to(self, texts: list[Text]) -> None:
+        self.virtual_size = Size(max((t.cell_len for t in texts), default=0), len(texts))
 
     def _styled(self, line: Line) -> Text:
         kind, gutter, text = line
@@ -226,8 +288,9 @@ class DiffView(ScrollView, can_focus=True):
     def _draw(self, drawn: tuple[Rows, list[Line], int], key: tuple) -> None:
         self.rows, self._lines, width = drawn
         self._drawn_key = key
+        self._texts = None
         self._cache.clear()
-        self.virtual_size = Size(width, len(self._lines))
+        self._size_to(self._styled_lines())
         self.scroll_home(animate=False)
         self.refresh()
 
@@ -240,12 +303,14 @@ class DiffView(ScrollView, can_focus=True):
         if strip is None:
             base = self.rich_style
             fill = base
-            if row < len(self._lines):
-                line = self._lines[row]
-                segments = self._styled(line).render(self.app.console, end="")
+            texts = self._styled_lines()
+            if row < len(texts):
+                segments = texts[row].render(self.app.console, end="")
                 strip = Strip(list(segments)).crop(scroll_x, scroll_x + width)
-                if line[0] != "empty":
-                    fill = base + self._style(line[0])  # a row's colour runs to the edge, as a marked line does
+                unified = not (self.split or self.wrap) and len(texts) == len(self._lines)
+                if unified and self._lines[row][0] != "empty":
+                    # A row's colour runs to the edge, as a marked line does.
+                    fill = base + self._style(self._lines[row][0])
             else:
                 strip = Strip.blank(0)
             strip = strip.extend_cell_length(width, fill).apply_style(base)

@@ -45,9 +45,11 @@ CURSOR_BINDINGS = [
             tooltip="Jump to the first entry of the next section"),
     Binding("K,left_curly_bracket", "previous_section", "Previous section", id="viewer.previous_section",
             show=False, tooltip="Jump to the first entry of the previous section"),
-    Binding("e", "revise_entry", "Revise", id="viewer.revise_entry",
+    # With the cursor showing `e` revises the entry, not the selected proposal: the footer names it "Revise entry".
+    # Removing has its own key (x), so `d` is the diff wherever you are.
+    Binding("e", "revise_entry", "Revise entry", id="viewer.revise_entry",
             tooltip="Revise the entry under the cursor (the old line is struck superseded)"),
-    Binding("d", "remove_entry", "Remove", id="viewer.remove_entry",
+    Binding("x", "remove_entry", "Remove entry", id="viewer.remove_entry",
             tooltip="Remove the entry under the cursor, after a confirmation (struck removed)"),
     Binding("p", "retag_entry", "Tag", id="viewer.retag_entry",
             tooltip="Change the entry's provenance: promote an agent's guess to [stated], or demote"),
@@ -96,6 +98,7 @@ class EntryCursor:
     cursor: int | None = None
     entry_filter: str | None = None
     _cursor_target: str | None = None
+    _cursor_wanted: int | None = None
     _shown_key: tuple | None = None
     _shown: list[int] = []
     _bar: EntryBar | None = None
@@ -284,8 +287,23 @@ class EntryCursor:
             return True
         return False
 
+    def cursor_on(self, line: int) -> None:
+        """Open at a line (a search hit): the cursor on it once the file's entries are known, when it is a current
+        entry; a hit in struck history or a heading is only scrolled to (the cursor walks current entries)."""
+        self._cursor_wanted = line
+        self._place_wanted()
+
+    def _place_wanted(self) -> None:
+        line = self._cursor_wanted
+        if line is None or not self.entries_known():
+            return
+        self._cursor_wanted = None
+        if line in self.shown_lines():
+            self.set_cursor(line)
+
     def restore_cursor(self) -> None:
         """After a reload: onto the entry an edit wrote, else the same place (the next entry, if it went)."""
+        self._place_wanted()
         if self.cursor is None and self.entry_filter is None:
             return
         shown = self.shown_lines()
@@ -426,8 +444,9 @@ class EntryCursor:
         memory, person, raw = self.memory, self.person, entry.raw.strip()
 
         def write(text: str) -> WriteResult:
+            # The entry's source stays unless the person wrote another inline "(date, source)", which wins.
             return memory.update(section, "revise", entry=text, replaces=raw, file=self.rel,  # type: ignore[attr-defined]
-                                 actor=person)
+                                 source=entry.source, actor=person)
 
         def done(result: WriteResult | None) -> None:
             if result is not None:

@@ -12,6 +12,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from memtui.core.folder import AUDIT_FILE
+from memtui.tui.for_people import for_person
 from memtui.tui.messages import Activity
 from memtui.tui.plain import visible
 
@@ -37,7 +38,13 @@ def activity_from_audit(record: dict[str, Any]) -> Activity:
     actor = get("actor") or "?"
     decided = get("decided_by")
     pid = get("proposal")
-    if status == "applied" and pid and decided and decided != actor:
+    confirmed = record.get("confirmed")
+    if status == "applied" and pid and decided and isinstance(confirmed, dict):
+        # A person approved an agent's lesson short of its signals: they are the gate (README "Trust model").
+        signals = confirmed.get("signals")
+        kind, text, actor = "approve", f"approved {pid} and confirmed the lesson ({signals}): {action} {where}", \
+            decided
+    elif status == "applied" and pid and decided and decided != actor:
         kind, text, actor = "approve", f"approved {pid}: {action} {where}", decided
     elif status == "applied" and actor == "external":
         kind, text, actor = "approve", f"committed external {action} {file}", decided or actor
@@ -46,7 +53,7 @@ def activity_from_audit(record: dict[str, Any]) -> Activity:
     elif status == "rejected":
         kind, text, actor = "reject", f"rejected {pid} {action} {where}: {get('reason')}", decided or actor
     elif status == "conflict":
-        kind, text, actor = "conflict", f"conflict on {pid}: {get('reason')}", decided or actor
+        kind, text, actor = "conflict", f"conflict on {pid}: {for_person(get('reason'))}", decided or actor
     else:
         kind, text = "refused", f"refused {action} {where}: {get('reason')}"
     if what and kind in ("write", "approve"):

@@ -50,8 +50,10 @@ class StateSynced(Message):
     def __init__(
         self, seq: int, *, proposals: list[Proposal], external: list[Proposal], activity: list[Activity],
         changed: frozenset[str], file_count: int | None, problems: list[str],
+        lineage: dict[str, list[str]] | None = None,
     ) -> None:
         super().__init__()
+        self.lineage = lineage or {}  # a pending revise's id → the versions its target entry replaced
         self.seq = seq
         self.proposals = proposals
         self.external = external

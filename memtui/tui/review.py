@@ -18,7 +18,23 @@ from memtui.core.entries import TAGS
 from memtui.core.proposals import CONFLICT, Proposal
 from memtui.tui.diff import DiffView
 from memtui.tui.messages import OpenFile
+from memtui.tui.for_people import for_person
 from memtui.tui.plain import plain, visible
+
+
+def evidence_lines(p: Proposal, earlier: list[str]) -> list[str]:
+    """What the person deciding needs at hand: for an agent's [stated] entry the user's words it rests on (or
+    that there were none), for a revise the versions the entry it changes already replaced."""
+    out: list[str] = []
+    entry = p.entry or ""
+    stated = (p.provenance or "").lower() == "stated" or entry.lstrip().lower().startswith("[stated]")
+    if p.action in ("add", "revise") and stated:  # a proposal is an agent's: a person's own add applies at once
+        out.append(f"your words: “{p.evidence}”" if p.evidence else
+                   "your words: none were given for this [stated] entry")
+    if earlier:
+        out.append(f"history of the entry it changes ({len(earlier)} earlier):")
+        out += [f"  {line}" for line in earlier]
+    return out
 
 
 class ReviewPanel(Vertical):
@@ -30,6 +46,7 @@ class ReviewPanel(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.proposals: list[Proposal] = []
+        self.lineage: dict[str, list[str]] = {}  # a revise's id → what its target entry replaced (the app's sync)
         self._decided: str | None = None
         self.loaded = False
         self.body_mounted = False
@@ -144,7 +161,7 @@ class ReviewPanel(Vertical):
                 body.highlight_words([f"[{tag}]"], style(f"review--{tag}"))
             lines.append(body)
         if p.status == CONFLICT and p.reason:
-            lines.append(plain("  " + p.reason, style("review--conflict"), newlines=False))
+            lines.append(plain("  " + for_person(p.reason), style("review--conflict"), newlines=False))
         lines.append(plain(f"  by {p.actor} · {p.created[:16].replace('T', ' ')}", style("review--muted"),
                            newlines=False))
         return Text("\n").join(lines)
@@ -171,8 +188,9 @@ class ReviewPanel(Vertical):
             f"{p.action} by {p.actor}"
         lines = [f"{p.id}: {what}"]
         if p.status == CONFLICT and p.reason:
-            lines.append(f"conflict: {p.reason}")
-        lines += [f"⚑ {f}" for f in p.flags]
+            lines.append(f"conflict: {for_person(p.reason)}")
+        lines += [f"⚑ {for_person(f)}" for f in p.flags]
         lines += [f"warning: {w}" for w in p.warnings]
+        lines += evidence_lines(p, self.lineage.get(p.id, []))
         detail.update(plain("\n".join(lines)))
         diff.show(p.diff, empty="(no diff)", rel=p.file)

@@ -1,0 +1,246 @@
+"""The review experience in the app (issue 21): keys that mean one thing, word diffs in the panel, side by side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
+from memtui.tui.app import MemtuiApp
+from memtui.tui.diff import DiffView
+from memtui.tui.viewer import MemoryViewer
+from support.by_hand import write_committed
+
+PERSON = "ana"
+
+
+@pytest.fixture
+def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> Path:
+    return demo_root(tmp_path, monkeypatch, demo_template)
+
+
+async def started(pilot) -> MemoryViewer:
+    await wait_for(pilot, lambda: settled(pilot.app), what="the app to settle")
+    return pilot.app.query_one(MemoryViewer)
+
+
+def footer(app) -> dict[str, tuple[str, str]]:
+    """key → (action, description) of what the key does now (what the footer shows for it). An action's
+    arguments are left out: `f` as cycle_filter(True) before the cursor shows is the same filter."""
+    return {key: (b.binding.action.split("(")[0], b.binding.description)
+            for key, b in app.screen.active_bindings.items() if b.enabled}
+
+
+async def test_no_key_changes_meaning_without_the_footer_saying_so(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        viewer = await started(pilot)
+        viewer.focus()
+        await pilot.pause()
+        reading = footer(app)
+        await pilot.press("j")
+        await wait_for(pilot, lambda: viewer.cursor is not None, what="the cursor")
+        await pilot.pause()
+        cursor = footer(app)
+        for key in reading.keys() & cursor.keys():
+            if reading[key][0] != cursor[key][0]:
+                assert reading[key][1] != cursor[key][1], f"{key} changes meaning silently"
+        assert reading["e"][0] == "revise" and cursor["e"] == ("revise_entry", "Revise entry")
+        assert reading["d"] == cursor["d"] == ("diff_commit", "Diff")
+        assert cursor["x"][0] == "remove_entry" and "x" not in reading
+        # d with the cursor showing is the diff, and removes nothing.
+        before = (demo / "MEMORY.md").read_text()
+        await pilot.press("d")
+        await wait_for(pilot, lambda: app.main.active.startswith("diff-"), what="the diff tab")
+        assert (demo / "MEMORY.md").read_text() == before
+
+
+async def test_help_names_keys_as_the_keys(demo: Path) -> None:
+    from memtui.tui.help import key_names
+
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        shown = {key_names(keys) for _, keys, _, _ in app.key_rows()}
+        assert "]" in shown and "[" in shown and "?" in shown
+        assert not any("square_bracket" in k or "question_mark" in k for k in shown)
+
+
+async def test_side_by_side_toggles_every_diff_and_new_ones_follow(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        app.review.select("p-0002")
+        app.review.option_list.focus()
+        await pilot.press("S")
+        panel = app.review.query_one(DiffView)
+        assert panel.split and "│" in panel.render_text().plain
+        app.open_file("people/alex.md")
+        await pilot.pause()
+        await pilot.press("d")
+        await wait_for(pilot, lambda: any(d.diff for d in app.main.query(DiffView)), what="the diff tab")
+        tab = next(d for d in app.main.query(DiffView) if d.diff)
+        assert tab.split
+        await pilot.press("S")
+        assert not panel.split and not tab.split and "│" not in panel.render_text().plain
+
+
+def audit(root: Path) -> list[dict]:
+    import json
+
+    return [json.loads(x) for x in (root / "memory-log.jsonl").read_text().splitlines()]
+
+
+async def test_a_person_approves_a_held_lesson_with_a_and_the_feed_says_they_confirmed_it(demo: Path) -> None:
+    from memtui.core.memory import Memory
+
+    held = Memory(demo).update("User", "add", "[inferred] Deploys on Fridays tend to fail", actor="agent-claude",
+                               session="chat-1")
+    assert held.status == "queued" and held.id
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await wait_for(pilot, lambda: app.review.select(held.id), what="the held lesson listed")
+        app.review.option_list.focus()
+        await pilot.pause()
+        detail = str(app.review.query_one("#review-detail").render())
+        assert "1 of 3 signals across 1 of 2 sessions" in detail
+        assert "a approves it as your confirmation" in detail
+        await pilot.press("a")
+        await wait_for(pilot, lambda: any(r.get("proposal") == held.id and r.get("status") == "applied"
+                                          for r in audit(demo)), what="the approval")
+        record = next(r for r in audit(demo) if r.get("proposal") == held.id and r.get("status") == "applied")
+        assert record["confirmed"] == {"by": PERSON, "signals": "1 of 3 signals across 1 of 2 sessions"}
+        assert "Deploys on Fridays tend to fail" in (demo / "MEMORY.md").read_text()
+        await wait_for(pilot, lambda: any(f"approved {held.id} and confirmed the lesson" in t
+                                          for t in app.feed.texts()), what="the feed")
+
+
+async def test_a_conflict_is_said_to_the_person_with_the_key_that_resolves_it(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        conflicted = next(p for p in app.review.proposals if p.status == "conflict")
+        app.review.select(conflicted.id)
+        await pilot.pause()
+        detail = str(app.review.query_one("#review-detail").render())
+        assert "e to revise it against the current text" in detail
+        assert "send the exact text" not in detail
+        assert any("e to revise it against the current text" in t for t in app.feed.texts())
+
+
+async def test_a_search_hit_opens_with_the_cursor_on_the_hit(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await pilot.press("slash")
+        await pilot.pause()
+        await pilot.press(*"on-call rotation")
+        pane = app.panes["search"]
+        await wait_for(pilot, lambda: getattr(pane, "results", None), what="search results")
+        hit = pane.results[0]
+        assert hit.current and hit.path == "MEMORY.md"
+        await pilot.press("enter")
+        viewer = app.viewer_for("MEMORY.md")
+        await wait_for(pilot, lambda: viewer.cursor is not None, what="the cursor")
+        assert viewer.cursor == hit.line - 1
+        assert "On-call rotation" in viewer.entry_at(viewer.cursor).raw
+        await pilot.press("j")  # and it walks on from the hit, not from the top
+        assert viewer.cursor > hit.line - 1
+
+
+async def test_the_chosen_theme_survives_a_restart_and_the_config_stays_valid(demo: Path) -> None:
+    import git
+
+    from memtui.core.config import load_config
+
+    before = (demo / ".memtui" / "config.toml").read_text()
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        assert app.theme == "memtui-dark"
+        app.switch_theme("memtui-light")
+        await wait_for(pilot, lambda: "memtui-light" in (demo / ".memtui" / "config.toml").read_text(),
+                       what="the config saved")
+    after = (demo / ".memtui" / "config.toml").read_text()
+    config = load_config(after)
+    assert config.error is None and config.theme == "memtui-light"
+    # Only the theme line changed: the person's comments and every other setting stay.
+    changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines()) if a != b]
+    assert changed == [('theme = "memtui-dark"', 'theme = "memtui-light"')]
+    commit = git.Repo(demo).head.commit
+    assert commit.author.name == PERSON and list(commit.stats.files) == [".memtui/config.toml"]
+    again = MemtuiApp(demo, watch=False, user=PERSON)
+    async with again.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        assert again.theme == "memtui-light"
+
+
+async def test_a_broken_config_is_not_rewritten_by_a_theme_choice(demo: Path) -> None:
+    path = demo / ".memtui" / "config.toml"
+    broken = path.read_text().replace('[app]', '[app]\ncolour = "red"')
+    write_committed(demo, ".memtui/config.toml", broken)  # a person's typo, committed
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        app.switch_theme("memtui-light")
+        await pilot.pause(1.5)
+        assert app.theme == "memtui-light"  # used now, not saved
+    assert path.read_text() == broken
+    from memtui.core.memory import Memory
+
+    result = Memory(demo).set_theme("memtui-light", by=PERSON)
+    assert result.status == "refused" and "colour" in result.message
+    assert Memory(demo).set_theme("memtui-light", by="agent-claude").status == "refused"
+    assert path.read_text() == broken
+
+
+async def test_a_persons_revise_keeps_the_source_unless_they_write_another(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        viewer = await started(pilot)
+        viewer.focus()
+        await pilot.press("j")
+        for _ in range(40):
+            entry = viewer.entry_at(viewer.cursor)
+            if entry is not None and "Staging database" in entry.raw:
+                break
+            await pilot.press("j")
+        assert entry is not None and entry.source == "psql"
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("ctrl+u", *"[observed] Staging database is Postgres 17", "enter")
+        await wait_for(pilot, lambda: "Postgres 17 (2026-08-20, psql)" in (demo / "MEMORY.md").read_text(),
+                       what="the revise, source kept")
+        await wait_for(pilot, lambda: viewer.entry_at(viewer.cursor) is not None
+                       and "Postgres 17" in viewer.entry_at(viewer.cursor).raw, what="the cursor on the new line")
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("ctrl+u", *"[observed] Staging database is Postgres 18 (2026-08-20, pg_dump)", "enter")
+        await wait_for(pilot, lambda: "Postgres 18 (2026-08-20, pg_dump)" in (demo / "MEMORY.md").read_text(),
+                       what="the revise, the person's source")
+
+
+async def test_the_panel_shows_the_users_words_and_the_entrys_history(demo: Path) -> None:
+    from memtui.core.memory import Memory
+
+    mem = Memory(demo)
+    said = mem.update("User", "revise", "[stated] Works from Porto only, UTC+0/+1", "Works from Lisbon and Porto",
+                      actor="agent-claude", user_words="I work from Porto only now, UTC+0/+1.")
+    bare = mem.update("Facts", "add", "[stated] Staging has 4 replicas", actor="agent-claude")
+    assert said.status == bare.status == "queued"
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await started(pilot)
+        await wait_for(pilot, lambda: app.review.select(said.id) and said.id in app.review.lineage,
+                       what="the revise and its lineage")
+        await pilot.pause()
+        detail = str(app.review.query_one("#review-detail").render())
+        assert "your words: “I work from Porto only now, UTC+0/+1.”" in detail
+        assert "history of the entry it changes (1 earlier):" in detail
+        assert "~~[observed] Works from Lisbon, UTC+0/+1 (2026-03-02, calendar)~~ superseded" in detail
+        app.review.select(bare.id)
+        await pilot.pause()
+        detail = str(app.review.query_one("#review-detail").render())
+        assert "[suggested]" in detail and "history" not in detail  # downgraded: no words, and the flag says so

@@ -1,0 +1,45 @@
+"""The core's agent-facing messages, reworded for the person in the app with the key that resolves each."""
+
+from __future__ import annotations
+
+from memtui.core import update
+from memtui.core.document import Document
+from memtui.tui.for_people import decided, for_person
+
+TEXT = ("# MEMORY.md\n\n## User\n- [stated] Works from Lisbon (2026-03-02, chat)\n"
+        "- [stated] Works from Porto (2026-03-02, chat)\n")
+
+
+def refusal(fn) -> str:
+    try:
+        fn()
+    except update.Refused as exc:
+        return str(exc)
+    raise AssertionError("not refused")
+
+
+def test_the_cores_own_messages_are_matched_not_copies_of_them() -> None:
+    sec = update._require_section(Document(TEXT), "User")
+    gone = refusal(lambda: update.find_current(sec, "Berlin"))
+    assert "send the exact text" in gone  # the agent's wording stays in the core
+    said = for_person("the file moved on and " + gone)
+    assert said.startswith("the entry this changes is no longer in User")
+    assert "e to revise it against the current text" in said and "send" not in said
+    many = refusal(lambda: update.find_current(sec, "Works from"))
+    assert "matches 2 entries of User — e to revise it" in for_person(many)
+
+
+def test_flags_and_the_gate_are_said_with_their_keys() -> None:
+    assert for_person("candidate: 1 of 3 signals across 1 of 2 sessions") == (
+        "an agent's lesson, 1 of 3 signals across 1 of 2 sessions — a approves it as your confirmation, "
+        "r rejects it")
+    said = for_person("downgraded [stated] → [suggested]: no user words were passed; a person can restore "
+                      "[stated] on approval")
+    assert "[stated]" in said and "e to make it [stated]" in said
+
+
+def test_unknown_messages_are_shown_as_written_and_hostile_text_stays_text() -> None:
+    assert for_person("something new [@click=app.quit]") == "something new [@click=app.quit]"
+    hostile = "replaces '[/]x' matches no current entry of [b]U; send the exact text of one of the current entries"
+    assert "[b]U" in for_person(hostile) and "[/]" not in for_person(hostile)  # only the section name is quoted
+    assert decided("p-1", "applied", "done") == "p-1: applied. done"
