@@ -392,17 +392,23 @@ def _range(start: int, stop: int) -> str:
     return f"{begin},{length}"
 
 
-def _grouped(a: list[str], b: list[str], n: int) -> list[list[tuple[str, int, int, int, int]]]:
-    """difflib's grouped opcodes; for big texts the common head and tail are set aside first (an append to a big
-    log is matched in one pass, not by difflib over 200,000 lines), and a huge middle is one replace."""
-    if len(a) + len(b) <= TRIM_OVER:
-        return list(difflib.SequenceMatcher(None, a, b).get_grouped_opcodes(n))
+def common_ends(a: list[str], b: list[str]) -> tuple[int, int]:
+    """How many lines `a` and `b` share at their start, and then (not overlapping those) at their end."""
     lo = 0
     while lo < len(a) and lo < len(b) and a[lo] == b[lo]:
         lo += 1
     hi = 0
     while hi < len(a) - lo and hi < len(b) - lo and a[-1 - hi] == b[-1 - hi]:
         hi += 1
+    return lo, hi
+
+
+def _grouped(a: list[str], b: list[str], n: int) -> list[list[tuple[str, int, int, int, int]]]:
+    """difflib's grouped opcodes; for big texts the common head and tail are set aside first (an append to a big
+    log is matched in one pass, not by difflib over 200,000 lines), and a huge middle is one replace."""
+    if len(a) + len(b) <= TRIM_OVER:
+        return list(difflib.SequenceMatcher(None, a, b).get_grouped_opcodes(n))
+    lo, hi = common_ends(a, b)
     am, bm = a[lo:len(a) - hi], b[lo:len(b) - hi]
     if len(am) > MATCH_LIMIT or len(bm) > MATCH_LIMIT or not am or not bm:
         tag = "replace" if am and bm else "delete" if am else "insert"

@@ -29,6 +29,7 @@ from textual.strip import Strip
 from memtui.core.document import Document
 from memtui.core.entries import TAGS, Entry, parse_entry
 from memtui.core.store import StoreError
+from memtui.core.update import common_ends
 from memtui.tui.entry_bar import EntryBar
 from memtui.tui.entry_cursor import CURSOR_BINDINGS, EntryCursor, version_of
 from memtui.tui.messages import ViewerState
@@ -129,12 +130,7 @@ def _mark_changes(state: ViewerState, previous: list[str]) -> None:
     if len(lines) <= DIFF_LIMIT and len(previous) <= DIFF_LIMIT:
         # The lines both versions start and end with are set aside first: an edit in one place of a file of 5,000
         # lines was matched by difflib over all of them (most of a second, its blank lines all alike).
-        lo = 0
-        while lo < len(lines) and lo < len(previous) and lines[lo] == previous[lo]:
-            lo += 1
-        hi = 0
-        while hi < len(lines) - lo and hi < len(previous) - lo and lines[-1 - hi] == previous[-1 - hi]:
-            hi += 1
+        lo, hi = common_ends(previous, lines)
         old, new = previous[lo:len(previous) - hi], lines[lo:len(lines) - hi]
         # Over a long middle, lines as common as blank ones anchor no match of their own (difflib's autojunk):
         # matching each of them against every other made edits at both ends of a big file cost its square.
