@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from memtui.agent.prompt import FLUSH_PROMPT, MEMORY_RULES
 from memtui.agent.session import ChatSession
 from memtui.core.memory import Memory
 from support.anthropic_server import FakeAnthropic, RecordedRequest, error, reply, text, tool_use
+from support.by_hand import write_committed
 
 REDIS = "[stated] memtui stores its index in Redis"
 POSTGRES = "[stated] memtui stores its index in Postgres"
@@ -233,11 +235,10 @@ async def test_a_tool_loop_is_stopped_and_the_history_stays_valid(mem: Memory) -
 
 
 async def test_model_comes_from_config_or_override(mem: Memory) -> None:
-    config = mem.location + "/.memtui/config.toml"
-    with open(config, encoding="utf-8") as f:
-        body = f.read()
-    with open(config, "w", encoding="utf-8") as f:
-        f.write(body.replace('model = "', 'model = "claude-from-config" #'))
+    config = Path(mem.location) / ".memtui/config.toml"
+    body = config.read_text(encoding="utf-8")
+    write_committed(Path(mem.location), ".memtui/config.toml",
+                    body.replace('model = "', 'model = "claude-from-config" #'))
     with FakeAnthropic("a", "b") as server:
         await run(session(mem, server), "hi")
         await run(session(mem, server, model="claude-override"), "hi")

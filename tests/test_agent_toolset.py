@@ -10,11 +10,13 @@ from memtui.agent.toolset import toolset_for
 from memtui.core.memory import Memory
 from memtui.core.tools import TOOL_SCHEMAS
 from support.anthropic_server import FakeAnthropic, reply, tool_use
+from support.by_hand import write_committed
 
 
 def use_tools(root: Path, value: str) -> None:
     config = root / ".memtui" / "config.toml"
-    config.write_text(config.read_text().replace("[agent]\n", f'[agent]\ntools = "{value}"\n', 1))
+    write_committed(root, ".memtui/config.toml",
+                    config.read_text().replace("[agent]\n", f'[agent]\ntools = "{value}"\n', 1))
 
 
 def test_the_default_is_memtuis_own_tools(mem: Memory) -> None:
