@@ -194,13 +194,15 @@ class _Dropped:
 
 
 def _read(memory: Any, rel: str, problems: list[str]) -> str:
-    """The file's text; a file that cannot be read is an empty layer (the session still starts), named in
-    `problems`."""
+    """The file's reviewed text: as committed where the store keeps history, so an edit written past memtui is
+    not loaded into a session before a person approves it. A file that cannot be read is an empty layer (the
+    session still starts), named in `problems`."""
     from memtui.core.readable import read_problem
     from memtui.core.store import StoreUnavailable
 
     try:
-        return memory.read_text(rel) or ""
+        memory.read_text(rel)  # the bytes on disk must be readable too: a broken file is reported, not hidden
+        return memory.base_text(rel) or ""
     except StoreUnavailable:
         raise  # the whole memory is out of reach: that is the command's error, not one file's
     except Exception as exc:

@@ -442,7 +442,32 @@ class FolderStore(Store):
             except (git.GitCommandError, git.BadName, ValueError):  # an unknown or unreachable sha
                 return False
 
+    def _plumbing_committed(self, rel: str) -> tuple[bool, bytes | None] | None:
+        """(has a commit, `rel` as committed or None) through `git rev-parse` and `git cat-file`, with memtui's
+        overrides; None when git cannot be run. For one-shot readers (`memtui context`, the app's config) that
+        would otherwise import GitPython for one file."""
+        import subprocess
+
+        from memtui.core.gitcall import git_dir_of, git_timeout, plumbing_env
+
+        env = {**os.environ, **plumbing_env(git_dir_of(self.root), self.root)}
+        try:
+            head = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], env=env, capture_output=True,
+                                  timeout=git_timeout())
+            if head.returncode != 0:
+                return False, None
+            blob = subprocess.run(["git", "cat-file", "blob", f"HEAD:{rel}"], env=env, capture_output=True,
+                                  timeout=git_timeout())
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return True, blob.stdout if blob.returncode == 0 else None
+
     def review_base(self, rel: str) -> bytes | None:
+        if self.has_git and not self._git.opened:
+            found = self._plumbing_committed(self._real_or_named(rel))
+            if found is not None:
+                history, data = found
+                return data if history else self.read(rel)
         with self._git.use("reading a committed file") as repo:
             history = repo is not None and repo.head.is_valid()
         return self.committed(self._real_or_named(rel)) if history else self.read(rel)
@@ -725,25 +750,14 @@ class FolderStore(Store):
         cached = getattr(self, "_reviewed_config", None)
         if cached is not None and cached[0] == (disk, stamp):
             return cached[1]
-        # One `git cat-file`, not GitPython: the app reads its config before its first frame, and importing git
-        # there costs start-up time (tests/test_app.py checks the start path imports neither git nor the SDK).
-        import subprocess
-
-        from memtui.core.gitcall import git_dir_of, git_timeout, plumbing_env
-
-        env = {**os.environ, **plumbing_env(git_dir_of(self.root), self.root)}
-        try:
-            head = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], env=env, capture_output=True,
-                                  timeout=git_timeout())
-            if head.returncode != 0:
-                result: tuple[str | None, str | None] = (disk, None)  # no commit yet: nothing to compare with
-            else:
-                blob = subprocess.run(["git", "cat-file", "blob", f"HEAD:{STATE_DIR}/config.toml"], env=env,
-                                      capture_output=True, timeout=git_timeout())
-                committed = blob.stdout.decode("utf-8", "replace") if blob.returncode == 0 else None
-                result = (disk, None) if committed == disk else (committed, disk)
-        except (OSError, subprocess.TimeoutExpired):
+        # Plumbing git, not GitPython: the app reads its config before its first frame, and importing git there
+        # costs start-up time (tests/test_app.py checks the start path imports neither git nor the SDK).
+        found = self._plumbing_committed(f"{STATE_DIR}/config.toml")
+        if found is None:
             return disk, None  # no usable git: every write is refused anyway, and `memtui doctor` says why
+        history, data = found
+        committed = data.decode("utf-8", "replace") if data is not None else None
+        result: tuple[str | None, str | None] = (disk, None) if not history or committed == disk else (committed, disk)
         self._reviewed_config = ((disk, stamp), result)
         return result
 

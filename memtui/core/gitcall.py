@@ -191,6 +191,11 @@ class GitOwner:
         self._env_key: Any = None
 
     @property
+    def opened(self) -> bool:
+        """Has the Repo (GitPython) been opened yet? One-shot readers use plumbing git until it has."""
+        return self._repo is not None
+
+    @property
     def repo(self) -> Any:
         """The Repo, opened on first use (None when the root has no repository); use it only inside `use()`."""
         with self._lock:

@@ -217,7 +217,6 @@ def test_queue_show_does_not_print_an_agents_terminal_escapes(mem: Memory, root:
 
 
 # what an agent loads -------------------------------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="open: context reads the disk; decide whether it loads the committed version (costs git at start-up)")
 def test_a_pending_external_change_is_not_loaded_into_the_agents_context(mem: Memory, root: Path) -> None:
     """UNSURE (what "reaches memory" means): context is read from disk, so a direct, still pending edit of
     MEMORY.md and a scratch note that expires in ten years are loaded into every session before anyone reviews
