@@ -446,21 +446,21 @@ class FolderStore(Store):
         """(has a commit, `rel` as committed or None) through `git rev-parse` and `git cat-file`, with memtui's
         overrides; None when git cannot be run. For one-shot readers (`memtui context`, the app's config) that
         would otherwise import GitPython for one file."""
-        import subprocess
-
-        from memtui.core.gitcall import git_dir_of, git_timeout, plumbing_env
+        from memtui.core.gitcall import git_dir_of, plumbing_env, run_plumbing
 
         env = {**os.environ, **plumbing_env(git_dir_of(self.root), self.root)}
-        try:
-            head = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], env=env, capture_output=True,
-                                  timeout=git_timeout())
-            if head.returncode != 0:
-                return False, None
-            blob = subprocess.run(["git", "cat-file", "blob", f"HEAD:{rel}"], env=env, capture_output=True,
-                                  timeout=git_timeout())
-        except (OSError, subprocess.TimeoutExpired):
+        blob = run_plumbing(["git", "cat-file", "blob", f"HEAD:{rel}"], env)
+        if blob is None:
             return None
-        return True, blob.stdout if blob.returncode == 0 else None
+        code, out, err = blob
+        if code == 0:
+            return True, out
+        if b"does not exist" in err or b"but not in" in err:
+            # Not in the last commit, or no objects to look in: git says the same for both.
+            tree = run_plumbing(["git", "cat-file", "-e", "HEAD^{tree}"], env)
+            return (True, None) if tree is not None and tree[0] == 0 else None
+        # No commit yet, or a damaged repository: the caller asks GitPython, which tells the two apart.
+        return None
 
     def review_base(self, rel: str) -> bytes | None:
         if self.has_git and not self._git.opened:

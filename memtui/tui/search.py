@@ -94,7 +94,13 @@ class Pane(Vertical, can_focus=False):
         return self.query_one("#search-results", OptionList)
 
     def focus(self, scroll_visible: bool = True) -> "Pane":
-        self.input.focus(scroll_visible)
+        """Focus the input; the app may ask before the pane has composed (or while it unmounts at quit), so then
+        ask again after a refresh instead of failing."""
+        inputs = self.query("#search-input")
+        if inputs:
+            inputs.first(Input).focus(scroll_visible)
+        elif self.is_attached:
+            self.call_after_refresh(self.focus, scroll_visible)
         return self
 
     def on_unmount(self) -> None:

@@ -105,7 +105,11 @@ class Pane(Vertical, can_focus=False):
         self.call_after_refresh(self.tree.focus)
 
     def focus(self, scroll_visible: bool = True) -> Pane:
-        self.tree.focus(scroll_visible)
+        trees = self.query("#today-tree")
+        if trees:
+            trees.first(Tree).focus(scroll_visible)
+        elif self.is_attached:
+            self.call_after_refresh(self.focus, scroll_visible)
         return self
 
     # loading ------------------------------------------------------------------------------------------------
