@@ -138,7 +138,9 @@ async def test_a_search_hit_opens_with_the_cursor_on_the_hit(demo: Path) -> None
         await pilot.pause()
         await pilot.press(*"on-call rotation")
         pane = app.panes["search"]
-        await wait_for(pilot, lambda: getattr(pane, "results", None), what="search results")
+        # Results come as the query is typed: wait for the whole query's, not a prefix's.
+        await wait_for(pilot, lambda: getattr(pane, "results", None)
+                       and "on-call rotation" in pane.results[0].text.lower(), what="search results")
         hit = pane.results[0]
         assert hit.current and hit.path == "MEMORY.md"
         await pilot.press("enter")
@@ -161,8 +163,8 @@ async def test_the_chosen_theme_survives_a_restart_and_the_config_stays_valid(de
         await started(pilot)
         assert app.theme == "memtui-dark"
         app.switch_theme("memtui-light")
-        await wait_for(pilot, lambda: "memtui-light" in (demo / ".memtui" / "config.toml").read_text(),
-                       what="the config saved")
+        await wait_for(pilot, lambda: "memtui-light" in (demo / ".memtui" / "config.toml").read_text()
+                       and "theme" in git.Repo(demo).head.commit.message, what="the config saved and committed")
     after = (demo / ".memtui" / "config.toml").read_text()
     config = load_config(after)
     assert config.error is None and config.theme == "memtui-light"
