@@ -210,7 +210,7 @@ class MemtuiApp(App[None]):
         now = clock.now().strftime("%H:%M")
         if message.connected:
             self.feed.add(Activity(now, "memtui", "external", f"reconnected to {self.memory.store.location}"))
-            self.notify(f"Reconnected to {self.memory.store.location}")
+            self.notify(f"Reconnected to {self.memory.store.location}", markup=False)
             for viewer in self.base.query(MemoryViewer):
                 viewer.reload()
             self.tree.reload_paths([""] + [v.rel for v in self.base.query(MemoryViewer)])
@@ -219,7 +219,7 @@ class MemtuiApp(App[None]):
             text = message.message or f"lost {self.memory.store.location}; reconnecting"
             self.feed.add(Activity(now, "memtui", "problem", text))
             self.notify(f"Disconnected: {text}. What is shown may be out of date; writes wait for the store.",
-                        severity="warning", timeout=8)
+                        severity="warning", timeout=8, markup=False)
 
     def switch_memory(self, url: str) -> None:
         """Leave for another memory on the same Redis server or cluster: `memtui.cli.run_app` opens it next."""
@@ -560,11 +560,11 @@ class MemtuiApp(App[None]):
         except ModuleNotFoundError as exc:
             if exc.name != f"memtui.tui.{kind}":
                 raise
-            self.notify(f"{PANE_KINDS.get(kind, kind)} is not available yet", severity="warning")
+            self.notify(f"{PANE_KINDS.get(kind, kind)} is not available yet", severity="warning", markup=False)
             return
         cls = getattr(module, "Pane", None)
         if cls is None:
-            self.notify(f"{PANE_KINDS.get(kind, kind)} is not available yet", severity="warning")
+            self.notify(f"{PANE_KINDS.get(kind, kind)} is not available yet", severity="warning", markup=False)
             return
         widget = cls(self.memory)
         pane_id = f"pane-{getattr(cls, 'pane_id', kind)}"

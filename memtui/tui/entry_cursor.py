@@ -273,7 +273,7 @@ class EntryCursor:
     def notify_filter_empty(self) -> None:
         if self.entry_filter is not None:
             self.notify(f"No entry of {self.rel} is {curate.FILTER_LABELS[self.entry_filter].removesuffix(' only')}"  # type: ignore[attr-defined]
-                        " — press f for the next filter")
+                        " — press f for the next filter", markup=False)
 
     def leave(self) -> bool:
         """escape: drop the filter, then the cursor; False when there was neither."""
@@ -508,7 +508,7 @@ class EntryCursor:
             if tag is None:
                 return
             if tag == entry.tag:
-                self.notify(f"It is [{tag}] already; nothing to change")  # type: ignore[attr-defined]
+                self.notify(f"It is [{tag}] already; nothing to change", markup=False)  # type: ignore[attr-defined]
                 return
             new = curate.retagged(entry, tag)
             self.run_write(lambda: memory.update(section, "revise", entry=new, replaces=raw, file=self.rel,  # type: ignore[attr-defined]
@@ -566,11 +566,13 @@ class EntryCursor:
                         "edit the file outside memtui and approve the change in review", severity="warning")
             return
         except OSError as exc:
-            self.notify(f"cannot run {editor!r}: {exc}. Set $EDITOR to your editor.", severity="error")  # type: ignore[attr-defined]
+            self.notify(f"cannot run {editor!r}: {exc}. Set $EDITOR to your editor.", severity="error",
+                        markup=False)  # type: ignore[attr-defined]
             return
         after = path.read_bytes() if path.exists() else None
         if after == before:
-            self.notify(f"{self.rel} is unchanged" + (f" ({editor} exited with {code})" if code else ""))  # type: ignore[attr-defined]
+            self.notify(f"{self.rel} is unchanged" + (f" ({editor} exited with {code})" if code else ""),
+                        markup=False)  # type: ignore[attr-defined]
             return
         self.app.post_message(FilesChanged(frozenset({self.rel})))  # type: ignore[attr-defined]
         self.focus_external_change(EXTERNAL_PREFIX + hashlib.sha1(self.rel.encode()).hexdigest()[:6])  # type: ignore[attr-defined]
@@ -580,7 +582,8 @@ class EntryCursor:
         review = getattr(self.app, "review", None)  # type: ignore[attr-defined]
         if review is not None and review.select(pid):
             review.option_list.focus()
-            self.notify(f"Your edit of {self.rel} waits in review as {pid}: a approve (commit) · r reject (restore)")  # type: ignore[attr-defined]
+            self.notify(f"Your edit of {self.rel} waits in review as {pid}: a approve (commit) · r reject (restore)",
+                        markup=False)  # type: ignore[attr-defined]
             return
         if tries > 0:
             self.set_timer(0.05, lambda: self.focus_external_change(pid, tries - 1))  # type: ignore[attr-defined]
