@@ -47,6 +47,8 @@ class FolderStore(Store):
         self._index_behind: dict[str, tuple[bytes, int] | None] = {}
         self._local = threading.local()
         self._thread_lock = threading.RLock()
+        # (config text on disk, git index mtime) -> (config in effect, pending edit): see reviewed_config.
+        self._reviewed_config: tuple[Any, tuple[str | None, str | None]] | None = None
 
     # paths ------------------------------------------------------------------------------------------------
     @property
@@ -747,7 +749,7 @@ class FolderStore(Store):
             stamp = os.stat(self.root / ".git" / "index").st_mtime_ns
         except OSError:
             stamp = 0
-        cached = getattr(self, "_reviewed_config", None)
+        cached = self._reviewed_config
         if cached is not None and cached[0] == (disk, stamp):
             return cached[1]
         # Plumbing git, not GitPython: the app reads its config before its first frame, and importing git there
