@@ -43,3 +43,28 @@ def test_unknown_messages_are_shown_as_written_and_hostile_text_stays_text() -> 
     hostile = "replaces '[/]x' matches no current entry of [b]U; send the exact text of one of the current entries"
     assert "[b]U" in for_person(hostile) and "[/]" not in for_person(hostile)  # only the section name is quoted
     assert decided("p-1", "applied", "done") == "p-1: applied. done"
+
+
+def test_what_a_person_typed_is_refused_in_words_for_them() -> None:
+    from memtui.core.document import FormatSpec
+    from memtui.tui.for_people import typed
+
+    untagged = refusal(lambda: update._new_line("Name is Wes", None, None, "2026-12-01", FormatSpec(), None))
+    assert "pass provenance" in untagged and "your conclusion" in untagged  # the agent's wording, kept for tools
+    said = typed(untagged)
+    assert said.startswith("start the entry with its provenance: [stated] you said it")
+    assert "pass provenance" not in said and "your" not in said
+    empty = refusal(lambda: update._new_line("", "stated", None, "2026-12-01", FormatSpec(), None))
+    assert "send" in empty and "send" not in typed(empty) and "write" in typed(empty)
+
+
+def test_a_hand_written_line_with_its_tag_elsewhere_is_revised_with_the_tag_in_front() -> None:
+    from memtui.core.curate import editable_text
+    from memtui.core.entries import parse_entry
+
+    assert editable_text(parse_entry("- Name is Wes [stated] (2024-01-02)")) == "[stated] Name is Wes"
+    assert editable_text(parse_entry("- Uses uv not pip [observed]")) == "[observed] Uses uv not pip"
+    assert editable_text(parse_entry("- [inferred] Ships on Fridays (2026-01-01)")) == "[inferred] Ships on Fridays"
+    # No tag, or two: left for the person to tag, word for word.
+    assert editable_text(parse_entry("- plain fact")) == "plain fact"
+    assert editable_text(parse_entry("- a [stated] b [observed]")) == "a [stated] b [observed]"

@@ -6,6 +6,7 @@ goes through `Memory.update` / `Memory.move` like any other writer's.
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 from memtui.core.config import Config
@@ -74,6 +75,19 @@ def retagged(entry: Entry, tag: str) -> str:
     return f"[{tag}] {entry.text}"
 
 
+_TAG_INSIDE = re.compile(r"\s*\[(" + "|".join(TAGS) + r")\]\s*")
+
+
 def editable_text(entry: Entry) -> str:
-    """What the revise editor starts with: the tag and the text (the core dates the new line)."""
-    return f"[{entry.tag}] {entry.text}" if entry.tag else entry.text
+    """What the revise editor starts with: the tag and the text (the core dates the new line).
+
+    A line written by hand with its one tag elsewhere ("Name is Wes [stated]") starts with the tag moved to the
+    front, so that enter writes a valid entry instead of a refusal; a line with no tag, or several, is left as it
+    is for the person to tag."""
+    if entry.tag:
+        return f"[{entry.tag}] {entry.text}"
+    found = _TAG_INSIDE.findall(entry.text)
+    if len(found) != 1:
+        return entry.text
+    rest = _TAG_INSIDE.sub(" ", entry.text).strip()
+    return f"[{found[0]}] {rest}" if rest else entry.text

@@ -21,6 +21,7 @@ from textual.widgets.option_list import Option
 from memtui.core.entries import TAGS, Entry
 from memtui.core.memory import Memory
 from memtui.core.proposals import WriteResult
+from memtui.tui.for_people import typed
 from memtui.tui.plain import content, plain
 
 TARGET_FILES_MAX = 500
@@ -76,7 +77,7 @@ class EntryEditScreen(ModalScreen[WriteResult | None]):
     def written(self, message: Written) -> None:
         message.stop()
         if message.result.status in ("refused", "conflict"):
-            self.query_one("#entry-error", Label).update(content(message.result.message))
+            self.query_one("#entry-error", Label).update(content(typed(message.result.message)))
             return
         self.dismiss(message.result)
 
@@ -232,7 +233,7 @@ class MoveScreen(ModalScreen[WriteResult | None]):
     def written(self, message: Written) -> None:
         message.stop()
         if message.result.status in ("refused", "conflict"):
-            self.query_one("#move-error", Label).update(content(message.result.message))
+            self.query_one("#move-error", Label).update(content(typed(message.result.message)))
             return
         self.dismiss(message.result)
 

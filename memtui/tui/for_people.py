@@ -58,6 +58,11 @@ _RULES: list[_Rule] = [
           r"store it as data or reject it$",
           lambda m: f"this reads as an instruction to the agent, from {m['who']} — r to reject it, or e to rewrite "
                     "it as a plain fact"),
+    _rule(r"^the entry has no provenance tag: start it with \[stated\].*$",
+          lambda m: "start the entry with its provenance: [stated] you said it, [observed] seen in a file, log or "
+                    "tool result, [inferred] concluded from those, [suggested] an idea to try"),
+    _rule(r"^the entry has a tag but no text: send the fact itself$",
+          lambda m: "write the fact after the tag"),
     _rule(r"^the revision is not valid: (?P<why>.+); (?P<pid>\S+) stays pending$",
           lambda m: f"your revision is not valid: {_person_validation(m['why'])}; {m['pid']} stays pending — e to "
                     "try again"),
@@ -77,6 +82,13 @@ def for_person(message: str) -> str:
         if m:
             return say(m)
     return text
+
+
+def typed(message: str) -> str:
+    """A refusal of what the person typed in an editor: reworded where a rule knows it, else with "write" where the
+    core says "send" (a person writes the entry; an agent sends it)."""
+    said = for_person(message)
+    return _person_validation(said) if said == message.strip() else said
 
 
 def decided(pid: str, status: str, message: str) -> str:
