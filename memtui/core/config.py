@@ -80,7 +80,11 @@ class ReviewPolicy:
     fail_closed: bool = False
 
     def is_agent(self, actor: str) -> bool:
-        return any(fnmatch.fnmatch(actor.lower(), a.lower()) for a in self.agents)
+        # Judged on skeletons, so a look-alike of an agent's name (Cyrillic, fullwidth, accents) is an agent too.
+        from memtui.core.actors import skeleton
+
+        name = skeleton(actor)
+        return any(fnmatch.fnmatchcase(name, skeleton(a)) for a in self.agents)
 
     def decide(self, actor: str, file: str, section: str | None, action: str, *, fast_lane: bool = False) -> str:
         """"apply" or "wait". `fast_lane` is the caller's finding that the write is one an agent may make

@@ -330,15 +330,14 @@ def test_cli_approval_of_an_external_change_commits_only_the_bytes_shown(mem: Me
         assert EVIL not in committed(root, "notes.md"), "the CLI committed bytes the person was never shown"
 
 
-@pytest.mark.xfail(strict=True, reason="open: actor globs compare code points; a confusables skeleton is not applied")
 def test_a_look_alike_of_an_agent_name_counts_as_an_agent(mem: Memory, root: Path) -> None:
-    """UNSURE (the README says a shell cannot be told from its user): `--by аgent` (Cyrillic а) or fullwidth
-    ａｇｅｎｔ passes the agent check, so `memtui queue approve` takes it as a person's approval, and history shows
-    a decider that reads as "agent"."""
+    """Was: `--by аgent` (Cyrillic а) or fullwidth ａｇｅｎｔ passed the agent check, so `memtui queue approve` took
+    it as a person's approval, and history showed a decider that read as "agent". Names are judged on their
+    skeleton (memtui/core/actors.py)."""
     r = run_tool(mem, "memory_edit", {"path": "MEMORY.md", "old": "## Facts\n",
                                       "new": f"## Facts\n- [stated] {EVIL} ({TODAY})\n"}, MCP)
     assert r.result is not None and r.result.status == "queued"
-    for name in ("\u0430gent:x", "\uff41\uff47\uff45\uff4e\uff54"):
+    for name in ("\u0430gent:x", "\uff41\uff47\uff45\uff4e\uff54", "A\u0301gent", "cl\u0430ude-code", "m\u0441p:x"):
         assert mem.approve(r.result.id, by=name).status == "refused", f"{name!r} approved as a person"
     assert EVIL not in committed(root)
 
