@@ -54,7 +54,11 @@ def default_actor() -> str:
 
 
 class Memory:
-    def __init__(self, root: str | os.PathLike[str] | Store) -> None:
+    def __init__(self, root: str | os.PathLike[str] | Store, *, recover: bool = True) -> None:
+        """Open the memory at `root` (a folder) or in a store. A write a crashed process left half-done is finished
+        (or undone) first, so it is not shown as a change made past memtui; `recover=False` leaves it for
+        `memtui doctor` to report. Where that cannot be done now (the store is down, the lock is held), the next
+        write does it."""
         if isinstance(root, Store):
             self.store = root
         else:
@@ -63,6 +67,11 @@ class Memory:
             self.store = FolderStore(root)
         self.queue_problems: list[str] = []
         self._config: tuple[tuple[str | None, str | None], Config] | None = None
+        if recover:
+            try:
+                self.recover()
+            except (OSError, StoreError):
+                pass
 
     # reading ----------------------------------------------------------------------------------------------
     @property
