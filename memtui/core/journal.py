@@ -130,6 +130,18 @@ def recover(store: Store) -> str | None:
             store.intent_save(None)
             return "dropped an unreadable intent file (a crash while saving it: nothing had been written)"
         now = {rel: content_hash(store.read(rel)) for rel in change.writes}
+        # A crash leaves each file as it was or as the write made it (every write is an atomic replace). A file
+        # that is neither means this intent is not the one the files were left by: a sealed intent saved before
+        # and put back (a replay that would roll the files back), or an edit since. It is never applied.
+        if any(now[rel] not in (befores.get(rel), content_hash(data)) for rel, data in change.writes.items()):
+            kept = store.keep_rejected("intent.json", raw, clock.now().strftime("%Y%m%dT%H%M%S"))
+            store.intent_save(None)
+            audit.append(store, audit.record(
+                "refused", actor="memtui", action="recover", file=INTENT_NAME, kept_at=kept,
+                reason=f"an intent for {change.what} matches neither the files' bytes before it nor after it; set "
+                       "aside, not applied"))
+            return (f"set aside an intent for {change.what} that does not match the files as they are ({kept}); "
+                    "nothing of it was applied")
         if change.writes and all(now[rel] == befores.get(rel) for rel in change.writes):
             store.intent_save(None)
             return f"undid an interrupted {change.what}: the crash came before anything was written"
