@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import pytest
 
+import memtui
 from memtui.core import consolidate, history
 from memtui.core.folder import FolderStore
 from memtui.core.memory import Memory
@@ -24,7 +25,6 @@ from memtui.core.stores import init_store
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
 AGENT = "agent-claude"
-TESTS = Path(__file__).parent
 
 
 class Journalled:
@@ -259,7 +259,9 @@ def test_a_revert_killed_between_its_write_and_its_commit_is_finished_on_the_nex
     assert sha
     before = (root / "MEMORY.md").read_bytes()
     head = git(root, "rev-parse", "HEAD").strip()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS.parent), os.environ.get("PYTHONPATH", "")])}
+    # The processes run the memtui under test (this worktree's, or the installed one).
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(memtui.__file__).parent.parent),
+                                                        os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(CRASH), str(root), sha], env=env,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
