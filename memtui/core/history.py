@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from memtui.core import audit, journal
 from memtui.core.proposals import WriteResult
@@ -265,9 +265,19 @@ def _undo_write(memory: Memory, action: str, by: str, what: str, results: dict[s
     return sha or "", diff
 
 
-def _lost(memory: Memory, action: str, rel: str | None, by: str) -> Any:
+def _lost(memory: Memory, action: str, rel: str | None, by: str) -> Callable[[StaleWrite], WriteResult]:
     return lambda exc: _refuse(memory, action, rel, by, f"the files kept changing under this {action} ({exc}); "
                                "nothing was written, try again")
+
+
+def _unfinished(memory: Memory, action: str, rel: str | None, by: str) -> WriteResult | None:
+    """Finish a write a crash left half-done before planning this one; the refusal when that cannot be done."""
+    try:
+        journal.recover(memory.store)
+    except (OSError, StoreError) as exc:
+        return _refuse(memory, action, rel, by, f"an earlier interrupted write could not be finished ({exc}); "
+                       "nothing was written")
+    return None
 
 
 def _text(b: bytes | None) -> str | None:
@@ -287,7 +297,8 @@ def revert(memory: Memory, commit: str, by: str | None = None) -> WriteResult:
 def _revert(memory: Memory, commit: str, by: str) -> WriteResult:
     store = memory.store
     with store.lock():
-        journal.recover(store)
+        if (refusal := _unfinished(memory, "revert", None, by)) is not None:
+            return refusal
         target = store.resolve_change(commit)  # NoHistory where nothing is recorded
         if target is None:
             return _refuse(memory, "revert", None, by, f"no commit {commit!r}; `memtui history FILE` lists them",
@@ -359,7 +370,8 @@ def restore(memory: Memory, rel: str, commit: str, by: str | None = None) -> Wri
 def _restore(memory: Memory, rel: str, commit: str, by: str) -> WriteResult:
     store = memory.store
     with store.lock():
-        journal.recover(store)
+        if (refusal := _unfinished(memory, "restore", rel, by)) is not None:
+            return refusal
         target = store.resolve_change(commit)  # NoHistory where nothing is recorded
         if target is None:
             return _refuse(memory, "restore", rel, by, f"no commit {commit!r}; `memtui history {rel}` lists them")
