@@ -285,3 +285,44 @@ def test_a_revert_killed_between_its_write_and_its_commit_is_finished_on_the_nex
     assert not (root / ".memtui" / "intent.json").exists()
     assert mem.store.external_changes() == []  # memtui's own revert is not left looking like an outside edit
     assert new[:8] in out.stdout  # and the history shown already lists it
+
+
+REDIS_CRASH = """
+    import os, signal, sys
+    from memtui.core import history
+    from memtui.core.memory import Memory
+    from memtui.core.redis_store import RedisStore
+
+    class KilledAtCommit(RedisStore):
+        def commit(self, *args, **kwargs):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    # Its lock lapses a second after it dies (a dead holder's lock is never released, only outlived).
+    print(history.revert(Memory(KilledAtCommit(sys.argv[1], lock_ttl_ms=1000)), sys.argv[2], by="wes"))
+"""
+
+
+def test_a_redis_revert_killed_before_its_change_is_recorded_is_finished_on_the_next_open(redis_url: str) -> None:
+    from memtui.core.stores import open_memory
+
+    store = RedisStore(redis_url)
+    init_store(store, author="wes")
+    mem = Memory(store)
+    sha = mem.update("Facts", "add", "[stated] Reverted on Redis by a process that dies").commit
+    assert sha
+    changes = store.client.xlen(store.k_changes)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(memtui.__file__).parent.parent),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(REDIS_CRASH), redis_url, sha], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
+    assert b"Reverted on Redis" not in (store.read("MEMORY.md") or b"")  # written, not recorded
+    assert store.client.xlen(store.k_changes) == changes and store.intent_load() is not None
+
+    reopened = open_memory(url=redis_url)
+    assert store.client.xlen(store.k_changes) == changes + 1 and store.intent_load() is None
+    head = reopened.store.head()
+    assert head is not None and f"Memtui-Reverts: {sha}" in head.message
+    [line] = [r for r in reopened.store.audit_records() if r["action"] == "revert"]
+    assert line["commit"] == head.sha and line["recovered"] is True
+    assert reopened.store.external_changes() == []

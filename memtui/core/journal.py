@@ -101,15 +101,17 @@ def retry(attempt: Callable[[], T], lost: Callable[[StaleWrite], T]) -> T:
     return lost(last)
 
 
-def recover(store: Store) -> str | None:
+def recover(store: Store, wait: float = 30.0) -> str | None:
     """Finish (or undo) a write a crashed process left half-applied; say what was done, None if nothing was.
+    Waits `wait` seconds at most for the lock (`LockTimeout`: a live writer holds it, or a dead one's has not
+    lapsed yet).
 
     Files all still as they were before: the crash came before anything was written, so the intent is dropped.
     Otherwise the write is finished: the files get their new bytes, then the commit, the queue file and the audit
     lines that are missing. An intent memtui did not seal is set aside, never applied."""
     if store.intent_load() is None:
         return None
-    with store.lock():
+    with store.lock(timeout=wait):
         raw = store.intent_load()
         if raw is None:
             return None

@@ -31,6 +31,8 @@ from memtui.core.update import Refused
 MEMORY_FILE = "MEMORY.md"
 WRITE_ATTEMPTS = journal.WRITE_ATTEMPTS
 SCRATCH_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+# Seconds opening a memory waits for the lock to finish an interrupted write; longer, and the next write does it.
+OPEN_WAIT = 2.0
 # A log line an agent may append unreviewed: "- HH:MM [tag] text", one line, current (not struck).
 LOG_LINE = re.compile(r"^- (?:[01][0-9]|2[0-3]):[0-5][0-9] \[(?:stated|observed|inferred|suggested)\] \S.*$")
 LOG_LINE_MAX = 2000
@@ -69,7 +71,7 @@ class Memory:
         self._config: tuple[tuple[str | None, str | None], Config] | None = None
         if recover:
             try:
-                self.recover()
+                journal.recover(self.store, wait=OPEN_WAIT)
             except (OSError, StoreError):
                 pass
 
