@@ -230,13 +230,15 @@ def root_of(args: argparse.Namespace, must_exist: bool = True) -> Path:
     return root
 
 
-def memory_of(args: argparse.Namespace) -> Any:
-    """The memory a command works on: --store / $MEMTUI_STORE / the root's `[store] url`, else the folder root."""
+def memory_of(args: argparse.Namespace, *, recover: bool = True) -> Any:
+    """The memory a command works on: --store / $MEMTUI_STORE / the root's `[store] url`, else the folder root
+    (an interrupted write finished on opening, unless `recover` is False)."""
     from memtui.core.stores import open_memory, store_url
 
     url = getattr(args, "store", None)
     root = Path(args.root).expanduser() if getattr(args, "root", None) else default_root()
-    memory = open_memory(root, url) if store_url(root, url) else open_memory(root_of(args))
+    memory = (open_memory(root, url, recover=recover) if store_url(root, url)
+              else open_memory(root_of(args), recover=recover))
     config = memory.config
     for error in (config.error, config.pending):
         if error and not getattr(args, "json", False):

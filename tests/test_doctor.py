@@ -59,7 +59,8 @@ def test_stale_memtui_lock_pid_is_found_and_cleared(mem: Memory, root: Path) -> 
 
 
 def _intent(mem: Memory, root: Path, entry: str) -> tuple[bytes, bytes]:
-    """Plan a write, save its intent as _write_through does, and return (before, after) bytes, writing nothing."""
+    """Plan a write, save its intent as memtui did before the one transaction (a format recovery still reads),
+    and return (before, after) bytes, writing nothing."""
     before = (root / "MEMORY.md").read_bytes()
     after = before.replace(b"## Facts\n", f"## Facts\n- [stated] {entry} (2026-08-20)\n".encode(), 1)
     p = {"id": "", "created": "2026-08-20T14:05:00", "actor": "wes", "file": "MEMORY.md", "action": "add",

@@ -26,6 +26,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from memtui.core.doctor import diagnose
 
     # --store, $MEMTUI_STORE or the root's [store] url: the memory checked is the one every other command uses.
-    report = diagnose(memory_of(args), fix=args.fix)
+    # Opened without finishing an interrupted write: doctor reports it, and repairs it only with --fix.
+    report = diagnose(memory_of(args, recover=False), fix=args.fix)
     emit(args, report.to_dict(), report.render())
     return EXIT_OK if report.ok else EXIT_ERROR

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memtui.core import clock
+from memtui.core import audit, clock
 from memtui.core.folder import (
     AUDIT_FILE, STATE_DIR, UNDO_DIR, FolderStore, atomic_write, clear_stale_git_locks, git_lock_files,
 )
@@ -456,13 +456,10 @@ def _check_uncommitted(memory: Memory, report: DoctorReport, fix: bool, records:
                 trailers.append(f"Memtui-Approved-By: {by}")
             sha = store.commit([ch.path], f"{r.get('action')} {ch.path} (committed by memtui doctor)\n\n"
                                + "\n".join(trailers) + "\n", actor, by)
-            store.audit_append({
-                "ts": clock.now().isoformat(timespec="seconds"), "actor": actor, "action": "commit",
-                "file": ch.path, "section": None, "entry": None, "replaces": None, "provenance": None,
-                "source": None, "commit": sha, "status": APPLIED, "proposal": r.get("proposal"),
-                "decided_by": by, "reason": "memtui doctor committed an applied write that had no commit",
-                "after_hash": r.get("after_hash"), "recovered": "doctor",
-            })
+            store.audit_append(audit.record(
+                APPLIED, actor=actor, action="commit", file=ch.path, commit=sha, proposal=r.get("proposal"),
+                decided_by=by, reason="memtui doctor committed an applied write that had no commit",
+                after_hash=r.get("after_hash"), recovered="doctor"))
             f.fixed = True
         report.findings.append(f)
 
@@ -493,15 +490,13 @@ def _check_unaudited_commits(memory: Memory, report: DoctorReport, fix: bool, re
                     p = Proposal.from_json(store.queue_load(pid) or b"")
                 except (ValueError, TypeError):
                     p = None
-            record = {
-                "ts": clock.now().isoformat(timespec="seconds"), "actor": p.actor if p else actor,
-                "action": p.action if p else action, "file": p.file if p else (files[0] if files else None),
-                "section": p.section if p else None, "entry": p.entry if p else None,
-                "replaces": p.replaces if p else tr.get("Memtui-Replaces"), "provenance": p.provenance if p else None,
-                "source": p.source if p else None, "commit": sha, "status": APPLIED, "proposal": pid,
-                "decided_by": tr.get("Memtui-Approved-By", actor), "recovered": "doctor",
-                "reason": "memtui doctor: audit line rebuilt from the commit",
-            }
+            record = audit.record(
+                APPLIED, actor=p.actor if p else actor, action=p.action if p else action,
+                file=p.file if p else (files[0] if files else None), section=p.section if p else None,
+                entry=p.entry if p else None, replaces=p.replaces if p else tr.get("Memtui-Replaces"),
+                provenance=p.provenance if p else None, source=p.source if p else None, commit=sha, proposal=pid,
+                decided_by=tr.get("Memtui-Approved-By", actor), recovered="doctor",
+                reason="memtui doctor: audit line rebuilt from the commit")
             store.audit_append(record)
             if p is not None and p.open:
                 p.status, p.decided_by, p.commit = APPLIED, record["decided_by"], sha

@@ -1,7 +1,8 @@
 """A memory file's history and per-line provenance (the store's log and blame joined with the audit log), and undo.
 
-Undo never rewrites history: `revert` and `restore` make a new commit (a new recorded change), written under the
-store's lock and audited like any other change. A revert is a three-way merge per file (the store's `merge3`:
+Undo never rewrites history: `revert` and `restore` make a new commit (a new recorded change), through the one
+write transaction (memtui/core/journal.py: journalled, written, committed and audited under the store's lock,
+finished or undone after a crash) like any other change. A revert is a three-way merge per file (the store's `merge3`:
 `git merge-file` on a folder, a pure-Python merge on Redis), computed in full before anything is written, so a
 revert that conflicts with later changes is refused and leaves the memory as it was.
 
@@ -14,11 +15,11 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from memtui.core import clock
+from memtui.core import audit, journal
 from memtui.core.proposals import WriteResult
-from memtui.core.store import NoHistory, content_hash
+from memtui.core.store import NoHistory, StaleWrite, StoreError, content_hash
 
 if TYPE_CHECKING:
     from memtui.core.memory import Memory
@@ -228,15 +229,8 @@ def _person_only(memory: Memory, by: str, what: str) -> WriteResult | None:
     return None
 
 
-def _audit(memory: Memory, action: str, rel: str, by: str, status: str, commit: str | None, **extra: Any) -> None:
-    record = {"ts": clock.now().isoformat(timespec="seconds"), "actor": by, "action": action, "file": rel,
-              "section": None, "entry": None, "replaces": None, "provenance": None, "source": None,
-              "commit": commit, "status": status, "proposal": None, "decided_by": by}
-    record.update(extra)
-    try:
-        memory.store.audit_append(record)
-    except OSError:
-        pass  # as in the write path: an unwritable audit log must not turn an undo into a crash
+def _audit(memory: Memory, action: str, rel: str, by: str, status: str, **extra: Any) -> None:
+    audit.append(memory.store, audit.record(status, actor=by, action=action, file=rel, decided_by=by, **extra))
 
 
 def _dirty(memory: Memory, paths: Iterable[str]) -> list[str]:
@@ -246,25 +240,44 @@ def _dirty(memory: Memory, paths: Iterable[str]) -> list[str]:
 
 def _refuse(memory: Memory, action: str, rel: str | None, by: str, message: str, status: str = "refused",
             **extra: Any) -> WriteResult:
-    _audit(memory, action, rel or "", by, status, None, reason=message, **extra)
+    _audit(memory, action, rel or "", by, status, reason=message, **extra)
     return WriteResult(status, message, None, rel)
 
 
-def _write_and_commit(memory: Memory, results: dict[str, bytes | None], message: str, by: str) -> tuple[str, str]:
-    """Write every file's new bytes (None deletes it), then one commit; returns (commit, diff)."""
+def _undo_write(memory: Memory, action: str, by: str, what: str, results: dict[str, bytes | None], message: str,
+                **extra: Any) -> tuple[str, str] | WriteResult:
+    """Write every file's new bytes (None deletes it) and make one commit, as one transaction with an audit line
+    per file; returns (commit, diff), or the refusal when the write failed (and was undone)."""
     from memtui.core.update import unified_diff
 
     store = memory.store
-    diff = []
-    for rel, data in results.items():
-        before = store.read(rel)
-        if data is None:
-            store.delete(rel)
-        else:
-            store.write(rel, data)
-        diff.append(unified_diff(rel, _text(before), _text(data)))
-    sha = store.commit(list(results), message, by)
-    return sha or "", "".join(diff)
+    diff = "".join(unified_diff(rel, _text(store.read(rel)), _text(data)) for rel, data in results.items())
+    change = journal.Change(what, results, message, by, audit=[
+        audit.record("applied", actor=by, action=action, file=rel, decided_by=by, **extra,
+                     after_hash=content_hash(data)) for rel, data in results.items()])
+    try:
+        sha = journal.apply(store, change)
+    except StaleWrite:
+        raise
+    except (OSError, StoreError) as exc:
+        return _refuse(memory, action, next(iter(results)), by, f"could not write {', '.join(results)}: {exc}; "
+                       "nothing was changed", **extra)
+    return sha or "", diff
+
+
+def _lost(memory: Memory, action: str, rel: str | None, by: str) -> Callable[[StaleWrite], WriteResult]:
+    return lambda exc: _refuse(memory, action, rel, by, f"the files kept changing under this {action} ({exc}); "
+                               "nothing was written, try again")
+
+
+def _unfinished(memory: Memory, action: str, rel: str | None, by: str) -> WriteResult | None:
+    """Finish a write a crash left half-done before planning this one; the refusal when that cannot be done."""
+    try:
+        journal.recover(memory.store)
+    except (OSError, StoreError) as exc:
+        return _refuse(memory, action, rel, by, f"an earlier interrupted write could not be finished ({exc}); "
+                       "nothing was written")
+    return None
 
 
 def _text(b: bytes | None) -> str | None:
@@ -278,8 +291,14 @@ def revert(memory: Memory, commit: str, by: str | None = None) -> WriteResult:
     by = by or default_actor()
     if (refusal := _person_only(memory, by, "undo")) is not None:
         return refusal
+    return journal.retry(lambda: _revert(memory, commit, by), _lost(memory, "revert", None, by))
+
+
+def _revert(memory: Memory, commit: str, by: str) -> WriteResult:
     store = memory.store
     with store.lock():
+        if (refusal := _unfinished(memory, "revert", None, by)) is not None:
+            return refusal
         target = store.resolve_change(commit)  # NoHistory where nothing is recorded
         if target is None:
             return _refuse(memory, "revert", None, by, f"no commit {commit!r}; `memtui history FILE` lists them",
@@ -329,11 +348,12 @@ def revert(memory: Memory, commit: str, by: str | None = None) -> WriteResult:
         if not results:
             return WriteResult("applied", f"{short(sha)} is already undone; nothing to change", None, files[0])
         message = (f"revert {short(sha)}: {subject}"[:200] + f"\n\nMemtui-Actor: {by}\nMemtui-Reverts: {sha}\n")
-        new, diff = _write_and_commit(memory, results, message, by)
-        for rel, data in results.items():
-            _audit(memory, "revert", rel, by, "applied", new, reverts=sha, after_hash=content_hash(data))
+        done = _undo_write(memory, "revert", by, f"revert of {short(sha)}", results, message, reverts=sha)
+        if isinstance(done, WriteResult):
+            return done
+        new, diff = done
     return WriteResult("applied", f"reverted {short(sha)} ({subject}) as {short(new)}.", None, next(iter(results)),
-                       None, None, new, diff)
+                       None, None, new, diff, files=list(results))
 
 
 def restore(memory: Memory, rel: str, commit: str, by: str | None = None) -> WriteResult:
@@ -344,8 +364,14 @@ def restore(memory: Memory, rel: str, commit: str, by: str | None = None) -> Wri
     if (refusal := _person_only(memory, by, "restoring a file")) is not None:
         return refusal
     rel = memory.store.check_path(rel)
+    return journal.retry(lambda: _restore(memory, rel, commit, by), _lost(memory, "restore", rel, by))
+
+
+def _restore(memory: Memory, rel: str, commit: str, by: str) -> WriteResult:
     store = memory.store
     with store.lock():
+        if (refusal := _unfinished(memory, "restore", rel, by)) is not None:
+            return refusal
         target = store.resolve_change(commit)  # NoHistory where nothing is recorded
         if target is None:
             return _refuse(memory, "restore", rel, by, f"no commit {commit!r}; `memtui history {rel}` lists them")
@@ -361,10 +387,12 @@ def restore(memory: Memory, rel: str, commit: str, by: str | None = None) -> Wri
         if store.read(rel) == data:
             return WriteResult("applied", f"{rel} is already as it was at {short(sha)}", None, rel)
         message = f"restore {rel} to {short(sha)}\n\nMemtui-Actor: {by}\nMemtui-Restored-From: {sha}\n"
-        new, diff = _write_and_commit(memory, {rel: data}, message, by)
-        _audit(memory, "restore", rel, by, "applied", new, restored_from=sha, after_hash=content_hash(data))
+        done = _undo_write(memory, "restore", by, f"restore of {rel}", {rel: data}, message, restored_from=sha)
+        if isinstance(done, WriteResult):
+            return done
+        new, diff = done
     return WriteResult("applied", f"restored {rel} to {short(sha)} as {short(new)}.", None, rel, None, None,
-                       new, diff)
+                       new, diff, files=[rel])
 
 
 def last_change(memory: Memory, actor: str | None = None) -> dict[str, Any] | None:

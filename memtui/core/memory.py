@@ -10,15 +10,14 @@ import base64
 import hashlib
 import json
 import os
-import random
 import re
-import time
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any, Iterable
 
-from memtui.core import clock, update
+from memtui.core import audit, clock, journal, update
 from memtui.core.actors import clean_actor
+from memtui.core.audit import tag_of as _tag_of
 from memtui.core.config import ENTRY_ACTIONS, FILE_ACTIONS, Config, load_config
 from memtui.core.document import Document, FormatSpec
 from memtui.core.entries import TAGS
@@ -30,9 +29,10 @@ from memtui.core.store import ExternalChange, StaleWrite, Store, StoreError, con
 from memtui.core.update import Refused
 
 MEMORY_FILE = "MEMORY.md"
-# A write that loses a race to another writer is re-planned against the new bytes this many times.
-WRITE_ATTEMPTS = 8
+WRITE_ATTEMPTS = journal.WRITE_ATTEMPTS
 SCRATCH_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+# Seconds opening a memory waits for the lock to finish an interrupted write; longer, and the next write does it.
+OPEN_WAIT = 2.0
 # A log line an agent may append unreviewed: "- HH:MM [tag] text", one line, current (not struck).
 LOG_LINE = re.compile(r"^- (?:[01][0-9]|2[0-3]):[0-5][0-9] \[(?:stated|observed|inferred|suggested)\] \S.*$")
 LOG_LINE_MAX = 2000
@@ -56,7 +56,11 @@ def default_actor() -> str:
 
 
 class Memory:
-    def __init__(self, root: str | os.PathLike[str] | Store) -> None:
+    def __init__(self, root: str | os.PathLike[str] | Store, *, recover: bool = True) -> None:
+        """Open the memory at `root` (a folder) or in a store. A write a crashed process left half-done is finished
+        (or undone) first, so it is not shown as a change made past memtui; `recover=False` leaves it for
+        `memtui doctor` to report. Where that cannot be done now (the store is down, the lock is held), the next
+        write does it."""
         if isinstance(root, Store):
             self.store = root
         else:
@@ -65,6 +69,11 @@ class Memory:
             self.store = FolderStore(root)
         self.queue_problems: list[str] = []
         self._config: tuple[tuple[str | None, str | None], Config] | None = None
+        if recover:
+            try:
+                journal.recover(self.store, wait=OPEN_WAIT)
+            except (OSError, StoreError):
+                pass
 
     # reading ----------------------------------------------------------------------------------------------
     @property
@@ -193,21 +202,30 @@ class Memory:
         return out
 
     def sweep(self, *, actor: str | None = None) -> WriteResult:
-        """Delete expired scratch notes: one commit, one audit line per note. Not a decision, so never queued."""
-        actor = actor or "memtui-sweep"
+        """Delete expired scratch notes: one transaction, one commit, one audit line per note. Not a decision, so
+        never queued."""
+        actor = clean_actor(actor or "memtui-sweep")
         now_ms = int(clock.now().timestamp() * 1000)
-        with self.store.lock():
-            expired = [rel for rel, ms in self._scratch_notes() if ms <= now_ms]
-            if not expired:
-                return WriteResult("applied", "no expired scratch notes")
-            for rel in expired:
-                self.store.delete(rel)
-            sha = self.store.commit(expired, f"sweep: delete {len(expired)} expired scratch note(s)\n\n"
-                                    f"Memtui-Actor: {actor}\n", actor)
-            for rel in expired:
-                self._audit(self._draft(actor, rel, "delete", commit=sha), "applied", reason="expired")
-        return WriteResult("applied", f"deleted {len(expired)} expired scratch note(s): {', '.join(expired)}",
-                           None, None, None, None, sha)
+
+        def attempt() -> WriteResult:
+            with self.store.lock():
+                self.recover()
+                expired = [rel for rel, ms in self._scratch_notes() if ms <= now_ms]
+                if not expired:
+                    return WriteResult("applied", "no expired scratch notes")
+                sha = journal.apply(self.store, journal.Change(
+                    f"sweep of {len(expired)} expired scratch note(s)", dict.fromkeys(expired),
+                    f"sweep: delete {len(expired)} expired scratch note(s)\n\nMemtui-Actor: {actor}\n", actor,
+                    audit=[audit.record("applied", actor=actor, action="delete", file=rel, reason="expired")
+                           for rel in expired]))
+            return WriteResult("applied", f"deleted {len(expired)} expired scratch note(s): {', '.join(expired)}",
+                               None, None, None, None, sha, files=expired)
+
+        try:
+            return journal.retry(attempt, lambda lost: WriteResult(
+                "refused", f"the scratch notes kept changing under the sweep ({lost}); nothing was deleted, try again"))
+        except (OSError, StoreError) as exc:
+            return WriteResult("refused", f"could not sweep the scratch notes: {exc}; nothing was deleted")
 
     def edit(self, file: str, old: str, new: str, *, actor: str | None = None) -> WriteResult:
         return self.submit(self._draft(actor, file, "edit", old=old, content=new))
@@ -261,7 +279,8 @@ class Memory:
                 p.id = ""
                 return self._refuse(p, f"could not queue the proposal: {exc}; nothing was written")
             return WriteResult("queued", "A person will approve, revise or reject it.", p.id, p.file, p.section,
-                               p.entry, None, p.diff, p.warnings, flags=list(p.flags))
+                               p.entry, None, p.diff, p.warnings, flags=list(p.flags),
+                               files=self._named(_writes(p, before, outcome)))
         return self._apply(p, decided_by=p.actor)
 
     # deciding ---------------------------------------------------------------------------------------------
@@ -384,23 +403,41 @@ class Memory:
             p = self._open_proposal(pid)
             if isinstance(p, WriteResult):
                 return p
-            stamp = clock.now().strftime("%Y%m%dT%H%M%S")
-            extra: dict[str, Any] = {}
             if p.external:
-                try:
-                    data = self.store.read(p.file)
-                except PathRefused as exc:
-                    return WriteResult("refused", f"{p.file} cannot be restored by memtui: {exc}; remove it by hand "
-                                       "(it is not memory)", pid, p.file)
-                if data is not None:
-                    extra["content_b64"] = base64.b64encode(data).decode()
-                    extra["kept_at"] = self.store.keep_rejected(p.file, data, stamp)
-                self.store.restore(p.file)
+                return self._reject_external(p, by, reason)
             p.status, p.decided_by, p.decided_at, p.reason = REJECTED, by, clock.now().isoformat(timespec="seconds"), reason
-            if not p.external:
-                self.store.queue_save(p.id, p.to_json())
-            self._audit(p, "rejected", reason=reason, snapshot=json.loads(p.to_json()), **extra)
+            self.store.queue_save(p.id, p.to_json())
+            self._audit(p, "rejected", reason=reason, snapshot=json.loads(p.to_json()))
             return WriteResult("rejected", f"{pid} rejected: {reason}", pid, p.file, p.section, p.entry)
+
+    def _reject_external(self, p: Proposal, by: str, reason: str) -> WriteResult:
+        """Put the file back as last committed, keeping the rejected bytes (set aside, and in the audit line): one
+        transaction with nothing to commit, since the file returns to its committed version."""
+        try:
+            self.recover()
+        except (OSError, StoreError) as exc:
+            return WriteResult("refused", f"an earlier interrupted write could not be finished ({exc}); nothing was "
+                               "changed", p.id, p.file)
+        try:
+            data = self.store.read(p.file)
+            committed = self.store.committed(p.file)
+        except PathRefused as exc:
+            return WriteResult("refused", f"{p.file} cannot be restored by memtui: {exc}; remove it by hand "
+                               "(it is not memory)", p.id, p.file)
+        extra: dict[str, Any] = {}
+        if data is not None:
+            extra["content_b64"] = base64.b64encode(data).decode()
+            extra["kept_at"] = self.store.keep_rejected(p.file, data, clock.now().strftime("%Y%m%dT%H%M%S"))
+        p.status, p.decided_by, p.decided_at, p.reason = REJECTED, by, clock.now().isoformat(timespec="seconds"), reason
+        line = audit.of_proposal(p, "rejected", reason=reason, snapshot=json.loads(p.to_json()), **extra)
+        try:
+            journal.apply(self.store, journal.Change(
+                f"rejection of the external {p.action} of {p.file}", {p.file: committed},
+                f"reject external {p.action} {p.file}\n\nMemtui-Actor: {by}\n", by, audit=[line], record=False))
+        except (OSError, StoreError) as exc:
+            return WriteResult("refused", f"could not put {p.file} back: {exc}; it is as it was", p.id, p.file)
+        return WriteResult("rejected", f"{p.id} rejected: {reason}", p.id, p.file, p.section, p.entry,
+                           files=[self._real(p.file)])
 
     # internals --------------------------------------------------------------------------------------------
     def _not_a_person(self, pid: str, by: str) -> WriteResult | None:
@@ -579,14 +616,10 @@ class Memory:
         extra: dict[str, Any] | None = None,
     ) -> WriteResult:
         """Apply `p`; a write that lost a race (the store's compare-and-set saw the file move on) is re-planned."""
-        for attempt in range(WRITE_ATTEMPTS):
-            try:
-                return self._apply_once(p, decided_by=decided_by, revising=revising, proposed=proposed,
-                                        extra=extra)
-            except StaleWrite as exc:
-                lost = exc
-                time.sleep(0.002 * (attempt + 1) * random.random())  # racing writers spread out
-        return self._refuse(p, f"{p.file} kept changing under this write ({lost}); nothing was written, try again")
+        return journal.retry(
+            lambda: self._apply_once(p, decided_by=decided_by, revising=revising, proposed=proposed, extra=extra),
+            lambda lost: self._refuse(p, f"{p.file} kept changing under this write ({lost}); nothing was written, "
+                                      "try again"))
 
     def _apply_once(
         self, p: Proposal, *, decided_by: str, revising: bool = False, proposed: dict[str, Any] | None = None,
@@ -636,142 +669,57 @@ class Memory:
                 return self._refuse(p, f"could not write {p.file}: {exc}; nothing was changed")
             where = "committed as " + sha[:8] if sha else "not committed (no git repository)"
             return WriteResult("applied", f"{where}.", p.id or None, p.file, p.section, p.entry, sha, p.diff,
-                               outcome.warnings if outcome else [], flags=list(p.flags))
+                               outcome.warnings if outcome else [], flags=list(p.flags), files=self._named(writes))
 
     def _write_through(
         self, p: Proposal, decided_by: str, writes: dict[str, bytes | None], extra: dict[str, Any],
         commits: dict[str, bytes | None] | None = None,
     ) -> str | None:
-        """Write the files, commit, save the queue file and audit, as one step a crash cannot leave half-done.
+        """Write the files, commit, save the queue file and audit, as one transaction (memtui/core/journal.py).
 
         `commits` holds what is committed for a file whose bytes on disk differ from it: the file had a pending
-        external change, which stays on disk and pending while exactly the approved change is committed.
-        An intent (what each file held before and will hold after) is saved first; `recover` finishes the step
-        from it after a crash, or undoes it when nothing was written yet. A failed write or commit is undone here
-        and raised."""
+        external change, which stays on disk and pending while exactly the approved change is committed."""
         commits = commits or {}
-        befores = {rel: self.store.read(rel) for rel in writes}
-        from memtui.core.seal import seal
-
-        self.store.intent_save(seal(json.dumps({
-            "proposal": json.loads(p.to_json()), "decided_by": decided_by, "extra": extra,
-            "before": {rel: content_hash(b) for rel, b in befores.items()},
-            "after": _b64(writes), "commit": _b64(commits),
-        }).encode()))
-        try:
-            # Kept before writing, so undoing needs no new space: a full disk cannot turn "refused" into half-done.
-            point = self.store.undo_point(list(writes))
-        except BaseException:
-            self.store.intent_save(None)
-            raise
-        try:
-            for rel, data in writes.items():
-                if data is None:
-                    self.store.delete(rel)
-                else:
-                    self.store.write(rel, data)
-            sha = self.store.commit(list(writes), _commit_message(p, decided_by), p.actor, decided_by,
-                                    contents=commits)
-        except BaseException:
-            try:
-                self.store.undo(point)
-                self.store.intent_save(None)
-            except OSError:
-                pass  # the intent stays: the next write (or `memtui doctor`) finishes or undoes it
-            raise
-        self.store.drop_undo_point(point)
-        self._record_applied(p, decided_by, sha, {**writes, **commits}, extra)
+        done = replace(p, status=APPLIED, decided_by=decided_by, decided_at=clock.now().isoformat(timespec="seconds"))
+        recorded = {**writes, **commits}  # the audit's after_hash is what is committed
+        after = recorded.get(p.to) if p.action == "rename" and p.to else recorded.get(p.file)
+        line = audit.of_proposal(done, "applied", before_hash=p.base_hash, after_hash=content_hash(after), **extra)
+        sha = journal.apply(self.store, journal.Change(
+            f"{p.action} of {p.file}", writes, journal.commit_message(p, decided_by), p.actor, decided_by,
+            commits, [line], done))
+        p.status, p.decided_by, p.decided_at, p.commit = done.status, done.decided_by, done.decided_at, sha
         return sha
-
-    def _record_applied(
-        self, p: Proposal, decided_by: str, sha: str | None, writes: dict[str, bytes | None], extra: dict[str, Any],
-    ) -> None:
-        after = writes.get(p.to) if p.action == "rename" and p.to else writes.get(p.file)
-        p.status, p.decided_by, p.decided_at, p.commit = (
-            APPLIED, decided_by, clock.now().isoformat(timespec="seconds"), sha)
-        if p.id:
-            self.store.queue_save(p.id, p.to_json())
-        if self._audit(p, "applied", before_hash=p.base_hash, after_hash=content_hash(after), **extra):
-            self.store.intent_save(None)
 
     def recover(self) -> str | None:
         """Finish (or undo) a write a crashed process left half-applied; say what was done, None if nothing was.
-
-        Called before every write under the lock, and by `memtui doctor`. Files still all as they were before:
-        the crash came before anything was written, so the intent is dropped. Otherwise the write is finished:
-        the files get their new bytes, then the commit, the queue file and the audit line that are missing."""
-        if self.store.intent_load() is None:
-            return None
-        with self.store.lock():
-            raw = self.store.intent_load()
-            if raw is None:
-                return None
-            from memtui.core.seal import unseal
-
-            payload = unseal(raw)
-            if payload is None:
-                # Not sealed by this person's memtui: planted, altered, or another account's. Never applied.
-                kept = self.store.keep_rejected("intent.json", raw, clock.now().strftime("%Y%m%dT%H%M%S"))
-                self.store.intent_save(None)
-                self._audit(self._draft("memtui", ".memtui/intent.json", "recover"), "refused",
-                            reason="an intent file memtui did not seal was set aside, not applied", kept_at=kept)
-                return f"set aside an intent file memtui did not seal ({kept}); nothing of it was applied"
-            try:
-                intent = json.loads(payload)
-                p = Proposal(**intent["proposal"])
-                decided_by = intent["decided_by"]
-                extra = dict(intent.get("extra") or {})
-                writes = _unb64(intent["after"])
-                commits = _unb64(intent.get("commit") or {})
-                befores = dict(intent["before"])
-            except (ValueError, TypeError, KeyError):
-                self.store.intent_save(None)
-                return "dropped an unreadable intent file (a crash while saving it: nothing had been written)"
-            now = {rel: content_hash(self.store.read(rel)) for rel in writes}
-            if all(now[rel] == befores.get(rel) for rel in writes):
-                self.store.intent_save(None)
-                return f"undid an interrupted {p.action} of {p.file}: the crash came before anything was written"
-            for rel, data in writes.items():
-                if now[rel] != content_hash(data):
-                    if data is None:
-                        self.store.delete(rel)
-                    else:
-                        self.store.write(rel, data)
-            message = _commit_message(p, decided_by)
-            sha = self.store.commit(list(writes), message, p.actor, decided_by, contents=commits)
-            if sha is None:
-                head = self.store.head()
-                sha = head.sha if head is not None and head.message == message else None
-            recorded = {**writes, **commits}  # the audit's after_hash is what was committed
-            after = content_hash(recorded.get(p.to) if p.action == "rename" and p.to else recorded.get(p.file))
-            audited = any(
-                r.get("status") == "applied" and r.get("file") == p.file and r.get("after_hash") == after
-                and r.get("proposal") == (p.id or None) for r in self.store.audit_records()
-            )
-            if audited:
-                p.status, p.decided_by, p.commit = APPLIED, decided_by, sha
-                if p.id:
-                    self.store.queue_save(p.id, p.to_json())
-                self.store.intent_save(None)
-            else:
-                extra["recovered"] = True
-                self._record_applied(p, decided_by, sha, recorded, extra)
-            return f"finished an interrupted {p.action} of {p.file}" + (f" (commit {sha[:8]})" if sha else "")
+        Called before every write under the lock, and by `memtui doctor` (memtui/core/journal.py)."""
+        return journal.recover(self.store)
 
     def _approve_external(self, p: Proposal, by: str, expect: str | None = None) -> WriteResult:
         """Commit the file exactly as the person saw it: the bytes read now must be the ones the diff was made
-        from (`expect`, else this listing's), and those bytes are what is committed."""
+        from (`expect`, else this listing's), and those bytes are what is committed: one transaction that
+        writes nothing and commits them."""
+        try:
+            self.recover()
+        except (OSError, StoreError) as exc:
+            return WriteResult("refused", f"an earlier interrupted write could not be finished ({exc}); nothing was "
+                               "committed", p.id, p.file)
         data = self.store.read(p.file)
         if expect is not None and content_hash(data) != expect:
             return WriteResult("refused", f"{p.file} changed again since you looked at it; nothing was committed. "
                                "Look at the new diff and decide again", p.id, p.file)
-        sha = self.store.commit([p.file], f"external {p.action} {p.file}\n\nMemtui-Actor: {by}", by,
-                                contents={p.file: data})
-        p.status, p.decided_by, p.decided_at, p.commit = APPLIED, by, clock.now().isoformat(timespec="seconds"), sha
+        p.status, p.decided_by, p.decided_at = APPLIED, by, clock.now().isoformat(timespec="seconds")
         p.actor = by
-        self._audit(p, "applied")
+        try:
+            sha = journal.apply(self.store, journal.Change(
+                f"approval of the external {p.action} of {p.file}", {},
+                f"external {p.action} {p.file}\n\nMemtui-Actor: {by}", by,
+                commits={p.file: data}, audit=[audit.of_proposal(p, "applied", after_hash=content_hash(data))]))
+        except (OSError, StoreError) as exc:
+            return WriteResult("refused", f"could not commit {p.file}: {exc}; nothing was committed", p.id, p.file)
+        p.commit = sha
         return WriteResult("applied", f"external change to {p.file} committed" + (f" as {sha[:8]}" if sha else ""),
-                           p.id, p.file, None, None, sha, p.diff)
+                           p.id, p.file, None, None, sha, p.diff, files=[self._real(p.file)])
 
     def _conflict(self, p: Proposal, reason: str, by: str) -> WriteResult:
         p.status, p.reason = CONFLICT, reason
@@ -784,36 +732,11 @@ class Memory:
         return WriteResult("refused", message, None, p.file, p.section, p.entry, None, "", [], candidates or [])
 
     def _audit(self, p: Proposal, status: str, **extra: Any) -> bool:
-        record = {
-            "ts": clock.now().isoformat(timespec="seconds"),
-            "actor": p.actor,
-            "action": p.action,
-            "file": p.file,
-            "section": p.section,
-            "entry": p.entry,
-            "replaces": p.replaces,
-            "provenance": p.provenance or _tag_of(p.entry),
-            "source": p.source,
-            "commit": p.commit,
-            "status": status,
-            "proposal": p.id or None,
-            "decided_by": p.decided_by,
-        }
-        if p.to:
-            record["to"] = p.to
-        if p.to_section:
-            record["to_section"] = p.to_section
-        for key in ("flags", "origin", "session", "evidence"):  # hygiene: what review was told, and why
-            if getattr(p, key, None):
-                record[key] = getattr(p, key)
-        if p.action in ("append", "create", "edit") and status != "applied":
-            record["content"] = p.content
-        record.update(extra)
-        try:
-            self.store.audit_append(record)
-        except (OSError, StoreError):
-            return False  # an unwritable audit log must not turn a refusal into a crash; the write itself reports
-        return True
+        return audit.append(self.store, audit.of_proposal(p, status, **extra))
+
+    def _named(self, files: Iterable[str]) -> list[str]:
+        """The files a write touches, as its diff names them (the real file behind a symlink)."""
+        return list(dict.fromkeys(self._real(rel) for rel in files))
 
 
 def _digits(text: str) -> bool:
@@ -845,14 +768,6 @@ def _writes(p: Proposal, before: str | None, outcome: update.Outcome | None) -> 
     return writes
 
 
-def _b64(files: dict[str, bytes | None]) -> dict[str, str | None]:
-    return {rel: None if b is None else base64.b64encode(b).decode() for rel, b in files.items()}
-
-
-def _unb64(files: dict[str, str | None]) -> dict[str, bytes | None]:
-    return {rel: None if b is None else base64.b64decode(b) for rel, b in files.items()}
-
-
 def _external_id(rel: str) -> str:
     return EXTERNAL_PREFIX + hashlib.sha1(rel.encode()).hexdigest()[:6]
 
@@ -864,39 +779,9 @@ def _unbullet(line: str) -> str:
     return line.strip() if e is None else e.raw[len(e.indent) + len(e.bullet):].strip()
 
 
-def _tag_of(entry: str | None) -> str | None:
-    if not entry:
-        return None
-    m = re.search(r"\[(" + "|".join(TAGS) + r")\]", entry)
-    return m.group(1) if m else None
-
-
 def _new_log_header(rel: str) -> str:
     stem = rel.rsplit("/", 1)[-1].removesuffix(".md")
     return f"# {stem}\n\n"
-
-
-def _commit_message(p: Proposal, decided_by: str) -> str:
-    """The commit's subject and trailers. Every field is put on one line first: a line break in a section, an
-    entry or an id would otherwise start a trailer of its own (a forged `Memtui-Approved-By`)."""
-    head = f"{p.action} {_one_line(p.file)}" + (f" § {_one_line(p.section)}" if p.section else "")
-    if p.action == "move":
-        head += f" → {_one_line(p.to or p.file)} § {_one_line(p.to_section)}"
-    first = (p.content or "").strip().splitlines()[0:1]
-    what = _one_line(p.entry or p.to or (first[0] if first else ""))
-    subject = f"{head}: {what}"[:200] if what else head
-    trailers = [f"Memtui-Actor: {_one_line(p.actor)}"]
-    if p.id:
-        trailers.append(f"Memtui-Proposal: {_one_line(p.id)}")
-    if decided_by != p.actor:
-        trailers.append(f"Memtui-Approved-By: {_one_line(decided_by)}")
-    if p.replaces:
-        trailers.append(f"Memtui-Replaces: {_one_line(p.replaces)[:200]}")
-    return subject + "\n\n" + "\n".join(trailers) + "\n"
-
-
-def _one_line(text: str | None) -> str:
-    return " ".join((text or "").split())
 
 
 def _external_proposal(ch: ExternalChange) -> Proposal:

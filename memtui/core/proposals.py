@@ -107,6 +107,8 @@ class WriteResult:
     warnings: list[str] = field(default_factory=list)
     candidates: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
+    # The memory files the write changed (applied) or would change (queued), as its diff names them.
+    files: list[str] = field(default_factory=list)
 
     EXIT = {"applied": 0, "rejected": 0, "queued": 4, "refused": 3, "conflict": 5}
 

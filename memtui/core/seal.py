@@ -1,6 +1,6 @@
 """Seals for memtui's own crash journal: an intent file memtui did not write is never finished as a write.
 
-`Memory.recover` finishes an interrupted write from `.memtui/intent.json`, committing its bytes under its
+`journal.recover` finishes an interrupted write from `.memtui/intent.json`, committing its bytes under its
 decider's name. That file sits in the memory folder, where anything that can write files (an agent with file
 access) could plant one. Each intent is sealed with an HMAC whose key lives outside the memory root, in the
 person's state folder (`$XDG_STATE_HOME/memtui/intent.key`, readable only by them); a planted or altered intent

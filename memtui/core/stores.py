@@ -57,17 +57,19 @@ def store_url(root: str | os.PathLike[str] | None = None, url: str | None = None
     return url or os.environ.get(STORE_ENV) or (configured_url(root) if root is not None else None)
 
 
-def open_memory(root: str | os.PathLike[str] | None = None, url: str | None = None) -> Memory:
-    """The memory at `url` (or $MEMTUI_STORE, or the root's `[store] url`), else the folder at `root`."""
+def open_memory(root: str | os.PathLike[str] | None = None, url: str | None = None, *,
+                recover: bool = True) -> Memory:
+    """The memory at `url` (or $MEMTUI_STORE, or the root's `[store] url`), else the folder at `root`; an
+    interrupted write is finished on opening unless `recover` is False (`Memory`)."""
     # Imported here: `memtui search` asks only `store_url`, and the memory module doubles its start-up time.
     from memtui.core.memory import Memory
 
     chosen = store_url(root, url)
     if chosen:
-        return Memory(open_store(chosen))
+        return Memory(open_store(chosen), recover=recover)
     if root is None:
         raise StoreError("no memory given: pass --root PATH or --store redis://host:port/db?prefix=NAME")
-    return Memory(root)
+    return Memory(root, recover=recover)
 
 
 def init_store(store: Store, template: str = "personal", *, author: str = "memtui") -> tuple[bool, str | None]:

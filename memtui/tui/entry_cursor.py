@@ -12,7 +12,6 @@ from __future__ import annotations
 import bisect
 import hashlib
 import os
-import re
 import shlex
 import subprocess
 import threading
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
 
 EDIT_ACTIONS = {"revise_entry", "remove_entry", "retag_entry", "move_entry", "add_entry"}
 CURSOR_ACTIONS = {"cursor_down", "cursor_up", "next_section", "previous_section", "cycle_filter"}
-_DIFF_FILE = re.compile(r"^(?:\+\+\+ b|--- a)/(.+)$", re.MULTILINE)
 
 CURSOR_BINDINGS = [
     Binding("j", "cursor_down", "Next entry", id="viewer.next_entry", show=False,
@@ -398,7 +396,7 @@ class EntryCursor:
         try:
             result = write(*args)
             if result.status == "applied":
-                for rel in {self.rel} | set(_DIFF_FILE.findall(result.diff or "")) - {"/dev/null"}:  # type: ignore[attr-defined]
+                for rel in {self.rel, *result.files}:  # type: ignore[attr-defined]
                     data = self.memory.store.read(rel)
                     if data is not None:
                         self._own_versions.add(version_of(data.decode("utf-8", errors="replace")))
@@ -428,8 +426,7 @@ class EntryCursor:
                     severity=severity)  # type: ignore[arg-type]
         if r.status not in ("applied", "queued"):
             return
-        files = {self.rel} | set(_DIFF_FILE.findall(r.diff or ""))  # type: ignore[attr-defined]
-        files.discard("/dev/null")
+        files = {self.rel, *r.files}  # type: ignore[attr-defined]
         self._cursor_target = target
         self.reload()  # type: ignore[attr-defined]
         self.app.post_message(FilesChanged(frozenset(files), audit=True))  # type: ignore[attr-defined]

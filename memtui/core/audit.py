@@ -1,0 +1,72 @@
+"""The audit record: one JSON line per decision or change, in the one format every writer uses.
+
+Every line has the same keys in the same order (who, what, where, the commit, the status, the proposal and who
+decided), then what the writer adds (a reason, hashes, what a revert reverts). Readers (history, Today, the
+feed, doctor) rely on those keys being there.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from memtui.core import clock
+from memtui.core.entries import TAGS
+from memtui.core.store import Store, StoreError
+
+if TYPE_CHECKING:
+    from memtui.core.proposals import Proposal
+
+_TAG = re.compile(r"\[(" + "|".join(TAGS) + r")\]")
+
+
+def tag_of(entry: str | None) -> str | None:
+    """The provenance tag an entry's text carries ([stated], [observed]…), or None."""
+    if not entry:
+        return None
+    m = _TAG.search(entry)
+    return m.group(1) if m else None
+
+
+def record(
+    status: str, *, actor: str, action: str, file: str | None, section: str | None = None,
+    entry: str | None = None, replaces: str | None = None, provenance: str | None = None,
+    source: str | None = None, commit: str | None = None, proposal: str | None = None,
+    decided_by: str | None = None, **extra: Any,
+) -> dict[str, Any]:
+    """One audit line, stamped now."""
+    out: dict[str, Any] = {
+        "ts": clock.now().isoformat(timespec="seconds"), "actor": actor, "action": action, "file": file,
+        "section": section, "entry": entry, "replaces": replaces, "provenance": provenance, "source": source,
+        "commit": commit, "status": status, "proposal": proposal, "decided_by": decided_by,
+    }
+    out.update(extra)
+    return out
+
+
+def of_proposal(p: Proposal, status: str, **extra: Any) -> dict[str, Any]:
+    """The audit line for a decision on proposal `p` (applied, refused, queued-then-rejected, conflict)."""
+    out = record(status, actor=p.actor, action=p.action, file=p.file, section=p.section, entry=p.entry,
+                 replaces=p.replaces, provenance=p.provenance or tag_of(p.entry), source=p.source, commit=p.commit,
+                 proposal=p.id or None, decided_by=p.decided_by)
+    if p.to:
+        out["to"] = p.to
+    if p.to_section:
+        out["to_section"] = p.to_section
+    for key in ("flags", "origin", "session", "evidence"):  # hygiene: what review was told, and why
+        if getattr(p, key, None):
+            out[key] = getattr(p, key)
+    if p.action in ("append", "create", "edit") and status != "applied":
+        out["content"] = p.content  # what was refused or rejected is kept here, and only here
+    out.update(extra)
+    return out
+
+
+def append(store: Store, rec: dict[str, Any]) -> bool:
+    """Add `rec` to the store's audit log; False when the log cannot be written (the caller's write reports its
+    own outcome: an unwritable audit log must not turn a refusal or an undo into a crash)."""
+    try:
+        store.audit_append(rec)
+    except (OSError, StoreError):
+        return False
+    return True
