@@ -580,7 +580,7 @@ class FolderStore(Store):
             return out
 
     def change_patches(self, changes: list[str]) -> dict[str, dict[str, str]]:
-        from memtui.core.history import commit_patches
+        from memtui.core.patches import commit_patches
 
         with self._git.use("reading diffs") as repo:
             return commit_patches(repo, changes) if repo is not None else {}
