@@ -765,9 +765,12 @@ class FolderStore(Store):
         the index on a commit, and HEAD, its branch's ref or packed-refs whenever HEAD moves (`git reset --soft`
         leaves the index alone). A file is rewritten by renaming a new one over it, so its inode changes too."""
         git_dir = os.path.join(self.root, ".git")
-        try:
-            with open(os.path.join(git_dir, "HEAD"), "rb") as f:
-                head = f.read(1024)
+        try:  # non-blocking: a FIFO planted as HEAD must not hang every read of the config
+            fd = os.open(os.path.join(git_dir, "HEAD"), os.O_RDONLY | os.O_NONBLOCK)
+            try:
+                head = os.read(fd, 1024)
+            finally:
+                os.close(fd)
         except OSError:
             head = b""
         names = ["index", "packed-refs"]
