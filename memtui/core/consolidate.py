@@ -19,7 +19,6 @@ longer loaded. Archives are frozen: each consolidation writes a new file and nev
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Callable

@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 from memtui.core import clock, planning, update
 from memtui.core.actors import clean_actor
-from memtui.core.config import ENTRY_ACTIONS, FILE_ACTIONS, Config, load_config
+from memtui.core.config import ENTRY_ACTIONS, Config, load_config
 from memtui.core.document import Document, FormatSpec
 from memtui.core.entries import TAGS
 from memtui.core.layout import Layout, detect
