@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from memtui.core import clock, consolidate, update
+from memtui.core import clock, update
 from memtui.core.config import ENTRY_ACTIONS, FILE_ACTIONS
 from memtui.core.document import Document, FormatSpec
 from memtui.core.patches import unified_diff
@@ -49,6 +49,8 @@ def plan(planner: Planner, p: Proposal, before: str | None) -> Outcome | None:
     """The file's next text for `p` against `before`; raises Refused. None means the file is deleted."""
     today = clock.today()
     if p.action == "consolidate":
+        from memtui.core import consolidate  # only a consolidation needs it: not loaded for every start
+
         return consolidate.plan(p, before, spec_for=planner.spec_for,
                                 archive=lambda file, section, day: consolidate.archive_path(
                                     file, section, day, archive_dir=planner.archive_dir(),
