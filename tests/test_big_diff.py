@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
-from memtui.core import update
+from memtui.core import patches
 from memtui.core.memory import Memory
-from memtui.core.update import diff_left_out, unified_diff
+from memtui.core.patches import diff_left_out, unified_diff
 from memtui.tui.app import MemtuiApp
 from memtui.tui.diff import SHOWN_ROWS, DiffView
 from memtui.tui.viewer import MemoryViewer
@@ -88,12 +88,12 @@ def test_small_diffs_are_what_difflib_writes_and_bounded_ones_count_what_they_le
 def test_a_big_file_diff_is_bounded_and_its_count_is_exact():
     text = "".join(LINE.format(k=k) for k in range(60_000))
     new = unified_diff(LOG, None, text)
-    assert len(new.splitlines()) == update.DIFF_MAX_LINES + 1
-    assert diff_left_out(new) == 60_000 + 3 - update.DIFF_MAX_LINES  # headers, one hunk, every line
+    assert len(new.splitlines()) == patches.DIFF_MAX_LINES + 1
+    assert diff_left_out(new) == 60_000 + 3 - patches.DIFF_MAX_LINES  # headers, one hunk, every line
     cut = unified_diff(LOG, None, text, max_lines=None, max_chars=10_000)
     assert len(cut) < 10_000 + 200 and diff_left_out(cut) == 60_003 - (len(cut.splitlines()) - 1)
     one_line = unified_diff("min.js", "x" * 2_000_000, "y" * 2_000_000)
-    assert len(one_line) < update.DIFF_MAX_CHARS + 200 and diff_left_out(one_line) >= 1
+    assert len(one_line) < patches.DIFF_MAX_CHARS + 200 and diff_left_out(one_line) >= 1
 
 
 def test_a_big_file_diff_finds_the_change_in_one_pass_and_applies():
@@ -119,7 +119,7 @@ def test_the_history_a_redis_store_records_keeps_the_whole_patch(redis_url: str)
 
     store = RedisStore(redis_url)
     init_store(store, author="wes")
-    text = "".join(LINE.format(k=k) for k in range(update.DIFF_MAX_LINES * 2))
+    text = "".join(LINE.format(k=k) for k in range(patches.DIFF_MAX_LINES * 2))
     sid = store.record({LOG: text.encode()}, "write: a big log", "wes")
     assert sid is not None
     recorded = store.change(sid)["diff"]
@@ -129,7 +129,7 @@ def test_the_history_a_redis_store_records_keeps_the_whole_patch(redis_url: str)
 def test_an_external_change_to_a_big_file_is_listed_with_a_bounded_diff(root: Path):
     (root / LOG).write_text("".join(LINE.format(k=k) for k in range(50_000)))
     [p] = [p for p in Memory(root).external_proposals() if p.file == LOG]
-    assert len(p.diff) <= update.DIFF_MAX_CHARS and diff_left_out(p.diff) == 50_003 - update.DIFF_MAX_LINES
+    assert len(p.diff) <= patches.DIFF_MAX_CHARS and diff_left_out(p.diff) == 50_003 - patches.DIFF_MAX_LINES
 
 
 @pytest.fixture
@@ -182,7 +182,7 @@ async def test_the_diff_tab_of_a_huge_file_is_computed_in_a_worker_and_bounded(d
         await wait_for(pilot, lambda: any(d.rel == LOG and d.drawn for d in app.main.query(DiffView)),
                        what="the diff tab")
         view = next(d for d in app.main.query(DiffView) if d.rel == LOG)
-        assert len(view.diff) <= update.DIFF_MAX_CHARS
+        assert len(view.diff) <= patches.DIFF_MAX_CHARS
         assert len(view.rows.rows) <= SHOWN_ROWS
         assert f"{lines + 3 - len(view.rows.rows):,} more lines of this diff" in view.render_text().plain
         assert isinstance(app.viewer_for(LOG), MemoryViewer)

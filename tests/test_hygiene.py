@@ -13,7 +13,7 @@ import pytest
 
 from memtui.core import consolidate, guard, lint, recurrence
 from memtui.core.document import Document
-from memtui.core.layout import CLAUDE_CODE, MEMTUI, OPENCLAW, Layout, detect
+from memtui.core.layout import CLAUDE_CODE, MEMTUI, OPENCLAW, Layout
 from memtui.core.memory import Memory
 from support.anthropic_server import FakeAnthropic, error, reply
 from support.by_hand import write_committed
@@ -85,7 +85,7 @@ def test_a_section_cap_counts_struck_history(mem: Memory, root: Path) -> None:
     assert r.status == "applied" and any("Decisions is over its cap (2/2)" in w for w in r.warnings) is False
     r = mem.update("Decisions", "revise", "[stated] Public API uses tRPC", replaces="GraphQL")
     assert any("Decisions is over its cap (3/2)" in w for w in r.warnings)
-    assert consolidate.consolidation_due(mem) == ["Decisions"]
+    assert mem.consolidation_due() == ["Decisions"]
 
 
 # poisoning defences -------------------------------------------------------------------------------------------
@@ -178,7 +178,7 @@ def test_an_inferred_lesson_gathers_one_signal_per_session_until_the_gate_is_met
     now("2026-08-03T10:00")
     third = mem.update("Facts", "add", LESSON, actor=AGENT, session="chat-3")
     assert third.id == first.id and "3 of 3 signals across 3 of 2 sessions (gate met)" in third.message
-    assert [c.proposal.id for c in recurrence.candidates(mem)] == [first.id]
+    assert [c.proposal.id for c in recurrence.candidates(mem.proposals(external=False))] == [first.id]
     assert "- [inferred] Deploys" not in (root / "MEMORY.md").read_text()  # met or not, a person decides
     assert mem.approve(first.id).status == "applied"
     assert "- [inferred] Deploys on Fridays tend to fail" in (root / "MEMORY.md").read_text()
@@ -208,7 +208,7 @@ def test_signals_older_than_thirty_days_count_half(mem: Memory, now) -> None:
     now("2026-07-15T10:00")
     r = mem.update("Facts", "add", LESSON, actor=AGENT, session="c")
     assert "2 of 3 signals across 3 of 2 sessions" in r.message  # 0.5 + 0.5 + 1
-    assert not recurrence.tally(mem, mem.get(p.id)).met
+    assert not recurrence.tally(mem.get(p.id)).met
     r = mem.update("Facts", "add", LESSON, actor=AGENT, session="d")
     assert "(gate met)" in r.message
 
@@ -246,15 +246,15 @@ def _over_cap_decisions(mem: Memory, root: Path, now) -> None:
 
 def test_deterministic_consolidation_is_one_reviewed_change_with_its_archive(mem: Memory, root: Path, now) -> None:
     _over_cap_decisions(mem, root, now)
-    assert consolidate.consolidation_due(mem) == ["Decisions"]
-    [r] = consolidate.propose(mem)
+    assert mem.consolidation_due() == ["Decisions"]
+    [r] = mem.consolidate()
     assert r.status == "queued" and r.section == "Decisions"
     assert "+++ b/archive/MEMORY-decisions-2026-08-20.md" in r.diff
     assert "-- [stated] Auth uses passkeys (2026-01-15)" in r.diff
     p = mem.get(r.id)
     assert p.action == "consolidate" and p.merged == {
         "- [stated] Auth uses passkeys (2026-01-15)": "- [stated] Auth uses passkeys for every user (2026-08-20)"}
-    assert consolidate.consolidation_due(mem) == []  # already proposed: not offered twice
+    assert mem.consolidation_due() == []  # already proposed: not offered twice
     n = len(list(git.Repo(root).iter_commits()))
     ok = mem.approve(r.id)
     assert ok.status == "applied"
@@ -276,7 +276,7 @@ def test_deterministic_consolidation_is_one_reviewed_change_with_its_archive(mem
 def test_a_second_consolidation_writes_a_new_archive_file_and_leaves_the_first_frozen(mem: Memory, root: Path,
                                                                                       now) -> None:
     _over_cap_decisions(mem, root, now)
-    [first] = consolidate.propose(mem)
+    [first] = mem.consolidate()
     assert mem.approve(first.id).status == "applied"
     old_archive = root / "archive/MEMORY-decisions-2026-08-20.md"
     frozen = old_archive.read_bytes()
@@ -284,7 +284,7 @@ def test_a_second_consolidation_writes_a_new_archive_file_and_leaves_the_first_f
     mem.update("Decisions", "revise", "[stated] Public API uses gRPC", replaces="tRPC")
     mem.update("Decisions", "add", "[stated] Hosting is on Fly.io")
     mem.update("Decisions", "add", "[stated] Hosting is on Fly.io in Lisbon")
-    [second] = consolidate.propose(mem)
+    [second] = mem.consolidate()
     assert second.status == "queued", second.message
     assert "+++ b/archive/MEMORY-decisions-2026-08-20-2.md" in second.diff
     assert "archive/MEMORY-decisions-2026-08-20.md" not in second.diff
@@ -295,12 +295,13 @@ def test_a_second_consolidation_writes_a_new_archive_file_and_leaves_the_first_f
     assert set(git.Repo(root).head.commit.stats.files) == {"MEMORY.md", "archive/MEMORY-decisions-2026-08-20-2.md"}
     # Next day's consolidation gets that day's name.
     now("2026-08-21T10:00")
-    assert consolidate.archive_path(mem, "MEMORY.md", "Decisions") == "archive/MEMORY-decisions-2026-08-21.md"
+    taken = lambda rel: mem.store.read(rel) is not None  # noqa: E731
+    assert consolidate.archive_path("MEMORY.md", "Decisions", taken=taken) == "archive/MEMORY-decisions-2026-08-21.md"
 
 
 def test_approval_rechecks_a_consolidation_against_the_file(mem: Memory, root: Path, now) -> None:
     _over_cap_decisions(mem, root, now)
-    [r] = consolidate.propose(mem)
+    [r] = mem.consolidate()
     mem.update("Decisions", "add", "[stated] Hosting is on Fly.io")  # the section moves on
     c = mem.approve(r.id)
     assert c.status == "conflict" and "changed since this consolidation was drafted" in c.message
@@ -311,7 +312,7 @@ def test_a_consolidation_that_cannot_fit_without_dropping_facts_is_refused(mem: 
     set_caps(root, "Facts=30", "Facts=2")
     for fact in ("Office is in Porto", "Team has nine people", "Standup is at ten"):
         mem.update("Facts", "add", f"[stated] {fact}")
-    [r] = consolidate.propose(mem, "Facts")
+    [r] = mem.consolidate("Facts")
     assert r.status == "refused" and "nothing to consolidate" in r.message
 
 
@@ -322,7 +323,7 @@ def test_a_model_draft_is_used_and_checked(mem: Memory, root: Path, now, monkeyp
     with FakeAnthropic(reply(json.dumps(draft))) as server:
         for k, v in server.env.items():
             monkeypatch.setenv(k, v)
-        [r] = consolidate.propose(mem)
+        [r] = mem.consolidate()
     assert r.status == "queued", r.message
     assert mem.get(r.id).source.startswith("drafted by ")
     asked = server.requests[0]["messages"][0]["content"]
@@ -341,9 +342,9 @@ def test_a_model_draft_that_drops_a_fact_is_refused_with_the_missing_entries(mem
     with FakeAnthropic(reply(json.dumps(dropping)), reply(json.dumps(inventing)), error(400, "bad")) as server:
         for k, v in server.env.items():
             monkeypatch.setenv(k, v)
-        [dropped] = consolidate.propose(mem)
-        [invented] = consolidate.propose(mem)
-        [fallback] = consolidate.propose(mem)
+        [dropped] = mem.consolidate()
+        [invented] = mem.consolidate()
+        [fallback] = mem.consolidate()
     assert dropped.status == "refused" and "drops 2 current entries" in dropped.message
     assert dropped.candidates == ["- [stated] Auth uses passkeys (2026-01-15)",
                                   "- [stated] Auth uses passkeys for every user (2026-08-20)"]
@@ -409,7 +410,7 @@ def test_an_openclaw_workspace(tmp_path: Path, now) -> None:
     (ws / "memory/2026-08-19.md").write_text("Talked about the offsite.\n")
     before = _snapshot(ws)
     mem = Memory(ws)
-    lay = detect(mem)
+    lay = mem.layout()
     assert lay.kind == OPENCLAW and lay.log_dir == "memory"
     assert [lay.layer(x) for x in ("MEMORY.md", "USER.md", "memory/2026-08-19.md", "notes/a.md")] == [
         "core", "core", "log", "topic"]
@@ -429,7 +430,7 @@ def test_lint_in_an_openclaw_workspace_checks_topic_files_under_memory(tmp_path:
     (ws / "memory/project-billing.md").write_text("# Billing\n\n## Facts\n\n- Billing runs on Go\n"
                                                   "- [observed] Invoices go out on the 1st\n")
     mem = Memory(ws)
-    lay = detect(mem)
+    lay = mem.layout()
     assert lay.kind == OPENCLAW
     assert [lay.layer(x) for x in ("memory/2026-08-19.md", "memory/project-billing.md", "memory/a/b.md",
                                    "memory/2026-08-19-notes.md")] == ["log", "topic", "topic", "topic"]
@@ -460,7 +461,7 @@ def test_a_claude_code_memory_folder(tmp_path: Path) -> None:
     (folder / "user_role.md").write_text("---\nname: user role\ndescription: who\ntype: user\n---\nSenior Go dev.\n")
     before = _snapshot(folder)
     mem = Memory(folder)
-    lay = detect(mem)
+    lay = mem.layout()
     assert lay.kind == CLAUDE_CODE and lay.layer("MEMORY.md") == "core" and lay.layer("user_role.md") == "topic"
     findings = {f.check: f for f in lint.lint(mem)}
     assert set(findings) == {"dangling-link", "file-cap"}  # pointer lines need no tag; the index is over 200 lines
@@ -470,14 +471,14 @@ def test_a_claude_code_memory_folder(tmp_path: Path) -> None:
     plain.mkdir()
     (plain / "MEMORY.md").write_text("index\n")
     (plain / "a.md").write_text("---\nname: a\ntype: project\n---\nbody\n")
-    assert detect(Memory(plain)).kind == CLAUDE_CODE
+    assert Memory(plain).layout().kind == CLAUDE_CODE
 
 
 def test_memtuis_own_layout_and_a_config_override(mem: Memory, root: Path) -> None:
-    assert detect(mem).kind == MEMTUI and detect(mem).layer("archive/MEMORY-decisions.md") == "archive"
+    assert mem.layout().kind == MEMTUI and mem.layout().layer("archive/MEMORY-decisions.md") == "archive"
     cfg = root / ".memtui/config.toml"
     write_committed(root, ".memtui/config.toml", cfg.read_text() + '\n[layout]\nkind = "openclaw"\n')
-    assert detect(Memory(root)).kind == OPENCLAW
+    assert Memory(root).layout().kind == OPENCLAW
 
 
 def test_guard_helpers() -> None:
@@ -502,4 +503,4 @@ def test_a_claude_code_folder_stays_one_after_memtui_writes_a_log(tmp_path: Path
     now("2026-08-20T10:00")
     assert mem.log("Opened in memtui", actor=AGENT).file == "log/2026-08-20.md"
     assert mem.create("project_x.md", "---\nname: x\ntype: project\n---\nX.\n", actor=AGENT).status == "queued"
-    assert detect(Memory(folder)).kind == CLAUDE_CODE
+    assert Memory(folder).layout().kind == CLAUDE_CODE

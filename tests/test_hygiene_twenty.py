@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memtui.core import consolidate
 from memtui.core.dedupe import near_duplicate
 from memtui.core.document import Document
 from memtui.core.memory import Memory
@@ -95,9 +94,9 @@ def test_twenty_writes_across_sessions_end_to_end(mem: Memory, root: Path, now) 
     s4.review()
 
     # the session ends over cap: consolidation is offered, proposed as one change, and approved
-    due = consolidate.consolidation_due(mem)
+    due = mem.consolidation_due()
     assert due == ["Decisions"]
-    [proposal] = consolidate.propose(mem, due[0])
+    [proposal] = mem.consolidate(due[0])
     assert proposal.status == "queued" and "archive/MEMORY-decisions-" in proposal.diff
     assert mem.approve(proposal.id, by="wes").status == "applied"
 

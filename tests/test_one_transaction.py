@@ -16,7 +16,7 @@ from typing import Any, Callable
 import pytest
 
 import memtui
-from memtui.core import consolidate, history
+from memtui.core import history
 from memtui.core.folder import FolderStore
 from memtui.core.memory import Memory
 from memtui.core.redis_store import RedisStore
@@ -156,7 +156,7 @@ def s_consolidate(mem: Memory, now: Any) -> Callable[[], Any]:
     now("2026-08-20T10:00")
     assert mem.update("Decisions", "revise", "[stated] Public API uses tRPC", replaces="REST").status == "applied"
     add(mem, "[stated] Auth uses passkeys for every user", "Decisions")
-    [r] = consolidate.propose(mem, "Decisions")
+    [r] = mem.consolidate("Decisions", use_model=False)
     assert r.status == "queued", r
     return lambda: mem.approve(r.id, by="wes")
 

@@ -99,11 +99,10 @@ async def _ask(args: argparse.Namespace, memory: Any) -> int:
 
 def _consolidation_due(memory: Any) -> list[str]:
     """The sections the session left over their caps (offered when a session ends; never applied unasked)."""
-    from memtui.core.consolidate import consolidation_due
     from memtui.core.store import StoreError
 
     try:
-        return consolidation_due(memory)
+        return memory.consolidation_due()
     except (StoreError, OSError):
         return []
 

@@ -36,9 +36,7 @@ def _memory(args: argparse.Namespace):
 
 
 def cmd_consolidate(args: argparse.Namespace) -> int:
-    from memtui.core.consolidate import propose
-
-    results = propose(_memory(args), args.section, file=args.file, actor=args.by, use_model=args.use_model)
+    results = _memory(args).consolidate(args.section, file=args.file, actor=args.by, use_model=args.use_model)
     human = []
     for r in results:
         head = f"{r.status} {r.id}" if r.id else r.status
@@ -64,7 +62,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
 def cmd_candidates(args: argparse.Namespace) -> int:
     from memtui.core.recurrence import candidates
 
-    found = candidates(_memory(args))
+    found = candidates(_memory(args).proposals(external=False))
     human = "\n".join(f"{c.proposal.id:8} {c.tally.describe():48} {c.proposal.entry}" for c in found)
     emit(args, {"candidates": [{"id": c.proposal.id, "entry": c.proposal.entry, "file": c.proposal.file,
                                 "section": c.proposal.section, "weight": c.tally.weight,

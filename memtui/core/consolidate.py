@@ -1,10 +1,11 @@
 """Consolidation: one reviewed rewrite of a section that is over its cap, with its struck history archived.
 
-002_f37b3409a58fe8b3.txt step 4: merge overlapping entries, drop superseded ones from the always-loaded file,
-keep the newest wording, never drop a unique fact, end within the cap. A draft comes from the model when
-ANTHROPIC_API_KEY is set, else from a deterministic pass; either way it becomes ONE proposal (action
-``consolidate``: `old` is the section's body as drafted against, `content` its new body, `merged` maps each
-merged-away entry to its successor) that waits for a person and is checked when proposed and again when approved:
+The rule: an always-loaded file stays small by rewriting, never by forgetting. Merge overlapping entries, drop
+superseded ones from the always-loaded file, keep the newest wording, never drop a unique fact, end within the cap.
+A draft comes from the model when ANTHROPIC_API_KEY is set, else from a deterministic pass; either way it becomes
+ONE proposal (action ``consolidate``: `old` is the section's body as drafted against, `content` its new body,
+`merged` maps each merged-away entry to its successor) that waits for a person and is checked when proposed and
+again when approved. This module drafts, checks and plans from plain data; `Memory.consolidate` submits:
 
 - every current entry of the section is kept, or merged into a named successor that still carries its words;
 - the new body adds no entry that was not there (successors excepted) and every entry keeps a provenance tag;
@@ -18,22 +19,16 @@ longer loaded. Archives are frozen: each consolidation writes a new file and nev
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Callable
 
 from memtui.core import clock
 from memtui.core.dedupe import near_duplicate, tokens
-from memtui.core.document import Document, Section
+from memtui.core.document import Document, FormatSpec, Section
 from memtui.core.entries import Entry, parse_entry, strike
-from memtui.core.layout import detect
-from memtui.core.proposals import WriteResult
+from memtui.core.proposals import Proposal, WriteResult
 from memtui.core.update import Outcome, Refused, _file_warnings
-
-if TYPE_CHECKING:
-    from memtui.core.memory import Memory
-    from memtui.core.proposals import Proposal
 
 COVER_MIN = 0.6  # share of a merged entry's words its successor must carry
 
@@ -52,76 +47,61 @@ class Draft:
     drafted_by: str = "deterministic pass"
 
 
-# proposing ------------------------------------------------------------------------------------------------
-def propose(
-    memory: Memory, section: str | None = None, *, file: str = "MEMORY.md", actor: str | None = None,
-    use_model: bool | None = None,
-) -> list[WriteResult]:
-    """One consolidation proposal per section: `section`, else every section `consolidation_due` names."""
-    try:
-        doc = memory.document(file)
-    except ValueError as exc:  # not UTF-8, binary, or a path no memory file could have: nothing to rewrite
-        from memtui.core.readable import read_problem
+@dataclass
+class Drafted:
+    """One section's consolidation: the proposal to submit, or the refusal to report, and what fell back."""
 
-        problem = isinstance(exc, Refused) and read_problem(memory.store, file) or str(exc)
-        return [WriteResult("refused", f"cannot consolidate {file}: {problem}", file=file)]
-    names = [section] if section else consolidation_due(memory, file)
-    if not names:
-        return [WriteResult("applied", f"nothing to consolidate: every section of {file} is within its cap")]
-    if use_model is None:
-        use_model = bool(os.environ.get("ANTHROPIC_API_KEY"))
-    results = []
+    proposal: Proposal | None
+    refused: WriteResult | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+# proposing ------------------------------------------------------------------------------------------------
+def drafts(doc: Document, names: list[str], spec: FormatSpec, *, actor: str, model: str | None = None) -> list[Drafted]:
+    """One consolidation proposal (not yet submitted) per section of `doc` named, drafted by `model` when given
+    (the deterministic pass when it fails, or when none is), or the refusal when there is nothing to do."""
+    out = []
     for name in names:
         sec = doc.section(name)
         if sec is None:
-            results.append(WriteResult("refused", f"no section {name!r} in {file}; sections are: "
-                                       f"{', '.join(doc.section_names)}", file=file, section=name))
+            out.append(Drafted(None, WriteResult("refused", f"no section {name!r} in {doc.path}; sections are: "
+                                                 f"{', '.join(doc.section_names)}", file=doc.path, section=name)))
             continue
         warnings: list[str] = []
         draft = None
-        if use_model:
+        if model is not None:
             try:
-                draft = model_draft(memory, doc, sec)
+                draft = model_draft(doc, sec, spec, model)
             except Exception as exc:  # any API, network or JSON failure falls back to the deterministic pass
                 warnings.append(f"the model draft failed ({type(exc).__name__}: {exc}); used the deterministic pass")
         if draft is None:
             draft = deterministic_draft(sec)
         if not sec.struck and not draft.merged and draft.entries == [e.raw for _, e in sec.current]:
-            results.append(WriteResult("refused", f"nothing to consolidate in {sec.title}: no struck history and "
-                                       "no overlapping entries. Raise its cap, or move entries to a topic file",
-                                       file=file, section=sec.title, warnings=warnings))
+            out.append(Drafted(None, WriteResult(
+                "refused", f"nothing to consolidate in {sec.title}: no struck history and no overlapping entries. "
+                "Raise its cap, or move entries to a topic file", file=doc.path, section=sec.title,
+                warnings=warnings)))
             continue
         old = "".join(doc.lines[sec.start:sec.end])
-        p = memory._draft(actor, file, "consolidate", section=sec.title, old=old,
-                          content=body_with(doc, sec, draft.entries), merged=draft.merged,
-                          source=draft.drafted_by)
-        r = memory.submit(p)
-        r.warnings = warnings + r.warnings
-        results.append(r)
-    return results
+        p = Proposal(id="", created=clock.now().isoformat(timespec="seconds"), actor=actor, file=doc.path,
+                     action="consolidate", section=sec.title, old=old, content=body_with(doc, sec, draft.entries),
+                     merged=draft.merged, source=draft.drafted_by)
+        out.append(Drafted(p, warnings=warnings))
+    return out
 
 
-def consolidation_due(memory: Memory, file: str = "MEMORY.md") -> list[str]:
-    """Sections of `file` that need consolidating: over their cap, or (when the whole file is over its line or
-    byte cap) holding struck history; sections with a consolidation already pending are left out.
-    For the end of an agent session and the app: offer `propose` for each. A file that cannot be read has none
-    (the app and `doctor` say why it cannot be read)."""
-    try:
-        doc = memory.document(file)
-    except Refused:
-        return []
-    spec = memory.spec_for(doc)
-    pending = {p.section for p in memory.proposals(external=False)
-               if p.action == "consolidate" and p.file == file and p.open}
-    due = []
+def due(doc: Document, spec: FormatSpec, pending: set[str | None]) -> list[str]:
+    """Sections of `doc` that need consolidating: over their cap, or (when the whole file is over its line or
+    byte cap) holding struck history; sections in `pending` (a consolidation already waits for them) left out."""
+    out = []
     for sec in doc.sections:
         cap = spec.cap_for(sec.title) if sec.heading is not None else None
         if cap is not None and len(sec.entries) > cap and sec.title not in pending:
-            due.append(sec.title)
+            out.append(sec.title)
     if _file_warnings(doc.text, spec):
         heavy = sorted((s for s in doc.sections if s.heading is not None and s.struck), key=lambda s: -len(s.struck))
-        due += [s.title for s in heavy if s.title not in due and s.title not in pending]
-    return due
+        out += [s.title for s in heavy if s.title not in out and s.title not in pending]
+    return out
 
 
 # drafts -----------------------------------------------------------------------------------------------------
@@ -160,12 +140,11 @@ def deterministic_draft(sec: Section) -> Draft:
     return Draft(entries, merged)
 
 
-def model_draft(memory: Memory, doc: Document, sec: Section) -> Draft:
-    """Ask the model for the section's consolidated entries (the SDK reads ANTHROPIC_API_KEY/_BASE_URL)."""
+def model_draft(doc: Document, sec: Section, spec: FormatSpec, model: str) -> Draft:
+    """Ask `model` for the section's consolidated entries (the SDK reads ANTHROPIC_API_KEY/_BASE_URL)."""
     import anthropic
 
     cur = [e for _, e in sec.current]
-    spec = memory.spec_for(doc)
     cap = spec.cap_for(sec.title)
     numbered = "\n".join(f"{k}. {e.raw.strip()}" for k, e in enumerate(cur, 1))
     prompt = (
@@ -175,7 +154,7 @@ def model_draft(memory: Memory, doc: Document, sec: Section) -> Draft:
         "kept as it is lists only its own number; a merged entry lists every number it replaces."
     )
     client = anthropic.Anthropic(max_retries=1)
-    msg = client.messages.create(model=memory.config.model, max_tokens=4000, system=SYSTEM,
+    msg = client.messages.create(model=model, max_tokens=4000, system=SYSTEM,
                                  messages=[{"role": "user", "content": prompt}])
     text = "".join(getattr(b, "text", "") for b in msg.content)
     start, end = text.find("{"), text.rfind("}")
@@ -192,12 +171,14 @@ def model_draft(memory: Memory, doc: Document, sec: Section) -> Draft:
         for k in item.get("from", []):
             if isinstance(k, int) and 1 <= k <= len(cur) and _body(line) != cur[k - 1].body:
                 merged[cur[k - 1].raw.strip()] = line
-    return Draft(entries, merged, f"drafted by {memory.config.model}")
+    return Draft(entries, merged, f"drafted by {model}")
 
 
 # checking and applying ------------------------------------------------------------------------------------------
-def plan(memory: Memory, p: Proposal, before: str | None) -> Outcome:
-    """The file's next text for a consolidation proposal, plus its archive file; raises Refused."""
+def plan(p: Proposal, before: str | None, *, spec_for: Callable[[Document], FormatSpec],
+         archive: Callable[[str, str, str], str]) -> Outcome:
+    """The file's next text for a consolidation proposal, plus its archive file (named by `archive(file,
+    section, day)`); raises Refused."""
     if before is None:
         raise Refused(f"{p.file} does not exist; nothing to consolidate")
     doc = Document(before, p.file)
@@ -207,7 +188,7 @@ def plan(memory: Memory, p: Proposal, before: str | None) -> Outcome:
     if "".join(doc.lines[sec.start:sec.end]) != (p.old or ""):
         raise Refused(f"section {sec.title} changed since this consolidation was drafted; run "
                       f"`memtui consolidate \"{sec.title}\"` again")
-    spec = memory.spec_for(doc)
+    spec = spec_for(doc)
     new_doc = Document(doc.lines[sec.heading] + (p.content or ""), p.file)
     new_sec = new_doc.sections[-1]
     new_entries = [e for _, e in new_sec.entries]
@@ -219,7 +200,7 @@ def plan(memory: Memory, p: Proposal, before: str | None) -> Outcome:
     moved += [strike(e, "superseded", today).strip() for _, e in sec.current if e.body not in kept]
     also: dict[str, tuple[str | None, str]] = {}
     if moved:
-        rel = archive_path(memory, p.file, sec.title, today)
+        rel = archive(p.file, sec.title, today)
         also[rel] = (None, _archive_text(None, p.file, sec.title, today, moved))
     return Outcome(text, warnings=_file_warnings(text, spec), also=also)
 
@@ -272,14 +253,15 @@ def covers(successor: Entry, merged: Entry) -> bool:
     return len(want & have) / len(want) >= COVER_MIN
 
 
-def archive_path(memory: Memory, file: str, section: str, day: str | None = None) -> str:
-    """A new archive file for one consolidation: archives are frozen, so an existing one is never appended to
+def archive_path(file: str, section: str, day: str | None = None, *, archive_dir: str = "archive",
+                 taken: Callable[[str], bool] = lambda rel: False) -> str:
+    """A new archive file for one consolidation: archives are frozen, so one that is `taken` is never appended to
     (`archive/MEMORY-decisions-2026-08-20.md`, then `…-2026-08-20-2.md` for a second one that day)."""
     stem = file[:-3] if file.endswith(".md") else file
     slug = re.sub(r"[^a-z0-9]+", "-", section.casefold()).strip("-") or "section"
-    base = f"{detect(memory).archive_dir}/{stem.replace('/', '-')}-{slug}-{day or clock.today()}"
+    base = f"{archive_dir}/{stem.replace('/', '-')}-{slug}-{day or clock.today()}"
     rel, n = f"{base}.md", 1
-    while memory.store.read(rel) is not None:
+    while taken(rel):
         n += 1
         rel = f"{base}-{n}.md"
     return rel

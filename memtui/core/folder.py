@@ -580,7 +580,7 @@ class FolderStore(Store):
             return out
 
     def change_patches(self, changes: list[str]) -> dict[str, dict[str, str]]:
-        from memtui.core.history import commit_patches
+        from memtui.core.patches import commit_patches
 
         with self._git.use("reading diffs") as repo:
             return commit_patches(repo, changes) if repo is not None else {}
@@ -745,10 +745,7 @@ class FolderStore(Store):
         disk = self.config_text()
         if not self.has_git:
             return disk, None
-        try:  # git's index is rewritten by every commit: a cheap sign that the committed config may have moved
-            stamp = os.stat(self.root / ".git" / "index").st_mtime_ns
-        except OSError:
-            stamp = 0
+        stamp = self._head_stamp()
         cached = self._reviewed_config
         if cached is not None and cached[0] == (disk, stamp):
             return cached[1]
@@ -762,6 +759,32 @@ class FolderStore(Store):
         result: tuple[str | None, str | None] = (disk, None) if not history or committed == disk else (committed, disk)
         self._reviewed_config = ((disk, stamp), result)
         return result
+
+    def _head_stamp(self) -> tuple[Any, ...]:
+        """Cheap signs that the commit HEAD names may have moved, so what is committed may differ: git rewrites
+        the index on a commit, and HEAD, its branch's ref or packed-refs whenever HEAD moves (`git reset --soft`
+        leaves the index alone). A file is rewritten by renaming a new one over it, so its inode changes too."""
+        git_dir = os.path.join(self.root, ".git")
+        try:  # non-blocking: a FIFO planted as HEAD must not hang every read of the config
+            fd = os.open(os.path.join(git_dir, "HEAD"), os.O_RDONLY | os.O_NONBLOCK)
+            try:
+                head = os.read(fd, 1024)
+            finally:
+                os.close(fd)
+        except OSError:
+            head = b""
+        names = ["index", "packed-refs"]
+        if head.startswith(b"ref: "):
+            names.append(head[5:].strip().decode("utf-8", "replace"))
+        stamp: list[Any] = [head]
+        for name in names:
+            try:
+                st = os.stat(os.path.join(git_dir, name))
+            except OSError:
+                stamp.append(None)
+            else:
+                stamp.append((st.st_mtime_ns, st.st_size, st.st_ino))
+        return tuple(stamp)
 
     def set_config(self, text: str) -> None:
         self.state.mkdir(exist_ok=True)

@@ -1,7 +1,9 @@
 """Poisoning defences on the one write path: claimed provenance, untrusted origins, hidden characters, instructions.
 
 `Memory.submit` calls `check` for every proposal, so these rules hold for the CLI, the app, the embedded agent and
-MCP alike (004_b5ecc0324fa8252d.txt "Memory poisoning"; 003_501b2c7170deec4d.txt section 3):
+MCP alike. The rule behind them: anything an agent writes may be an attempt to poison memory, so each write is
+labelled with where it came from, a claim stronger than its evidence is downgraded, and a person sees every flag
+before the write stays:
 
 - An agent cannot file ``[stated]`` unless the user's own words in that conversation say it: the agent loop passes
   them as `user_words`. Without support the entry is downgraded to ``[suggested]`` and flagged for review.
@@ -17,14 +19,13 @@ Flags travel with the proposal (`Proposal.flags`), into `WriteResult.flags`, the
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from memtui.core.dedupe import tokens
 from memtui.core.entries import TAGS, format_body, split_inline
 from memtui.core.update import INVISIBLE, Outcome, Refused
 
 if TYPE_CHECKING:
-    from memtui.core.memory import Memory
     from memtui.core.proposals import Proposal
 
 ORIGINS = ("user", "agent", "tool", "web")
@@ -47,11 +48,14 @@ INSTRUCTION = re.compile(
 )
 
 
-def check(memory: Memory, p: Proposal, before: str | None, user_words: str | None) -> Outcome | None:
-    """Plan `p` (via `memory._plan`) with the defences applied; mutates `p` (tag, source, content, flags)."""
+def check(
+    plan: Callable[[Proposal, str | None], Outcome | None], p: Proposal, before: str | None, user_words: str | None,
+    *, agent: bool,
+) -> Outcome | None:
+    """`p` planned by `plan` (a `Planner.plan`) with the defences applied; mutates `p` (tag, source, content,
+    flags). `agent` says whether its actor is an agent (as the review policy names them)."""
     if p.origin is not None and p.origin not in ORIGINS:
         raise Refused(f"unknown origin {p.origin!r}: use one of {', '.join(ORIGINS)}")
-    agent = memory.config.policy.is_agent(p.actor)
     untrusted = is_untrusted(p)
     if p.content and p.action in ("edit", "create", "append"):
         _strip_invisible(p)
@@ -61,7 +65,7 @@ def check(memory: Memory, p: Proposal, before: str | None, user_words: str | Non
         p.content = _mark_untrusted_log_line(p.content, p.origin or "tool")
     if untrusted:
         _flag(p, f"untrusted: content from a {p.origin or 'web'} source; check it before it becomes memory")
-    outcome = memory._plan(p, before)
+    outcome = plan(p, before)
     if agent:
         written = _written_line(p, outcome)
         if written is not None and _tag(written) == "stated":
@@ -71,7 +75,7 @@ def check(memory: Memory, p: Proposal, before: str | None, user_words: str | Non
                 why = "no user words were passed" if not (user_words or "").strip() else \
                     "the user's words in this conversation do not say this"
                 _flag(p, f"downgraded [stated] → [suggested]: {why}; a person can restore [stated] on approval")
-                outcome = memory._plan(p, before)
+                outcome = plan(p, before)
             else:
                 p.evidence = support
     written = _written_line(p, outcome)

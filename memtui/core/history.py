@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 TRAILER = re.compile(r"^(Memtui-[A-Za-z-]+):\s*(.*)$", re.MULTILINE)
 HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
-HUNK_COUNTS = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 STREAM_ID = re.compile(r"^\d+-\d+$")
 
 def short(change: str) -> str:
@@ -139,66 +138,6 @@ def blame(memory: Memory, rel: str) -> list[BlameLine]:
                           t.get("proposal") or first.get("proposal"), t.get("approved-by"), first.get("action"))
         for text in lines:
             out.append(BlameLine(len(out) + 1, text, *cache[sha]))
-    return out
-
-
-def commit_diff(repo: Any, sha: str, rel: str | None = None) -> str:
-    """The patch one commit made (to one file, when given)."""
-    args = ["--format=", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", sha]
-    if rel:
-        args += ["--", rel]
-    try:
-        return repo.git.show(*args) + "\n"
-    except Exception:  # a commit that is gone (e.g. another branch was checked out) has no diff to show
-        return ""
-
-
-def commit_patches(repo: Any, shas: list[str], chunk: int = 200) -> dict[str, dict[str, str]]:
-    """Each commit's patch split per file, read with one `git show` per `chunk` commits (not one per change)."""
-    out: dict[str, dict[str, str]] = {}
-    for i in range(0, len(shas), chunk):
-        try:
-            text = repo.git.show("--format=%x01%H", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv",
-                                *shas[i:i + chunk])
-        except Exception:  # a commit that is gone: fall back to one at a time, skipping the missing
-            text = "".join("\x01" + sha + "\n" + commit_diff(repo, sha) for sha in shas[i:i + chunk])
-        for block in text.split("\x01")[1:]:
-            sha, _, patch = block.partition("\n")
-            files: dict[str, str] = {}
-            for part in re.split(r"^(?=diff --git )", patch, flags=re.MULTILINE):
-                if not part.startswith("diff --git "):
-                    continue
-                m = re.search(r"^\+\+\+ b/(.+)$", part, re.MULTILINE) or re.search(r"^--- a/(.+)$", part, re.MULTILINE)
-                if m:
-                    files[m.group(1).rstrip("\t")] = part if part.endswith("\n") else part + "\n"
-            out[sha.strip()] = files
-    return out
-
-
-def split_patch(diff: str) -> dict[str, str]:
-    """A unified diff of several files (as the Redis store records a change) split per file, by the hunk counts:
-    a removed line that reads `-- x` looks like a file header and must not start a new file."""
-    lines = diff.splitlines(keepends=True)
-    out: dict[str, str] = {}
-    i = 0
-    while i < len(lines):
-        if not (lines[i].startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ ")):
-            i += 1
-            continue
-        old, new = lines[i][4:].rstrip("\n").split("\t")[0], lines[i + 1][4:].rstrip("\n").split("\t")[0]
-        path = new[2:] if new != "/dev/null" else old[2:]
-        start = i
-        i += 2
-        while i < len(lines) and (m := HUNK_COUNTS.match(lines[i])):
-            old_n = 1 if m.group(1) is None else int(m.group(1))
-            new_n = 1 if m.group(2) is None else int(m.group(2))
-            i += 1
-            while i < len(lines) and (old_n > 0 or new_n > 0 or lines[i].startswith("\\")):
-                kind = lines[i][:1]
-                old_n -= kind in (" ", "-")
-                new_n -= kind in (" ", "+")
-                i += 1
-        out[path] = "".join(lines[start:i])
     return out
 
 

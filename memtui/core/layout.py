@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from memtui.core.document import FormatSpec
 
 if TYPE_CHECKING:
-    from memtui.core.memory import Memory
+    from memtui.core.config import Config
 
 MEMTUI, OPENCLAW, CLAUDE_CODE = "memtui", "openclaw", "claude-code"
 KINDS = (MEMTUI, OPENCLAW, CLAUDE_CODE)
@@ -71,28 +71,28 @@ class Layout:
         return self.kind == MEMTUI
 
 
-def detect(memory: Memory) -> Layout:
-    """The layout of a memory root: `[layout] kind` in .memtui/config.toml if set, else what the files show."""
-    forced = memory.config.section("layout").get("kind")
+def detect(location: str, config: Config) -> Layout:
+    """The layout of the memory root at `location`: `[layout] kind` in its `config` if set, else what the files
+    show (`Memory.layout()` asks this for its root)."""
+    root = Path(location)
+    forced = config.section("layout").get("kind")
     if forced in KINDS:
-        return _layout(forced, memory)
-    root = Path(memory.location)
+        return _layout(forced, root)
     if not root.is_dir():
         return Layout()
     has_log = (root / "log").is_dir()
     daily = root / "memory"
     if not has_log and daily.is_dir() and any(DAILY.match(p.name) for p in daily.iterdir() if p.is_file()):
-        return _layout(OPENCLAW, memory)
+        return _layout(OPENCLAW, root)
     if not has_log and daily.is_dir() and (root / "MEMORY.md").is_file():
-        return _layout(OPENCLAW, memory)
+        return _layout(OPENCLAW, root)
     if _looks_like_claude_code(root):
-        return _layout(CLAUDE_CODE, memory)
+        return _layout(CLAUDE_CODE, root)
     return Layout()
 
 
-def _layout(kind: str, memory: Memory) -> Layout:
+def _layout(kind: str, root: Path) -> Layout:
     if kind == OPENCLAW:
-        root = Path(memory.location)
         core = tuple(n for n in OPENCLAW_CORE if (root / n).is_file()) or ("MEMORY.md",)
         return Layout(OPENCLAW, core, "memory")
     if kind == CLAUDE_CODE:

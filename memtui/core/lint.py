@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from memtui.core.dedupe import Words, tokens
 from memtui.core.document import Document
 from memtui.core.entries import Entry, parse_entry
-from memtui.core.layout import Layout, detect
+from memtui.core.layout import Layout
 from memtui.core.paths import PathRefused
 from memtui.core.update import _file_warnings
 
@@ -44,7 +44,7 @@ class Finding:
 
 
 def lint(memory: Memory) -> list[Finding]:
-    layout = detect(memory)
+    layout = memory.layout()
     out: list[Finding] = []
     files = [f for f in memory.files() if layout.layer(f) in ("core", "topic")]
     for rel in files:

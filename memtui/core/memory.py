@@ -15,12 +15,14 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any, Iterable
 
-from memtui.core import audit, clock, journal, update
+from memtui.core import audit, clock, journal, planning, update
 from memtui.core.actors import clean_actor
 from memtui.core.audit import tag_of as _tag_of
-from memtui.core.config import ENTRY_ACTIONS, FILE_ACTIONS, Config, load_config
+from memtui.core.config import ENTRY_ACTIONS, Config, load_config
 from memtui.core.document import Document, FormatSpec
 from memtui.core.entries import TAGS
+from memtui.core.layout import Layout, detect
+from memtui.core.patches import unified_diff
 from memtui.core.paths import PathRefused
 from memtui.core.proposals import (
     APPLIED, CONFLICT, EXTERNAL_PREFIX, PENDING, REJECTED, Proposal, WriteResult,
@@ -112,14 +114,16 @@ class Memory:
         if doc.spec.present:
             return doc.spec
         if doc.path == MEMORY_FILE:
-            from memtui.core.layout import detect
-
-            return detect(self).default_spec()  # Claude Code's index: 200 lines / 25 KB
+            return self.layout().default_spec()  # Claude Code's index: 200 lines / 25 KB
         main = Document(self.base_text(MEMORY_FILE) or "")
         return FormatSpec(entry_max=main.spec.entry_max)
 
     def files(self) -> list[str]:
         return self.store.list_files()
+
+    def layout(self) -> Layout:
+        """Which files of this root are core, logs, scratch, archive or topic files (memtui/core/layout.py)."""
+        return detect(self.location, self.config)
 
     # the write path ---------------------------------------------------------------------------------------
     def update(
@@ -174,9 +178,7 @@ class Memory:
 
     def log_dir(self) -> str:
         """`log/`, or `memory/` in an OpenClaw workspace that has no `log/` (memtui/core/layout.py)."""
-        from memtui.core.layout import detect
-
-        return detect(self).log_dir or "log"
+        return self.layout().log_dir or "log"
 
     def scratch(self, name: str, body: str, *, ttl_minutes: float = 60, actor: str | None = None) -> WriteResult:
         expires = int((clock.now() + timedelta(minutes=ttl_minutes)).timestamp() * 1000)
@@ -239,6 +241,55 @@ class Memory:
     def rename(self, file: str, to: str, *, actor: str | None = None) -> WriteResult:
         return self.submit(self._draft(actor, file, "rename", to=to))
 
+    def consolidate(
+        self, section: str | None = None, *, file: str = MEMORY_FILE, actor: str | None = None,
+        use_model: bool | None = None,
+    ) -> list[WriteResult]:
+        """One consolidation proposal per section (memtui/core/consolidate.py): `section`, else every section
+        `consolidation_due` names. The model drafts when `use_model` (by default: when ANTHROPIC_API_KEY is set)."""
+        from memtui.core import consolidate
+
+        try:
+            doc = self.document(file)
+        except ValueError as exc:  # not UTF-8, binary, or a path no memory file could have: nothing to rewrite
+            from memtui.core.readable import read_problem
+
+            problem = isinstance(exc, Refused) and read_problem(self.store, file) or str(exc)
+            return [WriteResult("refused", f"cannot consolidate {file}: {problem}", file=file)]
+        names = [section] if section else self._consolidation_due(doc)
+        if not names:
+            return [WriteResult("applied", f"nothing to consolidate: every section of {file} is within its cap")]
+        if use_model is None:
+            use_model = bool(os.environ.get("ANTHROPIC_API_KEY"))
+        results = []
+        for drafted in consolidate.drafts(doc, names, self.spec_for(doc), actor=_actor(actor),
+                                          model=self.config.model if use_model else None):
+            if drafted.proposal is None:
+                assert drafted.refused is not None
+                results.append(drafted.refused)
+                continue
+            r = self.submit(drafted.proposal)
+            r.warnings = drafted.warnings + r.warnings
+            results.append(r)
+        return results
+
+    def consolidation_due(self, file: str = MEMORY_FILE) -> list[str]:
+        """Sections of `file` that need consolidating (over their cap, or struck history in a file over its own
+        cap), leaving out those a consolidation already waits for. For the end of an agent session and the app:
+        offer `consolidate` for each. A file that cannot be read has none (the app and `doctor` say why)."""
+        try:
+            doc = self.document(file)
+        except Refused:
+            return []
+        return self._consolidation_due(doc)
+
+    def _consolidation_due(self, doc: Document) -> list[str]:
+        from memtui.core import consolidate
+
+        pending = {p.section for p in self.proposals(external=False)
+                   if p.action == "consolidate" and p.file == doc.path and p.open}
+        return consolidate.due(doc, self.spec_for(doc), pending)
+
     def submit(self, p: Proposal, *, user_words: str | None = None) -> WriteResult:
         """The one write path: validate, then apply at once or queue for a person, as the policy says."""
         from memtui.core import guard, recurrence
@@ -251,8 +302,10 @@ class Memory:
                 p.to = self.store.check_path(p.to)
             self.read_text(p.file)  # the bytes on disk must be UTF-8 too: a write is applied to them as well
             before = self.base_text(p.file)
-            try:
-                outcome = guard.check(self, p, before, user_words)  # plans `p` with the defences applied
+            planner = self._planner()
+            try:  # plans `p` with the defences applied
+                outcome = guard.check(planner.plan, p, before, user_words,
+                                      agent=self.config.policy.is_agent(p.actor))
             except Refused as exc:
                 raise self._pending_hint(p, exc) from None
         except (Refused, PathRefused) as exc:
@@ -260,15 +313,19 @@ class Memory:
         except StoreError as exc:  # the committed version cannot be read (a damaged repository)
             return self._refuse(p, f"{exc}; nothing was written")
         p.base_hash = content_hash(None if before is None else before.encode())
-        p.diff = self._diff(p, before, outcome)
+        p.diff = planning.diff(planner, p, before, outcome)
         p.warnings = list(outcome.warnings) if outcome else []
         if outcome and outcome.entry and p.action in (*ENTRY_ACTIONS, "move"):
             p.entry = _unbullet(outcome.entry)
             if outcome.replaced:
                 p.replaces = _unbullet(outcome.replaced)
-        held = recurrence.hold(self, p, _tag_of(p.entry))
+        held = recurrence.hold(p, _tag_of(p.entry), lambda: self.proposals(external=False),
+                               is_agent=self._is_agent, layout=self.layout)
         if held is not None:
-            return held
+            if not held.proposal.id:
+                held.proposal.id = f"p-{self.store.next_proposal_number():04d}"
+            self.store.queue_save(held.proposal.id, held.proposal.to_json())
+            return held.result()
         decision = self.config.policy.decide(p.actor, p.file, p.section, p.action,
                                              fast_lane=self._fast_lane(p, before, outcome))
         if decision == "wait":
@@ -280,7 +337,7 @@ class Memory:
                 return self._refuse(p, f"could not queue the proposal: {exc}; nothing was written")
             return WriteResult("queued", "A person will approve, revise or reject it.", p.id, p.file, p.section,
                                p.entry, None, p.diff, p.warnings, flags=list(p.flags),
-                               files=self._named(_writes(p, before, outcome)))
+                               files=self._named(planning.writes(p, before, outcome)))
         return self._apply(p, decided_by=p.actor)
 
     # deciding ---------------------------------------------------------------------------------------------
@@ -361,7 +418,8 @@ class Memory:
 
             # The gate stops an agent generalising alone; a person who read the diff and approves is the gate.
             # Their approval of a lesson short of its signals is recorded as their confirmation.
-            gate = None if tag is not None else recurrence.short_of(self, p, p.provenance or _tag_of(p.entry))
+            gate = None if tag is not None else recurrence.short_of(p, p.provenance or _tag_of(p.entry),
+                                                                    is_agent=self._is_agent, layout=self.layout)
             extra = {"confirmed": {"by": by, "signals": gate}} if gate else None
             return self._apply(p, decided_by=by, revising=revising, proposed=proposed, extra=extra)
 
@@ -451,17 +509,15 @@ class Memory:
         today's daily log of the layout in use, each a well-formed "- HH:MM [tag] text" line and nothing else
         changed; or a new scratch note, directly in the scratch folder, that expires within
         `[review] scratch_max_ttl`. Judged from the planned change, never from the file's name alone."""
-        from memtui.core.layout import detect
-
         if p.action not in ("append", "create") or not self.config.policy.is_agent(p.actor):
             return False
         if self._real(p.file) != p.file:
             return False  # through a symlink: the file really written is not the one named
-        layout = detect(self)
+        layout = self.layout()
         if p.action == "append" and outcome is not None:
             if p.file != f"{layout.log_dir or 'log'}/{clock.now():%Y-%m-%d}.md":
                 return False
-            start = _new_log_header(p.file) if before is None else before
+            start = planning.new_log_header(p.file) if before is None else before
             if not outcome.text.startswith(start) or outcome.also:
                 return False
             added = outcome.text[len(start):].lstrip("\n").split("\n")
@@ -493,63 +549,17 @@ class Memory:
 
     def _draft(self, actor: str | None, file: str, action: str, **kw: Any) -> Proposal:
         return Proposal(id="", created=clock.now().isoformat(timespec="seconds"),
-                        actor=clean_actor(actor) if actor else default_actor(), file=file, action=action, **kw)
+                        actor=_actor(actor), file=file, action=action, **kw)
 
-    def _plan(self, p: Proposal, before: str | None, read: Any = None) -> update.Outcome | None:
-        """The file's next text for `p` against `before`; raises Refused. None means the file is deleted.
+    def _planner(self) -> planning.Planner:
+        """What planning reads of this memory: caps, the reviewed text of the other files a write touches, which
+        paths are taken, the file a path really names, where archives go."""
+        return planning.Planner(spec_for=self.spec_for, read=self.base_text, on_disk=self.store.read,
+                                committed=self.store.review_base, real=self._real,
+                                archive_dir=lambda: self.layout().archive_dir)
 
-        `read` gives the text of another file the write touches (a move's target): the reviewed base by default."""
-        read = read or self.base_text
-        today = clock.today()
-        if p.action == "consolidate":
-            from memtui.core import consolidate
-
-            return consolidate.plan(self, p, before)
-        if p.action in ENTRY_ACTIONS:
-            if before is None:
-                raise Refused(f"{p.file} does not exist; create it first (or use a file that has sections)")
-            doc = Document(before, p.file)
-            spec = self.spec_for(doc)
-            if p.action == "add":
-                return update.add(doc, p.section or "", p.entry or "", provenance=p.provenance, source=p.source,
-                                  today=today, spec=spec, after=p.after)
-            if p.action == "revise":
-                return update.revise(doc, p.section or "", p.entry or "", p.replaces, provenance=p.provenance,
-                                     source=p.source, today=today, spec=spec)
-            return update.remove(doc, p.section or "", p.replaces or p.entry, today=today, spec=spec)
-        if p.action == "move":
-            if before is None:
-                raise Refused(f"{p.file} does not exist; nothing to move")
-            to_doc = None
-            if p.to:
-                to_text = read(p.to)
-                if to_text is None:
-                    raise Refused(f"{p.to} does not exist; create it with a section first")
-                to_doc = Document(to_text, p.to)
-            return update.move(Document(before, p.file), p.section or "", p.replaces or "", p.to_section or "",
-                               to_doc=to_doc, today=today, to_spec=self.spec_for(to_doc or Document(before, p.file)))
-        if p.action == "append":
-            start = _new_log_header(p.file) if before is None else before
-            return self._capped(p.file, update.append_text(start, p.content or ""))
-        if p.action == "create":
-            if before is not None:
-                raise Refused(f"{p.file} already exists; edit it instead, or choose another name")
-            return self._capped(p.file, p.content or "")
-        if p.action == "edit":
-            if before is None:
-                raise Refused(f"{p.file} does not exist; create it first")
-            return self._capped(p.file, update.edit_text(before, p.old or "", p.content or ""))
-        if p.action == "delete":
-            if before is None:
-                raise Refused(f"{p.file} does not exist; nothing to delete")
-            return None
-        if p.action == "rename":
-            if before is None:
-                raise Refused(f"{p.file} does not exist; nothing to rename")
-            if not p.to or self.store.read(p.to) is not None or self.store.review_base(p.to) is not None:
-                raise Refused(f"cannot rename to {p.to!r}: it exists already or is empty")
-            return update.Outcome(before)
-        raise Refused(f"unknown action {p.action!r}: use one of {', '.join(ENTRY_ACTIONS + FILE_ACTIONS)}")
+    def _is_agent(self, actor: str) -> bool:
+        return self.config.policy.is_agent(actor)
 
     def _pending_hint(self, p: Proposal, exc: Refused) -> Refused:
         """`exc`, saying so when the file's bytes on disk are a pending external change the write was not planned
@@ -582,28 +592,11 @@ class Memory:
         if p.action not in (*ENTRY_ACTIONS, "move", "append", "edit"):
             raise Refused(f"{pending}; approve or reject that change first, then this {p.action} can be applied")
         try:
-            disk_outcome = self._plan(p, self.read_text(p.file), read=self.read_text)
+            disk_outcome = self._planner().reading(self.read_text).plan(p, self.read_text(p.file))
         except Refused as exc:
             raise Refused(f"{pending}, and this write cannot be applied to it ({exc}); approve or reject that "
                           "change first") from None
-        return _writes(p, self.read_text(p.file), disk_outcome)
-
-    def _capped(self, rel: str, text: str) -> update.Outcome:
-        """A file-level write's outcome, warned when it leaves a file over its whole-file or section caps."""
-        doc = Document(text, rel)
-        spec = self.spec_for(doc)
-        warnings = [w for sec in doc.sections if sec.heading is not None
-                    for w in update._cap_warning(doc, sec, spec)]
-        return update.Outcome(text, warnings=warnings + update._file_warnings(text, spec))
-
-    def _diff(self, p: Proposal, before: str | None, outcome: update.Outcome | None) -> str:
-        if p.action == "rename":
-            return f"rename {p.file} → {p.to}\n"
-        # A write through a symlink changes (and commits) the file it names: the diff says which.
-        diff = update.unified_diff(self._real(p.file), before, outcome.text if outcome else None)
-        for rel, (was, now) in (outcome.also.items() if outcome else ()):
-            diff += update.unified_diff(self._real(rel), was, now)
-        return diff
+        return planning.writes(p, self.read_text(p.file), disk_outcome)
 
     def _real(self, rel: str) -> str:
         try:
@@ -637,7 +630,8 @@ class Memory:
                 moved_on = bool(p.base_hash) and now_hash != p.base_hash
                 if moved_on and p.action in ("create", "delete", "rename"):
                     raise Refused(f"{p.file} changed since this was proposed; look at it again and re-propose")
-                outcome = self._plan(p, before)
+                planner = self._planner()
+                outcome = planner.plan(p, before)
                 on_disk = self._on_disk(p, outcome)
             except (Refused, PathRefused) as exc:
                 if revising:
@@ -646,12 +640,12 @@ class Memory:
                 if p.id:
                     return self._conflict(p, str(exc), decided_by)
                 return self._refuse(p, str(exc), getattr(exc, "candidates", []))
-            commits = _writes(p, before, outcome)
+            commits = planning.writes(p, before, outcome)
             writes = commits if on_disk is None else on_disk
             if outcome and outcome.entry and p.action in (*ENTRY_ACTIONS, "move"):
                 p.entry = _unbullet(outcome.entry)
                 p.replaces = _unbullet(outcome.replaced) if outcome.replaced else p.replaces
-            shown, p.diff = p.diff, self._diff(p, before, outcome)
+            shown, p.diff = p.diff, planning.diff(planner, p, before, outcome)
             if p.id and not moved_on and not revising and shown and shown != p.diff:
                 # The file is as it was proposed against, yet the change differs from the diff the person was
                 # shown: the queue file was altered outside memtui. Commit nothing they did not see.
@@ -739,6 +733,11 @@ class Memory:
         return list(dict.fromkeys(self._real(rel) for rel in files))
 
 
+def _actor(actor: str | None) -> str:
+    """Who a write is by: the name given, cleaned, else the person at the keyboard (`default_actor`)."""
+    return clean_actor(actor) if actor else default_actor()
+
+
 def _digits(text: str) -> bool:
     """ASCII digits only: "²".isdigit() is true, but int("²") fails."""
     return text.isascii() and text.isdigit()
@@ -755,17 +754,6 @@ def _decoded(rel: str, data: bytes | None) -> str | None:
         raise Refused(not_utf8(rel, data) or f"{rel} is not UTF-8 text") from None
 
 
-def _writes(p: Proposal, before: str | None, outcome: update.Outcome | None) -> dict[str, bytes | None]:
-    """The files `p` writes, planned against `before`: path -> new bytes, None for a file deleted."""
-    if p.action == "delete":
-        return {p.file: None}
-    if p.action == "rename":
-        assert p.to and before is not None
-        return {p.to: before.encode(), p.file: None}
-    assert outcome is not None
-    writes: dict[str, bytes | None] = {p.file: outcome.text.encode()}
-    writes.update({rel: after.encode() for rel, (_, after) in outcome.also.items()})
-    return writes
 
 
 def _external_id(rel: str) -> str:
@@ -779,9 +767,6 @@ def _unbullet(line: str) -> str:
     return line.strip() if e is None else e.raw[len(e.indent) + len(e.bullet):].strip()
 
 
-def _new_log_header(rel: str) -> str:
-    stem = rel.rsplit("/", 1)[-1].removesuffix(".md")
-    return f"# {stem}\n\n"
 
 
 def _external_proposal(ch: ExternalChange) -> Proposal:
@@ -791,7 +776,7 @@ def _external_proposal(ch: ExternalChange) -> Proposal:
     return Proposal(
         id=_external_id(ch.path), created=clock.now().isoformat(timespec="seconds"), actor="external",
         file=ch.path, action=ch.kind, base_hash=content_hash(ch.before), after_hash=content_hash(ch.after),
-        diff=update.unified_diff(ch.path, text(ch.before), text(ch.after)),
+        diff=unified_diff(ch.path, text(ch.before), text(ch.after)),
     )
 
 

@@ -17,21 +17,23 @@ past it (an approval of a lesson short of its signals is recorded as the person'
   any proposal, with its signals in `Proposal.signals` and a ``candidate:`` flag showing the count. A later
   proposal of the same lesson adds its signal to the candidate instead of queueing again. `Memory.approve`
   records a person's approval short of the gate as their confirmation (`short_of`); only a person approves.
+
+The gate decides from plain data (the proposal, who is an agent, the layout, the pending proposals) and says what
+to hold; `Memory.submit` numbers and saves what it holds.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from memtui.core import clock
 from memtui.core.dedupe import near_duplicate, tokens
-from memtui.core.layout import detect
 from memtui.core.proposals import PENDING, WriteResult
 
 if TYPE_CHECKING:
-    from memtui.core.memory import Memory
+    from memtui.core.layout import Layout
     from memtui.core.proposals import Proposal
 
 MIN_SIGNALS = 3.0
@@ -72,17 +74,17 @@ def session_of(p: Proposal) -> str:
     return p.session or f"day:{(p.created or clock.now().isoformat())[:10]}"
 
 
-def gated(memory: Memory, p: Proposal, tag: str | None) -> bool:
-    """Does the gate apply: an agent's [inferred] add or revise to a core file."""
+def gated(p: Proposal, tag: str | None, *, is_agent: Callable[[str], bool], layout: Callable[[], Layout]) -> bool:
+    """Does the gate apply: an agent's [inferred] add or revise to a core file (`layout` is asked last)."""
     return (
         p.action in ("add", "revise")
         and tag == "inferred"
-        and memory.config.policy.is_agent(p.actor)
-        and detect(memory).layer(p.file) == "core"
+        and is_agent(p.actor)
+        and layout().layer(p.file) == "core"
     )
 
 
-def tally(memory: Memory, p: Proposal) -> Tally:
+def tally(p: Proposal) -> Tally:
     """The candidate's signals: one per distinct session (its earliest), weighed by age."""
     today = clock.now().date()
     first: dict[str, str] = {}
@@ -95,35 +97,54 @@ def tally(memory: Memory, p: Proposal) -> Tally:
     return Tally(round(weight, 2), len(first), len(first))
 
 
-def hold(memory: Memory, p: Proposal, tag: str | None) -> WriteResult | None:
-    """Called by `Memory.submit` once `p` is planned: None lets it through; otherwise it is held as a candidate
-    (a new one, or a new signal on the pending candidate of the same lesson) and the result says so."""
-    if not gated(memory, p, tag):
+@dataclass(frozen=True)
+class Held:
+    """A proposal the gate holds: `proposal` is the candidate to save (a new one has no id yet), `again` says it
+    was already pending and got one more signal."""
+
+    proposal: Proposal
+    tally: Tally
+    again: bool
+
+    def result(self) -> WriteResult:
+        p, t = self.proposal, self.tally
+        what = "another signal for candidate" if self.again else "held as candidate"
+        msg = (f"{what} {p.id}: {t.describe()}. An [inferred] lesson becomes standing behaviour only after "
+               f"{MIN_SIGNALS:g} signals across {MIN_SESSIONS} sessions; until then it waits as a candidate. "
+               "Keep it as data (a log line) meanwhile.")
+        return WriteResult("queued", msg, p.id, p.file, p.section, p.entry, None, p.diff, list(p.warnings),
+                           flags=list(p.flags))
+
+
+def hold(
+    p: Proposal, tag: str | None, pending: Callable[[], Iterable[Proposal]], *, is_agent: Callable[[str], bool],
+    layout: Callable[[], Layout],
+) -> Held | None:
+    """Once `p` is planned: None lets it through; otherwise what to hold as a candidate, a new one or the
+    pending candidate of the same lesson (among `pending`, the open proposals) with `p`'s signal added."""
+    if not gated(p, tag, is_agent=is_agent, layout=layout):
         return None
     signal = {"ts": p.created, "session": session_of(p), "actor": p.actor}
-    existing = _open_candidate(memory, p)
+    existing = _open_candidate(pending(), p)
     if existing is not None:
         existing.signals.append(signal)
-        t = tally(memory, existing)
+        t = tally(existing)
         _set_flag(existing, t)
-        memory.store.queue_save(existing.id, existing.to_json())
-        return _held(existing, t, again=True)
+        return Held(existing, t, again=True)
     p.signals = [signal]
-    t = tally(memory, p)
+    t = tally(p)
     if t.met:
         return None
     _set_flag(p, t)
-    p.id = f"p-{memory.store.next_proposal_number():04d}"
-    memory.store.queue_save(p.id, p.to_json())
-    return _held(p, t, again=False)
+    return Held(p, t, again=False)
 
 
-def short_of(memory: Memory, p: Proposal, tag: str | None) -> str | None:
+def short_of(p: Proposal, tag: str | None, *, is_agent: Callable[[str], bool], layout: Callable[[], Layout]) -> str | None:
     """The signal count of a gated lesson that has not met the gate ("1 of 3 signals across 1 of 2 sessions"),
     or None: what a person's approval confirms on the lesson's behalf."""
-    if not gated(memory, p, tag):
+    if not gated(p, tag, is_agent=is_agent, layout=layout):
         return None
-    t = tally(memory, p)
+    t = tally(p)
     return None if t.met else t.describe()
 
 
@@ -133,17 +154,17 @@ class Candidate:
     tally: Tally
 
 
-def candidates(memory: Memory) -> list[Candidate]:
-    """Pending proposals held by the gate, with their counts."""
+def candidates(proposals: Iterable[Proposal]) -> list[Candidate]:
+    """The pending proposals among `proposals` that the gate holds, with their counts."""
     out = []
-    for p in memory.proposals(external=False):
+    for p in proposals:
         if p.status == PENDING and p.signals:
-            out.append(Candidate(p, tally(memory, p)))
+            out.append(Candidate(p, tally(p)))
     return out
 
 
-def _open_candidate(memory: Memory, p: Proposal) -> Proposal | None:
-    for q in memory.proposals(external=False):
+def _open_candidate(pending: Iterable[Proposal], p: Proposal) -> Proposal | None:
+    for q in pending:
         if q.status == PENDING and q.signals and q.file == p.file and similar(q.entry or "", p.entry or ""):
             return q
     return None
@@ -152,15 +173,6 @@ def _open_candidate(memory: Memory, p: Proposal) -> Proposal | None:
 def _set_flag(p: Proposal, t: Tally) -> None:
     p.flags = [f for f in p.flags if not f.startswith(CANDIDATE_FLAG)]
     p.flags.append(f"{CANDIDATE_FLAG} {t.describe()}")
-
-
-def _held(p: Proposal, t: Tally, *, again: bool) -> WriteResult:
-    what = "another signal for candidate" if again else "held as candidate"
-    msg = (f"{what} {p.id}: {t.describe()}. An [inferred] lesson becomes standing behaviour only after "
-           f"{MIN_SIGNALS:g} signals across {MIN_SESSIONS} sessions; until then it waits as a candidate. "
-           "Keep it as data (a log line) meanwhile.")
-    return WriteResult("queued", msg, p.id, p.file, p.section, p.entry, None, p.diff, list(p.warnings),
-                       flags=list(p.flags))
 
 
 def _weight(ts: str, today: date) -> float:

@@ -614,7 +614,7 @@ class RedisStore(Store):
     def record(self, files: dict[str, bytes | None], message: str, author: str, committer: str | None = None,
                *, allow_empty: bool = False, ts_ms: int | None = None) -> str | None:
         """Record `files` (path -> bytes, None = deleted) as one change with its diff; None when nothing changed."""
-        from memtui.core.update import unified_diff
+        from memtui.core.patches import unified_diff
 
         paths = [clean_rel(p) for p in files]
         with self._calls():
@@ -837,7 +837,7 @@ class RedisStore(Store):
         return chunks
 
     def change_patches(self, changes: list[str]) -> dict[str, dict[str, str]]:
-        from memtui.core.history import split_patch
+        from memtui.core.patches import split_patch
 
         out = {}
         for sid in changes:

@@ -14,7 +14,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from memtui.core import clock
-from memtui.core.history import audit_by_commit, commit_diff, first_changed_line, short, trailers
+from memtui.core.history import audit_by_commit, first_changed_line, short, trailers
+from memtui.core.patches import commit_diff
 
 if TYPE_CHECKING:
     from memtui.core.memory import Memory

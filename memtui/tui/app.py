@@ -675,9 +675,7 @@ class MemtuiApp(App[None]):
 
     @work(thread=True, group="consolidate", exit_on_error=False)
     def consolidate(self, section: str | None = None) -> None:
-        from memtui.core.consolidate import propose
-
-        self.post_message(Consolidated(propose(self.memory, section, actor=self.by)))
+        self.post_message(Consolidated(self.memory.consolidate(section, actor=self.by)))
 
     def on_consolidated(self, message: Consolidated) -> None:
         if not self.alive():
@@ -701,9 +699,7 @@ class MemtuiApp(App[None]):
 
     @work(thread=True, group="consolidate", exit_on_error=False)
     def check_consolidation(self) -> None:
-        from memtui.core.consolidate import consolidation_due
-
-        self.post_message(ConsolidationDue(consolidation_due(self.memory), asked=False))
+        self.post_message(ConsolidationDue(self.memory.consolidation_due(), asked=False))
 
     def on_consolidation_due(self, message: ConsolidationDue) -> None:
         if not self.alive() or not message.sections:

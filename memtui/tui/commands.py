@@ -18,11 +18,10 @@ MAX_FILES = 2000  # files offered by name; a huge memory is better searched with
 
 
 def _due(app: MemtuiApp) -> list[str]:
-    from memtui.core.consolidate import consolidation_due
     from memtui.core.store import StoreError
 
     try:
-        return consolidation_due(app.memory)
+        return app.memory.consolidation_due()
     except (StoreError, OSError):  # the palette still opens when MEMORY.md cannot be read (a store that is down)
         return []
 

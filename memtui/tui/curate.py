@@ -172,10 +172,8 @@ class MoveScreen(ModalScreen[WriteResult | None]):
     @work(thread=True, exclusive=True, exit_on_error=False)
     def load_targets(self) -> None:
         """Sections of this file first, then of the other durable files (not logs, scratch or the archive)."""
-        from memtui.core.layout import detect
-
         # Core and topic files only (as the layout reads them: a topic file under memory/ is one, a dated log not).
-        layout = detect(self.memory)
+        layout = self.memory.layout()
         files = [f for f in self.memory.files() if f.endswith(".md") and layout.layer(f) in ("core", "topic")]
         files = [self.rel] + sorted(f for f in files if f != self.rel)[:TARGET_FILES_MAX]
         out = []

@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from memtui.core.update import diff_left_out, unified_diff
+from memtui.core.patches import diff_left_out, unified_diff
 from memtui.tui.messages import OpenFile
 
 from memtui.tui.plain import visible

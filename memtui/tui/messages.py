@@ -164,7 +164,7 @@ class ConsolidationDue(Message):
 
 
 class Consolidated(Message):
-    """`consolidate.propose` ran in a worker; one result per section (queued, refused, …)."""
+    """`Memory.consolidate` ran in a worker; one result per section (queued, refused, …)."""
 
     def __init__(self, results: list[WriteResult]) -> None:
         super().__init__()

@@ -29,7 +29,7 @@ from textual.strip import Strip
 from memtui.core.document import Document
 from memtui.core.entries import TAGS, Entry, parse_entry
 from memtui.core.store import StoreError
-from memtui.core.update import common_ends
+from memtui.core.patches import common_ends
 from memtui.tui.entry_bar import EntryBar
 from memtui.tui.entry_cursor import CURSOR_BINDINGS, EntryCursor, version_of
 from memtui.tui.messages import ViewerState
