@@ -187,7 +187,7 @@ def _undo_write(memory: Memory, action: str, by: str, what: str, results: dict[s
                 **extra: Any) -> tuple[str, str] | WriteResult:
     """Write every file's new bytes (None deletes it) and make one commit, as one transaction with an audit line
     per file; returns (commit, diff), or the refusal when the write failed (and was undone)."""
-    from memtui.core.update import unified_diff
+    from memtui.core.patches import unified_diff
 
     store = memory.store
     diff = "".join(unified_diff(rel, _text(store.read(rel)), _text(data)) for rel, data in results.items())
