@@ -44,10 +44,6 @@ class Entry:
         return not self.struck
 
     @property
-    def tagged(self) -> bool:
-        return self.tag is not None
-
-    @property
     def body(self) -> str:
         """The entry without bullet or strike marks: ``[tag] text (date, source)``."""
         return format_body(self.tag, self.text, self.date, self.source, self.time)
