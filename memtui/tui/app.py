@@ -116,7 +116,6 @@ class MemtuiApp(App[None]):
         self.watcher: Any = None
         self.panes: dict[str, Widget] = {}
         self.changed_since_open: set[str] = set()
-        self.external_files: set[str] = set()
         self.synced = 0
         self.problems: list[str] = []
         self._seq = itertools.count(1)
@@ -321,7 +320,6 @@ class MemtuiApp(App[None]):
                 self.problems.append(problem)
                 self.feed.add(Activity(now, "memtui", "problem", problem))
                 self.notify(problem, severity="warning", timeout=10, markup=False)
-        self.external_files = external_files
         everything = message.proposals + message.external
         self.review.lineage = message.lineage
         self.review.set_proposals(everything)
@@ -703,7 +701,7 @@ class MemtuiApp(App[None]):
     def check_consolidation(self) -> None:
         from memtui.core.consolidate import consolidation_due
 
-        self.post_message(ConsolidationDue(consolidation_due(self.memory), asked=False))
+        self.post_message(ConsolidationDue(consolidation_due(self.memory)))
 
     def on_consolidation_due(self, message: ConsolidationDue) -> None:
         if not self.alive() or not message.sections:

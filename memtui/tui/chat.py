@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from contextlib import aclosing
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -33,12 +34,11 @@ HINT = ("Chat with the agent whose memory is this folder. Its writes to MEMORY.m
         "focuses the last card.")
 
 
+@dataclass
 class ProposalStatus(Message):
     """A card's proposal as it is now, read in a worker after it left the pending list."""
 
-    def __init__(self, proposal: Proposal) -> None:
-        super().__init__()
-        self.proposal = proposal
+    proposal: Proposal
 
 
 class ProposalCardView(Vertical, can_focus=True):

@@ -16,6 +16,7 @@ import re
 import shlex
 import subprocess
 import threading
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from textual import work
@@ -72,20 +73,18 @@ CURSOR_BINDINGS = [
 ]
 
 
+@dataclass
 class EntryWritten(Message):
     """An edit on the entry under the cursor came back from the core (posted from a thread)."""
 
-    def __init__(self, result: WriteResult, target: str | None) -> None:
-        super().__init__()
-        self.result = result
-        self.target = target
+    result: WriteResult
+    target: str | None
 
 
+@dataclass
 class BlameLoaded(Message):
-    def __init__(self, version: str, lines: list[Any] | str) -> None:
-        super().__init__()
-        self.version = version
-        self.lines = lines
+    version: str
+    lines: list[Any] | str
 
 
 def version_of(text: str) -> str:

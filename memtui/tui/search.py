@@ -8,6 +8,7 @@ The pane keeps one warm `Searcher` with its own file watcher, and re-runs the qu
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -63,11 +64,10 @@ class Pane(Vertical, can_focus=False):
     }
     """
 
+    @dataclass
     class Results(Message):
-        def __init__(self, seq: int, bundle: SearchBundle) -> None:
-            super().__init__()
-            self.seq = seq
-            self.bundle = bundle
+        seq: int
+        bundle: SearchBundle
 
     def __init__(self, memory: Any, *, id: str | None = None) -> None:
         super().__init__(id=id)

@@ -7,6 +7,7 @@ A plugin pane (see memtui/tui/messages.py): the app constructs `Pane(memory)` an
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -69,16 +70,14 @@ class Pane(Vertical, can_focus=False):
     }
     """
 
+    @dataclass
     class Loaded(Message):
-        def __init__(self, report: TodayReport | None, error: str | None = None) -> None:
-            super().__init__()
-            self.report = report
-            self.error = error
+        report: TodayReport | None
+        error: str | None = None
 
+    @dataclass
     class Undone(Message):
-        def __init__(self, result: WriteResult) -> None:
-            super().__init__()
-            self.result = result
+        result: WriteResult
 
     def __init__(self, memory: Memory, *, id: str | None = None) -> None:
         super().__init__(id=id)

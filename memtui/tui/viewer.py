@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import difflib
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -167,20 +168,18 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
 
     raw: reactive[bool] = reactive(False)
 
+    @dataclass
     class Loaded(Message):
-        def __init__(self, viewer: MemoryViewer, state: ViewerState) -> None:
-            super().__init__()
-            self.viewer = viewer
-            self.state = state
+        viewer: MemoryViewer
+        state: ViewerState
 
+    @dataclass
     class Reloaded(Message):
         """The file on screen changed on disk; `added` lines were marked (bubbles to the app)."""
 
-        def __init__(self, rel: str, added: int, removed: int) -> None:
-            super().__init__()
-            self.rel = rel
-            self.added = added
-            self.removed = removed
+        rel: str
+        added: int
+        removed: int
 
     def __init__(self, root: Path, rel: str, *, id: str | None = None,
                  read: Callable[[str], bytes | None] | None = None) -> None:
