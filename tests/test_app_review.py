@@ -162,7 +162,7 @@ async def test_the_chosen_theme_survives_a_restart_and_the_config_stays_valid(de
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
         assert app.theme == "memtui-dark"
-        app.switch_theme("memtui-light")
+        app.action_switch_theme("memtui-light")
         await wait_for(pilot, lambda: "memtui-light" in (demo / ".memtui" / "config.toml").read_text()
                        and "theme" in git.Repo(demo).head.commit.message, what="the config saved and committed")
     after = (demo / ".memtui" / "config.toml").read_text()
@@ -186,7 +186,7 @@ async def test_a_broken_config_is_not_rewritten_by_a_theme_choice(demo: Path) ->
     app = MemtuiApp(demo, watch=False, user=PERSON)
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
-        app.switch_theme("memtui-light")
+        app.action_switch_theme("memtui-light")
         await pilot.pause(1.5)
         assert app.theme == "memtui-light"  # used now, not saved
     assert path.read_text() == broken

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from textual import on, work
+from textual.actions import ActionParseResult
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -113,6 +114,7 @@ class MemtuiApp(App[None]):
         self.consolidation_offer: list[str] = []
         self.by = user or default_actor()
         self.watch_enabled = watch
+        self.chosen_action: str | None = None  # the action the palette is running (run_chosen_action)
         self.watcher: Any = None
         self.panes: dict[str, Widget] = {}
         self.changed_since_open: set[str] = set()
@@ -220,7 +222,7 @@ class MemtuiApp(App[None]):
             self.notify(f"Disconnected: {text}. What is shown may be out of date; writes wait for the store.",
                         severity="warning", timeout=8, markup=False)
 
-    def switch_memory(self, url: str) -> None:
+    def action_switch_memory(self, url: str) -> None:
         """Leave for another memory on the same Redis server or cluster: `memtui.cli.run_app` opens it next."""
         self.exit(("switch-memory", url))
 
@@ -396,6 +398,9 @@ class MemtuiApp(App[None]):
     def on_open_file(self, message: OpenFile) -> None:
         self.open_file(message.rel, message.line)
 
+    def action_open_file(self, rel: str) -> None:
+        self.open_file(rel)
+
     def on_log_activity(self, message: LogActivity) -> None:
         self.feed.add(Activity(clock.now().strftime("%H:%M"), message.actor or self.by, message.kind, message.text,
                                message.file))
@@ -479,8 +484,17 @@ class MemtuiApp(App[None]):
             return True
         return self.active_plugin() is None
 
+    async def run_chosen_action(self, action: ActionParseResult) -> bool:
+        """Run an action the person chose by name (the palette). The review keys' guard in `check_action` is for
+        letters that could be text or belong to the tab on show; a command chosen by name is neither."""
+        self.chosen_action = action[1]
+        try:
+            return await self.run_action(action)
+        finally:
+            self.chosen_action = None
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in REVIEW_ACTIONS and not self.review_in_view():
+        if action in REVIEW_ACTIONS and action != self.chosen_action and not self.review_in_view():
             return None  # shown dimmed in the footer; the key does nothing here
         if action == "switch_tab" and self.screen is not self.base:
             return False  # a priority key: over a dialog it is the dialog's
@@ -743,7 +757,7 @@ class MemtuiApp(App[None]):
 
         self.push_screen(HelpScreen(self.key_rows()))
 
-    def switch_theme(self, name: str) -> None:
+    def action_switch_theme(self, name: str) -> None:
         self.theme = name
         self.notify(f"Theme: {name}")
 
