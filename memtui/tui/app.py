@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib
 import itertools
 import threading
 from pathlib import Path
@@ -37,12 +36,12 @@ from memtui.tui.messages import (
     Activity, CommittedLoaded, Consolidated, ConsolidationDue, Decided, FilesChanged, LogActivity, MemoryChanged,
     OpenFile, ProposalsChanged, SessionEnded, StateSynced, approving,
 )
+from memtui.tui.panes import PANES
 from memtui.tui.plain import content, visible
 from memtui.tui.review import ReviewPanel
 from memtui.tui.tree import MemoryTree
 from memtui.tui.viewer import MemoryViewer
 
-PANE_KINDS = {"today": "Today", "search": "Search", "chat": "Chat"}
 # The keys that decide what the review panel has selected: they act only while the panel is what the person looks
 # at, never while a text box has focus (there the letters are text) nor from inside a Chat or Search tab.
 THEME_SAVE_AFTER = 0.8  # seconds a chosen theme stays before it is saved to the config
@@ -63,7 +62,7 @@ class MemtuiApp(App[None]):
     # Absolute, so a subclass defined elsewhere (a test, the screenshot script) finds the same stylesheets.
     CSS_PATH = [Path(__file__).parent / name for name in (
         "app.tcss", "header.tcss", "tree.tcss", "viewer.tcss", "diff.tcss", "review.tcss", "feed.tcss",
-        "dialogs.tcss", "help.tcss", "curate.tcss")]
+        "dialogs.tcss", "help.tcss", "curate.tcss", "today.tcss", "search.tcss", "chat.tcss")]
     COMMANDS = App.COMMANDS | {MemtuiCommands}
     BINDINGS = [
         Binding("a", "approve", "Approve", id="approve", tooltip="Apply the selected proposal and commit it"),
@@ -558,7 +557,7 @@ class MemtuiApp(App[None]):
         self.show_tab(pid)
 
     def action_open_pane(self, kind: str) -> None:
-        """Open a plugin tab: memtui.tui.<kind> exposes `Pane(memory)` with `pane_id` and `title`."""
+        """Open a plugin tab of a kind in the registry (memtui/tui/panes.py), or bring up the one already open."""
         existing = self.panes.get(kind)
         if existing is not None:
             for pane in self.main.query(TabPane):
@@ -567,21 +566,14 @@ class MemtuiApp(App[None]):
                     # Already the active tab (focus moved away inside it): no TabActivated, so focus it here.
                     self.call_after_refresh(self.focus_plugin, existing, True)
                     return
-        try:
-            module = importlib.import_module(f"memtui.tui.{kind}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"memtui.tui.{kind}":
-                raise
-            self.notify(f"{PANE_KINDS.get(kind, kind)} is not available yet", severity="warning", markup=False)
+        known = PANES.get(kind)
+        if known is None:
+            self.notify(f"{kind} is not available yet", severity="warning", markup=False)
             return
-        cls = getattr(module, "Pane", None)
-        if cls is None:
-            self.notify(f"{PANE_KINDS.get(kind, kind)} is not available yet", severity="warning", markup=False)
-            return
-        widget = cls(self.memory)
-        pane_id = f"pane-{getattr(cls, 'pane_id', kind)}"
+        widget = known.make(self.memory)
+        pane_id = f"pane-{kind}"
         self.panes[kind] = widget
-        self.main.add_pane(TabPane(getattr(cls, "title", PANE_KINDS.get(kind, kind)), widget, id=pane_id))
+        self.main.add_pane(TabPane(known.title, widget, id=pane_id))
         self.show_tab(pane_id)
         self.call_after_refresh(widget.focus)
 
