@@ -185,7 +185,8 @@ class MemtuiApp(App[None]):
             self.call_after_refresh(self.start_watcher)
 
     def viewer(self, rel: str) -> MemoryViewer:
-        return MemoryViewer(self.root, rel, read=None if self.folder else self.memory.store.read)
+        return MemoryViewer(self.root, rel, read=None if self.folder else self.memory.store.read, memory=self.memory,
+                            person=self.by)
 
     @work(thread=True, group="watch", exit_on_error=False)
     def start_watcher(self) -> None:
@@ -387,7 +388,7 @@ class MemtuiApp(App[None]):
         if viewer is not None:
             if line is not None:
                 viewer.go_to_line(max(0, line - 1))
-                viewer.cursor_on(max(0, line - 1))  # a search hit: the cursor on the hit, not the first entry
+                viewer.entry_cursor.cursor_on(max(0, line - 1))  # a search hit: the cursor on the hit, not the first entry
             self.call_after_refresh(viewer.focus)
 
     @on(MemoryTree.FileSelected)
