@@ -388,7 +388,7 @@ class MemtuiApp(App[None]):
         if viewer is not None:
             if line is not None:
                 viewer.go_to_line(max(0, line - 1))
-                viewer.entry_cursor.cursor_on(max(0, line - 1))  # a search hit: the cursor on the hit, not the first entry
+                viewer.entry_cursor.cursor_on(max(0, line - 1))  # a search hit: the cursor on it, not on entry 1
             self.call_after_refresh(viewer.focus)
 
     @on(MemoryTree.FileSelected)

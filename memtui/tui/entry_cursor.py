@@ -583,8 +583,8 @@ class EntryCursor:
         review = self.app.review
         if review.select(pid):
             review.option_list.focus()
-            self.view.notify(f"Your edit of {self.rel} waits in review as {pid}: a approve (commit) · r reject (restore)",
-                             markup=False)
+            self.view.notify(f"Your edit of {self.rel} waits in review as {pid}: a approve (commit) · "
+                             "r reject (restore)", markup=False)
             return
         if tries > 0:
             self.view.set_timer(0.05, lambda: self.focus_external_change(pid, tries - 1))

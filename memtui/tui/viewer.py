@@ -233,7 +233,8 @@ class MemoryViewer(ScrollView, can_focus=True):
                      lambda: self.call_later(lambda: (self._build_rows(), self._invalidate())))
             return
         text = data.decode("utf-8", errors="replace")
-        if previous is not None and len(text) <= FULL_PARSE_LIMIT and version_of(text) in self.entry_cursor.own_versions:
+        own = self.entry_cursor.own_versions
+        if previous is not None and len(text) <= FULL_PARSE_LIMIT and version_of(text) in own:
             previous = None  # the person's own edit from this viewer: no live-diff marks for it
         state = scan(self.rel, text, previous)
         if "\ufffd" in text:
