@@ -1,5 +1,5 @@
 """The command palette runs the app's actions (`run_action`) like the keys do: a decision chosen by name works from
-any tab, and a file's name reaches `open_file` as a value, never parsed as an action string."""
+any tab (tests/security/test_palette_action_params.py: names reach the actions as values)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import pytest
 
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
 from memtui.tui.app import MemtuiApp
-from memtui.tui.commands import MemtuiCommands
 
 
 @pytest.fixture
@@ -43,19 +42,3 @@ async def test_the_palette_approves_from_inside_the_search_tab_where_the_a_key_d
         await choose(app, pilot, "Approve the selected proposal")
         await wait_for(pilot, lambda: status(demo, pid) == "applied", what=f"{pid} applied")
         assert app.chosen_action is None and app.check_action("approve", ()) is None  # only for that one run
-
-
-async def test_a_file_name_that_reads_as_an_action_string_opens_that_file(demo: Path) -> None:
-    hostile = "notes/x'), quit('.md"
-    (demo / "notes").mkdir(exist_ok=True)
-    (demo / hostile).write_text("# Odd\n\n- [stated] A file with an odd name (2026-01-01)\n")
-    app = MemtuiApp(demo, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: settled(app), what="the app to settle")
-        provider = MemtuiCommands(app.screen)
-        await provider.startup()
-        assert hostile in provider.files
-        run = next(run for name, run, _ in provider.commands() if name == f"Open file: {hostile}")
-        assert await run()
-        await wait_for(pilot, lambda: app.viewer_for(hostile) is not None, what="the odd file's viewer")
-        assert app.is_running
