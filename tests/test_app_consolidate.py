@@ -72,7 +72,9 @@ async def test_chat_session_ending_over_cap_offers_consolidation_on_a_key(demo: 
             app.action_close_tab()
             await wait_for(pilot, lambda: app.consolidation_offer, what="the offer after the session")
             assert app.consolidation_offer == ["Facts"]
-            assert any("over its cap in Facts: press C" in t for t in toasts(app))
+            # The notice is a toast, mounted a frame after the offer is made.
+            await wait_for(pilot, lambda: any("over its cap in Facts: press C" in t for t in toasts(app)),
+                           what="the offer's notice")
             app.tree.focus()
             await pilot.press("C")
             await wait_for(pilot, lambda: app.review.selected is not None
