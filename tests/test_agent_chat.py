@@ -10,9 +10,10 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Collapsible, Input, Markdown, Static
 
+from memtui import tui
 from memtui.agent.session import ChatSession
 from memtui.core.memory import Memory
-from memtui.tui.chat import Pane, ProposalCardView
+from memtui.tui.chat import ChatPane, ProposalCardView
 from support.anthropic_server import FakeAnthropic, error, reply, tool_use
 
 REDIS = "[stated] memtui stores its index in Redis"
@@ -21,16 +22,18 @@ ANSWER = "I proposed a revise of the Projects entry for your review."
 
 
 class Host(App[None]):
+    CSS_PATH = Path(tui.__file__).parent / "chat.tcss"  # the pane's styles, as the app loads them
+
     def __init__(self, memory: Memory) -> None:
         super().__init__()
         self.memory = memory
         self.decided: list[str] = []
 
     def compose(self) -> ComposeResult:
-        yield Pane(self.memory)
+        yield ChatPane(self.memory)
 
     def on_mount(self) -> None:
-        self.query_one(Pane).focus()
+        self.query_one(ChatPane).focus()
 
     def on_decided(self, message: Any) -> None:
         self.decided.append(message.pid)
@@ -45,7 +48,7 @@ async def until(pilot: Any, condition: Callable[[], Any], timeout: float = 10.0)
 
 
 async def say(pilot: Any, text: str) -> None:
-    pane = pilot.app.query_one(Pane)
+    pane = pilot.app.query_one(ChatPane)
     pane.query_one(Input).value = text
     await pilot.press("enter")
 
@@ -55,7 +58,7 @@ def revise() -> dict[str, Any]:
                                       "entry": "[stated] memtui stores its index in Postgres"})
 
 
-def notes(pane: Pane, cls: str) -> list[str]:
+def notes(pane: ChatPane, cls: str) -> list[str]:
     return [str(s.render()) for s in pane.query(f".{cls}").results(Static)]
 
 
@@ -79,7 +82,7 @@ async def test_a_turn_streams_shows_the_card_and_a_approves(projects: Memory,
         use(server, monkeypatch)
         app = Host(mem)
         async with app.run_test(size=(100, 50)) as pilot:
-            pane = app.query_one(Pane)
+            pane = app.query_one(ChatPane)
             await say(pilot, SAYS)
             await until(pilot, lambda: len(pane.query(".chat-reply")) == 2)
             last = list(pane.query(".chat-reply").results(Markdown))[-1]
@@ -115,7 +118,7 @@ async def test_r_rejects_with_a_reason_through_the_dialog(projects: Memory, monk
         use(server, monkeypatch)
         app = Host(projects)
         async with app.run_test(size=(100, 50)) as pilot:
-            pane = app.query_one(Pane)
+            pane = app.query_one(ChatPane)
             await say(pilot, SAYS)
             await until(pilot, lambda: pane.cards and not pane.running)
             await pilot.press("up")  # from the empty input to the last card
@@ -134,7 +137,7 @@ async def test_errors_show_in_the_chat_and_the_next_message_works(mem: Memory,
         use(server, monkeypatch)
         app = Host(mem)
         async with app.run_test(size=(100, 40)) as pilot:
-            pane = app.query_one(Pane)
+            pane = app.query_one(ChatPane)
             pane.session = ChatSession(mem, max_retries=0)
             await say(pilot, "hello?")
             await until(pilot, lambda: notes(pane, "chat-error"))
@@ -147,7 +150,7 @@ async def test_errors_show_in_the_chat_and_the_next_message_works(mem: Memory,
 async def test_no_key_is_a_message_in_the_chat(mem: Memory) -> None:
     app = Host(mem)
     async with app.run_test(size=(100, 30)) as pilot:
-        pane = app.query_one(Pane)
+        pane = app.query_one(ChatPane)
         await say(pilot, "hello?")
         await until(pilot, lambda: notes(pane, "chat-error"))
         assert "ANTHROPIC_API_KEY" in notes(pane, "chat-error")[0]
@@ -159,7 +162,7 @@ async def test_escape_cancels_a_turn(mem: Memory, monkeypatch: pytest.MonkeyPatc
         use(server, monkeypatch)
         app = Host(mem)
         async with app.run_test(size=(100, 40)) as pilot:
-            pane = app.query_one(Pane)
+            pane = app.query_one(ChatPane)
             await say(pilot, "tell me a long story")
             await until(pilot, lambda: pane.query(".chat-reply") and pane.query_one(".chat-reply", Markdown).source)
             await pilot.press("escape")
@@ -177,7 +180,7 @@ async def test_leaving_the_chat_writes_one_log_line(mem: Memory, monkeypatch: py
         use(server, monkeypatch)
         app = Host(mem)
         async with app.run_test(size=(100, 30)) as pilot:
-            pane = app.query_one(Pane)
+            pane = app.query_one(ChatPane)
             await say(pilot, "hi")
             await until(pilot, lambda: pane.query(".chat-reply") and not pane.running)
     assert "Chat with the agent (1 turn): began \u201chi\u201d" in mem.read_text("log/2026-08-20.md")
@@ -191,8 +194,8 @@ async def test_the_chat_tab_inside_the_app(projects: Memory, monkeypatch: pytest
         app = MemtuiApp(Path(projects.location), watch=False)
         async with app.run_test(size=(140, 45)) as pilot:
             await pilot.press("c")
-            await until(pilot, lambda: app.query(Pane))
-            pane = app.query_one(Pane)
+            await until(pilot, lambda: app.query(ChatPane))
+            pane = app.query_one(ChatPane)
             await until(pilot, lambda: app.focused is pane.query_one(Input))
             await say(pilot, SAYS)
             await until(pilot, lambda: pane.cards and not pane.running)
@@ -219,7 +222,7 @@ def test_snapshot_of_a_turn_with_a_card(mem: Memory, monkeypatch: pytest.MonkeyP
         use(server, monkeypatch)
 
         async def run_before(pilot: Any) -> None:
-            pane = pilot.app.query_one(Pane)
+            pane = pilot.app.query_one(ChatPane)
             pane.query_one(Input).cursor_blink = False
             await say(pilot, SAYS)
             await until(pilot, lambda: pane.cards and not pane.running)

@@ -13,6 +13,7 @@ import pytest
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
 from memtui.tui.app import MemtuiApp
 from memtui.tui.messages import FilesChanged, MemoryChanged
+from memtui.tui.today import TodayPane
 from memtui.tui.viewer import MemoryViewer
 from support.by_hand import write_committed
 
@@ -254,7 +255,7 @@ async def test_today_key_opens_the_today_plugin_pane(demo: Path) -> None:
         await pilot.press("t")
         await wait_for(pilot, lambda: "today" in app.panes, what="the Today pane")
         pane = app.panes["today"]
-        assert type(pane).__name__ == "Pane" and type(pane).pane_id == "today"
+        assert isinstance(pane, TodayPane)
         assert app.main.active == "pane-today"
         await pilot.press("t")  # a second press goes back to the same tab, not a second one
         await pilot.pause()

@@ -58,11 +58,11 @@ async def test_chat_session_ending_over_cap_offers_consolidation_on_a_key(demo: 
             await wait_for(pilot, lambda: settled(app), what="the app to settle")
             from textual.widgets import Input
 
-            from memtui.tui.chat import Pane
+            from memtui.tui.chat import ChatPane
 
             await pilot.press("c")
-            await wait_for(pilot, lambda: app.query(Pane), what="the chat pane")
-            pane = app.query_one(Pane)
+            await wait_for(pilot, lambda: app.query(ChatPane), what="the chat pane")
+            pane = app.query_one(ChatPane)
             await wait_for(pilot, lambda: app.focused is pane.query_one(Input), what="the chat input")
             pane.query_one(Input).value = "hi"
             await pilot.press("enter")

@@ -147,7 +147,7 @@ async def test_a_search_hit_opens_with_the_cursor_on_the_hit(demo: Path) -> None
         viewer = app.viewer_for("MEMORY.md")
         await wait_for(pilot, lambda: viewer.cursor is not None, what="the cursor")
         assert viewer.cursor == hit.line - 1
-        assert "On-call rotation" in viewer.entry_at(viewer.cursor).raw
+        assert "On-call rotation" in viewer.entry_cursor.entry_at(viewer.cursor).raw
         await pilot.press("j")  # and it walks on from the hit, not from the top
         assert viewer.cursor > hit.line - 1
 
@@ -162,7 +162,7 @@ async def test_the_chosen_theme_survives_a_restart_and_the_config_stays_valid(de
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
         assert app.theme == "memtui-dark"
-        app.switch_theme("memtui-light")
+        app.action_switch_theme("memtui-light")
         await wait_for(pilot, lambda: "memtui-light" in (demo / ".memtui" / "config.toml").read_text()
                        and "theme" in git.Repo(demo).head.commit.message, what="the config saved and committed")
     after = (demo / ".memtui" / "config.toml").read_text()
@@ -186,7 +186,7 @@ async def test_a_broken_config_is_not_rewritten_by_a_theme_choice(demo: Path) ->
     app = MemtuiApp(demo, watch=False, user=PERSON)
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
-        app.switch_theme("memtui-light")
+        app.action_switch_theme("memtui-light")
         await pilot.pause(1.5)
         assert app.theme == "memtui-light"  # used now, not saved
     assert path.read_text() == broken
@@ -205,7 +205,7 @@ async def test_a_persons_revise_keeps_the_source_unless_they_write_another(demo:
         viewer.focus()
         await pilot.press("j")
         for _ in range(40):
-            entry = viewer.entry_at(viewer.cursor)
+            entry = viewer.entry_cursor.entry_at(viewer.cursor)
             if entry is not None and "Staging database" in entry.raw:
                 break
             await pilot.press("j")
@@ -215,8 +215,8 @@ async def test_a_persons_revise_keeps_the_source_unless_they_write_another(demo:
         await pilot.press("ctrl+u", *"[observed] Staging database is Postgres 17", "enter")
         await wait_for(pilot, lambda: "Postgres 17 (2026-08-20, psql)" in (demo / "MEMORY.md").read_text(),
                        what="the revise, source kept")
-        await wait_for(pilot, lambda: viewer.entry_at(viewer.cursor) is not None
-                       and "Postgres 17" in viewer.entry_at(viewer.cursor).raw, what="the cursor on the new line")
+        await wait_for(pilot, lambda: viewer.entry_cursor.entry_at(viewer.cursor) is not None
+                       and "Postgres 17" in viewer.entry_cursor.entry_at(viewer.cursor).raw, what="the cursor on the new line")
         await pilot.press("e")
         await pilot.pause()
         await pilot.press("ctrl+u", *"[observed] Staging database is Postgres 18 (2026-08-20, pg_dump)", "enter")

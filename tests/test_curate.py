@@ -45,7 +45,7 @@ async def cursor_to(pilot, viewer: MemoryViewer, text: str) -> None:
     """Walk the cursor with j (the first press shows it) until it stands on the entry holding `text`."""
     await pilot.press("j")
     for _ in range(40):
-        entry = viewer.entry_at(viewer.cursor)
+        entry = viewer.entry_cursor.entry_at(viewer.cursor)
         if entry is not None and text in entry.raw:
             return
         await pilot.press("j")
@@ -53,7 +53,7 @@ async def cursor_to(pilot, viewer: MemoryViewer, text: str) -> None:
 
 
 def cursor_raw(viewer: MemoryViewer) -> str:
-    entry = viewer.entry_at(viewer.cursor)
+    entry = viewer.entry_cursor.entry_at(viewer.cursor)
     return "" if entry is None else entry.raw
 
 
@@ -67,16 +67,16 @@ async def test_cursor_walks_entries_jumps_sections_and_the_bar_says_who_wrote_it
         viewer = await started(pilot)
         assert viewer.cursor is None and not app.query_one(EntryBar).display  # a reader first: no cursor yet
         await pilot.press("j")
-        assert "Wes leads the platform team" in viewer.entry_at(viewer.cursor).raw
+        assert "Wes leads the platform team" in viewer.entry_cursor.entry_at(viewer.cursor).raw
         await pilot.press("down")  # the arrows move between entries too, past the struck line
-        assert "Works from Lisbon and Porto" in viewer.entry_at(viewer.cursor).raw
+        assert "Works from Lisbon and Porto" in viewer.entry_cursor.entry_at(viewer.cursor).raw
         await pilot.press("J")
-        assert viewer.section_at(viewer.cursor) == "Preferences"
-        assert "Prefers short answers" in viewer.entry_at(viewer.cursor).raw
+        assert viewer.entry_cursor.section_at(viewer.cursor) == "Preferences"
+        assert "Prefers short answers" in viewer.entry_cursor.entry_at(viewer.cursor).raw
         await pilot.press("right_curly_bracket", "K")
-        assert viewer.section_at(viewer.cursor) == "Preferences"
+        assert viewer.entry_cursor.section_at(viewer.cursor) == "Preferences"
         await pilot.press("k")
-        assert viewer.section_at(viewer.cursor) == "User"
+        assert viewer.entry_cursor.section_at(viewer.cursor) == "User"
         await wait_for(pilot, lambda: "commit " in bar_text(app), what="blame in the bar")
         bar = bar_text(app)
         sha = head(demo).hexsha[:8]  # the demo's last commit wrote this line
@@ -124,8 +124,8 @@ async def test_revise_from_the_keyboard_strikes_the_old_line_and_commits_as_the_
         assert (record["actor"], record["action"], record["status"], record["commit"]) == \
             (PERSON, "revise", "applied", commit.hexsha)
         # The cursor lands on the new line, and the person's own edit draws no live-diff marks.
-        await wait_for(pilot, lambda: viewer.entry_at(viewer.cursor) is not None and
-                       "side by side" in viewer.entry_at(viewer.cursor).raw, what="the cursor on the new line")
+        await wait_for(pilot, lambda: viewer.entry_cursor.entry_at(viewer.cursor) is not None and
+                       "side by side" in viewer.entry_cursor.entry_at(viewer.cursor).raw, what="the cursor on the new line")
         assert not viewer.has_marks
         await wait_for(pilot, lambda: any("revise MEMORY.md" in t for t in app.feed.texts()), what="the feed")
 
@@ -161,10 +161,10 @@ async def test_promote_an_agents_suggestion_to_stated_walking_the_filter(demo: P
         viewer = await started(pilot)
         await pilot.press("f")  # [inferred] and [suggested] only
         assert viewer.entry_filter == "agent"
-        assert [viewer.entry_at(i).tag for i in viewer.shown_lines()] == ["inferred", "suggested"]
-        assert "Reads diffs" in viewer.entry_at(viewer.cursor).raw
+        assert [viewer.entry_cursor.entry_at(i).tag for i in viewer.entry_cursor.shown_lines()] == ["inferred", "suggested"]
+        assert "Reads diffs" in viewer.entry_cursor.entry_at(viewer.cursor).raw
         await pilot.press("j")
-        assert "Cache the billing rates" in viewer.entry_at(viewer.cursor).raw
+        assert "Cache the billing rates" in viewer.entry_cursor.entry_at(viewer.cursor).raw
         before = head(demo).hexsha
         await pilot.press("p")
         await pilot.pause()
@@ -177,8 +177,8 @@ async def test_promote_an_agents_suggestion_to_stated_walking_the_filter(demo: P
         record = audit(demo)[-1]
         assert (record["action"], record["provenance"], record["actor"]) == ("revise", "stated", PERSON)
         # Promoted, it leaves the filter: the cursor is back on the one agent entry left.
-        await wait_for(pilot, lambda: len(viewer.shown_lines()) == 1, what="the filter to update")
-        assert "Reads diffs" in viewer.entry_at(viewer.cursor).raw
+        await wait_for(pilot, lambda: len(viewer.entry_cursor.shown_lines()) == 1, what="the filter to update")
+        assert "Reads diffs" in viewer.entry_cursor.entry_at(viewer.cursor).raw
         # Demote it with a quick key in the picker.
         before = head(demo).hexsha
         await pilot.press("p")
@@ -289,22 +289,22 @@ async def test_filters_untagged_and_stale_with_configured_age(demo: Path) -> Non
         viewer = await started(pilot)
         await pilot.press("f", "f")  # untagged
         assert viewer.entry_filter == "untagged"
-        assert [viewer.entry_at(i).text for i in viewer.shown_lines()] == ["Orion dashboard is paused until Q4"]
+        assert [viewer.entry_cursor.entry_at(i).text for i in viewer.entry_cursor.shown_lines()] == ["Orion dashboard is paused until Q4"]
         rows = [viewer.row_text(r) for r in range(viewer.virtual_size.height)]
         assert len(rows) == 2 and "## Projects" in rows[0] and "Orion" in rows[1]
         assert "filter: untagged only" in bar_text(app)
         await pilot.press("f")  # stale: dated more than 100 days before 2026-08-20
         assert viewer.entry_filter == "stale"
-        shown = [viewer.entry_at(i).text for i in viewer.shown_lines()]
+        shown = [viewer.entry_cursor.entry_at(i).text for i in viewer.entry_cursor.shown_lines()]
         assert shown == ["Wes leads the platform team at Northwind", "Uses uv, never pip, for Python projects",
                          "Staging database is Postgres 16", "On-call rotation changes on Mondays"]
         await pilot.press("j", "j", "j", "j")  # walks only the shown entries, and stops at the last
-        assert viewer.entry_at(viewer.cursor).text == "On-call rotation changes on Mondays"
+        assert viewer.entry_cursor.entry_at(viewer.cursor).text == "On-call rotation changes on Mondays"
         await pilot.press("k")
-        assert viewer.entry_at(viewer.cursor).text == "Staging database is Postgres 16"
+        assert viewer.entry_cursor.entry_at(viewer.cursor).text == "Staging database is Postgres 16"
         await pilot.press("f")  # back to every entry, the cursor where it was
         assert viewer.entry_filter is None and "filter:" not in bar_text(app)
-        assert viewer.entry_at(viewer.cursor).text == "Staging database is Postgres 16"
+        assert viewer.entry_cursor.entry_at(viewer.cursor).text == "Staging database is Postgres 16"
         await pilot.press("escape")
         assert viewer.cursor is None and not app.query_one(EntryBar).display
 
@@ -324,7 +324,7 @@ def test_snapshot_of_the_cursor_under_a_filter(snap_compare, demo: Path) -> None
         viewer = await started(pilot)
         await pilot.press("f", "j")
         await wait_for(pilot, lambda: "commit " in bar_text(pilot.app), what="blame in the bar")
-        assert "Cache the billing" in viewer.entry_at(viewer.cursor).raw
+        assert "Cache the billing" in viewer.entry_cursor.entry_at(viewer.cursor).raw
         await pilot.pause(0.1)
 
     assert snap_compare(MemtuiApp(demo, watch=False, user=PERSON), terminal_size=SIZE, run_before=walk)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Callable
 
 import pytest
@@ -19,7 +18,7 @@ from memtui.core import document
 from memtui.core.context import build_context
 from memtui.core.lint import lint
 from memtui.core.memory import Memory
-from memtui.tui.entry_cursor import EntryCursor
+from memtui.tui.entry_cursor import section_at
 from memtui.tui.viewer import scan
 
 SMALL, BIG = 250, 1000
@@ -103,11 +102,10 @@ def test_the_viewer_scan_and_its_live_diff_are_linear_in_sections(tmp_path: Path
 def test_the_entry_cursor_finds_each_entrys_section_in_linear_total_work(tmp_path: Path):
     def every_entry(_root: Path, text: str) -> Callable[[], object]:
         state = scan("MEMORY.md", text, None)
-        cursor = SimpleNamespace(state=state)
 
         def work() -> None:
             for line in state.extra["current"]:
-                EntryCursor.section_at(cursor, line)  # type: ignore[arg-type]
+                section_at(state, line)
         return work
 
     ratio = growth(tmp_path, every_entry)
@@ -118,9 +116,8 @@ def test_the_entry_cursor_finds_each_entrys_section_in_linear_total_work(tmp_pat
 def test_the_sections_found_are_the_right_ones(n: int):
     text = memory_md(n, "x")
     state = scan("MEMORY.md", text, None)
-    cursor = SimpleNamespace(state=state)
     for line in list(state.extra["current"])[::97]:
-        title = EntryCursor.section_at(cursor, line)  # type: ignore[arg-type]
+        title = section_at(state, line)
         heading = max(h for h, _ in state.extra["sections"] if h <= line)
         assert title == state.lines[heading].removeprefix("## ")
-    assert EntryCursor.section_at(cursor, 0) == ""  # type: ignore[arg-type]
+    assert section_at(state, 0) == ""

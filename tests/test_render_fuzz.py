@@ -92,11 +92,11 @@ async def test_the_viewer_and_its_entry_bar_render_any_bytes(demo: Path) -> None
                 assert len(rows) >= len(state.lines)
                 drawn(viewer)
             viewer.raw = False
-            viewer.set_cursor(None)
+            viewer.entry_cursor.set_cursor(None)
             for _ in range(3):
-                viewer.step(1)
-                if viewer._bar is not None and viewer._bar.display:
-                    drawn(viewer._bar)
+                viewer.entry_cursor.step(1)
+                if viewer.entry_cursor.bar is not None and viewer.entry_cursor.bar.display:
+                    drawn(viewer.entry_cursor.bar)
             viewer.action_acknowledge()
 
         render()

@@ -6,13 +6,16 @@ from pathlib import Path
 
 from textual.app import App, ComposeResult
 
+from memtui import tui
 from memtui.core.init import init_root
 from memtui.core.memory import Memory
 from memtui.tui.messages import LogActivity, MemoryChanged, OpenFile
-from memtui.tui.search import Pane
+from memtui.tui.search import SearchPane
 
 
 class Host(App[None]):
+    CSS_PATH = Path(tui.__file__).parent / "search.tcss"  # the pane's styles, as the app loads them
+
     def __init__(self, memory: Memory) -> None:
         super().__init__()
         self.memory = memory
@@ -20,7 +23,7 @@ class Host(App[None]):
         self.activity: list[str] = []
 
     def compose(self) -> ComposeResult:
-        yield Pane(self.memory)
+        yield SearchPane(self.memory)
 
     def on_open_file(self, message: OpenFile) -> None:
         self.opened.append((message.rel, message.line))
@@ -29,7 +32,7 @@ class Host(App[None]):
         self.activity.append(message.text)
 
 
-async def settle(pilot, pane: Pane, want: int | None = None) -> None:
+async def settle(pilot, pane: SearchPane, want: int | None = None) -> None:
     for _ in range(100):
         await pilot.pause(0.05)
         await pilot.app.workers.wait_for_complete()
@@ -47,7 +50,7 @@ async def test_pane_searches_as_you_type_and_enter_opens_the_line(tmp_path: Path
     mem.update("Decisions", "revise", "[stated] Public API uses tRPC", "Public API uses REST", source="meeting/api")
     app = Host(mem)
     async with app.run_test(size=(120, 30)) as pilot:
-        pane = app.query_one(Pane)
+        pane = app.query_one(SearchPane)
         pane.focus()
         await pilot.press(*"public api")
         await settle(pilot, pane, want=2)
@@ -71,7 +74,7 @@ async def test_pane_regex_toggle_error_and_live_update(tmp_path: Path, now):
     mem = Memory(root)
     app = Host(mem)
     async with app.run_test(size=(120, 30)) as pilot:
-        pane = app.query_one(Pane)
+        pane = app.query_one(SearchPane)
         pane.focus()
         await pilot.press(*"pri(")
         await settle(pilot, pane)

@@ -7,21 +7,24 @@ from pathlib import Path
 import git
 from textual.app import App, ComposeResult
 
+from memtui import tui
 from memtui.core.init import init_root
 from memtui.core.memory import Memory
 from memtui.core.today import Change
 from memtui.tui.messages import MemoryChanged, OpenFile
-from memtui.tui.today import Pane
+from memtui.tui.today import TodayPane
 
 
 class Host(App[None]):
+    CSS_PATH = Path(tui.__file__).parent / "today.tcss"  # the pane's styles, as the app loads them
+
     def __init__(self, memory: Memory) -> None:
         super().__init__()
         self.memory = memory
         self.opened: list[tuple[str, int | None]] = []
 
     def compose(self) -> ComposeResult:
-        yield Pane(self.memory)
+        yield TodayPane(self.memory)
 
     def on_open_file(self, message: OpenFile) -> None:
         self.opened.append((message.rel, message.line))
@@ -32,7 +35,7 @@ async def settle(pilot) -> None:
     await pilot.pause()
 
 
-def labels(pane: Pane) -> list[str]:
+def labels(pane: TodayPane) -> list[str]:
     return [str(c.label) for f in pane.tree.root.children for c in f.children]
 
 
@@ -54,7 +57,7 @@ async def test_pane_lists_changes_expands_diffs_opens_files_and_undoes(tmp_path:
     app = Host(mem)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        pane = app.query_one(Pane)
+        pane = app.query_one(TodayPane)
         rows = labels(pane)
         assert len(rows) == 4
         assert "approved" in rows[0] and "agent→wes" in rows[0] and queued.id in rows[0]

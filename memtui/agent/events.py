@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Union
 
 
@@ -85,8 +85,3 @@ class TurnEnd:
 
 
 Event = Union[TextDelta, ToolCall, ToolResult, ProposalCard, Decision, Error, Compacted, TurnEnd]
-
-
-def event_dict(event: Event) -> dict[str, Any]:
-    """An event as JSON-ready data with its type name."""
-    return {"type": type(event).__name__, **asdict(event)}

@@ -20,7 +20,6 @@ import os
 import posixpath
 import stat
 from pathlib import Path
-from typing import Any
 
 from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
 from anthropic.types.beta import (
@@ -41,7 +40,6 @@ from memtui.core.tools import ToolOutcome
 from memtui.core.update import Refused
 
 ROOT = "/memories"
-TOOL_PARAM = {"type": "memory_20250818", "name": "memory"}
 MAX_LINES = 999_999
 LINE_WIDTH = len(str(MAX_LINES))
 # A folder's size in a store with no folders on disk: what a folder shows on most file systems.
@@ -391,10 +389,6 @@ class MemtuiMemoryTool(BetaAbstractMemoryTool):
                 "revise or reject it).")
         diffs = [r.diff for r in results if r.diff]
         return "\n".join([text, *diffs]).rstrip("\n")
-
-
-def tool_param() -> dict[str, Any]:
-    return dict(TOOL_PARAM)
 
 
 def _lines(content: str) -> list[str]:

@@ -147,12 +147,6 @@ class Document:
     def entries(self) -> list[tuple[int, Entry]]:
         return [pair for s in self.sections for pair in s.entries]
 
-    def section_of(self, line: int) -> Section:
-        for sec in reversed(self.sections):
-            if sec.heading is not None and sec.heading <= line < sec.end or sec.start <= line < sec.end:
-                return sec
-        return self.sections[0]
-
     def replace_line(self, index: int, new: str) -> None:
         ending = _ending(self.lines[index]) or self.newline
         self.lines[index] = new + ending

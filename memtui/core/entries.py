@@ -20,7 +20,6 @@ _STRUCK = re.compile(
 _TIME = re.compile(r"^(?P<time>[0-2]\d:[0-5]\d)[ \t]+")
 _TAG = re.compile(r"^\[(?P<tag>[A-Za-z]+)\][ \t]*")
 _META = re.compile(r"[ \t]*\((?P<date>\d{4}-\d{2}-\d{2})(?:,[ \t]*(?P<source>[^()]*?))?[ \t]*\)$")
-DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +41,6 @@ class Entry:
     @property
     def current(self) -> bool:
         return not self.struck
-
-    @property
-    def tagged(self) -> bool:
-        return self.tag is not None
 
     @property
     def body(self) -> str:

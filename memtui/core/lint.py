@@ -181,20 +181,12 @@ def _key(e: Entry) -> tuple[str | None, str, str | None]:
     return (e.tag, " ".join(e.text.split()), e.date)
 
 
-def _two_versions(a: Entry, b: Entry) -> bool:
-    return _two_versions_of(frozenset(tokens(a.text)), frozenset(tokens(b.text)))
-
-
 def _two_versions_of(ta: frozenset[str], tb: frozenset[str]) -> bool:
     if len(ta ^ tb) > 2:
         return False
     shared = ta & tb
     # Small differences only: one value swapped for another, not two facts about the same subject.
     return len(shared) >= 2 and len(shared) / min(len(ta), len(tb)) >= 0.6 and bool(ta - tb) and bool(tb - ta)
-
-
-def _one_word_apart(a: Entry, b: Entry) -> bool:
-    return _one_word_apart_of(frozenset(tokens(a.text)), frozenset(tokens(b.text)))
 
 
 def _one_word_apart_of(ta: frozenset[str], tb: frozenset[str]) -> bool:

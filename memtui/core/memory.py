@@ -25,7 +25,7 @@ from memtui.core.layout import Layout, detect
 from memtui.core.patches import unified_diff
 from memtui.core.paths import PathRefused
 from memtui.core.proposals import (
-    APPLIED, CONFLICT, EXTERNAL_PREFIX, PENDING, REJECTED, Proposal, WriteResult,
+    APPLIED, CONFLICT, EXTERNAL_PREFIX, REJECTED, Proposal, WriteResult,
 )
 from memtui.core.store import ExternalChange, StaleWrite, Store, StoreError, content_hash
 from memtui.core.update import Refused
@@ -778,11 +778,3 @@ def _external_proposal(ch: ExternalChange) -> Proposal:
         file=ch.path, action=ch.kind, base_hash=content_hash(ch.before), after_hash=content_hash(ch.after),
         diff=unified_diff(ch.path, text(ch.before), text(ch.after)),
     )
-
-
-def pending_summary(props: Iterable[Proposal]) -> dict[str, int]:
-    out = {PENDING: 0, CONFLICT: 0, "external": 0}
-    for p in props:
-        key = "external" if p.external else p.status
-        out[key] = out.get(key, 0) + 1
-    return out

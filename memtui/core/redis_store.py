@@ -966,11 +966,6 @@ class RedisStore(Store):
         with self._calls():
             self.client.publish(self.channel, json.dumps({"kind": "mark", "id": token}))
 
-    def last_change_id(self) -> str:
-        with self._calls():
-            last = self.client.xrevrange(self.k_changes, count=1)
-        return last[0][0].decode() if last else "0-0"
-
 
 class Subscription:
     """A background listener on a Redis memory's event channel; `stop()` ends it."""

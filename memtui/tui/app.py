@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib
 import itertools
 import threading
 from pathlib import Path
 from typing import Any
 
 from textual import on, work
+from textual.actions import ActionParseResult
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -36,12 +36,12 @@ from memtui.tui.messages import (
     Activity, CommittedLoaded, Consolidated, ConsolidationDue, Decided, FilesChanged, LogActivity, MemoryChanged,
     OpenFile, ProposalsChanged, SessionEnded, StateSynced, approving,
 )
+from memtui.tui.panes import PANES
 from memtui.tui.plain import content, visible
 from memtui.tui.review import ReviewPanel
 from memtui.tui.tree import MemoryTree
 from memtui.tui.viewer import MemoryViewer
 
-PANE_KINDS = {"today": "Today", "search": "Search", "chat": "Chat"}
 # The keys that decide what the review panel has selected: they act only while the panel is what the person looks
 # at, never while a text box has focus (there the letters are text) nor from inside a Chat or Search tab.
 THEME_SAVE_AFTER = 0.8  # seconds a chosen theme stays before it is saved to the config
@@ -62,7 +62,7 @@ class MemtuiApp(App[None]):
     # Absolute, so a subclass defined elsewhere (a test, the screenshot script) finds the same stylesheets.
     CSS_PATH = [Path(__file__).parent / name for name in (
         "app.tcss", "header.tcss", "tree.tcss", "viewer.tcss", "diff.tcss", "review.tcss", "feed.tcss",
-        "dialogs.tcss", "help.tcss", "curate.tcss")]
+        "dialogs.tcss", "help.tcss", "curate.tcss", "today.tcss", "search.tcss", "chat.tcss")]
     COMMANDS = App.COMMANDS | {MemtuiCommands}
     BINDINGS = [
         Binding("a", "approve", "Approve", id="approve", tooltip="Apply the selected proposal and commit it"),
@@ -113,10 +113,10 @@ class MemtuiApp(App[None]):
         self.consolidation_offer: list[str] = []
         self.by = user or default_actor()
         self.watch_enabled = watch
+        self.chosen_action: str | None = None  # the action the palette is running (run_chosen_action)
         self.watcher: Any = None
         self.panes: dict[str, Widget] = {}
         self.changed_since_open: set[str] = set()
-        self.external_files: set[str] = set()
         self.synced = 0
         self.problems: list[str] = []
         self._seq = itertools.count(1)
@@ -185,7 +185,8 @@ class MemtuiApp(App[None]):
             self.call_after_refresh(self.start_watcher)
 
     def viewer(self, rel: str) -> MemoryViewer:
-        return MemoryViewer(self.root, rel, read=None if self.folder else self.memory.store.read)
+        return MemoryViewer(self.root, rel, read=None if self.folder else self.memory.store.read, memory=self.memory,
+                            person=self.by)
 
     @work(thread=True, group="watch", exit_on_error=False)
     def start_watcher(self) -> None:
@@ -221,7 +222,7 @@ class MemtuiApp(App[None]):
             self.notify(f"Disconnected: {text}. What is shown may be out of date; writes wait for the store.",
                         severity="warning", timeout=8, markup=False)
 
-    def switch_memory(self, url: str) -> None:
+    def action_switch_memory(self, url: str) -> None:
         """Leave for another memory on the same Redis server or cluster: `memtui.cli.run_app` opens it next."""
         self.exit(("switch-memory", url))
 
@@ -321,7 +322,6 @@ class MemtuiApp(App[None]):
                 self.problems.append(problem)
                 self.feed.add(Activity(now, "memtui", "problem", problem))
                 self.notify(problem, severity="warning", timeout=10, markup=False)
-        self.external_files = external_files
         everything = message.proposals + message.external
         self.review.lineage = message.lineage
         self.review.set_proposals(everything)
@@ -388,7 +388,7 @@ class MemtuiApp(App[None]):
         if viewer is not None:
             if line is not None:
                 viewer.go_to_line(max(0, line - 1))
-                viewer.cursor_on(max(0, line - 1))  # a search hit: the cursor on the hit, not the first entry
+                viewer.entry_cursor.cursor_on(max(0, line - 1))  # a search hit: the cursor on it, not on entry 1
             self.call_after_refresh(viewer.focus)
 
     @on(MemoryTree.FileSelected)
@@ -397,6 +397,9 @@ class MemtuiApp(App[None]):
 
     def on_open_file(self, message: OpenFile) -> None:
         self.open_file(message.rel, message.line)
+
+    def action_open_file(self, rel: str) -> None:
+        self.open_file(rel)
 
     def on_log_activity(self, message: LogActivity) -> None:
         self.feed.add(Activity(clock.now().strftime("%H:%M"), message.actor or self.by, message.kind, message.text,
@@ -481,8 +484,17 @@ class MemtuiApp(App[None]):
             return True
         return self.active_plugin() is None
 
+    async def run_chosen_action(self, action: ActionParseResult) -> bool:
+        """Run an action the person chose by name (the palette). The review keys' guard in `check_action` is for
+        letters that could be text or belong to the tab on show; a command chosen by name is neither."""
+        self.chosen_action = action[1]
+        try:
+            return await self.run_action(action)
+        finally:
+            self.chosen_action = None
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in REVIEW_ACTIONS and not self.review_in_view():
+        if action in REVIEW_ACTIONS and action != self.chosen_action and not self.review_in_view():
             return None  # shown dimmed in the footer; the key does nothing here
         if action == "switch_tab" and self.screen is not self.base:
             return False  # a priority key: over a dialog it is the dialog's
@@ -546,7 +558,7 @@ class MemtuiApp(App[None]):
         self.show_tab(pid)
 
     def action_open_pane(self, kind: str) -> None:
-        """Open a plugin tab: memtui.tui.<kind> exposes `Pane(memory)` with `pane_id` and `title`."""
+        """Open a plugin tab of a kind in the registry (memtui/tui/panes.py), or bring up the one already open."""
         existing = self.panes.get(kind)
         if existing is not None:
             for pane in self.main.query(TabPane):
@@ -555,21 +567,14 @@ class MemtuiApp(App[None]):
                     # Already the active tab (focus moved away inside it): no TabActivated, so focus it here.
                     self.call_after_refresh(self.focus_plugin, existing, True)
                     return
-        try:
-            module = importlib.import_module(f"memtui.tui.{kind}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"memtui.tui.{kind}":
-                raise
-            self.notify(f"{PANE_KINDS.get(kind, kind)} is not available yet", severity="warning", markup=False)
+        known = PANES.get(kind)
+        if known is None:
+            self.notify(f"{kind} is not available yet", severity="warning", markup=False)
             return
-        cls = getattr(module, "Pane", None)
-        if cls is None:
-            self.notify(f"{PANE_KINDS.get(kind, kind)} is not available yet", severity="warning", markup=False)
-            return
-        widget = cls(self.memory)
-        pane_id = f"pane-{getattr(cls, 'pane_id', kind)}"
+        widget = known.make(self.memory)
+        pane_id = f"pane-{kind}"
         self.panes[kind] = widget
-        self.main.add_pane(TabPane(getattr(cls, "title", PANE_KINDS.get(kind, kind)), widget, id=pane_id))
+        self.main.add_pane(TabPane(known.title, widget, id=pane_id))
         self.show_tab(pane_id)
         self.call_after_refresh(widget.focus)
 
@@ -699,7 +704,7 @@ class MemtuiApp(App[None]):
 
     @work(thread=True, group="consolidate", exit_on_error=False)
     def check_consolidation(self) -> None:
-        self.post_message(ConsolidationDue(self.memory.consolidation_due(), asked=False))
+        self.post_message(ConsolidationDue(self.memory.consolidation_due()))
 
     def on_consolidation_due(self, message: ConsolidationDue) -> None:
         if not self.alive() or not message.sections:
@@ -741,7 +746,7 @@ class MemtuiApp(App[None]):
 
         self.push_screen(HelpScreen(self.key_rows()))
 
-    def switch_theme(self, name: str) -> None:
+    def action_switch_theme(self, name: str) -> None:
         self.theme = name
         self.notify(f"Theme: {name}")
 

@@ -1,8 +1,8 @@
 """The Chat tab: talk to the embedded agent; its replies stream in, its memory writes wait as cards to decide.
 
-A plugin pane (memtui/tui/messages.py): the app constructs `Pane(memory)`, opens it on `c` and forwards
-`ProposalsChanged`, on which cards decided elsewhere (the review panel, `memtui queue`) show their outcome. The
-turn runs as an async worker consuming `ChatSession.turn` events (memtui/agent/events.py); decisions run in
+A plugin pane (registered in memtui/tui/panes.py; messages in memtui/tui/messages.py): the app opens it on `c`
+and forwards `ProposalsChanged`, on which cards decided elsewhere (the review panel, `memtui queue`) show their
+outcome. The turn runs as an async worker consuming `ChatSession.turn` events (memtui/agent/events.py); decisions run in
 thread workers and post `Decided`, which the app also hears. Escape cancels a running turn.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from contextlib import aclosing
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -33,12 +34,11 @@ HINT = ("Chat with the agent whose memory is this folder. Its writes to MEMORY.m
         "focuses the last card.")
 
 
+@dataclass
 class ProposalStatus(Message):
     """A card's proposal as it is now, read in a worker after it left the pending list."""
 
-    def __init__(self, proposal: Proposal) -> None:
-        super().__init__()
-        self.proposal = proposal
+    proposal: Proposal
 
 
 class ProposalCardView(Vertical, can_focus=True):
@@ -64,11 +64,7 @@ class ProposalCardView(Vertical, can_focus=True):
                      classes="chat-card-title")
         if c.entry or c.replaces:
             yield Static(content(c.entry or c.replaces), classes="chat-card-entry")
-        diff = DiffView(c.diff, classes="chat-card-diff")
-        # Inline, because the app's diff.tcss (which outranks a widget's DEFAULT_CSS) makes a DiffView fill its tab.
-        diff.styles.height = "auto"
-        diff.styles.max_height = 14
-        yield diff
+        yield DiffView(c.diff, classes="chat-card-diff")  # as tall as its diff, up to 14 rows (chat.tcss)
         yield Static(content(self._status_text()), classes="chat-card-status")
 
     def _status_text(self) -> str:
@@ -148,35 +144,14 @@ class ProposalCardView(Vertical, can_focus=True):
         self.post_message(Decided(verb, self.card.id, result))
 
 
-class Pane(Vertical):
+class ChatPane(Vertical):
     """The conversation above, the input below."""
 
-    pane_id = "chat"
-    title = "Chat"
 
     BINDINGS = [
         Binding("escape", "cancel_turn", "Cancel turn", id="chat.cancel",
                 tooltip="Stop the agent's current turn (what it already wrote stays proposed)"),
     ]
-
-    DEFAULT_CSS = """
-    Pane { height: 1fr; }
-    Pane #chat-log { height: 1fr; padding: 0 1; }
-    Pane #chat-input { dock: bottom; }
-    Pane .chat-hint { color: $text-muted; margin-bottom: 1; }
-    Pane .chat-user { background: $boost; padding: 0 1; margin-top: 1; }
-    Pane .chat-reply { margin: 0; padding: 0; }
-    Pane .chat-tool { margin: 0; padding: 0; border: none; }
-    Pane .chat-tool.-error CollapsibleTitle { color: $error; }
-    Pane .chat-error { color: $error; border-left: thick $error; padding: 0 1; margin-top: 1; }
-    Pane .chat-note { color: $text-muted; }
-    Pane .chat-card { height: auto; border: round $warning; padding: 0 1; margin: 1 0; }
-    Pane .chat-card:focus { border: round $accent; background: $boost; }
-    Pane .chat-card.-decided { border: round $success; }
-    Pane .chat-card.-rejected { border: round $error; }
-    Pane .chat-card-title { text-style: bold; }
-    Pane .chat-card-status { color: $text-muted; }
-    """
 
     def __init__(self, memory: Memory) -> None:
         super().__init__()
@@ -195,7 +170,7 @@ class Pane(Vertical):
     def on_mount(self) -> None:
         self.log_view.anchor()
 
-    def focus(self, scroll_visible: bool = True) -> Pane:
+    def focus(self, scroll_visible: bool = True) -> ChatPane:
         """Focus the input; the app may ask before the pane has composed, so then ask again after a refresh."""
         inputs = self.query("#chat-input")
         if inputs:

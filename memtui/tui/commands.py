@@ -1,13 +1,19 @@
-"""memtui's commands for the command palette (ctrl+p): open a file, decide proposals, switch theme, …"""
+"""memtui's commands for the command palette (ctrl+p): open a file, decide proposals, switch theme, …
+
+Each command is an action of the app, run with `run_action` like a key's: one way in for keys and the palette.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from functools import partial
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, cast
 
+from textual.actions import ActionParseResult
 from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
+from textual.screen import Screen
+from textual.style import Style
 
 from memtui.tui.plain import markup_literal, visible
 
@@ -42,42 +48,62 @@ def _memories(app: MemtuiApp) -> list[tuple[str, str]]:
             if m["prefix"] != store.prefix]
 
 
+Command = tuple[str, Callable[[], Awaitable[bool]], str]
+
+
 class MemtuiCommands(Provider):
     """Actions, themes and files, matched fuzzily with the palette's own matcher."""
 
+    def __init__(self, screen: Screen[Any], match_style: Style | None = None) -> None:
+        super().__init__(screen, match_style)
+        # Read in `startup` (in threads); empty until then, and when the memory cannot say.
+        self.files: list[str] = []
+        self.due: list[str] = []
+        self.memories: list[tuple[str, str]] = []
+
+    @property
+    def memtui(self) -> MemtuiApp:
+        return cast("MemtuiApp", self.app)
+
     async def startup(self) -> None:
-        app: MemtuiApp = self.app  # type: ignore[assignment]
+        app = self.memtui
         self.files = await asyncio.to_thread(lambda: app.memory.files()[:MAX_FILES])
         self.due = await asyncio.to_thread(_due, app)
         self.memories = await asyncio.to_thread(_memories, app)
 
-    def commands(self) -> list[tuple[str, Callable[[], object], str]]:
-        app: MemtuiApp = self.app  # type: ignore[assignment]
-        out: list[tuple[str, Callable[[], object], str]] = [
-            ("Approve the selected proposal", app.action_approve, "apply it and commit to git"),
-            ("Revise the selected proposal", app.action_revise, "edit the entry, then approve"),
-            ("Reject the selected proposal", app.action_reject, "asks for a reason"),
-            ("Approve all pending proposals", app.action_approve_all, "asks to confirm"),
-            ("Toggle raw view", app.action_toggle_raw, "the file's source, with line numbers"),
-            ("Diff against last commit", app.action_diff_commit, "what changed since git last saw the file"),
-            ("Today", partial(app.action_open_pane, "today"), "today's log and changes"),
-            ("Search memory", partial(app.action_open_pane, "search"), "grep the memory"),
-            ("Chat with the agent", partial(app.action_open_pane, "chat"), "the embedded agent"),
-            ("Show keys", app.action_help, "every key and its id"),
-            ("Consolidate section…", app.action_consolidate,
+    def action(self, name: str, *params: object) -> Callable[[], Awaitable[bool]]:
+        """The app's action `name`, given `params` as values: a file or theme name is never parsed as an action
+        string."""
+        parsed: ActionParseResult = ("", name, params)
+        return partial(self.memtui.run_chosen_action, parsed)
+
+    def commands(self) -> list[Command]:
+        act = self.action
+        out: list[Command] = [
+            ("Approve the selected proposal", act("approve"), "apply it and commit to git"),
+            ("Revise the selected proposal", act("revise"), "edit the entry, then approve"),
+            ("Reject the selected proposal", act("reject"), "asks for a reason"),
+            ("Approve all pending proposals", act("approve_all"), "asks to confirm"),
+            ("Toggle raw view", act("toggle_raw"), "the file's source, with line numbers"),
+            ("Diff against last commit", act("diff_commit"), "what changed since git last saw the file"),
+            ("Today", act("open_pane", "today"), "today's log and changes"),
+            ("Search memory", act("open_pane", "search"), "grep the memory"),
+            ("Chat with the agent", act("open_pane", "chat"), "the embedded agent"),
+            ("Show keys", act("help"), "every key and its id"),
+            ("Consolidate section…", act("consolidate"),
              "one reviewed rewrite of each MEMORY.md section over its cap"),
         ]
-        for section in getattr(self, "due", []):
-            out.append((f"Consolidate section: {section}", partial(app.action_consolidate, section),
+        for section in self.due:
+            out.append((f"Consolidate section: {section}", act("consolidate", section),
                         "over its cap: archive struck history, merge near-duplicates (reviewed)"))
-        for name in sorted(app.available_themes):
-            out.append((f"Switch theme: {name}", partial(app.switch_theme, name), "theme"))
-        for prefix, url in getattr(self, "memories", []):
+        for name in sorted(self.memtui.available_themes):
+            out.append((f"Switch theme: {name}", act("switch_theme", name), "theme"))
+        for prefix, url in self.memories:
             # A prefix is any key name someone wrote to the server: shown as text, like every prompt here.
-            out.append((f"Switch memory: {prefix}", partial(app.switch_memory, url),
+            out.append((f"Switch memory: {prefix}", act("switch_memory", url),
                         "open another memory on this Redis server or cluster"))
-        for rel in getattr(self, "files", []):
-            out.append((f"Open file: {rel}", partial(app.open_file, rel), "open in a viewer tab"))
+        for rel in self.files:
+            out.append((f"Open file: {rel}", act("open_file", rel), "open in a viewer tab"))
         return out
 
     # A command's name holds file and section names (data): it is shown as Content, never read as markup (the

@@ -6,6 +6,7 @@ Every dialog hands its answer to a write that goes through the one write path (`
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 from rich.text import Text
@@ -33,12 +34,11 @@ TAG_MEANING = {
 }
 
 
+@dataclass
 class Written(Message):
     """A write from a curate dialog came back from the core."""
 
-    def __init__(self, result: WriteResult) -> None:
-        super().__init__()
-        self.result = result
+    result: WriteResult
 
 
 class EntryEditScreen(ModalScreen[WriteResult | None]):
@@ -139,10 +139,9 @@ class MoveScreen(ModalScreen[WriteResult | None]):
         Binding("up", "cursor(-1)", "Previous", id="move.previous", show=False, tooltip="Previous place"),
     ]
 
+    @dataclass
     class Targets(Message):
-        def __init__(self, targets: list[tuple[str, str]]) -> None:
-            super().__init__()
-            self.targets = targets
+        targets: list[tuple[str, str]]
 
     def __init__(self, memory: Memory, rel: str, section: str, entry: Entry,
                  write: Callable[[str, str], WriteResult]) -> None:

@@ -137,13 +137,12 @@ class DiffView(ScrollView, can_focus=True):
     BINDINGS = [Binding("o", "open_file", "Open in viewer", id="diff.open",
                         tooltip="Open the file this diff is about in the viewer, all of it")]
 
+    @dataclass
     class Parsed(Message):
-        def __init__(self, view: DiffView, seq: int, key: tuple, drawn: tuple[Rows, list[Line], int]) -> None:
-            super().__init__()
-            self.view = view
-            self.seq = seq
-            self.key = key
-            self.drawn = drawn
+        view: DiffView
+        seq: int
+        key: tuple
+        drawn: tuple[Rows, list[Line], int]
 
     def __init__(self, diff: str = "", *, empty: str = "no changes", id: str | None = None,
                  classes: str | None = None, rel: str | None = None) -> None:

@@ -1,10 +1,13 @@
-"""The viewer's entry cursor and the person's edits on the entry under it (a mixin of `MemoryViewer`).
+"""The viewer's entry cursor and the person's edits on the entry under it (a helper each `MemoryViewer` holds).
 
 The cursor walks the current entries (struck history is read, not edited), or only those a review filter shows.
 It appears when the person first moves it (j/k, the arrows, a filter); until then the viewer scrolls as a reader
 and the app's review keys (e, d) act as before. Every edit is one call on the one write path as the person
 (`Memory.update`, `Memory.move`, `history.undo_last`), in a thread; the viewer then reloads quietly (no live-diff
 marks for your own edit) and tells the app the files changed, so the tree, the feed and Today follow.
+
+`EntryCursor` is given the memory and the person it writes as; the viewer keeps the keys (its bindings and
+`action_*` methods hand each key to the cursor) and draws what the cursor says.
 """
 
 from __future__ import annotations
@@ -15,12 +18,14 @@ import os
 import shlex
 import subprocess
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any, Callable, cast
 
-from textual import work
 from textual.app import SuspendNotSupported
 from textual.binding import Binding
 from textual.message import Message
+from textual.notifications import SeverityLevel
 
 from memtui.core import clock, curate
 from memtui.core.entries import Entry
@@ -29,7 +34,10 @@ from memtui.tui.messages import FilesChanged
 
 if TYPE_CHECKING:
     from memtui.core.memory import Memory
+    from memtui.tui.app import MemtuiApp
     from memtui.tui.entry_bar import EntryBar
+    from memtui.tui.messages import ViewerState
+    from memtui.tui.viewer import MemoryViewer
 
 EDIT_ACTIONS = {"revise_entry", "remove_entry", "retag_entry", "move_entry", "add_entry"}
 CURSOR_ACTIONS = {"cursor_down", "cursor_up", "next_section", "previous_section", "cycle_filter"}
@@ -70,66 +78,72 @@ CURSOR_BINDINGS = [
 ]
 
 
+@dataclass
 class EntryWritten(Message):
     """An edit on the entry under the cursor came back from the core (posted from a thread)."""
 
-    def __init__(self, result: WriteResult, target: str | None) -> None:
-        super().__init__()
-        self.result = result
-        self.target = target
+    result: WriteResult
+    target: str | None
 
 
+@dataclass
 class BlameLoaded(Message):
-    def __init__(self, version: str, lines: list[Any] | str) -> None:
-        super().__init__()
-        self.version = version
-        self.lines = lines
+    version: str
+    lines: list[Any] | str
 
 
 def version_of(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", errors="replace")).hexdigest()
 
 
+def section_at(st: ViewerState, line: int) -> str:
+    """The title of the section `line` is in, by bisection (a walk of every heading per entry made a section
+    jump in a file of 1,000 sections cost millions of steps)."""
+    sections = st.extra.get("sections", [])
+    heads = st.extra.get("section_heads")
+    if heads is None or len(heads) != len(sections):
+        heads = st.extra["section_heads"] = [h for h, _ in sections]
+    k = bisect.bisect_right(heads, line) - 1
+    return sections[k][1] if k >= 0 else ""
+
+
 class EntryCursor:
-    """Cursor state and actions; the viewer supplies `state`, `rel`, `root` and the rendering."""
+    """Cursor state and the edits on the entry under it, for one viewer (`view`), written as `person`."""
 
-    cursor: int | None = None
-    entry_filter: str | None = None
-    _cursor_target: str | None = None
-    _cursor_wanted: int | None = None
-    _shown_key: tuple | None = None
-    _shown: list[int] = []
-    _bar: EntryBar | None = None
-    _reading = True
-
-    def init_cursor(self) -> None:
-        self.cursor = None
-        self.entry_filter = None
-        self._shown_key = None
-        self._shown = []
+    def __init__(self, view: MemoryViewer, memory: Memory, person: str) -> None:
+        self.view = view
+        self.memory = memory
+        self.person = person
+        self.cursor: int | None = None
+        self.entry_filter: str | None = None
+        self.bar: EntryBar | None = None  # mounted under the viewer by the viewer
+        self._cursor_target: str | None = None
+        self._cursor_wanted: int | None = None
+        self._shown_key: tuple | None = None
+        self._shown: list[int] = []
+        self._reading = True
         self._blame: dict[str, list[Any] | str] = {}
         self._blame_asked: set[str] = set()
-        self._own_versions: set[str] = set()
+        self.own_versions: set[str] = set()  # versions of files this viewer's own writes left
         self._in_flight = 0
         self._in_flight_lock = threading.Lock()
-        self._cursor_target = None
+
+    @property
+    def app(self) -> MemtuiApp:
+        return cast("MemtuiApp", self.view.app)
+
+    @property
+    def rel(self) -> str:
+        return self.view.rel
 
     # what the cursor can stand on ---------------------------------------------------------------------------
-    @property
-    def memory(self) -> Memory:
-        return self.app.memory  # type: ignore[attr-defined]
-
-    @property
-    def person(self) -> str:
-        return self.app.by  # type: ignore[attr-defined]
-
     def entries_known(self) -> bool:
-        st = self.state  # type: ignore[attr-defined]
+        st = self.view.state
         return st is not None and "current" in st.extra
 
     def shown_lines(self) -> list[int]:
         """Current entry lines the active filter shows, in file order (cached per loaded state and filter)."""
-        st = self.state  # type: ignore[attr-defined]
+        st = self.view.state
         key = (id(st), self.entry_filter)
         if key != self._shown_key:
             current: dict[int, Entry] = st.extra.get("current", {}) if st is not None else {}
@@ -141,26 +155,19 @@ class EntryCursor:
         return self._shown
 
     def entry_at(self, line: int | None) -> Entry | None:
-        st = self.state  # type: ignore[attr-defined]
+        st = self.view.state
         if line is None or st is None:
             return None
         return st.extra.get("current", {}).get(line)
 
     def section_at(self, line: int) -> str:
-        """The title of the section `line` is in, by bisection (a walk of every heading per entry made a section
-        jump in a file of 1,000 sections cost millions of steps)."""
-        st = self.state  # type: ignore[attr-defined]
-        sections = st.extra.get("sections", [])
-        heads = st.extra.get("section_heads")
-        if heads is None or len(heads) != len(sections):
-            heads = st.extra["section_heads"] = [h for h, _ in sections]
-        k = bisect.bisect_right(heads, line) - 1
-        return sections[k][1] if k >= 0 else ""
+        st = self.view.state
+        return section_at(st, line) if st is not None else ""
 
     def filtered_rows(self) -> list[int]:
         """The lines a filtered view shows: each section heading that has a shown entry, then those entries."""
-        st = self.state  # type: ignore[attr-defined]
-        heads = [h for h, _ in st.extra.get("sections", [])]
+        st = self.view.state
+        heads = [h for h, _ in st.extra.get("sections", [])] if st is not None else []
         out: list[int] = []
         last = None
         for i in self.shown_lines():
@@ -184,26 +191,27 @@ class EntryCursor:
         return True
 
     def set_cursor(self, line: int | None) -> None:
+        view = self.view
         self.cursor = line
-        self._invalidate()  # type: ignore[attr-defined]
+        view._invalidate()
         reading = line is None and self.entry_filter is None
         if reading != self._reading:  # the footer switches between a reader's keys and the curate keys
             self._reading = reading
-            self.refresh_bindings()  # type: ignore[attr-defined]
+            view.refresh_bindings()
         if line is not None:
-            row = self._row_of(line)  # type: ignore[attr-defined]
-            top = self.scroll_offset.y  # type: ignore[attr-defined]
-            height = max(1, self.scrollable_content_region.height)  # type: ignore[attr-defined]
+            row = view._row_of(line)
+            top = view.scroll_offset.y
+            height = max(1, view.scrollable_content_region.height)
             if row < top or row >= top + height:
-                self.scroll_to(y=max(0, row - height // 3), animate=False)  # type: ignore[attr-defined]
+                view.scroll_to(y=max(0, row - height // 3), animate=False)
         self.update_bar()
 
     def _first_visible(self) -> int | None:
         shown = self.shown_lines()
         if not shown:
             return None
-        top = self.scroll_offset.y  # type: ignore[attr-defined]
-        return next((i for i in shown if self._row_of(i) >= top), shown[-1])  # type: ignore[attr-defined]
+        top = self.view.scroll_offset.y
+        return next((i for i in shown if self.view._row_of(i) >= top), shown[-1])
 
     def step(self, delta: int) -> None:
         shown = self.shown_lines()
@@ -222,12 +230,6 @@ class EntryCursor:
         if not shown:
             return None
         return next((i for i in shown if i >= line), shown[-1])
-
-    def action_cursor_down(self) -> None:
-        self.step(1)
-
-    def action_cursor_up(self) -> None:
-        self.step(-1)
 
     def jump_section(self, delta: int) -> None:
         shown = self.shown_lines()
@@ -248,15 +250,9 @@ class EntryCursor:
                 return
         self.set_cursor(order[-1] if delta > 0 else shown[0])
 
-    def action_next_section(self) -> None:
-        self.jump_section(1)
-
-    def action_previous_section(self) -> None:
-        self.jump_section(-1)
-
-    def action_cycle_filter(self, reading: bool = False) -> None:
+    def cycle_filter(self) -> None:
         self.entry_filter = curate.next_filter(self.entry_filter)
-        self._build_rows()  # type: ignore[attr-defined]
+        self.view._build_rows()
         shown = self.shown_lines()
         if self.entry_filter is None:
             self.set_cursor(self.cursor)
@@ -265,19 +261,20 @@ class EntryCursor:
             self.notify_filter_empty()
         else:
             self.set_cursor(self._nearest(self.cursor) if self.cursor is not None else shown[0])
-        self.scroll_to(y=max(0, self._row_of(self.cursor or 0) - 3), animate=False)  # type: ignore[attr-defined]
+        self.view.scroll_to(y=max(0, self.view._row_of(self.cursor or 0) - 3), animate=False)
         self.update_bar()
 
     def notify_filter_empty(self) -> None:
         if self.entry_filter is not None:
-            self.notify(f"No entry of {self.rel} is {curate.FILTER_LABELS[self.entry_filter].removesuffix(' only')}"  # type: ignore[attr-defined]
-                        " — press f for the next filter", markup=False)
+            self.view.notify(f"No entry of {self.rel} is "
+                             f"{curate.FILTER_LABELS[self.entry_filter].removesuffix(' only')}"
+                             " — press f for the next filter", markup=False)
 
     def leave(self) -> bool:
         """escape: drop the filter, then the cursor; False when there was neither."""
         if self.entry_filter is not None:
             self.entry_filter = None
-            self._build_rows()  # type: ignore[attr-defined]
+            self.view._build_rows()
             self.set_cursor(self.cursor)
             return True
         if self.cursor is not None:
@@ -318,7 +315,7 @@ class EntryCursor:
 
     # the entry bar ------------------------------------------------------------------------------------------
     def update_bar(self) -> None:
-        bar = self._bar
+        bar = self.bar
         if bar is None:
             return
         active = self.cursor is not None or self.entry_filter is not None
@@ -327,7 +324,7 @@ class EntryCursor:
             return
         from memtui.tui.viewer import SYMBOLS
 
-        st = self.state  # type: ignore[attr-defined]
+        st = self.view.state
         entry = self.entry_at(self.cursor)
         shown = self.shown_lines()
         where = f"{shown.index(self.cursor) + 1}/{len(shown)}" if self.cursor in shown else f"–/{len(shown)}"
@@ -337,7 +334,7 @@ class EntryCursor:
             blame = self._blame.get(version)
             if isinstance(blame, str):
                 who = blame
-            elif blame is not None:
+            elif blame is not None and self.cursor is not None:
                 who = blame[self.cursor] if self.cursor < len(blame) else "not committed yet"
             elif version not in self._blame_asked:
                 self._blame_asked.add(version)
@@ -347,26 +344,28 @@ class EntryCursor:
                        SYMBOLS.get(entry.tag if entry else None, "⚑"), who=who, filter_label=label,
                        position=f"entry {where}")
 
-    @work(thread=True, group="blame", exit_on_error=False)
     def load_blame(self, version: str) -> None:
+        self.view.run_worker(partial(self._read_blame, version), name="load_blame", group="blame", thread=True,
+                             exit_on_error=False)
+
+    def _read_blame(self, version: str) -> None:
         from memtui.core.history import NoHistory, blame
 
         try:
             # Under the store's lock: git objects are read through one shared repository, which a write's commit
             # in another thread must not be using at the same moment.
             with self.memory.store.lock():
-                data = self.memory.store.read(self.rel)  # type: ignore[attr-defined]
+                data = self.memory.store.read(self.rel)
                 if data is None or version_of(data.decode("utf-8", errors="replace")) != version:
                     return  # the file moved on; the next load asks again
-                lines: list[Any] | str = blame(self.memory, self.rel)  # type: ignore[attr-defined]
+                lines: list[Any] | str = blame(self.memory, self.rel)
         except NoHistory:
             lines = "no git history: who wrote it is unknown"
         except Exception as exc:  # blame is a nicety: the bar says why it is missing
             lines = f"who wrote it: unavailable ({exc})"
-        self.post_message(BlameLoaded(version, lines))  # type: ignore[attr-defined]
+        self.view.post_message(BlameLoaded(version, lines))
 
-    def on_blame_loaded(self, message: BlameLoaded) -> None:
-        message.stop()
+    def blame_loaded(self, message: BlameLoaded) -> None:
         self._blame = {message.version: message.lines}  # one version kept: the file as it is now
         self.update_bar()
 
@@ -377,17 +376,17 @@ class EntryCursor:
             return None
         section = self.section_at(self.cursor or 0)
         if not section:
-            self.notify("This entry sits above the first heading; only entries in a section can be edited "  # type: ignore[attr-defined]
-                        "here. Press E to edit the file in $EDITOR.", severity="warning")
+            self.view.notify("This entry sits above the first heading; only entries in a section can be edited "
+                             "here. Press E to edit the file in $EDITOR.", severity="warning")
             return None
         return entry, section
 
-    def own_write(self, state: Any) -> bool:
+    def own_write(self, state: ViewerState) -> bool:
         """Is this load the person's own edit from here (drawn without live-diff marks)?
 
         The watcher sees the file change before the write has committed and returned, so a load while one of
         this viewer's writes is in flight counts as its own, as does a version a finished write left."""
-        return bool(self._in_flight) or state.extra.get("version") in self._own_versions
+        return bool(self._in_flight) or state.extra.get("version") in self.own_versions
 
     def _writing(self, write: Callable[..., WriteResult], *args: Any) -> WriteResult:
         """Run a write (in a thread), then remember the versions it left."""
@@ -396,42 +395,44 @@ class EntryCursor:
         try:
             result = write(*args)
             if result.status == "applied":
-                for rel in {self.rel, *result.files}:  # type: ignore[attr-defined]
+                for rel in {self.rel, *result.files}:
                     data = self.memory.store.read(rel)
                     if data is not None:
-                        self._own_versions.add(version_of(data.decode("utf-8", errors="replace")))
+                        self.own_versions.add(version_of(data.decode("utf-8", errors="replace")))
             return result
         finally:
             with self._in_flight_lock:
                 self._in_flight -= 1
 
-    @work(thread=True, group="curate", exit_on_error=False)
     def run_write(self, write: Callable[[], WriteResult], target: str | None = None) -> None:
-        result = self._writing(write)
-        self.post_message(EntryWritten(result, target))  # type: ignore[attr-defined]
+        def run() -> None:
+            result = self._writing(write)
+            self.view.post_message(EntryWritten(result, target))
+
+        self.view.run_worker(run, name="run_write", group="curate", thread=True, exit_on_error=False)
 
     def dialog_write(self, write: Callable[..., WriteResult]) -> Callable[..., WriteResult]:
         """Wrap a dialog's write (run in the dialog's thread) so the viewer knows it is its own."""
         return lambda *args: self._writing(write, *args)
 
-    def on_entry_written(self, message: EntryWritten) -> None:
-        message.stop()
+    def entry_written(self, message: EntryWritten) -> None:
         self.wrote(message.result, message.target)
 
     def wrote(self, result: WriteResult, target: str | None) -> None:
         """An edit returned: say so; when applied, reload onto `target` and let the app catch up."""
         r = result
-        severity = "information" if r.status == "applied" else "warning" if r.status == "queued" else "error"
-        self.notify(r.message if r.status != "applied" else f"{self.person}: {r.message}",  # type: ignore[attr-defined]
-                    severity=severity)  # type: ignore[arg-type]
+        severity: SeverityLevel = "information" if r.status == "applied" else (
+            "warning" if r.status == "queued" else "error")
+        self.view.notify(r.message if r.status != "applied" else f"{self.person}: {r.message}",
+                         severity=severity)
         if r.status not in ("applied", "queued"):
             return
-        files = {self.rel, *r.files}  # type: ignore[attr-defined]
+        files = {self.rel, *r.files}
         self._cursor_target = target
-        self.reload()  # type: ignore[attr-defined]
-        self.app.post_message(FilesChanged(frozenset(files), audit=True))  # type: ignore[attr-defined]
+        self.view.reload()
+        self.app.post_message(FilesChanged(frozenset(files), audit=True)
 
-    def action_revise_entry(self) -> None:
+    def revise_entry(self) -> None:
         from memtui.tui.curate import EntryEditScreen
 
         here = self._here()
@@ -442,19 +443,19 @@ class EntryCursor:
 
         def write(text: str) -> WriteResult:
             # The entry's source stays unless the person wrote another inline "(date, source)", which wins.
-            return memory.update(section, "revise", entry=text, replaces=raw, file=self.rel,  # type: ignore[attr-defined]
+            return memory.update(section, "revise", entry=text, replaces=raw, file=self.rel,
                                  source=entry.source, actor=person)
 
         def done(result: WriteResult | None) -> None:
             if result is not None:
                 self.wrote(result, result.entry)
 
-        self.app.push_screen(EntryEditScreen(  # type: ignore[attr-defined]
-            f"Revise ({self.rel} § {section}); the old line stays, struck superseded {clock.today()}",  # type: ignore[attr-defined]
+        self.app.push_screen(EntryEditScreen(
+            f"Revise ({self.rel} § {section}); the old line stays, struck superseded {clock.today()}",
             curate.editable_text(entry), self.dialog_write(write),
             hint="enter revise · escape cancel · keep a [tag]: [stated] you said it, [observed] seen"), done)
 
-    def action_add_entry(self) -> None:
+    def add_entry(self) -> None:
         from memtui.tui.curate import EntryEditScreen
 
         here = self._here()
@@ -464,18 +465,18 @@ class EntryCursor:
         memory, person, after = self.memory, self.person, entry.raw.strip()
 
         def write(text: str) -> WriteResult:
-            return memory.update(section, "add", entry=text, file=self.rel, actor=person, after=after)  # type: ignore[attr-defined]
+            return memory.update(section, "add", entry=text, file=self.rel, actor=person, after=after)
 
         def done(result: WriteResult | None) -> None:
             if result is not None:
                 self.wrote(result, result.entry)
 
-        self.app.push_screen(EntryEditScreen(  # type: ignore[attr-defined]
-            f"Add to {self.rel} § {section}, below the cursor",  # type: ignore[attr-defined]
+        self.app.push_screen(EntryEditScreen(
+            f"Add to {self.rel} § {section}, below the cursor",
             "[stated] ", self.dialog_write(write),
             hint="enter add · escape cancel · start with a [tag]: [stated] you said it, [observed] seen"), done)
 
-    def action_remove_entry(self) -> None:
+    def remove_entry(self) -> None:
         from memtui.tui.dialogs import ConfirmScreen
 
         here = self._here()
@@ -486,13 +487,13 @@ class EntryCursor:
 
         def done(yes: bool | None) -> None:
             if yes:
-                self.run_write(lambda: memory.update(section, "remove", replaces=raw, file=self.rel,  # type: ignore[attr-defined]
+                self.run_write(lambda: memory.update(section, "remove", replaces=raw, file=self.rel,
                                                      actor=person))
 
         question = f"Remove from § {section}? It stays as history, struck “removed {clock.today()}”.\n\n{raw}"
-        self.app.push_screen(ConfirmScreen(question), done)  # type: ignore[attr-defined]
+        self.app.push_screen(ConfirmScreen(question), done)
 
-    def action_retag_entry(self) -> None:
+    def retag_entry(self) -> None:
         from memtui.tui.curate import TagScreen
 
         here = self._here()
@@ -505,22 +506,22 @@ class EntryCursor:
             if tag is None:
                 return
             if tag == entry.tag:
-                self.notify(f"It is [{tag}] already; nothing to change", markup=False)  # type: ignore[attr-defined]
+                self.view.notify(f"It is [{tag}] already; nothing to change", markup=False)
                 return
             new = curate.retagged(entry, tag)
-            self.run_write(lambda: memory.update(section, "revise", entry=new, replaces=raw, file=self.rel,  # type: ignore[attr-defined]
+            self.run_write(lambda: memory.update(section, "revise", entry=new, replaces=raw, file=self.rel,
                                                  source=entry.source, actor=person), target=new)
 
-        self.app.push_screen(TagScreen(entry), done)  # type: ignore[attr-defined]
+        self.app.push_screen(TagScreen(entry), done)
 
-    def action_move_entry(self) -> None:
+    def move_entry(self) -> None:
         from memtui.tui.curate import MoveScreen
 
         here = self._here()
         if here is None:
             return
         entry, section = here
-        memory, person, raw, rel = self.memory, self.person, entry.raw.strip(), self.rel  # type: ignore[attr-defined]
+        memory, person, raw, rel = self.memory, self.person, entry.raw.strip(), self.rel
 
         def write(to: str, to_section: str) -> WriteResult:
             return memory.move(section, raw, to_section, file=rel, to=to, actor=person)
@@ -529,9 +530,9 @@ class EntryCursor:
             if result is not None:
                 self.wrote(result, None)
 
-        self.app.push_screen(MoveScreen(memory, rel, section, entry, self.dialog_write(write)), done)  # type: ignore[attr-defined]
+        self.app.push_screen(MoveScreen(memory, rel, section, entry, self.dialog_write(write)), done)
 
-    def action_undo_own(self, reading: bool = False) -> None:
+    def undo_own(self) -> None:
         from memtui.core.history import NoHistory, undo_last
 
         memory, person = self.memory, self.person
@@ -545,42 +546,42 @@ class EntryCursor:
         self.run_write(undo)
 
     # $EDITOR ------------------------------------------------------------------------------------------------
-    def action_open_editor(self) -> None:
+    def open_editor(self) -> None:
         root = getattr(self.memory.store, "root", None)
         if root is None:
-            self.notify("This memory is not a folder on disk (a Redis store?): there is no file for $EDITOR",  # type: ignore[attr-defined]
-                        severity="warning")
+            self.view.notify("This memory is not a folder on disk (a Redis store?): there is no file for $EDITOR",
+                             severity="warning")
             return
-        path = root / self.rel  # type: ignore[attr-defined]
-        line = (self.cursor if self.cursor is not None else self.scroll_offset.y) + 1  # type: ignore[attr-defined]
+        path = root / self.rel
+        line = (self.cursor if self.cursor is not None else self.view.scroll_offset.y) + 1
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         before = path.read_bytes() if path.exists() else None
         try:
-            with self.app.suspend():  # type: ignore[attr-defined]
+            with self.app.suspend():
                 code = subprocess.call([*shlex.split(editor), f"+{line}", str(path)])
         except SuspendNotSupported:
-            self.notify("This terminal cannot hand over to $EDITOR (the web or a headless run); "  # type: ignore[attr-defined]
-                        "edit the file outside memtui and approve the change in review", severity="warning")
+            self.view.notify("This terminal cannot hand over to $EDITOR (the web or a headless run); "
+                             "edit the file outside memtui and approve the change in review", severity="warning")
             return
         except OSError as exc:
-            self.notify(f"cannot run {editor!r}: {exc}. Set $EDITOR to your editor.", severity="error",
-                        markup=False)  # type: ignore[attr-defined]
+            self.view.notify(f"cannot run {editor!r}: {exc}. Set $EDITOR to your editor.", severity="error",
+                             markup=False)
             return
         after = path.read_bytes() if path.exists() else None
         if after == before:
-            self.notify(f"{self.rel} is unchanged" + (f" ({editor} exited with {code})" if code else ""),
-                        markup=False)  # type: ignore[attr-defined]
+            self.view.notify(f"{self.rel} is unchanged" + (f" ({editor} exited with {code})" if code else ""),
+                             markup=False)
             return
-        self.app.post_message(FilesChanged(frozenset({self.rel})))  # type: ignore[attr-defined]
-        self.focus_external_change(EXTERNAL_PREFIX + hashlib.sha1(self.rel.encode()).hexdigest()[:6])  # type: ignore[attr-defined]
+        self.app.post_message(FilesChanged(frozenset({self.rel}))
+        self.focus_external_change(EXTERNAL_PREFIX + hashlib.sha1(self.rel.encode()).hexdigest()[:6])
 
     def focus_external_change(self, pid: str, tries: int = 100) -> None:
         """Select and focus the external change in the review panel once the app's sync has listed it."""
-        review = getattr(self.app, "review", None)  # type: ignore[attr-defined]
-        if review is not None and review.select(pid):
+        review = self.app.review
+        if review.select(pid):
             review.option_list.focus()
-            self.notify(f"Your edit of {self.rel} waits in review as {pid}: a approve (commit) · r reject (restore)",
-                        markup=False)  # type: ignore[attr-defined]
+            self.view.notify(f"Your edit of {self.rel} waits in review as {pid}: a approve (commit) · "
+                             "r reject (restore)", markup=False)
             return
         if tries > 0:
-            self.set_timer(0.05, lambda: self.focus_external_change(pid, tries - 1))  # type: ignore[attr-defined]
+            self.view.set_timer(0.05, lambda: self.focus_external_change(pid, tries - 1))

@@ -125,14 +125,6 @@ class ActivityFeed(ScrollView, can_focus=True):
     imports rich.pretty and attrs, which cost the app's first frame 10-17 ms, and renders each line on write;
     this renders a line only when it is first shown."""
 
-    DEFAULT_CSS = """
-    ActivityFeed {
-        background: $surface;
-        color: $foreground;
-        overflow-y: scroll;
-        &:focus { background-tint: $foreground 5%; }
-    }
-    """
     COMPONENT_CLASSES = {"feed--time", "feed--actor", "feed--write", "feed--approve", "feed--reject",
                          "feed--external", "feed--search", "feed--queued"}
     MAX_LINES = 1000

@@ -7,7 +7,7 @@ panes do not bubble, so a pane that ignores them never sends them back up to the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from textual.message import Message
@@ -15,20 +15,17 @@ from textual.message import Message
 from memtui.core.proposals import Proposal, WriteResult
 
 
+@dataclass
 class FilesChanged(Message):
     """The watcher saw files change under the memory root (coalesced: one message per burst).
 
     `paths` are memory files (relative, '/'-separated); `queue` is True when `.memtui/queue/` changed (a
     proposal was written or decided by any process); `audit` is True when the audit log grew."""
 
-    def __init__(self, paths: frozenset[str], *, queue: bool = False, audit: bool = False) -> None:
-        super().__init__()
-        self.paths = paths
-        self.queue = queue
-        self.audit = audit
-
-    def can_replace(self, message: Message) -> bool:
-        return False
+    paths: frozenset[str]
+    _: KW_ONLY
+    queue: bool = False
+    audit: bool = False
 
 
 @dataclass
@@ -42,67 +39,59 @@ class Activity:
     file: str | None = None
 
 
+@dataclass
 class StateSynced(Message):
     """A sync worker read the queue, the new audit records and the external changes, under the store's lock.
 
     `seq` orders syncs: the app drops a result older than one it already showed."""
 
-    def __init__(
-        self, seq: int, *, proposals: list[Proposal], external: list[Proposal], activity: list[Activity],
-        changed: frozenset[str], file_count: int | None, problems: list[str],
-        lineage: dict[str, list[str]] | None = None,
-    ) -> None:
-        super().__init__()
-        self.lineage = lineage or {}  # a pending revise's id → the versions its target entry replaced
-        self.seq = seq
-        self.proposals = proposals
-        self.external = external
-        self.activity = activity
-        self.changed = changed
-        self.file_count = file_count
-        self.problems = problems
+    seq: int
+    _: KW_ONLY
+    proposals: list[Proposal]
+    external: list[Proposal]
+    activity: list[Activity]
+    changed: frozenset[str]
+    file_count: int | None
+    problems: list[str]
+    lineage: dict[str, list[str]] = field(default_factory=dict)  # revise id → versions its target replaced
 
 
+@dataclass
 class Decided(Message):
     """A decision (approve, revise, reject) ran in a worker; `result` is what the core said."""
 
-    def __init__(self, verb: str, pid: str, result: WriteResult) -> None:
-        super().__init__()
-        self.verb = verb
-        self.pid = pid
-        self.result = result
+    verb: str
+    pid: str
+    result: WriteResult
 
 
+@dataclass
 class CommittedLoaded(Message):
     """A file against its last commit, read and diffed (bounded) in a worker, for the diff tab."""
 
-    def __init__(self, rel: str, diff: str, committed: bool) -> None:
-        super().__init__()
-        self.rel = rel
-        self.diff = diff
-        self.committed = committed  # False: the file has no history yet
+    rel: str
+    diff: str
+    committed: bool  # False: the file has no history yet
 
 
+@dataclass
 class OpenFile(Message):
     """Ask the app to open a memory file in a viewer tab (panes post this, e.g. a search result).
 
     `line` is 1-based, as grep and the search results count; None opens the file at the top."""
 
-    def __init__(self, rel: str, line: int | None = None) -> None:
-        super().__init__()
-        self.rel = rel
-        self.line = line
+    rel: str
+    line: int | None = None
 
 
+@dataclass
 class LogActivity(Message):
     """Ask the app to add a line to the activity feed (panes post this, e.g. after a search)."""
 
-    def __init__(self, kind: str, text: str, actor: str | None = None, file: str | None = None) -> None:
-        super().__init__()
-        self.kind = kind
-        self.text = text
-        self.actor = actor
-        self.file = file
+    kind: str
+    text: str
+    actor: str | None = None
+    file: str | None = None
 
 
 def approving(p: Any) -> str:
@@ -114,20 +103,18 @@ def approving(p: Any) -> str:
     return " ".join((f"approving {p.id}: {kind} {where}" + (f": {what}" if what else "")).split())
 
 
+@dataclass
 class MemoryChanged(Message, bubble=False):
     """Forwarded to open panes: these memory files changed on disk (by anyone)."""
 
-    def __init__(self, paths: frozenset[str]) -> None:
-        super().__init__()
-        self.paths = paths
+    paths: frozenset[str]
 
 
+@dataclass
 class ProposalsChanged(Message, bubble=False):
     """Forwarded to open panes: the pending proposals and external changes as they are now."""
 
-    def __init__(self, proposals: list[Proposal]) -> None:
-        super().__init__()
-        self.proposals = proposals
+    proposals: list[Proposal]
 
 
 @dataclass
@@ -152,20 +139,15 @@ class SessionEnded(Message):
     """An agent session in the app ended (the Chat pane closed): the app offers a consolidation if one is due."""
 
 
+@dataclass
 class ConsolidationDue(Message):
-    """Sections of MEMORY.md over their cap (read in a worker); empty when nothing is due.
+    """Sections of MEMORY.md over their cap (read in a worker, after a session); empty when nothing is due."""
 
-    `asked` is True when a person asked (the palette), False when offered after a session."""
-
-    def __init__(self, sections: list[str], *, asked: bool) -> None:
-        super().__init__()
-        self.sections = sections
-        self.asked = asked
+    sections: list[str]
 
 
+@dataclass
 class Consolidated(Message):
     """`Memory.consolidate` ran in a worker; one result per section (queued, refused, …)."""
 
-    def __init__(self, results: list[WriteResult]) -> None:
-        super().__init__()
-        self.results = results
+    results: list[WriteResult]

@@ -7,6 +7,7 @@ a Redis memory exactly as it does a folder.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from textual.message import Message
@@ -14,13 +15,12 @@ from textual.message import Message
 from memtui.tui.watch import Burst, MemoryWatcher
 
 
+@dataclass
 class StoreConnection(Message):
     """The Redis memory was lost (`connected` False, with what to do) or is back (True; the app should resync)."""
 
-    def __init__(self, connected: bool, message: str = "") -> None:
-        super().__init__()
-        self.connected = connected
-        self.message = message
+    connected: bool
+    message: str = ""
 
 
 class RedisWatcher(Burst):

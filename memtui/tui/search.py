@@ -1,6 +1,6 @@
 """The Search tab: results update as you type (debounced, in a thread), enter opens the file at the line.
 
-A plugin pane (see memtui/tui/messages.py): the app constructs `Pane(memory)`. Each result shows where it is,
+A plugin pane (registered in memtui/tui/panes.py; messages in memtui/tui/messages.py). Each result shows where it is,
 whether it is current or struck history, its provenance (colour and symbol), date and freshness, and its source.
 The pane keeps one warm `Searcher` with its own file watcher, and re-runs the query on `MemoryChanged`.
 """
@@ -8,6 +8,7 @@ The pane keeps one warm `Searcher` with its own file watcher, and re-runs the qu
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -29,11 +30,9 @@ DEBOUNCE = 0.15
 PANE_LIMIT = 25
 
 
-class Pane(Vertical, can_focus=False):
+class SearchPane(Vertical, can_focus=False):
     """A query box over a list of evidence lines, grouped by source, current entry first."""
 
-    pane_id = "search"
-    title = "Search"
 
     BINDINGS = [
         Binding("ctrl+r", "toggle_regex", "Literal / regex", id="search.regex",
@@ -45,29 +44,10 @@ class Pane(Vertical, can_focus=False):
     COMPONENT_CLASSES = {"search--path", "search--current", "search--struck", "search--muted", "search--stated",
                          "search--observed", "search--inferred", "search--suggested", "search--untagged"}
 
-    DEFAULT_CSS = """
-    Pane {
-        height: 1fr;
-        & > .search--path { color: $accent; text-style: bold; }
-        & > .search--current { color: $success; }
-        & > .search--struck { color: $text-muted; text-style: strike; }
-        & > .search--muted { color: $text-muted; }
-        & > .search--stated { color: $success; }
-        & > .search--observed { color: $primary; }
-        & > .search--inferred { color: $warning; }
-        & > .search--suggested { color: $secondary; }
-        & > .search--untagged { color: $error; }
-        #search-input { margin: 0 0 0 0; }
-        #search-summary { padding: 0 1; height: auto; color: $text-muted; }
-        #search-results { height: 1fr; }
-    }
-    """
-
+    @dataclass
     class Results(Message):
-        def __init__(self, seq: int, bundle: SearchBundle) -> None:
-            super().__init__()
-            self.seq = seq
-            self.bundle = bundle
+        seq: int
+        bundle: SearchBundle
 
     def __init__(self, memory: Any, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -93,7 +73,7 @@ class Pane(Vertical, can_focus=False):
     def option_list(self) -> OptionList:
         return self.query_one("#search-results", OptionList)
 
-    def focus(self, scroll_visible: bool = True) -> "Pane":
+    def focus(self, scroll_visible: bool = True) -> "SearchPane":
         """Focus the input; the app may ask before the pane has composed (or while it unmounts at quit), so then
         ask again after a refresh instead of failing."""
         inputs = self.query("#search-input")

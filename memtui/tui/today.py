@@ -1,12 +1,13 @@
 """The Today tab: what changed in memory today, grouped by file, each change expandable to its diff, with undo.
 
-A plugin pane (see memtui/tui/messages.py): the app constructs `Pane(memory)` and forwards `MemoryChanged` and
+A plugin pane (registered in memtui/tui/panes.py): the app forwards `MemoryChanged` and
 `ProposalsChanged`, on which the pane reloads. Enter on a change posts `OpenFile(rel, line)` (line 1-based);
 `u` undoes the last applied change with a new commit; `s` switches between today and the last seven days.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -37,11 +38,9 @@ def undo_last(memory: Memory, by: str | None = None, actor: str | None = None) -
     return core_undo_last(memory, by or default_actor(), actor)
 
 
-class Pane(Vertical, can_focus=False):
+class TodayPane(Vertical, can_focus=False):
     """Today's changes: a tree of files, their changes in order, and each change's diff beneath it."""
 
-    pane_id = "today"
-    title = "Today"
 
     BINDINGS = [
         Binding("u", "undo", "Undo last change", id="today.undo", tooltip="Revert the last applied change "
@@ -53,32 +52,14 @@ class Pane(Vertical, can_focus=False):
     COMPONENT_CLASSES = {"today--ok", "today--warn", "today--bad", "today--wait", "today--muted", "today--add",
                          "today--remove", "today--file"}
 
-    DEFAULT_CSS = """
-    Pane {
-        height: 1fr;
-        & > .today--ok { color: $success; }
-        & > .today--warn { color: $warning; }
-        & > .today--bad { color: $error; }
-        & > .today--wait { color: $accent; }
-        & > .today--muted { color: $text-muted; }
-        & > .today--add { color: $success; }
-        & > .today--remove { color: $error; }
-        & > .today--file { text-style: bold; }
-        #today-summary { padding: 0 1; height: auto; color: $text-muted; }
-        #today-tree { height: 1fr; }
-    }
-    """
-
+    @dataclass
     class Loaded(Message):
-        def __init__(self, report: TodayReport | None, error: str | None = None) -> None:
-            super().__init__()
-            self.report = report
-            self.error = error
+        report: TodayReport | None
+        error: str | None = None
 
+    @dataclass
     class Undone(Message):
-        def __init__(self, result: WriteResult) -> None:
-            super().__init__()
-            self.result = result
+        result: WriteResult
 
     def __init__(self, memory: Memory, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -104,7 +85,7 @@ class Pane(Vertical, can_focus=False):
         """Coming back to the tab puts the keys (u, s, enter) on the tree again."""
         self.call_after_refresh(self.tree.focus)
 
-    def focus(self, scroll_visible: bool = True) -> Pane:
+    def focus(self, scroll_visible: bool = True) -> TodayPane:
         trees = self.query("#today-tree")
         if trees:
             trees.first(Tree).focus(scroll_visible)

@@ -92,20 +92,18 @@ class MemoryTree(Tree[TreeEntry]):
     ICON_NODE = "▸ "
     ICON_NODE_EXPANDED = "▾ "
 
+    @dataclass
     class FileSelected(Message):
         """A file was chosen in the tree."""
 
-        def __init__(self, rel: str) -> None:
-            super().__init__()
-            self.rel = rel
+        rel: str
 
+    @dataclass
     class Listed(Message):
         """A folder's entries were read in a worker."""
 
-        def __init__(self, rel: str, entries: list[TreeEntry]) -> None:
-            super().__init__()
-            self.rel = rel
-            self.entries = entries
+        rel: str
+        entries: list[TreeEntry]
 
     def __init__(self, store: Any, label: str, *, id: str | None = None) -> None:
         super().__init__(plain(label, newlines=False), data=TreeEntry("", True), id=id)

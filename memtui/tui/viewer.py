@@ -11,8 +11,9 @@ from __future__ import annotations
 import datetime
 import difflib
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from rich.segment import Segment
 from rich.style import Style
@@ -31,9 +32,12 @@ from memtui.core.entries import TAGS, Entry, parse_entry
 from memtui.core.store import StoreError
 from memtui.core.patches import common_ends
 from memtui.tui.entry_bar import EntryBar
-from memtui.tui.entry_cursor import CURSOR_BINDINGS, EntryCursor, version_of
+from memtui.tui.entry_cursor import CURSOR_BINDINGS, BlameLoaded, EntryCursor, EntryWritten, version_of
 from memtui.tui.messages import ViewerState
 from memtui.tui.plain import visible
+
+if TYPE_CHECKING:
+    from memtui.core.memory import Memory
 
 # Provenance is never colour alone: each has its own shape in the gutter.
 SYMBOLS = {"stated": "◆", "observed": "●", "inferred": "▲", "suggested": "○", None: "⚑"}
@@ -148,10 +152,11 @@ def _mark_changes(state: ViewerState, previous: list[str]) -> None:
         state.first_change = len(previous)
 
 
-class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
+class MemoryViewer(ScrollView, can_focus=True):
     """One memory file, rendered (provenance, struck history, caps) or raw; only visible lines are styled.
 
-    With the entry cursor (EntryCursor) a person walks the entries and edits the one under it."""
+    With its entry cursor (`entry_cursor`, memtui/tui/entry_cursor.py) a person walks the entries and edits the one
+    under it: the keys are bound here and handed to the cursor."""
 
     COMPONENT_CLASSES = {
         "viewer--heading", "viewer--count", "viewer--over-cap", "viewer--stated", "viewer--observed",
@@ -167,22 +172,20 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
 
     raw: reactive[bool] = reactive(False)
 
+    @dataclass
     class Loaded(Message):
-        def __init__(self, viewer: MemoryViewer, state: ViewerState) -> None:
-            super().__init__()
-            self.viewer = viewer
-            self.state = state
+        viewer: MemoryViewer
+        state: ViewerState
 
+    @dataclass
     class Reloaded(Message):
         """The file on screen changed on disk; `added` lines were marked (bubbles to the app)."""
 
-        def __init__(self, rel: str, added: int, removed: int) -> None:
-            super().__init__()
-            self.rel = rel
-            self.added = added
-            self.removed = removed
+        rel: str
+        added: int
+        removed: int
 
-    def __init__(self, root: Path, rel: str, *, id: str | None = None,
+    def __init__(self, root: Path, rel: str, *, memory: Memory, person: str, id: str | None = None,
                  read: Callable[[str], bytes | None] | None = None) -> None:
         super().__init__(id=id)
         self.root = root
@@ -195,14 +198,14 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
         self._cache: LRUCache[tuple, Strip] = LRUCache(2048)
         self._pending_line: int | None = None
         self.loads = 0
-        self.init_cursor()
+        self.entry_cursor = EntryCursor(self, memory, person)
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._invalidate())
         if self.parent is not None:
-            self._bar = EntryBar(classes="entry-bar")
-            self._bar.display = False
-            self.parent.mount(self._bar, after=self)
+            bar = self.entry_cursor.bar = EntryBar(classes="entry-bar")
+            bar.display = False
+            self.parent.mount(bar, after=self)
         self.reload(first=True)
 
     # loading ----------------------------------------------------------------------------------------------
@@ -230,7 +233,8 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
                      lambda: self.call_later(lambda: (self._build_rows(), self._invalidate())))
             return
         text = data.decode("utf-8", errors="replace")
-        if previous is not None and len(text) <= FULL_PARSE_LIMIT and version_of(text) in self._own_versions:
+        own = self.entry_cursor.own_versions
+        if previous is not None and len(text) <= FULL_PARSE_LIMIT and version_of(text) in own:
             previous = None  # the person's own edit from this viewer: no live-diff marks for it
         state = scan(self.rel, text, previous)
         if "\ufffd" in text:
@@ -245,13 +249,13 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
             return
         message.stop()
         previous = self.state
-        if self.own_write(message.state):
+        if self.entry_cursor.own_write(message.state):
             message.state.added, message.state.ghosts, message.state.first_change = set(), {}, None
         self.state = message.state
         self.loads += 1
         self._build_rows()
         self._invalidate()
-        self.restore_cursor()
+        self.entry_cursor.restore_cursor()
         if previous is not None and (message.state.added or message.state.ghosts):
             removed = sum(len(g) for g in message.state.ghosts.values())
             self.post_message(self.Reloaded(self.rel, len(message.state.added), removed))
@@ -287,8 +291,8 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
     def _build_rows(self) -> None:
         self._row_index = None
         st = self.state
-        if st is not None and self.entry_filter is not None and self.entries_known():
-            self._rows = [(i, -1) for i in self.filtered_rows()]
+        if st is not None and self.entry_filter is not None and self.entry_cursor.entries_known():
+            self._rows = [(i, -1) for i in self.entry_cursor.filtered_rows()]
             self.virtual_size = Size(st.width + 24, max(1, len(self._rows)))
             return
         if st is None or not st.ghosts:
@@ -321,20 +325,77 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
             self._build_rows()
             self._invalidate()
         else:
-            self.leave()
+            self.entry_cursor.leave()
 
     def action_scroll_down(self) -> None:
         """down moves the entry cursor where the file's entries are known (a big log just scrolls)."""
-        if self.entries_known():
-            self.step(1)
+        if self.entry_cursor.entries_known():
+            self.entry_cursor.step(1)
         else:
             super().action_scroll_down()
 
     def action_scroll_up(self) -> None:
-        if self.entries_known():
-            self.step(-1)
+        if self.entry_cursor.entries_known():
+            self.entry_cursor.step(-1)
         else:
             super().action_scroll_up()
+
+    # the entry cursor's keys (CURSOR_BINDINGS) and messages, handed to it -----------------------------------
+    @property
+    def cursor(self) -> int | None:
+        """The line the entry cursor is on; None until the person first moves it."""
+        return self.entry_cursor.cursor
+
+    @property
+    def entry_filter(self) -> str | None:
+        return self.entry_cursor.entry_filter
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.entry_cursor.check_action(action, parameters)
+
+    def action_cursor_down(self) -> None:
+        self.entry_cursor.step(1)
+
+    def action_cursor_up(self) -> None:
+        self.entry_cursor.step(-1)
+
+    def action_next_section(self) -> None:
+        self.entry_cursor.jump_section(1)
+
+    def action_previous_section(self) -> None:
+        self.entry_cursor.jump_section(-1)
+
+    def action_cycle_filter(self, reading: bool = False) -> None:
+        self.entry_cursor.cycle_filter()
+
+    def action_revise_entry(self) -> None:
+        self.entry_cursor.revise_entry()
+
+    def action_remove_entry(self) -> None:
+        self.entry_cursor.remove_entry()
+
+    def action_retag_entry(self) -> None:
+        self.entry_cursor.retag_entry()
+
+    def action_move_entry(self) -> None:
+        self.entry_cursor.move_entry()
+
+    def action_add_entry(self) -> None:
+        self.entry_cursor.add_entry()
+
+    def action_open_editor(self) -> None:
+        self.entry_cursor.open_editor()
+
+    def action_undo_own(self, reading: bool = False) -> None:
+        self.entry_cursor.undo_own()
+
+    def on_blame_loaded(self, message: BlameLoaded) -> None:
+        message.stop()
+        self.entry_cursor.blame_loaded(message)
+
+    def on_entry_written(self, message: EntryWritten) -> None:
+        message.stop()
+        self.entry_cursor.entry_written(message)
 
     @property
     def has_marks(self) -> bool:

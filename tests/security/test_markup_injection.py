@@ -243,19 +243,22 @@ async def test_a_model_reply_and_its_tool_calls_are_shown_literally(mem: Memory,
     entry: the chat draws them as text (the reply as Markdown), and the card shows the entry literally."""
     from textual.app import App, ComposeResult
 
-    from memtui.tui.chat import Pane, ProposalCardView
+    from memtui import tui
+    from memtui.tui.chat import ChatPane, ProposalCardView
     from support.anthropic_server import FakeAnthropic, reply, tool_use
 
     class Host(App[None]):
+        CSS_PATH = Path(tui.__file__).parent / "chat.tcss"  # the pane's styles, as the app loads them
+
         def __init__(self) -> None:
             super().__init__()
             self.ran: list[str] = []
 
         def compose(self) -> ComposeResult:
-            yield Pane(mem)
+            yield ChatPane(mem)
 
         def on_mount(self) -> None:
-            self.query_one(Pane).focus()
+            self.query_one(ChatPane).focus()
 
         def action_bell(self) -> None:
             self.ran.append("bell")
@@ -272,7 +275,7 @@ async def test_a_model_reply_and_its_tool_calls_are_shown_literally(mem: Memory,
             monkeypatch.setenv(key, value)
         app = Host()
         async with app.run_test(size=(120, 60)) as pilot:
-            pane = app.query_one(Pane)
+            pane = app.query_one(ChatPane)
             pane.query_one("#chat-input").value = "I like green tea"
             await pilot.press("enter")
             await wait_for(pilot, lambda: not pane.running and pane.turn_worker is not None, timeout=20,
