@@ -549,7 +549,7 @@ class EntryCursor:
 
     # $EDITOR ------------------------------------------------------------------------------------------------
     def action_open_editor(self) -> None:
-        root = getattr(self.memory.store, "root", None)
+        root = self.memory.store.local_root
         if root is None:
             self.notify("This memory is not a folder on disk (a Redis store?): there is no file for $EDITOR",  # type: ignore[attr-defined]
                         severity="warning")
