@@ -5,6 +5,7 @@ history, today, lint and activity feed, through the same code."""
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 
 import pytest
@@ -243,3 +244,19 @@ async def test_the_viewer_shows_the_same_lines_read_through_either_store(twins) 
             await pilot.pause()  # let the tab switches settle before the app closes
     assert shown[0] == shown[1]
     assert "- [suggested] Ana moved to Porto (2026-08-20)" in shown[0][0][0]
+
+
+def test_memtui_index_builds_a_redis_memory_s_index_through_the_store(twins, tmp_path: Path, capsys) -> None:
+    from memtui.cli import main
+
+    folder, redis = twins
+    url = redis.store.url  # type: ignore[attr-defined]
+    assert main(["index", "--store", url, "--json"]) == 0
+    built = json.loads(capsys.readouterr().out)
+    assert main(["index", "--root", folder.location, "--json"]) == 0
+    assert built == json.loads(capsys.readouterr().out)  # the same files, the same counts
+    assert built["files"] == len(FILES) and built["added"] == len(FILES)
+    assert main(["index", "--store", url, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["added"] == 0  # the second run finds nothing changed
+    assert main(["index", "--store", url, "--watch"]) == 2
+    assert "a Redis memory has none" in capsys.readouterr().err
