@@ -133,10 +133,15 @@ class FolderStore(Store):
         return out
 
     def list_dir(self, rel: str = "") -> list[tuple[str, bool]]:
-        """One scandir of the folder (a folder memory shows its empty folders too), hidden names left out."""
+        """One scandir of the folder (a folder memory shows its empty folders too), hidden names left out. A
+        folder outside the root (`..`, a symlink that leads out) is refused as a read would be: nothing listed."""
         out = []
         try:
-            with os.scandir(self.root / rel if rel else self.root) as it:
+            folder = resolve_inside(self.root, rel) if rel else self.root
+        except PathRefused:
+            return []
+        try:
+            with os.scandir(folder) as it:
                 for item in it:
                     if item.name.startswith(".") or item.name in SKIP_DIRS:
                         continue
