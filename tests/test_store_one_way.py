@@ -260,3 +260,13 @@ def test_memtui_index_builds_a_redis_memory_s_index_through_the_store(twins, tmp
     assert json.loads(capsys.readouterr().out)["added"] == 0  # the second run finds nothing changed
     assert main(["index", "--store", url, "--watch"]) == 2
     assert "a Redis memory has none" in capsys.readouterr().err
+
+
+def test_lint_sees_folders_and_missing_links_the_same_on_both(twins, now) -> None:
+    for mem in twins:
+        now("2026-08-20T11:30")
+        body = "# Links\n\nSee [api](projects/api), [notes](projects/api/notes.md) and [gone](nowhere/x.md).\n"
+        assert mem.create("links.md", body, actor="wes").status == "applied"
+    dangling = [[(f.file, f.message) for f in lint(mem) if f.check == "dangling-link"] for mem in twins]
+    assert dangling[0] == dangling[1] == [("links.md", "link to 'nowhere/x.md' points nowhere: fix the path or "
+                                           "remove the line")]

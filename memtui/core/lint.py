@@ -211,6 +211,6 @@ def _join(base: str, target: str) -> str | None:
 
 
 def _is_dir(memory: Memory, rel: str) -> bool:
-    from pathlib import Path
-
-    return (Path(memory.location) / rel).is_dir()
+    """A folder of the memory, as its store lists folders (a Redis memory's are the paths' folders)."""
+    parent, _, name = rel.rpartition("/")
+    return (name, True) in memory.store.list_dir(parent)
