@@ -265,8 +265,9 @@ def test_memtui_index_builds_a_redis_memory_s_index_through_the_store(twins, tmp
 def test_lint_sees_folders_and_missing_links_the_same_on_both(twins, now) -> None:
     for mem in twins:
         now("2026-08-20T11:30")
-        body = "# Links\n\nSee [api](projects/api), [notes](projects/api/notes.md) and [gone](nowhere/x.md).\n"
-        assert mem.create("links.md", body, actor="wes").status == "applied"
+        old = mem.read_text("MEMORY.md") or ""
+        links = "\nSee [api](projects/api), [notes](projects/api/notes.md) and [gone](nowhere/x.md).\n"
+        assert mem.edit("MEMORY.md", old, old + links, actor="wes").status == "applied"
     dangling = [[(f.file, f.message) for f in lint(mem) if f.check == "dangling-link"] for mem in twins]
-    assert dangling[0] == dangling[1] == [("links.md", "link to 'nowhere/x.md' points nowhere: fix the path or "
+    assert dangling[0] == dangling[1] == [("MEMORY.md", "link to 'nowhere/x.md' points nowhere: fix the path or "
                                            "remove the line")]
