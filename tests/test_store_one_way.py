@@ -271,3 +271,21 @@ def test_lint_sees_folders_and_missing_links_the_same_on_both(twins, now) -> Non
     dangling = [[(f.file, f.message) for f in lint(mem) if f.check == "dangling-link"] for mem in twins]
     assert dangling[0] == dangling[1] == [("MEMORY.md", "link to 'nowhere/x.md' points nowhere: fix the path or "
                                            "remove the line")]
+
+
+class _NoFolder(FolderStore):
+    """A store that keeps its files in a folder but does not say where: what any new store looks like to search."""
+
+    @property
+    def local_root(self) -> None:  # type: ignore[override]
+        return None
+
+
+def test_any_store_feeds_the_index_through_the_base_store_methods(twins) -> None:
+    folder, _ = twins
+    other = Memory(_NoFolder(folder.location))
+    for query in ("rollback", "ana", "zz-nothing", "de"):
+        for kw in ({}, {"use_index": False}, {"regex": True}):
+            assert search(other, query, limit=3, **kw).to_dict() == search(folder, query, limit=3, **kw).to_dict()
+    assert search(other, "rollback").method == "index"
+    assert list((Path(folder.location).parent / "cache" / "memtui" / "index").glob("*/index.sqlite"))

@@ -9,6 +9,10 @@ scan answer are the same by construction. Before each query `refresh()` compares
 what was indexed and re-reads only what changed; deleting the file loses nothing but time. A generation number,
 bumped by every refresh that changes something, lets a long-lived reader (the app's warm search) catch up.
 
+The index reads through a *source*: `FolderSource` walks a folder on this machine and stamps each file with its
+(mtime, size); `StoreSource` feeds it from any Store (`file_states`, `read_many`), such as a Redis memory, whose
+index then lives in the local cache. Everything after the source is the same code for both.
+
 Files that are binary (a NUL byte), not UTF-8, or larger than `MAX_FILE_BYTES` are skipped, remembered by their
 (mtime, size) so they are not re-read, and counted.
 """
@@ -160,12 +164,6 @@ class StoreSource:
 
 
 Source = FolderSource | StoreSource
-
-
-def source_for(store: Store) -> Source:
-    """How the index reads a memory: from its folder when it has one on this machine, else through the store."""
-    root = store.local_root
-    return FolderSource(root) if root is not None else StoreSource(store)
 
 
 def _stat(root: Path, rel: str) -> tuple[int, int] | None:
