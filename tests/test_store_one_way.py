@@ -237,7 +237,7 @@ async def test_the_viewer_shows_the_same_lines_read_through_either_store(twins) 
             for rel in rels:
                 app.open_file(rel)
                 await wait_for(pilot, lambda: (v := app.viewer_for(rel)) is not None and v.state is not None,
-                               what=f"{rel} in the viewer")
+                               what=f"{rel} in the viewer", timeout=20)
             viewers = [app.viewer_for(rel) for rel in rels]
             assert all(isinstance(v, MemoryViewer) for v in viewers)
             shown.append([(v.state.lines, v.state.missing, v.state.error) for v in viewers])  # type: ignore[union-attr]

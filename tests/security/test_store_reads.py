@@ -36,7 +36,7 @@ async def test_the_viewer_shows_an_error_for_a_symlink_out_of_the_memory(tmp_pat
     async with app.run_test(size=SIZE) as pilot:
         app.open_file("leak.md")
         await wait_for(pilot, lambda: (v := app.viewer_for("leak.md")) is not None and v.state is not None,
-                       what="leak.md in the viewer")
+                       what="leak.md in the viewer", timeout=20)
         state = app.viewer_for("leak.md").state  # type: ignore[union-attr]
         assert state is not None and state.error and "leaves the memory root" in state.error
         assert not any("PRIVATE KEY" in line for line in state.lines)
