@@ -560,6 +560,16 @@ class FolderStore(Store):
             return [Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, files.get(c.hexsha, ()))
                     for c in commits]
 
+    def changes_since(self, since: float, known: set[str]) -> list[Commit]:
+        """Listing a commit's files costs git work: only for the commits not in `known` (usually none)."""
+        with self._git.use("reading recent commits") as repo:
+            if repo is None or not repo.head.is_valid():
+                return []
+            commits = [c for c in repo.iter_commits(since=f"@{int(since)}") if c.hexsha not in known]
+            files = _files_changed(repo, [c.hexsha for c in commits])
+            return [Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, files.get(c.hexsha, ()))
+                    for c in commits]
+
     def commit_files(self, sha: str) -> tuple[str, ...]:
         """The files one commit changed (plumbing: no diff driver or textconv of the repository's runs)."""
         with self._git.use("reading a commit") as repo:

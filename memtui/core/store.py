@@ -247,6 +247,11 @@ class Store(ABC):
     @abstractmethod
     def history(self, rel: str | None = None, since: float | None = None) -> list[Commit]: ...
 
+    def changes_since(self, since: float, known: set[str]) -> list[Commit]:
+        """The recorded changes since `since` (a timestamp) that are not in `known`, with their files, newest
+        first: what happened that the caller (today's audit lines) does not account for. Default: `history`."""
+        return [c for c in self.history(since=since) if c.sha not in known]
+
     # past versions: what history, blame and undo (memtui.core.history) read; a store without them has none
     def resolve_change(self, ref: str) -> Commit | None:
         """The recorded change `ref` names (with its parents and the files it touched), or None if there is none.

@@ -244,4 +244,4 @@ def _unaudited_commits(
     """(sha, time, author, message, files) of recorded changes since `start` that no audit line accounts for."""
     since = start.astimezone().timestamp()
     return [(c.sha, datetime.fromtimestamp(c.time), c.author, c.message, list(c.files))
-            for c in memory.store.history(since=since) if c.sha not in seen]
+            for c in memory.store.changes_since(since, seen)]
