@@ -289,3 +289,15 @@ def test_any_store_feeds_the_index_through_the_base_store_methods(twins) -> None
             assert search(other, query, limit=3, **kw).to_dict() == search(folder, query, limit=3, **kw).to_dict()
     assert search(other, "rollback").method == "index"
     assert list((Path(folder.location).parent / "cache" / "memtui" / "index").glob("*/index.sqlite"))
+
+
+def test_today_shows_the_diff_of_a_file_git_quotes_on_both(twins, now) -> None:
+    """git quotes a non-ASCII path in a patch, so the split patch has no key for it: the store is asked for that
+    file's diff alone (`Store.change_patch`)."""
+    for mem in twins:
+        now("2026-08-20T11:45")
+        assert mem.create("people/zoë.md", "# Zoë\n\n- [stated] Zoë runs billing (2026-08-20)\n",
+                          actor="wes").status == "applied"
+    diffs = [[c.diff for f in today(mem).files if f.file == "people/zoë.md" for c in f.changes] for mem in twins]
+    for found in diffs:
+        assert len(found) == 1 and "+- [stated] Zoë runs billing (2026-08-20)" in (found[0] or "")

@@ -628,10 +628,17 @@ class FolderStore(Store):
             return commit_patches(repo, changes) if repo is not None else {}
 
     def change_patch(self, change: str, rel: str) -> str:
-        from memtui.core.history import commit_diff
+        """`git show` of one file (plumbing flags: no diff driver, textconv or external diff the repo names)."""
+        import git
 
         with self._git.use("reading a diff") as repo:
-            return commit_diff(repo, change, rel) if repo is not None else ""
+            if repo is None:
+                return ""
+            try:
+                return repo.git.show("--format=", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv",
+                                     change, "--", rel) + "\n"
+            except (git.GitCommandError, ValueError):
+                return ""  # a commit that is gone (another branch checked out) has no diff to show
 
     def past_versions(self, rel: str, limit: int) -> list[tuple[str, bytes]]:
         """git's own walk of the file's commits, each distinct blob read once."""
