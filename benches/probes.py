@@ -160,7 +160,9 @@ def viewer(root: str, rel: str, pages: str) -> None:
                 yield self.widget
 
     async def main() -> None:
-        view = Viewer(Path(root), rel)
+        from memtui.core.folder import FolderStore
+
+        view = Viewer(Path(root), rel, read=FolderStore(root).read)  # the viewer reads through the store, as in the app
         async with Host(None).run_test(size=SIZE) as pilot:
             await pilot.pause()
             # Opening: from mounting the viewer (as the app does in a new tab) to its first frame with the file.
