@@ -162,7 +162,8 @@ def viewer(root: str, rel: str, pages: str) -> None:
     async def main() -> None:
         from memtui.core.memory import Memory
 
-        view = Viewer(Path(root), rel, memory=Memory(Path(root)), person="bench")
+        memory = Memory(Path(root))
+        view = Viewer(Path(root), rel, memory=memory, person="bench", read=memory.store.read)  # through the store, as in the app
         async with Host(None).run_test(size=SIZE) as pilot:
             await pilot.pause()
             # Opening: from mounting the viewer (as the app does in a new tab) to its first frame with the file.

@@ -257,10 +257,7 @@ class MemtuiMemoryTool(BetaAbstractMemoryTool):
 
     def _disk(self) -> Path | None:
         """The memory root on disk (a folder store), so directories are seen as the reference sees them."""
-        from memtui.core.folder import FolderStore
-
-        store = self.memory.store
-        return store.root if isinstance(store, FolderStore) else None
+        return self.memory.store.local_root
 
     def _kind(self, rel: str) -> str | None:
         """"file", "dir" or None (nothing there)."""

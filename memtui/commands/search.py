@@ -90,13 +90,8 @@ def _in_a_store(args: argparse.Namespace) -> str | None:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    url = _in_a_store(args)
-    if url:
-        from memtui.core.redis_store import redact
-
-        print(f"memtui index: {redact(url)} is a Redis memory, whose search index is kept in the local cache and "
-              "refreshed by `memtui search --store URL` itself: nothing to do", file=sys.stderr)
-        return EXIT_ERROR
+    if _in_a_store(args):
+        return _index_store(args)
     from memtui.core.index import Index, IndexUnavailable
 
     root = root_of(args)
@@ -114,6 +109,32 @@ def cmd_index(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     finally:
         index.close()
+
+
+def _index_store(args: argparse.Namespace) -> int:
+    """A memory with no folder here (Redis): its index, in the local cache, is fed through the store."""
+    from memtui.core.index import IndexUnavailable
+    from memtui.core.search import Searcher
+
+    if args.watch:
+        print("memtui index --watch watches a folder; a Redis memory has none: each `memtui search --store URL` "
+              "brings its index up to date from the store (run `memtui index --store URL` to build it now)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    memory = memory_of(args)
+    with Searcher(memory, keep_texts=False) as searcher:
+        if searcher.index is None:
+            print(f"memtui index: {searcher.index_problem}; search still works, scanning the store", file=sys.stderr)
+            return EXIT_ERROR
+        try:
+            stats = searcher.index.refresh()
+            files, skipped = searcher.index.summary()
+        except IndexUnavailable as exc:
+            print(f"memtui index: {exc}; search still works with --no-index", file=sys.stderr)
+            return EXIT_ERROR
+        emit(args, {"files": files, "skipped": skipped, "added": stats.added, "changed": stats.changed,
+                    "removed": stats.removed}, f"{files} files indexed from {memory.location} (kept in {searcher.root})")
+    return EXIT_OK
 
 
 def _watch(root: Any, index: Any) -> int:

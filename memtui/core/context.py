@@ -227,7 +227,7 @@ def _parts(memory: Any, problems: list[str]) -> list[_Part]:
         parts.append(_Part(f"MEMORY.md § {sec.title or '(top)'}", title, entries, where, always=always,
                            priority=100 + (n - k), unit="entries"))
     now = clock.now()
-    log_dir = memory.log_dir() if hasattr(memory, "log_dir") else "log"
+    log_dir = memory.log_dir()
     for label, day, prio in (("yesterday", now - timedelta(days=1), 10), ("today", now, 30)):
         rel = f"{log_dir}/{day:%Y-%m-%d}.md"
         text = _read(memory, rel, problems)
@@ -236,7 +236,7 @@ def _parts(memory: Any, problems: list[str]) -> list[_Part]:
             parts.append(_Part(f"{rel} ({label})", f"## Log {day:%Y-%m-%d} ({label})", body, f"read {rel}",
                                newest_last=True, priority=prio))
     notes: list[str] = []
-    live = memory.live_scratch() if hasattr(memory, "live_scratch") else []
+    live = memory.live_scratch()
     for rel, expires in live:
         body = [ln.rstrip() for ln in _read(memory, rel, problems).splitlines() if ln.strip()]
         if body:
@@ -250,7 +250,7 @@ def _parts(memory: Any, problems: list[str]) -> list[_Part]:
 
 
 def _closing(memory: Any) -> str:
-    where = getattr(memory, "location", "the memory folder")
+    where = memory.location
     return (f"The rest of memory (topic files, older logs, struck history) is in {where}: before answering about "
             "prior work, decisions, dates, people or preferences, search it with `memtui search QUERY` "
             "(literal, case-insensitive; --regex, --path GLOB) or the memory_search tool.")

@@ -50,6 +50,15 @@ class FolderStore(Store):
         # (config text on disk, git index mtime) -> (config in effect, pending edit): see reviewed_config.
         self._reviewed_config: tuple[Any, tuple[str | None, str | None]] | None = None
 
+    # capabilities (see Store) -----------------------------------------------------------------------------
+    @property
+    def local_root(self) -> Path:
+        return self.root
+
+    @property
+    def keeps_history(self) -> bool:
+        return self.has_git
+
     # paths ------------------------------------------------------------------------------------------------
     @property
     def state(self) -> Path:
@@ -121,6 +130,29 @@ class FolderStore(Store):
                 elif d.is_file(follow_symlinks=False) and rel.endswith(suffix):
                     out.append(rel)
         out.sort()
+        return out
+
+    def list_dir(self, rel: str = "") -> list[tuple[str, bool]]:
+        """One scandir of the folder (a folder memory shows its empty folders too), hidden names left out. A
+        folder outside the root (`..`, a symlink that leads out) is refused as a read would be: nothing listed."""
+        out = []
+        try:
+            folder = resolve_inside(self.root, rel) if rel else self.root
+        except PathRefused:
+            return []
+        try:
+            with os.scandir(folder) as it:
+                for item in it:
+                    if item.name.startswith(".") or item.name in SKIP_DIRS:
+                        continue
+                    try:
+                        is_dir = item.is_dir()
+                    except OSError:
+                        continue
+                    if is_dir or item.name.endswith(".md"):
+                        out.append((item.name, is_dir))
+        except OSError:
+            return []
         return out
 
     # lock -------------------------------------------------------------------------------------------------
@@ -528,6 +560,16 @@ class FolderStore(Store):
             return [Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, files.get(c.hexsha, ()))
                     for c in commits]
 
+    def changes_since(self, since: float, known: set[str]) -> list[Commit]:
+        """Listing a commit's files costs git work: only for the commits not in `known` (usually none)."""
+        with self._git.use("reading recent commits") as repo:
+            if repo is None or not repo.head.is_valid():
+                return []
+            commits = [c for c in repo.iter_commits(since=f"@{int(since)}") if c.hexsha not in known]
+            files = _files_changed(repo, [c.hexsha for c in commits])
+            return [Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, files.get(c.hexsha, ()))
+                    for c in commits]
+
     def commit_files(self, sha: str) -> tuple[str, ...]:
         """The files one commit changed (plumbing: no diff driver or textconv of the repository's runs)."""
         with self._git.use("reading a commit") as repo:
@@ -585,6 +627,36 @@ class FolderStore(Store):
         with self._git.use("reading diffs") as repo:
             return commit_patches(repo, changes) if repo is not None else {}
 
+    def change_patch(self, change: str, rel: str) -> str:
+        """`git show` of one file (plumbing flags: no diff driver, textconv or external diff the repo names)."""
+        import git
+
+        with self._git.use("reading a diff") as repo:
+            if repo is None:
+                return ""
+            try:
+                return repo.git.show("--format=", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv",
+                                     change, "--", rel) + "\n"
+            except (git.GitCommandError, ValueError):
+                return ""  # a commit that is gone (another branch checked out) has no diff to show
+
+    def past_versions(self, rel: str, limit: int) -> list[tuple[str, bytes]]:
+        """git's own walk of the file's commits, each distinct blob read once."""
+        out: list[tuple[str, bytes]] = []
+        with self._git.use("reading past versions") as repo:
+            if repo is None or not repo.head.is_valid():
+                return []
+            blobs: set[str] = set()
+            for c in repo.iter_commits(paths=rel, max_count=limit):
+                try:
+                    blob = c.tree / rel
+                except KeyError:
+                    continue
+                if blob.hexsha not in blobs:
+                    blobs.add(blob.hexsha)
+                    out.append((c.hexsha, blob.data_stream.read()))
+        return out
+
     def merge3(self, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
         """`git merge-file`: git's own merge, as `git revert` would do it."""
         with self._git.use("git merge-file") as repo, \
@@ -633,6 +705,37 @@ class FolderStore(Store):
                     yield json.loads(line)
                 except json.JSONDecodeError:
                     continue  # a torn last line from a crash; `memtui doctor` reports it
+
+    def audit_since(self, cursor: Any, backlog: int | None = None) -> tuple[list[dict[str, Any]], Any]:
+        """Tails memory-log.jsonl by byte offset (the cursor): only the bytes added since are read, and with a
+        `backlog` only the last 64 KB; a line still being written waits for the next call."""
+        offset = cursor if isinstance(cursor, int) else 0
+        try:
+            with open(self.root / AUDIT_FILE, "rb") as f:
+                size = f.seek(0, 2)
+                if backlog is not None:
+                    start = max(0, size - 64 * 1024)
+                elif size < offset:
+                    start = 0  # the log was replaced or truncated: read it again from the top
+                else:
+                    start = offset
+                f.seek(start)
+                data = f.read(size - start)
+        except FileNotFoundError:
+            return [], 0
+        end = data.rfind(b"\n") + 1
+        lines = data[:end].splitlines()
+        if backlog is not None and start > 0 and lines:
+            lines = lines[1:]  # the first line read from the middle of the log is a piece of one
+        records = []
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+            if isinstance(record, dict):
+                records.append(record)
+        return (records[-backlog:] if backlog is not None else records), start + end
 
     # queue ------------------------------------------------------------------------------------------------
     @property

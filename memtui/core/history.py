@@ -79,7 +79,7 @@ class FileCommit:
 def history(memory: Memory, rel: str) -> list[FileCommit]:
     """Every commit touching `rel`, newest first."""
     rel = memory.store.check_path(rel)
-    if getattr(memory.store, "repo", "missing") is None:
+    if not memory.store.keeps_history:
         raise NoHistory(f"{memory.location} has no git history; run `memtui init --git` to start one")
     audit = audit_by_commit(memory.store.audit_records())
     out = []

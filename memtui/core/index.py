@@ -9,6 +9,10 @@ scan answer are the same by construction. Before each query `refresh()` compares
 what was indexed and re-reads only what changed; deleting the file loses nothing but time. A generation number,
 bumped by every refresh that changes something, lets a long-lived reader (the app's warm search) catch up.
 
+The index reads through a *source*: `FolderSource` walks a folder on this machine and stamps each file with its
+(mtime, size); `StoreSource` feeds it from any Store (`file_states`, `read_many`), such as a Redis memory, whose
+index then lives in the local cache. Everything after the source is the same code for both.
+
 Files that are binary (a NUL byte), not UTF-8, or larger than `MAX_FILE_BYTES` are skipped, remembered by their
 (mtime, size) so they are not re-read, and counted.
 """
@@ -23,10 +27,13 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from memtui.core.paths import plain_name
 from memtui.core.sources import file_kind, shape
+
+if TYPE_CHECKING:
+    from memtui.core.store import Store
 
 STATE_DIR = ".memtui"
 INDEX_FILE = "index.sqlite"
@@ -108,23 +115,74 @@ def decode_text(data: bytes | None, max_bytes: int | None = None) -> tuple[str |
         return None, SKIP_ENCODING
 
 
-class StoreSource:
-    """A memory kept in a store (Redis) as the index reads it: each file's stamp is its sha1 (computed by the
-    server) and length, in place of a folder's (mtime, size); texts come in batches."""
+class FolderSource:
+    """A folder's files as the index reads them: walked from disk, each stamped with its (mtime_ns, size)."""
 
-    def __init__(self, store: object) -> None:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def states(self, paths: list[str] | None = None) -> dict[str, tuple[int, int]]:
+        """{path: stamp} of every searchable file, or of those of `paths` that exist."""
+        if paths is None:
+            return walk(self.root)
+        return {rel: st for rel in paths if (st := _stat(self.root, rel)) is not None}
+
+    def texts(self, items: Iterable[tuple[str, int | None]]) -> Iterator[tuple[str | None, str | None]]:
+        """(text, why it is skipped) of each (path, size or None), one file read at a time."""
+        for rel, size in items:
+            yield read_text(self.root / rel, size)
+
+
+class StoreSource:
+    """A memory with no folder (Redis) as the index reads it, through its Store: each file's stamp is its content
+    hash (`Store.file_states`; Redis's server computes it, so no bytes move) and length, in place of a folder's
+    (mtime, size); texts come in batches (`Store.read_many`)."""
+
+    BATCH = 256
+
+    def __init__(self, store: Store) -> None:
         self.store = store
 
     def states(self, paths: list[str] | None = None) -> dict[str, tuple[int, int]]:
         """{path: stamp} of every file, or of those of `paths` that exist."""
         if paths is not None:
             paths = [p for p in paths if searchable(p)]
-        found = self.store.file_states(paths)  # type: ignore[attr-defined]
+        found = self.store.file_states(paths)
         # 60 bits of the sha1 fit the index's integer stamp column; a change that kept them would need a collision.
         return {rel: (int(sha[:15], 16), size) for rel, (sha, size) in found.items() if searchable(rel)}
 
-    def texts(self, rels: list[str]) -> list[tuple[str | None, str | None]]:
-        return [decode_text(data) for data in self.store.read_many(rels)]  # type: ignore[attr-defined]
+    def texts(self, items: Iterable[tuple[str, int | None]]) -> Iterator[tuple[str | None, str | None]]:
+        """(text, why it is skipped) of each (path, size), read `BATCH` files per round trip."""
+        batch: list[str] = []
+        for rel, _ in items:
+            batch.append(rel)
+            if len(batch) == self.BATCH:
+                yield from (decode_text(data) for data in self.store.read_many(batch))
+                batch = []
+        if batch:
+            yield from (decode_text(data) for data in self.store.read_many(batch))
+
+
+Source = FolderSource | StoreSource
+
+
+def _stat(root: Path, rel: str) -> tuple[int, int] | None:
+    # Paths come from a watcher or a journal file: an absolute or climbing one must not reach outside the root.
+    if not searchable(rel):
+        return None
+    try:
+        folder = root
+        for part in rel.split("/")[:-1]:
+            # `walk` follows no symlinked folder: neither does a path named by a watcher or a journal.
+            folder = folder / part
+            if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                return None
+        st = os.lstat(root / rel)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 def read_text(path: Path, size: int | None = None, max_bytes: int | None = None) -> tuple[str | None, str | None]:
@@ -197,11 +255,11 @@ class Index:
     """The FTS5 trigram index of one memory root. Thread-safe; one SQLite connection, guarded by a lock."""
 
     def __init__(self, root: str | os.PathLike[str], path: str | os.PathLike[str] | None = None, *,
-                 source: StoreSource | None = None) -> None:
+                 source: Source | None = None) -> None:
         self.root = Path(root).expanduser().absolute()
         self.path = Path(path) if path else self.root / STATE_DIR / INDEX_FILE
-        # Where the files are read from when they are not under `root` (a store); then every refresh is whole.
-        self.source = source
+        # Where the files are read from: the folder at `root`, or a store (then `root` only holds the index).
+        self.source: Source = source if source is not None else FolderSource(self.root)
         self._lock = threading.RLock()
         self._db: sqlite3.Connection | None = None
         self.last_refresh = RefreshStats()
@@ -304,7 +362,7 @@ class Index:
         # What the table looked like when compared; another process refreshing meanwhile means compare again.
         seen_gen = self._gen(db)
         if paths is None:
-            seen = self.source.states() if self.source is not None else walk(self.root)
+            seen = self.source.states()
             # The (mtime, size) of every file as of the last full refresh, kept whole: when nothing changed (the
             # usual case before a query) one comparison replaces reading and comparing 10,000 rows.
             snapshot = marshal.dumps(seen)
@@ -324,9 +382,9 @@ class Index:
                                   chunk)
                 known.update({p: (i, m, s) for i, p, m, s in rows})
             seen, gone = {}, []
-            named = self.source.states(paths) if self.source is not None else None
+            named = self.source.states(paths)
             for rel in paths:
-                st = named.get(rel) if named is not None else self._stat(rel)
+                st = named.get(rel)
                 if st is None:
                     if rel in known:
                         gone.append(rel)
@@ -368,16 +426,10 @@ class Index:
                 docs.clear()
                 fts.clear()
 
-            batch: list[tuple[str | None, str | None]] = []
-            for n, (rel, (mtime, size)) in enumerate(work):
+            texts = self.source.texts((rel, size) for rel, (_, size) in work)
+            for (rel, (mtime, size)), (text, skipped) in zip(work, texts):
                 if len(docs) >= FLUSH_EVERY:
                     flush()
-                if self.source is not None:
-                    if n % FLUSH_EVERY == 0:
-                        batch = self.source.texts([r for r, _ in work[n : n + FLUSH_EVERY]])
-                    text, skipped = batch[n % FLUSH_EVERY]
-                else:
-                    text, skipped = read_text(self.root / rel, size)
                 fid = known[rel][0] if rel in known else next_id
                 if rel not in known:
                     next_id += 1
@@ -411,24 +463,6 @@ class Index:
     @staticmethod
     def _gen(db: sqlite3.Connection) -> int:
         return db.execute("SELECT value FROM meta WHERE key = 'gen'").fetchone()[0]
-
-    def _stat(self, rel: str) -> tuple[int, int] | None:
-        # Paths come from a watcher or a journal file: an absolute or climbing one must not reach outside the root.
-        if not searchable(rel):
-            return None
-        try:
-            folder = self.root
-            for part in rel.split("/")[:-1]:
-                # `walk` follows no symlinked folder: neither does a path named by a watcher or a journal.
-                folder = folder / part
-                if not stat.S_ISDIR(os.lstat(folder).st_mode):
-                    return None
-            st = os.lstat(self.root / rel)
-        except OSError:
-            return None
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        return st.st_mtime_ns, st.st_size
 
     def _drop(self, db: sqlite3.Connection, ids: list[int]) -> None:
         """Remove files from the index. A contentless FTS5 row is deleted by giving back the text it indexed."""

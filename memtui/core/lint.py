@@ -130,7 +130,7 @@ def _links(memory: Memory, doc: Document) -> list[Finding]:
 
 
 def _deleted_history(memory: Memory, rel: str, doc: Document, layout: Layout) -> list[Finding]:
-    """Entries that git once had in this file and that are now nowhere: not current, not struck, not archived."""
+    """Entries that the file's history once had and that are now nowhere: not current, not struck, not archived."""
     past = _past_entries(memory, rel)
     if not past:
         return []
@@ -143,37 +143,25 @@ def _deleted_history(memory: Memory, rel: str, doc: Document, layout: Layout) ->
                     e = parse_entry(line)
                     if e is not None:
                         missing.pop(_key(e), None)
+    from memtui.core.history import short
+
     return [Finding(ERROR, "deleted-history", rel, None,
-                    f"{line!r} (in commit {sha[:8]}) was deleted instead of struck through: put it back as "
+                    f"{line!r} (in commit {short(sha)}) was deleted instead of struck through: put it back as "
                     "struck history (`~~…~~ removed DATE`), or move it to archive/ with `memtui consolidate`")
             for line, sha in missing.values()]
 
 
 # helpers ----------------------------------------------------------------------------------------------------
 def _past_entries(memory: Memory, rel: str) -> dict[tuple[str | None, str, str | None], tuple[str, str]]:
-    repo = getattr(memory.store, "repo", None)
-    if repo is None:
-        return {}
     try:
-        if not repo.head.is_valid():
-            return {}
-        commits = list(repo.iter_commits(paths=rel, max_count=HISTORY_DEPTH))
-    except Exception:  # a broken or shallow repository: the other checks still run
+        versions = memory.store.past_versions(rel, HISTORY_DEPTH)
+    except Exception:  # a broken or shallow repository, a store that is down: the other checks still run
         return {}
     seen: dict[tuple[str | None, str, str | None], tuple[str, str]] = {}
-    blobs: set[str] = set()
-    for c in commits:
-        try:
-            blob = c.tree / rel
-        except KeyError:
-            continue
-        if blob.hexsha in blobs:
-            continue
-        blobs.add(blob.hexsha)
-        text = blob.data_stream.read().decode("utf-8", errors="replace")
-        for _, e in Document(text, rel).entries():
+    for change, data in versions:
+        for _, e in Document(data.decode("utf-8", errors="replace"), rel).entries():
             if e.text:
-                seen.setdefault(_key(e), (e.raw.strip(), c.hexsha))
+                seen.setdefault(_key(e), (e.raw.strip(), change))
     return seen
 
 
@@ -215,6 +203,6 @@ def _join(base: str, target: str) -> str | None:
 
 
 def _is_dir(memory: Memory, rel: str) -> bool:
-    from pathlib import Path
-
-    return (Path(memory.location) / rel).is_dir()
+    """A folder of the memory, as its store lists folders (a Redis memory's are the paths' folders)."""
+    parent, _, name = rel.rpartition("/")
+    return (name, True) in memory.store.list_dir(parent)

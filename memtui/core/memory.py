@@ -445,7 +445,7 @@ class Memory:
             self.store.set_config(new)
             self._config = None
             sha = None
-            if getattr(self.store, "has_git", False):
+            if self.store.has_git:
                 sha = self.store.commit([".memtui/config.toml"], f"memtui: theme {name}\n\nMemtui-Actor: {by}", by)
             return WriteResult("applied", f"theme {name} saved in .memtui/config.toml", file=".memtui/config.toml",
                                commit=sha)

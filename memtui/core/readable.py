@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from memtui.core.store import Store
 
 # A file that is not UTF-8 and has a NUL this early is binary, not text in some other encoding.
 BINARY_PROBE = 8192
@@ -34,10 +37,10 @@ def not_utf8(rel: str, data: bytes, where: str | Path | None = None) -> str | No
            f"it, {how}"
 
 
-def read_problem(store: Any, rel: str) -> str | None:
+def read_problem(store: Store, rel: str) -> str | None:
     """What stops memtui reading `rel` through `store` (not UTF-8, binary, no permission), or None when it reads
     fine or is not there."""
-    where = getattr(store, "root", None)
+    where = store.local_root
     try:
         data = store.read(rel)
     except OSError as exc:
@@ -48,7 +51,7 @@ def read_problem(store: Any, rel: str) -> str | None:
     return not_utf8(rel, data, where)
 
 
-def problems(store: Any, rels: Iterable[str]) -> list[str]:
+def problems(store: Store, rels: Iterable[str]) -> list[str]:
     """The read problems of `rels`, in order, one message per file that has one."""
     out = []
     for rel in rels:

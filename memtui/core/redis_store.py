@@ -248,6 +248,21 @@ class RedisStore(Store):
         self._renew_wake = threading.Event()
         self.lock_lost = False
 
+    # capabilities (see Store): no folder, no git; the `changes` stream keeps every recorded version
+    @property
+    def keeps_history(self) -> bool:
+        return True
+
+    @property
+    def cache_name(self) -> str:
+        return f"{self.location}\0{self.base}"
+
+    def other_memories(self) -> list[tuple[str, str]]:
+        """(prefix, url) of the other memories on this Redis server or cluster."""
+        found = list_memories(self.url)
+        return [(m["prefix"], with_prefix(self.url, m["prefix"], redacted=False)) for m in found
+                if m["prefix"] != self.prefix]
+
     def _register_publishers(self) -> None:
         """The scripts that publish events, with PUBLISH or (sharded) SPUBLISH."""
         pub = "SPUBLISH" if self.sharded else "PUBLISH"
@@ -810,6 +825,18 @@ class RedisStore(Store):
             return None
         return self._blobs([versions[-1][1]])[versions[-1][1]]
 
+    def past_versions(self, rel: str, limit: int) -> list[tuple[str, bytes]]:
+        """One walk of the stream and one MGET of the blobs."""
+        versions = [(c.sha, b) for c, b in reversed(self._versions(rel))][:limit]
+        versions = [(sha, b) for sha, b in versions if b]  # '' : the change deleted the file
+        blobs = self._blobs([b for _, b in versions])
+        out, seen = [], set()
+        for sha, b in versions:
+            if b not in seen:
+                seen.add(b)
+                out.append((sha, blobs[b]))
+        return out
+
     def blame_chunks(self, rel: str) -> list[tuple[Commit | None, list[str]]] | None:
         """Replays the file's recorded versions: a line keeps the change that first wrote it until one replaces it."""
         from difflib import SequenceMatcher
@@ -896,6 +923,14 @@ class RedisStore(Store):
             if isinstance(record, dict):
                 records.append(record)
         return records, int(total)
+
+    def audit_since(self, cursor: Any, backlog: int | None = None) -> tuple[list[dict[str, Any]], Any]:
+        """The list index is the cursor: only the records after it are fetched."""
+        start = cursor if isinstance(cursor, int) else 0
+        new, total = self.audit_from(-backlog if backlog is not None else start)
+        if backlog is None and total < start:  # the list was replaced: read it again from the top
+            new, total = self.audit_from(0)
+        return new, total
 
     # queue ------------------------------------------------------------------------------------------------
     def next_proposal_number(self) -> int:

@@ -22,12 +22,16 @@ import time
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from memtui.core import clock
 from memtui.core.entries import parse_entry
-from memtui.core.index import INDEX_FILE, Index, IndexUnavailable, Record, StoreSource, fold, read_text, walk
+from memtui.core.index import INDEX_FILE, FolderSource, Index, IndexUnavailable, Record, Source, StoreSource, fold
 from memtui.core.sources import MEMORY_FILE, _Lines, _ordinal, file_kind, log_day  # noqa: F401 (re-exported)
+
+if TYPE_CHECKING:
+    from memtui.core.memory import Memory
+    from memtui.core.store import Store
 
 DEFAULT_LIMIT = 5
 REGEX_TIMEOUT = 1.0
@@ -443,31 +447,35 @@ class Searcher:
     `fast_ranking=False` classifies every matching line to rank and count (the reference the tiered ranking is
     tested against); the default parses only files whose sources can still reach the bundle."""
 
-    def __init__(self, memory: Any, *, use_index: bool = True, watch: bool = False,
+    def __init__(self, memory: Memory | str | os.PathLike[str], *, use_index: bool = True, watch: bool = False,
                  regex_timeout: float = REGEX_TIMEOUT, keep_texts: bool = True, fast_ranking: bool = True) -> None:
-        store = getattr(memory, "store", None)
-        self._source: StoreSource | None = None
-        if store is not None and not hasattr(store, "root"):
-            if not hasattr(store, "file_states"):
-                raise SearchError(f"search cannot read the memory at {memory.location}: nothing was searched; "
-                                  "read the files instead, or export the memory to a folder and search that")
-            # A memory in a store: the same search over its files, with the index in a local cache of its own.
+        # A root path is read as a folder without opening a Memory (`memtui search` starts faster without it).
+        store: Store | None = None
+        if isinstance(memory, (str, os.PathLike)):
+            folder: Path | None = Path(memory).expanduser().absolute()
+        else:
+            store = memory.store
+            folder = store.local_root
+        # Every file is read through one source: the folder's, or the store's for a memory with no folder here.
+        self._source: Source
+        self._folder = folder
+        self.index_problem: str | None = None
+        if folder is not None:
+            self._source, self.root = FolderSource(folder), folder
+        else:
+            assert store is not None
             self._source = StoreSource(store)
+            # The same search over its files, with the index in a local cache of its own.
             try:
                 self.root = store_cache_dir(store)
             except OSError as exc:
                 self.root = Path(os.devnull)
                 self.index_problem = f"no local cache for the search index ({exc}): scanning the store"
                 use_index = False
-        else:
-            location = getattr(memory, "location", memory)
-            self.root = Path(location).expanduser().absolute()
         self.regex_timeout = regex_timeout
         self.index: Index | None = None
-        self.index_problem: str | None = None if self._source is None else getattr(self, "index_problem", None)
         if use_index:
-            self.index = (Index(self.root, self.root / INDEX_FILE, source=self._source) if self._source is not None
-                          else Index(self.root))
+            self.index = Index(self.root, self.root / INDEX_FILE if folder is None else None, source=self._source)
         self.keep_texts = keep_texts
         self.fast_ranking = fast_ranking
         self._corpus: dict[int, Record] | None = None
@@ -476,7 +484,7 @@ class Searcher:
         if watch and self.index is not None:
             from memtui.core.index_watch import IndexWatcher, StoreWatcher
 
-            self._watcher = (StoreWatcher(store) if self._source is not None
+            self._watcher = (StoreWatcher(store) if folder is None
                              else IndexWatcher(self.root, publish=True))
 
     def close(self) -> None:
@@ -509,7 +517,7 @@ class Searcher:
                     self.index.refresh()
                 elif dirty:
                     self.index.refresh(dirty)
-            elif self._source is not None:
+            elif self._folder is None:
                 self.index.refresh()  # no one listening to the store: its files' hashes say what changed
             else:
                 self._refresh_from_journal()
@@ -683,20 +691,12 @@ class Searcher:
 
     def _all_texts(self) -> Iterable[tuple[str, str | None, str | None]]:
         """(path, text, why it is skipped) of every searchable file, by path."""
-        if self._source is None:
-            for rel, (_, size) in sorted(walk(self.root).items()):
-                yield (rel, *read_text(self.root / rel, size))
-            return
-        rels = sorted(self._source.states())
-        for k in range(0, len(rels), 256):
-            chunk = rels[k : k + 256]
-            for rel, (text, why) in zip(chunk, self._source.texts(chunk)):
-                yield rel, text, why
+        items = [(rel, size) for rel, (_, size) in sorted(self._source.states().items())]
+        for (rel, _), (text, why) in zip(items, self._source.texts(items)):
+            yield rel, text, why
 
     def _original(self, rel: str) -> str | None:
-        if self._source is None:
-            return read_text(self.root / rel)[0]
-        return self._source.texts([rel])[0][0]
+        return next(iter(self._source.texts([(rel, None)])))[0]
 
     # ranking and the bundle -------------------------------------------------------------------------------------
     def _bundle(self, bundle: SearchBundle, hits: list[tuple[str, str, list[int], str | None]]) -> None:
@@ -748,14 +748,14 @@ def _section_of(lines: list[str], i: int) -> str | None:
     return None
 
 
-def store_cache_dir(store: Any) -> Path:
+def store_cache_dir(store: Store) -> Path:
     """Where the search index of a memory kept in a store lives: a private folder of the local cache, one per
     store location (`$XDG_CACHE_HOME/memtui/index/<hash>`, else ~/.cache/…). It is only a cache of the store."""
     import hashlib
     import os
 
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memtui" / "index"
-    name = hashlib.sha1(f"{store.location}\0{getattr(store, 'base', '')}".encode()).hexdigest()[:20]
+    name = hashlib.sha1(store.cache_name.encode()).hexdigest()[:20]
     folder = base / name
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(folder, 0o700)  # the index holds the memory's text

@@ -10,6 +10,7 @@ import hashlib
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterator
 
 ABSENT = "absent"
@@ -70,9 +71,38 @@ class Commit:
 
 
 class Store(ABC):
-    """Files, history, audit and queue for one memory. Paths are relative, '/'-separated, already cleaned."""
+    """Files, history, audit and queue for one memory. Paths are relative, '/'-separated, already cleaned.
+
+    What a store can do beyond the abstract methods is declared here with a default (`local_root`, `has_git`,
+    `keeps_history`, `audit_since`, `list_dir`, `past_versions`, ...), so callers ask the store, never its type."""
 
     location: str
+
+    # capabilities: each store says what it has; the defaults are those of a store with no folder and no git
+    @property
+    def local_root(self) -> Path | None:
+        """The folder on this machine that holds the memory's files (what $EDITOR opens, what a file watcher
+        watches), or None for a memory kept elsewhere (Redis)."""
+        return None
+
+    @property
+    def has_git(self) -> bool:
+        """A git repository keeps this memory's history (so `git` commands and hooks apply to it)."""
+        return False
+
+    @property
+    def keeps_history(self) -> bool:
+        """Past versions can be read (`history`, `resolve_change`, `file_at`, `blame_chunks`)."""
+        return False
+
+    @property
+    def cache_name(self) -> str:
+        """What names this memory in a local cache (the search index of a memory with no `local_root`)."""
+        return self.location
+
+    def other_memories(self) -> list[tuple[str, str]]:
+        """(name, location) of the other memories kept where this one is (the other prefixes of a Redis server)."""
+        return []
 
     # files
     @abstractmethod
@@ -87,6 +117,32 @@ class Store(ABC):
 
     @abstractmethod
     def list_files(self, pattern: str = "**/*.md") -> list[str]: ...
+
+    def read_many(self, rels: list[str]) -> list[bytes | None]:
+        """Several files at once, in order (None for a missing one). Default: one `read` each."""
+        return [self.read(rel) for rel in rels]
+
+    def file_states(self, paths: list[str] | None = None) -> dict[str, tuple[str, int]]:
+        """{path: (content hash, length)} of every file (or of those of `paths` that exist): how a search index
+        fed by this store tells which files changed. Default: hash the bytes read."""
+        rels = self.list_files("*") if paths is None else sorted(set(paths))
+        out: dict[str, tuple[str, int]] = {}
+        for rel, data in zip(rels, self.read_many(rels)):
+            if data is not None:
+                out[rel] = (hashlib.sha1(data).hexdigest(), len(data))
+        return out
+
+    def list_dir(self, rel: str = "") -> list[tuple[str, bool]]:
+        """(name, is a folder) of the markdown files and folders directly under folder `rel` ('' for the top),
+        unordered. Default: from `list_files`, so a store without folders shows the folders its paths imply."""
+        prefix = rel + "/" if rel else ""
+        found: dict[str, bool] = {}
+        for f in self.list_files("**/*.md"):
+            if f.startswith(prefix):
+                head, sep, _ = f[len(prefix):].partition("/")
+                if head:
+                    found[head] = found.get(head, False) or bool(sep)
+        return list(found.items())
 
     @abstractmethod
     def check_path(self, rel: str) -> str:
@@ -191,6 +247,11 @@ class Store(ABC):
     @abstractmethod
     def history(self, rel: str | None = None, since: float | None = None) -> list[Commit]: ...
 
+    def changes_since(self, since: float, known: set[str]) -> list[Commit]:
+        """The recorded changes since `since` (a timestamp) that are not in `known`, with their files, newest
+        first: what happened that the caller (today's audit lines) does not account for. Default: `history`."""
+        return [c for c in self.history(since=since) if c.sha not in known]
+
     # past versions: what history, blame and undo (memtui.core.history) read; a store without them has none
     def resolve_change(self, ref: str) -> Commit | None:
         """The recorded change `ref` names (with its parents and the files it touched), or None if there is none.
@@ -210,6 +271,24 @@ class Store(ABC):
         """Each recorded change's unified diff, split per file: {change: {path: patch}}."""
         return {}
 
+    def change_patch(self, change: str, rel: str) -> str:
+        """One recorded change's diff of one file ("" when it did not touch it). Default: from `change_patches`."""
+        return self.change_patches([change]).get(change, {}).get(rel, "")
+
+    def past_versions(self, rel: str, limit: int) -> list[tuple[str, bytes]]:
+        """(change, bytes) of `rel` as each of its last `limit` recorded changes left it, newest first, each
+        distinct version once; [] where nothing is recorded. Default: `history` and `file_at`."""
+        if not self.keeps_history:
+            return []
+        out: list[tuple[str, bytes]] = []
+        seen: set[bytes] = set()
+        for c in self.history(rel)[:limit]:
+            data = self.file_at(rel, c.sha)
+            if data is not None and data not in seen:
+                seen.add(data)
+                out.append((c.sha, data))
+        return out
+
     def merge3(self, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
         """Three-way merge of two changes to `base`; None when they touch the same lines."""
         from memtui.core.merge3 import merge3
@@ -222,6 +301,15 @@ class Store(ABC):
 
     @abstractmethod
     def audit_records(self) -> Iterator[dict[str, Any]]: ...
+
+    def audit_since(self, cursor: Any, backlog: int | None = None) -> tuple[list[dict[str, Any]], Any]:
+        """The audit records added after `cursor` (None: from the start; with `backlog`, only the last that many
+        records), and the cursor to pass next time: how a reader tails the log without reading it whole. Default:
+        the record count as the cursor (a log that shrank is read again from the top)."""
+        records = list(self.audit_records())
+        start = cursor if isinstance(cursor, int) and cursor <= len(records) else 0
+        new = records[start:]
+        return (new[-backlog:] if backlog is not None else new), len(records)
 
     # review queue
     @abstractmethod
@@ -238,7 +326,8 @@ class Store(ABC):
 
     # config
     @abstractmethod
-    def config_text(self) -> str | None: ...
+    def config_text(self) -> str | None:
+        """The text of the memory's config (`.memtui/config.toml` of a folder), or None when there is none."""
 
     def reviewed_config(self) -> tuple[str | None, str | None]:
         """(the config text in effect, the text of an edit not yet reviewed or None). Where the store keeps history

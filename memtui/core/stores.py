@@ -84,7 +84,5 @@ def init_store(store: Store, template: str = "personal", *, author: str = "memtu
         if store.read(MEMORY_FILE) is not None or store.config_text() is not None:
             return False, None
         store.write(MEMORY_FILE, memory_template(template).encode())
-        set_config = getattr(store, "set_config", None)
-        if set_config is not None:
-            set_config(CONFIG_TEMPLATE.format(model=DEFAULT_MODEL))
+        store.set_config(CONFIG_TEMPLATE.format(model=DEFAULT_MODEL))
         return True, store.commit([MEMORY_FILE], "memtui: initialise memory\n\nMemtui-Actor: " + author, author)

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from memtui.core import clock
 from memtui.core.history import audit_by_commit, first_changed_line, short, trailers
-from memtui.core.patches import commit_diff
 
 if TYPE_CHECKING:
     from memtui.core.memory import Memory
@@ -200,9 +199,8 @@ def today(memory: Memory, since: str | datetime | None = None, *, diffs: bool = 
         if when is None or when < start or when > now:
             continue
         changes.append(_from_audit(rec))
-    repo = getattr(memory.store, "repo", None)
     # Commits made without memtui (a hand-made `git commit`) are changes too; the audit log does not know them.
-    for sha, when, author, message, files in _unaudited_commits(memory, repo, start, seen_commits):
+    for sha, when, author, message, files in _unaudited_commits(memory, start, seen_commits):
         if when < start or when > now:
             continue
         t = trailers(message)
@@ -230,7 +228,7 @@ def today(memory: Memory, since: str | datetime | None = None, *, diffs: bool = 
                 ch.diff = "".join(by_file.values())
             else:
                 # a path git quotes (non-ASCII) is not a key of the split patch: ask for that file alone
-                ch.diff = by_file.get(ch.file) or _one_diff(memory, ch.commit, ch.file)
+                ch.diff = by_file.get(ch.file) or memory.store.change_patch(ch.commit, ch.file)
     for ch in changes:
         ch.line = first_changed_line(ch.diff) if ch.diff else None
     groups: dict[str, FileChanges] = {}
@@ -241,25 +239,9 @@ def today(memory: Memory, since: str | datetime | None = None, *, diffs: bool = 
 
 
 def _unaudited_commits(
-    memory: Memory, repo: Any, start: datetime, seen: set[str],
+    memory: Memory, start: datetime, seen: set[str],
 ) -> list[tuple[str, datetime, str, str, list[str]]]:
-    """(sha, time, author, message, files) of commits since `start` that no audit line accounts for."""
+    """(sha, time, author, message, files) of recorded changes since `start` that no audit line accounts for."""
     since = start.astimezone().timestamp()
-    if repo is None:
-        return [(c.sha, datetime.fromtimestamp(c.time), c.author, c.message, list(c.files))
-                for c in memory.store.history(since=since) if c.sha not in seen]
-    with memory.store.git("reading today's commits") as repo:  # type: ignore[attr-defined]
-        if not repo.head.is_valid():
-            return []
-        found = [(c.hexsha, datetime.fromtimestamp(c.authored_date), c.author.name, c.message)
-                 for c in repo.iter_commits(since=f"@{int(since)}") if c.hexsha not in seen]
-    # listing a commit's files costs a git call: only for the few the audit log lacks
-    return [(*c, list(memory.store.commit_files(c[0]))) for c in found]  # type: ignore[attr-defined]
-
-
-def _one_diff(memory: Memory, sha: str, rel: str) -> str:
-    git = getattr(memory.store, "git", None)
-    if git is None:
-        return ""
-    with git("reading a diff") as repo:
-        return commit_diff(repo, sha, rel) if repo is not None else ""
+    return [(c.sha, datetime.fromtimestamp(c.time), c.author, c.message, list(c.files))
+            for c in memory.store.changes_since(since, seen)]

@@ -96,7 +96,7 @@ async def serve_stdio(root: str | Path | Memory) -> None:
 def run(root: str | Path | Memory) -> None:
     memory = root if isinstance(root, Memory) else Memory(root)
     watcher = None
-    if hasattr(getattr(memory, "store", None), "root"):
+    if memory.store.local_root is not None:
         from memtui.core.index_watch import IndexWatcher
 
         # While the server runs it journals the folder's changes, so its own and others' searches need no walk.

@@ -103,8 +103,8 @@ class MemtuiApp(App[None]):
             memory = Memory(Path(root).expanduser().absolute())
         self.memory = memory
         # A folder memory's root; a memory elsewhere (Redis) has none, and the app reads it through its store.
-        folder = getattr(memory.store, "root", None)
-        self.folder: Path | None = Path(folder).absolute() if folder is not None else None
+        folder = memory.store.local_root
+        self.folder: Path | None = folder.absolute() if folder is not None else None
         self.root = self.folder or Path(root or ".").expanduser().absolute()
         self.connected = True
         self.diff_split = False  # diffs side by side (S); a diff mounted later starts the same way
@@ -185,8 +185,7 @@ class MemtuiApp(App[None]):
             self.call_after_refresh(self.start_watcher)
 
     def viewer(self, rel: str) -> MemoryViewer:
-        return MemoryViewer(self.root, rel, read=None if self.folder else self.memory.store.read, memory=self.memory,
-                            person=self.by)
+        return MemoryViewer(self.root, rel, read=self.memory.store.read, memory=self.memory, person=self.by)
 
     @work(thread=True, group="watch", exit_on_error=False)
     def start_watcher(self) -> None:

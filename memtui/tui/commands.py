@@ -34,18 +34,12 @@ def _due(app: MemtuiApp) -> list[str]:
 
 def _memories(app: MemtuiApp) -> list[tuple[str, str]]:
     """(prefix, url) of the other memories on this Redis server or cluster; none for a folder."""
-    from memtui.core.redis_store import RedisStore, list_memories, with_prefix
     from memtui.core.store import StoreError
 
-    store = app.memory.store
-    if not isinstance(store, RedisStore):
-        return []
     try:
-        found = list_memories(store.url)
+        return app.memory.store.other_memories()
     except (StoreError, OSError):
         return []
-    return [(m["prefix"], with_prefix(store.url, m["prefix"], redacted=False)) for m in found
-            if m["prefix"] != store.prefix]
 
 
 Command = tuple[str, Callable[[], Awaitable[bool]], str]

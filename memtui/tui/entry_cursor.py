@@ -430,7 +430,7 @@ class EntryCursor:
         files = {self.rel, *r.files}
         self._cursor_target = target
         self.view.reload()
-        self.app.post_message(FilesChanged(frozenset(files), audit=True)
+        self.app.post_message(FilesChanged(frozenset(files), audit=True))
 
     def revise_entry(self) -> None:
         from memtui.tui.curate import EntryEditScreen
@@ -547,7 +547,7 @@ class EntryCursor:
 
     # $EDITOR ------------------------------------------------------------------------------------------------
     def open_editor(self) -> None:
-        root = getattr(self.memory.store, "root", None)
+        root = self.memory.store.local_root
         if root is None:
             self.view.notify("This memory is not a folder on disk (a Redis store?): there is no file for $EDITOR",
                              severity="warning")
@@ -572,7 +572,7 @@ class EntryCursor:
             self.view.notify(f"{self.rel} is unchanged" + (f" ({editor} exited with {code})" if code else ""),
                              markup=False)
             return
-        self.app.post_message(FilesChanged(frozenset({self.rel}))
+        self.app.post_message(FilesChanged(frozenset({self.rel})))
         self.focus_external_change(EXTERNAL_PREFIX + hashlib.sha1(self.rel.encode()).hexdigest()[:6])
 
     def focus_external_change(self, pid: str, tries: int = 100) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -11,7 +9,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from memtui.core.folder import AUDIT_FILE
+from memtui.core.store import Store
 from memtui.tui.for_people import for_person
 from memtui.tui.messages import Activity
 from memtui.tui.plain import visible
@@ -63,59 +61,16 @@ def activity_from_audit(record: dict[str, Any]) -> Activity:
 
 
 class AuditTail:
-    """Reads the audit log's new records since the last read (called from one sync thread at a time).
+    """Reads the audit log's new records since the last read (called from one sync thread at a time), through the
+    store's `audit_since`: a folder tails its log file by byte offset, Redis its list by index."""
 
-    A folder's log is a file read from the last offset; a store without files (Redis) is asked for the records
-    after the last index it returned."""
-
-    def __init__(self, store: Any) -> None:
-        root = getattr(store, "root", None)
+    def __init__(self, store: Store) -> None:
         self.store = store
-        self.path = Path(root) / AUDIT_FILE if root is not None else None
-        self.offset = 0
+        self.cursor: Any = None
 
     def read_new(self, initial: bool = False) -> list[dict[str, Any]]:
-        if self.path is None:
-            return self._read_store(initial)
-        try:
-            with open(self.path, "rb") as f:
-                size = f.seek(0, 2)
-                if initial:
-                    start = max(0, size - 64 * 1024)
-                elif size < self.offset:
-                    start = 0  # the log was replaced or truncated: read it again from the top
-                else:
-                    start = self.offset
-                f.seek(start)
-                data = f.read(size - start)
-        except FileNotFoundError:
-            return []
-        end = data.rfind(b"\n") + 1  # a line still being written waits for the next read
-        self.offset = start + end
-        lines = data[:end].splitlines()
-        if initial and start > 0 and lines:
-            lines = lines[1:]
-        records = []
-        for line in lines:
-            try:
-                record = json.loads(line)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                continue
-            if isinstance(record, dict):
-                records.append(record)
-        return records[-BACKLOG:] if initial else records
-
-    def _read_store(self, initial: bool) -> list[dict[str, Any]]:
-        audit_from = getattr(self.store, "audit_from", None)
-        if audit_from is None:
-            records = list(self.store.audit_records())
-            new, self.offset = records[0 if self.offset > len(records) else self.offset:], len(records)
-        else:
-            new, total = audit_from(-BACKLOG if initial else self.offset)
-            if total < self.offset:  # the list was replaced: read it again from the top
-                new, total = audit_from(0)
-            self.offset = total
-        return new[-BACKLOG:] if initial else new
+        new, self.cursor = self.store.audit_since(self.cursor, BACKLOG if initial else None)
+        return new
 
 
 class ActivityFeed(ScrollView, can_focus=True):

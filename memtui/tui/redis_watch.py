@@ -54,9 +54,8 @@ class RedisWatcher(Burst):
 
 
 def watcher_for(memory: Any, post: Callable[[Message], object]) -> Any:
-    """A `RedisWatcher` for a memory in Redis, else the folder's `MemoryWatcher`."""
-    from memtui.core.redis_store import RedisStore
-
-    if isinstance(memory.store, RedisStore):
+    """The folder's `MemoryWatcher` for a memory on disk, else a `RedisWatcher` on the store's events."""
+    root = memory.store.local_root
+    if root is None:
         return RedisWatcher(memory.store, post)
-    return MemoryWatcher(memory.store.root, post)
+    return MemoryWatcher(root, post)

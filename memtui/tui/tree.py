@@ -1,14 +1,13 @@
 """The memory tree: MEMORY.md first, then folders, then other markdown files, loaded lazily, with badges.
 
-It lists a memory through its store, so a folder and a Redis memory look the same. A folder's directories are
-read when opened (one scandir in a worker), so a 10,000-file memory paints at once; a Redis memory's file list
-is read once per change burst, in a worker. Badges: ● pending proposals (with the count), ! an external change
+It lists a memory through its store (`Store.list_dir`), so a folder and a Redis memory look the same. A folder's
+directories are read when opened (one scandir in a worker), so a 10,000-file memory paints at once; a Redis
+memory's file list is read per folder shown in a change burst, in a worker. Badges: ● pending proposals (with the count), ! an external change
 to approve or reject, • changed since the app opened. A folder shows the badges of what is inside it.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable
@@ -21,7 +20,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from memtui.core.memory import MEMORY_FILE
-from memtui.core.store import StoreError
+from memtui.core.store import Store, StoreError
 from memtui.tui.plain import plain
 
 HIDDEN_DIRS = {".git", ".memtui", "node_modules", "__pycache__"}
@@ -52,36 +51,10 @@ def visible(name: str) -> bool:
     return not name.startswith(".") and name not in HIDDEN_DIRS
 
 
-def folder_children(root: Path, rel: str) -> list[TreeEntry]:
-    """The markdown files and folders directly under `rel` in a folder memory (one scandir)."""
-    out = []
-    try:
-        with os.scandir(root / rel if rel else root) as it:
-            for item in it:
-                if not visible(item.name):
-                    continue
-                try:
-                    is_dir = item.is_dir()
-                except OSError:
-                    continue
-                if is_dir or item.name.endswith(".md"):
-                    out.append(TreeEntry(f"{rel}/{item.name}" if rel else item.name, is_dir))
-    except OSError:
-        return []
-    return ordered(out)
-
-
-def listed_children(files: Iterable[str], rel: str) -> list[TreeEntry]:
-    """The entries directly under `rel`, from a flat list of file paths (a store without folders)."""
+def children(store: Store, rel: str) -> list[TreeEntry]:
+    """The markdown files and folders directly under `rel`, as the store lists them (a folder: one scandir)."""
     prefix = rel + "/" if rel else ""
-    found: dict[str, bool] = {}
-    for f in files:
-        if not f.startswith(prefix):
-            continue
-        head, sep, _ = f[len(prefix):].partition("/")
-        if head and visible(head):
-            found[head] = found.get(head, False) or bool(sep)
-    return ordered(TreeEntry(prefix + name, is_dir) for name, is_dir in found.items())
+    return ordered(TreeEntry(prefix + name, is_dir) for name, is_dir in store.list_dir(rel) if visible(name))
 
 
 class MemoryTree(Tree[TreeEntry]):
@@ -105,11 +78,10 @@ class MemoryTree(Tree[TreeEntry]):
         rel: str
         entries: list[TreeEntry]
 
-    def __init__(self, store: Any, label: str, *, id: str | None = None) -> None:
+    def __init__(self, store: Store, label: str, *, id: str | None = None) -> None:
         super().__init__(plain(label, newlines=False), data=TreeEntry("", True), id=id)
         self.store = store
-        root = getattr(store, "root", None)
-        self.folder: Path | None = Path(root) if root is not None else None
+        self.folder: Path | None = store.local_root  # where a watcher's absolute paths are relative to
         self.pending: dict[str, int] = {}
         self.external: set[str] = set()
         self.changed: set[str] = set()
@@ -122,16 +94,12 @@ class MemoryTree(Tree[TreeEntry]):
     # loading ----------------------------------------------------------------------------------------------
     @work(thread=True, group="tree-list", exit_on_error=False)
     def list_folders(self, rels: list[str]) -> None:
-        if self.folder is not None:
-            for rel in rels:
-                self.post_message(self.Listed(rel, folder_children(self.folder, rel)))
-            return
-        try:
-            files = self.store.list_files("**/*.md")
-        except StoreError:
-            return  # the store is down: keep what is shown; the app says it is disconnected
         for rel in rels:
-            self.post_message(self.Listed(rel, listed_children(files, rel)))
+            try:
+                entries = children(self.store, rel)
+            except StoreError:
+                return  # the store is down: keep what is shown; the app says it is disconnected
+            self.post_message(self.Listed(rel, entries))
 
     def node_for(self, rel: str) -> TreeNode[TreeEntry] | None:
         node = self.root

@@ -29,6 +29,7 @@ from textual.strip import Strip
 
 from memtui.core.document import Document
 from memtui.core.entries import TAGS, Entry, parse_entry
+from memtui.core.paths import PathRefused
 from memtui.core.store import StoreError
 from memtui.core.patches import common_ends
 from memtui.tui.entry_bar import EntryBar
@@ -186,11 +187,11 @@ class MemoryViewer(ScrollView, can_focus=True):
         removed: int
 
     def __init__(self, root: Path, rel: str, *, memory: Memory, person: str, id: str | None = None,
-                 read: Callable[[str], bytes | None] | None = None) -> None:
+                 read: Callable[[str], bytes | None]) -> None:
         super().__init__(id=id)
         self.root = root
         self.rel = rel
-        # A memory that is not a folder (Redis) passes its store's read; it returns None for a missing file.
+        # The store's read (a folder's and a Redis memory's alike); None for a missing file.
         self.read = read
         self.state: ViewerState | None = None
         self._rows: list[tuple[int, int]] | None = None  # (line, -1) or (line, ghost k) when ghosts show
@@ -216,10 +217,10 @@ class MemoryViewer(ScrollView, can_focus=True):
     @work(thread=True, exclusive=True, group="viewer-read", exit_on_error=False)
     def _read(self, previous: list[str] | None) -> None:
         try:
-            data = self.read(self.rel) if self.read is not None else (self.root / self.rel).read_bytes()
+            data = self.read(self.rel)
         except FileNotFoundError:
             data = None
-        except (OSError, StoreError) as exc:
+        except (OSError, StoreError, PathRefused) as exc:
             self.post_message(self.Loaded(self, ViewerState(self.rel, [], 0, {}, set(), error=str(exc))))
             return
         if data is None:
