@@ -1,7 +1,7 @@
 """A memory file as a document: its lines, its sections, its entries and its format spec.
 
-Structure comes from a real markdown parse (markdown-it-py), so a ``## Heading`` inside a code fence is not a
-section and a bullet inside a fence is not an entry. The document keeps every line with its own line ending:
+Structure follows CommonMark (markdown-it-py, or a line scan that agrees with it where a line scan can tell), so a
+``## Heading`` inside a code fence is not a section and a bullet inside a fence is not an entry. The document keeps every line with its own line ending:
 rendering an untouched document gives back the same bytes, and an edit changes only the lines it names.
 """
 
@@ -202,7 +202,7 @@ STRUCTURE_CACHE_SIZE = 32
 STRUCTURE_CACHE_MAX_CHARS = 1_000_000  # bigger texts (a huge daily log) are parsed each time, not kept
 _structures: OrderedDict[bytes, tuple[tuple[tuple[int, int, str], ...], frozenset[int]]] = OrderedDict()
 _structures_lock = threading.Lock()
-parse_count = 0  # texts markdown-it has parsed in this process (the cache's misses): what the tests count
+parse_count = 0  # texts parsed in this process (the cache's misses): what the tests count
 
 
 def _structure(text: str) -> tuple[tuple[tuple[int, int, str], ...], frozenset[int]]:
@@ -226,6 +226,9 @@ def _structure(text: str) -> tuple[tuple[tuple[int, int, str], ...], frozenset[i
 def _parse_structure(text: str) -> tuple[tuple[tuple[int, int, str], ...], frozenset[int]]:
     global parse_count
     parse_count += 1
+    scanned = scan_structure(text)
+    if scanned is not None:
+        return scanned
     tokens = _markdown().parse(text)
     headings: list[tuple[int, int, str]] = []
     hidden: set[int] = set()
@@ -236,3 +239,91 @@ def _parse_structure(text: str) -> tuple[tuple[tuple[int, int, str], ...], froze
         elif tok.type in ("fence", "code_block", "html_block") and tok.map:
             hidden.update(range(tok.map[0], tok.map[1]))
     return tuple(headings), frozenset(hidden)
+
+
+# The usual memory file needs no markdown parser: CommonMark settles its structure line by line when no line can
+# open a container, indented code or a setext heading. `scan_structure` reads such texts directly (ATX headings,
+# HTML comments and fences that start in column 0) and gives up on anything else, which markdown-it then parses;
+# tests/test_structure_scan.py checks the two agree. This keeps markdown-it out of `memtui context` and most writes.
+_LIST = r"(?:[-+*]|\d{1,9}[.)])"
+_SCAN = re.compile(
+    r"(?P<comment>^<!--)"
+    r"|(?P<fence>^(?:`{3,}|~{3,}))"
+    r"|(?P<atx>^ {0,3}(?P<hashes>#{1,6})(?= |$)(?P<rest>[^\n]*))"
+    # Lines the scan cannot place: block quotes, HTML and fences not in column 0, indented lines (code, or
+    # content of a list item), a heading or block opened inside a list item, setext underlines and rules.
+    r"|(?P<other>^(?: {0,3}>| {1,3}(?:<|```|~~~)|<| {4,}\S"
+    r"| {0,3}(?:" + _LIST + r"(?: +|$))+(?:#{1,6}(?: |$)|>|<|```|~~~)"
+    r"| {0,3}(?:" + _LIST + r" +)*(?:=+|-+) *$))",
+    re.M,
+)
+# Tabs (which count as up to four columns), NUL (which markdown-it replaces) and the line breaks Python's
+# splitlines knows but CommonMark does not would each need the parser's own rules.
+_SCAN_REFUSED = re.compile("[\t\0\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+_NEWLINES = re.compile(r"\r\n?")
+
+
+def scan_structure(text: str) -> tuple[tuple[tuple[int, int, str], ...], frozenset[int]] | None:
+    """`_parse_structure`'s answer for a text a line scan can settle, else None."""
+    if _SCAN_REFUSED.search(text):
+        return None
+    if "\r" in text:
+        text = _NEWLINES.sub("\n", text)
+    # markdown-it's lines: a last line of nothing but spaces, with no newline after it, is not one.
+    lines = text.count("\n") + (1 if text[text.rfind("\n") + 1:].strip(" ") else 0)
+    headings: list[tuple[int, int, str]] = []
+    hidden: set[int] = set()
+    line = at = skip = 0  # `line` is the number of the line at offset `at`; before `skip` all is placed
+    for m in _SCAN.finditer(text):
+        start = m.start()
+        if start < skip:
+            continue
+        if m.group("other") is not None:
+            return None
+        line += text.count("\n", at, start)
+        at = start
+        if m.group("atx") is not None:
+            headings.append((line, len(m.group("hashes")), _atx_title(m.group("rest"))))
+            continue
+        # A comment runs to the line holding `-->` (maybe its first), a fence to its closing line; either one
+        # left open runs to the end of the text.
+        if m.group("comment") is not None:
+            close = text.find("-->", start)
+        else:
+            close = _fence_close(text, m.end(), m.group("fence"))
+            if close is None:
+                return None
+        if close < 0:
+            hidden.update(range(line, lines))
+            break
+        last = line + text.count("\n", start, close)
+        hidden.update(range(line, last + 1))
+        eol = text.find("\n", close)
+        if eol < 0:
+            break
+        skip = at = eol + 1
+        line = last + 1
+    return tuple(headings), frozenset(hidden)
+
+
+def _atx_title(rest: str) -> str:
+    """A heading's title as markdown-it has it: trailing spaces, then a closing run of #s after a space, cut."""
+    end = len(rest.rstrip(" "))
+    cut = len(rest[:end].rstrip("#"))
+    if cut > 0 and rest[cut - 1] == " ":
+        end = cut
+    return rest[:end].strip()
+
+
+def _fence_close(text: str, after: int, marker: str) -> int | None:
+    """The offset of the closing line of a fence opened in column 0 (-1 when it is never closed), or None when
+    the opening line is no fence (a backtick fence's info string holds a backtick)."""
+    eol = text.find("\n", after)
+    info = text[after: eol if eol >= 0 else len(text)]
+    if marker[0] == "`" and "`" in info:
+        return None
+    if eol < 0:
+        return -1
+    close = re.compile(r"^ {0,3}" + re.escape(marker[0]) + "{" + str(len(marker)) + r",} *$", re.M)
+    found = close.search(text, eol + 1)
+    return -1 if found is None else found.start()
