@@ -230,13 +230,19 @@ def root_of(args: argparse.Namespace, must_exist: bool = True) -> Path:
     return root
 
 
-def memory_of(args: argparse.Namespace) -> Any:
-    """The memory a command works on: --store / $MEMTUI_STORE / the root's `[store] url`, else the folder root."""
-    from memtui.core.stores import open_memory, store_url
+def memory_of(args: argparse.Namespace, *, read_only: bool = False) -> Any:
+    """The memory a command works on: --store / $MEMTUI_STORE / the root's `[store] url`, else the folder root.
+    `read_only` opens only its reading half (`MemoryReader`), for commands that write nothing: the write path's
+    modules are not imported."""
+    from memtui.core.stores import open_store, store_url
 
-    url = getattr(args, "store", None)
+    if read_only:
+        from memtui.core.reading import MemoryReader as opened
+    else:
+        from memtui.core.memory import Memory as opened
     root = Path(args.root).expanduser() if getattr(args, "root", None) else default_root()
-    memory = open_memory(root, url) if store_url(root, url) else open_memory(root_of(args))
+    url = store_url(root, getattr(args, "store", None))
+    memory = opened(open_store(url)) if url else opened(root_of(args))
     config = memory.config
     for error in (config.error, config.pending):
         if error and not getattr(args, "json", False):

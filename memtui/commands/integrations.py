@@ -134,7 +134,7 @@ def cmd_hook_session_start(args: argparse.Namespace) -> int:
     # A SessionStart hook runs before every session: it must be quick and must never print a traceback.
     from memtui.core.context import build_context
 
-    pack = build_context(memory_of(args), budget=args.budget)
+    pack = build_context(memory_of(args, read_only=True), budget=args.budget)
     if args.text:
         print(pack.text)
         for problem in pack.problems:

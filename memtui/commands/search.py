@@ -146,7 +146,7 @@ def cmd_context(args: argparse.Namespace) -> int:
     from memtui.core.context import build_context
 
     # The context is read through the memory's store, so --store, $MEMTUI_STORE and [store] url reach it.
-    pack = build_context(memory_of(args), budget=args.budget)
+    pack = build_context(memory_of(args, read_only=True), budget=args.budget)
     emit(args, pack.to_dict(), pack.text.rstrip("\n"))
     # A file that could not be read is missing from what the agent loads: the context printed is not the memory.
     for problem in pack.problems:

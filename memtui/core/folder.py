@@ -11,6 +11,7 @@ import fcntl
 import json
 import os
 import re
+import stat
 import tempfile
 import threading
 import time
@@ -99,8 +100,11 @@ class FolderStore(Store):
 
     def list_files(self, pattern: str = "**/*.md") -> list[str]:
         suffix = pattern.rsplit("*", 1)[-1] if "*" in pattern else pattern
+        lead = pattern.split("*", 1)[0] if "*" in pattern else ""
         out: list[str] = []
-        stack = [""]
+        # A pattern under a folder ("scratch/**/*.md") is walked from that folder, not the whole memory.
+        start = self._walk_start(lead.rpartition("/")[0])
+        stack = [] if start is None else [start]
         while stack:
             prefix = stack.pop()
             try:
@@ -118,10 +122,27 @@ class FolderStore(Store):
                 if d.is_dir(follow_symlinks=False):
                     if d.name not in SKIP_DIRS and not d.name.startswith("."):
                         stack.append(rel + "/")
-                elif d.is_file(follow_symlinks=False) and rel.endswith(suffix):
+                elif d.is_file(follow_symlinks=False) and rel.endswith(suffix) and rel.startswith(lead):
                     out.append(rel)
         out.sort()
         return out
+
+    def _walk_start(self, folder: str) -> str | None:
+        """Where a walk of `folder` (a path under the root, "" for the root) starts: "folder/", or None when the
+        whole walk would never enter it (a link, a skipped, hidden or unlisted name, a nested repository)."""
+        if not folder:
+            return ""
+        path = self.root
+        for name in folder.split("/"):
+            if protected_name(name) or not plain_name(name) or name in SKIP_DIRS or name.startswith("."):
+                return None
+            path = path / name
+            try:
+                if not stat.S_ISDIR(os.lstat(path).st_mode) or os.path.lexists(path / ".git"):
+                    return None
+            except OSError:
+                return None
+        return folder + "/"
 
     # lock -------------------------------------------------------------------------------------------------
     @contextmanager
@@ -473,6 +494,51 @@ class FolderStore(Store):
         with self._git.use("reading a committed file") as repo:
             history = repo is not None and repo.head.is_valid()
         return self.committed(self._real_or_named(rel)) if history else self.read(rel)
+
+    def review_bases(self, rels: list[str]) -> dict[str, bytes | None]:
+        """`review_base` of every file in `rels` from one `git cat-file --batch` (before GitPython is opened), so a
+        one-shot reader such as `memtui context` starts one git for all the files it loads."""
+        if not self.has_git or self._git.opened or not rels:
+            return super().review_bases(rels)
+        named = {rel: self._real_or_named(rel) for rel in rels}
+        blobs = self._plumbing_batch(list(named.values()))
+        if blobs is None:
+            return super().review_bases(rels)  # no commit yet, git unusable or damaged: GitPython tells them apart
+        return {rel: blobs[named[rel]] for rel in rels}
+
+    def _plumbing_batch(self, rels: list[str]) -> dict[str, bytes | None] | None:
+        """Each of `rels` as committed (None where the last commit has no such file), or None when git cannot say:
+        not run, no commit yet, a damaged repository, or a path a batch request cannot carry."""
+        from memtui.core.gitcall import git_dir_of, plumbing_env, run_plumbing
+
+        if any("\n" in rel or "\r" in rel for rel in rels):
+            return None
+        env = {**os.environ, **plumbing_env(git_dir_of(self.root), self.root)}
+        # The tree first: "missing" for it means no commit (or no usable one), not a file the commit lacks.
+        asked = "".join(f"HEAD:{rel}\n" for rel in rels)
+        done = run_plumbing(["git", "cat-file", "--batch"], env, f"HEAD^{{tree}}\n{asked}".encode())
+        if done is None or done[0] != 0:
+            return None
+        out, at = done[1], 0
+        found: dict[str, bytes | None] = {}
+        for rel in [None, *rels]:
+            eol = out.find(b"\n", at)
+            if eol < 0:
+                return None
+            header = out[at:eol].split(b" ")
+            at = eol + 1
+            if len(header) != 3 or not header[2].isdigit():
+                if rel is None or header[-1] not in (b"missing", b"ambiguous"):
+                    return None
+                found[rel] = None
+                continue
+            size = int(header[2])
+            data, at = out[at:at + size], at + size + 1
+            if len(data) != size:
+                return None
+            if rel is not None:
+                found[rel] = data if header[1] == b"blob" else None
+        return found
 
     def committed(self, rel: str) -> bytes | None:
         with self._git.use("reading a committed file") as repo:

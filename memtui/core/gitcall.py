@@ -145,18 +145,19 @@ def plumbing_env(git_dir: Path, work_tree: Path) -> dict[str, str]:
     return {**env, "GIT_WORK_TREE": str(work_tree), "GIT_DIR": str(git_dir)}
 
 
-def run_plumbing(args: list[str], env: dict[str, str]) -> tuple[int, bytes, bytes] | None:
-    """(exit status, stdout, stderr) of one plumbing git command, or None when git cannot be run or does not answer
-    within the time limit (then it and anything it started are killed, as the git owner does)."""
+def run_plumbing(args: list[str], env: dict[str, str],
+                 stdin: bytes | None = None) -> tuple[int, bytes, bytes] | None:
+    """(exit status, stdout, stderr) of one plumbing git command fed `stdin`, or None when git cannot be run or does
+    not answer within the time limit (then it and anything it started are killed, as the git owner does)."""
     import subprocess
 
     try:
-        proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
+        proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except OSError:
         return None
     try:
-        out, err = proc.communicate(timeout=git_timeout())
+        out, err = proc.communicate(stdin, timeout=git_timeout())
     except subprocess.TimeoutExpired:
         kill_tree(proc.pid)
         proc.communicate()

@@ -19,17 +19,17 @@ from typing import Any, Iterable
 
 from memtui.core import clock, update
 from memtui.core.actors import clean_actor
-from memtui.core.config import ENTRY_ACTIONS, FILE_ACTIONS, Config, load_config
+from memtui.core.config import ENTRY_ACTIONS, FILE_ACTIONS
 from memtui.core.document import Document, FormatSpec
 from memtui.core.entries import TAGS
 from memtui.core.paths import PathRefused
 from memtui.core.proposals import (
     APPLIED, CONFLICT, EXTERNAL_PREFIX, PENDING, REJECTED, Proposal, WriteResult,
 )
+from memtui.core.reading import MEMORY_FILE, MemoryReader, ascii_digits
 from memtui.core.store import ExternalChange, StaleWrite, Store, StoreError, content_hash
 from memtui.core.update import Refused
 
-MEMORY_FILE = "MEMORY.md"
 # A write that loses a race to another writer is re-planned against the new bytes this many times.
 WRITE_ATTEMPTS = 8
 SCRATCH_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -55,49 +55,14 @@ def default_actor() -> str:
         return "person"
 
 
-class Memory:
-    def __init__(self, root: str | os.PathLike[str] | Store) -> None:
-        if isinstance(root, Store):
-            self.store = root
-        else:
-            from memtui.core.folder import FolderStore
+class Memory(MemoryReader):
+    """The one write path over a store; its reading half is `MemoryReader`'s."""
 
-            self.store = FolderStore(root)
+    def __init__(self, root: str | os.PathLike[str] | Store) -> None:
+        super().__init__(root)
         self.queue_problems: list[str] = []
-        self._config: tuple[tuple[str | None, str | None], Config] | None = None
 
     # reading ----------------------------------------------------------------------------------------------
-    @property
-    def location(self) -> str:
-        return self.store.location
-
-    @property
-    def config(self) -> Config:
-        """The root's settings as last committed (an edit written past memtui is not in effect until a person
-        commits it: `Config.pending` says so), parsed once per change."""
-        text, pending = self.store.reviewed_config()
-        cached = self._config
-        if cached is None or cached[0] != (text, pending):
-            config = load_config(text)
-            if pending is not None:
-                config = replace(config, pending=(
-                    ".memtui/config.toml has changes that are not committed, so they are not in effect: commit "
-                    f"them if they are yours (git -C {self.location} commit .memtui/config.toml), else restore the "
-                    f"file (git -C {self.location} checkout .memtui/config.toml)"))
-            cached = self._config = ((text, pending), config)
-        return cached[1]
-
-    def read_text(self, rel: str) -> str | None:
-        return _decoded(rel, self.store.read(self.store.check_path(rel)))
-
-    def base_text(self, rel: str) -> str | None:
-        """The text a write to `rel` is planned and reviewed against: the committed version where the store keeps
-        history (a pending external change on disk is not part of it), else the file as it is."""
-        return _decoded(rel, self.store.review_base(self.store.check_path(rel)))
-
-    def document(self, rel: str = MEMORY_FILE) -> Document:
-        return Document(self.read_text(rel) or "", self.store.check_path(rel))
-
     def spec_for(self, doc: Document) -> FormatSpec:
         """A file's own format comment, else MEMORY.md's entry-max (caps stay per file)."""
         if doc.spec.present:
@@ -108,9 +73,6 @@ class Memory:
             return detect(self).default_spec()  # Claude Code's index: 200 lines / 25 KB
         main = Document(self.base_text(MEMORY_FILE) or "")
         return FormatSpec(entry_max=main.spec.entry_max)
-
-    def files(self) -> list[str]:
-        return self.store.list_files()
 
     # the write path ---------------------------------------------------------------------------------------
     def update(
@@ -163,12 +125,6 @@ class Memory:
         return self.submit(self._draft(actor, rel, "append", content=line, origin=origin, session=session),
                            user_words=user_words)
 
-    def log_dir(self) -> str:
-        """`log/`, or `memory/` in an OpenClaw workspace that has no `log/` (memtui/core/layout.py)."""
-        from memtui.core.layout import detect
-
-        return detect(self).log_dir or "log"
-
     def scratch(self, name: str, body: str, *, ttl_minutes: float = 60, actor: str | None = None) -> WriteResult:
         expires = int((clock.now() + timedelta(minutes=ttl_minutes)).timestamp() * 1000)
         rel = f"scratch/{expires}-{name}.md"
@@ -176,21 +132,6 @@ class Memory:
         if not SCRATCH_NAME.match(name or ""):
             return self._refuse(p, f"bad scratch name {name!r}: use a slug of a-z, 0-9, '-' and '_' (at most 64)")
         return self.submit(p)
-
-    def live_scratch(self) -> list[tuple[str, int]]:
-        """(path, expiry ms) of scratch notes that have not expired, soonest first."""
-        now_ms = int(clock.now().timestamp() * 1000)
-        return sorted((t for t in self._scratch_notes() if t[1] > now_ms), key=lambda t: (t[1], t[0]))
-
-    def _scratch_notes(self) -> list[tuple[str, int]]:
-        out = []
-        for rel in self.store.list_files("scratch/**/*.md"):
-            if not rel.startswith("scratch/"):
-                continue
-            stem = rel.rsplit("/", 1)[-1].split("-", 1)[0]
-            if _digits(stem):
-                out.append((rel, int(stem)))
-        return out
 
     def sweep(self, *, actor: str | None = None) -> WriteResult:
         """Delete expired scratch notes: one commit, one audit line per note. Not a decision, so never queued."""
@@ -435,7 +376,7 @@ class Memory:
         if p.action == "create" and before is None:
             folder, _, name = p.file.rpartition("/")
             stem, dash, slug = name.removesuffix(".md").partition("-")
-            if folder != layout.scratch_dir or not name.endswith(".md") or not dash or not _digits(stem):
+            if folder != layout.scratch_dir or not name.endswith(".md") or not dash or not ascii_digits(stem):
                 return False
             if not SCRATCH_NAME.match(slug):
                 return False
@@ -814,22 +755,6 @@ class Memory:
         except (OSError, StoreError):
             return False  # an unwritable audit log must not turn a refusal into a crash; the write itself reports
         return True
-
-
-def _digits(text: str) -> bool:
-    """ASCII digits only: "²".isdigit() is true, but int("²") fails."""
-    return text.isascii() and text.isdigit()
-
-
-def _decoded(rel: str, data: bytes | None) -> str | None:
-    if data is None:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        from memtui.core.readable import not_utf8
-
-        raise Refused(not_utf8(rel, data) or f"{rel} is not UTF-8 text") from None
 
 
 def _writes(p: Proposal, before: str | None, outcome: update.Outcome | None) -> dict[str, bytes | None]:

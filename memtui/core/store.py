@@ -144,6 +144,11 @@ class Store(ABC):
         history (a pending external change is not part of it), else the current bytes."""
         return self.read(rel)
 
+    def review_bases(self, rels: list[str]) -> dict[str, bytes | None]:
+        """`review_base` of each of `rels` (cleaned paths), for a reader that loads several files at once; a store
+        may fetch them together (the folder asks git once)."""
+        return {rel: self.review_base(rel) for rel in rels}
+
     @abstractmethod
     def external_changes(self) -> list[ExternalChange]: ...
 
