@@ -27,7 +27,7 @@ def markdown_it_structure(text: str) -> tuple[tuple[tuple[int, int, str], ...], 
 FRAGMENTS = [
     "", " ", "#", "##", "###", "####### x", "# Title", "## Sec ##", "## a #b", "  # x", "   ## y", "    # code",
     "- [stated] fact (2026-01-01, chat)", "- ~~[observed] old~~ superseded 2026-01-02", "* item", "+ item",
-    "1. one", "2) two", "- # h", "- - x", "  - nested", "    - deep", "> quote", "> # q", "<!--", "-->",
+    "1. one", "2) two", "- # h", "- - x", "  - nested", "    - deep", "> quote", "> # q", ">", "> ", ">  two", "> > n", ">x", "> - i", "> 1. n", "> ```", "> <b>", "> ===", "> ---", "<!--", "-->",
     "<!-- c -->", "x -->", "<div>", "<br>", " <!--", "```", "```py", "``` a`b", "~~~", "~~~~", "  ```", "    ```",
     "---", "===", "- ---", "***", "text", "[a]: /u", "[a]: /u 'x", "\t# tab", "a\tb", "#\u00a0x", "# x \u00a0#",
     "# é", "\r", "#  ", "## ", "-", "1.", "- ```", "-->x", "<!--->", "# x #  #", "  ", "<?php", "<![CDATA[",
@@ -81,3 +81,12 @@ def test_generated_memory_files_need_no_markdown_parser(tmp_path) -> None:
     assert texts
     for text in texts:
         assert scan_structure(text) == markdown_it_structure(text)
+
+
+def test_memtuis_own_templates_need_no_markdown_parser() -> None:
+    from memtui.core.init import memory_template
+
+    for template in ("personal", "project"):
+        text = memory_template(template)
+        scanned = scan_structure(text)
+        assert scanned is not None and scanned == markdown_it_structure(text), template

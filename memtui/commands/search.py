@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from memtui.cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Parser, common, default_root, emit, memory_of, root_of
+from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Parser, common, default_root, emit, memory_of, root_of
 
 SEARCH_HELP = """\
 Literal and case-insensitive unless --regex. A query that starts with '-' is a query:

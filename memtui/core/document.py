@@ -250,9 +250,10 @@ _SCAN = re.compile(
     r"(?P<comment>^<!--)"
     r"|(?P<fence>^(?:`{3,}|~{3,}))"
     r"|(?P<atx>^ {0,3}(?P<hashes>#{1,6})(?= |$)(?P<rest>[^\n]*))"
-    # Lines the scan cannot place: block quotes, HTML and fences not in column 0, indented lines (code, or
-    # content of a list item), a heading or block opened inside a list item, setext underlines and rules.
-    r"|(?P<other>^(?: {0,3}>| {1,3}(?:<|```|~~~)|<| {4,}\S"
+    # Lines the scan cannot place: a block quote holding more than plain text, HTML and fences not in column 0,
+    # indented lines (code, or content of a list item), a heading or block opened inside a list item, setext
+    # underlines and rules.
+    r"|(?P<other>^(?: {0,3}>(?! ?$| ?[^#`~<=>\-+*0-9 \n])| {1,3}(?:<|```|~~~)|<| {4,}\S"
     r"| {0,3}(?:" + _LIST + r"(?: +|$))+(?:#{1,6}(?: |$)|>|<|```|~~~)"
     r"| {0,3}(?:" + _LIST + r" +)*(?:=+|-+) *$))",
     re.M,
