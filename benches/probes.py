@@ -288,6 +288,16 @@ def update(root: str, count: str, url: str = "") -> None:
     memory.update(targets[0][1], "add", "[observed] warm-up write for the benchmark", file=targets[0][0],
                   actor="bench")
     emit("ready", targets=len(targets))
+    # Every fsync and fdatasync the writes make, counted by wrapping them (the durability a write pays for).
+    synced = [0]
+    for name in ("fsync", "fdatasync"):
+        real = getattr(os, name)
+
+        def counted(fd: int, real=real) -> None:  # type: ignore[no-untyped-def]
+            synced[0] += 1
+            real(fd)
+
+        setattr(os, name, counted)
     started = time.monotonic()
     statuses: dict[str, int] = {}
     for k in range(int(count)):
@@ -297,7 +307,7 @@ def update(root: str, count: str, url: str = "") -> None:
         result = memory.approve(queued.id, by="bench") if queued.status == "queued" else queued
         statuses[result.status] = statuses.get(result.status, 0) + 1
     emit("updated", seconds=time.monotonic() - started, count=int(count), statuses=statuses,
-         store=type(memory.store).__name__)
+         store=type(memory.store).__name__, fsyncs=synced[0])
 
 
 # search and context ------------------------------------------------------------------------------------------------
