@@ -7,7 +7,6 @@ rendering an untouched document gives back the same bytes, and an edit changes o
 
 from __future__ import annotations
 
-import hashlib
 import re
 import threading
 from collections import OrderedDict
@@ -202,13 +201,18 @@ STRUCTURE_CACHE_SIZE = 32
 STRUCTURE_CACHE_MAX_CHARS = 1_000_000  # bigger texts (a huge daily log) are parsed each time, not kept
 _structures: OrderedDict[bytes, tuple[tuple[tuple[int, int, str], ...], frozenset[int]]] = OrderedDict()
 _structures_lock = threading.Lock()
-parse_count = 0  # texts parsed in this process (the cache's misses): what the tests count
+parse_count = 0  # texts markdown-it has parsed in this process (the cache's misses): what the tests count
 
 
 def _structure(text: str) -> tuple[tuple[tuple[int, int, str], ...], frozenset[int]]:
     """Headings as (line, level, title), and the lines inside fences, code blocks and HTML blocks."""
+    scanned = scan_structure(text)  # a line scan is cheaper than the digest that would find it in the cache
+    if scanned is not None:
+        return scanned
     if len(text) > STRUCTURE_CACHE_MAX_CHARS:
         return _parse_structure(text)
+    import hashlib
+
     key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
     with _structures_lock:
         found = _structures.get(key)
@@ -226,9 +230,6 @@ def _structure(text: str) -> tuple[tuple[tuple[int, int, str], ...], frozenset[i
 def _parse_structure(text: str) -> tuple[tuple[tuple[int, int, str], ...], frozenset[int]]:
     global parse_count
     parse_count += 1
-    scanned = scan_structure(text)
-    if scanned is not None:
-        return scanned
     tokens = _markdown().parse(text)
     headings: list[tuple[int, int, str]] = []
     hidden: set[int] = set()
@@ -260,13 +261,13 @@ _SCAN = re.compile(
 )
 # Tabs (which count as up to four columns), NUL (which markdown-it replaces) and the line breaks Python's
 # splitlines knows but CommonMark does not would each need the parser's own rules.
-_SCAN_REFUSED = re.compile("[\t\0\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+_SCAN_REFUSED = "\t\0\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 _NEWLINES = re.compile(r"\r\n?")
 
 
 def scan_structure(text: str) -> tuple[tuple[tuple[int, int, str], ...], frozenset[int]] | None:
     """`_parse_structure`'s answer for a text a line scan can settle, else None."""
-    if _SCAN_REFUSED.search(text):
+    if any(c in text for c in _SCAN_REFUSED):
         return None
     if "\r" in text:
         text = _NEWLINES.sub("\n", text)

@@ -6,7 +6,6 @@ same to the CLI, the app and the agents.
 
 from __future__ import annotations
 
-import hashlib
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -19,6 +18,8 @@ def content_hash(data: bytes | None) -> str:
     """The hash a proposal is computed against; `ABSENT` for a file that does not exist."""
     if data is None:
         return ABSENT
+    import hashlib  # here: OpenSSL's start-up is not worth paying in a reader that hashes nothing
+
     return hashlib.sha256(data).hexdigest()[:16]
 
 
