@@ -244,21 +244,25 @@ def _parse_structure(text: str) -> tuple[tuple[tuple[int, int, str], ...], froze
 
 # The usual memory file needs no markdown parser: CommonMark settles its structure line by line when no line can
 # open a container, indented code or a setext heading. `scan_structure` reads such texts directly (ATX headings,
-# HTML comments and fences that start in column 0) and gives up on anything else, which markdown-it then parses;
-# tests/test_structure_scan.py checks the two agree. This keeps markdown-it out of `memtui context` and most writes.
+# HTML comments and fences that start in column 0, plain text in block quotes) and gives up on anything else,
+# which markdown-it then parses; tests/test_structure_scan.py checks the two agree. This keeps markdown-it out of
+# `memtui context` and most writes.
 _LIST = r"(?:[-+*]|\d{1,9}[.)])"
-_SCAN = re.compile(
-    r"(?P<comment>^<!--)"
-    r"|(?P<fence>^(?:`{3,}|~{3,}))"
-    r"|(?P<atx>^ {0,3}(?P<hashes>#{1,6})(?= |$)(?P<rest>[^\n]*))"
+_LINE = re.compile(
+    r"(?P<comment><!--)"
+    r"|(?P<fence>`{3,}|~{3,})"
+    r"|(?P<atx> {0,3}(?P<hashes>#{1,6})(?= |$)(?P<rest>.*))"
     # Lines the scan cannot place: a block quote holding more than plain text, HTML and fences not in column 0,
     # indented lines (code, or content of a list item), a heading or block opened inside a list item, setext
     # underlines and rules.
-    r"|(?P<other>^(?: {0,3}>(?! ?$| ?[^#`~<=>\-+*0-9 \n])| {1,3}(?:<|```|~~~)|<| {4,}\S"
+    r"|(?P<other> {0,3}>(?! ?$| ?[^#`~<=>\-+*0-9 ])| {1,3}(?:<|```|~~~)|<| {4,}\S"
     r"| {0,3}(?:" + _LIST + r"(?: +|$))+(?:#{1,6}(?: |$)|>|<|```|~~~)"
-    r"| {0,3}(?:" + _LIST + r" +)*(?:=+|-+) *$))",
-    re.M,
+    r"| {0,3}(?:" + _LIST + r" +)*(?:=+|-+) *$)",
 )
+# Only a line that starts with one of these can be anything but paragraph text or a plain list item.
+_MAY_MATTER = frozenset(" #<`~>=-+*0123456789")
+# A list item ("- ", "* ", "+ ") whose text starts with none of these is a plain one.
+_ITEM_MATTERS = frozenset("#<`~>=-+*0123456789 ")
 # Tabs (which count as up to four columns), NUL (which markdown-it replaces) and the line breaks Python's
 # splitlines knows but CommonMark does not would each need the parser's own rules.
 _SCAN_REFUSED = "\t\0\v\f\x1c\x1d\x1e\x85\u2028\u2029"
@@ -271,41 +275,50 @@ def scan_structure(text: str) -> tuple[tuple[tuple[int, int, str], ...], frozens
         return None
     if "\r" in text:
         text = _NEWLINES.sub("\n", text)
-    # markdown-it's lines: a last line of nothing but spaces, with no newline after it, is not one.
-    lines = text.count("\n") + (1 if text[text.rfind("\n") + 1:].strip(" ") else 0)
+    lines = text.split("\n")
+    if lines and not lines[-1].strip(" "):
+        lines.pop()  # markdown-it's lines: a last line of nothing but spaces and no newline is not one
     headings: list[tuple[int, int, str]] = []
     hidden: set[int] = set()
-    line = at = skip = 0  # `line` is the number of the line at offset `at`; before `skip` all is placed
-    for m in _SCAN.finditer(text):
-        start = m.start()
-        if start < skip:
+    closing: re.Pattern[str] | None = None  # the end of the comment or fence the scan is inside
+    opened = 0
+    for i, line in enumerate(lines):
+        if closing is not None:
+            if closing.search(line) if closing is _COMMENT_END else closing.match(line):
+                hidden.update(range(opened, i + 1))
+                closing = None
+            continue
+        first = line[:1]
+        if first not in _MAY_MATTER or not first:
+            continue
+        if first in "-*+" and line[1:2] == " " and line[2:3] not in _ITEM_MATTERS:
+            continue
+        m = _LINE.match(line)
+        if m is None:
             continue
         if m.group("other") is not None:
             return None
-        line += text.count("\n", at, start)
-        at = start
         if m.group("atx") is not None:
-            headings.append((line, len(m.group("hashes")), _atx_title(m.group("rest"))))
+            headings.append((i, len(m.group("hashes")), _atx_title(m.group("rest"))))
             continue
-        # A comment runs to the line holding `-->` (maybe its first), a fence to its closing line; either one
-        # left open runs to the end of the text.
         if m.group("comment") is not None:
-            close = text.find("-->", start)
+            closing = _COMMENT_END
+            # A comment can end on the line that opens it.
+            if closing.search(line):
+                hidden.add(i)
+                closing = None
         else:
-            close = _fence_close(text, m.end(), m.group("fence"))
-            if close is None:
-                return None
-        if close < 0:
-            hidden.update(range(line, lines))
-            break
-        last = line + text.count("\n", start, close)
-        hidden.update(range(line, last + 1))
-        eol = text.find("\n", close)
-        if eol < 0:
-            break
-        skip = at = eol + 1
-        line = last + 1
+            marker = m.group("fence")
+            if marker[0] == "`" and "`" in line[m.end():]:
+                return None  # not a fence: a backtick fence's info string holds no backtick
+            closing = re.compile(r" {0,3}" + re.escape(marker[0]) + "{" + str(len(marker)) + r",} *$")
+        opened = i
+    if closing is not None:
+        hidden.update(range(opened, len(lines)))  # left open: it runs to the end of the text
     return tuple(headings), frozenset(hidden)
+
+
+_COMMENT_END = re.compile("-->")
 
 
 def _atx_title(rest: str) -> str:
@@ -315,17 +328,3 @@ def _atx_title(rest: str) -> str:
     if cut > 0 and rest[cut - 1] == " ":
         end = cut
     return rest[:end].strip()
-
-
-def _fence_close(text: str, after: int, marker: str) -> int | None:
-    """The offset of the closing line of a fence opened in column 0 (-1 when it is never closed), or None when
-    the opening line is no fence (a backtick fence's info string holds a backtick)."""
-    eol = text.find("\n", after)
-    info = text[after: eol if eol >= 0 else len(text)]
-    if marker[0] == "`" and "`" in info:
-        return None
-    if eol < 0:
-        return -1
-    close = re.compile(r"^ {0,3}" + re.escape(marker[0]) + "{" + str(len(marker)) + r",} *$", re.M)
-    found = close.search(text, eol + 1)
-    return -1 if found is None else found.start()
