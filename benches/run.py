@@ -585,14 +585,15 @@ def _ratio_cell(value: float, base: float, limit: float | None) -> Cell:
                 None if limit is None else ratio <= limit)
 
 
-def interleaved(commands: dict[str, list[str]], runs: int, ok: tuple[int, ...] = (0, 1)) -> dict[str, Any]:
+def interleaved(commands: dict[str, list[str]], runs: int, ok: tuple[int, ...] = (0, 1),
+                code: str | None = None) -> dict[str, Any]:
     """Median seconds and peak RSS of each command, the commands run in turn `runs` times after one warm-up
     round, so each one's baseline shares its noise."""
     times: dict[str, list[float]] = {k: [] for k in commands}
     rss: dict[str, float] = {k: 0.0 for k in commands}
     for i in range(runs + 1):
         for name, cmd in commands.items():
-            s, r, _ = run(cmd, ok=ok)
+            s, r, _ = run(cmd, ok=ok, code=code)
             if i or runs == 0:
                 times[name].append(s)
                 rss[name] = max(rss[name], r)
@@ -605,26 +606,31 @@ def live_diff_cells(root: Path, plan: Plan) -> Cell | None:
     return None
 
 
-def bench_growth(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ...]) -> tuple[list[Row], dict[str, Any]]:
+def bench_growth(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ...],
+                 codes: tuple[tuple[str, str | None], ...] = (("", None),)) -> tuple[list[Row], dict[str, Any]]:
     """The issue's table: at each size, cold search and context against rg and `python -c pass`, a person's
     update against Python plus git's own commit, propose + approve per second with the fsyncs each pays, and the
-    first screen against a bare Textual app, all on a memory generated at that size (seed 7)."""
+    first screen against a bare Textual app, all on a memory generated at that size (seed 7). `codes` are the
+    versions of memtui to measure ("" and None: this one; a label and a tree for `--before REF`), each a column
+    per size, all in this one run."""
     runs = max(1, plan.runs)
     rows: list[Row] = []
     columns: dict[str, dict[str, Cell]] = {}
     queries = (generate.LAST_TOPIC_MARKER, COMMON_WORD)
-    for files, mb in sizes:
+    for (files, mb), (label, code) in ((s, c) for s in sizes for c in codes):
         root = out / f"scale-{files}f"
         info = make_root(root, files=files, megabytes=mb, seed=7, big_log_mb=0)
-        size = f"{files:,} files / {info['bytes'] / 1e6:.0f} MB"
+        size = f"{files:,} files / {info['bytes'] / 1e6:.0f} MB" + (f", {label}" if label else "")
         say(f"  {size} ...")
         cells: dict[str, Cell] = {}
-        run(memtui_cmd("search", queries[0], "--root", str(root)))  # the index, built once
+        for stale in (root / ".memtui").glob("index.sqlite*"):  # each version builds (and reads) its own schema
+            stale.unlink()
+        run(memtui_cmd("search", queries[0], "--root", str(root)), code=code)  # the index, built once
         cmds = {"pass": [PY, "-c", "pass"], "context": memtui_cmd("context", "--root", str(root))}
         for k, q in enumerate(queries):
             cmds[f"search{k}"] = memtui_cmd("search", q, "--root", str(root))
             cmds[f"rg{k}"] = ["rg", "-n", "-F", "-i", q, str(root)]
-        got = interleaved(cmds, runs)
+        got = interleaved(cmds, runs, code=code)
         for k, key in enumerate(("search_rare", "search_common")):
             (s, r), (g, gr) = got[f"search{k}"], got[f"rg{k}"]
             cells[key] = _ratio_cell(s, g, 1.0)
@@ -637,8 +643,8 @@ def bench_growth(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ...]) ->
         cells["context"] = _ratio_cell(c, b, 2.0)
         rows.append(Row(f"{size}: memtui context, cold CLI", c, "s", "python -c pass", b, cr, br, "≤ 2×",
                         c <= 2 * b))
-        cells.update(_growth_writes(out, root, size, plan, b, rows))
-        cells.update(_growth_startup(root, size, plan, rows))
+        cells.update(_growth_writes(out, root, size, plan, b, rows, code))
+        cells.update(_growth_startup(root, size, plan, rows, code))
         live = live_diff_cells(root, plan)
         cells["live_diff"] = live if live is not None else Cell("—")
         columns[size] = cells
@@ -646,7 +652,8 @@ def bench_growth(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ...]) ->
                                                     for size, cells in columns.items()}}
 
 
-def _growth_writes(out: Path, root: Path, size: str, plan: Plan, python: float, rows: list[Row]) -> dict[str, Cell]:
+def _growth_writes(out: Path, root: Path, size: str, plan: Plan, python: float, rows: list[Row],
+                   code: str | None) -> dict[str, Cell]:
     """A person's `memtui update` (a fresh process, applied and committed) against Python's start plus the git
     CLI committing one appended line; then agent proposals approved in process, with their fsyncs."""
     copy = fresh_copy(root, out / f"growth-work-{root.name}")
@@ -655,7 +662,7 @@ def _growth_writes(out: Path, root: Path, size: str, plan: Plan, python: float, 
         ours, base, rss, git_rss = [], [], 0.0, 0.0
         for k in range(count + 1):
             s, r, _ = run(memtui_cmd("update", "User", "add", f"[stated] Growth bench fact number {k}",
-                                     "--root", str(copy)))
+                                     "--root", str(copy)), code=code)
             rel = copy / "notes" / "growth-baseline.md"
             started = time.monotonic()
             with rel.open("a", encoding="utf-8") as f:
@@ -671,7 +678,7 @@ def _growth_writes(out: Path, root: Path, size: str, plan: Plan, python: float, 
         rows.append(Row(f"{size}: a person's memtui update (applied, committed), cold CLI", med(ours), "s",
                         "python -c pass + git add + git commit", python + git_commit, rss, git_rss, "≤ 2×",
                         med(ours) <= 2 * (python + git_commit)))
-        p = probe("update", str(copy), str(max(plan.updates // 2, 3)))
+        p = probe("update", str(copy), str(max(plan.updates // 2, 3)), code=code)
         done = p.wait_event("updated", 600)
         p.finish().check()
         rate = done["count"] / done["seconds"]
@@ -686,13 +693,13 @@ def _growth_writes(out: Path, root: Path, size: str, plan: Plan, python: float, 
         shutil.rmtree(copy, ignore_errors=True)
 
 
-def _growth_startup(root: Path, size: str, plan: Plan, rows: list[Row]) -> dict[str, Cell]:
+def _growth_startup(root: Path, size: str, plan: Plan, rows: list[Row], code: str | None) -> dict[str, Cell]:
     first, bare, rss, bare_rss = [], [], 0.0, 0.0
     for i in range(max(1, plan.runs) + 1):
         b = probe("bare")
         t = b.wait_event("first_frame")["t"] - b.started
         b.finish().check()
-        m = probe("app", str(root))
+        m = probe("app", str(root), code=code)
         ff = m.wait_event("content", 120)["t"] - m.started
         m.finish().check()
         if i:
@@ -974,7 +981,8 @@ def main(argv: list[str] | None = None) -> int:
                         "files / 905 MB (the growth table and the search scale step; generating it takes a minute "
                         "or two and ~2 GB of disk)")
     parser.add_argument("--before", metavar="REF", default=None,
-                        help="also measure the search scale step with memtui as of git REF (e.g. main), same run")
+                        help="also measure the growth table and the search scale step with memtui as of git REF "
+                        "(e.g. main), in the same run")
     args = parser.parse_args(argv)
     plan = SMOKE if args.smoke else QUICK if args.quick else FULL
     if args.runs:
@@ -997,7 +1005,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         def bench_growth_step() -> list[Row]:
             sizes = ((300, 1.0),) if args.smoke else SCALE_SIZES + ((SCALE_100K,) if args.big else ())
-            rows, results.growth = bench_growth(out, plan, sizes)
+            codes: tuple[tuple[str, str | None], ...] = (("", None),)
+            if args.before:
+                codes = (("after", None), (f"before ({args.before})",
+                                           export_tree(args.before, out / "before-growth-tree")))
+            rows, results.growth = bench_growth(out, plan, sizes, codes)
             return rows
 
         steps = [
