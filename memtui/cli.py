@@ -46,9 +46,36 @@ COMMANDS = {
 MODULES = sorted(set(COMMANDS.values()), key=lambda n: (n != "core", n))
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+class _Unbuilt:
+    """A parser a command line does not need, as a module's `register` sees it: it takes every call (arguments,
+    defaults, subcommands) and builds nothing. argparse looks up a translation for every help string it is given,
+    so building the parsers of the commands not run was most of a command's start."""
+
+    prog = "memtui"
+
+    def __getattr__(self, name: str) -> Any:
+        return self
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self
+
+
+class _OneCommand:
+    """The subcommand table as a module's `register` sees it when only `command` will run: that command's parser
+    is built, every other one is `_Unbuilt`."""
+
+    def __init__(self, sub: Any, command: str) -> None:
+        self._sub = sub
+        self._command = command
+        self.choices = sub.choices
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        return self._sub.add_parser(name, **kwargs) if name == self._command else _Unbuilt()
+
+
+def build_parser(only: str | None = None, command: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; `only` names the one module under memtui.commands to register (a fast path), ""
-    none (the app's own `open`)."""
+    none, and `command` the one subcommand to build (None: all of them)."""
     parser = Parser(
         prog="memtui",
         description="See, trust and correct what your AI agent remembers. With no command, opens the app.",
@@ -59,22 +86,24 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"memtui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    app = sub.add_parser("open", help="open the app on a memory root (the default command)")
-    app.add_argument("path", nargs="?", type=Path, help="memory root")
-    app.add_argument("--demo", action="store_true",
-                     help="open a populated example memory in a temporary folder, or in PATH if it is new or empty "
-                          "(a demo made there before is reopened as it is; any other folder is refused)")
-    app.add_argument("--theme", default=None, help="theme name (see themes/)")
-    app.add_argument("--store", default=None,
-                     help="open a memory in a store, e.g. redis://host:port/db?prefix=NAME (else $MEMTUI_STORE, or "
-                          "the root's [store] url)")
-    app.add_argument("--root", type=Path, default=None, help=argparse.SUPPRESS)
-    app.add_argument("--claude-code", action="store_true",
-                     help="open a Claude Code memory folder (~/.claude/projects/*/memory/): this project's, or the "
-                     "only one; lists them when there are several")
-    app.set_defaults(func=run_app)
+    if command in (None, "open"):
+        app = sub.add_parser("open", help="open the app on a memory root (the default command)")
+        app.add_argument("path", nargs="?", type=Path, help="memory root")
+        app.add_argument("--demo", action="store_true",
+                         help="open a populated example memory in a temporary folder, or in PATH if it is new or "
+                              "empty (a demo made there before is reopened as it is; any other folder is refused)")
+        app.add_argument("--theme", default=None, help="theme name (see themes/)")
+        app.add_argument("--store", default=None,
+                         help="open a memory in a store, e.g. redis://host:port/db?prefix=NAME (else "
+                              "$MEMTUI_STORE, or the root's [store] url)")
+        app.add_argument("--root", type=Path, default=None, help=argparse.SUPPRESS)
+        app.add_argument("--claude-code", action="store_true",
+                         help="open a Claude Code memory folder (~/.claude/projects/*/memory/): this project's, or "
+                         "the only one; lists them when there are several")
+        app.set_defaults(func=run_app)
     for name in MODULES if only is None else [only] if only else []:
-        importlib.import_module(f"memtui.commands.{name}").register(sub)
+        module = importlib.import_module(f"memtui.commands.{name}")
+        module.register(sub if command is None else _OneCommand(sub, command))
     return parser
 
 
@@ -183,7 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("open", "-h", "--help", "--version")):
         argv = ["open", *argv]
     # The command's own module only; `open` and `--version` need none, `--help` lists them all.
-    parser = build_parser(None if argv[0] in ("-h", "--help") else COMMANDS.get(argv[0], ""))
+    parser = build_parser(None, None) if argv[0] in ("-h", "--help") else build_parser(COMMANDS.get(argv[0], ""),
+                                                                                          argv[0])
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
     try:

@@ -27,7 +27,8 @@ def markdown_it_structure(text: str) -> tuple[tuple[tuple[int, int, str], ...], 
 FRAGMENTS = [
     "", " ", "#", "##", "###", "####### x", "# Title", "## Sec ##", "## a #b", "  # x", "   ## y", "    # code",
     "- [stated] fact (2026-01-01, chat)", "- ~~[observed] old~~ superseded 2026-01-02", "* item", "+ item",
-    "1. one", "2) two", "- # h", "- - x", "  - nested", "    - deep", "> quote", "> # q", ">", "> ", ">  two", "> > n", ">x", "> - i", "> 1. n", "> ```", "> <b>", "> ===", "> ---", "<!--", "-->",
+    "1. one", "2) two", "- # h", "- - x", "  - nested", "    - deep", "> quote", "> # q", ">", "> ", ">  two",
+    "> > n", ">x", "> - i", "> 1. n", "> ```", "> <b>", "> ===", "> ---", "<!--", "-->",
     "<!-- c -->", "x -->", "<div>", "<br>", " <!--", "```", "```py", "``` a`b", "~~~", "~~~~", "  ```", "    ```",
     "---", "===", "- ---", "***", "text", "[a]: /u", "[a]: /u 'x", "\t# tab", "a\tb", "#\u00a0x", "# x \u00a0#",
     "# é", "\r", "#  ", "## ", "-", "1.", "- ```", "-->x", "<!--->", "# x #  #", "  ", "<?php", "<![CDATA[",
@@ -50,7 +51,8 @@ def test_the_scan_agrees_with_markdown_it_on_random_texts() -> None:
 
 
 @pytest.mark.parametrize("text", [
-    "Title\n=====\n## Facts\n", "Sub\n---\n", "> ## quoted\n", "## A\n\n    ## indented code\n", "<div>\n## x\n</div>\n",
+    "Title\n=====\n## Facts\n", "Sub\n---\n", "> ## quoted\n", "## A\n\n    ## indented code\n",
+    "<div>\n## x\n</div>\n",
     "- item\n    ## in a list item\n", "- ## heading in an item\n", "## a\tb\n", "```a`b\n## x\n", " ```\n## x\n```\n",
 ])
 def test_the_scan_leaves_what_it_cannot_place_to_markdown_it(text: str) -> None:

@@ -1,8 +1,9 @@
 """A memory file as a document: its lines, its sections, its entries and its format spec.
 
 Structure follows CommonMark (markdown-it-py, or a line scan that agrees with it where a line scan can tell), so a
-``## Heading`` inside a code fence is not a section and a bullet inside a fence is not an entry. The document keeps every line with its own line ending:
-rendering an untouched document gives back the same bytes, and an edit changes only the lines it names.
+``## Heading`` inside a code fence is not a section and a bullet inside a fence is not an entry. The document keeps
+every line with its own line ending: rendering an untouched document gives back the same bytes, and an edit
+changes only the lines it names.
 """
 
 from __future__ import annotations
