@@ -27,8 +27,17 @@ import sys
 import time
 from pathlib import Path
 
-OUT = os.dup(1)
+# In a real terminal (BENCH_TERMINAL=1, e.g. under tmux) the screen is the terminal's, so events go to the file
+# BENCH_EVENTS names instead of the stdout the terminal owns.
+TERMINAL = bool(os.environ.get("BENCH_TERMINAL"))
+OUT = os.open(os.environ["BENCH_EVENTS"], os.O_WRONLY | os.O_CREAT | os.O_APPEND) if os.environ.get(
+    "BENCH_EVENTS") else os.dup(1)
 SIZE = (120, 40)
+
+
+def run_app(app) -> None:  # type: ignore[no-untyped-def]
+    """Headless at 120×40, or in the terminal the probe was started in (its own size)."""
+    app.run() if TERMINAL else app.run(headless=True, size=SIZE)
 
 
 def emit(event: str, **data: object) -> None:
@@ -52,7 +61,7 @@ def bare() -> None:
             emit("content")
             self.exit()
 
-    Bare().run(headless=True, size=SIZE)
+    run_app(Bare())
 
 
 def app(root: str) -> None:
@@ -81,7 +90,7 @@ def app(root: str) -> None:
             emit("content", lines=len(self.query_one(MemoryViewer).state.lines))
             self.exit()
 
-    Timed(root, watch=False).run(headless=True, size=SIZE)
+    run_app(Timed(root, watch=False))
 
 
 # the viewer on a big file ------------------------------------------------------------------------------------------
