@@ -754,11 +754,11 @@ def _growth_startup(root: Path, size: str, plan: Plan, rows: list[Row], code: st
     return {"startup": cell, "startup_rss": Cell(f"{rss:.0f} MB ({bare_rss:.0f} MB)", rss, bare_rss, rss <= 60)}
 
 
-def growth_table(growth: dict[str, Any], seconds: float, big: bool) -> str:
+def growth_table(growth: dict[str, Any], seconds: float) -> str:
     """The issue's table in markdown: a row per figure, a column per size, "(no)" where a target is missed."""
     sizes = growth["sizes"]
-    lines = [f"`python benches/run.py{' --big' if big else ''}`, {seconds / 60:.1f} min; each ratio's baseline ran "
-             "in the same run at the same size (medians; peak RSS is the process's own).", "",
+    lines = [f"`{' '.join(['python', 'benches/run.py', *sys.argv[1:]])}`, {seconds / 60:.1f} min; each ratio's "
+             "baseline ran in the same run at the same size (medians; peak RSS is the process's own).", "",
              "| | " + " | ".join(sizes) + " | target |", "|---|" + "---|" * len(sizes) + "---|"]
     for key, label, target in GROWTH:
         cells = []
@@ -1110,14 +1110,19 @@ def main(argv: list[str] | None = None) -> int:
     (out / "table.md").write_text(block, encoding="utf-8")
     (out / "results.json").write_text(json.dumps(asdict(results), indent=1, default=str), encoding="utf-8")
     say("\n" + block)
-    grown = growth_table(results.growth, results.seconds, args.big) if results.growth else ""
+    grown = growth_table(results.growth, results.seconds) if results.growth else ""
     if grown:
         (out / "growth.md").write_text(grown, encoding="utf-8")
         say("\n" + grown)
-    if not args.smoke and not args.no_readme and not only:
-        write_readme(README, block)
-        write_readme(README, grown, (GROWTH_START, GROWTH_END))
-        say(f"wrote the tables into {README}")
+    # Each block is rewritten by the run that measured it: the growth table by any run with the growth step, the
+    # main table by a full run only.
+    if not args.smoke and not args.no_readme:
+        if not only:
+            write_readme(README, block)
+            say(f"wrote the table into {README}")
+        if grown:
+            write_readme(README, grown, (GROWTH_START, GROWTH_END))
+            say(f"wrote the growth table into {README}")
     return 0
 
 

@@ -92,3 +92,32 @@ def test_a_listing_under_a_folder_walks_only_that_folder(root: Path) -> None:
     assert store.list_files("scratch/**/*.md") == [r for r in everything if r.startswith("scratch/")] \
         == ["scratch/1-a.md", "scratch/deeper/2-b.md"]
     assert store.list_files("nowhere/**/*.md") == [] and store.list_files(".git/**/*") == []
+
+
+def test_external_changes_by_plumbing_are_gitpythons(root: Path, mem: Memory) -> None:
+    """Before GitPython is opened (the app's first sync) external changes come from the git CLI; the same as
+    GitPython's, for an edit, a new file, a deletion, a link and an ignored file."""
+    (root / "MEMORY.md").write_text((root / "MEMORY.md").read_text() + "- [stated] edited by hand\n")
+    (root / "notes").mkdir(exist_ok=True)
+    (root / "notes" / "new topic.md").write_text("# New\n")
+    (root / "notes" / "link.md").symlink_to("../MEMORY.md")
+    (root / ".gitignore").write_text((root / ".gitignore").read_text() + "hidden.md\n")
+    (root / "hidden.md").write_text("ignored but memory\n")
+    FolderStore(root).commit([".gitignore"], "ignore hidden.md", "wes")
+    fresh = FolderStore(root)
+    by_plumbing = fresh.external_changes()
+    assert not fresh._git.opened  # GitPython was not needed
+    opened = FolderStore(root)
+    with opened.git() as repo:
+        assert repo is not None
+    assert opened.external_changes() == by_plumbing
+    assert {c.path for c in by_plumbing} == {"MEMORY.md", "notes/new topic.md", "notes/link.md", "hidden.md"}
+    assert "git" not in {m.split(".")[0] for m in _modules_of_a_fresh_sync(root)}
+
+
+def _modules_of_a_fresh_sync(root: Path) -> list[str]:
+    probe = ("import sys; from memtui.core.memory import Memory; m = Memory(sys.argv[1]); m.external_proposals(); "
+             "m.proposals(external=False); print('\\n'.join(sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe, str(root)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()

@@ -516,7 +516,8 @@ class FolderStore(Store):
         env = {**os.environ, **plumbing_env(git_dir_of(self.root), self.root)}
         # The tree first: "missing" for it means no commit (or no usable one), not a file the commit lacks.
         asked = "".join(f"HEAD:{rel}\n" for rel in rels)
-        done = run_plumbing(["git", "cat-file", "--batch"], env, f"HEAD^{{tree}}\n{asked}".encode())
+        done = run_plumbing(["git", "cat-file", "--batch"], env,
+                            f"HEAD^{{tree}}\n{asked}".encode("utf-8", "surrogateescape"))
         if done is None or done[0] != 0:
             return None
         out, at = done[1], 0
@@ -551,6 +552,10 @@ class FolderStore(Store):
             return blob.data_stream.read()
 
     def external_changes(self) -> list[ExternalChange]:
+        if self.has_git and not self._git.opened:
+            found = self._plumbing_external_changes()
+            if found is not None:
+                return found
         import git
 
         with self._git.use("git status") as repo:
@@ -567,20 +572,38 @@ class FolderStore(Store):
                 raise StoreError(f"git cannot read the repository at {self.root} ({str(exc).strip()[-200:]}); "
                                  "run `memtui doctor`") from None
             changes = []
-            for item in raw.split("\0"):
-                if len(item) < 4:
-                    continue
-                rel = item[3:]
-                if _ignored_private(rel):
-                    continue
-                if item.startswith("!!") and (rel.endswith("/") or any(
-                        part in SKIP_DIRS or part.startswith(".") for part in rel.split("/")[:-1])):
-                    continue  # an ignored folder memtui does not read either (list_files skips it)
+            for rel in _status_paths(raw):
                 before = self.committed(rel)
                 after = _as_git_sees(self.root / rel)
                 if before != after:
                     changes.append(ExternalChange(rel, before, after))
             return changes
+
+    def _plumbing_external_changes(self) -> list[ExternalChange] | None:
+        """`external_changes` through the git CLI (the same status, memtui's overrides and the repository's filter
+        drivers switched off) and one `cat-file --batch` for the committed versions, before GitPython is opened:
+        the app's first sync then imports no git library. None when git cannot say (GitPython then tells)."""
+        from memtui.core.gitcall import config_env, git_dir_of, run_plumbing
+
+        git_dir = git_dir_of(self.root)
+        env = {**os.environ, **config_env(git_dir, self.root), "GIT_DIR": str(git_dir)}
+        with self._git.serial():
+            done = run_plumbing(["git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+                                 "--ignore-submodules=all", "--ignored=traditional"], env, cwd=self.root)
+        if done is None or done[0] != 0:
+            return None
+        rels = _status_paths(done[1].decode("utf-8", "surrogateescape"))
+        if not rels:
+            return []
+        committed = self._plumbing_batch(rels)
+        if committed is None:
+            return None
+        changes = []
+        for rel in rels:
+            after = _as_git_sees(self.root / rel)
+            if committed[rel] != after:
+                changes.append(ExternalChange(rel, committed[rel], after))
+        return changes
 
     def history(self, rel: str | None = None, since: float | None = None) -> list[Commit]:
         with self._git.use("reading history") as repo:
@@ -1079,6 +1102,23 @@ def _files_changed(repo: Any, shas: list[str]) -> dict[str, tuple[str, ...]]:
         elif token and current is not None:
             current.append(token)
     return {sha: tuple(files) for sha, files in out.items()}
+
+
+def _status_paths(raw: str) -> list[str]:
+    """The paths `git status --porcelain=v1 -z` names that could be memory: memtui's own files and ignored folders
+    memtui does not read either (list_files skips them) left out."""
+    out = []
+    for item in raw.split("\0"):
+        if len(item) < 4:
+            continue
+        rel = item[3:]
+        if _ignored_private(rel):
+            continue
+        if item.startswith("!!") and (rel.endswith("/") or any(
+                part in SKIP_DIRS or part.startswith(".") for part in rel.split("/")[:-1])):
+            continue
+        out.append(rel)
+    return out
 
 
 def _ignored_private(rel: str) -> bool:
