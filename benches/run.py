@@ -221,10 +221,10 @@ class Proc:
 
 
 def run(cmd: list[str], *, cwd: Path | None = None, ok: tuple[int, ...] = (0,), code: str | None = None,
-        extra_env: dict[str, str] | None = None) -> tuple[float, float, Proc]:
-    """Run a command to its end: (wall seconds, peak RSS MB, the process)."""
+        extra_env: dict[str, str] | None = None, timeout: float = 120) -> tuple[float, float, Proc]:
+    """Run a command to its end (killed after `timeout` seconds): (wall seconds, peak RSS MB, the process)."""
     p = Proc(cmd, cwd=cwd, code=code, extra_env=extra_env)
-    p.finish()
+    p.finish(timeout)
     seconds = time.monotonic() - p.started
     if p.status not in ok:
         raise RuntimeError(f"{' '.join(cmd)} exited {p.status}:\n{p.stderr()}")
@@ -625,7 +625,8 @@ def bench_growth(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ...],
         cells: dict[str, Cell] = {}
         for stale in (root / ".memtui").glob("index.sqlite*"):  # each version builds (and reads) its own schema
             stale.unlink()
-        run(memtui_cmd("search", queries[0], "--root", str(root)), code=code)  # the index, built once
+        # The index, built once (an older memtui takes minutes at 100,000 files).
+        run(memtui_cmd("search", queries[0], "--root", str(root)), code=code, timeout=1800)
         cmds = {"pass": [PY, "-c", "pass"], "context": memtui_cmd("context", "--root", str(root))}
         for k, q in enumerate(queries):
             cmds[f"search{k}"] = memtui_cmd("search", q, "--root", str(root))
@@ -1022,6 +1023,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--big", "--scale-100k", dest="big", action="store_true", help="also measure at 100,000 "
                         "files / 905 MB (the growth table and the search scale step; generating it takes a minute "
                         "or two and ~2 GB of disk)")
+    parser.add_argument("--sizes", default="", metavar="N,N", help="the growth table's memory sizes in files "
+                        "(default 1000,10000, and 100000 with --big)")
     parser.add_argument("--before", metavar="REF", default=None,
                         help="also measure the growth table and the search scale step with memtui as of git REF "
                         "(e.g. main), in the same run")
@@ -1047,6 +1050,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         def bench_growth_step() -> list[Row]:
             sizes = ((300, 1.0),) if args.smoke else SCALE_SIZES + ((SCALE_100K,) if args.big else ())
+            if args.sizes:
+                known = {files: mb for files, mb in (*SCALE_SIZES, SCALE_100K)}
+                sizes = tuple((int(n), known.get(int(n), int(n) * 0.009)) for n in args.sizes.split(","))
             codes: tuple[tuple[str, str | None], ...] = (("", None),)
             if args.before:
                 codes = (("after", None), (f"before ({args.before})",
