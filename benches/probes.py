@@ -27,8 +27,17 @@ import sys
 import time
 from pathlib import Path
 
-OUT = os.dup(1)
+# In a real terminal (BENCH_TERMINAL=1, e.g. under tmux) the screen is the terminal's, so events go to the file
+# BENCH_EVENTS names instead of the stdout the terminal owns.
+TERMINAL = bool(os.environ.get("BENCH_TERMINAL"))
+OUT = os.open(os.environ["BENCH_EVENTS"], os.O_WRONLY | os.O_CREAT | os.O_APPEND) if os.environ.get(
+    "BENCH_EVENTS") else os.dup(1)
 SIZE = (120, 40)
+
+
+def run_app(app) -> None:  # type: ignore[no-untyped-def]
+    """Headless at 120×40, or in the terminal the probe was started in (its own size)."""
+    app.run() if TERMINAL else app.run(headless=True, size=SIZE)
 
 
 def emit(event: str, **data: object) -> None:
@@ -52,7 +61,7 @@ def bare() -> None:
             emit("content")
             self.exit()
 
-    Bare().run(headless=True, size=SIZE)
+    run_app(Bare())
 
 
 def app(root: str) -> None:
@@ -81,7 +90,7 @@ def app(root: str) -> None:
             emit("content", lines=len(self.query_one(MemoryViewer).state.lines))
             self.exit()
 
-    Timed(root, watch=False).run(headless=True, size=SIZE)
+    run_app(Timed(root, watch=False))
 
 
 # the viewer on a big file ------------------------------------------------------------------------------------------
@@ -291,6 +300,16 @@ def update(root: str, count: str, url: str = "") -> None:
     memory.update(targets[0][1], "add", "[observed] warm-up write for the benchmark", file=targets[0][0],
                   actor="bench")
     emit("ready", targets=len(targets))
+    # Every fsync and fdatasync the writes make, counted by wrapping them (the durability a write pays for).
+    synced = [0]
+    for name in ("fsync", "fdatasync"):
+        real = getattr(os, name)
+
+        def counted(fd: int, real=real) -> None:  # type: ignore[no-untyped-def]
+            synced[0] += 1
+            real(fd)
+
+        setattr(os, name, counted)
     started = time.monotonic()
     statuses: dict[str, int] = {}
     for k in range(int(count)):
@@ -300,7 +319,7 @@ def update(root: str, count: str, url: str = "") -> None:
         result = memory.approve(queued.id, by="bench") if queued.status == "queued" else queued
         statuses[result.status] = statuses.get(result.status, 0) + 1
     emit("updated", seconds=time.monotonic() - started, count=int(count), statuses=statuses,
-         store=type(memory.store).__name__)
+         store=type(memory.store).__name__, fsyncs=synced[0])
 
 
 # search and context ------------------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ REPO = BENCHES.parent
 PROBES = BENCHES / "probes.py"
 README = REPO / "README.md"
 TABLE_START, TABLE_END = "<!-- bench:table -->", "<!-- /bench:table -->"
+GROWTH_START, GROWTH_END = "<!-- bench:growth -->", "<!-- /bench:growth -->"
 PY = sys.executable
 FRAME_BUDGET = 1 / 60
 GNU_TIME = next((p for p in ("/usr/bin/time",) if os.access(p, os.X_OK)), None)
@@ -98,12 +99,16 @@ class Results:
     memory: dict[str, Any]
     rows: list[Row] = field(default_factory=list)
     seconds: float = 0.0
+    growth: dict[str, Any] = field(default_factory=dict)
 
 
 # processes ---------------------------------------------------------------------------------------------------------
 def child_env(code: str | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of a measured process; `code` puts another tree of memtui first (a --before run)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMTUI_", "PYTEST", "TEXTUAL"))}
+    # Measured programs keep their bytecode caches, as an installed memtui (or Textual, or Python) does: without
+    # them every start compiles every module it imports.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if code:
         env["PYTHONPATH"] = code
     env.update(extra or {})
@@ -216,10 +221,10 @@ class Proc:
 
 
 def run(cmd: list[str], *, cwd: Path | None = None, ok: tuple[int, ...] = (0,), code: str | None = None,
-        extra_env: dict[str, str] | None = None) -> tuple[float, float, Proc]:
-    """Run a command to its end: (wall seconds, peak RSS MB, the process)."""
+        extra_env: dict[str, str] | None = None, timeout: float = 120) -> tuple[float, float, Proc]:
+    """Run a command to its end (killed after `timeout` seconds): (wall seconds, peak RSS MB, the process)."""
     p = Proc(cmd, cwd=cwd, code=code, extra_env=extra_env)
-    p.finish()
+    p.finish(timeout)
     seconds = time.monotonic() - p.started
     if p.status not in ok:
         raise RuntimeError(f"{' '.join(cmd)} exited {p.status}:\n{p.stderr()}")
@@ -547,6 +552,224 @@ def bench_context_scale(out: Path, plan: Plan) -> list[Row]:
     return rows
 
 
+# how cost grows: the issue's table ---------------------------------------------------------------------------------
+# One row per figure, one column per memory size; each ratio is to a baseline measured in the same run, at that size.
+GROWTH = (
+    ("search_rare", "cold `memtui search`, rare term ÷ `rg -n -F -i`", "≤ 1.0×"),
+    ("search_common", "cold search, word in ~80% of files ÷ rg", "≤ 1.0×"),
+    ("search_rss", "peak RSS of that search (rg's in brackets)", "≤ 80 MB at 10k, ≤ 150 MB at 100k"),
+    ("context", "`memtui context` ÷ `python -c pass`", "≤ 2×"),
+    ("update", "a person's `memtui update` ÷ (`python -c pass` + `git add` + `git commit`)", "≤ 2×"),
+    ("approve_rate", "folder propose + approve, in process", "≥ 50/s"),
+    ("fsyncs", "fsyncs per propose + approve", "reported"),
+    ("startup", "first full screen ÷ a bare Textual app", "≤ 1.5× at 10k"),
+    ("startup_rss", "RSS at the first full screen (the bare app's in brackets)", "≤ 60 MB"),
+    ("live_diff", "live diff, p95 (external append → diff painted)", "< 100 ms"),
+)
+
+
+@dataclass
+class Cell:
+    """One figure of the growth table: `value` against `base` (same run, same size), and whether it met its
+    target (None when the row has none)."""
+
+    text: str
+    value: float | None = None
+    base: float | None = None
+    met: bool | None = None
+
+
+def _ratio_cell(value: float, base: float, limit: float | None) -> Cell:
+    ratio = value / base if base > 0 else float("inf")
+    return Cell(f"{ratio:.2f}× ({value * 1000:.0f} / {base * 1000:.0f} ms)", value, base,
+                None if limit is None else ratio <= limit)
+
+
+def interleaved(commands: dict[str, list[str]], runs: int, ok: tuple[int, ...] = (0, 1),
+                code: str | None = None) -> dict[str, Any]:
+    """Median seconds and peak RSS of each command, the commands run in turn `runs` times after one warm-up
+    round, so each one's baseline shares its noise."""
+    times: dict[str, list[float]] = {k: [] for k in commands}
+    rss: dict[str, float] = {k: 0.0 for k in commands}
+    for i in range(runs + 1):
+        for name, cmd in commands.items():
+            s, r, _ = run(cmd, ok=ok, code=code)
+            if i or runs == 0:
+                times[name].append(s)
+                rss[name] = max(rss[name], r)
+    return {k: (med(v), rss[k]) for k, v in times.items()}
+
+
+def live_diff_cells(root: Path, plan: Plan) -> Cell | None:
+    """The live-diff figure for the growth table at one size: the hook where a live diff measured in a real
+    terminal plugs in. None until then; the headless live diff is in the main table."""
+    return None
+
+
+def bench_growth(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ...],
+                 codes: tuple[tuple[str, str | None], ...] = (("", None),)) -> tuple[list[Row], dict[str, Any]]:
+    """The issue's table: at each size, cold search and context against rg and `python -c pass`, a person's
+    update against Python plus git's own commit, propose + approve per second with the fsyncs each pays, and the
+    first screen against a bare Textual app, all on a memory generated at that size (seed 7). `codes` are the
+    versions of memtui to measure ("" and None: this one; a label and a tree for `--before REF`), each a column
+    per size, all in this one run."""
+    runs = max(1, plan.runs)
+    rows: list[Row] = []
+    columns: dict[str, dict[str, Cell]] = {}
+    queries = (generate.LAST_TOPIC_MARKER, COMMON_WORD)
+    for (files, mb), (label, code) in ((s, c) for s in sizes for c in codes):
+        root = out / f"scale-{files}f"
+        info = make_root(root, files=files, megabytes=mb, seed=7, big_log_mb=0)
+        size = f"{files:,} files / {info['bytes'] / 1e6:.0f} MB" + (f", {label}" if label else "")
+        say(f"  {size} ...")
+        cells: dict[str, Cell] = {}
+        for stale in (root / ".memtui").glob("index.sqlite*"):  # each version builds (and reads) its own schema
+            stale.unlink()
+        # The index, built once (an older memtui takes minutes at 100,000 files).
+        run(memtui_cmd("search", queries[0], "--root", str(root)), code=code, timeout=1800)
+        cmds = {"pass": [PY, "-c", "pass"], "context": memtui_cmd("context", "--root", str(root))}
+        for k, q in enumerate(queries):
+            cmds[f"search{k}"] = memtui_cmd("search", q, "--root", str(root))
+            cmds[f"rg{k}"] = ["rg", "-n", "-F", "-i", q, str(root)]
+        got = interleaved(cmds, runs, code=code)
+        for k, key in enumerate(("search_rare", "search_common")):
+            (s, r), (g, gr) = got[f"search{k}"], got[f"rg{k}"]
+            cells[key] = _ratio_cell(s, g, 1.0)
+            rows.append(Row(f"{size}: cold CLI search “{queries[k]}” ({'rare' if k == 0 else 'in ~80% of files'})",
+                            s, "s", "rg -n -F -i", g, r, gr, "≤ 1.0× rg", s <= g))
+        (s, r), (g, gr) = got["search1"], got["rg1"]
+        limit = 80 if files <= 10_000 else 150
+        cells["search_rss"] = Cell(f"{r:.0f} MB ({gr:.0f} MB)", r, gr, r <= limit)
+        (c, cr), (b, br) = got["context"], got["pass"]
+        cells["context"] = _ratio_cell(c, b, 2.0)
+        rows.append(Row(f"{size}: memtui context, cold CLI", c, "s", "python -c pass", b, cr, br, "≤ 2×",
+                        c <= 2 * b))
+        cells.update(_growth_writes(out, root, size, plan, b, rows, code))
+        cells.update(_growth_startup(root, size, plan, rows, code))
+        live = live_diff_cells(root, plan)
+        cells["live_diff"] = live if live is not None else Cell("—")
+        columns[size] = cells
+    return rows, {"sizes": list(columns), "cells": {size: {k: asdict(v) for k, v in cells.items()}
+                                                    for size, cells in columns.items()}}
+
+
+def _growth_writes(out: Path, root: Path, size: str, plan: Plan, python: float, rows: list[Row],
+                   code: str | None) -> dict[str, Cell]:
+    """A person's `memtui update` (a fresh process, applied and committed) against Python's start plus the git
+    CLI committing one appended line; then agent proposals approved in process, with their fsyncs."""
+    copy = fresh_copy(root, out / f"growth-work-{root.name}")
+    try:
+        count = max(1, plan.runs)
+        ours, base, rss, git_rss = [], [], 0.0, 0.0
+        for k in range(count + 1):
+            s, r, _ = run(memtui_cmd("update", "User", "add", f"[stated] Growth bench fact number {k}",
+                                     "--root", str(copy)), code=code)
+            rel = copy / "notes" / "growth-baseline.md"
+            started = time.monotonic()
+            with rel.open("a", encoding="utf-8") as f:
+                f.write(f"- [observed] Baseline write {k} (2026-11-28, bench)\n")
+            run(["git", "-C", str(copy), "add", "notes/growth-baseline.md"])
+            _, gr, _ = run(["git", "-C", str(copy), "commit", "-q", "-m", f"baseline write {k}"])
+            if k:
+                ours.append(s)
+                base.append(time.monotonic() - started)
+                rss, git_rss = max(rss, r), max(git_rss, gr)
+        git_commit = med(base)
+        cells = {"update": _ratio_cell(med(ours), python + git_commit, 2.0)}
+        rows.append(Row(f"{size}: a person's memtui update (applied, committed), cold CLI", med(ours), "s",
+                        "python -c pass + git add + git commit", python + git_commit, rss, git_rss, "≤ 2×",
+                        med(ours) <= 2 * (python + git_commit)))
+        p = probe("update", str(copy), str(max(plan.updates // 2, 3)), code=code)
+        done = p.wait_event("updated", 600)
+        p.finish().check()
+        rate = done["count"] / done["seconds"]
+        per = done["fsyncs"] / done["count"]
+        cells["approve_rate"] = Cell(f"{rate:.0f}/s", rate, None, rate >= 50)
+        cells["fsyncs"] = Cell(f"{per:.0f}", per)
+        rows.append(Row(f"{size}: propose + approve, folder, in process", rate, "/s",
+                        "append + git add + git commit (git CLI)", 1 / git_commit, p.rss_mb, None, "≥ 50/s",
+                        rate >= 50, f"{per:.0f} fsyncs per propose + approve"))
+        return cells
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+TMUX = shutil.which("tmux")
+
+
+def in_terminal(args: list[str], event: str, code: str | None = None, timeout: float = 120) -> tuple[float, float]:
+    """A probe launched in a real terminal (a tmux session of its own, 120×40, on its own server): seconds from
+    the launch to `event`, and the probe's peak RSS (MB)."""
+    folder = Path(tempfile.mkdtemp(prefix="bench-term-"))
+    events, rss = folder / "events", folder / "rss"
+    cmd = [*([GNU_TIME, "-q", "-f", "%M", "-o", str(rss)] if GNU_TIME else []), PY, str(PROBES), *args]
+    env = child_env(code, {"BENCH_EVENTS": str(events), "BENCH_TERMINAL": "1"})
+    server = f"bench-{os.getpid()}-{folder.name}"
+    import shlex
+
+    started = time.monotonic()
+    try:
+        subprocess.run([TMUX, "-L", server, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40",
+                        "-c", code or str(REPO), shlex.join(cmd)], env=env, check=True)
+        deadline = started + timeout
+        while time.monotonic() < deadline:
+            for line in events.read_text().splitlines() if events.exists() else []:
+                found = json.loads(line)
+                if found["event"] == event:
+                    at = found["t"]
+                    while not (rss.exists() and rss.read_text().strip()) and time.monotonic() < deadline:
+                        time.sleep(0.01)  # the probe exits after its event; GNU time writes its peak then
+                    peak = int(rss.read_text().split()[-1]) / 1024 if rss.exists() and rss.read_text().strip() \
+                        else 0.0
+                    return at - started, peak
+            time.sleep(0.005)
+        raise RuntimeError(f"{' '.join(args)} in tmux: no {event!r} within {timeout:g}s")
+    finally:
+        subprocess.run([TMUX, "-L", server, "kill-server"], env=env, capture_output=True)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _growth_startup(root: Path, size: str, plan: Plan, rows: list[Row], code: str | None) -> dict[str, Cell]:
+    """Launch to MEMORY.md, the tree and the queue shown against a bare Textual app's first frame: in tmux (a real
+    terminal) where tmux is installed, else headless."""
+    first, bare, rss, bare_rss = [], [], 0.0, 0.0
+    where = "in tmux" if TMUX else "headless"
+    for i in range(max(1, plan.runs) + 1):
+        if TMUX:
+            t, br = in_terminal(["bare"], "first_frame")
+            ff, mr = in_terminal(["app", str(root)], "content", code)
+        else:
+            b = probe("bare")
+            t = b.wait_event("first_frame")["t"] - b.started
+            br = b.finish().check().rss_mb or 0.0
+            m = probe("app", str(root), code=code)
+            ff = m.wait_event("content", 120)["t"] - m.started
+            mr = m.finish().check().rss_mb or 0.0
+        if i:
+            bare.append(t)
+            first.append(ff)
+            rss, bare_rss = max(rss, mr), max(bare_rss, br)
+    cell = _ratio_cell(med(first), med(bare), 1.5)
+    rows.append(Row(f"{size}: first full screen (MEMORY.md, tree, queue shown), {where}", med(first), "s",
+                    "bare Textual app, one label", med(bare), rss, bare_rss, "≤ 1.5× bare", cell.met))
+    return {"startup": cell, "startup_rss": Cell(f"{rss:.0f} MB ({bare_rss:.0f} MB)", rss, bare_rss, rss <= 60)}
+
+
+def growth_table(growth: dict[str, Any], seconds: float) -> str:
+    """The issue's table in markdown: a row per figure, a column per size, "(no)" where a target is missed."""
+    sizes = growth["sizes"]
+    lines = [f"`{' '.join(['python', 'benches/run.py', *sys.argv[1:]])}`, {seconds / 60:.1f} min; each ratio's "
+             "baseline ran in the same run at the same size (medians; peak RSS is the process's own).", "",
+             "| | " + " | ".join(sizes) + " | target |", "|---|" + "---|" * len(sizes) + "---|"]
+    for key, label, target in GROWTH:
+        cells = []
+        for size in sizes:
+            cell = growth["cells"][size].get(key) or {"text": "—", "met": None}
+            cells.append(cell["text"] + (" **(no)**" if cell["met"] is False else ""))
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {target} |")
+    return "\n".join(lines) + "\n"
+
+
 # Redis -------------------------------------------------------------------------------------------------------------
 SCALE_SIZES = ((1_000, 9.0), (10_000, 90.0))
 SCALE_100K = (100_000, 905.0)
@@ -774,12 +997,13 @@ def table(results: Results) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_readme(readme: Path, block: str) -> None:
+def write_readme(readme: Path, block: str, markers: tuple[str, str] = (TABLE_START, TABLE_END)) -> None:
+    first, last = markers
     text = readme.read_text(encoding="utf-8")
-    start, end = text.find(TABLE_START), text.find(TABLE_END)
+    start, end = text.find(first), text.find(last)
     if start < 0 or end < start:
-        raise SystemExit(f"{readme} has no {TABLE_START} … {TABLE_END} block to rewrite")
-    text = text[: start + len(TABLE_START)] + "\n" + block + text[end:]
+        raise SystemExit(f"{readme} has no {first} … {last} block to rewrite")
+    text = text[: start + len(first)] + "\n" + block + text[end:]
     readme.write_text(text, encoding="utf-8")
 
 
@@ -794,12 +1018,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--runs", type=int, default=None, help="repetitions for medians (default 5, quick 3)")
     parser.add_argument("--no-readme", action="store_true", help="don't rewrite README.md's table")
-    parser.add_argument("--only", default="", help="comma-separated: startup,viewer,live,search,update,context,"
-                        "context-scale,scale")
-    parser.add_argument("--scale-100k", action="store_true", help="also run the search scale step at 100,000 "
-                        "files / 905 MB (generating it takes minutes and ~2 GB of disk)")
+    parser.add_argument("--only", default="", help="comma-separated: growth,startup,viewer,live,search,update,"
+                        "context,context-scale,scale")
+    parser.add_argument("--big", "--scale-100k", dest="big", action="store_true", help="also measure at 100,000 "
+                        "files / 905 MB (the growth table and the search scale step; generating it takes a minute "
+                        "or two and ~2 GB of disk)")
+    parser.add_argument("--sizes", default="", metavar="N,N", help="the growth table's memory sizes in files "
+                        "(default 1000,10000, and 100000 with --big)")
     parser.add_argument("--before", metavar="REF", default=None,
-                        help="also measure the search scale step with memtui as of git REF (e.g. main), same run")
+                        help="also measure the growth table and the search scale step with memtui as of git REF "
+                        "(e.g. main), in the same run")
     args = parser.parse_args(argv)
     plan = SMOKE if args.smoke else QUICK if args.quick else FULL
     if args.runs:
@@ -820,7 +1048,20 @@ def main(argv: list[str] | None = None) -> int:
     work = out / f"work-{tag}"
     redis: Redis | None = None
     try:
+        def bench_growth_step() -> list[Row]:
+            sizes = ((300, 1.0),) if args.smoke else SCALE_SIZES + ((SCALE_100K,) if args.big else ())
+            if args.sizes:
+                known = {files: mb for files, mb in (*SCALE_SIZES, SCALE_100K)}
+                sizes = tuple((int(n), known.get(int(n), int(n) * 0.009)) for n in args.sizes.split(","))
+            codes: tuple[tuple[str, str | None], ...] = (("", None),)
+            if args.before:
+                codes = (("after", None), (f"before ({args.before})",
+                                           export_tree(args.before, out / "before-growth-tree")))
+            rows, results.growth = bench_growth(out, plan, sizes, codes)
+            return rows
+
         steps = [
+            ("growth", bench_growth_step),
             ("startup", lambda: bench_startup(main_root, plan)),
             ("viewer", lambda: bench_viewer(big_root, big["big_log"], plan)),
             ("search", lambda: bench_search(main_root, plan)),
@@ -836,7 +1077,7 @@ def main(argv: list[str] | None = None) -> int:
             if redis is None:
                 redis = Redis(out / "redis")
             before = export_tree(args.before, out / "before-tree") if args.before else None
-            sizes = SCALE_SIZES[:1] if args.smoke else SCALE_SIZES + ((SCALE_100K,) if args.scale_100k else ())
+            sizes = SCALE_SIZES[:1] if args.smoke else SCALE_SIZES + ((SCALE_100K,) if args.big else ())
             if args.smoke:
                 sizes = ((300, 1.0),)
             return bench_search_scale(out, plan, sizes, before, args.before or "", redis)
@@ -875,9 +1116,19 @@ def main(argv: list[str] | None = None) -> int:
     (out / "table.md").write_text(block, encoding="utf-8")
     (out / "results.json").write_text(json.dumps(asdict(results), indent=1, default=str), encoding="utf-8")
     say("\n" + block)
-    if not args.smoke and not args.no_readme and not only:
-        write_readme(README, block)
-        say(f"wrote the table into {README}")
+    grown = growth_table(results.growth, results.seconds) if results.growth else ""
+    if grown:
+        (out / "growth.md").write_text(grown, encoding="utf-8")
+        say("\n" + grown)
+    # Each block is rewritten by the run that measured it: the growth table by any run with the growth step, the
+    # main table by a full run only.
+    if not args.smoke and not args.no_readme:
+        if not only:
+            write_readme(README, block)
+            say(f"wrote the table into {README}")
+        if grown:
+            write_readme(README, grown, (GROWTH_START, GROWTH_END))
+            say(f"wrote the growth table into {README}")
     return 0
 
 

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
 
-
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_QUEUED, EXIT_CONFLICT = 0, 1, 2, 3, 4, 5
+from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Parser, default_root
+from memtui.commands.shared import fail
 
 EPILOG = """\
 exit status:
@@ -30,35 +29,53 @@ The memory root is --root PATH, else $MEMTUI_ROOT, else a per-user folder (%s).
 
 
 
-def default_root() -> Path:
-    env = os.environ.get("MEMTUI_ROOT")
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "memtui" / "memory"
+# Each subcommand and the module under memtui.commands that registers it (`register(subparsers)`): `main` builds
+# only the parser of the command it runs, so a command imports its own module and nothing else's
+# (tests/test_cli_commands.py keeps this table equal to what the modules register).
+COMMANDS = {
+    **dict.fromkeys(("init", "update", "show", "queue", "log", "scratch", "sweep"), "core"),
+    "ask": "agent",
+    "doctor": "doctor",
+    **dict.fromkeys(("consolidate", "lint", "candidates"), "hygiene"),
+    **dict.fromkeys(("mcp", "serve", "hook"), "integrations"),
+    **dict.fromkeys(("export", "import", "list", "oplog"), "redis"),
+    **dict.fromkeys(("search", "index", "context"), "search"),
+    **dict.fromkeys(("today", "history", "blame", "revert", "restore", "undo"), "today"),
+}
+# The order modules register in when the whole command line is built (`memtui --help`): "core" first.
+MODULES = sorted(set(COMMANDS.values()), key=lambda n: (n != "core", n))
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+class _Unbuilt:
+    """A parser a command line does not need, as a module's `register` sees it: it takes every call (arguments,
+    defaults, subcommands) and builds nothing. argparse looks up a translation for every help string it is given,
+    so building the parsers of the commands not run was most of a command's start."""
+
+    prog = "memtui"
+
+    def __getattr__(self, name: str) -> Any:
+        return self
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self
 
 
-def common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--root", type=Path, default=None, help="memory root (default: $MEMTUI_ROOT or per-user folder)")
-    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
-    p.add_argument("--store", default=None, metavar="URL",
-                   help="a memory in Redis: redis://host:port/db?prefix=NAME, on a Redis Cluster "
-                   "redis+cluster://host:port/?prefix=NAME (default: $MEMTUI_STORE, else "
-                   "[store] url in the root's config, else the folder)")
+class _OneCommand:
+    """The subcommand table as a module's `register` sees it when only `command` will run: that command's parser
+    is built, every other one is `_Unbuilt`."""
+
+    def __init__(self, sub: Any, command: str) -> None:
+        self._sub = sub
+        self._command = command
+        self.choices = sub.choices
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        return self._sub.add_parser(name, **kwargs) if name == self._command else _Unbuilt()
 
 
-# Commands run often from a fresh process (an agent's shell): `main` builds only their module's parser.
-FAST_COMMANDS = {"search": "search", "context": "search"}
-
-
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line; `only` names the one module under memtui.commands to register (a fast path)."""
+def build_parser(only: str | None = None, command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; `only` names the one module under memtui.commands to register (a fast path), ""
+    none, and `command` the one subcommand to build (None: all of them)."""
     parser = Parser(
         prog="memtui",
         description="See, trust and correct what your AI agent remembers. With no command, opens the app.",
@@ -69,31 +86,24 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"memtui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    app = sub.add_parser("open", help="open the app on a memory root (the default command)")
-    app.add_argument("path", nargs="?", type=Path, help="memory root")
-    app.add_argument("--demo", action="store_true",
-                     help="open a populated example memory in a temporary folder, or in PATH if it is new or empty "
-                          "(a demo made there before is reopened as it is; any other folder is refused)")
-    app.add_argument("--theme", default=None, help="theme name (see themes/)")
-    app.add_argument("--store", default=None,
-                     help="open a memory in a store, e.g. redis://host:port/db?prefix=NAME (else $MEMTUI_STORE, or "
-                          "the root's [store] url)")
-    app.add_argument("--root", type=Path, default=None, help=argparse.SUPPRESS)
-    app.add_argument("--claude-code", action="store_true",
-                     help="open a Claude Code memory folder (~/.claude/projects/*/memory/): this project's, or the "
-                     "only one; lists them when there are several")
-    app.set_defaults(func=run_app)
-    import pkgutil
-
-    import memtui.commands
-
-    # Each module under memtui.commands adds its own subcommands (register(subparsers)); "core" goes first.
-    names = sorted((m.name for m in pkgutil.iter_modules(memtui.commands.__path__)), key=lambda n: (n != "core", n))
-    if only is not None:
-        names = [only]
-    for name in names:
-        importlib.import_module(f"memtui.commands.{name}").register(sub)
-    parser.set_defaults(command_names=set(sub.choices))
+    if command in (None, "open"):
+        app = sub.add_parser("open", help="open the app on a memory root (the default command)")
+        app.add_argument("path", nargs="?", type=Path, help="memory root")
+        app.add_argument("--demo", action="store_true",
+                         help="open a populated example memory in a temporary folder, or in PATH if it is new or "
+                              "empty (a demo made there before is reopened as it is; any other folder is refused)")
+        app.add_argument("--theme", default=None, help="theme name (see themes/)")
+        app.add_argument("--store", default=None,
+                         help="open a memory in a store, e.g. redis://host:port/db?prefix=NAME (else "
+                              "$MEMTUI_STORE, or the root's [store] url)")
+        app.add_argument("--root", type=Path, default=None, help=argparse.SUPPRESS)
+        app.add_argument("--claude-code", action="store_true",
+                         help="open a Claude Code memory folder (~/.claude/projects/*/memory/): this project's, or "
+                         "the only one; lists them when there are several")
+        app.set_defaults(func=run_app)
+    for name in MODULES if only is None else [only] if only else []:
+        module = importlib.import_module(f"memtui.commands.{name}")
+        module.register(sub if command is None else _OneCommand(sub, command))
     return parser
 
 
@@ -102,7 +112,7 @@ def run_app(args: argparse.Namespace) -> int:
 
     refused = unknown_theme(args.theme)
     if refused:
-        return _fail(args, refused, EXIT_USAGE)
+        return fail(args, refused, EXIT_USAGE)
     root = args.path or args.root
     if getattr(args, "claude_code", False) and not root:
         root = _claude_code_folder(args)
@@ -117,7 +127,7 @@ def run_app(args: argparse.Namespace) -> int:
         try:
             root = make_demo(Path(root).expanduser().absolute()) if root else make_demo()
         except DemoRefused as exc:
-            return _fail(args, str(exc), EXIT_USAGE)
+            return fail(args, str(exc), EXIT_USAGE)
         temporary = None if args.path or args.root else root.parent
     root = Path(root).expanduser() if root else default_root()
     from memtui.core.stores import open_memory, store_url
@@ -199,10 +209,11 @@ def _claude_code_folder(args: argparse.Namespace) -> Path | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(FAST_COMMANDS.get(argv[0]) if argv else None)
-    commands = parser.get_default("command_names")
-    if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help", "--version")):
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("open", "-h", "--help", "--version")):
         argv = ["open", *argv]
+    # The command's own module only; `open` and `--version` need none, `--help` lists them all.
+    parser = build_parser(None, None) if argv[0] in ("-h", "--help") else build_parser(COMMANDS.get(argv[0], ""),
+                                                                                          argv[0])
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
     try:
@@ -218,45 +229,6 @@ def main(argv: list[str] | None = None) -> int:
         if not isinstance(exc, (OSError, StoreError)):
             raise
         # A full disk, a read-only folder, a broken git repository: a message a person can act on, not a traceback.
-        return _fail(args, f"{exc}" if isinstance(exc, StoreError) else f"{exc.strerror or exc} "
+        return fail(args, f"{exc}" if isinstance(exc, StoreError) else f"{exc.strerror or exc} "
                      f"({exc.filename or 'memory root'}); nothing more was written. `memtui doctor` checks the "
                      "memory root", EXIT_ERROR)
-
-
-def root_of(args: argparse.Namespace, must_exist: bool = True) -> Path:
-    root = Path(args.root).expanduser() if getattr(args, "root", None) else default_root()
-    if must_exist and not root.is_dir():
-        raise SystemExit(_fail(args, f"no memory root at {root}: run `memtui init {root}` first", EXIT_ERROR))
-    return root
-
-
-def memory_of(args: argparse.Namespace, *, recover: bool = True) -> Any:
-    """The memory a command works on: --store / $MEMTUI_STORE / the root's `[store] url`, else the folder root
-    (an interrupted write finished on opening, unless `recover` is False)."""
-    from memtui.core.stores import open_memory, store_url
-
-    url = getattr(args, "store", None)
-    root = Path(args.root).expanduser() if getattr(args, "root", None) else default_root()
-    memory = (open_memory(root, url, recover=recover) if store_url(root, url)
-              else open_memory(root_of(args), recover=recover))
-    config = memory.config
-    for error in (config.error, config.pending):
-        if error and not getattr(args, "json", False):
-            # Out loud: a broken config fails closed, an edit not committed is not in effect.
-            print(f"memtui: warning: {error}", file=sys.stderr)
-    return memory
-
-
-def _fail(args: argparse.Namespace, message: str, code: int) -> int:
-    if getattr(args, "json", False):
-        print(json.dumps({"status": "error", "message": message}))
-    else:
-        print(f"memtui: {message}", file=sys.stderr)
-    return code
-
-
-def emit(args: argparse.Namespace, data: Any, human: str) -> None:
-    if args.json:
-        print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
-    elif human:
-        print(human)

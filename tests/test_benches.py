@@ -26,14 +26,16 @@ def load_runner():
 def test_smoke_run_measures_every_figure_against_a_baseline(tmp_path: Path) -> None:
     readme = (BENCHES.parent / "README.md").read_bytes()
     done = subprocess.run([sys.executable, str(BENCHES / "run.py"), "--smoke", "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     results = json.loads((tmp_path / "results.json").read_text())
     rows = {r["name"]: r for r in results["rows"]}
     expected = ["Start-up to first frame", "Open a 1 MB daily log", "Scroll it", "Live diff, p95",
                 "Search, cold CLI", "Search, warm in-app", "memory_update", "memtui context, cold CLI",
                 "memtui context at 100 sections", "memtui context at 400 sections",
-                "300 files / 1 MB: cold CLI search", "300 files / 1 MB: warm search", "Peak RSS"]
+                "300 files / 1 MB: cold CLI search", "300 files / 1 MB: warm search", "Peak RSS",
+                "300 files / 1 MB: memtui context", "300 files / 1 MB: a person's memtui update",
+                "300 files / 1 MB: propose + approve", "300 files / 1 MB: first full screen"]
     for prefix in expected:
         found = [r for name, r in rows.items() if name.startswith(prefix)]
         assert found, f"no row {prefix!r} in {list(rows)}"
@@ -46,6 +48,20 @@ def test_smoke_run_measures_every_figure_against_a_baseline(tmp_path: Path) -> N
     assert table.count("\n| ") == len(rows) + 1  # a header and one line per row
     assert "cores" in table and "Textual 8" in table
     assert (BENCHES.parent / "README.md").read_bytes() == readme, "--smoke must leave README.md alone"
+    # The table: one column per size, every figure filled in but the live diff's (a hook for now).
+    growth = (tmp_path / "growth.md").read_text()
+    assert "| | 300 files / 1 MB | target |" in growth
+    cells = results["growth"]["cells"]["300 files / 1 MB"]
+    assert {"search_rare", "search_common", "search_rss", "context", "update", "approve_rate", "fsyncs", "startup",
+            "startup_rss"} <= {k for k, c in cells.items() if c["value"]}
+    assert cells["fsyncs"]["value"] >= 1
+
+
+def test_readme_has_the_blocks_the_run_rewrites() -> None:
+    run = load_runner()
+    text = (BENCHES.parent / "README.md").read_text(encoding="utf-8")
+    for first, last in ((run.TABLE_START, run.TABLE_END), (run.GROWTH_START, run.GROWTH_END)):
+        assert text.count(first) == 1 and text.count(last) == 1 and text.index(first) < text.index(last)
 
 
 def test_the_table_replaces_only_its_block(tmp_path: Path) -> None:

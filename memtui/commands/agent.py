@@ -7,7 +7,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from memtui.cli import EXIT_ERROR, EXIT_OK, common, emit
+from memtui.commands.shared import EXIT_ERROR, EXIT_OK, common, emit
 
 
 def register(sub: Any) -> None:
@@ -21,7 +21,7 @@ def register(sub: Any) -> None:
 def cmd_ask(args: argparse.Namespace) -> int:
     import asyncio
 
-    from memtui.cli import memory_of
+    from memtui.commands.shared import memory_of
 
     return asyncio.run(_ask(args, memory_of(args)))
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from memtui.cli import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, _fail, common, emit, root_of
+from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, common, emit, fail, root_of
 
 
 def register(sub: Any) -> None:
@@ -88,7 +88,7 @@ def register(sub: Any) -> None:
 
 
 def memory(args: argparse.Namespace):
-    from memtui.cli import memory_of
+    from memtui.commands.shared import memory_of
 
     return memory_of(args)
 
@@ -149,12 +149,12 @@ def cmd_show(args: argparse.Namespace) -> int:
         text = mem.read_text(args.file)
     except (Refused, ValueError) as exc:
         problem = isinstance(exc, Refused) and read_problem(mem.store, args.file) or str(exc)
-        return _fail(args, problem, EXIT_REFUSED)
+        return fail(args, problem, EXIT_REFUSED)
     if text is None:
         known = mem.files()
         hint = f"; files: {', '.join(known[:12])}" + (f" and {len(known) - 12} more" if len(known) > 12 else "") \
             if known else ""
-        return _fail(args, f"no file {args.file} in {mem.store.location}{hint}", EXIT_ERROR)
+        return fail(args, f"no file {args.file} in {mem.store.location}{hint}", EXIT_ERROR)
     doc = Document(text, mem.store.check_path(args.file))
     if args.section and doc.section(args.section) is None:
         print(f"memtui: no section {args.section!r}; sections are: {', '.join(doc.section_names)}", file=sys.stderr)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memtui.cli import EXIT_ERROR, EXIT_OK, common, emit, memory_of
+from memtui.commands.shared import EXIT_ERROR, EXIT_OK, common, emit, memory_of
 
 
 def register(sub: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memtui.cli import EXIT_ERROR, EXIT_OK, common, emit
+from memtui.commands.shared import EXIT_ERROR, EXIT_OK, common, emit
 
 
 def register(sub: Any) -> None:
@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
 
 
 def _memory(args: argparse.Namespace):
-    from memtui.cli import memory_of
+    from memtui.commands.shared import memory_of
 
     return memory_of(args)  # --store, $MEMTUI_STORE or the root's [store] url, else the folder
 

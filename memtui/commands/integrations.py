@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memtui.cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, common, default_root, memory_of, root_of
+from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_USAGE, common, default_root, memory_of, root_of
 
 DEFAULT_PORT = 8000
 
@@ -134,7 +134,7 @@ def cmd_hook_session_start(args: argparse.Namespace) -> int:
     # A SessionStart hook runs before every session: it must be quick and must never print a traceback.
     from memtui.core.context import build_context
 
-    pack = build_context(memory_of(args), budget=args.budget)
+    pack = build_context(memory_of(args, read_only=True), budget=args.budget)
     if args.text:
         print(pack.text)
         for problem in pack.problems:
@@ -151,7 +151,7 @@ def cmd_hook_session_start(args: argparse.Namespace) -> int:
 
 
 def _hook_roots(args: argparse.Namespace) -> list[Path]:
-    from memtui.cli import default_root
+    from memtui.commands.shared import default_root
     from memtui.integrations.claude_code import memory_folders
 
     if args.root:

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from memtui.cli import EXIT_ERROR, EXIT_OK, _fail, common, emit, memory_of
+from memtui.commands.shared import EXIT_ERROR, EXIT_OK, common, emit, fail, memory_of
 
 
 def register(sub: Any) -> None:
@@ -41,7 +41,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     url = store_url(args.root, args.store)
     if not url:
-        return _fail(args, "list needs a Redis server or cluster: pass --store redis://host:port/0 (a cluster: "
+        return fail(args, "list needs a Redis server or cluster: pass --store redis://host:port/0 (a cluster: "
                      "redis+cluster://host:port/) or set $MEMTUI_STORE", EXIT_ERROR)
     found = list_memories(url)
     lines = []
@@ -60,7 +60,7 @@ def _redis(args: argparse.Namespace, why: str) -> Any:
 
     store = memory_of(args).store
     if not isinstance(store, RedisStore):
-        raise SystemExit(_fail(args, f"{why} needs a Redis memory: pass --store redis://host:port/db?prefix=NAME "
+        raise SystemExit(fail(args, f"{why} needs a Redis memory: pass --store redis://host:port/db?prefix=NAME "
                                "(or set $MEMTUI_STORE)", EXIT_ERROR))
     return store
 

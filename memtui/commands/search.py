@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from memtui.cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Parser, common, default_root, emit, memory_of, root_of
+from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Parser, common, default_root, emit, memory_of, root_of
 
 SEARCH_HELP = """\
 Literal and case-insensitive unless --regex. A query that starts with '-' is a query:
@@ -167,7 +167,7 @@ def cmd_context(args: argparse.Namespace) -> int:
     from memtui.core.context import build_context
 
     # The context is read through the memory's store, so --store, $MEMTUI_STORE and [store] url reach it.
-    pack = build_context(memory_of(args), budget=args.budget)
+    pack = build_context(memory_of(args, read_only=True), budget=args.budget)
     emit(args, pack.to_dict(), pack.text.rstrip("\n"))
     # A file that could not be read is missing from what the agent loads: the context printed is not the memory.
     for problem in pack.problems:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from memtui.cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, common, emit, memory_of
+from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_USAGE, common, emit, memory_of
 
 STATUS_STYLE = {
     "applied": "green", "approved": "green", "revised": "yellow", "rejected": "red", "refused": "red",
@@ -56,7 +56,7 @@ def _memory(args: argparse.Namespace) -> Any:
     return memory_of(args)
 
 
-def _fail(args: argparse.Namespace, message: str, code: int = EXIT_ERROR) -> int:
+def fail(args: argparse.Namespace, message: str, code: int = EXIT_ERROR) -> int:
     if args.json:
         emit(args, {"status": "error", "message": message}, "")
     else:
@@ -70,7 +70,7 @@ def cmd_today(args: argparse.Namespace) -> int:
     try:
         rep = today(_memory(args), args.since, diffs=args.json and not args.no_diff)
     except ValueError as exc:
-        return _fail(args, str(exc), EXIT_USAGE)
+        return fail(args, str(exc), EXIT_USAGE)
     if args.json:
         emit(args, rep.to_dict(), "")
         return EXIT_OK
@@ -124,7 +124,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     try:
         commits = history(_memory(args), args.file)
     except (NoHistory, PathRefused) as exc:
-        return _fail(args, str(exc))
+        return fail(args, str(exc))
     human = "\n".join(
         f"{c.short} {c.time.replace('T', ' ')[:16]} {c.actor:12} "
         + (f"{c.proposal:7} " if c.proposal else "        ")
@@ -141,7 +141,7 @@ def cmd_blame(args: argparse.Namespace) -> int:
     try:
         lines = blame(_memory(args), args.file)
     except (NoHistory, PathRefused, FileNotFoundError) as exc:
-        return _fail(args, str(exc))
+        return fail(args, str(exc))
     human = "\n".join(
         f"{short(b.commit) if b.commit else 'uncommit':8} {(b.time or '')[:16].replace('T', ' '):16} "
         f"{(b.actor or '')[:12]:12} "
@@ -158,7 +158,7 @@ def _undo_report(args: argparse.Namespace, call: Any) -> int:
     try:
         return report(args, call())
     except (NoHistory, PathRefused) as exc:
-        return _fail(args, str(exc))
+        return fail(args, str(exc))
 
 
 def cmd_revert(args: argparse.Namespace) -> int:

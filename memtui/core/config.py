@@ -236,6 +236,20 @@ def load_config(text: str | None) -> Config:
     )
 
 
+def reviewed(text: str | None, pending: str | None, location: str) -> Config:
+    """The config in effect from a store's `reviewed_config()`: `text` parsed, and when an edit of the file is not
+    committed (`pending`), what to tell the person about it."""
+    config = load_config(text)
+    if pending is None:
+        return config
+    from dataclasses import replace
+
+    return replace(config, pending=(
+        ".memtui/config.toml has changes that are not committed, so they are not in effect: commit "
+        f"them if they are yours (git -C {location} commit .memtui/config.toml), else restore the "
+        f"file (git -C {location} checkout .memtui/config.toml)"))
+
+
 _TABLE = re.compile(r"^\s*\[\s*([A-Za-z0-9_.-]+)\s*\]\s*(?:#.*)?$")
 _THEME_KEY = re.compile(r"^(\s*theme\s*=\s*)(.*)$")
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from memtui.core import clock
 from memtui.core.document import Document
+from memtui.core.reading import MEMORY_FILE, MemoryReader
 
 HEADER = "PROJECT MEMORY - honor these facts and preferences"
 DEFAULT_BUDGET = 1000
@@ -111,9 +112,10 @@ class ContextPack:
                 "problems": self.problems}
 
 
-def build_context(memory: Any, budget: int = DEFAULT_BUDGET) -> ContextPack:
+def build_context(memory: MemoryReader, budget: int = DEFAULT_BUDGET) -> ContextPack:
     """The context an agent loads at session start, at most `budget` tokens unless the `always` sections alone
-    are larger (then they are still kept whole, and `over_budget` says so)."""
+    are larger (then they are still kept whole, and `over_budget` says so). It reads MEMORY.md, two daily logs and
+    the live scratch notes, nothing else: the cost follows those files, not the size of the memory."""
     budget = max(0, int(budget))
     problems: list[str] = []
     parts = _parts(memory, problems)
@@ -193,26 +195,61 @@ class _Dropped:
         return self.PREFIX + "; ".join(p.dropped() for p in parts if id(p) in named) + self._rest()
 
 
-def _read(memory: Any, rel: str, problems: list[str]) -> str:
-    """The file's reviewed text: as committed where the store keeps history, so an edit written past memtui is
-    not loaded into a session before a person approves it. A file that cannot be read is an empty layer (the
-    session still starts), named in `problems`."""
-    from memtui.core.readable import read_problem
+def _read_all(memory: Any, rels: list[str], problems: list[str]) -> dict[str, str]:
+    """Each file's reviewed text: as committed where the store keeps history, so an edit written past memtui is
+    not loaded into a session before a person approves it; the committed versions are fetched together. A file
+    that cannot be read is an empty layer (the session still starts), named in `problems`."""
+    from memtui.core.reading import decoded
     from memtui.core.store import StoreUnavailable
 
+    texts: dict[str, str] = {}
+    readable = []
+    for rel in rels:
+        try:
+            memory.read_text(rel)  # the bytes on disk must be readable too: a broken file is reported, not hidden
+            readable.append(rel)
+        except StoreUnavailable:
+            raise  # the whole memory is out of reach: that is the command's error, not one file's
+        except Exception as exc:
+            _problem(memory, rel, exc, problems)
     try:
-        memory.read_text(rel)  # the bytes on disk must be readable too: a broken file is reported, not hidden
-        return memory.base_text(rel) or ""
+        bases = memory.base_bytes(readable)
     except StoreUnavailable:
-        raise  # the whole memory is out of reach: that is the command's error, not one file's
-    except Exception as exc:
-        problems.append(read_problem(memory.store, rel) or f"{rel} could not be read ({exc})")
-        return ""
+        raise
+    except Exception:  # one path the batch could not take: each file on its own says which
+        bases = {}
+        for rel in readable:
+            try:
+                bases[rel] = memory.store.review_base(memory.store.check_path(rel))
+            except StoreUnavailable:
+                raise
+            except Exception as exc:
+                _problem(memory, rel, exc, problems)
+    for rel in readable:
+        if rel not in bases:
+            continue
+        try:
+            texts[rel] = decoded(rel, bases[rel]) or ""
+        except Exception as exc:
+            _problem(memory, rel, exc, problems)
+    return texts
+
+
+def _problem(memory: Any, rel: str, exc: Exception, problems: list[str]) -> None:
+    from memtui.core.readable import read_problem
+
+    problems.append(read_problem(memory.store, rel) or f"{rel} could not be read ({exc})")
 
 
 def _parts(memory: Any, problems: list[str]) -> list[_Part]:
     parts: list[_Part] = []
-    doc = Document(_read(memory, "MEMORY.md", problems), "MEMORY.md")
+    now = clock.now()
+    log_dir = memory.log_dir()
+    logs = [(label, day, prio, f"{log_dir}/{day:%Y-%m-%d}.md")
+            for label, day, prio in (("yesterday", now - timedelta(days=1), 10), ("today", now, 30))]
+    live = memory.live_scratch()
+    texts = _read_all(memory, [MEMORY_FILE, *(rel for *_, rel in logs), *(rel for rel, _ in live)], problems)
+    doc = Document(texts.get(MEMORY_FILE, ""), MEMORY_FILE)
     sections = [s for s in doc.sections if s.current]
     n = len(sections)
     for k, sec in enumerate(sections):
@@ -226,19 +263,15 @@ def _parts(memory: Any, problems: list[str]) -> list[_Part]:
         # Earlier sections of MEMORY.md outrank later ones, and all of them outrank the logs and scratch.
         parts.append(_Part(f"MEMORY.md § {sec.title or '(top)'}", title, entries, where, always=always,
                            priority=100 + (n - k), unit="entries"))
-    now = clock.now()
-    log_dir = memory.log_dir()
-    for label, day, prio in (("yesterday", now - timedelta(days=1), 10), ("today", now, 30)):
-        rel = f"{log_dir}/{day:%Y-%m-%d}.md"
-        text = _read(memory, rel, problems)
+    for label, day, prio, rel in logs:
+        text = texts.get(rel, "")
         body = [ln.rstrip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
         if body:
             parts.append(_Part(f"{rel} ({label})", f"## Log {day:%Y-%m-%d} ({label})", body, f"read {rel}",
                                newest_last=True, priority=prio))
     notes: list[str] = []
-    live = memory.live_scratch()
     for rel, expires in live:
-        body = [ln.rstrip() for ln in _read(memory, rel, problems).splitlines() if ln.strip()]
+        body = [ln.rstrip() for ln in texts.get(rel, "").splitlines() if ln.strip()]
         if body:
             when = datetime.fromtimestamp(expires / 1000).strftime("%Y-%m-%d %H:%M")
             notes.append(f"### {rel} (expires {when})")

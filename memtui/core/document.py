@@ -1,13 +1,13 @@
 """A memory file as a document: its lines, its sections, its entries and its format spec.
 
-Structure comes from a real markdown parse (markdown-it-py), so a ``## Heading`` inside a code fence is not a
-section and a bullet inside a fence is not an entry. The document keeps every line with its own line ending:
-rendering an untouched document gives back the same bytes, and an edit changes only the lines it names.
+Structure follows CommonMark (markdown-it-py, or a line scan that agrees with it where a line scan can tell), so a
+``## Heading`` inside a code fence is not a section and a bullet inside a fence is not an entry. The document keeps
+every line with its own line ending: rendering an untouched document gives back the same bytes, and an edit
+changes only the lines it names.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 import threading
 from collections import OrderedDict
@@ -201,8 +201,13 @@ parse_count = 0  # texts markdown-it has parsed in this process (the cache's mis
 
 def _structure(text: str) -> tuple[tuple[tuple[int, int, str], ...], frozenset[int]]:
     """Headings as (line, level, title), and the lines inside fences, code blocks and HTML blocks."""
+    scanned = scan_structure(text)  # a line scan is cheaper than the digest that would find it in the cache
+    if scanned is not None:
+        return scanned
     if len(text) > STRUCTURE_CACHE_MAX_CHARS:
         return _parse_structure(text)
+    import hashlib
+
     key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
     with _structures_lock:
         found = _structures.get(key)
@@ -230,3 +235,91 @@ def _parse_structure(text: str) -> tuple[tuple[tuple[int, int, str], ...], froze
         elif tok.type in ("fence", "code_block", "html_block") and tok.map:
             hidden.update(range(tok.map[0], tok.map[1]))
     return tuple(headings), frozenset(hidden)
+
+
+# The usual memory file needs no markdown parser: CommonMark settles its structure line by line when no line can
+# open a container, indented code or a setext heading. `scan_structure` reads such texts directly (ATX headings,
+# HTML comments and fences that start in column 0, plain text in block quotes) and gives up on anything else,
+# which markdown-it then parses; tests/test_structure_scan.py checks the two agree. This keeps markdown-it out of
+# `memtui context` and most writes.
+_LIST = r"(?:[-+*]|\d{1,9}[.)])"
+_LINE = re.compile(
+    r"(?P<comment><!--)"
+    r"|(?P<fence>`{3,}|~{3,})"
+    r"|(?P<atx> {0,3}(?P<hashes>#{1,6})(?= |$)(?P<rest>.*))"
+    # Lines the scan cannot place: a block quote holding more than plain text, HTML and fences not in column 0,
+    # indented lines (code, or content of a list item), a heading or block opened inside a list item, setext
+    # underlines and rules.
+    r"|(?P<other> {0,3}>(?! ?$| ?[^#`~<=>\-+*0-9 ])| {1,3}(?:<|```|~~~)|<| {4,}\S"
+    r"| {0,3}(?:" + _LIST + r"(?: +|$))+(?:#{1,6}(?: |$)|>|<|```|~~~)"
+    r"| {0,3}(?:" + _LIST + r" +)*(?:=+|-+) *$)",
+)
+# Only a line that starts with one of these can be anything but paragraph text or a plain list item.
+_MAY_MATTER = frozenset(" #<`~>=-+*0123456789")
+# A list item ("- ", "* ", "+ ") whose text starts with none of these is a plain one.
+_ITEM_MATTERS = frozenset("#<`~>=-+*0123456789 ")
+# Tabs (which count as up to four columns), NUL (which markdown-it replaces) and the line breaks Python's
+# splitlines knows but CommonMark does not would each need the parser's own rules.
+_SCAN_REFUSED = "\t\0\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+_NEWLINES = re.compile(r"\r\n?")
+
+
+def scan_structure(text: str) -> tuple[tuple[tuple[int, int, str], ...], frozenset[int]] | None:
+    """`_parse_structure`'s answer for a text a line scan can settle, else None."""
+    if any(c in text for c in _SCAN_REFUSED):
+        return None
+    if "\r" in text:
+        text = _NEWLINES.sub("\n", text)
+    lines = text.split("\n")
+    if lines and not lines[-1].strip(" "):
+        lines.pop()  # markdown-it's lines: a last line of nothing but spaces and no newline is not one
+    headings: list[tuple[int, int, str]] = []
+    hidden: set[int] = set()
+    closing: re.Pattern[str] | None = None  # the end of the comment or fence the scan is inside
+    opened = 0
+    for i, line in enumerate(lines):
+        if closing is not None:
+            if closing.search(line) if closing is _COMMENT_END else closing.match(line):
+                hidden.update(range(opened, i + 1))
+                closing = None
+            continue
+        first = line[:1]
+        if first not in _MAY_MATTER or not first:
+            continue
+        if first in "-*+" and line[1:2] == " " and line[2:3] not in _ITEM_MATTERS:
+            continue
+        m = _LINE.match(line)
+        if m is None:
+            continue
+        if m.group("other") is not None:
+            return None
+        if m.group("atx") is not None:
+            headings.append((i, len(m.group("hashes")), _atx_title(m.group("rest"))))
+            continue
+        if m.group("comment") is not None:
+            closing = _COMMENT_END
+            # A comment can end on the line that opens it.
+            if closing.search(line):
+                hidden.add(i)
+                closing = None
+        else:
+            marker = m.group("fence")
+            if marker[0] == "`" and "`" in line[m.end():]:
+                return None  # not a fence: a backtick fence's info string holds no backtick
+            closing = re.compile(r" {0,3}" + re.escape(marker[0]) + "{" + str(len(marker)) + r",} *$")
+        opened = i
+    if closing is not None:
+        hidden.update(range(opened, len(lines)))  # left open: it runs to the end of the text
+    return tuple(headings), frozenset(hidden)
+
+
+_COMMENT_END = re.compile("-->")
+
+
+def _atx_title(rest: str) -> str:
+    """A heading's title as markdown-it has it: trailing spaces, then a closing run of #s after a space, cut."""
+    end = len(rest.rstrip(" "))
+    cut = len(rest[:end].rstrip("#"))
+    if cut > 0 and rest[cut - 1] == " ":
+        end = cut
+    return rest[:end].strip()

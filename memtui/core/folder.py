@@ -11,6 +11,7 @@ import fcntl
 import json
 import os
 import re
+import stat
 import tempfile
 import threading
 import time
@@ -108,8 +109,11 @@ class FolderStore(Store):
 
     def list_files(self, pattern: str = "**/*.md") -> list[str]:
         suffix = pattern.rsplit("*", 1)[-1] if "*" in pattern else pattern
+        lead = pattern.split("*", 1)[0] if "*" in pattern else ""
         out: list[str] = []
-        stack = [""]
+        # A pattern under a folder ("scratch/**/*.md") is walked from that folder, not the whole memory.
+        start = self._walk_start(lead.rpartition("/")[0])
+        stack = [] if start is None else [start]
         while stack:
             prefix = stack.pop()
             try:
@@ -127,7 +131,7 @@ class FolderStore(Store):
                 if d.is_dir(follow_symlinks=False):
                     if d.name not in SKIP_DIRS and not d.name.startswith("."):
                         stack.append(rel + "/")
-                elif d.is_file(follow_symlinks=False) and rel.endswith(suffix):
+                elif d.is_file(follow_symlinks=False) and rel.endswith(suffix) and rel.startswith(lead):
                     out.append(rel)
         out.sort()
         return out
@@ -154,6 +158,23 @@ class FolderStore(Store):
         except OSError:
             return []
         return out
+
+    def _walk_start(self, folder: str) -> str | None:
+        """Where a walk of `folder` (a path under the root, "" for the root) starts: "folder/", or None when the
+        whole walk would never enter it (a link, a skipped, hidden or unlisted name, a nested repository)."""
+        if not folder:
+            return ""
+        path = self.root
+        for name in folder.split("/"):
+            if protected_name(name) or not plain_name(name) or name in SKIP_DIRS or name.startswith("."):
+                return None
+            path = path / name
+            try:
+                if not stat.S_ISDIR(os.lstat(path).st_mode) or os.path.lexists(path / ".git"):
+                    return None
+            except OSError:
+                return None
+        return folder + "/"
 
     # lock -------------------------------------------------------------------------------------------------
     @contextmanager
@@ -506,6 +527,52 @@ class FolderStore(Store):
             history = repo is not None and repo.head.is_valid()
         return self.committed(self._real_or_named(rel)) if history else self.read(rel)
 
+    def review_bases(self, rels: list[str]) -> dict[str, bytes | None]:
+        """`review_base` of every file in `rels` from one `git cat-file --batch` (before GitPython is opened), so a
+        one-shot reader such as `memtui context` starts one git for all the files it loads."""
+        if not self.has_git or self._git.opened or not rels:
+            return super().review_bases(rels)
+        named = {rel: self._real_or_named(rel) for rel in rels}
+        blobs = self._plumbing_batch(list(named.values()))
+        if blobs is None:
+            return super().review_bases(rels)  # no commit yet, git unusable or damaged: GitPython tells them apart
+        return {rel: blobs[named[rel]] for rel in rels}
+
+    def _plumbing_batch(self, rels: list[str]) -> dict[str, bytes | None] | None:
+        """Each of `rels` as committed (None where the last commit has no such file), or None when git cannot say:
+        not run, no commit yet, a damaged repository, or a path a batch request cannot carry."""
+        from memtui.core.gitcall import git_dir_of, plumbing_env, run_plumbing
+
+        if any("\n" in rel or "\r" in rel for rel in rels):
+            return None
+        env = {**os.environ, **plumbing_env(git_dir_of(self.root), self.root)}
+        # The tree first: "missing" for it means no commit (or no usable one), not a file the commit lacks.
+        asked = "".join(f"HEAD:{rel}\n" for rel in rels)
+        done = run_plumbing(["git", "cat-file", "--batch"], env,
+                            f"HEAD^{{tree}}\n{asked}".encode("utf-8", "surrogateescape"))
+        if done is None or done[0] != 0:
+            return None
+        out, at = done[1], 0
+        found: dict[str, bytes | None] = {}
+        for rel in [None, *rels]:
+            eol = out.find(b"\n", at)
+            if eol < 0:
+                return None
+            header = out[at:eol].split(b" ")
+            at = eol + 1
+            if len(header) != 3 or not header[2].isdigit():
+                if rel is None or header[-1] not in (b"missing", b"ambiguous"):
+                    return None
+                found[rel] = None
+                continue
+            size = int(header[2])
+            data, at = out[at:at + size], at + size + 1
+            if len(data) != size:
+                return None
+            if rel is not None:
+                found[rel] = data if header[1] == b"blob" else None
+        return found
+
     def committed(self, rel: str) -> bytes | None:
         with self._git.use("reading a committed file") as repo:
             if repo is None or not repo.head.is_valid():
@@ -517,6 +584,10 @@ class FolderStore(Store):
             return blob.data_stream.read()
 
     def external_changes(self) -> list[ExternalChange]:
+        if self.has_git and not self._git.opened:
+            found = self._plumbing_external_changes()
+            if found is not None:
+                return found
         import git
 
         with self._git.use("git status") as repo:
@@ -533,20 +604,38 @@ class FolderStore(Store):
                 raise StoreError(f"git cannot read the repository at {self.root} ({str(exc).strip()[-200:]}); "
                                  "run `memtui doctor`") from None
             changes = []
-            for item in raw.split("\0"):
-                if len(item) < 4:
-                    continue
-                rel = item[3:]
-                if _ignored_private(rel):
-                    continue
-                if item.startswith("!!") and (rel.endswith("/") or any(
-                        part in SKIP_DIRS or part.startswith(".") for part in rel.split("/")[:-1])):
-                    continue  # an ignored folder memtui does not read either (list_files skips it)
+            for rel in _status_paths(raw):
                 before = self.committed(rel)
                 after = _as_git_sees(self.root / rel)
                 if before != after:
                     changes.append(ExternalChange(rel, before, after))
             return changes
+
+    def _plumbing_external_changes(self) -> list[ExternalChange] | None:
+        """`external_changes` through the git CLI (the same status, memtui's overrides and the repository's filter
+        drivers switched off) and one `cat-file --batch` for the committed versions, before GitPython is opened:
+        the app's first sync then imports no git library. None when git cannot say (GitPython then tells)."""
+        from memtui.core.gitcall import config_env, git_dir_of, run_plumbing
+
+        git_dir = git_dir_of(self.root)
+        env = {**os.environ, **config_env(git_dir, self.root), "GIT_DIR": str(git_dir)}
+        with self._git.serial():
+            done = run_plumbing(["git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+                                 "--ignore-submodules=all", "--ignored=traditional"], env, cwd=self.root)
+        if done is None or done[0] != 0:
+            return None
+        rels = _status_paths(done[1].decode("utf-8", "surrogateescape"))
+        if not rels:
+            return []
+        committed = self._plumbing_batch(rels)
+        if committed is None:
+            return None
+        changes = []
+        for rel in rels:
+            after = _as_git_sees(self.root / rel)
+            if committed[rel] != after:
+                changes.append(ExternalChange(rel, committed[rel], after))
+        return changes
 
     def history(self, rel: str | None = None, since: float | None = None) -> list[Commit]:
         with self._git.use("reading history") as repo:
@@ -1139,6 +1228,23 @@ def _files_changed(repo: Any, shas: list[str]) -> dict[str, tuple[str, ...]]:
         elif token and current is not None:
             current.append(token)
     return {sha: tuple(files) for sha, files in out.items()}
+
+
+def _status_paths(raw: str) -> list[str]:
+    """The paths `git status --porcelain=v1 -z` names that could be memory: memtui's own files and ignored folders
+    memtui does not read either (list_files skips them) left out."""
+    out = []
+    for item in raw.split("\0"):
+        if len(item) < 4:
+            continue
+        rel = item[3:]
+        if _ignored_private(rel):
+            continue
+        if item.startswith("!!") and (rel.endswith("/") or any(
+                part in SKIP_DIRS or part.startswith(".") for part in rel.split("/")[:-1])):
+            continue
+        out.append(rel)
+    return out
 
 
 def _ignored_private(rel: str) -> bool:

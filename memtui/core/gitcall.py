@@ -70,20 +70,24 @@ def git_dir_of(root: Path) -> Path:
 def local_drivers(git_dir: Path) -> list[str]:
     """Filter drivers the repository's own config (with its includes) defines: `filter.<name>` section names.
 
-    Read in process (GitPython's config parser runs nothing, and costs no git process at start-up); a config it
-    cannot parse is read for section headers line by line, so a broken file does not hide a driver."""
+    Read by `git config --local --includes --list`, which parses and runs nothing, as git itself would read them
+    (conditional includes too); GitPython's parser where git cannot say. A config neither can parse is also read
+    for section headers line by line, so a broken file does not hide a driver."""
     config = git_dir / "config"
     if not config.exists():
         return []
-    names: set[str] = set()
-    try:
-        from git.config import GitConfigParser
+    listed = _listed_drivers(git_dir)
+    names: set[str] = set(listed or ())
+    sections: list[str] = []
+    if listed is None:
+        try:
+            from git.config import GitConfigParser
 
-        reader = GitConfigParser(str(config), read_only=True)
-        reader.read()
-        sections = reader.sections()
-    except Exception:  # a config GitPython cannot parse; git may still read parts of it
-        sections = []
+            reader = GitConfigParser(str(config), read_only=True)
+            reader.read()
+            sections = reader.sections()
+        except Exception:  # a config GitPython cannot parse; git may still read parts of it
+            sections = []
     try:
         text = config.read_text(errors="replace")
     except OSError:
@@ -96,6 +100,22 @@ def local_drivers(git_dir: Path) -> list[str]:
         elif kind.lower().startswith("filter.") and not name:
             names.add(kind[len("filter."):])
     return sorted(names)
+
+
+def _listed_drivers(git_dir: Path) -> list[str] | None:
+    """`filter.<name>` names in the repository's config as git lists them, or None when git cannot list it."""
+    env = {**os.environ, **_config_env([*SAFE_CONFIG, NO_HOOKS]), "GIT_DIR": str(git_dir)}
+    env.pop("GIT_WORK_TREE", None)
+    done = run_plumbing(["git", "config", "--local", "--includes", "--null", "--list"], env)
+    if done is None or done[0] != 0:
+        return None
+    names = []
+    for item in done[1].split(b"\0"):
+        key = item.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+        section, _, rest = key.partition(".")
+        if section.lower() == "filter" and "." in rest:
+            names.append(rest.rsplit(".", 1)[0])
+    return names
 
 
 def safe_config(git_dir: Path, *, hooks: bool = False) -> list[tuple[str, str]]:
@@ -145,18 +165,19 @@ def plumbing_env(git_dir: Path, work_tree: Path) -> dict[str, str]:
     return {**env, "GIT_WORK_TREE": str(work_tree), "GIT_DIR": str(git_dir)}
 
 
-def run_plumbing(args: list[str], env: dict[str, str]) -> tuple[int, bytes, bytes] | None:
-    """(exit status, stdout, stderr) of one plumbing git command, or None when git cannot be run or does not answer
-    within the time limit (then it and anything it started are killed, as the git owner does)."""
+def run_plumbing(args: list[str], env: dict[str, str], stdin: bytes | None = None,
+                 cwd: Path | None = None) -> tuple[int, bytes, bytes] | None:
+    """(exit status, stdout, stderr) of one plumbing git command fed `stdin`, or None when git cannot be run or does
+    not answer within the time limit (then it and anything it started are killed, as the git owner does)."""
     import subprocess
 
     try:
-        proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
+        proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
     except OSError:
         return None
     try:
-        out, err = proc.communicate(timeout=git_timeout())
+        out, err = proc.communicate(stdin, timeout=git_timeout())
     except subprocess.TimeoutExpired:
         kill_tree(proc.pid)
         proc.communicate()
@@ -262,6 +283,18 @@ class GitOwner:
         if key != self._env_key:
             self._repo.git.update_environment(**config_env(git_dir, self.root))
             self._env_key = key
+
+    @contextmanager
+    def serial(self) -> Iterator[None]:
+        """This repository's git calls, from this thread alone until the block ends, without opening GitPython
+        (plumbing that has its own time limit, `run_plumbing`)."""
+        if not self._lock.acquire(timeout=self.timeout):
+            raise StoreError(f"git at {self.root} is busy: another thread's git call has run for over "
+                             f"{self.timeout:g}s; try again, or run `memtui doctor`")
+        try:
+            yield
+        finally:
+            self._lock.release()
 
     @contextmanager
     def use(self, what: str = "git") -> Iterator[Any]:

@@ -18,19 +18,18 @@ from typing import Any, Iterable
 from memtui.core import audit, clock, journal, planning, update
 from memtui.core.actors import clean_actor
 from memtui.core.audit import tag_of as _tag_of
-from memtui.core.config import ENTRY_ACTIONS, Config, load_config
+from memtui.core.config import ENTRY_ACTIONS
 from memtui.core.document import Document, FormatSpec
 from memtui.core.entries import TAGS
-from memtui.core.layout import Layout, detect
 from memtui.core.patches import unified_diff
 from memtui.core.paths import PathRefused
 from memtui.core.proposals import (
     APPLIED, CONFLICT, EXTERNAL_PREFIX, REJECTED, Proposal, WriteResult,
 )
+from memtui.core.reading import MEMORY_FILE, MemoryReader, ascii_digits
 from memtui.core.store import ExternalChange, StaleWrite, Store, StoreError, content_hash
 from memtui.core.update import Refused
 
-MEMORY_FILE = "MEMORY.md"
 WRITE_ATTEMPTS = journal.WRITE_ATTEMPTS
 SCRATCH_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 # Seconds opening a memory waits for the lock to finish an interrupted write; longer, and the next write does it.
@@ -57,20 +56,16 @@ def default_actor() -> str:
         return "person"
 
 
-class Memory:
+class Memory(MemoryReader):
+    """The one write path over a store; its reading half is `MemoryReader`'s."""
+
     def __init__(self, root: str | os.PathLike[str] | Store, *, recover: bool = True) -> None:
         """Open the memory at `root` (a folder) or in a store. A write a crashed process left half-done is finished
         (or undone) first, so it is not shown as a change made past memtui; `recover=False` leaves it for
         `memtui doctor` to report. Where that cannot be done now (the store is down, the lock is held), the next
         write does it."""
-        if isinstance(root, Store):
-            self.store = root
-        else:
-            from memtui.core.folder import FolderStore
-
-            self.store = FolderStore(root)
+        super().__init__(root)
         self.queue_problems: list[str] = []
-        self._config: tuple[tuple[str | None, str | None], Config] | None = None
         if recover:
             try:
                 journal.recover(self.store, wait=OPEN_WAIT)
@@ -78,37 +73,6 @@ class Memory:
                 pass
 
     # reading ----------------------------------------------------------------------------------------------
-    @property
-    def location(self) -> str:
-        return self.store.location
-
-    @property
-    def config(self) -> Config:
-        """The root's settings as last committed (an edit written past memtui is not in effect until a person
-        commits it: `Config.pending` says so), parsed once per change."""
-        text, pending = self.store.reviewed_config()
-        cached = self._config
-        if cached is None or cached[0] != (text, pending):
-            config = load_config(text)
-            if pending is not None:
-                config = replace(config, pending=(
-                    ".memtui/config.toml has changes that are not committed, so they are not in effect: commit "
-                    f"them if they are yours (git -C {self.location} commit .memtui/config.toml), else restore the "
-                    f"file (git -C {self.location} checkout .memtui/config.toml)"))
-            cached = self._config = ((text, pending), config)
-        return cached[1]
-
-    def read_text(self, rel: str) -> str | None:
-        return _decoded(rel, self.store.read(self.store.check_path(rel)))
-
-    def base_text(self, rel: str) -> str | None:
-        """The text a write to `rel` is planned and reviewed against: the committed version where the store keeps
-        history (a pending external change on disk is not part of it), else the file as it is."""
-        return _decoded(rel, self.store.review_base(self.store.check_path(rel)))
-
-    def document(self, rel: str = MEMORY_FILE) -> Document:
-        return Document(self.read_text(rel) or "", self.store.check_path(rel))
-
     def spec_for(self, doc: Document) -> FormatSpec:
         """A file's own format comment, else MEMORY.md's entry-max (caps stay per file)."""
         if doc.spec.present:
@@ -117,13 +81,6 @@ class Memory:
             return self.layout().default_spec()  # Claude Code's index: 200 lines / 25 KB
         main = Document(self.base_text(MEMORY_FILE) or "")
         return FormatSpec(entry_max=main.spec.entry_max)
-
-    def files(self) -> list[str]:
-        return self.store.list_files()
-
-    def layout(self) -> Layout:
-        """Which files of this root are core, logs, scratch, archive or topic files (memtui/core/layout.py)."""
-        return detect(self.location, self.config)
 
     # the write path ---------------------------------------------------------------------------------------
     def update(
@@ -176,10 +133,6 @@ class Memory:
         return self.submit(self._draft(actor, rel, "append", content=line, origin=origin, session=session),
                            user_words=user_words)
 
-    def log_dir(self) -> str:
-        """`log/`, or `memory/` in an OpenClaw workspace that has no `log/` (memtui/core/layout.py)."""
-        return self.layout().log_dir or "log"
-
     def scratch(self, name: str, body: str, *, ttl_minutes: float = 60, actor: str | None = None) -> WriteResult:
         expires = int((clock.now() + timedelta(minutes=ttl_minutes)).timestamp() * 1000)
         rel = f"scratch/{expires}-{name}.md"
@@ -187,21 +140,6 @@ class Memory:
         if not SCRATCH_NAME.match(name or ""):
             return self._refuse(p, f"bad scratch name {name!r}: use a slug of a-z, 0-9, '-' and '_' (at most 64)")
         return self.submit(p)
-
-    def live_scratch(self) -> list[tuple[str, int]]:
-        """(path, expiry ms) of scratch notes that have not expired, soonest first."""
-        now_ms = int(clock.now().timestamp() * 1000)
-        return sorted((t for t in self._scratch_notes() if t[1] > now_ms), key=lambda t: (t[1], t[0]))
-
-    def _scratch_notes(self) -> list[tuple[str, int]]:
-        out = []
-        for rel in self.store.list_files("scratch/**/*.md"):
-            if not rel.startswith("scratch/"):
-                continue
-            stem = rel.rsplit("/", 1)[-1].split("-", 1)[0]
-            if _digits(stem):
-                out.append((rel, int(stem)))
-        return out
 
     def sweep(self, *, actor: str | None = None) -> WriteResult:
         """Delete expired scratch notes: one transaction, one commit, one audit line per note. Not a decision, so
@@ -528,7 +466,7 @@ class Memory:
         if p.action == "create" and before is None:
             folder, _, name = p.file.rpartition("/")
             stem, dash, slug = name.removesuffix(".md").partition("-")
-            if folder != layout.scratch_dir or not name.endswith(".md") or not dash or not _digits(stem):
+            if folder != layout.scratch_dir or not name.endswith(".md") or not dash or not ascii_digits(stem):
                 return False
             if not SCRATCH_NAME.match(slug):
                 return False
@@ -736,22 +674,6 @@ class Memory:
 def _actor(actor: str | None) -> str:
     """Who a write is by: the name given, cleaned, else the person at the keyboard (`default_actor`)."""
     return clean_actor(actor) if actor else default_actor()
-
-
-def _digits(text: str) -> bool:
-    """ASCII digits only: "²".isdigit() is true, but int("²") fails."""
-    return text.isascii() and text.isdigit()
-
-
-def _decoded(rel: str, data: bytes | None) -> str | None:
-    if data is None:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        from memtui.core.readable import not_utf8
-
-        raise Refused(not_utf8(rel, data) or f"{rel} is not UTF-8 text") from None
 
 
 

@@ -6,7 +6,6 @@ same to the CLI, the app and the agents.
 
 from __future__ import annotations
 
-import hashlib
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -20,6 +19,8 @@ def content_hash(data: bytes | None) -> str:
     """The hash a proposal is computed against; `ABSENT` for a file that does not exist."""
     if data is None:
         return ABSENT
+    import hashlib  # here: OpenSSL's start-up is not worth paying in a reader that hashes nothing
+
     return hashlib.sha256(data).hexdigest()[:16]
 
 
@@ -125,6 +126,8 @@ class Store(ABC):
     def file_states(self, paths: list[str] | None = None) -> dict[str, tuple[str, int]]:
         """{path: (content hash, length)} of every file (or of those of `paths` that exist): how a search index
         fed by this store tells which files changed. Default: hash the bytes read."""
+        import hashlib
+
         rels = self.list_files("*") if paths is None else sorted(set(paths))
         out: dict[str, tuple[str, int]] = {}
         for rel, data in zip(rels, self.read_many(rels)):
@@ -199,6 +202,11 @@ class Store(ABC):
         """What a write to `rel` is planned and reviewed against: the last recorded version where there is a
         history (a pending external change is not part of it), else the current bytes."""
         return self.read(rel)
+
+    def review_bases(self, rels: list[str]) -> dict[str, bytes | None]:
+        """`review_base` of each of `rels` (cleaned paths), for a reader that loads several files at once; a store
+        may fetch them together (the folder asks git once)."""
+        return {rel: self.review_base(rel) for rel in rels}
 
     @abstractmethod
     def external_changes(self) -> list[ExternalChange]: ...

@@ -1,0 +1,90 @@
+"""The command line runs one way (memtui.cli → memtui.commands.* → memtui.commands.shared), builds only the parser
+of the command it runs, and a command loads only what it uses: `memtui context` neither git, markdown-it, the SDK
+nor the write path; `memtui update` no markdown parser and no other command's module."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import memtui.commands
+from memtui.cli import COMMANDS, build_parser, main
+from memtui.core.init import init_root
+
+COMMAND_MODULES = [m.name for m in pkgutil.iter_modules(memtui.commands.__path__) if m.name != "shared"]
+
+
+def test_the_command_table_is_what_the_modules_register() -> None:
+    import importlib
+
+    for name in COMMAND_MODULES:
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(f"memtui.commands.{name}").register(sub)
+        assert set(sub.choices) == {c for c, m in COMMANDS.items() if m == name}, name
+    assert set(COMMANDS.values()) == set(COMMAND_MODULES)
+    whole = build_parser()
+    listed = next(a for a in whole._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(listed.choices) == {"open", *COMMANDS}
+
+
+def test_commands_import_the_shared_helpers_never_the_cli() -> None:
+    for path in Path(memtui.commands.__path__[0]).glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        assert "memtui.cli" not in imported, path.name
+
+
+def _modules_after(argv: list[str], root: Path) -> tuple[int, set[str]]:
+    probe = ("import contextlib, io, json, sys\nfrom memtui.cli import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n    code = main(json.loads(sys.argv[1]))\n"
+             "print(json.dumps([code, sorted(sys.modules)]))")
+    done = subprocess.run([sys.executable, "-c", probe, json.dumps(argv)], capture_output=True, text=True,
+                          timeout=120, env={**__import__("os").environ, "MEMTUI_USER": "wes"})
+    assert done.returncode == 0, done.stderr
+    code, modules = json.loads(done.stdout.strip().splitlines()[-1])
+    return code, set(modules)
+
+
+def _tops(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules}
+
+
+def test_context_loads_only_what_it_reads(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    init_root(root)
+    code, modules = _modules_after(["context", "--root", str(root)], root)
+    assert code == 0
+    assert not _tops(modules) & {"git", "gitdb", "markdown_it", "anthropic", "textual", "rich", "redis"}
+    assert "memtui.core.memory" not in modules and "memtui.core.update" not in modules
+    assert {m for m in modules if m.startswith("memtui.commands.")} == {"memtui.commands.search",
+                                                                          "memtui.commands.shared"}
+
+
+def test_a_persons_update_loads_no_markdown_parser_and_no_other_command(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    init_root(root)
+    code, modules = _modules_after(["update", "Preferences", "add", "[stated] Likes tea", "--root", str(root)],
+                                   root)
+    assert code == 0
+    assert "Likes tea" in (root / "MEMORY.md").read_text()
+    assert not _tops(modules) & {"markdown_it", "anthropic", "textual", "rich", "redis"}
+    assert {m for m in modules if m.startswith("memtui.commands.")} == {"memtui.commands.core",
+                                                                          "memtui.commands.shared"}
+
+
+def test_open_is_still_the_default_and_help_lists_every_command(capsys) -> None:
+    try:
+        main(["--help"])
+    except SystemExit as exc:
+        assert exc.code == 0
+    out = capsys.readouterr().out
+    for name in COMMANDS:
+        assert name in out
+    args = build_parser("").parse_args(["open", "somewhere"])
+    assert args.func.__name__ == "run_app" and str(args.path) == "somewhere"

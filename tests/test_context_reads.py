@@ -1,0 +1,123 @@
+"""`memtui context` reads only what it loads: MEMORY.md, two logs and the live scratch notes, their committed
+versions from one git process, whatever the size of the memory; and it agrees with the context the full memory
+builds (the agent's tool and session use `Memory`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from memtui.core.context import build_context
+from memtui.core.folder import FolderStore
+from memtui.core.memory import Memory
+from memtui.core.reading import MemoryReader
+
+
+def _populate(mem: Memory, now) -> None:
+    now("2026-08-20T09:00")
+    mem.update("Preferences", "add", "[stated] Prefers short answers")
+    mem.log("Reviewed the deploy runbook")
+    mem.scratch("handoff", "halfway through the migration\n", ttl_minutes=120)
+
+
+def _git_logging(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """An environment whose `git` is a wrapper that logs each invocation, then runs the real git."""
+    real = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout.strip()
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    log = tmp_path / "git.log"
+    wrapper = bindir / "git"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    return {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}, log
+
+
+def test_the_reader_and_the_memory_build_the_same_context(root: Path, mem: Memory, now) -> None:
+    _populate(mem, now)
+    assert build_context(MemoryReader(root)).text == build_context(mem).text
+    assert "halfway through the migration" in build_context(MemoryReader(root)).text
+
+
+def test_context_starts_one_git_for_its_files_and_none_for_the_rest_of_the_memory(root: Path, mem: Memory, now,
+                                                                                     tmp_path: Path) -> None:
+    _populate(mem, now)
+    for k in range(300):  # topic files context must never look at
+        path = root / "notes" / f"topic-{k}.md"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(f"# Topic {k}\n\n## Facts\n- [stated] fact {k}\n")
+    env, log = _git_logging(tmp_path)
+    env["MEMTUI_NOW"] = "2026-08-20T10:00"
+    done = subprocess.run([sys.executable, "-m", "memtui", "context", "--root", str(root), "--json"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "halfway through the migration" in json.loads(done.stdout)["text"]
+    calls = log.read_text().splitlines()
+    # The committed config (read by every command), then one batch for MEMORY.md, the logs and the scratch note.
+    assert len(calls) == 2 and calls[-1].endswith("cat-file --batch"), calls
+
+
+def test_review_bases_are_the_committed_bytes_in_one_batch(root: Path, mem: Memory, now) -> None:
+    _populate(mem, now)
+    (root / "MEMORY.md").write_text("written past memtui\n")  # not reviewed: not what a session loads
+    (root / "notes").mkdir(exist_ok=True)
+    (root / "notes" / "new.md").write_text("never committed\n")
+    store = FolderStore(root)
+    rels = ["MEMORY.md", "notes/new.md", "log/2026-08-20.md", "log/1999-01-01.md"]
+    got = store.review_bases(rels)
+    assert got == {rel: FolderStore(root).review_base(rel) for rel in rels}
+    assert b"written past memtui" not in got["MEMORY.md"] and got["notes/new.md"] is None
+    assert got["log/1999-01-01.md"] is None and b"Reviewed the deploy runbook" in got["log/2026-08-20.md"]
+
+
+def test_review_bases_without_a_commit_are_the_files_on_disk(tmp_path: Path) -> None:
+    root = tmp_path / "fresh"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "MEMORY.md").write_text("# Memory\n")
+    assert FolderStore(root).review_bases(["MEMORY.md", "gone.md"]) == {"MEMORY.md": b"# Memory\n", "gone.md": None}
+
+
+def test_a_listing_under_a_folder_walks_only_that_folder(root: Path) -> None:
+    store = FolderStore(root)
+    (root / "scratch").mkdir(exist_ok=True)
+    (root / "scratch" / "1-a.md").write_text("a\n")
+    (root / "scratch" / "deeper").mkdir()
+    (root / "scratch" / "deeper" / "2-b.md").write_text("b\n")
+    (root / "notes").mkdir(exist_ok=True)
+    (root / "notes" / "x.md").write_text("x\n")
+    everything = store.list_files("**/*.md")
+    assert store.list_files("scratch/**/*.md") == [r for r in everything if r.startswith("scratch/")] \
+        == ["scratch/1-a.md", "scratch/deeper/2-b.md"]
+    assert store.list_files("nowhere/**/*.md") == [] and store.list_files(".git/**/*") == []
+
+
+def test_external_changes_by_plumbing_are_gitpythons(root: Path, mem: Memory) -> None:
+    """Before GitPython is opened (the app's first sync) external changes come from the git CLI; the same as
+    GitPython's, for an edit, a new file, a deletion, a link and an ignored file."""
+    (root / "MEMORY.md").write_text((root / "MEMORY.md").read_text() + "- [stated] edited by hand\n")
+    (root / "notes").mkdir(exist_ok=True)
+    (root / "notes" / "new topic.md").write_text("# New\n")
+    (root / "notes" / "link.md").symlink_to("../MEMORY.md")
+    (root / ".gitignore").write_text((root / ".gitignore").read_text() + "hidden.md\n")
+    (root / "hidden.md").write_text("ignored but memory\n")
+    FolderStore(root).commit([".gitignore"], "ignore hidden.md", "wes")
+    fresh = FolderStore(root)
+    by_plumbing = fresh.external_changes()
+    assert not fresh._git.opened  # GitPython was not needed
+    opened = FolderStore(root)
+    with opened.git() as repo:
+        assert repo is not None
+    assert opened.external_changes() == by_plumbing
+    assert {c.path for c in by_plumbing} == {"MEMORY.md", "notes/new topic.md", "notes/link.md", "hidden.md"}
+    assert "git" not in {m.split(".")[0] for m in _modules_of_a_fresh_sync(root)}
+
+
+def _modules_of_a_fresh_sync(root: Path) -> list[str]:
+    probe = ("import sys; from memtui.core.memory import Memory; m = Memory(sys.argv[1]); m.external_proposals(); "
+             "m.proposals(external=False); print('\\n'.join(sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe, str(root)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
