@@ -94,3 +94,23 @@ def test_revise_wrapped_at_100_columns(snap_compare, demo: Path) -> None:
         await pilot.pause(0.1)
 
     assert snap_compare(MemtuiApp(demo, watch=False), terminal_size=(100, 42), run_before=wrap)
+
+
+def test_viewer_wrapped_at_100_columns(snap_compare, demo: Path) -> None:
+    """W in the viewer: two long entries (one struck superseded) wrap under their text, the provenance symbol in
+    the gutter of their first row only, the struck one readable to its `superseded DATE`."""
+    from support.by_hand import write_committed
+    from test_viewer_wrap import NEW, OLD
+
+    text = (demo / "MEMORY.md").read_text()
+    write_committed(demo, "MEMORY.md", text.replace(
+        "- [stated] Uses uv, never pip, for Python projects (2026-04-18, chat)\n", OLD + NEW))
+
+    async def wrap(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("W")
+        viewer = pilot.app.query_one(MemoryViewer)
+        viewer.go_to_line(next(i for i, ln in enumerate(viewer.state.lines) if ln == "## User"))
+        await pilot.pause(0.1)
+
+    assert snap_compare(MemtuiApp(demo, watch=False), terminal_size=(100, 42), run_before=wrap)

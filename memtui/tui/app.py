@@ -81,7 +81,8 @@ class MemtuiApp(App[None]):
         Binding("S", "toggle_split", "Side by side", id="toggle_split",
                 tooltip="Show diffs side by side (old left, new right), or unified again"),
         Binding("W", "toggle_wrap", "Wrap", id="toggle_wrap", show=False,
-                tooltip="Wrap long lines in diffs (line numbers and signs stay in their column), or cut them again"),
+                tooltip="Wrap long lines in files and diffs (symbols, line numbers and signs stay in their column), "
+                "or cut them at the edge again"),
         Binding("w", "close_tab", "Close tab", id="close_tab", show=False, tooltip="Close the current tab"),
         # Priority: an input's scrolling ancestors bind these keys to sideways paging, which no tab here needs.
         Binding("ctrl+pagedown", "switch_tab(1)", "Next tab", id="next_tab", show=False, priority=True,
@@ -108,7 +109,7 @@ class MemtuiApp(App[None]):
         self.root = self.folder or Path(root or ".").expanduser().absolute()
         self.connected = True
         self.diff_split = False  # diffs side by side (S); a diff mounted later starts the same way
-        self.diff_wrap = False  # diffs' long lines wrapped (W)
+        self.diff_wrap = False  # long lines wrapped (W) in diffs and viewers; one mounted later starts the same way
         self._select_after_sync: str | None = None  # a proposal the app just made, selected once it is listed
         self.consolidation_offer: list[str] = []
         self.by = user or default_actor()
@@ -498,7 +499,10 @@ class MemtuiApp(App[None]):
         self.diff_wrap = not self.diff_wrap
         for view in self.base.query(DiffView):
             view.set_wrap(self.diff_wrap)
-        self.notify("Diffs wrap long lines" if self.diff_wrap else "Diffs cut long lines at the edge")
+        for viewer in self.base.query(MemoryViewer):
+            viewer.wrap = self.diff_wrap
+        self.notify("Long lines wrap (files and diffs)" if self.diff_wrap else
+                    "Long lines are cut at the edge: scroll sideways to read them (W wraps them again)")
 
     def action_toggle_raw(self) -> None:
         viewer = self.current_viewer()
