@@ -65,6 +65,10 @@ class Memory:
             self.store = FolderStore(root)
         self.queue_problems: list[str] = []
         self._config: tuple[tuple[str | None, str | None], Config] | None = None
+        # An external change's diff by (file, hash before, hash after): the app lists external changes on every
+        # sync, and decoding and diffing a 20 MB log again each time a writer touched another file held the GIL
+        # the app's thread needed for the keys.
+        self._external_diffs: dict[tuple[str, str, str], str] = {}
 
     # reading ----------------------------------------------------------------------------------------------
     @property
@@ -288,7 +292,11 @@ class Memory:
     def external_proposals(self) -> list[Proposal]:
         out = []
         for ch in self.store.external_changes():
-            out.append(_external_proposal(ch))
+            out.append(_external_proposal(ch, self._external_diffs))
+        listed = {(p.file, p.base_hash, p.after_hash) for p in out}
+        for key in list(self._external_diffs):  # a copy: another thread may list them at the same time
+            if key not in listed:
+                self._external_diffs.pop(key, None)  # only the changes listed now are kept
         return out
 
     def get(self, pid: str) -> Proposal:
@@ -899,14 +907,19 @@ def _one_line(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
-def _external_proposal(ch: ExternalChange) -> Proposal:
+def _external_proposal(ch: ExternalChange, diffs: dict[tuple[str, str, str], str] | None = None) -> Proposal:
     def text(b: bytes | None) -> str | None:
         return None if b is None else b.decode("utf-8", errors="replace")
 
+    before, after = content_hash(ch.before), content_hash(ch.after)
+    diff = None if diffs is None else diffs.get((ch.path, before, after))
+    if diff is None:
+        diff = update.unified_diff(ch.path, text(ch.before), text(ch.after))
+        if diffs is not None:
+            diffs[(ch.path, before, after)] = diff
     return Proposal(
         id=_external_id(ch.path), created=clock.now().isoformat(timespec="seconds"), actor="external",
-        file=ch.path, action=ch.kind, base_hash=content_hash(ch.before), after_hash=content_hash(ch.after),
-        diff=update.unified_diff(ch.path, text(ch.before), text(ch.after)),
+        file=ch.path, action=ch.kind, base_hash=before, after_hash=after, diff=diff,
     )
 
 

@@ -188,6 +188,8 @@ class DiffView(ScrollView, can_focus=True):
             self.refresh()
 
     def show(self, diff: str, empty: str | None = None, rel: str | None = None) -> None:
+        if self._seq and (diff, rel, self.empty if empty is None else empty) == (self.diff, self.rel, self.empty):
+            return  # the diff on screen (or being parsed) again: not restyled, and not scrolled back to its top
         self.diff = diff
         self.rel = rel
         if empty is not None:
