@@ -118,8 +118,10 @@ class ReviewPanel(Vertical):
         ids = [p.id for p in proposals]
         if old is not None and old.id in ids:
             target = ids.index(old.id)
-            if self._decided == old.id:
-                # Still listed (it became a conflict): move to the next one that needs a decision.
+            if self._decided == old.id and proposals[target].status != CONFLICT:
+                # Still listed, not a conflict (an approval that failed otherwise): on to the next one that needs
+                # a decision. One that became a conflict stays selected: the message says `e` or `r` resolves
+                # it, and those keys act on what is selected.
                 after = [k for k in range(len(ids)) if k > target and proposals[k].status != CONFLICT]
                 target = after[0] if after else target
         elif proposals:
