@@ -203,6 +203,7 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
         self._parts: LRUCache[tuple, list[tuple[Text, Style | None]]] = LRUCache(512)  # a unit's wrapped rows
         self._heights: dict[tuple, int] = {}  # a unit's count of wrapped rows, kept while its text is
         self._frames: dict[tuple, list[tuple[int, int]]] = {}  # (unit, part) per screen row, per scroll position
+        self._sized_for = (0, 0)  # the content region the wrapped size was counted for
         self._pending_line: int | None = None
         self.loads = 0
         self.init_cursor()
@@ -331,7 +332,9 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
         if not self.wrap:
             self.virtual_size = Size(self._content_width, self._units)
             return
-        height = max(1, self.scrollable_content_region.height)
+        region = self.scrollable_content_region
+        height = max(1, region.height)
+        self._sized_for = (region.width, region.height)
         self.virtual_size = Size(1, self._last_top(height) + height)
 
     def _invalidate(self) -> None:
@@ -495,6 +498,9 @@ class MemoryViewer(EntryCursor, ScrollView, can_focus=True):
         return frame
 
     def _render_wrapped(self, y: int, top: int, width: int) -> Strip:
+        if (width, self.scrollable_content_region.height) != self._sized_for:
+            self._heights.clear()  # the region changed under the rows counted for the end: count them again
+            self._size_rows()
         key = ("wrap", top, y, width, self.raw)
         cached = self._cache.get(key)
         if cached is not None:
