@@ -91,7 +91,9 @@ def run_app(tmp_path: Path, root: Path, name: str, lines: int | None) -> tuple[l
         assert on_log(shown), f"the log was never selected:\n{shown}"
         if lines is not None:
             left = lines + 3 - 500  # headers, one hunk, every line of the new file; 500 rows drawn
-            assert f"… {left:,} more lines of this diff" in shown, shown
+            # The note wraps in the review panel (right of its border) like the diff: read its rows joined.
+            panel = " ".join(row[row.rindex("▊") + 1:].strip() for row in shown.splitlines() if "▊" in row)
+            assert f"… {left:,} more lines of this diff" in " ".join(panel.split()), shown
         time.sleep(1)
         waits = []
         for _ in range(5):
