@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -106,6 +107,12 @@ def _answered(tmux: list[str], key: str, condition: Callable[[str], bool], timeo
         time.sleep(0.002)
 
 
+def _selected(screen: str) -> str | None:
+    """The id in the selected proposal's detail line ("p-0002: revise by …", "x-…: external change …")."""
+    m = re.search(r"\b((?:p-\d+|x-[0-9a-f]+)): (?:external|[a-z]+ by)", screen)
+    return m[1] if m else None
+
+
 def _vmhwm(pid: int) -> float:
     """Peak RSS in MB of the app: the pane's process or, when it is a wrapper, its largest child."""
     best = 0.0
@@ -181,11 +188,14 @@ def tmux_keys(root: Path, *, code: str | None = None, writer: bool = False, roun
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the review panel never listed {LOG}:\n{_screen(tmux)}")
             time.sleep(0.1)
-        for _ in range(20):  # walk the review list to the big log
-            if on_big(_screen(tmux)):
+        for _ in range(20):  # walk the review list to the big log, one step answered before the next
+            shown = _selected(_screen(tmux))
+            if shown == big:
                 break
             subprocess.run([*tmux, "send-keys", "-t", "app", "]"], check=True)
-            time.sleep(0.3)
+            step = time.monotonic() + 20
+            while _selected(_screen(tmux)) == shown and time.monotonic() < step:
+                time.sleep(0.05)
         if not on_big(_screen(tmux)):
             raise RuntimeError(f"the big log was never selected:\n{_screen(tmux)}")
         time.sleep(1)
