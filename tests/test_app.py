@@ -173,6 +173,7 @@ def test_the_watcher_treats_a_new_queue_folder_as_a_queue_change(tmp_path: Path)
 
 async def test_viewer_marks_provenance_struck_history_untagged_and_caps(demo: Path) -> None:
     app = MemtuiApp(demo, watch=False)
+    app.diff_wrap = False  # one row per line: this test reads the unwrapped rows (W wraps them; on by default)
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
         viewer = app.query_one(MemoryViewer)
@@ -219,6 +220,7 @@ async def test_big_log_opens_on_the_light_path_and_scrolls_to_its_end(tmp_path: 
     lines = [f"- {i // 60 % 24:02d}:{i % 60:02d} [observed] event {i} " + "x" * 40 for i in range(40_000)]
     (demo / "log/2026-01-01.md").write_text("# 2026-01-01\n\n" + "\n".join(lines) + "\n")
     app = MemtuiApp(demo, watch=False)
+    app.diff_wrap = False  # one row per line: this test reads the unwrapped rows (W wraps them; on by default)
     async with app.run_test(size=SIZE) as pilot:
         await start(app, pilot)
         app.open_file("log/2026-01-01.md")

@@ -85,12 +85,31 @@ def test_revise_side_by_side(snap_compare, demo: Path) -> None:
 
 
 def test_revise_wrapped_at_100_columns(snap_compare, demo: Path) -> None:
-    """W: the diff's long lines wrap under their text, numbers and signs in their own column, nothing cut."""
+    """The diff's long lines wrap (from the start; W cuts them) under their text, numbers and signs in their own
+    column, nothing cut."""
     async def wrap(pilot) -> None:
         await settle(pilot)
         pilot.app.review.select("p-0002")
         pilot.app.review.option_list.focus()
-        await pilot.press("W")
+        await pilot.pause(0.1)
+
+    assert snap_compare(MemtuiApp(demo, watch=False), terminal_size=(100, 42), run_before=wrap)
+
+
+def test_viewer_wrapped_at_100_columns(snap_compare, demo: Path) -> None:
+    """The viewer wraps (from the start; W cuts): two long entries (one struck superseded) wrap under their text, the provenance symbol in
+    the gutter of their first row only, the struck one readable to its `superseded DATE`."""
+    from support.by_hand import write_committed
+    from test_viewer_wrap import NEW, OLD
+
+    text = (demo / "MEMORY.md").read_text()
+    write_committed(demo, "MEMORY.md", text.replace(
+        "- [stated] Uses uv, never pip, for Python projects (2026-04-18, chat)\n", OLD + NEW))
+
+    async def wrap(pilot) -> None:
+        await settle(pilot)
+        viewer = pilot.app.query_one(MemoryViewer)
+        viewer.go_to_line(next(i for i, ln in enumerate(viewer.state.lines) if ln == "## User"))
         await pilot.pause(0.1)
 
     assert snap_compare(MemtuiApp(demo, watch=False), terminal_size=(100, 42), run_before=wrap)

@@ -43,7 +43,9 @@ def test_installed_memtui_in_tmux(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
                    check=True)
     try:
         screen = wait_screen(tmux, "app", lambda s: "pending" in s and "◆" in s and "p-0001" in s)
-        assert "~/memory" in screen and "Facts  4/3" in screen and "over cap" in screen
+        assert "~/memory" in screen and "User  2/30" in screen and "Preferences  3/30" in screen
+        subprocess.run([*tmux, "send-keys", "-t", "app", "J", "J", "J"], check=True)  # the cursor down to Facts
+        wait_screen(tmux, "app", lambda s: "Facts  4/3" in s and "over cap" in s, timeout=10)
 
         with open(root / "MEMORY.md", "a") as f:  # another terminal appends a line
             f.write("- [observed] Written from another terminal (2026-08-20, tmux)\n")

@@ -141,6 +141,7 @@ async def test_the_review_diff_of_a_huge_file_is_bounded_and_says_how_many_lines
     lines = 30_000
     (demo / LOG).write_text("".join(LINE.format(k=k) for k in range(lines)))
     app = MemtuiApp(demo, watch=False)
+    app.diff_wrap = False  # one row per line: this test reads the unwrapped rows (W wraps them; on by default)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: settled(app), what="the app to settle")
         [p] = [p for p in app.review.proposals if p.file == LOG]

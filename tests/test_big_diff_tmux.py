@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -82,16 +83,29 @@ def run_app(tmp_path: Path, root: Path, name: str, lines: int | None) -> tuple[l
             assert time.monotonic() < deadline, f"the review panel never listed {LOG}:\n{screen(tmux)}"
             time.sleep(0.1)
         on_log = lambda s: f"{log}: external" in s  # noqa: E731 (the detail line of the selected proposal)
-        for _ in range(12):  # walk the review list to the log, listed last
-            if on_log(screen(tmux)):
+        detail = re.compile(r"\b((?:p-\d+|x-[0-9a-f]+)): (?:external|[a-z]+ by)")
+        for _ in range(12):  # walk the review list to the log, listed last; each step answered before the next
+            if on_log(screen(tmux)):  # (the list wraps around: a step sent ahead of the screen can pass the log)
                 break
+            before = detail.findall(screen(tmux))
             subprocess.run([*tmux, "send-keys", "-t", "app", "]"], check=True)
-            time.sleep(0.3)
+            step = time.monotonic() + 20
+            while detail.findall(screen(tmux)) == before and time.monotonic() < step:
+                time.sleep(0.05)
         shown = screen(tmux)
         assert on_log(shown), f"the log was never selected:\n{shown}"
         if lines is not None:
             left = lines + 3 - 500  # headers, one hunk, every line of the new file; 500 rows drawn
-            assert f"… {left:,} more lines of this diff" in shown, shown
+            # The note wraps in the review panel (right of its border) like the diff: read its rows joined.
+            def panel(s: str) -> str:
+                return " ".join(" ".join(row[row.rindex("▊") + 1:].strip() for row in s.splitlines() if "▊" in row)
+                                .split())
+
+            deadline = time.monotonic() + 20  # its diff is parsed in a worker, after the detail line shows
+            while f"… {left:,} more lines of this diff" not in panel(shown):
+                assert time.monotonic() < deadline, shown
+                time.sleep(0.1)
+                shown = screen(tmux)
         time.sleep(1)
         waits = []
         for _ in range(5):

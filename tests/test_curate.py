@@ -285,6 +285,7 @@ async def test_filters_untagged_and_stale_with_configured_age(demo: Path) -> Non
     config = demo / ".memtui/config.toml"
     write_committed(demo, ".memtui/config.toml", config.read_text() + "\n[curate]\nstale_days = 100\n")
     app = MemtuiApp(demo, watch=False, user=PERSON)
+    app.diff_wrap = False  # one row per line: this test reads the unwrapped rows (W wraps them; on by default)
     async with app.run_test(size=SIZE) as pilot:
         viewer = await started(pilot)
         await pilot.press("f", "f")  # untagged

@@ -91,6 +91,7 @@ async def test_big_log_heading_count_arrives_after_the_first_frame(tmp_path):
     (demo / "log").mkdir(exist_ok=True)
     (demo / "log/2026-01-01.md").write_text("# 2026-01-01\n\n" + "\n".join(lines) + "\n- ~~old~~ struck\n")
     app = MemtuiApp(demo, watch=False)
+    app.diff_wrap = False  # one row per line: this test reads the unwrapped rows (W wraps them; on by default)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: settled(app), what="the app settled")
         app.open_file("log/2026-01-01.md")

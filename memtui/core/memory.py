@@ -71,6 +71,10 @@ class Memory(MemoryReader):
                 journal.recover(self.store, wait=OPEN_WAIT)
             except (OSError, StoreError):
                 pass
+        # An external change's diff by (file, hash before, hash after): the app lists external changes on every
+        # sync, and decoding and diffing a 20 MB log again each time a writer touched another file held the GIL
+        # the app's thread needed for the keys.
+        self._external_diffs: dict[tuple[str, str, str], str] = {}
 
     # reading ----------------------------------------------------------------------------------------------
     def spec_for(self, doc: Document) -> FormatSpec:
@@ -302,7 +306,11 @@ class Memory(MemoryReader):
     def external_proposals(self) -> list[Proposal]:
         out = []
         for ch in self.store.external_changes():
-            out.append(_external_proposal(ch))
+            out.append(_external_proposal(ch, self._external_diffs))
+        listed = {(p.file, p.base_hash, p.after_hash) for p in out}
+        for key in list(self._external_diffs):  # a copy: another thread may list them at the same time
+            if key not in listed:
+                self._external_diffs.pop(key, None)  # only the changes listed now are kept
         return out
 
     def get(self, pid: str) -> Proposal:
@@ -689,14 +697,17 @@ def _unbullet(line: str) -> str:
     return line.strip() if e is None else e.raw[len(e.indent) + len(e.bullet):].strip()
 
 
-
-
-def _external_proposal(ch: ExternalChange) -> Proposal:
+def _external_proposal(ch: ExternalChange, diffs: dict[tuple[str, str, str], str] | None = None) -> Proposal:
     def text(b: bytes | None) -> str | None:
         return None if b is None else b.decode("utf-8", errors="replace")
 
+    before, after = content_hash(ch.before), content_hash(ch.after)
+    diff = None if diffs is None else diffs.get((ch.path, before, after))
+    if diff is None:
+        diff = unified_diff(ch.path, text(ch.before), text(ch.after))
+        if diffs is not None:
+            diffs[(ch.path, before, after)] = diff
     return Proposal(
         id=_external_id(ch.path), created=clock.now().isoformat(timespec="seconds"), actor="external",
-        file=ch.path, action=ch.kind, base_hash=content_hash(ch.before), after_hash=content_hash(ch.after),
-        diff=unified_diff(ch.path, text(ch.before), text(ch.after)),
+        file=ch.path, action=ch.kind, base_hash=before, after_hash=after, diff=diff,
     )

@@ -78,10 +78,12 @@ class MemtuiApp(App[None]):
         Binding("c", "open_pane('chat')", "Chat", id="chat", tooltip="Chat with the embedded agent"),
         Binding("v", "toggle_raw", "Raw", id="toggle_raw", tooltip="Toggle between rendered and raw source"),
         Binding("d", "diff_commit", "Diff", id="diff_commit", tooltip="Diff the open file against its last commit"),
-        Binding("S", "toggle_split", "Side by side", id="toggle_split",
+        # Not in the footer (nor W): at 120 columns it cut "? Keys" off the end; both are in the ? help.
+        Binding("S", "toggle_split", "Side by side", id="toggle_split", show=False,
                 tooltip="Show diffs side by side (old left, new right), or unified again"),
         Binding("W", "toggle_wrap", "Wrap", id="toggle_wrap", show=False,
-                tooltip="Wrap long lines in diffs (line numbers and signs stay in their column), or cut them again"),
+                tooltip="Wrap long lines in files and diffs (symbols, line numbers and signs stay in their column), "
+                "or cut them at the edge again"),
         Binding("w", "close_tab", "Close tab", id="close_tab", show=False, tooltip="Close the current tab"),
         # Priority: an input's scrolling ancestors bind these keys to sideways paging, which no tab here needs.
         Binding("ctrl+pagedown", "switch_tab(1)", "Next tab", id="next_tab", show=False, priority=True,
@@ -108,7 +110,9 @@ class MemtuiApp(App[None]):
         self.root = self.folder or Path(root or ".").expanduser().absolute()
         self.connected = True
         self.diff_split = False  # diffs side by side (S); a diff mounted later starts the same way
-        self.diff_wrap = False  # diffs' long lines wrapped (W)
+        # Long lines wrapped (W) in diffs, viewers and the feed; one mounted later starts the same way. On from the
+        # start: at 120 columns the review panel is 40 wide, and a change cut at its edge is a change not seen.
+        self.diff_wrap = True
         self._select_after_sync: str | None = None  # a proposal the app just made, selected once it is listed
         self.consolidation_offer: list[str] = []
         self.by = user or default_actor()
@@ -509,7 +513,11 @@ class MemtuiApp(App[None]):
         self.diff_wrap = not self.diff_wrap
         for view in self.base.query(DiffView):
             view.set_wrap(self.diff_wrap)
-        self.notify("Diffs wrap long lines" if self.diff_wrap else "Diffs cut long lines at the edge")
+        for viewer in self.base.query(MemoryViewer):
+            viewer.wrap = self.diff_wrap
+        self.feed.set_wrap(self.diff_wrap)
+        self.notify("Long lines wrap (files, diffs and the activity feed)" if self.diff_wrap else
+                    "Long lines are cut at the edge: scroll sideways to read them (W wraps them again)")
 
     def action_toggle_raw(self) -> None:
         viewer = self.current_viewer()
@@ -669,7 +677,11 @@ class MemtuiApp(App[None]):
             return
         r = message.result
         severity = {"applied": "information", "rejected": "information", "conflict": "warning"}.get(r.status, "error")
-        self.notify(decided(message.pid, r.status, r.message), severity=severity)  # type: ignore[arg-type]
+        # A decision that went through is in the feed too: its notice goes soon, so notices of a quick run of
+        # decisions do not pile up over the next proposal's diff. One that did not go through stays to be read.
+        timeout = 1.5 if r.status in ("applied", "rejected") else self.NOTIFICATION_TIMEOUT
+        self.notify(decided(message.pid, r.status, r.message), severity=severity,  # type: ignore[arg-type]
+                    timeout=timeout)
         self.sync()
 
     # consolidation ----------------------------------------------------------------------------------------

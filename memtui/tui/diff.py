@@ -187,6 +187,8 @@ class DiffView(ScrollView, can_focus=True):
             self.refresh()
 
     def show(self, diff: str, empty: str | None = None, rel: str | None = None) -> None:
+        if self._seq and (diff, rel, self.empty if empty is None else empty) == (self.diff, self.rel, self.empty):
+            return  # the diff on screen (or being parsed) again: not restyled, and not scrolled back to its top
         self.diff = diff
         self.rel = rel
         if empty is not None:
@@ -247,7 +249,9 @@ class DiffView(ScrollView, can_focus=True):
         elif self.split or self.wrap:
             width = max(24, (self.size.width or 81) - 1)  # less the scrollbar's column, shown or not
             whole = split_text(body, style, width) if self.split else unified_wrapped(body, style, width)
-            texts = [*notes[:1], *whole.split("\n"), *notes[1:]]
+            # The "N more lines" notes wrap too: cut at the edge, they lost the key that opens the rest.
+            notes = [list(note.wrap(self.app.console, width, overflow="fold")) for note in notes]
+            texts = [*(notes[0] if notes else []), *whole.split("\n"), *(row for note in notes[1:] for row in note)]
         else:
             spans = iter(line_spans(body))
             texts = []

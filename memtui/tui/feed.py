@@ -73,12 +73,16 @@ class AuditTail:
         return new
 
 
+INDENT = 30  # cells of time, actor and kind before a line's text: a wrapped line's rows start under its text
+
+
 class ActivityFeed(ScrollView, can_focus=True):
     """A bounded log of what happened to the memory while the app was open (and just before).
 
-    A Line API widget drawn like a RichLog without wrapping (long lines scroll sideways), but lighter: RichLog
-    imports rich.pretty and attrs, which cost the app's first frame 10-17 ms, and renders each line on write;
-    this renders a line only when it is first shown."""
+    A Line API widget drawn like a RichLog, but lighter: RichLog imports rich.pretty and attrs, which cost the
+    app's first frame 10-17 ms, and renders each line on write; this renders a line only when it is first shown.
+    With wrap on (the app's W) a long line wraps under its text, so no message is cut at the edge; with it off,
+    long lines scroll sideways."""
 
     COMPONENT_CLASSES = {"feed--time", "feed--actor", "feed--write", "feed--approve", "feed--reject",
                          "feed--external", "feed--search", "feed--queued"}
@@ -90,9 +94,63 @@ class ActivityFeed(ScrollView, can_focus=True):
         self.lines: list[Text] = []
         self._strips: dict[int, Strip] = {}  # line index -> the line drawn, kept until the lines shift
         self._widest = 0
+        self.wrap = False
+        self._rows: list[tuple[int, int]] = []  # wrapped: (line, part) per row
+        self._parts: dict[int, list[Text]] = {}  # wrapped: a line's rows at `_wrap_width`
+        self._wrap_width = 0
 
     def on_mount(self) -> None:
         self.border_title = "Activity"
+        self.wrap = bool(getattr(self.app, "diff_wrap", False))
+        self._relayout()
+
+    def set_wrap(self, wrap: bool) -> None:
+        self.wrap = wrap
+        self._relayout()
+
+    def on_resize(self) -> None:
+        if self.wrap:
+            self._relayout()
+
+    def _relayout(self) -> None:
+        """The rows again, for a new width or wrap setting: a thousand lines at most."""
+        self._strips.clear()
+        self._parts.clear()
+        self._wrap_width = self._width()
+        self._rows = []
+        for k in range(len(self.lines)):
+            self._add_rows(k)
+        self._set_virtual_size()
+        self.refresh()
+
+    def _add_rows(self, k: int) -> None:
+        if self.wrap:
+            self._rows += [(k, n) for n in range(len(self._wrapped(k)))]
+
+    def _width(self) -> int:
+        return max(40, self.scrollable_content_region.width or 80)
+
+    def _relayout_if_resized(self) -> None:
+        if self.wrap and self._width() != self._wrap_width:
+            self._relayout()
+
+    def _wrapped(self, k: int) -> list[Text]:
+        width = self._wrap_width
+        parts = self._parts.get(k)
+        if parts is None:
+            line = self.lines[k]
+            head = line[:INDENT] if line.cell_len > width else line
+            parts = [head] if line.cell_len <= width else [
+                (head if n == 0 else Text(" " * INDENT)) + part
+                for n, part in enumerate(line[INDENT:].wrap(self.app.console, width - INDENT, overflow="fold"))]
+            self._parts[k] = parts
+        return parts
+
+    def _set_virtual_size(self) -> None:
+        if self.wrap:
+            self.virtual_size = Size(1, len(self._rows))
+        else:
+            self.virtual_size = Size(self._widest, len(self.lines))
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -110,23 +168,34 @@ class ActivityFeed(ScrollView, can_focus=True):
             no_wrap=True,
         )
         self.lines.append(line)
+        self._widest = max(self._widest, line.cell_len)
         if len(self.lines) > self.MAX_LINES:
             del self.lines[:-self.MAX_LINES]
-            self._strips.clear()
-            self.refresh()
-        self._widest = max(self._widest, line.cell_len)
-        self.virtual_size = Size(self._widest, len(self.lines))
+            self._relayout()
+        elif self.wrap and self._width() != self._wrap_width:
+            self._relayout()
+        else:
+            self._add_rows(len(self.lines) - 1)
+            self._set_virtual_size()
         self.scroll_end(animate=False, immediate=False, x_axis=False)
 
     def render_line(self, y: int) -> Strip:
+        self._relayout_if_resized()  # a scrollbar shown or hidden changes the width without a resize
         scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
         index = scroll_y + y
-        if index >= len(self.lines):
+        if index >= (len(self._rows) if self.wrap else len(self.lines)):
             return Strip.blank(width, self.rich_style)
         strip = self._strips.get(index)
         if strip is None:
-            strip = self._strips[index] = Strip(list(self.lines[index].render(self.app.console, end="")))
+            if self.wrap:
+                k, n = self._rows[index]
+                text = self._wrapped(k)[n]
+            else:
+                text = self.lines[index]
+            strip = self._strips[index] = Strip(list(text.render(self.app.console, end="")))
+        if self.wrap:
+            scroll_x = 0
         return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style).apply_style(self.rich_style)
 
     def texts(self) -> list[str]:

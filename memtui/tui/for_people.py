@@ -97,4 +97,6 @@ def decided(pid: str, status: str, message: str) -> str:
         return f"{pid} was not applied: {for_person(message)}"
     if status == "refused":
         return f"{pid} was not applied: {for_person(message)}"
+    if message.startswith(f"{pid} {status}"):  # "p-0008 rejected: not true" says it already
+        return message
     return f"{pid}: {status}. {message}"

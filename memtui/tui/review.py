@@ -50,6 +50,8 @@ class ReviewPanel(Vertical):
         self._decided: str | None = None
         self.loaded = False
         self.body_mounted = False
+        self._shown_lineage: dict[str, list[str]] | None = None
+        self._detail: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("Review", id="review-title")
@@ -101,6 +103,12 @@ class ReviewPanel(Vertical):
         if not self.body_mounted:
             self.proposals, self.loaded = proposals, True  # shown once the list is mounted
             return
+        if self.loaded and self.lineage == self._shown_lineage and _same_list(self.proposals, proposals):
+            # A sync after a change elsewhere (a log an agent appends to): nothing here changed, so nothing is
+            # rebuilt, restyled or scrolled. Redrawing the list and a 500-row diff on every write took the app's
+            # thread from the keys for most of each second under a busy writer.
+            return
+        self._shown_lineage = dict(self.lineage)
         old = self.selected
         old_index = self.option_list.highlighted
         self.proposals = proposals
@@ -110,8 +118,10 @@ class ReviewPanel(Vertical):
         ids = [p.id for p in proposals]
         if old is not None and old.id in ids:
             target = ids.index(old.id)
-            if self._decided == old.id:
-                # Still listed (it became a conflict): move to the next one that needs a decision.
+            if self._decided == old.id and proposals[target].status != CONFLICT:
+                # Still listed, not a conflict (an approval that failed otherwise): on to the next one that needs
+                # a decision. One that became a conflict stays selected: the message says `e` or `r` resolves
+                # it, and those keys act on what is selected.
                 after = [k for k in range(len(ids)) if k > target and proposals[k].status != CONFLICT]
                 target = after[0] if after else target
         elif proposals:
@@ -178,10 +188,9 @@ class ReviewPanel(Vertical):
 
     def _show_selected(self) -> None:
         p = self.selected
-        detail = self.query_one("#review-detail", Static)
         diff = self.query_one(DiffView)
         if p is None:
-            detail.update("Nothing waits for you." if self.loaded else "Loading…")
+            self._update_detail("Nothing waits for you." if self.loaded else "Loading…")
             diff.show("", empty="No proposal selected.")
             return
         what = "external change (approve commits it, reject restores the last commit)" if p.external else \
@@ -192,5 +201,19 @@ class ReviewPanel(Vertical):
         lines += [f"⚑ {for_person(f)}" for f in p.flags]
         lines += [f"warning: {w}" for w in p.warnings]
         lines += evidence_lines(p, self.lineage.get(p.id, []))
-        detail.update(plain("\n".join(lines)))
+        self._update_detail("\n".join(lines))
         diff.show(p.diff, empty="(no diff)", rel=p.file)
+
+    def _update_detail(self, text: str) -> None:
+        if text != self._detail:  # an update lays the panel out again
+            self._detail = text
+            self.query_one("#review-detail", Static).update(plain(text))
+
+
+def _same_list(old: list[Proposal], new: list[Proposal]) -> bool:
+    """The same proposals in the same order, as shown: an external change listed again is the same while its
+    bytes are (its `created` is the time it was listed, not a change)."""
+    return len(old) == len(new) and all(
+        a == b or (a.external and b.external and (a.id, a.action, a.file, a.base_hash, a.after_hash, a.diff)
+                   == (b.id, b.action, b.file, b.base_hash, b.after_hash, b.diff))
+        for a, b in zip(old, new))

@@ -4,6 +4,10 @@ Built on the Line API so a 50 MB daily log opens at once: the file is read and s
 the visible lines are styled (each into a `Strip`, kept in an LRU cache). When the file changes on disk the
 viewer diffs it against what it showed: added lines are marked and removed ones stay as ghost lines until the
 person presses escape or the file changes again.
+
+With wrap on (the app's W) long lines wrap under their text, the gutter blank on continuation rows. The scroll
+unit stays one line (as in vim): a frame wraps only the lines it shows, so a file of any size costs what is on
+screen, never a pass over all of it to count wrapped rows.
 """
 
 from __future__ import annotations
@@ -172,6 +176,7 @@ class MemoryViewer(ScrollView, can_focus=True):
     ]
 
     raw: reactive[bool] = reactive(False)
+    wrap: reactive[bool] = reactive(False, init=False)
 
     @dataclass
     class Loaded(Message):
@@ -197,11 +202,19 @@ class MemoryViewer(ScrollView, can_focus=True):
         self._rows: list[tuple[int, int]] | None = None  # (line, -1) or (line, ghost k) when ghosts show
         self._row_index: dict[int, int] | None = None  # line -> its row in `_rows`
         self._cache: LRUCache[tuple, Strip] = LRUCache(2048)
+        self._units = 1  # rows before wrapping: lines, or lines and ghosts, or a filter's rows
+        self._content_width = 0
+        self._parts: LRUCache[tuple, list[tuple[Text, Style | None]]] = LRUCache(512)  # a unit's wrapped rows
+        self._heights: dict[tuple, int] = {}  # a unit's count of wrapped rows, kept while its text is
+        self._frames: dict[tuple, list[tuple[int, int]]] = {}  # (unit, part) per screen row, per scroll position
+        self._sized_for = (0, 0)  # the content region the wrapped size was counted for
         self._pending_line: int | None = None
         self.loads = 0
         self.entry_cursor = EntryCursor(self, memory, person)
 
     def on_mount(self) -> None:
+        self.set_reactive(MemoryViewer.wrap, bool(getattr(self.app, "diff_wrap", False)))
+        self.set_class(self.wrap, "-wrap")
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._invalidate())
         if self.parent is not None:
             bar = self.entry_cursor.bar = EntryBar(classes="entry-bar")
@@ -250,6 +263,7 @@ class MemoryViewer(ScrollView, can_focus=True):
             return
         message.stop()
         previous = self.state
+        at_end = self.scroll_offset.y >= self.max_scroll_y
         if self.entry_cursor.own_write(message.state):
             message.state.added, message.state.ghosts, message.state.first_change = set(), {}, None
         self.state = message.state
@@ -260,20 +274,21 @@ class MemoryViewer(ScrollView, can_focus=True):
         if previous is not None and (message.state.added or message.state.ghosts):
             removed = sum(len(g) for g in message.state.ghosts.values())
             self.post_message(self.Reloaded(self.rel, len(message.state.added), removed))
-            self._scroll_to_change(previous)
+            self._scroll_to_change(previous, at_end)
         if self._pending_line is not None:
             self.go_to_line(self._pending_line)
             self._pending_line = None
 
-    def _scroll_to_change(self, previous: ViewerState) -> None:
+    def _scroll_to_change(self, previous: ViewerState, at_end: bool) -> None:
         st = self.state
         if st is None or st.first_change is None:
             return
-        was_at_end = self.scroll_offset.y + self.size.height >= len(previous.lines)
+        # Wrapped, the rows on screen are not one per line: the end is where the scroll could go no further.
+        was_at_end = at_end if self.wrap else self.scroll_offset.y + self.size.height >= len(previous.lines)
         row = self._row_of(st.first_change)
         if was_at_end and st.first_change >= len(previous.lines) - 1:
             self.call_after_refresh(self.scroll_end, animate=False)
-        elif not (self.scroll_offset.y <= row < self.scroll_offset.y + self.size.height):
+        elif not self._unit_on_screen(row):
             self.call_after_refresh(self.scroll_to, y=max(0, row - 2), animate=False)
 
     def go_to_line(self, line: int) -> None:
@@ -292,9 +307,10 @@ class MemoryViewer(ScrollView, can_focus=True):
     def _build_rows(self) -> None:
         self._row_index = None
         st = self.state
+        self._heights.clear()
         if st is not None and self.entry_filter is not None and self.entry_cursor.entries_known():
             self._rows = [(i, -1) for i in self.entry_cursor.filtered_rows()]
-            self.virtual_size = Size(st.width + 24, max(1, len(self._rows)))
+            self._size_rows(st.width + 24, max(1, len(self._rows)))
             return
         if st is None or not st.ghosts:
             self._rows = None
@@ -308,15 +324,50 @@ class MemoryViewer(ScrollView, can_focus=True):
                     rows.append((i, -1))
             self._rows = rows
             count = len(rows)
-        width = (st.width if st else 0) + 24
-        self.virtual_size = Size(width, count)
+        self._size_rows((st.width if st else 0) + 24, count)
+
+    def _size_rows(self, width: int | None = None, units: int | None = None) -> None:
+        """The scrollable size: a row per unit and the widest line, or wrapped, no sideways scroll and as many
+        units as let the last ones fill the screen (found from the end, so bounded by the screen's height)."""
+        if width is not None:
+            self._content_width = width
+        if units is not None:
+            self._units = units
+        self._frames.clear()
+        if not self.wrap:
+            self.virtual_size = Size(self._content_width, self._units)
+            return
+        region = self.scrollable_content_region
+        height = max(1, region.height)
+        self._sized_for = (region.width, region.height)
+        self.virtual_size = Size(1, self._last_top(height) + height)
 
     def _invalidate(self) -> None:
         self._cache.clear()
+        self._parts.clear()
+        self._frames.clear()
         self.refresh()
 
     def watch_raw(self) -> None:
+        self._heights.clear()  # the raw gutter is wider: the lines wrap elsewhere
+        self._size_rows()
         self._invalidate()
+
+    def watch_wrap(self, wrap: bool) -> None:
+        self.set_class(wrap, "-wrap")
+        self._heights.clear()
+        if wrap:
+            self.scroll_to(x=0, animate=False)
+        self._size_rows()
+        self._invalidate()
+        if self.cursor is not None:
+            self.call_after_refresh(self.keep_in_view, self.cursor)
+
+    def on_resize(self) -> None:
+        if self.wrap:
+            self._heights.clear()
+            self._size_rows()
+            self._invalidate()
 
     def action_acknowledge(self) -> None:
         """The person has seen the change: drop the added marks and the ghost lines (then the filter, the cursor)."""
@@ -405,13 +456,16 @@ class MemoryViewer(ScrollView, can_focus=True):
     # rendering --------------------------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
-        row = scroll_y + y
         width = self.scrollable_content_region.width
+        if self.wrap:
+            return self._render_wrapped(y, scroll_y, width)
+        row = scroll_y + y
         key = (row, scroll_x, width, self.raw)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
-        strip = self._render_row(row, scroll_x, width)
+        text, line_style = self._row_content(row)
+        strip = self._strip(text, line_style, self._line_of(row), scroll_x, width)
         self._cache[key] = strip
         return strip
 
@@ -424,18 +478,155 @@ class MemoryViewer(ScrollView, can_focus=True):
         """The plain text of one display row (gutter included), as drawn; for tests and screen readers."""
         return self._row_content(row)[0].plain
 
-    def _render_row(self, row: int, scroll_x: int, width: int) -> Strip:
-        text, line_style = self._row_content(row)
+    def screen_text(self) -> str:
+        """The rows on screen as drawn, wrapped or not (for tests and screen readers)."""
+        return "\n".join(self.render_line(y).text.rstrip() for y in range(self.scrollable_content_region.height))
+
+    def _strip(self, text: Text, line_style: Style | None, line: int, scroll_x: int, width: int) -> Strip:
         base = self.rich_style
         text.expand_tabs(TAB_SIZE)  # a tab written raw would move the terminal's cursor past the row's cells
         segments = list(text.render(self.app.console, end=""))
-        if line_style is not None and self.cursor is not None and self._line_of(row) == self.cursor:
+        if line_style is not None and self.cursor is not None and line == self.cursor:
             # The cursor's background goes over the provenance, meta and tag styles, not under them.
             segments = list(Segment.apply_style(segments, post_style=Style(bgcolor=line_style.bgcolor)))
         strip = Strip(segments).crop(scroll_x, scroll_x + width)
         fill = base + line_style if line_style else base
         strip = strip.apply_style(fill) if line_style else strip
         return strip.extend_cell_length(width, fill).apply_style(base)
+
+    # wrapping -----------------------------------------------------------------------------------------------
+    def _gutter_cells(self) -> int:
+        st = self.state
+        if st is None or st.missing or st.error:
+            return 2
+        return len(str(len(st.lines))) + 3 if self.raw else 3
+
+    def _wrapped(self, unit: int, width: int) -> list[tuple[Text, Style | None]]:
+        """One unit's rows wrapped in `width` cells, the gutter on the first only. A line taller than the screen
+        shows what fits and says how much more there is (bounded work for a line of any length)."""
+        key = (unit, width, self.raw)
+        parts = self._parts.get(key)
+        if parts is not None:
+            return parts
+        text, line_style = self._row_content(unit)
+        text.expand_tabs(TAB_SIZE)
+        gutter = min(self._gutter_cells(), len(text))
+        head, body = text[:gutter], text[gutter:]
+        body_width = max(8, width - gutter)
+        most = max(3, self.scrollable_content_region.height)
+        limit = most * body_width * 2  # characters: enough for `most` rows even of wide characters
+        total = len(body)
+        if total > limit:
+            body = body[:limit]
+        rows = list(body.wrap(self.app.console, body_width, overflow="fold")) or [Text("")]
+        if len(rows) > most or total > limit:
+            rows = rows[:most - 1]
+            left = total - sum(len(r) for r in rows)
+            rows.append(Text(f"… {left:,} more characters of this line: W cuts long lines (then scroll sideways)",
+                             self.get_component_rich_style("viewer--untagged") + Style(italic=True)))
+        blank = Text(" " * gutter)
+        parts = [(head + row if n == 0 else blank + row, line_style) for n, row in enumerate(rows)]
+        self._parts[key] = parts
+        self._heights[key] = len(parts)
+        return parts
+
+    def _height(self, unit: int, width: int) -> int:
+        height = self._heights.get((unit, width, self.raw))
+        return height if height is not None else len(self._wrapped(unit, width))
+
+    def _last_top(self, height: int) -> int:
+        """The first unit of the last screenful: walked back from the end, at most a screen of units."""
+        width = self.scrollable_content_region.width or 80
+        unit, rows = self._units, 0
+        while unit > 0:
+            rows += self._height(unit - 1, width)
+            if rows > height:
+                break
+            unit -= 1
+        return max(0, min(unit, self._units - 1))
+
+    def _frame(self, top: int, width: int, height: int) -> list[tuple[int, int]]:
+        """(unit, part) for each screen row from unit `top` down; only the units that show are wrapped."""
+        key = (top, width, height, self.raw)
+        frame = self._frames.get(key)
+        if frame is None:
+            frame = []
+            unit = top
+            while len(frame) < height and unit < self._units:
+                frame += [(unit, n) for n in range(self._height(unit, width))]
+                unit += 1
+            frame = frame[:height]
+            self._frames[key] = frame
+        return frame
+
+    def _render_wrapped(self, y: int, top: int, width: int) -> Strip:
+        if (width, self.scrollable_content_region.height) != self._sized_for:
+            self._heights.clear()  # the region changed under the rows counted for the end: count them again
+            self._size_rows()
+        key = ("wrap", top, y, width, self.raw)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        frame = self._frame(top, width, self.scrollable_content_region.height)
+        if y < len(frame):
+            unit, n = frame[y]
+            text, line_style = self._wrapped(unit, width)[n]
+            strip = self._strip(text.copy(), line_style, self._line_of(unit), 0, width)
+        else:
+            strip = Strip.blank(width, self.rich_style)
+        self._cache[key] = strip
+        return strip
+
+    def _unit_on_screen(self, unit: int) -> bool:
+        """All of the unit's rows show (or it is the top one, when it is taller than the screen)."""
+        top, height = self.scroll_offset.y, max(1, self.scrollable_content_region.height)
+        if not self.wrap:
+            return top <= unit < top + height
+        if unit == top:
+            return True
+        width = self.scrollable_content_region.width
+        shown = sum(1 for u, _ in self._frame(top, width, height) if u == unit)
+        return unit > top and shown == self._height(unit, width)
+
+    def keep_in_view(self, line: int) -> None:
+        """Wrapped: scroll so every row of `line` shows, about a third of the screen below the top."""
+        unit = self._row_of(line)
+        if not self.wrap or self._unit_on_screen(unit):
+            return
+        width, height = self.scrollable_content_region.width, max(1, self.scrollable_content_region.height)
+        room = max(0, min(height // 3, height - self._height(unit, width)))  # rows above it
+        top, above = unit, 0
+        while top > 0 and above + self._height(top - 1, width) <= room:
+            above += self._height(top - 1, width)
+            top -= 1
+        self.scroll_to(y=top, animate=False)
+
+    def set_cursor(self, line: int | None) -> None:
+        super().set_cursor(line)
+        if line is not None and self.wrap:
+            self.keep_in_view(line)
+
+    def action_page_down(self) -> None:
+        if not self.wrap:
+            super().action_page_down()
+            return
+        top, width = self.scroll_offset.y, self.scrollable_content_region.width
+        frame = self._frame(top, width, max(1, self.scrollable_content_region.height))
+        if frame:
+            last, n = frame[-1]
+            whole = n == self._height(last, width) - 1
+            self.scroll_to(y=max(top + 1, last + 1 if whole else last), animate=False)
+
+    def action_page_up(self) -> None:
+        if not self.wrap:
+            super().action_page_up()
+            return
+        top, width = self.scroll_offset.y, self.scrollable_content_region.width
+        height, rows = max(1, self.scrollable_content_region.height), 0
+        while top > 0 and rows + self._height(top - 1, width) <= height:
+            rows += self._height(top - 1, width)
+            top -= 1
+        self.scroll_to(y=min(top, max(0, self.scroll_offset.y - 1)), animate=False)
 
     def _row_content(self, row: int) -> tuple[Text, Style | None]:
         st = self.state
