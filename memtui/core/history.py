@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterable
 
 from memtui.core import clock
+from memtui.core.changes import emits_change
 from memtui.core.proposals import WriteResult
 from memtui.core.store import NoHistory, content_hash
 
@@ -271,6 +272,7 @@ def _text(b: bytes | None) -> str | None:
     return None if b is None else b.decode("utf-8", errors="replace")
 
 
+@emits_change
 def revert(memory: Memory, commit: str, by: str | None = None) -> WriteResult:
     """A new commit that reverses `commit` for the memory files it touched; refused if later changes conflict."""
     from memtui.core.memory import default_actor
@@ -336,6 +338,7 @@ def revert(memory: Memory, commit: str, by: str | None = None) -> WriteResult:
                        None, None, new, diff)
 
 
+@emits_change
 def restore(memory: Memory, rel: str, commit: str, by: str | None = None) -> WriteResult:
     """Put one file back to its version at `commit`, as a new commit."""
     from memtui.core.memory import default_actor
@@ -382,6 +385,7 @@ def last_change(memory: Memory, actor: str | None = None) -> dict[str, Any] | No
     return None
 
 
+@emits_change
 def undo_last(memory: Memory, by: str | None = None, actor: str | None = None) -> WriteResult:
     """Revert the last applied change (the last by `actor`, when given). Pressing it again undoes the one before."""
     rec = last_change(memory, actor)

@@ -15,10 +15,11 @@ import re
 import time
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from memtui.core import clock, update
 from memtui.core.actors import clean_actor
+from memtui.core.changes import Callback, Changes, emits_change
 from memtui.core.config import ENTRY_ACTIONS, FILE_ACTIONS, Config, load_config
 from memtui.core.document import Document, FormatSpec
 from memtui.core.entries import TAGS
@@ -112,6 +113,20 @@ class Memory:
     def files(self) -> list[str]:
         return self.store.list_files()
 
+    # changes ----------------------------------------------------------------------------------------------
+    @property
+    def changes(self) -> Changes:
+        """This memory's change event (one per location in the process: `memtui.core.changes`)."""
+        from memtui.core.changes import for_store
+
+        return for_store(self.store)
+
+    def subscribe(self, callback: Callback, *, watch: bool = True, raw: bool = False) -> Callable[[], None]:
+        """Call `callback(Change)` from a background thread whenever the memory changes: memtui's own writes in
+        this process (one event each, after the commit) and, with `watch`, everyone else's (the location's one
+        watcher). Returns the function that unsubscribes."""
+        return self.changes.subscribe(callback, watch=watch, raw=raw)
+
     # the write path ---------------------------------------------------------------------------------------
     def update(
         self, section: str, action: str, entry: str | None = None, replaces: str | None = None, *,
@@ -192,6 +207,7 @@ class Memory:
                 out.append((rel, int(stem)))
         return out
 
+    @emits_change
     def sweep(self, *, actor: str | None = None) -> WriteResult:
         """Delete expired scratch notes: one commit, one audit line per note. Not a decision, so never queued."""
         actor = actor or "memtui-sweep"
@@ -221,6 +237,7 @@ class Memory:
     def rename(self, file: str, to: str, *, actor: str | None = None) -> WriteResult:
         return self.submit(self._draft(actor, file, "rename", to=to))
 
+    @emits_change
     def submit(self, p: Proposal, *, user_words: str | None = None) -> WriteResult:
         """The one write path: validate, then apply at once or queue for a person, as the policy says."""
         from memtui.core import guard, recurrence
@@ -305,6 +322,7 @@ class Memory:
         except (ValueError, TypeError, json.JSONDecodeError):
             raise NotFound(f"proposal {pid} is unreadable (half-written or corrupt); `memtui doctor` repairs it")
 
+    @emits_change
     def approve(
         self, pid: str, *, by: str | None = None, entry: str | None = None, section: str | None = None,
         tag: str | None = None, expect: str | None = None,
@@ -346,6 +364,7 @@ class Memory:
             extra = {"confirmed": {"by": by, "signals": gate}} if gate else None
             return self._apply(p, decided_by=by, revising=revising, proposed=proposed, extra=extra)
 
+    @emits_change
     def set_theme(self, name: str, *, by: str | None = None) -> WriteResult:
         """A person's choice of theme, saved as `[app] theme` in .memtui/config.toml (committed as them on a
         folder with git). Only a person changes the config; a config with an error is left for them to fix."""
@@ -373,6 +392,7 @@ class Memory:
             return WriteResult("applied", f"theme {name} saved in .memtui/config.toml", file=".memtui/config.toml",
                                commit=sha)
 
+    @emits_change
     def reject(self, pid: str, *, reason: str, by: str | None = None) -> WriteResult:
         by = clean_actor(by or default_actor())
         refused = self._not_a_person(pid, by)
@@ -694,6 +714,7 @@ class Memory:
         if self._audit(p, "applied", before_hash=p.base_hash, after_hash=content_hash(after), **extra):
             self.store.intent_save(None)
 
+    @emits_change
     def recover(self) -> str | None:
         """Finish (or undo) a write a crashed process left half-applied; say what was done, None if nothing was.
 

@@ -24,9 +24,9 @@ from textual.binding import Binding
 from textual.message import Message
 
 from memtui.core import clock, curate
+from memtui.core.changes import touched
 from memtui.core.entries import Entry
 from memtui.core.proposals import EXTERNAL_PREFIX, WriteResult
-from memtui.tui.messages import FilesChanged
 
 if TYPE_CHECKING:
     from memtui.core.memory import Memory
@@ -98,6 +98,7 @@ class EntryCursor:
     cursor: int | None = None
     entry_filter: str | None = None
     _cursor_target: str | None = None
+    _loads_at_write = 0  # the viewer's load count when its latest write began
     _cursor_wanted: int | None = None
     _shown_key: tuple | None = None
     _shown: list[int] = []
@@ -395,6 +396,7 @@ class EntryCursor:
         """Run a write (in a thread), then remember the versions it left."""
         with self._in_flight_lock:
             self._in_flight += 1
+        self._loads_at_write = self.loads  # type: ignore[attr-defined]
         try:
             result = write(*args)
             if result.status == "applied":
@@ -428,11 +430,11 @@ class EntryCursor:
                     severity=severity)  # type: ignore[arg-type]
         if r.status not in ("applied", "queued"):
             return
-        files = {self.rel} | set(_DIFF_FILE.findall(r.diff or ""))  # type: ignore[attr-defined]
-        files.discard("/dev/null")
         self._cursor_target = target
-        self.reload()  # type: ignore[attr-defined]
-        self.app.post_message(FilesChanged(frozenset(files), audit=True))  # type: ignore[attr-defined]
+        # The write's change event reloads this viewer once; if that load came first, or there is none, the
+        # cursor goes onto `target` now.
+        if self.loads > self._loads_at_write or self.rel not in touched(r):  # type: ignore[attr-defined]
+            self.restore_cursor()
 
     def action_revise_entry(self) -> None:
         from memtui.tui.curate import EntryEditScreen
@@ -574,7 +576,6 @@ class EntryCursor:
             self.notify(f"{self.rel} is unchanged" + (f" ({editor} exited with {code})" if code else ""),
                         markup=False)  # type: ignore[attr-defined]
             return
-        self.app.post_message(FilesChanged(frozenset({self.rel})))  # type: ignore[attr-defined]
         self.focus_external_change(EXTERNAL_PREFIX + hashlib.sha1(self.rel.encode()).hexdigest()[:6])  # type: ignore[attr-defined]
 
     def focus_external_change(self, pid: str, tries: int = 100) -> None:
