@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 STATE_DIR = ".memtui"
-AUDIT_FILE = STATE_DIR + "/audit.jsonl"
 COOKIES = STATE_DIR + "/index.sqlite-cookies"  # shared with memtui.core.fsmonitor's readers
 OWN_COOKIE = "own-"  # a writer's barrier cookie (see `FolderFeed.barrier`), never a journal reader's
 
@@ -70,9 +69,13 @@ Callback = Callable[[Change], object]
 
 
 def classify(root: Path, path: str) -> tuple[str, str] | None:
-    """The one rule for which paths under a memory root matter: ("file"|"queue"|"audit"|"cookie", rel), else None.
+    """The one rule for which paths under a memory root matter: ("file"|"queue"|"audit"|"cookie"|"intent", rel),
+    else None.
 
-    "file" is any path outside hidden folders (a search index re-checks it); the app shows the `.md` ones."""
+    "file" is any path outside hidden folders (a search index re-checks it); the app shows the `.md` ones. The
+    "intent" file stands while any memtui process writes (memtui.core.memory's intent journal)."""
+    from memtui.core.folder import AUDIT_FILE, INTENT_FILE  # imported here: a Redis memory has none
+
     try:
         rel = Path(path).relative_to(root).as_posix()
     except ValueError:
@@ -89,6 +92,8 @@ def classify(root: Path, path: str) -> tuple[str, str] | None:
         return ("queue", rel) if name.endswith(".json") and not name.startswith(".") else None
     if rel.startswith(COOKIES + "/"):
         return ("cookie", rel[len(COOKIES) + 1:])
+    if rel == f"{STATE_DIR}/{INTENT_FILE}":
+        return ("intent", rel)
     if rel.startswith((".git/", STATE_DIR + "/")) or rel in (".git", STATE_DIR):
         return None
     if name.startswith(".") or any(part.startswith(".") for part in rel.split("/")[:-1]):
@@ -125,6 +130,7 @@ class Burst:
         self._quiet = QUIET
         self._holds = 0
         self._held_since = 0.0
+        self._elsewhere = 0.0  # since when another process's write is under way (its intent file stands), or 0
         self._flusher: threading.Thread | None = None
 
     def start_flusher(self, name: str) -> None:
@@ -154,6 +160,18 @@ class Burst:
                 self._held_since = time.monotonic()
             self._holds += 1
 
+    def writing_elsewhere(self, under_way: bool) -> None:
+        """Another memtui process began (or ended) a write: hold its file, audit and queue events as one burst."""
+        with self._lock:
+            self._elsewhere = time.monotonic() if under_way else 0.0
+        if not under_way:
+            self.add(settled=True)
+
+    def _held(self) -> bool:
+        now = time.monotonic()
+        return bool(self._holds and now - self._held_since < HOLD_MAX
+                    or self._elsewhere and now - self._elsewhere < HOLD_MAX)
+
     def release(self, paths: Iterable[str] = (), *, queue: bool = False, audit: bool = False) -> Change | None:
         """End one hold; when it was the last, take what was noted (and `paths`) as one own `Change`."""
         with self._lock:
@@ -182,7 +200,7 @@ class Burst:
             while not self._stop.is_set():
                 with self._lock:
                     first, last, quiet = self._first, self._last, self._quiet
-                    held = self._holds and time.monotonic() - self._held_since < HOLD_MAX
+                    held = self._held()
                 if not first:
                     break  # a release took the burst
                 now = time.monotonic()
@@ -191,7 +209,7 @@ class Burst:
                 wait = 0.01 if held else min(quiet - (now - last), CEILING - (now - first), quiet)
                 time.sleep(max(wait, 0) + 0.001)
             with self._lock:
-                change = None if self._holds and time.monotonic() - self._held_since < HOLD_MAX else self._take()
+                change = None if self._held() else self._take()
             if change is not None and not self._stop.is_set():
                 self.post(change)
 
@@ -263,6 +281,11 @@ class FolderFeed:
                 self.burst.add(queue=True, settled=settled)
             elif what == "audit":
                 self.burst.add(audit=True)
+            elif what == "intent":
+                if path == dest or kind == "created":
+                    self.burst.writing_elsewhere(True)
+                elif kind == "deleted":
+                    self.burst.writing_elsewhere(False)
             else:
                 files.append(rel)
                 if shown(rel, event.is_directory):
