@@ -33,7 +33,7 @@ COOKIES = STATE_DIR + "/index.sqlite-cookies"  # shared with memtui.core.fsmonit
 OWN_COOKIE = "own-"  # a writer's barrier cookie (see `FolderFeed.barrier`), never a journal reader's
 
 QUIET = 0.04  # seconds without events that end a burst
-SETTLED = 0.008  # the quiet that ends a burst whose last event finished a write (a rename into place, a close)
+SETTLED = 0.003  # the quiet that ends a burst whose last event finished a write (a rename into place, a close)
 CEILING = 0.25  # a burst is flushed at the latest this long after its first event
 HOLD_MAX = 2.0  # an own write that takes longer than this no longer holds back what the watcher saw
 BARRIER_WAIT = 0.5  # seconds a finished write waits for the watcher to have seen all of it
@@ -207,7 +207,9 @@ class Burst:
                 if not held and (now - last >= quiet or now - first >= CEILING):
                     break
                 wait = 0.01 if held else min(quiet - (now - last), CEILING - (now - first), quiet)
-                time.sleep(max(wait, 0) + 0.001)
+                # Woken by the next note: a write's close or rename shortens the quiet it waits for.
+                if self._wake.wait(max(wait, 0) + 0.0005):
+                    self._wake.clear()
             with self._lock:
                 change = None if self._held() else self._take()
             if change is not None and not self._stop.is_set():

@@ -49,6 +49,8 @@ REVIEW_ACTIONS = frozenset({"approve", "revise", "reject", "approve_all", "next_
 # After a burst of changes the sync (queue, audit, `git status` over every file) waits this long, so the open
 # viewer re-reads and paints its live diff first instead of sharing the GIL and the cores with git.
 SYNC_AFTER = 0.1
+SYNC_POLL = 0.01  # while a viewer re-reads, the sync looks again this often
+SYNC_WAIT_MAX = 1.0  # and starts anyway after this long
 
 
 def tab_id(prefix: str, rel: str) -> str:
@@ -363,10 +365,17 @@ class MemtuiApp(App[None]):
             for pane in self.panes.values():
                 pane.post_message(MemoryChanged(files))
 
-    def _sync_deferred(self) -> None:
+    def _sync_deferred(self, waited: float = 0.0) -> None:
+        if not self.alive():
+            self._sync_files = None
+            return
+        # An open viewer still re-reading its file: its live diff is painted first, then the sync starts.
+        reading = any(w.group == "viewer-read" and w.is_running for w in self.workers)
+        if reading and waited < SYNC_WAIT_MAX:
+            self.set_timer(SYNC_POLL, lambda: self._sync_deferred(waited + SYNC_POLL))
+            return
         files, self._sync_files = frozenset(self._sync_files or ()), None
-        if self.alive():
-            self.sync(files)
+        self.call_after_refresh(self.sync, files)
 
     @on(Worker.StateChanged)
     def worker_failed(self, event: Worker.StateChanged) -> None:
