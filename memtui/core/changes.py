@@ -36,7 +36,8 @@ QUIET = 0.04  # seconds without events that end a burst
 SETTLED = 0.003  # the quiet that ends a burst whose last event finished a write (a rename into place, a close)
 CEILING = 0.25  # a burst is flushed at the latest this long after its first event
 HOLD_MAX = 2.0  # an own write that takes longer than this no longer holds back what the watcher saw
-BARRIER_WAIT = 0.5  # seconds a finished write waits for the watcher to have seen all of it
+BARRIER_WAIT = 1.5  # seconds a finished write waits for the watcher to have seen all of it (watchdog holds an
+# unpaired rename's first half, and every event behind it, for up to 0.5 s)
 
 _DIFF_FILE = re.compile(r"^(?:\+\+\+ b|--- a)/(.+)$", re.MULTILINE)
 
@@ -58,11 +59,6 @@ class Change:
     connected: bool | None = None
     message: str = ""
     cookie: str = ""
-
-    @property
-    def files(self) -> frozenset[str]:
-        """The changed files, without folders."""
-        return frozenset(p for p in self.paths if not p.endswith("/"))
 
 
 Callback = Callable[[Change], object]
@@ -251,6 +247,11 @@ class FolderFeed:
         # event per file in front of a reader's cookie.
         writes = [ev.FileCreatedEvent, ev.DirCreatedEvent, ev.FileModifiedEvent, ev.DirModifiedEvent,
                   ev.FileMovedEvent, ev.DirMovedEvent, ev.FileDeletedEvent, ev.DirDeletedEvent, ev.FileClosedEvent]
+        try:
+            # Made before the watch: a cookie in a folder made after it could be missed while it is being watched.
+            (self.root / COOKIES).mkdir(parents=True, exist_ok=True)
+        except OSError:
+            pass  # a read-only memory: no barrier, so an own write's late echo may be a second event
         made = observer()
         made.schedule(Handler(), str(self.root), recursive=True, event_filter=writes)
         made.start()
@@ -544,7 +545,8 @@ class Changes:
         if outer is not None:
             yield outer
             return
-        feed = self.feed
+        # Only what is told to subscribers needs holding back: an index (raw) hears every file at once anyway.
+        feed = self.feed if self._subs else None
         if feed is not None:
             feed.burst.hold()
         touched: set[str] = set()
@@ -618,6 +620,20 @@ def touched(result: Any) -> set[str]:
     return out
 
 
+def _inside(store: Any, paths: Iterable[str]) -> set[str]:
+    """Only paths of the memory: a diff's header names can be forged by a file's content (a line "++ b/…")."""
+    from memtui.core.paths import PathRefused
+
+    out = set()
+    for rel in paths:
+        try:
+            if store.check_path(rel) == rel:
+                out.add(rel)
+        except (PathRefused, ValueError):
+            pass
+    return out
+
+
 def emits_change(write: Callable[..., Any]) -> Callable[..., Any]:
     """A write surface of `Memory` (or a function taking the memory first): one own change event when it returns,
     after its commit, with the files its result names."""
@@ -626,7 +642,7 @@ def emits_change(write: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(memory: Any, *args: Any, **kwargs: Any) -> Any:
         with memory.changes.writing() as files:
             result = write(memory, *args, **kwargs)
-            files.update(touched(result))
+            files.update(_inside(memory.store, touched(result)))
         return result
 
     return wrapper
