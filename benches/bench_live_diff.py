@@ -77,14 +77,20 @@ def bench_live_diff_tmux(root: Path, *, appends: int = 30, gap: float = 0.3, rel
     subprocess.run([*tmux, "new-session", "-d", "-s", "live", "-x", str(size[0]), "-y", str(size[1]), command],
                    check=True)
     path = Path(root) / rel
+    floor_stream = work / "tail.out"
+    floor_stream.write_bytes(b"")
+    # The same-run baseline: `tail -F` of the same file in a second pane, i.e. a terminal showing the appended line.
+    subprocess.run([*tmux, "new-window", "-d", "-t", "live", "-n", "floor", f"tail -n0 -F {path}"], check=True)
     latencies: list[float] = []
+    floors: list[float] = []
     missed = 0
     try:
-        subprocess.run([*tmux, "pipe-pane", "-t", "live", "-o", f"cat >> {stream}"], check=True)
+        subprocess.run([*tmux, "pipe-pane", "-t", "live:0", "-o", f"cat >> {stream}"], check=True)
+        subprocess.run([*tmux, "pipe-pane", "-t", "live:floor", "-o", f"cat >> {floor_stream}"], check=True)
         # Ready: the review panel's first sync has painted (the header's counts), and the watcher is live.
         deadline = time.monotonic() + 60
         while True:
-            screen = subprocess.run([*tmux, "capture-pane", "-p", "-t", "live"], capture_output=True,
+            screen = subprocess.run([*tmux, "capture-pane", "-p", "-t", "live:0"], capture_output=True,
                                     text=True).stdout
             if "pending" in screen and "files" in screen:
                 break
@@ -93,19 +99,23 @@ def bench_live_diff_tmux(root: Path, *, appends: int = 30, gap: float = 0.3, rel
             time.sleep(0.1)
         time.sleep(1.5)  # the watcher starts after the first frame, in a thread
         offset = stream.stat().st_size
+        floor_offset = floor_stream.stat().st_size
         for k in range(1, appends + 1):
             word = f"{MARK}{k:04d}"
             line = f"- [observed] bench live diff {word} (2026-11-28, bench)\n"
             started = time.monotonic()
             with open(path, "a", encoding="utf-8") as fh:  # another terminal appends one line
                 fh.write(line)
+            floor, floor_offset = _wait_bytes(floor_stream, floor_offset, word.encode(), 5.0)
+            if floor is not None:
+                floors.append(floor - started)
             seen, offset = _wait_bytes(stream, offset, word.encode(), 5.0)
             if seen is None:
                 missed += 1
             else:
                 latencies.append(seen - started)
             time.sleep(gap)
-        screen = subprocess.run([*tmux, "capture-pane", "-p", "-t", "live"], capture_output=True, text=True).stdout
+        screen = subprocess.run([*tmux, "capture-pane", "-p", "-t", "live:0"], capture_output=True, text=True).stdout
         if latencies and f"{MARK}{appends:04d}" not in screen and missed == 0:
             raise RuntimeError(f"the last append is not on screen:\n{screen}")
     finally:
@@ -114,7 +124,23 @@ def bench_live_diff_tmux(root: Path, *, appends: int = 30, gap: float = 0.3, rel
     if not latencies:
         raise RuntimeError("no append reached the screen")
     return {"p50": statistics.median(latencies), "p95": _percentile(latencies, 0.95), "max": max(latencies),
-            "latencies": latencies, "missed": missed}
+            "latencies": latencies, "missed": missed,
+            "floor_p50": statistics.median(floors) if floors else None,
+            "floor_p95": _percentile(floors, 0.95) if floors else None}
+
+
+def run_rows(root: Path, appends: int = 30) -> list[object]:
+    """Two rows for benches/run.py's table (p50 and p95 against `tail -F` in the same tmux), from its `Row`."""
+    from run import Row
+
+    r = bench_live_diff_tmux(root, appends=appends)
+    note = f"{len(r['latencies'])}/{appends} appends shown in tmux" + (f", {r['missed']} missed" if r["missed"] else "")
+    return [
+        Row("Live diff in tmux: append by another process → line on the terminal, p50", r["p50"], "s",
+            "tail -F in tmux, p50", r["floor_p50"], None, None, "", None, note),
+        Row("Live diff in tmux, p95", r["p95"], "s", "tail -F in tmux, p95", r["floor_p95"], None, None,
+            "< 100 ms", r["p95"] < 0.1),
+    ]
 
 
 def _memory(files: int) -> Path:
@@ -148,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         lat = result["latencies"]
         print(f"live diff in tmux, {len(lat)} appends ({result['missed']} missed): "
               f"p50 {result['p50'] * 1000:.0f} ms, p95 {result['p95'] * 1000:.0f} ms, "
-              f"max {result['max'] * 1000:.0f} ms")
+              f"max {result['max'] * 1000:.0f} ms; tail -F in tmux: p50 {result['floor_p50'] * 1000:.0f} ms, "
+              f"p95 {result['floor_p95'] * 1000:.0f} ms")
     return 0
 
 
