@@ -15,7 +15,6 @@ import pytest
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
 from memtui.tui.app import MemtuiApp
 from memtui.tui.entry_bar import EntryBar
-from memtui.tui.messages import FilesChanged
 from memtui.tui.viewer import MemoryViewer
 from support.by_hand import write_committed
 
@@ -89,7 +88,6 @@ async def test_cursor_walks_entries_jumps_sections_and_the_bar_says_who_wrote_it
         assert viewer.cursor is None
         await pilot.press("a")
         await wait_for(pilot, lambda: "Asks for tables" in (demo / "MEMORY.md").read_text(), what="p-0001")
-        app.post_message(FilesChanged(frozenset({"MEMORY.md"})))  # what the watcher (off here) would send
         await wait_for(pilot, lambda: any("Asks for tables" in (e.raw) for e in
                                           viewer.state.extra["current"].values()), what="the reload")
         await cursor_to(pilot, viewer, "Asks for tables")

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from memtui.core import audit, journal
+from memtui.core.changes import emits_change
 from memtui.core.proposals import WriteResult
 from memtui.core.store import NoHistory, StaleWrite, StoreError, content_hash
 
@@ -223,6 +224,7 @@ def _text(b: bytes | None) -> str | None:
     return None if b is None else b.decode("utf-8", errors="replace")
 
 
+@emits_change
 def revert(memory: Memory, commit: str, by: str | None = None) -> WriteResult:
     """A new commit that reverses `commit` for the memory files it touched; refused if later changes conflict."""
     from memtui.core.memory import default_actor
@@ -295,6 +297,7 @@ def _revert(memory: Memory, commit: str, by: str) -> WriteResult:
                        None, None, new, diff, files=list(results))
 
 
+@emits_change
 def restore(memory: Memory, rel: str, commit: str, by: str | None = None) -> WriteResult:
     """Put one file back to its version at `commit`, as a new commit."""
     from memtui.core.memory import default_actor
@@ -349,6 +352,7 @@ def last_change(memory: Memory, actor: str | None = None) -> dict[str, Any] | No
     return None
 
 
+@emits_change
 def undo_last(memory: Memory, by: str | None = None, actor: str | None = None) -> WriteResult:
     """Revert the last applied change (the last by `actor`, when given). Pressing it again undoes the one before."""
     rec = last_change(memory, actor)

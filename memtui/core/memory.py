@@ -13,11 +13,12 @@ import os
 import re
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from memtui.core import audit, clock, journal, planning, update
 from memtui.core.actors import clean_actor
 from memtui.core.audit import tag_of as _tag_of
+from memtui.core.changes import Callback, Changes, emits_change
 from memtui.core.config import ENTRY_ACTIONS
 from memtui.core.document import Document, FormatSpec
 from memtui.core.entries import TAGS
@@ -86,6 +87,20 @@ class Memory(MemoryReader):
         main = Document(self.base_text(MEMORY_FILE) or "")
         return FormatSpec(entry_max=main.spec.entry_max)
 
+    # changes ----------------------------------------------------------------------------------------------
+    @property
+    def changes(self) -> Changes:
+        """This memory's change event (one per location in the process: `memtui.core.changes`)."""
+        from memtui.core.changes import for_store
+
+        return for_store(self.store)
+
+    def subscribe(self, callback: Callback, *, watch: bool = True, raw: bool = False) -> Callable[[], None]:
+        """Call `callback(Change)` from a background thread whenever the memory changes: memtui's own writes in
+        this process (one event each, after the commit) and, with `watch`, everyone else's (the location's one
+        watcher). Returns the function that unsubscribes."""
+        return self.changes.subscribe(callback, watch=watch, raw=raw)
+
     # the write path ---------------------------------------------------------------------------------------
     def update(
         self, section: str, action: str, entry: str | None = None, replaces: str | None = None, *,
@@ -145,6 +160,7 @@ class Memory(MemoryReader):
             return self._refuse(p, f"bad scratch name {name!r}: use a slug of a-z, 0-9, '-' and '_' (at most 64)")
         return self.submit(p)
 
+    @emits_change
     def sweep(self, *, actor: str | None = None) -> WriteResult:
         """Delete expired scratch notes: one transaction, one commit, one audit line per note. Not a decision, so
         never queued."""
@@ -232,6 +248,7 @@ class Memory(MemoryReader):
                    if p.action == "consolidate" and p.file == doc.path and p.open}
         return consolidate.due(doc, self.spec_for(doc), pending)
 
+    @emits_change
     def submit(self, p: Proposal, *, user_words: str | None = None) -> WriteResult:
         """The one write path: validate, then apply at once or queue for a person, as the policy says."""
         from memtui.core import guard, recurrence
@@ -327,6 +344,7 @@ class Memory(MemoryReader):
         except (ValueError, TypeError, json.JSONDecodeError):
             raise NotFound(f"proposal {pid} is unreadable (half-written or corrupt); `memtui doctor` repairs it")
 
+    @emits_change
     def approve(
         self, pid: str, *, by: str | None = None, entry: str | None = None, section: str | None = None,
         tag: str | None = None, expect: str | None = None,
@@ -369,6 +387,7 @@ class Memory(MemoryReader):
             extra = {"confirmed": {"by": by, "signals": gate}} if gate else None
             return self._apply(p, decided_by=by, revising=revising, proposed=proposed, extra=extra)
 
+    @emits_change
     def set_theme(self, name: str, *, by: str | None = None) -> WriteResult:
         """A person's choice of theme, saved as `[app] theme` in .memtui/config.toml (committed as them on a
         folder with git). Only a person changes the config; a config with an error is left for them to fix."""
@@ -396,6 +415,7 @@ class Memory(MemoryReader):
             return WriteResult("applied", f"theme {name} saved in .memtui/config.toml", file=".memtui/config.toml",
                                commit=sha)
 
+    @emits_change
     def reject(self, pid: str, *, reason: str, by: str | None = None) -> WriteResult:
         by = clean_actor(by or default_actor())
         refused = self._not_a_person(pid, by)
@@ -630,6 +650,7 @@ class Memory(MemoryReader):
         p.status, p.decided_by, p.decided_at, p.commit = done.status, done.decided_by, done.decided_at, sha
         return sha
 
+    @emits_change
     def recover(self) -> str | None:
         """Finish (or undo) a write a crashed process left half-applied; say what was done, None if nothing was.
         Called before every write under the lock, and by `memtui doctor` (memtui/core/journal.py)."""

@@ -440,8 +440,9 @@ def glob_filter(path_glob: str | None) -> Callable[[str], bool]:
 class Searcher:
     """Searches one memory root. Keep one around for warm searches (the app does): the index stays open.
 
-    `use_index=False` always scans the files (the reference the index is tested against). `watch=True` keeps a
-    file watcher so a warm search refreshes only the files reported changed instead of re-checking every file.
+    `use_index=False` always scans the files (the reference the index is tested against). `watch=True` subscribes
+    to the memory's change event (the location's one watcher, shared with the app) so a warm search refreshes only
+    the files reported changed instead of re-checking every file.
     `keep_texts=True` (the default) holds the index's folded texts in memory after the first indexed query (about
     the size of the memory's text), catching up by the index's generation; `search()` reads them per query instead.
     `fast_ranking=False` classifies every matching line to rank and count (the reference the tiered ranking is

@@ -49,6 +49,8 @@ REVIEW_ACTIONS = frozenset({"approve", "revise", "reject", "approve_all", "next_
 # After a burst of changes the sync (queue, audit, `git status` over every file) waits this long, so the open
 # viewer re-reads and paints its live diff first instead of sharing the GIL and the cores with git.
 SYNC_AFTER = 0.1
+SYNC_POLL = 0.01  # while a viewer re-reads, the sync looks again this often
+SYNC_WAIT_MAX = 1.0  # and starts anyway after this long
 
 
 def tab_id(prefix: str, rel: str) -> str:
@@ -118,7 +120,8 @@ class MemtuiApp(App[None]):
         self.by = user or default_actor()
         self.watch_enabled = watch
         self.chosen_action: str | None = None  # the action the palette is running (run_chosen_action)
-        self.watcher: Any = None
+        self.watcher: Any = None  # the subscription, when it watches for others' changes too
+        self.changes: Any = None  # the subscription to the memory's change event
         self.panes: dict[str, Widget] = {}
         self.changed_since_open: set[str] = set()
         self.synced = 0
@@ -185,42 +188,38 @@ class MemtuiApp(App[None]):
         self.base.query_one(MemoryViewer).focus()
         # Git, the watcher's directory walk and the queue are read after the first frame, in threads.
         self.call_after_refresh(self.sync, frozenset(), True)
-        if self.watch_enabled:
-            self.call_after_refresh(self.start_watcher)
+        self.call_after_refresh(self.start_watcher)
 
     def viewer(self, rel: str) -> MemoryViewer:
         return MemoryViewer(self.root, rel, read=self.memory.store.read, memory=self.memory, person=self.by)
 
     @work(thread=True, group="watch", exit_on_error=False)
     def start_watcher(self) -> None:
+        """Subscribe to the memory's change event: every write, memtui's own included, arrives as one
+        `FilesChanged`. Without `watch` only this process's own writes are heard."""
         from memtui.tui.redis_watch import watcher_for
 
-        watcher = watcher_for(self.memory, self.post_message)
-        watcher.start()
-        self.watcher = watcher
+        watcher = watcher_for(self.memory, self.post_message, watch=self.watch_enabled)
+        watcher.start()  # once watching, the first event says "anything may have changed": the sync catches up
+        self.changes = watcher
+        if self.watch_enabled:
+            self.watcher = watcher
         if not self.alive():
             watcher.stop()  # the app quit while this started: on_unmount found no watcher to stop
-            return
-        # A proposal or audit line written after the first sync read the queue, but before the watcher was live,
-        # would otherwise wait for the next unrelated event: sync once more now that nothing can be missed.
-        self.post_message(FilesChanged(frozenset(), queue=True, audit=True))
 
-    def on_store_connection(self, message) -> None:
-        """The Redis memory went away (show it, keep what is on screen) or came back (resync everything)."""
-        if not self.alive():
-            return
-        self.connected = message.connected
-        self.base.query_one(MemtuiHeader).set_connected(message.connected)
+    def store_connection(self, connected: bool, message: str) -> None:
+        """The Redis memory went away (show it, keep what is on screen) or came back (reload what is shown)."""
+        self.connected = connected
+        self.base.query_one(MemtuiHeader).set_connected(connected)
         now = clock.now().strftime("%H:%M")
-        if message.connected:
+        if connected:
             self.feed.add(Activity(now, "memtui", "external", f"reconnected to {self.memory.store.location}"))
             self.notify(f"Reconnected to {self.memory.store.location}", markup=False)
             for viewer in self.base.query(MemoryViewer):
                 viewer.reload()
             self.tree.reload_paths([""] + [v.rel for v in self.base.query(MemoryViewer)])
-            self.sync(frozenset(), False)
         else:
-            text = message.message or f"lost {self.memory.store.location}; reconnecting"
+            text = message or f"lost {self.memory.store.location}; reconnecting"
             self.feed.add(Activity(now, "memtui", "problem", text))
             self.notify(f"Disconnected: {text}. What is shown may be out of date; writes wait for the store.",
                         severity="warning", timeout=8, markup=False)
@@ -232,7 +231,7 @@ class MemtuiApp(App[None]):
     async def on_unmount(self) -> None:
         # Stopped and joined here, off the event loop: a watcher left running would still be reading when the
         # interpreter tears down.
-        watcher, self.watcher = self.watcher, None
+        watcher, self.watcher, self.changes = self.changes, None, None
         if watcher is not None:
             await asyncio.to_thread(watcher.stop)
 
@@ -347,8 +346,13 @@ class MemtuiApp(App[None]):
             pane.post_message(ProposalsChanged(list(everything)))
 
     def on_files_changed(self, message: FilesChanged) -> None:
+        """The memory changed (one message per change event): reload what shows the changed files, then sync."""
         if not self.alive():
             return
+        if message.connected is not None:
+            self.store_connection(message.connected, message.message)
+            if not message.connected:
+                return
         files = frozenset(p for p in message.paths if not p.endswith("/"))
         self.changed_since_open |= files
         for viewer in self.base.query(MemoryViewer):
@@ -364,10 +368,17 @@ class MemtuiApp(App[None]):
             for pane in self.panes.values():
                 pane.post_message(MemoryChanged(files))
 
-    def _sync_deferred(self) -> None:
+    def _sync_deferred(self, waited: float = 0.0) -> None:
+        if not self.alive():
+            self._sync_files = None
+            return
+        # An open viewer still re-reading its file: its live diff is painted first, then the sync starts.
+        reading = any(w.group == "viewer-read" and w.is_running for w in self.workers)
+        if reading and waited < SYNC_WAIT_MAX:
+            self.set_timer(SYNC_POLL, lambda: self._sync_deferred(waited + SYNC_POLL))
+            return
         files, self._sync_files = frozenset(self._sync_files or ()), None
-        if self.alive():
-            self.sync(files)
+        self.call_after_refresh(self.sync, files)
 
     @on(Worker.StateChanged)
     def worker_failed(self, event: Worker.StateChanged) -> None:
@@ -682,7 +693,6 @@ class MemtuiApp(App[None]):
         timeout = 1.5 if r.status in ("applied", "rejected") else self.NOTIFICATION_TIMEOUT
         self.notify(decided(message.pid, r.status, r.message), severity=severity,  # type: ignore[arg-type]
                     timeout=timeout)
-        self.sync()
 
     # consolidation ----------------------------------------------------------------------------------------
     def action_consolidate(self, section: str | None = None) -> None:
@@ -706,7 +716,6 @@ class MemtuiApp(App[None]):
                 self.notify(f"{r.id}: consolidation of {where} waits for review", timeout=6)
             else:
                 self.notify(r.message, severity="information" if r.status == "applied" else "warning", timeout=8)
-        self.sync()
 
     def on_session_ended(self, message: SessionEnded) -> None:
         """An agent session ended: if MEMORY.md is over its caps, offer the consolidation (never applied unasked)."""

@@ -26,7 +26,7 @@ from textual.widgets.markdown import MarkdownStream
 from memtui.core.memory import Memory, NotFound, default_actor
 from memtui.core.proposals import APPLIED, CONFLICT, PENDING, REJECTED, Proposal
 from memtui.tui.diff import DiffView
-from memtui.tui.messages import Decided, FilesChanged, LogActivity, ProposalsChanged, SessionEnded, approving
+from memtui.tui.messages import Decided, LogActivity, ProposalsChanged, SessionEnded, approving
 from memtui.tui.plain import content, markup_literal, visible
 
 HINT = ("Chat with the agent whose memory is this folder. Its writes to MEMORY.md and topic files wait for you "
@@ -263,11 +263,6 @@ class ChatPane(Vertical):
                 tool.title = f"{tool.title} → {markup_literal(first[:80], newlines=False)}"
                 tool.set_class(event.is_error, "-error")
                 await tool.query_one("Contents").mount(Static(content(event.text), classes="chat-note"))
-            if event.status in ("applied", "queued"):
-                # Tell the app now rather than when the watcher's debounce fires: the review panel and the tree
-                # show the agent's write while the person is still reading the reply.
-                changed = frozenset([event.file] if event.status == "applied" and event.file else [])
-                self.post_message(FilesChanged(changed, queue=event.status == "queued"))
         elif isinstance(event, ev.ProposalCard):
             await log.mount(ProposalCardView(self.memory, event))
         elif isinstance(event, ev.Decision):

@@ -28,9 +28,9 @@ from textual.message import Message
 from textual.notifications import SeverityLevel
 
 from memtui.core import clock, curate
+from memtui.core.changes import touched
 from memtui.core.entries import Entry
 from memtui.core.proposals import EXTERNAL_PREFIX, WriteResult
-from memtui.tui.messages import FilesChanged
 
 if TYPE_CHECKING:
     from memtui.core.memory import Memory
@@ -122,6 +122,7 @@ class EntryCursor:
         self._shown_key: tuple | None = None
         self._shown: list[int] = []
         self._reading = True
+        self._loads_at_write = 0  # the viewer's load count when its latest write began
         self._blame: dict[str, list[Any] | str] = {}
         self._blame_asked: set[str] = set()
         self.own_versions: set[str] = set()  # versions of files this viewer's own writes left
@@ -392,6 +393,7 @@ class EntryCursor:
         """Run a write (in a thread), then remember the versions it left."""
         with self._in_flight_lock:
             self._in_flight += 1
+        self._loads_at_write = self.view.loads
         try:
             result = write(*args)
             if result.status == "applied":
@@ -427,10 +429,11 @@ class EntryCursor:
                          severity=severity)
         if r.status not in ("applied", "queued"):
             return
-        files = {self.rel, *r.files}
         self._cursor_target = target
-        self.view.reload()
-        self.app.post_message(FilesChanged(frozenset(files), audit=True))
+        # The write's change event reloads this viewer once; if that load came first, or there is none, the
+        # cursor goes onto `target` now.
+        if self.view.loads > self._loads_at_write or self.rel not in touched(r):
+            self.restore_cursor()
 
     def revise_entry(self) -> None:
         from memtui.tui.curate import EntryEditScreen
@@ -572,7 +575,6 @@ class EntryCursor:
             self.view.notify(f"{self.rel} is unchanged" + (f" ({editor} exited with {code})" if code else ""),
                              markup=False)
             return
-        self.app.post_message(FilesChanged(frozenset({self.rel})))
         self.focus_external_change(EXTERNAL_PREFIX + hashlib.sha1(self.rel.encode()).hexdigest()[:6])
 
     def focus_external_change(self, pid: str, tries: int = 100) -> None:

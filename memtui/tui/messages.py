@@ -1,6 +1,6 @@
-"""Typed messages between the watcher, the workers, the widgets and plugin panes.
+"""Typed messages between the change event, the workers, the widgets and plugin panes.
 
-Data flows one way: threads (the watchdog observer, IO workers) post these to the app; the app updates its
+Data flows one way: threads (the memory's change subscription, IO workers) post these to the app; the app updates its
 widgets and forwards `MemoryChanged` and `ProposalsChanged` to every open plugin pane. Messages forwarded to
 panes do not bubble, so a pane that ignores them never sends them back up to the app.
 """
@@ -17,15 +17,21 @@ from memtui.core.proposals import Proposal, WriteResult
 
 @dataclass
 class FilesChanged(Message):
-    """The watcher saw files change under the memory root (coalesced: one message per burst).
+    """The memory changed (memtui.core.changes: one message per burst seen by the watcher, one per own write).
 
     `paths` are memory files (relative, '/'-separated); `queue` is True when `.memtui/queue/` changed (a
-    proposal was written or decided by any process); `audit` is True when the audit log grew."""
+    proposal was written or decided by any process); `audit` is True when the audit log grew; `own` when it was
+    this process's write; `connected` is False when a Redis memory was lost (`message` says so) and True when
+    it is back (then anything may have changed)."""
 
     paths: frozenset[str]
     _: KW_ONLY
     queue: bool = False
     audit: bool = False
+    own: bool = False
+    everything: bool = False
+    connected: bool | None = None
+    message: str = ""
 
 
 @dataclass

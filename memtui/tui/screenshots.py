@@ -43,7 +43,6 @@ async def _review(pilot) -> None:
 
 
 async def _live_diff(pilot) -> None:
-    from memtui.tui.messages import FilesChanged
     from memtui.tui.viewer import MemoryViewer
 
     await _settle(pilot)
@@ -52,8 +51,8 @@ async def _live_diff(pilot) -> None:
         "- Orion dashboard is paused until Q4\n",
         "- [stated] Orion dashboard restarts in Q4 (2026-08-20, chat)\n"
         "- [observed] Orion has 3 open incidents (2026-08-20, pagerduty)\n"))
-    pilot.app.post_message(FilesChanged(frozenset({"MEMORY.md"})))
     viewer = pilot.app.query_one(MemoryViewer)
+    viewer.reload()  # what the change event does for the open file (the screenshot app does not watch)
     await _wait(pilot, lambda: viewer.state.ghosts)
     await pilot.pause(0.3)
 

@@ -2,7 +2,8 @@
 
 A plugin pane (registered in memtui/tui/panes.py; messages in memtui/tui/messages.py). Each result shows where it is,
 whether it is current or struck history, its provenance (colour and symbol), date and freshness, and its source.
-The pane keeps one warm `Searcher` with its own file watcher, and re-runs the query on `MemoryChanged`.
+The pane keeps one warm `Searcher` on the memory's change event (the app's watcher: it starts none of its own),
+and re-runs the query on `MemoryChanged`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,666 @@
+"""The memory's one change event: `subscribe(callback)`, fed by one watcher per root and by memtui's own writes.
+
+Three sources say that a memory changed: a watchdog observer on a folder (another process, an editor, git), the
+event channel of a Redis memory (other processes' writes and raw SETs), and this process's own writes through
+`Memory`. They all arrive here, per memory location, as `Change` events:
+
+- `subscribe(callback)` gets one `Change` per burst (an atomic write is several file events; an agent's burst of
+  writes is many), from a background thread. A person's own write is exactly one event, delivered when it has
+  committed: while it runs, what the watcher sees of it is held back and folded into that one event.
+- `subscribe(callback, raw=True)` gets every classified file event at once, in the watcher's thread and in order:
+  what a search index needs to re-check only what changed (and the change journal for other processes).
+
+There is one watcher per root in the process however many subscribe (the app, its Search pane, an MCP server's
+index): it starts with the first subscriber that asks to watch and stops with the last. Nothing here knows
+about Textual; the app turns each event into one message.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import secrets
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+STATE_DIR = ".memtui"
+COOKIES = STATE_DIR + "/index.sqlite-cookies"  # shared with memtui.core.fsmonitor's readers
+OWN_COOKIE = "own-"  # a writer's barrier cookie (see `FolderFeed.barrier`), never a journal reader's
+
+QUIET = 0.04  # seconds without events that end a burst
+SETTLED = 0.003  # the quiet that ends a burst whose last event finished a write (a rename into place, a close)
+CEILING = 0.25  # a burst is flushed at the latest this long after its first event
+HOLD_MAX = 2.0  # an own write that takes longer than this no longer holds back what the watcher saw
+BARRIER_WAIT = 1.5  # seconds a finished write waits for the watcher to have seen all of it (watchdog holds an
+# unpaired rename's first half, and every event behind it, for up to 0.5 s)
+
+
+
+@dataclass(frozen=True)
+class Change:
+    """What changed in a memory.
+
+    `paths` are memory files (relative, '/'-separated; a folder ends with '/'); `queue`: a proposal was queued or
+    decided; `audit`: the audit log grew; `own`: this process's write through `Memory`; `everything`: what changed
+    cannot be named file by file (a folder moved, a reconnect, the watcher just started); `connected` is False when
+    a store was lost (with `message`) and True when it is back. `cookie` is for raw subscribers only."""
+
+    paths: frozenset[str] = frozenset()
+    queue: bool = False
+    audit: bool = False
+    own: bool = False
+    everything: bool = False
+    connected: bool | None = None
+    message: str = ""
+    cookie: str = ""
+
+
+Callback = Callable[[Change], object]
+
+
+def classify(root: Path, path: str) -> tuple[str, str] | None:
+    """The one rule for which paths under a memory root matter: ("file"|"queue"|"audit"|"cookie"|"intent", rel),
+    else None.
+
+    "file" is any path outside hidden folders (a search index re-checks it); the app shows the `.md` ones. The
+    "intent" file stands while any memtui process writes (memtui.core.memory's intent journal)."""
+    from memtui.core.folder import AUDIT_FILE, INTENT_FILE  # imported here: a Redis memory has none
+
+    try:
+        rel = Path(path).relative_to(root).as_posix()
+    except ValueError:
+        return None
+    if rel in (".", ""):
+        return None
+    name = rel.rsplit("/", 1)[-1]
+    if rel == AUDIT_FILE:
+        return ("audit", rel)
+    if rel == STATE_DIR + "/queue":
+        # The queue folder appears with the first proposal; its file can land before the new folder is watched.
+        return ("queue", rel)
+    if rel.startswith(STATE_DIR + "/queue/"):
+        return ("queue", rel) if name.endswith(".json") and not name.startswith(".") else None
+    if rel.startswith(COOKIES + "/"):
+        return ("cookie", rel[len(COOKIES) + 1:])
+    if rel == f"{STATE_DIR}/{INTENT_FILE}":
+        return ("intent", rel)
+    if rel.startswith((".git/", STATE_DIR + "/")) or rel in (".git", STATE_DIR):
+        return None
+    if name.startswith(".") or any(part.startswith(".") for part in rel.split("/")[:-1]):
+        return None
+    return ("file", rel)
+
+
+def shown(rel: str, is_dir: bool) -> bool:
+    """Does the app show this path (a memory file or a folder of them)?"""
+    return is_dir or rel.endswith(".md")
+
+
+# watchdog logs this (at ERROR, so Python prints it to stderr) when an event arrives while an emitter is being
+# stopped: its reader finds its watches already released and returns as if there were no event (watchdog PR #963).
+# It is only ever logged after stop(), for an event nobody is listening for any more: not a failure to report.
+STOPPED_EMITTER = "InotifyEmitter.queue_events() called when the thread is inactive"
+
+
+class _StoppingEmitter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != STOPPED_EMITTER
+
+
+_quiet = _StoppingEmitter()
+
+
+def observer() -> Any:
+    """A new watchdog Observer (a daemon thread), whose stop() leaves nothing on stderr."""
+    from watchdog.observers import Observer
+
+    log = logging.getLogger("watchdog.observers.inotify")
+    if _quiet not in log.filters:
+        log.addFilter(_quiet)
+    made = Observer()
+    made.daemon = True
+    return made
+
+
+class Burst:
+    """Collects change notes from any thread and posts one `Change` per burst from its own flusher thread.
+
+    `hold()` and `release()` bracket this process's own writes: while one runs nothing is flushed (up to
+    HOLD_MAX), and its release flushes everything noted meanwhile as that write's one event."""
+
+    def __init__(self, post: Callback) -> None:
+        self.post = post
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._paths: set[str] = set()
+        self._queue = self._audit = self._everything = False
+        self._first = self._last = 0.0
+        self._quiet = QUIET
+        self._holds = 0
+        self._held_since = 0.0
+        self._elsewhere = 0.0  # since when another process's write is under way (its intent file stands), or 0
+        self._flusher: threading.Thread | None = None
+
+    def start_flusher(self, name: str) -> None:
+        self._stop.clear()
+        self._flusher = threading.Thread(target=self._run, name=name, daemon=True)
+        self._flusher.start()
+
+    def add(self, paths: Iterable[str] = (), *, queue: bool = False, audit: bool = False,
+            settled: bool = False, everything: bool = False) -> None:
+        """Note changes; `settled` says this event finished a write (the file is whole), so a short quiet will do:
+        an atomic write ends with its rename, a plain one with its close, and waiting 40 ms more showed nothing."""
+        now = time.monotonic()
+        with self._lock:
+            self._paths.update(paths)
+            self._queue = self._queue or queue
+            self._audit = self._audit or audit
+            self._everything = self._everything or everything
+            if not self._first:
+                self._first = now
+            self._last = now
+            self._quiet = SETTLED if settled else QUIET
+        self._wake.set()
+
+    def hold(self) -> None:
+        with self._lock:
+            if not self._holds:
+                self._held_since = time.monotonic()
+            self._holds += 1
+
+    def writing_elsewhere(self, under_way: bool) -> None:
+        """Another memtui process began (or ended) a write: hold its file, audit and queue events as one burst."""
+        with self._lock:
+            self._elsewhere = time.monotonic() if under_way else 0.0
+        if not under_way:
+            self.add(settled=True)
+
+    def _held(self) -> bool:
+        now = time.monotonic()
+        return bool(self._holds and now - self._held_since < HOLD_MAX
+                    or self._elsewhere and now - self._elsewhere < HOLD_MAX)
+
+    def release(self, paths: Iterable[str] = (), *, queue: bool = False, audit: bool = False) -> Change | None:
+        """End one hold; when it was the last, take what was noted (and `paths`) as one own `Change`."""
+        with self._lock:
+            self._holds = max(0, self._holds - 1)
+            self._paths.update(paths)
+            self._queue = self._queue or queue
+            self._audit = self._audit or audit
+            if self._holds:
+                return None
+            change = self._take(own=True)
+        self._wake.set()  # the flusher goes back to waiting for the next burst
+        return change
+
+    def _take(self, *, own: bool = False) -> Change | None:
+        paths, queue, audit, everything = frozenset(self._paths), self._queue, self._audit, self._everything
+        self._paths, self._queue, self._audit, self._everything, self._first = set(), False, False, False, 0.0
+        self._quiet = QUIET
+        if not (paths or queue or audit or everything):
+            return None
+        return Change(paths, queue=queue, audit=audit, own=own, everything=everything)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait()
+            self._wake.clear()
+            while not self._stop.is_set():
+                with self._lock:
+                    first, last, quiet = self._first, self._last, self._quiet
+                    held = self._held()
+                if not first:
+                    break  # a release took the burst
+                now = time.monotonic()
+                if not held and (now - last >= quiet or now - first >= CEILING):
+                    break
+                wait = 0.01 if held else min(quiet - (now - last), CEILING - (now - first), quiet)
+                # Woken by the next note: a write's close or rename shortens the quiet it waits for.
+                if self._wake.wait(max(wait, 0) + 0.0005):
+                    self._wake.clear()
+            with self._lock:
+                change = None if self._held() else self._take()
+            if change is not None and not self._stop.is_set():
+                self.post(change)
+
+    def stop_flusher(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._flusher is not None:
+            self._flusher.join(timeout=2)
+            self._flusher = None
+
+
+class FolderFeed:
+    """The one watchdog observer of a folder memory: classifies each event once, tells raw subscribers and the
+    change journal at once, and notes it in the burst for everyone else."""
+
+    def __init__(self, root: Path, hub: "Changes") -> None:
+        self.root = Path(root).absolute()
+        self.hub = hub
+        self.burst = Burst(hub._deliver)
+        self.publisher: Any = None
+        self._publishers = 0
+        self._observer: Any = None
+        self._barriers: dict[str, threading.Event] = {}
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        from watchdog import events as ev
+        from watchdog.events import FileSystemEventHandler
+
+        feed = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event: Any) -> None:
+                feed.event(event)
+
+        # Writes only: every process that reads the files (rg, a scan) would otherwise queue an open and a close
+        # event per file in front of a reader's cookie.
+        writes = [ev.FileCreatedEvent, ev.DirCreatedEvent, ev.FileModifiedEvent, ev.DirModifiedEvent,
+                  ev.FileMovedEvent, ev.DirMovedEvent, ev.FileDeletedEvent, ev.DirDeletedEvent, ev.FileClosedEvent]
+        try:
+            # Made before the watch: a cookie in a folder made after it could be missed while it is being watched.
+            (self.root / COOKIES).mkdir(parents=True, exist_ok=True)
+        except OSError:
+            pass  # a read-only memory: no barrier, so an own write's late echo may be a second event
+        made = observer()
+        made.schedule(Handler(), str(self.root), recursive=True, event_filter=writes)
+        made.start()
+        self._observer = made
+        self.burst.start_flusher("memtui-changes-flush")
+
+    @property
+    def running(self) -> bool:
+        return self._observer is not None
+
+    def event(self, event: Any) -> None:
+        kind = event.event_type
+        if kind in ("opened", "closed_no_write"):
+            return
+        src = os.fsdecode(event.src_path)
+        dest = os.fsdecode(getattr(event, "dest_path", "") or "")
+        folder = event.is_directory and kind in ("moved", "deleted", "created")
+        files: list[str] = []
+        for path, settled in ((src, kind == "closed"), (dest, True)):
+            if not path:
+                continue
+            found = classify(self.root, path)
+            if found is None:
+                continue
+            what, rel = found
+            if what == "cookie":
+                if kind == "created":
+                    self._cookie(rel)
+            elif what == "queue":
+                self.burst.add(queue=True, settled=settled)
+            elif what == "audit":
+                self.burst.add(audit=True)
+            elif what == "intent":
+                if path == dest or kind == "created":
+                    self.burst.writing_elsewhere(True)
+                elif kind == "deleted":
+                    self.burst.writing_elsewhere(False)
+            else:
+                files.append(rel)
+                if shown(rel, event.is_directory):
+                    # A rename's destination and a closed-after-write file are whole: the burst may end soon.
+                    self.burst.add([rel + ("/" if event.is_directory else "")], settled=settled)
+        if files:
+            publisher = self.publisher
+            if publisher is not None and (folder or not event.is_directory):  # a folder's "modified" names no file
+                if folder:
+                    publisher.everything()
+                else:
+                    publisher.changed(files)
+            self.hub._deliver_raw(Change(frozenset(files), everything=folder))
+
+    def _cookie(self, name: str) -> None:
+        if name.startswith(OWN_COOKIE):
+            with self._lock:
+                waiting = self._barriers.get(name)
+            if waiting is not None:
+                waiting.set()
+            return
+        publisher = self.publisher
+        if publisher is not None:
+            # A reader asking "is all before this journaled?": events arrive in order, so it is, now.
+            publisher.cookie(name)
+
+    def barrier(self, timeout: float = BARRIER_WAIT) -> bool:
+        """Wait until the watcher has seen every event before now: a cookie file's creation comes after them."""
+        if self._observer is None:
+            return False
+        name = OWN_COOKIE + secrets.token_hex(8)
+        seen = threading.Event()
+        with self._lock:
+            self._barriers[name] = seen
+        folder = self.root / COOKIES
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            with open(folder / name, "x"):
+                pass
+            return seen.wait(timeout)
+        except OSError:
+            return False
+        finally:
+            with self._lock:
+                self._barriers.pop(name, None)
+            try:
+                os.remove(folder / name)
+            except OSError:
+                pass
+
+    def publish(self) -> Any:
+        """Journal every change for other processes (`memtui.core.fsmonitor`) while someone asks; the Publisher,
+        or None when another process already publishes for this root."""
+        with self._lock:
+            self._publishers += 1
+            if self.publisher is None and self._observer is not None:
+                from memtui.core.fsmonitor import Publisher
+
+                # Started once the watch is in place: a reader's cookie is only ever answered by a watching process.
+                publisher = Publisher(self.root)
+                if publisher.start():
+                    self.publisher = publisher
+            return self.publisher
+
+    def unpublish(self) -> None:
+        with self._lock:
+            self._publishers = max(0, self._publishers - 1)
+            if self._publishers or self.publisher is None:
+                return
+            publisher, self.publisher = self.publisher, None
+        publisher.stop()
+
+    def stop(self) -> None:
+        """Stop watching and join both threads (the observer first: no event is noted once the flusher is gone)."""
+        with self._lock:
+            publisher, self.publisher, self._publishers = self.publisher, None, 0
+        if publisher is not None:
+            publisher.stop()
+        made, self._observer = self._observer, None
+        if made is not None:
+            made.stop()
+            made.join(timeout=2)
+        self.burst.stop_flusher()
+
+
+class StoreFeed:
+    """The event channel of a memory kept in Redis, turned into the same bursts: memtui's writes from any process,
+    raw SETs and DELs (keyspace events), and the outage and return of the server."""
+
+    def __init__(self, store: Any, hub: "Changes") -> None:
+        self.store = store
+        self.hub = hub
+        self.burst = Burst(hub._deliver)
+        self.publisher = None
+        self._sub: Any = None
+        self._marks: dict[str, threading.Event] = {}
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        self.burst.start_flusher("memtui-redis-changes-flush")
+        self._sub = self.store.subscribe(self.note, keyspace=True)
+        self._sub.connected.wait(2.0)  # events before the subscription are not heard: until then, walk
+
+    @property
+    def running(self) -> bool:
+        return self._sub is not None
+
+    def note(self, event: dict[str, Any]) -> None:
+        kind = event.get("kind")
+        if kind == "mark":
+            with self._lock:
+                waiting = self._marks.get(str(event.get("id")))
+            if waiting is not None:
+                waiting.set()
+            return
+        if kind == "disconnected":
+            self.hub._deliver(Change(connected=False, message=str(event.get("message", ""))))
+            self.hub._deliver_raw(Change(everything=True))
+            return
+        if kind == "connected":
+            # After an outage anything may have changed: the audit, the queue, every file.
+            self.hub._deliver_raw(Change(everything=True))
+            self.hub._deliver(Change(queue=True, audit=True, everything=True, connected=True))
+            return
+        files = event.get("files") if isinstance(event.get("files"), list) else (
+            [event["file"]] if isinstance(event.get("file"), str) else [])
+        files = [f for f in files if isinstance(f, str) and f]
+        if files:
+            self.hub._deliver_raw(Change(frozenset(files)))
+        # A recorded change means an audit line and maybe a decided proposal.
+        recorded = kind in ("change", "queue")
+        self.burst.add(files, queue=recorded, audit=recorded)
+
+    def barrier(self, timeout: float = BARRIER_WAIT) -> bool:
+        """Wait until every event published before now has come back on the subscription (a mark after them)."""
+        sub = self._sub
+        if sub is None or not sub.connected.is_set():
+            return False
+        token = secrets.token_hex(8)
+        heard = threading.Event()
+        with self._lock:
+            self._marks[token] = heard
+        try:
+            self.store.mark(token)
+            return heard.wait(timeout)
+        except Exception:
+            return False
+        finally:
+            with self._lock:
+                self._marks.pop(token, None)
+
+    def publish(self) -> None:
+        return None
+
+    def unpublish(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        self.burst.stop_flusher()
+        sub, self._sub = self._sub, None
+        if sub is not None:
+            sub.stop()
+
+
+class Changes:
+    """The change event of one memory location, shared by every `Memory` on it in this process."""
+
+    def __init__(self, key: str, make_feed: Callable[["Changes"], Any]) -> None:
+        self.key = key
+        self._make_feed = make_feed
+        self._lock = threading.RLock()
+        self._subs: list[Callback] = []
+        self._raw: list[Callback] = []
+        self._watching = 0
+        self.feed: Any = None
+        self.store: Any = None  # a store-kept memory's store, which its feed subscribes to
+        self._local = threading.local()  # the touched files of the write this thread is in
+
+    # subscribing ----------------------------------------------------------------------------------------------
+    def subscribe(self, callback: Callback, *, watch: bool = True, raw: bool = False) -> Callable[[], None]:
+        """Call `callback(Change)` from a background thread for each change; returns the unsubscribe function.
+
+        `watch=False` hears only this process's own writes (no watcher is started for it). With `watch=True` the
+        location's watcher is started if it is not running (this call returns once it is live) and the callback
+        is first told `Change(everything=True, queue=True, audit=True)`: whatever changed before was not seen."""
+        with self._lock:
+            (self._raw if raw else self._subs).append(callback)
+            if watch:
+                self._watching += 1
+                if self.feed is None:
+                    feed = self._make_feed(self)
+                    try:
+                        feed.start()
+                    except BaseException:
+                        feed.stop()
+                        self._watching -= 1
+                        (self._raw if raw else self._subs).remove(callback)
+                        raise
+                    self.feed = feed
+        if watch:
+            _call(callback, Change(queue=True, audit=True, everything=True))
+        done = threading.Event()
+
+        def unsubscribe() -> None:
+            if done.is_set():
+                return
+            done.set()
+            stopping = None
+            with self._lock:
+                listeners = self._raw if raw else self._subs
+                if callback in listeners:
+                    listeners.remove(callback)
+                if watch:
+                    self._watching -= 1
+                    if self._watching <= 0 and self.feed is not None:
+                        stopping, self.feed = self.feed, None
+            if stopping is not None:
+                stopping.stop()
+
+        return unsubscribe
+
+    @property
+    def watched(self) -> bool:
+        return self.feed is not None and self.feed.running
+
+    def publish(self) -> Any:
+        feed = self.feed
+        return feed.publish() if feed is not None else None
+
+    def unpublish(self) -> None:
+        feed = self.feed
+        if feed is not None:
+            feed.unpublish()
+
+    def _deliver(self, change: Change) -> None:
+        with self._lock:
+            listeners = list(self._subs)
+        for callback in listeners:
+            _call(callback, change)
+
+    def _deliver_raw(self, change: Change) -> None:
+        with self._lock:
+            listeners = list(self._raw)
+        for callback in listeners:
+            _call(callback, change)
+
+    # memtui's own writes ----------------------------------------------------------------------------------------
+    @contextmanager
+    def writing(self) -> Iterator[set[str]]:
+        """Bracket one of this process's writes: yields a set the writer adds the files it touched to; at the end
+        (after its commit) everything the watcher saw meanwhile and those files are one own `Change`. A write
+        inside another on the same thread (update → submit) is part of the outer one's event."""
+        outer = getattr(self._local, "touched", None)
+        if outer is not None:
+            yield outer
+            return
+        # Only what is told to subscribers needs holding back: an index (raw) hears every file at once anyway.
+        feed = self.feed if self._subs else None
+        if feed is not None:
+            feed.burst.hold()
+        touched: set[str] = set()
+        self._local.touched = touched
+        try:
+            yield touched
+        finally:
+            self._local.touched = None
+            self._changed(touched, feed)
+
+    def _changed(self, paths: set[str], feed: Any) -> None:
+        """memtui's own write has finished: deliver its one event. The watcher is given the time to have seen
+        all of the write first (a cookie or a mark after it), so none of it arrives as a second event."""
+        if feed is None:
+            self._deliver(Change(frozenset(paths), queue=True, audit=True, own=True))
+            return
+        feed.barrier()
+        change = feed.burst.release(paths, queue=True, audit=True)
+        if change is not None:
+            self._deliver(change)
+
+
+def _call(callback: Callback, change: Change) -> None:
+    try:
+        callback(change)
+    except Exception:  # a subscriber's bug must not end the watcher or fail a write that has committed
+        pass
+
+
+# one hub per location -------------------------------------------------------------------------------------------
+_hubs: dict[str, Changes] = {}
+_hubs_lock = threading.Lock()
+
+
+def for_folder(root: str | os.PathLike[str]) -> Changes:
+    """The change event of the folder memory at `root`."""
+    key = str(Path(root).expanduser().absolute())
+    with _hubs_lock:
+        hub = _hubs.get(key)
+        if hub is None:
+            hub = _hubs[key] = Changes(key, lambda h: FolderFeed(Path(key), h))
+        return hub
+
+
+def for_store(store: Any) -> Changes:
+    """The change event of the memory in `store`: its folder's, or its event channel's."""
+    root = getattr(store, "root", None)
+    if root is not None:
+        return for_folder(root)
+    key = "store:" + str(store.location)
+    with _hubs_lock:
+        hub = _hubs.get(key)
+        if hub is None:
+            hub = _hubs[key] = Changes(key, lambda h: StoreFeed(h.store, h))
+        if hub.feed is None:
+            hub.store = store  # the feed that starts next listens through the newest client
+        return hub
+
+
+def touched(result: Any) -> set[str]:
+    """The files a write's result names: its file and the files it touched (`WriteResult.files`)."""
+    from memtui.core.proposals import EXTERNAL_PREFIX
+
+    out: set[str] = set()
+    status, file = getattr(result, "status", None), getattr(result, "file", None)
+    restored = status == "rejected" and str(getattr(result, "id", "") or "").startswith(EXTERNAL_PREFIX)
+    if status == "applied" or restored:
+        if file:
+            out.add(file)
+        out.update(getattr(result, "files", None) or ())
+    return out
+
+
+def _inside(store: Any, paths: Iterable[str]) -> set[str]:
+    """Only paths of the memory: a diff's header names can be forged by a file's content (a line "++ b/…")."""
+    from memtui.core.paths import PathRefused
+
+    out = set()
+    for rel in paths:
+        try:
+            if store.check_path(rel) == rel:
+                out.add(rel)
+        except (PathRefused, ValueError):
+            pass
+    return out
+
+
+def emits_change(write: Callable[..., Any]) -> Callable[..., Any]:
+    """A write surface of `Memory` (or a function taking the memory first): one own change event when it returns,
+    after its commit, with the files its result names."""
+
+    @functools.wraps(write)
+    def wrapper(memory: Any, *args: Any, **kwargs: Any) -> Any:
+        with memory.changes.writing() as files:
+            result = write(memory, *args, **kwargs)
+            files.update(_inside(memory.store, touched(result)))
+        return result
+
+    return wrapper
