@@ -83,8 +83,8 @@ async def test_an_entry_cursor_edit_is_one_event_and_one_reload(demo: Path) -> N
         assert "MEMORY.md" in message.paths
         assert viewer.loads == loads + 1
         # The one reload still puts the cursor on the new line and draws no live-diff marks for one's own edit.
-        await wait_for(pilot, lambda: "in the browser" in (viewer.entry_at(viewer.cursor).raw
-                                                           if viewer.entry_at(viewer.cursor) else ""),
+        await wait_for(pilot, lambda: "in the browser" in (viewer.entry_cursor.entry_at(viewer.cursor).raw
+                                                           if viewer.entry_cursor.entry_at(viewer.cursor) else ""),
                        what="the cursor on the new line")
         assert not viewer.has_marks
 
@@ -117,7 +117,7 @@ async def test_an_external_append_is_one_event_and_one_reload(demo: Path) -> Non
 
 
 async def test_the_agents_tool_write_in_chat_is_one_event(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memtui.tui.chat import Pane
+    from memtui.tui.chat import ChatPane
     from support.anthropic_server import FakeAnthropic, reply, tool_use
 
     write = tool_use("memory_update", {"section": "Projects", "action": "add",
@@ -129,8 +129,8 @@ async def test_the_agents_tool_write_in_chat_is_one_event(demo: Path, monkeypatc
         async with app.run_test(size=SIZE) as pilot:
             viewer = await ready(pilot, app)
             await pilot.press("c")
-            await wait_for(pilot, lambda: app.query(Pane), what="the chat")
-            pane = app.query_one(Pane)
+            await wait_for(pilot, lambda: app.query(ChatPane), what="the chat")
+            pane = app.query_one(ChatPane)
             await quiet(pilot, app)
             n, loads = len(app.changes_seen), viewer.loads
             pane.query_one("Input").value = "Remember that memtui could index in Postgres"

@@ -96,11 +96,11 @@ async def test_a_viewer_opened_while_wrap_is_on_wraps(long_demo: Path) -> None:
 async def test_the_cursor_stays_whole_on_screen_when_lines_wrap(long_demo: Path) -> None:
     async with MemtuiApp(long_demo, watch=False).run_test(size=(100, 30)) as pilot:
         viewer = await viewer_of(pilot)
-        for _ in range(len(viewer.shown_lines()) + 2):
+        for _ in range(len(viewer.entry_cursor.shown_lines()) + 2):
             await pilot.press("j")
             await pilot.pause(0)
             screen = viewer.screen_text().split("\n")
-            entry = viewer.entry_at(viewer.cursor)
+            entry = viewer.entry_cursor.entry_at(viewer.cursor)
             mine = [k for k, row in enumerate(screen) if row.startswith("▌")]
             assert mine, f"the cursor's line {entry.raw!r} is off the screen"
             shown = rows_holding(screen[mine[0]:], "▌")

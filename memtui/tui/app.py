@@ -416,6 +416,8 @@ class MemtuiApp(App[None]):
         self.open_file(rel)
 
     def on_log_activity(self, message: LogActivity) -> None:
+        if not self.alive():
+            return  # a pane's late note (a search answering) while the app quits
         self.feed.add(Activity(clock.now().strftime("%H:%M"), message.actor or self.by, message.kind, message.text,
                                message.file))
 

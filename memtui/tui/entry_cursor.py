@@ -199,7 +199,9 @@ class EntryCursor:
         if reading != self._reading:  # the footer switches between a reader's keys and the curate keys
             self._reading = reading
             view.refresh_bindings()
-        if line is not None:
+        if line is not None and view.wrap:
+            view.keep_in_view(line)  # the whole of the line's wrapped rows, not only its first
+        elif line is not None:
             row = view._row_of(line)
             top = view.scroll_offset.y
             height = max(1, view.scrollable_content_region.height)

@@ -601,11 +601,6 @@ class MemoryViewer(ScrollView, can_focus=True):
             top -= 1
         self.scroll_to(y=top, animate=False)
 
-    def set_cursor(self, line: int | None) -> None:
-        super().set_cursor(line)
-        if line is not None and self.wrap:
-            self.keep_in_view(line)
-
     def action_page_down(self) -> None:
         if not self.wrap:
             super().action_page_down()
