@@ -601,9 +601,27 @@ def interleaved(commands: dict[str, list[str]], runs: int, ok: tuple[int, ...] =
 
 
 def live_diff_cells(root: Path, plan: Plan) -> Cell | None:
-    """The live-diff figure for the growth table at one size: the hook where a live diff measured in a real
-    terminal plugs in. None until then; the headless live diff is in the main table."""
-    return None
+    """The live-diff figure for the growth table at one size, measured in a real terminal: memtui in tmux on a
+    fresh copy of `root`, another process appending entries, p95 from the append to the line on the terminal,
+    against `tail -F` in the same tmux (benches/bench_live_diff.py). None where tmux is missing."""
+    import shutil as _shutil
+
+    if _shutil.which("tmux") is None or _shutil.which("memtui") is None:
+        return None
+    from bench_live_diff import bench_live_diff_tmux
+
+    copy = fresh_copy(root, Path(tempfile.mkdtemp(prefix="memtui-growth-live-")) / "memory")
+    try:
+        r = bench_live_diff_tmux(copy, appends=max(10, min(30, plan.live_writes)))
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        return Cell(f"not measured ({exc})")
+    finally:
+        shutil.rmtree(copy.parent, ignore_errors=True)
+    if r.get("p95") is None:
+        return Cell(f"no append reached the screen ({r.get('missed')} missed)", None, None, False)
+    p95, floor = float(r["p95"]), r.get("floor_p95")
+    base = f" (tail -F {float(floor) * 1000:.0f} ms)" if floor is not None else ""
+    return Cell(f"{p95 * 1000:.0f} ms{base}", p95, None if floor is None else float(floor), p95 < 0.1)
 
 
 def bench_growth(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ...],

@@ -68,3 +68,14 @@ def test_a_hand_written_line_with_its_tag_elsewhere_is_revised_with_the_tag_in_f
     # No tag, or two: left for the person to tag, word for word.
     assert editable_text(parse_entry("- plain fact")) == "plain fact"
     assert editable_text(parse_entry("- a [stated] b [observed]")) == "a [stated] b [observed]"
+
+
+def test_the_feed_says_a_refusal_to_the_person_reading_it() -> None:
+    from memtui.core.document import FormatSpec
+    from memtui.tui.feed import activity_from_audit
+
+    untagged = refusal(lambda: update._new_line("Name is Wes", None, None, "2026-12-01", FormatSpec(), None))
+    line = activity_from_audit({"ts": "2026-12-01T11:55:00", "actor": "wes", "action": "revise", "file": "MEMORY.md",
+                        "section": "About Wes", "status": "refused", "reason": untagged})
+    assert line.kind == "refused" and "start the entry with its provenance" in line.text
+    assert "pass provenance" not in line.text

@@ -32,7 +32,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memtui"
 STORE_MODULES = {"core/store.py", "core/folder.py", "core/redis_store.py"}
 # Type checks that are not a caller probing its store, each with why it stays.
 ALLOWED = {
-    ("core/memory.py", "isinstance(root, Store)"): "Memory(root) takes a folder path or a Store: argument types",
+    ("core/reading.py", "isinstance(root, Store)"): "MemoryReader(root) takes a folder path or a Store: argument types",
     ("commands/redis.py", "isinstance(store, RedisStore)"): "`memtui export/import` act on a Redis server itself",
 }
 # `memtui doctor` examines and repairs each store's own files (a folder's lock, git locks, temp files; a Redis

@@ -611,7 +611,7 @@ def for_folder(root: str | os.PathLike[str]) -> Changes:
 
 def for_store(store: Any) -> Changes:
     """The change event of the memory in `store`: its folder's, or its event channel's."""
-    root = getattr(store, "root", None)
+    root = store.local_root
     if root is not None:
         return for_folder(root)
     key = "store:" + str(store.location)

@@ -580,6 +580,26 @@ class Memory(MemoryReader):
             lambda lost: self._refuse(p, f"{p.file} kept changing under this write ({lost}); nothing was written, "
                                       "try again"))
 
+    def would_conflict(self, p: Proposal) -> str | None:
+        """Why approving pending `p` now would end in a conflict, else None: the same planning an approval does,
+        against the reviewed text as it is now, with nothing written and no lock taken. Only a proposal whose file
+        moved on since it was proposed is planned again (one that did not plans as it did then). For the review
+        panel, so a person sees a conflict before pressing a key on it; the approval itself checks again."""
+        if p.status != "pending" or p.external:
+            return None
+        try:
+            before = self.base_text(p.file)
+            if not p.base_hash or content_hash(None if before is None else before.encode()) == p.base_hash:
+                return None
+            if p.action in ("create", "delete", "rename"):
+                return f"{p.file} changed since this was proposed; look at it again and re-propose"
+            self._planner().plan(replace(p), before)
+        except (Refused, PathRefused) as exc:
+            return str(exc)
+        except (OSError, StoreError, ValueError):
+            return None  # unreadable now: the approval says why
+        return None
+
     def _apply_once(
         self, p: Proposal, *, decided_by: str, revising: bool = False, proposed: dict[str, Any] | None = None,
         extra: dict[str, Any] | None = None,

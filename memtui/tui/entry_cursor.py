@@ -31,6 +31,7 @@ from memtui.core import clock, curate
 from memtui.core.changes import touched
 from memtui.core.entries import Entry
 from memtui.core.proposals import EXTERNAL_PREFIX, WriteResult
+from memtui.tui.for_people import typed
 
 if TYPE_CHECKING:
     from memtui.core.memory import Memory
@@ -427,8 +428,9 @@ class EntryCursor:
         r = result
         severity: SeverityLevel = "information" if r.status == "applied" else (
             "warning" if r.status == "queued" else "error")
-        self.view.notify(r.message if r.status != "applied" else f"{self.person}: {r.message}",
-                         severity=severity)
+        # A refusal of what the person typed is said to them (memtui/tui/for_people.py), not to an agent.
+        said = typed(r.message) if r.status in ("refused", "conflict") else r.message
+        self.view.notify(said if r.status != "applied" else f"{self.person}: {r.message}", severity=severity)
         if r.status not in ("applied", "queued"):
             return
         self._cursor_target = target
@@ -458,7 +460,7 @@ class EntryCursor:
         self.app.push_screen(EntryEditScreen(
             f"Revise ({self.rel} § {section}); the old line stays, struck superseded {clock.today()}",
             curate.editable_text(entry), self.dialog_write(write),
-            hint="enter revise · escape cancel · keep a [tag]: [stated] you said it, [observed] seen"), done)
+            hint="enter revise · escape cancel · start with [stated], [observed], [inferred] or [suggested]"), done)
 
     def add_entry(self) -> None:
         from memtui.tui.curate import EntryEditScreen

@@ -53,7 +53,7 @@ def activity_from_audit(record: dict[str, Any]) -> Activity:
     elif status == "conflict":
         kind, text, actor = "conflict", f"conflict on {pid}: {for_person(get('reason'))}", decided or actor
     else:
-        kind, text = "refused", f"refused {action} {where}: {get('reason')}"
+        kind, text = "refused", f"refused {action} {where}: {for_person(get('reason'))}"
     if what and kind in ("write", "approve"):
         text += f": {what}"
     time = get("ts")[11:16]

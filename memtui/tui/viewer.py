@@ -601,6 +601,13 @@ class MemoryViewer(ScrollView, can_focus=True):
             top -= 1
         self.scroll_to(y=top, animate=False)
 
+    def action_scroll_home(self) -> None:
+        # A jump, not an animation: each animated frame of a wrapped 20 MB log would wrap the lines it passes.
+        self.scroll_home(animate=False, x_axis=False)
+
+    def action_scroll_end(self) -> None:
+        self.scroll_end(animate=False, x_axis=False)
+
     def action_page_down(self) -> None:
         if not self.wrap:
             super().action_page_down()

@@ -131,7 +131,8 @@ async def test_markup_in_proposals_is_shown_literally_and_a_click_runs_nothing(h
     root, ids = hostile
     before = statuses(root)
     app = RecordingApp(root, watch=False)
-    async with app.run_test(size=(200, 50)) as pilot:
+    # Tall enough that the review list shows every proposal at once (its diff takes two thirds of the panel).
+    async with app.run_test(size=(200, 90)) as pilot:
         await wait_for(pilot, lambda: settled(app), what="the app to settle")
         review = app.review
         listed = flat(rendered(review.option_list))

@@ -1,0 +1,56 @@
+"""A pending proposal whose entry changed since is shown as a conflict before the person presses a key on it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import git
+
+from app_support import settled, wait_for
+from memtui.core.memory import Memory
+from memtui.tui.app import MemtuiApp
+
+AGENT = "agent:claude"
+
+
+def two_revises(mem: Memory) -> tuple[str, str]:
+    assert mem.update("Preferences", "add", "[stated] Prefers tabs", actor="wes").status == "applied"
+    first = mem.update("Preferences", "revise", "[stated] Prefers spaces", replaces="Prefers tabs", actor=AGENT,
+                       user_words="I prefer spaces")
+    second = mem.update("Preferences", "revise", "[stated] Prefers two spaces", replaces="Prefers tabs",
+                        actor=AGENT, user_words="two spaces please")
+    assert first.status == second.status == "queued"
+    return first.id, second.id
+
+
+def test_the_recheck_plans_what_an_approval_would_and_writes_nothing(mem: Memory, root: Path) -> None:
+    first, second = two_revises(mem)
+    pending = {p.id: p for p in mem.proposals(external=False)}
+    assert mem.would_conflict(pending[first]) is None and mem.would_conflict(pending[second]) is None
+    assert mem.approve(first, by="wes").status == "applied"
+    queue_file = root / ".memtui/queue" / f"{second}.json"
+    saved, sha = queue_file.read_bytes(), git.Repo(root).head.commit.hexsha
+    p = next(p for p in mem.proposals(external=False) if p.id == second)
+    why = mem.would_conflict(p)
+    assert why is not None and "matches no current entry" in why
+    # Nothing was written: the queue file, git and the proposal's status are as they were.
+    assert queue_file.read_bytes() == saved and git.Repo(root).head.commit.hexsha == sha
+    assert json.loads(saved)["status"] == "pending"
+    # The approval checks again and agrees.
+    assert mem.approve(second, by="wes").status == "conflict"
+
+
+async def test_the_review_panel_shows_the_conflict_before_any_key(mem: Memory, root: Path) -> None:
+    first, second = two_revises(mem)
+    assert mem.approve(first, by="wes").status == "applied"
+    app = MemtuiApp(root, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        await wait_for(pilot, lambda: any(p.id == second for p in app.review.proposals), what="the proposal")
+        shown = next(p for p in app.review.proposals if p.id == second)
+        assert shown.status == "conflict" and "no current entry" in shown.reason
+        title = app.review.query_one("#review-title")
+        assert "0 pending · 1 conflict" in str(title.render()), title.render()
+    # The person saw it; nothing in the queue changed until they decide.
+    assert json.loads((root / ".memtui/queue" / f"{second}.json").read_text())["status"] == "pending"
