@@ -58,8 +58,8 @@ def review_panel(screen: str) -> list[str]:
 
 def diff_rows(panel: list[str]) -> list[str]:
     """The rows of the selected proposal's diff: below the rule under the detail."""
-    at = next(k for k, row in enumerate(panel) if row.startswith("────"))
-    return panel[at + 1:]
+    at = next((k for k, row in enumerate(panel) if row.startswith("────")), None)
+    return [] if at is None else panel[at + 1:]  # none yet: the panel is still drawing
 
 
 def changed_lines(diff: str) -> list[str]:

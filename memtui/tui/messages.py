@@ -7,31 +7,32 @@ panes do not bubble, so a pane that ignores them never sends them back up to the
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, fields
 from typing import Any
 
 from textual.message import Message
 
+from memtui.core.changes import Change
 from memtui.core.proposals import Proposal, WriteResult
 
 
-@dataclass
 class FilesChanged(Message):
-    """The memory changed (memtui.core.changes: one message per burst seen by the watcher, one per own write).
+    """The memory changed: one `Change` of memtui.core.changes (one per burst the watcher saw, one per own write),
+    as a Textual message. Its fields are the change's: `paths` (memory files, relative, '/'-separated), `queue`
+    (a proposal was written or decided by any process), `audit` (the audit log grew), `own` (this process's write),
+    `everything`, and `connected`/`message` (a Redis memory lost, or back: then anything may have changed)."""
 
-    `paths` are memory files (relative, '/'-separated); `queue` is True when `.memtui/queue/` changed (a
-    proposal was written or decided by any process); `audit` is True when the audit log grew; `own` when it was
-    this process's write; `connected` is False when a Redis memory was lost (`message` says so) and True when
-    it is back (then anything may have changed)."""
+    def __init__(self, paths: frozenset[str] = frozenset(), *, change: Change | None = None, **fields: Any) -> None:
+        super().__init__()
+        self.change = change if change is not None else Change(frozenset(paths), **fields)
 
-    paths: frozenset[str]
-    _: KW_ONLY
-    queue: bool = False
-    audit: bool = False
-    own: bool = False
-    everything: bool = False
-    connected: bool | None = None
-    message: str = ""
+    def __getattr__(self, name: str) -> Any:
+        if name in _CHANGE_FIELDS:
+            return getattr(self.__dict__["change"], name)
+        raise AttributeError(name)
+
+
+_CHANGE_FIELDS = frozenset(f.name for f in fields(Change))
 
 
 @dataclass

@@ -16,8 +16,7 @@ from memtui.tui.messages import FilesChanged
 
 
 def message_for(change: Change) -> FilesChanged:
-    return FilesChanged(change.paths, queue=change.queue, audit=change.audit, own=change.own,
-                        everything=change.everything, connected=change.connected, message=change.message)
+    return FilesChanged(change=change)
 
 
 class ChangeWatcher:
