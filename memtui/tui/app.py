@@ -222,8 +222,8 @@ class MemtuiApp(App[None]):
         else:
             text = message or f"lost {self.memory.store.location}; reconnecting"
             self.feed.add(Activity(now, "memtui", "problem", text))
-            self.notify(f"Disconnected: {text}. What is shown may be out of date; writes wait for the store.",
-                        severity="warning", timeout=8, markup=False)
+            self.notify(markup=False, severity="warning", timeout=8, message=(
+                f"Disconnected: {text}. What is shown may be out of date; writes wait for the store."))
 
     def action_switch_memory(self, url: str) -> None:
         """Leave for another memory on the same Redis server or cluster: `memtui.cli.run_app` opens it next."""
@@ -613,7 +613,7 @@ class MemtuiApp(App[None]):
     def _selected(self, verb: str):
         p = self.review.selected
         if p is None:
-            self.notify(f"Nothing to {verb}: no proposal is selected in the review panel")
+            self.notify(markup=False, message=f"Nothing to {verb}: no proposal is selected in the review panel")
         return p
 
     def announce(self, p) -> None:
@@ -649,8 +649,8 @@ class MemtuiApp(App[None]):
         if p is None:
             return
         if p.external or p.action not in ENTRY_ACTIONS:
-            self.notify(f"{p.id} is a whole-file {p.action}: approve or reject it (revise works on one entry)",
-                        severity="warning")
+            self.notify(markup=False, severity="warning",
+                        message=f"{p.id} is a whole-file {p.action}: approve or reject it (revise works on one entry)")
             return
 
         def done(result) -> None:
@@ -703,7 +703,7 @@ class MemtuiApp(App[None]):
 
     # consolidation ----------------------------------------------------------------------------------------
     def action_consolidate(self, section: str | None = None) -> None:
-        self.notify(f"Drafting a consolidation of {section or 'every section over its cap'}…")
+        self.notify(markup=False, message=f"Drafting a consolidation of {section or 'every section over its cap'}…")
         self.consolidate(section)
 
     @work(thread=True, group="consolidate", exit_on_error=False)
@@ -720,7 +720,7 @@ class MemtuiApp(App[None]):
                 self._select_after_sync = r.id
                 self.feed.add(Activity(now, self.by, "queued", f"{r.id} consolidate {where}: waiting for review",
                                        r.file))
-                self.notify(f"{r.id}: consolidation of {where} waits for review", timeout=6)
+                self.notify(f"{r.id}: consolidation of {where} waits for review", timeout=6, markup=False)
             else:
                 self.notify(r.message, severity="information" if r.status == "applied" else "warning", timeout=8)
 
@@ -775,7 +775,7 @@ class MemtuiApp(App[None]):
 
     def action_switch_theme(self, name: str) -> None:
         self.theme = name
-        self.notify(f"Theme: {name}")
+        self.notify(f"Theme: {name}", markup=False)
 
     def _theme_chosen(self, theme: Any) -> None:
         if self._theme_timer is not None:

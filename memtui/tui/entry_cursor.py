@@ -270,9 +270,9 @@ class EntryCursor:
 
     def notify_filter_empty(self) -> None:
         if self.entry_filter is not None:
-            self.view.notify(f"No entry of {self.rel} is "
-                             f"{curate.FILTER_LABELS[self.entry_filter].removesuffix(' only')}"
-                             " — press f for the next filter", markup=False)
+            self.view.notify(markup=False, message=(
+                f"No entry of {self.rel} is {curate.FILTER_LABELS[self.entry_filter].removesuffix(' only')}"
+                " — press f for the next filter"))
 
     def leave(self) -> bool:
         """escape: drop the filter, then the cursor; False when there was neither."""
@@ -430,7 +430,8 @@ class EntryCursor:
             "warning" if r.status == "queued" else "error")
         # A refusal of what the person typed is said to them (memtui/tui/for_people.py), not to an agent.
         said = typed(r.message) if r.status in ("refused", "conflict") else r.message
-        self.view.notify(said if r.status != "applied" else f"{self.person}: {r.message}", severity=severity)
+        self.view.notify(said if r.status != "applied" else f"{self.person}: {r.message}", severity=severity,
+                         markup=False)
         if r.status not in ("applied", "queued"):
             return
         self._cursor_target = target
@@ -571,13 +572,13 @@ class EntryCursor:
                              "edit the file outside memtui and approve the change in review", severity="warning")
             return
         except OSError as exc:
-            self.view.notify(f"cannot run {editor!r}: {exc}. Set $EDITOR to your editor.", severity="error",
-                             markup=False)
+            self.view.notify(markup=False, severity="error",
+                             message=f"cannot run {editor!r}: {exc}. Set $EDITOR to your editor.")
             return
         after = path.read_bytes() if path.exists() else None
         if after == before:
-            self.view.notify(f"{self.rel} is unchanged" + (f" ({editor} exited with {code})" if code else ""),
-                             markup=False)
+            self.view.notify(markup=False,
+                             message=f"{self.rel} is unchanged" + (f" ({editor} exited with {code})" if code else ""))
             return
         self.focus_external_change(EXTERNAL_PREFIX + hashlib.sha1(self.rel.encode()).hexdigest()[:6])
 
@@ -586,8 +587,8 @@ class EntryCursor:
         review = self.app.review
         if review.select(pid):
             review.option_list.focus()
-            self.view.notify(f"Your edit of {self.rel} waits in review as {pid}: a approve (commit) · "
-                             "r reject (restore)", markup=False)
+            self.view.notify(markup=False, message=(
+                f"Your edit of {self.rel} waits in review as {pid}: a approve (commit) · r reject (restore)"))
             return
         if tries > 0:
             self.view.set_timer(0.05, lambda: self.focus_external_change(pid, tries - 1))
