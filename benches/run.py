@@ -487,8 +487,13 @@ def redis_round_trip_baseline(url: str, count: int) -> float:
     return rate
 
 
-def bench_context(root: Path, plan: Plan) -> list[Row]:
-    cold, cold_rss, base, base_rss = [], [], [], []
+def cold_context(root: Path, plan: Plan) -> tuple[list[float], list[float], list[float], list[float]]:
+    """`memtui context` as a fresh process against Python reading MEMORY.md, interleaved (the first pair a warm-up
+    when there are several runs): (times, peak RSS, baseline times, baseline peak RSS)."""
+    cold: list[float] = []
+    cold_rss: list[float] = []
+    base: list[float] = []
+    base_rss: list[float] = []
     read = f"open({str(root / 'MEMORY.md')!r}, encoding='utf-8').read()"
     for i in range(plan.runs + 1):
         s, r, _ = run(memtui_cmd("context", "--root", str(root)))
@@ -499,6 +504,11 @@ def bench_context(root: Path, plan: Plan) -> list[Row]:
         cold_rss.append(r)
         base.append(b)
         base_rss.append(br)
+    return cold, cold_rss, base, base_rss
+
+
+def bench_context(root: Path, plan: Plan) -> list[Row]:
+    cold, cold_rss, base, base_rss = cold_context(root, plan)
     p = probe("context", str(root), str(max(5, plan.runs * 4)))
     warm = p.wait_event("context")
     p.finish().check()
@@ -529,17 +539,7 @@ def bench_context_scale(out: Path, plan: Plan) -> list[Row]:
     first: float | None = None
     for n in plan.sections:
         root = sections_memory(out / f"sections-{n}", n)
-        read = f"open({str(root / 'MEMORY.md')!r}, encoding='utf-8').read()"
-        cold, cold_rss, base, base_rss = [], [], [], []
-        for i in range(plan.runs + 1):
-            s, r, _ = run(memtui_cmd("context", "--root", str(root)))
-            b, br, _ = run([PY, "-c", read])
-            if i == 0 and plan.runs > 1:
-                continue
-            cold.append(s)
-            cold_rss.append(r)
-            base.append(b)
-            base_rss.append(br)
+        cold, cold_rss, base, base_rss = cold_context(root, plan)
         first = first or med(cold)
         grew = med(cold) / first
         scale = n / plan.sections[0]

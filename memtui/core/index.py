@@ -207,14 +207,7 @@ def read_text(path: Path, size: int | None = None, max_bytes: int | None = None)
                 data = b"".join(chunks)
     except OSError:
         return None, SKIP_UNREADABLE
-    if len(data) > max_bytes:
-        return None, SKIP_HUGE
-    if b"\0" in data:
-        return None, SKIP_BINARY
-    try:
-        return data.decode("utf-8"), None
-    except UnicodeDecodeError:
-        return None, SKIP_ENCODING
+    return decode_text(data, max_bytes)
 
 
 def trigram_query(needle: str) -> str | None:

@@ -15,30 +15,20 @@ from typing import Any, Iterable
 
 from memtui.core import changes
 
-class IndexWatcher:
-    """The changed paths of a folder memory, from its one watcher. `publish=True` also journals every change for
-    other processes (`memtui.core.fsmonitor`), when no other process does already: a cold `memtui search` then
-    re-checks only what changed."""
+class _Changed:
+    """The paths a raw subscriber to a memory's change event heard changed since the last `take()`; a change that
+    cannot be named file by file (or no subscription) makes the next answer None: re-check every file."""
 
-    def __init__(self, root: str | os.PathLike[str], *, publish: bool = False) -> None:
-        self.root = Path(root).expanduser().absolute()
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._dirty: set[str] = set()
         self._full = True  # the first query walks everything once
-        self.hub = changes.for_folder(self.root)
         self._unsubscribe: Any = None
-        try:
-            self._unsubscribe = self.hub.subscribe(self._note, raw=True)
-        except OSError:
-            pass
-        self._published = publish and self._unsubscribe is not None
-        # Started once the watch is in place: a reader's cookie is only ever answered by a watching process.
-        self.publisher: Any = self.hub.publish() if self._published else None
 
     def _note(self, change: changes.Change) -> None:
         with self._lock:
             if change.everything:
-                self._full = True
+                self._full = True  # events may have been missed meanwhile
             self._dirty.update(change.paths)
 
     def add(self, paths: Iterable[str]) -> None:
@@ -56,16 +46,37 @@ class IndexWatcher:
             return dirty
 
     def stop(self) -> None:
-        if self._published:
-            self._published = False
-            self.hub.unpublish()
-        self.publisher = None
         unsubscribe, self._unsubscribe = self._unsubscribe, None
         if unsubscribe is not None:
             unsubscribe()
 
 
-class StoreWatcher:
+class IndexWatcher(_Changed):
+    """The changed paths of a folder memory, from its one watcher. `publish=True` also journals every change for
+    other processes (`memtui.core.fsmonitor`), when no other process does already: a cold `memtui search` then
+    re-checks only what changed."""
+
+    def __init__(self, root: str | os.PathLike[str], *, publish: bool = False) -> None:
+        super().__init__()
+        self.root = Path(root).expanduser().absolute()
+        self.hub = changes.for_folder(self.root)
+        try:
+            self._unsubscribe = self.hub.subscribe(self._note, raw=True)
+        except OSError:
+            pass
+        self._published = publish and self._unsubscribe is not None
+        # Started once the watch is in place: a reader's cookie is only ever answered by a watching process.
+        self.publisher: Any = self.hub.publish() if self._published else None
+
+    def stop(self) -> None:
+        if self._published:
+            self._published = False
+            self.hub.unpublish()
+        self.publisher = None
+        super().stop()
+
+
+class StoreWatcher(_Changed):
     """The same for a memory kept in Redis, from its one event subscription: the store's events (memtui's writes,
     and raw SETs and DELs through keyspace notifications) name the files that changed. Before answering, `take()`
     publishes a mark and waits for it to come back on that subscription, so every write made before the query has
@@ -75,37 +86,14 @@ class StoreWatcher:
     MARK_WAIT = 1.0
 
     def __init__(self, store: Any) -> None:
+        super().__init__()
         self.store = store
-        self._lock = threading.Lock()
-        self._dirty: set[str] = set()
-        self._full = True
         self.hub = changes.for_store(store)
         # Without keyspace events a raw SET is never heard: nobody vouches, every query re-checks.
         self._unsubscribe = self.hub.subscribe(self._note, raw=True) if store.keyspace_events() else None
-
-    def _note(self, change: changes.Change) -> None:
-        with self._lock:
-            if change.everything:
-                self._full = True  # events may have been missed meanwhile
-            self._dirty.update(change.paths)
-
-    def add(self, paths: Iterable[str]) -> None:
-        with self._lock:
-            self._dirty.update(paths)
 
     def take(self) -> set[str] | None:
         feed = self.hub.feed
         if self._unsubscribe is None or feed is None or not feed.barrier(self.MARK_WAIT):
             return None
-        with self._lock:
-            if self._full:
-                self._full = False
-                self._dirty.clear()
-                return None
-            dirty, self._dirty = self._dirty, set()
-            return dirty
-
-    def stop(self) -> None:
-        unsubscribe, self._unsubscribe = self._unsubscribe, None
-        if unsubscribe is not None:
-            unsubscribe()
+        return super().take()
