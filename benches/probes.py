@@ -219,10 +219,19 @@ def watch(root: str, rel: str, count: str) -> None:
                 emit("ready")
                 self.check_ready = lambda: None  # type: ignore[method-assign]
 
-        def on_memory_viewer_reloaded(self, message: MemoryViewer.Reloaded) -> None:
-            view = self.viewer_for(message.rel)
-            last = view.state.lines[-1] if view is not None and view.state and view.state.lines else ""
-            self.call_after_refresh(self.rendered, last)
+        def viewer(self, rel: str) -> MemoryViewer:
+            app = self
+
+            class Timed(MemoryViewer):
+                """The app's viewer, telling the probe each time it loads a change (then the next frame paints)."""
+
+                def on_memory_viewer_loaded(self, message: MemoryViewer.Loaded) -> None:
+                    changed = message.viewer is self and self.state is not None
+                    super().on_memory_viewer_loaded(message)
+                    if changed and self.state is not None and self.state.lines:
+                        app.call_after_refresh(app.rendered, self.state.lines[-1])
+
+            return Timed(self.root, rel, read=self.memory.store.read, memory=self.memory, person=self.by)
 
         def rendered(self, last: str) -> None:
             if WRITE_MARK in last:

@@ -48,7 +48,7 @@ def test_smoke_run_measures_every_figure_against_a_baseline(tmp_path: Path) -> N
     assert table.count("\n| ") == len(rows) + 1  # a header and one line per row
     assert "cores" in table and "Textual 8" in table
     assert (BENCHES.parent / "README.md").read_bytes() == readme, "--smoke must leave README.md alone"
-    # The table: one column per size, every figure filled in but the live diff's (a hook for now).
+    # The table: one column per size, every figure filled in (the live diff too where tmux is here).
     growth = (tmp_path / "growth.md").read_text()
     assert "| | 300 files / 1 MB | target |" in growth
     cells = results["growth"]["cells"]["300 files / 1 MB"]

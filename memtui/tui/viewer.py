@@ -183,14 +183,6 @@ class MemoryViewer(ScrollView, can_focus=True):
         viewer: MemoryViewer
         state: ViewerState
 
-    @dataclass
-    class Reloaded(Message):
-        """The file on screen changed on disk; `added` lines were marked (bubbles to the app)."""
-
-        rel: str
-        added: int
-        removed: int
-
     def __init__(self, root: Path, rel: str, *, memory: Memory, person: str, id: str | None = None,
                  read: Callable[[str], bytes | None]) -> None:
         super().__init__(id=id)
@@ -272,8 +264,6 @@ class MemoryViewer(ScrollView, can_focus=True):
         self._invalidate()
         self.entry_cursor.restore_cursor()
         if previous is not None and (message.state.added or message.state.ghosts):
-            removed = sum(len(g) for g in message.state.ghosts.values())
-            self.post_message(self.Reloaded(self.rel, len(message.state.added), removed))
             self._scroll_to_change(previous, at_end)
         if self._pending_line is not None:
             self.go_to_line(self._pending_line)
