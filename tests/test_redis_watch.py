@@ -25,7 +25,9 @@ def test_another_process_change_reaches_the_app_as_files_changed(redis_url: str)
 
     def post(msg: object) -> None:
         posted.append(msg)
-        if isinstance(msg, FilesChanged) and msg.audit:
+        # The queue's event and the file's may come in two bursts under load: wait for both.
+        changed = [m for m in posted if isinstance(m, FilesChanged)]
+        if any("MEMORY.md" in m.paths for m in changed) and any(m.audit for m in changed):
             got.set()
 
     watcher = watcher_for(Memory(store), post)
@@ -38,8 +40,6 @@ def test_another_process_change_reaches_the_app_as_files_changed(redis_url: str)
         assert got.wait(5), posted
     finally:
         watcher.stop()
-    changed = [m for m in posted if isinstance(m, FilesChanged)]
-    assert any("MEMORY.md" in m.paths for m in changed)
 
 
 def test_a_folder_memory_keeps_the_folder_watcher(mem: Memory) -> None:
