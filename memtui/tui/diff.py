@@ -7,10 +7,12 @@ froze the app for a minute and grew it past a gigabyte.
 
 from __future__ import annotations
 
+import io
 import re
 from dataclasses import dataclass, field
 
 from rich.cells import cell_len
+from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 from textual import work
@@ -126,14 +128,74 @@ def layout(drawn: Rows, rel: str | None, empty: str) -> tuple[list[Line], int]:
     return out, max((len(g) + cell_len(t) for _, g, t in out), default=0)
 
 
+COMPONENTS = ("diff--add", "diff--remove", "diff--context", "diff--hunk", "diff--file", "diff--lineno",
+              "diff--add-word", "diff--remove-word")
+
+
+@dataclass(frozen=True)
+class Look:
+    """How a diff is styled: the theme's styles of its parts, side by side or wrapped, and the width it wraps to.
+    Plain data taken on the main thread, so a worker thread styles the lines."""
+
+    styles: tuple[tuple[str, Style], ...]
+    split: bool = False
+    wrap: bool = False
+    width: int = 0  # the cells it wraps to (side by side or wrapped); 0 when it is cut at the edge
+
+    def style(self, name: str) -> Style:
+        return dict(self.styles).get(name, Style())
+
+    def of(self, kind: str) -> Style:
+        name = f"diff--{kind}" if kind in ("add", "remove", "context", "file") else \
+            "diff--context" if kind == "empty" else "diff--hunk"
+        return self.style(name)
+
+
+def styled_lines(rows: Rows, lines: list[Line], look: Look) -> list[Text]:
+    """The drawn lines, styled: the changed words of a changed line marked (a revise reads old → new), side by
+    side or wrapped when asked. At most SHOWN_ROWS rows; pure, so it runs in a worker thread."""
+    style = look.style
+    body = [(kind, a, b, visible(text).expandtabs(4)) for kind, a, b, text in rows.rows]
+
+    def plain_line(line: Line) -> Text:
+        kind, gutter, text = line
+        if kind in ("add", "remove", "context"):
+            return Text.assemble((gutter, style("diff--lineno")), (text, look.of(kind)))
+        return Text(text, look.of(kind))
+
+    notes = [plain_line(line) for line in lines if line[0] == "more"]
+    if not body:
+        return [plain_line(line) for line in lines]
+    if look.split or look.wrap:
+        width = max(24, look.width)
+        whole = split_text(body, style, width) if look.split else unified_wrapped(body, style, width)
+        # The "N more lines" notes wrap too: cut at the edge, they lost the key that opens the rest.
+        console = Console(width=width, file=io.StringIO(), color_system=None, legacy_windows=False)
+        wrapped = [list(note.wrap(console, width, overflow="fold")) for note in notes]
+        return [*(wrapped[0] if wrapped else []), *whole.split("\n"), *(row for note in wrapped[1:] for row in note)]
+    spans = iter(line_spans(body))
+    texts = []
+    for line in lines:
+        kind = line[0]
+        if kind in ("add", "remove", "context", "file", "hunk", "note"):
+            marks = next(spans, None)
+            if kind in ("add", "remove") and marks is not None:
+                base = look.of(kind)
+                texts.append(Text.assemble((line[1], style("diff--lineno")), (line[2][:2], base),
+                                           styled("", marks, base, style(f"diff--{kind}-word"))))
+                continue
+        texts.append(plain_line(line))
+    return texts
+
+
 class DiffView(ScrollView, can_focus=True):
     """A scrolling diff: line numbers on both sides, additions and removals marked by sign and colour.
 
-    `rel` is the file it shows (o opens it in the viewer). `show` parses the diff's first rows in a thread; only
-    the rows on screen are styled (the Line API): a Static of 500 rows took a second to lay out and paint."""
+    `rel` is the file it shows (o opens it in the viewer). `show` parses, lays out and styles the diff's first
+    rows in a thread, so moving through a review list of big diffs never waits on them; only the rows on screen
+    are rendered (the Line API): a Static of 500 rows took a second to lay out and paint."""
 
-    COMPONENT_CLASSES = {"diff--add", "diff--remove", "diff--context", "diff--hunk", "diff--file", "diff--lineno",
-                         "diff--add-word", "diff--remove-word"}
+    COMPONENT_CLASSES = set(COMPONENTS)
     BINDINGS = [Binding("o", "open_file", "Open in viewer", id="diff.open",
                         tooltip="Open the file this diff is about in the viewer, all of it")]
 
@@ -143,6 +205,9 @@ class DiffView(ScrollView, can_focus=True):
         seq: int
         key: tuple
         drawn: tuple[Rows, list[Line], int]
+        look: Look
+        texts: list[Text]
+        home: bool
 
     def __init__(self, diff: str = "", *, empty: str = "no changes", id: str | None = None,
                  classes: str | None = None, rel: str | None = None) -> None:
@@ -153,18 +218,22 @@ class DiffView(ScrollView, can_focus=True):
         self.rows: Rows | None = None  # the drawn part of `diff`, once parsed
         self._lines: list[Line] = []
         self._cache: LRUCache[tuple, Strip] = LRUCache(512)
-        # The last few diffs drawn, so moving back and forth in the review list does not parse them again.
+        # The last few diffs drawn, parsed and styled, so moving back and forth in the review list does neither
+        # again.
         self._drawn: LRUCache[tuple, tuple[Rows, list[Line], int]] = LRUCache(8)
+        self._styled: LRUCache[tuple, list[Text]] = LRUCache(8)
         self._seq = 0
         self._drawn_key: tuple | None = None
+        self._theme = 0  # counts theme changes: styled lines of an older theme are not reused
         self.split = False  # side by side (the app's S key) rather than unified
         self.wrap = False  # long lines wrapped (the app's W key) rather than cut at the edge
-        self._texts: list[Text] | None = None  # the drawn lines styled, word marks included (made on demand)
+        self._texts: list[Text] | None = None  # the lines on screen, styled (word marks included)
+        self._look: Look | None = None  # how they were styled
 
     def on_mount(self) -> None:
         self.split = bool(getattr(self.app, "diff_split", False))
         self.wrap = bool(getattr(self.app, "diff_wrap", False))
-        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._restyle())
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._retheme())
         self._parse_later()
 
     def set_split(self, split: bool) -> None:
@@ -179,12 +248,19 @@ class DiffView(ScrollView, can_focus=True):
         if self.split or self.wrap:  # wrapped to the width
             self._restyle()
 
+    def _retheme(self) -> None:
+        self._theme += 1
+        self._restyle()
+
     def _restyle(self) -> None:
-        self._texts = None
-        self._cache.clear()
         if self.is_mounted:
-            self._size_to(self._styled_lines())
-            self.refresh()
+            self._parse_later(home=False)  # the lines styled before stay on screen until these arrive
+
+    def look(self) -> Look:
+        """How the diff is styled now (read on the main thread: the theme's styles of its parts)."""
+        styles = tuple((name, self.get_component_rich_style(name)) for name in COMPONENTS)
+        width = max(24, (self.size.width or 81) - 1) if self.split or self.wrap else 0  # less the scrollbar
+        return Look(styles, self.split, self.wrap, width)
 
     def show(self, diff: str, empty: str | None = None, rel: str | None = None) -> None:
         if self._seq and (diff, rel, self.empty if empty is None else empty) == (self.diff, self.rel, self.empty):
@@ -196,31 +272,40 @@ class DiffView(ScrollView, can_focus=True):
         if self.is_mounted:
             self._parse_later()
 
-    def _parse_later(self) -> None:
+    def _parse_later(self, *, home: bool = True) -> None:
         self._seq += 1
         key = (self.diff, self.rel, self.empty)
+        look = self.look()
         drawn = self._drawn.get(key)
-        if drawn is None and not self.diff:
-            drawn = (Rows(), *layout(Rows(), self.rel, self.empty))
-            self._drawn[key] = drawn
-        if drawn is not None:
-            self._draw(drawn, key)
+        texts = self._styled.get((key, look, self._theme))
+        if drawn is not None and texts is not None:
+            self._draw(key, drawn, look, texts, home=home)
             return
-        self._parse(self._seq, key)
+        if home and self._texts is not None:  # another diff: never shown under this one's name, not even briefly
+            self._texts = self._look = None
+            self._cache.clear()
+            self.refresh()
+        self._parse(self._seq, key, drawn, look, home)
 
     @work(thread=True, exclusive=True, group="diff-rows", exit_on_error=False)
-    def _parse(self, seq: int, key: tuple) -> None:
-        diff, rel, empty = key
-        rows = bounded_rows(diff)
-        self.post_message(self.Parsed(self, seq, key, (rows, *layout(rows, rel, empty))))
+    def _parse(self, seq: int, key: tuple, drawn: tuple[Rows, list[Line], int] | None, look: Look,
+               home: bool) -> None:
+        if drawn is None:
+            diff, rel, empty = key
+            rows = bounded_rows(diff)
+            drawn = (rows, *layout(rows, rel, empty))
+        texts = styled_lines(drawn[0], drawn[1], look)
+        self.post_message(self.Parsed(self, seq, key, drawn, look, texts, home))
 
     def on_diff_view_parsed(self, message: Parsed) -> None:
         if message.view is not self:
             return
         message.stop()
         self._drawn[message.key] = message.drawn
+        if message.look == self.look():
+            self._styled[(message.key, message.look, self._theme)] = message.texts
         if message.seq == self._seq:
-            self._draw(message.drawn, message.key)
+            self._draw(message.key, message.drawn, message.look, message.texts, home=message.home)
 
     def action_open_file(self) -> None:
         if self.rel:
@@ -229,72 +314,39 @@ class DiffView(ScrollView, can_focus=True):
             self.notify("This diff is not about one file; open the file from the tree")
 
     def render_text(self) -> Text:
-        """Every drawn row as one Text (for tests and screen readers); the widget paints them a row at a time."""
+        """Every drawn row as one Text, styled as it is now (for tests and screen readers); the widget paints
+        them a row at a time."""
         return Text("\n").join(self._styled_lines())
 
     def _styled_lines(self) -> list[Text]:
-        """The drawn lines, styled: the changed words of a changed line marked (a revise reads old → new), side
-        by side or wrapped when asked. At most SHOWN_ROWS rows, so this is cheap on the main thread."""
-        if self._texts is not None:
+        """The lines as they are styled now: those drawn when they are current, else styled here and now."""
+        look = self.look()
+        if self._texts is not None and self._look == look and self.drawn:
             return self._texts
-        drawn = self._drawn.get((self.diff, self.rel, self.empty))
-        rows, lines = (drawn[0], drawn[1]) if drawn is not None else (bounded_rows(self.diff), None)
-        if lines is None:
-            lines = layout(rows, self.rel, self.empty)[0]
-        style = self.get_component_rich_style
-        body = [(kind, a, b, visible(text).expandtabs(4)) for kind, a, b, text in rows.rows]
-        notes = [self._styled(line) for line in lines if line[0] == "more"]
-        if not body:
-            texts = [self._styled(line) for line in lines]
-        elif self.split or self.wrap:
-            width = max(24, (self.size.width or 81) - 1)  # less the scrollbar's column, shown or not
-            whole = split_text(body, style, width) if self.split else unified_wrapped(body, style, width)
-            # The "N more lines" notes wrap too: cut at the edge, they lost the key that opens the rest.
-            notes = [list(note.wrap(self.app.console, width, overflow="fold")) for note in notes]
-            texts = [*(notes[0] if notes else []), *whole.split("\n"), *(row for note in notes[1:] for row in note)]
-        else:
-            spans = iter(line_spans(body))
-            texts = []
-            for line in lines:
-                kind = line[0]
-                if kind in ("add", "remove", "context", "file", "hunk", "note"):
-                    marks = next(spans, None)
-                    if kind in ("add", "remove") and marks is not None:
-                        word = style(f"diff--{kind}-word")
-                        base = self._style(kind)
-                        texts.append(Text.assemble((line[1], style("diff--lineno")), (line[2][:2], base),
-                                                   styled("", marks, base, word)))
-                        continue
-                texts.append(self._styled(line))
-        self._texts = texts
-        return texts
+        key = (self.diff, self.rel, self.empty)
+        drawn = self._drawn.get(key)
+        if drawn is None:
+            rows = bounded_rows(self.diff)
+            drawn = (rows, *layout(rows, self.rel, self.empty))
+        return styled_lines(drawn[0], drawn[1], look)
 
     def _size_to(self, texts: list[Text]) -> None:
         self.virtual_size = Size(max((t.cell_len for t in texts), default=0), len(texts))
 
-    def _styled(self, line: Line) -> Text:
-        kind, gutter, text = line
-        if kind in ("add", "remove", "context"):
-            return Text.assemble((gutter, self.get_component_rich_style("diff--lineno")), (text, self._style(kind)))
-        return Text(text, self._style(kind))
-
-    def _style(self, kind: str) -> Style:
-        name = f"diff--{kind}" if kind in ("add", "remove", "context", "file") else \
-            "diff--context" if kind == "empty" else "diff--hunk"
-        return self.get_component_rich_style(name)
-
     @property
     def drawn(self) -> bool:
-        """The diff last shown is on screen (its rows were parsed and laid out)."""
+        """The diff last shown is on screen (its rows were parsed, laid out and styled)."""
         return self._drawn_key == (self.diff, self.rel, self.empty)
 
-    def _draw(self, drawn: tuple[Rows, list[Line], int], key: tuple) -> None:
-        self.rows, self._lines, width = drawn
+    def _draw(self, key: tuple, drawn: tuple[Rows, list[Line], int], look: Look, texts: list[Text], *,
+              home: bool) -> None:
+        self.rows, self._lines, _width = drawn
         self._drawn_key = key
-        self._texts = None
+        self._texts, self._look = texts, look
         self._cache.clear()
-        self._size_to(self._styled_lines())
-        self.scroll_home(animate=False)
+        self._size_to(texts)
+        if home:
+            self.scroll_home(animate=False)
         self.refresh()
 
     def render_line(self, y: int) -> Strip:
@@ -306,14 +358,15 @@ class DiffView(ScrollView, can_focus=True):
         if strip is None:
             base = self.rich_style
             fill = base
-            texts = self._styled_lines()
+            texts = self._texts or []  # until the first are styled (in a worker), blank
             if row < len(texts):
                 segments = texts[row].render(self.app.console, end="")
                 strip = Strip(list(segments)).crop(scroll_x, scroll_x + width)
-                unified = not (self.split or self.wrap) and len(texts) == len(self._lines)
+                look = self._look
+                unified = look is not None and not (look.split or look.wrap) and len(texts) == len(self._lines)
                 if unified and self._lines[row][0] != "empty":
                     # A row's colour runs to the edge, as a marked line does.
-                    fill = base + self._style(self._lines[row][0])
+                    fill = base + look.of(self._lines[row][0])
             else:
                 strip = Strip.blank(0)
             strip = strip.extend_cell_length(width, fill).apply_style(base)

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.cache import LRUCache
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
+from textual.geometry import Size
 from textual.keys import format_key
+from textual.screen import ModalScreen
+from textual.strip import Strip
+from textual.widget import Widget
 from textual.widgets import Static
 
 from memtui.tui.plain import plain
@@ -19,25 +24,62 @@ def key_names(keys: str) -> str:
     return ", ".join(format_key(k.strip()) for k in keys.split(",") if k.strip())
 
 
+Row = tuple[str, str, str, str]  # (where, keys, binding id, what it does)
+
+
+class KeyTable(Widget):
+    """The keys as a table, laid out once per width and kept: laying out a rich Table of every key took most of
+    the ~150 ms that opening `?` cost, three times per opening (measured, then painted, then resized)."""
+
+    DEFAULT_CSS = "KeyTable { height: auto; }"
+    _laid_out: LRUCache[tuple, list[list[Segment]]] = LRUCache(8)  # (rows, width) → lines, for every opening
+
+    def __init__(self, rows: list[Row]) -> None:
+        super().__init__()
+        self.rows = tuple(rows)
+
+    def _lines(self, width: int) -> list[list[Segment]]:
+        key = (self.rows, width)
+        lines = self._laid_out.get(key)
+        if lines is None:
+            # Text cells, not strings: a rich Table reads a string as markup, and `[stated]` or `[keys]` would
+            # vanish.
+            table = Table(title="memtui keys", expand=True, show_edge=False, box=None, padding=(0, 1))
+            table.add_column("where", style="dim")
+            table.add_column("key", style="bold")
+            table.add_column(Text("id (rebind in [keys])"), style="dim")
+            table.add_column("what it does")
+            for where, keys, bid, what in self.rows:
+                table.add_row(Text(where), plain(key_names(keys)), plain(bid), Text(what))
+            console = self.app.console
+            lines = console.render_lines(table, console.options.update_width(max(1, width)), pad=True)
+            self._laid_out[key] = lines
+        return lines
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        return container.width
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._lines(width))
+
+    def render_line(self, y: int) -> Strip:
+        lines = self._lines(self.size.width)
+        if y >= len(lines):
+            return Strip.blank(self.size.width, self.rich_style)
+        return Strip(lines[y]).apply_style(self.rich_style)
+
+
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close", id="help.close", tooltip="Close the help")]
 
-    def __init__(self, rows: list[tuple[str, str, str, str]]) -> None:
+    def __init__(self, rows: list[Row]) -> None:
         """rows: (where, keys, binding id, what it does)."""
         super().__init__(classes="dialog-screen")
         self.rows = rows
 
     def compose(self) -> ComposeResult:
-        # Text cells, not strings: a rich Table reads a string as markup, and `[stated]` or `[keys]` would vanish.
-        table = Table(title="memtui keys", expand=True, show_edge=False, box=None, padding=(0, 1))
-        table.add_column("where", style="dim")
-        table.add_column("key", style="bold")
-        table.add_column(Text("id (rebind in [keys])"), style="dim")
-        table.add_column("what it does")
-        for where, keys, bid, what in self.rows:
-            table.add_row(Text(where), plain(key_names(keys)), plain(bid), Text(what))
         with VerticalScroll(classes="dialog help"):
-            yield Static(table)
+            yield KeyTable(self.rows)
             yield Static("Rebind a key in .memtui/config.toml:  [keys]  approve = \"space,a\"", classes="dialog-hint",
                          markup=False)
 

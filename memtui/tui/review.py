@@ -205,9 +205,16 @@ class ReviewPanel(Vertical):
         diff.show(p.diff, empty="(no diff)", rel=p.file)
 
     def _update_detail(self, text: str) -> None:
-        if text != self._detail:  # an update lays the panel out again
-            self._detail = text
-            self.query_one("#review-detail", Static).update(plain(text))
+        if text == self._detail:
+            return
+        self._detail = text
+        detail = self.query_one("#review-detail", Static)
+        shown = plain(text)
+        # Laying the screen out again is most of what moving through the list costs: only when the height changes.
+        width, most = detail.content_region.width, detail.styles.max_height
+        limit = int(most.value) if most is not None and most.is_cells else 10_000
+        height = min(limit, len(shown.wrap(self.app.console, width))) if width > 0 else -1
+        detail.update(shown, layout=height != detail.content_region.height)
 
 
 def _same_list(old: list[Proposal], new: list[Proposal]) -> bool:

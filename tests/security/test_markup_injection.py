@@ -216,7 +216,7 @@ async def test_notifications_help_and_the_remove_dialog_show_brackets(hostile) -
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
         await pilot.pause(0.1)
-        text = "\n".join(line for w in app.screen.query("Static") for line in rendered(w))
+        text = "\n".join(line for w in app.screen.query("KeyTable, Static") for line in rendered(w))
         assert "promote an agent's guess to [stated], or demote" in flat([text]), text
         assert "id (rebind in [keys])" in text and "[keys]  approve" in text, text
         assert "right_square_bracket" not in text and "left_square_bracket" not in text, text
