@@ -67,6 +67,24 @@ async def test_help_names_keys_as_the_keys(demo: Path) -> None:
         assert not any("square_bracket" in k or "question_mark" in k for k in shown)
 
 
+async def test_the_help_key_leads_a_footer_too_long_for_the_screen(demo: Path) -> None:
+    """With the entry cursor's keys the footer is wider than 120 columns and is cut at its end; `? Keys` leads it,
+    whole, so the way to every key is always on screen. Help lists the key once."""
+    from textual.widgets import Footer
+
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        app.query_one(MemoryViewer).focus()
+        await pilot.press("j")  # the entry cursor shows, and its keys join the footer
+        await wait_for(pilot, lambda: any(k.key == "x" for k in app.screen.query_one(Footer).query("FooterKey")),
+                       what="the cursor's keys in the footer")
+        keys = list(app.screen.query_one(Footer).query("FooterKey"))
+        assert sum(k.outer_size.width for k in keys) > 120  # too long: something is cut
+        assert keys[0].key == "question_mark" and keys[0].region.right <= 120
+        assert [row[2] for row in app.key_rows()].count("help") == 1
+
+
 async def test_side_by_side_toggles_every_diff_and_new_ones_follow(demo: Path) -> None:
     app = MemtuiApp(demo, watch=False, user=PERSON)
     async with app.run_test(size=SIZE) as pilot:

@@ -761,9 +761,13 @@ class MemtuiApp(App[None]):
                 ("app", "tab", "-", "Move focus: tree, viewer, review list")]
         scopes = [("app", self.BINDINGS), ("viewer", MemoryViewer.BINDINGS), ("revise", ReviseScreen.BINDINGS),
                   ("reject", RejectScreen.BINDINGS), ("confirm", ConfirmScreen.BINDINGS)]
+        listed: set[str] = set()
         for scope, bindings in scopes:
             for b in bindings:
                 if isinstance(b, Binding):
+                    if b.id in listed:
+                        continue  # the same binding again (the viewer's `?`, first in its footer)
+                    listed.add(b.id or "")
                     keys = self.keymap_config.get(b.id or "", b.key)
                     rows.append((scope, keys, b.id or "-", b.tooltip or b.description))
         return rows

@@ -44,6 +44,9 @@ EDIT_ACTIONS = {"revise_entry", "remove_entry", "retag_entry", "move_entry", "ad
 CURSOR_ACTIONS = {"cursor_down", "cursor_up", "next_section", "previous_section", "cycle_filter"}
 
 CURSOR_BINDINGS = [
+    # With the cursor's keys the footer is wider than 120 columns and is cut at its end: the key that lists every
+    # key leads it here (the app's own binding, id "help", so a rebinding in [keys] moves both).
+    Binding("question_mark", "app.help", "Keys", id="help", tooltip="Show every key"),
     Binding("j", "cursor_down", "Next entry", id="viewer.next_entry", show=False,
             tooltip="Move the cursor to the next entry (down does the same)"),
     Binding("k", "cursor_up", "Previous entry", id="viewer.previous_entry", show=False,
