@@ -52,8 +52,9 @@ async def _live_diff(pilot) -> None:
         "- [stated] Orion dashboard restarts in Q4 (2026-08-20, chat)\n"
         "- [observed] Orion has 3 open incidents (2026-08-20, pagerduty)\n"))
     viewer = pilot.app.query_one(MemoryViewer)
-    viewer.reload()  # what the change event does for the open file (the screenshot app does not watch)
-    await _wait(pilot, lambda: viewer.state.ghosts)
+    # This scene's app watches the folder, as the app does: the write reaches the viewer and the review panel.
+    await _wait(pilot, lambda: viewer.state.ghosts and any(
+        p.external and p.file == "MEMORY.md" for p in pilot.app.review.proposals))
     await pilot.pause(0.3)
 
 
@@ -65,6 +66,7 @@ SCENES: dict[str, tuple[str | None, Callable[..., Awaitable[None]]]] = {
     "theme-light": ("memtui-light", _settle),
     "theme-contrast": ("memtui-contrast", _settle),
 }
+WATCHING = {"live-diff"}  # scenes whose app watches the folder (the others are still, so every run is the same)
 
 
 async def render(out: Path) -> list[Path]:
@@ -77,7 +79,7 @@ async def render(out: Path) -> list[Path]:
         home = Path(tempfile.mkdtemp(prefix="memtui-shot-"))
         os.environ["HOME"] = str(home)  # the header shows ~/memory, not a temporary path
         root = make_demo(home / "memory")
-        app = MemtuiApp(root, theme=theme, watch=False)
+        app = MemtuiApp(root, theme=theme, watch=name in WATCHING)
         async with app.run_test(size=SIZE) as pilot:
             await drive(pilot)
             path = out / f"{name}.svg"
