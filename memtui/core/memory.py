@@ -27,7 +27,7 @@ from memtui.core.paths import PathRefused
 from memtui.core.proposals import (
     APPLIED, CONFLICT, EXTERNAL_PREFIX, REJECTED, Proposal, WriteResult,
 )
-from memtui.core.reading import MEMORY_FILE, MemoryReader, ascii_digits
+from memtui.core.reading import MEMORY_FILE, MemoryReader, ascii_digits, decoded
 from memtui.core.store import ExternalChange, StaleWrite, Store, StoreError, content_hash
 from memtui.core.update import Refused
 
@@ -56,6 +56,8 @@ def default_actor() -> str:
     except Exception:
         return "person"
 
+
+_NOT_READ = object()  # would_conflict reads the base itself
 
 class Memory(MemoryReader):
     """The one write path over a store; its reading half is `MemoryReader`'s."""
@@ -580,15 +582,19 @@ class Memory(MemoryReader):
             lambda lost: self._refuse(p, f"{p.file} kept changing under this write ({lost}); nothing was written, "
                                       "try again"))
 
-    def would_conflict(self, p: Proposal) -> str | None:
+    def would_conflict(self, p: Proposal, base: bytes | None | object = _NOT_READ) -> str | None:
         """Why approving pending `p` now would end in a conflict, else None: the same planning an approval does,
-        against the reviewed text as it is now, with nothing written and no lock taken. Only a proposal whose file
-        moved on since it was proposed is planned again (one that did not plans as it did then). For the review
-        panel, so a person sees a conflict before pressing a key on it; the approval itself checks again."""
+        against the reviewed text as it is now (`base`: its bytes, when the caller read them), with nothing
+        written and no lock taken. Only a proposal whose file moved on since it was proposed is planned again
+        (one that did not plans as it did then). For the review panel, so a person sees a conflict before
+        pressing a key on it; the approval itself checks again."""
         if p.status != "pending" or p.external:
             return None
         try:
-            before = self.base_text(p.file)
+            if base is _NOT_READ:
+                before = self.base_text(p.file)
+            else:
+                before = decoded(p.file, base)  # type: ignore[arg-type]
             if not p.base_hash or content_hash(None if before is None else before.encode()) == p.base_hash:
                 return None
             if p.action in ("create", "delete", "rename"):
@@ -599,6 +605,23 @@ class Memory(MemoryReader):
         except (OSError, StoreError, ValueError):
             return None  # unreadable now: the approval says why
         return None
+
+    def conflicts(self, proposals: list[Proposal]) -> list[str | None]:
+        """`would_conflict` of each of `proposals`, in order, with the reviewed texts of their files read together:
+        a sync with ten pending proposals started ten gits for them, one now."""
+        files = set()
+        for p in proposals:
+            try:
+                if p.status == "pending" and not p.external and self.store.check_path(p.file) == p.file:
+                    files.add(p.file)
+            except (PathRefused, ValueError):
+                pass  # would_conflict says why, one by one
+        try:
+            bases: dict[str, bytes | None] = self.store.review_bases(sorted(files)) if files else {}
+        except (OSError, StoreError):
+            bases = {}
+        return [self.would_conflict(p, bases[p.file]) if p.file in bases else self.would_conflict(p)
+                for p in proposals]
 
     def _apply_once(
         self, p: Proposal, *, decided_by: str, revising: bool = False, proposed: dict[str, Any] | None = None,

@@ -291,8 +291,8 @@ class MemtuiApp(App[None]):
                     lineage = lineages(self.memory, proposals)
                 # A pending proposal whose file moved on is shown as the conflict approving it would be, out of
                 # the lock (its queue file is left alone: the approval checks again and records it).
-                proposals = [p if (why := self.memory.would_conflict(p)) is None
-                             else replace(p, status=CONFLICT, reason=why) for p in proposals]
+                proposals = [p if why is None else replace(p, status=CONFLICT, reason=why)
+                             for p, why in zip(proposals, self.memory.conflicts(proposals))]
                 count = len(self.memory.files()) if initial or changed else None
                 # MEMORY.md is what every session loads: if it cannot be read, the person hears it here.
                 if initial or MEMORY_FILE in changed:
