@@ -146,6 +146,23 @@ async def test_file_written_by_another_process_shows_in_viewer_tree_and_feed(dem
         assert any(p.external and p.file == "MEMORY.md" for p in app.review.proposals)
 
 
+async def test_a_log_appended_to_again_and_again_is_one_feed_line(demo: Path) -> None:
+    """An agent's hook appends to a log every few seconds: the feed says once that it changed on disk, not once
+    per append (the review panel shows its diff as it grows)."""
+    app = MemtuiApp(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await wait_for(pilot, lambda: app.watcher is not None, what="the watcher")
+        log = demo / "log" / "2026-08-21.md"
+        told = lambda: [t for t in app.feed.texts() if "log/2026-08-21.md changed on disk" in t]  # noqa: E731
+        for k in range(3):
+            synced = app.synced
+            with log.open("a") as f:
+                f.write(f"- 14:0{k} [observed] step {k} (2026-08-21, ci)\n")
+            await wait_for(pilot, lambda: app.synced > synced and told(), what="the sync after the append")
+        assert len(told()) == 1, app.feed.texts()
+
+
 async def test_proposal_written_by_another_process_appears_in_the_panel(demo: Path) -> None:
     app = MemtuiApp(demo)
     async with app.run_test(size=SIZE) as pilot:

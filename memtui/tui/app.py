@@ -322,8 +322,11 @@ class MemtuiApp(App[None]):
                 self.feed.add(Activity(now, "external", "external", f"{p.id} {p.action} {p.file}: waiting for review",
                                        p.file))
             elif p.file in message.changed and p.file not in written:
-                self.feed.add(Activity(now, "external", "external", f"{p.file} changed on disk ({p.action}, not "
-                                       "through memtui)", p.file))
+                told = Activity(now, "external", "external", f"{p.file} changed on disk ({p.action}, not through "
+                                "memtui)", p.file)
+                last = self.feed.records[-1] if self.feed.records else None
+                if last is None or (last.kind, last.text) != (told.kind, told.text):  # a log appended to, again
+                    self.feed.add(told)
         for problem in message.problems:
             if problem not in self.problems:
                 self.problems.append(problem)

@@ -24,8 +24,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from memtui.core.patches import diff_left_out, unified_diff
+from memtui.tui.help import HELP_FIRST
 from memtui.tui.messages import OpenFile
-
 from memtui.tui.plain import visible
 from memtui.tui.worddiff import line_spans, split_text, styled, unified_wrapped
 
@@ -196,8 +196,8 @@ class DiffView(ScrollView, can_focus=True):
     are rendered (the Line API): a Static of 500 rows took a second to lay out and paint."""
 
     COMPONENT_CLASSES = set(COMPONENTS)
-    BINDINGS = [Binding("o", "open_file", "Open in viewer", id="diff.open",
-                        tooltip="Open the file this diff is about in the viewer, all of it")]
+    BINDINGS = [HELP_FIRST, Binding("o", "open_file", "Open in viewer", id="diff.open",
+                                    tooltip="Open the file this diff is about in the viewer, all of it")]
 
     @dataclass
     class Parsed(Message):

@@ -32,6 +32,7 @@ from memtui.core.changes import touched
 from memtui.core.entries import Entry
 from memtui.core.proposals import EXTERNAL_PREFIX, WriteResult
 from memtui.tui.for_people import typed
+from memtui.tui.help import HELP_FIRST
 
 if TYPE_CHECKING:
     from memtui.core.memory import Memory
@@ -44,9 +45,7 @@ EDIT_ACTIONS = {"revise_entry", "remove_entry", "retag_entry", "move_entry", "ad
 CURSOR_ACTIONS = {"cursor_down", "cursor_up", "next_section", "previous_section", "cycle_filter"}
 
 CURSOR_BINDINGS = [
-    # With the cursor's keys the footer is wider than 120 columns and is cut at its end: the key that lists every
-    # key leads it here (the app's own binding, id "help", so a rebinding in [keys] moves both).
-    Binding("question_mark", "app.help", "Keys", id="help", tooltip="Show every key"),
+    HELP_FIRST,  # with the cursor's keys the footer is wider than 120 columns
     Binding("j", "cursor_down", "Next entry", id="viewer.next_entry", show=False,
             tooltip="Move the cursor to the next entry (down does the same)"),
     Binding("k", "cursor_up", "Previous entry", id="viewer.previous_entry", show=False,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from rich.segment import Segment
-from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -26,6 +25,10 @@ def key_names(keys: str) -> str:
 
 Row = tuple[str, str, str, str]  # (where, keys, binding id, what it does)
 
+# The app's `?` (same id, so a rebinding in [keys] moves it too), also first among the keys of a widget whose own
+# keys make the footer wider than the screen: the footer is cut at its end, where the app's `? Keys` is.
+HELP_FIRST = Binding("question_mark", "app.help", "Keys", id="help", tooltip="Show every key")
+
 
 class KeyTable(Widget):
     """The keys as a table, laid out once per width and kept: laying out a rich Table of every key took most of
@@ -42,6 +45,8 @@ class KeyTable(Widget):
         key = (self.rows, width)
         lines = self._laid_out.get(key)
         if lines is None:
+            from rich.table import Table
+
             # Text cells, not strings: a rich Table reads a string as markup, and `[stated]` or `[keys]` would
             # vanish.
             table = Table(title="memtui keys", expand=True, show_edge=False, box=None, padding=(0, 1))
