@@ -55,7 +55,8 @@ def settled(app) -> bool:
     from memtui.tui.viewer import MemoryViewer
 
     viewers = list(app.query(MemoryViewer))
-    return bool(app.synced and app.folder_synced and app.tree.root.children and viewers and all(v.state is not None for v in viewers)
+    return bool(app.synced and app.folder_synced and app.tree.root.children and viewers
+                and all(v.state is not None for v in viewers)
                 and app.review.loaded and all(d.drawn for d in app.query(DiffView)))
 
 

@@ -32,7 +32,8 @@ class Recorded(MemtuiApp):
 
     asked: list[dict[str, object]]
 
-    def sync(self, changed: frozenset[str] = frozenset(), initial: bool = False, *, folder: bool = True):  # type: ignore[override]
+    def sync(self, changed: frozenset[str] = frozenset(), initial: bool = False, *,  # type: ignore[override]
+             folder: bool = True):
         if folder:
             viewer = self.viewer_for(MEMORY_FILE)
             self.asked.append({"queue shown": self.synced, "tree": "" in self.tree.loaded,

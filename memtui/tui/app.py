@@ -201,7 +201,8 @@ class MemtuiApp(App[None]):
         """Polled until MEMORY.md, the tree's top level and the queue are shown (they load in three workers),
         then reads the whole folder after the frame that paints them."""
         viewer = self.viewer_for(MEMORY_FILE)
-        if self.folder_synced or self.synced and "" in self.tree.loaded and (viewer is None or viewer.state is not None):
+        shown = self.synced and "" in self.tree.loaded and (viewer is None or viewer.state is not None)
+        if shown or self.folder_synced:
             self._first_screen_timer.stop()
             if not self.folder_synced:
                 self.call_after_refresh(self.sync)
