@@ -128,7 +128,7 @@ class MemtuiApp(App[None]):
         self.synced = 0  # syncs shown; the first shows the queue
         self.folder_synced = 0  # of them, those that read the whole folder too (external changes, file count)
         self._external: list[Any] = []  # the external changes last read
-        self._counted = False
+        self._files: set[str] | None = None  # the memory files last counted (by the sync thread)
         self.problems: list[str] = []
         self._seq = itertools.count(1)
         self._shown_seq = 0
@@ -312,8 +312,7 @@ class MemtuiApp(App[None]):
                 # the lock (its queue file is left alone: the approval checks again and records it).
                 proposals = [p if (why := self.memory.would_conflict(p)) is None
                              else replace(p, status=CONFLICT, reason=why) for p in proposals]
-                count = len(self.memory.files()) if folder and (changed or not self._counted) else None
-                self._counted = self._counted or count is not None
+                count = self._file_count(changed) if folder else None
                 # MEMORY.md is what every session loads: if it cannot be read, the person hears it here.
                 if initial or MEMORY_FILE in changed:
                     from memtui.core.readable import problems as read_problems
@@ -325,6 +324,22 @@ class MemtuiApp(App[None]):
             self.post_message(StateSynced(seq, proposals=proposals, external=external,
                                           activity=[activity_from_audit(r) for r in records], changed=changed,
                                           file_count=count, problems=problems, lineage=lineage))
+
+    def _file_count(self, changed: frozenset[str]) -> int | None:
+        """The header's count of memory files, or None when it stands: each changed file was counted and its
+        folder still lists it (one scandir each), so an append to MEMORY.md does not walk all 10,000 files."""
+        known = self._files
+        if known is not None and not changed:
+            return None
+        if known is not None and all(rel in known and self._listed(rel) for rel in changed):
+            return None
+        files = self.memory.files()
+        self._files = set(files)
+        return len(files)
+
+    def _listed(self, rel: str) -> bool:
+        folder, _, name = rel.rpartition("/")
+        return (name, False) in self.memory.store.list_dir(folder)
 
     def on_state_synced(self, message: StateSynced) -> None:
         if message.seq < self._shown_seq or not self.alive():
