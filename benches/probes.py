@@ -69,9 +69,12 @@ def app(root: str) -> None:
     from memtui.tui.viewer import MemoryViewer
 
     class Timed(MemtuiApp):
-        """First frame: the layout painted. Content: MEMORY.md's lines painted, the tree's top level, the queue."""
+        """First frame: the layout painted. Content: MEMORY.md's lines painted, the tree's top level, the queue
+        (the review panel's list filled). Folder: the whole-folder sync shown too (external changes, the file
+        count), which an app that reads them after its first screen paints later; then the probe exits."""
 
         done = False
+        folder_done = False
 
         def on_mount(self) -> None:
             self.call_after_refresh(self.first_frame)
@@ -82,12 +85,20 @@ def app(root: str) -> None:
 
         def check(self) -> None:
             viewer = self.query_one(MemoryViewer)
-            if viewer.state is not None and self.synced and self.tree.root.children and not self.done:
+            if viewer.state is not None and self.synced and self.tree.root.children and self.review.loaded \
+                    and not self.done:
                 self.done = True
                 self.call_after_refresh(self.content)
+            # An app without the split (a --before run) shows the folder's results with its first sync.
+            if self.done and getattr(self, "folder_synced", self.synced) and not self.folder_done:
+                self.folder_done = True
+                self.call_after_refresh(self.folder_shown)
 
         def content(self) -> None:
             emit("content", lines=len(self.query_one(MemoryViewer).state.lines))
+
+        def folder_shown(self) -> None:
+            emit("folder")
             self.exit()
 
     run_app(Timed(root, watch=False))

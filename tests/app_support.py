@@ -49,12 +49,14 @@ async def wait_for(pilot, condition: Callable[[], object], timeout: float = 5.0,
 
 
 def settled(app) -> bool:
-    """First sync done, tree's top level loaded, MEMORY.md's viewer loaded, review panel filled, diffs drawn."""
+    """First syncs done (the queue, then the whole folder's external changes and count), tree's top level loaded,
+    MEMORY.md's viewer loaded, review panel filled, diffs drawn."""
     from memtui.tui.diff import DiffView
     from memtui.tui.viewer import MemoryViewer
 
     viewers = list(app.query(MemoryViewer))
-    return bool(app.synced and app.tree.root.children and viewers and all(v.state is not None for v in viewers)
+    return bool(app.synced and app.folder_synced and app.tree.root.children and viewers
+                and all(v.state is not None for v in viewers)
                 and app.review.loaded and all(d.drawn for d in app.query(DiffView)))
 
 

@@ -1,6 +1,7 @@
 """The app renders the memory's change event: an own write (the entry cursor, the agent's tool in Chat, the
 approve key) and an external write each arrive as exactly one FilesChanged and one reload of the open file, with
-the watcher on; and the Search pane searches warm without a watcher of its own."""
+the watcher on; the sync after a change walks the folder for the header's count only when a file came or went;
+and the Search pane searches warm without a watcher of its own."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ import git
 import pytest
 
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
+from memtui.core.memory import Memory
 from memtui.tui.app import MemtuiApp
+from memtui.tui.header import MemtuiHeader
 from memtui.tui.messages import FilesChanged
 from memtui.tui.viewer import MemoryViewer
 from test_curate import cursor_to
@@ -160,3 +163,40 @@ async def test_the_search_pane_starts_no_watcher_of_its_own(demo: Path) -> None:
         await wait_for(pilot, lambda: any(r.path == "people.md" for r in app.panes["search"].results),
                        timeout=10, what="the outside edit in the results")
     assert len(observers()) == before
+
+
+class Walks(Memory):
+    """A folder memory counting the walks of all its files (the header's count)."""
+
+    walks = 0
+
+    def files(self) -> list[str]:
+        self.walks += 1
+        return super().files()
+
+
+async def test_the_file_count_follows_new_and_deleted_files_but_an_append_walks_nothing(demo: Path) -> None:
+    memory = Walks(demo)
+    app = MemtuiApp(memory=memory, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        header = app.query_one(MemtuiHeader)
+        files = header.counts["files"]
+        assert memory.walks == 1 and files == len(memory.store.list_files())
+
+        async def changed(rel: str) -> None:
+            synced = app.folder_synced
+            app.post_message(FilesChanged(frozenset({rel})))
+            await wait_for(pilot, lambda: app.folder_synced > synced, what=f"the sync after {rel}")
+
+        with (demo / "MEMORY.md").open("a") as fh:
+            fh.write("- [observed] Appended by another process (2026-08-20, test)\n")
+        await changed("MEMORY.md")
+        assert memory.walks == 1 and header.counts["files"] == files  # the append: no walk, the same count
+        (demo / "notes").mkdir(exist_ok=True)
+        (demo / "notes/new.md").write_text("- [stated] A new file (2026-08-20, test)\n")
+        await changed("notes/new.md")
+        assert header.counts["files"] == files + 1
+        (demo / "people/alex.md").unlink()
+        await changed("people/alex.md")
+        assert header.counts["files"] == files and header.counts["files"] == len(memory.store.list_files())

@@ -1,10 +1,19 @@
-"""What the app imports before its first frame: only what that frame needs (the figure itself lives in benches/)."""
+"""What the app does before its first screen: it imports only what that screen needs, and reads the whole folder
+(git status, the file count) after it (the figures themselves live in benches/)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
+
+from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
+from memtui.core.memory import MEMORY_FILE
+from memtui.tui.app import MemtuiApp
+from memtui.tui.header import MemtuiHeader
 
 # Heavy modules the first frame does not need: RichLog's rich.pretty and attrs, the lazily opened panes and dialogs.
 NOT_AT_START = ("rich.pretty", "attr", "memtui.tui.today", "memtui.tui.search", "memtui.tui.chat",
@@ -16,3 +25,36 @@ def test_importing_the_app_leaves_what_the_first_frame_does_not_need() -> None:
             f"print(json.dumps([m for m in {list(NOT_AT_START)!r} if m in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == []
+
+
+class Recorded(MemtuiApp):
+    """The app, noting what was on screen when each whole-folder sync (git status, the count) was asked for."""
+
+    asked: list[dict[str, object]]
+
+    def sync(self, changed: frozenset[str] = frozenset(), initial: bool = False, *,  # type: ignore[override]
+             folder: bool = True):
+        if folder:
+            viewer = self.viewer_for(MEMORY_FILE)
+            self.asked.append({"queue shown": self.synced, "tree": "" in self.tree.loaded,
+                               "MEMORY.md": viewer is not None and viewer.state is not None,
+                               "header": self.query_one(MemtuiHeader).counts.get("files")})
+        return super().sync(changed, initial, folder=folder)
+
+
+async def test_the_whole_folder_is_read_after_the_first_screen_and_its_results_arrive(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    app = Recorded(root, watch=False)
+    app.asked = []
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the whole-folder sync")
+        # Asked for once, with MEMORY.md, the tree's top level and the queue already shown, the count not yet.
+        assert app.asked[0] == {"queue shown": 1, "tree": True, "MEMORY.md": True, "header": None}
+        # Its results arrive: the demo's external change (people/alex.md, edited without memtui) in the review
+        # panel, the tree's badge, the feed, and the file count in the header.
+        assert any(p.external and p.file == "people/alex.md" for p in app.review.proposals)
+        assert "people/alex.md" in app.tree.external
+        assert any("people/alex.md: waiting for review" in t for t in app.feed.texts())
+        header = app.query_one(MemtuiHeader)
+        assert header.counts["files"] == len(app.memory.files()) and header.counts["external"] == 1

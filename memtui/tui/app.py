@@ -125,7 +125,10 @@ class MemtuiApp(App[None]):
         self.changes: Any = None  # the subscription to the memory's change event
         self.panes: dict[str, Widget] = {}
         self.changed_since_open: set[str] = set()
-        self.synced = 0
+        self.synced = 0  # syncs shown; the first shows the queue
+        self.folder_synced = 0  # of them, those that read the whole folder too (external changes, file count)
+        self._external: list[Any] = []  # the external changes last read
+        self._files: set[str] | None = None  # the memory files last counted (by the sync thread)
         self.problems: list[str] = []
         self._seq = itertools.count(1)
         self._shown_seq = 0
@@ -187,9 +190,22 @@ class MemtuiApp(App[None]):
         # previews each theme it passes, so only the one that stays a moment is written.
         self.theme_changed_signal.subscribe(self, self._theme_chosen)
         self.base.query_one(MemoryViewer).focus()
-        # Git, the watcher's directory walk and the queue are read after the first frame, in threads.
-        self.call_after_refresh(self.sync, frozenset(), True)
+        # The queue is read in a thread while the first frame paints; the whole-folder work (`git status` over
+        # every file, the file count) waits until the first screen is painted: started with it, its walk of every
+        # file shared the GIL with that screen's frames.
+        self.sync(frozenset(), True, folder=False)
+        self._first_screen_timer = self.set_interval(0.01, self._after_first_screen)
         self.call_after_refresh(self.start_watcher)
+
+    def _after_first_screen(self) -> None:
+        """Polled until MEMORY.md, the tree's top level and the queue are shown (they load in three workers),
+        then reads the whole folder after the frame that paints them."""
+        viewer = self.viewer_for(MEMORY_FILE)
+        shown = self.synced and "" in self.tree.loaded and (viewer is None or viewer.state is not None)
+        if shown or self.folder_synced:
+            self._first_screen_timer.stop()
+            if not self.folder_synced:
+                self.call_after_refresh(self.sync)
 
     def viewer(self, rel: str) -> MemoryViewer:
         return MemoryViewer(self.root, rel, read=self.memory.store.read, memory=self.memory, person=self.by)
@@ -276,8 +292,11 @@ class MemtuiApp(App[None]):
 
     # state from disk --------------------------------------------------------------------------------------
     @work(thread=True, group="sync", exit_on_error=False)
-    def sync(self, changed: frozenset[str] = frozenset(), initial: bool = False) -> None:
-        """Read the queue, the new audit records and the external changes, consistently, under the lock."""
+    def sync(self, changed: frozenset[str] = frozenset(), initial: bool = False, *, folder: bool = True) -> None:
+        """Read the queue, the new audit records and the external changes, consistently, under the lock.
+
+        Without `folder` only what the queue needs is read (the first screen's): the external changes (`git
+        status` over every file) and the file count stay as they were shown (None: not read yet)."""
         with self._sync_lock:
             seq = next(self._seq)
             try:
@@ -285,7 +304,7 @@ class MemtuiApp(App[None]):
                     records = self._audit.read_new(initial)
                     proposals = self.memory.proposals(external=False)
                     problems = list(self.memory.queue_problems)
-                    external = self.memory.external_proposals()
+                    external = self.memory.external_proposals() if folder else None
                     from memtui.core.lineage import lineages
 
                     lineage = lineages(self.memory, proposals)
@@ -293,7 +312,7 @@ class MemtuiApp(App[None]):
                 # the lock (its queue file is left alone: the approval checks again and records it).
                 proposals = [p if why is None else replace(p, status=CONFLICT, reason=why)
                              for p, why in zip(proposals, self.memory.conflicts(proposals))]
-                count = len(self.memory.files()) if initial or changed else None
+                count = self._file_count(changed) if folder else None
                 # MEMORY.md is what every session loads: if it cannot be read, the person hears it here.
                 if initial or MEMORY_FILE in changed:
                     from memtui.core.readable import problems as read_problems
@@ -306,18 +325,39 @@ class MemtuiApp(App[None]):
                                           activity=[activity_from_audit(r) for r in records], changed=changed,
                                           file_count=count, problems=problems, lineage=lineage))
 
+    def _file_count(self, changed: frozenset[str]) -> int | None:
+        """The header's count of memory files, or None when it stands: each changed file was counted and its
+        folder still lists it (one scandir each), so an append to MEMORY.md does not walk all 10,000 files."""
+        known = self._files
+        if known is not None and not changed:
+            return None
+        if known is not None and all(rel in known and self._listed(rel) for rel in changed):
+            return None
+        files = self.memory.files()
+        self._files = set(files)
+        return len(files)
+
+    def _listed(self, rel: str) -> bool:
+        folder, _, name = rel.rpartition("/")
+        return (name, False) in self.memory.store.list_dir(folder)
+
     def on_state_synced(self, message: StateSynced) -> None:
         if message.seq < self._shown_seq or not self.alive():
             return
-        initial = self._shown_seq == 0
+        initial = self.folder_synced == 0 and message.external is not None  # the external changes, first read
         self._shown_seq = message.seq
         self.synced += 1
         for item in message.activity:
             self.feed.add(item)
+        if message.external is None:
+            external = self._external
+        else:
+            external = self._external = message.external
+            self.folder_synced += 1
         written = {a.file for a in message.activity}
-        external_files = {p.file for p in message.external}
+        external_files = {p.file for p in external}
         now = clock.now().strftime("%H:%M")
-        for p in message.external:
+        for p in message.external or ():
             if initial:
                 self.feed.add(Activity(now, "external", "external", f"{p.id} {p.action} {p.file}: waiting for review",
                                        p.file))
@@ -332,7 +372,7 @@ class MemtuiApp(App[None]):
                 self.problems.append(problem)
                 self.feed.add(Activity(now, "memtui", "problem", problem))
                 self.notify(problem, severity="warning", timeout=10, markup=False)
-        everything = message.proposals + message.external
+        everything = message.proposals + external
         self.review.lineage = message.lineage
         self.review.set_proposals(everything)
         if self._select_after_sync and self.review.select(self._select_after_sync):
@@ -345,8 +385,9 @@ class MemtuiApp(App[None]):
         counts: dict[str, int | None] = {
             "pending": sum(p.status == PENDING for p in message.proposals),
             "conflict": sum(p.status == CONFLICT for p in message.proposals),
-            "external": len(message.external),
         }
+        if message.external is not None:
+            counts["external"] = len(message.external)
         if message.file_count is not None:
             counts["files"] = message.file_count
         header.set_counts(**counts)

@@ -50,12 +50,13 @@ class Activity:
 class StateSynced(Message):
     """A sync worker read the queue, the new audit records and the external changes, under the store's lock.
 
-    `seq` orders syncs: the app drops a result older than one it already showed."""
+    `seq` orders syncs: the app drops a result older than one it already showed. `external` is None from a sync
+    that did not read the whole folder (the app's first, for its first screen): the last ones shown still hold."""
 
     seq: int
     _: KW_ONLY
     proposals: list[Proposal]
-    external: list[Proposal]
+    external: list[Proposal] | None
     activity: list[Activity]
     changed: frozenset[str]
     file_count: int | None

@@ -30,7 +30,7 @@ async def _settle(pilot) -> None:
     from memtui.tui.viewer import MemoryViewer
 
     app = pilot.app
-    await _wait(pilot, lambda: app.synced and app.tree.root.children and app.review.loaded
+    await _wait(pilot, lambda: app.folder_synced and app.tree.root.children and app.review.loaded
                 and all(v.state is not None for v in app.query(MemoryViewer)))
     await pilot.pause(0.2)
 

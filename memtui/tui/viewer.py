@@ -134,6 +134,27 @@ def _struck_bullets(text: str, start: int, stop: int) -> int:
     return n
 
 
+def _changed_lines(old: ViewerState | None, new: ViewerState, raw: bool) -> set[int] | None:
+    """The lines drawn differently in `new` than in `old` (text, added mark, heading count, entry or not), when
+    both are drawn a row per line; None when anything else may differ (a first load, an error, ghost lines, the
+    raw gutter's width, the not-UTF-8 flag) or the file is big (its lines are read on demand: not compared)."""
+    if old is None or old.missing or old.error or new.missing or new.error or old.ghosts or new.ghosts:
+        return None
+    if old.entries is None or new.entries is None:
+        return None
+    if raw and len(str(len(old.lines))) != len(str(len(new.lines))):
+        return None
+    if old.extra.get("not_utf8") != new.extra.get("not_utf8") or old.comment != new.comment:
+        return None
+    a, b = old.lines, new.lines
+    lo, hi = common_ends(a, b)
+    # Lines after an insertion or a removal are drawn at other rows: from the change on, every row is new.
+    changed = set(range(lo, len(b) - hi)) if len(a) == len(b) else set(range(lo, max(len(a), len(b))))
+    changed |= old.added ^ new.added
+    changed |= {i for i in old.headings.keys() | new.headings.keys() if old.headings.get(i) != new.headings.get(i)}
+    return changed | old.entries ^ new.entries
+
+
 def _mark_changes(state: ViewerState, previous: list[str]) -> None:
     lines = state.lines
     if len(lines) <= DIFF_LIMIT and len(previous) <= DIFF_LIMIT:
@@ -258,10 +279,13 @@ class MemoryViewer(ScrollView, can_focus=True):
         at_end = self.scroll_offset.y >= self.max_scroll_y
         if self.entry_cursor.own_write(message.state):
             message.state.added, message.state.ghosts, message.state.first_change = set(), {}, None
+        rows = self._rows is not None or self.entry_filter is not None
         self.state = message.state
         self.loads += 1
+        changed = None if rows else _changed_lines(previous, message.state, self.raw)
+        self._forget(changed)  # before the rows are counted again: the last screen's wrapped heights are new
         self._build_rows()
-        self._invalidate()
+        self._repaint(changed)
         self.entry_cursor.restore_cursor()
         if previous is not None and (message.state.added or message.state.ghosts):
             self._scroll_to_change(previous, at_end)
@@ -277,9 +301,9 @@ class MemoryViewer(ScrollView, can_focus=True):
         was_at_end = at_end if self.wrap else self.scroll_offset.y + self.size.height >= len(previous.lines)
         row = self._row_of(st.first_change)
         if was_at_end and st.first_change >= len(previous.lines) - 1:
-            self.call_after_refresh(self.scroll_end, animate=False)
+            self.scroll_end(animate=False, immediate=True)
         elif not self._unit_on_screen(row):
-            self.call_after_refresh(self.scroll_to, y=max(0, row - 2), animate=False)
+            self.scroll_to(y=max(0, row - 2), animate=False)
 
     def go_to_line(self, line: int) -> None:
         if self.state is None:
@@ -337,6 +361,36 @@ class MemoryViewer(ScrollView, can_focus=True):
         self._parts.clear()
         self._frames.clear()
         self.refresh()
+
+    def _forget(self, lines: set[int] | None) -> None:
+        """Drop what was drawn of `lines` only (None: of every line). Shown a row per line (no ghosts, no
+        filter), the rest of the file keeps its strips: a live append styles the new lines and the heading counts
+        it changed, not the whole screen."""
+        self._frames.clear()
+        if lines is None:
+            self._cache.clear()
+            self._parts.clear()
+            self._heights.clear()
+            return
+        for cache in (self._cache, self._parts):
+            for key in [k for k in cache.keys() if k[1 if k[0] == "wrap" else 0] in lines]:
+                cache.discard(key)
+        for key in [k for k in self._heights if k[0] in lines]:
+            del self._heights[key]
+
+    def _repaint(self, lines: set[int] | None) -> None:
+        """Refresh the rows on screen that show `lines` (None: all of them)."""
+        if lines is None:
+            self.refresh()
+            return
+        top, height = self.scroll_offset.y, self.scrollable_content_region.height
+        shown = sorted(i - top for i in lines if top <= i < top + height)
+        if self.wrap:
+            if shown:  # a line's wrapped height may have changed: the rows under it move
+                self.refresh()
+        else:
+            for y in shown:
+                self.refresh_line(top + y)
 
     def watch_raw(self) -> None:
         self._heights.clear()  # the raw gutter is wider: the lines wrap elsewhere
@@ -553,17 +607,17 @@ class MemoryViewer(ScrollView, can_focus=True):
         if (width, self.scrollable_content_region.height) != self._sized_for:
             self._heights.clear()  # the region changed under the rows counted for the end: count them again
             self._size_rows()
-        key = ("wrap", top, y, width, self.raw)
+        frame = self._frame(top, width, self.scrollable_content_region.height)
+        if y >= len(frame):
+            return Strip.blank(width, self.rich_style)
+        unit, n = frame[y]
+        # Keyed by the unit's row, not the screen's: scrolled by a line, every other row keeps its strip.
+        key = ("wrap", unit, n, width, self.raw)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
-        frame = self._frame(top, width, self.scrollable_content_region.height)
-        if y < len(frame):
-            unit, n = frame[y]
-            text, line_style = self._wrapped(unit, width)[n]
-            strip = self._strip(text.copy(), line_style, self._line_of(unit), 0, width)
-        else:
-            strip = Strip.blank(width, self.rich_style)
+        text, line_style = self._wrapped(unit, width)[n]
+        strip = self._strip(text.copy(), line_style, self._line_of(unit), 0, width)
         self._cache[key] = strip
         return strip
 
