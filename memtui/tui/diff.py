@@ -24,7 +24,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from memtui.core.patches import diff_left_out, unified_diff
-from memtui.tui.help import HELP_FIRST
+from memtui.tui.keys import HELP_FIRST
 from memtui.tui.messages import OpenFile
 from memtui.tui.plain import visible
 from memtui.tui.worddiff import line_spans, split_text, styled, unified_wrapped

@@ -32,7 +32,7 @@ from memtui.core.changes import touched
 from memtui.core.entries import Entry
 from memtui.core.proposals import EXTERNAL_PREFIX, WriteResult
 from memtui.tui.for_people import typed
-from memtui.tui.help import HELP_FIRST
+from memtui.tui.keys import HELP_FIRST
 
 if TYPE_CHECKING:
     from memtui.core.memory import Memory

@@ -25,10 +25,6 @@ def key_names(keys: str) -> str:
 
 Row = tuple[str, str, str, str]  # (where, keys, binding id, what it does)
 
-# The app's `?` (same id, so a rebinding in [keys] moves it too), also first among the keys of a widget whose own
-# keys make the footer wider than the screen: the footer is cut at its end, where the app's `? Keys` is.
-HELP_FIRST = Binding("question_mark", "app.help", "Keys", id="help", tooltip="Show every key")
-
 
 class KeyTable(Widget):
     """The keys as a table, laid out once per width and kept: laying out a rich Table of every key took most of
