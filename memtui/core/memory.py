@@ -361,6 +361,11 @@ class Memory(MemoryReader):
             if isinstance(p, WriteResult):
                 return p
             if p.external:
+                from memtui.core import refused_names
+
+                why = refused_names.why_refused(self.store, p.file)
+                if why is not None:  # a name memtui refuses never becomes memory; rejecting it puts it back
+                    return refused_names.approval_refused(p, why)
                 try:
                     return self._approve_external(p, by, expect)
                 except PathRefused as exc:
@@ -428,6 +433,10 @@ class Memory(MemoryReader):
             if isinstance(p, WriteResult):
                 return p
             if p.external:
+                from memtui.core import refused_names
+
+                if refused_names.why_refused(self.store, p.file) is not None:
+                    return refused_names.reject(self.store, p, by, reason)
                 return self._reject_external(p, by, reason)
             p.status, p.decided_by, p.decided_at, p.reason = REJECTED, by, clock.now().isoformat(timespec="seconds"), reason
             self.store.queue_save(p.id, p.to_json())

@@ -275,16 +275,19 @@ def test_an_external_change_swapped_for_a_link_into_git_is_refused_not_a_traceba
     assert head(root) == before
 
 
-@pytest.mark.xfail(strict=True, reason="open: external changes with names memtui refuses cannot be decided")
 def test_an_external_file_with_a_control_character_in_its_name_can_be_decided(mem: Memory, root: Path) -> None:
-    """Impact: names with control characters are refused everywhere except in the external-change listing: a
-    file 'evil\\x1b[8m.md' dropped in the folder is listed (and printed raw by `memtui queue list`: ESC reaches the
-    person's terminal) but approve and reject both raise PathRefused, so it stays pending for ever."""
+    """Was: names with control characters are refused everywhere except in the external-change listing: a file
+    'evil\\x1b[8m.md' dropped in the folder was listed (and printed raw by `memtui queue list`: ESC reached the
+    person's terminal) but approve and reject both raised PathRefused, so it stayed pending for ever. Now it is
+    shown escaped, approving it is refused, and rejecting it removes it (memtui/core/refused_names.py; more in
+    tests/security/test_refused_names.py)."""
     (root / "evil\x1b[8m.md").write_text("x\n")
     listed = cli(root, "queue", "list").stdout
     assert "\x1b" not in listed, "a file name's escape sequence reaches the person's terminal"
-    for x in mem.external_proposals():
-        assert mem.reject(x.id, reason="no", by="wes").status in ("refused", "rejected")
+    [x] = mem.external_proposals()
+    assert mem.approve(x.id, by="wes", expect=x.after_hash).status == "refused"
+    assert mem.reject(x.id, reason="no", by="wes").status == "rejected"
+    assert not (root / "evil\x1b[8m.md").exists() and not mem.external_proposals()
 
 
 # the app -------------------------------------------------------------------------------------------------------------
