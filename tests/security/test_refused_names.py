@@ -233,3 +233,33 @@ def test_a_section_name_from_a_file_is_escaped_in_the_error(root: Path) -> None:
     out = cli(root, "show", "notes.md", "--section", "nope")
     assert out.returncode == 1 and "no section" in out.stderr
     assert_no_raw(out.stderr, "`memtui show --section`")
+
+
+# the app ------------------------------------------------------------------------------------------------------
+async def test_the_app_shows_a_refused_name_escaped_and_the_person_rejects_it_with_r(mem: Memory, root: Path) -> None:
+    from app_support import settled, wait_for
+    from memtui.tui.app import MemtuiApp
+
+    name = NAMES["osc52"]
+    (root / name).write_text("x\n")
+    [x] = mem.external_proposals()
+    app = MemtuiApp(root, watch=False)
+    async with app.run_test(size=(150, 42), notifications=True) as pilot:
+        await wait_for(pilot, lambda: settled(app), timeout=10, what="the app to settle")
+        assert app.review.select(x.id)
+        await pilot.pause()
+        assert_no_raw(app.export_screenshot(), "the app's screen")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: any("never takes into memory" in str(t.render()) and "r to reject" in
+                                          str(t.render()) for t in app.screen.query("Toast")),
+                       timeout=10, what="the refusal, said to the person, in a notice")
+        assert_no_raw("".join(str(t.render()) for t in app.screen.query("Toast")), "the notice")
+        assert (root / name).exists() and any(p.id == x.id for p in app.review.proposals)
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press(*"not mine")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: x.id not in [p.id for p in app.review.proposals], timeout=10,
+                       what="the rejected change to leave the panel")
+        assert not (root / name).exists()
+        assert app.is_running
