@@ -187,11 +187,13 @@ class Memory(MemoryReader):
         except (OSError, StoreError) as exc:
             return WriteResult("refused", f"could not sweep the scratch notes: {exc}; nothing was deleted")
 
-    def edit(self, file: str, old: str, new: str, *, actor: str | None = None) -> WriteResult:
-        return self.submit(self._draft(actor, file, "edit", old=old, content=new))
+    def edit(
+        self, file: str, old: str, new: str, *, actor: str | None = None, session: str | None = None,
+    ) -> WriteResult:
+        return self.submit(self._draft(actor, file, "edit", old=old, content=new, session=session))
 
-    def create(self, file: str, content: str, *, actor: str | None = None) -> WriteResult:
-        return self.submit(self._draft(actor, file, "create", content=content))
+    def create(self, file: str, content: str, *, actor: str | None = None, session: str | None = None) -> WriteResult:
+        return self.submit(self._draft(actor, file, "create", content=content, session=session))
 
     def delete(self, file: str, *, actor: str | None = None) -> WriteResult:
         return self.submit(self._draft(actor, file, "delete"))
