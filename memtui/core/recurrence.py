@@ -120,8 +120,11 @@ def lessons(p: Proposal, tag: str | None) -> list[str]:
 
 
 def gated(p: Proposal, tag: str | None, *, is_agent: Callable[[str], bool], layout: Callable[[], Layout]) -> bool:
-    """Does the gate apply: an agent's [inferred] lesson written into a core file (`layout` is asked last)."""
-    return bool(lessons(p, tag)) and is_agent(p.actor) and layout().layer(p.file) == "core"
+    """Does the gate apply: an agent's [inferred] lesson written into a core file (the cheap checks first, the
+    layout next, a file write's entries read last)."""
+    maybe = (p.action in ("add", "revise") and tag == "inferred") or (
+        p.action in FILE_WRITES and "inferred" in (p.content or "").casefold())
+    return maybe and is_agent(p.actor) and layout().layer(p.file) == "core" and bool(lessons(p, tag))
 
 
 def tally(p: Proposal) -> Tally:
@@ -167,7 +170,9 @@ def hold(
     signal = {"ts": clock.now().isoformat(timespec="seconds"), "session": session_of(p), "actor": p.actor}
     if p.session and p.session not in _ATTESTED:
         signal["named"] = p.session  # what the caller called it, kept for the record; it does not count
-    existing = _open_candidate(pending(), p, tag)
+    # A file write that carries more than the lesson is held on its own: as a signal for another candidate, the
+    # rest of what it writes would be lost.
+    existing = _open_candidate(pending(), p, tag) if _only_lessons(p, tag) else None
     if existing is not None:
         existing.signals.append(signal)
         t = tally(existing)
@@ -214,6 +219,21 @@ def _open_candidate(pending: Iterable[Proposal], p: Proposal, tag: str | None) -
             if len(theirs) == len(mine) and all(any(similar(a, b) for b in theirs) for a in mine):
                 return q
     return None
+
+
+def _only_lessons(p: Proposal, tag: str | None) -> bool:
+    """Does `p` write nothing but its lessons: an entry action, or a file write whose every added line is one?"""
+    if p.action not in FILE_WRITES:
+        return True
+    before = set((p.old or "").splitlines()) if p.action == "edit" else set()
+    mine = {text.casefold() for text in lessons(p, tag)}
+    for line in (p.content or "").splitlines():
+        if not line.strip() or line in before:
+            continue
+        e = parse_entry(line)
+        if e is None or e.tag != "inferred" or f"[inferred] {e.text}".casefold() not in mine:
+            return False
+    return True
 
 
 def _entries(text: str | None) -> list:

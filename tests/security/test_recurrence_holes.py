@@ -182,3 +182,15 @@ def test_a_queue_file_stays_what_memtui_recorded(mem: Memory, root: Path) -> Non
     r = mem.submit(draft("a"))
     saved = json.loads((root / ".memtui" / "queue" / f"{r.id}.json").read_text())
     assert saved["signals"][0]["session"] == f"day:{TODAY}" and saved["signals"][0]["named"] == "a"
+
+
+def test_an_edit_with_more_than_the_lesson_is_never_swallowed_as_a_signal(mem: Memory, root: Path, now) -> None:
+    """Joining a candidate drops the write itself: an edit that also carries another entry is held on its own, so
+    nothing it writes is lost (and a lone lesson still joins)."""
+    first = edit_in(mem, f"- {LESSON}")
+    now("2026-08-21T10:00")
+    mixed = edit_in(mem, f"- {LESSON}\n- [stated] Lives in Porto ({TODAY})")
+    assert mixed.status == "queued" and mixed.id != first.id and flags(mixed)
+    assert "Lives in Porto" in mem.get(mixed.id).content
+    alone = edit_in(mem, f"- {LESSON}")
+    assert alone.id == first.id and "2 of 3 signals across 2 of 2 sessions" in alone.message
