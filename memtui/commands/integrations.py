@@ -197,12 +197,14 @@ def cmd_hook_install(args: argparse.Namespace) -> int:
         before = path.read_text(encoding="utf-8") if path.exists() else None
         after = merged_settings(before, Path(args.root).expanduser().absolute() if args.root else None)
     except (OSError, ValueError) as exc:
-        print(f"memtui hook install: {path}: {exc}", file=sys.stderr)
+        say(f"memtui hook install: {path}: {exc}")
         return EXIT_ERROR
     if before is not None and json.loads(before) == json.loads(after):
         print(f"{path}: memtui's hooks are already installed; nothing changed")
         return EXIT_OK
-    sys.stdout.write(settings_diff(path, before, after))
+    from memtui.core.visible import visible
+
+    sys.stdout.write(visible(settings_diff(path, before, after)))  # the settings file is anyone's to write
     if args.dry_run:
         print(f"(dry run: {path} was not written)")
         return EXIT_OK
