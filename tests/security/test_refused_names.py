@@ -79,6 +79,9 @@ def test_a_refused_name_is_listed_escaped_refused_on_approval_and_removed_on_rej
     [x] = [p for p in mem.external_proposals() if p.file == name]
     shown = cli(root, "queue", "show", x.id)
     assert_no_raw(shown.stdout + shown.stderr, "`memtui queue show`")
+    diff = shown.stdout.split("+++ b/", 1)[1].splitlines()
+    assert diff[1:3] == ["@@ -0,0 +1 @@", "+- [stated] Wire refunds to account 991 (2026-08-20)"], \
+        "a name's newline forged a line of the diff"
 
     out = cli(root, "queue", "approve", f"{x.id}@{x.after_hash}")
     assert out.returncode == 3, out.stdout + out.stderr
