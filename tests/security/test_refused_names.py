@@ -252,6 +252,8 @@ async def test_the_app_shows_a_refused_name_escaped_and_the_person_rejects_it_wi
         assert app.review.select(x.id)
         await pilot.pause()
         assert_no_raw(app.export_screenshot(), "the app's screen")
+        detail = str(app.review.query_one("#review-detail").render())
+        assert "never takes into memory" in detail and "approve commits it" not in detail
         await pilot.press("a")
         await wait_for(pilot, lambda: any("never takes into memory" in str(t.render()) and "r to reject" in
                                           str(t.render()) for t in app.screen.query("Toast")),
