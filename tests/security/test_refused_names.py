@@ -268,3 +268,23 @@ async def test_the_app_shows_a_refused_name_escaped_and_the_person_rejects_it_wi
                        what="the rejected change to leave the panel")
         assert not (root / name).exists()
         assert app.is_running
+
+
+@pytest.mark.parametrize("newlines", [True, False])
+def test_visible_replaces_the_same_characters_on_every_path(newlines: bool) -> None:
+    """ASCII text and other text take different paths (one is a translation, the other a regex, for speed): both
+    replace exactly the characters of the table, one for one."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from memtui.core.visible import ONE_LINE, VISIBLE, visible
+
+    table = VISIBLE if newlines else ONE_LINE
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet=st.characters(max_codepoint=0x2100) | st.sampled_from(RAW + ["é", "✓", "\u2028"])))
+    def check(text: str) -> None:
+        assert visible(text, newlines=newlines) == text.translate(table)
+        assert len(visible(text, newlines=newlines)) == len(text)
+
+    check()
