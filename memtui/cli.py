@@ -202,8 +202,10 @@ def _claude_code_folder(args: argparse.Namespace) -> Path | None:
               "when it first saves a memory", file=sys.stderr)
         return None
     print("memtui: several Claude Code memory folders; open one with `memtui open PATH`:", file=sys.stderr)
+    from memtui.commands.shared import say
+
     for folder in found:
-        print(f"  {folder}", file=sys.stderr)
+        say(f"  {folder}")  # folder names on disk: anyone's to choose
     return None
 
 

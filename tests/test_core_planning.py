@@ -68,12 +68,12 @@ def test_the_recurrence_gate_says_what_to_hold_and_saves_nothing(now) -> None:
         asked.append("layout")
         return Layout()
 
-    first = proposal("add", session="s1", **lesson)
+    first = proposal("add", session=recurrence.new_session(), **lesson)  # conversations memtui started
     held = recurrence.hold(first, "inferred", lambda: [], is_agent=lambda a: a == "claude", layout=layout)
     assert held is not None and not held.again and held.proposal is first and first.id == ""  # the caller numbers it
     assert held.tally.signals == 1 and any(f.startswith("candidate:") for f in first.flags)
     first.id, first.status = "p-0001", "pending"
-    again = recurrence.hold(proposal("add", session="s2", **lesson), "inferred", lambda: [first],
+    again = recurrence.hold(proposal("add", session=recurrence.new_session(), **lesson), "inferred", lambda: [first],
                             is_agent=lambda a: a == "claude", layout=layout)
     assert again is not None and again.again and again.proposal is first and again.tally.sessions == 2
     assert "another signal for candidate p-0001" in again.result().message

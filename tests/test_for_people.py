@@ -79,3 +79,13 @@ def test_the_feed_says_a_refusal_to_the_person_reading_it() -> None:
                         "section": "About Wes", "status": "refused", "reason": untagged})
     assert line.kind == "refused" and "start the entry with its provenance" in line.text
     assert "pass provenance" not in line.text
+
+
+def test_a_name_memtui_refuses_is_said_with_the_key_that_decides_it() -> None:
+    from memtui.core.proposals import Proposal
+    from memtui.core.refused_names import approval_refused
+
+    p = Proposal(id="x-abc123", created="", actor="external", file="evil\x1b[8m.md", action="create")
+    said = for_person(approval_refused(p, "path contains a NUL or control character: 'evil\\x1b[8m.md'").message)
+    assert said.startswith("evil\x1b[8m.md has a name memtui never takes into memory")
+    assert "r to reject it" in said and "Reject x-abc123" not in said

@@ -210,6 +210,9 @@ def test_signals_older_than_thirty_days_count_half(mem: Memory, now) -> None:
     assert "2 of 3 signals across 3 of 2 sessions" in r.message  # 0.5 + 0.5 + 1
     assert not recurrence.tally(mem.get(p.id)).met
     r = mem.update("Facts", "add", LESSON, actor=AGENT, session="d")
+    assert "(gate met)" not in r.message  # a session the caller names is worth its day: 15 July again
+    now("2026-07-16T10:00")
+    r = mem.update("Facts", "add", LESSON, actor=AGENT, session="d")
     assert "(gate met)" in r.message
 
 

@@ -63,13 +63,15 @@ _ESCAPES = ("leaves the memory root", "absolute path refused", "dangling symlink
 
 
 class MemtuiMemoryTool(BetaAbstractMemoryTool):
-    """The memory tool on `memory`, writing as `actor` (an agent, so the review policy decides what waits)."""
+    """The memory tool on `memory`, writing as `actor` (an agent, so the review policy decides what waits) in the
+    conversation `session` (the embedded agent's id, for the recurrence gate)."""
 
-    def __init__(self, memory: Memory, *, actor: str = "agent:claude",
+    def __init__(self, memory: Memory, *, actor: str = "agent:claude", session: str | None = None,
                  cache_control: BetaCacheControlEphemeralParam | None = None) -> None:
         super().__init__(cache_control=cache_control)
         self.memory = memory
         self.actor = actor
+        self.session = session
         self.last_result: WriteResult | None = None
 
     # entry points -------------------------------------------------------------------------------------------
@@ -135,7 +137,7 @@ class MemtuiMemoryTool(BetaAbstractMemoryTool):
         rel = self._rel(path)
         if self._kind(rel) is not None:
             raise ToolError(f"File {path} already exists")
-        result = self._submit(self.memory.create(rel, command.file_text, actor=self.actor))
+        result = self._submit(self.memory.create(rel, command.file_text, actor=self.actor, session=self.session))
         if result.status == "applied":
             return f"File created successfully at: {path}"
         return self._queued(result, f"{path} is created")
@@ -158,7 +160,7 @@ class MemtuiMemoryTool(BetaAbstractMemoryTool):
         after = content.replace(old, new)
         if after != content:
             edit = (old, new) if old else _as_edit(content, after)  # an empty old_str only matches an empty file
-            result = self._submit(self.memory.edit(rel, *edit, actor=self.actor))
+            result = self._submit(self.memory.edit(rel, *edit, actor=self.actor, session=self.session))
             if result.status != "applied":
                 return self._queued(result, f"the edit to {path} is applied")
         new_lines = after.split("\n")
@@ -178,7 +180,8 @@ class MemtuiMemoryTool(BetaAbstractMemoryTool):
         if not after.endswith("\n"):
             after += "\n"
         if after != content:
-            result = self._submit(self.memory.edit(rel, *_as_edit(content, after), actor=self.actor))
+            edit = _as_edit(content, after)
+            result = self._submit(self.memory.edit(rel, *edit, actor=self.actor, session=self.session))
             if result.status != "applied":
                 return self._queued(result, f"the insertion into {path} is applied")
         return f"The file {path} has been edited."

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import secrets
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any
@@ -22,7 +21,7 @@ from memtui.agent.events import (
 from memtui.agent.feedback import ProposedWrite, decide_feedback, feedback_text
 from memtui.agent.prompt import FLUSH_PROMPT, system_blocks
 from memtui.agent.toolset import toolset_for
-from memtui.core import clock
+from memtui.core import recurrence
 from memtui.core.memory import Memory
 from memtui.core.proposals import WriteResult
 
@@ -62,7 +61,9 @@ class ChatSession:
         self.turns = 0
         self.first_message: str | None = None
         self.user_words: list[str] = []  # the person's own text, the only support for an agent's [stated] entry
-        self.id = f"chat-{clock.now():%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+        # memtui started this conversation (at a person's request): its id counts as a session of its own for the
+        # recurrence gate, which a session id an agent names does not.
+        self.id = recurrence.new_session("chat")
         self._client = client
         self._owns_client = client is None
         self._api_key = api_key

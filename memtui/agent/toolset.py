@@ -52,4 +52,4 @@ def _run_memory_tool(memory: Memory, name: str, input: Any, actor: str, **contex
                            "delete, rename on /memories).", True)
     from memtui.agent.memory_tool import MemtuiMemoryTool
 
-    return MemtuiMemoryTool(memory, actor=actor).run(input)
+    return MemtuiMemoryTool(memory, actor=actor, session=context.get("session")).run(input)

@@ -7,7 +7,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from memtui.commands.shared import EXIT_ERROR, EXIT_OK, common, emit
+from memtui.commands.shared import EXIT_ERROR, EXIT_OK, common, emit, say
 
 
 def register(sub: Any) -> None:
@@ -29,6 +29,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 async def _ask(args: argparse.Namespace, memory: Any) -> int:
     from memtui.agent.events import Decision, Error, ProposalCard, TextDelta, ToolCall, ToolResult, TurnEnd
     from memtui.agent.session import ChatSession
+    from memtui.core.visible import visible
 
     chat = ChatSession(memory, model=args.model)
     streaming = not args.json
@@ -50,7 +51,7 @@ async def _ask(args: argparse.Namespace, memory: Any) -> int:
                 after_tool = after_tool and not text
                 reply.append(text)
                 if streaming:
-                    sys.stdout.write(text)
+                    sys.stdout.write(visible(text))  # a model's reply is not the terminal's to obey
                     sys.stdout.flush()
             elif isinstance(event, ToolCall):
                 after_tool = True
@@ -58,7 +59,7 @@ async def _ask(args: argparse.Namespace, memory: Any) -> int:
             elif isinstance(event, ToolResult):
                 calls[event.id].update(result=event.text, is_error=event.is_error, status=event.status)
                 if streaming:
-                    print(f"\n· {event.name} → {_status_line(event)}", file=sys.stderr)
+                    say(f"\n· {event.name} → {visible(_status_line(event), newlines=False)}")
             elif isinstance(event, ProposalCard):
                 cards.append(event)
             elif isinstance(event, Decision):
@@ -85,15 +86,16 @@ async def _ask(args: argparse.Namespace, memory: Any) -> int:
             print()
         for card in cards:
             where = card.file + (f" § {card.section}" if card.section else "")
-            print(f"\nqueued {card.id}: {card.action} {where}: {card.entry or card.replaces or ''}".rstrip(": "))
-            print(card.diff.rstrip("\n"))
+            head = f"queued {card.id}: {card.action} {where}: {card.entry or card.replaces or ''}".rstrip(": ")
+            print("\n" + visible(head, newlines=False))
+            print(visible(card.diff.rstrip("\n")))
         if cards:
             print("\nNot in memory yet: `memtui queue` approves, revises or rejects them.")
         if due:
-            print(f"\nMEMORY.md is over its cap in {', '.join(due)}: `memtui consolidate` proposes one reviewed "
-                  "rewrite of each.")
+            print(visible(f"\nMEMORY.md is over its cap in {', '.join(due)}: `memtui consolidate` proposes one "
+                          "reviewed rewrite of each."))
         if failure:
-            print(f"memtui: {failure.message}", file=sys.stderr)
+            say(f"memtui: {failure.message}")
     return EXIT_ERROR if failure else EXIT_OK
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, common, emit, fail, root_of
+from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, common, emit, fail, root_of, say
 
 
 def register(sub: Any) -> None:
@@ -157,7 +157,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         return fail(args, f"no file {args.file} in {mem.store.location}{hint}", EXIT_ERROR)
     doc = Document(text, mem.store.check_path(args.file))
     if args.section and doc.section(args.section) is None:
-        print(f"memtui: no section {args.section!r}; sections are: {', '.join(doc.section_names)}", file=sys.stderr)
+        say(f"memtui: no section {args.section!r}; sections are: {', '.join(doc.section_names)}")
         return EXIT_ERROR
     sections = [doc.section(args.section)] if args.section else doc.sections
     out_lines: list[str] = []
@@ -185,9 +185,11 @@ def cmd_queue(args: argparse.Namespace) -> int:
     if args.queue_cmd == "list":
         props = mem.proposals(include_decided=getattr(args, "all", False))
         for problem in mem.queue_problems:
-            print(f"memtui: {problem}", file=sys.stderr)
-        human = "\n".join(f"{p.id:8} {p.status:9} {p.actor:12} {p.summary()}"
-                          + "".join(f"\n{'':8} flag: {f}" for f in p.flags) for p in props) or "nothing pending"
+            say(f"memtui: {problem}")
+        # One line per proposal: a newline in a file name or an entry must not forge another one.
+        human = "\n".join(one_line(f"{p.id:8} {p.status:9} {p.actor:12} {p.summary()}")
+                          + "".join(f"\n{'':8} flag: {one_line(f)}" for f in p.flags) for p in props) \
+            or "nothing pending"
         emit(args, {"proposals": [_public(p) for p in props], "problems": mem.queue_problems}, human)
         return EXIT_OK
     if args.queue_cmd == "show":
@@ -196,10 +198,11 @@ def cmd_queue(args: argparse.Namespace) -> int:
         try:
             p = mem.get(args.id)
         except NotFound as exc:
-            print(f"memtui: {exc}", file=sys.stderr)
+            say(f"memtui: {exc}")
             return EXIT_ERROR
-        human = f"{p.id} {p.status} by {p.actor} at {p.created}\n{p.summary()}\n" + (
-            f"reason: {p.reason}\n" if p.reason else "") + "".join(f"flag: {f}\n" for f in p.flags) + p.diff
+        human = one_line(f"{p.id} {p.status} by {p.actor} at {p.created}") + f"\n{one_line(p.summary())}\n" + (
+            f"reason: {one_line(p.reason)}\n" if p.reason else "") \
+            + "".join(f"flag: {one_line(f)}\n" for f in p.flags) + p.diff
         if p.external:
             human += f"\nTo commit exactly these bytes: memtui queue approve {p.id}@{p.after_hash}"
         emit(args, _public(p), human.rstrip("\n"))
@@ -226,6 +229,12 @@ def cmd_queue(args: argparse.Namespace) -> int:
             return report(args, _usage("revise needs --entry, --section or --as"))
         return report(args, mem.approve(args.id, by=by, entry=args.entry, section=args.section, tag=args.tag))
     return EXIT_ERROR
+
+
+def one_line(text: str) -> str:
+    from memtui.core.visible import visible
+
+    return visible(text, newlines=False)
 
 
 def _refusal(pid: str, message: str) -> Any:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_USAGE, common, default_root, memory_of, root_of
+from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_USAGE, common, default_root, memory_of, root_of, say
 
 DEFAULT_PORT = 8000
 
@@ -134,11 +134,13 @@ def cmd_hook_session_start(args: argparse.Namespace) -> int:
     # A SessionStart hook runs before every session: it must be quick and must never print a traceback.
     from memtui.core.context import build_context
 
+    from memtui.core.visible import visible
+
     pack = build_context(memory_of(args, read_only=True), budget=args.budget)
     if args.text:
-        print(pack.text)
+        print(visible(pack.text))
         for problem in pack.problems:
-            print(f"memtui hook session-start: {problem}", file=sys.stderr)
+            say(f"memtui hook session-start: {problem}")
         return EXIT_ERROR if pack.problems else EXIT_OK
     output: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "SessionStart",
                                                      "additionalContext": pack.text}}
@@ -195,12 +197,14 @@ def cmd_hook_install(args: argparse.Namespace) -> int:
         before = path.read_text(encoding="utf-8") if path.exists() else None
         after = merged_settings(before, Path(args.root).expanduser().absolute() if args.root else None)
     except (OSError, ValueError) as exc:
-        print(f"memtui hook install: {path}: {exc}", file=sys.stderr)
+        say(f"memtui hook install: {path}: {exc}")
         return EXIT_ERROR
     if before is not None and json.loads(before) == json.loads(after):
         print(f"{path}: memtui's hooks are already installed; nothing changed")
         return EXIT_OK
-    sys.stdout.write(settings_diff(path, before, after))
+    from memtui.core.visible import visible
+
+    sys.stdout.write(visible(settings_diff(path, before, after)))  # the settings file is anyone's to write
     if args.dry_run:
         print(f"(dry run: {path} was not written)")
         return EXIT_OK

@@ -6,7 +6,9 @@ import argparse
 import sys
 from typing import Any
 
-from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Parser, common, default_root, emit, memory_of, root_of
+from memtui.commands.shared import (
+    EXIT_ERROR, EXIT_OK, EXIT_USAGE, Parser, common, default_root, emit, memory_of, root_of, say,
+)
 
 SEARCH_HELP = """\
 Literal and case-insensitive unless --regex. A query that starts with '-' is a query:
@@ -73,7 +75,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         if args.json:
             emit(args, bundle.to_dict(), "")
         else:
-            print(f"memtui: {bundle.render()}", file=sys.stderr)
+            say(f"memtui: {bundle.render()}")
         return EXIT_USAGE if bundle.error.startswith(("bad regex", "give a query")) else EXIT_ERROR
     emit(args, bundle.to_dict(), bundle.render())
     return EXIT_OK
@@ -171,5 +173,5 @@ def cmd_context(args: argparse.Namespace) -> int:
     emit(args, pack.to_dict(), pack.text.rstrip("\n"))
     # A file that could not be read is missing from what the agent loads: the context printed is not the memory.
     for problem in pack.problems:
-        print(f"memtui context: {problem}", file=sys.stderr)
+        say(f"memtui context: {problem}")
     return EXIT_ERROR if pack.problems else EXIT_OK

@@ -65,7 +65,7 @@ def memory_of(args: argparse.Namespace, *, read_only: bool = False, recover: boo
     for error in (config.error, config.pending):
         if error and not getattr(args, "json", False):
             # Out loud: a broken config fails closed, an edit not committed is not in effect.
-            print(f"memtui: warning: {error}", file=sys.stderr)
+            say(f"memtui: warning: {error}")
     return memory
 
 
@@ -74,12 +74,24 @@ def fail(args: argparse.Namespace, message: str, code: int) -> int:
     if getattr(args, "json", False):
         print(json.dumps({"status": "error", "message": message}))
     else:
-        print(f"memtui: {message}", file=sys.stderr)
+        say(f"memtui: {message}")
     return code
 
 
 def emit(args: argparse.Namespace, data: Any, human: str) -> None:
+    """Print a command's result: JSON with --json, else the text for people. Both are safe to print to a terminal:
+    a file name, entry, actor or model reply is an agent's text, and its control characters are made visible (the
+    JSON stays the same JSON to a parser)."""
+    from memtui.core.visible import json_safe, visible
+
     if args.json:
-        print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+        print(json_safe(json.dumps(data, ensure_ascii=False, indent=2, default=str)))
     elif human:
-        print(human)
+        print(visible(human))
+
+
+def say(message: str) -> None:
+    """A line for the person on stderr, its control characters made visible (see `emit`)."""
+    from memtui.core.visible import visible
+
+    print(visible(message), file=sys.stderr)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_USAGE, common, emit, memory_of
+from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_USAGE, common, emit, memory_of, say
 
 STATUS_STYLE = {
     "applied": "green", "approved": "green", "revised": "yellow", "rejected": "red", "refused": "red",
@@ -60,7 +59,7 @@ def fail(args: argparse.Namespace, message: str, code: int = EXIT_ERROR) -> int:
     if args.json:
         emit(args, {"status": "error", "message": message}, "")
     else:
-        print(f"memtui: {message}", file=sys.stderr)
+        say(f"memtui: {message}")
     return code
 
 
@@ -84,36 +83,42 @@ def _render_today(rep: Any) -> None:
     from rich.text import Text
 
     from memtui.core.history import short
+    from memtui.core.visible import visible
+
+    def cell(text: str, style: str = "") -> Text:
+        # File names, entries, actors and reasons are data: never Rich markup, and no control character reaches
+        # the terminal (Rich writes ESC as it is).
+        return Text(visible(text), style=style)
 
     console = Console()
     when = "today" if rep.since.endswith("T00:00:00") and rep.since[:10] == rep.until[:10] else f"since {rep.since}"
     counts = ", ".join(f"{n} {s}" for s, n in rep.counts.items()) or "nothing"
     console.print(Text.assemble(("What changed ", "bold"), (when, "bold"), f": {counts}"))
     for group in rep.files:
-        table = Table(title=group.file, title_justify="left", title_style="bold", show_edge=False, expand=True)
+        table = Table(title=cell(visible(group.file, newlines=False)), title_justify="left", title_style="bold", show_edge=False, expand=True)
         table.add_column("time", no_wrap=True)
         table.add_column("who", no_wrap=True)
         table.add_column("status", no_wrap=True)
         table.add_column("change", ratio=1)
         table.add_column("commit", no_wrap=True)
         for c in group.changes:
-            change = Text(f"{c.action}" + (f" § {c.section}" if c.section else ""), style="bold")
+            change = cell(f"{c.action}" + (f" § {c.section}" if c.section else ""), style="bold")
             if c.before:
-                change.append(f"\n  − {c.before}", style="red")
+                change.append(cell(f"\n  − {c.before}", style="red"))
             if c.after:
-                change.append(f"\n  + {c.after}", style="green")
+                change.append(cell(f"\n  + {c.after}", style="green"))
             if c.proposed:
-                change.append(f"\n  (proposed: {c.proposed})", style="dim")
+                change.append(cell(f"\n  (proposed: {c.proposed})", style="dim"))
             if c.to:
-                change.append(f" → {c.to}")
+                change.append(cell(f" → {c.to}"))
             if c.reverts:
-                change.append(f" reverts {short(c.reverts)}")
+                change.append(cell(f" reverts {short(c.reverts)}"))
             if c.reason:
-                change.append(f"\n  reason: {c.reason}", style="italic")
+                change.append(cell(f"\n  reason: {c.reason}", style="italic"))
             who = c.actor + (f"\nby {c.decided_by}" if c.decided_by and c.decided_by != c.actor else "")
             ref = short(c.commit or "") + (f"\n{c.proposal}" if c.proposal else "")
-            table.add_row(c.time[11:16] if c.time[:10] == rep.until[:10] else c.time[:16].replace("T", " "),
-                          who, Text(c.status, style=STATUS_STYLE.get(c.status, "")), change, ref)
+            table.add_row(cell(c.time[11:16] if c.time[:10] == rep.until[:10] else c.time[:16].replace("T", " ")),
+                          cell(who), cell(c.status, style=STATUS_STYLE.get(c.status, "")), change, cell(ref))
         console.print(table)
 
 

@@ -189,11 +189,13 @@ class Memory(MemoryReader):
         except (OSError, StoreError) as exc:
             return WriteResult("refused", f"could not sweep the scratch notes: {exc}; nothing was deleted")
 
-    def edit(self, file: str, old: str, new: str, *, actor: str | None = None) -> WriteResult:
-        return self.submit(self._draft(actor, file, "edit", old=old, content=new))
+    def edit(
+        self, file: str, old: str, new: str, *, actor: str | None = None, session: str | None = None,
+    ) -> WriteResult:
+        return self.submit(self._draft(actor, file, "edit", old=old, content=new, session=session))
 
-    def create(self, file: str, content: str, *, actor: str | None = None) -> WriteResult:
-        return self.submit(self._draft(actor, file, "create", content=content))
+    def create(self, file: str, content: str, *, actor: str | None = None, session: str | None = None) -> WriteResult:
+        return self.submit(self._draft(actor, file, "create", content=content, session=session))
 
     def delete(self, file: str, *, actor: str | None = None) -> WriteResult:
         return self.submit(self._draft(actor, file, "delete"))
@@ -363,6 +365,11 @@ class Memory(MemoryReader):
             if isinstance(p, WriteResult):
                 return p
             if p.external:
+                from memtui.core import refused_names
+
+                why = refused_names.why_refused(self.store, p.file)
+                if why is not None:  # a name memtui refuses never becomes memory; rejecting it puts it back
+                    return refused_names.approval_refused(p, why)
                 try:
                     return self._approve_external(p, by, expect)
                 except PathRefused as exc:
@@ -430,6 +437,10 @@ class Memory(MemoryReader):
             if isinstance(p, WriteResult):
                 return p
             if p.external:
+                from memtui.core import refused_names
+
+                if refused_names.why_refused(self.store, p.file) is not None:
+                    return refused_names.reject(self.store, p, by, reason)
                 return self._reject_external(p, by, reason)
             p.status, p.decided_by, p.decided_at, p.reason = REJECTED, by, clock.now().isoformat(timespec="seconds"), reason
             self.store.queue_save(p.id, p.to_json())

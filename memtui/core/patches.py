@@ -10,6 +10,8 @@ import difflib
 import re
 from typing import Any
 
+from memtui.core.visible import visible
+
 # A diff is for reading (the review panel, `queue show`, a tool result): past these it stops, and its last line
 # says how many lines it left out. 20 MB of uncommitted log made one 259,000-line diff per queue listing.
 DIFF_MAX_LINES = 2_000
@@ -28,8 +30,11 @@ def unified_diff(rel: str, before: str | None, after: str | None, max_lines: int
     """The unified diff (`context` lines of context) of a file's text, at most `max_lines` lines and about `max_chars`
     characters (None: all of it); a bounded diff ends in ``\\ N more lines of this diff left out``."""
     a_text, b_text = before or "", after or ""
-    head = [f"--- {'a/' + rel if before is not None else '/dev/null'}\n",
-            f"+++ {'b/' + rel if after is not None else '/dev/null'}\n"]
+    # A name is one header line: a newline in a name memtui refuses (a file dropped in the folder) must not forge a
+    # line of the diff.
+    name = visible(rel, newlines=False)
+    head = [f"--- {'a/' + name if before is not None else '/dev/null'}\n",
+            f"+++ {'b/' + name if after is not None else '/dev/null'}\n"]
     if a_text == b_text:
         return ""
     if not a_text or not b_text:

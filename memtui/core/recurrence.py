@@ -5,14 +5,20 @@ sessions before it can become standing behaviour; signals older than thirty days
 past it (an approval of a lesson short of its signals is recorded as the person's confirmation). Definitions:
 
 - *Standing behaviour*: an entry tagged ``[inferred]`` that an agent adds or revises into a core file (MEMORY.md
-  and the other always-loaded files of the layout, memtui/core/layout.py). Topic files, logs and a person's own
-  writes are not gated.
+  and the other always-loaded files of the layout, memtui/core/layout.py), by an entry action (add, revise) or by
+  a file write (edit, create, append: the ``[inferred]`` entries its new text has that its old text had not, as
+  the core's entry parser reads them; the Claude Code hook and Anthropic's memory tool always send these). Topic
+  files, logs and a person's own writes are not gated.
 - *Signal*: one session in which an agent proposed the lesson (or a similar ``[inferred]`` entry: same words by
   `similar`), as memtui recorded it on the candidate. Signals are memtui's own records, never text an agent
   writes: daily-log lines do not count (an agent can write any number of them in one conversation), and
   proposing the lesson again in the same session adds nothing.
-- *Session*: the conversation a signal came from: `Proposal.session` as memtui's agent loop records it (its
-  conversation id), else ``day:YYYY-MM-DD`` of the proposal (the CLI, MCP).
+- *Session*: the conversation a signal came from, as memtui attests it: a conversation memtui itself started (the
+  embedded agent's, which a person starts in the app or with `memtui ask`: `new_session`), else the day memtui
+  received the signal (``day:YYYY-MM-DD``). A session the caller names (`Proposal.session` from an in-process
+  caller, a hook payload's session id) is a claim: one caller could name any number, so it counts as that day.
+  The day is memtui's clock, never the proposal's `created`. So several real sessions over days meet the gate,
+  and one caller alone, in one day, brings one session however it labels its proposals.
 - *Candidate*: the pending proposal that holds the lesson until the gate is met. It lives in the review queue like
   any proposal, with its signals in `Proposal.signals` and a ``candidate:`` flag showing the count. A later
   proposal of the same lesson adds its signal to the candidate instead of queueing again. `Memory.approve`
@@ -24,12 +30,14 @@ to hold; `Memory.submit` numbers and saves what it holds.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from memtui.core import clock
 from memtui.core.dedupe import near_duplicate, tokens
+from memtui.core.entries import parse_entry
 from memtui.core.proposals import PENDING, WriteResult
 
 if TYPE_CHECKING:
@@ -40,6 +48,12 @@ MIN_SIGNALS = 3.0
 MIN_SESSIONS = 2
 HALF_AFTER_DAYS = 30
 CANDIDATE_FLAG = "candidate:"
+# File writes whose new text can add an entry (a delete, a rename or a move adds none).
+FILE_WRITES = ("edit", "create", "append")
+
+# The conversations memtui itself started in this process (`new_session`): the only session ids that count as
+# sessions of their own. Kept in memory, never in a file an agent could write.
+_ATTESTED: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -70,18 +84,47 @@ def similar(a: str, b: str) -> bool:
     return len(ta & tb) / len(ta | tb) >= 0.6
 
 
+def new_session(kind: str = "chat") -> str:
+    """The id of a conversation memtui itself starts (the embedded agent's): it counts as a session of its own.
+    Only memtui's own agent loop calls this, once per conversation; a model cannot start one."""
+    sid = f"{kind}-{clock.now():%Y%m%dT%H%M%S}-{secrets.token_hex(6)}"
+    _ATTESTED.add(sid)
+    return sid
+
+
 def session_of(p: Proposal) -> str:
-    return p.session or f"day:{(p.created or clock.now().isoformat())[:10]}"
+    """The session a signal of `p` counts for: the conversation memtui started, else today (see the module)."""
+    if p.session and p.session in _ATTESTED:
+        return p.session
+    return f"day:{clock.now():%Y-%m-%d}"
+
+
+def lessons(p: Proposal, tag: str | None) -> list[str]:
+    """The [inferred] entries `p` would make standing: an add's or revise's entry (`tag` is its provenance), or the
+    current [inferred] entries a file write's new text has that its old text has not (each ``[inferred] text``)."""
+    if p.action in ("add", "revise"):
+        if tag != "inferred":
+            return []
+        e = parse_entry(f"- {p.entry or ''}")
+        return [f"[inferred] {e.text}" if e is not None and e.text else (p.entry or "")]
+    if p.action not in FILE_WRITES:
+        return []
+    # Every bullet line counts, fenced or not: a fragment of a file cannot tell, and over-counting only holds a
+    # write that waits for a person anyway.
+    old = {e.text.casefold() for e in _entries(p.old if p.action == "edit" else None) if e.tag == "inferred"}
+    out: list[str] = []
+    for e in _entries(p.content):
+        if e.tag == "inferred" and e.current and e.text and e.text.casefold() not in old:
+            out.append(f"[inferred] {e.text}")
+    return list(dict.fromkeys(out))
 
 
 def gated(p: Proposal, tag: str | None, *, is_agent: Callable[[str], bool], layout: Callable[[], Layout]) -> bool:
-    """Does the gate apply: an agent's [inferred] add or revise to a core file (`layout` is asked last)."""
-    return (
-        p.action in ("add", "revise")
-        and tag == "inferred"
-        and is_agent(p.actor)
-        and layout().layer(p.file) == "core"
-    )
+    """Does the gate apply: an agent's [inferred] lesson written into a core file (the cheap checks first, the
+    layout next, a file write's entries read last)."""
+    maybe = (p.action in ("add", "revise") and tag == "inferred") or (
+        p.action in FILE_WRITES and "inferred" in (p.content or "").casefold())
+    return maybe and is_agent(p.actor) and layout().layer(p.file) == "core" and bool(lessons(p, tag))
 
 
 def tally(p: Proposal) -> Tally:
@@ -124,8 +167,12 @@ def hold(
     pending candidate of the same lesson (among `pending`, the open proposals) with `p`'s signal added."""
     if not gated(p, tag, is_agent=is_agent, layout=layout):
         return None
-    signal = {"ts": p.created, "session": session_of(p), "actor": p.actor}
-    existing = _open_candidate(pending(), p)
+    signal = {"ts": clock.now().isoformat(timespec="seconds"), "session": session_of(p), "actor": p.actor}
+    if p.session and p.session not in _ATTESTED:
+        signal["named"] = p.session  # what the caller called it, kept for the record; it does not count
+    # A file write that carries more than the lesson is held on its own: as a signal for another candidate, the
+    # rest of what it writes would be lost.
+    existing = _open_candidate(pending(), p, tag) if _only_lessons(p, tag) else None
     if existing is not None:
         existing.signals.append(signal)
         t = tally(existing)
@@ -163,11 +210,36 @@ def candidates(proposals: Iterable[Proposal]) -> list[Candidate]:
     return out
 
 
-def _open_candidate(pending: Iterable[Proposal], p: Proposal) -> Proposal | None:
+def _open_candidate(pending: Iterable[Proposal], p: Proposal, tag: str | None) -> Proposal | None:
+    """The pending candidate of the same lesson(s) in the same file: each lesson of `p` has a similar one in it."""
+    mine = lessons(p, tag)
     for q in pending:
-        if q.status == PENDING and q.signals and q.file == p.file and similar(q.entry or "", p.entry or ""):
-            return q
+        if q.status == PENDING and q.signals and q.file == p.file:
+            theirs = lessons(q, "inferred")
+            if len(theirs) == len(mine) and all(any(similar(a, b) for b in theirs) for a in mine):
+                return q
     return None
+
+
+def _only_lessons(p: Proposal, tag: str | None) -> bool:
+    """Does `p` write nothing but its lessons: an entry action, or a file write whose every added line is one?"""
+    if p.action not in FILE_WRITES:
+        return True
+    before = set((p.old or "").splitlines()) if p.action == "edit" else set()
+    mine = {text.casefold() for text in lessons(p, tag)}
+    for line in (p.content or "").splitlines():
+        if not line.strip() or line in before:
+            continue
+        e = parse_entry(line)
+        if e is None or e.tag != "inferred" or f"[inferred] {e.text}".casefold() not in mine:
+            return False
+    return True
+
+
+def _entries(text: str | None) -> list:
+    if not text:
+        return []
+    return [e for e in map(parse_entry, text.splitlines()) if e is not None]
 
 
 def _set_flag(p: Proposal, t: Tally) -> None:

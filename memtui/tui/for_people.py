@@ -63,6 +63,11 @@ _RULES: list[_Rule] = [
                     "tool result, [inferred] concluded from those, [suggested] an idea to try"),
     _rule(r"^the entry has a tag but no text: send the fact itself$",
           lambda m: "write the fact after the tag"),
+    _rule(r"^(?P<file>.+?) cannot become memory: (?P<why>.+)\. Nothing was committed\. Reject (?P<pid>\S+) to put "
+          r"the folder back.*$",
+          lambda m: f"{m['file']} has a name memtui never takes into memory ({m['why']}); nothing was committed — "
+                    "r to reject it (the file is removed and its bytes kept in .memtui/rejected/), or rename it by "
+                    "hand to a plain name"),
     _rule(r"^the revision is not valid: (?P<why>.+); (?P<pid>\S+) stays pending$",
           lambda m: f"your revision is not valid: {_person_validation(m['why'])}; {m['pid']} stays pending — e to "
                     "try again"),

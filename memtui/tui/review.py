@@ -193,8 +193,11 @@ class ReviewPanel(Vertical):
             self._update_detail("Nothing waits for you." if self.loaded else "Loading…")
             diff.show("", empty="No proposal selected.")
             return
-        what = "external change (approve commits it, reject restores the last commit)" if p.external else \
-            f"{p.action} by {p.actor}"
+        what = f"{p.action} by {p.actor}"
+        if p.external:
+            what = ("external change under a name memtui never takes into memory (reject restores the last "
+                    "commit: a new file is removed)" if _refused_name(p.file) else
+                    "external change (approve commits it, reject restores the last commit)")
         lines = [f"{p.id}: {what}"]
         if p.status == CONFLICT and p.reason:
             lines.append(f"conflict: {for_person(p.reason)}")
@@ -224,3 +227,15 @@ def _same_list(old: list[Proposal], new: list[Proposal]) -> bool:
         a == b or (a.external and b.external and (a.id, a.action, a.file, a.base_hash, a.after_hash, a.diff)
                    == (b.id, b.action, b.file, b.base_hash, b.after_hash, b.diff))
         for a, b in zip(old, new))
+
+
+def _refused_name(rel: str) -> bool:
+    """Is `rel` a name no memory file may have (a control character, `.gitattributes`)? Judged from the name alone;
+    approving it says so too, and names the reason."""
+    from memtui.core.paths import PathRefused, check_rel
+
+    try:
+        check_rel(rel)
+    except PathRefused:
+        return True
+    return False
