@@ -10,7 +10,8 @@ from pathlib import Path
 import git
 import pytest
 
-from memtui.core.folder import FolderStore, _move_head
+from memtui.core import gitobjects
+from memtui.core.folder import FolderStore
 from memtui.core.memory import Memory
 
 
@@ -108,8 +109,14 @@ def test_branch_moved_by_someone_else_is_built_on_not_overwritten(root: Path) ->
     theirs = repo.head.commit
     # A commit built on the old parent is refused by the compare-and-swap: the branch stays where the person put it.
     stale = git.Commit.create_from_tree(repo, parent.tree, "stale", parent_commits=[parent], head=False)
-    assert _move_head(repo, stale, parent, "commit: stale", git.Actor("x", "x@y")) is False
+    assert gitobjects.move_head(root / ".git", root, stale.hexsha, parent.hexsha, "commit: stale", ("x", "x@y"),
+                                None) is False
     assert repo.head.commit == theirs
+    sh(root, "pack-refs", "--all")  # the branch only in packed-refs: the same compare
+    assert gitobjects.move_head(root / ".git", root, stale.hexsha, parent.hexsha, "commit: stale", ("x", "x@y"),
+                                None) is False
+    assert repo.head.commit == theirs
+    assert not list((root / ".git" / "refs" / "heads").glob("*.lock"))
     # And a memtui commit now builds on the person's.
     put(root, "MEMORY.md", (root / "MEMORY.md").read_text() + "\n")
     sha = store.commit(["MEMORY.md"], "mine", "wes")
@@ -212,10 +219,10 @@ def test_index_held_by_a_live_git_past_the_wait_is_set_by_the_next_commit(root: 
     store = FolderStore(root)
     store.index_wait = 0.1
     put(root, "MEMORY.md", (root / "MEMORY.md").read_text() + "\n")
-    leaf = store._blob(store.repo, store._object_writer().odb, "MEMORY.md")
+    leaf = store._blob(lambda kind, data: gitobjects.write_object(root / ".git" / "objects", kind, data), "MEMORY.md")
     lock = root / ".git" / "index.lock"
     lock.write_text("")  # a person's `git add` running right after memtui moved the branch
-    store._sync_index(store.repo, {"MEMORY.md": leaf})  # waits, then leaves the entry for the next commit
+    store._sync_index({"MEMORY.md": leaf})  # waits, then leaves the entry for the next commit
     lock.unlink()
     assert sh(root, "diff", "--cached", "--name-only").strip() == ""  # index untouched: the lock was honoured
     put(root, "notes.md", "# n\n")
