@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from memtui.core import git_hooks
 from memtui.core.gitcall import GitOwner, timed_out
+from memtui.core.gitobjects import GitUnreadable
+from memtui.core.gitobjects import tree_entries as _tree_entries
 from memtui.core.paths import PathRefused, check_rel, clean_rel, plain_name, protected_name, resolve_inside
 from memtui.core.store import Commit, ExternalChange, LockTimeout, NoHistory, Store, StoreError
 
@@ -382,7 +383,7 @@ class FolderStore(Store):
         self, paths: list[str], message: str, author: str, committer: str | None, allow_empty: bool,
         contents: dict[str, bytes | None],
     ) -> str | None:
-        from memtui.core import gitobjects
+        from memtui.core import git_hooks, gitobjects
 
         who = (author, f"{_slug(author)}@memtui.local")
         by = (committer, f"{_slug(committer)}@memtui.local") if committer else who
@@ -608,6 +609,8 @@ class FolderStore(Store):
                 for rel in rels:
                     got = batch.get(f"{tree.sha}:{rel}")
                     found[rel] = got.data if got is not None and got.kind == "blob" else None
+            except GitUnreadable:
+                raise  # git (and GitPython) would hang on it: said at once
             except StoreError:
                 return None
         return found
@@ -1195,21 +1198,6 @@ def _recorded_mode(read: Any, trees: dict[bytes, dict[bytes, tuple[bytes, bytes]
         mode = int(entry[0], 8)
         binsha = entry[1] if entry[0] in FOLDER_MODES else None
     return mode
-
-
-def _tree_entries(data: bytes) -> dict[bytes, tuple[bytes, bytes]]:
-    """A raw tree object's entries: name -> (octal mode as git writes it, binary sha), in the tree's order."""
-    out: dict[bytes, tuple[bytes, bytes]] = {}
-    find = data.find
-    pos, end = 0, len(data)
-    while pos < end:
-        space = find(b" ", pos)
-        nul = find(b"\0", space)
-        if space < 0 or nul < 0 or nul + 21 > end:
-            raise ValueError("truncated tree object")
-        out[data[space + 1:nul]] = (data[pos:space], data[nul + 1:nul + 21])
-        pos = nul + 21
-    return out
 
 
 def _as_git_sees(path: Path) -> bytes | None:

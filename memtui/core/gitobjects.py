@@ -8,15 +8,25 @@ for parsing every entry of a 10,000-file folder's tree into Python objects (GitP
 from __future__ import annotations
 
 import os
-import select
-import subprocess
+import re
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from memtui.core.gitcall import git_timeout, kill_tree, plumbing_env, run_plumbing
 from memtui.core.store import StoreError
 
+if TYPE_CHECKING:
+    import subprocess
+
 ZERO = "0" * 40
+_SHA = re.compile(r"[0-9a-f]{40}")
+# The environment can point git at other object folders: then only git itself knows where an object is.
+_OBJECT_ENV = ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES")
+
+
+class GitUnreadable(StoreError):
+    """git's own files cannot be read as git reads them (HEAD is a FIFO, a device, a folder): git would hang on
+    it or fail, so memtui says so at once instead of asking git or GitPython."""
 
 
 class Obj(NamedTuple):
@@ -25,10 +35,29 @@ class Obj(NamedTuple):
     data: bytes
 
 
+def read_file(path: Path) -> bytes:
+    """A regular file's bytes; OSError for anything else. Opened without blocking, so a FIFO planted where git
+    keeps a ref or an object cannot hang memtui (git itself would read it; this code falls back to git then)."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+
+
 def common_dir(git_dir: Path) -> Path:
     """Where a repository keeps its objects and refs: a linked worktree's `commondir`, else the folder itself."""
     try:
-        text = (git_dir / "commondir").read_text().strip()
+        text = read_file(git_dir / "commondir").decode("utf-8", "surrogateescape").strip()
     except OSError:
         return git_dir
     target = Path(text)
@@ -36,19 +65,98 @@ def common_dir(git_dir: Path) -> Path:
 
 
 class Batch:
-    """One persistent `git cat-file --batch` for a repository, started on first use. Each request is answered
-    within the git time limit (past it the process and its children are killed and StoreError says so). git
-    resolves every name afresh per request: a commit, `pack-refs` or `gc` made meanwhile is seen.
+    """A repository's objects by name: `HEAD`, `HEAD^{tree}`, a sha, `<sha>:<path>`. A branch kept as a file (or
+    in packed-refs) and loose objects are read in process, as git stores them; anything else (a packed object, a
+    reftable, a name of another form) is asked of one persistent `git cat-file --batch`, started on first such
+    request, whose every answer comes within the git time limit (past it the process and its children are killed
+    and StoreError says so). Every name is resolved afresh per request: a commit, `pack-refs` or `gc` made
+    meanwhile is seen.
 
     Not thread-safe: callers hold the repository's GitOwner lock (FolderStore does)."""
 
     def __init__(self, git_dir: Path, work_tree: Path) -> None:
         self.git_dir = git_dir
         self.work_tree = work_tree
+        self.objects = common_dir(git_dir) / "objects"
         self._proc: subprocess.Popen[bytes] | None = None
         self._buf = bytearray()
 
+    def get(self, name: str) -> Obj | None:
+        """The object `name` names; None when git has no such object."""
+        if "\n" in name or "\r" in name:
+            raise ValueError(f"a git object name cannot hold a line break: {name!r}")
+        if any(k in os.environ for k in _OBJECT_ENV):
+            return self._ask(name)
+        if name in ("HEAD", "HEAD^{tree}"):
+            head = self._head()
+            if head is None:
+                return self._ask(name)  # not a plain branch or sha: git resolves it
+            commit = self._read(head) if head else None
+            if commit is None or name == "HEAD" or commit.kind != "commit":
+                return commit
+            return self._read(commit.data[5:45].decode("ascii", "replace"))
+        sha, colon, path = name.partition(":")
+        if not _SHA.fullmatch(sha):
+            return self._ask(name)
+        found = self._read(sha)
+        if not colon or found is None:
+            return found
+        if found.kind == "commit":
+            found = self._read(found.data[5:45].decode("ascii", "replace"))
+        for part in path.split("/"):
+            if found is None or found.kind != "tree":
+                return None
+            entry = tree_entries(found.data).get(part.encode("utf-8", "surrogateescape"))
+            found = self._read(entry[1].hex()) if entry is not None else None
+        return found
+
+    def _head(self) -> str | None:
+        """The sha HEAD names, "" when its branch is not born yet, None when only git can say."""
+        try:
+            head = read_file(self.git_dir / "HEAD").decode("ascii").strip()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise GitUnreadable(f"git's HEAD at {self.git_dir} cannot be read ({exc}); run `memtui doctor` to see "
+                                "what is wrong. Memory files were not changed") from None
+        except UnicodeDecodeError:
+            return None
+        if _SHA.fullmatch(head):
+            return head
+        ref = head[5:].strip() if head.startswith("ref: ") else ""
+        parts = ref.split("/")
+        common = common_dir(self.git_dir)
+        if (not ref.startswith("refs/heads/") or any(p in ("", ".", "..") for p in parts)
+                or (common / "reftable").exists()):
+            return None
+        value = _ref_value(common, common.joinpath(*parts), ref)
+        if value is None:
+            return ""
+        return value if _SHA.fullmatch(value) else None
+
+    def _read(self, sha: str) -> Obj | None:
+        """Object `sha`: a loose one read and inflated here, else (packed, or not readable here) from git."""
+        import zlib
+
+        path = self.objects / sha[:2] / sha[2:]
+        try:
+            data = zlib.decompress(read_file(path))
+        except FileNotFoundError:
+            return self._ask(sha)  # packed (or in an alternate object folder)
+        except zlib.error:
+            return self._ask(sha)
+        except OSError as exc:
+            raise GitUnreadable(f"git's object {sha[:8]} at {path} cannot be read ({exc}); run `memtui doctor` "
+                                "(git fsck). Memory files were not changed") from None
+        header, _, body = data.partition(b"\0")
+        kind, _, size = header.partition(b" ")
+        if kind not in (b"blob", b"tree", b"commit", b"tag") or not size.isdigit() or int(size) != len(body):
+            return self._ask(sha)
+        return Obj(sha, kind.decode(), body)
+
     def _start(self) -> subprocess.Popen[bytes]:
+        import subprocess
+
         if self._proc is None or self._proc.poll() is not None:
             env = {**os.environ, **plumbing_env(self.git_dir, self.work_tree)}
             try:
@@ -59,10 +167,8 @@ class Batch:
             self._buf = bytearray()
         return self._proc
 
-    def get(self, name: str) -> Obj | None:
-        """The object `name` (a sha, `HEAD`, `<tree>:<path>`, ...) names; None when git has no such object."""
-        if "\n" in name or "\r" in name:
-            raise ValueError(f"a git object name cannot hold a line break: {name!r}")
+    def _ask(self, name: str) -> Obj | None:
+        """`name` as git's `cat-file --batch` answers it."""
         proc = self._start()
         deadline = _now() + git_timeout()
         try:
@@ -102,6 +208,8 @@ class Batch:
     def _fill(self, deadline: float) -> None:
         assert self._proc is not None and self._proc.stdout is not None
         fd = self._proc.stdout.fileno()
+        import select
+
         left = deadline - _now()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
             raise StoreError(f"no answer within {git_timeout():g}s")
@@ -121,6 +229,8 @@ class Batch:
                     f.close()
             except OSError:
                 pass
+        import subprocess
+
         try:
             proc.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
@@ -213,7 +323,7 @@ def _move_ref_file(git_dir: Path, new: str, old: str | None, reflog: str, commit
                    date: str | None) -> bool | None:
     common = common_dir(git_dir)
     try:
-        head = (git_dir / "HEAD").read_bytes().decode("utf-8").strip()
+        head = read_file(git_dir / "HEAD").decode("utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None
     ref = head[5:].strip() if head.startswith("ref: ") else ""
@@ -251,7 +361,7 @@ def _move_ref_file(git_dir: Path, new: str, old: str | None, reflog: str, commit
 def _ref_value(common: Path, path: Path, ref: str) -> str | None:
     """The sha a branch names: its loose file, else its line in packed-refs; None when it does not exist."""
     try:
-        value = path.read_bytes().decode("ascii").strip()
+        value = read_file(path).decode("ascii").strip()
     except FileNotFoundError:
         value = ""
     except (OSError, UnicodeDecodeError):
@@ -259,9 +369,11 @@ def _ref_value(common: Path, path: Path, ref: str) -> str | None:
     if value:
         return value
     try:
-        packed = (common / "packed-refs").read_bytes()
+        packed = read_file(common / "packed-refs")
     except FileNotFoundError:
         return None
+    except OSError:
+        return "unreadable"
     want = b" " + ref.encode() + b"\n"
     for line in packed.splitlines(keepends=True):
         if line.endswith(want) and not line.startswith((b"#", b"^")):
@@ -344,7 +456,7 @@ def may_be_set(git_dir: Path, key: bytes) -> bool:
         return True
     for f in config_files(git_dir):
         try:
-            text = f.read_bytes().lower()
+            text = read_file(f).lower()
         except FileNotFoundError:
             continue
         except OSError:
@@ -352,3 +464,18 @@ def may_be_set(git_dir: Path, key: bytes) -> bool:
         if key in text or b"include" in text:
             return True
     return False
+
+
+def tree_entries(data: bytes) -> dict[bytes, tuple[bytes, bytes]]:
+    """A raw tree object's entries: name -> (octal mode as git writes it, binary sha), in the tree's order."""
+    out: dict[bytes, tuple[bytes, bytes]] = {}
+    find = data.find
+    pos, end = 0, len(data)
+    while pos < end:
+        space = find(b" ", pos)
+        nul = find(b"\0", space)
+        if space < 0 or nul < 0 or nul + 21 > end:
+            raise ValueError("truncated tree object")
+        out[data[space + 1:nul]] = (data[pos:space], data[nul + 1:nul + 21])
+        pos = nul + 21
+    return out
