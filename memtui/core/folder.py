@@ -886,9 +886,12 @@ class FolderStore(Store):
                 n = 0
             existing = [int(p.stem[2:]) for p in self.queue_dir.glob("p-*.json") if p.stem[2:].isdigit()]
             n = max([n, *existing]) + 1
-            # The folder is synced by queue_save, which follows in this same folder: its fsync makes this rename
-            # durable too. A number never saved to a queue file may be handed out again after a crash, harmlessly.
-            atomic_write(seq, f"{n}\n".encode(), sync_dir=False)
+            # Not synced at all (a write's fsyncs are its cost): the number is only a floor. Queue files are never
+            # removed, and the next number is above every one of them as well as above this file's, so a crash
+            # that loses this file's rename or its bytes (an old, empty or torn number reads as a lower floor) can
+            # only hand out again a number no queue file was saved with, harmlessly. The queue file that follows
+            # is synced with its folder.
+            atomic_write(seq, f"{n}\n".encode(), sync_dir=False, sync_file=False)
             return n
 
     def queue_save(self, pid: str, data: bytes) -> None:
@@ -1028,17 +1031,19 @@ class FolderStore(Store):
         atomic_write(self.state / "config.toml", text.encode("utf-8"))
 
 
-def atomic_write(path: Path, data: bytes, *, sync_dir: bool = True) -> None:
+def atomic_write(path: Path, data: bytes, *, sync_dir: bool = True, sync_file: bool = True) -> None:
     """Write via a temp file in the same folder, fsync, rename, fsync the folder: old or new, never torn.
 
-    `sync_dir=False` leaves the folder's fsync to a write that follows in the same folder."""
+    `sync_dir=False` leaves the folder's fsync to a write that follows in the same folder; `sync_file=False` is for
+    a file whose loss in a crash costs nothing (the caller says why)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if sync_file:
+                os.fsync(f.fileno())
         try:
             os.chmod(tmp, path.stat().st_mode & 0o777)
         except FileNotFoundError:
