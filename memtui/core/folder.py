@@ -412,7 +412,7 @@ class FolderStore(Store):
                 raise StoreError(f"HEAD at {self.root} names a {head.kind}, not a commit; nothing was committed")
             parent = head.sha if head is not None else None
             old_root = bytes.fromhex(head.data[5:head.data.index(b"\n")].decode()) if head is not None else None
-            trees: dict[bytes, dict[bytes, tuple[bytes, bytes]]] = {}
+            trees = batch.trees  # parsed trees, shared with reads: a tree is the same for as long as its sha
             leaves = {rel: self._leaf(rel, blob, rel in contents, _recorded_mode(read_tree, trees, old_root, rel))
                       for rel, blob in blobs.items()}
             root = _write_tree(read_tree, store, old_root, leaves, trees) or store(b"tree", b"")
@@ -1186,6 +1186,8 @@ def _write_tree(
 def _parsed_tree(read: Any, trees: dict[bytes, dict[bytes, tuple[bytes, bytes]]],
                  binsha: bytes) -> dict[bytes, tuple[bytes, bytes]]:
     if binsha not in trees:
+        if len(trees) >= 256:
+            trees.clear()
         trees[binsha] = _tree_entries(read(binsha))
     return trees[binsha]
 

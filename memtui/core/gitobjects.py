@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import subprocess
 
 ZERO = "0" * 40
+TREE_CACHE = 256
 _SHA = re.compile(r"[0-9a-f]{40}")
 # The environment can point git at other object folders: then only git itself knows where an object is.
 _OBJECT_ENV = ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES")
@@ -80,6 +81,22 @@ class Batch:
         self.objects = common_dir(git_dir) / "objects"
         self._proc: subprocess.Popen[bytes] | None = None
         self._buf = bytearray()
+        # Parsed trees by binary sha (an object never changes, so entries stay true): a 10,000-file memory's big
+        # folders are parsed once, not for every path read or committed under them.
+        self.trees: dict[bytes, dict[bytes, tuple[bytes, bytes]]] = {}
+
+    def entries(self, sha: str) -> dict[bytes, tuple[bytes, bytes]] | None:
+        """Tree `sha`'s entries (see `tree_entries`), None when it is no tree."""
+        key = bytes.fromhex(sha)
+        found = self.trees.get(key)
+        if found is None:
+            obj = self._read(sha)
+            if obj is None or obj.kind != "tree":
+                return None
+            if len(self.trees) >= TREE_CACHE:
+                self.trees.clear()
+            found = self.trees[key] = tree_entries(obj.data)
+        return found
 
     def get(self, name: str) -> Obj | None:
         """The object `name` names; None when git has no such object."""
@@ -101,14 +118,17 @@ class Batch:
         found = self._read(sha)
         if not colon or found is None:
             return found
-        if found.kind == "commit":
-            found = self._read(found.data[5:45].decode("ascii", "replace"))
-        for part in path.split("/"):
-            if found is None or found.kind != "tree":
+        tree = found.data[5:45].decode("ascii", "replace") if found.kind == "commit" else sha
+        parts = path.split("/")
+        for k, part in enumerate(parts):
+            entries = self.entries(tree)
+            entry = entries.get(part.encode("utf-8", "surrogateescape")) if entries is not None else None
+            if entry is None:
                 return None
-            entry = tree_entries(found.data).get(part.encode("utf-8", "surrogateescape"))
-            found = self._read(entry[1].hex()) if entry is not None else None
-        return found
+            if k == len(parts) - 1:
+                return self._read(entry[1].hex())
+            tree = entry[1].hex()
+        return None
 
     def _head(self) -> str | None:
         """The sha HEAD names, "" when its branch is not born yet, None when only git can say."""
@@ -263,7 +283,7 @@ def write_object(objects: Path, kind: bytes, data: bytes) -> bytes:
         fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=folder)
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(zlib.compress(header + data))
+                f.write(zlib.compress(header + data, 1))  # git's own core.looseCompression default
             os.chmod(tmp, 0o444)
             os.replace(tmp, path)
         except BaseException:
