@@ -1,5 +1,5 @@
 """`memtui context` reads only what it loads: MEMORY.md, two logs and the live scratch notes, their committed
-versions from one git process, whatever the size of the memory; and it agrees with the context the full memory
+versions read in process (loose objects) or from one git process, whatever the size of the memory; and it agrees with the context the full memory
 builds (the agent's tool and session use `Memory`)."""
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ def test_the_reader_and_the_memory_build_the_same_context(root: Path, mem: Memor
     assert "halfway through the migration" in build_context(MemoryReader(root)).text
 
 
-def test_context_starts_one_git_for_its_files_and_none_for_the_rest_of_the_memory(root: Path, mem: Memory, now,
-                                                                                     tmp_path: Path) -> None:
+def test_context_starts_at_most_one_git_for_its_files_and_none_for_the_rest_of_the_memory(
+        root: Path, mem: Memory, now, tmp_path: Path) -> None:
     _populate(mem, now)
     for k in range(300):  # topic files context must never look at
         path = root / "notes" / f"topic-{k}.md"
@@ -50,13 +50,25 @@ def test_context_starts_one_git_for_its_files_and_none_for_the_rest_of_the_memor
         path.write_text(f"# Topic {k}\n\n## Facts\n- [stated] fact {k}\n")
     env, log = _git_logging(tmp_path)
     env["MEMTUI_NOW"] = "2026-08-20T10:00"
-    done = subprocess.run([sys.executable, "-m", "memtui", "context", "--root", str(root), "--json"], env=env,
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert "halfway through the migration" in json.loads(done.stdout)["text"]
-    calls = log.read_text().splitlines()
-    # The committed config (read by every command), then one batch for MEMORY.md, the logs and the scratch note.
-    assert len(calls) == 2 and calls[-1].endswith("cat-file --batch"), calls
+    (root / "MEMORY.md").write_text("written past memtui: not reviewed, not loaded\n")
+
+    def context() -> list[str]:
+        log.write_text("")
+        done = subprocess.run([sys.executable, "-m", "memtui", "context", "--root", str(root), "--json"], env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        text = json.loads(done.stdout)["text"]
+        assert "halfway through the migration" in text and "Prefers short answers" in text
+        assert "written past memtui" not in text  # the committed MEMORY.md, not the disk's
+        return log.read_text().splitlines()
+
+    # memtui's commits leave loose objects: the branch, the config, MEMORY.md, the logs and the scratch note are
+    # read from them in process, with no git at all.
+    assert context() == []
+    # Packed by git (a person's `git gc`): one batch for all of them.
+    subprocess.run(["git", "-C", str(root), "gc", "-q", "--prune=now"], check=True)
+    assert not list((root / ".git" / "objects").glob("??/*"))
+    assert context() == ["cat-file --batch"]
 
 
 def test_review_bases_are_the_committed_bytes_in_one_batch(root: Path, mem: Memory, now) -> None:

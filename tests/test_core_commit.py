@@ -10,7 +10,8 @@ from pathlib import Path
 import git
 import pytest
 
-from memtui.core.folder import FolderStore, _move_head
+from memtui.core import gitobjects
+from memtui.core.folder import FolderStore
 from memtui.core.memory import Memory
 
 
@@ -108,8 +109,14 @@ def test_branch_moved_by_someone_else_is_built_on_not_overwritten(root: Path) ->
     theirs = repo.head.commit
     # A commit built on the old parent is refused by the compare-and-swap: the branch stays where the person put it.
     stale = git.Commit.create_from_tree(repo, parent.tree, "stale", parent_commits=[parent], head=False)
-    assert _move_head(repo, stale, parent, "commit: stale", git.Actor("x", "x@y")) is False
+    assert gitobjects.move_head(root / ".git", root, stale.hexsha, parent.hexsha, "commit: stale", ("x", "x@y"),
+                                None) is False
     assert repo.head.commit == theirs
+    sh(root, "pack-refs", "--all")  # the branch only in packed-refs: the same compare
+    assert gitobjects.move_head(root / ".git", root, stale.hexsha, parent.hexsha, "commit: stale", ("x", "x@y"),
+                                None) is False
+    assert repo.head.commit == theirs
+    assert not list((root / ".git" / "refs" / "heads").glob("*.lock"))
     # And a memtui commit now builds on the person's.
     put(root, "MEMORY.md", (root / "MEMORY.md").read_text() + "\n")
     sha = store.commit(["MEMORY.md"], "mine", "wes")
@@ -212,12 +219,53 @@ def test_index_held_by_a_live_git_past_the_wait_is_set_by_the_next_commit(root: 
     store = FolderStore(root)
     store.index_wait = 0.1
     put(root, "MEMORY.md", (root / "MEMORY.md").read_text() + "\n")
-    leaf = store._blob(store.repo, store._object_writer().odb, "MEMORY.md")
+    leaf = store._blob(lambda kind, data: gitobjects.write_object(root / ".git" / "objects", kind, data), "MEMORY.md")
     lock = root / ".git" / "index.lock"
     lock.write_text("")  # a person's `git add` running right after memtui moved the branch
-    store._sync_index(store.repo, {"MEMORY.md": leaf})  # waits, then leaves the entry for the next commit
+    store._sync_index({"MEMORY.md": leaf})  # waits, then leaves the entry for the next commit
     lock.unlink()
     assert sh(root, "diff", "--cached", "--name-only").strip() == ""  # index untouched: the lock was honoured
     put(root, "notes.md", "# n\n")
     store.commit(["notes.md"], "next", "wes")
     assert sh(root, "ls-files", "-s", "MEMORY.md").split()[1] == leaf[0].hex()
+
+
+def test_a_packed_repository_is_read_and_committed_through_git_s_batch(mem: Memory, root: Path) -> None:
+    """After a person's `git gc` no object is loose: reads and commits go through `git cat-file --batch`, and the
+    result is the same as with loose objects (git agrees: fsck, status, the file's history)."""
+    assert mem.update("Decisions", "add", "[stated] Loose first").status == "applied"
+    sh(root, "gc", "-q", "--prune=now")
+    assert not list((root / ".git" / "objects").glob("??/*"))
+    store = FolderStore(root)
+    assert store.review_base("MEMORY.md") == (root / "MEMORY.md").read_bytes()
+    res = Memory(root).update("Decisions", "add", "[stated] Packed next")
+    assert res.status == "applied", res.message
+    assert sh(root, "status", "--porcelain") == ""
+    assert sh(root, "fsck", "--strict", "--no-dangling") == ""
+    assert "+- [stated] Packed next" in sh(root, "show", "--format=", res.commit)
+    assert sh(root, "show", "HEAD:MEMORY.md").encode() == (root / "MEMORY.md").read_bytes()
+
+
+def test_names_with_colons_spaces_and_unicode_are_read_as_committed(root: Path) -> None:
+    store = FolderStore(root)
+    names = ["notes/a:b.md", "notes/with space.md", "notes/ünï çødé.md", "notes/HEAD:MEMORY.md"]
+    for k, rel in enumerate(names):
+        put(root, rel, f"# {k}\n")
+    sha = store.commit(names, "names", "wes")
+    assert sha and sh(root, "status", "--porcelain") == ""
+    for k, rel in enumerate(names):
+        put(root, rel, "changed on disk, not committed\n")
+        assert FolderStore(root).review_base(rel) == f"# {k}\n".encode()
+    assert FolderStore(root).review_bases(names) == {rel: f"# {k}\n".encode() for k, rel in enumerate(names)}
+
+
+def test_the_executable_bit_follows_core_filemode(root: Path) -> None:
+    store = FolderStore(root)
+    put(root, "run.sh", "echo one\n", 0o755)
+    store.commit(["run.sh"], "exec", "wes")
+    assert sh(root, "ls-files", "-s", "run.sh").startswith("100755")
+    sh(root, "config", "core.fileMode", "false")
+    put(root, "run.sh", "echo two\n", 0o644)  # the bit means nothing now: git keeps the recorded mode
+    FolderStore(root).commit(["run.sh"], "exec off", "wes")
+    assert sh(root, "ls-tree", "HEAD", "run.sh").startswith("100755")
+    assert sh(root, "status", "--porcelain") == ""

@@ -68,6 +68,7 @@ def growth(tmp_path: Path, run: Callable[[Path, str], Callable[[], object]]) -> 
         text = memory_md(n, f"s{n}")
         (root / "MEMORY.md").write_text(text, encoding="utf-8")
         document._structures.clear()  # each size parses its own text once, as a fresh process would
+        document._parsed.clear()
         counts.append(steps(run(root, text)))
     return counts[1] / counts[0]
 

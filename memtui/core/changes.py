@@ -18,7 +18,6 @@ about Textual; the app turns each event into one message.
 from __future__ import annotations
 
 import functools
-import logging
 import os
 import secrets
 import threading
@@ -107,16 +106,15 @@ def shown(rel: str, is_dir: bool) -> bool:
 STOPPED_EMITTER = "InotifyEmitter.queue_events() called when the thread is inactive"
 
 
-class _StoppingEmitter(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.getMessage() != STOPPED_EMITTER
-
-
-_quiet = _StoppingEmitter()
+def _quiet(record: Any) -> bool:
+    """A logging filter (a callable is one): logging is imported with watchdog, not by every write's process."""
+    return record.getMessage() != STOPPED_EMITTER
 
 
 def observer() -> Any:
     """A new watchdog Observer (a daemon thread), whose stop() leaves nothing on stderr."""
+    import logging
+
     from watchdog.observers import Observer
 
     log = logging.getLogger("watchdog.observers.inotify")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 from memtui.core.entries import split_inline
 
@@ -26,7 +27,14 @@ def tokens(text: str) -> list[str]:
 
 def near_duplicate(a: str, b: str) -> bool:
     """True when two entries say the same thing. Different numbers or different key words are not duplicates."""
-    return Words(a).near_duplicate(Words(b))
+    return words_of(a).near_duplicate(words_of(b))
+
+
+@lru_cache(maxsize=4096)
+def words_of(text: str) -> Words:
+    """`Words(text)`, kept for the entries compared most recently: a write compares its entry with every entry of
+    its section when proposed and again when approved, and the next write compares with the same ones."""
+    return Words(text)
 
 
 class Words:

@@ -99,11 +99,24 @@ class Document:
         self.path = path
         self.text = text
         self.lines: list[str] = text.splitlines(keepends=True)
-        self.spec = parse_spec(text)
         self.sections: list[Section] = []
         self.hidden: frozenset[int] = frozenset()  # lines inside fences, code and HTML blocks
         self._by_title: dict[str, Section] | None = None
+        parsed = _parsed.get(text) if len(text) <= STRUCTURE_CACHE_MAX_CHARS else None
+        if parsed is not None:
+            # The same text parsed before (a write plans the text it read, and the text it leaves, when proposed
+            # and again when approved): its sections are copied, so editing this document changes no other.
+            self.spec, self.hidden, sections = parsed
+            self.sections = [Section(s.title, s.level, s.heading, s.start, s.end, list(s.entries)) for s in sections]
+            return
+        self.spec = parse_spec(text)
         self._parse()
+        if len(text) <= STRUCTURE_CACHE_MAX_CHARS:
+            with _structures_lock:
+                _parsed[text] = (self.spec, self.hidden, tuple(
+                    Section(s.title, s.level, s.heading, s.start, s.end, list(s.entries)) for s in self.sections))
+                while len(_parsed) > PARSED_CACHE_SIZE:
+                    del _parsed[next(iter(_parsed))]
 
     @property
     def newline(self) -> str:
@@ -196,6 +209,9 @@ STRUCTURE_CACHE_SIZE = 32
 STRUCTURE_CACHE_MAX_CHARS = 1_000_000  # bigger texts (a huge daily log) are parsed each time, not kept
 _structures: OrderedDict[bytes, tuple[tuple[tuple[int, int, str], ...], frozenset[int]]] = OrderedDict()
 _structures_lock = threading.Lock()
+# Whole parses (spec, hidden lines, sections with their entries) of the last few texts, keyed by the text itself.
+PARSED_CACHE_SIZE = 8
+_parsed: dict[str, tuple[FormatSpec, frozenset[int], tuple[Section, ...]]] = {}
 parse_count = 0  # texts markdown-it has parsed in this process (the cache's misses): what the tests count
 
 

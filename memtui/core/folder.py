@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from memtui.core import git_hooks
 from memtui.core.gitcall import GitOwner, timed_out
+from memtui.core.gitobjects import GitUnreadable
+from memtui.core.gitobjects import tree_entries as _tree_entries
 from memtui.core.paths import PathRefused, check_rel, clean_rel, plain_name, protected_name, resolve_inside
 from memtui.core.store import Commit, ExternalChange, LockTimeout, NoHistory, Store, StoreError
 
@@ -43,7 +44,8 @@ class FolderStore(Store):
         self.root = Path(root).expanduser().absolute()
         self.location = str(self.root)
         self._git = GitOwner(self.root)
-        self._writer: Any = None
+        self._batch: Any = None  # memtui.core.gitobjects.Batch, started on first use
+        self._settings: tuple[Any, dict[str, str]] | None = None
         # git index entries a commit could not set (index.lock held past the wait); the next commit sets them.
         self._index_behind: dict[str, tuple[bytes, int] | None] = {}
         self._local = threading.local()
@@ -229,14 +231,45 @@ class FolderStore(Store):
     def forget_git(self) -> None:
         """Reopen the repository on next use (after repairing `.git` by hand)."""
         self._git.forget()
-        self._writer = None
+        self._close_batch()
+
+    def _close_batch(self) -> None:
+        if self._batch is not None:
+            self._batch.close()
+            self._batch = None
+
+    @property
+    def git_dir(self) -> Path:
+        from memtui.core.gitcall import git_dir_of
+
+        return git_dir_of(self.root)
+
+    def _objects(self) -> Any:
+        """The repository's one `git cat-file --batch` (memtui/core/gitobjects.py); use it under `_git.serial()`."""
+        if self._batch is None:
+            from memtui.core.gitobjects import Batch
+
+            self._batch = Batch(self.git_dir, self.root)
+            import weakref
+
+            weakref.finalize(self, self._batch.close)  # its process ends with the store (or at exit)
+        return self._batch
+
+    def _core_settings(self) -> dict[str, str]:
+        """core.hooksPath and core.fileMode, read again only when a config file git reads has changed."""
+        from memtui.core.gitobjects import core_settings, settings_stamp
+
+        stamp = settings_stamp(self.git_dir)
+        if self._settings is None or self._settings[0] != stamp:
+            self._settings = (stamp, core_settings(self.git_dir, self.root))
+        return self._settings[1]
 
     def init_git(self, author: str = "memtui") -> str | None:
         from memtui.core.gitcall import repo_class
 
         with self._git.use("git init"):
             self._git.adopt(repo_class().init(self.root, initial_branch="main"))
-            self._writer = None
+            self._close_batch()
         files = [c.path for c in self.external_changes() if self._committable(c.path)]
         if (self.state / "config.toml").exists():
             files.append(f"{STATE_DIR}/config.toml")
@@ -247,10 +280,21 @@ class FolderStore(Store):
         branch (lost to the person at the next checkout)."""
         if not self.has_git:
             return
-        with self._git.use("reading HEAD") as repo:
-            if repo is not None and repo.head.is_detached:
-                sha = repo.head.commit.hexsha[:8] if repo.head.is_valid() else "an unreadable commit"
-                raise StoreError(f"HEAD is detached at {sha}; check out a branch (git switch main) and try again")
+        # HEAD read as git reads it, without opening GitPython: "ref: <branch>", else the detached commit's sha.
+        try:
+            fd = os.open(self.git_dir / "HEAD", os.O_RDONLY | os.O_NONBLOCK)  # a FIFO planted as HEAD: no hang
+            try:
+                head = os.read(fd, 1024).strip()
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise StoreError(f"git's HEAD at {self.git_dir} cannot be read ({exc.strerror or exc}); run `memtui "
+                             "doctor` to see what is wrong. Memory files were not changed") from None
+        if not head.startswith(b"ref:"):
+            hexsha = head.decode("ascii", "replace")
+            sha = hexsha[:8] if len(hexsha) in (40, 64) and all(c in "0123456789abcdef" for c in hexsha) \
+                else "an unreadable commit"
+            raise StoreError(f"HEAD is detached at {sha}; check out a branch (git switch main) and try again")
 
     def commit(
         self, paths: list[str], message: str, author: str, committer: str | None = None, allow_empty: bool = False,
@@ -258,9 +302,7 @@ class FolderStore(Store):
     ) -> str | None:
         """Commit `paths` (a path through a symlink commits the file it names), with `contents` instead of the
         disk's bytes where given; git's own lock files left by a killed memtui process are cleared first."""
-        import git
-
-        if self.repo is None:
+        if not self.has_git:
             return None
         paths = [rel for p in paths for rel in self._commit_rels(p)]
         # Given contents belong to the file a path really names (a write through a link changes its target).
@@ -269,10 +311,10 @@ class FolderStore(Store):
             self._check_committable(rel)
         with self.lock():
             self._check_branch()
-            clear_stale_git_locks(self.root / ".git")
+            clear_stale_git_locks(self.git_dir)
             try:
                 return self._commit(paths, message, author, committer, allow_empty, contents)
-            except (git.exc.GitError, ValueError, OSError) as exc:
+            except (ValueError, OSError) as exc:
                 raise StoreError(
                     f"could not commit to git at {self.root} ({type(exc).__name__}: {exc}); "
                     "run `memtui doctor` to see what is wrong"
@@ -327,102 +369,124 @@ class FolderStore(Store):
         contents: dict[str, bytes | None] | None = None,
     ) -> str | None:
         """Commit by writing only the changed objects: the blobs, the trees along the changed paths and the commit
-        (gitpython's object database), then move the branch with a compare-and-swap and set git's index entries
-        for `paths` in one `git update-index` call. Git's index is neither read nor rewritten in Python, so a
-        commit costs the same on a 10,000-file memory as on a 10-file one. Entries a person staged for other
-        paths stay staged and out of memtui's commit."""
-        with self._git.use("committing") as repo:
-            if repo is None:
-                return None
-            return self._commit_in(repo, paths, message, author, committer, allow_empty, contents or {})
+        (loose objects written in process, memtui/core/gitobjects.py), then move the branch with a compare-and-swap
+        (`git update-ref`) and set git's index entries for `paths` in one `git update-index` call. Neither the
+        index nor a whole tree is read in Python, and no folder is walked, so a commit costs the same on a
+        10,000-file memory as on a 10-file one. Entries a person staged for other paths stay staged and out of
+        memtui's commit."""
+        if not self.has_git:
+            return None
+        with self._git.serial():
+            return self._commit_in(paths, message, author, committer, allow_empty, contents or {})
 
     def _commit_in(
-        self, repo: Any, paths: list[str], message: str, author: str, committer: str | None, allow_empty: bool,
+        self, paths: list[str], message: str, author: str, committer: str | None, allow_empty: bool,
         contents: dict[str, bytes | None],
     ) -> str | None:
-        import git
+        from memtui.core import git_hooks, gitobjects
 
-        who = git.Actor(author, f"{_slug(author)}@memtui.local")
-        by = git.Actor(committer, f"{_slug(committer)}@memtui.local") if committer else who
-        writer = self._object_writer(repo)
-        leaves = {rel: self._given_blob(repo, writer.odb, rel, contents[rel]) if rel in contents
-                  else self._blob(repo, writer.odb, rel) for rel in dict.fromkeys(paths)}
+        who = (author, f"{_slug(author)}@memtui.local")
+        by = (committer, f"{_slug(committer)}@memtui.local") if committer else who
+        dates = _pinned_dates()
+        git_dir = self.git_dir
+        objects = gitobjects.common_dir(git_dir) / "objects"
+        batch = self._objects()
+
+        def store(kind: bytes, data: bytes) -> bytes:
+            return gitobjects.write_object(objects, kind, data)
+
+        def read_tree(binsha: bytes) -> bytes:
+            got = batch.get(binsha.hex())
+            if got is None or got.kind != "tree":
+                raise StoreError(f"git's tree {binsha.hex()[:8]} is missing; run `memtui doctor` (git fsck)")
+            return got.data
+
+        blobs = {rel: self._given_blob(store, contents[rel]) if rel in contents else self._blob(store, rel)
+                 for rel in dict.fromkeys(paths)}
         for attempt in range(3):
-            head = repo.head
-            parent = head.commit if head.is_valid() else None
-            old_root = parent.tree.binsha if parent is not None else None
-            root = _write_tree(repo.odb, writer.odb, old_root, leaves) or _store(writer.odb, b"tree", b"")
+            head = batch.get("HEAD")
+            if head is None and gitobjects.head_born(git_dir, self.root):
+                raise StoreError(f"HEAD at {self.root} names a commit git cannot read; run `memtui doctor` "
+                                 "(git fsck). Nothing was committed")
+            if head is not None and head.kind != "commit":
+                raise StoreError(f"HEAD at {self.root} names a {head.kind}, not a commit; nothing was committed")
+            parent = head.sha if head is not None else None
+            old_root = bytes.fromhex(head.data[5:head.data.index(b"\n")].decode()) if head is not None else None
+            trees = batch.trees  # parsed trees, shared with reads: a tree is the same for as long as its sha
+            leaves = {rel: self._leaf(rel, blob, rel in contents, _recorded_mode(read_tree, trees, old_root, rel))
+                      for rel, blob in blobs.items()}
+            root = _write_tree(read_tree, store, old_root, leaves, trees) or store(b"tree", b"")
             if parent is not None and root == old_root and not allow_empty:
-                self._sync_index(repo, leaves)
+                self._sync_index(leaves)
                 return None
             # The repository's pre-commit and commit-msg hooks run as `git commit` runs them (core/git_hooks.py).
-            message = git_hooks.before_commit(repo, self.root, self.reviewed_config()[0], root.hex(), message,
-                                              (who.name, who.email), _pinned_dates().get("author_date"))
-            commit = git.Commit.create_from_tree(
-                writer, git.Tree(repo, root), message, parent_commits=[parent] if parent is not None else [],
-                head=False, author=who, committer=by, **_pinned_dates(),
-            )
+            message = git_hooks.before_commit(git_dir, self.root, self.reviewed_config()[0], root.hex(), message,
+                                              who, dates.get("author_date"),
+                                              self._hooks_path)
+            sha = store(b"commit", gitobjects.commit_object(
+                root, parent, gitobjects.ident(*who, gitobjects.git_date(dates.get("author_date"))),
+                gitobjects.ident(*by, gitobjects.git_date(dates.get("commit_date"))), message)).hex()
             subject = message.split("\n", 1)[0]
             reflog = f"commit: {subject}" if parent is not None else f"commit (initial): {subject}"
-            if _move_head(repo, commit, parent, reflog, by):
-                self._sync_index(repo, leaves)
-                return commit.hexsha
+            if gitobjects.move_head(git_dir, self.root, sha, parent, reflog, by, dates.get("commit_date")):
+                self._sync_index(leaves)
+                return sha
         raise StoreError("HEAD kept moving while memtui committed (another git command is committing here)")
 
-    def _object_writer(self, repo: Any = None) -> Any:
-        """The repository as `Commit.create_from_tree` sees it, storing objects through gitdb's loose-object
-        database (zlib in process): the default database spawns `git hash-object` for every object stored. Reads
-        still go through the repository's `git cat-file`."""
-        repo = repo if repo is not None else self.repo
-        if self._writer is None or self._writer._repo is not repo:
-            from gitdb.db.loose import LooseObjectDB
+    def _hooks_path(self) -> str:
+        """core.hooksPath ("" when unset), with no process when no config file could set it."""
+        from memtui.core.gitobjects import may_be_set
 
-            self._writer = _Writing(repo, LooseObjectDB(os.path.join(repo.common_dir, "objects")))
-        return self._writer
+        if not may_be_set(self.git_dir, b"hookspath"):
+            return ""
+        return self._core_settings().get("core.hookspath", "")
 
-    def _blob(self, repo: Any, odb: Any, rel: str) -> tuple[bytes, int] | None:
-        """The file as a stored blob and its tree mode (as `git add` would record it); None if it is gone."""
+    def _blob(self, store: Any, rel: str) -> tuple[bytes, int] | None:
+        """The file as a stored blob and its mode on disk (as `git add` would see it); None if it is gone."""
         full = self.root / rel
         try:
             st = os.lstat(full)
         except (FileNotFoundError, NotADirectoryError):
             return None
-        import stat
-
         if stat.S_ISLNK(st.st_mode):
-            return _store(odb, b"blob", os.readlink(full).encode()), 0o120000
+            return store(b"blob", os.readlink(full).encode()), 0o120000
         if not stat.S_ISREG(st.st_mode):
             return None
-        mode = 0o100755 if st.st_mode & 0o100 else 0o100644
-        if not self._filemode(repo):
-            # core.fileMode=false: the executable bit on disk means nothing here; git keeps the recorded mode.
-            try:
-                mode = (repo.head.commit.tree / rel).mode if repo.head.is_valid() else 0o100644
-            except KeyError:
-                mode = 0o100644
-        return _store(odb, b"blob", full.read_bytes()), mode
+        return store(b"blob", full.read_bytes()), 0o100755 if st.st_mode & 0o100 else 0o100644
 
-    def _given_blob(self, repo: Any, odb: Any, rel: str, data: bytes | None) -> tuple[bytes, int] | None:
-        """`data` as the blob to commit for `rel` (None: removed), keeping the mode git has recorded for it."""
+    def _given_blob(self, store: Any, data: bytes | None) -> tuple[bytes, int] | None:
+        """`data` as the blob to commit (None: removed); its mode is the one git has recorded (see `_leaf`)."""
         if data is None:
             return None
-        try:
-            mode = (repo.head.commit.tree / rel).mode if repo.head.is_valid() else 0o100644
-        except KeyError:
-            mode = 0o100644
-        return _store(odb, b"blob", data), mode if mode in (0o100644, 0o100755) else 0o100644
+        return store(b"blob", data), 0o100644
 
-    def _filemode(self, repo: Any) -> bool:
+    def _leaf(self, rel: str, blob: tuple[bytes, int] | None, given: bool,
+              recorded: int | None) -> tuple[bytes, int] | None:
+        """The tree entry to commit for `rel`: given bytes keep the mode git recorded (a plain file's); a file from
+        disk has its disk mode, except that with core.fileMode=false the executable bit on disk means nothing
+        and git keeps the recorded mode."""
+        if blob is None:
+            return None
+        if given:
+            return blob[0], recorded if recorded in (0o100644, 0o100755) else 0o100644
+        if blob[1] == 0o120000 or blob[1] == recorded or (recorded is None and blob[1] == 0o100644):
+            return blob  # the same whatever core.fileMode says: no need to ask git
+        if not self._filemode():
+            return blob[0], recorded if recorded is not None else 0o100644
+        return blob
+
+    def _filemode(self) -> bool:
         if getattr(self, "_filemode_cached", None) is None:
-            self._filemode_cached = bool(repo.config_reader().get_value("core", "filemode", True))
+            value = self._core_settings().get("core.filemode", "true").strip().lower()
+            self._filemode_cached = value not in ("false", "no", "off", "0")
         return self._filemode_cached
 
-    def _sync_index(self, repo: Any, leaves: dict[str, tuple[bytes, int] | None]) -> None:
+    def _sync_index(self, leaves: dict[str, tuple[bytes, int] | None]) -> None:
         """Set git's index entries for the committed paths (so `git status` stays clean), in one plumbing call.
 
         The commit is already made, so failing now would leave it without its files: a person's git holding
         index.lock is waited for, and past that the entries are set by the next commit instead."""
-        import git
+        from memtui.core.gitcall import config_env, plumbing_env, run_plumbing
 
         leaves = {**self._index_behind, **leaves}
         records = b"".join(
@@ -430,26 +494,28 @@ class FolderStore(Store):
             + b"\t" + rel.encode() + b"\0"
             for rel, leaf in leaves.items()
         )
+        # --index-info reads no file of the work tree: no filter, hook or monitor runs, so plain plumbing overrides.
+        env = {**os.environ, **plumbing_env(self.git_dir, self.root)}
         deadline = time.monotonic() + self.index_wait
         while True:
-            with tempfile.TemporaryFile() as feed:
-                feed.write(records)
-                feed.seek(0)
-                try:
-                    repo.git.update_index("-z", "--index-info", istream=feed)
-                    break
-                except git.exc.GitCommandError as exc:
-                    if "index.lock" not in str(exc):
-                        raise
-                    if time.monotonic() > deadline:
-                        self._index_behind = leaves
-                        return
-                    time.sleep(0.02)
+            done = run_plumbing(["git", "update-index", "-z", "--index-info"], env, records)
+            if done is None:
+                raise StoreError(f"git update-index did not answer within the time limit in {self.root}")
+            if done[0] == 0:
+                break
+            if b"index.lock" not in done[2]:
+                raise StoreError(f"git update-index failed: {done[2].decode('utf-8', 'replace').strip()[:400]}")
+            if time.monotonic() > deadline:
+                self._index_behind = leaves
+                return
+            time.sleep(0.02)
         self._index_behind = {}
         if len(leaves) > 100:
             # Entries set from objects carry no stat data: refresh it once here (an adopted folder), rather than
-            # have the next `git status` re-read every file.
-            repo.git.update_index("-q", "--refresh", with_exceptions=False)
+            # have the next `git status` re-read every file. A refresh may re-read files, so the repository's
+            # own filter drivers are switched off for it (config_env).
+            refresh = {**os.environ, **config_env(self.git_dir, self.root), "GIT_DIR": str(self.git_dir)}
+            run_plumbing(["git", "update-index", "-q", "--refresh"], refresh)
 
     def _commit_with_index(
         self, paths: list[str], message: str, author: str, committer: str | None = None, allow_empty: bool = False
@@ -498,27 +564,15 @@ class FolderStore(Store):
                 return False
 
     def _plumbing_committed(self, rel: str) -> tuple[bool, bytes | None] | None:
-        """(has a commit, `rel` as committed or None) through `git rev-parse` and `git cat-file`, with memtui's
-        overrides; None when git cannot be run. For one-shot readers (`memtui context`, the app's config) that
-        would otherwise import GitPython for one file."""
-        from memtui.core.gitcall import git_dir_of, plumbing_env, run_plumbing
-
-        env = {**os.environ, **plumbing_env(git_dir_of(self.root), self.root)}
-        blob = run_plumbing(["git", "cat-file", "blob", f"HEAD:{rel}"], env)
-        if blob is None:
-            return None
-        code, out, err = blob
-        if code == 0:
-            return True, out
-        if b"does not exist" in err or b"but not in" in err:
-            # Not in the last commit, or no objects to look in: git says the same for both.
-            tree = run_plumbing(["git", "cat-file", "-e", "HEAD^{tree}"], env)
-            return (True, None) if tree is not None and tree[0] == 0 else None
-        # No commit yet, or a damaged repository: the caller asks GitPython, which tells the two apart.
-        return None
+        """(has a commit, `rel` as committed or None) through the repository's `git cat-file --batch`, with
+        memtui's overrides; None when git cannot say (no commit yet, git not run, a damaged repository). For
+        readers that would otherwise import GitPython for one file (`memtui context`, the app's config, a write's
+        base)."""
+        found = self._plumbing_batch([rel])
+        return None if found is None else (True, found[rel])
 
     def review_base(self, rel: str) -> bytes | None:
-        if self.has_git and not self._git.opened:
+        if self.has_git:
             found = self._plumbing_committed(self._real_or_named(rel))
             if found is not None:
                 history, data = found
@@ -528,9 +582,9 @@ class FolderStore(Store):
         return self.committed(self._real_or_named(rel)) if history else self.read(rel)
 
     def review_bases(self, rels: list[str]) -> dict[str, bytes | None]:
-        """`review_base` of every file in `rels` from one `git cat-file --batch` (before GitPython is opened), so a
-        one-shot reader such as `memtui context` starts one git for all the files it loads."""
-        if not self.has_git or self._git.opened or not rels:
+        """`review_base` of every file in `rels` through the one `git cat-file --batch`, so a one-shot reader such
+        as `memtui context` starts one git for all the files it loads (and for its config)."""
+        if not self.has_git or not rels:
             return super().review_bases(rels)
         named = {rel: self._real_or_named(rel) for rel in rels}
         blobs = self._plumbing_batch(list(named.values()))
@@ -541,39 +595,30 @@ class FolderStore(Store):
     def _plumbing_batch(self, rels: list[str]) -> dict[str, bytes | None] | None:
         """Each of `rels` as committed (None where the last commit has no such file), or None when git cannot say:
         not run, no commit yet, a damaged repository, or a path a batch request cannot carry."""
-        from memtui.core.gitcall import git_dir_of, plumbing_env, run_plumbing
-
         if any("\n" in rel or "\r" in rel for rel in rels):
             return None
-        env = {**os.environ, **plumbing_env(git_dir_of(self.root), self.root)}
-        # The tree first: "missing" for it means no commit (or no usable one), not a file the commit lacks.
-        asked = "".join(f"HEAD:{rel}\n" for rel in rels)
-        done = run_plumbing(["git", "cat-file", "--batch"], env,
-                            f"HEAD^{{tree}}\n{asked}".encode("utf-8", "surrogateescape"))
-        if done is None or done[0] != 0:
-            return None
-        out, at = done[1], 0
-        found: dict[str, bytes | None] = {}
-        for rel in [None, *rels]:
-            eol = out.find(b"\n", at)
-            if eol < 0:
-                return None
-            header = out[at:eol].split(b" ")
-            at = eol + 1
-            if len(header) != 3 or not header[2].isdigit():
-                if rel is None or header[-1] not in (b"missing", b"ambiguous"):
+        with self._git.serial():
+            batch = self._objects()
+            try:
+                # The tree first, by its sha: "missing" for it means no commit (or no usable one), not a file the
+                # commit lacks; and every file is read from that one tree, even if HEAD moves meanwhile.
+                tree = batch.get("HEAD^{tree}")
+                if tree is None:
                     return None
-                found[rel] = None
-                continue
-            size = int(header[2])
-            data, at = out[at:at + size], at + size + 1
-            if len(data) != size:
+                found: dict[str, bytes | None] = {}
+                for rel in rels:
+                    got = batch.get(f"{tree.sha}:{rel}")
+                    found[rel] = got.data if got is not None and got.kind == "blob" else None
+            except GitUnreadable:
+                raise  # git (and GitPython) would hang on it: said at once
+            except StoreError:
                 return None
-            if rel is not None:
-                found[rel] = data if header[1] == b"blob" else None
         return found
 
     def committed(self, rel: str) -> bytes | None:
+        found = self._plumbing_batch([rel]) if self.has_git else None
+        if found is not None:
+            return found[rel]
         with self._git.use("reading a committed file") as repo:
             if repo is None or not repo.head.is_valid():
                 return None
@@ -841,9 +886,12 @@ class FolderStore(Store):
                 n = 0
             existing = [int(p.stem[2:]) for p in self.queue_dir.glob("p-*.json") if p.stem[2:].isdigit()]
             n = max([n, *existing]) + 1
-            # The folder is synced by queue_save, which follows in this same folder: its fsync makes this rename
-            # durable too. A number never saved to a queue file may be handed out again after a crash, harmlessly.
-            atomic_write(seq, f"{n}\n".encode(), sync_dir=False)
+            # Not synced at all (a write's fsyncs are its cost): the number is only a floor. Queue files are never
+            # removed, and the next number is above every one of them as well as above this file's, so a crash
+            # that loses this file's rename or its bytes (an old, empty or torn number reads as a lower floor) can
+            # only hand out again a number no queue file was saved with, harmlessly. The queue file that follows
+            # is synced with its folder.
+            atomic_write(seq, f"{n}\n".encode(), sync_dir=False, sync_file=False)
             return n
 
     def queue_save(self, pid: str, data: bytes) -> None:
@@ -983,17 +1031,19 @@ class FolderStore(Store):
         atomic_write(self.state / "config.toml", text.encode("utf-8"))
 
 
-def atomic_write(path: Path, data: bytes, *, sync_dir: bool = True) -> None:
+def atomic_write(path: Path, data: bytes, *, sync_dir: bool = True, sync_file: bool = True) -> None:
     """Write via a temp file in the same folder, fsync, rename, fsync the folder: old or new, never torn.
 
-    `sync_dir=False` leaves the folder's fsync to a write that follows in the same folder."""
+    `sync_dir=False` leaves the folder's fsync to a write that follows in the same folder; `sync_file=False` is for
+    a file whose loss in a crash costs nothing (the caller says why)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if sync_file:
+                os.fsync(f.fileno())
         try:
             os.chmod(tmp, path.stat().st_mode & 0o777)
         except FileNotFoundError:
@@ -1078,17 +1128,6 @@ class _Kept:
     name: Path
 
 
-class _Writing:
-    """A repository whose `odb` is another object database; everything else is the repository's own."""
-
-    def __init__(self, repo: Any, odb: Any) -> None:
-        self._repo = repo
-        self.odb = odb
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._repo, name)
-
-
 def _pinned_dates() -> dict[str, str]:
     """A pinned clock (MEMTUI_NOW) dates the commit too, so git history agrees with the audit log."""
     if not os.environ.get("MEMTUI_NOW"):
@@ -1100,28 +1139,22 @@ def _pinned_dates() -> dict[str, str]:
     return {"author_date": stamp, "commit_date": stamp}
 
 
-def _store(odb: Any, kind: bytes, data: bytes) -> bytes:
-    """Write one object into the repository's object database; its binary sha."""
-    from io import BytesIO
-
-    from gitdb.base import IStream
-
-    return odb.store(IStream(kind, len(data), BytesIO(data))).binsha
-
-
 TREE_MODE = b"40000"  # as git writes a folder's mode in a tree (some old tools wrote "040000")
 FOLDER_MODES = (TREE_MODE, b"040000")
 
 
 def _write_tree(
-    reader: Any, writer: Any, binsha: bytes | None, leaves: dict[str, tuple[bytes, int] | None],
+    read: Any, store: Any, binsha: bytes | None, leaves: dict[str, tuple[bytes, int] | None],
+    trees: dict[bytes, dict[bytes, tuple[bytes, bytes]]] | None = None,
 ) -> bytes | None:
-    """The tree `binsha` (None: empty) with `leaves` ('a/b.md' -> (blob sha, mode), or None to remove) applied.
+    """The tree `binsha` (None: empty) with `leaves` ('a/b.md' -> (blob sha, mode), or None to remove) applied;
+    `read(binsha)` gives a tree object's bytes, `store(kind, data)` stores an object, `trees` caches parsed trees.
 
     Only the trees along the changed paths are read and written, as raw entries (a folder of thousands of files
     costs a bytes scan, not an object per entry); a tree left empty is dropped (None), as git has no empty
     folders."""
-    entries = _tree_entries(reader.stream(binsha).read()) if binsha is not None else {}
+    trees = {} if trees is None else trees
+    entries = dict(_parsed_tree(read, trees, binsha)) if binsha is not None else {}
     was = dict(entries)
     below: dict[bytes, dict[str, tuple[bytes, int] | None]] = {}
     for rel, leaf in leaves.items():
@@ -1135,7 +1168,7 @@ def _write_tree(
             entries[key] = (b"%o" % leaf[1], leaf[0])
     for key, inner in below.items():
         old = entries.get(key)
-        sub = _write_tree(reader, writer, old[1] if old and old[0] in FOLDER_MODES else None, inner)
+        sub = _write_tree(read, store, old[1] if old and old[0] in FOLDER_MODES else None, inner, trees)
         if sub is None:
             entries.pop(key, None)
         else:
@@ -1147,56 +1180,31 @@ def _write_tree(
     # git orders a tree's entries by name, a folder's name compared as if it ended in "/".
     names = sorted(entries, key=lambda n: n + b"/" if entries[n][0] in FOLDER_MODES else n)
     data = b"".join(b"%s %s\0%s" % (entries[n][0], n, entries[n][1]) for n in names)
-    return _store(writer, b"tree", data)
+    return store(b"tree", data)
 
 
-def _tree_entries(data: bytes) -> dict[bytes, tuple[bytes, bytes]]:
-    """A raw tree object's entries: name -> (octal mode as git writes it, binary sha), in the tree's order."""
-    out: dict[bytes, tuple[bytes, bytes]] = {}
-    find = data.find
-    pos, end = 0, len(data)
-    while pos < end:
-        space = find(b" ", pos)
-        nul = find(b"\0", space)
-        if space < 0 or nul < 0 or nul + 21 > end:
-            raise ValueError("truncated tree object")
-        out[data[space + 1:nul]] = (data[pos:space], data[nul + 1:nul + 21])
-        pos = nul + 21
-    return out
+def _parsed_tree(read: Any, trees: dict[bytes, dict[bytes, tuple[bytes, bytes]]],
+                 binsha: bytes) -> dict[bytes, tuple[bytes, bytes]]:
+    if binsha not in trees:
+        if len(trees) >= 256:
+            trees.clear()
+        trees[binsha] = _tree_entries(read(binsha))
+    return trees[binsha]
 
 
-def _move_head(repo: Any, commit: Any, parent: Any, reflog: str, committer: Any) -> bool:
-    """Point the current branch (or a detached HEAD) at `commit` if it still points at `parent` (None: unborn).
-
-    A compare-and-swap under git's own lock file (``<ref>.lock``, taken as git takes it), so a `git commit` a
-    person runs meanwhile is never overwritten; False when the branch moved. Reflogs are written as git does."""
-    from git.refs.log import RefLog
-    from git.refs.symbolic import SymbolicReference
-    from gitdb.util import LockedFD
-
-    head = repo.head
-    ref = head if head.is_detached else head.reference
-    lock = LockedFD(ref.abspath)
-    os.makedirs(os.path.dirname(ref.abspath), exist_ok=True)
-    out = lock.open(write=True, stream=True)
-    try:
-        try:
-            now = SymbolicReference.dereference_recursive(repo, ref.path)
-        except ValueError:
-            now = None
-        if now != (parent.hexsha if parent is not None else None):
-            lock.rollback()
-            return False
-        out.write(commit.hexsha.encode() + b"\n")
-        lock.commit()
-    except BaseException:
-        lock.rollback()
-        raise
-    old = parent.binsha if parent is not None else b"\0" * 20
-    RefLog.append_entry(committer, RefLog.path(ref), old, commit.binsha, reflog)
-    if ref is not head:
-        RefLog.append_entry(committer, RefLog.path(head), old, commit.binsha, reflog)
-    return True
+def _recorded_mode(read: Any, trees: dict[bytes, dict[bytes, tuple[bytes, bytes]]], root: bytes | None,
+                   rel: str) -> int | None:
+    """The mode tree `root` records for `rel` (a folder's too), None where it has no such entry."""
+    binsha, mode = root, None
+    for part in rel.split("/"):
+        if binsha is None:
+            return None
+        entry = _parsed_tree(read, trees, binsha).get(part.encode())
+        if entry is None:
+            return None
+        mode = int(entry[0], 8)
+        binsha = entry[1] if entry[0] in FOLDER_MODES else None
+    return mode
 
 
 def _as_git_sees(path: Path) -> bytes | None:

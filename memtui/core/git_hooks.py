@@ -18,7 +18,7 @@ import signal
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Callable
 
 from memtui.core.store import StoreError
 
@@ -42,16 +42,15 @@ def enabled(config_text: str | None) -> bool:
     return load_config(config_text).section("git").get("hooks", True) is not False
 
 
-def hooks_dir(repo: Any, work_tree: Path) -> Path:
-    """Where git looks for hooks: `core.hooksPath` (relative to the work tree, `~` expanded), else .git/hooks."""
-    try:
-        configured = repo.config_reader().get_value("core", "hooksPath", "")
-    except Exception:
-        configured = ""
+def hooks_dir(git_dir: Path, work_tree: Path, configured: str) -> Path:
+    """Where git looks for hooks: `core.hooksPath` (`configured`; relative to the work tree, `~` expanded), else
+    .git/hooks (of the main repository: a linked worktree shares them)."""
     if configured:
         path = Path(os.path.expanduser(str(configured)))
         return path if path.is_absolute() else work_tree / path
-    return Path(repo.git_dir) / "hooks"
+    from memtui.core.gitobjects import common_dir
+
+    return common_dir(git_dir) / "hooks"
 
 
 def runnable(hooks: Path) -> dict[str, Path]:
@@ -65,18 +64,18 @@ def runnable(hooks: Path) -> dict[str, Path]:
 
 
 def before_commit(
-    repo: Any, work_tree: Path, config_text: str | None, tree_hex: str, message: str, author: tuple[str, str],
-    author_date: str | None = None,
+    git_dir: Path, work_tree: Path, config_text: str | None, tree_hex: str, message: str, author: tuple[str, str],
+    author_date: str | None, hooks_path: Callable[[], str],
 ) -> str:
     """Run the hooks for a commit of tree `tree_hex`; the message to commit (commit-msg may rewrite it).
+    `hooks_path` says what `core.hooksPath` is set to ("" for none), asked only when hooks are on.
 
-    Raises HookRefused when a hook fails; costs no process at all when hooks are off or there are none."""
+    Raises HookRefused when a hook fails; runs no hook process when hooks are off or there are none."""
     if not enabled(config_text):
         return message
-    hooks = runnable(hooks_dir(repo, work_tree))
+    hooks = runnable(hooks_dir(git_dir, work_tree, hooks_path()))
     if not hooks:
         return message
-    git_dir = Path(repo.git_dir)
     with tempfile.TemporaryDirectory(prefix="memtui-hooks-", dir=git_dir) as tmp:
         index = Path(tmp) / "index"
         env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}

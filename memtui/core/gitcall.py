@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -205,6 +204,8 @@ def _children(pid: int) -> list[int]:
 
 def kill_tree(pid: int) -> None:
     """SIGKILL a process and everything it started (a git alias or wrapper script may sit between)."""
+    import signal
+
     todo, seen = [pid], []
     while todo:
         p = todo.pop()

@@ -1,0 +1,501 @@
+"""git objects without GitPython: committed files and trees read through one `git cat-file --batch`, objects
+written in process as loose objects, the branch moved by `git update-ref` (a compare-and-swap).
+
+A write pays for the objects it changes and three short plumbing calls, not for importing GitPython (~50 ms) or
+for parsing every entry of a 10,000-file folder's tree into Python objects (GitPython's `tree / path`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from memtui.core.gitcall import git_timeout, kill_tree, plumbing_env, run_plumbing
+from memtui.core.store import StoreError
+
+if TYPE_CHECKING:
+    import subprocess
+
+ZERO = "0" * 40
+TREE_CACHE = 256
+_SHA = re.compile(r"[0-9a-f]{40}")
+# The environment can point git at other object folders: then only git itself knows where an object is.
+_OBJECT_ENV = ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES")
+
+
+class GitUnreadable(StoreError):
+    """git's own files cannot be read as git reads them (HEAD is a FIFO, a device, a folder): git would hang on
+    it or fail, so memtui says so at once instead of asking git or GitPython."""
+
+
+class Obj(NamedTuple):
+    sha: str  # hex
+    kind: str  # "blob", "tree", "commit", "tag"
+    data: bytes
+
+
+def read_file(path: Path) -> bytes:
+    """A regular file's bytes; OSError for anything else. Opened without blocking, so a FIFO planted where git
+    keeps a ref or an object cannot hang memtui (git itself would read it; this code falls back to git then)."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+
+
+def common_dir(git_dir: Path) -> Path:
+    """Where a repository keeps its objects and refs: a linked worktree's `commondir`, else the folder itself."""
+    try:
+        text = read_file(git_dir / "commondir").decode("utf-8", "surrogateescape").strip()
+    except OSError:
+        return git_dir
+    target = Path(text)
+    return target if target.is_absolute() else (git_dir / target)
+
+
+class Batch:
+    """A repository's objects by name: `HEAD`, `HEAD^{tree}`, a sha, `<sha>:<path>`. A branch kept as a file (or
+    in packed-refs) and loose objects are read in process, as git stores them; anything else (a packed object, a
+    reftable, a name of another form) is asked of one persistent `git cat-file --batch`, started on first such
+    request, whose every answer comes within the git time limit (past it the process and its children are killed
+    and StoreError says so). Every name is resolved afresh per request: a commit, `pack-refs` or `gc` made
+    meanwhile is seen.
+
+    Not thread-safe: callers hold the repository's GitOwner lock (FolderStore does)."""
+
+    def __init__(self, git_dir: Path, work_tree: Path) -> None:
+        self.git_dir = git_dir
+        self.work_tree = work_tree
+        self.objects = common_dir(git_dir) / "objects"
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._buf = bytearray()
+        # Parsed trees by binary sha (an object never changes, so entries stay true): a 10,000-file memory's big
+        # folders are parsed once, not for every path read or committed under them.
+        self.trees: dict[bytes, dict[bytes, tuple[bytes, bytes]]] = {}
+
+    def entries(self, sha: str) -> dict[bytes, tuple[bytes, bytes]] | None:
+        """Tree `sha`'s entries (see `tree_entries`), None when it is no tree."""
+        key = bytes.fromhex(sha)
+        found = self.trees.get(key)
+        if found is None:
+            obj = self._read(sha)
+            if obj is None or obj.kind != "tree":
+                return None
+            if len(self.trees) >= TREE_CACHE:
+                self.trees.clear()
+            found = self.trees[key] = tree_entries(obj.data)
+        return found
+
+    def get(self, name: str) -> Obj | None:
+        """The object `name` names; None when git has no such object."""
+        if "\n" in name or "\r" in name:
+            raise ValueError(f"a git object name cannot hold a line break: {name!r}")
+        if any(k in os.environ for k in _OBJECT_ENV):
+            return self._ask(name)
+        if name in ("HEAD", "HEAD^{tree}"):
+            head = self._head()
+            if head is None:
+                return self._ask(name)  # not a plain branch or sha: git resolves it
+            commit = self._read(head) if head else None
+            if commit is None or name == "HEAD" or commit.kind != "commit":
+                return commit
+            return self._read(commit.data[5:45].decode("ascii", "replace"))
+        sha, colon, path = name.partition(":")
+        if not _SHA.fullmatch(sha):
+            return self._ask(name)
+        found = self._read(sha)
+        if not colon or found is None:
+            return found
+        tree = found.data[5:45].decode("ascii", "replace") if found.kind == "commit" else sha
+        parts = path.split("/")
+        for k, part in enumerate(parts):
+            entries = self.entries(tree)
+            entry = entries.get(part.encode("utf-8", "surrogateescape")) if entries is not None else None
+            if entry is None:
+                return None
+            if k == len(parts) - 1:
+                return self._read(entry[1].hex())
+            tree = entry[1].hex()
+        return None
+
+    def _head(self) -> str | None:
+        """The sha HEAD names, "" when its branch is not born yet, None when only git can say."""
+        try:
+            head = read_file(self.git_dir / "HEAD").decode("ascii").strip()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise GitUnreadable(f"git's HEAD at {self.git_dir} cannot be read ({exc}); run `memtui doctor` to see "
+                                "what is wrong. Memory files were not changed") from None
+        except UnicodeDecodeError:
+            return None
+        if _SHA.fullmatch(head):
+            return head
+        ref = head[5:].strip() if head.startswith("ref: ") else ""
+        parts = ref.split("/")
+        common = common_dir(self.git_dir)
+        if (not ref.startswith("refs/heads/") or any(p in ("", ".", "..") for p in parts)
+                or (common / "reftable").exists()):
+            return None
+        value = _ref_value(common, common.joinpath(*parts), ref)
+        if value is None:
+            return ""
+        return value if _SHA.fullmatch(value) else None
+
+    def _read(self, sha: str) -> Obj | None:
+        """Object `sha`: a loose one read and inflated here, else (packed, or not readable here) from git."""
+        import zlib
+
+        path = self.objects / sha[:2] / sha[2:]
+        try:
+            data = zlib.decompress(read_file(path))
+        except FileNotFoundError:
+            return self._ask(sha)  # packed (or in an alternate object folder)
+        except zlib.error:
+            return self._ask(sha)
+        except OSError as exc:
+            raise GitUnreadable(f"git's object {sha[:8]} at {path} cannot be read ({exc}); run `memtui doctor` "
+                                "(git fsck). Memory files were not changed") from None
+        header, _, body = data.partition(b"\0")
+        kind, _, size = header.partition(b" ")
+        if kind not in (b"blob", b"tree", b"commit", b"tag") or not size.isdigit() or int(size) != len(body):
+            return self._ask(sha)
+        return Obj(sha, kind.decode(), body)
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        import subprocess
+
+        if self._proc is None or self._proc.poll() is not None:
+            env = {**os.environ, **plumbing_env(self.git_dir, self.work_tree)}
+            try:
+                self._proc = subprocess.Popen(["git", "cat-file", "--batch"], env=env, stdin=subprocess.PIPE,
+                                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            except OSError as exc:
+                raise StoreError(f"could not run git ({exc.strerror or exc}); is git installed?") from None
+            self._buf = bytearray()
+        return self._proc
+
+    def _ask(self, name: str) -> Obj | None:
+        """`name` as git's `cat-file --batch` answers it."""
+        proc = self._start()
+        deadline = _now() + git_timeout()
+        try:
+            assert proc.stdin is not None
+            proc.stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
+            proc.stdin.flush()
+            header = self._line(deadline)
+            parts = header.split(b" ")
+            if len(parts) != 3 or not parts[2].isdigit():
+                if parts[-1] in (b"missing", b"ambiguous"):
+                    return None
+                raise StoreError(f"git cat-file answered {header[:200]!r}")
+            size = int(parts[2])
+            data = self._exactly(size + 1, deadline)[:size]
+            return Obj(parts[0].decode(), parts[1].decode(), data)
+        except (OSError, StoreError) as exc:
+            self.close()
+            raise StoreError(f"git did not answer reading {name[:80]!r} in {self.work_tree} ({exc}); run `memtui "
+                             "doctor` to see what is wrong") from None
+
+    def _line(self, deadline: float) -> bytes:
+        while True:
+            eol = self._buf.find(b"\n")
+            if eol >= 0:
+                line = bytes(self._buf[:eol])
+                del self._buf[:eol + 1]
+                return line
+            self._fill(deadline)
+
+    def _exactly(self, n: int, deadline: float) -> bytes:
+        while len(self._buf) < n:
+            self._fill(deadline)
+        out = bytes(self._buf[:n])
+        del self._buf[:n]
+        return out
+
+    def _fill(self, deadline: float) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+        import select
+
+        left = deadline - _now()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise StoreError(f"no answer within {git_timeout():g}s")
+        chunk = os.read(fd, max(65536, len(self._buf)))
+        if not chunk:
+            raise StoreError("git cat-file ended")
+        self._buf += chunk
+
+    def close(self) -> None:
+        """End the process: git ends at the end of its input; one that does not within a second is killed."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        for f in (proc.stdin, proc.stdout):
+            try:
+                if f is not None:
+                    f.close()
+            except OSError:
+                pass
+        import subprocess
+
+        try:
+            proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            kill_tree(proc.pid)
+            proc.wait()
+
+
+def _now() -> float:
+    import time
+
+    return time.monotonic()
+
+
+def write_object(objects: Path, kind: bytes, data: bytes) -> bytes:
+    """Store one object as git stores a loose one (zlib of "<kind> <size>\\0<data>", named by its SHA-1, read-only);
+    its binary sha. An object already stored loose is not written again. Like git's own default and gitdb's, a
+    loose object is not fsynced: the write journal finishes a write whose commit a crash lost."""
+    import hashlib  # here, not at the top: readers (`memtui context`) write nothing and skip OpenSSL's load
+    import tempfile
+    import zlib
+
+    header = b"%s %d\0" % (kind, len(data))
+    digest = hashlib.sha1(header)
+    digest.update(data)
+    hexsha = digest.hexdigest()
+    folder = objects / hexsha[:2]
+    path = folder / hexsha[2:]
+    if not path.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(zlib.compress(header + data, 1))  # git's own core.looseCompression default
+            os.chmod(tmp, 0o444)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+    return digest.digest()
+
+
+def ident(name: str, email: str, when: str) -> bytes:
+    """An author or committer line's value as git writes it: `Name <email> <unix time> <+hhmm>`. The characters
+    git itself strips from an identity (angle brackets, line breaks, NUL) cannot reach the header."""
+    clean = "".join(c for c in name if c not in "<>\n\r\0").strip() or "memtui"
+    mail = "".join(c for c in email if c not in "<>\n\r\0 ").strip()
+    return f"{clean} <{mail}> {when}".encode("utf-8")
+
+
+def git_date(stamp: str | None = None) -> str:
+    """`<unix time> <+hhmm>`: `stamp` when it is in that form (a pinned clock), else now in the local zone."""
+    if stamp:
+        return stamp
+    import time
+
+    now = time.time()
+    offset = time.localtime(now).tm_gmtoff
+    sign = "-" if offset < 0 else "+"
+    minutes = abs(offset) // 60
+    return f"{int(now)} {sign}{minutes // 60:02d}{minutes % 60:02d}"
+
+
+def commit_object(tree: bytes, parent: str | None, author: bytes, committer: bytes, message: str) -> bytes:
+    """A commit object's bytes, fields in git's order; the message as given (UTF-8, git's default encoding)."""
+    lines = [b"tree " + tree.hex().encode()]
+    if parent is not None:
+        lines.append(b"parent " + parent.encode())
+    lines += [b"author " + author, b"committer " + committer]
+    return b"\n".join(lines) + b"\n\n" + message.encode("utf-8", "surrogateescape")
+
+
+def move_head(git_dir: Path, work_tree: Path, new: str, old: str | None, reflog: str, committer: tuple[str, str],
+              date: str | None) -> bool:
+    """Point HEAD's branch at `new` if it still points at `old` (None: not born yet), a compare-and-swap under
+    git's own lock file (`<ref>.lock`, taken as git takes it), so a `git commit` a person runs meanwhile is never
+    overwritten; the branch's and HEAD's reflogs are written as git writes them. False when the branch moved.
+
+    Refs kept as files are moved in process; anything else (a reftable repository, a HEAD that is not a plain
+    `ref: refs/...` line) by `git update-ref`, which does the same with git's own code."""
+    moved = _move_ref_file(git_dir, new, old, reflog, committer, date)
+    if moved is not None:
+        return moved
+    return _update_ref(git_dir, work_tree, new, old, reflog, committer, date)
+
+
+def _move_ref_file(git_dir: Path, new: str, old: str | None, reflog: str, committer: tuple[str, str],
+                   date: str | None) -> bool | None:
+    common = common_dir(git_dir)
+    try:
+        head = read_file(git_dir / "HEAD").decode("utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    ref = head[5:].strip() if head.startswith("ref: ") else ""
+    parts = ref.split("/")
+    if (not ref.startswith("refs/heads/") or any(p in ("", ".", "..") or p.endswith(".lock") for p in parts)
+            or (common / "reftable").exists()):
+        return None
+    path = common.joinpath(*parts)
+    lock = path.with_name(path.name + ".lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)  # held by another git: OSError, refused
+    try:
+        if _ref_value(common, path, ref) != old:
+            os.close(fd)
+            os.unlink(lock)
+            return False
+        os.write(fd, new.encode() + b"\n")
+        os.close(fd)
+        os.replace(lock, path)
+    except BaseException:
+        try:
+            os.unlink(lock)
+        except OSError:
+            pass
+        raise
+    line = f"{old or ZERO} {new} ".encode() + ident(*committer, git_date(date)) + b"\t" + \
+        " ".join(reflog.split()).encode("utf-8", "surrogateescape") + b"\n"
+    for log in (common.joinpath("logs", *parts), git_dir / "logs" / "HEAD"):
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "ab") as f:
+            f.write(line)
+    return True
+
+
+def _ref_value(common: Path, path: Path, ref: str) -> str | None:
+    """The sha a branch names: its loose file, else its line in packed-refs; None when it does not exist."""
+    try:
+        value = read_file(path).decode("ascii").strip()
+    except FileNotFoundError:
+        value = ""
+    except (OSError, UnicodeDecodeError):
+        value = "unreadable"
+    if value:
+        return value
+    try:
+        packed = read_file(common / "packed-refs")
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return "unreadable"
+    want = b" " + ref.encode() + b"\n"
+    for line in packed.splitlines(keepends=True):
+        if line.endswith(want) and not line.startswith((b"#", b"^")):
+            return line.split(b" ", 1)[0].decode("ascii", "replace")
+    return None
+
+
+def _update_ref(git_dir: Path, work_tree: Path, new: str, old: str | None, reflog: str,
+                committer: tuple[str, str], date: str | None) -> bool:
+    env = {**os.environ, **plumbing_env(git_dir, work_tree),
+           "GIT_COMMITTER_NAME": committer[0], "GIT_COMMITTER_EMAIL": committer[1]}
+    if date:
+        env["GIT_COMMITTER_DATE"] = date
+    done = run_plumbing(["git", "update-ref", "-m", " ".join(reflog.split()), "HEAD", new, old or ZERO], env)
+    if done is None:
+        raise StoreError(f"git update-ref did not answer within {git_timeout():g}s in {work_tree}")
+    code, _, err = done
+    if code == 0:
+        return True
+    now = run_plumbing(["git", "rev-parse", "-q", "--verify", "HEAD"], env)
+    current = now[1].strip().decode() if now is not None and now[0] == 0 else None
+    if current != old:
+        return False
+    raise StoreError(f"git could not move the branch: {err.decode('utf-8', 'replace').strip()[:400]}")
+
+
+def head_born(git_dir: Path, work_tree: Path) -> bool:
+    """Does HEAD name a commit at all (True also when it names one git cannot read)?"""
+    env = {**os.environ, **plumbing_env(git_dir, work_tree)}
+    done = run_plumbing(["git", "rev-parse", "-q", "--verify", "HEAD"], env)
+    return done is not None and done[0] == 0
+
+
+def core_settings(git_dir: Path, work_tree: Path) -> dict[str, str]:
+    """`core.hooksPath` and `core.fileMode` as git reads them (every config scope, includes too), keys lower-case:
+    one `git config` call. Read with memtui's overrides but not its hooks override, so the path is the real one."""
+    from memtui.core.gitcall import SAFE_CONFIG, _config_env
+
+    env = {**_config_env(list(SAFE_CONFIG)), "GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(work_tree)}
+    done = run_plumbing(["git", "config", "-z", "--get-regexp", r"^core\.(hookspath|filemode)$"], env)
+    if done is None or done[0] not in (0, 1):
+        return {}
+    out = {}
+    for item in done[1].split(b"\0"):
+        key, _, value = item.decode("utf-8", "surrogateescape").partition("\n")
+        if key:
+            out[key.lower()] = value
+    return out
+
+
+def settings_stamp(git_dir: Path) -> tuple[object, ...]:
+    """Cheap signs that `core_settings` may have changed: the config files git reads (their size, mtime and inode)
+    and the GIT_CONFIG* environment. A setting changed only in a file another config includes is read again once
+    one of these moves (as memtui's filter overrides are, memtui/core/gitcall.py)."""
+    files = config_files(git_dir)
+    stamp: list[object] = [tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("GIT_CONFIG")))]
+    for f in files:
+        try:
+            st = os.stat(f)
+            stamp.append((st.st_mtime_ns, st.st_size, st.st_ino))
+        except OSError:
+            stamp.append(None)
+    return tuple(stamp)
+
+
+def config_files(git_dir: Path) -> list[Path]:
+    """The config files git reads for a repository, includes aside: system, global (both places), local, and a
+    linked worktree's own."""
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    return [Path("/etc/gitconfig"), Path(home, ".gitconfig"), Path(xdg, "git", "config"),
+            common_dir(git_dir) / "config", git_dir / "config.worktree", common_dir(git_dir) / "config.worktree"]
+
+
+def may_be_set(git_dir: Path, key: bytes) -> bool:
+    """Could git's config set `key` (a variable name, lower case, e.g. b"hookspath")? False only when no config file
+    git reads names it at all, none includes another, and no GIT_CONFIG* variable in the environment can add or
+    redirect config: then asking git (a process) would only say it is unset."""
+    if any(k.startswith("GIT_CONFIG") for k in os.environ):
+        return True
+    for f in config_files(git_dir):
+        try:
+            text = read_file(f).lower()
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return True
+        if key in text or b"include" in text:
+            return True
+    return False
+
+
+def tree_entries(data: bytes) -> dict[bytes, tuple[bytes, bytes]]:
+    """A raw tree object's entries: name -> (octal mode as git writes it, binary sha), in the tree's order."""
+    out: dict[bytes, tuple[bytes, bytes]] = {}
+    find = data.find
+    pos, end = 0, len(data)
+    while pos < end:
+        space = find(b" ", pos)
+        nul = find(b"\0", space)
+        if space < 0 or nul < 0 or nul + 21 > end:
+            raise ValueError("truncated tree object")
+        out[data[space + 1:nul]] = (data[pos:space], data[nul + 1:nul + 21])
+        pos = nul + 21
+    return out
