@@ -122,3 +122,23 @@ def test_the_sections_found_are_the_right_ones(n: int):
         heading = max(h for h, _ in state.extra["sections"] if h <= line)
         assert title == state.lines[heading].removeprefix("## ")
     assert section_at(state, 0) == ""
+
+
+def test_show_is_linear_in_the_entries_of_one_section(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    """`memtui show` of a daily log: one section of many entries (it looked each line's entry up among all the
+    section's entries, so an 18 MB log took minutes)."""
+    from memtui.cli import main
+
+    counts = []
+    for n in (SMALL * 4, BIG * 4):
+        root = tmp_path / f"m{n}"
+        (root / "log").mkdir(parents=True)
+        (root / "MEMORY.md").write_text("# Memory\n", encoding="utf-8")
+        lines = "".join(f"- 14:{k % 60:02d} [observed] step {k} done (2026-01-02, ci)\n" for k in range(n))
+        (root / "log" / "2026-01-02.md").write_text(f"# 2026-01-02\n\n{lines}", encoding="utf-8")
+        document._structures.clear()
+        document._parsed.clear()
+        counts.append(steps(lambda: main(["show", "log/2026-01-02.md", "--root", str(root)])))
+        assert f"step {n - 1} done" in capsys.readouterr().out
+    ratio = counts[1] / counts[0]
+    assert ratio < LINEAR, f"4x the entries cost {ratio:.1f}x the work in show"

@@ -165,8 +165,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     for sec in sections:
         assert sec is not None
         start = sec.heading if sec.heading is not None else sec.start
+        at = dict(sec.entries)  # line → entry: a log of 250,000 entries was a search per line (quadratic)
         for i in range(start, sec.end):
-            entry = next((e for j, e in sec.entries if j == i), None)
+            entry = at.get(i)
             if args.current and entry is not None and entry.struck:
                 continue
             out_lines.append(doc.lines[i].rstrip("\r\n"))
