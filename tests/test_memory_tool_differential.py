@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from anthropic.lib.tools import ToolError
 from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMemoryTool
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memtui.agent.memory_tool import MemtuiMemoryTool
@@ -133,6 +133,9 @@ def test_the_twins_start_identical(twins) -> None:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                    HealthCheck.too_slow])
 @given(st.lists(COMMANDS, min_size=1, max_size=8))
+@example(commands=[{"command": "delete", "path": "/memories/linkdir"},
+                   {"command": "create", "path": "/memories/dir", "file_text": ""},  # a file where a folder went
+                   {"command": "rename", "old_path": "/memories/other/e.md", "new_path": "/memories/dir/b.md"}])
 def test_every_reply_and_every_file_matches_the_reference(twins, commands: list[dict]) -> None:
     reference, memtui, ref_root, mt_root = twins()
     for step, command in enumerate(commands):

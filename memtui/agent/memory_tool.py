@@ -216,7 +216,10 @@ class MemtuiMemoryTool(BetaAbstractMemoryTool):
             if disk is not None and "/" in to:
                 # The reference makes the destination's folder before it finds the source missing; an empty
                 # folder is shown in every later view, so memtui leaves the same one.
-                (disk / to).parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    (disk / to).parent.mkdir(parents=True, exist_ok=True)
+                except OSError:
+                    pass  # a file where the folder would be: the reference says only that the source is missing
             raise ToolError(f"The path {old_path} does not exist")
         if to.startswith(rel + "/"):
             raise ToolError(f"Error: Cannot move {old_path} into itself")
