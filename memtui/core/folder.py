@@ -353,6 +353,10 @@ class FolderStore(Store):
             raise StoreError(f"refused to commit {rel!r}: git keeps no entry named {bad!r} in a tree (the "
                              "repository would no longer clone); nothing was committed")
         full = self.root / rel
+        if os.path.islink(full) and rel.rsplit("/", 1)[-1].casefold().rstrip(". ") in (".gitmodules", "gitmod~1"):
+            # git's own index refuses it too: `git fsck` errs on it (gitmodulesSymlink), so no server takes a push.
+            raise StoreError(f"refused to commit {rel!r}: git keeps no symlink named .gitmodules (git fsck rejects "
+                             "it); replace the link with a plain file. Nothing was committed")
         if os.path.islink(full) and not rel.startswith(STATE_DIR + "/"):
             target = Path(os.path.realpath(full))
             real_root = Path(os.path.realpath(self.root))

@@ -317,7 +317,11 @@ def git_date(stamp: str | None = None) -> str:
 
 
 def commit_object(tree: bytes, parent: str | None, author: bytes, committer: bytes, message: str) -> bytes:
-    """A commit object's bytes, fields in git's order; the message as given (UTF-8, git's default encoding)."""
+    """A commit object's bytes, fields in git's order; the message as given (UTF-8, git's default encoding).
+    A NUL in the message is refused (ValueError), as `git commit` refuses it: `git fsck` reports it as an error
+    (nulInCommit), so a server checking objects would reject every push of the branch."""
+    if "\0" in message:
+        raise ValueError("a commit message cannot hold a NUL byte")
     lines = [b"tree " + tree.hex().encode()]
     if parent is not None:
         lines.append(b"parent " + parent.encode())
