@@ -383,15 +383,15 @@ def _move_ref_file(git_dir: Path, new: str, old: str | None, reflog: str, commit
 
 
 def _ref_value(common: Path, path: Path, ref: str) -> str | None:
-    """The sha a branch names: its loose file, else its line in packed-refs; None when it does not exist."""
+    """The sha a branch names: its loose file, else its line in packed-refs; None when it does not exist. A loose
+    file that is there but empty (a crash truncated it) hides the packed line, as it does for git ("unreadable"):
+    building on the older packed value would drop every commit made since the refs were packed."""
     try:
-        value = read_file(path).decode("ascii").strip()
+        return read_file(path).decode("ascii").strip() or "unreadable"
     except FileNotFoundError:
-        value = ""
+        pass
     except (OSError, UnicodeDecodeError):
-        value = "unreadable"
-    if value:
-        return value
+        return "unreadable"
     try:
         packed = read_file(common / "packed-refs")
     except FileNotFoundError:

@@ -20,7 +20,7 @@ WORKTREE = Path(__file__).resolve().parents[2]
 
 
 def sh(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+    done = subprocess.run(["git", "-C", str(root), *args], check=False, capture_output=True, text=True,
                           env={**os.environ, **(env or {})})
     assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
     return done.stdout
@@ -28,7 +28,7 @@ def sh(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
 
 def fsck(root: Path) -> str:
     done = subprocess.run(["git", "-C", str(root), "fsck", "--full", "--strict", "--no-dangling"],
-                          capture_output=True, text=True)
+                          check=False, capture_output=True, text=True)
     return f"{done.returncode}:{done.stdout}{done.stderr}".strip()
 
 
@@ -256,8 +256,8 @@ def test_two_memtui_processes_writing_at_once(tmp_path: Path) -> None:
 def test_git_gc_and_repack_running_while_memtui_commits(tmp_path: Path) -> None:
     root = person_repo(tmp_path / "m")
     memtui = _memtui_loop(root, "mem.md", 40)
-    maint = subprocess.Popen(["sh", "-c", "for k in 1 2 3 4 5 6; do git gc -q --auto; git repack -adq; "
-                              "git pack-refs --all; done"], cwd=root, stdout=subprocess.PIPE,
+    loop = "for k in 1 2 3 4 5 6; do git gc -q --auto; git repack -adq; git pack-refs --all; done"
+    maint = subprocess.Popen(["sh", "-c", loop], cwd=root, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     out, err = memtui.communicate(timeout=300)
     maint.communicate(timeout=300)
@@ -286,13 +286,13 @@ def _killed_write(root: Path, tmp_path: Path, at: str) -> None:
     env = {**os.environ, "PYTHONPATH": str(WORKTREE), "PATH": f"{fake}:{os.environ['PATH']}",
            "MEMTUI_TEST_KILL_ON": at, "REAL_GIT": shutil.which("git") or "/usr/bin/git"}
     done = subprocess.run([sys.executable, "-m", "memtui", "update", "Facts", "add", "[stated] killed write",
-                           "--root", str(root)], env=env, capture_output=True, text=True, timeout=60)
+                           "--root", str(root)], env=env, check=False, capture_output=True, text=True, timeout=60)
     assert done.returncode == -9, (done.returncode, done.stdout, done.stderr)
 
 
 def _memtui(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(WORKTREE)}
-    return subprocess.run([sys.executable, "-m", "memtui", *args, "--root", str(root)], env=env,
+    return subprocess.run([sys.executable, "-m", "memtui", *args, "--root", str(root)], env=env, check=False,
                           capture_output=True, text=True, timeout=60)
 
 
