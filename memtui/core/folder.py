@@ -348,7 +348,7 @@ class FolderStore(Store):
         """No tree entry named `.git` (any case: the repository would no longer clone, or clone into a trap), and
         no symlink into git's or memtui's own files (every clone would ship the trap)."""
         bad = next((part for part in rel.split("/") if protected_name(part)
-                    and part.casefold().rstrip(". ") in (".git", "git~1")), None)
+                    and part.casefold().split(":", 1)[0].rstrip(". ") in (".git", "git~1")), None)
         if bad is not None:
             raise StoreError(f"refused to commit {rel!r}: git keeps no entry named {bad!r} in a tree (the "
                              "repository would no longer clone); nothing was committed")

@@ -350,7 +350,8 @@ def test_killed_before_the_ref_moves_is_finished_by_the_journal(root: Path, tmp_
 
 @pytest.mark.parametrize("rel", ["a/../b.md", "./a.md", "a//b.md", "/etc/x.md", ".git/config", ".GIT/hooks/x",
                                  "x/.git/config", ".git\u200c/config", "a\0b.md", "a\nb.md", "a/./b.md",
-                                 "git~1/config", "%2e%2e/x.md", "..", "."])
+                                 "git~1/config", "%2e%2e/x.md", "..", ".", ".git::$INDEX_ALLOCATION/config",
+                                 "notes/.GIT::$DATA", "notes/git~1::$INDEX_ALLOCATION/x.md"])
 def test_a_hostile_path_never_makes_a_tree_git_fsck_flags(tmp_path: Path, rel: str) -> None:
     root = person_repo(tmp_path / "m")
     head = sh(root, "rev-parse", "HEAD").strip()
@@ -389,6 +390,26 @@ def test_hostile_actor_or_message_cannot_add_a_commit_header(tmp_path: Path, aut
     headers = raw.split("\n\n", 1)[0].splitlines()
     assert [h.split(" ", 1)[0] for h in headers] == ["tree", "parent", "author", "committer"]
     assert sh(root, "rev-parse", f"{sha}^").strip() != "0" * 40
+
+
+def test_an_agent_cannot_get_an_ntfs_git_alias_committed_even_with_approval(root: Path) -> None:
+    """`.git::$INDEX_ALLOCATION` names the folder `.git` on Windows: a clone there would write into it."""
+    from memtui.core.memory import Memory
+
+    mem = Memory(root)
+    for rel in (".git::$INDEX_ALLOCATION/hooks/post-checkout", "notes/.git::$INDEX_ALLOCATION/config.md"):
+        try:
+            res = mem.create(rel, "#!/bin/sh\n", actor="agent:evil")
+        except (PathRefused, StoreError):
+            continue
+        assert res.status in ("refused", "queued"), res
+        if res.status == "queued":
+            try:
+                mem.approve(res.id)
+            except (PathRefused, StoreError):
+                pass
+    assert fsck(root) == "0:"
+    assert "INDEX_ALLOCATION" not in sh(root, "ls-tree", "-r", "--name-only", "HEAD")
 
 
 def test_a_commit_holds_only_the_paths_given_not_a_person_s_staged_file(tmp_path: Path) -> None:
