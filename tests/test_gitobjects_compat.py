@@ -12,6 +12,7 @@ import pytest
 
 from memtui.core.folder import FolderStore
 from memtui.core.memory import Memory
+from memtui.core.paths import PathRefused
 from memtui.core.store import StoreError
 
 
@@ -287,3 +288,39 @@ def test_memory_write_end_to_end_after_gc_and_pack_refs(root: Path) -> None:
     assert mem.update("Facts", "add", "[stated] two").status == "applied"
     assert_consistent(root)
     assert "two" in sh(root, "show", "HEAD:MEMORY.md")
+
+
+@pytest.mark.xfail(strict=True, reason="write_object and _move_ref_file ignore core.sharedRepository: under umask "
+                   "077 a new object folder is 2700, the object 0400, refs and reflogs 0600 (git makes them group "
+                   "readable and its folders group writable), so the group's other members cannot read the commit")
+def test_shared_repository_permissions(tmp_path: Path) -> None:
+    """core.sharedRepository=group: git makes new object folders, objects, refs and logs group-readable (and its
+    folders group-writable) whatever the umask, so the other members of the group can keep using the repository."""
+    import stat
+
+    root = fresh(tmp_path / "m", "--shared=group")
+    old = os.umask(0o077)
+    try:
+        store = FolderStore(root)
+        sha = commit_file(store, root, "a.md", "a\n")
+    finally:
+        os.umask(old)
+    assert_consistent(root)
+    obj = root / ".git/objects" / sha[:2] / sha[2:]
+    assert stat.S_IMODE(obj.stat().st_mode) & 0o040, oct(obj.stat().st_mode)
+    assert stat.S_IMODE(obj.parent.stat().st_mode) & 0o070 == 0o070, oct(obj.parent.stat().st_mode)
+    for p in (root / ".git/refs/heads/main", root / ".git/logs/HEAD"):
+        assert stat.S_IMODE(p.stat().st_mode) & 0o060 == 0o060, (p, oct(p.stat().st_mode))
+
+
+def test_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:
+    root = fresh(tmp_path / "m")
+    name = b"caf\xe9.md"
+    with open(os.path.join(os.fsencode(root), name), "wb") as f:
+        f.write(b"latin-1 name\n")
+    rel = os.fsdecode(name)
+    store = FolderStore(root)
+    with pytest.raises(PathRefused):  # refused before any object is written: no half-made commit
+        store.commit([rel], "latin-1 name", "wes")
+    assert not (root / ".git/refs/heads/main").exists()
+    assert fsck(root).startswith("0:")

@@ -238,6 +238,22 @@ def test_a_person_s_commit_while_memtui_sets_the_index_does_not_revert_memtui_s_
     assert sh(root, "show", "HEAD:mem.md") == "memtui 0\n"
 
 
+@pytest.mark.xfail(strict=True, reason="_move_ref_file appends the reflog lines after renaming the ref lock away; a "
+                   "`git commit` that takes the lock in between writes its line first, so the reflog is out of order "
+                   "(a 150-round run: 9 breaks in the branch's reflog, 12 in HEAD's). git appends while holding it")
+def test_reflogs_stay_in_order_while_a_person_commits_in_a_loop(tmp_path: Path) -> None:
+    root = person_repo(tmp_path / "m")
+    (root / ".gitignore").write_text(".memtui/\nerr.txt\n")
+    rounds = 150
+    memtui = _memtui_loop(root, "mem.md", rounds)
+    person = subprocess.Popen(["sh", "-c", PERSON_LOOP, "sh", str(rounds)], cwd=root, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    memtui.communicate(timeout=300)
+    person.communicate(timeout=300)
+    reflog_is_a_chain(root, "refs/heads/main")
+    reflog_is_a_chain(root, "HEAD")
+
+
 def test_two_memtui_processes_writing_at_once(tmp_path: Path) -> None:
     root = person_repo(tmp_path / "m")
     rounds = 25
