@@ -324,3 +324,19 @@ def test_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:
         store.commit([rel], "latin-1 name", "wes")
     assert not (root / ".git/refs/heads/main").exists()
     assert fsck(root).startswith("0:")
+
+
+def test_sparse_index_in_and_outside_the_cone(tmp_path: Path) -> None:
+    root = fresh(tmp_path / "m")
+    for rel in ("a/a.md", "b/b.md", "r.md"):
+        write(root, rel, rel + "\n")
+    sh(root, "add", ".")
+    sh(root, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qm", "base")
+    sh(root, "sparse-checkout", "set", "--cone", "--sparse-index", "a")
+    store = FolderStore(root)
+    commit_file(store, root, "a/new.md", "n\n")
+    commit_file(store, root, "b/c.md", "c\n")
+    assert_consistent(root)
+    assert sh(root, "ls-tree", "-r", "--name-only", "HEAD").split() == ["a/a.md", "a/new.md", "b/b.md", "b/c.md",
+                                                                        "r.md"]
+    assert store.committed("b/b.md") == b"b/b.md\n"

@@ -452,3 +452,21 @@ def test_a_symlinked_gitmodules_is_not_committed(tmp_path: Path) -> None:
             FolderStore(root).commit([name], "link", "wes")
     assert sh(root, "rev-parse", "HEAD").strip() == head
     assert fsck(root) == "0:"
+
+
+def test_an_approved_entry_commits_only_itself_not_a_person_s_unsaved_edit_of_that_file(root: Path) -> None:
+    from memtui.core.memory import Memory
+
+    mem = Memory(root)
+    text = (root / "MEMORY.md").read_text()
+    (root / "MEMORY.md").write_text(text.replace("## Facts\n", "## Facts\n\n- [stated] person's own draft\n", 1))
+    queued = mem.update("Facts", "add", "[stated] the agent's entry", actor="agent:claude")
+    assert queued.status == "queued"
+    assert mem.approve(queued.id).status == "applied"
+    patch = sh(root, "show", "HEAD", "--format=", "--", "MEMORY.md")
+    added = [line for line in patch.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    written = [line for line in added if line.strip("+ ")]  # the section's spacing aside
+    assert len(written) == 1 and "the agent's entry" in written[0], patch
+    assert "person's own draft" in (root / "MEMORY.md").read_text()
+    assert status(root) == " M MEMORY.md\n"
+    assert fsck(root) == "0:"
