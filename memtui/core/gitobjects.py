@@ -358,7 +358,7 @@ def _move_ref_file(git_dir: Path, new: str, old: str | None, reflog: str, commit
     path = common.joinpath(*parts)
     lock = path.with_name(path.name + ".lock")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)  # held by another git: OSError, refused
+    fd = _take_lock(lock)
     try:
         if _ref_value(common, path, ref) != old:
             os.close(fd)
@@ -366,6 +366,14 @@ def _move_ref_file(git_dir: Path, new: str, old: str | None, reflog: str, commit
             return False
         os.write(fd, new.encode() + b"\n")
         os.close(fd)
+        # The reflogs are appended while the lock is still held, as git does: a git that takes the lock the moment
+        # it is renamed away would otherwise log its update first, and the reflog would be out of order.
+        line = f"{old or ZERO} {new} ".encode() + ident(*committer, git_date(date)) + b"\t" + \
+            " ".join(reflog.split()).encode("utf-8", "surrogateescape") + b"\n"
+        for log in (common.joinpath("logs", *parts), git_dir / "logs" / "HEAD"):
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with open(log, "ab") as f:
+                f.write(line)
         os.replace(lock, path)
     except BaseException:
         try:
@@ -373,13 +381,23 @@ def _move_ref_file(git_dir: Path, new: str, old: str | None, reflog: str, commit
         except OSError:
             pass
         raise
-    line = f"{old or ZERO} {new} ".encode() + ident(*committer, git_date(date)) + b"\t" + \
-        " ".join(reflog.split()).encode("utf-8", "surrogateescape") + b"\n"
-    for log in (common.joinpath("logs", *parts), git_dir / "logs" / "HEAD"):
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "ab") as f:
-            f.write(line)
     return True
+
+
+def _take_lock(lock: Path, wait: float = 1.0) -> int:
+    """Create git's lock file `lock`; one another git holds is waited for up to `wait` seconds (git itself waits
+    100 ms, core.filesRefLockTimeout: a `git commit` holds a branch's lock for about that long), then
+    FileExistsError, refused."""
+    deadline = _now() + wait
+    while True:
+        try:
+            return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            if _now() > deadline:
+                raise
+            import time
+
+            time.sleep(0.005)
 
 
 def _ref_value(common: Path, path: Path, ref: str) -> str | None:
