@@ -393,6 +393,11 @@ class FolderStore(Store):
         by = (committer, f"{_slug(committer)}@memtui.local") if committer else who
         dates = _pinned_dates()
         git_dir = self.git_dir
+        if gitobjects.object_format(git_dir, self.root) != "sha1":
+            # Objects here are named by SHA-1: written into a sha256 repository they would break its branch.
+            raise StoreError(f"the git repository at {self.root} uses sha256 object names, which memtui cannot "
+                             "commit to yet; use a sha1 repository (git init --object-format=sha1). Nothing was "
+                             "committed")
         objects = gitobjects.common_dir(git_dir) / "objects"
         batch = self._objects()
 

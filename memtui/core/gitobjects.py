@@ -442,6 +442,21 @@ def _update_ref(git_dir: Path, work_tree: Path, new: str, old: str | None, reflo
     raise StoreError(f"git could not move the branch: {err.decode('utf-8', 'replace').strip()[:400]}")
 
 
+def object_format(git_dir: Path, work_tree: Path) -> str:
+    """The repository's object format, "sha1" or "sha256": git is asked only when its config names one at all."""
+    try:
+        text = read_file(common_dir(git_dir) / "config").lower()
+    except FileNotFoundError:
+        return "sha1"
+    except OSError:
+        text = b"objectformat"
+    if b"objectformat" not in text:
+        return "sha1"
+    env = {**os.environ, **plumbing_env(git_dir, work_tree)}
+    done = run_plumbing(["git", "rev-parse", "--show-object-format"], env)
+    return done[1].strip().decode("ascii", "replace") if done is not None and done[0] == 0 else "unknown"
+
+
 def head_born(git_dir: Path, work_tree: Path) -> bool:
     """Does HEAD name a commit at all (True also when it names one git cannot read)?"""
     env = {**os.environ, **plumbing_env(git_dir, work_tree)}
