@@ -348,11 +348,15 @@ class FolderStore(Store):
         """No tree entry named `.git` (any case: the repository would no longer clone, or clone into a trap), and
         no symlink into git's or memtui's own files (every clone would ship the trap)."""
         bad = next((part for part in rel.split("/") if protected_name(part)
-                    and part.casefold().rstrip(". ") in (".git", "git~1")), None)
+                    and part.casefold().split(":", 1)[0].rstrip(". ") in (".git", "git~1")), None)
         if bad is not None:
             raise StoreError(f"refused to commit {rel!r}: git keeps no entry named {bad!r} in a tree (the "
                              "repository would no longer clone); nothing was committed")
         full = self.root / rel
+        if os.path.islink(full) and rel.rsplit("/", 1)[-1].casefold().rstrip(". ") in (".gitmodules", "gitmod~1"):
+            # git's own index refuses it too: `git fsck` errs on it (gitmodulesSymlink), so no server takes a push.
+            raise StoreError(f"refused to commit {rel!r}: git keeps no symlink named .gitmodules (git fsck rejects "
+                             "it); replace the link with a plain file. Nothing was committed")
         if os.path.islink(full) and not rel.startswith(STATE_DIR + "/"):
             target = Path(os.path.realpath(full))
             real_root = Path(os.path.realpath(self.root))
@@ -389,6 +393,11 @@ class FolderStore(Store):
         by = (committer, f"{_slug(committer)}@memtui.local") if committer else who
         dates = _pinned_dates()
         git_dir = self.git_dir
+        if gitobjects.object_format(git_dir, self.root) != "sha1":
+            # Objects here are named by SHA-1: written into a sha256 repository they would break its branch.
+            raise StoreError(f"the git repository at {self.root} uses sha256 object names, which memtui cannot "
+                             "commit to yet; use a sha1 repository (git init --object-format=sha1). Nothing was "
+                             "committed")
         objects = gitobjects.common_dir(git_dir) / "objects"
         batch = self._objects()
 

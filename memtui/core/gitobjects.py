@@ -317,7 +317,11 @@ def git_date(stamp: str | None = None) -> str:
 
 
 def commit_object(tree: bytes, parent: str | None, author: bytes, committer: bytes, message: str) -> bytes:
-    """A commit object's bytes, fields in git's order; the message as given (UTF-8, git's default encoding)."""
+    """A commit object's bytes, fields in git's order; the message as given (UTF-8, git's default encoding).
+    A NUL in the message is refused (ValueError), as `git commit` refuses it: `git fsck` reports it as an error
+    (nulInCommit), so a server checking objects would reject every push of the branch."""
+    if "\0" in message:
+        raise ValueError("a commit message cannot hold a NUL byte")
     lines = [b"tree " + tree.hex().encode()]
     if parent is not None:
         lines.append(b"parent " + parent.encode())
@@ -354,7 +358,7 @@ def _move_ref_file(git_dir: Path, new: str, old: str | None, reflog: str, commit
     path = common.joinpath(*parts)
     lock = path.with_name(path.name + ".lock")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)  # held by another git: OSError, refused
+    fd = _take_lock(lock)
     try:
         if _ref_value(common, path, ref) != old:
             os.close(fd)
@@ -362,6 +366,14 @@ def _move_ref_file(git_dir: Path, new: str, old: str | None, reflog: str, commit
             return False
         os.write(fd, new.encode() + b"\n")
         os.close(fd)
+        # The reflogs are appended while the lock is still held, as git does: a git that takes the lock the moment
+        # it is renamed away would otherwise log its update first, and the reflog would be out of order.
+        line = f"{old or ZERO} {new} ".encode() + ident(*committer, git_date(date)) + b"\t" + \
+            " ".join(reflog.split()).encode("utf-8", "surrogateescape") + b"\n"
+        for log in (common.joinpath("logs", *parts), git_dir / "logs" / "HEAD"):
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with open(log, "ab") as f:
+                f.write(line)
         os.replace(lock, path)
     except BaseException:
         try:
@@ -369,25 +381,35 @@ def _move_ref_file(git_dir: Path, new: str, old: str | None, reflog: str, commit
         except OSError:
             pass
         raise
-    line = f"{old or ZERO} {new} ".encode() + ident(*committer, git_date(date)) + b"\t" + \
-        " ".join(reflog.split()).encode("utf-8", "surrogateescape") + b"\n"
-    for log in (common.joinpath("logs", *parts), git_dir / "logs" / "HEAD"):
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "ab") as f:
-            f.write(line)
     return True
 
 
+def _take_lock(lock: Path, wait: float = 1.0) -> int:
+    """Create git's lock file `lock`; one another git holds is waited for up to `wait` seconds (git itself waits
+    100 ms, core.filesRefLockTimeout: a `git commit` holds a branch's lock for about that long), then
+    FileExistsError, refused."""
+    deadline = _now() + wait
+    while True:
+        try:
+            return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            if _now() > deadline:
+                raise
+            import time
+
+            time.sleep(0.005)
+
+
 def _ref_value(common: Path, path: Path, ref: str) -> str | None:
-    """The sha a branch names: its loose file, else its line in packed-refs; None when it does not exist."""
+    """The sha a branch names: its loose file, else its line in packed-refs; None when it does not exist. A loose
+    file that is there but empty (a crash truncated it) hides the packed line, as it does for git ("unreadable"):
+    building on the older packed value would drop every commit made since the refs were packed."""
     try:
-        value = read_file(path).decode("ascii").strip()
+        return read_file(path).decode("ascii").strip() or "unreadable"
     except FileNotFoundError:
-        value = ""
+        pass
     except (OSError, UnicodeDecodeError):
-        value = "unreadable"
-    if value:
-        return value
+        return "unreadable"
     try:
         packed = read_file(common / "packed-refs")
     except FileNotFoundError:
@@ -418,6 +440,21 @@ def _update_ref(git_dir: Path, work_tree: Path, new: str, old: str | None, reflo
     if current != old:
         return False
     raise StoreError(f"git could not move the branch: {err.decode('utf-8', 'replace').strip()[:400]}")
+
+
+def object_format(git_dir: Path, work_tree: Path) -> str:
+    """The repository's object format, "sha1" or "sha256": git is asked only when its config names one at all."""
+    try:
+        text = read_file(common_dir(git_dir) / "config").lower()
+    except FileNotFoundError:
+        return "sha1"
+    except OSError:
+        text = b"objectformat"
+    if b"objectformat" not in text:
+        return "sha1"
+    env = {**os.environ, **plumbing_env(git_dir, work_tree)}
+    done = run_plumbing(["git", "rev-parse", "--show-object-format"], env)
+    return done[1].strip().decode("ascii", "replace") if done is not None and done[0] == 0 else "unknown"
 
 
 def head_born(git_dir: Path, work_tree: Path) -> bool:

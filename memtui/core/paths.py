@@ -35,9 +35,10 @@ def _bad_char(name: str) -> str | None:
 
 
 def protected_name(name: str) -> bool:
-    """Is this one path component git's or memtui's own? Any case; trailing dots and spaces (which Windows drops)
-    and the 8.3 short name `GIT~1` count as `.git`."""
-    folded = name.casefold().rstrip(". ")
+    """Is this one path component git's or memtui's own? Any case; trailing dots and spaces (which Windows drops),
+    an NTFS stream suffix (`.git::$INDEX_ALLOCATION` is the folder `.git` there; git fsck: hasDotgit) and the 8.3
+    short name `GIT~1` count as `.git`."""
+    folded = name.casefold().split(":", 1)[0].rstrip(". ")
     return folded in PROTECTED_NAMES or folded == "git~1" or name.casefold() in PROTECTED_NAMES
 
 
