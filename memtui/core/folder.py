@@ -1089,13 +1089,17 @@ def clear_stale_git_locks(git_dir: Path, wait: float = 5.0) -> list[Path]:
     """Remove git lock files a killed writer left behind; call only while holding the memtui lock.
 
     Every memtui git write happens under the memtui lock, so a lock file seen while holding it was left by a
-    process that died mid-commit (else every later commit fails with "Lock ... could not be obtained"). A lock
-    still open in a live process (a person running git right now) is waited for instead."""
+    process that died mid-commit (else every later commit fails with "Lock ... could not be obtained") — or is a
+    person's git at work: git keeps its locks closed while it waits (`git commit -a` in its editor, a hook), so a
+    lock is stale only when no process has it open and no git works in this repository. One that is not stale is
+    waited for, then left alone: the commit that needs it says what git said."""
     removed: list[Path] = []
     deadline = time.monotonic() + wait
     for lock in git_lock_files(git_dir):
-        while _open_elsewhere(lock) and time.monotonic() < deadline:
+        while (live := _open_elsewhere(lock) or _git_at_work(git_dir)) and time.monotonic() < deadline:
             time.sleep(0.02)
+        if live:
+            continue
         try:
             lock.unlink()
             removed.append(lock)
@@ -1123,6 +1127,28 @@ def _open_elsewhere(path: Path) -> bool:
                     continue
         except OSError:
             continue
+    return False
+
+
+def _git_at_work(git_dir: Path) -> bool:
+    """Is a git process (other than a reader memtui keeps, `git cat-file --batch`) running in this repository:
+    its working folder inside the work tree or the git folder? (Linux /proc; elsewhere, no.)"""
+    proc = Path("/proc")
+    if not (proc / "self" / "cwd").exists():
+        return False
+    places = {str(git_dir.resolve()), str(git_dir.resolve().parent)}
+    for pid_dir in proc.glob("[0-9]*"):
+        try:
+            argv = (pid_dir / "cmdline").read_bytes().split(b"\0")
+            if not argv or not os.path.basename(argv[0].decode("utf-8", "replace")).startswith("git"):
+                continue
+            if argv[1:2] == [b"cat-file"]:
+                continue  # memtui's own persistent reader (any process's): it takes no lock
+            cwd = os.readlink(pid_dir / "cwd")
+        except OSError:
+            continue
+        if any(cwd == place or cwd.startswith(place + os.sep) for place in places):
+            return True
     return False
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -61,10 +62,10 @@ def reflog_is_a_chain(root: Path, ref: str) -> None:
 
 # --- a person's git holding its lock as a closed file --------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="clear_stale_git_locks (folder.py) judges a lock stale when no process has it "
-                   "open; `git commit -a` keeps index.lock closed while the editor and hooks run, so memtui deletes "
-                   "a live git's index.lock and writes the index under it")
 def test_index_lock_of_a_person_s_commit_in_its_editor_is_not_taken(tmp_path: Path) -> None:
+    """Was: memtui judged a lock stale when no process had it open; `git commit -a` keeps index.lock closed while
+    its editor and hooks run, so memtui deleted a live git's index.lock and wrote the index under it. Now a lock
+    is stale only when no git works in the repository: memtui waits, then commits on top of the person's."""
     root = person_repo(tmp_path / "m")
     with open(root / "base.md", "a") as f:
         f.write("person's change\n")
@@ -76,15 +77,31 @@ def test_index_lock_of_a_person_s_commit_in_its_editor_is_not_taken(tmp_path: Pa
             time.sleep(0.02)
         inode = os.stat(root / ".git/index.lock").st_ino
         (root / "mem.md").write_text("memtui\n")
+        seen = []
+        watcher = threading.Thread(target=lambda: seen.extend(_inodes_while(root / ".git/index.lock", person)))
+        watcher.start()
         FolderStore(root).commit(["mem.md"], "memtui write", "wes")
-        assert os.stat(root / ".git/index.lock").st_ino == inode, "memtui replaced a live git's index.lock"
+        watcher.join(20)
+        assert set(seen) <= {inode}, "memtui replaced a live git's index.lock"
     finally:
-        person.wait(timeout=20)
+        out = person.communicate(timeout=20)[0].decode()
+    assert person.returncode == 0, out
+    assert sh(root, "log", "--format=%s", "-2").split("\n")[:2] == ["memtui write", "person"]
+    assert status(root) == "" and fsck(root) == "0:"
 
 
-@pytest.mark.xfail(strict=True, reason="same cause: memtui deleted the index.lock of a `git commit -a` in its editor; "
-                   "git then says 'repository has been updated, but unable to write new_index file' and "
-                   "`git status` shows MM (index older than HEAD)")
+def _inodes_while(lock: Path, person: subprocess.Popen) -> list[int]:
+    """The inodes `lock` had while the person's git ran."""
+    out = []
+    while person.poll() is None:
+        try:
+            out.append(os.stat(lock).st_ino)
+        except FileNotFoundError:
+            pass
+        time.sleep(0.005)
+    return out
+
+
 def test_a_person_s_commit_during_a_memtui_write_that_changes_nothing_succeeds(tmp_path: Path) -> None:
     root = person_repo(tmp_path / "m")
     with open(root / "base.md", "a") as f:
@@ -102,10 +119,6 @@ def test_a_person_s_commit_during_a_memtui_write_that_changes_nothing_succeeds(t
     assert fsck(root) == "0:"
 
 
-@pytest.mark.xfail(strict=True, reason="a ref lock git holds (closed) across its reference-transaction hook is "
-                   "deleted by clear_stale_git_locks; the person's commit then fails with \"couldn't set "
-                   "'refs/heads/main'\" while HEAD's reflog already records it: HEAD@{0} names a commit the branch "
-                   "never pointed at")
 def test_ref_lock_held_across_a_reference_transaction_hook_is_not_stolen(tmp_path: Path) -> None:
     root = person_repo(tmp_path / "m")
     hook = root / ".git/hooks/reference-transaction"
