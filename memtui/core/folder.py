@@ -412,7 +412,9 @@ class FolderStore(Store):
 
         blobs = {rel: self._given_blob(store, contents[rel]) if rel in contents else self._blob(store, rel)
                  for rel in dict.fromkeys(paths)}
-        for attempt in range(3):
+        for attempt in range(10):  # a person's git committing in a loop moves the branch between our steps
+            if attempt:
+                time.sleep(0.005 * attempt)
             head = batch.get("HEAD")
             if head is None and gitobjects.head_born(git_dir, self.root):
                 raise StoreError(f"HEAD at {self.root} names a commit git cannot read; run `memtui doctor` "
@@ -437,9 +439,21 @@ class FolderStore(Store):
                 gitobjects.ident(*by, gitobjects.git_date(dates.get("commit_date"))), message)).hex()
             subject = message.split("\n", 1)[0]
             reflog = f"commit: {subject}" if parent is not None else f"commit (initial): {subject}"
-            if gitobjects.move_head(git_dir, self.root, sha, parent, reflog, by, dates.get("commit_date")):
-                self._sync_index(leaves)
-                return sha
+            # As git commits: git's index is locked and its new entries made first, the branch moved next, the
+            # index put in place last. Moving the branch first let a person's `git commit` between the two read
+            # the old entries and commit the old file back (a revert of the approved write in history).
+            with self._index_locked() as lock:
+                staged = self._staged_index(leaves, lock)
+                try:
+                    if gitobjects.move_head(git_dir, self.root, sha, parent, reflog, by, dates.get("commit_date")):
+                        os.replace(staged, lock)  # the lock's content is the new index; it becomes the index
+                        os.replace(lock, self._index_file())
+                        self._index_behind = {}
+                        self._refresh_index(leaves)
+                        return sha
+                finally:
+                    if staged.exists():
+                        staged.unlink()
         raise StoreError("HEAD kept moving while memtui committed (another git command is committing here)")
 
     def _hooks_path(self) -> str:
@@ -495,7 +509,7 @@ class FolderStore(Store):
 
         The commit is already made, so failing now would leave it without its files: a person's git holding
         index.lock is waited for, and past that the entries are set by the next commit instead."""
-        from memtui.core.gitcall import config_env, plumbing_env, run_plumbing
+        from memtui.core.gitcall import plumbing_env, run_plumbing
 
         leaves = {**self._index_behind, **leaves}
         records = b"".join(
@@ -519,12 +533,77 @@ class FolderStore(Store):
                 return
             time.sleep(0.02)
         self._index_behind = {}
+        self._refresh_index(leaves)
+
+    def _refresh_index(self, leaves: dict[str, tuple[bytes, int] | None]) -> None:
+        from memtui.core.gitcall import config_env, run_plumbing
+
         if len(leaves) > 100:
             # Entries set from objects carry no stat data: refresh it once here (an adopted folder), rather than
             # have the next `git status` re-read every file. A refresh may re-read files, so the repository's
             # own filter drivers are switched off for it (config_env).
             refresh = {**os.environ, **config_env(self.git_dir, self.root), "GIT_DIR": str(self.git_dir)}
             run_plumbing(["git", "update-index", "-q", "--refresh"], refresh)
+
+    def _index_file(self) -> Path:
+        return self.git_dir / "index"
+
+    @contextmanager
+    def _index_locked(self) -> Iterator[Path]:
+        """git's index lock (`index.lock`, taken as git takes it), held while a commit moves the branch; a person's
+        git holding it is waited for (index_wait), then the commit is refused before anything moved."""
+        lock = self._index_file().with_name("index.lock")
+        deadline = time.monotonic() + self.index_wait
+        while True:
+            try:
+                fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                break
+            except FileExistsError:
+                if time.monotonic() > deadline:
+                    raise StoreError(f"another git holds git's index at {self.root} ({lock.name}); nothing was "
+                                     "committed: when that git is done, try again") from None
+                time.sleep(0.02)
+        os.close(fd)
+        try:
+            yield lock
+        finally:
+            try:
+                lock.unlink()  # still there: the commit did not happen (else the lock became the index)
+            except FileNotFoundError:
+                pass
+
+    def _staged_index(self, leaves: dict[str, tuple[bytes, int] | None], lock: Path) -> Path:
+        """A copy of git's index with the committed paths' entries set (one `git update-index` on the copy), for
+        `lock` to become once the branch moved."""
+        import shutil
+
+        from memtui.core.gitcall import plumbing_env, run_plumbing
+
+        leaves = {**self._index_behind, **leaves}
+        records = b"".join(
+            (b"0 " + b"0" * 40 if leaf is None else b"%o %s" % (leaf[1], leaf[0].hex().encode()))
+            + b"\t" + rel.encode() + b"\0"
+            for rel, leaf in leaves.items()
+        )
+        fd, name = tempfile.mkstemp(prefix="memtui-index-", dir=lock.parent)
+        os.close(fd)
+        staged = Path(name)
+        try:
+            if self._index_file().exists():
+                shutil.copyfile(self._index_file(), staged)
+            else:
+                staged.unlink()  # git makes a new index
+            env = {**os.environ, **plumbing_env(self.git_dir, self.root), "GIT_INDEX_FILE": str(staged)}
+            done = run_plumbing(["git", "update-index", "-z", "--index-info"], env, records)
+            if done is None:
+                raise StoreError(f"git update-index did not answer within the time limit in {self.root}")
+            if done[0] != 0:
+                raise StoreError(f"git update-index failed: {done[2].decode('utf-8', 'replace').strip()[:400]}")
+        except BaseException:
+            if staged.exists():
+                staged.unlink()
+            raise
+        return staged
 
     def _commit_with_index(
         self, paths: list[str], message: str, author: str, committer: str | None = None, allow_empty: bool = False
@@ -1094,6 +1173,12 @@ def clear_stale_git_locks(git_dir: Path, wait: float = 5.0) -> list[Path]:
     lock is stale only when no process has it open and no git works in this repository. One that is not stale is
     waited for, then left alone: the commit that needs it says what git said."""
     removed: list[Path] = []
+    for staged in git_dir.glob("memtui-index-*"):  # a killed commit's new index, made under the memtui lock too
+        try:
+            staged.unlink()
+            removed.append(staged)
+        except OSError:
+            pass
     deadline = time.monotonic() + wait
     for lock in git_lock_files(git_dir):
         while (live := _open_elsewhere(lock) or _git_at_work(git_dir)) and time.monotonic() < deadline:

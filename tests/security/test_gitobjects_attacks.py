@@ -146,10 +146,9 @@ def test_ref_lock_held_across_a_reference_transaction_hook_is_not_stolen(tmp_pat
 
 # --- concurrency ---------------------------------------------------------------------------------------------
 
-REF_BEFORE_INDEX = ("_commit_in moves the branch (move_head) before it sets git's index (_sync_index, a separate "
-                    "`git update-index`) and holds no index.lock across the two: a `git commit` that reads HEAD and the "
-                    "index in between sees memtui's file as a staged revert and commits it (git orders it the other "
-                    "way: index first, ref last)")
+# Was: the branch was moved before git's index was set (a separate `git update-index`, no index.lock across the
+# two), so a `git commit` in between saw memtui's file as a staged revert and committed it. git's order is kept
+# now: index lock, new index made, branch moved, index in place.
 
 
 MEMTUI_LOOP = r"""
@@ -182,8 +181,9 @@ def _memtui_loop(root: Path, name: str, rounds: int) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _check_history(root: Path, runs: dict[str, list[str]]) -> None:
-    """Every commit a writer reported is on the branch, each changes only its writer's file, git is consistent."""
+def _check_history(root: Path, runs: dict[str, list[str]], *, pure: set[str] | None = None) -> None:
+    """Every commit a writer reported is on the branch, each of `pure`'s (default: every writer's) changes only its
+    writer's file, git is consistent."""
     on_branch = set(sh(root, "rev-list", "HEAD").split())
     for name, lines in runs.items():
         made = [line.split()[1] for line in lines if line.startswith("ok ") and line.split()[1] != "None"]
@@ -191,14 +191,13 @@ def _check_history(root: Path, runs: dict[str, list[str]]) -> None:
         for sha in made:
             assert sha in on_branch, f"{name}'s commit {sha} was lost"
             files = sh(root, "diff-tree", "--no-commit-id", "--name-only", "-r", sha).split()
-            assert files == [name], f"{name}'s commit {sha} changed {files}"
+            if pure is None or name in pure:
+                assert files == [name], f"{name}'s commit {sha} changed {files}"
     assert fsck(root) == "0:"
     reflog_is_a_chain(root, "refs/heads/main")
     reflog_is_a_chain(root, "HEAD")
 
 
-@pytest.mark.xfail(strict=True, reason=REF_BEFORE_INDEX + "; in a 100-round run 52 of 76 person commits also changed "
-                   "mem.md")
 def test_a_person_committing_in_a_loop_while_memtui_commits(tmp_path: Path) -> None:
     root = person_repo(tmp_path / "m")
     (root / ".gitignore").write_text(".memtui/\nerr.txt\n")
@@ -211,7 +210,11 @@ def test_a_person_committing_in_a_loop_while_memtui_commits(tmp_path: Path) -> N
     assert memtui.returncode == 0, err_m
     m_lines, p_lines = out_m.splitlines(), out_p.splitlines()
     person_files = {"person.md"}
-    _check_history(root, {"mem.md": m_lines, "person.md": p_lines})
+    # memtui's commits hold only its file. A person's may still put memtui's file back: `git commit` reads HEAD
+    # after it has let go of the index lock, so two committers at once can each undo the other (git against git
+    # too). That race is git's; the one memtui's own order opened (branch moved before the index) is closed and
+    # tested deterministically below, and it was 52 of 76 person commits in this loop.
+    _check_history(root, {"mem.md": m_lines, "person.md": p_lines}, pure={"mem.md"})
     # A person's commit may fail (memtui moved the branch first, as another git would); what it staged stays staged.
     assert set(sh(root, "diff", "--cached", "--name-only").split()) <= person_files
     assert set(sh(root, "diff", "--name-only").split()) <= person_files | {".gitignore"}
@@ -224,7 +227,6 @@ exec "$REAL_GIT" "$@"
 """
 
 
-@pytest.mark.xfail(strict=True, reason=REF_BEFORE_INDEX)
 def test_a_person_s_commit_while_memtui_sets_the_index_does_not_revert_memtui_s_write(tmp_path: Path) -> None:
     """The window made wide: memtui's `git update-index` is slow (a loaded disk); the person commits in it."""
     import shutil
@@ -248,7 +250,7 @@ def test_a_person_s_commit_while_memtui_sets_the_index_does_not_revert_memtui_s_
     sh(root, "commit", "-qm", "person")
     memtui.communicate(timeout=30)
     assert sh(root, "diff-tree", "--no-commit-id", "--name-only", "-r", "HEAD").split() == ["person.md"]
-    assert sh(root, "show", "HEAD:mem.md") == "memtui 0\n"
+    assert sh(root, "show", "HEAD:mem.md") == "mem.md 0\n"
 
 
 def test_reflogs_stay_in_order_while_a_person_commits_in_a_loop(tmp_path: Path) -> None:
@@ -327,36 +329,34 @@ def _memtui(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=60)
 
 
-def test_killed_between_the_ref_and_the_index_the_next_write_repairs_the_index(root: Path, tmp_path: Path) -> None:
+def test_killed_while_the_index_is_made_nothing_moved_and_the_next_write_finishes_it(root: Path,
+                                                                                     tmp_path: Path) -> None:
+    """Was: killed after the branch moved and before `git update-index`, HEAD had the write and git's index the
+    file before it (git status: MM), and a person's commit then put the old file back. The index is now made
+    first, under git's index lock, and the branch moved after: killed there, nothing moved."""
+    before = sh(root, "rev-parse", "HEAD").strip()
     _killed_write(root, tmp_path, "update-index")
-    assert "killed write" in sh(root, "show", "HEAD:MEMORY.md")
-    assert status(root) == "MM MEMORY.md\n"  # HEAD has the write, git's index the file before it
+    assert sh(root, "rev-parse", "HEAD").strip() == before
+    assert status(root) == " M MEMORY.md\n"  # the journaled write on disk; git's index and HEAD agree
     assert _memtui(root, "log", "an unrelated write").returncode == 0  # the journal finishes the killed write
-    assert status(root) == ""
-    assert fsck(root) == "0:"
+    assert "killed write" in sh(root, "show", "HEAD:MEMORY.md")
+    assert status(root) == "" and fsck(root) == "0:"
+    assert not (root / ".git/index.lock").exists() and not list((root / ".git").glob("memtui-index-*"))
 
 
-KILLED_INDEX = ("killed after move_head and before _sync_index's `git update-index`: HEAD has the write, the index "
-                "the old blob (git status: MM MEMORY.md). Only memtui's next write repairs it (the journal re-commits "
-                "and _sync_index runs); opening memtui to read does not")
-
-
-@pytest.mark.xfail(strict=True, reason=KILLED_INDEX)
-def test_killed_between_the_ref_and_the_index_a_reading_open_repairs_the_index(root: Path, tmp_path: Path) -> None:
-    _killed_write(root, tmp_path, "update-index")
-    assert _memtui(root, "context").returncode == 0
-    assert status(root) == ""
-
-
-@pytest.mark.xfail(strict=True, reason=KILLED_INDEX + "; a person's `git commit` of another file in that window "
-                   "commits the index's old MEMORY.md, reverting the approved write in history")
 def test_a_person_s_commit_after_such_a_kill_keeps_memtui_s_write(root: Path, tmp_path: Path) -> None:
+    """Was: a person's `git commit` of another file in that window committed the index's old MEMORY.md, reverting
+    the approved write in history. Now the person's commit holds only their file, and the write is finished."""
     _killed_write(root, tmp_path, "update-index")
+    (root / ".git/index.lock").unlink()  # the killed memtui's lock: a person's git would say to remove it
     (root / "person.md").write_text("p\n")
     sh(root, "add", "person.md")
     sh(root, "commit", "-qm", "person", env={"GIT_AUTHOR_NAME": "p", "GIT_AUTHOR_EMAIL": "p@x",
                                               "GIT_COMMITTER_NAME": "p", "GIT_COMMITTER_EMAIL": "p@x"})
-    assert "killed write" in sh(root, "show", "HEAD:MEMORY.md"), "the person's commit reverted memtui's write"
+    assert sh(root, "diff-tree", "--no-commit-id", "--name-only", "-r", "HEAD").split() == ["person.md"]
+    assert _memtui(root, "log", "next write").returncode == 0
+    assert "killed write" in sh(root, "show", "HEAD:MEMORY.md")
+    assert status(root) == "" and fsck(root) == "0:"
 
 
 def test_killed_before_the_ref_moves_is_finished_by_the_journal(root: Path, tmp_path: Path) -> None:
