@@ -445,7 +445,8 @@ class FolderStore(Store):
             with self._index_locked() as lock:
                 staged = self._staged_index(leaves, lock)
                 try:
-                    if gitobjects.move_head(git_dir, self.root, sha, parent, reflog, by, dates.get("commit_date")):
+                    if gitobjects.move_head(git_dir, self.root, sha, parent, reflog, by, dates.get("commit_date"),
+                                            new_logs=self._new_reflogs()):
                         os.replace(staged, lock)  # the lock's content is the new index; it becomes the index
                         os.replace(lock, self._index_file())
                         self._index_behind = {}
@@ -455,6 +456,16 @@ class FolderStore(Store):
                     if staged.exists():
                         staged.unlink()
         raise StoreError("HEAD kept moving while memtui committed (another git command is committing here)")
+
+    def _new_reflogs(self) -> bool:
+        """May a commit start a reflog that does not exist? Not with core.logAllRefUpdates=false (git's default in
+        a repository with a work tree is to start them); no process when no config file could set it."""
+        from memtui.core.gitobjects import may_be_set
+
+        if not may_be_set(self.git_dir, b"logallrefupdates"):
+            return True
+        value = self._core_settings().get("core.logallrefupdates", "true").strip().lower()
+        return value not in ("false", "no", "off", "0")
 
     def _hooks_path(self) -> str:
         """core.hooksPath ("" when unset), with no process when no config file could set it."""
@@ -1263,6 +1274,9 @@ TREE_MODE = b"40000"  # as git writes a folder's mode in a tree (some old tools 
 FOLDER_MODES = (TREE_MODE, b"040000")
 
 
+GITLINK_MODE = b"160000"  # a submodule's entry in a tree
+
+
 def _write_tree(
     read: Any, store: Any, binsha: bytes | None, leaves: dict[str, tuple[bytes, int] | None],
     trees: dict[bytes, dict[bytes, tuple[bytes, bytes]]] | None = None,
@@ -1288,6 +1302,10 @@ def _write_tree(
             entries[key] = (b"%o" % leaf[1], leaf[0])
     for key, inner in below.items():
         old = entries.get(key)
+        if old is not None and old[0] == GITLINK_MODE:
+            # A submodule: git refuses a path inside one, and writing a folder here would drop it from the commit.
+            raise StoreError(f"{key.decode('utf-8', 'replace')} is a git submodule; memtui does not commit files "
+                             "inside it. Nothing was committed")
         sub = _write_tree(read, store, old[1] if old and old[0] in FOLDER_MODES else None, inner, trees)
         if sub is None:
             entries.pop(key, None)

@@ -330,21 +330,23 @@ def commit_object(tree: bytes, parent: str | None, author: bytes, committer: byt
 
 
 def move_head(git_dir: Path, work_tree: Path, new: str, old: str | None, reflog: str, committer: tuple[str, str],
-              date: str | None) -> bool:
+              date: str | None, *, new_logs: bool = True) -> bool:
     """Point HEAD's branch at `new` if it still points at `old` (None: not born yet), a compare-and-swap under
     git's own lock file (`<ref>.lock`, taken as git takes it), so a `git commit` a person runs meanwhile is never
     overwritten; the branch's and HEAD's reflogs are written as git writes them. False when the branch moved.
 
     Refs kept as files are moved in process; anything else (a reftable repository, a HEAD that is not a plain
     `ref: refs/...` line) by `git update-ref`, which does the same with git's own code."""
-    moved = _move_ref_file(git_dir, new, old, reflog, committer, date)
+    moved = _move_ref_file(git_dir, new, old, reflog, committer, date, new_logs)
     if moved is not None:
         return moved
     return _update_ref(git_dir, work_tree, new, old, reflog, committer, date)
 
 
 def _move_ref_file(git_dir: Path, new: str, old: str | None, reflog: str, committer: tuple[str, str],
-                   date: str | None) -> bool | None:
+                   date: str | None, new_logs: bool = True) -> bool | None:
+    """`move_head` for refs kept as files; `new_logs` False (core.logAllRefUpdates=false): a reflog that does
+    not exist is not started, as git does."""
     common = common_dir(git_dir)
     try:
         head = read_file(git_dir / "HEAD").decode("utf-8").strip()
@@ -371,6 +373,8 @@ def _move_ref_file(git_dir: Path, new: str, old: str | None, reflog: str, commit
         line = f"{old or ZERO} {new} ".encode() + ident(*committer, git_date(date)) + b"\t" + \
             " ".join(reflog.split()).encode("utf-8", "surrogateescape") + b"\n"
         for log in (common.joinpath("logs", *parts), git_dir / "logs" / "HEAD"):
+            if not new_logs and not log.exists():
+                continue
             log.parent.mkdir(parents=True, exist_ok=True)
             with open(log, "ab") as f:
                 f.write(line)
@@ -465,12 +469,13 @@ def head_born(git_dir: Path, work_tree: Path) -> bool:
 
 
 def core_settings(git_dir: Path, work_tree: Path) -> dict[str, str]:
-    """`core.hooksPath` and `core.fileMode` as git reads them (every config scope, includes too), keys lower-case:
+    """`core.hooksPath`, `core.fileMode` and `core.logAllRefUpdates` as git reads them (every config scope, includes too), keys lower-case:
     one `git config` call. Read with memtui's overrides but not its hooks override, so the path is the real one."""
     from memtui.core.gitcall import SAFE_CONFIG, _config_env
 
     env = {**_config_env(list(SAFE_CONFIG)), "GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(work_tree)}
-    done = run_plumbing(["git", "config", "-z", "--get-regexp", r"^core\.(hookspath|filemode)$"], env)
+    done = run_plumbing(["git", "config", "-z", "--get-regexp", r"^core\.(hookspath|filemode|logallrefupdates)$"],
+                        env)
     if done is None or done[0] not in (0, 1):
         return {}
     out = {}
