@@ -1318,7 +1318,10 @@ def _write_tree(
     # git orders a tree's entries by name, a folder's name compared as if it ended in "/".
     names = sorted(entries, key=lambda n: n + b"/" if entries[n][0] in FOLDER_MODES else n)
     data = b"".join(b"%s %s\0%s" % (entries[n][0], n, entries[n][1]) for n in names)
-    return store(b"tree", data)
+    sha = store(b"tree", data)
+    if len(trees) < 256:
+        trees[sha] = {n: entries[n] for n in names}  # the next commit starts from this tree: not parsed again
+    return sha
 
 
 def _parsed_tree(read: Any, trees: dict[bytes, dict[bytes, tuple[bytes, bytes]]],
