@@ -1168,7 +1168,7 @@ GIT_LOCKS = ("index.lock", "HEAD.lock", "config.lock", "packed-refs.lock")
 
 def git_lock_files(git_dir: Path) -> list[Path]:
     """git's lock files: the index, HEAD, config, packed refs, any ref under refs/ and any reflog under logs/."""
-    found = [git_dir / n for n in GIT_LOCKS if (git_dir / n).exists()]
+    found = [git_dir / n for n in GIT_LOCKS if os.path.lexists(git_dir / n)]  # a planted dangling link too
     for sub in ("refs", "logs"):
         if (git_dir / sub).is_dir():
             found += sorted((git_dir / sub).rglob("*.lock"))

@@ -86,10 +86,8 @@ def test_an_unmerged_entry_of_the_committed_path_is_resolved_by_the_commit(tmp_p
     assert leftovers(root) == []
 
 
-@pytest.mark.xfail(strict=True, reason="git_lock_files lists a lock with Path.exists(), which follows a link: a "
-                   "dangling symlink planted as .git/index.lock is never seen, never cleared, and blocks every "
-                   "memtui (and git) commit forever")
 def test_a_dangling_symlink_planted_as_index_lock_is_cleared_as_stale(tmp_path: Path) -> None:
+    """Fixed: git_lock_files used Path.exists(), which follows the link, so the planted lock was never cleared."""
     root = repo(tmp_path / "m")
     os.symlink(str(tmp_path / "nowhere"), root / ".git/index.lock")
     (root / "mem.md").write_text("memtui\n")
@@ -146,3 +144,45 @@ def test_clear_stale_locks_never_follows_a_memtui_index_symlink_out_of_git(tmp_p
     os.symlink(str(victim), root / ".git/memtui-index-evil")
     clear_stale_git_locks(root / ".git", wait=0.1)
     assert victim.read_text() == "precious\n"
+
+
+# --- the recurrence gate -------------------------------------------------------------------------------------
+
+AGENT = "agent:claude"
+LESSON = "[inferred] Prefers answers in German"
+
+
+@pytest.mark.xfail(strict=True, reason="a candidate's signals are read back from its queue file as they are: an "
+                   "agent that can write .memtui/queue/ by hand (its own shell, outside memtui) forges the sessions "
+                   "and the gate reads as met; nothing binds the signals to memtui (no MAC, no copy kept elsewhere)")
+def test_signals_forged_in_a_queue_file_by_hand_do_not_meet_the_gate(root: Path, now) -> None:
+    import json
+
+    from memtui.core import recurrence
+    from memtui.core.memory import Memory
+
+    now("2026-08-20T14:05")
+    mem = Memory(root)
+    r = mem.update("Preferences", "add", LESSON, actor=AGENT)
+    assert r.status == "queued" and "1 of 3 signals" in r.message
+    [qfile] = [f for f in mem.store.queue_dir.glob("*.json") if r.id in f.read_text()]
+    data = json.loads(qfile.read_text())
+    data["signals"] += [{"ts": f"2026-08-{d}T10:00:00", "session": f"day:2026-08-{d}", "actor": AGENT}
+                        for d in (18, 19)]
+    qfile.write_text(json.dumps(data))
+    p = Memory(root).get(r.id)
+    assert not recurrence.tally(p).met, recurrence.tally(p)
+
+
+def test_an_agent_running_the_cli_with_its_own_clock_meets_the_gate_alone(root: Path) -> None:
+    """MEMTUI_NOW is read from the caller's environment: an agent with a shell runs `memtui update --by agent:x`
+    three times with three days. This is not a hole of the gate: the same shell can run the CLI as the person
+    (--by defaults to the person) and apply at once, so the CLI is a person's surface. Recorded: it does meet."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    out = ""
+    for day in ("18", "19", "20"):
+        done = subprocess.run([sys.executable, "-m", "memtui", "update", "Preferences", "add", LESSON,
+                               "--by", AGENT, "--root", str(root)],
+                              env={**env, "MEMTUI_NOW": f"2026-08-{day}T10:00"}, capture_output=True, text=True)
+        out = done.stdout + done.stderr
+    assert "gate met" in out or "3 of 3" in out, out
