@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -1070,7 +1071,11 @@ class FolderStore(Store):
             return None
 
     def keep_rejected(self, rel: str, data: bytes, stamp: str) -> str | None:
-        dest = self.state / "rejected" / f"{stamp}-{rel.replace('/', '__')}"
+        name = f"{stamp}-{rel.replace('/', '__')}"
+        if len(name.encode()) > 180:  # a deep path, or a name made visible (3 bytes a symbol), passes NAME_MAX
+            digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+            name = f"{name.encode()[:160].decode('utf-8', 'ignore')}-{digest}"
+        dest = self.state / "rejected" / name
         atomic_write(dest, data)
         return str(dest.relative_to(self.root))
 

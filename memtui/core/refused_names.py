@@ -135,8 +135,11 @@ def _read(folder: int, name: str) -> bytes | None:
         return None
     if stat.S_ISLNK(st.st_mode):
         return os.readlink(name, dir_fd=folder).encode("utf-8", errors="surrogateescape")
-    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder)
+    # Not blocking: the name may have become a FIFO since the check, and an open of one waits for a writer.
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
     with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{name!r} is no longer a file")
         return f.read()
 
 

@@ -186,3 +186,56 @@ def test_an_agent_running_the_cli_with_its_own_clock_meets_the_gate_alone(root: 
                               env={**env, "MEMTUI_NOW": f"2026-08-{day}T10:00"}, capture_output=True, text=True)
         out = done.stdout + done.stderr
     assert "gate met" in out or "3 of 3" in out, out
+
+
+# --- rejecting an external change under a refused name ---------------------------------------------------------
+
+def test_a_refused_name_too_long_to_keep_once_made_visible_can_still_be_rejected(root: Path) -> None:
+    """200 ESCs make a legal 203-byte name; made visible each is a 3-byte symbol, and the kept copy's name
+    (stamp + visible name) passes NAME_MAX: the rejection failed and the file could never be rejected."""
+    from memtui.core.memory import Memory
+
+    mem = Memory(root)
+    name = "\x1b" * 200 + ".md"
+    (root / name).write_text("x\n")
+    [x] = [p for p in mem.external_proposals() if p.file == name]
+    r = mem.reject(x.id, reason="no", by="wes")
+    assert r.status == "rejected", r.message
+    assert not (root / name).exists()
+
+
+def test_a_file_swapped_for_a_fifo_between_the_check_and_the_read_does_not_hang_the_rejection(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The attacker's timing made exact: right after the rejection's lstat saw a regular file, the name becomes a
+    FIFO no one writes to. An open without O_NONBLOCK would wait for a writer for ever (the app's worker, the CLI)."""
+    import threading
+
+    from memtui.core import refused_names
+    from memtui.core.memory import Memory
+
+    mem = Memory(root)
+    name = "evil\x1b.md"
+    (root / name).write_text("x\n")
+    [x] = [p for p in mem.external_proposals() if p.file == name]
+    real = refused_names._lstat
+    calls = []
+
+    def lstat_then_swap(folder: int, n: str):
+        st = real(folder, n)
+        calls.append(n)
+        if len(calls) == 2 and n == name:  # the read's own check: swap right after it
+            os.unlink(root / name)
+            os.mkfifo(root / name)
+        return st
+
+    monkeypatch.setattr(refused_names, "_lstat", lstat_then_swap)
+    out: list = []
+    t = threading.Thread(target=lambda: out.append(refused_names.reject(mem.store, x, "wes", "no")), daemon=True)
+    t.start()
+    t.join(10)
+    if t.is_alive():  # unblock the hung open so the test run ends
+        fd = os.open(root / name, os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+        t.join(5)
+        pytest.fail("the rejection hung opening a FIFO swapped in after its check")
+    assert out and out[0].status in ("refused", "rejected"), out
