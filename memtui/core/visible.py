@@ -18,6 +18,8 @@ VISIBLE[0x7F] = 0x2421
 VISIBLE.update({c: 0xFFFD for c in range(0x80, 0xA0)})
 BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 VISIBLE.update({c: 0x21C4 for c in BIDI})
+# The line and paragraph separators, which a viewer or a terminal may break a line at, as ↵ (one line stays one).
+VISIBLE.update({0x2028: 0x21B5, 0x2029: 0x21B5})
 ONE_LINE = {**VISIBLE, 0x0A: 0x2424, 0x09: 0x20}
 
 # What JSON leaves raw with ensure_ascii=False (it escapes C0 itself): DEL, C1 controls, bidi marks, line and

@@ -29,7 +29,7 @@ from memtui.tui.messages import OpenFile
 from memtui.tui.plain import visible
 from memtui.tui.worddiff import line_spans, split_text, styled, unified_wrapped
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@(.*)$")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
 SHOWN_ROWS = 500  # rows of a diff drawn; the rest are counted
 SHOWN_CHARS = 200_000
 ROW_CHARS = 1_000  # characters of one row drawn (a minified file is one very long line)
@@ -74,13 +74,23 @@ def diff_rows(diff: str) -> list[tuple[str, int | None, int | None, str]]:
     """(kind, old line no, new line no, text) per row; kind is file, hunk, add, remove, context or note."""
     rows: list[tuple[str, int | None, int | None, str]] = []
     old = new = 0
-    for line in diff.splitlines():
-        if line.startswith(("--- ", "+++ ")):
+    left = 0  # lines the current hunk's header says are still to come: an added "++ b/x" is no file header
+    # Split at newlines only: str.splitlines also splits at \r, \x85, U+2028…, which a file's line can carry,
+    # and the piece after one would be read as a row of its own (a forged removal or header).
+    lines = diff.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for line in lines:
+        line = line.removesuffix("\r")
+        if left and line[:1] in ("+", "-", " "):
+            left = max(0, left - (2 if line[0] == " " else 1))  # a context line is one of each side's
+        elif line.startswith(("--- ", "+++ ")):
             rows.append(("file", None, None, line))
             continue
-        m = _HUNK.match(line)
+        m = None if left else _HUNK.match(line)
         if m:
-            old, new = int(m[1]), int(m[2])
+            old, new = int(m[1]), int(m[3])
+            left = (1 if m[2] is None else int(m[2])) + (1 if m[4] is None else int(m[4]))
             rows.append(("hunk", None, None, line))
         elif line.startswith("+"):
             rows.append(("add", None, new, line[1:]))

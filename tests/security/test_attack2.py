@@ -239,3 +239,78 @@ def test_a_file_swapped_for_a_fifo_between_the_check_and_the_read_does_not_hang_
         t.join(5)
         pytest.fail("the rejection hung opening a FIFO swapped in after its check")
     assert out and out[0].status in ("refused", "rejected"), out
+
+
+# --- the diff view -----------------------------------------------------------------------------------------------
+
+def _hostile_diff(rel: str, rows: int = 10_000) -> str:
+    from memtui.core.patches import unified_diff
+
+    lines = [f"- [stated] {i} \x1b[2J\x9b31m\u202e 漢字漢字 \t\u2028-forged {i}\x85@@ -1 +1 @@" for i in range(rows)]
+    lines[min(3, rows - 1)] = "x" * 300_000  # one huge line
+    lines[min(5, rows - 1)] = "++ b/forged.md"  # an added line that reads as a file header once its '+' is prefixed
+    return unified_diff(rel, "", "\n".join(lines) + "\n")
+
+
+def test_an_added_line_never_reads_as_a_file_header_or_a_removal() -> None:
+    from memtui.core.patches import unified_diff
+    from memtui.tui.diff import diff_rows
+
+    diff = unified_diff("MEMORY.md", "- a\n", "- a\n++ b/other.md\n-- a/other.md\n")
+    rows = diff_rows(diff)
+    assert [k for k, *_ in rows] == ["file", "file", "hunk", "context", "add", "add"], rows
+    # a line git's own diff (split at \n only) carries a U+2028 or \x85 in: one row, not a forged second
+    rows = diff_rows("--- a/m.md\n+++ b/m.md\n@@ -1 +1 @@\n-old\n+new\u2028-- forged removal\x85+++ b/x.md\n")
+    assert [k for k, *_ in rows] == ["file", "file", "hunk", "remove", "add"], rows
+
+
+@pytest.mark.parametrize("split,wrap", [(False, False), (True, False), (False, True)])
+def test_a_hostile_diff_is_styled_bounded_and_escaped(split: bool, wrap: bool) -> None:
+    from memtui.tui.diff import SHOWN_ROWS, Look, bounded_rows, layout, styled_lines
+
+    rows = bounded_rows(_hostile_diff("MEMORY.md"))
+    lines, _width = layout(rows, "MEMORY.md", "none")
+    texts = styled_lines(rows, lines, Look((), split, wrap, 120))
+    assert len(rows.rows) <= SHOWN_ROWS and rows.left_out > 0
+    plain = "".join(t.plain for t in texts)
+    assert not [c for c in plain if c in "\x1b\x9b\u202e\u2028\x85\t\r"], "a raw control reached the screen"
+    assert "forged.md" not in "".join(t.plain for t, (k, *_) in zip(texts, lines) if k == "file")
+    if not (split or wrap):
+        assert max(t.cell_len for t in texts) < 5_000, "a huge line is cut, not drawn whole"
+
+
+async def test_selecting_a_then_b_quickly_never_shows_a_s_rows_as_b() -> None:
+    from textual.app import App, ComposeResult
+
+    from memtui.tui.diff import DiffView
+
+    a, b = _hostile_diff("A.md"), _hostile_diff("B.md", rows=3)
+
+    class One(App):
+        def compose(self) -> ComposeResult:
+            yield DiffView(id="d")
+
+    app = One()
+    async with app.run_test(size=(120, 40)) as pilot:
+        view = app.query_one(DiffView)
+        wrong = []
+        for round_ in range(6):
+            view.show(a, rel="A.md")
+            if round_ % 2:
+                await pilot.pause(0)
+            view.show(b, rel="B.md")
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                if view._texts is not None:
+                    if not view.drawn:
+                        wrong.append(round_)
+                    shown = "\n".join(t.plain for t in view._texts)
+                    if "A.md" in shown:
+                        wrong.append(("A rows under B", round_))
+                    if view.drawn:
+                        break
+                await pilot.pause(0.01)
+            else:
+                pytest.fail("B was never drawn")
+        assert not wrong, wrong
+        assert "b/B.md" in view.render_text().plain and "A.md" not in view.render_text().plain
