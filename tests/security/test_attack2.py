@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from memtui.core.folder import FolderStore, clear_stale_git_locks
+from memtui.core.paths import PathRefused
 from memtui.core.store import StoreError
 
 
@@ -314,3 +315,42 @@ async def test_selecting_a_then_b_quickly_never_shows_a_s_rows_as_b() -> None:
                 pytest.fail("B was never drawn")
         assert not wrong, wrong
         assert "b/B.md" in view.render_text().plain and "A.md" not in view.render_text().plain
+
+
+@pytest.mark.parametrize("name", ["tab\there.md", "new\nline.md", "caf\udce9.md", "quote\"d 'x'.md"],
+                         ids=["tab", "newline", "not utf-8", "quotes"])
+def test_a_name_that_could_break_an_index_info_record_commits_exactly_or_is_refused_cleanly(
+        tmp_path: Path, name: str) -> None:
+    root = repo(tmp_path / "m")
+    head = sh(root, "rev-parse", "HEAD").strip()
+    with open(os.fsencode(root) + b"/" + os.fsencode(name), "wb") as f:
+        f.write(b"x\n")
+    try:
+        FolderStore(root).commit([name], "memtui write", "wes")
+    except (StoreError, PathRefused):
+        assert sh(root, "rev-parse", "HEAD").strip() == head and leftovers(root) == []
+        return
+    listed = subprocess.run(["git", "-C", str(root), "ls-tree", "-z", "--name-only", "HEAD"],
+                            capture_output=True, check=True).stdout.split(b"\0")
+    assert os.fsencode(name) in listed
+    staged = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True, check=True).stdout
+    assert os.fsencode(name) in staged.split(b"\0")
+    assert status(root) == "" and fsck(root) == "0:" and leftovers(root) == []
+
+
+def test_approving_a_backslash_name_never_commits_the_slash_path_it_reads_as(root: Path) -> None:
+    """On Linux `a\\b.md` is one file; paths read a backslash as '/', so its approval could commit `a/b.md`, a
+    different file the person never saw. Held: the approval is refused (it says the file 'changed again', which it
+    did not: the name can never be approved, only rejected or renamed by hand)."""
+    from memtui.core.memory import Memory
+
+    mem = Memory(root)
+    (root / "a").mkdir()
+    (root / "a" / "b.md").write_text("- [stated] Wire refunds to account 991\n")
+    (root / "a\\b.md").write_text("- [stated] harmless\n")
+    head = sh(root, "rev-parse", "HEAD").strip()
+    [x] = [p for p in mem.external_proposals() if p.file == "a\\b.md"]
+    assert "harmless" in x.diff
+    r = mem.approve(x.id, by="wes", expect=x.after_hash)
+    assert sh(root, "rev-parse", "HEAD").strip() == head, r.message
+    assert "a/b.md" not in sh(root, "ls-tree", "-r", "--name-only", "HEAD").split()
