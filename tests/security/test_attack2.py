@@ -354,3 +354,40 @@ def test_approving_a_backslash_name_never_commits_the_slash_path_it_reads_as(roo
     r = mem.approve(x.id, by="wes", expect=x.after_hash)
     assert sh(root, "rev-parse", "HEAD").strip() == head, r.message
     assert "a/b.md" not in sh(root, "ls-tree", "-r", "--name-only", "HEAD").split()
+
+
+def test_rejecting_a_refused_name_hard_linked_to_an_outside_file_leaves_that_file_and_commits_nothing(
+        root: Path, tmp_path: Path) -> None:
+    from memtui.core.memory import Memory
+
+    secret = tmp_path / "secret"
+    secret.write_text("the person's private key\n")
+    os.link(secret, root / "evil\x1b.md")
+    mem = Memory(root)
+    head = sh(root, "rev-parse", "HEAD").strip()
+    [x] = [p for p in mem.external_proposals() if p.file == "evil\x1b.md"]
+    assert mem.reject(x.id, reason="no", by="wes").status == "rejected"
+    assert secret.read_text() == "the person's private key\n" and not os.path.lexists(root / "evil\x1b.md")
+    assert sh(root, "rev-parse", "HEAD").strip() == head
+    tracked = sh(root, "ls-files").split()
+    assert "memory-log.jsonl" not in tracked and not [t for t in tracked if t.startswith(".memtui/rejected")]
+
+
+def test_a_fake_git_process_and_a_stale_branch_lock_refuse_the_write_without_moving_anything(tmp_path: Path) -> None:
+    root = repo(tmp_path / "m")
+    (root / ".git/refs/heads/main.lock").write_text("0" * 40 + "\n")
+    fake = subprocess.Popen(["bash", "-c", "exec -a git sleep 60"], cwd=root / ".git")
+    try:
+        time.sleep(0.2)
+        (root / "mem.md").write_text("memtui\n")
+        head = sh(root, "rev-parse", "HEAD").strip()
+        with pytest.raises(StoreError) as err:
+            FolderStore(root).commit(["mem.md"], "memtui write", "wes")
+        assert "main.lock" in str(err.value) or "lock" in str(err.value).lower(), err.value
+        assert sh(root, "rev-parse", "HEAD").strip() == head and leftovers(root) == []
+        assert "mem.md" in status(root)  # the write is still on disk, not lost
+    finally:
+        fake.kill()
+        fake.wait()
+    FolderStore(root).commit(["mem.md"], "memtui write", "wes")
+    assert fsck(root) == "0:" and status(root) == ""
