@@ -14,34 +14,8 @@ import pytest
 from memtui.core.folder import FolderStore, clear_stale_git_locks
 from memtui.core.paths import PathRefused
 from memtui.core.store import StoreError
-
-
-def sh(root: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(root), *args], check=False, capture_output=True, text=True)
-    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
-    return done.stdout
-
-
-def fsck(root: Path) -> str:
-    done = subprocess.run(["git", "-C", str(root), "fsck", "--full", "--strict", "--no-dangling"],
-                          check=False, capture_output=True, text=True)
-    return f"{done.returncode}:{done.stdout}{done.stderr}".strip()
-
-
-def status(root: Path) -> str:
-    return "".join(line + "\n" for line in sh(root, "status", "--porcelain").splitlines() if line != "?? .memtui/")
-
-
-def repo(path: Path) -> Path:
-    path.mkdir(parents=True)
-    sh(path, "init", "-q", "-b", "main")
-    sh(path, "config", "user.name", "person")
-    sh(path, "config", "user.email", "person@example.com")
-    (path / "base.md").write_text("base\n")
-    (path / "mem.md").write_text("mem\n")
-    sh(path, "add", ".")
-    sh(path, "commit", "-qm", "base")
-    return path
+from support.git_judge import fsck, sh, status
+from support.git_judge import person_repo as repo
 
 
 def leftovers(root: Path) -> list[str]:
