@@ -356,7 +356,7 @@ class DiffView(ScrollView, can_focus=True):
         self._cache.clear()
         self._size_to(texts)
         if home:
-            self.scroll_home(animate=False)
+            self.scroll_home(animate=False, immediate=True)  # now: a scroll the person asks for next is kept
         self.refresh()
 
     def render_line(self, y: int) -> Strip:
