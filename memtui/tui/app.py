@@ -9,6 +9,7 @@ import asyncio
 import hashlib
 import itertools
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,8 @@ from memtui.tui.plain import content, visible
 from memtui.tui.review import ReviewPanel
 from memtui.tui.tree import MemoryTree
 from memtui.tui.viewer import MemoryViewer
+
+FIRST_SCREEN_WAIT = 2.0  # seconds the whole-folder sync waits for the first screen (MEMORY.md may never load)
 
 # The keys that decide what the review panel has selected: they act only while the panel is what the person looks
 # at, never while a text box has focus (there the letters are text) nor from inside a Chat or Search tab.
@@ -194,15 +197,21 @@ class MemtuiApp(App[None]):
         # every file, the file count) waits until the first screen is painted: started with it, its walk of every
         # file shared the GIL with that screen's frames.
         self.sync(frozenset(), True, folder=False)
+        self._first_screen_since = time.monotonic()
         self._first_screen_timer = self.set_interval(0.01, self._after_first_screen)
         self.call_after_refresh(self.start_watcher)
 
     def _after_first_screen(self) -> None:
         """Polled until MEMORY.md, the tree's top level and the queue are shown (they load in three workers),
         then reads the whole folder after the frame that paints them."""
+        if not self.alive():  # quitting: the widgets it looks at are going
+            self._first_screen_timer.stop()
+            return
         viewer = self.viewer_for(MEMORY_FILE)
         shown = self.synced and "" in self.tree.loaded and (viewer is None or viewer.state is not None)
-        if shown or self.folder_synced:
+        # A MEMORY.md that cannot be read never loads: past a moment the folder is read anyway.
+        waited = time.monotonic() - self._first_screen_since > FIRST_SCREEN_WAIT
+        if shown or waited or self.folder_synced:
             self._first_screen_timer.stop()
             if not self.folder_synced:
                 self.call_after_refresh(self.sync)

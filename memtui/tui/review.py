@@ -65,6 +65,8 @@ class ReviewPanel(Vertical):
         options.border_title = "Pending"
         await self.mount(options, Static("", id="review-detail"),
                          DiffView(empty="Select a proposal to see its diff.", id="review-diff"))
+        if not self.query("#review-list"):
+            return  # the app quit while the body mounted
         self.body_mounted = True
         if self.loaded:
             self.set_proposals(self.proposals)
