@@ -42,7 +42,9 @@ def test_installed_memtui_in_tmux(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     subprocess.run([*tmux, "new-session", "-d", "-s", "app", "-x", "150", "-y", "42", f"env -u COLUMNS -u LINES {command}"],
                    check=True)
     try:
-        screen = wait_screen(tmux, "app", lambda s: "pending" in s and "◆" in s and "p-0001" in s)
+        # "1 external" once the whole folder is read (after the first screen): an append before that read is
+        # one of the changes found waiting for review, not news.
+        screen = wait_screen(tmux, "app", lambda s: "pending" in s and "◆" in s and "p-0001" in s and "1 external" in s)
         assert "~/memory" in screen and "User  2/30" in screen and "Preferences  3/30" in screen
         subprocess.run([*tmux, "send-keys", "-t", "app", "J", "J", "J"], check=True)  # the cursor down to Facts
         wait_screen(tmux, "app", lambda s: "Facts  4/3" in s and "over cap" in s, timeout=10)
