@@ -826,9 +826,13 @@ class MemtuiApp(App[None]):
         return rows
 
     def action_help(self) -> None:
-        from memtui.tui.help import HelpScreen
+        if not self.is_screen_installed("help"):  # the keys are fixed once the app started (keymap included)
+            from memtui.tui.help import HelpScreen
 
-        self.push_screen(HelpScreen(self.key_rows()))
+            self.install_screen(HelpScreen(self.key_rows()), "help")
+        help_screen = self.get_screen("help")
+        if help_screen not in self.screen_stack:  # asked for again from the palette over the help
+            self.push_screen(help_screen)
 
     def action_switch_theme(self, name: str) -> None:
         self.theme = name

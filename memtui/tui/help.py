@@ -71,11 +71,14 @@ class KeyTable(Widget):
 
 
 class HelpScreen(ModalScreen[None]):
+    """Opaque, and made once then kept (the app installs it): a see-through screen painted the whole app
+    dimmed beneath it on every opening and every repaint, and a new screen laid out itself and the app again."""
+
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close", id="help.close", tooltip="Close the help")]
 
     def __init__(self, rows: list[Row]) -> None:
         """rows: (where, keys, binding id, what it does)."""
-        super().__init__(classes="dialog-screen")
+        super().__init__(classes="dialog-screen help-screen")
         self.rows = rows
 
     def compose(self) -> ComposeResult:
