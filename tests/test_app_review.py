@@ -90,6 +90,34 @@ async def test_the_help_key_leads_a_footer_too_long_for_the_screen(demo: Path) -
         assert keys[0].key == "question_mark" and keys[0].region.right <= 120
 
 
+async def test_the_footer_is_rebuilt_only_when_its_keys_change(demo: Path) -> None:
+    """Moving through the review list or back from help leaves the same keys: the footer's key widgets stay (a
+    rebuild laid out the whole screen on every such key). A change of keys (the entry cursor's) rebuilds it."""
+    from textual.widgets import Footer
+
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        app.review.select("p-0001")
+        app.review.option_list.focus()
+        await pilot.pause()
+        footer = app.screen.query_one(Footer)
+        await wait_for(pilot, lambda: any(k.key == "a" for k in footer.query("FooterKey")), what="review keys")
+        before = list(footer.query("FooterKey"))
+        await pilot.press("right_square_bracket", "right_square_bracket", "left_square_bracket")
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: app.screen is not app.base, what="help")
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: app.screen is app.base, what="help closed")
+        await pilot.pause()
+        assert app.review.selected is not None and app.review.selected.id == "p-0002"
+        assert list(footer.query("FooterKey")) == before  # the same widgets, not rebuilt
+        app.query_one(MemoryViewer).focus()
+        await pilot.press("j")  # the entry cursor's keys
+        await wait_for(pilot, lambda: any(k.key == "x" for k in footer.query("FooterKey")), what="the cursor's keys")
+        assert list(footer.query("FooterKey")) != before
+
+
 async def test_side_by_side_toggles_every_diff_and_new_ones_follow(demo: Path) -> None:
     app = MemtuiApp(demo, watch=False, user=PERSON)
     async with app.run_test(size=SIZE) as pilot:
@@ -269,3 +297,35 @@ async def test_the_panel_shows_the_users_words_and_the_entrys_history(demo: Path
         await pilot.pause()
         detail = str(app.review.query_one("#review-detail").render())
         assert "[suggested]" in detail and "history" not in detail  # downgraded: no words, and the flag says so
+
+
+async def test_help_kept_between_openings_opens_at_its_top_and_once(demo: Path) -> None:
+    """The help screen is made once and kept: each opening starts at the top, closes with ? or escape, and
+    "Show keys" from the palette over an open help does not stack a second one."""
+    from textual.containers import VerticalScroll
+
+    from memtui.tui.help import HelpScreen
+
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await started(pilot)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+        first = app.screen
+        scroll = first.query_one(VerticalScroll)
+        await wait_for(pilot, lambda: scroll.max_scroll_y > 0, what="help taller than the screen")
+        scroll.scroll_end(animate=False, immediate=True)
+        await pilot.pause()
+        assert scroll.scroll_y > 0
+        app.action_help()  # as the palette's "Show keys" would, over the help
+        await pilot.pause()
+        assert sum(isinstance(s, HelpScreen) for s in app.screen_stack) == 1
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.base, what="help closed")
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help again")
+        assert app.screen is first
+        await pilot.pause()
+        assert scroll.scroll_y == 0
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: app.screen is app.base, what="help closed by ?")

@@ -20,7 +20,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widget import Widget
-from textual.widgets import Footer, Input, TabbedContent, TabPane, TextArea
+from textual.widgets import Input, TabbedContent, TabPane, TextArea
 from textual.worker import Worker, WorkerState
 
 from memtui.core import clock
@@ -34,6 +34,7 @@ from memtui.tui.diff import DiffView, unified
 from memtui.tui.for_people import decided
 from memtui.tui.feed import ActivityFeed, AuditTail, activity_from_audit
 from memtui.tui.header import MemtuiHeader
+from memtui.tui.keys import KeyFooter
 from memtui.tui.messages import (
     Activity, CommittedLoaded, Consolidated, ConsolidationDue, Decided, FilesChanged, LogActivity, MemoryChanged,
     OpenFile, ProposalsChanged, SessionEnded, StateSynced, approving,
@@ -176,7 +177,7 @@ class MemtuiApp(App[None]):
                     yield self.viewer(MEMORY_FILE)
             yield ReviewPanel(id="review")
         yield ActivityFeed(id="feed")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         if self.keymap_config:

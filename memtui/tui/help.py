@@ -87,5 +87,8 @@ class HelpScreen(ModalScreen[None]):
             yield Static("Rebind a key in .memtui/config.toml:  [keys]  approve = \"space,a\"", classes="dialog-hint",
                          markup=False)
 
+    def on_screen_resume(self) -> None:
+        self.query_one(VerticalScroll).scroll_home(animate=False, immediate=True)  # each opening from the top
+
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(None)
