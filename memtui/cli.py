@@ -88,7 +88,7 @@ def build_parser(only: str | None = None, command: str | None = None) -> argpars
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     if command in (None, "open"):
         app = sub.add_parser("open", help="open the app on a memory root (the default command)")
-        app.add_argument("path", nargs="?", type=Path, help="memory root")
+        app.add_argument("path", nargs="?", help="memory root")  # a str: `./status` and `status` differ (_not_a_memory)
         app.add_argument("--demo", action="store_true",
                          help="open a populated example memory in a temporary folder, or in PATH if it is new or "
                               "empty (a demo made there before is reopened as it is; any other folder is refused)")
@@ -107,6 +107,30 @@ def build_parser(only: str | None = None, command: str | None = None) -> argpars
     return parser
 
 
+def _not_a_memory(path: str | None, demo: bool) -> str | None:
+    """`memtui WORD` where WORD is neither a command nor a folder here: a mistyped command, not a request to create
+    a memory named after it (which is what opening a missing path does)."""
+    if not path or demo or os.sep in path or path.startswith((".", "~")) or Path(path).exists():
+        return None
+    import difflib
+
+    near = difflib.get_close_matches(path, [*COMMANDS, "open"], n=1)
+    hint = f"Did you mean `memtui {near[0]}`? " if near else ""
+    return (f"{path!r} is not a command, and there is no folder of that name here. {hint}To make a new memory "
+            f"there: memtui ./{path} (or memtui init {path}); every command: memtui --help")
+
+
+def _no_terminal() -> str | None:
+    """The app draws on a terminal: with its input or output a pipe or a file it would spin, drawing for no one."""
+    if os.environ.get("TEXTUAL_DRIVER"):  # `memtui serve` drives the app through pipes, for a browser
+        return None
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        return None
+    which = "output" if not sys.stdout.isatty() else "input"
+    return (f"the app needs a terminal, and its {which} is not one (a pipe or a file). Run memtui in a terminal, "
+            "or a command that prints: memtui show MEMORY.md, memtui queue list, memtui today, memtui --help")
+
+
 def run_app(args: argparse.Namespace) -> int:
     from memtui.tui.theme_files import unknown_theme
 
@@ -118,6 +142,14 @@ def run_app(args: argparse.Namespace) -> int:
         root = _claude_code_folder(args)
         if root is None:
             return EXIT_USAGE
+    refused = _not_a_memory(args.path, args.demo)
+    if not refused and args.demo and root:
+        from memtui.demo import refusal
+
+        refused = refusal(Path(root).expanduser().absolute())
+    refused = refused or _no_terminal()  # after the refusals above: they hold with or without a terminal
+    if refused:
+        return fail(args, refused, EXIT_USAGE)
     memory = None
     temporary: Path | None = None
     if args.demo:

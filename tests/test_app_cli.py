@@ -169,3 +169,24 @@ def test_open_with_store_shows_the_redis_memory(tmp_path: Path, redis_url: str) 
     from memtui.core.redis_store import RedisStore
 
     assert RedisStore(redis_url).read("MEMORY.md") is not None  # the empty store was given a memory
+
+
+def test_a_mistyped_command_is_not_made_a_memory(tmp_path: Path) -> None:
+    """`memtui staus` used to create a git repository named staus and open the app on it."""
+    for word, hint in (("quue", "Did you mean `memtui queue`?"), ("status", "")):
+        done = subprocess.run([sys.executable, "-m", "memtui", word], capture_output=True, text=True, cwd=tmp_path,
+                              env={**os.environ, "MEMTUI_CONFIG_DIR": str(tmp_path / "config")})
+        assert done.returncode == 2, done.stderr
+        assert f"{word!r} is not a command, and there is no folder of that name here." in done.stderr
+        assert hint in done.stderr and f"memtui ./{word}" in done.stderr
+        assert not (tmp_path / word).exists()
+
+
+def test_the_app_without_a_terminal_says_so_and_makes_nothing(tmp_path: Path) -> None:
+    """With its output a pipe the app drew for no one, at full CPU, until killed."""
+    new = tmp_path / "new-memory"
+    done = subprocess.run([sys.executable, "-m", "memtui", str(new)], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL, env={**os.environ, "MEMTUI_CONFIG_DIR": str(tmp_path / "c")})
+    assert done.returncode == 2, done.stderr
+    assert "the app needs a terminal, and its output is not one" in done.stderr
+    assert "memtui show MEMORY.md" in done.stderr and not new.exists()

@@ -80,8 +80,15 @@ def test_a_crash_before_the_app_runs_is_reported_the_same_way(tmp_path: Path, mo
                                          "MemtuiApp.__init__ = lambda self, *a, **k: broken_help(self)"))
     state = tmp_path / "state"
     env = {**os.environ, "HOME": str(tmp_path), "XDG_STATE_HOME": str(state)}
-    done = subprocess.run([sys.executable, str(launcher), str(root)], capture_output=True, text=True, env=env,
-                          timeout=60)
+    import pty
+
+    controller, terminal = pty.openpty()  # the app runs only on a terminal; it crashes before drawing on it
+    try:
+        done = subprocess.run([sys.executable, str(launcher), str(root)], stdin=terminal, stdout=terminal,
+                              stderr=subprocess.PIPE, text=True, env=env, timeout=60)
+    finally:
+        os.close(terminal)
+        os.close(controller)
     assert done.returncode == 1, done.stderr
     assert done.stderr.startswith("memtui crashed: RuntimeError: the help key broke on purpose\n"), done.stderr
     named = re.search(r"saved in (\S+\.txt)", done.stderr)
