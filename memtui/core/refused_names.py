@@ -33,6 +33,11 @@ _STATE = frozenset({".git", ".memtui", "memory-log.jsonl", "git~1"})
 
 def why_refused(store: Store, rel: str) -> str | None:
     """Why `rel` can be no memory file's name (the store's own check), or None when it can be."""
+    if "\\" in rel:
+        # A name as found on disk: the check reads a backslash as a folder separator (an agent's `notes\\a.md`),
+        # so `a\\b.md` would be taken for `a/b.md`, and deciding it would put back or commit another file.
+        return (f"its name holds a backslash, which memtui reads as a folder separator ({rel} would be read as "
+                f"{rel.replace(chr(92), '/')})")
     try:
         store.check_path(rel)
     except PathRefused as exc:

@@ -315,8 +315,9 @@ def test_a_name_that_could_break_an_index_info_record_commits_exactly_or_is_refu
 
 def test_approving_a_backslash_name_never_commits_the_slash_path_it_reads_as(root: Path) -> None:
     """On Linux `a\\b.md` is one file; paths read a backslash as '/', so its approval could commit `a/b.md`, a
-    different file the person never saw. Held: the approval is refused (it says the file 'changed again', which it
-    did not: the name can never be approved, only rejected or renamed by hand)."""
+    different file the person never saw. Held: the approval is refused, saying the name holds a backslash; and
+    rejecting it removes that one file (its bytes kept), never `a/b.md`, which rejecting once put back instead
+    (removing it: it was never committed) while `a\\b.md` stayed, listed again as if never decided."""
     from memtui.core.memory import Memory
 
     mem = Memory(root)
@@ -329,6 +330,16 @@ def test_approving_a_backslash_name_never_commits_the_slash_path_it_reads_as(roo
     r = mem.approve(x.id, by="wes", expect=x.after_hash)
     assert sh(root, "rev-parse", "HEAD").strip() == head, r.message
     assert "a/b.md" not in sh(root, "ls-tree", "-r", "--name-only", "HEAD").split()
+    assert r.status == "refused" and "its name holds a backslash" in r.message, r.message
+    done = mem.reject(x.id, reason="not memory", by="wes")
+    assert done.status == "rejected", done.message
+    assert not os.path.lexists(root / "a\\b.md")
+    assert (root / "a" / "b.md").read_text() == "- [stated] Wire refunds to account 991\n"  # untouched
+    assert any(p.file == "a/b.md" for p in mem.external_proposals())  # still the person's to decide
+    assert not any(p.file == "a\\b.md" for p in mem.external_proposals())
+    kept = [f for f in (root / ".memtui" / "rejected").iterdir() if f.name.endswith("a\\b.md")]
+    assert len(kept) == 1 and kept[0].read_text() == "- [stated] harmless\n"
+    assert sh(root, "rev-parse", "HEAD").strip() == head
 
 
 def test_rejecting_a_refused_name_hard_linked_to_an_outside_file_leaves_that_file_and_commits_nothing(
