@@ -37,6 +37,10 @@ UNDO_DIR = "undo"
 PRIVATE = (STATE_DIR + "/", AUDIT_FILE, ".git/")
 QUEUE_ID = re.compile(r"^p-[0-9]{1,12}$")
 SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
+# A file changed past memtui from this size up is kept as read while its stat stands (FolderStore._bytes_now), once
+# its last change is this long before the read: more than any file system's timestamp step (FAT's is 2 s).
+SEEN_MIN_BYTES = 1 << 20
+SEEN_SETTLED_NS = 3_000_000_000
 
 
 class FolderStore(Store):
@@ -53,6 +57,8 @@ class FolderStore(Store):
         self._thread_lock = threading.RLock()
         # (config text on disk, git index mtime) -> (config in effect, pending edit): see reviewed_config.
         self._reviewed_config: tuple[Any, tuple[str | None, str | None]] | None = None
+        # Big files changed past memtui, as last read for review: path -> (stat, bytes, hash). See _bytes_now.
+        self._seen: dict[str, tuple[tuple[int, ...], bytes, str]] = {}
 
     # capabilities (see Store) -----------------------------------------------------------------------------
     @property
@@ -776,11 +782,41 @@ class FolderStore(Store):
         if committed is None:
             return None
         changes = []
+        seen: dict[str, tuple[tuple[int, ...], bytes, str]] = {}
         for rel in rels:
-            after = _as_git_sees(self.root / rel)
+            after, known = self._bytes_now(rel, seen)
             if committed[rel] != after:
-                changes.append(ExternalChange(rel, committed[rel], after))
+                changes.append(ExternalChange(rel, committed[rel], after, known))
+        self._seen = seen  # only the files listed now stay kept
         return changes
+
+    def _bytes_now(self, rel: str, seen: dict[str, tuple[tuple[int, ...], bytes, str]]
+                   ) -> tuple[bytes | None, str | None]:
+        """A changed file's bytes as git sees them, and their content_hash when known. A big regular file whose
+        stat (device, inode, size, mtime, ctime) is what it was at the last listing is not read and hashed again:
+        an agent's 20 MB log was read and hashed at every sync. Kept only when the file's last change was well
+        before the read began (git's "racily clean" rule: a write in the same clock tick as the read would leave
+        the same stat), so any write since changes the ctime, which no process can set back."""
+        path = self.root / rel
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return _as_git_sees(path), None
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if not stat.S_ISREG(st.st_mode) or st.st_size < SEEN_MIN_BYTES:
+            return _as_git_sees(path), None
+        hit = self._seen.get(rel)
+        if hit is not None and hit[0] == key:
+            seen[rel] = hit
+            return hit[1], hit[2]
+        started = time.time_ns()
+        data = _as_git_sees(path)
+        if data is None or len(data) != st.st_size or max(st.st_mtime_ns, st.st_ctime_ns) > started - SEEN_SETTLED_NS:
+            return data, None
+        from memtui.core.store import content_hash
+
+        seen[rel] = (key, data, content_hash(data))
+        return data, seen[rel][2]
 
     def history(self, rel: str | None = None, since: float | None = None) -> list[Commit]:
         with self._git.use("reading history") as repo:

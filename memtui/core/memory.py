@@ -776,7 +776,7 @@ def _external_proposal(ch: ExternalChange, diffs: dict[tuple[str, str, str], str
     def text(b: bytes | None) -> str | None:
         return None if b is None else b.decode("utf-8", errors="replace")
 
-    before, after = content_hash(ch.before), content_hash(ch.after)
+    before, after = content_hash(ch.before), ch.after_hash or content_hash(ch.after)
     diff = None if diffs is None else diffs.get((ch.path, before, after))
     if diff is None:
         diff = unified_diff(ch.path, text(ch.before), text(ch.after))

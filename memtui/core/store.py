@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -51,6 +51,7 @@ class ExternalChange:
     path: str
     before: bytes | None
     after: bytes | None
+    after_hash: str | None = field(default=None, compare=False)  # content_hash(after), when the store knows it
 
     @property
     def kind(self) -> str:

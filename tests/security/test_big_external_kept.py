@@ -1,0 +1,107 @@
+"""A big file changed past memtui is not read and hashed again at every listing while its stat stands
+(FolderStore._bytes_now). The attacker's aim: change its bytes so that the listing, and so the person's review, still
+shows the old ones. Each attempt below must be seen at the next listing."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from memtui.core import folder
+from memtui.core.memory import Memory
+from memtui.core.store import content_hash
+from support.git_judge import person_repo
+
+BIG = 2 << 20  # past SEEN_MIN_BYTES
+
+
+def listed(mem: Memory, rel: str) -> str:
+    [p] = [p for p in mem.external_proposals() if p.file == rel]
+    return p.after_hash
+
+
+def big(fill: bytes) -> bytes:
+    return (b"- 14:05 [observed] " + fill * 40 + b"\n") * (BIG // (20 + 40 * len(fill)))
+
+
+@pytest.fixture
+def settled_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files count as settled at once, so a listing keeps them (as one 3 s after their last change would)."""
+    monkeypatch.setattr(folder, "SEEN_SETTLED_NS", -10**12)
+
+
+def test_the_kept_bytes_are_the_files_and_a_same_size_rewrite_with_its_mtime_set_back_is_seen(
+        tmp_path: Path, settled_at_once: None) -> None:
+    root = person_repo(tmp_path / "m")
+    log = root / "big.md"
+    log.write_bytes(big(b"a"))
+    mem = Memory(root)
+    first = listed(mem, "big.md")
+    assert first == content_hash(log.read_bytes())
+    assert "big.md" in mem.store._seen  # kept: the next listing does not read it
+    assert listed(mem, "big.md") == first
+    old = os.stat(log)
+    with open(log, "r+b") as f:  # same size, other bytes, then the times put back as they were
+        f.write(big(b"b"))
+    os.utime(log, ns=(old.st_atime_ns, old.st_mtime_ns))
+    assert os.stat(log).st_size == old.st_size and os.stat(log).st_mtime_ns == old.st_mtime_ns
+    assert listed(mem, "big.md") == content_hash(big(b"b"))
+
+
+def test_a_file_replaced_by_another_of_the_same_size_and_times_is_seen(tmp_path: Path, settled_at_once: None) -> None:
+    root = person_repo(tmp_path / "m")
+    log = root / "big.md"
+    log.write_bytes(big(b"a"))
+    mem = Memory(root)
+    listed(mem, "big.md")
+    old = os.stat(log)
+    other = root / "other.tmp"
+    other.write_bytes(big(b"c"))
+    os.utime(other, ns=(old.st_atime_ns, old.st_mtime_ns))
+    os.replace(other, log)
+    assert listed(mem, "big.md") == content_hash(big(b"c"))
+
+
+def test_a_link_put_in_its_place_is_shown_as_a_link(tmp_path: Path, settled_at_once: None) -> None:
+    root = person_repo(tmp_path / "m")
+    log = root / "big.md"
+    log.write_bytes(big(b"a"))
+    mem = Memory(root)
+    listed(mem, "big.md")
+    log.unlink()
+    os.symlink("/etc/passwd", log)
+    assert listed(mem, "big.md") == content_hash(b"/etc/passwd")  # its target's name, as git records a link
+
+
+def test_a_file_still_being_written_is_read_every_time(tmp_path: Path) -> None:
+    """Without the test's shortcut: a file changed just now is not kept, so a rewrite within the same clock tick
+    (same size, same times) is read."""
+    root = person_repo(tmp_path / "m")
+    log = root / "big.md"
+    log.write_bytes(big(b"a"))
+    mem = Memory(root)
+    listed(mem, "big.md")
+    assert "big.md" not in mem.store._seen
+    old = os.stat(log)
+    with open(log, "r+b") as f:
+        f.write(big(b"d"))
+    os.utime(log, ns=(old.st_atime_ns, old.st_mtime_ns))
+    assert listed(mem, "big.md") == content_hash(big(b"d"))
+
+
+def test_once_settled_it_is_kept_then_a_change_is_seen(tmp_path: Path) -> None:
+    """The real rule, end to end: kept once its last change is 3 s old; then an append is seen at once."""
+    root = person_repo(tmp_path / "m")
+    log = root / "big.md"
+    log.write_bytes(big(b"a"))
+    mem = Memory(root)
+    time.sleep(folder.SEEN_SETTLED_NS / 1e9 + 0.2)
+    listed(mem, "big.md")
+    assert "big.md" in mem.store._seen
+    with open(log, "ab") as f:
+        f.write(b"- 14:06 [observed] one more line\n")
+    assert listed(mem, "big.md") == content_hash(log.read_bytes())
+    assert "big.md" not in mem.store._seen  # just changed: read again until it settles
