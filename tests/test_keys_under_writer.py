@@ -44,10 +44,13 @@ async def test_a_sync_for_another_file_leaves_the_selected_diff_where_the_person
         big = next(p.id for p in app.review.proposals if p.file == BIG)
         app.review.select(big)
         diff = app.review.query_one(DiffView)
-        await wait_for(pilot, lambda: diff.drawn and diff.rel == BIG, what="the big log's diff")
+        # Drawn and laid out (its scrollbar shown): until the layout after the draw, Textual drops a scroll.
+        await wait_for(pilot, lambda: diff.drawn and diff.rel == BIG and diff.allow_vertical_scroll,
+                       what="the big log's diff, laid out")
         app.review.option_list.focus()
         diff.scroll_to(y=40, animate=False)
         await pilot.pause(0.05)
+        assert diff.scroll_offset.y == 40
         drawn, options = diff._drawn_key, app.review.option_list.option_count
         parsed = diff._seq
         synced = app.synced
