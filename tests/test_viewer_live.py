@@ -42,6 +42,8 @@ async def open_at_end(app: MemtuiApp, pilot, wrap: bool) -> MemoryViewer:
     viewer = app.viewer_for(REL)
     viewer.wrap = wrap
     await pilot.pause()
+    # Laid out first (its scrollbar shown): Textual drops a scroll asked for before the layout after a load.
+    await wait_for(pilot, lambda: viewer.allow_vertical_scroll, what="the note laid out")
     viewer.scroll_end(animate=False, immediate=True)
     await wait_for(pilot, lambda: viewer.max_scroll_y > 0 and viewer.scroll_offset.y == viewer.max_scroll_y,
                    what="the end of the note")
