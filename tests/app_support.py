@@ -50,6 +50,28 @@ async def wait_for(pilot, condition: Callable[[], object], timeout: float = 20.0
         await pilot.pause(0.02)
 
 
+async def palette_choose(pilot, name: str) -> None:
+    """In the command palette just asked for (ctrl+p): type `name`, and press enter once the highlighted hit is
+    that command. Hits come from async providers in batches, later under load: an enter before them ran whatever
+    was listed then, or nothing."""
+    from textual.command import CommandList, CommandPalette
+
+    def top() -> str:
+        if not isinstance(pilot.app.screen, CommandPalette):
+            return ""
+        found = pilot.app.screen.query(CommandList)
+        hits = found.first() if found else None
+        if hits is None or hits.highlighted is None or not hits.option_count:
+            return ""
+        prompt = hits.get_option_at_index(hits.highlighted).prompt
+        return str(getattr(prompt, "plain", prompt))
+
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, CommandPalette), what="the palette")
+    await pilot.press(*name)
+    await wait_for(pilot, lambda: name.lower() in top().lower(), what=f"the palette to offer {name!r}")
+    await pilot.press("enter")
+
+
 def settled(app) -> bool:
     """First syncs done (the queue, then the whole folder's external changes and count), tree's top level loaded,
     MEMORY.md's viewer loaded, review panel filled, diffs drawn."""
