@@ -40,12 +40,36 @@ def demo_root(tmp_path: Path, monkeypatch, template: Path) -> Path:
     return root
 
 
-async def wait_for(pilot, condition: Callable[[], object], timeout: float = 5.0, what: str = "condition") -> None:
+async def wait_for(pilot, condition: Callable[[], object], timeout: float = 20.0, what: str = "condition") -> None:
+    """Poll `condition` until it holds (at once, when it does); fail past `timeout`, generous for a loaded machine:
+    the demo app took 3.6 s to settle beside 8 CPU hogs and 7 s beside 16, against the 5 s this waited before."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         await pilot.pause(0.02)
+
+
+async def palette_choose(pilot, name: str) -> None:
+    """In the command palette just asked for (ctrl+p): type `name`, and press enter once the highlighted hit is
+    that command. Hits come from async providers in batches, later under load: an enter before them ran whatever
+    was listed then, or nothing."""
+    from textual.command import CommandList, CommandPalette
+
+    def top() -> str:
+        if not isinstance(pilot.app.screen, CommandPalette):
+            return ""
+        found = pilot.app.screen.query(CommandList)
+        hits = found.first() if found else None
+        if hits is None or hits.highlighted is None or not hits.option_count:
+            return ""
+        prompt = hits.get_option_at_index(hits.highlighted).prompt
+        return str(getattr(prompt, "plain", prompt))
+
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, CommandPalette), what="the palette")
+    await pilot.press(*name)
+    await wait_for(pilot, lambda: name.lower() in top().lower(), what=f"the palette to offer {name!r}")
+    await pilot.press("enter")
 
 
 def settled(app) -> bool:

@@ -10,7 +10,7 @@ from pathlib import Path
 import git
 import pytest
 
-from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
+from app_support import SIZE, demo_root, demo_template, palette_choose, settled, wait_for  # noqa: F401 (fixture)
 from memtui.tui.app import MemtuiApp
 from memtui.tui.messages import FilesChanged, MemoryChanged
 from memtui.tui.today import TodayPane
@@ -340,10 +340,7 @@ async def test_command_palette_switches_theme(demo: Path) -> None:
         await start(app, pilot)
         assert app.theme == "memtui-dark"
         await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"contrast")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
+        await palette_choose(pilot, "contrast")
         await wait_for(pilot, lambda: app.theme == "memtui-contrast", what="the theme to switch")
 
 

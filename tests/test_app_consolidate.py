@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
+from app_support import SIZE, demo_root, demo_template, palette_choose, settled, wait_for  # noqa: F401 (fixture)
 from support.anthropic_server import FakeAnthropic
 
 from memtui.core.init import init_root
@@ -36,10 +36,7 @@ async def test_palette_consolidates_the_over_cap_section_into_a_selected_proposa
         await wait_for(pilot, lambda: settled(app), what="the app to settle")
         assert not any(p.action == "consolidate" for p in app.review.proposals)
         await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"Consolidate section: Facts")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
+        await palette_choose(pilot, "Consolidate section: Facts")
         await wait_for(pilot, lambda: app.review.selected is not None and app.review.selected.action == "consolidate",
                        what="the consolidation selected in the review panel")
         p = app.review.selected

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
+from app_support import SIZE, demo_root, demo_template, palette_choose, settled, wait_for  # noqa: F401 (fixture)
 from memtui.tui.app import MemtuiApp
 
 
@@ -23,10 +23,7 @@ def status(root: Path, pid: str) -> str:
 
 async def choose(app: MemtuiApp, pilot, name: str) -> None:
     await pilot.press("ctrl+p")
-    await wait_for(pilot, lambda: len(app.screen_stack) == 2, what="the palette")
-    await pilot.press(*name)
-    await pilot.pause(0.3)
-    await pilot.press("enter")
+    await palette_choose(pilot, name)
     await wait_for(pilot, lambda: len(app.screen_stack) == 1, what="the palette to close")
 
 

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import git
@@ -42,7 +43,9 @@ def tmux_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Pat
     root = demo_root(tmp_path, monkeypatch, demo_template)
     editor = tmp_path / "editor.py"
     editor.write_text(EDITOR)
-    socket = f"memtui-curate-{os.getpid()}"
+    # A name of its own per test: the last test's server, just told to kill itself, can still hold the name,
+    # and a new session made on it then dies with it ("server exited unexpectedly").
+    socket = f"memtui-curate-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
     env = {"HOME": str(tmp_path), "MEMTUI_NOW": os.environ["MEMTUI_NOW"], "MEMTUI_USER": "ana",
            "MEMTUI_CONFIG_DIR": str(tmp_path / "config"), "TERM": "xterm-256color", "PATH": os.environ["PATH"],

@@ -10,7 +10,7 @@ import git
 import pytest
 from textual.widgets import Input, Tabs
 
-from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
+from app_support import SIZE, demo_root, demo_template, palette_choose, settled, wait_for  # noqa: F401 (fixture)
 from memtui.tui.app import MemtuiApp, tab_id
 
 INPUTS = {"chat": "chat-input", "search": "search-input"}
@@ -109,10 +109,7 @@ async def test_the_palette_focuses_the_input(demo: Path, kind: str, opened: bool
             await focused_input(app, pilot, kind)
             await away_to_the_file_tab(app, pilot)
         await pilot.press("ctrl+p")
-        await wait_for(pilot, lambda: len(app.screen_stack) == 2, what="the palette")
-        await pilot.press(*PALETTE[kind])
-        await pilot.pause(0.3)
-        await pilot.press("enter")
+        await palette_choose(pilot, PALETTE[kind])
         await wait_for(pilot, lambda: len(app.screen_stack) == 1, what="the palette to close")
         await typing_lands_in(app, pilot, demo, kind)
 
@@ -221,10 +218,7 @@ async def test_the_palette_from_inside_the_chat_input_goes_to_search_and_stays(d
         await pilot.press("c")
         await focused_input(app, pilot, "chat")
         await pilot.press("ctrl+p")
-        await wait_for(pilot, lambda: len(app.screen_stack) == 2, what="the palette")
-        await pilot.press(*PALETTE["search"])
-        await pilot.pause(0.3)
-        await pilot.press("enter")
+        await palette_choose(pilot, PALETTE["search"])
         await wait_for(pilot, lambda: len(app.screen_stack) == 1, what="the palette to close")
         await typing_lands_in(app, pilot, demo, "search")
         await pilot.press("ctrl+pageup")  # back to Chat, whose input had focus when it was left

@@ -58,6 +58,12 @@ def test_restart_mid_run_loses_nothing_acknowledged(tmp_path) -> None:
         deadline = time.monotonic() + 15
         while len(applied) < acknowledged + 5 and time.monotonic() < deadline:  # and carried on after it
             time.sleep(0.05)
+        # The subscriber comes back on its own backoff (up to 2 s between tries), not when the writer does: a
+        # restart during its pause has five writes done before it reconnects. Wait for it, not for the writer.
+        deadline = time.monotonic() + 15
+        while not ("disconnected" in events and "connected" in events[events.index("disconnected"):]) \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
         stop.set()
         t.join(30)
         assert not t.is_alive()

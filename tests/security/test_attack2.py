@@ -18,6 +18,21 @@ from support.git_judge import fsck, sh, status
 from support.git_judge import person_repo as repo
 
 
+def fake_git(cwd: Path) -> subprocess.Popen[bytes]:
+    """`sleep 60` named 'git', running in `cwd`: returned once /proc shows it as git (bash has exec'd), which is
+    what memtui looks for; a fixed pause before the write was short when bash started slowly under load."""
+    fake = subprocess.Popen(["bash", "-c", "exec -a git sleep 60"], cwd=cwd)
+    cmdline = Path(f"/proc/{fake.pid}/cmdline")
+    deadline = time.monotonic() + 20
+    while not cmdline.read_bytes().startswith(b"git\0"):
+        if time.monotonic() > deadline:
+            fake.kill()
+            fake.wait()
+            raise AssertionError("the fake git never showed as git in /proc")
+        time.sleep(0.01)
+    return fake
+
+
 def leftovers(root: Path) -> list[str]:
     return sorted(p.name for p in (root / ".git").iterdir() if p.name.startswith("memtui-index-")
                   or p.name == "index.lock")
@@ -90,9 +105,8 @@ def test_a_fake_git_process_keeps_a_stale_lock_and_the_refusal_says_so(tmp_path:
     the person must be told what holds the writes up and that nothing was committed."""
     root = repo(tmp_path / "m")
     (root / ".git/index.lock").write_bytes(b"")
-    fake = subprocess.Popen(["bash", "-c", "exec -a git sleep 60"], cwd=root)
+    fake = fake_git(root)
     try:
-        time.sleep(0.2)
         (root / "mem.md").write_text("memtui\n")
         store = FolderStore(root)
         store.index_wait = 0.2
@@ -362,9 +376,8 @@ def test_rejecting_a_refused_name_hard_linked_to_an_outside_file_leaves_that_fil
 def test_a_fake_git_process_and_a_stale_branch_lock_refuse_the_write_without_moving_anything(tmp_path: Path) -> None:
     root = repo(tmp_path / "m")
     (root / ".git/refs/heads/main.lock").write_text("0" * 40 + "\n")
-    fake = subprocess.Popen(["bash", "-c", "exec -a git sleep 60"], cwd=root / ".git")
+    fake = fake_git(root / ".git")
     try:
-        time.sleep(0.2)
         (root / "mem.md").write_text("memtui\n")
         head = sh(root, "rev-parse", "HEAD").strip()
         with pytest.raises(StoreError) as err:
