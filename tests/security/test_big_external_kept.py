@@ -27,6 +27,15 @@ def big(fill: bytes) -> bytes:
     return (b"- 14:05 [observed] " + fill * 40 + b"\n") * (BIG // (20 + 40 * len(fill)))
 
 
+def listed_once(tmp_path: Path) -> tuple[Path, Path, Memory, str]:
+    """A person's repository with a big file written past memtui, listed once: (root, file, memory, its hash)."""
+    root = person_repo(tmp_path / "m")
+    log = root / "big.md"
+    log.write_bytes(big(b"a"))
+    mem = Memory(root)
+    return root, log, mem, listed(mem, "big.md")
+
+
 @pytest.fixture
 def settled_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files count as settled at once, so a listing keeps them (as one 3 s after their last change would)."""
@@ -35,11 +44,7 @@ def settled_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_kept_bytes_are_the_files_and_a_same_size_rewrite_with_its_mtime_set_back_is_seen(
         tmp_path: Path, settled_at_once: None) -> None:
-    root = person_repo(tmp_path / "m")
-    log = root / "big.md"
-    log.write_bytes(big(b"a"))
-    mem = Memory(root)
-    first = listed(mem, "big.md")
+    _, log, mem, first = listed_once(tmp_path)
     assert first == content_hash(log.read_bytes())
     assert "big.md" in mem.store._seen  # kept: the next listing does not read it
     assert listed(mem, "big.md") == first
@@ -52,11 +57,7 @@ def test_the_kept_bytes_are_the_files_and_a_same_size_rewrite_with_its_mtime_set
 
 
 def test_a_file_replaced_by_another_of_the_same_size_and_times_is_seen(tmp_path: Path, settled_at_once: None) -> None:
-    root = person_repo(tmp_path / "m")
-    log = root / "big.md"
-    log.write_bytes(big(b"a"))
-    mem = Memory(root)
-    listed(mem, "big.md")
+    root, log, mem, _ = listed_once(tmp_path)
     old = os.stat(log)
     other = root / "other.tmp"
     other.write_bytes(big(b"c"))
@@ -66,11 +67,7 @@ def test_a_file_replaced_by_another_of_the_same_size_and_times_is_seen(tmp_path:
 
 
 def test_a_link_put_in_its_place_is_shown_as_a_link(tmp_path: Path, settled_at_once: None) -> None:
-    root = person_repo(tmp_path / "m")
-    log = root / "big.md"
-    log.write_bytes(big(b"a"))
-    mem = Memory(root)
-    listed(mem, "big.md")
+    root, log, mem, _ = listed_once(tmp_path)
     log.unlink()
     os.symlink("/etc/passwd", log)
     assert listed(mem, "big.md") == content_hash(b"/etc/passwd")  # its target's name, as git records a link
@@ -79,11 +76,7 @@ def test_a_link_put_in_its_place_is_shown_as_a_link(tmp_path: Path, settled_at_o
 def test_a_file_still_being_written_is_read_every_time(tmp_path: Path) -> None:
     """Without the test's shortcut: a file changed just now is not kept, so a rewrite within the same clock tick
     (same size, same times) is read."""
-    root = person_repo(tmp_path / "m")
-    log = root / "big.md"
-    log.write_bytes(big(b"a"))
-    mem = Memory(root)
-    listed(mem, "big.md")
+    root, log, mem, _ = listed_once(tmp_path)
     assert "big.md" not in mem.store._seen
     old = os.stat(log)
     with open(log, "r+b") as f:
