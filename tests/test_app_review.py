@@ -329,3 +329,34 @@ async def test_help_kept_between_openings_opens_at_its_top_and_once(demo: Path) 
         assert scroll.scroll_y == 0
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: app.screen is app.base, what="help closed by ?")
+
+
+async def test_an_edit_in_the_editor_is_announced_only_once_it_is_selected(demo: Path) -> None:
+    """After $EDITOR the edit waits in review. Its notice names `a` (approve): said while another proposal is still
+    selected, `a` would approve that one. So it comes with the selection, after the sync that lists the edit,
+    however late; a 5 s poll used to give up on a slow sync, leaving the edit unselected and unannounced."""
+    import asyncio
+    import hashlib
+
+    from memtui.tui.messages import FilesChanged
+
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await started(pilot)
+        app.review.select("p-0001")
+        viewer = app.query_one(MemoryViewer)
+        viewer.focus()
+        memory = demo / "MEMORY.md"
+        memory.write_text(memory.read_text() + "- [stated] Edited in the editor (2026-08-20, vim)\n")
+        pid = "x-" + hashlib.sha1(b"MEMORY.md").hexdigest()[:6]
+        viewer.entry_cursor.focus_external_change(pid)  # as after the editor exits
+        await asyncio.sleep(5.5)  # past the 5 s the old poll waited
+        await pilot.pause()
+        toasts = lambda: [str(t.render()) for t in app.screen.query("Toast")]  # noqa: E731
+        assert not any("waits in review" in t for t in toasts())  # not yet listed: nothing said, nothing moved
+        assert app.review.selected.id == "p-0001" and app.focused is viewer
+        app.post_message(FilesChanged(frozenset({"MEMORY.md"})))  # the watcher's news of it, late
+        await wait_for(pilot, lambda: app.review.selected is not None and app.review.selected.id == pid,
+                       what="the edit selected")
+        await wait_for(pilot, lambda: any(f"waits in review as {pid}" in t for t in toasts()), what="the notice")
+        assert app.focused is app.review.option_list

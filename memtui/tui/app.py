@@ -121,6 +121,7 @@ class MemtuiApp(App[None]):
         # start: at 120 columns the review panel is 40 wide, and a change cut at its edge is a change not seen.
         self.diff_wrap = True
         self._select_after_sync: str | None = None  # a proposal the app just made, selected once it is listed
+        self._focus_after_sync: str | None = None  # and then the review list focused, and this said (see below)
         self.consolidation_offer: list[str] = []
         self.by = user or default_actor()
         self.watch_enabled = watch
@@ -387,6 +388,11 @@ class MemtuiApp(App[None]):
         self.review.set_proposals(everything)
         if self._select_after_sync and self.review.select(self._select_after_sync):
             self._select_after_sync = None
+            if self._focus_after_sync is not None:
+                self.review.option_list.focus()
+                if self._focus_after_sync:
+                    self.notify(self._focus_after_sync, markup=False)
+                self._focus_after_sync = None
         pending: dict[str, int] = {}
         for p in message.proposals:
             pending[p.file] = pending.get(p.file, 0) + 1
@@ -764,6 +770,17 @@ class MemtuiApp(App[None]):
     def consolidate(self, section: str | None = None) -> None:
         self.post_message(Consolidated(self.memory.consolidate(section, actor=self.by)))
 
+    def select_when_listed(self, pid: str, notice: str = "") -> None:
+        """Select and focus `pid` in review, then say `notice`: now if it is listed, else once the sync that lists
+        it is shown. Said only then: a notice naming a key (`a approve`) must not come while the key would still
+        act on another proposal."""
+        if self.review.select(pid):
+            self.review.option_list.focus()
+            if notice:
+                self.notify(notice, markup=False)
+            return
+        self._select_after_sync, self._focus_after_sync = pid, notice
+
     def on_consolidated(self, message: Consolidated) -> None:
         if not self.alive():
             return
@@ -771,7 +788,7 @@ class MemtuiApp(App[None]):
         for r in message.results:
             where = f"{r.file} § {r.section}" if r.section else (r.file or MEMORY_FILE)
             if r.status == "queued" and r.id:
-                self._select_after_sync = r.id
+                self._select_after_sync, self._focus_after_sync = r.id, None
                 self.feed.add(Activity(now, self.by, "queued", f"{r.id} consolidate {where}: waiting for review",
                                        r.file))
                 self.notify(f"{r.id}: consolidation of {where} waits for review", timeout=6, markup=False)

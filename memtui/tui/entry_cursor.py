@@ -584,13 +584,8 @@ class EntryCursor:
             return
         self.focus_external_change(EXTERNAL_PREFIX + hashlib.sha1(self.rel.encode()).hexdigest()[:6])
 
-    def focus_external_change(self, pid: str, tries: int = 100) -> None:
-        """Select and focus the external change in the review panel once the app's sync has listed it."""
-        review = self.app.review
-        if review.select(pid):
-            review.option_list.focus()
-            self.view.notify(markup=False, message=(
-                f"Your edit of {self.rel} waits in review as {pid}: a approve (commit) · r reject (restore)"))
-            return
-        if tries > 0:
-            self.view.set_timer(0.05, lambda: self.focus_external_change(pid, tries - 1))
+    def focus_external_change(self, pid: str) -> None:
+        """Select the edit in review once the app's sync lists it, however long the sync takes, and say so then (a
+        poll of 5 s left a slow sync's edit unselected and unannounced)."""
+        self.app.select_when_listed(pid, f"Your edit of {self.rel} waits in review as {pid}: a approve (commit) · r "
+                                    "reject (restore)")
