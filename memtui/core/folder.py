@@ -793,8 +793,8 @@ class FolderStore(Store):
     def _bytes_now(self, rel: str, seen: dict[str, tuple[tuple[int, ...], bytes, str]]
                    ) -> tuple[bytes | None, str | None]:
         """A changed file's bytes as git sees them, and their content_hash when known. A big regular file whose
-        stat (device, inode, size, mtime, ctime) is what it was at the last listing is not read and hashed again:
-        an agent's 20 MB log was read and hashed at every sync. Kept only when the file's last change was well
+        stat (device, inode, size, mtime, ctime) and bytes are what they were at the last listing is not hashed
+        again: an agent's 20 MB log was hashed at every sync. Kept only when the file's last change was well
         before the read began (git's "racily clean" rule: a write in the same clock tick as the read would leave
         the same stat), so any write since changes the ctime, which no process can set back."""
         path = self.root / rel
@@ -806,11 +806,13 @@ class FolderStore(Store):
         if not stat.S_ISREG(st.st_mode) or st.st_size < SEEN_MIN_BYTES:
             return _as_git_sees(path), None
         hit = self._seen.get(rel)
-        if hit is not None and hit[0] == key:
-            seen[rel] = hit
-            return hit[1], hit[2]
         started = time.time_ns()
         data = _as_git_sees(path)
+        # Read even when the stat stands: a write through a shared mmap to a page already dirty changes no time, so
+        # the stat alone would keep showing the old bytes. Comparing them (a third of hashing) keeps the hash.
+        if hit is not None and hit[0] == key and data == hit[1]:
+            seen[rel] = hit
+            return hit[1], hit[2]
         if data is None or len(data) != st.st_size or max(st.st_mtime_ns, st.st_ctime_ns) > started - SEEN_SETTLED_NS:
             return data, None
         from memtui.core.store import content_hash
