@@ -122,6 +122,7 @@ class MemtuiApp(App[None]):
         self.diff_wrap = True
         self._select_after_sync: str | None = None  # a proposal the app just made, selected once it is listed
         self._focus_after_sync: str | None = None  # and then the review list focused, and this said (see below)
+        self._hash_after_sync: str | None = None  # and only when listed with these bytes (select_when_listed)
         self.consolidation_offer: list[str] = []
         self.by = user or default_actor()
         self.watch_enabled = watch
@@ -386,8 +387,8 @@ class MemtuiApp(App[None]):
         everything = message.proposals + external
         self.review.lineage = message.lineage
         self.review.set_proposals(everything)
-        if self._select_after_sync and self.review.select(self._select_after_sync):
-            self._select_after_sync = None
+        if self._select_after_sync and self._listed_as_expected() and self.review.select(self._select_after_sync):
+            self._select_after_sync = self._hash_after_sync = None
             if self._focus_after_sync is not None:
                 self.review.option_list.focus()
                 if self._focus_after_sync:
@@ -770,16 +771,24 @@ class MemtuiApp(App[None]):
     def consolidate(self, section: str | None = None) -> None:
         self.post_message(Consolidated(self.memory.consolidate(section, actor=self.by)))
 
-    def select_when_listed(self, pid: str, notice: str = "") -> None:
+    def select_when_listed(self, pid: str, notice: str = "", after_hash: str | None = None) -> None:
         """Select and focus `pid` in review, then say `notice`: now if it is listed, else once the sync that lists
         it is shown. Said only then: a notice naming a key (`a approve`) must not come while the key would still
-        act on another proposal."""
-        if self.review.select(pid):
+        act on another proposal. With `after_hash`, only a listing of those bytes counts: an external change's id
+        is its file's, so an older listing, or an agent's rewrite of the file, must not be announced as the
+        person's edit."""
+        self._select_after_sync, self._focus_after_sync, self._hash_after_sync = pid, notice, after_hash
+        if self._listed_as_expected() and self.review.select(pid):
+            self._select_after_sync = self._focus_after_sync = self._hash_after_sync = None
             self.review.option_list.focus()
             if notice:
                 self.notify(notice, markup=False)
-            return
-        self._select_after_sync, self._focus_after_sync = pid, notice
+
+    def _listed_as_expected(self) -> bool:
+        if self._hash_after_sync is None:
+            return True
+        return any(p.id == self._select_after_sync and p.after_hash == self._hash_after_sync
+                   for p in self.review.proposals)
 
     def on_consolidated(self, message: Consolidated) -> None:
         if not self.alive():
@@ -788,7 +797,7 @@ class MemtuiApp(App[None]):
         for r in message.results:
             where = f"{r.file} § {r.section}" if r.section else (r.file or MEMORY_FILE)
             if r.status == "queued" and r.id:
-                self._select_after_sync, self._focus_after_sync = r.id, None
+                self._select_after_sync, self._focus_after_sync, self._hash_after_sync = r.id, None, None
                 self.feed.add(Activity(now, self.by, "queued", f"{r.id} consolidate {where}: waiting for review",
                                        r.file))
                 self.notify(f"{r.id}: consolidation of {where} waits for review", timeout=6, markup=False)

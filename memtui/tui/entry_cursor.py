@@ -582,10 +582,19 @@ class EntryCursor:
             self.view.notify(markup=False,
                              message=f"{self.rel} is unchanged" + (f" ({editor} exited with {code})" if code else ""))
             return
-        self.focus_external_change(EXTERNAL_PREFIX + hashlib.sha1(self.rel.encode()).hexdigest()[:6])
+        self.focus_external_change(EXTERNAL_PREFIX + hashlib.sha1(self.rel.encode()).hexdigest()[:6], after)
 
-    def focus_external_change(self, pid: str) -> None:
+    def focus_external_change(self, pid: str, after: bytes | None = None) -> None:
         """Select the edit in review once the app's sync lists it, however long the sync takes, and say so then (a
-        poll of 5 s left a slow sync's edit unselected and unannounced)."""
+        poll of 5 s left a slow sync's edit unselected and unannounced). Only a listing of the bytes the editor
+        left (`after`, else the file's now) is the person's edit: the file may be rewritten before a sync lists it."""
+        from memtui.core.store import content_hash
+
+        if after is None:
+            root = self.memory.store.local_root
+            try:
+                after = None if root is None else (root / self.rel).read_bytes()
+            except OSError:
+                after = None
         self.app.select_when_listed(pid, f"Your edit of {self.rel} waits in review as {pid}: a approve (commit) · r "
-                                    "reject (restore)")
+                                    "reject (restore)", None if after is None else content_hash(after))

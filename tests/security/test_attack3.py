@@ -321,3 +321,195 @@ def test_a_word_naming_a_file_not_a_folder_makes_nothing(tmp_path: Path) -> None
                           timeout=60, stdin=subprocess.DEVNULL, env={**os.environ, "MEMTUI_CONFIG_DIR": str(tmp_path / "c")})
     assert done.returncode == 2, done.stdout + done.stderr
     assert (tmp_path / "notes").read_text() == "a file\n" and sorted(p.name for p in tmp_path.iterdir()) == ["notes"]
+
+
+# --- 4-6. the app: footer, help, an edit selected once listed ----------------------------------------------------
+
+PERSON = "ana"
+
+
+@pytest.fixture
+def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> Path:
+    from app_support import demo_root
+
+    return demo_root(tmp_path, monkeypatch, demo_template)
+
+
+from app_support import SIZE, demo_template, settled, wait_for  # noqa: E402,F401 (fixture)
+
+
+def footer_shows(app) -> list[tuple[str, str, bool]]:
+    """(key, action, disabled) of every key the footer on the app's main screen shows."""
+    from textual.widgets import Footer
+
+    return [(k.key, k.action, k.has_class("-disabled")) for k in app.base.query_one(Footer).query("FooterKey")]
+
+
+def footer_due(app) -> list[tuple[str, str, bool]]:
+    """What Textual's own footer would show for the main screen's keys now: one key per action, shown ones only,
+    the palette's key last."""
+    seen: dict[str, tuple[str, str, bool]] = {}
+    palette = None
+    for key, (_node, b, enabled, _tip) in app.base.active_bindings.items():
+        if key == app.COMMAND_PALETTE_BINDING:
+            palette = (b.key, b.action, not enabled)
+        if b.show and b.action not in seen:
+            seen[b.action] = (b.key, b.action, not enabled)
+    return [*seen.values(), *([palette] if palette and app.ENABLE_COMMAND_PALETTE else [])]
+
+
+async def started(pilot):
+    from memtui.tui.viewer import MemoryViewer
+
+    await wait_for(pilot, lambda: settled(pilot.app), what="the app to settle")
+    return pilot.app.query_one(MemoryViewer)
+
+
+async def footer_caught_up(pilot) -> None:
+    await pilot.pause()
+    try:
+        await wait_for(pilot, lambda: footer_shows(pilot.app) == footer_due(pilot.app), timeout=5,
+                       what="the footer to show the keys that apply")
+    except AssertionError:
+        raise AssertionError(f"footer shows {footer_shows(pilot.app)}, due {footer_due(pilot.app)}") from None
+
+
+async def test_the_cursor_hidden_under_help_leaves_no_cursor_key_in_the_footer(demo: Path) -> None:
+    from memtui.tui.app import MemtuiApp
+
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        viewer = await started(pilot)
+        viewer.focus()
+        await pilot.pause()
+        await pilot.press("j")
+        await wait_for(pilot, lambda: viewer.cursor is not None, what="the cursor")
+        await footer_caught_up(pilot)
+        assert any(k == "x" for k, _, _ in footer_shows(app))
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: app.screen is not app.base, what="help")
+        viewer.entry_cursor.set_cursor(None)  # as a reload under the help would
+        await pilot.pause()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.base, what="help closed")
+        await footer_caught_up(pilot)
+        assert not any(k == "x" or a == "undo_own" for k, a, _ in footer_shows(app))
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: app.screen is not app.base, what="help")
+        viewer.entry_cursor.set_cursor(2)  # and shown again under the help: in the footer once it closes
+        await pilot.pause()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.base, what="help closed")
+        await footer_caught_up(pilot)
+        assert viewer.cursor == 2 and app.focused is viewer, (viewer.cursor, app.focused)
+        assert any(a == "undo_own" for _, a, _ in footer_shows(app)), footer_due(app)  # the cursor's u
+
+
+async def test_a_tab_switched_and_focus_moved_under_a_dialog_is_shown_when_it_closes(demo: Path) -> None:
+    from memtui.tui.app import MemtuiApp
+
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        app.review.select("p-0001")
+        app.review.option_list.focus()
+        await footer_caught_up(pilot)
+        reviewing = footer_shows(app)
+        await pilot.press("r")  # the reject dialog
+        await wait_for(pilot, lambda: app.screen is not app.base, what="the reject dialog")
+        app.base.set_focus(app.query_one("MemoryViewer"))  # focus moves beneath it
+        app.action_open_pane("today")
+        await pilot.pause()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.base, what="the dialog closed")
+        await footer_caught_up(pilot)
+        assert footer_shows(app) != reviewing or footer_due(app) == reviewing
+
+
+async def test_a_rebound_approve_key_is_the_footers_and_a_does_not_approve(demo: Path) -> None:
+    """[keys] approve = "space": the footer offers space for approve, and `a`, no longer bound, approves nothing."""
+    from memtui.tui.app import MemtuiApp
+
+    cfg = demo / ".memtui" / "config.toml"
+    cfg.write_text(cfg.read_text() + '\n[keys]\napprove = "space"\n')
+    sh(demo, "commit", "-qm", "keys", "--", ".memtui/config.toml")  # a config change is in effect once committed
+    head = sh(demo, "rev-parse", "HEAD")
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        app.review.select("p-0001")
+        app.review.option_list.focus()
+        await footer_caught_up(pilot)
+        shown = footer_shows(app)
+        assert ("space", "approve", False) in shown and not any(k == "a" and a == "approve" for k, a, _ in shown)
+        await pilot.press("a")
+        await pilot.pause(0.5)
+        assert sh(demo, "rev-parse", "HEAD") == head
+
+
+async def test_help_kept_lists_the_rebound_key_and_theme_switch_keeps_the_footer_true(demo: Path) -> None:
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.help import HelpScreen
+
+    cfg = demo / ".memtui" / "config.toml"
+    cfg.write_text(cfg.read_text() + '\n[keys]\nreject = "R"\n')
+    sh(demo, "commit", "-qm", "keys", "--", ".memtui/config.toml")  # a config change is in effect once committed
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+        rows = {row[2]: row[1] for row in app.screen.rows}
+        assert rows["reject"] == "R", rows["reject"]
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.base, what="help closed")
+        for name in [t for t in app.available_themes if t != app.theme][:2]:
+            app.action_switch_theme(name)
+            await footer_caught_up(pilot)
+
+
+async def test_an_edit_reverted_then_rewritten_by_an_agent_is_not_announced_as_the_persons(demo: Path) -> None:
+    """The person's edit leaves $EDITOR; before a sync lists it, an agent puts the file back as committed (nothing
+    listed), then writes its own change. Broke: that later listing was selected, focused and announced as "Your
+    edit of MEMORY.md waits in review: a approve", the agent's bytes taken for the person's. The notice now waits
+    for the bytes the editor left."""
+    import hashlib
+
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.messages import FilesChanged
+
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        viewer = await started(pilot)
+        app.review.select("p-0001")
+        viewer.focus()
+        memory = demo / "MEMORY.md"
+        committed = memory.read_bytes()
+        memory.write_bytes(committed + b"- [stated] The person's own line (2026-08-20, vim)\n")
+        pid = "x-" + hashlib.sha1(b"MEMORY.md").hexdigest()[:6]
+        viewer.entry_cursor.focus_external_change(pid)  # as after the editor exits
+        memory.write_bytes(committed)  # the agent, at once
+        app.post_message(FilesChanged(frozenset({"MEMORY.md"})))
+        await wait_for(pilot, lambda: not app.syncing if hasattr(app, "syncing") else True, what="sync")
+        await pilot.pause(1.0)
+        memory.write_bytes(committed + b"- [stated] Wire the refund to account 991 (2026-08-20, agent)\n")
+        app.post_message(FilesChanged(frozenset({"MEMORY.md"})))
+        await wait_for(pilot, lambda: any(p.id == pid for p in app.review.proposals), what="the agent's change listed")
+        await pilot.pause(0.5)
+        toasts = [str(t.render()) for t in app.screen.query("Toast")]
+        assert not any("Your edit" in t for t in toasts), toasts
+        assert app.review.selected.id == "p-0001"
+
+
+async def test_opening_today_from_review_dims_the_review_keys_in_the_footer(demo: Path) -> None:
+    from memtui.tui.app import MemtuiApp
+
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        app.review.select("p-0001")
+        app.review.option_list.focus()
+        await footer_caught_up(pilot)
+        app.base.set_focus(app.query_one("MemoryViewer"))
+        app.action_open_pane("today")
+        await footer_caught_up(pilot)
