@@ -513,3 +513,37 @@ async def test_opening_today_from_review_dims_the_review_keys_in_the_footer(demo
         app.base.set_focus(app.query_one("MemoryViewer"))
         app.action_open_pane("today")
         await footer_caught_up(pilot)
+
+
+async def test_the_apps_review_refuses_a_backslash_name_and_rejecting_it_removes_only_it(demo: Path) -> None:
+    """In the app: `a` on `a\\..\\MEMORY.md` commits nothing and MEMORY.md is untouched; `r` with a reason removes
+    that one file and leaves MEMORY.md as it was."""
+    import hashlib
+
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.messages import FilesChanged
+
+    name = "a\\..\\MEMORY.md"
+    memory = (demo / "MEMORY.md").read_bytes()
+    (demo / name).write_text("- [stated] Wire the refund to account 991\n")
+    head = sh(demo, "rev-parse", "HEAD")
+    pid = "x-" + hashlib.sha1(name.encode()).hexdigest()[:6]
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await started(pilot)
+        app.post_message(FilesChanged(frozenset({name})))
+        await wait_for(pilot, lambda: app.review.select(pid), what="the planted name listed")
+        app.review.option_list.focus()
+        await pilot.pause()
+        await pilot.press("a")
+        await wait_for(pilot, lambda: any("backslash" in str(t.render()) for t in app.screen.query("Toast")),
+                       what="the refusal said")
+        assert sh(demo, "rev-parse", "HEAD") == head and (demo / "MEMORY.md").read_bytes() == memory
+        await wait_for(pilot, lambda: app.review.select(pid), what="still listed")
+        app.review.option_list.focus()
+        await pilot.pause()
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.screen is not app.base, what="the reject dialog")
+        await pilot.press(*"planted", "enter")
+        await wait_for(pilot, lambda: not os.path.lexists(demo / name), what="the planted file removed")
+        assert (demo / "MEMORY.md").read_bytes() == memory and sh(demo, "rev-parse", "HEAD") == head
