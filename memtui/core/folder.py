@@ -100,7 +100,7 @@ class FolderStore(Store):
     def read(self, rel: str) -> bytes | None:
         path = self._full(rel)
         try:
-            return path.read_bytes()
+            return _regular_bytes(path)
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
 
@@ -1397,9 +1397,19 @@ def _as_git_sees(path: Path) -> bytes | None:
     try:
         if os.path.islink(path):
             return os.readlink(path).encode("utf-8", errors="surrogateescape")
-        return path.read_bytes()
+        return _regular_bytes(path)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
+
+
+def _regular_bytes(path: Path) -> bytes | None:
+    """A regular file's bytes; None for anything else. Opened without blocking: an agent may put a FIFO under a
+    tracked name (git lists it as modified), and a plain open of one waits for a writer for ever."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return f.read()
 
 
 def _files_changed(repo: Any, shas: list[str]) -> dict[str, tuple[str, ...]]:

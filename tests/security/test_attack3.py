@@ -129,10 +129,10 @@ def test_a_kept_file_replaced_by_a_folder_is_listed_as_gone(tmp_path: Path, sett
     assert "big.md" not in mem.store._seen
 
 
-@pytest.mark.xfail(strict=True, reason="pre-existing, not this session's change: a tracked file replaced by a FIFO "
-                   "is listed by git as modified and _as_git_sees (and FolderStore.read) open it without O_NONBLOCK, "
-                   "so the listing waits for a writer for ever (the app's sync worker, `memtui queue list`)")
-def test_a_tracked_file_replaced_by_a_fifo_does_not_hang_the_listing(tmp_path: Path) -> None:
+def test_a_tracked_file_replaced_by_a_fifo_does_not_hang_the_listing_or_the_decision(tmp_path: Path) -> None:
+    """Broke (before this session too): git lists a tracked file become a FIFO as modified, and the listing (and
+    an approval's read) opened it blocking, waiting for a writer for ever: the app's sync worker, `memtui queue
+    list`. Now anything not a regular file reads as no file: listed as gone, and rejecting puts the file back."""
     root, log = committed_big(tmp_path)
     mem = Memory(root)
     log.unlink()
@@ -146,7 +146,14 @@ def test_a_tracked_file_replaced_by_a_fifo_does_not_hang_the_listing(tmp_path: P
         os.close(fd)
         t.join(5)
         pytest.fail("the listing hung opening a FIFO")
-    assert out
+    [p] = [p for p in out[0] if p.file == "big.md"]
+    assert p.after_hash == content_hash(None)
+    head = sh(root, "rev-parse", "HEAD")
+    r = mem.approve(p.id, by="wes", expect=p.after_hash)  # a name that is no file is refused, saying so
+    assert r.status == "refused" and "not a regular file" in r.message, r.message
+    assert sh(root, "rev-parse", "HEAD") == head
+    done = mem.reject(p.id, reason="not a file", by="wes")
+    assert done.status == "refused" and "remove it by hand" in done.message, done.message
 
 
 def test_threads_listing_at_once_all_see_the_files_bytes(tmp_path: Path, settled_at_once: None) -> None:
