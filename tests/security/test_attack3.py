@@ -12,11 +12,12 @@ import threading
 from pathlib import Path
 
 import pytest
+from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
+from support.git_judge import person_repo, sh, status
 
 from memtui.core import folder
 from memtui.core.memory import Memory
 from memtui.core.store import content_hash
-from support.git_judge import person_repo, sh, status
 
 BIG = 2 << 20  # past SEEN_MIN_BYTES
 
@@ -61,7 +62,7 @@ def test_a_write_through_a_shared_mmap_to_a_dirty_page_is_seen(tmp_path: Path, s
         assert (before.st_mtime_ns, before.st_ctime_ns) == (after.st_mtime_ns, after.st_ctime_ns)
         now = log.read_bytes()
         assert now[:2] == b"bc"
-        p = [p for p in mem.external_proposals() if p.file == "big.md"][0]
+        p = next(p for p in mem.external_proposals() if p.file == "big.md")
         assert p.after_hash == content_hash(now)
         # and what the person approves, having seen it, is what is committed
         r = mem.approve(p.id, by="wes", expect=p.after_hash)
@@ -277,7 +278,8 @@ def test_a_percent_encoded_backslash_is_a_plain_name(tmp_path: Path) -> None:
 
 def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "memtui", *args, "--root", str(root)], capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "MEMTUI_CONFIG_DIR": str(root.parent / "c")})
+                          text=True, check=False, timeout=60,
+                          env={**os.environ, "MEMTUI_CONFIG_DIR": str(root.parent / "c")})
 
 
 def test_the_queue_cli_refuses_a_backslash_name_and_prints_no_control_character(tmp_path: Path) -> None:
@@ -311,8 +313,8 @@ def test_odd_words_make_nothing_and_print_no_control_character(tmp_path: Path, w
     here.mkdir()
     home = tmp_path / "home"
     home.mkdir()
-    done = subprocess.run([sys.executable, "-m", "memtui", word], capture_output=True, text=True, cwd=here,
-                          timeout=60, stdin=subprocess.DEVNULL,
+    done = subprocess.run([sys.executable, "-m", "memtui", word], capture_output=True, text=True, check=False,
+                          cwd=here, timeout=60, stdin=subprocess.DEVNULL,
                           env={**os.environ, "MEMTUI_CONFIG_DIR": str(tmp_path / "c"), "HOME": str(home),
                                "MEMTUI_ROOT": str(tmp_path / "default-root"), "XDG_DATA_HOME": str(home / "d")})
     assert done.returncode == 2, done.stdout + done.stderr
@@ -324,8 +326,9 @@ def test_odd_words_make_nothing_and_print_no_control_character(tmp_path: Path, w
 
 def test_a_word_naming_a_file_not_a_folder_makes_nothing(tmp_path: Path) -> None:
     (tmp_path / "notes").write_text("a file\n")
-    done = subprocess.run([sys.executable, "-m", "memtui", "notes"], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=60, stdin=subprocess.DEVNULL, env={**os.environ, "MEMTUI_CONFIG_DIR": str(tmp_path / "c")})
+    done = subprocess.run([sys.executable, "-m", "memtui", "notes"], capture_output=True, text=True, check=False,
+                          cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "MEMTUI_CONFIG_DIR": str(tmp_path / "c")})
     assert done.returncode == 2, done.stdout + done.stderr
     assert (tmp_path / "notes").read_text() == "a file\n" and sorted(p.name for p in tmp_path.iterdir()) == ["notes"]
 
@@ -337,12 +340,7 @@ PERSON = "ana"
 
 @pytest.fixture
 def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> Path:
-    from app_support import demo_root
-
     return demo_root(tmp_path, monkeypatch, demo_template)
-
-
-from app_support import SIZE, demo_template, settled, wait_for  # noqa: E402,F401 (fixture)
 
 
 def footer_shows(app) -> list[tuple[str, str, bool]]:
