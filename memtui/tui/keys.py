@@ -28,8 +28,9 @@ class KeyFooter(Footer):
              self.app.get_key_display(b)) for key, (_node, b, enabled, tooltip) in screen.active_bindings.items()))
 
     def compose(self) -> ComposeResult:
-        self._shown = self._keys(self.screen) if self._bindings_ready else None
-        yield from super().compose()
+        keys = list(super().compose())
+        self._shown = self._keys(self.screen) if keys else None  # nothing shown yet (bindings not ready): not kept
+        yield from keys
 
     def bindings_changed(self, screen: Screen) -> None:
         if self._shown is not None and self.screen is not self.app.screen:
