@@ -379,6 +379,14 @@ async def footer_caught_up(pilot) -> None:
         raise AssertionError(f"footer shows {footer_shows(pilot.app)}, due {footer_due(pilot.app)}") from None
 
 
+async def reviewing_first(app, pilot) -> None:
+    """The app started, p-0001 selected in the focused review list, and the footer caught up with it."""
+    await started(pilot)
+    app.review.select("p-0001")
+    app.review.option_list.focus()
+    await footer_caught_up(pilot)
+
+
 async def test_the_cursor_hidden_under_help_leaves_no_cursor_key_in_the_footer(demo: Path) -> None:
     from memtui.tui.app import MemtuiApp
 
@@ -415,10 +423,7 @@ async def test_a_tab_switched_and_focus_moved_under_a_dialog_is_shown_when_it_cl
 
     app = MemtuiApp(demo, watch=False, user=PERSON)
     async with app.run_test(size=SIZE) as pilot:
-        await started(pilot)
-        app.review.select("p-0001")
-        app.review.option_list.focus()
-        await footer_caught_up(pilot)
+        await reviewing_first(app, pilot)
         reviewing = footer_shows(app)
         await pilot.press("r")  # the reject dialog
         await wait_for(pilot, lambda: app.screen is not app.base, what="the reject dialog")
@@ -441,10 +446,7 @@ async def test_a_rebound_approve_key_is_the_footers_and_a_does_not_approve(demo:
     head = sh(demo, "rev-parse", "HEAD")
     app = MemtuiApp(demo, watch=False, user=PERSON)
     async with app.run_test(size=SIZE) as pilot:
-        await started(pilot)
-        app.review.select("p-0001")
-        app.review.option_list.focus()
-        await footer_caught_up(pilot)
+        await reviewing_first(app, pilot)
         shown = footer_shows(app)
         assert ("space", "approve", False) in shown and not any(k == "a" and a == "approve" for k, a, _ in shown)
         await pilot.press("a")
@@ -511,10 +513,7 @@ async def test_opening_today_from_review_dims_the_review_keys_in_the_footer(demo
 
     app = MemtuiApp(demo, watch=False, user=PERSON)
     async with app.run_test(size=SIZE) as pilot:
-        await started(pilot)
-        app.review.select("p-0001")
-        app.review.option_list.focus()
-        await footer_caught_up(pilot)
+        await reviewing_first(app, pilot)
         app.base.set_focus(app.query_one("MemoryViewer"))
         app.action_open_pane("today")
         await footer_caught_up(pilot)
