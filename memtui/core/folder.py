@@ -37,10 +37,8 @@ UNDO_DIR = "undo"
 PRIVATE = (STATE_DIR + "/", AUDIT_FILE, ".git/")
 QUEUE_ID = re.compile(r"^p-[0-9]{1,12}$")
 SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
-# A file changed past memtui from this size up is kept as read while its stat stands (FolderStore._bytes_now), once
-# its last change is this long before the read: more than any file system's timestamp step (FAT's is 2 s).
+# A file changed past memtui from this size up keeps its hash while its bytes stand (FolderStore._bytes_now).
 SEEN_MIN_BYTES = 1 << 20
-SEEN_SETTLED_NS = 3_000_000_000
 
 
 class FolderStore(Store):
@@ -57,8 +55,8 @@ class FolderStore(Store):
         self._thread_lock = threading.RLock()
         # (config text on disk, git index mtime) -> (config in effect, pending edit): see reviewed_config.
         self._reviewed_config: tuple[Any, tuple[str | None, str | None]] | None = None
-        # Big files changed past memtui, as last read for review: path -> (stat, bytes, hash). See _bytes_now.
-        self._seen: dict[str, tuple[tuple[int, ...], bytes, str]] = {}
+        # Big files changed past memtui, as last listed for review: path -> (bytes, hash). See _bytes_now.
+        self._seen: dict[str, tuple[bytes, str]] = {}
 
     # capabilities (see Store) -----------------------------------------------------------------------------
     @property
@@ -782,7 +780,7 @@ class FolderStore(Store):
         if committed is None:
             return None
         changes = []
-        seen: dict[str, tuple[tuple[int, ...], bytes, str]] = {}
+        seen: dict[str, tuple[bytes, str]] = {}
         for rel in rels:
             after, known = self._bytes_now(rel, seen)
             if committed[rel] != after:
@@ -790,35 +788,21 @@ class FolderStore(Store):
         self._seen = seen  # only the files listed now stay kept
         return changes
 
-    def _bytes_now(self, rel: str, seen: dict[str, tuple[tuple[int, ...], bytes, str]]
-                   ) -> tuple[bytes | None, str | None]:
-        """A changed file's bytes as git sees them, and their content_hash when known. A big regular file whose
-        stat (device, inode, size, mtime, ctime) and bytes are what they were at the last listing is not hashed
-        again: an agent's 20 MB log was hashed at every sync. Kept only when the file's last change was well
-        before the read began (git's "racily clean" rule: a write in the same clock tick as the read would leave
-        the same stat), so any write since changes the ctime, which no process can set back."""
-        path = self.root / rel
-        try:
-            st = os.lstat(path)
-        except OSError:
-            return _as_git_sees(path), None
-        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-        if not stat.S_ISREG(st.st_mode) or st.st_size < SEEN_MIN_BYTES:
-            return _as_git_sees(path), None
-        hit = self._seen.get(rel)
-        started = time.time_ns()
-        data = _as_git_sees(path)
-        # Read even when the stat stands: a write through a shared mmap to a page already dirty changes no time, so
-        # the stat alone would keep showing the old bytes. Comparing them (a third of hashing) keeps the hash.
-        if hit is not None and hit[0] == key and data == hit[1]:
-            seen[rel] = hit
-            return hit[1], hit[2]
-        if data is None or len(data) != st.st_size or max(st.st_mtime_ns, st.st_ctime_ns) > started - SEEN_SETTLED_NS:
+    def _bytes_now(self, rel: str, seen: dict[str, tuple[bytes, str]]) -> tuple[bytes | None, str | None]:
+        """A changed file's bytes as git sees them, and their content_hash when known: a big file whose bytes are
+        those of the last listing is not hashed again (an agent's 20 MB log was hashed at every sync). The bytes
+        are read and compared every time; no stat stands in for them (a write through a shared mmap can change a
+        file and none of its times)."""
+        data = _as_git_sees(self.root / rel)
+        if data is None or len(data) < SEEN_MIN_BYTES:
             return data, None
-        from memtui.core.store import content_hash
+        hit = self._seen.get(rel)
+        if hit is None or hit[0] != data:
+            from memtui.core.store import content_hash
 
-        seen[rel] = (key, data, content_hash(data))
-        return data, seen[rel][2]
+            hit = (data, content_hash(data))
+        seen[rel] = hit
+        return data, hit[1]
 
     def history(self, rel: str | None = None, since: float | None = None) -> list[Commit]:
         with self._git.use("reading history") as repo:
