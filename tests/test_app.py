@@ -344,6 +344,21 @@ async def test_command_palette_switches_theme(demo: Path) -> None:
         await wait_for(pilot, lambda: app.theme == "memtui-contrast", what="the theme to switch")
 
 
+async def test_the_theme_colours_the_first_frame_and_each_switch(demo: Path) -> None:
+    # The theme set at start is parsed once, with its own variables (memtui skips Textual's early re-parse);
+    # a switch afterwards re-parses as Textual does.
+    from textual.color import Color
+
+    app = MemtuiApp(demo, theme="light", watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        for name in ("memtui-light", "memtui-contrast", "memtui-dark"):
+            if app.theme != name:
+                app.theme = name
+            want = Color.parse(app.get_theme(name).background)
+            await wait_for(pilot, lambda: app.screen.styles.background == want, what=f"{name}'s background")
+
+
 async def test_diff_tab_shows_file_against_last_commit(demo: Path) -> None:
     app = MemtuiApp(demo, watch=False)
     async with app.run_test(size=SIZE) as pilot:

@@ -71,6 +71,7 @@ class MemtuiApp(App[None]):
         "app.tcss", "header.tcss", "tree.tcss", "viewer.tcss", "diff.tcss", "review.tcss", "feed.tcss",
         "dialogs.tcss", "help.tcss", "curate.tcss", "today.tcss", "search.tcss", "chat.tcss")]
     COMMANDS = App.COMMANDS | {MemtuiCommands}
+    _screen_composed = False  # composed: from then on a CSS refresh re-parses, as Textual's does
     BINDINGS = [
         Binding("a", "approve", "Approve", id="approve", tooltip="Apply the selected proposal and commit it"),
         Binding("e", "revise", "Revise", id="revise", tooltip="Edit the selected proposal's entry, then approve"),
@@ -168,8 +169,17 @@ class MemtuiApp(App[None]):
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return theme_files.variable_defaults()
 
+    def refresh_css(self, animate: bool = True) -> None:
+        if not self._screen_composed:
+            # The theme set in __init__ asks for this before anything is parsed: only the variables change. Textual
+            # would parse every stylesheet now and, its parse cache not kept, all of them again at compose.
+            self.stylesheet.set_variables(self.get_css_variables())
+            return
+        super().refresh_css(animate)
+
     # layout -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
+        self._screen_composed = True
         yield MemtuiHeader(self.folder or self.memory.store.location, id="header")
         with Horizontal(id="body"):
             yield MemoryTree(self.memory.store, self.root.name if self.folder else self.memory.store.location,
