@@ -152,3 +152,22 @@ async def test_wrapping_a_huge_file_costs_the_screen_not_the_file(tmp_path: Path
         shown = [row for row in screen if row.strip()]
         assert shown[-1].rstrip().endswith("of its log") and len(screen) - len(shown) < 6
         assert all(len(row) <= viewer.scrollable_content_region.width for row in screen)
+
+
+async def test_a_wider_terminal_wraps_the_lines_again_and_a_same_size_resize_keeps_them(long_demo: Path) -> None:
+    # The viewer keeps its wrapped rows through a resize that changes nothing (Textual sends one as the layout
+    # settles at start-up); a real change of width wraps every line again.
+    async with MemtuiApp(long_demo, watch=False).run_test(size=(100, 64)) as pilot:
+        viewer = await viewer_of(pilot)
+        narrow = rows_holding(viewer.screen_text().split("\n"), "[stated] Uses uv for every Python", 1)
+        await pilot.resize_terminal(100, 64)
+        await pilot.pause(0.1)
+        assert rows_holding(viewer.screen_text().split("\n"), "[stated] Uses uv for every Python", 1) == narrow
+        await pilot.resize_terminal(200, 64)
+        await wait_for(pilot, lambda: len(rows_holding(viewer.screen_text().split("\n"),
+                                                       "[stated] Uses uv for every Python", 1)) < len(narrow),
+                       what="the entry wrapped in fewer rows")
+        width = viewer.scrollable_content_region.width
+        wide = rows_holding(viewer.screen_text().split("\n"), "[stated] Uses uv for every Python", 1)
+        assert all(len(row) <= width for row in wide)
+        assert " ".join(row[3:].strip() for row in wide) == " ".join(NEW.strip().split())

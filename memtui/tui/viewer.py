@@ -408,7 +408,10 @@ class MemoryViewer(ScrollView, can_focus=True):
             self.call_after_refresh(self.keep_in_view, self.cursor)
 
     def on_resize(self) -> None:
-        if self.wrap:
+        region = self.scrollable_content_region
+        # Textual also sends one when only the layout around settled (at start-up, after the first frame): the
+        # rows wrapped for this width and height stay right, and wrapping them all again is a frame's work.
+        if self.wrap and (region.width, region.height) != self._sized_for:
             self._heights.clear()
             self._size_rows()
             self._invalidate()
