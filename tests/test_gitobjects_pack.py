@@ -214,3 +214,36 @@ def test_a_damaged_pack_gives_git_s_answer_or_a_clear_error_never_wrong_bytes(pa
             assert got is None or (got.kind, got.data) == truth[sha]
     finally:
         batch.close()
+
+
+def _entries_one_by_one(data: bytes) -> dict[bytes, tuple[bytes, bytes]]:
+    """A tree's entries read one at a time, as git lays them out: the reference `tree_entries` must agree with."""
+    out = {}
+    pos = 0
+    while pos < len(data):
+        space = data.index(b" ", pos)
+        nul = data.index(b"\0", space)
+        if nul + 21 > len(data):
+            raise ValueError("truncated tree object")
+        out[data[space + 1:nul]] = (data[pos:space], data[nul + 1:nul + 21])
+        pos = nul + 21
+    return out
+
+
+def test_tree_entries_of_odd_and_damaged_trees_are_the_entries_one_by_one() -> None:
+    from memtui.core.gitobjects import tree_entries
+
+    rng = random.Random(3)
+    sha = bytes(range(20))
+    trees = [b"", b"100644 a b\0" + sha, b"100644 1 log.md\0" + sha + b"40000 log\0" + b" \0" * 10,
+             b"100644 \0" + sha, b"\0\0 x\0" + sha, b"100644 dup\0" + sha + b"100644 dup\0" + sha[::-1],
+             b"100644 short\0" + sha[:19], b"100644 nonul" + sha, b"100644 a\0" + sha + b"junk"]
+    trees += [bytes(rng.choice(b" \0a1") for _ in range(rng.randrange(60))) + sha for _ in range(300)]
+    for data in trees:
+        try:
+            want = _entries_one_by_one(data)
+        except ValueError:
+            with pytest.raises(ValueError):
+                tree_entries(data)
+            continue
+        assert tree_entries(data) == want, data

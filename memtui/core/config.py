@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -267,6 +266,8 @@ def with_theme(text: str | None, name: str) -> str:
         raw = old.raw
     else:
         text, raw = "", {}
+    import json
+
     value = json.dumps(name, ensure_ascii=True)  # a TOML basic string: quotes, backslashes and controls escaped
     lines = text.splitlines(keepends=True)
     table: str | None = None

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
-import json
 import os
 import re
 import stat
@@ -932,6 +930,8 @@ class FolderStore(Store):
 
     # audit ------------------------------------------------------------------------------------------------
     def audit_append(self, record: dict[str, Any]) -> None:
+        import json  # here, not at the top: readers such as `memtui context` write no audit
+
         line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode()
         fd = os.open(self.root / AUDIT_FILE, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
@@ -948,6 +948,8 @@ class FolderStore(Store):
             os.close(fd)
 
     def audit_records(self) -> Iterator[dict[str, Any]]:
+        import json
+
         try:
             f = open(self.root / AUDIT_FILE, encoding="utf-8", errors="replace")
         except FileNotFoundError:
@@ -965,6 +967,8 @@ class FolderStore(Store):
     def audit_since(self, cursor: Any, backlog: int | None = None) -> tuple[list[dict[str, Any]], Any]:
         """Tails memory-log.jsonl by byte offset (the cursor): only the bytes added since are read, and with a
         `backlog` only the last 64 KB; a line still being written waits for the next call."""
+        import json
+
         offset = cursor if isinstance(cursor, int) else 0
         try:
             with open(self.root / AUDIT_FILE, "rb") as f:
@@ -1095,6 +1099,8 @@ class FolderStore(Store):
     def keep_rejected(self, rel: str, data: bytes, stamp: str) -> str | None:
         name = f"{stamp}-{rel.replace('/', '__')}"
         if len(name.encode()) > 180:  # a deep path, or a name made visible (3 bytes a symbol), passes NAME_MAX
+            import hashlib  # here, not at the top: readers skip OpenSSL's load
+
             digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
             name = f"{name.encode()[:160].decode('utf-8', 'ignore')}-{digest}"
         dest = self.state / "rejected" / name
