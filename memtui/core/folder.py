@@ -15,7 +15,6 @@ import tempfile
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -23,6 +22,7 @@ from memtui.core.gitcall import GitOwner, timed_out
 from memtui.core.gitobjects import GitUnreadable
 from memtui.core.gitobjects import tree_entries as _tree_entries
 from memtui.core.paths import PathRefused, check_rel, clean_rel, plain_name, protected_name, resolve_inside
+from memtui.core.record import Frozen
 from memtui.core.store import Commit, ExternalChange, LockTimeout, NoHistory, Store, StoreError
 
 STATE_DIR = ".memtui"
@@ -1281,8 +1281,7 @@ def _git_at_work(git_dir: Path) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class _Kept:
+class _Kept(Frozen):
     """What `undo_point` kept of one path: its real file, that file's bytes (a hard link, or a copy; None: it did
     not exist), and the symlink the path ends in (its target text, and where it lives), if any."""
 
@@ -1290,6 +1289,13 @@ class _Kept:
     data: Path | bytes | None
     link: str | None
     name: Path
+
+    def __init__(self, real: Path, data: Path | bytes | None, link: str | None, name: Path) -> None:
+        put = object.__setattr__
+        put(self, "real", real)
+        put(self, "data", data)
+        put(self, "link", link)
+        put(self, "name", name)
 
 
 def _pinned_dates() -> dict[str, str]:
