@@ -16,15 +16,13 @@ from pathlib import Path
 
 from memtui.core.gitobjects import Obj
 
-try:
-    from _sha1 import sha1  # CPython's own SHA-1: importing hashlib would load OpenSSL (~4 ms) for one hash
-except ImportError:  # a Python built without it
-    from hashlib import sha1
+import sys
 
 # Bounds on what one object may cost here; past them git reads it (it has no such bound, and is not fooled).
 MAX_OBJECT = 64 << 20  # bytes of one object or delta, as declared and as inflated
 MAX_CHAIN_BYTES = 256 << 20  # bytes inflated and produced along one delta chain
 MAX_DEPTH = 1000  # deltas in one chain (git writes 50 by default; pack.depth is at most 4095)
+CACHE_BYTES = 16 << 20  # objects kept by where they start, as bases of the next chain (emptied when past this)
 KINDS = {1: "commit", 2: "tree", 3: "blob", 4: "tag"}
 OFS_DELTA, REF_DELTA = 6, 7
 _IDX_MAGIC = b"\377tOc\0\0\0\2"
@@ -193,6 +191,10 @@ class Packs:
         self.folder = folder
         self.packs: dict[str, Pack | None] = {}  # by index file name; None: not readable here
         self.listed = False
+        # Whole objects and delta results by (pack, offset): objects of one file's history share their chain, so
+        # the next one read starts from the nearest base already made, as git's own delta base cache does.
+        self.made: dict[tuple[int, int], tuple[int, bytes]] = {}
+        self.made_bytes = 0
 
     def close(self) -> None:
         for pack in self.packs.values():
@@ -200,6 +202,8 @@ class Packs:
                 pack.close()
         self.packs.clear()
         self.listed = False
+        self.made.clear()
+        self.made_bytes = 0
 
     def _list(self) -> bool:
         """Open the packs not seen before; True when there was any."""
@@ -238,10 +242,7 @@ class Packs:
             kind, data = self._resolve(pack, off)
         except (OSError, Unreadable, IndexError, ValueError, zlib.error, OverflowError):
             return None
-        name = kind.encode()
-        digest = sha1(b"%s %d\0" % (name, len(data)))
-        digest.update(data)
-        if digest.digest() != key:
+        if _sha1(b"%s %d\0" % (kind.encode(), len(data)), data) != key:
             return None  # a damaged (or forged) pack: git reports it, or finds another copy
         return Obj(sha, kind, data)
 
@@ -260,12 +261,16 @@ class Packs:
     def _resolve(self, pack: Pack, off: int) -> tuple[str, bytes]:
         """The kind and bytes of the object at `off`: its delta chain walked down to a whole object, then the
         deltas applied from the base up, within MAX_DEPTH deltas and MAX_CHAIN_BYTES."""
-        chain: list[tuple[Pack, int, int]] = []
+        chain: list[tuple[Pack, int, int, int]] = []
+        made = None
         while True:
+            made = self.made.get((id(pack), off))
+            if made is not None:
+                break
             kind, size, start, base = pack.entry(off)
             if kind in KINDS:
                 break
-            chain.append((pack, size, start))
+            chain.append((pack, off, size, start))
             if len(chain) > MAX_DEPTH:
                 raise Unreadable("delta chain deeper than read here")
             if isinstance(base, int):
@@ -276,15 +281,44 @@ class Packs:
                 if found is None:
                     raise Unreadable("delta base in no pack")  # loose, or in an alternate: git knows
                 pack, off = found
-        data = pack.inflate(start, size)
+        if made is not None:
+            kind, data = made
+        else:
+            data = pack.inflate(start, size)
+            self._keep(pack, off, kind, data)
         spent = len(data)
-        for delta_pack, delta_size, delta_start in reversed(chain):
+        for delta_pack, delta_off, delta_size, delta_start in reversed(chain):
             spent += delta_size
             if spent > MAX_CHAIN_BYTES:
                 raise Unreadable("delta chain larger than read here")
             data = apply_delta(data, delta_pack.inflate(delta_start, delta_size), MAX_CHAIN_BYTES - spent)
             spent += len(data)
+            self._keep(delta_pack, delta_off, kind, data)
         return KINDS[kind], data
+
+    def _keep(self, pack: Pack, off: int, kind: int, data: bytes) -> None:
+        if self.made_bytes + len(data) > CACHE_BYTES:
+            self.made.clear()
+            self.made_bytes = 0
+            if len(data) > CACHE_BYTES // 4:
+                return
+        self.made[(id(pack), off)] = (kind, data)
+        self.made_bytes += len(data)
+
+
+def _sha1(header: bytes, data: bytes) -> bytes:
+    """SHA-1 of `header` + `data`: by CPython's own SHA-1 for small objects (importing hashlib loads OpenSSL, ~4 ms,
+    the time the builtin takes for ~700 KB), by OpenSSL's (8x faster) for big ones or once it is loaded anyway."""
+    if len(data) < 1 << 19 and "hashlib" not in sys.modules:
+        try:
+            from _sha1 import sha1
+        except ImportError:  # a Python built without it
+            from hashlib import sha1
+    else:
+        from hashlib import sha1
+    digest = sha1(header)
+    digest.update(data)
+    return digest.digest()
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
