@@ -11,12 +11,11 @@ for, so a hostile or damaged pack can cost a fallback to git but never a wrong a
 from __future__ import annotations
 
 import os
+import sys
 import zlib
 from pathlib import Path
 
 from memtui.core.gitobjects import Obj
-
-import sys
 
 # Bounds on what one object may cost here; past them git reads it (it has no such bound, and is not fooled).
 MAX_OBJECT = 64 << 20  # bytes of one object or delta, as declared and as inflated
