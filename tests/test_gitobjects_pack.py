@@ -247,3 +247,24 @@ def test_tree_entries_of_odd_and_damaged_trees_are_the_entries_one_by_one() -> N
                 tree_entries(data)
             continue
         assert tree_entries(data) == want, data
+
+
+def test_a_sha256_repository_is_read_by_git(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    root.mkdir()
+    if subprocess.run(["git", "init", "-q", "--object-format=sha256", str(root)], capture_output=True).returncode:
+        pytest.skip("this git cannot make a sha256 repository")
+    (root / "MEMORY.md").write_text("# Memory\n")
+    sh(root, "add", "-A")
+    sh(root, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qm", "one")
+    sh(root, "gc", "-q", "--prune=now")
+    packs = Packs(root / ".git/objects/pack")
+    assert all(packs.get(sha[:40]) is None for sha in all_objects(root))  # no SHA-1 name fits: git is asked
+    packs.close()
+    batch = Batch(root / ".git", root)
+    try:
+        tree = batch.get("HEAD^{tree}")
+        assert tree is not None and tree.sha == sh(root, "rev-parse", "HEAD^{tree}").strip()
+        assert batch.get(f"{tree.sha}:MEMORY.md").data == b"# Memory\n"
+    finally:
+        batch.close()

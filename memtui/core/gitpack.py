@@ -176,7 +176,7 @@ class Pack:
             parts.append(piece)
             if d.eof:
                 break
-            step = 1 << 16
+            step = 1 << 20
         if got != size:
             raise Unreadable("pack entry inflates short of its declared size")
         return parts[0] if len(parts) == 1 else b"".join(parts)
