@@ -60,7 +60,7 @@ class _Part(Record):
         self.newest_last = newest_last
         self.priority = priority
         self.unit = unit
-        self.keep = len(self.lines)
+        self.keep = len(self.lines)  # every line at first, whatever `keep` says (as the dataclass's __post_init__)
         # Characters of the lines in the order they are left out (the last ones first, or the first ones when
         # `newest_last`), summed: the cost at any `keep` is one subtraction, not a sum over the kept lines.
         order = self.lines if self.newest_last else reversed(self.lines)
