@@ -86,7 +86,7 @@ def same_as_git(root: Path) -> int:
         for sha, (kind, data) in objects.items():
             got = packs.get(sha)
             assert got is not None, f"{sha} ({kind}) not read from the pack"
-            assert (got.kind, got.data) == (kind, data), sha
+            assert got == (kind, data), sha
     finally:
         packs.close()
     return len(objects)
@@ -200,7 +200,7 @@ def test_a_damaged_pack_gives_git_s_answer_or_a_clear_error_never_wrong_bytes(pa
         if got is None:
             unread += 1
         else:
-            assert (got.kind, got.data) == (kind, data)
+            assert got == (kind, data)
     packs.close()
     assert unread > 0
     batch = Batch(root / ".git", root)

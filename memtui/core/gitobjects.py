@@ -171,7 +171,7 @@ class Batch:
 
                 self._packs = Packs(self.objects / "pack")
             packed = self._packs.get(sha)  # packed: read here when the pack is as git writes it
-            return packed if packed is not None else self._ask(sha)  # else (an alternate, a damaged pack) git
+            return Obj(sha, *packed) if packed is not None else self._ask(sha)  # else (an alternate, a damaged pack) git
         except zlib.error:
             return self._ask(sha)
         except OSError as exc:

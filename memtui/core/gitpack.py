@@ -15,7 +15,6 @@ import sys
 import zlib
 from pathlib import Path
 
-from memtui.core.gitobjects import Obj
 
 # Bounds on what one object may cost here; past them git reads it (it has no such bound, and is not fooled).
 MAX_OBJECT = 64 << 20  # bytes of one object or delta, as declared and as inflated
@@ -221,8 +220,9 @@ class Packs:
         self.listed = True
         return fresh
 
-    def get(self, sha: str) -> Obj | None:
-        """Object `sha` (40 hex digits) from a pack, checked against its name; None when git must say."""
+    def get(self, sha: str) -> tuple[str, bytes] | None:
+        """Object `sha` (40 hex digits) from a pack as (kind, bytes), checked against its name; None when git must
+        say."""
         try:
             key = bytes.fromhex(sha)
         except ValueError:
@@ -243,7 +243,7 @@ class Packs:
             return None
         if _sha1(b"%s %d\0" % (kind.encode(), len(data)), data) != key:
             return None  # a damaged (or forged) pack: git reports it, or finds another copy
-        return Obj(sha, kind, data)
+        return kind, data
 
     def _find(self, key: bytes) -> tuple[Pack, int] | None:
         for pack in self.packs.values():
