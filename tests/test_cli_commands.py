@@ -64,6 +64,13 @@ def test_context_loads_only_what_it_reads(tmp_path: Path) -> None:
     assert "memtui.core.memory" not in modules and "memtui.core.update" not in modules
     assert {m for m in modules if m.startswith("memtui.commands.")} == {"memtui.commands.search",
                                                                           "memtui.commands.shared"}
+    # Nor the pieces only writes need (dataclasses and the inspect it imports, OpenSSL's hashes), nor, on a
+    # memory whose objects git packed, anything to start a process with: no git runs.
+    light = {"dataclasses", "inspect", "hashlib", "_hashlib", "subprocess"}
+    assert not modules & light
+    subprocess.run(["git", "-C", str(root), "gc", "-q", "--prune=now"], check=True)
+    code, modules = _modules_after(["context", "--root", str(root)], root)
+    assert code == 0 and not modules & light and "memtui.core.gitpack" in modules
 
 
 def test_a_persons_update_loads_no_markdown_parser_and_no_other_command(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """`memtui context` reads only what it loads: MEMORY.md, two logs and the live scratch notes, their committed
-versions read in process (loose objects) or from one git process, whatever the size of the memory; and it agrees with the context the full memory
+versions read in process (loose or packed objects) or from one git process, whatever the size of the memory; and it agrees with the context the full memory
 builds (the agent's tool and session use `Memory`)."""
 
 from __future__ import annotations
@@ -65,9 +65,17 @@ def test_context_starts_at_most_one_git_for_its_files_and_none_for_the_rest_of_t
     # memtui's commits leave loose objects: the branch, the config, MEMORY.md, the logs and the scratch note are
     # read from them in process, with no git at all.
     assert context() == []
-    # Packed by git (a person's `git gc`): one batch for all of them.
+    # Packed by git (a person's `git gc`): read from the pack in process, still no git.
     subprocess.run(["git", "-C", str(root), "gc", "-q", "--prune=now"], check=True)
     assert not list((root / ".git" / "objects").glob("??/*"))
+    assert context() == []
+    # Objects in an alternate object folder: only git knows where they are, so one batch for all of them.
+    store = root.parent / "alternate"
+    (root / ".git" / "objects" / "pack").rename(store)
+    (store.parent / "objects").mkdir()
+    store.rename(store.parent / "objects" / "pack")
+    (root / ".git" / "objects" / "pack").mkdir()
+    (root / ".git" / "objects" / "info" / "alternates").write_text(f"{store.parent / 'objects'}\n")
     assert context() == ["cat-file --batch"]
 
 

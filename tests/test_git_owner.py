@@ -114,10 +114,16 @@ def _alive(pid: int, wait: float = 3.0) -> bool:
 
 
 def test_a_hung_git_is_stopped_and_the_write_refused_with_the_lock_free(root: Path, hung_git: Path) -> None:
-    # Packed objects: the write's reads of what is committed need `git cat-file` (loose ones are read in process).
+    # Objects packed into an alternate object folder: the write's reads of what is committed need `git cat-file`
+    # (loose objects and the repository's own packs are read in process).
     real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True,
                               env={**os.environ, "PATH": os.defpath}).stdout.strip() or "/usr/bin/git"
     subprocess.run([real_git, "-C", str(root), "gc", "-q", "--prune=now"], check=True)
+    elsewhere = root.parent / "alternate-objects"
+    elsewhere.mkdir()
+    (root / ".git/objects/pack").rename(elsewhere / "pack")
+    (root / ".git/objects/pack").mkdir()
+    (root / ".git/objects/info/alternates").write_text(f"{elsewhere}\n")
     before = (root / "MEMORY.md").read_bytes()
     mem = Memory(root)
     started = time.monotonic()

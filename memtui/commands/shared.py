@@ -4,7 +4,6 @@ errors. `memtui.cli` dispatches to the modules under memtui.commands; they impor
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -72,6 +71,8 @@ def memory_of(args: argparse.Namespace, *, read_only: bool = False, recover: boo
 def fail(args: argparse.Namespace, message: str, code: int) -> int:
     """Say what went wrong (as JSON with --json) and return the exit status to end with."""
     if getattr(args, "json", False):
+        import json
+
         print(json.dumps({"status": "error", "message": message}))
     else:
         say(f"memtui: {message}")
@@ -85,6 +86,8 @@ def emit(args: argparse.Namespace, data: Any, human: str) -> None:
     from memtui.core.visible import json_safe, visible
 
     if args.json:
+        import json
+
         print(json_safe(json.dumps(data, ensure_ascii=False, indent=2, default=str)))
     elif human:
         print(visible(human))

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 import tomllib
-from dataclasses import dataclass, field
 from typing import Any
+
+from memtui.core.record import Frozen
 
 DEFAULT_MODEL = "claude-sonnet-5-5"  # anthropic 2.14 lists claude-sonnet-4-5 as deprecated (end of life 2026-11-30)
 DEFAULT_AGENTS = ("agent*", "claude*", "assistant*", "mcp*", "bot*", "*-agent")
@@ -45,13 +45,21 @@ RULE_KEYS = ("decision", "actor", "file", "section", "action")
 DECISIONS = ("apply", "wait")
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(Frozen):
     decision: str
     actor: str = "*"
     file: str = "*"
     section: str = "*"
     action: str = "*"
+
+    def __init__(self, decision: str, actor: str = "*", file: str = "*", section: str = "*",
+                 action: str = "*") -> None:
+        put = object.__setattr__
+        put(self, "decision", decision)
+        put(self, "actor", actor)
+        put(self, "file", file)
+        put(self, "section", section)
+        put(self, "action", action)
 
     def matches(self, actor: str, file: str, section: str, action: str) -> bool:
         return (
@@ -68,8 +76,7 @@ def _glob(path: str, pattern: str) -> bool:
     return fnmatch.fnmatch(path, pattern)
 
 
-@dataclass(frozen=True)
-class ReviewPolicy:
+class ReviewPolicy(Frozen):
     """Which writes wait for a person. The first matching rule wins; then the built-in defaults.
 
     `fail_closed` (the config has an error) makes every agent write wait, whatever the rules say."""
@@ -78,6 +85,14 @@ class ReviewPolicy:
     agents: tuple[str, ...] = DEFAULT_AGENTS
     scratch_max_ttl_min: float = DEFAULT_SCRATCH_MAX_TTL_MIN
     fail_closed: bool = False
+
+    def __init__(self, rules: tuple[Rule, ...] = (), agents: tuple[str, ...] = DEFAULT_AGENTS,
+                 scratch_max_ttl_min: float = DEFAULT_SCRATCH_MAX_TTL_MIN, fail_closed: bool = False) -> None:
+        put = object.__setattr__
+        put(self, "rules", rules)
+        put(self, "agents", agents)
+        put(self, "scratch_max_ttl_min", scratch_max_ttl_min)
+        put(self, "fail_closed", fail_closed)
 
     def is_agent(self, actor: str) -> bool:
         # Judged on skeletons, so a look-alike of an agent's name (Cyrillic, fullwidth, accents) is an agent too.
@@ -103,15 +118,24 @@ class ReviewPolicy:
         return "apply" if fast_lane else "wait"
 
 
-@dataclass(frozen=True)
-class Config:
-    policy: ReviewPolicy = field(default_factory=ReviewPolicy)
+class Config(Frozen):
+    policy: ReviewPolicy
     model: str = DEFAULT_MODEL
     theme: str = "memtui-dark"
-    raw: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any]
     error: str | None = None
     # An edit of the file not committed yet: not in effect until a person commits it (what to tell them).
     pending: str | None = None
+
+    def __init__(self, policy: ReviewPolicy | None = None, model: str = DEFAULT_MODEL, theme: str = "memtui-dark",
+                 raw: dict[str, Any] | None = None, error: str | None = None, pending: str | None = None) -> None:
+        put = object.__setattr__
+        put(self, "policy", ReviewPolicy() if policy is None else policy)
+        put(self, "model", model)
+        put(self, "theme", theme)
+        put(self, "raw", {} if raw is None else raw)
+        put(self, "error", error)
+        put(self, "pending", pending)
 
     def section(self, name: str) -> dict[str, Any]:
         value = self.raw.get(name, {})
@@ -242,9 +266,7 @@ def reviewed(text: str | None, pending: str | None, location: str) -> Config:
     config = load_config(text)
     if pending is None:
         return config
-    from dataclasses import replace
-
-    return replace(config, pending=(
+    return config.replace(pending=(
         ".memtui/config.toml has changes that are not committed, so they are not in effect: commit "
         f"them if they are yours (git -C {location} commit .memtui/config.toml), else restore the "
         f"file (git -C {location} checkout .memtui/config.toml)"))
@@ -267,6 +289,8 @@ def with_theme(text: str | None, name: str) -> str:
         raw = old.raw
     else:
         text, raw = "", {}
+    import json
+
     value = json.dumps(name, ensure_ascii=True)  # a TOML basic string: quotes, backslashes and controls escaped
     lines = text.splitlines(keepends=True)
     table: str | None = None

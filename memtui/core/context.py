@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import math
 from itertools import accumulate
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from memtui.core import clock
 from memtui.core.document import Document
 from memtui.core.reading import MEMORY_FILE, MemoryReader
+from memtui.core.record import Record
 
 HEADER = "PROJECT MEMORY - honor these facts and preferences"
 DEFAULT_BUDGET = 1000
@@ -37,8 +37,7 @@ def count_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-@dataclass
-class _Part:
+class _Part(Record):
     """One titled block. `keep` lines of `lines` stay: the first ones, or the last ones when `newest_last`."""
 
     name: str
@@ -51,8 +50,17 @@ class _Part:
     keep: int = 0
     unit: str = "lines"
 
-    def __post_init__(self) -> None:
-        self.keep = len(self.lines)
+    def __init__(self, name: str, title: str, lines: list[str], where: str, always: bool = False,
+                 newest_last: bool = False, priority: int = 0, keep: int = 0, unit: str = "lines") -> None:
+        self.name = name
+        self.title = title
+        self.lines = lines
+        self.where = where
+        self.always = always
+        self.newest_last = newest_last
+        self.priority = priority
+        self.unit = unit
+        self.keep = len(self.lines)  # every line at first, whatever `keep` says (as the dataclass's __post_init__)
         # Characters of the lines in the order they are left out (the last ones first, or the first ones when
         # `newest_last`), summed: the cost at any `keep` is one subtraction, not a sum over the kept lines.
         order = self.lines if self.newest_last else reversed(self.lines)
@@ -97,14 +105,22 @@ class _Part:
         return f"{self.name} ({len(self.lines)} {self.unit}: {self.where})"
 
 
-@dataclass
-class ContextPack:
+class ContextPack(Record):
     text: str
     tokens: int
     budget: int
-    left_out: list[dict[str, Any]] = field(default_factory=list)
+    left_out: list[dict[str, Any]]
     over_budget: bool = False
-    problems: list[str] = field(default_factory=list)  # files that exist but could not be read, and why
+    problems: list[str]  # files that exist but could not be read, and why
+
+    def __init__(self, text: str, tokens: int, budget: int, left_out: list[dict[str, Any]] | None = None,
+                 over_budget: bool = False, problems: list[str] | None = None) -> None:
+        self.text = text
+        self.tokens = tokens
+        self.budget = budget
+        self.left_out = [] if left_out is None else left_out
+        self.over_budget = over_budget
+        self.problems = [] if problems is None else problems
 
     def to_dict(self) -> dict[str, Any]:
         return {"text": self.text, "tokens": self.tokens, "budget": self.budget, "left_out": self.left_out,

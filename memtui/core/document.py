@@ -11,27 +11,38 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 from memtui.core.entries import Entry, parse_entry
+from memtui.core.record import Frozen, Record
 
 DEFAULT_ENTRY_MAX = 200
 _SPEC = re.compile(r"<!--\s*memtui:format\b(?P<body>.*?)-->", re.S)
 _CAP = re.compile(r"\s*(?P<name>[^=,]+?)\s*=\s*(?P<n>\d+)\s*(?:,|(?=\s)|$)")
 
 
-@dataclass(frozen=True)
-class FormatSpec:
+class FormatSpec(Frozen):
     """The rules in the ``<!-- memtui:format ... -->`` comment: one source of truth for person and validator."""
 
-    caps: dict[str, int] = field(default_factory=dict)
+    caps: dict[str, int]
     always: tuple[str, ...] = ()
     entry_max: int = DEFAULT_ENTRY_MAX
     file_lines: int | None = None
     file_bytes: int | None = None
     rules: str = ""
     present: bool = False
+
+    def __init__(self, caps: dict[str, int] | None = None, always: tuple[str, ...] = (),
+                 entry_max: int = DEFAULT_ENTRY_MAX, file_lines: int | None = None, file_bytes: int | None = None,
+                 rules: str = "", present: bool = False) -> None:
+        put = object.__setattr__
+        put(self, "caps", {} if caps is None else caps)
+        put(self, "always", always)
+        put(self, "entry_max", entry_max)
+        put(self, "file_lines", file_lines)
+        put(self, "file_bytes", file_bytes)
+        put(self, "rules", rules)
+        put(self, "present", present)
 
     def cap_for(self, section: str) -> int | None:
         for name, n in self.caps.items():
@@ -72,8 +83,7 @@ def parse_spec(text: str) -> FormatSpec:
     return FormatSpec(caps, always, entry_max, file_lines, file_bytes, "\n".join(rules), True)
 
 
-@dataclass
-class Section:
+class Section(Record):
     """A heading and the lines under it up to the next heading of the same or a higher level."""
 
     title: str
@@ -81,7 +91,16 @@ class Section:
     heading: int | None  # line index of the heading; None for the preamble
     start: int  # first body line
     end: int  # one past the last body line
-    entries: list[tuple[int, Entry]] = field(default_factory=list)
+    entries: list[tuple[int, Entry]]
+
+    def __init__(self, title: str, level: int, heading: int | None, start: int, end: int,
+                 entries: list[tuple[int, Entry]] | None = None) -> None:
+        self.title = title
+        self.level = level
+        self.heading = heading
+        self.start = start
+        self.end = end
+        self.entries = [] if entries is None else entries
 
     @property
     def current(self) -> list[tuple[int, Entry]]:

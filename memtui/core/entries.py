@@ -8,7 +8,9 @@ Parsing never loses bytes: an `Entry` keeps its raw line, and only lines that a 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import Any
+
+from memtui.core.record import Frozen
 
 TAGS = ("stated", "observed", "inferred", "suggested")
 STRUCK_KINDS = ("superseded", "removed")
@@ -22,21 +24,45 @@ _TAG = re.compile(r"^\[(?P<tag>[A-Za-z]+)\][ \t]*")
 _META = re.compile(r"[ \t]*\((?P<date>\d{4}-\d{2}-\d{2})(?:,[ \t]*(?P<source>[^()]*?))?[ \t]*\)$")
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(Frozen):
     """One bullet line, with its parts; `raw` is the line exactly as it was read (no newline)."""
 
+    __slots__ = ("raw", "indent", "bullet", "time", "tag", "text", "date", "source", "struck", "struck_kind",
+                 "struck_date")
     raw: str
-    indent: str = ""
-    bullet: str = "-"
-    time: str | None = None
-    tag: str | None = None
-    text: str = ""
-    date: str | None = None
-    source: str | None = None
-    struck: bool = False
-    struck_kind: str | None = None
-    struck_date: str | None = None
+    indent: str
+    bullet: str
+    time: str | None
+    tag: str | None
+    text: str
+    date: str | None
+    source: str | None
+    struck: bool
+    struck_kind: str | None
+    struck_date: str | None
+
+    def __init__(self, raw: str, indent: str = "", bullet: str = "-", time: str | None = None,
+                 tag: str | None = None, text: str = "", date: str | None = None, source: str | None = None,
+                 struck: bool = False, struck_kind: str | None = None, struck_date: str | None = None) -> None:
+        put = object.__setattr__
+        put(self, "raw", raw)
+        put(self, "indent", indent)
+        put(self, "bullet", bullet)
+        put(self, "time", time)
+        put(self, "tag", tag)
+        put(self, "text", text)
+        put(self, "date", date)
+        put(self, "source", source)
+        put(self, "struck", struck)
+        put(self, "struck_kind", struck_kind)
+        put(self, "struck_date", struck_date)
+
+    def __getstate__(self) -> tuple[Any, ...]:  # slots and frozen: pickle and copy go through these
+        return tuple(getattr(self, f) for f in self._fields)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        for f, value in zip(self._fields, state):
+            object.__setattr__(self, f, value)
 
     @property
     def current(self) -> bool:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
-import json
 import os
 import re
 import stat
@@ -17,7 +15,6 @@ import tempfile
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -25,6 +22,7 @@ from memtui.core.gitcall import GitOwner, timed_out
 from memtui.core.gitobjects import GitUnreadable
 from memtui.core.gitobjects import tree_entries as _tree_entries
 from memtui.core.paths import PathRefused, check_rel, clean_rel, plain_name, protected_name, resolve_inside
+from memtui.core.record import Frozen
 from memtui.core.store import Commit, ExternalChange, LockTimeout, NoHistory, Store, StoreError
 
 STATE_DIR = ".memtui"
@@ -932,6 +930,8 @@ class FolderStore(Store):
 
     # audit ------------------------------------------------------------------------------------------------
     def audit_append(self, record: dict[str, Any]) -> None:
+        import json  # here, not at the top: readers such as `memtui context` write no audit
+
         line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode()
         fd = os.open(self.root / AUDIT_FILE, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
@@ -948,6 +948,8 @@ class FolderStore(Store):
             os.close(fd)
 
     def audit_records(self) -> Iterator[dict[str, Any]]:
+        import json
+
         try:
             f = open(self.root / AUDIT_FILE, encoding="utf-8", errors="replace")
         except FileNotFoundError:
@@ -965,6 +967,8 @@ class FolderStore(Store):
     def audit_since(self, cursor: Any, backlog: int | None = None) -> tuple[list[dict[str, Any]], Any]:
         """Tails memory-log.jsonl by byte offset (the cursor): only the bytes added since are read, and with a
         `backlog` only the last 64 KB; a line still being written waits for the next call."""
+        import json
+
         offset = cursor if isinstance(cursor, int) else 0
         try:
             with open(self.root / AUDIT_FILE, "rb") as f:
@@ -1095,6 +1099,8 @@ class FolderStore(Store):
     def keep_rejected(self, rel: str, data: bytes, stamp: str) -> str | None:
         name = f"{stamp}-{rel.replace('/', '__')}"
         if len(name.encode()) > 180:  # a deep path, or a name made visible (3 bytes a symbol), passes NAME_MAX
+            import hashlib  # here, not at the top: readers skip OpenSSL's load
+
             digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
             name = f"{name.encode()[:160].decode('utf-8', 'ignore')}-{digest}"
         dest = self.state / "rejected" / name
@@ -1275,8 +1281,7 @@ def _git_at_work(git_dir: Path) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class _Kept:
+class _Kept(Frozen):
     """What `undo_point` kept of one path: its real file, that file's bytes (a hard link, or a copy; None: it did
     not exist), and the symlink the path ends in (its target text, and where it lives), if any."""
 
@@ -1284,6 +1289,13 @@ class _Kept:
     data: Path | bytes | None
     link: str | None
     name: Path
+
+    def __init__(self, real: Path, data: Path | bytes | None, link: str | None, name: Path) -> None:
+        put = object.__setattr__
+        put(self, "real", real)
+        put(self, "data", data)
+        put(self, "link", link)
+        put(self, "name", name)
 
 
 def _pinned_dates() -> dict[str, str]:

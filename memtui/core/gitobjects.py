@@ -18,6 +18,8 @@ from memtui.core.store import StoreError
 if TYPE_CHECKING:
     import subprocess
 
+    from memtui.core.gitpack import Packs
+
 ZERO = "0" * 40
 TREE_CACHE = 256
 _SHA = re.compile(r"[0-9a-f]{40}")
@@ -67,8 +69,9 @@ def common_dir(git_dir: Path) -> Path:
 
 class Batch:
     """A repository's objects by name: `HEAD`, `HEAD^{tree}`, a sha, `<sha>:<path>`. A branch kept as a file (or
-    in packed-refs) and loose objects are read in process, as git stores them; anything else (a packed object, a
-    reftable, a name of another form) is asked of one persistent `git cat-file --batch`, started on first such
+    in packed-refs), loose objects and objects in packs as git writes them (memtui/core/gitpack.py) are read in
+    process; anything else (an alternate object folder, a damaged pack, a reftable, a name of another form) is
+    asked of one persistent `git cat-file --batch`, started on first such
     request, whose every answer comes within the git time limit (past it the process and its children are killed
     and StoreError says so). Every name is resolved afresh per request: a commit, `pack-refs` or `gc` made
     meanwhile is seen.
@@ -81,6 +84,7 @@ class Batch:
         self.objects = common_dir(git_dir) / "objects"
         self._proc: subprocess.Popen[bytes] | None = None
         self._buf = bytearray()
+        self._packs: Packs | None = None  # the pack files, opened on the first object not found loose
         # Parsed trees by binary sha (an object never changes, so entries stay true): a 10,000-file memory's big
         # folders are parsed once, not for every path read or committed under them.
         self.trees: dict[bytes, dict[bytes, tuple[bytes, bytes]]] = {}
@@ -162,7 +166,12 @@ class Batch:
         try:
             data = zlib.decompress(read_file(path))
         except FileNotFoundError:
-            return self._ask(sha)  # packed (or in an alternate object folder)
+            if self._packs is None:
+                from memtui.core.gitpack import Packs
+
+                self._packs = Packs(self.objects / "pack")
+            packed = self._packs.get(sha)  # packed: read here when the pack is as git writes it
+            return Obj(sha, *packed) if packed is not None else self._ask(sha)  # else (an alternate, a damaged pack) git
         except zlib.error:
             return self._ask(sha)
         except OSError as exc:
@@ -239,7 +248,11 @@ class Batch:
         self._buf += chunk
 
     def close(self) -> None:
-        """End the process: git ends at the end of its input; one that does not within a second is killed."""
+        """End the process: git ends at the end of its input; one that does not within a second is killed. The
+        packs' files are closed too."""
+        packs, self._packs = self._packs, None
+        if packs is not None:
+            packs.close()
         proc, self._proc = self._proc, None
         if proc is None:
             return
@@ -528,8 +541,19 @@ def may_be_set(git_dir: Path, key: bytes) -> bool:
     return False
 
 
+_ENTRY: re.Pattern[bytes] | None = None
+
+
 def tree_entries(data: bytes) -> dict[bytes, tuple[bytes, bytes]]:
     """A raw tree object's entries: name -> (octal mode as git writes it, binary sha), in the tree's order."""
+    global _ENTRY
+    if _ENTRY is None:
+        _ENTRY = re.compile(rb"([^ ]*) ([^\0]*)\0(.{20})", re.DOTALL)
+    # One findall is twice as fast as the loop below on a 2,000-entry folder; its matches are the loop's entries
+    # exactly when they tile the whole tree (each starts where the last ended), which their lengths prove.
+    found = _ENTRY.findall(data)
+    if sum(len(mode) + len(name) for mode, name, _ in found) + 22 * len(found) == len(data):
+        return {name: (mode, sha) for mode, name, sha in found}
     out: dict[bytes, tuple[bytes, bytes]] = {}
     find = data.find
     pos, end = 0, len(data)

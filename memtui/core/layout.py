@@ -10,11 +10,11 @@ is never rewritten to fit.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memtui.core.document import FormatSpec
+from memtui.core.record import Frozen
 
 if TYPE_CHECKING:
     from memtui.core.config import Config
@@ -31,8 +31,7 @@ CLAUDE_CODE_SPEC = FormatSpec(file_lines=200, file_bytes=25_000)
 _FRONT_MATTER = re.compile(r"\A---\r?\n(?:.*\r?\n)*?(?:name|description|type):", re.M)
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(Frozen):
     """Where each layer lives. `log_dir` None means the layout has no daily logs of its own."""
 
     kind: str = MEMTUI
@@ -40,6 +39,15 @@ class Layout:
     log_dir: str | None = "log"
     scratch_dir: str = "scratch"
     archive_dir: str = "archive"
+
+    def __init__(self, kind: str = MEMTUI, core: tuple[str, ...] = ("MEMORY.md",), log_dir: str | None = "log",
+                 scratch_dir: str = "scratch", archive_dir: str = "archive") -> None:
+        put = object.__setattr__
+        put(self, "kind", kind)
+        put(self, "core", core)
+        put(self, "log_dir", log_dir)
+        put(self, "scratch_dir", scratch_dir)
+        put(self, "archive_dir", archive_dir)
 
     def layer(self, rel: str) -> str:
         """core, log, scratch, archive or topic.

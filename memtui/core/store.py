@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
+
+from memtui.core.record import Frozen
 
 ABSENT = "absent"
 
@@ -44,14 +45,21 @@ class NoHistory(LookupError):
     """The memory has no recorded history to read or to undo with."""
 
 
-@dataclass(frozen=True)
-class ExternalChange:
+class ExternalChange(Frozen):
     """A file that changed without memtui: its committed bytes (None if new) and its bytes now (None if gone)."""
 
+    _not_compared = ("after_hash",)
     path: str
     before: bytes | None
     after: bytes | None
-    after_hash: str | None = field(default=None, compare=False)  # content_hash(after), when the store knows it
+    after_hash: str | None = None  # content_hash(after), when the store knows it
+
+    def __init__(self, path: str, before: bytes | None, after: bytes | None, after_hash: str | None = None) -> None:
+        put = object.__setattr__
+        put(self, "path", path)
+        put(self, "before", before)
+        put(self, "after", after)
+        put(self, "after_hash", after_hash)
 
     @property
     def kind(self) -> str:
@@ -62,14 +70,23 @@ class ExternalChange:
         return "edit"
 
 
-@dataclass(frozen=True)
-class Commit:
+class Commit(Frozen):
     sha: str
     author: str
     time: float
     message: str
     files: tuple[str, ...]
     parents: tuple[str, ...] = ()
+
+    def __init__(self, sha: str, author: str, time: float, message: str, files: tuple[str, ...],
+                 parents: tuple[str, ...] = ()) -> None:
+        put = object.__setattr__
+        put(self, "sha", sha)
+        put(self, "author", author)
+        put(self, "time", time)
+        put(self, "message", message)
+        put(self, "files", files)
+        put(self, "parents", parents)
 
 
 class Store(ABC):
