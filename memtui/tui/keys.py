@@ -39,10 +39,3 @@ class KeyFooter(Footer):
                 and self._keys(screen) == self._shown):
             return
         super().bindings_changed(screen)
-
-    async def recompose(self) -> None:
-        # Each change of bindings asks for a rebuild after the next refresh; several asked in one burst (widgets
-        # mounting at start-up, a focus move with a selection) would each rebuild the same keys.
-        if self._shown is not None and self.is_attached and self._keys(self.screen) == self._shown:
-            return
-        await super().recompose()
