@@ -553,7 +553,10 @@ def tree_entries(data: bytes) -> dict[bytes, tuple[bytes, bytes]]:
     # exactly when they tile the whole tree (each starts where the last ended), which their lengths prove.
     found = _ENTRY.findall(data)
     if sum(len(mode) + len(name) for mode, name, _ in found) + 22 * len(found) == len(data):
-        return {name: (mode, sha) for mode, name, sha in found}
+        fast = {name: (mode, sha) for mode, name, sha in found}
+        if len(fast) == len(found):
+            return fast
+    # A name twice (a forged tree; git fsck calls it an error): git's path lookup takes the first, so here too.
     out: dict[bytes, tuple[bytes, bytes]] = {}
     find = data.find
     pos, end = 0, len(data)
@@ -562,6 +565,6 @@ def tree_entries(data: bytes) -> dict[bytes, tuple[bytes, bytes]]:
         nul = find(b"\0", space)
         if space < 0 or nul < 0 or nul + 21 > end:
             raise ValueError("truncated tree object")
-        out[data[space + 1:nul]] = (data[pos:space], data[nul + 1:nul + 21])
+        out.setdefault(data[space + 1:nul], (data[pos:space], data[nul + 1:nul + 21]))
         pos = nul + 21
     return out
