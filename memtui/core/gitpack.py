@@ -25,6 +25,7 @@ KINDS = {1: "commit", 2: "tree", 3: "blob", 4: "tag"}
 OFS_DELTA, REF_DELTA = 6, 7
 _IDX_MAGIC = b"\377tOc\0\0\0\2"
 _HEADER = 1032  # the index's magic, version and 256-entry fanout table
+_BUCKET_READ = 4096  # names of one fanout bucket read at once (80 KB; a 1M-object pack's buckets hold ~4,000)
 
 
 class Unreadable(Exception):
@@ -82,13 +83,21 @@ class Pack:
         hi = self.fanout[first]
         if lo >= hi:
             return None
-        names = os.pread(self.idx, 20 * (hi - lo), _HEADER + 20 * lo)
-        if len(names) != 20 * (hi - lo):
-            raise Unreadable("pack index truncated")
+        if hi - lo <= _BUCKET_READ:
+            names = os.pread(self.idx, 20 * (hi - lo), _HEADER + 20 * lo)
+            if len(names) != 20 * (hi - lo):
+                raise Unreadable("pack index truncated")
+        else:
+            names = b""  # a bucket this big (an index of millions, or one that lies): one name read per probe
         a, b = 0, hi - lo
         while a < b:
             mid = (a + b) // 2
-            name = names[20 * mid:20 * mid + 20]
+            if names:
+                name = names[20 * mid:20 * mid + 20]
+            else:
+                name = os.pread(self.idx, 20, _HEADER + 20 * (lo + mid))
+                if len(name) != 20:
+                    raise Unreadable("pack index truncated")
             if name < key:
                 a = mid + 1
             elif name > key:
