@@ -49,6 +49,7 @@ class Pack:
         import stat
 
         idx_st, pack_st = os.fstat(self.idx), os.fstat(self.pack)
+        self.ident = (idx_st.st_dev, idx_st.st_ino, pack_st.st_dev, pack_st.st_ino)
         if not (stat.S_ISREG(idx_st.st_mode) and stat.S_ISREG(pack_st.st_mode)):
             raise Unreadable("not a regular file")
         head = os.pread(self.idx, _HEADER, 0)
@@ -213,14 +214,23 @@ class Packs:
         self.made_bytes = 0
 
     def _list(self) -> bool:
-        """Open the packs not seen before; True when there was any."""
+        """Open the packs not seen before and close those gone or replaced under their name (a `git gc` deletes
+        them: kept open, a long-lived reader held their disk space and two descriptors each); True when any was
+        opened."""
         try:
-            names = os.listdir(self.folder)
+            names = {n for n in os.listdir(self.folder) if n.startswith("pack-") and n.endswith(".idx")}
         except OSError:
-            names = []
+            names = set()
+        for name, pack in list(self.packs.items()):
+            if name not in names or (pack is not None and pack.ident != _ident(self.folder / name)):
+                if pack is not None:
+                    pack.close()
+                del self.packs[name]
+                self.made.clear()  # keyed by id(pack): a new Pack may take a closed one's id
+                self.made_bytes = 0
         fresh = False
         for name in sorted(names):
-            if name.startswith("pack-") and name.endswith(".idx") and name not in self.packs:
+            if name not in self.packs:
                 fresh = True
                 try:
                     self.packs[name] = Pack(self.folder / name, self.folder / (name[:-4] + ".pack"))
@@ -312,6 +322,15 @@ class Packs:
                 return
         self.made[(id(pack), off)] = (kind, data)
         self.made_bytes += len(data)
+
+
+def _ident(idx_path: Path) -> tuple[int, ...] | None:
+    """The files an index and its pack are now (device and inode of each), None when either is gone."""
+    try:
+        idx_st, pack_st = os.stat(idx_path), os.stat(idx_path.with_suffix(".pack"))
+    except OSError:
+        return None
+    return (idx_st.st_dev, idx_st.st_ino, pack_st.st_dev, pack_st.st_ino)
 
 
 def _sha1(header: bytes, data: bytes) -> bytes:
