@@ -179,8 +179,9 @@ class Batch:
                                 "(git fsck). Memory files were not changed") from None
         header, _, body = data.partition(b"\0")
         kind, _, size = header.partition(b" ")
-        if kind not in (b"blob", b"tree", b"commit", b"tag") or not size.isdigit() or int(size) != len(body):
-            return self._ask(sha)
+        if (kind not in (b"blob", b"tree", b"commit", b"tag") or not size.isdigit() or int(size) != len(body)
+                or not _names(sha, kind.decode(), body)):
+            return self._ask(sha)  # a loose file holding another object: git says, or _ask's check does
         return Obj(sha, kind.decode(), body)
 
     def _start(self) -> subprocess.Popen[bytes]:
@@ -212,11 +213,18 @@ class Batch:
                 raise StoreError(f"git cat-file answered {header[:200]!r}")
             size = int(parts[2])
             data = self._exactly(size + 1, deadline)[:size]
-            return Obj(parts[0].decode(), parts[1].decode(), data)
         except (OSError, StoreError) as exc:
             self.close()
             raise StoreError(f"git did not answer reading {name[:80]!r} in {self.work_tree} ({exc}); run `memtui "
                              "doctor` to see what is wrong") from None
+        # git does not hash what it inflates: a forged index naming an object at another's offset is answered with
+        # the other's bytes. Shown as committed, they would be bytes no one approved.
+        sha, kind = parts[0].decode("ascii", "replace"), parts[1].decode("ascii", "replace")
+        if not _names(sha, kind, data) or (_SHA.fullmatch(name) and sha != name):
+            raise GitUnreadable(f"git's object {name[:40]} in {self.work_tree} does not hold what its name says (a "
+                                "damaged or forged pack or object file); run `memtui doctor` (git fsck). Memory "
+                                "files were not changed")
+        return Obj(sha, kind, data)
 
     def _line(self, deadline: float) -> bytes:
         while True:
@@ -542,6 +550,18 @@ def may_be_set(git_dir: Path, key: bytes) -> bool:
 
 
 _ENTRY: re.Pattern[bytes] | None = None
+
+
+def _names(sha: str, kind: str, data: bytes) -> bool:
+    """Whether `sha` (SHA-1 or SHA-256, hex) is the name of a `kind` object holding `data`."""
+    from memtui.core.gitpack import _sha1
+
+    header = b"%s %d\0" % (kind.encode("ascii", "replace"), len(data))
+    if len(sha) == 64:
+        import hashlib
+
+        return hashlib.sha256(header + data).hexdigest() == sha
+    return len(sha) == 40 and _sha1(header, data).hex() == sha
 
 
 def tree_entries(data: bytes) -> dict[bytes, tuple[bytes, bytes]]:
