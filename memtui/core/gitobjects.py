@@ -99,7 +99,11 @@ class Batch:
                 return None
             if len(self.trees) >= TREE_CACHE:
                 self.trees.clear()
-            found = self.trees[key] = tree_entries(obj.data)
+            try:
+                found = self.trees[key] = tree_entries(obj.data)
+            except ValueError as exc:
+                raise GitUnreadable(f"git's tree {sha[:8]} in {self.work_tree} is damaged ({exc}); run `memtui "
+                                    "doctor` (git fsck). Memory files were not changed") from None
         return found
 
     def get(self, name: str) -> Obj | None:
@@ -568,7 +572,7 @@ def tree_entries(data: bytes) -> dict[bytes, tuple[bytes, bytes]]:
     """A raw tree object's entries: name -> (octal mode as git writes it, binary sha), in the tree's order."""
     global _ENTRY
     if _ENTRY is None:
-        _ENTRY = re.compile(rb"([^ ]*) ([^\0]*)\0(.{20})", re.DOTALL)
+        _ENTRY = re.compile(rb"([0-7]+) ([^\0]+)\0(.{20})", re.DOTALL)  # git's rules: an octal mode, a name
     # One findall is twice as fast as the loop below on a 2,000-entry folder; its matches are the loop's entries
     # exactly when they tile the whole tree (each starts where the last ended), which their lengths prove.
     found = _ENTRY.findall(data)
@@ -585,6 +589,8 @@ def tree_entries(data: bytes) -> dict[bytes, tuple[bytes, bytes]]:
         nul = find(b"\0", space)
         if space < 0 or nul < 0 or nul + 21 > end:
             raise ValueError("truncated tree object")
+        if space == pos or data[pos:space].strip(b"01234567") or nul == space + 1:
+            raise ValueError("malformed tree entry (a mode that is not octal, or an empty name): git refuses it too")
         out.setdefault(data[space + 1:nul], (data[pos:space], data[nul + 1:nul + 21]))
         pos = nul + 21
     return out

@@ -251,3 +251,40 @@ def test_an_alternate_object_folder_holding_a_forged_loose_object(tmp_path: Path
         assert got is None or got.data == approved
     finally:
         batch.close()
+
+
+FORGED_TREES = {
+    "a mode with a leading zero": b"0100644 f\0",
+    "a name holding a space": b"100644 a b\0",
+    "a sha that looks like the next entry": b"100644 f\0" + b"100644 g\0" + b"\1" * 11 + b"100644 h\0",
+    "a NUL in the mode": b"100\x00644 f\0",
+    "a mode that is not octal": b"100944 f\0",
+    "an empty mode": b" f\0",
+    "an empty name": b"100644 \0",
+}
+
+
+@pytest.mark.parametrize("how", list(FORGED_TREES))
+def test_a_forged_tree_parses_as_git_ls_tree_parses_it_or_is_refused_as_git_refuses_it(tmp_path: Path,
+                                                                                       how: str) -> None:
+    root = repo(tmp_path / "r")
+    sha = blob(root, b"- x\n")
+    raw = FORGED_TREES[how] + sha
+    tree = forged_tree(root, raw)
+    listed = subprocess.run(["git", "-C", str(root), "ls-tree", "-z", tree], capture_output=True)
+    if listed.returncode:
+        with pytest.raises(ValueError):
+            tree_entries(raw)
+        batch = Batch(root / ".git", root)
+        try:
+            with pytest.raises(Exception, match="memtui doctor"):
+                batch.get(f"{commit_of(root, tree)}:f")
+        finally:
+            batch.close()
+        return
+    want = {}
+    for row in listed.stdout.split(b"\0")[:-1]:
+        meta, name = row.split(b"\t", 1)
+        mode, _, hexsha = meta.split(b" ")
+        want[name] = (int(mode, 8), hexsha.decode())
+    assert {n: (int(m, 8), s.hex()) for n, (m, s) in tree_entries(raw).items()} == want
