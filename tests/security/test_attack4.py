@@ -288,3 +288,37 @@ def test_a_forged_tree_parses_as_git_ls_tree_parses_it_or_is_refused_as_git_refu
         mode, _, hexsha = meta.split(b" ")
         want[name] = (int(mode, 8), hexsha.decode())
     assert {n: (int(m, 8), s.hex()) for n, (m, s) in tree_entries(raw).items()} == want
+
+
+@pytest.mark.parametrize("how", ["fifo idx", "fifo pack", "idx links to /dev/zero", "empty idx", "no pack"])
+def test_pack_files_that_are_not_files_cost_a_fallback_never_a_hang(tmp_path: Path, how: str) -> None:
+    """A FIFO (a read would block for ever), a device, an empty index, an index without its pack, with a
+    `.keep`, `.promisor`, `.mtimes` and a `multi-pack-index` beside them: none is read; the object is left to git."""
+    folder = tmp_path / "pack"
+    folder.mkdir()
+    stem = folder / ("pack-" + "cd" * 20)
+    idx, pack = Path(f"{stem}.idx"), Path(f"{stem}.pack")
+    if how == "fifo idx":
+        os.mkfifo(idx)
+        pack.write_bytes(b"PACK\0\0\0\2\0\0\0\0" + b"\0" * 20)
+    elif how == "fifo pack":
+        idx.write_bytes(b"\377tOc\0\0\0\2" + b"\0" * 1024 + b"\0" * 40)
+        os.mkfifo(pack)
+    elif how == "idx links to /dev/zero":
+        idx.symlink_to("/dev/zero")
+        pack.symlink_to("/dev/zero")
+    elif how == "empty idx":
+        idx.write_bytes(b"")
+        pack.write_bytes(b"")
+    else:
+        idx.write_bytes(b"\377tOc\0\0\0\2" + b"\0" * 1024 + b"\0" * 40)
+    for extra in (".keep", ".promisor", ".mtimes"):
+        Path(f"{stem}{extra}").write_bytes(b"\0" * 64)
+    (folder / "multi-pack-index").write_bytes(b"MIDX" + b"\xff" * 60)
+    packs = Packs(folder)
+    t = time.perf_counter()
+    try:
+        assert packs.get("cd" * 20) is None
+    finally:
+        packs.close()
+    assert time.perf_counter() - t < 1.0
