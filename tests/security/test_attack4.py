@@ -322,3 +322,27 @@ def test_pack_files_that_are_not_files_cost_a_fallback_never_a_hang(tmp_path: Pa
     finally:
         packs.close()
     assert time.perf_counter() - t < 1.0
+
+
+def test_two_packs_holding_different_bytes_for_one_name(tmp_path: Path) -> None:
+    """The first pack listed holds forged bytes under the approved blob's name (its index and pack consistent
+    with each other), the second the real ones: whichever memtui or git reads, the answer is the approved bytes
+    or a clear error."""
+    from tests.security.test_pack_attacks import Entry, write_pack
+
+    root = repo(tmp_path / "r")
+    approved, evil = b"- approved\n", b"- never approved\n"
+    good = hashlib.sha1(b"blob %d\0" % len(approved) + approved).digest()
+    folder = root / ".git/objects/pack"
+    write_pack(folder, [Entry(good, 3, evil)])
+    write_pack(folder, [Entry(good, 3, approved), Entry(b"\0" * 20, 3, b"pad")])
+    batch = Batch(root / ".git", root)
+    try:
+        try:
+            got = batch.get(good.hex())
+        except Exception as exc:
+            assert "memtui doctor" in str(exc), exc
+            got = None
+        assert got is None or got.data == approved
+    finally:
+        batch.close()
