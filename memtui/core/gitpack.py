@@ -20,6 +20,7 @@ from pathlib import Path
 MAX_OBJECT = 64 << 20  # bytes of one object or delta, as declared and as inflated
 MAX_CHAIN_BYTES = 256 << 20  # bytes inflated and produced along one delta chain
 MAX_DEPTH = 1000  # deltas in one chain (git writes 50 by default; pack.depth is at most 4095)
+MAX_PACKS = 64  # packs kept open (two descriptors each; `git gc --auto` repacks past 50)
 CACHE_BYTES = 16 << 20  # objects kept by where they start, as bases of the next chain (emptied when past this)
 KINDS = {1: "commit", 2: "tree", 3: "blob", 4: "tag"}
 OFS_DELTA, REF_DELTA = 6, 7
@@ -229,11 +230,16 @@ class Packs:
                 self.made.clear()  # keyed by id(pack): a new Pack may take a closed one's id
                 self.made_bytes = 0
         fresh = False
+        opened = sum(pack is not None for pack in self.packs.values())
         for name in sorted(names):
             if name not in self.packs:
                 fresh = True
+                if opened >= MAX_PACKS:
+                    self.packs[name] = None  # past the bound git reads it: two descriptors per pack add up
+                    continue
                 try:
                     self.packs[name] = Pack(self.folder / name, self.folder / (name[:-4] + ".pack"))
+                    opened += 1
                 except (OSError, Unreadable, IndexError):
                     self.packs[name] = None
         self.listed = True

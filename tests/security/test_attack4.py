@@ -346,3 +346,25 @@ def test_two_packs_holding_different_bytes_for_one_name(tmp_path: Path) -> None:
         assert got is None or got.data == approved
     finally:
         batch.close()
+
+
+def test_thousands_of_packs_do_not_take_the_process_s_file_descriptors(tmp_path: Path) -> None:
+    """1,500 small valid packs (an attacker's, or years without gc): each kept open costs two descriptors, and
+    3,000 of them is past the usual limit of 1,024, after which the app cannot open a file, a socket or git.
+    Packs past the bound are left to git."""
+    folder = tmp_path / "pack"
+    folder.mkdir()
+    idx = b"\377tOc\0\0\0\2" + b"\0" * 1024
+    for k in range(1500):
+        trailer = k.to_bytes(20, "big")
+        (folder / f"pack-{trailer.hex()}.pack").write_bytes(b"PACK\0\0\0\2\0\0\0\0" + trailer)
+        (folder / f"pack-{trailer.hex()}.idx").write_bytes(idx + trailer + b"\0" * 20)
+    before = len(os.listdir("/proc/self/fd"))
+    packs = Packs(folder)
+    try:
+        assert packs.get("ef" * 20) is None
+        opened = len(os.listdir("/proc/self/fd")) - before
+        assert opened <= 200, opened
+        assert sum(p is not None for p in packs.packs.values()) > 0  # some are still read here
+    finally:
+        packs.close()
