@@ -369,3 +369,34 @@ def test_thousands_of_packs_do_not_take_the_process_s_file_descriptors(tmp_path:
         assert sum(p is not None for p in packs.packs.values()) > 0  # some are still read here
     finally:
         packs.close()
+
+
+def test_records_cross_a_process_and_compare_as_their_dataclasses_do(tmp_path: Path) -> None:
+    """Held: records pickled in one process are equal in another (frozen, slotted Entry too); `replace` with a
+    name that is no field is a TypeError as `dataclasses.replace` gives; NaN fields compare as a dataclass's do
+    (equal only when the same float object)."""
+    import dataclasses
+    import sys
+
+    from memtui.core.config import ReviewPolicy, Rule
+    from memtui.core.entries import Entry
+    from memtui.core.store import ExternalChange
+
+    values = [Entry("- [stated] x", tag="stated", text="x"), ReviewPolicy(rules=(Rule("allow", actor="a*"),)),
+              ExternalChange("MEMORY.md", b"a", b"b", "h")]
+    code = ("import pickle, sys; v = pickle.loads(sys.stdin.buffer.read()); "
+            "sys.stdout.write(repr(v) + str(v == pickle.loads(pickle.dumps(v))))")
+    done = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(values), capture_output=True, check=True,
+                          env={**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")})
+    assert done.stdout.decode() == repr(values) + "True"
+    with pytest.raises(TypeError):
+        ReviewPolicy().replace(fail_closd=True)
+
+    @dataclasses.dataclass(frozen=True)
+    class Twin:
+        scratch_max_ttl_min: float
+
+    nan = float("nan")
+    assert (ReviewPolicy(scratch_max_ttl_min=nan) == ReviewPolicy(scratch_max_ttl_min=nan)) is (Twin(nan) == Twin(nan))
+    assert (ReviewPolicy(scratch_max_ttl_min=nan) == ReviewPolicy(scratch_max_ttl_min=float("nan"))) is (
+        Twin(nan) == Twin(float("nan")))
