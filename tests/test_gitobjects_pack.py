@@ -225,7 +225,10 @@ def _entries_one_by_one(data: bytes) -> dict[bytes, tuple[bytes, bytes]]:
         nul = data.index(b"\0", space)
         if nul + 21 > len(data):
             raise ValueError("truncated tree object")
-        out[data[space + 1:nul]] = (data[pos:space], data[nul + 1:nul + 21])
+        if space == pos or data[pos:space].strip(b"01234567") or nul == space + 1:
+            raise ValueError("malformed tree entry")  # as `git ls-tree` says (tests/security/test_attack4.py)
+        # a name twice: git's path lookup finds the first (tests/security/test_attack4.py)
+        out.setdefault(data[space + 1:nul], (data[pos:space], data[nul + 1:nul + 21]))
         pos = nul + 21
     return out
 

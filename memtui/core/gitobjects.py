@@ -99,7 +99,11 @@ class Batch:
                 return None
             if len(self.trees) >= TREE_CACHE:
                 self.trees.clear()
-            found = self.trees[key] = tree_entries(obj.data)
+            try:
+                found = self.trees[key] = tree_entries(obj.data)
+            except ValueError as exc:
+                raise GitUnreadable(f"git's tree {sha[:8]} in {self.work_tree} is damaged ({exc}); run `memtui "
+                                    "doctor` (git fsck). Memory files were not changed") from None
         return found
 
     def get(self, name: str) -> Obj | None:
@@ -179,8 +183,9 @@ class Batch:
                                 "(git fsck). Memory files were not changed") from None
         header, _, body = data.partition(b"\0")
         kind, _, size = header.partition(b" ")
-        if kind not in (b"blob", b"tree", b"commit", b"tag") or not size.isdigit() or int(size) != len(body):
-            return self._ask(sha)
+        if (kind not in (b"blob", b"tree", b"commit", b"tag") or not size.isdigit() or int(size) != len(body)
+                or not _names(sha, kind.decode(), body)):
+            return self._ask(sha)  # a loose file holding another object: git says, or _ask's check does
         return Obj(sha, kind.decode(), body)
 
     def _start(self) -> subprocess.Popen[bytes]:
@@ -212,11 +217,18 @@ class Batch:
                 raise StoreError(f"git cat-file answered {header[:200]!r}")
             size = int(parts[2])
             data = self._exactly(size + 1, deadline)[:size]
-            return Obj(parts[0].decode(), parts[1].decode(), data)
         except (OSError, StoreError) as exc:
             self.close()
             raise StoreError(f"git did not answer reading {name[:80]!r} in {self.work_tree} ({exc}); run `memtui "
                              "doctor` to see what is wrong") from None
+        # git does not hash what it inflates: a forged index naming an object at another's offset is answered with
+        # the other's bytes. Shown as committed, they would be bytes no one approved.
+        sha, kind = parts[0].decode("ascii", "replace"), parts[1].decode("ascii", "replace")
+        if not _names(sha, kind, data) or (_SHA.fullmatch(name) and sha != name):
+            raise GitUnreadable(f"git's object {name[:40]} in {self.work_tree} does not hold what its name says (a "
+                                "damaged or forged pack or object file); run `memtui doctor` (git fsck). Memory "
+                                "files were not changed")
+        return Obj(sha, kind, data)
 
     def _line(self, deadline: float) -> bytes:
         while True:
@@ -544,16 +556,31 @@ def may_be_set(git_dir: Path, key: bytes) -> bool:
 _ENTRY: re.Pattern[bytes] | None = None
 
 
+def _names(sha: str, kind: str, data: bytes) -> bool:
+    """Whether `sha` (SHA-1 or SHA-256, hex) is the name of a `kind` object holding `data`."""
+    from memtui.core.gitpack import _sha1
+
+    header = b"%s %d\0" % (kind.encode("ascii", "replace"), len(data))
+    if len(sha) == 64:
+        import hashlib
+
+        return hashlib.sha256(header + data).hexdigest() == sha
+    return len(sha) == 40 and _sha1(header, data).hex() == sha
+
+
 def tree_entries(data: bytes) -> dict[bytes, tuple[bytes, bytes]]:
     """A raw tree object's entries: name -> (octal mode as git writes it, binary sha), in the tree's order."""
     global _ENTRY
     if _ENTRY is None:
-        _ENTRY = re.compile(rb"([^ ]*) ([^\0]*)\0(.{20})", re.DOTALL)
+        _ENTRY = re.compile(rb"([0-7]+) ([^\0]+)\0(.{20})", re.DOTALL)  # git's rules: an octal mode, a name
     # One findall is twice as fast as the loop below on a 2,000-entry folder; its matches are the loop's entries
     # exactly when they tile the whole tree (each starts where the last ended), which their lengths prove.
     found = _ENTRY.findall(data)
     if sum(len(mode) + len(name) for mode, name, _ in found) + 22 * len(found) == len(data):
-        return {name: (mode, sha) for mode, name, sha in found}
+        fast = {name: (mode, sha) for mode, name, sha in found}
+        if len(fast) == len(found):
+            return fast
+    # A name twice (a forged tree; git fsck calls it an error): git's path lookup takes the first, so here too.
     out: dict[bytes, tuple[bytes, bytes]] = {}
     find = data.find
     pos, end = 0, len(data)
@@ -562,6 +589,8 @@ def tree_entries(data: bytes) -> dict[bytes, tuple[bytes, bytes]]:
         nul = find(b"\0", space)
         if space < 0 or nul < 0 or nul + 21 > end:
             raise ValueError("truncated tree object")
-        out[data[space + 1:nul]] = (data[pos:space], data[nul + 1:nul + 21])
+        if space == pos or data[pos:space].strip(b"01234567") or nul == space + 1:
+            raise ValueError("malformed tree entry (a mode that is not octal, or an empty name): git refuses it too")
+        out.setdefault(data[space + 1:nul], (data[pos:space], data[nul + 1:nul + 21]))
         pos = nul + 21
     return out

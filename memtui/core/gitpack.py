@@ -20,11 +20,13 @@ from pathlib import Path
 MAX_OBJECT = 64 << 20  # bytes of one object or delta, as declared and as inflated
 MAX_CHAIN_BYTES = 256 << 20  # bytes inflated and produced along one delta chain
 MAX_DEPTH = 1000  # deltas in one chain (git writes 50 by default; pack.depth is at most 4095)
+MAX_PACKS = 64  # packs kept open (two descriptors each; `git gc --auto` repacks past 50)
 CACHE_BYTES = 16 << 20  # objects kept by where they start, as bases of the next chain (emptied when past this)
 KINDS = {1: "commit", 2: "tree", 3: "blob", 4: "tag"}
 OFS_DELTA, REF_DELTA = 6, 7
 _IDX_MAGIC = b"\377tOc\0\0\0\2"
 _HEADER = 1032  # the index's magic, version and 256-entry fanout table
+_BUCKET_READ = 4096  # names of one fanout bucket read at once (80 KB; a 1M-object pack's buckets hold ~4,000)
 
 
 class Unreadable(Exception):
@@ -48,6 +50,7 @@ class Pack:
         import stat
 
         idx_st, pack_st = os.fstat(self.idx), os.fstat(self.pack)
+        self.ident = (idx_st.st_dev, idx_st.st_ino, pack_st.st_dev, pack_st.st_ino)
         if not (stat.S_ISREG(idx_st.st_mode) and stat.S_ISREG(pack_st.st_mode)):
             raise Unreadable("not a regular file")
         head = os.pread(self.idx, _HEADER, 0)
@@ -82,13 +85,21 @@ class Pack:
         hi = self.fanout[first]
         if lo >= hi:
             return None
-        names = os.pread(self.idx, 20 * (hi - lo), _HEADER + 20 * lo)
-        if len(names) != 20 * (hi - lo):
-            raise Unreadable("pack index truncated")
+        if hi - lo <= _BUCKET_READ:
+            names = os.pread(self.idx, 20 * (hi - lo), _HEADER + 20 * lo)
+            if len(names) != 20 * (hi - lo):
+                raise Unreadable("pack index truncated")
+        else:
+            names = b""  # a bucket this big (an index of millions, or one that lies): one name read per probe
         a, b = 0, hi - lo
         while a < b:
             mid = (a + b) // 2
-            name = names[20 * mid:20 * mid + 20]
+            if names:
+                name = names[20 * mid:20 * mid + 20]
+            else:
+                name = os.pread(self.idx, 20, _HEADER + 20 * (lo + mid))
+                if len(name) != 20:
+                    raise Unreadable("pack index truncated")
             if name < key:
                 a = mid + 1
             elif name > key:
@@ -204,17 +215,31 @@ class Packs:
         self.made_bytes = 0
 
     def _list(self) -> bool:
-        """Open the packs not seen before; True when there was any."""
+        """Open the packs not seen before and close those gone or replaced under their name (a `git gc` deletes
+        them: kept open, a long-lived reader held their disk space and two descriptors each); True when any was
+        opened."""
         try:
-            names = os.listdir(self.folder)
+            names = {n for n in os.listdir(self.folder) if n.startswith("pack-") and n.endswith(".idx")}
         except OSError:
-            names = []
+            names = set()
+        for name, pack in list(self.packs.items()):
+            if name not in names or (pack is not None and pack.ident != _ident(self.folder / name)):
+                if pack is not None:
+                    pack.close()
+                del self.packs[name]
+                self.made.clear()  # keyed by id(pack): a new Pack may take a closed one's id
+                self.made_bytes = 0
         fresh = False
+        opened = sum(pack is not None for pack in self.packs.values())
         for name in sorted(names):
-            if name.startswith("pack-") and name.endswith(".idx") and name not in self.packs:
+            if name not in self.packs:
                 fresh = True
+                if opened >= MAX_PACKS:
+                    self.packs[name] = None  # past the bound git reads it: two descriptors per pack add up
+                    continue
                 try:
                     self.packs[name] = Pack(self.folder / name, self.folder / (name[:-4] + ".pack"))
+                    opened += 1
                 except (OSError, Unreadable, IndexError):
                     self.packs[name] = None
         self.listed = True
@@ -303,6 +328,15 @@ class Packs:
                 return
         self.made[(id(pack), off)] = (kind, data)
         self.made_bytes += len(data)
+
+
+def _ident(idx_path: Path) -> tuple[int, ...] | None:
+    """The files an index and its pack are now (device and inode of each), None when either is gone."""
+    try:
+        idx_st, pack_st = os.stat(idx_path), os.stat(idx_path.with_suffix(".pack"))
+    except OSError:
+        return None
+    return (idx_st.st_dev, idx_st.st_ino, pack_st.st_dev, pack_st.st_ino)
 
 
 def _sha1(header: bytes, data: bytes) -> bytes:

@@ -24,7 +24,9 @@ class Record:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._fields = tuple(cls.__dict__.get("__annotations__", {}))
+        # a subclass keeps its parent's fields (as a dataclass's does): else its instances would all compare equal
+        inherited = cls.__mro__[1]._fields if issubclass(cls.__mro__[1], Record) else ()
+        cls._fields = tuple(dict.fromkeys((*inherited, *cls.__dict__.get("__annotations__", {}))))
         cls._compared = tuple(f for f in cls._fields if f not in cls._not_compared)
         cls.__match_args__ = cls._fields
 
