@@ -387,28 +387,15 @@ def apply_delta(base: bytes, delta: bytes, limit: int | None = None) -> bytes:
         c = delta[pos]
         pos += 1
         if c & 0x80:
+            # A copy: the bits 0-3 of `c` say which bytes of the base offset follow, bits 4-6 those of the size.
             at = n = 0
-            if c & 0x01:
-                at = delta[pos]
-                pos += 1
-            if c & 0x02:
-                at |= delta[pos] << 8
-                pos += 1
-            if c & 0x04:
-                at |= delta[pos] << 16
-                pos += 1
-            if c & 0x08:
-                at |= delta[pos] << 24
-                pos += 1
-            if c & 0x10:
-                n = delta[pos]
-                pos += 1
-            if c & 0x20:
-                n |= delta[pos] << 8
-                pos += 1
-            if c & 0x40:
-                n |= delta[pos] << 16
-                pos += 1
+            for bit in range(7):
+                if c & (1 << bit):
+                    if bit < 4:
+                        at |= delta[pos] << (8 * bit)
+                    else:
+                        n |= delta[pos] << (8 * (bit - 4))
+                    pos += 1
             n = n or 0x10000
             if at + n > src or len(out) + n > dst:
                 raise Unreadable("delta copies outside its base or past its result")
