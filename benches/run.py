@@ -645,7 +645,8 @@ def bench_growth(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ...],
         say(f"  {size} ...")
         cells: dict[str, Cell] = {}
         for stale in (root / ".memtui").glob("index.sqlite*"):  # each version builds (and reads) its own schema
-            stale.unlink()
+            if not stale.is_dir():  # index.sqlite-cookies/ is a watcher's (memtui index --watch), not the index
+                stale.unlink()
         # The index, built once (an older memtui takes minutes at 100,000 files).
         run(memtui_cmd("search", queries[0], "--root", str(root)), code=code, timeout=1800)
         cmds = {"pass": [PY, "-c", "pass"], "context": memtui_cmd("context", "--root", str(root))}
