@@ -398,17 +398,23 @@ def bench_live_diff(root: Path, plan: Plan) -> list[Row]:
     ]
 
 
+def drop_index(root: Path) -> None:
+    """Delete the search index of `root` (its SQLite files), so the next search builds it; a watcher's cookie
+    folder beside it (`index.sqlite-cookies/`, from `memtui index --watch`) is not the index and stays."""
+    for stale in (root / ".memtui").glob("index.sqlite*"):
+        if not stale.is_dir():
+            stale.unlink()
+
+
 def bench_search(root: Path, plan: Plan) -> list[Row]:
     rows = []
-    index = root / ".memtui"
-    for stale in index.glob("index.sqlite*"):
-        stale.unlink()
+    drop_index(root)
     query = plan.queries[0]
     built, build_rss, _ = run(memtui_cmd("search", query, "--root", str(root)))
     rg_first, rg_rss, _ = run(["rg", "-n", "-F", "-i", query, str(root)], ok=(0, 1))
+    index_mb = sum(f.stat().st_size for f in (root / ".memtui").glob("index.sqlite*") if f.is_file()) / 1e6
     rows.append(Row("First search ever (builds the index)", built, "s", "rg -n -F -i, first", rg_first, build_rss,
-                    rg_rss, "", None, f"index {sum(f.stat().st_size for f in index.glob('index.sqlite*')) / 1e6:.0f}"
-                    " MB, a cache in .memtui/"))
+                    rg_rss, "", None, f"index {index_mb:.0f} MB, a cache in .memtui/"))
     warm = probe("search", str(root), str(plan.search_runs), *plan.queries)
     warm.finish(300).check()
     warm_by_query = {e["query"]: e for e in warm.of("searched")}
@@ -644,9 +650,7 @@ def bench_growth(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ...],
         size = f"{files:,} files / {info['bytes'] / 1e6:.0f} MB" + (f", {label}" if label else "")
         say(f"  {size} ...")
         cells: dict[str, Cell] = {}
-        for stale in (root / ".memtui").glob("index.sqlite*"):  # each version builds (and reads) its own schema
-            if not stale.is_dir():  # index.sqlite-cookies/ is a watcher's (memtui index --watch), not the index
-                stale.unlink()
+        drop_index(root)  # each version builds (and reads) its own schema
         # The index, built once (an older memtui takes minutes at 100,000 files).
         run(memtui_cmd("search", queries[0], "--root", str(root)), code=code, timeout=1800)
         cmds = {"pass": [PY, "-c", "pass"], "context": memtui_cmd("context", "--root", str(root))}
@@ -831,9 +835,7 @@ def bench_search_scale(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ..
         info = make_root(root, files=files, megabytes=mb, seed=7, big_log_mb=0)
         size = f"{files:,} files / {info['bytes'] / 1e6:.0f} MB"
         say(f"  {size}: building the indexes ...")
-        state = root / ".memtui"
-        for stale in state.glob("index.sqlite*"):
-            stale.unlink()
+        drop_index(root)
         cold = {(name, q): [] for name, _ in codes for q in queries}
         rss = {(name, q): 0.0 for name, _ in codes for q in queries}
         rg = {q: [] for q in queries}
@@ -845,8 +847,7 @@ def bench_search_scale(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ..
             rg_rss[q] = max(rg_rss[q], gr)
 
         for name, code in codes:
-            for stale in state.glob("index.sqlite*"):  # each version builds (and reads) its own schema
-                stale.unlink()
+            drop_index(root)  # each version builds (and reads) its own schema
             run(memtui_cmd("search", queries[0], "--root", str(root)), code=code)
             for q in queries:
                 for i in range(runs + 1):
@@ -872,7 +873,7 @@ def bench_search_scale(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ..
         # The index is this code's again first (a --before run left its own schema), and the watcher runs bare
         # (not under GNU time, whose terminate would orphan it).
         run(memtui_cmd("index", "--root", str(root)))
-        journal = state / "index.sqlite-changes"
+        journal = root / ".memtui" / "index.sqlite-changes"
         journal.unlink(missing_ok=True)
         watcher = subprocess.Popen(memtui_cmd("index", "--watch", "--root", str(root)), env=child_env(),
                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
