@@ -50,6 +50,21 @@ def shown(root: Path, name: str) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
+def approved_or_refused(root: Path, name: str, approved: bytes) -> None:
+    """What memtui reads for `name` is the approved bytes, or a clear refusal (naming `memtui doctor`); never the
+    forged bytes the repository also holds."""
+    batch = Batch(root / ".git", root)
+    try:
+        try:
+            got = batch.get(name)
+        except StoreError as exc:  # a clear error is an answer too
+            assert "memtui doctor" in str(exc), exc
+            got = None
+        assert got is None or got.data == approved, got
+    finally:
+        batch.close()
+
+
 def test_a_tree_naming_one_file_twice_reads_as_git_reads_it(tmp_path: Path) -> None:
     """A forged tree holding `MEMORY.md` twice: git's path lookup takes the first entry; memtui must show the
     same committed bytes, not the second (which git shows nowhere for that path)."""
@@ -196,17 +211,7 @@ def test_an_index_naming_an_approved_file_at_another_object_s_offset(tmp_path: P
     entries = [Entry(other, 3, evil), Entry(good, 3, approved)]
     offsets = write_pack(tmp_path / "p", entries)
     write_pack(root / ".git/objects/pack", entries, idx_offsets={good: offsets[other]})
-    told = subprocess.run(["git", "-C", str(root), "cat-file", "blob", good.hex()], capture_output=True, check=False)
-    batch = Batch(root / ".git", root)
-    try:
-        try:
-            got = batch.get(good.hex())
-        except StoreError as exc:  # a clear error is an answer too
-            assert "memtui doctor" in str(exc), exc
-            got = None
-        assert got is None or got.data == approved, (told.stdout, got)
-    finally:
-        batch.close()
+    approved_or_refused(root, good.hex(), approved)
 
 
 def test_a_loose_object_file_holding_another_object(tmp_path: Path) -> None:
@@ -242,16 +247,7 @@ def test_an_alternate_object_folder_holding_a_forged_loose_object(tmp_path: Path
     (objects / good[:2]).mkdir(exist_ok=True)
     os.replace(objects / evil[:2] / evil[2:], objects / good[:2] / good[2:])
     (root / ".git/objects/info/alternates").write_text(f"{objects}\n")
-    batch = Batch(root / ".git", root)
-    try:
-        try:
-            got = batch.get(good)
-        except StoreError as exc:
-            assert "memtui doctor" in str(exc), exc
-            got = None
-        assert got is None or got.data == approved
-    finally:
-        batch.close()
+    approved_or_refused(root, good, approved)
 
 
 FORGED_TREES = {
@@ -337,16 +333,7 @@ def test_two_packs_holding_different_bytes_for_one_name(tmp_path: Path) -> None:
     folder = root / ".git/objects/pack"
     write_pack(folder, [Entry(good, 3, evil)])
     write_pack(folder, [Entry(good, 3, approved), Entry(b"\0" * 20, 3, b"pad")])
-    batch = Batch(root / ".git", root)
-    try:
-        try:
-            got = batch.get(good.hex())
-        except StoreError as exc:
-            assert "memtui doctor" in str(exc), exc
-            got = None
-        assert got is None or got.data == approved
-    finally:
-        batch.close()
+    approved_or_refused(root, good.hex(), approved)
 
 
 def test_thousands_of_packs_do_not_take_the_process_s_file_descriptors(tmp_path: Path) -> None:
