@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -37,15 +39,25 @@ def committed_big(tmp_path: Path) -> tuple[Path, Path]:
 
 # --- 1. the big file kept between listings ----------------------------------------------------------------------
 
+@contextmanager
+def dirty_mapping(log: Path) -> Iterator[mmap.mmap]:
+    """`log` mapped shared, its first page already written through the mapping (so later writes move no time)."""
+    fd = os.open(log, os.O_RDWR)
+    m = mmap.mmap(fd, 0)
+    try:
+        m[0:1] = b"b"
+        yield m
+    finally:
+        m.close()
+        os.close(fd)
+
+
 def test_a_write_through_a_shared_mmap_to_a_dirty_page_is_seen(tmp_path: Path) -> None:
     """A write through a shared mapping to a page already dirty changes no time on Linux (the time is set at the
     page's first write fault only), so the stat stands while the bytes change. Broke: the review kept showing the
     bytes of the first write; fixed by comparing the bytes read with the kept ones."""
     root, log = committed_big(tmp_path)
-    fd = os.open(log, os.O_RDWR)
-    m = mmap.mmap(fd, 0)
-    try:
-        m[0:1] = b"b"
+    with dirty_mapping(log) as m:
         mem = Memory(root)
         assert listed(mem, "big.md") == content_hash(log.read_bytes())
         assert "big.md" in mem.store._seen
@@ -61,18 +73,12 @@ def test_a_write_through_a_shared_mmap_to_a_dirty_page_is_seen(tmp_path: Path) -
         r = mem.approve(p.id, by="wes", expect=p.after_hash)
         assert r.status == "applied", r.message
         assert sh(root, "show", "HEAD:big.md").encode()[:2] == b"bc"
-    finally:
-        m.close()
-        os.close(fd)
 
 
 def test_an_approval_of_bytes_shown_before_an_mmap_write_is_refused(tmp_path: Path) -> None:
     """Whatever the listing kept, the approval re-reads: bytes changed since the person looked are not committed."""
     root, log = committed_big(tmp_path)
-    fd = os.open(log, os.O_RDWR)
-    m = mmap.mmap(fd, 0)
-    try:
-        m[0:1] = b"b"
+    with dirty_mapping(log) as m:
         mem = Memory(root)
         [p] = [p for p in mem.external_proposals() if p.file == "big.md"]
         head = sh(root, "rev-parse", "HEAD")
@@ -80,9 +86,6 @@ def test_an_approval_of_bytes_shown_before_an_mmap_write_is_refused(tmp_path: Pa
         r = mem.approve(p.id, by="wes", expect=p.after_hash)
         assert r.status == "refused" and "changed again" in r.message, r.message
         assert sh(root, "rev-parse", "HEAD") == head
-    finally:
-        m.close()
-        os.close(fd)
 
 
 def test_a_change_through_a_hard_link_under_another_name_is_seen(tmp_path: Path) -> None:
