@@ -212,3 +212,20 @@ def test_approving_while_another_process_writes_the_same_file(mem: Memory, root:
     text = (root / "MEMORY.md").read_text()
     assert all(f"user fact {i}" in text for i in range(5))
     assert all(f"fact w number {i} " in text for i in range(8))
+
+
+@pytest.mark.parametrize("seq", [None, "", "2\n", "7\n", "garbage"])
+def test_a_lost_or_stale_number_file_never_hands_out_a_saved_proposal_s_number(mem: Memory, root: Path,
+                                                                              seq: str | None) -> None:
+    """`.seq` is not synced: after a crash it may be gone, torn or old. The next number is still one no queue file
+    has, and above every saved one while they run without a gap (a gap is a number handed out whose save failed)."""
+    queued = [mem.update("Projects", "add", f"[observed] Finding {k}", actor=AGENT) for k in range(4)]
+    assert [q.id for q in queued] == ["p-0001", "p-0002", "p-0003", "p-0004"]
+    marker = mem.store.queue_dir / ".seq"
+    if seq is None:
+        marker.unlink()
+    else:
+        marker.write_text(seq)
+    after = mem.update("Projects", "add", "[observed] Finding after the crash", actor=AGENT)
+    assert after.id == ("p-0008" if seq == "7\n" else "p-0005")
+    assert sorted(p.id for p in mem.proposals(external=False)) == [*(q.id for q in queued), after.id]

@@ -1010,10 +1010,12 @@ class FolderStore(Store):
                 n = int(seq.read_text().strip() or 0)
             except (FileNotFoundError, ValueError):
                 n = 0
-            existing = [int(p.stem[2:]) for p in self.queue_dir.glob("p-*.json") if p.stem[2:].isdigit()]
-            n = max([n, *existing]) + 1
+            n += 1
+            while (self.queue_dir / f"p-{n:04d}.json").exists():
+                n += 1
             # Not synced at all (a write's fsyncs are its cost): the number is only a floor. Queue files are never
-            # removed, and the next number is above every one of them as well as above this file's, so a crash
+            # removed, and the next number is one no queue file has, found by looking up the numbers above the
+            # floor one by one (not by listing a queue folder that grows with every proposal ever made). So a crash
             # that loses this file's rename or its bytes (an old, empty or torn number reads as a lower floor) can
             # only hand out again a number no queue file was saved with, harmlessly. The queue file that follows
             # is synced with its folder.
