@@ -107,7 +107,7 @@ def capped(planner: Planner, rel: str, text: str) -> Outcome:
     doc = Document(text, rel)
     spec = planner.spec_for(doc)
     warnings = [w for sec in doc.sections if sec.heading is not None
-                for w in update._cap_warning(doc, sec, spec)]
+                for w in update._cap_warning(sec, spec)]
     return Outcome(text, warnings=warnings + update._file_warnings(text, spec))
 
 

@@ -72,7 +72,7 @@ def _require_section(doc: Document, section: str) -> Section:
     return sec
 
 
-def _cap_warning(doc: Document, sec: Section, spec: FormatSpec) -> list[str]:
+def _cap_warning(sec: Section, spec: FormatSpec) -> list[str]:
     # A cap counts a section's entry lines, struck history included (002's "30 lines each"): struck lines are
     # what consolidation moves to archive/, so they are what brings a section back under its cap.
     cap = spec.cap_for(sec.title)
@@ -80,6 +80,13 @@ def _cap_warning(doc: Document, sec: Section, spec: FormatSpec) -> list[str]:
     if cap is not None and n > cap:
         return [f"section {sec.title} is over its cap ({n}/{cap}); consolidation is due"]
     return []
+
+
+def _written_cap_warning(text: str, path: str, sec: Section, spec: FormatSpec) -> list[str]:
+    """`_cap_warning` for section `sec` as the written `text` holds it: parsed only when it has a cap to count."""
+    if spec.cap_for(sec.title) is None:
+        return []
+    return _cap_warning(Document(text, path).section(sec.title) or sec, spec)
 
 
 def _file_warnings(text: str, spec: FormatSpec) -> list[str]:
@@ -169,8 +176,7 @@ def add(doc: Document, section: str, entry: str, *, provenance: str | None, sour
     if below is not None:
         doc.insert_line(below, line)
         text = doc.render()
-        after_doc = Document(text, doc.path)
-        warnings = _cap_warning(after_doc, after_doc.section(sec.title) or sec, spec) + _file_warnings(text, spec)
+        warnings = _written_cap_warning(text, doc.path, sec, spec) + _file_warnings(text, spec)
         return Outcome(text, below, line, None, warnings)
     at = doc.insertion_point(sec)
     blank_after_heading = not sec.entries and at == sec.start and at < len(doc.lines) and not doc.lines[at].strip()
@@ -180,8 +186,7 @@ def add(doc: Document, section: str, entry: str, *, provenance: str | None, sour
     if blank_after_heading and at + 1 < len(doc.lines) and doc.lines[at + 1].lstrip().startswith("#"):
         doc.insert_line(at + 1, "")
     text = doc.render()
-    after = Document(text, doc.path)
-    warnings = _cap_warning(after, after.section(sec.title) or sec, spec) + _file_warnings(text, spec)
+    warnings = _written_cap_warning(text, doc.path, sec, spec) + _file_warnings(text, spec)
     return Outcome(text, at, line, None, warnings)
 
 
@@ -204,8 +209,7 @@ def revise(doc: Document, section: str, entry: str, replaces: str, *, provenance
     doc.replace_line(i, strike(old, "superseded", today))
     doc.insert_line(i + 1, line)
     text = doc.render()
-    after = Document(text, doc.path)
-    warnings = _cap_warning(after, after.section(sec.title) or sec, spec) + _file_warnings(text, spec)
+    warnings = _written_cap_warning(text, doc.path, sec, spec) + _file_warnings(text, spec)
     return Outcome(text, i + 1, line, old.raw.strip(), warnings)
 
 
