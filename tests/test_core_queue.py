@@ -229,3 +229,38 @@ def test_a_lost_or_stale_number_file_never_hands_out_a_saved_proposal_s_number(m
     after = mem.update("Projects", "add", "[observed] Finding after the crash", actor=AGENT)
     assert after.id == ("p-0008" if seq == "7\n" else "p-0005")
     assert sorted(p.id for p in mem.proposals(external=False)) == [*(q.id for q in queued), after.id]
+
+
+def test_listing_the_open_proposals_reads_only_queue_files_that_changed(mem: Memory, root: Path) -> None:
+    """Queue files are never removed: the review list (read on every sync) must not read every proposal ever
+    decided, yet must see any queue file rewritten since, by memtui or by hand, in place or by a rename."""
+    decided = [mem.update("Projects", "add", f"[observed] Decided finding {k}", actor=AGENT) for k in range(6)]
+    for q in decided[:3]:
+        assert mem.approve(q.id).status == "applied"
+    for q in decided[3:]:
+        assert mem.reject(q.id, reason="not now").status == "rejected"
+    pending = mem.update("Projects", "add", "[observed] Still waiting", actor=AGENT)
+    read: list[str] = []
+    load = mem.store.queue_load
+
+    def counted(pid: str) -> bytes | None:
+        read.append(pid)
+        return load(pid)
+
+    mem.store.queue_load = counted  # type: ignore[method-assign]
+    assert [p.id for p in mem.proposals(external=False)] == [pending.id]
+    read.clear()
+    assert [p.id for p in mem.proposals(external=False)] == [pending.id]
+    assert read == [pending.id]  # the six decided ones are known by their stamps
+    # A person reopens a rejected one by hand, in place (same inode): its ctime moves, so it is read again.
+    reopened = mem.store.queue_dir / f"{decided[4].id}.json"
+    data = json.loads(reopened.read_text())
+    data["status"] = "pending"
+    with reopened.open("r+") as f:
+        f.write(json.dumps(data))
+        f.truncate()
+    read.clear()
+    assert [p.id for p in mem.proposals(external=False)] == [decided[4].id, pending.id]
+    assert read == [decided[4].id, pending.id]
+    # include_decided reads them all, as before.
+    assert len(mem.proposals(include_decided=True, external=False)) == 7

@@ -1039,6 +1039,25 @@ class FolderStore(Store):
             return []
         return sorted(p.stem for p in self.queue_dir.glob("*.json"))
 
+    def queue_stamps(self) -> dict[str, tuple[int, ...]]:
+        """Each queue file's (inode, size, mtime, ctime), as `queue_load` would read it (through a link). Queue
+        files are replaced whole by a rename (a new inode), and an edit in place moves the ctime, which no one
+        can set back; a file that cannot be stat'ed gets a stamp of its own, so it is read (and reported)."""
+        try:
+            it = os.scandir(self.queue_dir)
+        except (FileNotFoundError, NotADirectoryError):
+            return {}
+        out: dict[str, tuple[int, ...]] = {}
+        with it:
+            for d in it:
+                if d.name.endswith(".json") and len(d.name) > 5:
+                    try:
+                        st = d.stat()
+                        out[d.name[:-5]] = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                    except OSError:
+                        out[d.name[:-5]] = ()
+        return out
+
     def undo_point(self, rels: list[str]) -> dict[str, Any]:
         """Hard-link each file's current inode under .memtui/undo/: undoing is then a rename, which a full disk
         cannot refuse (a copy of the bytes is kept instead where a link cannot be made). A symlink's target is

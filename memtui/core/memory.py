@@ -78,6 +78,10 @@ class Memory(MemoryReader):
         # sync, and decoding and diffing a 20 MB log again each time a writer touched another file held the GIL
         # the app's thread needed for the keys.
         self._external_diffs: dict[tuple[str, str, str], str] = {}
+        # Decided proposals by id, with the stamp their queue file had when read (`Store.queue_stamps`): queue
+        # files are never removed, so listing the open ones reads only the files that changed, not every
+        # proposal ever made.
+        self._decided: dict[str, tuple[int, ...]] = {}
 
     # reading ----------------------------------------------------------------------------------------------
     def spec_for(self, doc: Document) -> FormatSpec:
@@ -308,7 +312,11 @@ class Memory(MemoryReader):
         """Pending (and conflicting) proposals, oldest first, then external changes."""
         out = []
         self.queue_problems = []
-        for pid in self.store.queue_ids():
+        stamps = None if include_decided else self.store.queue_stamps()
+        for pid in sorted(stamps) if stamps is not None else self.store.queue_ids():
+            stamp = stamps.get(pid) if stamps is not None else None
+            if stamp and self._decided.get(pid) == stamp:
+                continue
             data = self.store.queue_load(pid)
             try:
                 p = Proposal.from_json(data or b"")
@@ -320,6 +328,8 @@ class Memory(MemoryReader):
                 continue
             if include_decided or p.open:
                 out.append(p)
+            elif stamp:
+                self._decided[pid] = stamp
         if external:
             out.extend(self.external_proposals())
         return out

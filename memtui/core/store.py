@@ -350,6 +350,12 @@ class Store(ABC):
     @abstractmethod
     def queue_ids(self) -> list[str]: ...
 
+    def queue_stamps(self) -> dict[str, tuple[int, ...]] | None:
+        """`queue_ids` with, for each, a stamp that changes whenever its saved bytes may have: a reader keeps what
+        it learnt of a proposal (decided, so never shown as open again) for as long as the stamp stays. None
+        where the store has none (every proposal is then read each time)."""
+        return None
+
     # config
     @abstractmethod
     def config_text(self) -> str | None:
