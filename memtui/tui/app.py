@@ -18,6 +18,7 @@ from textual import on, work
 from textual.actions import ActionParseResult
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.containers import Horizontal
 from textual.widget import Widget
 from textual.widgets import Input, TabbedContent, TabPane, TextArea
@@ -190,6 +191,14 @@ class MemtuiApp(App[None]):
             yield ReviewPanel(id="review")
         yield ActivityFeed(id="feed")
         yield KeyFooter()
+
+    def get_default_screen(self) -> Screen:
+        """The main screen, which gives the keys to MEMORY.md's viewer as it is composed. Focusing it only at mount
+        moved the focus twice (Textual's auto focus picks the tree first): each move restyles the widget it
+        leaves and the one it reaches before the first frame."""
+        screen = Screen(id="_default")
+        screen.AUTO_FOCUS = "MemoryViewer"
+        return screen
 
     def on_mount(self) -> None:
         if self.keymap_config:
