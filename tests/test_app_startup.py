@@ -58,3 +58,23 @@ async def test_the_whole_folder_is_read_after_the_first_screen_and_its_results_a
         assert any("people/alex.md: waiting for review" in t for t in app.feed.texts())
         header = app.query_one(MemtuiHeader)
         assert header.counts["files"] == len(app.memory.files()) and header.counts["external"] == 1
+
+
+async def test_the_first_focus_is_memory_md_s_viewer_and_nothing_before_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    """Each focus move restyles the widget it leaves and the one it reaches: before the first frame the keys go to
+    MEMORY.md's viewer once, not to the first focusable widget and then on."""
+    from textual.widget import Widget
+
+    from memtui.tui.viewer import MemoryViewer
+
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    moves: list[tuple[str, bool]] = []
+    watch = Widget.watch_has_focus
+    monkeypatch.setattr(Widget, "watch_has_focus",
+                        lambda self, focused: (moves.append((type(self).__name__, focused)), watch(self, focused)))
+    app = MemtuiApp(root, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.focused, MemoryViewer)
+        assert moves == [("MemoryViewer", True)]
