@@ -338,10 +338,13 @@ def test_an_index_git_would_report_broken_is_never_edited(tmp_path: Path) -> Non
     assert gitindex.Index.parse(data, mtime) is not None
     flipped = bytearray(data)
     flipped[100] ^= 1
-    assert gitindex.Index.parse(bytes(flipped), mtime) is None
-    for cut in (1, 20, 21, len(data) // 2, len(data) - 12):
-        assert gitindex.Index.parse(data[:-cut], mtime) is None
-    assert gitindex.Index.parse(data[:-20] + bytes(20), mtime) is None  # index.skipHash's trailer: git 2.39 refuses
+    with pytest.raises(gitindex.Damaged):
+        gitindex.Index.parse(bytes(flipped), mtime)
+    for cut in (1, 20, 21, len(data) // 2):
+        with pytest.raises(gitindex.Damaged):
+            gitindex.Index.parse(data[:-cut], mtime)
+    assert gitindex.Index.parse(data[:31], mtime) is None  # shorter than a header and a trailer
+    assert gitindex.Index.parse(data[:-20] + bytes(20), mtime) is None  # index.skipHash's trailer: left to git
     assert gitindex.Index.parse(b"", mtime) is None
 
 

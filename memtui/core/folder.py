@@ -637,7 +637,13 @@ class FolderStore(Store):
         mtime = st.st_mtime_ns // 1_000_000_000
         index = next((k for k in reversed(self._index_known) if k.data == data), None)
         if index is None:
-            index = gitindex.Index.parse(data, mtime)
+            try:
+                index = gitindex.Index.parse(data, mtime)
+            except gitindex.Damaged:
+                raise StoreError(f"git's index at {self._index_file()} is damaged (its checksum does not match its "
+                                 "content; `git fsck` says so too); nothing was committed. Rebuild it from the "
+                                 "last commit with `git reset` (what was staged must be added again), then try "
+                                 "again") from None
         if index is None:
             return None
         new = gitindex.set_entries(index, leaves, mtime)

@@ -14,13 +14,13 @@ caller runs git. What is handled, as git 2.39 does it (tests/test_gitindex.py co
 - a path added (sorted in by name, then stage) when no file/folder clash exists, or removed (mode 0);
 - the cache-tree (TREE) extension: the root and each ancestor folder of a changed path invalidated, a subtree of
   the changed path's own name dropped; resolve-undo (REUC) kept as it is (git keeps it for stage-0 edits);
-- the trailing SHA-1, checked on every index this module did not write itself.
+- the trailing SHA-1, checked on every index this module did not write itself: a mismatch (a file cut short or
+  changed past git) raises Damaged, where git, which does not check it outside fsck, would write the damage on.
 
 Refused (None): index version 4, any other extension (untracked cache, fsmonitor, split index, sparse directories,
 end-of-index and offset tables, unknown ones), conflicted paths (stages 1-3), a path git would check or refuse
-(`verify_path`: a component starting with '.', a '~' or backslash, a leading HFS-ignorable code point), a broken
-checksum or a truncated file (git then says so), a racily clean entry (git would check the file's content and
-might smudge it), anything not byte-for-byte as git writes it.
+(`verify_path`: a component starting with '.', a '~' or backslash, a leading HFS-ignorable code point), a racily
+clean entry (git would check the file's content and might smudge it), anything not byte-for-byte as git writes it.
 """
 
 from __future__ import annotations
@@ -41,6 +41,10 @@ _OCTAL = re.compile(rb"0|[1-7][0-7]{0,10}")
 _HFS_IGNORED = (b"\xe2\x80", b"\xe2\x81", b"\xef\xbb")
 
 
+class Damaged(ValueError):
+    """The index file's checksum does not match its bytes (cut short, or changed past git)."""
+
+
 class Index:
     """One index file's bytes and where each of its entries starts."""
 
@@ -59,9 +63,10 @@ class Index:
 
     @classmethod
     def parse(cls, data: bytes, mtime: int) -> Index | None:
-        """The index in `data`, walked; None when it is not a v2/v3 index exactly as git writes it (checksum
-        included) with no extension but TREE and REUC, or when an entry is racily clean: it records an mtime
-        (seconds) not before `mtime`, the index file's own (git, writing the index out, would check that file)."""
+        """The index in `data`, walked; None when it is not a v2/v3 index exactly as git writes it with no
+        extension but TREE and REUC, or when an entry is racily clean: it records an mtime
+        (seconds) not before `mtime`, the index file's own (git, writing the index out, would check that file).
+        Damaged when its checksum is wrong."""
         import hashlib
 
         size = len(data)
@@ -70,8 +75,12 @@ class Index:
         version = int.from_bytes(data[4:8], "big")
         if version not in (2, 3):
             return None
+        if data[-_TRAILER:] == bytes(_TRAILER):
+            return None  # index.skipHash's trailer (git 2.40 and later): left to git
         if hashlib.sha1(memoryview(data)[:-_TRAILER]).digest() != data[-_TRAILER:]:
-            return None  # broken or truncated (or index.skipHash's zero trailer): git says what it makes of it
+            # git itself reads an index without checking its checksum (only fsck does) and would write the damage
+            # out again under a sound one: refused instead, so a person sees it.
+            raise Damaged("git's index file is damaged: its checksum does not match its content")
         count = int.from_bytes(data[8:12], "big")
         end = size - _TRAILER
         if count > (end - _HEADER) // 64:
