@@ -388,3 +388,19 @@ def test_an_unchanged_tree_sets_the_index_in_process_under_git_s_lock(root: Path
     assert after != before and store._index_known[-1].data == after
     assert (root / "MEMORY.md").read_bytes() == text
     assert sh(root, "status", "--porcelain") == "" and not (root / ".git" / "index.lock").exists()
+
+
+def test_the_next_commit_edits_memtui_s_own_index_without_walking_it_again(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(23)
+    root = repo(tmp_path / "m", tree_of_files(rng, 300))
+    walks = []
+    parse = gitindex.Index.parse
+    monkeypatch.setattr(gitindex.Index, "parse", staticmethod(lambda *a: walks.append(1) or parse(*a)))
+    store = FolderStore(root)
+    for k in range(5):
+        (root / "mem.md").write_text(f"{k}\n")
+        assert store.commit(["mem.md"], f"write {k}", "wes")
+    assert len(walks) == 1  # the person's index once; memtui's own four times after that from what it kept
+    assert store._index_known[-1].data == (root / ".git" / "index").read_bytes()
+    assert sh(root, "status", "--porcelain") == ""

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from itertools import repeat
+from operator import add
 from typing import Mapping
 
 _HEADER = 12
@@ -209,8 +211,8 @@ def set_entries(index: Index, changes: Mapping[str, tuple[bytes, int] | None], m
         elif leaf is not None:
             # A new path: git would first remove any entry it clashes with (a file where its folder is, or
             # entries under a folder of its name).
-            parts = name.split(b"/")
-            if index._has_under(name) or any(index._has_name(b"/".join(parts[:k])) for k in range(1, len(parts))):
+            dirs = name.split(b"/")
+            if index._has_under(name) or any(index._has_name(b"/".join(dirs[:k])) for k in range(1, len(dirs))):
                 return None
             inserts.append((name, _entry_bytes(name, *leaf)))
             changed = True
@@ -246,7 +248,7 @@ def set_entries(index: Index, changes: Mapping[str, tuple[bytes, int] | None], m
             shift = at - src
             first = bisect_left(old, src)
             last = bisect_left(old, start)
-            offsets.extend(old[first:last] if not shift else [o + shift for o in old[first:last]])
+            offsets.extend(old[first:last] if not shift else map(add, old[first:last], repeat(shift)))
             parts.append(view[src:start])
             at += start - src
             src = start
@@ -258,7 +260,7 @@ def set_entries(index: Index, changes: Mapping[str, tuple[bytes, int] | None], m
             src = index._end(i)
     shift = at - src
     first = bisect_left(old, src)
-    offsets.extend(old[first:] if not shift else [o + shift for o in old[first:]])
+    offsets.extend(old[first:] if not shift else map(add, old[first:], repeat(shift)))
     parts.append(view[src:index.ext_at])
     at += index.ext_at - src
     ext_at = at
@@ -273,8 +275,11 @@ def set_entries(index: Index, changes: Mapping[str, tuple[bytes, int] | None], m
         parts.append(view[start - 8:end])
         new_reuc = (at + 8, at + 8 + end - start)
         at = new_reuc[1]
-    body = b"".join(parts)
-    out = body + hashlib.sha1(body).digest()
+    digest = hashlib.sha1()
+    for part in parts:
+        digest.update(part)
+    parts.append(digest.digest())
+    out = b"".join(parts)
     return Index(out, version, offsets, extended, index.older_than, ext_at, new_tree, new_reuc)
 
 
