@@ -364,7 +364,7 @@ def test_commits_through_the_fast_path_leave_git_clean_and_a_person_s_commit_wor
     (root / "notes" / "new file.md").unlink()
     assert store.commit(["notes/new file.md"], "drop it", "wes")
     assert store._index_known[-1].data == (root / ".git" / "index").read_bytes()
-    assert sh(root, "status", "--porcelain") == ""
+    assert sh(root, "status", "--porcelain", "--untracked-files=no") == ""
     assert sh(root, "diff", "--cached", "--name-only") == ""
     assert subprocess.run(["git", "-C", str(root), "fsck", "--strict"], capture_output=True).returncode == 0
     (root / "person.md").write_text("mine\n")
@@ -403,4 +403,4 @@ def test_the_next_commit_edits_memtui_s_own_index_without_walking_it_again(tmp_p
         assert store.commit(["mem.md"], f"write {k}", "wes")
     assert len(walks) == 1  # the person's index once; memtui's own four times after that from what it kept
     assert store._index_known[-1].data == (root / ".git" / "index").read_bytes()
-    assert sh(root, "status", "--porcelain") == ""
+    assert sh(root, "status", "--porcelain", "--untracked-files=no") == ""
