@@ -220,6 +220,18 @@ def test_stat_data_from_git_status_skip_worktree_assume_valid_and_intent_to_add_
     assert made >= 30
 
 
+def test_a_cache_tree_deeper_than_python_recurses_is_left_to_git(tmp_path: Path) -> None:
+    root = repo(tmp_path / "m", {"a.md": "a\n"})
+    deep = "/".join(["d"] * 1500) + "/x.md"
+    sha = sh(root, "rev-parse", "HEAD:a.md").strip().encode()
+    sh(root, "update-index", "-z", "--add", "--index-info", input=b"100644 %s\t%s\0" % (sha, deep.encode()))
+    sh(root, "write-tree")  # a cache-tree 1,500 folders deep
+    data, mtime = index_of(root)
+    assert gitindex.Index.parse(data, mtime) is None
+    sh(root, "read-tree", "HEAD")  # the index (and its cache-tree) from HEAD again
+    assert gitindex.Index.parse(*index_of(root)) is not None
+
+
 def test_names_longer_than_the_flags_can_hold_match_git(tmp_path: Path) -> None:
     rng = random.Random(13)
     root = repo(tmp_path / "m", tree_of_files(rng, 30))

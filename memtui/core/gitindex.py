@@ -38,6 +38,7 @@ _EXTENDED = 0x4000  # in the high byte of an entry's flags: two more bytes of fl
 _KNOWN_FLAGS2 = 0x6000  # skip-worktree, intent-to-add: any other bit makes git die ("Unknown index entry format")
 _NODE = re.compile(rb"([^\0]*)\0(0|-?[1-9][0-9]{0,8}) (0|[1-9][0-9]{0,8})\n")
 _OCTAL = re.compile(rb"0|[1-7][0-7]{0,10}")
+_DEPTH = 200  # folders deep in a cache-tree read here (recursively); deeper ones are left to git
 # UTF-8 starts of the code points HFS+ ignores in names (U+200C-200F, U+202A-202E, U+206A-206F, U+FEFF): git's
 # is_hfs_dotgit() skips them, so "\u200c.git" is ".git" there.
 _HFS_IGNORED = (b"\xe2\x80", b"\xe2\x81", b"\xef\xbb")
@@ -323,7 +324,7 @@ def _read_tree(data: bytes, start: int, end: int) -> _Node | None:
 
     def node(depth: int) -> _Node | None:
         nonlocal pos
-        if depth > 4096:
+        if depth > _DEPTH:
             return None
         got = _NODE.match(data, pos, end)
         if got is None:
