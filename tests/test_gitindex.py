@@ -416,3 +416,38 @@ def test_the_next_commit_edits_memtui_s_own_index_without_walking_it_again(tmp_p
     assert len(walks) == 1  # the person's index once; memtui's own four times after that from what it kept
     assert store._index_known[-1].data == (root / ".git" / "index").read_bytes()
     assert sh(root, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+@pytest.mark.parametrize("setting", [("index.threads", "2"), ("core.untrackedCache", "true"),
+                                     ("core.splitIndex", "true"), ("feature.manyFiles", "true"),
+                                     ("core.sharedRepository", "group"), ("core.fsync", "index")])
+def test_settings_that_change_how_git_writes_its_index_leave_it_to_git(tmp_path: Path,
+                                                                       setting: tuple[str, str]) -> None:
+    root = repo(tmp_path / "m", tree_of_files(random.Random(29), 50))
+    sh(root, "config", *setting)
+    store = FolderStore(root)
+    (root / "mem.md").write_text("memtui\n")
+    assert store.commit(["mem.md"], "write", "wes")
+    assert store._index_known == []  # git made the index
+    assert sh(root, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+def test_a_setting_given_in_the_environment_leaves_the_index_to_git(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    root = repo(tmp_path / "m", tree_of_files(random.Random(31), 50))
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "index.recordEndOfIndexEntries")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "true")
+    store = FolderStore(root)
+    (root / "mem.md").write_text("memtui\n")
+    assert store.commit(["mem.md"], "write", "wes")
+    assert store._index_known == []
+    monkeypatch.delenv("GIT_CONFIG_KEY_0")
+    monkeypatch.delenv("GIT_CONFIG_VALUE_0")
+    monkeypatch.delenv("GIT_CONFIG_COUNT")
+    (root / "mem.md").write_text("memtui again\n")
+    assert store.commit(["mem.md"], "write", "wes")
+    assert store._index_known == []  # the index git wrote has an end-of-index table: git again (and drops it)
+    (root / "mem.md").write_text("memtui a third time\n")
+    assert store.commit(["mem.md"], "write", "wes")
+    assert store._index_known[-1].data == (root / ".git" / "index").read_bytes()
