@@ -420,7 +420,8 @@ def test_the_next_commit_edits_memtui_s_own_index_without_walking_it_again(tmp_p
 
 @pytest.mark.parametrize("setting", [("index.threads", "2"), ("core.untrackedCache", "true"),
                                      ("core.splitIndex", "true"), ("feature.manyFiles", "true"),
-                                     ("core.sharedRepository", "group"), ("core.fsync", "index")])
+                                     ("core.sharedRepository", "group"), ("core.fsync", "index"),
+                                     ("core.sparseCheckout", "true")])
 def test_settings_that_change_how_git_writes_its_index_leave_it_to_git(tmp_path: Path,
                                                                        setting: tuple[str, str]) -> None:
     root = repo(tmp_path / "m", tree_of_files(random.Random(29), 50))

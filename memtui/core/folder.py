@@ -595,7 +595,8 @@ class FolderStore(Store):
     def _index_editable(self) -> bool:
         """May the index be edited in process? Not when a setting could make git write it otherwise: an index
         version, skipHash or extension tables (index.*, feature.manyFiles), the untracked cache, a split index, a
-        shared repository's permissions, fsync of the index; nor under git's test switches."""
+        shared repository's permissions, fsync of the index, a sparse checkout (git then clears skip-worktree
+        bits of files present as it reads the index); nor under git's test switches."""
         from memtui.core.gitobjects import config_files, read_file
 
         files = config_files(self.git_dir)
@@ -1319,7 +1320,8 @@ def atomic_write(path: Path, data: bytes, *, sync_dir: bool = True, sync_file: b
 
 
 # Config names that can change how git writes its index (see FolderStore._index_editable).
-_INDEX_SETTINGS = (b"index", b"feature", b"untrackedcache", b"splitindex", b"sharedrepository", b"fsync")
+_INDEX_SETTINGS = (b"index", b"feature", b"untrackedcache", b"splitindex", b"sharedrepository", b"fsync",
+                   b"sparse")
 
 
 def _read_all(fd: int, size: int) -> bytes:
