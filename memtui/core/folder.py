@@ -380,9 +380,9 @@ class FolderStore(Store):
     ) -> str | None:
         """Commit by writing only the changed objects: the blobs, the trees along the changed paths and the commit
         (loose objects written in process, memtui/core/gitobjects.py), then move the branch with a compare-and-swap
-        (`git update-ref`) and set git's index entries for `paths` in one `git update-index` call. Neither the
-        index nor a whole tree is read in Python, and no folder is walked, so a commit costs the same on a
-        10,000-file memory as on a 10-file one. Entries a person staged for other paths stay staged and out of
+        (`git update-ref`) and set git's index entries for `paths`: in process (memtui/core/gitindex.py: the index
+        walked once, then edited from that walk while it is the file memtui wrote), else in one `git update-index`
+        call. No whole tree is read in Python, and no folder is walked. Entries a person staged for other paths stay staged and out of
         memtui's commit."""
         if not self.has_git:
             return None
