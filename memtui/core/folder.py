@@ -49,6 +49,9 @@ class FolderStore(Store):
         self._settings: tuple[Any, dict[str, str]] | None = None
         # git index entries a commit could not set (index.lock held past the wait); the next commit sets them.
         self._index_behind: dict[str, tuple[bytes, int] | None] = {}
+        # The last git index files this store wrote in process (memtui.core.gitindex.Index, newest last): while
+        # the file's bytes are one of them, the next commit edits it without walking its entries again.
+        self._index_known: list[Any] = []
         self._local = threading.local()
         self._thread_lock = threading.RLock()
         # (config text on disk, git index mtime) -> (config in effect, pending edit): see reviewed_config.
@@ -377,9 +380,9 @@ class FolderStore(Store):
     ) -> str | None:
         """Commit by writing only the changed objects: the blobs, the trees along the changed paths and the commit
         (loose objects written in process, memtui/core/gitobjects.py), then move the branch with a compare-and-swap
-        (`git update-ref`) and set git's index entries for `paths` in one `git update-index` call. Neither the
-        index nor a whole tree is read in Python, and no folder is walked, so a commit costs the same on a
-        10,000-file memory as on a 10-file one. Entries a person staged for other paths stay staged and out of
+        (`git update-ref`) and set git's index entries for `paths`: in process (memtui/core/gitindex.py: the index
+        walked once, then edited from that walk while it is the file memtui wrote), else in one `git update-index`
+        call. No whole tree is read in Python, and no folder is walked. Entries a person staged for other paths stay staged and out of
         memtui's commit."""
         if not self.has_git:
             return None
@@ -526,6 +529,14 @@ class FolderStore(Store):
         from memtui.core.gitcall import plumbing_env, run_plumbing
 
         leaves = {**self._index_behind, **leaves}
+        done_here = self._sync_in_process(leaves)
+        if done_here is None:
+            self._index_behind = leaves
+            return
+        if done_here:
+            self._index_behind = {}
+            self._refresh_index(leaves)
+            return
         records = b"".join(
             (b"0 " + b"0" * 40 if leaf is None else b"%o %s" % (leaf[1], leaf[0].hex().encode()))
             + b"\t" + rel.encode() + b"\0"
@@ -548,6 +559,99 @@ class FolderStore(Store):
             time.sleep(0.02)
         self._index_behind = {}
         self._refresh_index(leaves)
+
+    def _sync_in_process(self, leaves: dict[str, tuple[bytes, int] | None]) -> bool | None:
+        """`_sync_index` without a process, as git does it: index.lock taken (a person's git holding it is waited
+        for), the new index written into it and renamed over the index. True when done, None when the lock stayed
+        held past the wait, False when git must set these entries (see `_index_in_process`)."""
+        if "GIT_INDEX_FILE" in os.environ or not self._index_editable():
+            return False
+        lock = self._index_file().with_name("index.lock")
+        deadline = time.monotonic() + self.index_wait
+        while True:
+            try:
+                fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+                break
+            except FileExistsError:
+                if time.monotonic() > deadline:
+                    return None
+                time.sleep(0.02)
+        done = False
+        try:
+            data = self._index_in_process(leaves)
+            if data is not None:
+                _write_all(fd, data)
+                os.close(fd)
+                fd = -1
+                os.replace(lock, self._index_file())
+                done = True
+        finally:
+            if fd >= 0:
+                os.close(fd)
+            if not done:
+                lock.unlink()
+        return done
+
+    def _index_editable(self) -> bool:
+        """May the index be edited in process? Not when a setting could make git write it otherwise: an index
+        version, skipHash or extension tables (index.*, feature.manyFiles), the untracked cache, a split index, a
+        shared repository's permissions, fsync of the index, a sparse checkout (git then clears skip-worktree
+        bits of files present as it reads the index); nor under git's test switches."""
+        from memtui.core.gitobjects import config_files, read_file
+
+        files = config_files(self.git_dir)
+        for name, value in os.environ.items():
+            if name.startswith("GIT_TEST_"):
+                return False
+            if name in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"):
+                files.append(Path(value))
+            elif name.startswith(("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_KEY_")):
+                if any(key in value.lower().encode() for key in (*_INDEX_SETTINGS, b"include")):
+                    return False
+        for f in files:
+            try:
+                text = read_file(f).lower()
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return False
+            if any(key in text for key in (*_INDEX_SETTINGS, b"include")):
+                return False
+        return True
+
+    def _index_in_process(self, leaves: dict[str, tuple[bytes, int] | None]) -> bytes | None:
+        """git's index with `leaves`' entries set, edited in process (memtui/core/gitindex.py) exactly as `git
+        update-index -z --index-info` would write it; None when that module cannot say (git must do it)."""
+        from memtui.core import gitindex
+
+        try:
+            fd = os.open(self._index_file(), os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            return None  # no index yet (git makes one), or one git cannot read either
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            data = _read_all(fd, st.st_size)
+        finally:
+            os.close(fd)
+        mtime = st.st_mtime_ns // 1_000_000_000
+        index = next((k for k in reversed(self._index_known) if k.data == data), None)
+        if index is None:
+            try:
+                index = gitindex.Index.parse(data, mtime)
+            except gitindex.Damaged:
+                raise StoreError(f"git's index at {self._index_file()} is damaged (its checksum does not match its "
+                                 "content; `git fsck` says so too); nothing was committed. Rebuild it from the "
+                                 "last commit with `git reset` (what was staged must be added again), then try "
+                                 "again") from None
+        if index is None:
+            return None
+        new = gitindex.set_entries(index, leaves, mtime)
+        if new is None:
+            return None
+        self._index_known = [index, new]
+        return new.data
 
     def _refresh_index(self, leaves: dict[str, tuple[bytes, int] | None]) -> None:
         from memtui.core.gitcall import config_env, run_plumbing
@@ -587,13 +691,32 @@ class FolderStore(Store):
                 pass
 
     def _staged_index(self, leaves: dict[str, tuple[bytes, int] | None], lock: Path) -> Path:
-        """A copy of git's index with the committed paths' entries set (one `git update-index` on the copy), for
-        `lock` to become once the branch moved."""
+        """A copy of git's index with the committed paths' entries set, for `lock` to become once the branch moved:
+        edited in process where memtui/core/gitindex.py can do it as git does, else by one `git update-index` on a
+        copy."""
         import shutil
 
         from memtui.core.gitcall import plumbing_env, run_plumbing
 
         leaves = {**self._index_behind, **leaves}
+        data = self._index_in_process(leaves) if self._index_editable() else None
+        if data is not None:
+            while True:
+                # Made as git makes its index files (0666 less the umask), not private as mkstemp's.
+                staged = lock.with_name(f"memtui-index-{os.urandom(6).hex()}")
+                try:
+                    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+                    break
+                except FileExistsError:
+                    continue
+            try:
+                _write_all(fd, data)
+            except BaseException:
+                os.close(fd)
+                staged.unlink()
+                raise
+            os.close(fd)
+            return staged
         records = b"".join(
             (b"0 " + b"0" * 40 if leaf is None else b"%o %s" % (leaf[1], leaf[0].hex().encode()))
             + b"\t" + rel.encode() + b"\0"
@@ -1215,6 +1338,26 @@ def atomic_write(path: Path, data: bytes, *, sync_dir: bool = True, sync_file: b
         os.fsync(dfd)
     finally:
         os.close(dfd)
+
+
+# Config names that can change how git writes its index (see FolderStore._index_editable).
+_INDEX_SETTINGS = (b"index", b"feature", b"untrackedcache", b"splitindex", b"sharedrepository", b"fsync",
+                   b"sparse")
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    chunks = []
+    while True:
+        chunk = os.read(fd, max(size, 1 << 16))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 GIT_LOCKS = ("index.lock", "HEAD.lock", "config.lock", "packed-refs.lock")

@@ -208,6 +208,7 @@ def test_a_person_s_commit_while_memtui_sets_the_index_does_not_revert_memtui_s_
     fake.mkdir()
     (fake / "git").write_text(SLOW)
     (fake / "git").chmod(0o755)
+    sh(root, "update-index", "--index-version", "4")  # an index memtui leaves to git: `git update-index` runs
     before = sh(root, "rev-parse", "HEAD").strip()
     (root / "mem.md").write_text("approved by a person\n")
     env = {**os.environ, "PYTHONPATH": str(WORKTREE), "PATH": f"{fake}:{os.environ['PATH']}",
@@ -307,6 +308,7 @@ def test_killed_while_the_index_is_made_nothing_moved_and_the_next_write_finishe
     file before it (git status: MM), and a person's commit then put the old file back. The index is now made
     first, under git's index lock, and the branch moved after: killed there, nothing moved."""
     before = sh(root, "rev-parse", "HEAD").strip()
+    sh(root, "update-index", "--index-version", "4")  # an index memtui leaves to git: `git update-index` runs
     _killed_write(root, tmp_path, "update-index")
     assert sh(root, "rev-parse", "HEAD").strip() == before
     assert status(root) == " M MEMORY.md\n"  # the journaled write on disk; git's index and HEAD agree
@@ -319,6 +321,7 @@ def test_killed_while_the_index_is_made_nothing_moved_and_the_next_write_finishe
 def test_a_person_s_commit_after_such_a_kill_keeps_memtui_s_write(root: Path, tmp_path: Path) -> None:
     """Was: a person's `git commit` of another file in that window committed the index's old MEMORY.md, reverting
     the approved write in history. Now the person's commit holds only their file, and the write is finished."""
+    sh(root, "update-index", "--index-version", "4")  # an index memtui leaves to git: `git update-index` runs
     _killed_write(root, tmp_path, "update-index")
     (root / ".git/index.lock").unlink()  # the killed memtui's lock: a person's git would say to remove it
     (root / "person.md").write_text("p\n")

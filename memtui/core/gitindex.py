@@ -1,0 +1,402 @@
+"""git's index file edited in process: the bytes `git update-index -z --index-info` would write, or None.
+
+A commit sets git's index entries for the paths it committed. Running `git update-index` for that costs a process
+(~10 ms on a 10,000-file memory, ~100 ms on 100,000 files: git reads, checks and rewrites the whole index). Here
+the index is walked once (`Index.parse`), and every later edit of an index this module wrote itself reuses that
+walk: the caller keeps the last `Index` and hands it back while the file's bytes are still exactly its bytes.
+
+Only what this module can do exactly as git does is done; for anything else (`set_entries` returns None) the
+caller runs git. What is handled, as git 2.39 does it (tests/test_gitindex.py compares bytes with real git):
+
+- index versions 2 and 3 (a v3 index is written as v2 once no entry has extended flags left, as git demotes it);
+- a stage-0 entry's object and mode replaced: the new entry has zero stat data and no flags (git's
+  `add_cacheinfo`: no assume-valid, skip-worktree or intent-to-add bit survives);
+- a path added (sorted in by name, then stage) when no file/folder clash exists, or removed (mode 0);
+- the cache-tree (TREE) extension: the root and each ancestor folder of a changed path invalidated, a subtree of
+  the changed path's own name dropped; resolve-undo (REUC) kept as it is (git keeps it for stage-0 edits);
+- the trailing SHA-1, checked on every index this module did not write itself: a mismatch (a file cut short or
+  changed past git) raises Damaged, where git, which does not check it outside fsck, would write the damage on.
+
+Refused (None): index version 4, any other extension (untracked cache, fsmonitor, split index, sparse directories,
+end-of-index and offset tables, unknown ones), conflicted paths (stages 1-3), a path git would check or refuse
+(`verify_path`: a component starting with '.', a '~' or backslash, a leading HFS-ignorable code point), a racily
+clean entry (git would check the file's content and might smudge it), anything not byte-for-byte as git writes it.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from itertools import repeat
+from operator import add
+from typing import Mapping
+
+_HEADER = 12
+_TRAILER = 20
+_MODES = {0o100644, 0o100755, 0o120000}
+_EXTENDED = 0x4000  # in the high byte of an entry's flags: two more bytes of flags follow
+_KNOWN_FLAGS2 = 0x6000  # skip-worktree, intent-to-add: any other bit makes git die ("Unknown index entry format")
+_NODE = re.compile(rb"([^\0]*)\0(0|-?[1-9][0-9]{0,8}) (0|[1-9][0-9]{0,8})\n")
+_OCTAL = re.compile(rb"0|[1-7][0-7]{0,10}")
+_DEPTH = 200  # folders deep in a cache-tree read here (recursively); deeper ones are left to git
+# UTF-8 starts of the code points HFS+ ignores in names (U+200C-200F, U+202A-202E, U+206A-206F, U+FEFF): git's
+# is_hfs_dotgit() skips them, so "\u200c.git" is ".git" there.
+_HFS_IGNORED = (b"\xe2\x80", b"\xe2\x81", b"\xef\xbb")
+
+
+class Damaged(ValueError):
+    """The index file's checksum does not match its bytes (cut short, or changed past git)."""
+
+
+class Index:
+    """One index file's bytes and where each of its entries starts."""
+
+    __slots__ = ("data", "version", "offsets", "extended", "older_than", "ext_at", "tree", "reuc")
+
+    def __init__(self, data: bytes, version: int, offsets: list[int], extended: int, older_than: int,
+                 ext_at: int, tree: tuple[int, int] | None, reuc: tuple[int, int] | None) -> None:
+        self.data = data
+        self.version = version
+        self.offsets = offsets  # start of each entry
+        self.extended = extended  # how many entries carry extended flags
+        self.older_than = older_than  # every entry records an mtime before this (seconds)
+        self.ext_at = ext_at  # where the entries end
+        self.tree = tree  # (start, end) of the TREE extension's data
+        self.reuc = reuc  # (start, end) of the REUC extension's data
+
+    @classmethod
+    def parse(cls, data: bytes, mtime: int) -> Index | None:
+        """The index in `data`, walked; None when it is not a v2/v3 index exactly as git writes it with no
+        extension but TREE and REUC, or when an entry is racily clean: it records an mtime
+        (seconds) not before `mtime`, the index file's own (git, writing the index out, would check that file).
+        Damaged when its checksum is wrong."""
+        import hashlib
+
+        size = len(data)
+        if size < _HEADER + _TRAILER or data[:4] != b"DIRC" or not 0 < mtime < 1 << 32:
+            return None
+        version = int.from_bytes(data[4:8], "big")
+        if version not in (2, 3):
+            return None
+        if data[-_TRAILER:] == bytes(_TRAILER):
+            return None  # index.skipHash's trailer (git 2.40 and later): left to git
+        if hashlib.sha1(memoryview(data)[:-_TRAILER]).digest() != data[-_TRAILER:]:
+            # git itself reads an index without checking its checksum (only fsck does) and would write the damage
+            # out again under a sound one: refused instead, so a person sees it.
+            raise Damaged("git's index file is damaged: its checksum does not match its content")
+        count = int.from_bytes(data[8:12], "big")
+        end = size - _TRAILER
+        if count > (end - _HEADER) // 64:
+            return None
+        offsets = [0] * count
+        extended = 0
+        stamp = mtime.to_bytes(4, "big")
+        stamp16 = mtime >> 16
+        pos = _HEADER
+        try:
+            for i in range(count):
+                offsets[i] = pos
+                high = data[pos + 60]
+                if high & 0x40 or high & 0xF == 0xF:
+                    # Extended flags (v3) or a name of 0xF00 bytes or more: the general case.
+                    if high & 0x40:
+                        if version < 3 or (data[pos + 62] << 8 | data[pos + 63]) & ~_KNOWN_FLAGS2:
+                            return None
+                        extended += 1
+                        at = pos + 64
+                    else:
+                        at = pos + 62
+                    nul = data.find(b"\0", at, end)
+                    length = nul - at
+                    if length <= 0 or min(length, 0xFFF) != ((high & 0xF) << 8 | data[pos + 61]):
+                        return None
+                    nxt = pos + ((at - pos + length + 8) & ~7)
+                else:
+                    length = (high & 0xF) << 8 | data[pos + 61]
+                    if not length or data[pos + 62 + length]:
+                        return None
+                    nxt = pos + ((70 + length) & ~7)
+                if (data[pos + 8] << 8 | data[pos + 9]) >= stamp16 and data[pos + 8:pos + 12] >= stamp:
+                    return None
+                if nxt > end:
+                    return None
+                pos = nxt
+        except IndexError:
+            return None
+        ext_at = pos
+        tree = reuc = None
+        while pos < end:
+            if pos + 8 > end:
+                return None  # git skips a tail too short for an extension header, and drops it
+            sig = data[pos:pos + 4]
+            length = int.from_bytes(data[pos + 4:pos + 8], "big")
+            span = (pos + 8, pos + 8 + length)
+            if span[1] > end:
+                return None
+            if sig == b"TREE" and tree is None and reuc is None:
+                tree = span
+            elif sig == b"REUC" and reuc is None:
+                reuc = span
+            else:
+                return None
+            pos = span[1]
+        index = cls(data, version, offsets, extended, mtime, ext_at, tree, reuc)
+        if tree is not None and _read_tree(data, *tree) is None:
+            return None
+        if reuc is not None and not _canonical_reuc(data[reuc[0]:reuc[1]]):
+            return None
+        return index
+
+    def _entry(self, i: int) -> tuple[bytes, int]:
+        """Entry `i`'s (name, stage): git's sort key."""
+        data = self.data
+        pos = self.offsets[i]
+        high = data[pos + 60]
+        at = pos + (64 if high & 0x40 else 62)
+        return data[at:data.index(b"\0", at)], (high >> 4) & 3
+
+    def _find(self, name: bytes) -> int:
+        """Where (name, stage 0) is or would be inserted."""
+        return bisect_left(range(len(self.offsets)), (name, 0), key=self._entry)
+
+    def _has_name(self, name: bytes) -> bool:
+        i = self._find(name)
+        return i < len(self.offsets) and self._entry(i)[0] == name
+
+    def _has_under(self, folder: bytes) -> bool:
+        i = self._find(folder + b"/")
+        return i < len(self.offsets) and self._entry(i)[0].startswith(folder + b"/")
+
+    def _end(self, i: int) -> int:
+        return self.offsets[i + 1] if i + 1 < len(self.offsets) else self.ext_at
+
+
+def set_entries(index: Index, changes: Mapping[str, tuple[bytes, int] | None], mtime: int) -> Index | None:
+    """`index` with the entries for `changes` set ({path: (binary sha, mode), or None to remove}), as `git
+    update-index -z --index-info` sets them; None when that cannot be done here exactly as git does it.
+
+    `mtime` is the index file's modification time (whole seconds) when its bytes were read: an entry recording a
+    later or equal mtime is racily clean, and git would look at the file before writing it out again."""
+    import hashlib
+
+    if mtime < index.older_than:
+        return None  # the file is older than the one walked (a clock set back): entries may be racy in it
+    if not changes:
+        return index  # git writes nothing
+    edits: dict[int, bytes | None] = {}  # entry number -> its new bytes (None: removed)
+    inserts: list[tuple[bytes, bytes]] = []  # (name, entry bytes) of new paths
+    names = []
+    lost_extended = 0
+    changed = False
+    for rel, leaf in changes.items():
+        try:
+            name = rel.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        if not _plain(name):
+            return None
+        names.append(name)
+        if leaf is not None:
+            sha, mode = leaf
+            if mode not in _MODES or len(sha) != 20 or sha == bytes(20):
+                return None
+        i = index._find(name)
+        here = i < len(index.offsets) and index._entry(i)
+        if here and here[0] == name:
+            if here[1] != 0 or (i + 1 < len(index.offsets) and index._entry(i + 1)[0] == name):
+                return None  # a conflicted path: git would record its resolve-undo
+            if index.data[index.offsets[i] + 60] & 0x40:
+                lost_extended += 1
+            edits[i] = None if leaf is None else _entry_bytes(name, *leaf)
+            changed = True
+        elif leaf is not None:
+            # A new path: git would first remove any entry it clashes with (a file where its folder is, or
+            # entries under a folder of its name).
+            dirs = name.split(b"/")
+            if index._has_under(name) or any(index._has_name(b"/".join(dirs[:k])) for k in range(1, len(dirs))):
+                return None
+            inserts.append((name, _entry_bytes(name, *leaf)))
+            changed = True
+    folders = {b"/".join(n.split(b"/")[:k]) for n in names for k in range(1, n.count(b"/") + 1)}
+    if folders.intersection(names):
+        return None  # one changed path is a folder of another: git's order of records would decide
+    data = index.data
+    if not changed and index.tree is None:
+        return index  # git writes nothing: neither an entry nor the cache-tree changed
+    tree = None
+    if index.tree is not None:
+        tree = _read_tree(data, *index.tree)
+        if tree is None:
+            return None
+        for name in names:
+            _invalidate(tree, name.split(b"/"))
+
+    count = len(index.offsets) - sum(1 for e in edits.values() if e is None) + len(inserts)
+    extended = index.extended - lost_extended
+    version = 3 if extended else 2  # git writes a v3 index as v2 when no entry needs v3
+    parts: list[bytes | memoryview] = [b"DIRC", version.to_bytes(4, "big"), count.to_bytes(4, "big")]
+    offsets: list[int] = []
+    view = memoryview(data)
+    at = _HEADER  # where the next piece goes in the new bytes
+    src = _HEADER
+    places = sorted([(i, 1, index._entry(i)[0], e) for i, e in edits.items()]
+                    + [(index._find(name), 0, name, e) for name, e in inserts])
+    old = index.offsets
+    for i, replaced, name, entry in places:
+        start = old[i] if i < len(old) else index.ext_at
+        if start > src:
+            # The entries between keep their bytes; their offsets move by what came before them.
+            shift = at - src
+            first = bisect_left(old, src)
+            last = bisect_left(old, start)
+            offsets.extend(old[first:last] if not shift else map(add, old[first:last], repeat(shift)))
+            parts.append(view[src:start])
+            at += start - src
+            src = start
+        if entry is not None:
+            offsets.append(at)
+            parts.append(entry)
+            at += len(entry)
+        if replaced:
+            src = index._end(i)
+    shift = at - src
+    first = bisect_left(old, src)
+    offsets.extend(old[first:] if not shift else map(add, old[first:], repeat(shift)))
+    parts.append(view[src:index.ext_at])
+    at += index.ext_at - src
+    ext_at = at
+    new_tree = new_reuc = None
+    if tree is not None:
+        body = _write_tree(data, tree)
+        parts += [b"TREE", len(body).to_bytes(4, "big"), body]
+        new_tree = (at + 8, at + 8 + len(body))
+        at = new_tree[1]
+    if index.reuc is not None:
+        start, end = index.reuc
+        parts.append(view[start - 8:end])
+        new_reuc = (at + 8, at + 8 + end - start)
+        at = new_reuc[1]
+    digest = hashlib.sha1()
+    for part in parts:
+        digest.update(part)
+    parts.append(digest.digest())
+    out = b"".join(parts)
+    return Index(out, version, offsets, extended, index.older_than, ext_at, new_tree, new_reuc)
+
+
+def _plain(name: bytes) -> bool:
+    """Whether git's verify_path() accepts `name` with no special case: no empty, '.'-leading, '~' or backslash
+    component (the NTFS and HFS checks for `.git`, `git~1` and the like only look at those)."""
+    if not name or b"\0" in name or b"\\" in name or b"~" in name:
+        return False
+    for part in name.split(b"/"):
+        if not part or part[:1] == b"." or part[:2] in _HFS_IGNORED:
+            return False
+    return True
+
+
+def _entry_bytes(name: bytes, sha: bytes, mode: int) -> bytes:
+    """The entry git's add_cacheinfo() writes: zero stat data, the mode, the object, no flags but the name's
+    length, NUL padding to a multiple of 8 bytes."""
+    length = len(name)
+    size = (62 + length + 8) & ~7
+    return (bytes(24) + mode.to_bytes(4, "big") + bytes(12) + sha + min(length, 0xFFF).to_bytes(2, "big") + name
+            + bytes(size - 62 - length))
+
+
+class _Node:
+    """A cache-tree node: its bytes in the extension, or (once invalidated) its name and children."""
+
+    __slots__ = ("name", "span", "children", "dirty")
+
+    def __init__(self, name: bytes, span: tuple[int, int], children: list[_Node]) -> None:
+        self.name = name
+        self.span = span  # (start, end) of the node with its subtrees
+        self.children = children
+        self.dirty = False
+
+
+def _read_tree(data: bytes, start: int, end: int) -> _Node | None:
+    """The cache-tree in data[start:end], or None unless git would write it back byte for byte (one root of
+    empty name, every node "name NUL count SP subtrees LF [sha]" in canonical decimal, subtrees in git's order:
+    shorter name first, then bytes)."""
+    pos = start
+
+    def node(depth: int) -> _Node | None:
+        nonlocal pos
+        if depth > _DEPTH:
+            return None
+        got = _NODE.match(data, pos, end)
+        if got is None:
+            return None
+        first = pos
+        pos = got.end()
+        if not got.group(2).startswith(b"-"):
+            pos += 20
+            if pos > end:
+                return None
+        children: list[_Node] = []
+        for _ in range(int(got.group(3))):
+            child = node(depth + 1)
+            if child is None:
+                return None
+            if children and (len(child.name), child.name) <= (len(children[-1].name), children[-1].name):
+                return None
+            children.append(child)
+        return _Node(got.group(1), (first, pos), children)
+
+    root = node(0)
+    if root is None or root.name or pos != end:
+        return None
+    return root
+
+
+def _invalidate(root: _Node, parts: list[bytes]) -> None:
+    """git's cache_tree_invalidate_path(): each node along the path loses its count and object; at the end, a
+    subtree named as the path itself goes."""
+    node = root
+    node.dirty = True
+    for part in parts[:-1]:
+        node = next((c for c in node.children if c.name == part), None)  # type: ignore[assignment]
+        if node is None:
+            return
+        node.dirty = True
+    node.children = [c for c in node.children if c.name != parts[-1]]
+
+
+def _write_tree(data: bytes, node: _Node) -> bytes:
+    if not node.dirty:
+        return data[node.span[0]:node.span[1]]
+    return b"".join([node.name, b"\0-1 %d\n" % len(node.children), *(_write_tree(data, c) for c in node.children)])
+
+
+def _canonical_reuc(body: bytes) -> bool:
+    """Whether git reads this resolve-undo data and writes it back unchanged: records sorted by path, each
+    "path NUL mode NUL mode NUL mode NUL" (octal) and an object for each nonzero mode."""
+    pos = 0
+    end = len(body)
+    last = None
+    while pos < end:
+        nul = body.find(b"\0", pos)
+        if nul <= pos:
+            return False
+        name = body[pos:nul]
+        if last is not None and name <= last:
+            return False
+        last = name
+        pos = nul + 1
+        modes = 0
+        for _ in range(3):
+            nul = body.find(b"\0", pos)
+            if nul < 0 or not _OCTAL.fullmatch(body, pos, nul):
+                return False
+            if int(body[pos:nul], 8) >= 1 << 32:
+                return False
+            modes += body[pos:nul] != b"0"
+            pos = nul + 1
+        if not modes:
+            return False
+        pos += 20 * modes
+        if pos > end:
+            return False
+    return True
