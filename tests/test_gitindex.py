@@ -418,6 +418,29 @@ def test_the_next_commit_edits_memtui_s_own_index_without_walking_it_again(tmp_p
     assert sh(root, "status", "--porcelain", "--untracked-files=no") == ""
 
 
+def test_a_big_index_is_left_to_git_by_a_store_s_first_commit_and_walked_by_its_second(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A one-shot `memtui update` on a big memory would pay a Python walk of every entry for one edit, where git's
+    own edit is cheaper; a store that commits again walks it once and edits it from then on."""
+    from memtui.core import folder
+
+    monkeypatch.setattr(folder, "INDEX_WALK_AT_ONCE", 4096)
+    root = repo(tmp_path / "m", tree_of_files(random.Random(37), 300))
+    assert (root / ".git" / "index").stat().st_size > 4096
+    walks = []
+    parse = gitindex.Index.parse
+    monkeypatch.setattr(gitindex.Index, "parse", staticmethod(lambda *a: walks.append(1) or parse(*a)))
+    store = FolderStore(root)
+    for k in range(4):
+        (root / "mem.md").write_text(f"{k}\n")
+        assert store.commit(["mem.md"], f"write {k}", "wes")
+        assert len(walks) == (0 if k == 0 else 1)
+        assert bool(store._index_known) == (k > 0)
+    # (not after each commit: `git status` rewrites the index with the file's stat data of this very second, a
+    # racily clean entry that the next commit leaves to git)
+    assert sh(root, "status", "--porcelain", "--untracked-files=no") == ""
+
+
 @pytest.mark.parametrize("setting", [("index.threads", "2"), ("core.untrackedCache", "true"),
                                      ("core.splitIndex", "true"), ("feature.manyFiles", "true"),
                                      ("core.sharedRepository", "group"), ("core.fsync", "index"),
