@@ -402,13 +402,19 @@ def test_an_unchanged_tree_sets_the_index_in_process_under_git_s_lock(root: Path
     assert sh(root, "status", "--porcelain") == "" and not (root / ".git" / "index.lock").exists()
 
 
+@pytest.fixture
+def walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One item for each walk of an index (`Index.parse`) from here on."""
+    walked: list[int] = []
+    parse = gitindex.Index.parse
+    monkeypatch.setattr(gitindex.Index, "parse", staticmethod(lambda *a: walked.append(1) or parse(*a)))
+    return walked
+
+
 def test_the_next_commit_edits_memtui_s_own_index_without_walking_it_again(tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                           walks: list[int]) -> None:
     rng = random.Random(23)
     root = repo(tmp_path / "m", tree_of_files(rng, 300))
-    walks = []
-    parse = gitindex.Index.parse
-    monkeypatch.setattr(gitindex.Index, "parse", staticmethod(lambda *a: walks.append(1) or parse(*a)))
     store = FolderStore(root)
     for k in range(5):
         (root / "mem.md").write_text(f"{k}\n")
@@ -419,7 +425,7 @@ def test_the_next_commit_edits_memtui_s_own_index_without_walking_it_again(tmp_p
 
 
 def test_a_big_index_is_left_to_git_by_a_store_s_first_commit_and_walked_by_its_second(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, walks: list[int]) -> None:
     """A one-shot `memtui update` on a big memory would pay a Python walk of every entry for one edit, where git's
     own edit is cheaper; a store that commits again walks it once and edits it from then on."""
     from memtui.core import folder
@@ -427,9 +433,6 @@ def test_a_big_index_is_left_to_git_by_a_store_s_first_commit_and_walked_by_its_
     monkeypatch.setattr(folder, "INDEX_WALK_AT_ONCE", 4096)
     root = repo(tmp_path / "m", tree_of_files(random.Random(37), 300))
     assert (root / ".git" / "index").stat().st_size > 4096
-    walks = []
-    parse = gitindex.Index.parse
-    monkeypatch.setattr(gitindex.Index, "parse", staticmethod(lambda *a: walks.append(1) or parse(*a)))
     store = FolderStore(root)
     for k in range(4):
         (root / "mem.md").write_text(f"{k}\n")

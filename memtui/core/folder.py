@@ -568,15 +568,9 @@ class FolderStore(Store):
         if "GIT_INDEX_FILE" in os.environ or not self._index_editable():
             return False
         lock = self._index_file().with_name("index.lock")
-        deadline = time.monotonic() + self.index_wait
-        while True:
-            try:
-                fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-                break
-            except FileExistsError:
-                if time.monotonic() > deadline:
-                    return None
-                time.sleep(0.02)
+        fd = self._take_index_lock(lock)
+        if fd is None:
+            return None
         done = False
         try:
             data = self._index_in_process(leaves)
@@ -672,21 +666,27 @@ class FolderStore(Store):
     def _index_file(self) -> Path:
         return self.git_dir / "index"
 
+    def _take_index_lock(self, lock: Path) -> int | None:
+        """`lock` (git's index.lock) created as git creates it, open for writing; a person's git holding it is
+        waited for (index_wait): None when it is still held then."""
+        deadline = time.monotonic() + self.index_wait
+        while True:
+            try:
+                return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            except FileExistsError:
+                if time.monotonic() > deadline:
+                    return None
+                time.sleep(0.02)
+
     @contextmanager
     def _index_locked(self) -> Iterator[Path]:
         """git's index lock (`index.lock`, taken as git takes it), held while a commit moves the branch; a person's
         git holding it is waited for (index_wait), then the commit is refused before anything moved."""
         lock = self._index_file().with_name("index.lock")
-        deadline = time.monotonic() + self.index_wait
-        while True:
-            try:
-                fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-                break
-            except FileExistsError:
-                if time.monotonic() > deadline:
-                    raise StoreError(f"another git holds git's index at {self.root} ({lock.name}); nothing was "
-                                     "committed: when that git is done, try again") from None
-                time.sleep(0.02)
+        fd = self._take_index_lock(lock)
+        if fd is None:
+            raise StoreError(f"another git holds git's index at {self.root} ({lock.name}); nothing was committed: "
+                             "when that git is done, try again")
         os.close(fd)
         try:
             yield lock

@@ -39,6 +39,15 @@ def edited_in_process(store: FolderStore, root: Path) -> bool:
 DECOY_NAME = "zz\u0080\u0004b.md"
 
 
+def committed_in_process(root: Path, rel: str, text: str) -> None:
+    """memtui commits `rel` written with `text`, its index edited in process, and git finds the result sound."""
+    (root / rel).write_text(text)
+    store = FolderStore(root)
+    assert store.commit([rel], "memtui write", "wes")
+    assert edited_in_process(store, root)
+    assert status(root) == "" and fsck(root) == "0:"
+
+
 @pytest.mark.parametrize("real", [True, False])
 def test_a_name_that_holds_another_entry_s_flags_and_name_is_not_taken_for_it(tmp_path: Path, real: bool) -> None:
     files = {DECOY_NAME: b"decoy\n", "a.md": b"a\n"}
@@ -50,11 +59,7 @@ def test_a_name_that_holds_another_entry_s_flags_and_name_is_not_taken_for_it(tm
     sha = bytes(range(40, 60))
     for changes in [{"b.md": (sha, 0o100644)}, {"b.md": None}, {"b.md": (sha, 0o100755), "a.md": None}]:
         assert same_as_git(root, data, mtime, changes) is not None, changes
-    (root / "b.md").write_text("memtui's b\n")
-    store = FolderStore(root)
-    assert store.commit(["b.md"], "memtui write", "wes")
-    assert edited_in_process(store, root)
-    assert status(root) == "" and fsck(root) == "0:"
+    committed_in_process(root, "b.md", "memtui's b\n")
     assert sh(root, "ls-files", "-s", DECOY_NAME).split()[1] == sh(root, "rev-parse", f"HEAD:{DECOY_NAME}").strip()
 
 
@@ -70,11 +75,7 @@ def test_file_size_and_mtime_that_spell_another_entry_s_flags_and_name_are_not_t
     sha = bytes(range(60, 80))
     for changes in [{"c": (sha, 0o100644)}, {"c": None}, {"aaa.md": (sha, 0o100644), "c": (sha, 0o100644)}]:
         assert same_as_git(root, data, mtime, changes) is not None, changes
-    (root / "c").write_text("c\n")
-    store = FolderStore(root)
-    assert store.commit(["c"], "memtui write", "wes")
-    assert edited_in_process(store, root)
-    assert status(root) == "" and fsck(root) == "0:"
+    committed_in_process(root, "c", "c\n")
     assert sh(root, "ls-files", "-s", "aaa.md").split()[1] == sh(root, "rev-parse", "HEAD:aaa.md").strip()
 
 
