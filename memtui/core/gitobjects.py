@@ -142,9 +142,13 @@ class Batch:
         if not colon or found is None:
             return found
         tree = found.data[5:45].decode("ascii", "replace") if found.kind == "commit" else sha
-        parts = path.split("/")
+        parts = [part.encode("utf-8", "surrogateescape") for part in path.split("/")]
         for k, part in enumerate(parts):
-            entry = self._entry(tree, part.encode("utf-8", "surrogateescape"))
+            # git's lookup takes an entry named with the rest of the path, slashes and all (`dir/name.md`, a forged
+            # tree's), as that path when it comes first: such a tree is git's to read.
+            if any(self._entry(tree, b"/".join(parts[k:j])) is not None for j in range(k + 2, len(parts) + 1)):
+                return self._ask(name)
+            entry = self._entry(tree, part)
             if entry is None:
                 return None
             if k == len(parts) - 1:

@@ -1,0 +1,84 @@
+"""An outsider's attacks on today's changes: one name looked up in a big forged git tree (Batch.get, tree_lookup),
+the next proposal number probed above `.seq`, decided proposals skipped by their queue file's stamp, and git's
+index edited in process. Real git, real files."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from memtui.core.gitobjects import Batch, tree_lookup
+from tests.security.test_attack4 import blob, commit_of, forged_tree, repo, shown
+from tests.security.test_tree_lookup import raw_tree
+
+
+def read(root: Path, name: str) -> bytes | None:
+    batch = Batch(root / ".git", root)
+    try:
+        got = batch.get(name)
+        return got.data if got is not None else None
+    finally:
+        batch.close()
+
+
+def filler(root: Path) -> list[tuple[bytes, bytes, bytes]]:
+    """Entries enough for a tree past BIG_TREE (looked up, not parsed)."""
+    day = blob(root, b"- a day\n")
+    return [(b"100644", b"f%06d.md" % i, day) for i in range(4000)]
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_an_entry_named_with_a_slash_reads_as_git_reads_it(tmp_path: Path, big: bool) -> None:
+    """Broke (fixed): a forged top tree holds `dir/name.md` (forged bytes) ahead of the folder `dir` whose
+    `name.md` holds other bytes. git's path lookup takes the entry named with the whole path; memtui walked
+    `dir` then `name.md` and showed the other bytes as `HEAD:dir/name.md`."""
+    root = repo(tmp_path / "r")
+    inner = [(b"100644", b"name.md", blob(root, b"- [stated] the folder's\n"))]
+    sub = forged_tree(root, raw_tree((filler(root) if big else []) + inner))
+    slashed = blob(root, b"- [stated] the slashed entry's\n")
+    head = commit_of(root, forged_tree(root, raw_tree([(b"100644", b"dir/name.md", slashed),
+                                                       (b"40000", b"dir", bytes.fromhex(sub))])))
+    assert read(root, f"{head}:dir/name.md") == shown(root, f"{head}:dir/name.md") == b"- [stated] the slashed entry's\n"
+    # the folder first: git descends into it, and so does memtui
+    head = commit_of(root, forged_tree(root, raw_tree([(b"40000", b"dir", bytes.fromhex(sub)),
+                                                       (b"100644", b"dir/name.md", slashed)])))
+    assert read(root, f"{head}:dir/name.md") == shown(root, f"{head}:dir/name.md") == b"- [stated] the folder's\n"
+
+
+@pytest.mark.xfail(strict=True, reason="open: git's lookup stops at the first entry sorting after the name (an "
+                   "unsorted, forged tree); memtui finds the name past it. Matching git needs the entries before "
+                   "the name walked, the cost tree_lookup avoids")
+@pytest.mark.parametrize("big", [False, True])
+def test_an_unsorted_tree_hides_a_name_from_git_and_so_from_memtui(tmp_path: Path, big: bool) -> None:
+    root = repo(tmp_path / "r")
+    entries = (filler(root) if big else []) + [(b"100644", b"zz", blob(root, b"z\n")),
+                                               (b"100644", b"name.md", blob(root, b"- past the stop\n"))]
+    head = commit_of(root, forged_tree(root, raw_tree(entries)))
+    assert shown(root, f"{head}:name.md") is None
+    assert read(root, f"{head}:name.md") is None
+
+
+@pytest.mark.parametrize("name", [b"\xff\xfe.md", b"a(b+)*.md", b"*", b".*", b"a b\\", b"[^\\0]+"])
+def test_names_with_regex_bytes_or_not_utf8_are_found_in_a_big_tree(tmp_path: Path, name: bytes) -> None:
+    """Held: re.escape'd names, bytes that are not UTF-8 (surrogateescape both ways)."""
+    root = repo(tmp_path / "r")
+    wanted = blob(root, b"- found\n")
+    log = forged_tree(root, raw_tree(filler(root) + [(b"100644", name, wanted)]))
+    head = commit_of(root, forged_tree(root, raw_tree([(b"40000", b"log", bytes.fromhex(log))])))
+    path = f"{head}:log/" + name.decode("utf-8", "surrogateescape")
+    assert read(root, path) == b"- found\n"
+    assert read(root, f"{head}:log/a.md") is None
+
+
+def test_a_multi_megabyte_tree_of_decoys_is_walked_in_linear_time() -> None:
+    """Held: 300,000 entries each holding the sought name's bytes (`x f0000005.md`), none of them it, then damage
+    at the end: the walk is one pass (no backtracking into entries), well under a second each."""
+    sha = b"\x01" * 20
+    data = b"".join(b"100644 x f0000005.md\0" + sha for _ in range(300_000))
+    start = time.perf_counter()
+    assert tree_lookup(data, b"f0000005.md") is None
+    with pytest.raises(ValueError):
+        tree_lookup(data + b"1006", b"f0000005.md")
+    assert time.perf_counter() - start < 5
