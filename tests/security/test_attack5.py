@@ -82,3 +82,78 @@ def test_a_multi_megabyte_tree_of_decoys_is_walked_in_linear_time() -> None:
     with pytest.raises(ValueError):
         tree_lookup(data + b"1006", b"f0000005.md")
     assert time.perf_counter() - start < 5
+
+
+AGENT = "agent:claude"
+
+
+def queue_files(mem) -> list[str]:
+    return sorted(p.name for p in mem.store.queue_dir.glob("p-*.json"))
+
+
+@pytest.mark.parametrize("seq", ["-5\n", "999999999999\n", "9" * 4000 + "\n", "\u0661\u0662\n", "1_0\n", " 3 \n"])
+def test_a_number_file_out_of_range_still_queues_under_a_fresh_id(mem, seq: str) -> None:
+    """`.seq` holding a negative number, one at the id's 12-digit bound, thousands of digits, non-ASCII digits or
+    underscores: the next proposal still gets a valid id no queue file has (no refusal, no crash)."""
+    first = mem.update("Projects", "add", "[observed] Before", actor=AGENT)
+    (mem.store.queue_dir / ".seq").write_text(seq)
+    after = mem.update("Projects", "add", "[observed] After", actor=AGENT)
+    assert after.id != first.id and len(queue_files(mem)) == 2
+    assert {p.id for p in mem.proposals(external=False)} == {first.id, after.id}
+
+
+def test_a_fifo_named_seq_does_not_hang_a_proposal(mem) -> None:
+    import os
+    import threading
+
+    first = mem.update("Projects", "add", "[observed] Before", actor=AGENT)
+    marker = mem.store.queue_dir / ".seq"
+    marker.unlink()
+    os.mkfifo(marker)
+    out: list = []
+    worker = threading.Thread(target=lambda: out.append(mem.update("Projects", "add", "[observed] After",
+                                                                     actor=AGENT)), daemon=True)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():  # let the blocked open go, so the test ends
+        fd = os.open(marker, os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+        worker.join(10)
+        pytest.fail("a FIFO named .seq hung the proposal")
+    assert out and out[0].id != first.id
+
+
+@pytest.mark.parametrize("kind", ["dir", "dangling", "link"])
+def test_a_queue_name_taken_by_something_else_is_skipped_and_left_alone(mem, tmp_path: Path, kind: str) -> None:
+    import os
+
+    first = mem.update("Projects", "add", "[observed] Before", actor=AGENT)
+    taken = mem.store.queue_dir / "p-0002.json"
+    outside = tmp_path / "outside.json"
+    if kind == "dir":
+        taken.mkdir()
+    elif kind == "dangling":
+        os.symlink(outside, taken)
+    else:
+        outside.write_bytes(b"someone's file\n")
+        os.symlink(outside, taken)
+    after = mem.update("Projects", "add", "[observed] After", actor=AGENT)
+    assert after.id not in (first.id, "p-0002")
+    assert not outside.exists() or outside.read_bytes() == b"someone's file\n"
+    assert taken.is_dir() if kind == "dir" else taken.is_symlink()
+
+
+def test_processes_proposing_at_once_never_share_an_id(root: Path) -> None:
+    import subprocess
+    import sys
+
+    procs = [subprocess.Popen([sys.executable, "-m", "memtui", "update", "Projects", "add", f"[observed] Racer {k}",
+                               "--by", "agent:x"], env={**__import__("os").environ, "MEMTUI_ROOT": str(root)},
+                              cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for k in range(8)]
+    for p in procs:
+        p.communicate(timeout=120)
+    from memtui.core.memory import Memory
+
+    mem = Memory(root)
+    pending = mem.proposals(external=False)
+    assert len(pending) == 8 == len({p.id for p in pending}) == len(queue_files(mem))
