@@ -1155,10 +1155,19 @@ class FolderStore(Store):
         atomic_write(self.queue_dir / f"{pid}.json", data)
 
     def queue_load(self, pid: str) -> bytes | None:
+        """A queue file's bytes; None when there is none, or it is no regular file that can be read (a FIFO would
+        block the review list, a symlink loop or an unreadable file would end it): the list reports it."""
         try:
-            return (self.queue_dir / f"{clean_rel(pid)}.json").read_bytes()
-        except (FileNotFoundError, PathRefused):
+            fd = os.open(self.queue_dir / f"{clean_rel(pid)}.json", os.O_RDONLY | os.O_NONBLOCK)
+        except (OSError, PathRefused):
             return None
+        try:
+            st = os.fstat(fd)
+            return _read_all(fd, st.st_size) if stat.S_ISREG(st.st_mode) else None
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
 
     def queue_ids(self) -> list[str]:
         if not self.queue_dir.exists():

@@ -157,3 +157,66 @@ def test_processes_proposing_at_once_never_share_an_id(root: Path) -> None:
     mem = Memory(root)
     pending = mem.proposals(external=False)
     assert len(pending) == 8 == len({p.id for p in pending}) == len(queue_files(mem))
+
+
+def _decided_pair(mem):
+    """One approved and one pending proposal, the review list read once (the approved one's stamp kept)."""
+    done = mem.update("Projects", "add", "[observed] Decided", actor=AGENT)
+    assert mem.approve(done.id).status == "applied"
+    waiting = mem.update("Projects", "add", "[observed] Waiting", actor=AGENT)
+    assert [p.id for p in mem.proposals(external=False)] == [waiting.id]
+    return done.id, waiting.id
+
+
+def test_a_decided_file_made_pending_again_by_renames_that_reuse_its_inode_is_seen(mem) -> None:
+    """ext4 hands a freed inode number to the next file: two rename-rewrites bring the decided file's inode
+    back, at its size, its mtime set back with utime. The ctime cannot be set back, so the stamp moves and the
+    pending bytes are read (held)."""
+    import os
+
+    done, waiting = _decided_pair(mem)
+    path = mem.store.queue_dir / f"{done}.json"
+    old = os.stat(path)
+    pending = path.read_bytes().replace(b'"applied"', b'"pending"', 1)
+    assert pending != path.read_bytes()
+    for _ in range(50):
+        for _ in range(2):
+            tmp = path.with_name("x.tmp")
+            tmp.write_bytes(pending[:old.st_size].ljust(old.st_size) if len(pending) > old.st_size else pending)
+            os.utime(tmp, ns=(old.st_atime_ns, old.st_mtime_ns))
+            os.replace(tmp, path)
+        if os.stat(path).st_ino == old.st_ino:
+            break
+    listed = [p.id for p in mem.proposals(external=False)]
+    assert done in listed or mem.queue_problems, listed
+
+
+def test_a_fifo_in_the_queue_does_not_hang_the_review_list(mem) -> None:
+    import os
+    import threading
+
+    done, waiting = _decided_pair(mem)
+    fifo = mem.store.queue_dir / "p-0099.json"
+    os.mkfifo(fifo)
+    out: list = []
+    worker = threading.Thread(target=lambda: out.append(mem.proposals(external=False)), daemon=True)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(10)
+        pytest.fail("a FIFO in the queue hung the review list")
+    assert [p.id for p in out[0]] == [waiting]
+    assert any("p-0099" in str(problem) for problem in mem.queue_problems)
+
+
+def test_a_queue_file_that_cannot_be_stat_ed_is_read_each_time(mem, tmp_path: Path) -> None:
+    """A symlink loop (stat fails): its stamp is empty, so it is never taken for decided, and reported."""
+    import os
+
+    done, waiting = _decided_pair(mem)
+    loop = mem.store.queue_dir / "p-0077.json"
+    os.symlink(loop, loop)
+    for _ in range(2):
+        assert [p.id for p in mem.proposals(external=False)] == [waiting]
+        assert any("p-0077" in str(problem) for problem in mem.queue_problems)
