@@ -220,3 +220,69 @@ def test_a_queue_file_that_cannot_be_stat_ed_is_read_each_time(mem, tmp_path: Pa
     for _ in range(2):
         assert [p.id for p in mem.proposals(external=False)] == [waiting]
         assert any("p-0077" in str(problem) for problem in mem.queue_problems)
+
+
+def test_a_person_s_git_add_in_a_loop_loses_nothing_while_memtui_commits(mem, root: Path) -> None:
+    """A person stages `notes.md` again and again (`git add`, taking index.lock as memtui does) while memtui
+    commits ten approvals: every approval is committed and indexed as HEAD has it, the person's last staged
+    bytes stay staged (no index write of memtui's lost them), and git reads the index without complaint."""
+    import subprocess
+    import threading
+
+    def g(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
+
+    queued = [mem.update("Projects", "add", f"[observed] Raced {k}", actor=AGENT) for k in range(10)]
+    stop = threading.Event()
+    staged: list[str] = []
+
+    def person() -> None:
+        k = 0
+        while not stop.is_set():
+            k += 1
+            (root / "notes.md").write_text(f"person's note {k}\n")
+            done = subprocess.run(["git", "-C", str(root), "add", "notes.md"], capture_output=True)
+            if done.returncode == 0:
+                staged.append(f"person's note {k}\n")
+
+    worker = threading.Thread(target=person)
+    worker.start()
+    try:
+        results = [mem.approve(q.id) for q in queued]
+    finally:
+        stop.set()
+        worker.join(60)
+    assert all(r.status == "applied" for r in results), [r.message for r in results]
+    assert staged
+    assert g("ls-files", "-s", "MEMORY.md").split()[1] == g("rev-parse", "HEAD:MEMORY.md").strip()
+    want = subprocess.run(["git", "-C", str(root), "hash-object", "--stdin"], input=staged[-1], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert g("ls-files", "-s", "notes.md").split()[1] == want
+    assert "MEMORY.md" not in g("status", "--porcelain")
+    assert g("diff", "--cached", "--name-only").split() == ["notes.md"]
+    assert all(f"Raced {k}" in g("show", "HEAD:MEMORY.md") for k in range(10))
+
+
+def test_a_person_s_staged_edit_of_the_approved_file_is_not_committed_with_the_approval(mem, root: Path) -> None:
+    """A person edits MEMORY.md and stages it, then approves an agent's proposal to it: memtui's commit holds the
+    approved change against the committed file, not the person's staged bytes; the index claims no bytes that
+    are neither in HEAD nor on disk (a person's later `git commit` would commit them unreviewed)."""
+    import subprocess
+
+    def g(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
+
+    queued = mem.update("Projects", "add", "[observed] Agent's finding", actor=AGENT)
+    md = root / "MEMORY.md"
+    md.write_text(md.read_text() + "\nperson's staged line\n")
+    g("add", "MEMORY.md")
+    staged = g("ls-files", "-s", "MEMORY.md").split()[1]
+    result = mem.approve(queued.id)
+    head = g("show", "HEAD:MEMORY.md")
+    if result.status == "applied":
+        assert "Agent's finding" in head and "person's staged line" not in head
+    index_blob = g("ls-files", "-s", "MEMORY.md").split()[1]
+    on_disk = subprocess.run(["git", "-C", str(root), "hash-object", "MEMORY.md"], capture_output=True, text=True,
+                             check=True).stdout.strip()
+    assert index_blob in (g("rev-parse", "HEAD:MEMORY.md").strip(), on_disk, staged)
+    assert "person's staged line" in md.read_text()  # the person's edit is not lost
