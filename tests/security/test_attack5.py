@@ -210,13 +210,18 @@ def test_a_fifo_in_the_queue_does_not_hang_the_review_list(mem) -> None:
     assert any("p-0099" in str(problem) for problem in mem.queue_problems)
 
 
-def test_a_queue_file_that_cannot_be_stat_ed_is_read_each_time(mem, tmp_path: Path) -> None:
-    """A symlink loop (stat fails): its stamp is empty, so it is never taken for decided, and reported."""
+@pytest.mark.parametrize("kind", ["loop", "dir"])
+def test_a_queue_file_that_cannot_be_stat_ed_or_read_is_reported_each_time(mem, kind: str) -> None:
+    """Broke (fixed): a symlink loop (stat fails: its stamp is empty) or a folder named as a queue file ended the
+    review list with OSError. Now each is reported, on every listing, and never taken for decided."""
     import os
 
     _, waiting = _decided_pair(mem)
     loop = mem.store.queue_dir / "p-0077.json"
-    os.symlink(loop, loop)
+    if kind == "loop":
+        os.symlink(loop, loop)
+    else:
+        loop.mkdir()
     for _ in range(2):
         assert [p.id for p in mem.proposals(external=False)] == [waiting]
         assert any("p-0077" in str(problem) for problem in mem.queue_problems)
