@@ -1135,12 +1135,9 @@ class FolderStore(Store):
         with self.lock():
             self.queue_dir.mkdir(parents=True, exist_ok=True)
             seq = self.queue_dir / ".seq"
-            try:
-                n = int(seq.read_text().strip() or 0)
-            except (FileNotFoundError, ValueError):
-                n = 0
-            n += 1
-            while (self.queue_dir / f"p-{n:04d}.json").exists():
+            n = _seq_floor(seq) + 1
+            # lexists: a name taken by anything (a dangling link, a folder) is never saved over.
+            while os.path.lexists(self.queue_dir / f"p-{n:04d}.json"):
                 n += 1
             # Not synced at all (a write's fsyncs are its cost): the number is only a floor. Queue files are never
             # removed, and the next number is one no queue file has, found by looking up the numbers above the
@@ -1158,10 +1155,19 @@ class FolderStore(Store):
         atomic_write(self.queue_dir / f"{pid}.json", data)
 
     def queue_load(self, pid: str) -> bytes | None:
+        """A queue file's bytes; None when there is none, or it is no regular file that can be read (a FIFO would
+        block the review list, a symlink loop or an unreadable file would end it): the list reports it."""
         try:
-            return (self.queue_dir / f"{clean_rel(pid)}.json").read_bytes()
-        except (FileNotFoundError, PathRefused):
+            fd = os.open(self.queue_dir / f"{clean_rel(pid)}.json", os.O_RDONLY | os.O_NONBLOCK)
+        except (OSError, PathRefused):
             return None
+        try:
+            st = os.fstat(fd)
+            return _read_all(fd, st.st_size) if stat.S_ISREG(st.st_mode) else None
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
 
     def queue_ids(self) -> list[str]:
         if not self.queue_dir.exists():
@@ -1353,6 +1359,24 @@ INDEX_WALK_AT_ONCE = 512 * 1024
 # Config names that can change how git writes its index (see FolderStore._index_editable).
 _INDEX_SETTINGS = (b"index", b"feature", b"untrackedcache", b"splitindex", b"sharedrepository", b"fsync",
                    b"sparse")
+
+
+def _seq_floor(seq: Path) -> int:
+    """The number `.seq` holds, 0 when it is missing, not a regular file (a FIFO would block the read), or not
+    plain ASCII digits below the ids' 12-digit bound (a negative, huge or non-ASCII number would make an id
+    `queue_save` refuses, for every proposal after it): the probe above the floor finds a free number anyway."""
+    try:
+        fd = os.open(seq, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return 0
+    try:
+        st = os.fstat(fd)
+        text = os.read(fd, 64).strip() if stat.S_ISREG(st.st_mode) else b""
+    except OSError:
+        text = b""
+    finally:
+        os.close(fd)
+    return int(text) if text.isdigit() and len(text) < 12 else 0
 
 
 def _read_all(fd: int, size: int) -> bytes:
