@@ -18,8 +18,8 @@ from textual import on, work
 from textual.actions import ActionParseResult
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.containers import Horizontal
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, TabbedContent, TabPane, TextArea
 from textual.worker import Worker, WorkerState
@@ -194,8 +194,8 @@ class MemtuiApp(App[None]):
 
     def get_default_screen(self) -> Screen:
         """The main screen, which gives the keys to MEMORY.md's viewer as it is composed. Focusing it only at mount
-        moved the focus twice (Textual's auto focus picks the tree first): each move restyles the widget it
-        leaves and the one it reaches before the first frame."""
+        moved the focus twice (Textual's auto focus gave it to the activity feed first): each move restyles the
+        widget it leaves and the one it reaches, before the first frame."""
         screen = Screen(id="_default")
         screen.AUTO_FOCUS = "MemoryViewer"
         return screen
