@@ -592,27 +592,20 @@ class FolderStore(Store):
         version, skipHash or extension tables (index.*, feature.manyFiles), the untracked cache, a split index, a
         shared repository's permissions, fsync of the index, a sparse checkout (git then clears skip-worktree
         bits of files present as it reads the index); nor under git's test switches."""
-        from memtui.core.gitobjects import config_files, read_file
+        from memtui.core.gitobjects import config_texts
 
-        files = config_files(self.git_dir)
+        keys = (*_INDEX_SETTINGS, b"include")
+        extra = []
         for name, value in os.environ.items():
             if name.startswith("GIT_TEST_"):
                 return False
             if name in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"):
-                files.append(Path(value))
+                extra.append(Path(value))
             elif name.startswith(("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_KEY_")):
-                if any(key in value.lower().encode() for key in (*_INDEX_SETTINGS, b"include")):
+                if any(key in value.lower().encode() for key in keys):
                     return False
-        for f in files:
-            try:
-                text = read_file(f).lower()
-            except FileNotFoundError:
-                continue
-            except OSError:
-                return False
-            if any(key in text for key in (*_INDEX_SETTINGS, b"include")):
-                return False
-        return True
+        texts = config_texts(self.git_dir, extra)
+        return texts is not None and not any(key in text for text in texts for key in keys)
 
     def _index_in_process(self, leaves: dict[str, tuple[bytes, int] | None]) -> bytes | None:
         """git's index with `leaves`' entries set, edited in process (memtui/core/gitindex.py) exactly as `git
@@ -1158,16 +1151,9 @@ class FolderStore(Store):
         """A queue file's bytes; None when there is none, or it is no regular file that can be read (a FIFO would
         block the review list, a symlink loop or an unreadable file would end it): the list reports it."""
         try:
-            fd = os.open(self.queue_dir / f"{clean_rel(pid)}.json", os.O_RDONLY | os.O_NONBLOCK)
+            return _regular_bytes(self.queue_dir / f"{clean_rel(pid)}.json")
         except (OSError, PathRefused):
             return None
-        try:
-            st = os.fstat(fd)
-            return _read_all(fd, st.st_size) if stat.S_ISREG(st.st_mode) else None
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
 
     def queue_ids(self) -> list[str]:
         if not self.queue_dir.exists():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from memtui.core.gitcall import git_timeout, kill_tree, plumbing_env, run_plumbing
 from memtui.core.store import StoreError
@@ -107,7 +107,8 @@ class Batch:
                                     "doctor` (git fsck). Memory files were not changed") from None
         return found
 
-    def _entry(self, sha: str, name: bytes, longer: tuple[bytes, ...] = ()) -> tuple[bytes, bytes] | bool | None:
+    def _entry(self, sha: str, name: bytes,
+               longer: tuple[bytes, ...] = ()) -> tuple[bytes, bytes] | Literal[True] | None:
         """Tree `sha`'s entry `name`; True when the tree has an entry named by one of `longer` (the rest of the
         path, slashes and all), which only git's own lookup reads right. A big tree not parsed yet (a log folder
         of 20,000 days: ~15 ms to parse) is searched for the names instead (`tree_lookup`, ~4 ms); a damaged one
@@ -155,7 +156,7 @@ class Batch:
             entry = self._entry(tree, part, tuple(b"/".join(parts[k:j]) for j in range(k + 2, len(parts) + 1)))
             if entry is True:
                 return self._ask(name)
-            if entry is None or entry is False:
+            if entry is None:
                 return None
             if k == len(parts) - 1:
                 return self._read(entry[1].hex())
@@ -565,16 +566,22 @@ def may_be_set(git_dir: Path, key: bytes) -> bool:
     redirect config: then asking git (a process) would only say it is unset."""
     if any(k.startswith("GIT_CONFIG") for k in os.environ):
         return True
-    for f in config_files(git_dir):
+    texts = config_texts(git_dir)
+    return texts is None or any(key in text or b"include" in text for text in texts)
+
+
+def config_texts(git_dir: Path, extra: list[Path] | None = None) -> list[bytes] | None:
+    """The lower-cased text of each config file git reads (`config_files`, then `extra`) that exists; None when
+    one exists but cannot be read (then nothing can be said of what git's config sets)."""
+    out = []
+    for f in [*config_files(git_dir), *(extra or [])]:
         try:
-            text = read_file(f).lower()
+            out.append(read_file(f).lower())
         except FileNotFoundError:
             continue
         except OSError:
-            return True
-        if key in text or b"include" in text:
-            return True
-    return False
+            return None
+    return out
 
 
 _ENTRY: re.Pattern[bytes] | None = None
