@@ -52,6 +52,44 @@ async def test_approve_key_writes_file_commits_and_moves_on(demo: Path) -> None:
         await wait_for(pilot, lambda: any("approved p-0001" in t for t in app.feed.texts()), what="feed line")
 
 
+async def test_a_decided_proposal_leaves_the_list_at_once_and_an_older_sync_does_not_bring_it_back(
+        demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between a decision and the sync its write brings, the list must not offer the decided proposal: a second
+    key press on it (`r` after `a`) would act on a proposal already applied. Nor may a sync that read the queue
+    before the decision was written list it again."""
+    import memtui.tui.app as app_module
+    from dataclasses import replace as copy_with
+
+    from memtui.tui.messages import StateSynced
+
+    monkeypatch.setattr(app_module, "SYNC_AFTER", 30.0)  # the sync the write brings: not within this test
+
+    class Keeping(MemtuiApp):
+        last: StateSynced | None = None
+
+        def on_state_synced(self, message: StateSynced) -> None:
+            self.last = message
+
+    app = Keeping(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        assert app.review.selected.id == "p-0001"
+        synced, before = app.synced, app.last
+        in_flight = next(app._seq)  # a sync that read the queue before the decision, and is shown after it
+        await pilot.press("a")
+        await wait_for(pilot, lambda: "p-0001" not in [p.id for p in app.review.proposals], what="p-0001 to go")
+        assert app.synced == synced  # no sync came: the decision itself took it off
+        assert app.review.selected.id == "p-0002"
+        assert json.loads((demo / ".memtui/queue/p-0001.json").read_text())["status"] == "applied"
+        app.post_message(copy_with(before, seq=in_flight))
+        await wait_for(pilot, lambda: app.synced == synced + 1, what="the older sync to be shown")
+        assert "p-0001" not in [p.id for p in app.review.proposals]
+        assert app.review.selected.id == "p-0002"
+        app.sync()  # a sync that reads the queue now: p-0001 is decided there too
+        await wait_for(pilot, lambda: app.synced == synced + 2, what="a fresh sync")
+        assert "p-0001" not in [p.id for p in app.review.proposals] and not app._settled
+
+
 async def test_reject_key_asks_for_a_reason_and_keeps_the_file(demo: Path) -> None:
     app = MemtuiApp(demo, watch=False)
     async with app.run_test(size=SIZE) as pilot:

@@ -140,6 +140,9 @@ class MemtuiApp(App[None]):
         self.problems: list[str] = []
         self._seq = itertools.count(1)
         self._shown_seq = 0
+        # Proposals this app applied or rejected → the first sync number that read the queue after the decision:
+        # an older sync's listing (read before the decision was written) must not bring one back.
+        self._settled: dict[str, int] = {}
         self._sync_lock = threading.Lock()
         self._sync_files: set[str] | None = None  # files changed since a deferred sync was scheduled
         self._audit = AuditTail(self.memory.store)
@@ -403,7 +406,11 @@ class MemtuiApp(App[None]):
                 self.problems.append(problem)
                 self.feed.add(Activity(now, "memtui", "problem", problem))
                 self.notify(problem, severity="warning", timeout=10, markup=False)
-        everything = message.proposals + external
+        proposals = message.proposals
+        if self._settled:
+            proposals = [p for p in proposals if self._settled.get(p.id, 0) <= message.seq]
+            self._settled = {pid: mark for pid, mark in self._settled.items() if mark > message.seq}
+        everything = proposals + external
         self.review.lineage = message.lineage
         self.review.set_proposals(everything)
         if self._select_after_sync and self._listed_as_expected() and self.review.select(self._select_after_sync):
@@ -414,13 +421,13 @@ class MemtuiApp(App[None]):
                     self.notify(self._focus_after_sync, markup=False)
                 self._focus_after_sync = None
         pending: dict[str, int] = {}
-        for p in message.proposals:
+        for p in proposals:
             pending[p.file] = pending.get(p.file, 0) + 1
         self.tree.set_badges(pending=pending, external=external_files, changed=set(self.changed_since_open))
         header = self.base.query_one(MemtuiHeader)
         counts: dict[str, int | None] = {
-            "pending": sum(p.status == PENDING for p in message.proposals),
-            "conflict": sum(p.status == CONFLICT for p in message.proposals),
+            "pending": sum(p.status == PENDING for p in proposals),
+            "conflict": sum(p.status == CONFLICT for p in proposals),
         }
         if message.external is not None:
             counts["external"] = len(message.external)
@@ -778,6 +785,11 @@ class MemtuiApp(App[None]):
         # A decision that went through is in the feed too: its notice goes soon, so notices of a quick run of
         # decisions do not pile up over the next proposal's diff. One that did not go through stays to be read.
         timeout = 1.5 if r.status in ("applied", "rejected") else self.NOTIFICATION_TIMEOUT
+        if r.status in ("applied", "rejected"):
+            # Gone from the list now, not at the sync the write brings (~0.1 s on): a key pressed in between
+            # would act on a proposal already decided, and be refused.
+            self._settled[message.pid] = next(self._seq)
+            self.review.settled(message.pid)
         self.notify(decided(message.pid, r.status, r.message), severity=severity,  # type: ignore[arg-type]
                     timeout=timeout)
 

@@ -92,6 +92,11 @@ class ReviewPanel(Vertical):
         """A decision on `pid` was made: when the list next loads, move on from it."""
         self._decided = pid
 
+    def settled(self, pid: str) -> None:
+        """`pid` was applied or rejected here: it leaves the list at once, and the cursor moves on from it."""
+        if any(p.id == pid for p in self.proposals):
+            self.set_proposals([p for p in self.proposals if p.id != pid])
+
     def select(self, pid: str) -> bool:
         if not self.body_mounted:
             return False
