@@ -19,6 +19,7 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,13 @@ WRITE_TOOLS = ("Write", "Edit", "MultiEdit")
 PRE_MATCHER = "Write|Edit|MultiEdit"
 POST_MATCHER = "Write|Edit|MultiEdit|Read"
 TOLD_DIR = "claude-code"  # under .memtui/: which decisions each session has been told about
+# Beside each session's told file, `<session>.queued`: the ids its writes were queued as, one a line, appended by
+# the PreToolUse hook. The decisions hook reads those queue files alone, where it used to read every proposal
+# ever made (it runs after every Read). The marker says every session's queued ids are in such a log: before it
+# exists (a memory from an older memtui), one full read of the queue writes them, once.
+QUEUED_SUFFIX = ".queued"
+QUEUED_MARKER = "queued-logs"
+_PID = re.compile(r"p-[0-9]{4,11}")
 
 
 def claude_home() -> Path:
@@ -200,6 +208,8 @@ def _propose(target: Target, tool: str, tool_input: dict[str, Any], session: Any
     except (OSError, StoreError) as exc:
         raise Denied(f"the memory root could not be read or written ({exc}); nothing was written") from None
     where = f"{target.root}/{rel}"
+    if result.status == "queued" and session is not None:
+        _note_queued(target.root, {session: [result.id]})
     if result.status == "queued":
         return (f"Queued as {result.id} for review; not in memory yet. memtui holds this {tool} of {where} until a "
                 "person approves, revises or rejects it in memtui; do not retry it or write the file another way. "
@@ -250,16 +260,17 @@ def _news(root: Path, session: str) -> list[str]:
     from memtui.core.memory import Memory
     from memtui.core.proposals import APPLIED, CONFLICT, REJECTED
 
-    if not (root / ".memtui").is_dir():
+    folder = _told_dir(root, create=True)
+    if folder is None:
         return []
     memory = Memory(root)
-    told_file = root / ".memtui" / TOLD_DIR / (re.sub(r"[^A-Za-z0-9_-]", "_", session)[:120] + ".json")
+    told_file = _session_file(folder, session, ".json")
     try:
-        told = set(json.loads(told_file.read_text(encoding="utf-8")))
-    except (OSError, ValueError, TypeError):
+        told = {x for x in json.loads(_read(told_file) or b"[]") if isinstance(x, str)}
+    except (ValueError, TypeError):
         told = set()
     out, newly = [], []
-    for p in memory.proposals(include_decided=True, external=False):
+    for p in _session_proposals(root, memory, folder, session, told):
         if p.actor != ACTOR or p.session != session or p.id in told:
             continue
         if p.status == APPLIED:
@@ -279,6 +290,90 @@ def _news(root: Path, session: str) -> list[str]:
 
         atomic_write(told_file, json.dumps(sorted(told | set(newly))).encode())
     return out
+
+
+def _session_proposals(root: Path, memory: Any, folder: Path, session: str, told: set[str]) -> list[Any]:
+    """The session's queued proposals not yet told: from its queued log, reading only those queue files. Without
+    the marker, every proposal once, noting each session's ids in its log (the marker follows)."""
+    from memtui.core.proposals import Proposal
+
+    if _read(folder / QUEUED_MARKER) is None:
+        everything = memory.proposals(include_decided=True, external=False)
+        by_session: dict[str, list[str]] = {}
+        for p in everything:
+            if p.actor == ACTOR and p.session:
+                by_session.setdefault(p.session, []).append(p.id)
+        if _note_queued(root, by_session):
+            from memtui.core.folder import atomic_write
+
+            atomic_write(folder / QUEUED_MARKER, b"every session's queued ids are in its .queued log\n")
+        return everything
+    logged = (_read(_session_file(folder, session, QUEUED_SUFFIX)) or b"").decode("ascii", "replace").split()
+    out = []
+    for pid in dict.fromkeys(logged):  # a log names what to read; the queue file says whose it is
+        if pid in told or not _PID.fullmatch(pid):
+            continue
+        try:
+            p = Proposal.from_json(memory.store.queue_load(pid) or b"")
+        except (ValueError, TypeError):
+            continue
+        if p.id == pid:
+            out.append(p)
+    return out
+
+
+def _note_queued(root: Path, ids: dict[str, list[str]]) -> bool:
+    """Append each session's queued ids to its log. On any failure the marker goes, so the next decisions hook
+    reads the whole queue again rather than miss one: said by the return value (True: every id is noted)."""
+    folder = _told_dir(root, create=True)
+    try:
+        if folder is None:
+            raise OSError("its folder is not a plain folder")
+        for session, pids in ids.items():
+            fd = os.open(_session_file(folder, session, QUEUED_SUFFIX),
+                         os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise OSError("not a regular file")
+                os.write(fd, "".join(f"{pid}\n" for pid in pids).encode())
+            finally:
+                os.close(fd)
+        return True
+    except OSError:
+        if folder is not None:
+            try:
+                (folder / QUEUED_MARKER).unlink(missing_ok=True)
+            except OSError:
+                pass
+        return False
+
+
+def _told_dir(root: Path, *, create: bool = False) -> Path | None:
+    """`.memtui/claude-code/` when it is a plain folder (not a link an agent put there); None else."""
+    state = root / ".memtui"
+    if not state.is_dir() or state.is_symlink():
+        return None
+    folder = state / TOLD_DIR
+    if create:
+        try:
+            folder.mkdir(exist_ok=True)
+        except OSError:
+            return None
+    return folder if folder.is_dir() and not folder.is_symlink() else None
+
+
+def _session_file(folder: Path, session: str, suffix: str) -> Path:
+    return folder / (re.sub(r"[^A-Za-z0-9_-]", "_", session)[:120] + suffix)
+
+
+def _read(path: Path) -> bytes | None:
+    """A regular file's bytes, or None (missing, a FIFO, a link loop, unreadable): a hook never waits on a file."""
+    from memtui.core.folder import _regular_bytes
+
+    try:
+        return _regular_bytes(path)
+    except OSError:
+        return None
 
 
 # settings: installing the hooks --------------------------------------------------------------------------------
