@@ -148,3 +148,36 @@ def test_the_search_command_builds_only_its_own_parser(root):
     assert out.stdout.strip().splitlines()[-1] == "['memtui.commands.search', 'memtui.commands.shared'] False 0"
     usage = subprocess.run([sys.executable, "-m", "memtui", "--help"], capture_output=True, text=True, check=True)
     assert "search" in usage.stdout and "context" in usage.stdout and "doctor" in usage.stdout
+
+
+def test_fenced_lines_are_found_with_the_cheap_precheck_as_without_it() -> None:
+    """`_Lines.fenced` looks for ``` or ~~~ before its anchored regex: on random texts of fences (both kinds,
+    indented, longer), struck entries (`~~`) and plain lines, it marks the lines the regex alone marks."""
+    import random
+    import re
+
+    from memtui.core.sources import _FENCE, _Lines
+
+    def reference(text: str) -> set[int]:
+        out: set[int] = set()
+        lines, opener, start = text.split("\n"), None, 0
+        for k, line in enumerate(lines):
+            m = re.match(r" {0,3}(`{3,}|~{3,})", line)
+            if opener is None:
+                if m:
+                    opener, start = m.group(1), k
+            elif m and m.group(1)[0] == opener[0] and len(m.group(1)) >= len(opener):
+                out.update(range(start, k + 1))
+                opener = None
+        if opener is not None:
+            out.update(range(start, len(lines)))
+        return out
+
+    pieces = ["```", "~~~", "````", "~~~~", "   ```", "    ```", "``", "~~", "- ~~[stated] old~~ superseded",
+              "- [stated] a", "text ``` inside", "~~~ python", ""]
+    rng = random.Random(5)
+    for _ in range(2000):
+        text = "\n".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+        lines = _Lines(text)
+        assert {i for i in range(len(text.split("\n"))) if lines.fenced(i)} == reference(text), text
+    assert _FENCE.pattern == r"^ {0,3}(`{3,}|~{3,})"  # the reference above is this pattern, line by line

@@ -74,7 +74,9 @@ class _Lines:
         """Is line i inside a fenced code block (where a bullet is not an entry)?"""
         if self._fenced is None:
             self._fenced = set()
-            if _FENCE.search(self.text):
+            # A fence needs ``` or ~~~: looking for those first (memchr speed) spares the anchored regex its
+            # walk over every line of the many files that have neither.
+            if ("```" in self.text or "~~~" in self.text) and _FENCE.search(self.text):
                 opener: str | None = None
                 start = 0
                 for k, line in enumerate(self.lines):
