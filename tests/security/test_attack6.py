@@ -1,0 +1,184 @@
+"""An outsider's attacks on two changes: the Claude Code decisions hook reading only its session's queue files (by
+the per-session `.queued` logs and the `queued-logs` marker), and the app taking a decided proposal off the
+review list at once. The attacker is an agent that runs Bash in the memory folder (so it writes any file under
+it, the hook's own state included) and picks the session id. Real files, real git, the real `memtui hook`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
+from memtui.core.folder import FolderStore
+from memtui.core.memory import Memory
+from memtui.integrations import claude_code
+
+SESSION = "5c0e7d2a-41b7-4f1e-9f0a-2d6b8e3c9a11"
+OTHER = "another-session"
+DEEP = b"[" * 200_000  # json.loads gives up with RecursionError, no ValueError
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    from memtui.core.init import init_root
+
+    r = tmp_path / "memory"
+    init_root(r)
+    (r / "topics").mkdir(exist_ok=True)
+    return r
+
+
+@pytest.fixture
+def loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every queue file read, by id."""
+    seen: list[str] = []
+    real = FolderStore.queue_load
+
+    def counting(self, pid: str):
+        seen.append(pid)
+        return real(self, pid)
+
+    monkeypatch.setattr(FolderStore, "queue_load", counting)
+    return seen
+
+
+def write(root: Path, name: str, session: str = SESSION) -> str:
+    """Claude Code's Write of a new topic file, through the PreToolUse hook: the id it was queued as."""
+    reply = claude_code.pre_tool_use({"session_id": session, "hook_event_name": "PreToolUse", "tool_name": "Write",
+                                      "cwd": str(root), "tool_input": {"file_path": str(root / "topics" / name),
+                                                                       "content": f"# {name}\n\nnotes\n"}}, [root])
+    reason = reply["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason.startswith("Queued as p-"), reason
+    return reason.split()[2]
+
+
+def post_tool_use(session: str = SESSION) -> dict:
+    return {"session_id": session, "hook_event_name": "PostToolUse", "tool_name": "Read", "tool_input": {}}
+
+
+def told(root: Path, session: str = SESSION) -> str:
+    reply = claude_code.decisions(post_tool_use(session), [root])
+    return "" if reply is None else reply["hookSpecificOutput"]["additionalContext"]
+
+
+def hook_process(root: Path, session: str = SESSION) -> subprocess.CompletedProcess[str]:
+    """`memtui hook decisions` as Claude Code runs it: a traceback is an answer it never gets."""
+    return subprocess.run([sys.executable, "-m", "memtui", "hook", "decisions", "--root", str(root)],
+                          input=json.dumps(post_tool_use(session)), capture_output=True, text=True, timeout=60)
+
+
+def folder(root: Path) -> Path:
+    return root / ".memtui" / claude_code.TOLD_DIR
+
+
+# the decisions hook ---------------------------------------------------------------------------------------------
+def test_a_folder_put_where_the_marker_goes_neither_ends_the_hook_nor_keeps_it_reading_everything(
+        root: Path, loads: list[str]) -> None:
+    """Broke (fixed): with `queued-logs` a folder (`mkdir -p .memtui/claude-code/queued-logs/x`), every decisions
+    hook read the whole queue, then died writing the marker over the folder (IsADirectoryError, a traceback): no
+    session was told anything again, and every Read paid for a full read."""
+    pid = write(root, "a.md")
+    Memory(root).approve(pid, by="wes")
+    marker = folder(root) / claude_code.QUEUED_MARKER
+    marker.unlink(missing_ok=True)
+    (marker / "x").mkdir(parents=True)
+    r = hook_process(root)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert f"{pid} (create topics/a.md): approved by wes" in json.loads(r.stdout)["hookSpecificOutput"][
+        "additionalContext"]
+    assert marker.is_file()  # the folder moved aside; the logs are read by from now on
+    mine = write(root, "b.md")
+    loads.clear()
+    assert told(root) == "" and loads == [mine]
+
+
+def test_a_folder_put_where_the_told_file_goes_does_not_end_the_hook(root: Path) -> None:
+    """Broke (fixed): the told file a folder: the hook died writing it (a traceback) each time there was news,
+    so the session was never told how its writes were decided. Now it is told (and may be told again)."""
+    pid = write(root, "a.md")
+    Memory(root).reject(pid, reason="not needed", by="wes")
+    (folder(root) / f"{SESSION}.json" / "x").mkdir(parents=True)
+    r = hook_process(root)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert f"{pid} (create topics/a.md): rejected by wes: not needed" in r.stdout
+
+
+def test_json_nested_too_deep_in_the_told_file_does_not_end_the_hook(root: Path) -> None:
+    """Broke (fixed): json.loads raises RecursionError on `[[[[…`, which the hook did not catch."""
+    pid = write(root, "a.md")
+    Memory(root).approve(pid, by="wes")
+    (folder(root) / f"{SESSION}.json").write_bytes(DEEP)
+    r = hook_process(root)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert f"{pid} (create topics/a.md): approved by wes" in r.stdout
+
+
+@pytest.mark.parametrize("marker", [True, False], ids=["by-the-log", "reading-everything"])
+def test_a_queue_file_nested_too_deep_does_not_end_the_hook(root: Path, marker: bool) -> None:
+    """Broke (fixed): a queue file of `[[[[…` (in the session's log, or read in the full read) ended the hook
+    with RecursionError; the session's other decisions were never told."""
+    assert told(root) == ""  # the marker is left
+    decided, forged = write(root, "a.md"), write(root, "b.md")
+    Memory(root).approve(decided, by="wes")
+    (root / ".memtui/queue" / f"{forged}.json").write_bytes(DEEP)
+    if not marker:
+        (folder(root) / claude_code.QUEUED_MARKER).unlink()
+    r = hook_process(root)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert f"{decided} (create topics/a.md): approved by wes" in r.stdout and forged not in r.stdout
+
+
+def test_a_queue_file_nested_too_deep_is_reported_not_the_end_of_every_queue_read(root: Path) -> None:
+    """Broke (fixed): the same file ended Memory.proposals itself (the app's sync, `memtui queue list`): the
+    review list stopped updating, so what agents queued after it never reached the person's screen."""
+    forged = write(root, "a.md")
+    (root / ".memtui/queue" / f"{forged}.json").write_bytes(DEEP)
+    later = write(root, "b.md", session=OTHER)
+    memory = Memory(root)
+    assert [p.id for p in memory.proposals()] == [later]
+    assert any(forged in problem for problem in memory.queue_problems)
+
+
+def test_one_sessions_log_made_a_folder_does_not_make_every_sessions_hook_read_the_whole_queue(
+        root: Path, loads: list[str]) -> None:
+    """Broke (fixed): one `mkdir .memtui/claude-code/<own session>.queued` and one memory write took the marker
+    away for good: each full read failed to note that session's ids, so left no marker, and every later hook of
+    every session read every queue file (and appended every id to every other log) again."""
+    assert told(root) == ""
+    theirs = write(root, "a.md", session=OTHER)
+    log = folder(root) / f"{SESSION}{claude_code.QUEUED_SUFFIX}"
+    log.mkdir()
+    write(root, "b.md")  # its id cannot be noted: the marker goes, as the change meant
+    told(root, OTHER)  # one full read ...
+    assert (folder(root) / claude_code.QUEUED_MARKER).is_file()  # ... which leaves the marker again
+    loads.clear()
+    assert told(root, OTHER) == "" and loads == [theirs]
+    Memory(root).approve(theirs, by="wes")
+    assert f"{theirs} (create topics/a.md): approved by wes" in told(root, OTHER)
+
+
+# the review list ------------------------------------------------------------------------------------------------
+@pytest.fixture
+def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> Path:
+    return demo_root(tmp_path, monkeypatch, demo_template)
+
+
+async def test_a_queue_file_nested_too_deep_does_not_freeze_the_review_list(demo: Path) -> None:
+    """Broke (fixed): with one such queue file each sync failed, so an agent's later proposal was never listed."""
+    from memtui.tui.app import MemtuiApp
+
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        (demo / ".memtui/queue/p-0900.json").write_bytes(DEEP)
+        later = Memory(demo).create("topics/later.md", "# Later\n\n- a later proposal\n", actor="claude-code")
+        assert later.status == "queued", later.message
+        synced = app.synced
+        app.sync()
+        await wait_for(pilot, lambda: app.synced > synced, what="a sync that gets through")
+        assert later.id in [p.id for p in app.review.proposals]
+        assert any("p-0900" in problem for problem in app.problems)
