@@ -243,3 +243,57 @@ async def test_a_queue_file_named_as_an_external_change_is_not_listed_as_it(demo
         same = [p for p in app.review.proposals if p.id == change.id]
         assert len(same) == 1 and same[0].diff == change.diff  # the change as it is on disk, once
         assert any(change.id in problem for problem in app.problems)
+async def test_the_header_count_goes_down_with_the_list_when_a_proposal_is_decided(
+        demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The decision takes the proposal off the list before the sync its write brings: the header's pending
+    count and the tree's badge must not go on counting it meanwhile."""
+    import memtui.tui.app as app_module
+    from memtui.tui.header import MemtuiHeader
+
+    monkeypatch.setattr(app_module, "SYNC_AFTER", 30.0)  # the sync the write brings: not within this test
+    app = app_module.MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        header = app.base.query_one(MemtuiHeader)
+        before = header.counts["pending"]
+        first = app.review.selected
+        badge = app.tree.pending.get(first.file, 0)
+        synced = app.synced
+        await pilot.press("a")
+        await wait_for(pilot, lambda: first.id not in [p.id for p in app.review.proposals], what="it to go")
+        assert app.synced == synced
+        assert header.counts["pending"] == before - 1 == sum(p.status == "pending" and not p.external
+                                                             for p in app.review.proposals)
+        assert app.tree.pending.get(first.file, 0) == badge - 1
+
+
+async def test_an_older_sync_does_not_bring_back_an_external_change_just_approved(
+        demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The change kept a sync that read the queue before a decision from listing the decided proposal again;
+    an external change approved in that window came back the same way (its id is its file's)."""
+    import memtui.tui.app as app_module
+    from dataclasses import replace as copy_with
+
+    from memtui.tui.messages import StateSynced
+
+    monkeypatch.setattr(app_module, "SYNC_AFTER", 30.0)
+
+    class Keeping(app_module.MemtuiApp):
+        last: StateSynced | None = None
+
+        def on_state_synced(self, message: StateSynced) -> None:
+            self.last = message
+
+    app = Keeping(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        change = next(p for p in app.review.proposals if p.external)
+        synced, before = app.synced, app.last
+        assert before.external is not None and change.id in [p.id for p in before.external]
+        in_flight = next(app._seq)  # a sync that read the folder before the decision, and is shown after it
+        assert app.review.select(change.id)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: change.id not in [p.id for p in app.review.proposals], what="it to go")
+        app.post_message(copy_with(before, seq=in_flight))
+        await wait_for(pilot, lambda: app.synced == synced + 1, what="the older sync to be shown")
+        assert change.id not in [p.id for p in app.review.proposals]
