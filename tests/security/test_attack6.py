@@ -161,6 +161,29 @@ def test_one_sessions_log_made_a_folder_does_not_make_every_sessions_hook_read_t
     assert f"{theirs} (create topics/a.md): approved by wes" in told(root, OTHER)
 
 
+def test_a_lone_surrogate_in_a_queue_file_does_not_end_the_hook_or_lose_the_decisions_told_with_it(
+        root: Path) -> None:
+    """Broke (fixed): a queue file's reason holding "\\udcff" (valid JSON) reached stdout as a lone surrogate,
+    which a UTF-8 stdout cannot encode: a traceback after the told file was written, so the session's real
+    decisions in that reply were never told, then or later."""
+    import os
+
+    assert told(root) == ""  # the marker is left
+    real, forged = write(root, "a.md"), write(root, "b.md")
+    Memory(root).approve(real, by="wes")
+    Memory(root).reject(forged, reason="no", by="wes")
+    queue_file = root / ".memtui/queue" / f"{forged}.json"
+    data = json.loads(queue_file.read_text())
+    data["reason"] = "no \udcff"
+    queue_file.write_text(json.dumps(data))  # ASCII: the surrogate as JSON's escape
+    r = subprocess.run([sys.executable, "-m", "memtui", "hook", "decisions", "--root", str(root)],
+                       input=json.dumps(post_tool_use()), capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"})  # stdout as under a UTF-8 locale
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    text = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert f"{real} (create topics/a.md): approved by wes" in text and forged in text
+
+
 # the review list ------------------------------------------------------------------------------------------------
 @pytest.fixture
 def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> Path:
