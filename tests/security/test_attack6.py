@@ -320,3 +320,21 @@ async def test_an_older_sync_does_not_bring_back_an_external_change_just_approve
         app.post_message(copy_with(before, seq=in_flight))
         await wait_for(pilot, lambda: app.synced == synced + 1, what="the older sync to be shown")
         assert change.id not in [p.id for p in app.review.proposals]
+
+
+@pytest.mark.parametrize("pair", [("a.b", "a_b"), ("é", "_"), ("s" * 150 + "1", "s" * 150 + "2")],
+                         ids=["dot", "non-ascii", "long"])
+def test_sessions_whose_ids_share_a_file_name_are_told_their_own_decisions_only(
+        root: Path, pair: tuple[str, str]) -> None:
+    """Held: ids that sanitize (or cut at 120) to one log and one told file. The log is shared, but the queue
+    file says whose a write is: each is told its own decision, with its reason, and never the other's."""
+    mine, theirs = pair
+    a, b = write(root, "a.md", session=mine), write(root, "b.md", session=theirs)
+    assert claude_code._session_file(folder(root), mine, ".queued") == claude_code._session_file(
+        folder(root), theirs, ".queued")
+    Memory(root).reject(a, reason="reason for the first", by="wes")
+    Memory(root).reject(b, reason="reason for the second", by="wes")
+    first, second = told(root, mine), told(root, theirs)
+    assert a in first and "reason for the first" in first and b not in first and "second" not in first
+    assert b in second and "reason for the second" in second and a not in second and "first" not in second
+    assert told(root, mine) == "" and told(root, theirs) == ""
