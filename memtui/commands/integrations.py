@@ -184,7 +184,9 @@ def cmd_hook_decisions(args: argparse.Namespace) -> int:
 
     reply = decisions(_hook_payload(), _hook_roots(args))
     if reply is not None:
-        print(json.dumps(reply, ensure_ascii=False))
+        # As \u escapes: a queue file's strings are anyone's, and a lone surrogate in one cannot be encoded for a
+        # UTF-8 stdout (a traceback, and the decisions it held were already noted as told).
+        print(json.dumps(reply))
     return EXIT_OK
 
 

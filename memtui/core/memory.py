@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+from collections import Counter
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any, Callable, Iterable
@@ -326,6 +327,10 @@ class Memory(MemoryReader):
             if p.id != pid:  # a queue file is anyone's to write: its name, not its content, says which it is
                 self.queue_problems.append(f"{pid}: its queue file names another id ({p.id!r}); skipped")
                 continue
+            if pid.startswith(EXTERNAL_PREFIX):  # memtui never queues one: it would pass for the external change
+                self.queue_problems.append(f"{pid}: a queue file with an external change's kind of id (memtui "
+                                           "queues p-…); skipped")
+                continue
             if include_decided or p.open:
                 out.append(p)
             elif stamp:
@@ -338,6 +343,10 @@ class Memory(MemoryReader):
         out = []
         for ch in self.store.external_changes():
             out.append(_external_proposal(ch, self._external_diffs))
+        ids = Counter(p.id for p in out)
+        for p in out:
+            if ids[p.id] > 1:  # two names whose ids (6 hex digits of a hash) are the same: each its own, in full
+                p.id = EXTERNAL_PREFIX + hashlib.sha1(p.file.encode()).hexdigest()
         listed = {(p.file, p.base_hash, p.after_hash) for p in out}
         for key in list(self._external_diffs):  # a copy: another thread may list them at the same time
             if key not in listed:

@@ -67,7 +67,10 @@ class Proposal:
 
     @classmethod
     def from_json(cls, data: bytes) -> Proposal:
-        raw = json.loads(data)
+        try:
+            raw = json.loads(data)
+        except RecursionError:  # `[[[[…` a few thousand deep: json's RecursionError, which no reader catches
+            raise ValueError("nested too deeply to be a proposal") from None
         if not isinstance(raw, dict) or "id" not in raw:
             raise ValueError("not a proposal")
         values = {f.name: raw[f.name] for f in fields(cls) if f.name in raw}

@@ -267,7 +267,7 @@ def _news(root: Path, session: str) -> list[str]:
     told_file = _session_file(folder, session, ".json")
     try:
         told = {x for x in json.loads(_read(told_file) or b"[]") if isinstance(x, str)}
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         told = set()
     out, newly = [], []
     for p in _session_proposals(root, memory, folder, session, told):
@@ -288,7 +288,10 @@ def _news(root: Path, session: str) -> list[str]:
     if newly:
         from memtui.core.folder import atomic_write
 
-        atomic_write(told_file, json.dumps(sorted(told | set(newly))).encode())
+        try:
+            atomic_write(told_file, json.dumps(sorted(told | set(newly))).encode())
+        except OSError:
+            pass  # no told file can be kept there (a folder an agent made): told now, and again later
     return out
 
 
@@ -303,10 +306,18 @@ def _session_proposals(root: Path, memory: Any, folder: Path, session: str, told
         for p in everything:
             if p.actor == ACTOR and p.session:
                 by_session.setdefault(p.session, []).append(p.id)
-        if _note_queued(root, by_session):
+        if _note_queued(root, by_session, skip_odd=True):
             from memtui.core.folder import atomic_write
 
-            atomic_write(folder / QUEUED_MARKER, b"every session's queued ids are in its .queued log\n")
+            marker = folder / QUEUED_MARKER
+            try:
+                if marker.is_dir() and not marker.is_symlink():
+                    # A folder an agent made there would keep every hook reading everything: moved aside whole
+                    # (a rename, however much it holds), never read again.
+                    os.rename(marker, folder / f".{QUEUED_MARKER}.{os.getpid()}.{os.urandom(4).hex()}.gone")
+                atomic_write(marker, b"every session's queued ids are in its .queued log\n")
+            except OSError:
+                pass  # the next hook reads the whole queue again
         return everything
     logged = (_read(_session_file(folder, session, QUEUED_SUFFIX)) or b"").decode("ascii", "replace").split()
     out = []
@@ -322,15 +333,20 @@ def _session_proposals(root: Path, memory: Any, folder: Path, session: str, told
     return out
 
 
-def _note_queued(root: Path, ids: dict[str, list[str]]) -> bool:
+def _note_queued(root: Path, ids: dict[str, list[str]], *, skip_odd: bool = False) -> bool:
     """Append each session's queued ids to its log. On any failure the marker goes, so the next decisions hook
-    reads the whole queue again rather than miss one: said by the return value (True: every id is noted)."""
+    reads the whole queue again rather than miss one: said by the return value (True: every id is noted).
+    `skip_odd` (the full read) passes over a log that is no regular file (a folder, link or FIFO an agent put
+    there): that session's hook finds nothing to read by, and every other session's hook stays cheap."""
     folder = _told_dir(root, create=True)
     try:
         if folder is None:
             raise OSError("its folder is not a plain folder")
         for session, pids in ids.items():
-            fd = os.open(_session_file(folder, session, QUEUED_SUFFIX),
+            log = _session_file(folder, session, QUEUED_SUFFIX)
+            if skip_odd and _odd(log):
+                continue
+            fd = os.open(log,
                          os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
             try:
                 if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -346,6 +362,16 @@ def _note_queued(root: Path, ids: dict[str, list[str]]) -> bool:
             except OSError:
                 pass
         return False
+
+
+def _odd(path: Path) -> bool:
+    """Something other than a regular file is at `path` (nothing there is not odd)."""
+    try:
+        return not stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
 
 
 def _told_dir(root: Path, *, create: bool = False) -> Path | None:

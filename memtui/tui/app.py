@@ -388,6 +388,8 @@ class MemtuiApp(App[None]):
         else:
             external = self._external = message.external
             self.folder_synced += 1
+        if self._settled:  # an external change approved or rejected here: its id is its file's, listed the same
+            external = [p for p in external if self._settled.get(p.id, 0) <= message.seq]
         written = {a.file for a in message.activity}
         external_files = {p.file for p in external}
         now = clock.now().strftime("%H:%M")
@@ -430,7 +432,7 @@ class MemtuiApp(App[None]):
             "conflict": sum(p.status == CONFLICT for p in proposals),
         }
         if message.external is not None:
-            counts["external"] = len(message.external)
+            counts["external"] = len(external)
         if message.file_count is not None:
             counts["files"] = message.file_count
         header.set_counts(**counts)
@@ -790,8 +792,22 @@ class MemtuiApp(App[None]):
             # would act on a proposal already decided, and be refused.
             self._settled[message.pid] = next(self._seq)
             self.review.settled(message.pid)
+            self._count_listed()
         self.notify(decided(message.pid, r.status, r.message), severity=severity,  # type: ignore[arg-type]
                     timeout=timeout)
+
+    def _count_listed(self) -> None:
+        """The header's counts and the tree's badges as the review list stands, once a decision took one off it
+        before the sync its write brings."""
+        listed = self.review.proposals
+        queued = [p for p in listed if not p.external]
+        pending: dict[str, int] = {}
+        for p in queued:
+            pending[p.file] = pending.get(p.file, 0) + 1
+        self.tree.set_badges(pending=pending, external={p.file for p in listed if p.external})
+        self.base.query_one(MemtuiHeader).set_counts(pending=sum(p.status == PENDING for p in queued),
+                                                     conflict=sum(p.status == CONFLICT for p in queued),
+                                                     external=sum(p.external for p in listed))
 
     # consolidation ----------------------------------------------------------------------------------------
     def action_consolidate(self, section: str | None = None) -> None:
