@@ -391,7 +391,6 @@ class MemtuiApp(App[None]):
         if self._settled:  # an external change approved or rejected here: its id is its file's, listed the same
             external = [p for p in external if self._settled.get(p.id, 0) <= message.seq]
         written = {a.file for a in message.activity}
-        external_files = {p.file for p in external}
         now = clock.now().strftime("%H:%M")
         for p in message.external or ():
             if initial:
@@ -422,20 +421,7 @@ class MemtuiApp(App[None]):
                 if self._focus_after_sync:
                     self.notify(self._focus_after_sync, markup=False)
                 self._focus_after_sync = None
-        pending: dict[str, int] = {}
-        for p in proposals:
-            pending[p.file] = pending.get(p.file, 0) + 1
-        self.tree.set_badges(pending=pending, external=external_files, changed=set(self.changed_since_open))
-        header = self.base.query_one(MemtuiHeader)
-        counts: dict[str, int | None] = {
-            "pending": sum(p.status == PENDING for p in proposals),
-            "conflict": sum(p.status == CONFLICT for p in proposals),
-        }
-        if message.external is not None:
-            counts["external"] = len(external)
-        if message.file_count is not None:
-            counts["files"] = message.file_count
-        header.set_counts(**counts)
+        self._count_listed(message.file_count)
         for pane in self.panes.values():
             pane.post_message(ProposalsChanged(list(everything)))
 
@@ -796,18 +782,23 @@ class MemtuiApp(App[None]):
         self.notify(decided(message.pid, r.status, r.message), severity=severity,  # type: ignore[arg-type]
                     timeout=timeout)
 
-    def _count_listed(self) -> None:
-        """The header's counts and the tree's badges as the review list stands, once a decision took one off it
-        before the sync its write brings."""
+    def _count_listed(self, file_count: int | None = None) -> None:
+        """The header's counts and the tree's badges as the review list stands: after each sync, and after a
+        decision took a proposal off the list before the sync its write brings."""
         listed = self.review.proposals
         queued = [p for p in listed if not p.external]
         pending: dict[str, int] = {}
         for p in queued:
             pending[p.file] = pending.get(p.file, 0) + 1
-        self.tree.set_badges(pending=pending, external={p.file for p in listed if p.external})
-        self.base.query_one(MemtuiHeader).set_counts(pending=sum(p.status == PENDING for p in queued),
-                                                     conflict=sum(p.status == CONFLICT for p in queued),
-                                                     external=sum(p.external for p in listed))
+        self.tree.set_badges(pending=pending, external={p.file for p in listed if p.external},
+                             changed=set(self.changed_since_open))
+        counts: dict[str, int | None] = {"pending": sum(p.status == PENDING for p in queued),
+                                         "conflict": sum(p.status == CONFLICT for p in queued)}
+        if self.folder_synced:  # the external changes are known once the whole folder was read
+            counts["external"] = sum(p.external for p in listed)
+        if file_count is not None:
+            counts["files"] = file_count
+        self.base.query_one(MemtuiHeader).set_counts(**counts)
 
     # consolidation ----------------------------------------------------------------------------------------
     def action_consolidate(self, section: str | None = None) -> None:
