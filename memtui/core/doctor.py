@@ -21,6 +21,7 @@ from memtui.core import audit, clock
 from memtui.core.folder import (
     AUDIT_FILE, STATE_DIR, UNDO_DIR, FolderStore, atomic_write, clear_stale_git_locks, git_lock_files,
 )
+from memtui.core.jsontext import loads
 from memtui.core.memory import Memory
 from memtui.core.proposals import APPLIED, PENDING, Proposal
 from memtui.core.store import LockTimeout, StoreError, content_hash
@@ -365,7 +366,7 @@ def _check_audit(store: FolderStore, report: DoctorReport, fix: bool) -> None:
         if not body:
             continue
         try:
-            if not isinstance(json.loads(body), dict):
+            if not isinstance(loads(body), dict):
                 raise ValueError
             good.append(body + b"\n")
         except ValueError:

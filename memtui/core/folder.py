@@ -1071,6 +1071,7 @@ class FolderStore(Store):
 
     def audit_records(self) -> Iterator[dict[str, Any]]:
         import json
+        from memtui.core.jsontext import loads
 
         try:
             f = open(self.root / AUDIT_FILE, encoding="utf-8", errors="replace")
@@ -1082,7 +1083,7 @@ class FolderStore(Store):
                 if not line:
                     continue
                 try:
-                    yield json.loads(line)
+                    yield loads(line)
                 except json.JSONDecodeError:
                     continue  # a torn last line from a crash; `memtui doctor` reports it
 
@@ -1090,6 +1091,7 @@ class FolderStore(Store):
         """Tails memory-log.jsonl by byte offset (the cursor): only the bytes added since are read, and with a
         `backlog` only the last 64 KB; a line still being written waits for the next call."""
         import json
+        from memtui.core.jsontext import loads
 
         offset = cursor if isinstance(cursor, int) else 0
         try:
@@ -1112,7 +1114,7 @@ class FolderStore(Store):
         records = []
         for line in lines:
             try:
-                record = json.loads(line)
+                record = loads(line)
             except (json.JSONDecodeError, UnicodeDecodeError):
                 continue
             if isinstance(record, dict):

@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Iterable
 
+from memtui.core.jsontext import loads
+
 STATE_DIR = ".memtui"
 JOURNAL = "index.sqlite-changes"  # the names match .gitignore's `.memtui/index.sqlite*`
 LOCK = "index.sqlite-watcher"
@@ -169,7 +171,7 @@ def changes_since(root: str | os.PathLike[str], token: Token | None) -> tuple[To
         if line == "*" or not line.startswith("p "):
             return new_token, None
         try:
-            paths.add(json.loads(line[2:]))
+            paths.add(loads(line[2:]))
         except ValueError:
             return new_token, None
     return new_token, paths

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
 from memtui.core import audit, clock
+from memtui.core.jsontext import loads
 from memtui.core.proposals import APPLIED, Proposal
 from memtui.core.store import StaleWrite, Store, StoreError, content_hash
 
@@ -127,7 +128,7 @@ def recover(store: Store, wait: float = 30.0) -> str | None:
                 reason="an intent file memtui did not seal was set aside, not applied", kept_at=kept))
             return f"set aside an intent file memtui did not seal ({kept}); nothing of it was applied"
         try:
-            change, befores = _from_payload(json.loads(payload))
+            change, befores = _from_payload(loads(payload))
         except (ValueError, TypeError, KeyError, AttributeError):
             store.intent_save(None)
             return "dropped an unreadable intent file (a crash while saving it: nothing had been written)"

@@ -6,6 +6,8 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from memtui.core.jsontext import loads
+
 PENDING, APPLIED, REJECTED, CONFLICT = "pending", "applied", "rejected", "conflict"
 EXTERNAL_PREFIX = "x-"
 
@@ -67,10 +69,7 @@ class Proposal:
 
     @classmethod
     def from_json(cls, data: bytes) -> Proposal:
-        try:
-            raw = json.loads(data)
-        except RecursionError:  # `[[[[…` a few thousand deep: json's RecursionError, which no reader catches
-            raise ValueError("nested too deeply to be a proposal") from None
+        raw = loads(data)
         if not isinstance(raw, dict) or "id" not in raw:
             raise ValueError("not a proposal")
         values = {f.name: raw[f.name] for f in fields(cls) if f.name in raw}

@@ -46,6 +46,7 @@ from redis.retry import Retry
 
 from memtui.core import clock
 from memtui.core.folder import AUDIT_FILE, LockTimeout, STATE_DIR
+from memtui.core.jsontext import loads
 from memtui.core.paths import PathRefused, check_rel, clean_rel
 from memtui.core.redact import redact
 from memtui.core.store import (
@@ -885,7 +886,7 @@ class RedisStore(Store):
     def oplog(self, count: int = OPLOG_MAX) -> list[dict[str, Any]]:
         with self._calls():
             raw = self.client.lrange(self.k_oplog, 0, count - 1)
-        return [json.loads(r) for r in raw]
+        return [loads(r) for r in raw]
 
     # audit ------------------------------------------------------------------------------------------------
     def audit_append(self, record: dict[str, Any]) -> None:
@@ -899,7 +900,7 @@ class RedisStore(Store):
                 batch = self.client.lrange(self.k_audit, start, start + 999)
             for raw in batch:
                 try:
-                    yield json.loads(raw)
+                    yield loads(raw)
                 except json.JSONDecodeError:
                     continue
             if len(batch) < 1000:
@@ -917,7 +918,7 @@ class RedisStore(Store):
         records = []
         for item in raw:
             try:
-                record = json.loads(item)
+                record = loads(item)
             except json.JSONDecodeError:
                 continue
             if isinstance(record, dict):

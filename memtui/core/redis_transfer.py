@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from memtui.core.folder import AUDIT_FILE, STATE_DIR, FolderStore, _slug, atomic_write
+from memtui.core.jsontext import loads
 from memtui.core.paths import PathRefused, check_rel
 from memtui.core.redis_store import RedisStore
 from memtui.core.store import StoreError
@@ -198,7 +199,7 @@ def _memory_file(store: RedisStore, rel: str) -> bool:
 
 def _translate(raw: bytes, commits: dict[str, str]) -> bytes:
     try:
-        data = json.loads(raw)
+        data = loads(raw)
     except ValueError:
         return raw
     if isinstance(data, dict) and data.get("commit") in commits:

@@ -16,6 +16,8 @@ import os
 import secrets
 from pathlib import Path
 
+from memtui.core.jsontext import loads
+
 SEAL = "memtui-seal"
 
 
@@ -47,7 +49,7 @@ def seal(payload: bytes) -> bytes:
 def unseal(data: bytes) -> bytes | None:
     """The payload sealed in `data`, or None when memtui (this person's) did not seal it."""
     try:
-        outer = json.loads(data)
+        outer = loads(data)
         mac, payload = outer[SEAL], outer["payload"].encode()
     except (ValueError, TypeError, KeyError, AttributeError):
         return None

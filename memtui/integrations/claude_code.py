@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memtui.core.jsontext import loads
+
 ACTOR = "claude-code"
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit")
 PRE_MATCHER = "Write|Edit|MultiEdit"
@@ -266,8 +268,8 @@ def _news(root: Path, session: str) -> list[str]:
     memory = Memory(root)
     told_file = _session_file(folder, session, ".json")
     try:
-        told = {x for x in json.loads(_read(told_file) or b"[]") if isinstance(x, str)}
-    except (ValueError, TypeError, RecursionError):
+        told = {x for x in loads(_read(told_file) or b"[]") if isinstance(x, str)}
+    except (ValueError, TypeError):
         told = set()
     out, newly = [], []
     for p in _session_proposals(root, memory, folder, session, told):

@@ -207,6 +207,30 @@ async def test_a_queue_file_nested_too_deep_does_not_freeze_the_review_list(demo
         assert any("p-0900" in problem for problem in app.problems)
 
 
+async def test_a_line_nested_too_deep_in_the_audit_log_does_not_stop_the_app_s_syncs(demo: Path) -> None:
+    """memory-log.jsonl is a file in the folder an agent with a shell can append to: one `[[[[…` line made every
+    sync of the app end in json's RecursionError, so nothing queued after it was listed. It is skipped, as a torn
+    line is, by the app's tail, by the whole read (`memtui today`, doctor) and by the doctor's check."""
+    from memtui.core.doctor import diagnose
+    from memtui.tui.app import MemtuiApp
+
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        with open(demo / "memory-log.jsonl", "ab") as f:
+            f.write(DEEP + b"\n")
+        later = Memory(demo).create("topics/later.md", "# Later\n\n- a later proposal\n", actor="claude-code")
+        assert later.status == "queued", later.message
+        synced = app.synced
+        app.sync()
+        await wait_for(pilot, lambda: app.synced > synced, what="a sync that gets through")
+        assert later.id in [p.id for p in app.review.proposals]
+    lines = (demo / "memory-log.jsonl").read_bytes().splitlines()
+    assert len(list(FolderStore(demo).audit_records())) == len(lines) - 1  # all but that one line
+    report = diagnose(Memory(demo))  # it reads the log whole, and names the line it cannot read
+    assert not report.ok
+
+
 def collide() -> tuple[str, str]:
     """Two file names whose external change ids (x- and 6 hex digits of a hash) are the same: a few thousand
     hashes find a pair, so any agent writing files in the folder can."""
