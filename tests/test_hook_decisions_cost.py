@@ -164,3 +164,18 @@ def test_a_log_that_cannot_be_appended_to_falls_back_to_reading_everything(root:
     Memory(root).approve(second, by="wes")
     news = told(root)
     assert first in news and second in news  # read whole: nothing missed
+
+
+@pytest.mark.parametrize("session", ["s" * 201, "bad\nsession", None])
+def test_a_session_id_that_cannot_be_kept_is_not_promised_the_decision(root: Path, session: object) -> None:
+    """A write is queued all the same; the reply promises to tell the decision only to a session it can tell."""
+    reply = claude_code.pre_tool_use({"session_id": session, "hook_event_name": "PreToolUse", "tool_name": "Write",
+                                      "cwd": str(root), "tool_input": {"file_path": str(root / "topics" / "a.md"),
+                                                                       "content": "# a\n\nnotes\n"}}, [root])
+    reason = reply["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason.startswith("Queued as p-0001") and "will not be told here" in reason
+    assert "You will be told" not in reason
+    assert "You will be told the decision." in claude_code.pre_tool_use(
+        {"session_id": SESSION, "hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(root),
+         "tool_input": {"file_path": str(root / "topics" / "b.md"), "content": "# b\n"}},
+        [root])["hookSpecificOutput"]["permissionDecisionReason"]

@@ -215,7 +215,8 @@ def _propose(target: Target, tool: str, tool_input: dict[str, Any], session: Any
     if result.status == "queued":
         return (f"Queued as {result.id} for review; not in memory yet. memtui holds this {tool} of {where} until a "
                 "person approves, revises or rejects it in memtui; do not retry it or write the file another way. "
-                "You will be told the decision.")
+                + ("You will be told the decision." if session is not None else
+                   "This session's id cannot be kept, so the decision will not be told here: read the file later."))
     if result.status == "applied":
         return (f"Applied by memtui ({result.message.rstrip('.')}): {where} already holds this change, so the tool "
                 "call itself was not run. Do not write it again.")
