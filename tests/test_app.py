@@ -90,6 +90,47 @@ async def test_a_decided_proposal_leaves_the_list_at_once_and_an_older_sync_does
         assert "p-0001" not in [p.id for p in app.review.proposals] and not app._settled
 
 
+async def test_a_key_pressed_again_while_a_decision_is_under_way_does_not_act_on_that_proposal_again(
+        demo: Path) -> None:
+    """`a a` pressed fast (in tmux the second went out before the first approval came back): the second acted on
+    p-0001 again and was told "p-0001 was not applied: already applied". While a decision is under way on the
+    selected proposal, a decision key on it says so and does nothing; the list then moves on as ever."""
+    import fcntl
+    import os
+
+    from memtui.tui.dialogs import RejectScreen
+
+    class Noting(MemtuiApp):
+        notices: list[str] = []
+
+        def notify(self, message: str, **kwargs) -> None:
+            self.notices.append(str(message))
+            super().notify(message, **kwargs)
+
+    app = Noting(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        fd = os.open(demo / ".memtui" / "lock", os.O_RDWR)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # another process holds the memory: the approval waits for it
+        try:
+            await pilot.press("a")
+            await wait_for(pilot, lambda: "p-0001" in app._deciding, what="the approval to start")
+            await pilot.press("a", "r")
+            await pilot.pause(0.2)
+            assert app.review.selected.id == "p-0001" and not isinstance(app.screen, RejectScreen)
+            assert app.notices.count("p-0001 is being decided; the list moves on once it is") == 2, app.notices
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+        await wait_for(pilot, lambda: "p-0001" not in [p.id for p in app.review.proposals], what="p-0001 to go")
+        assert queue_status(demo, "p-0001")["status"] == "applied"
+        assert queue_status(demo, "p-0002")["status"] == "pending"
+        assert app.review.selected.id == "p-0002" and not app._deciding
+        assert not [n for n in app.notices if "not applied" in n]
+        await pilot.press("a")  # and the next press decides the next one, as it did
+        await wait_for(pilot, lambda: queue_status(demo, "p-0002")["status"] == "applied", what="p-0002 applied")
+
+
 async def test_reject_key_asks_for_a_reason_and_keeps_the_file(demo: Path) -> None:
     app = MemtuiApp(demo, watch=False)
     async with app.run_test(size=SIZE) as pilot:

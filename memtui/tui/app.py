@@ -143,6 +143,9 @@ class MemtuiApp(App[None]):
         # Proposals this app applied or rejected → the first sync number that read the queue after the decision:
         # an older sync's listing (read before the decision was written) must not bring one back.
         self._settled: dict[str, int] = {}
+        # Proposals a decision of this app is under way on: a key pressed again before it comes back must not act
+        # on the same proposal a second time (it would be refused as already applied, and say "not applied").
+        self._deciding: set[str] = set()
         self._sync_lock = threading.Lock()
         self._sync_files: set[str] | None = None  # files changed since a deferred sync was scheduled
         self._audit = AuditTail(self.memory.store)
@@ -689,6 +692,9 @@ class MemtuiApp(App[None]):
         p = self.review.selected
         if p is None:
             self.notify(markup=False, message=f"Nothing to {verb}: no proposal is selected in the review panel")
+        elif p.id in self._deciding:
+            self.notify(markup=False, message=f"{p.id} is being decided; the list moves on once it is")
+            return None
         return p
 
     def announce(self, p) -> None:
@@ -700,6 +706,7 @@ class MemtuiApp(App[None]):
         if p is not None:
             self.announce(p)
             self.review.decided(p.id)
+            self._deciding.add(p.id)
             # An external change is approved as the bytes its diff was made from, or not at all.
             self.decide("approve", p.id, expect=p.after_hash if p.external else None)
 
@@ -713,6 +720,7 @@ class MemtuiApp(App[None]):
         def done(reason: str | None) -> None:
             if reason:
                 self.review.decided(p.id)
+                self._deciding.add(p.id)
                 self.decide("reject", p.id, reason)
 
         self.push_screen(RejectScreen(p), done)
@@ -738,7 +746,8 @@ class MemtuiApp(App[None]):
     def action_approve_all(self) -> None:
         from memtui.tui.dialogs import ConfirmScreen
 
-        chosen = [p for p in self.review.proposals if p.status == PENDING and not p.external]
+        chosen = [p for p in self.review.proposals
+                  if p.status == PENDING and not p.external and p.id not in self._deciding]
         ids = [p.id for p in chosen]
         if not ids:
             self.notify("No pending proposals to approve")
@@ -748,26 +757,37 @@ class MemtuiApp(App[None]):
             if yes:
                 for p in chosen:
                     self.announce(p)
+                self._deciding.update(ids)
                 self.decide_all(ids)
 
         self.push_screen(ConfirmScreen(f"Approve all {len(ids)} pending proposals ({', '.join(ids)})?"), done)
 
     @work(thread=True, group="decide", exit_on_error=False)
     def decide(self, verb: str, pid: str, reason: str | None = None, expect: str | None = None) -> None:
-        if verb == "reject":
-            result = self.memory.reject(pid, reason=reason or "", by=self.by)
-        else:
-            result = self.memory.approve(pid, by=self.by, expect=expect)
+        try:
+            if verb == "reject":
+                result = self.memory.reject(pid, reason=reason or "", by=self.by)
+            else:
+                result = self.memory.approve(pid, by=self.by, expect=expect)
+        except BaseException:
+            self._deciding.discard(pid)  # no decision comes back (the failure is shown): the keys act on it again
+            raise
         self.post_message(Decided(verb, pid, result))
 
     @work(thread=True, group="decide", exit_on_error=False)
     def decide_all(self, ids: list[str]) -> None:
-        for pid in ids:
-            self.post_message(Decided("approve", pid, self.memory.approve(pid, by=self.by)))
+        for k, pid in enumerate(ids):
+            try:
+                result = self.memory.approve(pid, by=self.by)
+            except BaseException:
+                self._deciding.difference_update(ids[k:])
+                raise
+            self.post_message(Decided("approve", pid, result))
 
     def on_decided(self, message: Decided) -> None:
         if not self.alive():
             return
+        self._deciding.discard(message.pid)
         r = message.result
         severity = {"applied": "information", "rejected": "information", "conflict": "warning"}.get(r.status, "error")
         # A decision that went through is in the feed too: its notice goes soon, so notices of a quick run of
