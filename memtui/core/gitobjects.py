@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 
 ZERO = "0" * 40
 TREE_CACHE = 256
+# Objects read and checked against their sha (an object never changes) are kept while they add up to no more than
+# this: a propose + approve read the same commit ~6 times and its file's blob ~5, inflating and hashing each time.
+OBJECT_CACHE_BYTES = 4 << 20
+OBJECT_CACHE_ONE = 512 << 10  # an object bigger than this is read again each time
 BIG_TREE = 64 * 1024  # bytes of a tree object past which one name is searched for, not the whole tree parsed
 _SHA = re.compile(r"[0-9a-f]{40}")
 # The environment can point git at other object folders: then only git itself knows where an object is.
@@ -89,6 +93,8 @@ class Batch:
         # Parsed trees by binary sha (an object never changes, so entries stay true): a 10,000-file memory's big
         # folders are parsed once, not for every path read or committed under them.
         self.trees: dict[bytes, dict[bytes, tuple[bytes, bytes]]] = {}
+        self._objs: dict[str, Obj] = {}
+        self._objs_bytes = 0
 
     def entries(self, sha: str) -> dict[bytes, tuple[bytes, bytes]] | None:
         """Tree `sha`'s entries (see `tree_entries`), None when it is no tree."""
@@ -189,6 +195,18 @@ class Batch:
 
     def _read(self, sha: str) -> Obj | None:
         """Object `sha`: a loose one read and inflated here, else (packed, or not readable here) from git."""
+        found = self._objs.get(sha)
+        if found is None:
+            found = self._read_afresh(sha)
+            if found is not None and found.sha == sha and len(found.data) <= OBJECT_CACHE_ONE:
+                if self._objs_bytes + len(found.data) > OBJECT_CACHE_BYTES:
+                    self._objs.clear()
+                    self._objs_bytes = 0
+                self._objs[sha] = found
+                self._objs_bytes += len(found.data)
+        return found
+
+    def _read_afresh(self, sha: str) -> Obj | None:
         import zlib
 
         path = self.objects / sha[:2] / sha[2:]
