@@ -10,52 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.folder import FolderStore
 from memtui.core.memory import Memory
 from memtui.integrations import claude_code
-
-SESSION = "5c0e7d2a-41b7-4f1e-9f0a-2d6b8e3c9a11"
-OTHER = "another-session"
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    from memtui.core.init import init_root
-
-    r = tmp_path / "memory"
-    init_root(r)
-    (r / "topics").mkdir(exist_ok=True)
-    return r
-
-
-def write(root: Path, name: str, session: str = SESSION) -> str:
-    """Claude Code's Write of a new topic file, through the PreToolUse hook: the id it was queued as."""
-    reply = claude_code.pre_tool_use({"session_id": session, "hook_event_name": "PreToolUse", "tool_name": "Write",
-                                      "cwd": str(root), "tool_input": {"file_path": str(root / "topics" / name),
-                                                                       "content": f"# {name}\n\nnotes\n"}}, [root])
-    reason = reply["hookSpecificOutput"]["permissionDecisionReason"]
-    assert reason.startswith("Queued as p-"), reason
-    return reason.split()[2]
-
-
-def told(root: Path, session: str = SESSION) -> str:
-    reply = claude_code.decisions({"session_id": session, "hook_event_name": "PostToolUse", "tool_name": "Read",
-                                   "tool_input": {"file_path": str(root / "MEMORY.md")}}, [root])
-    return "" if reply is None else reply["hookSpecificOutput"]["additionalContext"]
-
-
-@pytest.fixture
-def loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every queue file read, by id."""
-    seen: list[str] = []
-    real = FolderStore.queue_load
-
-    def counting(self, pid: str):
-        seen.append(pid)
-        return real(self, pid)
-
-    monkeypatch.setattr(FolderStore, "queue_load", counting)
-    return seen
+from support.claude_hooks import OTHER, SESSION, loads_fixture, root_fixture, told, write  # noqa: F401 (fixtures)
 
 
 def many_decided(root: Path, n: int, template: str) -> None:

@@ -16,53 +16,11 @@ from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noq
 from memtui.core.folder import FolderStore
 from memtui.core.memory import Memory
 from memtui.integrations import claude_code
+from support.claude_hooks import (  # noqa: F401 (fixtures)
+    OTHER, SESSION, loads_fixture, post_tool_use, root_fixture, told, write,
+)
 
-SESSION = "5c0e7d2a-41b7-4f1e-9f0a-2d6b8e3c9a11"
-OTHER = "another-session"
 DEEP = b"[" * 200_000  # json.loads gives up with RecursionError, no ValueError
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    from memtui.core.init import init_root
-
-    r = tmp_path / "memory"
-    init_root(r)
-    (r / "topics").mkdir(exist_ok=True)
-    return r
-
-
-@pytest.fixture
-def loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every queue file read, by id."""
-    seen: list[str] = []
-    real = FolderStore.queue_load
-
-    def counting(self, pid: str):
-        seen.append(pid)
-        return real(self, pid)
-
-    monkeypatch.setattr(FolderStore, "queue_load", counting)
-    return seen
-
-
-def write(root: Path, name: str, session: str = SESSION) -> str:
-    """Claude Code's Write of a new topic file, through the PreToolUse hook: the id it was queued as."""
-    reply = claude_code.pre_tool_use({"session_id": session, "hook_event_name": "PreToolUse", "tool_name": "Write",
-                                      "cwd": str(root), "tool_input": {"file_path": str(root / "topics" / name),
-                                                                       "content": f"# {name}\n\nnotes\n"}}, [root])
-    reason = reply["hookSpecificOutput"]["permissionDecisionReason"]
-    assert reason.startswith("Queued as p-"), reason
-    return reason.split()[2]
-
-
-def post_tool_use(session: str = SESSION) -> dict:
-    return {"session_id": session, "hook_event_name": "PostToolUse", "tool_name": "Read", "tool_input": {}}
-
-
-def told(root: Path, session: str = SESSION) -> str:
-    reply = claude_code.decisions(post_tool_use(session), [root])
-    return "" if reply is None else reply["hookSpecificOutput"]["additionalContext"]
 
 
 def hook_process(root: Path, session: str = SESSION) -> subprocess.CompletedProcess[str]:
@@ -190,6 +148,16 @@ def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -
     return demo_root(tmp_path, monkeypatch, demo_template)
 
 
+async def a_later_proposal_is_listed(app, pilot, demo: Path) -> None:
+    """An agent's proposal queued now reaches the review list at the next sync."""
+    later = Memory(demo).create("topics/later.md", "# Later\n\n- a later proposal\n", actor="claude-code")
+    assert later.status == "queued", later.message
+    synced = app.synced
+    app.sync()
+    await wait_for(pilot, lambda: app.synced > synced, what="a sync that gets through")
+    assert later.id in [p.id for p in app.review.proposals]
+
+
 async def test_a_queue_file_nested_too_deep_does_not_freeze_the_review_list(demo: Path) -> None:
     """Broke (fixed): with one such queue file each sync failed, so an agent's later proposal was never listed."""
     from memtui.tui.app import MemtuiApp
@@ -198,12 +166,7 @@ async def test_a_queue_file_nested_too_deep_does_not_freeze_the_review_list(demo
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: settled(app), what="the app to settle")
         (demo / ".memtui/queue/p-0900.json").write_bytes(DEEP)
-        later = Memory(demo).create("topics/later.md", "# Later\n\n- a later proposal\n", actor="claude-code")
-        assert later.status == "queued", later.message
-        synced = app.synced
-        app.sync()
-        await wait_for(pilot, lambda: app.synced > synced, what="a sync that gets through")
-        assert later.id in [p.id for p in app.review.proposals]
+        await a_later_proposal_is_listed(app, pilot, demo)
         assert any("p-0900" in problem for problem in app.problems)
 
 
@@ -219,12 +182,7 @@ async def test_a_line_nested_too_deep_in_the_audit_log_does_not_stop_the_app_s_s
         await wait_for(pilot, lambda: settled(app), what="the app to settle")
         with open(demo / "memory-log.jsonl", "ab") as f:
             f.write(DEEP + b"\n")
-        later = Memory(demo).create("topics/later.md", "# Later\n\n- a later proposal\n", actor="claude-code")
-        assert later.status == "queued", later.message
-        synced = app.synced
-        app.sync()
-        await wait_for(pilot, lambda: app.synced > synced, what="a sync that gets through")
-        assert later.id in [p.id for p in app.review.proposals]
+        await a_later_proposal_is_listed(app, pilot, demo)
     lines = (demo / "memory-log.jsonl").read_bytes().splitlines()
     assert len(list(FolderStore(demo).audit_records())) == len(lines) - 1  # all but that one line
     report = diagnose(Memory(demo))  # it reads the log whole, and names the line it cannot read
