@@ -1,0 +1,62 @@
+"""Attacks on today's caches: the kept git objects (memtui/core/gitobjects.py) and the kept path checks
+(memtui/core/paths.py). What is measured is the memory each really holds (its entries' sizes, or tracemalloc), not
+the cache's own count."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memtui.core import gitobjects
+
+TINY = 20_000
+
+
+def git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    return subprocess.run(["git", "-C", str(root), *args], input=stdin, check=True, capture_output=True).stdout
+
+
+@pytest.fixture(scope="module")
+def tiny_objects(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[str, bytes]]]:
+    """A repository of 20,000 distinct blobs of a few bytes each, loose, as git unpacks them."""
+    root = tmp_path_factory.mktemp("tiny") / "memory"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    stream = [b"blob\nmark :%d\ndata %d\n%d\n" % (k + 1, len(b"%d" % k), k) for k in range(TINY)]
+    stream.append(b"commit refs/heads/main\ncommitter t <t@t> 0 +0000\ndata 1\nx\n")
+    stream += [b"M 100644 :%d f%d.md\n" % (k + 1, k) for k in range(TINY)]
+    git(root, "fast-import", "--quiet", stdin=b"".join(stream))
+    pack = next((root / ".git/objects/pack").glob("*.pack"))
+    data = pack.read_bytes()
+    for f in (root / ".git/objects/pack").iterdir():
+        f.unlink()
+    git(root, "unpack-objects", "-q", stdin=data)
+    listed = git(root, "ls-tree", "-z", "HEAD").split(b"\0")
+    blobs = {item.split(b"\t")[1].decode(): item.split(b" ")[2].split(b"\t")[0].decode() for item in listed if item}
+    return root, [(blobs[f"f{k}.md"], b"%d" % k) for k in range(TINY)]
+
+
+def test_tiny_objects_cannot_hold_many_times_the_object_cache_s_bound(
+        tiny_objects: tuple[Path, list[tuple[str, bytes]]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was: the cache counted only each object's bytes. 20,000 objects of ~4 bytes counted 90 KB and held 5.3 MB
+    (~260 bytes each: the sha, the kind, the tuple, the bytes' header): at the 4 MB bound, objects of a few bytes
+    each (a memory of one-line files) could hold ~250 MB. What is kept, counted as it costs, stays under the bound."""
+    root, blobs = tiny_objects
+    bound = 256 << 10
+    monkeypatch.setattr(gitobjects, "OBJECT_CACHE_BYTES", bound)
+    batch = gitobjects.Batch(root / ".git", root)
+    try:
+        for sha, data in blobs:
+            got = batch.get(sha)
+            assert got is not None and got.data == data
+        held = sys.getsizeof(batch._objs) + sum(
+            sys.getsizeof(sha) + sys.getsizeof(obj) + sys.getsizeof(obj.kind) + sys.getsizeof(obj.data)
+            for sha, obj in batch._objs.items())
+        assert batch._objs_bytes <= bound
+        assert held <= bound, f"{len(batch._objs)} kept objects hold {held:,} bytes; the bound is {bound:,}"
+        assert batch.get(blobs[0][0]).data == blobs[0][1]  # and what is read after a clear is right
+    finally:
+        batch.close()
