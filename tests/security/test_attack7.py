@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
-from memtui.core import gitobjects
+from memtui.core import gitobjects, paths
+from memtui.core.paths import check_rel, clean_rel
 
 TINY = 20_000
 
@@ -60,3 +62,40 @@ def test_tiny_objects_cannot_hold_many_times_the_object_cache_s_bound(
         assert batch.get(blobs[0][0]).data == blobs[0][1]  # and what is read after a clear is right
     finally:
         batch.close()
+
+
+def test_paths_an_agent_sends_cannot_pin_tens_of_megabytes_in_the_path_cache() -> None:
+    """Was: every path up to 1,024 characters that passed was kept, 4,096 in each of the two caches, key and answer:
+    8,192 distinct paths of 1,024 emoji (4 bytes each, allowed in names), sent by an agent as reads of files that
+    need not exist, pinned ~50 MB for the life of the process (the MCP server, the app); 512 of them (here, to keep
+    the test short) ~6 MB. A long path is now checked uncached."""
+    clean_cache = paths._clean_cached
+    check_cache = paths._check_cached
+    clean_cache.cache_clear()
+    check_cache.cache_clear()
+    emoji = "\U0001F600"
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for k in range(512):
+            rel = "/".join([emoji * 250 + "%05d" % k, emoji * 255, emoji * 255, emoji * 200 + ".md"])
+            assert len(rel) <= paths.MAX_PATH
+            assert check_rel(rel) == rel and clean_rel(rel) == rel
+        del rel
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        clean_cache.cache_clear()
+        check_cache.cache_clear()
+    assert held <= 256 << 10, f"the path checks keep {held:,} bytes"
+
+
+def test_short_paths_are_still_kept_and_refusals_still_raised() -> None:
+    """The cache still answers a memory's ordinary paths (it is there for speed) and never keeps a refusal."""
+    paths._check_cached.cache_clear()
+    for _ in range(3):
+        assert check_rel("notes/topic.md") == "notes/topic.md"
+        with pytest.raises(paths.PathRefused):
+            check_rel("notes/../../x")
+    info = paths._check_cached.cache_info()
+    assert info.hits >= 2 and info.currsize == 1
