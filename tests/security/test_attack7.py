@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from app_support import demo_template  # noqa: F401 (fixture)
 from memtui.core import gitobjects, paths
 from memtui.core.paths import check_rel, clean_rel
 
@@ -99,3 +100,55 @@ def test_short_paths_are_still_kept_and_refusals_still_raised() -> None:
             check_rel("notes/../../x")
     info = paths._check_cached.cache_info()
     assert info.hits >= 2 and info.currsize == 1
+
+
+# --- the app's decisions under way (memtui/tui/app.py `_deciding`): none is left stuck ------------------------
+
+@pytest.fixture
+def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> Path:
+    from app_support import demo_root
+
+    return demo_root(tmp_path, monkeypatch, demo_template)
+
+
+async def test_no_proposal_is_left_under_way_by_a_dismissed_dialog_or_an_approve_all_partly_refused(
+        demo: Path) -> None:
+    """A reject dialog dismissed (escape; enter with no reason, then escape) leaves nothing under way; an approve-all
+    one of whose proposals a person rejected meanwhile from the command line (so core refuses it) leaves nothing
+    under way either: every proposal can be decided again, and the rejected one is not applied."""
+    import json
+
+    from app_support import SIZE, settled, wait_for
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.dialogs import ConfirmScreen, RejectScreen
+
+    def status(pid: str) -> str:
+        return json.loads((demo / ".memtui/queue" / f"{pid}.json").read_text())["status"]
+
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        assert app.review.selected.id == "p-0001"
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, RejectScreen), what="the reject dialog")
+        await pilot.press("escape")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, RejectScreen), what="the reject dialog again")
+        await pilot.press("enter")  # no reason: the dialog stays and says so
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, RejectScreen)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, RejectScreen), what="the dialog to go")
+        assert not app._deciding and status("p-0001") == "pending"
+        pending = [p.id for p in app.review.proposals if p.status == "pending" and not p.external]
+        assert "p-0002" in pending and len(pending) >= 3
+        done = subprocess.run([sys.executable, "-m", "memtui", "queue", "reject", "p-0002", "--root", str(demo),
+                               "--reason", "not this one"], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stdout + done.stderr
+        await pilot.press("A")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirm dialog")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: all(status(pid) != "pending" for pid in pending) and not app._deciding,
+                       what="approve-all to finish")
+        assert status("p-0002") == "rejected"
+        assert all(status(pid) == "applied" for pid in pending if pid != "p-0002")
