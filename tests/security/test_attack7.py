@@ -22,24 +22,30 @@ def git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
     return subprocess.run(["git", "-C", str(root), *args], input=stdin, check=True, capture_output=True).stdout
 
 
-@pytest.fixture(scope="module")
-def tiny_objects(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[str, bytes]]]:
-    """A repository of 20,000 distinct blobs of a few bytes each, loose, as git unpacks them."""
-    root = tmp_path_factory.mktemp("tiny") / "memory"
+def tiny_repo(root: Path) -> list[tuple[str, bytes]]:
+    """A repository of 20,000 distinct blobs of a few bytes each, in one pack as fast-import writes it."""
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
     stream = [b"blob\nmark :%d\ndata %d\n%d\n" % (k + 1, len(b"%d" % k), k) for k in range(TINY)]
     stream.append(b"commit refs/heads/main\ncommitter t <t@t> 0 +0000\ndata 1\nx\n")
     stream += [b"M 100644 :%d f%d.md\n" % (k + 1, k) for k in range(TINY)]
     git(root, "fast-import", "--quiet", stdin=b"".join(stream))
+    listed = git(root, "ls-tree", "-z", "HEAD").split(b"\0")
+    blobs = {item.split(b"\t")[1].decode(): item.split(b" ")[2].split(b"\t")[0].decode() for item in listed if item}
+    return [(blobs[f"f{k}.md"], b"%d" % k) for k in range(TINY)]
+
+
+@pytest.fixture(scope="module")
+def tiny_objects(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[str, bytes]]]:
+    """`tiny_repo`'s objects loose, as git unpacks them."""
+    root = tmp_path_factory.mktemp("tiny") / "memory"
+    blobs = tiny_repo(root)
     pack = next((root / ".git/objects/pack").glob("*.pack"))
     data = pack.read_bytes()
     for f in (root / ".git/objects/pack").iterdir():
         f.unlink()
     git(root, "unpack-objects", "-q", stdin=data)
-    listed = git(root, "ls-tree", "-z", "HEAD").split(b"\0")
-    blobs = {item.split(b"\t")[1].decode(): item.split(b" ")[2].split(b"\t")[0].decode() for item in listed if item}
-    return root, [(blobs[f"f{k}.md"], b"%d" % k) for k in range(TINY)]
+    return root, blobs
 
 
 def test_tiny_objects_cannot_hold_many_times_the_object_cache_s_bound(
@@ -61,6 +67,31 @@ def test_tiny_objects_cannot_hold_many_times_the_object_cache_s_bound(
         assert batch._objs_bytes <= bound
         assert held <= bound, f"{len(batch._objs)} kept objects hold {held:,} bytes; the bound is {bound:,}"
         assert batch.get(blobs[0][0]).data == blobs[0][1]  # and what is read after a clear is right
+    finally:
+        batch.close()
+
+
+def test_tiny_packed_objects_cannot_hold_many_times_the_pack_reader_s_bound(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same in the pack reader's cache of whole objects and delta bases (memtui/core/gitpack.py, 16 MB): it
+    counted bytes alone too, so 20,000 packed objects of ~4 bytes counted 90 KB and held ~5 MB; at its bound,
+    objects of a few bytes could hold ~800 MB. What it keeps, counted as it costs, stays under the bound."""
+    from memtui.core import gitpack
+
+    root = tmp_path / "memory"
+    blobs = tiny_repo(root)
+    bound = 256 << 10
+    monkeypatch.setattr(gitpack, "CACHE_BYTES", bound)
+    batch = gitobjects.Batch(root / ".git", root)
+    try:
+        for sha, data in blobs:
+            got = batch.get(sha)
+            assert got is not None and got.data == data
+        made = batch._packs.made
+        held = sys.getsizeof(made) + sum(
+            sys.getsizeof(key) + sum(map(sys.getsizeof, key)) + sys.getsizeof(kept) + sys.getsizeof(kept[1])
+            for key, kept in made.items())
+        assert held <= bound, f"{len(made)} kept pack objects hold {held:,} bytes; the bound is {bound:,}"
     finally:
         batch.close()
 
