@@ -26,6 +26,9 @@ TREE_CACHE = 256
 # this: a propose + approve read the same commit ~6 times and its file's blob ~5, inflating and hashing each time.
 OBJECT_CACHE_BYTES = 4 << 20
 OBJECT_CACHE_ONE = 512 << 10  # an object bigger than this is read again each time
+# What keeping one object costs beyond its bytes (its sha, kind, tuple, bytes header and dict slot: ~260 measured),
+# counted against the bound too: counting the bytes alone, objects of a few bytes each held ~60 times the bound.
+OBJECT_COST = 400
 BIG_TREE = 64 * 1024  # bytes of a tree object past which one name is searched for, not the whole tree parsed
 _SHA = re.compile(r"[0-9a-f]{40}")
 # The environment can point git at other object folders: then only git itself knows where an object is.
@@ -199,11 +202,12 @@ class Batch:
         if found is None:
             found = self._read_afresh(sha)
             if found is not None and found.sha == sha and len(found.data) <= OBJECT_CACHE_ONE:
-                if self._objs_bytes + len(found.data) > OBJECT_CACHE_BYTES:
+                cost = len(found.data) + OBJECT_COST
+                if self._objs_bytes + cost > OBJECT_CACHE_BYTES:
                     self._objs.clear()
                     self._objs_bytes = 0
                 self._objs[sha] = found
-                self._objs_bytes += len(found.data)
+                self._objs_bytes += cost
         return found
 
     def _read_afresh(self, sha: str) -> Obj | None:

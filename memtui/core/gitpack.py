@@ -22,6 +22,9 @@ MAX_CHAIN_BYTES = 256 << 20  # bytes inflated and produced along one delta chain
 MAX_DEPTH = 1000  # deltas in one chain (git writes 50 by default; pack.depth is at most 4095)
 MAX_PACKS = 64  # packs kept open (two descriptors each; `git gc --auto` repacks past 50)
 CACHE_BYTES = 16 << 20  # objects kept by where they start, as bases of the next chain (emptied when past this)
+# What keeping one costs beyond its bytes (key, tuple, bytes header, dict slot: ~240 measured), counted too: counting
+# bytes alone, packed objects of a few bytes each held ~50 times the bound.
+KEPT_COST = 320
 KINDS = {1: "commit", 2: "tree", 3: "blob", 4: "tag"}
 OFS_DELTA, REF_DELTA = 6, 7
 _IDX_MAGIC = b"\377tOc\0\0\0\2"
@@ -321,13 +324,14 @@ class Packs:
         return KINDS[kind], data
 
     def _keep(self, pack: Pack, off: int, kind: int, data: bytes) -> None:
-        if self.made_bytes + len(data) > CACHE_BYTES:
+        cost = len(data) + KEPT_COST
+        if self.made_bytes + cost > CACHE_BYTES:
             self.made.clear()
             self.made_bytes = 0
             if len(data) > CACHE_BYTES // 4:
                 return
         self.made[(id(pack), off)] = (kind, data)
-        self.made_bytes += len(data)
+        self.made_bytes += cost
 
 
 def _ident(idx_path: Path) -> tuple[int, ...] | None:
