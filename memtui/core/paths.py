@@ -96,9 +96,9 @@ def _check_rel(rel: str) -> str:
 
 # Both checks look at the string alone (no file system), so an answer holds for ever: each path is checked once per
 # process, where a propose + approve asked ~30 times (~2 ms of its ~18). A refusal is not kept: it is raised anew.
-# Only paths up to CACHED_PATH characters are kept: kept up to MAX_PATH, 4,096 distinct paths of emoji an agent
-# asked to read pinned ~50 MB in the two caches for the life of the process; now ~8 MB at most (emoji, 128).
-_checked = functools.lru_cache(maxsize=4096)
+# Only paths up to CACHED_PATH characters are kept, 1,024 a cache: kept up to MAX_PATH, 4,096 a cache, distinct
+# paths of emoji an agent asked to read pinned ~50 MB in the two caches for the life of the process; now ~2 MB.
+_checked = functools.lru_cache(maxsize=1024)
 CACHED_PATH = 128
 
 
