@@ -1513,8 +1513,11 @@ def _write_tree(
     costs a bytes scan, not an object per entry); a tree left empty is dropped (None), as git has no empty
     folders."""
     trees = {} if trees is None else trees
-    entries = dict(_parsed_tree(read, trees, binsha)) if binsha is not None else {}
-    was = dict(entries)
+    base = _parsed_tree(read, trees, binsha) if binsha is not None else {}
+    entries = dict(base)
+    # A tree this function wrote is in git's order; changing entries in place (or removing some) keeps that order,
+    # so only a new name, or a name turning from file to folder or back, needs the entries sorted again.
+    resort = not isinstance(base, _GitOrdered)
     below: dict[bytes, dict[str, tuple[bytes, int] | None]] = {}
     for rel, leaf in leaves.items():
         name, sep, rest = rel.partition("/")
@@ -1524,7 +1527,11 @@ def _write_tree(
         elif leaf is None:
             entries.pop(key, None)
         else:
-            entries[key] = (b"%o" % leaf[1], leaf[0])
+            mode = b"%o" % leaf[1]
+            old = entries.get(key)
+            if old is None or (old[0] in FOLDER_MODES) != (mode in FOLDER_MODES):
+                resort = True
+            entries[key] = (mode, leaf[0])
     for key, inner in below.items():
         old = entries.get(key)
         if old is not None and old[0] == GITLINK_MODE:
@@ -1535,18 +1542,26 @@ def _write_tree(
         if sub is None:
             entries.pop(key, None)
         else:
+            if old is None or old[0] not in FOLDER_MODES:
+                resort = True
             entries[key] = (TREE_MODE, sub)
     if not entries:
         return None
-    if entries == was and binsha is not None:
+    if entries == base and binsha is not None:
         return binsha
-    # git orders a tree's entries by name, a folder's name compared as if it ended in "/".
-    names = sorted(entries, key=lambda n: n + b"/" if entries[n][0] in FOLDER_MODES else n)
-    data = b"".join(b"%s %s\0%s" % (entries[n][0], n, entries[n][1]) for n in names)
+    if resort:
+        # git orders a tree's entries by name, a folder's name compared as if it ended in "/".
+        entries = {n: entries[n] for n in sorted(entries, key=lambda n: n + b"/" if entries[n][0] in FOLDER_MODES
+                                                  else n)}
+    data = b"".join([b"%s %s\0%s" % (mode, n, sha) for n, (mode, sha) in entries.items()])
     sha = store(b"tree", data)
     if len(trees) < 256:
-        trees[sha] = {n: entries[n] for n in names}  # the next commit starts from this tree: not parsed again
+        trees[sha] = _GitOrdered(entries)  # the next commit starts from this tree: not parsed again
     return sha
+
+
+class _GitOrdered(dict):
+    """A tree's entries, by name, known to be in git's order (this module wrote the tree)."""
 
 
 def _parsed_tree(read: Any, trees: dict[bytes, dict[bytes, tuple[bytes, bytes]]],
