@@ -20,7 +20,7 @@ from memtui.core import audit, clock, journal, planning, update
 from memtui.core.actors import clean_actor
 from memtui.core.audit import tag_of as _tag_of
 from memtui.core.changes import Callback, Changes, emits_change
-from memtui.core.config import ENTRY_ACTIONS
+from memtui.core.config import ENTRY_ACTIONS, ReviewPolicy
 from memtui.core.document import Document, FormatSpec
 from memtui.core.entries import TAGS
 from memtui.core.patches import unified_diff
@@ -271,9 +271,11 @@ class Memory(MemoryReader):
             self.read_text(p.file)  # the bytes on disk must be UTF-8 too: a write is applied to them as well
             before = self.base_text(p.file)
             planner = self._planner()
+            # The config is read once for the write (each read checks HEAD and the config file): who counts as an
+            # agent and what waits come from the same settings.
+            policy = self.config.policy
             try:  # plans `p` with the defences applied
-                outcome = guard.check(planner.plan, p, before, user_words,
-                                      agent=self.config.policy.is_agent(p.actor))
+                outcome = guard.check(planner.plan, p, before, user_words, agent=policy.is_agent(p.actor))
             except Refused as exc:
                 raise self._pending_hint(p, exc) from None
         except (Refused, PathRefused) as exc:
@@ -288,14 +290,14 @@ class Memory(MemoryReader):
             if outcome.replaced:
                 p.replaces = _unbullet(outcome.replaced)
         held = recurrence.hold(p, _tag_of(p.entry), lambda: self.proposals(external=False),
-                               is_agent=self._is_agent, layout=self.layout)
+                               is_agent=policy.is_agent, layout=self.layout)
         if held is not None:
             if not held.proposal.id:
                 held.proposal.id = f"p-{self.store.next_proposal_number():04d}"
             self.store.queue_save(held.proposal.id, held.proposal.to_json())
             return held.result()
-        decision = self.config.policy.decide(p.actor, p.file, p.section, p.action,
-                                             fast_lane=self._fast_lane(p, before, outcome))
+        decision = policy.decide(p.actor, p.file, p.section, p.action,
+                                 fast_lane=self._fast_lane(p, before, outcome, policy))
         if decision == "wait":
             try:
                 p.id = f"p-{self.store.next_proposal_number():04d}"
@@ -502,12 +504,14 @@ class Memory(MemoryReader):
         return WriteResult("refused", f"{by} is an agent, and agents cannot approve, reject or revise proposals: a "
                            f"person decides {pid}. Nothing was changed", pid)
 
-    def _fast_lane(self, p: Proposal, before: str | None, outcome: update.Outcome | None) -> bool:
+    def _fast_lane(self, p: Proposal, before: str | None, outcome: update.Outcome | None,
+                   policy: ReviewPolicy) -> bool:
         """Is `p` one of the two writes an agent may make unreviewed (README "Trust model")? Log lines appended to
         today's daily log of the layout in use, each a well-formed "- HH:MM [tag] text" line and nothing else
         changed; or a new scratch note, directly in the scratch folder, that expires within
-        `[review] scratch_max_ttl`. Judged from the planned change, never from the file's name alone."""
-        if p.action not in ("append", "create") or not self.config.policy.is_agent(p.actor):
+        `[review] scratch_max_ttl`. Judged from the planned change, never from the file's name alone. `policy` is
+        the config's review policy as the write read it."""
+        if p.action not in ("append", "create") or not policy.is_agent(p.actor):
             return False
         if self._real(p.file) != p.file:
             return False  # through a symlink: the file really written is not the one named
@@ -531,7 +535,7 @@ class Memory(MemoryReader):
             if not SCRATCH_NAME.match(slug):
                 return False
             now_ms = clock.now().timestamp() * 1000
-            return now_ms < int(stem) <= now_ms + self.config.policy.scratch_max_ttl_min * 60_000
+            return now_ms < int(stem) <= now_ms + policy.scratch_max_ttl_min * 60_000
         return False
 
     def _open_proposal(self, pid: str) -> Proposal | WriteResult:
