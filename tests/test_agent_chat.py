@@ -113,6 +113,45 @@ async def test_a_turn_streams_shows_the_card_and_a_approves(projects: Memory,
     assert "p-0001" in told and "approved by wes" in told
 
 
+async def test_a_second_a_on_a_card_while_its_approval_is_under_way_does_not_act_again(
+        projects: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`a a` on a card: the second came while the first approval was still running and acted on it again (refused
+    as already applied, said as "not applied"). While the card's decision is under way it says so instead."""
+    import fcntl
+    import os
+
+    class Noting(Host):
+        notices: list[str] = []
+
+        def notify(self, message: str, **kwargs: Any) -> None:
+            self.notices.append(str(message))
+            super().notify(message, **kwargs)
+
+    with FakeAnthropic(reply("Let me update that.", revise()), reply(ANSWER)) as server:
+        use(server, monkeypatch)
+        app = Noting(projects)
+        async with app.run_test(size=(100, 50)) as pilot:
+            pane = app.query_one(ChatPane)
+            await say(pilot, SAYS)
+            await until(pilot, lambda: len(pane.cards) == 1 and not pane.running)
+            [card] = pane.cards
+            card.focus()
+            fd = os.open(projects.store.root / ".memtui" / "lock", os.O_RDWR)
+            fcntl.flock(fd, fcntl.LOCK_EX)  # another process holds the memory: the approval waits for it
+            try:
+                await pilot.press("a")
+                await until(pilot, lambda: card.under_way)
+                await pilot.press("a", "r")
+                await pilot.pause(0.2)
+                assert app.notices.count("p-0001 is being decided") == 2, app.notices
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
+            await until(pilot, lambda: card.status == "applied")
+            assert app.decided == ["p-0001"] and not card.under_way
+            assert not [n for n in app.notices if "not applied" in n]
+
+
 async def test_r_rejects_with_a_reason_through_the_dialog(projects: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeAnthropic(reply(revise()), reply("Queued.")) as server:
         use(server, monkeypatch)

@@ -131,6 +131,23 @@ async def test_a_key_pressed_again_while_a_decision_is_under_way_does_not_act_on
         await wait_for(pilot, lambda: queue_status(demo, "p-0002")["status"] == "applied", what="p-0002 applied")
 
 
+async def test_a_decision_a_chat_card_has_under_way_is_not_started_again_from_the_review_keys(demo: Path) -> None:
+    """A chat card claims its proposal through `claim_decision` (as the review keys do): while it is claimed, `a`
+    in review says it is being decided and does nothing; once released, `a` decides it."""
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        assert app.review.selected.id == "p-0001"
+        assert app.claim_decision("p-0001") and not app.claim_decision("p-0001")
+        await pilot.press("a")
+        await pilot.pause(0.3)
+        assert queue_status(demo, "p-0001")["status"] == "pending"
+        app.release_decision("p-0001")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: queue_status(demo, "p-0001")["status"] == "applied", what="p-0001 applied")
+        assert not app._deciding
+
+
 async def test_reject_key_asks_for_a_reason_and_keeps_the_file(demo: Path) -> None:
     app = MemtuiApp(demo, watch=False)
     async with app.run_test(size=SIZE) as pilot:

@@ -697,16 +697,28 @@ class MemtuiApp(App[None]):
             return None
         return p
 
+    def claim_decision(self, pid: str) -> bool:
+        """Mark `pid` as being decided here (the review keys, a chat card); False, said to the person, when a
+        decision on it is under way already. The mark goes when its decision comes back (`on_decided`)."""
+        if pid in self._deciding:
+            self.notify(markup=False, message=f"{pid} is being decided; the list moves on once it is")
+            return False
+        self._deciding.add(pid)
+        return True
+
+    def release_decision(self, pid: str) -> None:
+        """A decision on `pid` ended with no result to come back (its worker failed): the keys act on it again."""
+        self._deciding.discard(pid)
+
     def announce(self, p) -> None:
         """Say in the feed exactly which proposal an approval acts on, before it runs: id, file, entry."""
         self.feed.add(Activity(clock.now().strftime("%H:%M"), self.by, "approve", approving(p), p.file))
 
     def action_approve(self) -> None:
         p = self._selected("approve")
-        if p is not None:
+        if p is not None and self.claim_decision(p.id):
             self.announce(p)
             self.review.decided(p.id)
-            self._deciding.add(p.id)
             # An external change is approved as the bytes its diff was made from, or not at all.
             self.decide("approve", p.id, expect=p.after_hash if p.external else None)
 
@@ -718,9 +730,8 @@ class MemtuiApp(App[None]):
             return
 
         def done(reason: str | None) -> None:
-            if reason:
+            if reason and self.claim_decision(p.id):  # a chat card may have started one meanwhile
                 self.review.decided(p.id)
-                self._deciding.add(p.id)
                 self.decide("reject", p.id, reason)
 
         self.push_screen(RejectScreen(p), done)
@@ -770,7 +781,7 @@ class MemtuiApp(App[None]):
             else:
                 result = self.memory.approve(pid, by=self.by, expect=expect)
         except BaseException:
-            self._deciding.discard(pid)  # no decision comes back (the failure is shown): the keys act on it again
+            self.release_decision(pid)  # no decision comes back (the failure is shown)
             raise
         self.post_message(Decided(verb, pid, result))
 

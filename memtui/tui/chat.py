@@ -56,6 +56,7 @@ class ProposalCardView(Vertical, can_focus=True):
         self.card = card
         self.status = PENDING
         self.outcome = ""
+        self.under_way = False  # a decision from this card has not come back yet
 
     def compose(self) -> ComposeResult:
         c = self.card
@@ -104,15 +105,39 @@ class ProposalCardView(Vertical, can_focus=True):
             self.notify(str(exc), severity="error")
             return None
 
+    def _claim(self) -> bool:
+        """Start a decision on this card's proposal, unless one is under way: from this card (a second `a` before
+        the first came back would act on it again, and be refused as already applied) or, in memtui's app, from
+        the review panel."""
+        if not self._idle():
+            return False
+        claim = getattr(self.app, "claim_decision", None)  # the app's; a host without it has the card's alone
+        if claim is not None and not claim(self.card.id):
+            return False
+        self.under_way = True
+        return True
+
+    def _idle(self) -> bool:
+        """No decision from this card is under way; else says so (before a dialog opens for nothing)."""
+        if self.under_way:
+            self.notify(f"{self.card.id} is being decided", markup=False)
+        return not self.under_way
+
+    def _release(self) -> None:
+        self.under_way = False
+        release = getattr(self.app, "release_decision", None)
+        if release is not None:
+            release(self.card.id)
+
     def action_approve(self) -> None:
-        if self.open:
+        if self.open and self._claim():
             self.post_message(LogActivity("approve", approving(self.card), self._by(), self.card.file))
             self.decide("approve")
 
     def action_revise(self) -> None:
         from memtui.tui.dialogs import ReviseScreen
 
-        p = self._proposal() if self.open else None
+        p = self._proposal() if self.open and self._idle() else None
         if p is None:
             return
 
@@ -125,22 +150,26 @@ class ProposalCardView(Vertical, can_focus=True):
     def action_reject(self) -> None:
         from memtui.tui.dialogs import RejectScreen
 
-        p = self._proposal() if self.open else None
+        p = self._proposal() if self.open and self._idle() else None
         if p is None:
             return
 
         def done(reason: str | None) -> None:
-            if reason:
+            if reason and self._claim():
                 self.decide("reject", reason)
 
         self.app.push_screen(RejectScreen(p), done)
 
     @work(thread=True, group="chat-decide", exit_on_error=False)
     def decide(self, verb: str, reason: str | None = None) -> None:
-        if verb == "reject":
-            result = self.memory.reject(self.card.id, reason=reason or "", by=self._by())
-        else:
-            result = self.memory.approve(self.card.id, by=self._by())
+        try:
+            if verb == "reject":
+                result = self.memory.reject(self.card.id, reason=reason or "", by=self._by())
+            else:
+                result = self.memory.approve(self.card.id, by=self._by())
+        except BaseException:
+            self._release()  # no decision comes back (the failure is shown): the keys act on it again
+            raise
         self.post_message(Decided(verb, self.card.id, result))
 
 
@@ -288,6 +317,7 @@ class ChatPane(Vertical):
         """Update the card; the message goes on to the app, which notifies and syncs the review panel."""
         for card in self.cards:
             if card.card.id == message.pid:
+                card.under_way = False
                 self._refresh(card)
                 if card is self.app.focused:
                     later = [c for c in self.cards if c.open and c is not card]
