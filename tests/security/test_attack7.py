@@ -48,6 +48,15 @@ def tiny_objects(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[t
     return root, blobs
 
 
+def read_every(root: Path, blobs: list[tuple[str, bytes]]) -> gitobjects.Batch:
+    """A Batch on `root` that has read each of `blobs` by its sha, each read checked."""
+    batch = gitobjects.Batch(root / ".git", root)
+    for sha, data in blobs:
+        got = batch.get(sha)
+        assert got is not None and got.data == data
+    return batch
+
+
 def test_tiny_objects_cannot_hold_many_times_the_object_cache_s_bound(
         tiny_objects: tuple[Path, list[tuple[str, bytes]]], monkeypatch: pytest.MonkeyPatch) -> None:
     """Was: the cache counted only each object's bytes. 20,000 objects of ~4 bytes counted 90 KB and held 5.3 MB
@@ -56,11 +65,8 @@ def test_tiny_objects_cannot_hold_many_times_the_object_cache_s_bound(
     root, blobs = tiny_objects
     bound = 256 << 10
     monkeypatch.setattr(gitobjects, "OBJECT_CACHE_BYTES", bound)
-    batch = gitobjects.Batch(root / ".git", root)
+    batch = read_every(root, blobs)
     try:
-        for sha, data in blobs:
-            got = batch.get(sha)
-            assert got is not None and got.data == data
         held = sys.getsizeof(batch._objs) + sum(
             sys.getsizeof(sha) + sys.getsizeof(obj) + sys.getsizeof(obj.kind) + sys.getsizeof(obj.data)
             for sha, obj in batch._objs.items())
@@ -82,11 +88,8 @@ def test_tiny_packed_objects_cannot_hold_many_times_the_pack_reader_s_bound(
     blobs = tiny_repo(root)
     bound = 256 << 10
     monkeypatch.setattr(gitpack, "CACHE_BYTES", bound)
-    batch = gitobjects.Batch(root / ".git", root)
+    batch = read_every(root, blobs)
     try:
-        for sha, data in blobs:
-            got = batch.get(sha)
-            assert got is not None and got.data == data
         made = batch._packs.made
         held = sys.getsizeof(made) + sum(
             sys.getsizeof(key) + sum(map(sys.getsizeof, key)) + sys.getsizeof(kept) + sys.getsizeof(kept[1])
