@@ -348,7 +348,7 @@ class Memory(MemoryReader):
         ids = Counter(p.id for p in out)
         for p in out:
             if ids[p.id] > 1:  # two names whose ids (6 hex digits of a hash) are the same: each its own, in full
-                p.id = EXTERNAL_PREFIX + hashlib.sha1(p.file.encode()).hexdigest()
+                p.id = external_id(p.file, full=True)
         listed = {(p.file, p.base_hash, p.after_hash) for p in out}
         for key in list(self._external_diffs):  # a copy: another thread may list them at the same time
             if key not in listed:
@@ -570,8 +570,8 @@ class Memory(MemoryReader):
             return exc
         new = self.store.review_base(p.file) is None
         hint = (f"{p.file} {'was created' if new else 'has an edit'} outside memtui that is not committed yet "
-                f"(external change {_external_id(p.file)}); writes are checked against the committed version, so "
-                f"a person approves or rejects that change first (`memtui queue approve {_external_id(p.file)}`)")
+                f"(external change {external_id(p.file)}); writes are checked against the committed version, so "
+                f"a person approves or rejects that change first (`memtui queue approve {external_id(p.file)}`)")
         out = Refused(f"{exc.message}. Note: {hint}")
         out.candidates = getattr(exc, "candidates", [])
         return out
@@ -589,7 +589,7 @@ class Memory(MemoryReader):
         if not differ:
             return None
         first = differ[0]
-        pending = (f"{first} has a pending external change ({_external_id(first)}: edited outside memtui, not "
+        pending = (f"{first} has a pending external change ({external_id(first)}: edited outside memtui, not "
                    "committed)")
         if p.action not in (*ENTRY_ACTIONS, "move", "append", "edit"):
             raise Refused(f"{pending}; approve or reject that change first, then this {p.action} can be applied")
@@ -784,8 +784,11 @@ def _actor(actor: str | None) -> str:
 
 
 
-def _external_id(rel: str) -> str:
-    return EXTERNAL_PREFIX + hashlib.sha1(rel.encode()).hexdigest()[:6]
+def external_id(rel: str, *, full: bool = False) -> str:
+    """The id an external change of `rel` is listed under: 6 hex digits of its name's hash, all 40 (`full`) where
+    two listed changes' short ids would be the same."""
+    digest = hashlib.sha1(rel.encode()).hexdigest()
+    return EXTERNAL_PREFIX + (digest if full else digest[:6])
 
 
 def _unbullet(line: str) -> str:
@@ -806,6 +809,6 @@ def _external_proposal(ch: ExternalChange, diffs: dict[tuple[str, str, str], str
         if diffs is not None:
             diffs[(ch.path, before, after)] = diff
     return Proposal(
-        id=_external_id(ch.path), created=clock.now().isoformat(timespec="seconds"), actor="external",
+        id=external_id(ch.path), created=clock.now().isoformat(timespec="seconds"), actor="external",
         file=ch.path, action=ch.kind, base_hash=before, after_hash=after, diff=diff,
     )

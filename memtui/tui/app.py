@@ -692,16 +692,21 @@ class MemtuiApp(App[None]):
         p = self.review.selected
         if p is None:
             self.notify(markup=False, message=f"Nothing to {verb}: no proposal is selected in the review panel")
-        elif p.id in self._deciding:
-            self.notify(markup=False, message=f"{p.id} is being decided; the list moves on once it is")
+        elif self._under_way(p.id):
             return None
         return p
+
+    def _under_way(self, pid: str) -> bool:
+        """Is a decision of this app on `pid` under way? Said to the person when it is."""
+        if pid in self._deciding:
+            self.notify(markup=False, message=f"{pid} is being decided; the list moves on once it is")
+            return True
+        return False
 
     def claim_decision(self, pid: str) -> bool:
         """Mark `pid` as being decided here (the review keys, a chat card); False, said to the person, when a
         decision on it is under way already. The mark goes when its decision comes back (`on_decided`)."""
-        if pid in self._deciding:
-            self.notify(markup=False, message=f"{pid} is being decided; the list moves on once it is")
+        if self._under_way(pid):
             return False
         self._deciding.add(pid)
         return True

@@ -30,7 +30,7 @@ from textual.notifications import SeverityLevel
 from memtui.core import clock, curate
 from memtui.core.changes import touched
 from memtui.core.entries import Entry
-from memtui.core.proposals import EXTERNAL_PREFIX, WriteResult
+from memtui.core.proposals import WriteResult
 from memtui.tui.for_people import typed
 from memtui.tui.keys import HELP_FIRST
 
@@ -582,7 +582,9 @@ class EntryCursor:
             self.view.notify(markup=False,
                              message=f"{self.rel} is unchanged" + (f" ({editor} exited with {code})" if code else ""))
             return
-        self.focus_external_change(EXTERNAL_PREFIX + hashlib.sha1(self.rel.encode()).hexdigest()[:6], after)
+        from memtui.core.memory import external_id
+
+        self.focus_external_change(external_id(self.rel), after)
 
     def focus_external_change(self, pid: str, after: bytes | None = None) -> None:
         """Select the edit in review once the app's sync lists it, however long the sync takes, and say so then (a
