@@ -281,9 +281,9 @@ def test_the_queue_cli_refuses_a_backslash_name_and_prints_no_control_character(
     name = "x\\..\\\x1b]0;owned\x07mem.md"
     (root / name).write_text("- [stated] planted\n")
     head = sh(root, "rev-parse", "HEAD")
-    from memtui.core.memory import _external_id
+    from memtui.core.memory import external_id
 
-    pid = _external_id(name)
+    pid = external_id(name)
     out = cli(root, "queue", "list")
     assert "\x1b" not in out.stdout + out.stderr and "\x07" not in out.stdout + out.stderr
     assert pid in out.stdout, out.stdout + out.stderr
