@@ -153,7 +153,24 @@ class Proc:
         self.status: int | None = None
 
     def _read(self) -> None:
-        for line in self.popen.stdout:
+        # Read in big chunks and parse only lines that can be events: a baseline such as rg prints tens of
+        # thousands of lines, and a reader that took them one by one (a json.loads each, holding the GIL) was a
+        # slow pipe that held rg back, measuring this reader rather than rg (290 ms where rg | cat took 100).
+        fd = self.popen.stdout.fileno()
+        tail = b""
+        while True:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            lines = (tail + chunk).split(b"\n")
+            tail = lines.pop()
+            self._events([line for line in lines if line[:1] == b"{"])
+        self._events([tail] if tail[:1] == b"{" else [])
+        with self._cond:
+            self._cond.notify_all()
+
+    def _events(self, lines: list[bytes]) -> None:
+        for line in lines:
             try:
                 event = json.loads(line)
             except ValueError:
@@ -161,8 +178,6 @@ class Proc:
             with self._cond:
                 self.events.append(event)
                 self._cond.notify_all()
-        with self._cond:
-            self._cond.notify_all()
 
     def wait_event(self, name: str, timeout: float = 60) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
@@ -185,19 +200,24 @@ class Proc:
             return [e for e in self.events if e["event"] == name]
 
     def finish(self, timeout: float = 120) -> Proc:
-        deadline = time.monotonic() + timeout
-        while self.status is None and time.monotonic() < deadline:
-            pid, status, usage = os.wait4(self.popen.pid, os.WNOHANG)
-            if pid:
-                self._reaped(status, usage)
-                break
-            time.sleep(0.005)
         if self.status is None:
-            os.kill(self.popen.pid, signal.SIGKILL)
-            _, status, usage = os.wait4(self.popen.pid, 0)
+            # A blocking wait4 returns the moment the child ends (polling every few ms rounded each time up by
+            # as much); a timer kills a child that outlives `timeout`.
+            killer = threading.Timer(max(timeout, 0), self._kill)
+            killer.start()
+            try:
+                _, status, usage = os.wait4(self.popen.pid, 0)
+            finally:
+                killer.cancel()
             self._reaped(status, usage)
         self._reader.join(5)
         return self
+
+    def _kill(self) -> None:
+        try:
+            os.kill(self.popen.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
     def _reaped(self, status: int, usage: Any) -> None:
         self.status = os.waitstatus_to_exitcode(status)

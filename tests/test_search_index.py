@@ -127,6 +127,25 @@ def test_watched_searcher_sees_a_change_without_walking(root, mem):
         assert not s.index.last_refresh.full  # only the paths the watcher reported were re-checked
 
 
+def test_a_watched_searcher_answers_with_every_write_that_ended_before_the_query(root, mem):
+    # No waiting: the query itself must make sure the watcher has handled every change made before it (a barrier
+    # cookie), or a write made a moment before is missed. Without the barrier most of these answers were stale.
+    for k in range(4):
+        write(root, f"notes/b{k}.md", f"- [observed] barrier filler {k}\n")
+    with Searcher(mem, watch=True) as s:
+        assert s.search("barrier filler").sources == 4
+        for k in range(20):
+            word = f"okapi{k}qq"
+            with open(root / "notes" / f"b{k % 4}.md", "a", encoding="utf-8") as f:  # an in-place append
+                f.write(f"- [observed] {word}\n")
+            assert s.search(word).matched_lines == 1, k
+            write(root, f"notes/new{k}.md", f"- [observed] fresh{k}xx\n")  # a new file
+            assert s.search(f"fresh{k}xx").matched_lines == 1, k
+            (root / "notes" / f"new{k}.md").unlink()  # and gone again
+            assert s.search(f"fresh{k}xx").matched_lines == 0, k
+        assert not s.index.last_refresh.full  # still only what the watcher named
+
+
 def test_trigram_query_quotes_and_samples():
     assert trigram_query("ab") is None
     assert trigram_query('a"bc') == '"a""b" AND """bc"'

@@ -68,6 +68,19 @@ class IndexWatcher(_Changed):
         # Started once the watch is in place: a reader's cookie is only ever answered by a watching process.
         self.publisher: Any = self.hub.publish() if self._published else None
 
+    def take(self) -> set[str] | None:
+        """The paths changed since the last call, every event before this call included: a barrier cookie (see
+        `FolderFeed.barrier`) comes back only after the watcher has handled every change made before it, so a
+        write that ended just before the query is not missed. None (re-check every file) when no barrier can be
+        raised: no watcher, a read-only memory, or no answer in time."""
+        feed = self.hub.feed
+        if self._unsubscribe is None or feed is None or not feed.barrier():
+            with self._lock:
+                self._full = False
+                self._dirty.clear()
+            return None
+        return super().take()
+
     def stop(self) -> None:
         if self._published:
             self._published = False
