@@ -181,3 +181,29 @@ def test_fenced_lines_are_found_with_the_cheap_precheck_as_without_it() -> None:
         lines = _Lines(text)
         assert {i for i in range(len(text.split("\n"))) if lines.fenced(i)} == reference(text), text
     assert _FENCE.pattern == r"^ {0,3}(`{3,}|~{3,})"  # the reference above is this pattern, line by line
+
+
+def test_a_warm_searcher_keeps_texts_only_while_they_fit_its_budget(generated, tmp_path, monkeypatch):
+    import shutil
+
+    import memtui.core.search as search_module
+
+    root = tmp_path / "copy"
+    shutil.copytree(generated, root, ignore=shutil.ignore_patterns(".memtui"))
+    with Searcher(root) as warm:
+        same_everywhere(root, [warm], "postgres", 5)
+        assert warm._corpus is not None  # a small memory: its texts are kept
+        size = warm.index.text_bytes()
+        assert size == sum(p.stat().st_size for p in root.rglob("*.md") if ".memtui" not in p.parts)
+        # The memory outgrows the budget: what was kept is let go, and every answer is the same, read per query.
+        monkeypatch.setattr(search_module, "KEEP_TEXTS_MAX", size - 1)
+        for query in ("postgres", "rollback", "- [stated]"):
+            same_everywhere(root, [warm], query, 5)
+            assert warm._corpus is None
+        # And a new file counts: its bytes are in the next refresh's total.
+        monkeypatch.setattr(search_module, "KEEP_TEXTS_MAX", size + 100)
+        same_everywhere(root, [warm], "postgres", 5)
+        assert warm._corpus is not None
+        (root / "notes" / "grown.md").write_text("- [stated] postgres grew this memory\n" * 10, encoding="utf-8")
+        same_everywhere(root, [warm], "postgres", 5)
+        assert warm.index.text_bytes() > size + 100 and warm._corpus is None

@@ -257,6 +257,7 @@ class Index:
         self._db: sqlite3.Connection | None = None
         self.last_refresh = RefreshStats()
         self._summary: tuple[int, dict[str, int]] | None = None
+        self._text_bytes: int | None = None
         self._data_version: int | None = None
 
     # connection ---------------------------------------------------------------------------------------------
@@ -322,7 +323,7 @@ class Index:
 
     def close(self) -> None:
         with self._lock:
-            self._summary = None
+            self._summary = self._text_bytes = None
             if self._db is not None:
                 self._db.close()
                 self._db = None
@@ -395,7 +396,7 @@ class Index:
                 db.execute("COMMIT")
             self.last_refresh = stats
             return stats
-        self._summary = None
+        self._summary = self._text_bytes = None
         db.execute("BEGIN IMMEDIATE")
         try:
             if self._gen(db) != seen_gen:
@@ -572,6 +573,16 @@ class Index:
             else:
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('journal', ?)", (token,))
 
+    def text_bytes(self) -> int:
+        """The bytes of every indexed file's text, as of the last refresh (each file's size on disk)."""
+        with self._lock:
+            db = self._connect()
+            self._check_version(db)
+            if self._text_bytes is None:
+                row = db.execute("SELECT coalesce(sum(size), 0) FROM file WHERE skipped IS NULL").fetchone()
+                self._text_bytes = row[0]
+            return self._text_bytes
+
     def doc_ids(self) -> set[int]:
         with self._lock:
             return {i for i, in self._connect().execute("SELECT id FROM doc")}
@@ -580,7 +591,7 @@ class Index:
         version = db.execute("PRAGMA data_version").fetchone()[0]
         if version != self._data_version:
             # Another process changed the index since this connection last looked: forget what was cached.
-            self._summary = None
+            self._summary = self._text_bytes = None
             self._data_version = version
 
     def files(self) -> dict[str, str | None]:

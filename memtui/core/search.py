@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 
 DEFAULT_LIMIT = 5
 REGEX_TIMEOUT = 1.0
+# A warm searcher keeps the index's texts in memory only while they are at most this many bytes; a bigger memory's
+# texts are streamed from the index per query, so its resident size follows the bundle, not the folder (a
+# 905 MB memory had the app hold ~1 GB after one search).
+KEEP_TEXTS_MAX = 96 * 1024 * 1024
 FRESH_DAYS = 90
 
 TIER_MEMORY, TIER_TOPIC, TIER_LOG, TIER_OTHER = 0, 1, 2, 3
@@ -444,7 +448,8 @@ class Searcher:
     to the memory's change event (the location's one watcher, shared with the app) so a warm search refreshes only
     the files reported changed instead of re-checking every file.
     `keep_texts=True` (the default) holds the index's folded texts in memory after the first indexed query (about
-    the size of the memory's text), catching up by the index's generation; `search()` reads them per query instead.
+    the size of the memory's text), catching up by the index's generation, while the memory's text is at most
+    `KEEP_TEXTS_MAX` bytes; otherwise, and with `search()`, they are read from the index per query.
     `fast_ranking=False` classifies every matching line to rank and count (the reference the tiered ranking is
     tested against); the default parses only files whose sources can still reach the bundle."""
 
@@ -583,7 +588,7 @@ class Searcher:
             if not _encodable(needle):
                 # A lone surrogate: indexed text is valid UTF-8, so nothing holds it.
                 top, bundle.sources, bundle.matched_lines = [], 0, 0
-            elif self.keep_texts:
+            elif self.keep_texts and self._texts_fit():
                 recs = self._records(needle)
                 corpus = self._corpus
                 assert corpus is not None
@@ -603,6 +608,15 @@ class Searcher:
         bundle.left_out = bundle.sources - len(top)
         self._fill(bundle, top, {})
         return True
+
+    def _texts_fit(self) -> bool:
+        """May this searcher keep the index's texts in memory (they are at most KEEP_TEXTS_MAX bytes)? When they
+        no longer fit, the ones kept are let go."""
+        assert self.index is not None
+        fits = self.index.text_bytes() <= KEEP_TEXTS_MAX
+        if not fits:
+            self._corpus = self._corpus_state = None
+        return fits
 
     def _records(self, needle: str) -> list[Record]:
         """The index's records of the files holding every trigram of `needle`: from memory when kept, kept in step
