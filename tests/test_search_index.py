@@ -146,6 +146,55 @@ def test_a_watched_searcher_answers_with_every_write_that_ended_before_the_query
         assert not s.index.last_refresh.full  # still only what the watcher named
 
 
+def test_an_edit_that_sets_the_mtime_back_is_seen_without_a_watcher(root, mem):
+    # `touch -d`, `cp -p` and os.utime set a file's mtime back; its ctime they cannot, and the stamp holds both.
+    write(root, "notes/kept.md", "- [stated] the lynx sleeps at noon\n")
+    assert search(mem, "lynx sleeps").sources == 1
+    path = root / "notes/kept.md"
+    before = path.stat()
+    path.write_text("- [stated] the lynx naps at dusk!!\n", encoding="utf-8")  # the same size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
+    assert search(mem, "lynx sleeps").sources == 0
+    assert search(mem, "lynx naps").sources == 1
+
+
+def test_a_second_write_in_the_same_clock_tick_is_seen(root, mem, monkeypatch):
+    # A coarse file system clock (a jiffy on older Linux kernels, 2 s on FAT): simulated by flooring every stamp
+    # to 100 s, so a rewrite of the same size right after a refresh read the file keeps its stamp. The refresh
+    # that read it within the clock's current tick reads it again next time, as git does a racily clean entry.
+    import memtui.core.index as index_module
+
+    real = index_module.stamp
+    monkeypatch.setattr(index_module, "stamp", lambda st: (real(st)[0] // 10**11 * 10**11, real(st)[1]))
+    write(root, "notes/tick.md", "- [stated] the heron fishes at dawn\n")
+    with Searcher(mem) as s:  # no watcher: the walk's stamps are all there is
+        assert s.search("heron fishes").sources == 1
+        for k in range(3):
+            word = ("wades", "waits", "hunts")[k]
+            (root / "notes/tick.md").write_text(f"- [stated] the heron {word} at dawn\n", encoding="utf-8")
+            assert s.search(f"heron {word}").sources == 1, word
+            assert s.search("heron fishes").sources == 0, word
+    # With the real clock a quiet memory is not read again: the second refresh compares one snapshot.
+    monkeypatch.setattr(index_module, "stamp", real)
+    with Searcher(mem) as s:
+        s.search("heron")
+        s.search("heron")
+        assert s.index.last_refresh.touched == 0 and s.index.last_refresh.unchanged > 0
+
+
+def test_a_damaged_racy_list_is_only_a_cache(root, mem):
+    write(root, "notes/a.md", "- [stated] the ibis stands still\n")
+    assert search(mem, "ibis stands").sources == 1
+    index = Index(root)
+    db = index._connect()
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('racy', ?)", (b"\xff not marshal",))
+    index.close()
+    assert search(mem, "ibis stands").sources == 1
+    (root / "notes/a.md").write_text("- [stated] the ibis walks away\n", encoding="utf-8")
+    assert search(mem, "ibis walks").sources == 1
+
+
 def test_trigram_query_quotes_and_samples():
     assert trigram_query("ab") is None
     assert trigram_query('a"bc') == '"a""b" AND """bc"'

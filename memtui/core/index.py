@@ -6,7 +6,11 @@ contentless FTS5 trigram index over that folded text with ``detail=none`` (rowid
 fraction of the text). A literal query asks FTS5 for the files holding every trigram of the folded query; those
 candidates are then matched line by line exactly as a full scan would match them, so the indexed answer and the
 scan answer are the same by construction. Before each query `refresh()` compares every file's (mtime, size) with
-what was indexed and re-reads only what changed; deleting the file loses nothing but time. A generation number,
+what was indexed and re-reads only what changed; deleting the file loses nothing but time. A folder file's stamp
+is its later of mtime and ctime (a tool can set mtime back, not ctime), and a file whose stamp is not older than
+the file system's clock when the refresh began reading is re-read by the next refresh anyway, as git treats a
+"racily clean" entry: where that clock is coarse (a jiffy on older Linux kernels, 2 s on FAT), a second write of
+the same size in the same tick keeps the stamp. A generation number,
 bumped by every refresh that changes something, lets a long-lived reader (the app's warm search) catch up.
 
 The index reads through a *source*: `FolderSource` walks a folder on this machine and stamps each file with its
@@ -37,7 +41,7 @@ if TYPE_CHECKING:
 
 STATE_DIR = ".memtui"
 INDEX_FILE = "index.sqlite"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 FLUSH_EVERY = 256  # files per insert batch during a refresh
 MAX_FILE_BYTES = 32 * 1024 * 1024
 # memtui's own bookkeeping and tool folders: never memory content.
@@ -86,11 +90,16 @@ def walk(root: Path) -> dict[str, tuple[int, int]]:
                 elif d.is_file(follow_symlinks=False):
                     if not prefix and name in SKIP_ROOT_FILES:
                         continue
-                    st = d.stat(follow_symlinks=False)
-                    out[prefix + name] = (st.st_mtime_ns, st.st_size)
+                    out[prefix + name] = stamp(d.stat(follow_symlinks=False))
             except OSError:
                 continue
     return out
+
+
+def stamp(st: os.stat_result) -> tuple[int, int]:
+    """A folder file's (stamp, size): its stamp is the later of its mtime and ctime, so an edit that sets the
+    mtime back (`touch -d`, `cp -p`, `os.utime`) still changes it."""
+    return max(st.st_mtime_ns, st.st_ctime_ns), st.st_size
 
 
 def searchable(rel: str) -> bool:
@@ -116,7 +125,9 @@ def decode_text(data: bytes | None, max_bytes: int | None = None) -> tuple[str |
 
 
 class FolderSource:
-    """A folder's files as the index reads them: walked from disk, each stamped with its (mtime_ns, size)."""
+    """A folder's files as the index reads them: walked from disk, each stamped with its (stamp, size)."""
+
+    racy_checked = True  # stamps come from the file system's clock: see `Index._clock`
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -182,7 +193,7 @@ def _stat(root: Path, rel: str) -> tuple[int, int] | None:
         return None
     if not stat.S_ISREG(st.st_mode):
         return None
-    return st.st_mtime_ns, st.st_size
+    return stamp(st)
 
 
 def read_text(path: Path, size: int | None = None, max_bytes: int | None = None) -> tuple[str | None, str | None]:
@@ -352,6 +363,8 @@ class Index:
         db = self._connect()
         stats = RefreshStats(full=paths is None)
         self._check_version(db)
+        clocked = getattr(self.source, "racy_checked", False)
+        racy = self._racy(db) if clocked else set()
         snapshot: bytes | None = None
         # What the table looked like when compared; another process refreshing meanwhile means compare again.
         seen_gen = self._gen(db)
@@ -361,7 +374,7 @@ class Index:
             # usual case before a query) one comparison replaces reading and comparing 10,000 rows.
             snapshot = marshal.dumps(seen)
             row = db.execute("SELECT value FROM meta WHERE key = 'snapshot'").fetchone()
-            if row is not None and row[0] == snapshot:
+            if row is not None and row[0] == snapshot and not racy:
                 stats.unchanged = len(seen)
                 self.last_refresh = stats
                 return stats
@@ -386,13 +399,20 @@ class Index:
                     seen[rel] = st
         # Paths a watcher named are re-read whatever their (mtime, size) say: an edit can keep both.
         work = [(rel, st) for rel, st in seen.items()
-                if paths is not None or known.get(rel, (0, None, None))[1:] != st]
+                if paths is not None or rel in racy or known.get(rel, (0, None, None))[1:] != st]
+        if clocked and (work or gone):
+            # What this refresh reads with a stamp in or after the clock's current tick could be written again
+            # within that tick, after the read, keeping its stamp: it is read again next time. What it did not
+            # read (a refresh of named paths) stays on the list.
+            now = self._clock()
+            racy = (racy - {rel for rel, _ in work} - set(gone)) | {rel for rel, st in work if st[0] >= now}
         stats.unchanged = len(seen) - len(work)
         if not work and not gone:
             if snapshot is not None:
                 db.execute("BEGIN IMMEDIATE")
                 if self._gen(db) == seen_gen:
                     db.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (snapshot,))
+                    db.execute("DELETE FROM meta WHERE key = 'racy'")  # every file was compared: none is left
                 db.execute("COMMIT")
             self.last_refresh = stats
             return stats
@@ -439,6 +459,10 @@ class Index:
                 docs.append((fid, folded.encode("utf-8"), lineage))
                 fts.append((fid, folded))
             flush()
+            if racy:
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('racy', ?)", (marshal.dumps(sorted(racy)),))
+            else:
+                db.execute("DELETE FROM meta WHERE key = 'racy'")
             # A partial refresh leaves the snapshot behind the table: drop it (the next full refresh rewrites it).
             if snapshot is None:
                 db.execute("DELETE FROM meta WHERE key = 'snapshot'")
@@ -453,6 +477,35 @@ class Index:
         stats.skipped = {k: v for k, v in self.summary()[1].items()}
         self.last_refresh = stats
         return stats
+
+    def _clock(self) -> int:
+        """The file system's clock now, as it stamps files (its tick, not `time.time_ns()`): the stamp of a file
+        this index touches for it; 0 (every file read counts as racy) when it cannot be touched."""
+        import tempfile
+
+        try:
+            # A new file each time (O_EXCL): a link planted under a fixed name is never written through.
+            fd, name = tempfile.mkstemp(prefix="index.sqlite-clock-", dir=self.path.parent)
+        except OSError:
+            return 0
+        try:
+            return stamp(os.fstat(fd))[0]
+        finally:
+            os.close(fd)
+            try:
+                os.unlink(name)
+            except OSError:
+                pass
+
+    @staticmethod
+    def _racy(db: sqlite3.Connection) -> set[str]:
+        """The paths the last refresh read with a stamp too close to its start to trust (see `RACY_NS`)."""
+        row = db.execute("SELECT value FROM meta WHERE key = 'racy'").fetchone()
+        try:
+            found = marshal.loads(row[0]) if row is not None else []
+        except (EOFError, ValueError, TypeError):
+            return set()  # a damaged cache entry: the full refresh compares every stamp anyway
+        return {p for p in found if isinstance(p, str)} if isinstance(found, list) else set()
 
     @staticmethod
     def _gen(db: sqlite3.Connection) -> int:
