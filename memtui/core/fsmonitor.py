@@ -18,7 +18,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import secrets
 import threading
 import time
 from pathlib import Path
@@ -75,7 +74,7 @@ class Publisher:
 
     def _new_journal(self) -> None:
         state = _state(self.root)
-        self.journal_id = secrets.token_hex(8)
+        self.journal_id = os.urandom(8).hex()
         tmp = state / f"{JOURNAL}.{self.journal_id}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
         head = (HEADER + self.journal_id + "\n").encode()
@@ -139,7 +138,7 @@ def changes_since(root: str | os.PathLike[str], token: Token | None) -> tuple[To
     root = Path(root).expanduser().absolute()
     if not watcher_alive(root):
         return None, None
-    name = secrets.token_hex(8)
+    name = os.urandom(8).hex()
     cookie = _state(root) / COOKIES / name
     try:
         with open(cookie, "x"):
