@@ -1077,7 +1077,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--big", "--scale-100k", dest="big", action="store_true", help="also measure at 100,000 "
                         "files / 905 MB (the growth table and the search scale step; generating it takes a minute "
                         "or two and ~2 GB of disk)")
-    parser.add_argument("--sizes", default="", metavar="N,N", help="the memory sizes in files of the growth table and the search scale step "
+    parser.add_argument("--sizes", default="", metavar="N,N",
+                        help="the memory sizes in files of the growth table and the search scale step "
                         "(default 1000,10000, and 100000 with --big)")
     parser.add_argument("--before", metavar="REF", default=None,
                         help="also measure the growth table and the search scale step with memtui as of git REF "
