@@ -8,6 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 # The app's `?` (same id, so a rebinding in [keys] moves it too), also first among the keys of a widget whose own
 # keys make the footer wider than the screen: the footer is cut at its end, where the app's `? Keys` is.
@@ -21,6 +22,7 @@ class KeyFooter(Footer):
     rebuilt itself twice more under every dialog, hidden."""
 
     _shown: tuple[Any, ...] | None = None
+    _rebuild_due = False  # a rebuild is asked for: the keys are compared again when it runs, and it runs once
 
     def _keys(self, screen: Screen) -> tuple[Any, ...]:
         return (self.compact, self.show_command_palette, tuple(
@@ -30,6 +32,14 @@ class KeyFooter(Footer):
     def compose(self) -> ComposeResult:
         keys = list(super().compose())
         self._shown = self._keys(self.screen) if keys else None  # nothing shown yet (bindings not ready): not kept
+        for key in keys:
+            if isinstance(key, FooterKey):  # (memtui's bindings have no groups: every key is the footer's child)
+                # Born in the style it ends up in: a FooterKey starts compact, its watcher adds the class when it
+                # mounts, and the binding to the footer's `compact` (every key's but the palette's) then removes it,
+                # each a restyle of the key: three in all, where one will do.
+                compact = key.compact if key.has_class("-command-palette") else self.compact
+                key.set_reactive(FooterKey.compact, compact)
+                key.set_class(compact, "-compact", update=False)
         yield from keys
 
     def bindings_changed(self, screen: Screen) -> None:
@@ -38,4 +48,17 @@ class KeyFooter(Footer):
         if (self._shown is not None and screen is self.screen and self.is_attached and screen.app.app_focus
                 and self._keys(screen) == self._shown):
             return
-        super().bindings_changed(screen)
+        self._bindings_ready = True
+        if not screen.app.app_focus or not (self.is_attached and screen is self.screen):
+            return
+        # Textual's footer recomposes after the next refresh once for each change: two changes before the first
+        # frame built every key twice. One rebuild, if the keys still differ when it runs.
+        if not self._rebuild_due:
+            self._rebuild_due = True
+            self.call_after_refresh(self._rebuild)
+
+    async def _rebuild(self) -> None:
+        self._rebuild_due = False
+        if self._shown is not None and self._keys(self.screen) == self._shown:
+            return
+        await self.recompose()
