@@ -25,9 +25,13 @@ class KeyFooter(Footer):
     _rebuild_due = False  # a rebuild is asked for: the keys are compared again when it runs, and it runs once
 
     def _keys(self, screen: Screen) -> tuple[Any, ...]:
+        """What the footer draws: the keys it shows (a hidden one, such as the viewer's j and k that come with
+        its entries, changes nothing drawn) and the palette's."""
+        palette = self.app.COMMAND_PALETTE_BINDING
         return (self.compact, self.show_command_palette, tuple(
             (key, b.key, b.action, b.description, b.tooltip, b.show, b.group, enabled, tooltip,
-             self.app.get_key_display(b)) for key, (_node, b, enabled, tooltip) in screen.active_bindings.items()))
+             self.app.get_key_display(b)) for key, (_node, b, enabled, tooltip) in screen.active_bindings.items()
+            if b.show or key == palette))
 
     def compose(self) -> ComposeResult:
         keys = list(super().compose())
@@ -52,10 +56,12 @@ class KeyFooter(Footer):
         if not screen.app.app_focus or not (self.is_attached and screen is self.screen):
             return
         # Textual's footer recomposes after the next refresh once for each change: two changes before the first
-        # frame built every key twice. One rebuild, if the keys still differ when it runs.
+        # frame built every key twice, after the first frame, and laid out and painted the screen again. One
+        # rebuild, if the keys still differ when it runs, and at once: the keys are styled and laid out with the
+        # first frame.
         if not self._rebuild_due:
             self._rebuild_due = True
-            self.call_after_refresh(self._rebuild)
+            self.call_later(self._rebuild)
 
     async def _rebuild(self) -> None:
         self._rebuild_due = False
