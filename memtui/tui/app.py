@@ -6,6 +6,7 @@ Layout (like JupyterLab): header; memory tree | tabbed main area | review panel;
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import itertools
 import threading
@@ -47,6 +48,25 @@ from memtui.tui.tree import MemoryTree
 from memtui.tui.viewer import MemoryViewer
 
 FIRST_SCREEN_WAIT = 2.0  # seconds the whole-folder sync waits for the first screen (MEMORY.md may never load)
+# Until the first screen is shown, Python's cycle collector runs after this many allocations, not 700: building the
+# screen allocates ~150,000 objects, few of them garbage, and its ~200 collections (one of them a full one over every
+# module and widget) took ~25 ms of the first screen's ~300. Put back once it is shown (or the app quits first).
+START_GC_THRESHOLD = 100_000
+_gc_threshold: tuple[int, ...] | None = None  # Python's thresholds while the first screen's are in force
+
+
+def _start_gc() -> None:
+    global _gc_threshold
+    if _gc_threshold is None:
+        _gc_threshold = gc.get_threshold()
+    gc.set_threshold(max(START_GC_THRESHOLD, _gc_threshold[0]), *_gc_threshold[1:])
+
+
+def _settle_gc() -> None:
+    global _gc_threshold
+    if _gc_threshold is not None:
+        gc.set_threshold(*_gc_threshold)
+        _gc_threshold = None
 
 # The keys that decide what the review panel has selected: they act only while the panel is what the person looks
 # at, never while a text box has focus (there the letters are text) nor from inside a Chat or Search tab.
@@ -107,6 +127,7 @@ class MemtuiApp(App[None]):
 
     def __init__(self, root: str | Path | None = None, theme: str | None = None, *, watch: bool = True,
                  user: str | None = None, memory: Memory | None = None) -> None:
+        _start_gc()
         super().__init__()
         if memory is None:
             if root is None:
@@ -234,6 +255,7 @@ class MemtuiApp(App[None]):
         then reads the whole folder after the frame that paints them."""
         if not self.alive():  # quitting: the widgets it looks at are going
             self._first_screen_timer.stop()
+            _settle_gc()
             return
         viewer = self.viewer_for(MEMORY_FILE)
         shown = self.synced and "" in self.tree.loaded and (viewer is None or viewer.state is not None)
@@ -241,6 +263,7 @@ class MemtuiApp(App[None]):
         waited = time.monotonic() - self._first_screen_since > FIRST_SCREEN_WAIT
         if shown or waited or self.folder_synced:
             self._first_screen_timer.stop()
+            _settle_gc()
             if not self.folder_synced:
                 self.call_after_refresh(self.sync)
 
@@ -285,6 +308,7 @@ class MemtuiApp(App[None]):
     async def on_unmount(self) -> None:
         # Stopped and joined here, off the event loop: a watcher left running would still be reading when the
         # interpreter tears down.
+        _settle_gc()
         watcher, self.watcher, self.changes = self.changes, None, None
         if watcher is not None:
             await asyncio.to_thread(watcher.stop)
