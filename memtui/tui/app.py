@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.actions import ActionParseResult
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -77,6 +77,22 @@ REVIEW_ACTIONS = frozenset({"approve", "revise", "reject", "approve_all", "next_
 SYNC_AFTER = 0.1
 SYNC_POLL = 0.01  # while a viewer re-reads, the sync looks again this often
 SYNC_WAIT_MAX = 1.0  # and starts anyway after this long
+
+
+class MainScreen(Screen):
+    """The app's main screen: it gives the keys to MEMORY.md's viewer as it is composed (see get_default_screen),
+    and is not styled twice before its first frame."""
+
+    AUTO_FOCUS = "MemoryViewer"
+    _shown = False
+
+    def _on_screen_resume(self, event: events.ScreenResume) -> None:
+        # Each widget on it was styled as it mounted, by the stylesheets then parsed (a widget's own CSS is added
+        # before it is styled, and scoped to it): the first resume, which Textual sends as the screen first shows,
+        # would style every widget again (a sixth of the first frame). Screen's own handler runs after this one.
+        if not self._shown:
+            self._shown = True
+            event.refresh_styles = False
 
 
 def tab_id(prefix: str, rel: str) -> str:
@@ -223,9 +239,7 @@ class MemtuiApp(App[None]):
         """The main screen, which gives the keys to MEMORY.md's viewer as it is composed. Focusing it only at mount
         moved the focus twice (Textual's auto focus gave it to the activity feed first): each move restyles the
         widget it leaves and the one it reaches, before the first frame."""
-        screen = Screen(id="_default")
-        screen.AUTO_FOCUS = "MemoryViewer"
-        return screen
+        return MainScreen(id="_default")
 
     def on_mount(self) -> None:
         if self.keymap_config:
