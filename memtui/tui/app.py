@@ -9,6 +9,7 @@ import asyncio
 import gc
 import hashlib
 import itertools
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -22,7 +23,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Input, TabbedContent, TabPane, TextArea
+from textual.widgets import Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from memtui.core import clock
@@ -93,6 +94,12 @@ class MainScreen(Screen):
         if not self._shown:
             self._shown = True
             event.refresh_styles = False
+
+
+def _is_text_area(widget: Widget | None) -> bool:
+    """Is `widget` a TextArea? Asked without importing it (~8 ms at start): none exists until its module is."""
+    module = sys.modules.get("textual.widgets._text_area")
+    return module is not None and isinstance(widget, module.TextArea)
 
 
 def tab_id(prefix: str, rel: str) -> str:
@@ -282,7 +289,9 @@ class MemtuiApp(App[None]):
                 self.call_after_refresh(self.sync)
 
     def viewer(self, rel: str) -> MemoryViewer:
-        return MemoryViewer(self.root, rel, read=self.memory.store.read, memory=self.memory, person=self.by)
+        viewer = MemoryViewer(self.root, rel, read=self.memory.store.read, memory=self.memory, person=self.by)
+        # Styled wrapped (or not) from the start: the class it takes at mount was a second styling of the viewer.
+        return viewer.set_class(self.diff_wrap, "-wrap", update=False)
 
     @work(thread=True, group="watch", exit_on_error=False)
     def start_watcher(self) -> None:
@@ -614,7 +623,7 @@ class MemtuiApp(App[None]):
         if self.screen is not self.base:
             return False
         focused = self.focused
-        if isinstance(focused, (Input, TextArea)):
+        if isinstance(focused, Input) or _is_text_area(focused):
             return False
         review = self.base.query(ReviewPanel)
         if focused is not None and review and review.first() in focused.ancestors_with_self:
