@@ -3,6 +3,7 @@
 Layout (like JupyterLab): header; memory tree | tabbed main area | review panel; activity feed; footer.
 """
 
+# ruff: noqa: E402
 from __future__ import annotations
 
 import asyncio
@@ -15,6 +16,30 @@ import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+# Until the first screen is shown, Python's cycle collector runs after this many allocations, not 700: building the
+# screen allocates ~150,000 objects, few of them garbage, and its ~200 collections (one of them a full one over every
+# module and widget) took ~25 ms of the first screen's ~300. Put back once it is shown (or the app quits first).
+# Raised as this module is imported too: importing Textual and memtui is ~80 collections more.
+START_GC_THRESHOLD = 100_000
+_gc_threshold: tuple[int, ...] | None = None  # Python's thresholds while the first screen's are in force
+
+
+def _start_gc() -> None:
+    global _gc_threshold
+    if _gc_threshold is None:
+        _gc_threshold = gc.get_threshold()
+    gc.set_threshold(max(START_GC_THRESHOLD, _gc_threshold[0]), *_gc_threshold[1:])
+
+
+def _settle_gc() -> None:
+    global _gc_threshold
+    if _gc_threshold is not None:
+        gc.set_threshold(*_gc_threshold)
+        _gc_threshold = None
+
+
+_start_gc()  # before Textual is imported (the imports below follow it: E402 is meant)
 
 from textual import events, on, work
 from textual.actions import ActionParseResult
@@ -49,25 +74,6 @@ from memtui.tui.tree import MemoryTree
 from memtui.tui.viewer import MemoryViewer
 
 FIRST_SCREEN_WAIT = 2.0  # seconds the whole-folder sync waits for the first screen (MEMORY.md may never load)
-# Until the first screen is shown, Python's cycle collector runs after this many allocations, not 700: building the
-# screen allocates ~150,000 objects, few of them garbage, and its ~200 collections (one of them a full one over every
-# module and widget) took ~25 ms of the first screen's ~300. Put back once it is shown (or the app quits first).
-START_GC_THRESHOLD = 100_000
-_gc_threshold: tuple[int, ...] | None = None  # Python's thresholds while the first screen's are in force
-
-
-def _start_gc() -> None:
-    global _gc_threshold
-    if _gc_threshold is None:
-        _gc_threshold = gc.get_threshold()
-    gc.set_threshold(max(START_GC_THRESHOLD, _gc_threshold[0]), *_gc_threshold[1:])
-
-
-def _settle_gc() -> None:
-    global _gc_threshold
-    if _gc_threshold is not None:
-        gc.set_threshold(*_gc_threshold)
-        _gc_threshold = None
 
 # The keys that decide what the review panel has selected: they act only while the panel is what the person looks
 # at, never while a text box has focus (there the letters are text) nor from inside a Chat or Search tab.
