@@ -19,9 +19,10 @@ from typing import Any
 
 # Until the first screen is shown, Python's cycle collector runs after this many allocations, not 700: building the
 # screen allocates ~150,000 objects, few of them garbage, and its ~200 collections (one of them a full one over every
-# module and widget) took ~25 ms of the first screen's ~300. Put back once it is shown (or the app quits first).
+# module and widget) took ~25 ms of the first screen's ~300. Put back a moment after it is shown (or as the app quits).
 # Raised as this module is imported too: importing Textual and memtui is ~80 collections more.
 START_GC_THRESHOLD = 100_000
+GC_SETTLE_AFTER = 1.0  # seconds after the first screen is shown
 _gc_threshold: tuple[int, ...] | None = None  # Python's thresholds while the first screen's are in force
 
 
@@ -290,7 +291,9 @@ class MemtuiApp(App[None]):
         waited = time.monotonic() - self._first_screen_since > FIRST_SCREEN_WAIT
         if shown or waited or self.folder_synced:
             self._first_screen_timer.stop()
-            _settle_gc()
+            # A moment after the frame that paints them, when the whole folder is usually shown too: the first
+            # collection then (~100,000 young objects) takes 10-15 ms, and it held up that frame.
+            self.set_timer(GC_SETTLE_AFTER, _settle_gc)
             if not self.folder_synced:
                 self.call_after_refresh(self.sync)
 
