@@ -478,3 +478,25 @@ def test_app_start_path_imports_neither_git_nor_the_sdk(demo: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+async def test_letters_typed_into_a_text_area_never_decide_a_proposal(demo: Path) -> None:
+    # The review keys stand aside for any text box. TextArea is not imported at start (the guard asks by class
+    # name), so a text area made later, and one made from it, must still have its letters.
+    from textual.widgets import TextArea
+
+    class Notes(TextArea):
+        pass
+
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        for box in (TextArea(id="plain-box"), Notes(id="made-box")):
+            await app.base.mount(box)
+            box.focus()
+            await pilot.pause()
+            await pilot.press("a", "r", "A")
+            await pilot.pause()
+            assert box.text == "arA"
+            assert queue_status(demo, "p-0001")["status"] == "pending"
+            await box.remove()
