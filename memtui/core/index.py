@@ -203,9 +203,18 @@ def read_text(path: Path, size: int | None = None, max_bytes: int | None = None)
     if size is not None and size > max_bytes:
         return None, SKIP_HUGE
     try:
-        with open(path, "rb") as fh:
+        # What the walk stat-ed may have been swapped since: a symlink is not followed (its target may lie outside
+        # the memory) and a FIFO or a device is not waited on (an open of a FIFO with no writer never returns).
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None, SKIP_UNREADABLE
+    try:
+        with open(fd, "rb") as fh:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return None, SKIP_UNREADABLE
             # read(n) allocates n bytes up front: ask for the file's size (plus one, to see it grow), not the cap.
-            known = min(os.fstat(fh.fileno()).st_size, max_bytes)
+            known = min(st.st_size, max_bytes)
             data = fh.read(known + 1)
             if len(data) > known:
                 chunks, total = [data], len(data)
