@@ -285,6 +285,11 @@ class FolderFeed:
         src = os.fsdecode(event.src_path)
         dest = os.fsdecode(getattr(event, "dest_path", "") or "")
         folder = event.is_directory and kind in ("moved", "deleted", "created")
+        # A `.git` made, removed or renamed in a folder of the memory makes that folder a nested repository or a
+        # memory folder again (`memtui.core.index.walk`): every file under it comes or goes, unnamed.
+        nested = kind in ("moved", "deleted", "created") and any(
+            path and os.path.basename(path) == ".git" and os.path.dirname(path) != str(self.root)
+            and classify(self.root, os.path.dirname(path) + "/x") is not None for path in (src, dest))
         files: list[str] = []
         for path, settled in ((src, kind == "closed"), (dest, True)):
             if not path:
@@ -310,6 +315,11 @@ class FolderFeed:
                 if shown(rel, event.is_directory):
                     # A rename's destination and a closed-after-write file are whole: the burst may end soon.
                     self.burst.add([rel + ("/" if event.is_directory else "")], settled=settled)
+        if nested:
+            publisher = self.publisher
+            if publisher is not None:
+                publisher.everything()
+            self.hub._deliver_raw(Change(everything=True))
         if files:
             publisher = self.publisher
             if publisher is not None and (folder or not event.is_directory):  # a folder's "modified" names no file

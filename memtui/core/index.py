@@ -188,6 +188,8 @@ def _stat(root: Path, rel: str) -> tuple[int, int] | None:
             folder = folder / part
             if not stat.S_ISDIR(os.lstat(folder).st_mode):
                 return None
+            if os.path.lexists(folder / ".git"):
+                return None  # a nested repository, which `walk` leaves out: not this memory's files
         st = os.lstat(root / rel)
     except OSError:
         return None
