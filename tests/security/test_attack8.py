@@ -80,11 +80,15 @@ def test_a_planted_cookie_folder_link_neither_slows_a_warm_search_nor_writes_out
         for _ in range(3):
             assert s.search("otter").sources == 1
         took = (time.monotonic() - started) / 3
+        started = time.monotonic()
+        assert search(mem, "otter").sources == 1  # a cold reader asks the live watcher with a cookie of its own
+        cold = time.monotonic() - started
         write(root, "a.md", "- [stated] the otter sleeps\n")
         assert s.search("otter sleeps").sources == 1  # still right: no barrier means every file is re-checked
     assert list(outside.iterdir()) == []
     assert outside.stat().st_mtime_ns == before, "a file was created through the planted link"
     assert took < 0.75, f"each warm query waited {took:.2f} s for a cookie that cannot come back"
+    assert cold < 0.75, f"a cold query waited {cold:.2f} s for a cookie that cannot come back"
 
 
 def _refresh_between_walk_and_read(monkeypatch, act) -> None:
