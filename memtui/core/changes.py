@@ -265,7 +265,7 @@ class FolderFeed:
                   ev.FileMovedEvent, ev.DirMovedEvent, ev.FileDeletedEvent, ev.DirDeletedEvent, ev.FileClosedEvent]
         try:
             # Made before the watch: a cookie in a folder made after it could be missed while it is being watched.
-            (self.root / COOKIES).mkdir(parents=True, exist_ok=True)
+            os.close(cookie_folder(self.root))
         except OSError:
             pass  # a read-only memory: no barrier, so an own write's late echo may be a second event
         made = observer()
@@ -349,21 +349,23 @@ class FolderFeed:
         seen = threading.Event()
         with self._lock:
             self._barriers[name] = seen
-        folder = self.root / COOKIES
+        folder: int | None = None
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            with open(folder / name, "x"):
-                pass
+            folder = cookie_folder(self.root)
+            os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                             dir_fd=folder))
             return seen.wait(timeout)
         except OSError:
             return False
         finally:
             with self._lock:
                 self._barriers.pop(name, None)
-            try:
-                os.remove(folder / name)
-            except OSError:
-                pass
+            if folder is not None:
+                try:
+                    os.unlink(name, dir_fd=folder)
+                except OSError:
+                    pass
+                os.close(folder)
 
     def publish(self) -> Any:
         """Journal every change for other processes (`memtui.core.fsmonitor`) while someone asks; the Publisher,
@@ -593,6 +595,27 @@ class Changes:
         change = feed.burst.release(paths, queue=True, audit=True)
         if change is not None:
             self._deliver(change)
+
+
+def cookie_folder(root: Path) -> int:
+    """A descriptor of the memory's cookie folder, made if missing, reached without following a link: the watcher
+    follows none, so a cookie made through a planted `.memtui` or cookie-folder link would never be heard (each
+    barrier would wait its whole time) and would be a file written outside the memory."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+    fd = os.open(root, flags)
+    try:
+        for part in COOKIES.split("/"):
+            try:
+                os.mkdir(part, dir_fd=fd)
+            except FileExistsError:
+                pass
+            inner = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _call(callback: Callback, change: Change) -> None:

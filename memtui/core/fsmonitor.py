@@ -139,21 +139,30 @@ def changes_since(root: str | os.PathLike[str], token: Token | None) -> tuple[To
     root = Path(root).expanduser().absolute()
     if not watcher_alive(root):
         return None, None
+    from memtui.core.changes import cookie_folder
+
     name = secrets.token_hex(8)
-    cookie = _state(root) / COOKIES / name
     try:
-        with open(cookie, "x"):
-            pass
+        # Not through a planted link: the watcher would never hear it, and it would be a file written elsewhere.
+        folder = cookie_folder(root)
     except OSError:
         return None, None
-    hint = token.rsplit(":", 1) if token and ":" in token else None
     try:
-        found = _wait_for_cookie(root, name, hint)
-    finally:
         try:
-            os.remove(cookie)
+            os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                             dir_fd=folder))
         except OSError:
-            pass
+            return None, None
+        hint = token.rsplit(":", 1) if token and ":" in token else None
+        try:
+            found = _wait_for_cookie(root, name, hint)
+        finally:
+            try:
+                os.unlink(name, dir_fd=folder)
+            except OSError:
+                pass
+    finally:
+        os.close(folder)
     if found is None:
         return None, None
     journal_id, lines, end = found
