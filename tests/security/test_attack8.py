@@ -166,3 +166,68 @@ def test_a_write_through_a_hidden_hard_link_is_seen_by_a_warm_search(root, mem):
         with open(root / ".memtui/alias", "r+", encoding="utf-8") as f:  # in place, through the other name
             f.write("- [stated] the beaver swims")
         assert comparable(s.search("beaver")) == scan(mem, "beaver")
+
+
+def _flood_and_edit(root: Path, edit: Path, text: str) -> None:
+    """More file events at once than the kernel's inotify queue holds (`max_queued_events`): `touch` on many files
+    of a hidden folder (memtui drops their events, the kernel queues them all the same), then one memory edit, which
+    the full queue drops."""
+    import subprocess
+
+    queued = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    flood = root / ".flood"
+    flood.mkdir()
+    names = "\n".join(f"f{k}" for k in range(queued * 3)).encode()
+    subprocess.run(["xargs", "touch"], input=names, cwd=flood, check=True)  # made (the watcher still keeps up)
+    subprocess.run(["xargs", "touch"], input=names, cwd=flood, check=True)  # touched again: the queue overflows
+    edit.write_text(text, encoding="utf-8")
+
+
+@pytest.mark.skipif(not Path("/proc/sys/fs/inotify/max_queued_events").exists()
+                    or int(Path("/proc/sys/fs/inotify/max_queued_events").read_text()) > 65536
+                    or shutil.which("xargs") is None or shutil.which("touch") is None,
+                    reason="needs Linux inotify with a queue small enough to flood, xargs and touch")
+def test_an_edit_lost_to_an_inotify_queue_overflow_is_not_vouched_for(root, mem):
+    """Was: when more events came at once than the kernel's inotify queue holds, it dropped the rest (one overflow
+    event in their place); watchdog rebuilt its watches and told no handler, so the barrier's cookie, made after the
+    queue had drained, came back and vouched for a watcher that had lost the edit: the warm search answered from
+    the old text (0 sources where the scan had 1) until the file changed again, and the journal told cold readers
+    the same."""
+    write(root, "notes/a.md", "- [stated] the otter swims\n")
+    with Searcher(mem, watch=True) as s:
+        assert s.search("otter").sources == 1
+        _flood_and_edit(root, root / "notes/a.md", "- [stated] the beaver swims\n")
+        time.sleep(2.0)  # the watcher has long caught up with what the queue held
+        assert comparable(s.search("beaver")) == scan(mem, "beaver")
+
+
+def test_the_watcher_hears_a_memory_file_s_mode_change(root, mem):
+    """Was: the watcher asked the kernel for writes only, and watchdog (7) sends a chmod as an attribute event, which
+    was not among them: a file made unreadable (or readable again) kept its old answer in a warm search, where a
+    scan counts it unreadable (as root every file stays readable, so the search itself cannot show it here)."""
+    from memtui.core import changes
+
+    write(root, "notes/a.md", "- [stated] the otter swims\n")
+    heard: list = []
+    hub = changes.for_folder(root)
+    unsubscribe = hub.subscribe(heard.append, raw=True)
+    try:
+        os.chmod(root / "notes/a.md", 0)
+        assert hub.feed.barrier()
+        assert any("notes/a.md" in c.paths for c in heard), heard
+    finally:
+        unsubscribe()
+        os.chmod(root / "notes/a.md", 0o644)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file whatever its mode")
+def test_a_file_made_readable_again_is_searched_by_a_warm_search(root, mem):
+    write(root, "notes/a.md", "- [stated] the otter swims\n")
+    os.chmod(root / "notes/a.md", 0)
+    try:
+        with Searcher(mem, watch=True) as s:
+            assert s.search("otter").sources == 0
+            os.chmod(root / "notes/a.md", 0o644)
+            assert comparable(s.search("otter")) == scan(mem, "otter")
+    finally:
+        os.chmod(root / "notes/a.md", 0o644)
