@@ -263,6 +263,8 @@ class FolderFeed:
         # event per file in front of a reader's cookie.
         writes = [ev.FileCreatedEvent, ev.DirCreatedEvent, ev.FileModifiedEvent, ev.DirModifiedEvent,
                   ev.FileMovedEvent, ev.DirMovedEvent, ev.FileDeletedEvent, ev.DirDeletedEvent, ev.FileClosedEvent]
+        # A chmod makes a file unreadable or readable again (watchdog 7 tells it apart from a write).
+        writes += [getattr(ev, name) for name in ("FileAttribEvent", "DirAttribEvent") if hasattr(ev, name)]
         try:
             # Made before the watch: a cookie in a folder made after it could be missed while it is being watched.
             os.close(cookie_folder(self.root))
@@ -271,8 +273,32 @@ class FolderFeed:
         made = observer()
         made.schedule(Handler(), str(self.root), recursive=True, event_filter=writes)
         made.start()
+        self._hear_overflows(made)
         self._observer = made
         self.burst.start_flusher("memtui-changes-flush")
+
+    def _hear_overflows(self, made: Any) -> None:
+        """Be told when the kernel's inotify queue overflows: the events it dropped are lost for good, and watchdog
+        (7) only rebuilds its watches, telling no handler; the cookies that come after would vouch for the gap."""
+        for emitter in list(getattr(made, "emitters", ())):
+            group = getattr(emitter, "_inotify", None)
+            rebuild = getattr(group, "on_queue_overflow", None)
+            if rebuild is None:
+                continue
+
+            def on_queue_overflow(rebuild: Any = rebuild) -> None:
+                self.overflowed()
+                rebuild()
+
+            group.on_queue_overflow = on_queue_overflow
+
+    def overflowed(self) -> None:
+        """Events were dropped: what changed can no longer be named file by file."""
+        publisher = self.publisher
+        if publisher is not None:
+            publisher.everything()
+        self.hub._deliver_raw(Change(everything=True))
+        self.burst.add(queue=True, audit=True, everything=True)
 
     @property
     def running(self) -> bool:
@@ -284,7 +310,8 @@ class FolderFeed:
             return
         src = os.fsdecode(event.src_path)
         dest = os.fsdecode(getattr(event, "dest_path", "") or "")
-        folder = event.is_directory and kind in ("moved", "deleted", "created")
+        # A folder's chmod can hide or show every file under it.
+        folder = event.is_directory and kind in ("moved", "deleted", "created", "attrib")
         # A `.git` made, removed or renamed in a folder of the memory makes that folder a nested repository or a
         # memory folder again (`memtui.core.index.walk`): every file under it comes or goes, unnamed.
         nested = kind in ("moved", "deleted", "created") and any(
