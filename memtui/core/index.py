@@ -411,19 +411,28 @@ class Index:
         # Paths a watcher named are re-read whatever their (mtime, size) say: an edit can keep both.
         work = [(rel, st) for rel, st in seen.items()
                 if paths is not None or rel in racy or known.get(rel, (0, None, None))[1:] != st]
+        same: list[tuple[str, tuple[int, int]]] = []
         if clocked and (work or gone):
             # What this refresh reads with a stamp in or after the clock's current tick could be written again
             # within that tick, after the read, keeping its stamp: it is read again next time. What it did not
             # read (a refresh of named paths) stays on the list.
             now = self._clock()
-            racy = (racy - {rel for rel, _ in work} - set(gone)) | {rel for rel, st in work if st[0] >= now}
+            if racy and paths is None:
+                # Read again only for its stamp (one with an mtime in the future stays racy for ever): what still
+                # reads as indexed is not written again.
+                work, same = self._recheck(db, work, known, racy)
+            read = {rel for rel, _ in work} | {rel for rel, _ in same}
+            racy = (racy - read - set(gone)) | {rel for rel, st in work + same if st[0] >= now}
         stats.unchanged = len(seen) - len(work)
         if not work and not gone:
             if snapshot is not None:
                 db.execute("BEGIN IMMEDIATE")
                 if self._gen(db) == seen_gen:
                     db.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (snapshot,))
-                    db.execute("DELETE FROM meta WHERE key = 'racy'")  # every file was compared: none is left
+                    if racy:
+                        db.execute("INSERT OR REPLACE INTO meta VALUES ('racy', ?)", (marshal.dumps(sorted(racy)),))
+                    else:
+                        db.execute("DELETE FROM meta WHERE key = 'racy'")  # every file was compared: none is left
                 db.execute("COMMIT")
             self.last_refresh = stats
             return stats
@@ -488,6 +497,33 @@ class Index:
         stats.skipped = {k: v for k, v in self.summary()[1].items()}
         self.last_refresh = stats
         return stats
+
+    def _recheck(self, db: sqlite3.Connection, work: list[tuple[str, tuple[int, int]]],
+                 known: dict[str, tuple[int, int, int]], racy: set[str]
+                 ) -> tuple[list[tuple[str, tuple[int, int]]], list[tuple[str, tuple[int, int]]]]:
+        """(work left, files read again that hold what is indexed): of `work`, the racy files whose stamp did not
+        change are read and compared with their indexed text (or skip reason)."""
+        again = [(rel, st) for rel, st in work if rel in racy and rel in known and known[rel][1:] == st]
+        if not again:
+            return work, []
+        stored: dict[int, tuple[str | None, bytes | None]] = {}
+        ids = [known[rel][0] for rel, _ in again]
+        for k in range(0, len(ids), 500):
+            chunk = ids[k : k + 500]
+            rows = db.execute("SELECT f.id, f.skipped, d.folded FROM file f LEFT JOIN doc d ON d.id = f.id "
+                              f"WHERE f.id IN ({','.join('?' * len(chunk))})", chunk)
+            stored.update({i: (skipped, folded) for i, skipped, folded in rows})
+        same, changed = [], []
+        texts = self.source.texts((rel, size) for rel, (_, size) in again)
+        for (rel, st), (text, skipped) in zip(again, texts):
+            was_skipped, folded = stored.get(known[rel][0], ("", None))
+            if text is None:
+                kept = skipped == was_skipped
+            else:
+                kept = was_skipped is None and folded == fold(text).encode("utf-8")
+            (same if kept else changed).append((rel, st))
+        kept_paths = {rel for rel, _ in same}
+        return [item for item in work if item[0] not in kept_paths], same
 
     def _clock(self) -> int:
         """The file system's clock now, as it stamps files (its tick, not `time.time_ns()`): the stamp of a file
