@@ -153,10 +153,8 @@ def test_a_file_swapped_for_a_link_while_a_refresh_reads_does_not_index_its_targ
     assert comparable(search(mem, "hunter2")) == scan(mem, "hunter2")
 
 
-@pytest.mark.xfail(strict=True, reason="not fixed: a write through a second name (a hard link) outside the "
-                   "watched names is never heard; the watched refresh must re-stat files with st_nlink > 1")
 def test_a_write_through_a_hidden_hard_link_is_seen_by_a_warm_search(root, mem):
-    """A write through another name of a memory file's inode (a hard link under `.memtui/`, `.git/` or outside the
+    """Was: a write through another name of a memory file's inode (a hard link under `.memtui/`, `.git/` or outside the
     memory) changes the memory file, but the watcher hears it under the other name (hidden: dropped) or not at
     all; the barrier then vouches that nothing changed and the warm search answers from the old text."""
     write(root, "notes/a.md", "- [stated] the otter swims\n")
@@ -254,3 +252,23 @@ def test_files_with_future_mtimes_are_not_indexed_again_at_every_query(root, mem
         os.utime(path, ns=(later, later))
         assert comparable(s.search("beaver")) == scan(mem, "beaver")
         assert comparable(s.search("otter")) == scan(mem, "otter")
+
+
+def test_a_write_through_any_name_of_a_linked_memory_file_is_seen_by_a_warm_search(root, mem, tmp_path):
+    # Two names in the memory (a write through one is heard under it only), and one outside it made before the
+    # watcher started (the walk sees the file's link count).
+    write(root, "notes/a.md", "- [stated] the otter swims\n")
+    write(root, "notes/c.md", "- [stated] the stoat runs\n")
+    os.link(root / "notes/c.md", tmp_path / "outside.md")
+    with Searcher(mem, watch=True) as s:
+        assert s.search("otter").sources == 1 and s.search("stoat").sources == 1
+        os.link(root / "notes/a.md", root / "notes/b.md")
+        assert comparable(s.search("otter")) == scan(mem, "otter")
+        with open(root / "notes/b.md", "r+", encoding="utf-8") as f:
+            f.write("- [stated] the beaver swims")
+        assert comparable(s.search("beaver")) == scan(mem, "beaver")
+        assert s.search("beaver").sources == 2
+        with open(tmp_path / "outside.md", "r+", encoding="utf-8") as f:
+            f.write("- [stated] the ermine runs")
+        assert comparable(s.search("ermine")) == scan(mem, "ermine")
+        assert comparable(s.search("stoat")) == scan(mem, "stoat")
