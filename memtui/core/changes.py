@@ -314,9 +314,13 @@ class FolderFeed:
         folder = event.is_directory and kind in ("moved", "deleted", "created", "attrib")
         # A `.git` made, removed or renamed in a folder of the memory makes that folder a nested repository or a
         # memory folder again (`memtui.core.index.walk`): every file under it comes or goes, unnamed.
-        nested = kind in ("moved", "deleted", "created") and any(
+        unnamed = kind in ("moved", "deleted", "created") and any(
             path and os.path.basename(path) == ".git" and os.path.dirname(path) != str(self.root)
             and classify(self.root, os.path.dirname(path) + "/x") is not None for path in (src, dest))
+        if not unnamed and not event.is_directory and kind in ("created", "moved"):
+            # A new name for a file that has others (a hard link, here or in a hidden folder): a write through
+            # one name is heard under that name only, so the index must learn every name of it (a walk does).
+            unnamed = _linked(dest if kind == "moved" else src)
         files: list[str] = []
         for path, settled in ((src, kind == "closed"), (dest, True)):
             if not path:
@@ -342,7 +346,7 @@ class FolderFeed:
                 if shown(rel, event.is_directory):
                     # A rename's destination and a closed-after-write file are whole: the burst may end soon.
                     self.burst.add([rel + ("/" if event.is_directory else "")], settled=settled)
-        if nested:
+        if unnamed:
             publisher = self.publisher
             if publisher is not None:
                 publisher.everything()
@@ -622,6 +626,15 @@ class Changes:
         change = feed.burst.release(paths, queue=True, audit=True)
         if change is not None:
             self._deliver(change)
+
+
+def _linked(path: str) -> bool:
+    """Is `path` a regular file with more than one name?"""
+    try:
+        st = os.lstat(path)
+    except (OSError, ValueError):
+        return False
+    return st.st_nlink > 1 and (st.st_mode & 0o170000) == 0o100000
 
 
 def cookie_folder(root: Path) -> int:

@@ -61,8 +61,9 @@ def fold(text: str) -> str:
     return text.lower()
 
 
-def walk(root: Path) -> dict[str, tuple[int, int]]:
-    """Every searchable file under `root` as {relative path: (mtime_ns, size)}.
+def walk(root: Path, linked: set[str] | None = None) -> dict[str, tuple[int, int]]:
+    """Every searchable file under `root` as {relative path: (mtime_ns, size)}; those with more than one name (hard
+    links) are added to `linked`.
 
     Hidden files and folders, memtui's own state, the audit log, nested repositories and names with invisible
     characters are left out; symlinks are not followed."""
@@ -90,7 +91,10 @@ def walk(root: Path) -> dict[str, tuple[int, int]]:
                 elif d.is_file(follow_symlinks=False):
                     if not prefix and name in SKIP_ROOT_FILES:
                         continue
-                    out[prefix + name] = stamp(d.stat(follow_symlinks=False))
+                    st = d.stat(follow_symlinks=False)
+                    out[prefix + name] = stamp(st)
+                    if st.st_nlink > 1 and linked is not None:
+                        linked.add(prefix + name)
             except OSError:
                 continue
     return out
@@ -131,12 +135,23 @@ class FolderSource:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        # Of the files the last `states()` stat-ed, those with more than one name: a write through another name
+        # (a hard link in a hidden folder or outside the memory) is not heard by the watcher of this folder.
+        self.linked: set[str] = set()
 
     def states(self, paths: list[str] | None = None) -> dict[str, tuple[int, int]]:
         """{path: stamp} of every searchable file, or of those of `paths` that exist."""
+        self.linked = set()
         if paths is None:
-            return walk(self.root)
-        return {rel: st for rel in paths if (st := _stat(self.root, rel)) is not None}
+            return walk(self.root, self.linked)
+        out = {}
+        for rel in paths:
+            st = _stat(self.root, rel)
+            if st is not None:
+                out[rel] = stamp(st)
+                if st.st_nlink > 1:
+                    self.linked.add(rel)
+        return out
 
     def texts(self, items: Iterable[tuple[str, int | None]]) -> Iterator[tuple[str | None, str | None]]:
         """(text, why it is skipped) of each (path, size or None), one file read at a time."""
@@ -177,7 +192,7 @@ class StoreSource:
 Source = FolderSource | StoreSource
 
 
-def _stat(root: Path, rel: str) -> tuple[int, int] | None:
+def _stat(root: Path, rel: str) -> os.stat_result | None:
     # Paths come from a watcher or a journal file: an absolute or climbing one must not reach outside the root.
     if not searchable(rel):
         return None
@@ -195,7 +210,7 @@ def _stat(root: Path, rel: str) -> tuple[int, int] | None:
         return None
     if not stat.S_ISREG(st.st_mode):
         return None
-    return stamp(st)
+    return st
 
 
 def read_text(path: Path, size: int | None = None, max_bytes: int | None = None) -> tuple[str | None, str | None]:
@@ -376,6 +391,9 @@ class Index:
         self._check_version(db)
         clocked = getattr(self.source, "racy_checked", False)
         racy = self._racy(db) if clocked else set()
+        # Files with more than one name: compared by stamp at every refresh, named or not (see FolderSource.linked).
+        linked = self._racy(db, "linked") if clocked else set()
+        forced: set[str] | None = None
         snapshot: bytes | None = None
         # What the table looked like when compared; another process refreshing meanwhile means compare again.
         seen_gen = self._gen(db)
@@ -392,7 +410,8 @@ class Index:
             known = {p: (i, m, s) for i, p, m, s in db.execute("SELECT id, path, mtime_ns, size FROM file")}
             gone = [p for p in known if p not in seen]
         else:
-            paths = sorted(set(paths))
+            forced = set(paths)
+            paths = sorted(forced | linked)
             known = {}
             for k in range(0, len(paths), 500):
                 chunk = paths[k : k + 500]
@@ -410,29 +429,31 @@ class Index:
                     seen[rel] = st
         # Paths a watcher named are re-read whatever their (mtime, size) say: an edit can keep both.
         work = [(rel, st) for rel, st in seen.items()
-                if paths is not None or rel in racy or known.get(rel, (0, None, None))[1:] != st]
+                if (forced is not None and rel in forced) or rel in racy or known.get(rel, (0, None, None))[1:] != st]
+        now_linked = getattr(self.source, "linked", set()) if clocked else set()
+        if forced is not None:
+            now_linked = (linked - set(paths)) | now_linked
         same: list[tuple[str, tuple[int, int]]] = []
         if clocked and (work or gone):
             # What this refresh reads with a stamp in or after the clock's current tick could be written again
             # within that tick, after the read, keeping its stamp: it is read again next time. What it did not
             # read (a refresh of named paths) stays on the list.
             now = self._clock()
-            if racy and paths is None:
+            if racy:
                 # Read again only for its stamp (one with an mtime in the future stays racy for ever): what still
                 # reads as indexed is not written again.
-                work, same = self._recheck(db, work, known, racy)
+                work, same = self._recheck(db, work, known, racy - (forced or set()))
             read = {rel for rel, _ in work} | {rel for rel, _ in same}
             racy = (racy - read - set(gone)) | {rel for rel, st in work + same if st[0] >= now}
         stats.unchanged = len(seen) - len(work)
         if not work and not gone:
-            if snapshot is not None:
+            if snapshot is not None or now_linked != linked:
                 db.execute("BEGIN IMMEDIATE")
                 if self._gen(db) == seen_gen:
-                    db.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (snapshot,))
-                    if racy:
-                        db.execute("INSERT OR REPLACE INTO meta VALUES ('racy', ?)", (marshal.dumps(sorted(racy)),))
-                    else:
-                        db.execute("DELETE FROM meta WHERE key = 'racy'")  # every file was compared: none is left
+                    if snapshot is not None:
+                        db.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (snapshot,))
+                        self._put_list(db, "racy", racy)  # every file was compared: only the racy are left
+                    self._put_list(db, "linked", now_linked)
                 db.execute("COMMIT")
             self.last_refresh = stats
             return stats
@@ -479,10 +500,8 @@ class Index:
                 docs.append((fid, folded.encode("utf-8"), lineage))
                 fts.append((fid, folded))
             flush()
-            if racy:
-                db.execute("INSERT OR REPLACE INTO meta VALUES ('racy', ?)", (marshal.dumps(sorted(racy)),))
-            else:
-                db.execute("DELETE FROM meta WHERE key = 'racy'")
+            self._put_list(db, "racy", racy)
+            self._put_list(db, "linked", now_linked)
             # A partial refresh leaves the snapshot behind the table: drop it (the next full refresh rewrites it).
             if snapshot is None:
                 db.execute("DELETE FROM meta WHERE key = 'snapshot'")
@@ -545,9 +564,17 @@ class Index:
                 pass
 
     @staticmethod
-    def _racy(db: sqlite3.Connection) -> set[str]:
-        """The paths the last refresh read with a stamp too close to its start to trust (see `RACY_NS`)."""
-        row = db.execute("SELECT value FROM meta WHERE key = 'racy'").fetchone()
+    def _put_list(db: sqlite3.Connection, key: str, paths: set[str]) -> None:
+        if paths:
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, marshal.dumps(sorted(paths))))
+        else:
+            db.execute("DELETE FROM meta WHERE key = ?", (key,))
+
+    @staticmethod
+    def _racy(db: sqlite3.Connection, key: str = "racy") -> set[str]:
+        """The paths the last refresh read with a stamp too close to its start to trust (`_clock`), or another
+        list of paths kept the same way (`linked`)."""
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         try:
             found = marshal.loads(row[0]) if row is not None else []
         except (EOFError, ValueError, TypeError):
