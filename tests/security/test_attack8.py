@@ -272,3 +272,27 @@ def test_a_write_through_any_name_of_a_linked_memory_file_is_seen_by_a_warm_sear
             f.write("- [stated] the ermine runs")
         assert comparable(s.search("ermine")) == scan(mem, "ermine")
         assert comparable(s.search("stoat")) == scan(mem, "stoat")
+
+
+def test_a_clock_that_cannot_be_read_does_not_make_every_query_read_every_file(root, mem, monkeypatch):
+    """Was: `_clock` answered 0 when its file could not be made in `.memtui/` (a folder made read-only under a
+    connection already open, no inodes or descriptors left): every file read from then on was racy, read again by
+    every refresh for ever (each one a full compare, the snapshot never trusted). The time now, less a margin wider
+    than any file system's tick, errs the same safe way and lets them go once they are older."""
+    import tempfile
+
+    def no_file(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "mkstemp", no_file)
+    for k in range(20):
+        write(root, f"notes/f{k}.md", f"- [stated] the otter {k:02d} swims\n")
+    with Searcher(mem) as s:
+        assert s.search("otter").sources == 20  # read just now: racy
+        assert s.index._racy(s.index._connect()) >= {f"notes/f{k}.md" for k in range(20)}
+        # Some seconds later (the margin shrunk instead of waiting): none of them is read within a tick any more.
+        monkeypatch.setattr(index_module, "CLOCK_MARGIN_NS", -10**9, raising=False)
+        assert s.search("otter").sources == 20
+        assert s.search("otter").sources == 20
+        assert s.index._racy(s.index._connect()) == set()
+        assert s.index.last_refresh.touched == 0
