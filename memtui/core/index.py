@@ -48,6 +48,9 @@ MAX_FILE_BYTES = 32 * 1024 * 1024
 SKIP_DIRS = frozenset({".git", STATE_DIR, "node_modules", "__pycache__"})
 SKIP_ROOT_FILES = frozenset({"memory-log.jsonl"})
 TRIGRAM = 3
+# When the file system's clock cannot be read (`Index._clock`), the time now less this margin stands for it: wider
+# than any file system's tick (2 s on FAT) and than the lag of a coarse clock behind the fine one.
+CLOCK_MARGIN_NS = 3 * 10**9
 # Enough trigrams to make a long query selective; the line match afterwards is exact anyway.
 MAX_QUERY_TRIGRAMS = 12
 
@@ -546,14 +549,17 @@ class Index:
 
     def _clock(self) -> int:
         """The file system's clock now, as it stamps files (its tick, not `time.time_ns()`): the stamp of a file
-        this index touches for it; 0 (every file read counts as racy) when it cannot be touched."""
+        this index touches for it. When no file can be made there (a folder made read-only under an open index,
+        no inodes or descriptors left), the time now less `CLOCK_MARGIN_NS`: it errs the same safe way (a file is
+        racy a little longer), where 0 made every file read racy, read again at every refresh for ever."""
         import tempfile
+        import time
 
         try:
             # A new file each time (O_EXCL): a link planted under a fixed name is never written through.
             fd, name = tempfile.mkstemp(prefix="index.sqlite-clock-", dir=self.path.parent)
         except OSError:
-            return 0
+            return time.time_ns() - CLOCK_MARGIN_NS
         try:
             return stamp(os.fstat(fd))[0]
         finally:
