@@ -138,22 +138,20 @@ class FolderSource:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        # Of the files the last `states()` stat-ed, those with more than one name: a write through another name
-        # (a hard link in a hidden folder or outside the memory) is not heard by the watcher of this folder.
-        self.linked: set[str] = set()
 
-    def states(self, paths: list[str] | None = None) -> dict[str, tuple[int, int]]:
-        """{path: stamp} of every searchable file, or of those of `paths` that exist."""
-        self.linked = set()
+    def states(self, paths: list[str] | None = None, linked: set[str] | None = None) -> dict[str, tuple[int, int]]:
+        """{path: stamp} of every searchable file, or of those of `paths` that exist; those with more than one name
+        are added to `linked` (a write through another name, a hard link in a hidden folder or outside the memory,
+        is not heard by this folder's watcher)."""
         if paths is None:
-            return walk(self.root, self.linked)
+            return walk(self.root, linked)
         out = {}
         for rel in paths:
             st = _stat(self.root, rel)
             if st is not None:
                 out[rel] = stamp(st)
-                if st.st_nlink > 1:
-                    self.linked.add(rel)
+                if st.st_nlink > 1 and linked is not None:
+                    linked.add(rel)
         return out
 
     def texts(self, items: Iterable[tuple[str, int | None]]) -> Iterator[tuple[str | None, str | None]]:
@@ -397,11 +395,12 @@ class Index:
         # Files with more than one name: compared by stamp at every refresh, named or not (see FolderSource.linked).
         linked = self._racy(db, "linked") if clocked else set()
         forced: set[str] | None = None
+        now_linked: set[str] = set()
         snapshot: bytes | None = None
         # What the table looked like when compared; another process refreshing meanwhile means compare again.
         seen_gen = self._gen(db)
         if paths is None:
-            seen = self.source.states()
+            seen = self.source.states(None, now_linked) if clocked else self.source.states()
             # The (mtime, size) of every file as of the last full refresh, kept whole: when nothing changed (the
             # usual case before a query) one comparison replaces reading and comparing 10,000 rows.
             snapshot = marshal.dumps(seen)
@@ -422,7 +421,7 @@ class Index:
                                   chunk)
                 known.update({p: (i, m, s) for i, p, m, s in rows})
             seen, gone = {}, []
-            named = self.source.states(paths)
+            named = self.source.states(paths, now_linked) if clocked else self.source.states(paths)
             for rel in paths:
                 st = named.get(rel)
                 if st is None:
@@ -433,9 +432,8 @@ class Index:
         # Paths a watcher named are re-read whatever their (mtime, size) say: an edit can keep both.
         work = [(rel, st) for rel, st in seen.items()
                 if (forced is not None and rel in forced) or rel in racy or known.get(rel, (0, None, None))[1:] != st]
-        now_linked = getattr(self.source, "linked", set()) if clocked else set()
         if forced is not None:
-            now_linked = (linked - set(paths)) | now_linked
+            now_linked |= linked - set(paths)
         same: list[tuple[str, tuple[int, int]]] = []
         if clocked and (work or gone):
             # What this refresh reads with a stamp in or after the clock's current tick could be written again
