@@ -889,8 +889,8 @@ def bench_search_scale(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ..
                 rows.append(Row(f"{size}: cold CLI search “{q}” ({label}), no watcher, {name}", med(cold[(name, q)]),
                                 "s", "rg -n -F -i", med(rg[q]), rss[(name, q)], rg_rss[q], "≤ 1.0× rg",
                                 med(cold[(name, q)]) <= med(rg[q])))
-        # With a live watcher (`memtui index --watch`) the cold search re-checks only what the journal names.
-        # The index is this code's again first (a --before run left its own schema), and the watcher runs bare
+        # With a live watcher (`memtui index --watch`) the cold search asks its warm searcher (or, where it cannot,
+        # re-checks only what its journal names). The index is this code's again first (a --before run left its own schema), and the watcher runs bare
         # (not under GNU time, whose terminate would orphan it).
         run(memtui_cmd("index", "--root", str(root)))
         journal = root / ".memtui" / "index.sqlite-changes"
@@ -910,7 +910,7 @@ def bench_search_scale(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ..
                         watched[q].append(s)
                         watched_rss[q] = max(watched_rss[q], r)
                 label = "rare" if q == queries[0] else "in ~80% of files"
-                rows.append(Row(f"{size}: cold CLI search “{q}” ({label}), watcher journaling, after",
+                rows.append(Row(f"{size}: cold CLI search “{q}” ({label}), watcher running (it answers), after",
                                 med(watched[q]), "s", "rg -n -F -i", med(rg[q]), watched_rss[q], rg_rss[q],
                                 "≤ 1.0× rg", med(watched[q]) <= med(rg[q])))
         finally:
@@ -1077,7 +1077,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--big", "--scale-100k", dest="big", action="store_true", help="also measure at 100,000 "
                         "files / 905 MB (the growth table and the search scale step; generating it takes a minute "
                         "or two and ~2 GB of disk)")
-    parser.add_argument("--sizes", default="", metavar="N,N", help="the growth table's memory sizes in files "
+    parser.add_argument("--sizes", default="", metavar="N,N",
+                        help="the memory sizes in files of the growth table and the search scale step "
                         "(default 1000,10000, and 100000 with --big)")
     parser.add_argument("--before", metavar="REF", default=None,
                         help="also measure the growth table and the search scale step with memtui as of git REF "
@@ -1102,11 +1103,14 @@ def main(argv: list[str] | None = None) -> int:
     work = out / f"work-{tag}"
     redis: Redis | None = None
     try:
+        def chosen_sizes() -> tuple[tuple[int, float], ...]:
+            known = {files: mb for files, mb in (*SCALE_SIZES, SCALE_100K)}
+            return tuple((int(n), known.get(int(n), int(n) * 0.009)) for n in args.sizes.split(","))
+
         def bench_growth_step() -> list[Row]:
             sizes = ((300, 1.0),) if args.smoke else SCALE_SIZES + ((SCALE_100K,) if args.big else ())
             if args.sizes:
-                known = {files: mb for files, mb in (*SCALE_SIZES, SCALE_100K)}
-                sizes = tuple((int(n), known.get(int(n), int(n) * 0.009)) for n in args.sizes.split(","))
+                sizes = chosen_sizes()
             codes: tuple[tuple[str, str | None], ...] = (("", None),)
             if args.before:
                 codes = (("after", None), (f"before ({args.before})",
@@ -1134,6 +1138,8 @@ def main(argv: list[str] | None = None) -> int:
             sizes = SCALE_SIZES[:1] if args.smoke else SCALE_SIZES + ((SCALE_100K,) if args.big else ())
             if args.smoke:
                 sizes = ((300, 1.0),)
+            elif args.sizes:
+                sizes = chosen_sizes()
             return bench_search_scale(out, plan, sizes, before, args.before or "", redis)
 
         def bench_updates_with_redis() -> list[Row]:

@@ -65,19 +65,30 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.limit < 1:
         print("memtui search: --limit must be at least 1", file=sys.stderr)
         return EXIT_USAGE
-    from memtui.core.search import search
+    # A memory in a store (Redis) is searched through it; a folder by its path, without opening the memory. A
+    # folder's watcher (`memtui index --watch`) answers from its warm searcher when it runs.
+    store = _in_a_store(args)
+    answer = None
+    if not store and not args.no_index:
+        from memtui.core.search_socket import ask
 
-    # A memory in a store (Redis) is searched through it; a folder by its path, without opening the memory.
-    memory = memory_of(args) if _in_a_store(args) else root_of(args)
-    bundle = search(memory, args.query, regex=args.regex, limit=args.limit, path_glob=args.path_glob,
-                    use_index=not args.no_index)
-    if bundle.error:
+        answer = ask(root_of(args), args.query, regex=args.regex, limit=args.limit, path_glob=args.path_glob)
+    if answer is not None:
+        found, text = answer["bundle"], answer["text"]
+    else:
+        from memtui.core.search import search
+
+        bundle = search(memory_of(args) if store else root_of(args), args.query, regex=args.regex,
+                        limit=args.limit, path_glob=args.path_glob, use_index=not args.no_index)
+        found, text = bundle.to_dict(), bundle.render()
+    error = found.get("error")
+    if error:
         if args.json:
-            emit(args, bundle.to_dict(), "")
+            emit(args, found, "")
         else:
-            say(f"memtui: {bundle.render()}")
-        return EXIT_USAGE if bundle.error.startswith(("bad regex", "give a query")) else EXIT_ERROR
-    emit(args, bundle.to_dict(), bundle.render())
+            say(f"memtui: {text}")
+        return EXIT_USAGE if error.startswith(("bad regex", "give a query")) else EXIT_ERROR
+    emit(args, found, text)
     return EXIT_OK
 
 
@@ -105,7 +116,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             emit(args, {"files": files, "skipped": skipped, "added": stats.added, "changed": stats.changed,
                         "removed": stats.removed}, f"{files} files indexed in {root}")
             return EXIT_OK
-        return _watch(root, index)
+        return _watch(root)
     except IndexUnavailable as exc:
         print(f"memtui index: {exc}; make {root}/.memtui writable, or search with --no-index", file=sys.stderr)
         return EXIT_ERROR
@@ -139,30 +150,48 @@ def _index_store(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _watch(root: Any, index: Any) -> int:
-    import time
+def _watch(root: Any) -> int:
+    import threading
 
-    from memtui.core.index_watch import IndexWatcher
+    from memtui.core.search import Searcher
+    from memtui.core.search_socket import Server
 
-    watcher = IndexWatcher(root, publish=True)
+    # The warm searcher's own watcher journals every change for cold searches (it publishes), and the searcher
+    # answers those that ask on the memory's socket.
+    searcher = Searcher(root, watch=True)
+    lock = threading.Lock()
+
+    def answer(query: str, regex: bool, limit: int, path_glob: str | None) -> dict[str, Any]:
+        with lock:
+            bundle = searcher.search(query, regex=regex, limit=limit, path_glob=path_glob)
+        return {"bundle": bundle.to_dict(), "text": bundle.render()}
+
+    server = Server(root, answer)
+    import signal
+
+    def stop(*_: Any) -> None:
+        raise KeyboardInterrupt  # `kill` ends it as Ctrl-C does: the socket is removed
+
+    signal.signal(signal.SIGTERM, stop)
     try:
-        if watcher.publisher is None:
+        watcher = searcher._watcher
+        if watcher is None or watcher.publisher is None:
             print(f"memtui index: another process already watches {root} (or it cannot be watched); "
                   "nothing to do", file=sys.stderr)
             return EXIT_ERROR
-        print(f"watching {root}: cold searches re-check only what changed. Ctrl-C to stop.", flush=True)
+        served = server.start()
+        print(f"watching {root}: cold searches re-check only what changed"
+              + (", and are answered from here" if served else "") + ". Ctrl-C to stop.", flush=True)
         while True:
-            time.sleep(0.5)
+            threading.Event().wait(0.5)
             # Keeping the index itself current too leaves the next search only its cookie to wait for.
-            dirty = watcher.take()
-            if dirty is None:
-                index.refresh()
-            elif dirty:
-                index.refresh(dirty)
+            with lock:
+                searcher.refresh()
     except KeyboardInterrupt:
         return EXIT_OK
     finally:
-        watcher.stop()
+        server.stop()
+        searcher.close()
 
 
 def cmd_context(args: argparse.Namespace) -> int:

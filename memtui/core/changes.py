@@ -266,6 +266,8 @@ class FolderFeed:
         # A chmod makes a file unreadable or readable again (watchdog 7 tells it apart from a write).
         writes += [getattr(ev, name) for name in ("FileAttribEvent", "DirAttribEvent") if hasattr(ev, name)]
         try:
+            from memtui.core.fsmonitor import cookie_folder
+
             # Made before the watch: a cookie in a folder made after it could be missed while it is being watched.
             os.close(cookie_folder(self.root))
         except OSError:
@@ -382,6 +384,8 @@ class FolderFeed:
             self._barriers[name] = seen
         folder: int | None = None
         try:
+            from memtui.core.fsmonitor import cookie_folder
+
             folder = cookie_folder(self.root)
             os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
                              dir_fd=folder))
@@ -635,27 +639,6 @@ def _linked(path: str) -> bool:
     except (OSError, ValueError):
         return False
     return st.st_nlink > 1 and (st.st_mode & 0o170000) == 0o100000
-
-
-def cookie_folder(root: Path) -> int:
-    """A descriptor of the memory's cookie folder, made if missing, reached without following a link: the watcher
-    follows none, so a cookie made through a planted `.memtui` or cookie-folder link would never be heard (each
-    barrier would wait its whole time) and would be a file written outside the memory."""
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-    fd = os.open(root, flags)
-    try:
-        for part in COOKIES.split("/"):
-            try:
-                os.mkdir(part, dir_fd=fd)
-            except FileExistsError:
-                pass
-            inner = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
-            os.close(fd)
-            fd = inner
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
 
 
 def _call(callback: Callback, change: Change) -> None:

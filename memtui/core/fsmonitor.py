@@ -18,7 +18,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import secrets
 import threading
 import time
 from pathlib import Path
@@ -39,6 +38,27 @@ Token = str  # "journal-id:offset"
 
 def _state(root: Path) -> Path:
     return root / STATE_DIR
+
+
+def cookie_folder(root: Path) -> int:
+    """A descriptor of the memory's cookie folder, made if missing, reached without following a link: the watcher
+    follows none, so a cookie made through a planted `.memtui` or cookie-folder link would never be heard (each
+    barrier would wait its whole time) and would be a file written outside the memory."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+    fd = os.open(root, flags)
+    try:
+        for part in (STATE_DIR, COOKIES):
+            try:
+                os.mkdir(part, dir_fd=fd)
+            except FileExistsError:
+                pass
+            inner = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 class Publisher:
@@ -75,7 +95,7 @@ class Publisher:
 
     def _new_journal(self) -> None:
         state = _state(self.root)
-        self.journal_id = secrets.token_hex(8)
+        self.journal_id = os.urandom(8).hex()
         tmp = state / f"{JOURNAL}.{self.journal_id}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
         head = (HEADER + self.journal_id + "\n").encode()
@@ -139,9 +159,7 @@ def changes_since(root: str | os.PathLike[str], token: Token | None) -> tuple[To
     root = Path(root).expanduser().absolute()
     if not watcher_alive(root):
         return None, None
-    from memtui.core.changes import cookie_folder
-
-    name = secrets.token_hex(8)
+    name = os.urandom(8).hex()
     try:
         # Not through a planted link: the watcher would never hear it, and it would be a file written elsewhere.
         folder = cookie_folder(root)

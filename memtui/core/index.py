@@ -29,11 +29,11 @@ import sqlite3
 import stat
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 from memtui.core.paths import plain_name
+from memtui.core.record import Record as _Value
 from memtui.core.sources import file_kind, shape
 
 if TYPE_CHECKING:
@@ -261,14 +261,19 @@ def trigram_query(needle: str) -> str | None:
     return " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
 
 
-@dataclass
-class RefreshStats:
-    added: int = 0
-    changed: int = 0
-    removed: int = 0
-    unchanged: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)
-    full: bool = False  # every file was re-checked (not only paths a watcher reported)
+class RefreshStats(_Value):
+    added: int
+    changed: int
+    removed: int
+    unchanged: int
+    skipped: dict[str, int]
+    full: bool  # every file was re-checked (not only paths a watcher reported)
+
+    def __init__(self, added: int = 0, changed: int = 0, removed: int = 0, unchanged: int = 0,
+                 skipped: dict[str, int] | None = None, full: bool = False) -> None:
+        self.added, self.changed, self.removed, self.unchanged = added, changed, removed, unchanged
+        self.skipped = {} if skipped is None else skipped
+        self.full = full
 
     @property
     def touched(self) -> int:

@@ -61,13 +61,17 @@ def _clean_rel(rel: str) -> str:
         raise PathRefused("empty path: give a path relative to the memory root, e.g. MEMORY.md")
     if len(rel) > MAX_PATH:
         raise PathRefused(f"path too long ({len(rel)} characters, at most {MAX_PATH})")
-    for candidate in {rel, unquote(rel), unquote(unquote(rel))}:
-        if any(ord(c) < 32 or c == "\x7f" for c in candidate):
-            raise PathRefused(f"path contains a NUL or control character: {rel!r}")
-        bad = _bad_char(candidate)
-        if bad is not None:
-            raise PathRefused(f"path contains an invisible or direction-changing character (U+{ord(bad):04X}): "
-                              f"{rel!r}; use plain letters, digits, '-', '_' and '.' in file names")
+    # Printable ASCII with no '%', the common case, holds no control or invisible character and unquotes to
+    # itself: only '..' is left to look for (a Redis memory's cold search checks every key's path).
+    plain = rel.isascii() and rel.isprintable() and "%" not in rel
+    for candidate in (rel,) if plain else {rel, unquote(rel), unquote(unquote(rel))}:
+        if not plain:
+            if any(ord(c) < 32 or c == "\x7f" for c in candidate):
+                raise PathRefused(f"path contains a NUL or control character: {rel!r}")
+            bad = _bad_char(candidate)
+            if bad is not None:
+                raise PathRefused(f"path contains an invisible or direction-changing character (U+{ord(bad):04X}): "
+                                  f"{rel!r}; use plain letters, digits, '-', '_' and '.' in file names")
         if ".." in candidate.replace("\\", "/").split("/"):
             raise PathRefused(f"path leaves the memory root: {rel!r} (no '..' allowed)")
     p = rel.replace("\\", "/")

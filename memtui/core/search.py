@@ -19,13 +19,13 @@ import heapq
 import os
 import re
 import time
-from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from memtui.core import clock
 from memtui.core.entries import parse_entry
+from memtui.core.record import Record as _Value
 from memtui.core.index import INDEX_FILE, FolderSource, Index, IndexUnavailable, Record, Source, StoreSource, fold
 from memtui.core.sources import MEMORY_FILE, _Lines, _ordinal, file_kind, log_day  # noqa: F401 (re-exported)
 
@@ -37,8 +37,9 @@ DEFAULT_LIMIT = 5
 REGEX_TIMEOUT = 1.0
 # A warm searcher keeps the index's texts in memory only while they are at most this many bytes; a bigger memory's
 # texts are streamed from the index per query, so its resident size follows the bundle, not the folder (a
-# 905 MB memory had the app hold ~1 GB after one search).
-KEEP_TEXTS_MAX = 96 * 1024 * 1024
+# 905 MB memory had the app hold ~1 GB after one search; 90 MB, 133 MB, where streaming holds 41 MB). Kept texts
+# make a word on most lines about twice as fast to count (74 against 138 ms at 10,000 files).
+KEEP_TEXTS_MAX = 32 * 1024 * 1024
 FRESH_DAYS = 90
 
 TIER_MEMORY, TIER_TOPIC, TIER_LOG, TIER_OTHER = 0, 1, 2, 3
@@ -49,9 +50,11 @@ class SearchError(ValueError):
     """A query that cannot run (bad regex, timed out, a line break in a literal)."""
 
 
-@dataclass
-class SearchResult:
-    """One line of evidence. `matched` is False for a current entry shown because its struck history matched."""
+class SearchResult(_Value):
+    """One line of evidence. `matched` is False for a current entry shown because its struck history matched.
+
+    A plain value class (`memtui.core.record`), not a dataclass: `memtui search` defines its classes before any
+    output, and dataclasses cost its start ~10 ms."""
 
     path: str
     line: int
@@ -70,24 +73,43 @@ class SearchResult:
     matched: bool = True
     group: int = 0
 
+    def __init__(self, path: str, line: int, text: str, provenance: str | None, date: str | None,
+                 source: str | None, current: bool, freshness: str, age_days: int | None = None,
+                 struck: str | None = None, struck_date: str | None = None, time: str | None = None,
+                 section: str | None = None, kind: str = "topic", matched: bool = True, group: int = 0) -> None:
+        self.path, self.line, self.text, self.provenance, self.date = path, line, text, provenance, date
+        self.source, self.current, self.freshness, self.age_days = source, current, freshness, age_days
+        self.struck, self.struck_date, self.time, self.section = struck, struck_date, time, section
+        self.kind, self.matched, self.group = kind, matched, group
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {f: getattr(self, f) for f in self._fields}
 
 
-@dataclass
-class SearchBundle:
+class SearchBundle(_Value):
     query: str
     regex: bool
     limit: int
-    results: list[SearchResult] = field(default_factory=list)
-    left_out: int = 0
-    sources: int = 0
-    matched_lines: int = 0
-    path_glob: str | None = None
-    method: str = "scan"
-    searched_files: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)
-    error: str | None = None
+    results: list[SearchResult]
+    left_out: int
+    sources: int
+    matched_lines: int
+    path_glob: str | None
+    method: str
+    searched_files: int
+    skipped: dict[str, int]
+    error: str | None
+
+    def __init__(self, query: str, regex: bool, limit: int, results: list[SearchResult] | None = None,
+                 left_out: int = 0, sources: int = 0, matched_lines: int = 0, path_glob: str | None = None,
+                 method: str = "scan", searched_files: int = 0, skipped: dict[str, int] | None = None,
+                 error: str | None = None) -> None:
+        self.query, self.regex, self.limit = query, regex, limit
+        self.results = [] if results is None else results
+        self.left_out, self.sources, self.matched_lines = left_out, sources, matched_lines
+        self.path_glob, self.method, self.searched_files = path_glob, method, searched_files
+        self.skipped = {} if skipped is None else skipped
+        self.error = error
 
     @property
     def ok(self) -> bool:
@@ -155,14 +177,17 @@ def freshness(day: str | None, today: date | None = None) -> tuple[str, int | No
     return ("fresh" if age <= FRESH_DAYS else "stale"), age
 
 
-@dataclass
-class _Group:
+class _Group(_Value):
+    __slots__ = ("key", "path", "kind", "head", "lineage", "matched")
     key: tuple
     path: str
     kind: str
     head: int  # the line shown first (0-based): the current entry of a lineage, or the matched line itself
     lineage: bool
     matched: set[int]
+
+    def __init__(self, key: tuple, path: str, kind: str, head: int, lineage: bool, matched: set[int]) -> None:
+        self.key, self.path, self.kind, self.head, self.lineage, self.matched = key, path, kind, head, lineage, matched
 
 
 def _groups_in_file(rel: str, kind: str, text: str, hits: list[int]) -> list[_Group]:

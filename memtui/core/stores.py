@@ -7,7 +7,6 @@ anywhere reaches all of them the same way.
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,8 +43,15 @@ def configured_url(root: str | os.PathLike[str]) -> str | None:
     """`[store] url` in a folder root's .memtui/config.toml: the folder then only names where the memory is."""
     try:
         text = (Path(root) / ".memtui" / "config.toml").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    if "store" not in text and "\\" not in text:
+        return None  # no [store] table can be spelled without those (a cold `memtui search` skips tomllib)
+    import tomllib
+
+    try:
         raw = tomllib.loads(text)
-    except (OSError, tomllib.TOMLDecodeError):
+    except tomllib.TOMLDecodeError:
         return None
     section = raw.get("store")
     url = section.get("url") if isinstance(section, dict) else None

@@ -3,25 +3,53 @@
 Layout (like JupyterLab): header; memory tree | tabbed main area | review panel; activity feed; footer.
 """
 
+# ruff: noqa: E402
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import itertools
+import sys
 import threading
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from textual import on, work
+# Until the first screen is shown, Python's cycle collector runs after this many allocations, not 700: building the
+# screen allocates ~150,000 objects, few of them garbage, and its ~200 collections (one of them a full one over every
+# module and widget) took ~25 ms of the first screen's ~300. Put back a moment after it is shown (or as the app quits).
+# Raised as this module is imported too: importing Textual and memtui is ~80 collections more.
+START_GC_THRESHOLD = 100_000
+GC_SETTLE_AFTER = 1.0  # seconds after the first screen is shown
+_gc_threshold: tuple[int, ...] | None = None  # Python's thresholds while the first screen's are in force
+
+
+def _start_gc() -> None:
+    global _gc_threshold
+    if _gc_threshold is None:
+        _gc_threshold = gc.get_threshold()
+    gc.set_threshold(max(START_GC_THRESHOLD, _gc_threshold[0]), *_gc_threshold[1:])
+
+
+def _settle_gc() -> None:
+    global _gc_threshold
+    if _gc_threshold is not None:
+        gc.set_threshold(*_gc_threshold)
+        _gc_threshold = None
+
+
+_start_gc()  # before Textual is imported (the imports below follow it: E402 is meant)
+
+from textual import events, on, work
 from textual.actions import ActionParseResult
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Input, TabbedContent, TabPane, TextArea
+from textual.widgets import Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from memtui.core import clock
@@ -57,6 +85,28 @@ REVIEW_ACTIONS = frozenset({"approve", "revise", "reject", "approve_all", "next_
 SYNC_AFTER = 0.1
 SYNC_POLL = 0.01  # while a viewer re-reads, the sync looks again this often
 SYNC_WAIT_MAX = 1.0  # and starts anyway after this long
+
+
+class MainScreen(Screen):
+    """The app's main screen: it gives the keys to MEMORY.md's viewer as it is composed (see get_default_screen),
+    and is not styled twice before its first frame."""
+
+    AUTO_FOCUS = "MemoryViewer"
+    _shown = False
+
+    def _on_screen_resume(self, event: events.ScreenResume) -> None:
+        # Each widget on it was styled as it mounted, by the stylesheets then parsed (a widget's own CSS is added
+        # before it is styled, and scoped to it): the first resume, which Textual sends as the screen first shows,
+        # would style every widget again (a sixth of the first frame). Screen's own handler runs after this one.
+        if not self._shown:
+            self._shown = True
+            event.refresh_styles = False
+
+
+def _is_text_area(widget: Widget | None) -> bool:
+    """Is `widget` a TextArea? Asked without importing it (~8 ms at start): none exists until its module is."""
+    module = sys.modules.get("textual.widgets._text_area")
+    return module is not None and isinstance(widget, module.TextArea)
 
 
 def tab_id(prefix: str, rel: str) -> str:
@@ -107,6 +157,7 @@ class MemtuiApp(App[None]):
 
     def __init__(self, root: str | Path | None = None, theme: str | None = None, *, watch: bool = True,
                  user: str | None = None, memory: Memory | None = None) -> None:
+        _start_gc()
         super().__init__()
         if memory is None:
             if root is None:
@@ -202,9 +253,7 @@ class MemtuiApp(App[None]):
         """The main screen, which gives the keys to MEMORY.md's viewer as it is composed. Focusing it only at mount
         moved the focus twice (Textual's auto focus gave it to the activity feed first): each move restyles the
         widget it leaves and the one it reaches, before the first frame."""
-        screen = Screen(id="_default")
-        screen.AUTO_FOCUS = "MemoryViewer"
-        return screen
+        return MainScreen(id="_default")
 
     def on_mount(self) -> None:
         if self.keymap_config:
@@ -234,6 +283,7 @@ class MemtuiApp(App[None]):
         then reads the whole folder after the frame that paints them."""
         if not self.alive():  # quitting: the widgets it looks at are going
             self._first_screen_timer.stop()
+            _settle_gc()
             return
         viewer = self.viewer_for(MEMORY_FILE)
         shown = self.synced and "" in self.tree.loaded and (viewer is None or viewer.state is not None)
@@ -241,11 +291,16 @@ class MemtuiApp(App[None]):
         waited = time.monotonic() - self._first_screen_since > FIRST_SCREEN_WAIT
         if shown or waited or self.folder_synced:
             self._first_screen_timer.stop()
+            # A moment after the frame that paints them, when the whole folder is usually shown too: the first
+            # collection then (~100,000 young objects) takes 10-15 ms, and it held up that frame.
+            self.set_timer(GC_SETTLE_AFTER, _settle_gc)
             if not self.folder_synced:
                 self.call_after_refresh(self.sync)
 
     def viewer(self, rel: str) -> MemoryViewer:
-        return MemoryViewer(self.root, rel, read=self.memory.store.read, memory=self.memory, person=self.by)
+        viewer = MemoryViewer(self.root, rel, read=self.memory.store.read, memory=self.memory, person=self.by)
+        # Styled wrapped (or not) from the start: the class it takes at mount was a second styling of the viewer.
+        return viewer.set_class(self.diff_wrap, "-wrap", update=False)
 
     @work(thread=True, group="watch", exit_on_error=False)
     def start_watcher(self) -> None:
@@ -285,6 +340,7 @@ class MemtuiApp(App[None]):
     async def on_unmount(self) -> None:
         # Stopped and joined here, off the event loop: a watcher left running would still be reading when the
         # interpreter tears down.
+        _settle_gc()
         watcher, self.watcher, self.changes = self.changes, None, None
         if watcher is not None:
             await asyncio.to_thread(watcher.stop)
@@ -576,7 +632,7 @@ class MemtuiApp(App[None]):
         if self.screen is not self.base:
             return False
         focused = self.focused
-        if isinstance(focused, (Input, TextArea)):
+        if isinstance(focused, Input) or _is_text_area(focused):
             return False
         review = self.base.query(ReviewPanel)
         if focused is not None and review and review.first() in focused.ancestors_with_self:

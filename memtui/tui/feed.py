@@ -109,8 +109,8 @@ class ActivityFeed(ScrollView, can_focus=True):
         self._relayout()
 
     def on_resize(self) -> None:
-        if self.wrap:
-            self._relayout()
+        # Only for a new width: the first Resize, after the first frame, is the width its rows were drawn at.
+        self._relayout_if_resized()
 
     def _relayout(self) -> None:
         """The rows again, for a new width or wrap setting: a thousand lines at most."""

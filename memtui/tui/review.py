@@ -2,8 +2,8 @@
 
 The app owns the keys (a approve, e revise, r reject, A approve all); the panel keeps the selection steady
 across reloads and, after a decision, moves the cursor to the next proposal that still needs one. Its list,
-detail and diff are mounted just after the app's first frame (the queue is read after it anyway), so that frame
-styles and paints fewer widgets.
+detail and diff are composed with it: mounted just after the app's first frame, they cost a second styling,
+layout and paint of the screen before the queue was shown (the queue is read before the first frame anyway).
 """
 
 from __future__ import annotations
@@ -55,18 +55,14 @@ class ReviewPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("Review", id="review-title")
+        options = OptionList(id="review-list")
+        options.border_title = "Pending"
+        yield options
+        yield Static("", id="review-detail")
+        yield DiffView(empty="Select a proposal to see its diff.", id="review-diff")
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._fill())
-        self.call_after_refresh(self._mount_body)
-
-    async def _mount_body(self) -> None:
-        options = OptionList(id="review-list")
-        options.border_title = "Pending"
-        await self.mount(options, Static("", id="review-detail"),
-                         DiffView(empty="Select a proposal to see its diff.", id="review-diff"))
-        if not self.query("#review-list"):
-            return  # the app quit while the body mounted
         self.body_mounted = True
         if self.loaded:
             self.set_proposals(self.proposals)

@@ -14,8 +14,9 @@ from typing import Any, Iterable
 
 from rich.style import Style
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -214,6 +215,19 @@ class MemoryTree(Tree[TreeEntry]):
         if changed:
             out.append(("•", "tree--changed"))
         return out
+
+    _drawn_width = -1  # the width the cached lines were drawn at
+
+    def render_line(self, y: int) -> Strip:
+        self._drawn_width = self.scrollable_content_region.width
+        return super().render_line(y)
+
+    def _on_resize(self, event: events.Resize) -> None:
+        if self.scrollable_content_region.width == self._drawn_width:
+            # Laid out at the width its lines were drawn at (the first Resize comes after the first frame): Tree's
+            # handler would drop them and draw every line again. Its line cache still grows to the new height.
+            self._line_cache.grow(event.size.height)
+            event.prevent_default()
 
     def render_label(self, node: TreeNode[TreeEntry], base_style: Style, style: Style) -> Text:
         label = super().render_label(node, base_style, style)

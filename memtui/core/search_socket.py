@@ -1,0 +1,229 @@
+"""A warm searcher's answers for cold `memtui search` processes: the process that watches a folder memory for
+its index (`memtui index --watch`) also answers queries on a Unix socket, so a fresh `memtui search` asks it
+instead of opening the index, proving it fresh and reading texts itself.
+
+The socket is `.memtui/index.sqlite-search` (mode 0600), made only by the process that holds the change journal's
+lock (`memtui.core.fsmonitor`), so there is one per memory. Each side checks the other's user id (SO_PEERCRED):
+the server answers only its own user, and the client believes only a server run by its own user, through a socket
+file its own user owns. The answer is the warm searcher's: fresh by its barrier (`IndexWatcher.take`), the same
+bundle a cold search computes (`tests/test_search_socket.py` compares them). Anything unexpected (no socket, a
+refused or slow connection, a reply that is not a bundle) and the client searches by itself, as before.
+
+One JSON line each way: `{"query", "regex", "limit", "path_glob"}`, then `{"bundle": SearchBundle.to_dict(),
+"text": SearchBundle.render()}`. Light on imports: a cold search that asks imports none of the search machinery.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    import socket
+
+SOCKET = "index.sqlite-search"  # under .memtui/, matched by .gitignore's `.memtui/index.sqlite*`
+MAX_REQUEST = 64 * 1024
+MAX_REPLY = 64 * 1024 * 1024
+ASK_TIMEOUT = 10.0  # seconds a client waits for an answer before searching by itself
+REQUEST_TIMEOUT = 2.0  # seconds the server waits for a client's request line
+# sun_path holds 108 bytes on Linux (104 elsewhere), its NUL included: a longer path is not served.
+MAX_SOCKET_PATH = 100
+
+
+def socket_path(root: str | os.PathLike[str]) -> str:
+    return os.path.join(os.path.abspath(os.fspath(root)), ".memtui", SOCKET)
+
+
+def _peer_uid(sock: socket.socket) -> int | None:
+    """The user id of the process at the other end (Linux's SO_PEERCRED), or None where it cannot be told."""
+    import socket
+    import struct
+
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    try:
+        _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
+    except OSError:
+        return None
+    return uid
+
+
+def _read_line(sock: socket.socket, limit: int) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            return None  # closed before a whole line
+        end = chunk.find(b"\n")
+        if end >= 0:
+            chunks.append(chunk[:end])
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return None
+
+
+def ask(root: str | os.PathLike[str], query: str, *, regex: bool, limit: int,
+        path_glob: str | None) -> dict[str, Any] | None:
+    """{"bundle": dict, "text": str} from the memory's warm searcher, or None: search by yourself."""
+    path = socket_path(root)
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
+        return None
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None  # no watcher answers: the usual case, settled without importing socket
+    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.getuid():
+        return None
+    import json
+    import socket
+
+    if not hasattr(socket, "AF_UNIX"):
+        return None
+    try:
+        request = json.dumps({"query": query, "regex": bool(regex), "limit": int(limit), "path_glob": path_glob})
+    except (TypeError, ValueError):
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(ASK_TIMEOUT)
+        sock.connect(path)
+        if _peer_uid(sock) != os.getuid():
+            return None
+        sock.sendall(request.encode("utf-8") + b"\n")
+        line = _read_line(sock, MAX_REPLY)
+        if line is None:
+            return None
+        from memtui.core.jsontext import loads
+
+        reply = loads(line)
+    except (OSError, ValueError):
+        return None
+    finally:
+        sock.close()
+    if not isinstance(reply, dict) or not isinstance(reply.get("bundle"), dict) or not isinstance(reply.get("text"),
+                                                                                                 str):
+        return None
+    bundle = reply["bundle"]
+    if bundle.get("query") != query or not (bundle.get("error") is None or isinstance(bundle.get("error"), str)):
+        return None  # not the answer to this question
+    return reply
+
+
+class Server:
+    """Answers queries on the memory's socket with `answer(query, regex, limit, path_glob) -> reply`, one at a
+    time, in a thread of its own. Start it only while holding the change journal's lock."""
+
+    def __init__(self, root: str | os.PathLike[str],
+                 answer: Callable[[str, bool, int, str | None], dict[str, Any]]) -> None:
+        import threading
+
+        self.path = socket_path(root)
+        self.answer = answer
+        self._sock: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+
+    def start(self) -> bool:
+        """Listen; False where a socket cannot be served (a long path, no Unix sockets, no peer credentials)."""
+        import socket
+        import threading
+
+        if len(os.fsencode(self.path)) > MAX_SOCKET_PATH or getattr(socket, "SO_PEERCRED", None) is None:
+            return False
+        try:
+            st = os.lstat(self.path)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return False
+        else:
+            if not stat.S_ISSOCK(st.st_mode):
+                return False  # something else stands there: leave it
+            try:
+                os.unlink(self.path)  # a dead server's socket (the journal's lock says none runs)
+            except OSError:
+                return False
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            sock.bind(self.path)
+            os.chmod(self.path, 0o600)
+            sock.listen(16)
+        except OSError:
+            sock.close()
+            return False
+        finally:
+            os.umask(old)
+        self._sock = sock
+        self._thread = threading.Thread(target=self._serve, name="memtui-search-socket", daemon=True)
+        self._thread.start()
+        return True
+
+    def _serve(self) -> None:
+        sock = self._sock
+        assert sock is not None
+        while not self._stopping.is_set():
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                if self._stopping.is_set():
+                    return
+                continue
+            try:
+                self._one(conn)
+            except Exception:  # one bad client never ends the server
+                pass
+            finally:
+                conn.close()
+
+    def _one(self, conn: socket.socket) -> None:
+        conn.settimeout(REQUEST_TIMEOUT)
+        if _peer_uid(conn) != os.getuid():
+            return
+        line = _read_line(conn, MAX_REQUEST)
+        if line is None:
+            return
+        from memtui.core.jsontext import loads
+
+        try:
+            req = loads(line)
+        except ValueError:
+            return
+        if not isinstance(req, dict):
+            return
+        query, regex, limit, glob = req.get("query"), req.get("regex"), req.get("limit"), req.get("path_glob")
+        if (not isinstance(query, str) or not isinstance(regex, bool) or type(limit) is not int
+                or not (glob is None or isinstance(glob, str))):
+            return
+        reply = self.answer(query, regex, limit, glob)
+        import json
+
+        conn.settimeout(ASK_TIMEOUT)
+        conn.sendall(json.dumps(reply).encode("utf-8") + b"\n")
+
+    def stop(self) -> None:
+        import socket
+
+        self._stopping.set()
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        try:
+            if stat.S_ISSOCK(os.lstat(self.path).st_mode):
+                os.unlink(self.path)
+        except OSError:
+            pass
+
+
+__all__ = ["Server", "ask", "socket_path"]
