@@ -263,16 +263,44 @@ class FolderFeed:
         # event per file in front of a reader's cookie.
         writes = [ev.FileCreatedEvent, ev.DirCreatedEvent, ev.FileModifiedEvent, ev.DirModifiedEvent,
                   ev.FileMovedEvent, ev.DirMovedEvent, ev.FileDeletedEvent, ev.DirDeletedEvent, ev.FileClosedEvent]
+        # A chmod makes a file unreadable or readable again (watchdog 7 tells it apart from a write).
+        writes += [getattr(ev, name) for name in ("FileAttribEvent", "DirAttribEvent") if hasattr(ev, name)]
         try:
+            from memtui.core.fsmonitor import cookie_folder
+
             # Made before the watch: a cookie in a folder made after it could be missed while it is being watched.
-            (self.root / COOKIES).mkdir(parents=True, exist_ok=True)
+            os.close(cookie_folder(self.root))
         except OSError:
             pass  # a read-only memory: no barrier, so an own write's late echo may be a second event
         made = observer()
         made.schedule(Handler(), str(self.root), recursive=True, event_filter=writes)
         made.start()
+        self._hear_overflows(made)
         self._observer = made
         self.burst.start_flusher("memtui-changes-flush")
+
+    def _hear_overflows(self, made: Any) -> None:
+        """Be told when the kernel's inotify queue overflows: the events it dropped are lost for good, and watchdog
+        (7) only rebuilds its watches, telling no handler; the cookies that come after would vouch for the gap."""
+        for emitter in list(getattr(made, "emitters", ())):
+            group = getattr(emitter, "_inotify", None)
+            rebuild = getattr(group, "on_queue_overflow", None)
+            if rebuild is None:
+                continue
+
+            def on_queue_overflow(rebuild: Any = rebuild) -> None:
+                self.overflowed()
+                rebuild()
+
+            group.on_queue_overflow = on_queue_overflow
+
+    def overflowed(self) -> None:
+        """Events were dropped: what changed can no longer be named file by file."""
+        publisher = self.publisher
+        if publisher is not None:
+            publisher.everything()
+        self.hub._deliver_raw(Change(everything=True))
+        self.burst.add(queue=True, audit=True, everything=True)
 
     @property
     def running(self) -> bool:
@@ -284,7 +312,17 @@ class FolderFeed:
             return
         src = os.fsdecode(event.src_path)
         dest = os.fsdecode(getattr(event, "dest_path", "") or "")
-        folder = event.is_directory and kind in ("moved", "deleted", "created")
+        # A folder's chmod can hide or show every file under it.
+        folder = event.is_directory and kind in ("moved", "deleted", "created", "attrib")
+        # A `.git` made, removed or renamed in a folder of the memory makes that folder a nested repository or a
+        # memory folder again (`memtui.core.index.walk`): every file under it comes or goes, unnamed.
+        unnamed = kind in ("moved", "deleted", "created") and any(
+            path and os.path.basename(path) == ".git" and os.path.dirname(path) != str(self.root)
+            and classify(self.root, os.path.dirname(path) + "/x") is not None for path in (src, dest))
+        if not unnamed and not event.is_directory and kind in ("created", "moved"):
+            # A new name for a file that has others (a hard link, here or in a hidden folder): a write through
+            # one name is heard under that name only, so the index must learn every name of it (a walk does).
+            unnamed = _linked(dest if kind == "moved" else src)
         files: list[str] = []
         for path, settled in ((src, kind == "closed"), (dest, True)):
             if not path:
@@ -310,6 +348,11 @@ class FolderFeed:
                 if shown(rel, event.is_directory):
                     # A rename's destination and a closed-after-write file are whole: the burst may end soon.
                     self.burst.add([rel + ("/" if event.is_directory else "")], settled=settled)
+        if unnamed:
+            publisher = self.publisher
+            if publisher is not None:
+                publisher.everything()
+            self.hub._deliver_raw(Change(everything=True))
         if files:
             publisher = self.publisher
             if publisher is not None and (folder or not event.is_directory):  # a folder's "modified" names no file
@@ -339,21 +382,25 @@ class FolderFeed:
         seen = threading.Event()
         with self._lock:
             self._barriers[name] = seen
-        folder = self.root / COOKIES
+        folder: int | None = None
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            with open(folder / name, "x"):
-                pass
+            from memtui.core.fsmonitor import cookie_folder
+
+            folder = cookie_folder(self.root)
+            os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                             dir_fd=folder))
             return seen.wait(timeout)
         except OSError:
             return False
         finally:
             with self._lock:
                 self._barriers.pop(name, None)
-            try:
-                os.remove(folder / name)
-            except OSError:
-                pass
+            if folder is not None:
+                try:
+                    os.unlink(name, dir_fd=folder)
+                except OSError:
+                    pass
+                os.close(folder)
 
     def publish(self) -> Any:
         """Journal every change for other processes (`memtui.core.fsmonitor`) while someone asks; the Publisher,
@@ -583,6 +630,15 @@ class Changes:
         change = feed.burst.release(paths, queue=True, audit=True)
         if change is not None:
             self._deliver(change)
+
+
+def _linked(path: str) -> bool:
+    """Is `path` a regular file with more than one name?"""
+    try:
+        st = os.lstat(path)
+    except (OSError, ValueError):
+        return False
+    return st.st_nlink > 1 and (st.st_mode & 0o170000) == 0o100000
 
 
 def _call(callback: Callback, change: Change) -> None:

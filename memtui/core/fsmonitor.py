@@ -40,6 +40,27 @@ def _state(root: Path) -> Path:
     return root / STATE_DIR
 
 
+def cookie_folder(root: Path) -> int:
+    """A descriptor of the memory's cookie folder, made if missing, reached without following a link: the watcher
+    follows none, so a cookie made through a planted `.memtui` or cookie-folder link would never be heard (each
+    barrier would wait its whole time) and would be a file written outside the memory."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+    fd = os.open(root, flags)
+    try:
+        for part in (STATE_DIR, COOKIES):
+            try:
+                os.mkdir(part, dir_fd=fd)
+            except FileExistsError:
+                pass
+            inner = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 class Publisher:
     """The watcher's side: takes the lock, starts a new journal, appends changes. One per root at a time."""
 
@@ -139,20 +160,27 @@ def changes_since(root: str | os.PathLike[str], token: Token | None) -> tuple[To
     if not watcher_alive(root):
         return None, None
     name = os.urandom(8).hex()
-    cookie = _state(root) / COOKIES / name
     try:
-        with open(cookie, "x"):
-            pass
+        # Not through a planted link: the watcher would never hear it, and it would be a file written elsewhere.
+        folder = cookie_folder(root)
     except OSError:
         return None, None
-    hint = token.rsplit(":", 1) if token and ":" in token else None
     try:
-        found = _wait_for_cookie(root, name, hint)
-    finally:
         try:
-            os.remove(cookie)
+            os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                             dir_fd=folder))
         except OSError:
-            pass
+            return None, None
+        hint = token.rsplit(":", 1) if token and ":" in token else None
+        try:
+            found = _wait_for_cookie(root, name, hint)
+        finally:
+            try:
+                os.unlink(name, dir_fd=folder)
+            except OSError:
+                pass
+    finally:
+        os.close(folder)
     if found is None:
         return None, None
     journal_id, lines, end = found

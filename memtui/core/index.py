@@ -48,6 +48,9 @@ MAX_FILE_BYTES = 32 * 1024 * 1024
 SKIP_DIRS = frozenset({".git", STATE_DIR, "node_modules", "__pycache__"})
 SKIP_ROOT_FILES = frozenset({"memory-log.jsonl"})
 TRIGRAM = 3
+# When the file system's clock cannot be read (`Index._clock`), the time now less this margin stands for it: wider
+# than any file system's tick (2 s on FAT) and than the lag of a coarse clock behind the fine one.
+CLOCK_MARGIN_NS = 3 * 10**9
 # Enough trigrams to make a long query selective; the line match afterwards is exact anyway.
 MAX_QUERY_TRIGRAMS = 12
 
@@ -61,8 +64,9 @@ def fold(text: str) -> str:
     return text.lower()
 
 
-def walk(root: Path) -> dict[str, tuple[int, int]]:
-    """Every searchable file under `root` as {relative path: (mtime_ns, size)}.
+def walk(root: Path, linked: set[str] | None = None) -> dict[str, tuple[int, int]]:
+    """Every searchable file under `root` as {relative path: (mtime_ns, size)}; those with more than one name (hard
+    links) are added to `linked`.
 
     Hidden files and folders, memtui's own state, the audit log, nested repositories and names with invisible
     characters are left out; symlinks are not followed."""
@@ -90,7 +94,10 @@ def walk(root: Path) -> dict[str, tuple[int, int]]:
                 elif d.is_file(follow_symlinks=False):
                     if not prefix and name in SKIP_ROOT_FILES:
                         continue
-                    out[prefix + name] = stamp(d.stat(follow_symlinks=False))
+                    st = d.stat(follow_symlinks=False)
+                    out[prefix + name] = stamp(st)
+                    if st.st_nlink > 1 and linked is not None:
+                        linked.add(prefix + name)
             except OSError:
                 continue
     return out
@@ -132,11 +139,20 @@ class FolderSource:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def states(self, paths: list[str] | None = None) -> dict[str, tuple[int, int]]:
-        """{path: stamp} of every searchable file, or of those of `paths` that exist."""
+    def states(self, paths: list[str] | None = None, linked: set[str] | None = None) -> dict[str, tuple[int, int]]:
+        """{path: stamp} of every searchable file, or of those of `paths` that exist; those with more than one name
+        are added to `linked` (a write through another name, a hard link in a hidden folder or outside the memory,
+        is not heard by this folder's watcher)."""
         if paths is None:
-            return walk(self.root)
-        return {rel: st for rel in paths if (st := _stat(self.root, rel)) is not None}
+            return walk(self.root, linked)
+        out = {}
+        for rel in paths:
+            st = _stat(self.root, rel)
+            if st is not None:
+                out[rel] = stamp(st)
+                if st.st_nlink > 1 and linked is not None:
+                    linked.add(rel)
+        return out
 
     def texts(self, items: Iterable[tuple[str, int | None]]) -> Iterator[tuple[str | None, str | None]]:
         """(text, why it is skipped) of each (path, size or None), one file read at a time."""
@@ -177,7 +193,7 @@ class StoreSource:
 Source = FolderSource | StoreSource
 
 
-def _stat(root: Path, rel: str) -> tuple[int, int] | None:
+def _stat(root: Path, rel: str) -> os.stat_result | None:
     # Paths come from a watcher or a journal file: an absolute or climbing one must not reach outside the root.
     if not searchable(rel):
         return None
@@ -188,12 +204,14 @@ def _stat(root: Path, rel: str) -> tuple[int, int] | None:
             folder = folder / part
             if not stat.S_ISDIR(os.lstat(folder).st_mode):
                 return None
+            if os.path.lexists(folder / ".git"):
+                return None  # a nested repository, which `walk` leaves out: not this memory's files
         st = os.lstat(root / rel)
     except OSError:
         return None
     if not stat.S_ISREG(st.st_mode):
         return None
-    return stamp(st)
+    return st
 
 
 def read_text(path: Path, size: int | None = None, max_bytes: int | None = None) -> tuple[str | None, str | None]:
@@ -203,9 +221,18 @@ def read_text(path: Path, size: int | None = None, max_bytes: int | None = None)
     if size is not None and size > max_bytes:
         return None, SKIP_HUGE
     try:
-        with open(path, "rb") as fh:
+        # What the walk stat-ed may have been swapped since: a symlink is not followed (its target may lie outside
+        # the memory) and a FIFO or a device is not waited on (an open of a FIFO with no writer never returns).
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None, SKIP_UNREADABLE
+    try:
+        with open(fd, "rb") as fh:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return None, SKIP_UNREADABLE
             # read(n) allocates n bytes up front: ask for the file's size (plus one, to see it grow), not the cap.
-            known = min(os.fstat(fh.fileno()).st_size, max_bytes)
+            known = min(st.st_size, max_bytes)
             data = fh.read(known + 1)
             if len(data) > known:
                 chunks, total = [data], len(data)
@@ -370,11 +397,15 @@ class Index:
         self._check_version(db)
         clocked = getattr(self.source, "racy_checked", False)
         racy = self._racy(db) if clocked else set()
+        # Files with more than one name: compared by stamp at every refresh, named or not (see FolderSource.linked).
+        linked = self._racy(db, "linked") if clocked else set()
+        forced: set[str] | None = None
+        now_linked: set[str] = set()
         snapshot: bytes | None = None
         # What the table looked like when compared; another process refreshing meanwhile means compare again.
         seen_gen = self._gen(db)
         if paths is None:
-            seen = self.source.states()
+            seen = self.source.states(None, now_linked) if clocked else self.source.states()
             # The (mtime, size) of every file as of the last full refresh, kept whole: when nothing changed (the
             # usual case before a query) one comparison replaces reading and comparing 10,000 rows.
             snapshot = marshal.dumps(seen)
@@ -386,7 +417,8 @@ class Index:
             known = {p: (i, m, s) for i, p, m, s in db.execute("SELECT id, path, mtime_ns, size FROM file")}
             gone = [p for p in known if p not in seen]
         else:
-            paths = sorted(set(paths))
+            forced = set(paths)
+            paths = sorted(forced | linked)
             known = {}
             for k in range(0, len(paths), 500):
                 chunk = paths[k : k + 500]
@@ -394,7 +426,7 @@ class Index:
                                   chunk)
                 known.update({p: (i, m, s) for i, p, m, s in rows})
             seen, gone = {}, []
-            named = self.source.states(paths)
+            named = self.source.states(paths, now_linked) if clocked else self.source.states(paths)
             for rel in paths:
                 st = named.get(rel)
                 if st is None:
@@ -404,20 +436,30 @@ class Index:
                     seen[rel] = st
         # Paths a watcher named are re-read whatever their (mtime, size) say: an edit can keep both.
         work = [(rel, st) for rel, st in seen.items()
-                if paths is not None or rel in racy or known.get(rel, (0, None, None))[1:] != st]
+                if (forced is not None and rel in forced) or rel in racy or known.get(rel, (0, None, None))[1:] != st]
+        if forced is not None:
+            now_linked |= linked - set(paths)
+        same: list[tuple[str, tuple[int, int]]] = []
         if clocked and (work or gone):
             # What this refresh reads with a stamp in or after the clock's current tick could be written again
             # within that tick, after the read, keeping its stamp: it is read again next time. What it did not
             # read (a refresh of named paths) stays on the list.
             now = self._clock()
-            racy = (racy - {rel for rel, _ in work} - set(gone)) | {rel for rel, st in work if st[0] >= now}
+            if racy:
+                # Read again only for its stamp (one with an mtime in the future stays racy for ever): what still
+                # reads as indexed is not written again.
+                work, same = self._recheck(db, work, known, racy - (forced or set()))
+            read = {rel for rel, _ in work} | {rel for rel, _ in same}
+            racy = (racy - read - set(gone)) | {rel for rel, st in work + same if st[0] >= now}
         stats.unchanged = len(seen) - len(work)
         if not work and not gone:
-            if snapshot is not None:
+            if snapshot is not None or now_linked != linked:
                 db.execute("BEGIN IMMEDIATE")
                 if self._gen(db) == seen_gen:
-                    db.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (snapshot,))
-                    db.execute("DELETE FROM meta WHERE key = 'racy'")  # every file was compared: none is left
+                    if snapshot is not None:
+                        db.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (snapshot,))
+                        self._put_list(db, "racy", racy)  # every file was compared: only the racy are left
+                    self._put_list(db, "linked", now_linked)
                 db.execute("COMMIT")
             self.last_refresh = stats
             return stats
@@ -464,10 +506,8 @@ class Index:
                 docs.append((fid, folded.encode("utf-8"), lineage))
                 fts.append((fid, folded))
             flush()
-            if racy:
-                db.execute("INSERT OR REPLACE INTO meta VALUES ('racy', ?)", (marshal.dumps(sorted(racy)),))
-            else:
-                db.execute("DELETE FROM meta WHERE key = 'racy'")
+            self._put_list(db, "racy", racy)
+            self._put_list(db, "linked", now_linked)
             # A partial refresh leaves the snapshot behind the table: drop it (the next full refresh rewrites it).
             if snapshot is None:
                 db.execute("DELETE FROM meta WHERE key = 'snapshot'")
@@ -483,16 +523,46 @@ class Index:
         self.last_refresh = stats
         return stats
 
+    def _recheck(self, db: sqlite3.Connection, work: list[tuple[str, tuple[int, int]]],
+                 known: dict[str, tuple[int, int, int]], racy: set[str]
+                 ) -> tuple[list[tuple[str, tuple[int, int]]], list[tuple[str, tuple[int, int]]]]:
+        """(work left, files read again that hold what is indexed): of `work`, the racy files whose stamp did not
+        change are read and compared with their indexed text (or skip reason)."""
+        again = [(rel, st) for rel, st in work if rel in racy and rel in known and known[rel][1:] == st]
+        if not again:
+            return work, []
+        stored: dict[int, tuple[str | None, bytes | None]] = {}
+        ids = [known[rel][0] for rel, _ in again]
+        for k in range(0, len(ids), 500):
+            chunk = ids[k : k + 500]
+            rows = db.execute("SELECT f.id, f.skipped, d.folded FROM file f LEFT JOIN doc d ON d.id = f.id "
+                              f"WHERE f.id IN ({','.join('?' * len(chunk))})", chunk)
+            stored.update({i: (skipped, folded) for i, skipped, folded in rows})
+        same, changed = [], []
+        texts = self.source.texts((rel, size) for rel, (_, size) in again)
+        for (rel, st), (text, skipped) in zip(again, texts):
+            was_skipped, folded = stored.get(known[rel][0], ("", None))
+            if text is None:
+                kept = skipped == was_skipped
+            else:
+                kept = was_skipped is None and folded == fold(text).encode("utf-8")
+            (same if kept else changed).append((rel, st))
+        kept_paths = {rel for rel, _ in same}
+        return [item for item in work if item[0] not in kept_paths], same
+
     def _clock(self) -> int:
         """The file system's clock now, as it stamps files (its tick, not `time.time_ns()`): the stamp of a file
-        this index touches for it; 0 (every file read counts as racy) when it cannot be touched."""
+        this index touches for it. When no file can be made there (a folder made read-only under an open index,
+        no inodes or descriptors left), the time now less `CLOCK_MARGIN_NS`: it errs the same safe way (a file is
+        racy a little longer), where 0 made every file read racy, read again at every refresh for ever."""
         import tempfile
+        import time
 
         try:
             # A new file each time (O_EXCL): a link planted under a fixed name is never written through.
             fd, name = tempfile.mkstemp(prefix="index.sqlite-clock-", dir=self.path.parent)
         except OSError:
-            return 0
+            return time.time_ns() - CLOCK_MARGIN_NS
         try:
             return stamp(os.fstat(fd))[0]
         finally:
@@ -503,9 +573,17 @@ class Index:
                 pass
 
     @staticmethod
-    def _racy(db: sqlite3.Connection) -> set[str]:
-        """The paths the last refresh read with a stamp too close to its start to trust (see `RACY_NS`)."""
-        row = db.execute("SELECT value FROM meta WHERE key = 'racy'").fetchone()
+    def _put_list(db: sqlite3.Connection, key: str, paths: set[str]) -> None:
+        if paths:
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, marshal.dumps(sorted(paths))))
+        else:
+            db.execute("DELETE FROM meta WHERE key = ?", (key,))
+
+    @staticmethod
+    def _racy(db: sqlite3.Connection, key: str = "racy") -> set[str]:
+        """The paths the last refresh read with a stamp too close to its start to trust (`_clock`), or another
+        list of paths kept the same way (`linked`)."""
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         try:
             found = marshal.loads(row[0]) if row is not None else []
         except (EOFError, ValueError, TypeError):

@@ -546,8 +546,8 @@ class Searcher:
                 dirty = self._watcher.take()
                 if dirty is None:
                     self.index.refresh()
-                elif dirty:
-                    self.index.refresh(dirty)
+                else:
+                    self.index.refresh(dirty)  # none named: files with other names are still compared
             elif self._folder is None:
                 self.index.refresh()  # no one listening to the store: its files' hashes say what changed
             else:
@@ -571,10 +571,10 @@ class Searcher:
             return
         if changed is None:
             self.index.refresh()
-        elif changed:
-            self.index.refresh(changed)
-        elif old is not None and _journal_gap(old, token) < 65536:
-            return  # only cookies since: keep the token and spare a write (the next reader skips a few lines)
+        else:
+            self.index.refresh(changed)  # none named: files with other names are still compared
+            if not changed and old is not None and _journal_gap(old, token) < 65536:
+                return  # only cookies since: keep the token and spare a write (the next reader skips a few lines)
         self.index.set_journal_token(token)
 
     def search(self, query: str, *, regex: bool = False, limit: int = DEFAULT_LIMIT,
