@@ -254,3 +254,26 @@ def test_index_size_is_a_fraction_of_a_multiple_of_the_text(tmp_path):
     index.close()
     total = sum(p.stat().st_size for p in (root / "log").iterdir())
     assert index.size_bytes() <= 3 * total
+
+
+def test_a_forged_row_in_the_index_is_thrown_away_not_raised_while_its_lock_is_held(root, mem):
+    # The index is a file any process of this user can write. A text where bytes belong made ranking raise inside
+    # the index's stream, which kept the index's lock held (a frozen search pane); now the index is rebuilt.
+    import threading
+
+    for k in range(3):
+        write(root, f"notes/f{k}.md", f"- [stated] forged row probe {k}\n")
+    expected = comparable(search(mem, "forged row probe", use_index=False))
+    for keep in (False, True):
+        with Searcher(mem, keep_texts=keep) as s:
+            assert comparable(s.search("forged row probe")) == expected
+            db = s.index._connect()
+            db.execute("UPDATE doc SET folded = 'not bytes' "
+                       "WHERE id = (SELECT id FROM file WHERE path = 'notes/f0.md')")
+            s._corpus = None  # as a new process would read it
+            assert comparable(s.search("forged row probe")) == expected
+            took = threading.Event()
+            threading.Thread(target=lambda: (s.index._lock.acquire(), took.set(), s.index._lock.release())).start()
+            assert took.wait(5), "the index's lock is still held"
+            assert comparable(s.search("forged row probe")) == expected
+            assert s.search("forged row probe").method == "index"

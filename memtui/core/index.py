@@ -287,6 +287,20 @@ class IndexUnavailable(RuntimeError):
     """The index cannot be opened or written (read-only folder, broken SQLite): search falls back to a scan."""
 
 
+class IndexDamaged(IndexUnavailable):
+    """A row of the index holds what memtui never writes there (a text where bytes belong): thrown away, the index
+    is built again from the files."""
+
+
+def _record(row: tuple) -> Record:
+    """A row of `records`/`stream`, checked for the types ranking relies on (the index is a file any process of
+    this user can write: a forged row must be refused, not raise inside ranking while the index's lock is held)."""
+    if (len(row) != 6 or type(row[0]) is not int or type(row[1]) is not str or type(row[2]) is not str
+            or type(row[3]) is not int or type(row[4]) is not bytes or type(row[5]) is not bytes):
+        raise IndexDamaged(f"the search index holds a damaged row ({type(row[4]).__name__} text)")
+    return row  # type: ignore[return-value]
+
+
 class Index:
     """The FTS5 trigram index of one memory root. Thread-safe; one SQLite connection, guarded by a lock."""
 
@@ -639,7 +653,7 @@ class Index:
         with self._lock:
             db = self._connect()
             self._check_version(db)
-            return db.execute(sql, params).fetchall()
+            return [_record(row) for row in db.execute(sql, params)]
 
     def stream(self, needle: str) -> Iterator[Record]:
         """The records `records(needle)` gives, one at a time from SQLite's cursor, so a word in most files never
@@ -654,7 +668,8 @@ class Index:
                 "SELECT f.id, f.path, f.kind, f.rank, d.folded, d.lineage FROM doc d JOIN file f ON f.id = d.id "
                 "WHERE d.id IN (SELECT rowid FROM fts WHERE fts MATCH ?)", (expr,))
             try:
-                yield from cursor
+                for row in cursor:
+                    yield _record(row)
             finally:
                 cursor.close()
 
@@ -662,6 +677,8 @@ class Index:
         """The folded UTF-8 text of one indexed file (b"" when it is gone)."""
         with self._lock:
             row = self._connect().execute("SELECT folded FROM doc WHERE id = ?", (file_id,)).fetchone()
+            if row is not None and type(row[0]) is not bytes:
+                raise IndexDamaged("the search index holds a damaged text")
             return row[0] if row else b""
 
     @contextmanager

@@ -19,6 +19,7 @@ import heapq
 import os
 import re
 import time
+from contextlib import closing
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
@@ -26,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from memtui.core import clock
 from memtui.core.entries import parse_entry
 from memtui.core.record import Record as _Value
-from memtui.core.index import INDEX_FILE, FolderSource, Index, IndexUnavailable, Record, Source, StoreSource, fold
+from memtui.core.index import (INDEX_FILE, FolderSource, Index, IndexDamaged, IndexUnavailable, Record, Source,
+                               StoreSource, fold)
 from memtui.core.sources import MEMORY_FILE, _Lines, _ordinal, file_kind, log_day  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:
@@ -620,11 +622,18 @@ class Searcher:
                 top, bundle.sources, bundle.matched_lines = rank_records(
                     recs, needle, bundle.limit, wanted, lambda i: corpus[i][4])
             else:
-                # One read transaction: the texts read again for the bundle are the ones counted.
-                with self.index.reading():
+                # One read transaction: the texts read again for the bundle are the ones counted. The stream is
+                # closed whatever happens (it holds the index's lock while it is open).
+                with self.index.reading(), closing(self.index.stream(needle)) as recs:
                     top, bundle.sources, bundle.matched_lines = rank_records(
-                        self.index.stream(needle), needle, bundle.limit, wanted, self.index.folded)
+                        recs, needle, bundle.limit, wanted, self.index.folded)
             bundle.searched_files, bundle.skipped = self.index.summary()
+        except IndexDamaged as exc:
+            # Only a cache: thrown away now, built again from the files by the next query; this one scans.
+            self.index_problem = str(exc)
+            self.index.reset()
+            self._corpus = self._corpus_state = None
+            return False
         except IndexUnavailable as exc:
             self.index_problem = str(exc)
             self.index = None
