@@ -194,7 +194,7 @@ def test_a_warm_searcher_keeps_texts_only_while_they_fit_its_budget(generated, t
         same_everywhere(root, [warm], "postgres", 5)
         assert warm._corpus is not None  # a small memory: its texts are kept
         size = warm.index.text_bytes()
-        assert size == sum(p.stat().st_size for p in root.rglob("*.md") if ".memtui" not in p.parts)
+        assert size == held(warm.index)
         # The memory outgrows the budget: what was kept is let go, and every answer is the same, read per query.
         monkeypatch.setattr(search_module, "KEEP_TEXTS_MAX", size - 1)
         for query in ("postgres", "rollback", "- [stated]"):
@@ -207,3 +207,14 @@ def test_a_warm_searcher_keeps_texts_only_while_they_fit_its_budget(generated, t
         (root / "notes" / "grown.md").write_text("- [stated] postgres grew this memory\n" * 10, encoding="utf-8")
         same_everywhere(root, [warm], "postgres", 5)
         assert warm.index.text_bytes() > size + 100 and warm._corpus is None
+        assert warm.index.text_bytes() == held(warm.index)  # kept up to date by the refresh, not counted again
+        (root / "notes" / "grown.md").unlink()
+        same_everywhere(root, [warm], "postgres", 5)
+        assert warm.index.text_bytes() == held(warm.index) == size
+
+
+def held(index) -> int:
+    """What keeping every record takes, counted the long way: texts, lineage blocks, and each record's own cost."""
+    from memtui.core.index import RECORD_BYTES
+
+    return sum(len(r[4]) + len(r[5]) + RECORD_BYTES for r in index.records())

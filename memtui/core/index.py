@@ -51,6 +51,9 @@ TRIGRAM = 3
 # When the file system's clock cannot be read (`Index._clock`), the time now less this margin stands for it: wider
 # than any file system's tick (2 s on FAT) and than the lag of a coarse clock behind the fine one.
 CLOCK_MARGIN_NS = 3 * 10**9
+# What a record kept in memory costs beyond its texts (its tuple, id, path, kind and rank, and two bytes headers):
+# counted in `text_bytes`, so a memory of many tiny files does not hold many times its budget.
+RECORD_BYTES = 400
 # Enough trigrams to make a long query selective; the line match afterwards is exact anyway.
 MAX_QUERY_TRIGRAMS = 12
 
@@ -363,7 +366,7 @@ class Index:
                 gen INTEGER NOT NULL);
             CREATE TABLE IF NOT EXISTS doc(id INTEGER PRIMARY KEY, folded BLOB NOT NULL, lineage BLOB NOT NULL);
             CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);
-            INSERT OR REPLACE INTO meta VALUES ('epoch', lower(hex(randomblob(8)))), ('gen', 0);
+            INSERT OR REPLACE INTO meta VALUES ('epoch', lower(hex(randomblob(8)))), ('gen', 0), ('kept', 0);
             CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
                 folded, tokenize='trigram case_sensitive 1', detail=none, content='');
             PRAGMA user_version={SCHEMA_VERSION};
@@ -486,7 +489,7 @@ class Index:
             gen = seen_gen + 1
             db.execute("UPDATE meta SET value = ? WHERE key = 'gen'", (gen,))
             drop = [known[rel][0] for rel in gone] + [known[rel][0] for rel, _ in work if rel in known]
-            self._drop(db, drop)
+            kept = -self._drop(db, drop)
             stats.removed = len(gone)
             next_id = (db.execute("SELECT max(id) FROM file").fetchone()[0] or 0) + 1
             files, docs, fts = [], [], []
@@ -517,11 +520,14 @@ class Index:
                 folded = fold(text)
                 kind, rank, lineage = shape(rel, folded)
                 files.append((fid, rel, mtime, size, skipped, kind, rank, gen))
-                docs.append((fid, folded.encode("utf-8"), lineage))
+                encoded = folded.encode("utf-8")
+                docs.append((fid, encoded, lineage))
                 fts.append((fid, folded))
+                kept += len(encoded) + len(lineage) + RECORD_BYTES
             flush()
             self._put_list(db, "racy", racy)
             self._put_list(db, "linked", now_linked)
+            db.execute("UPDATE meta SET value = value + ? WHERE key = 'kept'", (kept,))
             # A partial refresh leaves the snapshot behind the table: drop it (the next full refresh rewrites it).
             if snapshot is None:
                 db.execute("DELETE FROM meta WHERE key = 'snapshot'")
@@ -608,16 +614,20 @@ class Index:
     def _gen(db: sqlite3.Connection) -> int:
         return db.execute("SELECT value FROM meta WHERE key = 'gen'").fetchone()[0]
 
-    def _drop(self, db: sqlite3.Connection, ids: list[int]) -> None:
-        """Remove files from the index. A contentless FTS5 row is deleted by giving back the text it indexed."""
+    def _drop(self, db: sqlite3.Connection, ids: list[int]) -> int:
+        """Remove files from the index; the bytes their records took (as `text_bytes` counts them). A contentless
+        FTS5 row is deleted by giving back the text it indexed."""
+        dropped = 0
         for k in range(0, len(ids), 500):
             chunk = ids[k : k + 500]
             marks = ",".join("?" * len(chunk))
-            rows = db.execute(f"SELECT id, folded FROM doc WHERE id IN ({marks})", chunk).fetchall()
+            rows = db.execute(f"SELECT id, folded, length(lineage) FROM doc WHERE id IN ({marks})", chunk).fetchall()
+            dropped += sum(len(folded) + (lineage or 0) + RECORD_BYTES for _, folded, lineage in rows)
             db.executemany("INSERT INTO fts(fts, rowid, folded) VALUES ('delete', ?, ?)",
-                           [(i, folded.decode("utf-8")) for i, folded in rows])
+                           [(i, folded.decode("utf-8")) for i, folded, _ in rows])
             db.execute(f"DELETE FROM doc WHERE id IN ({marks})", chunk)
             db.execute(f"DELETE FROM file WHERE id IN ({marks})", chunk)
+        return dropped
 
     def summary(self) -> tuple[int, dict[str, int]]:
         """(files indexed, {skip reason: files skipped}) as of the last refresh."""
@@ -727,12 +737,19 @@ class Index:
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('journal', ?)", (token,))
 
     def text_bytes(self) -> int:
-        """The bytes of every indexed file's text, as of the last refresh (each file's size on disk)."""
+        """What keeping every indexed record in memory takes, as of the last refresh: each file's folded text and
+        lineage blocks, and `RECORD_BYTES` more (kept up to date by each refresh, in meta 'kept')."""
         with self._lock:
             db = self._connect()
             self._check_version(db)
             if self._text_bytes is None:
-                row = db.execute("SELECT coalesce(sum(size), 0) FROM file WHERE skipped IS NULL").fetchone()
+                row = db.execute("SELECT value FROM meta WHERE key = 'kept'").fetchone()
+                if row is None or type(row[0]) is not int or row[0] < 0:
+                    # An index from before this count, or a damaged count: counted again, once.
+                    total = db.execute("SELECT coalesce(sum(length(folded) + length(lineage)), 0) + ? * count(*) "
+                                       "FROM doc", (RECORD_BYTES,)).fetchone()[0]
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('kept', ?)", (total,))
+                    row = (total,)
                 self._text_bytes = row[0]
             return self._text_bytes
 

@@ -644,8 +644,8 @@ class Searcher:
         return True
 
     def _texts_fit(self) -> bool:
-        """May this searcher keep the index's texts in memory (they are at most KEEP_TEXTS_MAX bytes)? When they
-        no longer fit, the ones kept are let go."""
+        """May this searcher keep the index's records in memory (their texts, lineage blocks and own cost are at most
+        KEEP_TEXTS_MAX bytes, `Index.text_bytes`)? When they no longer fit, the ones kept are let go."""
         assert self.index is not None
         fits = self.index.text_bytes() <= KEEP_TEXTS_MAX
         if not fits:
