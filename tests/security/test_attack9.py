@@ -224,3 +224,21 @@ def test_distinct_path_globs_do_not_grow_the_watcher_without_bound(root: Path) -
         assert grown < 40 * 1024 * 1024, grown
     finally:
         w.stop()
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_a_watcher_ended_by_a_signal_takes_its_socket_with_it(root: Path, sig: str) -> None:
+    # Ctrl-C, `kill`, and the terminal it runs in closed (SIGHUP): the socket goes with the watcher.
+    import signal
+
+    w = Watcher(root)
+    try:
+        w.proc.send_signal(getattr(signal, sig))
+        w.proc.wait(20)
+        assert not w.socket.exists()
+    finally:
+        if w.proc.poll() is None:
+            w.proc.kill()
+            w.proc.wait(20)
+        w.proc.stdout.close()
+        w.proc.stderr.close()
