@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 SOCKET = "index.sqlite-search"  # under .memtui/, matched by .gitignore's `.memtui/index.sqlite*`
 MAX_REQUEST = 64 * 1024
+MAX_GLOB = 1024  # a longer --path glob is not served (each distinct one compiled stays in `re`'s cache a while)
 MAX_REPLY = 64 * 1024 * 1024
 ASK_TIMEOUT = 10.0  # seconds a client waits for an answer before searching by itself
 REQUEST_TIMEOUT = 2.0  # seconds the server waits for a client's request line
@@ -240,7 +241,7 @@ class Server:
             return
         query, regex, limit, glob = req.get("query"), req.get("regex"), req.get("limit"), req.get("path_glob")
         if (not isinstance(query, str) or not isinstance(regex, bool) or type(limit) is not int
-                or not (glob is None or isinstance(glob, str))):
+                or not (glob is None or isinstance(glob, str)) or len(glob or "") > MAX_GLOB):
             return
         from memtui.core import clock
 
