@@ -228,7 +228,8 @@ def test_the_server_drops_requests_it_does_not_understand(root: Path) -> None:
         idle = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         idle.connect(server.path)
         started = time.monotonic()
-        assert served(root, "postgres") == {"bundle": {"query": "postgres"}, "text": ""}
+        assert served(root, "postgres") == {"bundle": {"query": "postgres"}, "text": "",
+                                            "root": search_socket._root_id(str(root))}
         assert time.monotonic() - started < search_socket.REQUEST_TIMEOUT + 2
         idle.close()
     finally:
@@ -247,7 +248,8 @@ def test_a_root_too_deep_for_a_socket_path_is_not_served(tmp_path: Path) -> None
 def test_the_cli_prints_what_the_server_answers(root: Path) -> None:
     # A server of this user is believed (it could as well edit the files): the answer is its, not a search's own.
     fake = Fake(root, lambda req: json.dumps({"bundle": {"query": req["query"], "error": None, "served": True},
-                                              "text": "from the watcher"}).encode() + b"\n")
+                                              "text": "from the watcher",
+                                              "root": search_socket._root_id(str(root))}).encode() + b"\n")
     try:
         assert cli(root, "postgres")[1] == {"query": "postgres", "error": None, "served": True}
         done = subprocess.run([sys.executable, "-m", "memtui", "search", "postgres", "--root", str(root)],

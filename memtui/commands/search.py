@@ -170,9 +170,11 @@ def _watch(root: Any) -> int:
     import signal
 
     def stop(*_: Any) -> None:
-        raise KeyboardInterrupt  # `kill` ends it as Ctrl-C does: the socket is removed
+        raise KeyboardInterrupt  # `kill`, or its terminal closed, ends it as Ctrl-C does: the socket is removed
 
     signal.signal(signal.SIGTERM, stop)
+    if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, stop)  # under nohup it keeps running
     try:
         watcher = searcher._watcher
         if watcher is None or watcher.publisher is None:

@@ -464,7 +464,10 @@ def glob_filter(path_glob: str | None) -> Callable[[str], bool]:
         return lambda rel: rel == pat or rel.startswith(prefix)
     if pat.endswith("/"):
         pat += "*"
-    return lambda rel: fnmatch.fnmatchcase(rel, pat)
+    # fnmatch.fnmatchcase would keep every distinct glob compiled (an lru_cache of 32,768): a warm searcher asked
+    # for distinct long globs grew by ~250 KB each. `re` keeps at most a few hundred.
+    match = re.compile(fnmatch.translate(pat)).match
+    return lambda rel: match(rel) is not None
 
 
 # the searcher -----------------------------------------------------------------------------------------------------

@@ -9,8 +9,12 @@ file its own user owns. The answer is the warm searcher's: fresh by its barrier 
 bundle a cold search computes (`tests/test_search_socket.py` compares them). Anything unexpected (no socket, a
 refused or slow connection, a reply that is not a bundle) and the client searches by itself, as before.
 
-One JSON line each way: `{"query", "regex", "limit", "path_glob"}`, then `{"bundle": SearchBundle.to_dict(),
-"text": SearchBundle.render()}`. Light on imports: a cold search that asks imports none of the search machinery.
+One JSON line each way: `{"query", "regex", "limit", "path_glob", "today"}`, then `{"bundle":
+SearchBundle.to_dict(), "text": SearchBundle.render(), "root": [device, inode]}`. The server answers only a client
+on its own day (`clock.today()`: MEMTUI_NOW, the time zone), and the client believes only an answer about its own
+root folder (not another memory's socket reached through a hard link or a symlinked .memtui, nor the folder now at
+a moved memory's old path). Each side's wait is bounded in total, not per read: a peer that trickles bytes is cut
+off as one that stalls. Light on imports: a cold search that asks imports none of the search machinery.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ if TYPE_CHECKING:
 
 SOCKET = "index.sqlite-search"  # under .memtui/, matched by .gitignore's `.memtui/index.sqlite*`
 MAX_REQUEST = 64 * 1024
+MAX_GLOB = 1024  # a longer --path glob is not served (each distinct one compiled stays in `re`'s cache a while)
 MAX_REPLY = 64 * 1024 * 1024
 ASK_TIMEOUT = 10.0  # seconds a client waits for an answer before searching by itself
 REQUEST_TIMEOUT = 2.0  # seconds the server waits for a client's request line
@@ -50,10 +55,30 @@ def _peer_uid(sock: socket.socket) -> int | None:
     return uid
 
 
-def _read_line(sock: socket.socket, limit: int) -> bytes | None:
+def _root_id(root: str) -> list[int] | None:
+    """The folder at `root` as [device, inode]: a reply names the folder its server searched, so a socket reached
+    from another memory (a hard link, a symlinked .memtui) or a memory moved away from the server's path is not
+    believed."""
+    try:
+        st = os.stat(root)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino]
+
+
+def _read_line(sock: socket.socket, limit: int, timeout: float) -> bytes | None:
+    """One line of at most `limit` bytes within `timeout` seconds in all (a peer that trickles a byte at a time
+    gets no longer than one that stalls), else None."""
+    import time
+
+    deadline = time.monotonic() + timeout
     chunks: list[bytes] = []
     size = 0
     while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        sock.settimeout(left)
         chunk = sock.recv(1 << 16)
         if not chunk:
             return None  # closed before a whole line
@@ -84,18 +109,30 @@ def ask(root: str | os.PathLike[str], query: str, *, regex: bool, limit: int,
 
     if not hasattr(socket, "AF_UNIX"):
         return None
+    from memtui.core import clock
+
     try:
-        request = json.dumps({"query": query, "regex": bool(regex), "limit": int(limit), "path_glob": path_glob})
+        # The client's day (MEMTUI_NOW, its time zone): a server on another day does not answer.
+        today = clock.today()
+        request = json.dumps({"query": query, "regex": bool(regex), "limit": int(limit), "path_glob": path_glob,
+                              "today": today})
     except (TypeError, ValueError):
         return None
+    here = _root_id(os.path.abspath(os.fspath(root)))
+    if here is None:
+        return None
+    import time
+
+    deadline = time.monotonic() + ASK_TIMEOUT
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(ASK_TIMEOUT)
         sock.connect(path)
         if _peer_uid(sock) != os.getuid():
             return None
+        sock.settimeout(max(deadline - time.monotonic(), 0.001))
         sock.sendall(request.encode("utf-8") + b"\n")
-        line = _read_line(sock, MAX_REPLY)
+        line = _read_line(sock, MAX_REPLY, deadline - time.monotonic())
         if line is None:
             return None
         from memtui.core.jsontext import loads
@@ -108,6 +145,8 @@ def ask(root: str | os.PathLike[str], query: str, *, regex: bool, limit: int,
     if not isinstance(reply, dict) or not isinstance(reply.get("bundle"), dict) or not isinstance(reply.get("text"),
                                                                                                  str):
         return None
+    if reply.get("root") != here:
+        return None  # the answer of another folder than this memory's
     bundle = reply["bundle"]
     if bundle.get("query") != query or not (bundle.get("error") is None or isinstance(bundle.get("error"), str)):
         return None  # not the answer to this question
@@ -122,8 +161,10 @@ class Server:
                  answer: Callable[[str, bool, int, str | None], dict[str, Any]]) -> None:
         import threading
 
+        self.root = os.path.abspath(os.fspath(root))
         self.path = socket_path(root)
         self.answer = answer
+        self._made: tuple[int, int] | None = None  # the socket file this server bound: the only one it removes
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
@@ -151,8 +192,11 @@ class Server:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)
         try:
-            sock.bind(self.path)
-            os.chmod(self.path, 0o600)
+            sock.bind(self.path)  # 0600 by the umask (no chmod: it would follow a symlink put in its place)
+            st = os.lstat(self.path)
+            if not stat.S_ISSOCK(st.st_mode) or st.st_mode & 0o177:
+                raise OSError("the socket is not this server's")
+            self._made = (st.st_dev, st.st_ino)
             sock.listen(16)
         except OSError:
             sock.close()
@@ -182,10 +226,9 @@ class Server:
                 conn.close()
 
     def _one(self, conn: socket.socket) -> None:
-        conn.settimeout(REQUEST_TIMEOUT)
         if _peer_uid(conn) != os.getuid():
             return
-        line = _read_line(conn, MAX_REQUEST)
+        line = _read_line(conn, MAX_REQUEST, REQUEST_TIMEOUT)
         if line is None:
             return
         from memtui.core.jsontext import loads
@@ -198,9 +241,17 @@ class Server:
             return
         query, regex, limit, glob = req.get("query"), req.get("regex"), req.get("limit"), req.get("path_glob")
         if (not isinstance(query, str) or not isinstance(regex, bool) or type(limit) is not int
-                or not (glob is None or isinstance(glob, str))):
+                or not (glob is None or isinstance(glob, str)) or len(glob or "") > MAX_GLOB):
             return
-        reply = self.answer(query, regex, limit, glob)
+        from memtui.core import clock
+
+        today, before = req.get("today"), _root_id(self.root)
+        if today != clock.today() or before is None:
+            return  # the client's day is not this server's: it searches by itself
+        reply = dict(self.answer(query, regex, limit, glob))
+        if clock.today() != today or _root_id(self.root) != before:
+            return  # midnight passed, or the folder moved, while it searched
+        reply["root"] = before
         import json
 
         conn.settimeout(ASK_TIMEOUT)
@@ -219,9 +270,11 @@ class Server:
             sock.close()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        made, self._made = self._made, None
         try:
-            if stat.S_ISSOCK(os.lstat(self.path).st_mode):
-                os.unlink(self.path)
+            st = os.lstat(self.path)
+            if made is not None and stat.S_ISSOCK(st.st_mode) and (st.st_dev, st.st_ino) == made:
+                os.unlink(self.path)  # not a successor's socket, nor anything put in its place
         except OSError:
             pass
 
