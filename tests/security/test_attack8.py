@@ -14,19 +14,9 @@ import pytest
 
 from memtui.core import index as index_module
 from memtui.core.search import Searcher, search
+from support.search_text import comparable, write
 
 
-def write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
-def comparable(bundle) -> dict:
-    d = bundle.to_dict()
-    for key in ("method", "searched_files"):
-        d.pop(key)
-    return d
 
 
 def scan(mem, query: str) -> dict:

@@ -112,12 +112,7 @@ def test_a_trickling_server_costs_a_bounded_wait(root: Path, monkeypatch: pytest
     def trickle() -> None:
         conn, _ = srv.accept()
         with conn:
-            while not stop.is_set():
-                try:
-                    conn.sendall(b" ")
-                except OSError:
-                    return
-                time.sleep(0.3)
+            _dribble(conn, stop)
 
     t = threading.Thread(target=trickle, daemon=True)
     t.start()
@@ -144,12 +139,7 @@ def test_a_trickling_client_does_not_hold_the_server(root: Path, monkeypatch: py
     def trickle() -> None:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
             c.connect(server.path)
-            while not stop.is_set():
-                try:
-                    c.sendall(b" ")
-                except OSError:
-                    return
-                time.sleep(0.3)
+            _dribble(c, stop)
 
     t = threading.Thread(target=trickle, daemon=True)
     t.start()
@@ -242,3 +232,13 @@ def test_a_watcher_ended_by_a_signal_takes_its_socket_with_it(root: Path, sig: s
             w.proc.wait(20)
         w.proc.stdout.close()
         w.proc.stderr.close()
+
+
+def _dribble(conn: socket.socket, stop: threading.Event) -> None:
+    """A byte every 0.3 s until told to stop: a peer slow enough that no single read times out."""
+    while not stop.is_set():
+        try:
+            conn.sendall(b" ")
+        except OSError:
+            return
+        time.sleep(0.3)
