@@ -337,8 +337,11 @@ def make_root(root: Path, *, files: int, megabytes: float, seed: int, big_log_mb
 
 
 def fresh_copy(src: Path, dest: Path) -> Path:
+    """A copy of `src` at `dest`, written back to disk before it is measured, so that what is measured next does
+    not pay for the copy's writeback (a memory in use was not copied a moment ago)."""
     shutil.rmtree(dest, ignore_errors=True)
     shutil.copytree(src, dest, symlinks=True)
+    os.sync()
     return dest
 
 

@@ -241,6 +241,21 @@ def _claude_code_folder(args: argparse.Namespace) -> Path | None:
     return None
 
 
+def _bad_clock() -> str | None:
+    """What is wrong with $MEMTUI_NOW (the time memtui reads instead of the clock), or None."""
+    fixed = os.environ.get("MEMTUI_NOW")
+    if not fixed:
+        return None
+    from datetime import datetime
+
+    try:
+        datetime.fromisoformat(fixed)
+    except ValueError:
+        return (f"MEMTUI_NOW={fixed[:40]!r} is not an ISO time (e.g. 2026-08-20T14:05); unset it to use the "
+                "clock. Nothing was read or written")
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("open", "-h", "--help", "--version")):
@@ -250,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
                                                                                           argv[0])
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
+    if (bad := _bad_clock()) is not None:
+        return fail(args, bad, EXIT_USAGE)
     try:
         return func(args)
     except KeyboardInterrupt:

@@ -102,6 +102,18 @@ def test_log_scratch_and_sweep(tmp_path: Path) -> None:
     assert r.returncode == 0 and "deleted 1" in r.stdout and not note.exists()
 
 
+@pytest.mark.parametrize("argv", [["context"], ["update", "User", "add", "[stated] x"], ["search", "x"]])
+def test_a_malformed_memtui_now_is_a_clear_error_and_writes_nothing(tmp_path: Path, argv: list[str]) -> None:
+    m = tmp_path / "m"
+    run("init", str(m))
+    head = subprocess.run(["git", "-C", str(m), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    r = run(*argv, root=m, env={"MEMTUI_NOW": "tomorrow\x1b[2J"})
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "MEMTUI_NOW=" in r.stderr and "is not an ISO time" in r.stderr and "\x1b" not in r.stderr
+    assert subprocess.run(["git", "-C", str(m), "rev-parse", "HEAD"], capture_output=True, text=True).stdout == head
+    assert not list((m / ".memtui").glob("queue/*.json"))
+
+
 def test_help_documents_the_exit_statuses() -> None:
     r = run("--help")
     assert r.returncode == 0

@@ -39,7 +39,7 @@ DEFAULT_LIMIT = 5
 REGEX_TIMEOUT = 1.0
 # A warm searcher keeps the index's texts in memory only while they are at most this many bytes; a bigger memory's
 # texts are streamed from the index per query, so its resident size follows the bundle, not the folder (a
-# 905 MB memory had the app hold ~1 GB after one search; 90 MB, 133 MB, where streaming holds 41 MB). Kept texts
+# 905 MB memory had the app hold ~1 GB after one search; 90 MB, 133 MB, where streaming holds 37 MB). Kept texts
 # make a word on most lines about twice as fast to count (74 against 138 ms at 10,000 files).
 KEEP_TEXTS_MAX = 32 * 1024 * 1024
 FRESH_DAYS = 90
