@@ -106,3 +106,39 @@ def test_importing_a_folder_memory_replays_its_git_history(redis_url: str, tmp_p
         assert "already holds a memory" in str(exc)
     else:
         raise AssertionError("import into a non-empty memory was not refused")
+
+
+def test_a_commit_too_big_for_one_call_is_imported_in_parts(redis_url: str, tmp_path: Path) -> None:
+    """A folder's first commit holds every file: recorded as one call it hit Redis's 512 MB bulk limit and the
+    client's 5 s read at 100,000 files. It is recorded in parts, every file there, its history readable."""
+    root = tmp_path / "memory"
+    init_root(root)
+    for k in range(7):
+        (root / "notes").mkdir(exist_ok=True)
+        (root / "notes" / f"n{k}.md").write_text(f"# Note {k}\n\n- [stated] fact {k} " + "x" * 400 + "\n")
+    repo = git.Repo(root)
+    repo.git.add("-A")
+    repo.git.commit("-q", "-m", "seven notes\n\nMemtui-Actor: ana")
+    memory_files = {rel: data for rel, data in _files(root).items() if not rel.rsplit("/", 1)[-1].startswith(".")}
+    assert len(memory_files) == 8
+    store = RedisStore(redis_url)
+    import_memory(root, store, part_files=3)
+    assert _redis_files(store) == memory_files
+    subjects = [c.message.splitlines()[0] for c in store.history()]
+    parts = [s for s in subjects if s.startswith("seven notes")]
+    assert parts == [f"seven notes (part {k} of 3)" for k in (3, 2, 1)] or \
+        parts == [f"seven notes (part {k} of 3)" for k in (1, 2, 3)]
+    assert {c.author for c in store.history() if c.message.startswith("seven notes")} == {repo.head.commit.author.name}
+    assert store.external_changes() == []
+
+    flat = RedisStore(redis_url.replace("prefix=", "prefix=flat-"))
+    import_memory(root, flat, history=False, part_bytes=1_000)
+    assert _redis_files(flat) == memory_files
+    imports = [c.message for c in flat.history() if c.message.startswith("import ")]
+    assert len(imports) >= 3 and all("(part " in m.splitlines()[0] and m.rstrip().endswith("Memtui-Actor: memtui")
+                                     for m in imports)
+    assert flat.external_changes() == []
+    out = tmp_path / "exported"
+    export_memory(flat, out)
+    assert {rel: data for rel, data in _files(out).items() if not rel.rsplit("/", 1)[-1].startswith(".")} \
+        == memory_files

@@ -10,7 +10,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from memtui.core.folder import AUDIT_FILE, STATE_DIR, FolderStore, _slug, atomic_write
 from memtui.core.jsontext import loads
@@ -104,8 +104,17 @@ def export_memory(store: RedisStore, dest: str | os.PathLike[str]) -> Transfer:
                     f"exported {len(entries)} change(s) and {files} file(s) from {store.location} to {root}", commits)
 
 
-def import_memory(src: str | os.PathLike[str], store: RedisStore, *, history: bool = True) -> Transfer:
-    """Load a folder into an empty Redis memory: its git history replayed as recorded changes, then its files."""
+# A recorded change is one call to the server, with every file's bytes and its diff in it: a commit bigger than this
+# is recorded in parts (Redis refuses a bulk string over 512 MB, and a reply of a 905 MB folder took past the 5 s
+# a call may take).
+PART_BYTES = 32 * 1024 * 1024
+PART_FILES = 2_000
+
+
+def import_memory(src: str | os.PathLike[str], store: RedisStore, *, history: bool = True,
+                  part_bytes: int = PART_BYTES, part_files: int = PART_FILES) -> Transfer:
+    """Load a folder into an empty Redis memory: its git history replayed as recorded changes, then its files. A
+    commit over `part_bytes` or `part_files` is recorded as several changes, its subject saying "(part k of n)"."""
     root = Path(src).expanduser().absolute()
     if not root.is_dir():
         raise StoreError(f"no folder at {root} to import")
@@ -119,22 +128,29 @@ def import_memory(src: str | os.PathLike[str], store: RedisStore, *, history: bo
         if repo is not None and repo.head.is_valid():
             for c in repo.iter_commits("HEAD", reverse=True, first_parent=True):
                 files = _commit_files(c)
-                sid = store.record(files, c.message, c.author.name, c.committer.name,
-                                   ts_ms=int(c.authored_date) * 1000) if files else None
+                lengths = {rel: len(data or b"") for rel, data in files.items()}
+                sid = None
+                for part, message in _parts(list(files), lengths.__getitem__, c.message, part_bytes, part_files):
+                    sid = store.record({rel: files[rel] for rel in part}, message, c.author.name, c.committer.name,
+                                       ts_ms=int(c.authored_date) * 1000) or sid
                 if sid:
                     commits[c.hexsha] = sid
         present = [p for p in folder.list_files("**/*") if _memory_file(store, p)]
+        sizes: dict[str, int] = {}
         for rel in present:
             data = folder.read(rel)
             if data is not None:
                 store.write(rel, data)
+                sizes[rel] = len(data)
         for rel in store.recorded_hashes():
             if rel not in present:
                 store.delete(rel)
         if not commits and present:
-            sid = store.commit(present, f"import {root}\n\nMemtui-Actor: memtui", "memtui")
-            if sid:
-                commits["import"] = sid
+            whole = f"import {root}\n\nMemtui-Actor: memtui"
+            for part, message in _parts(present, lambda rel: sizes.get(rel, 0), whole, part_bytes, part_files):
+                sid = store.commit(part, message, "memtui")
+                if sid:
+                    commits["import"] = sid
         config = folder.config_text()
         if config is not None:
             store.set_config(config)
@@ -157,6 +173,25 @@ def import_memory(src: str | os.PathLike[str], store: RedisStore, *, history: bo
     n = len([k for k in commits if k != "import"]) or len(commits)
     return Transfer(n, len(present), audit, len(ids),
                     f"imported {n} change(s) and {len(present)} file(s) from {root} into {store.location}", commits)
+
+
+def _parts(paths: list[str], size: Callable[[str], int], message: str, most_bytes: int,
+           most_files: int) -> list[tuple[list[str], str]]:
+    """`paths` cut in order into parts of at most `most_files` paths and `most_bytes` bytes (a bigger file is a part
+    of its own), each with `message`, its subject marked "(part k of n)" when there are several."""
+    parts: list[list[str]] = [[]]
+    held = 0
+    for rel in paths:
+        n = size(rel)
+        if parts[-1] and (len(parts[-1]) >= most_files or held + n > most_bytes):
+            parts.append([])
+            held = 0
+        parts[-1].append(rel)
+        held += n
+    if len(parts) == 1:
+        return [(parts[0], message)]
+    subject, sep, rest = message.partition("\n")
+    return [(part, f"{subject} (part {k} of {len(parts)}){sep}{rest}") for k, part in enumerate(parts, 1)]
 
 
 def _commit(index: Any, message: str, author: str, committer: str | None, ts_ms: int) -> str:
