@@ -633,8 +633,9 @@ class MemtuiApp(App[None]):
         focused = self.focused
         if isinstance(focused, Input) or _is_text_area(focused):
             return False
-        review = self.base.query(ReviewPanel)
-        if focused is not None and review and review.first() in focused.ancestors_with_self:
+        # Asked for every key the footer shows, at each focus move: the focus's ancestors are walked, not the DOM
+        # (the base screen has one review panel).
+        if focused is not None and any(isinstance(node, ReviewPanel) for node in focused.ancestors_with_self):
             return True
         return self.active_plugin() is None
 
