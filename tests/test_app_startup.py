@@ -16,8 +16,10 @@ from memtui.tui.app import MemtuiApp
 from memtui.tui.header import MemtuiHeader
 
 # Heavy modules the first frame does not need: RichLog's rich.pretty and attrs, the lazily opened panes and dialogs.
+# The palette's commands and the panes' registry come when the palette or a pane first opens.
 NOT_AT_START = ("rich.pretty", "attr", "memtui.tui.today", "memtui.tui.search", "memtui.tui.chat",
-                "memtui.tui.dialogs", "memtui.tui.help", "anthropic", "git")
+                "memtui.tui.dialogs", "memtui.tui.help", "anthropic", "git", "memtui.tui.commands",
+                "memtui.tui.panes")
 
 
 def test_importing_the_app_leaves_what_the_first_frame_does_not_need() -> None:

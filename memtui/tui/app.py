@@ -57,7 +57,6 @@ from memtui.core.memory import MEMORY_FILE, Memory, default_actor
 from memtui.core.proposals import CONFLICT, PENDING
 from memtui.core.store import StoreUnavailable
 from memtui.tui import theme_files
-from memtui.tui.commands import MemtuiCommands
 from memtui.tui.diff import DiffView, unified
 from memtui.tui.for_people import decided
 from memtui.tui.feed import ActivityFeed, AuditTail, activity_from_audit
@@ -67,7 +66,6 @@ from memtui.tui.messages import (
     Activity, CommittedLoaded, Consolidated, ConsolidationDue, Decided, FilesChanged, LogActivity, MemoryChanged,
     OpenFile, ProposalsChanged, SessionEnded, StateSynced, approving,
 )
-from memtui.tui.panes import PANES
 from memtui.tui.plain import content, visible
 from memtui.tui.review import ReviewPanel
 from memtui.tui.tree import MemoryTree
@@ -108,6 +106,14 @@ def _is_text_area(widget: Widget | None) -> bool:
     return widget is not None and any(cls.__name__ == "TextArea" for cls in type(widget).__mro__)
 
 
+def _memtui_commands() -> type:
+    """memtui's palette commands, imported when the palette first opens (Textual calls a provider source that is not
+    a class), not at start."""
+    from memtui.tui.commands import MemtuiCommands
+
+    return MemtuiCommands
+
+
 def tab_id(prefix: str, rel: str) -> str:
     return f"{prefix}-{hashlib.sha1(rel.encode()).hexdigest()[:12]}"
 
@@ -120,7 +126,7 @@ class MemtuiApp(App[None]):
     CSS_PATH = [Path(__file__).parent / name for name in (
         "app.tcss", "header.tcss", "tree.tcss", "viewer.tcss", "diff.tcss", "review.tcss", "feed.tcss",
         "dialogs.tcss", "help.tcss", "curate.tcss", "today.tcss", "search.tcss", "chat.tcss")]
-    COMMANDS = App.COMMANDS | {MemtuiCommands}
+    COMMANDS = App.COMMANDS | {_memtui_commands}
     _screen_composed = False  # composed: from then on a CSS refresh re-parses, as Textual's does
     BINDINGS = [
         Binding("a", "approve", "Approve", id="approve", tooltip="Apply the selected proposal and commit it"),
@@ -726,6 +732,8 @@ class MemtuiApp(App[None]):
                     # Already the active tab (focus moved away inside it): no TabActivated, so focus it here.
                     self.call_after_refresh(self.focus_plugin, existing, True)
                     return
+        from memtui.tui.panes import PANES
+
         known = PANES.get(kind)
         if known is None:
             self.notify(f"{kind} is not available yet", severity="warning", markup=False)
