@@ -71,6 +71,8 @@ from memtui.tui.review import ReviewPanel
 from memtui.tui.tree import MemoryTree
 from memtui.tui.viewer import MemoryViewer
 
+CSS_DIR = Path(__file__).parent
+DIALOG_CSS = ("dialogs.tcss", "help.tcss")  # every screen pushed over the main one (dialogs, help, the palette)
 FIRST_SCREEN_WAIT = 2.0  # seconds the whole-folder sync waits for the first screen (MEMORY.md may never load)
 
 # The keys that decide what the review panel has selected: they act only while the panel is what the person looks
@@ -122,10 +124,12 @@ class MemtuiApp(App[None]):
     """The memtui app on one memory root."""
 
     TITLE = "memtui"
-    # Absolute, so a subclass defined elsewhere (a test, the screenshot script) finds the same stylesheets.
-    CSS_PATH = [Path(__file__).parent / name for name in (
-        "app.tcss", "header.tcss", "tree.tcss", "viewer.tcss", "diff.tcss", "review.tcss", "feed.tcss",
-        "dialogs.tcss", "help.tcss", "curate.tcss", "today.tcss", "search.tcss", "chat.tcss")]
+    # Absolute, so a subclass defined elsewhere (a test, the screenshot script) finds the same stylesheets. Those of
+    # the first screen only (curate.tcss styles the viewer's entry bar): the dialogs' are read as the first screen is
+    # pushed over it, a pane's as its first tab opens (`use_css`), not parsed before the first frame. No rule of
+    # theirs matches a widget already shown.
+    CSS_PATH = [CSS_DIR / name for name in (
+        "app.tcss", "header.tcss", "tree.tcss", "viewer.tcss", "diff.tcss", "review.tcss", "feed.tcss", "curate.tcss")]
     COMMANDS = App.COMMANDS | {_memtui_commands}
     _screen_composed = False  # composed: from then on a CSS refresh re-parses, as Textual's does
     BINDINGS = [
@@ -239,6 +243,21 @@ class MemtuiApp(App[None]):
             self.stylesheet.set_variables(self.get_css_variables())
             return
         super().refresh_css(animate)
+
+    def use_css(self, *names: str) -> None:
+        """Add memtui/tui/`names` to the stylesheet, each once, before a widget they style mounts: the source
+        Textual's `read` would have added at start, later in the order (which decides nothing: no widget is matched
+        by one of their rules and another stylesheet's with the same specificity), and the widgets already shown
+        are not styled again (no rule of theirs matches one)."""
+        for name in names:
+            path = str(CSS_DIR / name)
+            if not self.stylesheet.has_source(path, ""):
+                self.stylesheet.add_source((CSS_DIR / name).read_text(encoding="utf-8"), read_from=(path, ""))
+
+    def push_screen(self, screen: Any, *args: Any, **kwargs: Any) -> Any:
+        """Every screen pushed over the main one (a dialog, help, the palette) has the dialogs' stylesheets."""
+        self.use_css(*DIALOG_CSS)
+        return super().push_screen(screen, *args, **kwargs)
 
     # layout -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -738,6 +757,7 @@ class MemtuiApp(App[None]):
         if known is None:
             self.notify(f"{kind} is not available yet", severity="warning", markup=False)
             return
+        self.use_css(known.css)
         widget = known.make(self.memory)
         pane_id = f"pane-{kind}"
         self.panes[kind] = widget
