@@ -16,8 +16,10 @@ from memtui.tui.app import MemtuiApp
 from memtui.tui.header import MemtuiHeader
 
 # Heavy modules the first frame does not need: RichLog's rich.pretty and attrs, the lazily opened panes and dialogs.
+# The palette's commands and the panes' registry come when the palette or a pane first opens.
 NOT_AT_START = ("rich.pretty", "attr", "memtui.tui.today", "memtui.tui.search", "memtui.tui.chat",
-                "memtui.tui.dialogs", "memtui.tui.help", "anthropic", "git")
+                "memtui.tui.dialogs", "memtui.tui.help", "anthropic", "git", "memtui.tui.commands",
+                "memtui.tui.panes")
 
 
 def test_importing_the_app_leaves_what_the_first_frame_does_not_need() -> None:
@@ -78,3 +80,38 @@ async def test_the_first_focus_is_memory_md_s_viewer_and_nothing_before_it(
         await pilot.pause()
         assert isinstance(app.focused, MemoryViewer)
         assert moves == [("MemoryViewer", True)]
+
+
+FIRST_SCREEN_CSS = {"app.tcss", "header.tcss", "tree.tcss", "viewer.tcss", "diff.tcss", "review.tcss", "feed.tcss",
+                    "curate.tcss"}
+
+
+async def test_the_first_screen_parses_its_own_stylesheets_and_a_dialog_or_a_pane_brings_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    """The dialogs' and the panes' stylesheets are not parsed before the first frame: the dialogs' (and help's)
+    come as the first screen is pushed over the main one, a pane's as its first tab opens, and what they style is
+    styled as before (help's width over the dialogs' in the same order; the search pane's height)."""
+    from textual.widgets import Input
+
+    from memtui.tui.search import SearchPane
+
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    app = MemtuiApp(root, watch=False)
+
+    def sheets() -> set[str]:
+        return {Path(path).name for path, _ in app.stylesheet.source if path.endswith(".tcss")}
+
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the first screen")
+        assert sheets() == FIRST_SCREEN_CSS
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: app.screen.has_class("help-screen"), what="the help")
+        assert sheets() == FIRST_SCREEN_CSS | {"dialogs.tcss", "help.tcss"}
+        dialog = app.screen.query_one(".dialog")
+        assert (dialog.styles.width.value, dialog.styles.border_top[0]) == (110, "thick")  # .help over .dialog
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.base, what="the help to close")
+        await pilot.press("slash")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input), what="the search pane")
+        assert sheets() == FIRST_SCREEN_CSS | {"dialogs.tcss", "help.tcss", "search.tcss"}
+        assert str(app.query_one(SearchPane).styles.height) == "1fr"

@@ -57,7 +57,6 @@ from memtui.core.memory import MEMORY_FILE, Memory, default_actor
 from memtui.core.proposals import CONFLICT, PENDING
 from memtui.core.store import StoreUnavailable
 from memtui.tui import theme_files
-from memtui.tui.commands import MemtuiCommands
 from memtui.tui.diff import DiffView, unified
 from memtui.tui.for_people import decided
 from memtui.tui.feed import ActivityFeed, AuditTail, activity_from_audit
@@ -67,12 +66,13 @@ from memtui.tui.messages import (
     Activity, CommittedLoaded, Consolidated, ConsolidationDue, Decided, FilesChanged, LogActivity, MemoryChanged,
     OpenFile, ProposalsChanged, SessionEnded, StateSynced, approving,
 )
-from memtui.tui.panes import PANES
 from memtui.tui.plain import content, visible
 from memtui.tui.review import ReviewPanel
 from memtui.tui.tree import MemoryTree
 from memtui.tui.viewer import MemoryViewer
 
+CSS_DIR = Path(__file__).parent
+DIALOG_CSS = ("dialogs.tcss", "help.tcss")  # every screen pushed over the main one (dialogs, help, the palette)
 FIRST_SCREEN_WAIT = 2.0  # seconds the whole-folder sync waits for the first screen (MEMORY.md may never load)
 
 # The keys that decide what the review panel has selected: they act only while the panel is what the person looks
@@ -108,6 +108,14 @@ def _is_text_area(widget: Widget | None) -> bool:
     return widget is not None and any(cls.__name__ == "TextArea" for cls in type(widget).__mro__)
 
 
+def _memtui_commands() -> type:
+    """memtui's palette commands, imported when the palette first opens (Textual calls a provider source that is not
+    a class), not at start."""
+    from memtui.tui.commands import MemtuiCommands
+
+    return MemtuiCommands
+
+
 def tab_id(prefix: str, rel: str) -> str:
     return f"{prefix}-{hashlib.sha1(rel.encode()).hexdigest()[:12]}"
 
@@ -116,11 +124,13 @@ class MemtuiApp(App[None]):
     """The memtui app on one memory root."""
 
     TITLE = "memtui"
-    # Absolute, so a subclass defined elsewhere (a test, the screenshot script) finds the same stylesheets.
-    CSS_PATH = [Path(__file__).parent / name for name in (
-        "app.tcss", "header.tcss", "tree.tcss", "viewer.tcss", "diff.tcss", "review.tcss", "feed.tcss",
-        "dialogs.tcss", "help.tcss", "curate.tcss", "today.tcss", "search.tcss", "chat.tcss")]
-    COMMANDS = App.COMMANDS | {MemtuiCommands}
+    # Absolute, so a subclass defined elsewhere (a test, the screenshot script) finds the same stylesheets. Those of
+    # the first screen only (curate.tcss styles the viewer's entry bar): the dialogs' are read as the first screen is
+    # pushed over it, a pane's as its first tab opens (`use_css`), not parsed before the first frame. No rule of
+    # theirs matches a widget already shown.
+    CSS_PATH = [CSS_DIR / name for name in (
+        "app.tcss", "header.tcss", "tree.tcss", "viewer.tcss", "diff.tcss", "review.tcss", "feed.tcss", "curate.tcss")]
+    COMMANDS = App.COMMANDS | {_memtui_commands}
     _screen_composed = False  # composed: from then on a CSS refresh re-parses, as Textual's does
     BINDINGS = [
         Binding("a", "approve", "Approve", id="approve", tooltip="Apply the selected proposal and commit it"),
@@ -233,6 +243,21 @@ class MemtuiApp(App[None]):
             self.stylesheet.set_variables(self.get_css_variables())
             return
         super().refresh_css(animate)
+
+    def use_css(self, *names: str) -> None:
+        """Add memtui/tui/`names` to the stylesheet, each once, before a widget they style mounts: the source
+        Textual's `read` would have added at start, later in the order (which decides nothing: no widget is matched
+        by one of their rules and another stylesheet's with the same specificity), and the widgets already shown
+        are not styled again (no rule of theirs matches one)."""
+        for name in names:
+            path = str(CSS_DIR / name)
+            if not self.stylesheet.has_source(path, ""):
+                self.stylesheet.add_source((CSS_DIR / name).read_text(encoding="utf-8"), read_from=(path, ""))
+
+    def push_screen(self, screen: Any, *args: Any, **kwargs: Any) -> Any:
+        """Every screen pushed over the main one (a dialog, help, the palette) has the dialogs' stylesheets."""
+        self.use_css(*DIALOG_CSS)
+        return super().push_screen(screen, *args, **kwargs)
 
     # layout -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -633,8 +658,9 @@ class MemtuiApp(App[None]):
         focused = self.focused
         if isinstance(focused, Input) or _is_text_area(focused):
             return False
-        review = self.base.query(ReviewPanel)
-        if focused is not None and review and review.first() in focused.ancestors_with_self:
+        # Asked for every key the footer shows, at each focus move: the focus's ancestors are walked, not the DOM
+        # (the base screen has one review panel).
+        if focused is not None and any(isinstance(node, ReviewPanel) for node in focused.ancestors_with_self):
             return True
         return self.active_plugin() is None
 
@@ -725,10 +751,13 @@ class MemtuiApp(App[None]):
                     # Already the active tab (focus moved away inside it): no TabActivated, so focus it here.
                     self.call_after_refresh(self.focus_plugin, existing, True)
                     return
+        from memtui.tui.panes import PANES
+
         known = PANES.get(kind)
         if known is None:
             self.notify(f"{kind} is not available yet", severity="warning", markup=False)
             return
+        self.use_css(known.css)
         widget = known.make(self.memory)
         pane_id = f"pane-{kind}"
         self.panes[kind] = widget

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 class PaneKind:
     title: str
     make: Callable[[Memory], Widget]
+    css: str  # its stylesheet in memtui/tui/, read as the first pane of its kind opens (not at start)
 
 
 def _today(memory: Memory) -> Widget:
@@ -40,7 +41,7 @@ def _chat(memory: Memory) -> Widget:
 
 
 PANES: dict[str, PaneKind] = {
-    "today": PaneKind("Today", _today),
-    "search": PaneKind("Search", _search),
-    "chat": PaneKind("Chat", _chat),
+    "today": PaneKind("Today", _today, "today.tcss"),
+    "search": PaneKind("Search", _search, "search.tcss"),
+    "chat": PaneKind("Chat", _chat, "chat.tcss"),
 }
