@@ -300,8 +300,10 @@ def rank_records(recs: Iterable[Record], needle: str, k: int, wanted: Callable[[
     matches; without it the texts of matching files are kept."""
     nb = needle.encode("utf-8")
     esc = re.escape(nb)
-    line_hits = re.compile(esc + rb"[^\n]*").findall  # one match per matching line
-    block_line_hits = re.compile(esc + rb"[^\n\0]*").findall  # lines of a block are NUL-joined
+    # One match per matching line. The empty group makes each match's value b"" (one shared object), so counting
+    # a word on most lines copies none of them out of the text (a third of the count's time at 10,000 files).
+    line_hits = re.compile(esc + rb"[^\n]*()").findall
+    block_line_hits = re.compile(esc + rb"[^\n\0]*()").findall  # lines of a block are NUL-joined
     matched = sources = 0
     Meta = tuple[int, str, str, int]  # id, path, kind, rank
     memory: list[Meta] = []
