@@ -116,6 +116,24 @@ def test_tiers_stop_at_the_right_file(root):
             same_everywhere(root, [warm], query, 3)
 
 
+def test_a_files_bound_for_a_query_reaches_the_head_below_a_matching_struck_line(root):
+    # A topic file's bound for a query is taken from its matching lines, and below one that may be struck, from
+    # every line down to the first without "~~": here the match is on history dated 2020, its lineage's head (dated
+    # 2026-05, with "~~" in its own text) carries no match, and the line after that is dated 2019. The file ranks
+    # first by its head's date, above a file whose newest entry (2026-01) is newer than its match (2025).
+    write(root, "notes/a.md", "\n".join([
+        "# A (2026-06-01",
+        "- ~~[stated] widget plan (2020-01-01)~~ superseded 2026-05-01",
+        "- [stated] the ~~ operator replaced it (2026-05-01)",
+        "- [stated] unrelated (2019-01-01)"]) + "\n")
+    write(root, "notes/b.md", "- [stated] widget now (2025-01-01)\n- [stated] other (2026-01-01)\n")
+    with Searcher(root) as warm:
+        for limit in (1, 2, 5):
+            same_everywhere(root, [warm], "widget", limit)
+        top = warm.search("widget", limit=1)
+        assert [(r.path, r.line, r.matched) for r in top.results] == [("notes/a.md", 3, False), ("notes/a.md", 2, True)]
+
+
 def test_a_warm_searcher_follows_edits_renames_and_deletes(generated, tmp_path):
     import shutil
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 from hypothesis import HealthCheck, example, given, settings
@@ -80,6 +81,26 @@ def test_a_corrupt_index_is_rebuilt(root, mem):
     (root / ".memtui/index.sqlite").write_bytes(b"this is not a database" * 100)
     bundle = search(mem, "priya leads")
     assert bundle.method == "index" and [r.path for r in bundle.results] == ["people/priya.md"]
+
+
+def test_an_index_in_small_pages_is_made_again_in_large_ones(root, mem, monkeypatch):
+    # A text longer than a page is read as a chain of overflow pages: an index made in SQLite's default 4 KB pages
+    # (by an older memtui) is made again in `PAGE_SIZE` pages, and answers the same.
+    import sqlite3
+
+    from memtui.core import index as index_module
+
+    write(root, "people/priya.md", "- [stated] Priya leads billing (2026-05-01, 1:1)\n" + "filler line\n" * 2000)
+    monkeypatch.setattr(index_module, "PAGE_SIZE", 4096, raising=False)
+    small = comparable(search(mem, "priya leads"))
+    db = root / ".memtui/index.sqlite"
+    with closing(sqlite3.connect(db)) as con:
+        assert con.execute("PRAGMA page_size").fetchone()[0] == 4096
+    monkeypatch.undo()
+    assert comparable(search(mem, "priya leads")) == small and small["results"]
+    with closing(sqlite3.connect(db)) as con:
+        assert con.execute("PRAGMA page_size").fetchone()[0] == 65536
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 def test_short_queries_fall_back_to_a_scan(root, mem):
