@@ -12,7 +12,6 @@ import json
 import os
 import re
 from collections import Counter
-from dataclasses import replace
 from datetime import timedelta
 from typing import Any, Callable, Iterable
 
@@ -405,8 +404,8 @@ class Memory(MemoryReader):
                 new_tag = tag or (None if _tag_of(new_entry) else p.provenance or _tag_of(p.entry))
                 if tag and new_entry:
                     new_entry = re.sub(r"^\s*\[(" + "|".join(TAGS) + r")\]\s*", "", new_entry, flags=re.I)
-                p = replace(p, entry=new_entry, section=section if section is not None else p.section,
-                            provenance=new_tag)
+                p = p.replace(entry=new_entry, section=section if section is not None else p.section,
+                              provenance=new_tag)
                 p.reason = "revised by a person before approval"
             from memtui.core import recurrence
 
@@ -633,7 +632,7 @@ class Memory(MemoryReader):
                 return None
             if p.action in ("create", "delete", "rename"):
                 return f"{p.file} changed since this was proposed; look at it again and re-propose"
-            self._planner().plan(replace(p), before)
+            self._planner().plan(p.replace(), before)
         except (Refused, PathRefused) as exc:
             return str(exc)
         except (OSError, StoreError, ValueError):
@@ -717,7 +716,7 @@ class Memory(MemoryReader):
         `commits` holds what is committed for a file whose bytes on disk differ from it: the file had a pending
         external change, which stays on disk and pending while exactly the approved change is committed."""
         commits = commits or {}
-        done = replace(p, status=APPLIED, decided_by=decided_by, decided_at=clock.now().isoformat(timespec="seconds"))
+        done = p.replace(status=APPLIED, decided_by=decided_by, decided_at=clock.now().isoformat(timespec="seconds"))
         recorded = {**writes, **commits}  # the audit's after_hash is what is committed
         after = recorded.get(p.to) if p.action == "rename" and p.to else recorded.get(p.file)
         line = audit.of_proposal(done, "applied", before_hash=p.base_hash, after_hash=content_hash(after), **extra)

@@ -43,6 +43,11 @@ class Record:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def replace(self, **changes: Any) -> Any:
+        """A copy with `changes` (as `dataclasses.replace`)."""
+        return type(self)(**{f: changes.pop(f) if f in changes else getattr(self, f) for f in self._fields},
+                          **changes)
+
 
 class Frozen(Record):
     """A record whose fields are set once, in `__init__` (through `object.__setattr__`), and hashed."""
@@ -57,8 +62,3 @@ class Frozen(Record):
 
     def __delattr__(self, name: str) -> None:
         raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-    def replace(self, **changes: Any) -> Any:
-        """A copy with `changes` (as `dataclasses.replace`)."""
-        return type(self)(**{f: changes.pop(f) if f in changes else getattr(self, f) for f in self._fields},
-                          **changes)
