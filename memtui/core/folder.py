@@ -453,7 +453,7 @@ class FolderStore(Store):
                 staged = self._staged_index(leaves, lock)
                 try:
                     if gitobjects.move_head(git_dir, self.root, sha, parent, reflog, by, dates.get("commit_date"),
-                                            new_logs=self._new_reflogs()):
+                                            new_logs=self._new_reflogs):
                         os.replace(staged, lock)  # the lock's content is the new index; it becomes the index
                         os.replace(lock, self._index_file())
                         self._index_behind = {}
