@@ -89,6 +89,8 @@ def test_a_persons_update_loads_no_markdown_parser_and_no_other_command(tmp_path
     # The write path's values are records, not dataclasses: dataclasses imports inspect (and ast, dis, tokenize),
     # ~10 ms of a write's start, and each dataclass it makes compiles its methods.
     assert not modules & {"dataclasses", "inspect"}
+    # Nor the change event: nothing in a one-shot command subscribes to it, so it has no one to tell.
+    assert "memtui.core.changes" not in modules
 
 
 def test_a_persons_update_starts_no_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

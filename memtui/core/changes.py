@@ -17,7 +17,6 @@ about Textual; the app turns each event into one message.
 
 from __future__ import annotations
 
-import functools
 import os
 import secrets
 import threading
@@ -26,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+from memtui.core.own_writes import emits_change  # noqa: F401  (where it was)
 from memtui.core.record import Frozen
 
 STATE_DIR = ".memtui"
@@ -719,15 +719,3 @@ def _inside(store: Any, paths: Iterable[str]) -> set[str]:
     return out
 
 
-def emits_change(write: Callable[..., Any]) -> Callable[..., Any]:
-    """A write surface of `Memory` (or a function taking the memory first): one own change event when it returns,
-    after its commit, with the files its result names."""
-
-    @functools.wraps(write)
-    def wrapper(memory: Any, *args: Any, **kwargs: Any) -> Any:
-        with memory.changes.writing() as files:
-            result = write(memory, *args, **kwargs)
-            files.update(_inside(memory.store, touched(result)))
-        return result
-
-    return wrapper

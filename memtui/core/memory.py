@@ -13,15 +13,15 @@ import os
 import re
 from collections import Counter
 from datetime import timedelta
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from memtui.core import audit, clock, journal, planning, update
 from memtui.core.actors import clean_actor
 from memtui.core.audit import tag_of as _tag_of
-from memtui.core.changes import Callback, Changes, emits_change
 from memtui.core.config import ENTRY_ACTIONS, ReviewPolicy
 from memtui.core.document import Document, FormatSpec
 from memtui.core.entries import TAGS
+from memtui.core.own_writes import emits_change
 from memtui.core.patches import unified_diff
 from memtui.core.paths import PathRefused
 from memtui.core.proposals import (
@@ -30,6 +30,9 @@ from memtui.core.proposals import (
 from memtui.core.reading import MEMORY_FILE, MemoryReader, ascii_digits, decoded
 from memtui.core.store import ExternalChange, StaleWrite, Store, StoreError, content_hash
 from memtui.core.update import Refused
+
+if TYPE_CHECKING:
+    from memtui.core.changes import Callback, Changes
 
 WRITE_ATTEMPTS = journal.WRITE_ATTEMPTS
 SCRATCH_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
