@@ -91,6 +91,9 @@ def test_a_persons_update_loads_no_markdown_parser_and_no_other_command(tmp_path
     assert not modules & {"dataclasses", "inspect"}
     # Nor the change event: nothing in a one-shot command subscribes to it, so it has no one to tell.
     assert "memtui.core.changes" not in modules
+    # Nor OpenSSL: its hashes (a file's, a few git objects', a small index's, the journal's seal) are small enough
+    # for CPython's own (memtui/core/digests.py).
+    assert not modules & {"hashlib", "_hashlib", "hmac", "secrets"}
 
 
 def test_a_persons_update_starts_no_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

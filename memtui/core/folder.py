@@ -1243,9 +1243,9 @@ class FolderStore(Store):
     def keep_rejected(self, rel: str, data: bytes, stamp: str) -> str | None:
         name = f"{stamp}-{rel.replace('/', '__')}"
         if len(name.encode()) > 180:  # a deep path, or a name made visible (3 bytes a symbol), passes NAME_MAX
-            import hashlib  # here, not at the top: readers skip OpenSSL's load
+            from memtui.core.digests import sha256
 
-            digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+            digest = sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
             name = f"{name.encode()[:160].decode('utf-8', 'ignore')}-{digest}"
         dest = self.state / "rejected" / name
         atomic_write(dest, data)

@@ -340,12 +340,14 @@ def write_object(objects: Path, kind: bytes, data: bytes) -> bytes:
     """Store one object as git stores a loose one (zlib of "<kind> <size>\\0<data>", named by its SHA-1, read-only);
     its binary sha. An object already stored loose is not written again. Like git's own default and gitdb's, a
     loose object is not fsynced: the write journal finishes a write whose commit a crash lost."""
-    import hashlib  # here, not at the top: readers (`memtui context`) write nothing and skip OpenSSL's load
     import tempfile
     import zlib
 
+    from memtui.core.digests import new  # OpenSSL only for a big object (memtui/core/digests.py)
+
     header = b"%s %d\0" % (kind, len(data))
-    digest = hashlib.sha1(header)
+    digest = new("sha1", len(data))
+    digest.update(header)
     digest.update(data)
     hexsha = digest.hexdigest()
     folder = objects / hexsha[:2]

@@ -7,7 +7,6 @@ one commit and one audit line. Rejecting keeps the proposal and its bytes in the
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import os
 import re
@@ -789,7 +788,9 @@ def _actor(actor: str | None) -> str:
 def external_id(rel: str, *, full: bool = False) -> str:
     """The id an external change of `rel` is listed under: 6 hex digits of its name's hash, all 40 (`full`) where
     two listed changes' short ids would be the same."""
-    digest = hashlib.sha1(rel.encode()).hexdigest()
+    from memtui.core.digests import sha1
+
+    digest = sha1(rel.encode()).hexdigest()
     return EXTERNAL_PREFIX + (digest if full else digest[:6])
 
 

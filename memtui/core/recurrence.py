@@ -30,7 +30,7 @@ to hold; `Memory.submit` numbers and saves what it holds.
 
 from __future__ import annotations
 
-import secrets
+import os
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Callable, Iterable
 
@@ -92,7 +92,7 @@ def similar(a: str, b: str) -> bool:
 def new_session(kind: str = "chat") -> str:
     """The id of a conversation memtui itself starts (the embedded agent's): it counts as a session of its own.
     Only memtui's own agent loop calls this, once per conversation; a model cannot start one."""
-    sid = f"{kind}-{clock.now():%Y%m%dT%H%M%S}-{secrets.token_hex(6)}"
+    sid = f"{kind}-{clock.now():%Y%m%dT%H%M%S}-{os.urandom(6).hex()}"
     _ATTESTED.add(sid)
     return sid
 
