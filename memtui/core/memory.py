@@ -18,7 +18,7 @@ from memtui.core import audit, clock, journal, planning, update
 from memtui.core.actors import clean_actor
 from memtui.core.audit import tag_of as _tag_of
 from memtui.core.config import ENTRY_ACTIONS, ReviewPolicy
-from memtui.core.document import Document, FormatSpec
+from memtui.core.document import Document, FormatSpec, parse_spec
 from memtui.core.entries import TAGS
 from memtui.core.own_writes import emits_change
 from memtui.core.patches import unified_diff
@@ -92,8 +92,8 @@ class Memory(MemoryReader):
             return doc.spec
         if doc.path == MEMORY_FILE:
             return self.layout().default_spec()  # Claude Code's index: 200 lines / 25 KB
-        main = Document(self.base_text(MEMORY_FILE) or "")
-        return FormatSpec(entry_max=main.spec.entry_max)
+        # Only MEMORY.md's format comment is read: its sections are not needed (a parse of the whole file).
+        return FormatSpec(entry_max=parse_spec(self.base_text(MEMORY_FILE) or "").entry_max)
 
     # changes ----------------------------------------------------------------------------------------------
     @property
