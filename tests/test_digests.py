@@ -23,6 +23,9 @@ def test_the_digests_are_hashlibs(size: int) -> None:
     assert digests.sha1(data).digest() == hashlib.sha1(data).digest()
     assert digests.sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
     assert digests.sha1(memoryview(data)).digest() == hashlib.sha1(data).digest()
+    # CPython's own, which a one-shot write uses (hashlib is loaded in this test's process)
+    assert digests._builtin("sha1")(data).digest() == hashlib.sha1(data).digest()
+    assert digests._builtin("sha256")(memoryview(data)).hexdigest() == hashlib.sha256(data).hexdigest()
     h = digests.new("sha1", size)
     h.update(data[:size // 2])
     h.update(data[size // 2:])
@@ -33,13 +36,26 @@ def test_the_digests_are_hashlibs(size: int) -> None:
 @pytest.mark.parametrize("size", [0, 1, 64, 5000, digests.SMALL + 1])
 def test_the_hmac_is_hmacs(key_size: int, size: int) -> None:
     key, message = os.urandom(key_size), os.urandom(size)
-    assert digests.hmac_sha256(key, message) == hmac.new(key, message, hashlib.sha256).hexdigest()
+    want = hmac.new(key, message, hashlib.sha256).hexdigest()
+    assert digests.hmac_sha256(key, message) == digests._hmac_builtin(key, message) == want
 
 
 def test_same_compares_as_compare_digest() -> None:
     assert digests.same("ab12", "ab12") and not digests.same("ab12", "ab13") and not digests.same("ab", "abc")
     with pytest.raises(TypeError):
         digests.same("é", "é")  # as hmac.compare_digest: non-ASCII text is refused, not compared
+
+
+def test_a_process_that_keeps_hashing_loads_openssl_once_the_builtin_has_cost_as_much() -> None:
+    probe = ("import json, sys\nfrom memtui.core import digests\n"
+             "before = [digests.sha1(b'a' * 100_000).hexdigest() for _ in range(4)]\n"
+             "loaded = 'hashlib' in sys.modules\n"
+             "after = [digests.sha1(b'a' * 100_000).hexdigest() for _ in range(2)]\n"
+             "print(json.dumps([before, loaded, after, 'hashlib' in sys.modules]))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    before, loaded_then, after, loaded = json.loads(done.stdout)
+    assert not loaded_then and loaded  # 400 KB by the builtin; the next 100 KB would pass SMALL
+    assert set(before) == set(after) == {hashlib.sha1(b"a" * 100_000).hexdigest()}
 
 
 def test_small_data_loads_no_openssl_and_the_builtin_agrees_with_it() -> None:

@@ -2,9 +2,11 @@
 
 `import hashlib` (and `hmac`, and `secrets`, which imports it) loads OpenSSL's libcrypto: ~4 ms, as long as
 CPython's own SHA-1 takes for ~700 KB, and more than every hash a person's `memtui update` makes (a file, a few
-git objects, the index of a thousand-file memory, the journal's seal) takes with it. So a hash of data under
-`SMALL` is made by CPython's builtin module while hashlib is not loaded; a big one (a 10,000-file memory's git
-index) by OpenSSL's, several times faster. The digests are the same (tests/test_digests.py).
+git objects, the index of a thousand-file memory, the journal's seal) takes with it. So hashes are made by
+CPython's builtin modules until they have taken `SMALL` bytes in this process; past that (a big object, a
+10,000-file memory's git index, a process that keeps writing) OpenSSL's are loaded, several times faster, and
+used from then on: the builtin never costs more than loading OpenSSL would have. The digests are the same
+(tests/test_digests.py).
 """
 
 from __future__ import annotations
@@ -12,9 +14,19 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable
 
-SMALL = 1 << 19  # bytes: below this, the builtin's time stays under OpenSSL's load
+SMALL = 1 << 19  # bytes: the builtin's time for them is about OpenSSL's load
 
 _builtins: dict[str, Callable[..., Any] | None] = {}
+_spent = 0  # bytes the builtins were given in this process
+
+
+def _cheap(size: int) -> bool:
+    """May `size` more bytes go to a builtin? Only while hashlib is not loaded and the builtins stay under SMALL."""
+    global _spent
+    if "hashlib" in sys.modules or _spent + size >= SMALL:
+        return False
+    _spent += size
+    return True
 
 
 def _builtin(name: str) -> Callable[..., Any] | None:
@@ -37,13 +49,12 @@ def _builtin(name: str) -> Callable[..., Any] | None:
 
 def new(name: str, size: int = 0) -> Any:
     """An empty hash object for `name` ("sha1" or "sha256") that will take about `size` bytes."""
-    if size < SMALL and "hashlib" not in sys.modules:
-        make = _builtin(name)
-        if make is not None:
-            return make()
+    make = _builtin(name)
+    if make is not None and _cheap(size):
+        return make()
     import hashlib
 
-    return hashlib.new(name)
+    return getattr(hashlib, name)()
 
 
 def sha1(data: bytes | memoryview = b"") -> Any:
@@ -60,18 +71,24 @@ def sha256(data: bytes | memoryview = b"") -> Any:
 
 def hmac_sha256(key: bytes, message: bytes) -> str:
     """HMAC-SHA256 of `message` under `key`, hex (RFC 2104, as `hmac.new(key, message, hashlib.sha256)`)."""
-    if "hashlib" in sys.modules or len(message) >= SMALL or _builtin("sha256") is None:
+    if _builtin("sha256") is None or not _cheap(len(message) + 2 * 64 + 32):
         import hashlib
         import hmac
 
         return hmac.new(key, message, hashlib.sha256).hexdigest()
+    return _hmac_builtin(key, message)
+
+
+def _hmac_builtin(key: bytes, message: bytes) -> str:
+    make = _builtin("sha256")
+    assert make is not None
     block = 64
     if len(key) > block:
-        key = sha256(key).digest()
+        key = make(key).digest()
     key = key.ljust(block, b"\0")
-    inner = sha256(bytes(k ^ 0x36 for k in key))
+    inner = make(bytes(k ^ 0x36 for k in key))
     inner.update(message)
-    outer = sha256(bytes(k ^ 0x5C for k in key))
+    outer = make(bytes(k ^ 0x5C for k in key))
     outer.update(inner.digest())
     return outer.hexdigest()
 
