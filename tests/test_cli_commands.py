@@ -12,9 +12,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import memtui.commands
 from memtui.cli import COMMANDS, build_parser, main
 from memtui.core.init import init_root
+from memtui.core.memory import Memory
 
 COMMAND_MODULES = [m.name for m in pkgutil.iter_modules(memtui.commands.__path__) if m.name != "shared"]
 
@@ -83,6 +86,42 @@ def test_a_persons_update_loads_no_markdown_parser_and_no_other_command(tmp_path
     assert not _tops(modules) & {"markdown_it", "anthropic", "textual", "rich", "redis"}
     assert {m for m in modules if m.startswith("memtui.commands.")} == {"memtui.commands.core",
                                                                           "memtui.commands.shared"}
+    # The write path's values are records, not dataclasses: dataclasses imports inspect (and ast, dis, tokenize),
+    # ~10 ms of a write's start, and each dataclass it makes compiles its methods.
+    assert not modules & {"dataclasses", "inspect"}
+    # Nor the change event: nothing in a one-shot command subscribes to it, so it has no one to tell.
+    assert "memtui.core.changes" not in modules
+    # Nor OpenSSL: its hashes (a file's, a few git objects', a small index's, the journal's seal) are small enough
+    # for CPython's own (memtui/core/digests.py).
+    assert not modules & {"hashlib", "_hashlib", "hmac", "secrets"}
+
+
+def test_a_persons_update_starts_no_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No hook to run and no config file that could set one, and a branch whose reflogs exist: core.
+    logAllRefUpdates (a `git config` to read) matters only for a reflog not started yet, so no git runs."""
+    system = Path("/etc/gitconfig")
+    if system.exists() and any(k in system.read_bytes().lower() for k in (b"include", b"hookspath")):
+        pytest.skip("the system's git config could set core.hooksPath: memtui asks git")
+    for name in [k for k in __import__("os").environ if k.startswith("GIT_CONFIG")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
+    root = tmp_path / "m"
+    init_root(root)
+    code, modules = _modules_after(["update", "Preferences", "add", "[stated] Likes tea", "--root", str(root)],
+                                   root)
+    assert code == 0 and "Likes tea" in (root / "MEMORY.md").read_text()
+    assert "subprocess" not in modules
+
+
+def test_a_persons_approval_from_the_cli_loads_no_dataclasses(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    init_root(root)
+    queued = Memory(root).update("Preferences", "add", "[observed] Likes tea", actor="claude-bot")
+    assert queued.status == "queued", queued
+    code, modules = _modules_after(["queue", "approve", queued.id, "--root", str(root)], root)
+    assert code == 0 and "Likes tea" in (root / "MEMORY.md").read_text()
+    assert not modules & {"dataclasses", "inspect"}
 
 
 def test_open_is_still_the_default_and_help_lists_every_command(capsys) -> None:

@@ -44,14 +44,12 @@ def test_the_recheck_plans_what_an_approval_would_and_writes_nothing(mem: Memory
 def test_the_rechecks_of_a_sync_read_every_base_at_once_and_agree_one_by_one(mem: Memory, root: Path) -> None:
     """The review panel's sync rechecks every pending proposal with one read of their files' bases; its answers
     are those of `would_conflict` asked one at a time, a hostile path among them included."""
-    from dataclasses import replace
-
     first, second = two_revises(mem)
     assert mem.approve(first, by="wes").status == "applied"
     elsewhere = mem.update("Facts", "add", "[observed] Builds are green", actor=AGENT)
     assert elsewhere.status == "queued", elsewhere
     pending = mem.proposals(external=False)
-    hostile = replace(pending[0], id="p-9999", file="../outside.md")
+    hostile = pending[0].replace(id="p-9999", file="../outside.md")
     asked = [*pending, hostile]
     batch = mem.conflicts(asked)
     assert batch == [mem.would_conflict(p) for p in asked]

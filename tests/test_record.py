@@ -11,14 +11,19 @@ from pathlib import Path
 
 import pytest
 
+from memtui.core import changes, journal
 from memtui.core.config import Config, ReviewPolicy, Rule
 from memtui.core.context import ContextPack, _Part
 from memtui.core.document import FormatSpec, Section
 from memtui.core.entries import Entry, parse_entry
 from memtui.core.folder import _Kept
 from memtui.core.layout import Layout
+from memtui.core.planning import Planner
+from memtui.core.proposals import Proposal, WriteResult
 from memtui.core.record import Frozen
+from memtui.core.recurrence import Candidate, Held, Tally
 from memtui.core.store import Commit, ExternalChange
+from memtui.core.update import Outcome
 
 SAMPLES = {
     Entry: [("- [stated] Likes tea (2026-08-20, wes)",), {"raw": "- x", "text": "x", "struck": True}],
@@ -33,6 +38,25 @@ SAMPLES = {
     _Part: [("n", "T", ["a", "bb"], "MEMORY.md"), ("n", "T", ["a"], "log/x.md", True, True, 3, 0, "entries")],
     _Kept: [(Path("/a"), b"x", None, Path("a")), (Path("/b"), None, "../t", Path("b"))],
     Layout: [(), ("claude-code", ("CLAUDE.md",), None, "s", "a")],
+    # The write path's records (dataclasses until issue 19's cheaper writes).
+    Proposal: [("p-1", "2026-08-20T14:05:00", "wes", "MEMORY.md", "add"),
+               {"id": "p-2", "created": "t", "actor": "claude", "file": "a.md", "action": "move", "section": "S",
+                "entry": "e", "replaces": "r", "provenance": "stated", "source": "s", "old": "o", "content": "c",
+                "to": "b.md", "base_hash": "h", "after_hash": "h2", "diff": "d", "status": "conflict",
+                "decided_by": "wes", "decided_at": "t2", "reason": "why", "commit": "abc", "flags": ["f"],
+                "warnings": ["w"], "origin": "tool", "session": "s-1", "evidence": "said so",
+                "signals": [{"day": "x"}], "merged": {"a": "b"}, "after": "x", "to_section": "T"}],
+    WriteResult: [("applied", "done"),
+                  ("queued", "m", "p-1", "f.md", "S", "e", "abc", "d", ["w"], ["c"], ["fl"], ["f.md"])],
+    Outcome: [("text",), ("t", 3, "- e", "- r", ["w"], {"archive/a.md": (None, "x")})],
+    journal.Change: [("add of a.md", {"a.md": b"x"}, "msg", "wes"),
+                     ("w", {"a.md": None}, "m", "a", "wes", {"b.md": b"y"}, [{"status": "applied"}],
+                      Proposal("p-1", "t", "a", "f", "add"), False)],
+    changes.Change: [(), (frozenset({"a.md"}), True, False, True, False, None, "lost", "c-1")],
+    Planner: [(len, str, bytes, bytes), (len, str, bytes, bytes, str, tuple)],
+    Tally: [(1.5, 2, 3)],
+    Candidate: [(Proposal("p-1", "t", "a", "f", "add"), Tally(1.0, 1, 1))],
+    Held: [(Proposal("p-1", "t", "a", "f", "add"), Tally(1.0, 1, 1), True)],
 }
 
 
@@ -157,9 +181,120 @@ def _twins() -> dict[type, type]:
         scratch_dir: str = "scratch"
         archive_dir: str = "archive"
 
+    # The write path's, as they were at ab41db8.
+    @dataclass
+    class Proposal:
+        id: str
+        created: str
+        actor: str
+        file: str
+        action: str
+        section: str | None = None
+        entry: str | None = None
+        replaces: str | None = None
+        provenance: str | None = None
+        source: str | None = None
+        old: str | None = None
+        content: str | None = None
+        to: str | None = None
+        base_hash: str = ""
+        after_hash: str = ""
+        diff: str = ""
+        status: str = "pending"
+        decided_by: str | None = None
+        decided_at: str | None = None
+        reason: str | None = None
+        commit: str | None = None
+        flags: list[str] = field(default_factory=list)
+        warnings: list[str] = field(default_factory=list)
+        origin: str | None = None
+        session: str | None = None
+        evidence: str | None = None
+        signals: list[dict[str, Any]] = field(default_factory=list)
+        merged: dict[str, str] = field(default_factory=dict)
+        after: str | None = None
+        to_section: str | None = None
+
+    @dataclass
+    class WriteResult:
+        status: str
+        message: str
+        id: str | None = None
+        file: str | None = None
+        section: str | None = None
+        entry: str | None = None
+        commit: str | None = None
+        diff: str = ""
+        warnings: list[str] = field(default_factory=list)
+        candidates: list[str] = field(default_factory=list)
+        flags: list[str] = field(default_factory=list)
+        files: list[str] = field(default_factory=list)
+
+    @dataclass
+    class Outcome:
+        text: str
+        line: int | None = None
+        entry: str | None = None
+        replaced: str | None = None
+        warnings: list[str] = field(default_factory=list)
+        also: dict[str, tuple[str | None, str]] = field(default_factory=dict)
+
+    @dataclass
+    class JournalChange:
+        what: str
+        writes: dict[str, bytes | None]
+        message: str
+        author: str
+        committer: str | None = None
+        commits: dict[str, bytes | None] = field(default_factory=dict)
+        audit: list[dict[str, Any]] = field(default_factory=list)
+        proposal: Any = None
+        record: bool = True
+
+    @dataclass(frozen=True)
+    class Change:
+        paths: frozenset[str] = frozenset()
+        queue: bool = False
+        audit: bool = False
+        own: bool = False
+        everything: bool = False
+        connected: bool | None = None
+        message: str = ""
+        cookie: str = ""
+
+    from memtui.core.planning import _archive, _same
+
+    @dataclass(frozen=True)
+    class Planner:
+        spec_for: Any
+        read: Any
+        on_disk: Any
+        committed: Any
+        real: Any = _same
+        archive_dir: Any = _archive
+
+    @dataclass(frozen=True)
+    class Tally:
+        weight: float
+        sessions: int
+        signals: int
+
+    @dataclass(frozen=True)
+    class Candidate:
+        proposal: Any
+        tally: Any
+
+    @dataclass(frozen=True)
+    class Held:
+        proposal: Any
+        tally: Any
+        again: bool
+
     made = {c.__name__: c for c in (Entry, FormatSpec, Section, Rule, ReviewPolicy, Config, ExternalChange, Commit,
-                                    ContextPack, _Part, _Kept, Layout)}
-    return {cls: made[cls.__name__] for cls in SAMPLES}
+                                    ContextPack, _Part, _Kept, Layout, Proposal, WriteResult, Outcome, Change,
+                                    Planner, Tally, Candidate, Held)}
+    made["JournalChange"] = JournalChange
+    return {cls: made["JournalChange" if cls is journal.Change else cls.__name__] for cls in SAMPLES}
 
 
 def _policy() -> ReviewPolicy:
@@ -168,7 +303,7 @@ def _policy() -> ReviewPolicy:
 
 def _strip(text: str) -> str:
     """A repr without the twins' place of definition (`_twins.<locals>.`)."""
-    return text.replace("_twins.<locals>.", "")
+    return text.replace("_twins.<locals>.", "").replace("JournalChange(", "Change(")
 
 
 @pytest.mark.parametrize("cls", list(SAMPLES), ids=lambda c: c.__qualname__)

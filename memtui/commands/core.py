@@ -245,9 +245,7 @@ def _refusal(pid: str, message: str) -> Any:
 
 
 def _public(p: Any) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    return asdict(p)
+    return p.to_dict()
 
 
 def cmd_log(args: argparse.Namespace) -> int:

@@ -17,15 +17,16 @@ about Textual; the app turns each event into one message.
 
 from __future__ import annotations
 
-import functools
 import os
 import secrets
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
+
+from memtui.core.own_writes import emits_change  # noqa: F401  (where it was)
+from memtui.core.record import Frozen
 
 STATE_DIR = ".memtui"
 COOKIES = STATE_DIR + "/index.sqlite-cookies"  # shared with memtui.core.fsmonitor's readers
@@ -40,8 +41,7 @@ BARRIER_WAIT = 1.5  # seconds a finished write waits for the watcher to have see
 
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(Frozen):
     """What changed in a memory.
 
     `paths` are memory files (relative, '/'-separated; a folder ends with '/'); `queue`: a proposal was queued or
@@ -49,14 +49,27 @@ class Change:
     cannot be named file by file (a folder moved, a reconnect, the watcher just started); `connected` is False when
     a store was lost (with `message`) and True when it is back. `cookie` is for raw subscribers only."""
 
-    paths: frozenset[str] = frozenset()
-    queue: bool = False
-    audit: bool = False
-    own: bool = False
-    everything: bool = False
-    connected: bool | None = None
-    message: str = ""
-    cookie: str = ""
+    paths: frozenset[str]
+    queue: bool
+    audit: bool
+    own: bool
+    everything: bool
+    connected: bool | None
+    message: str
+    cookie: str
+
+    def __init__(self, paths: frozenset[str] = frozenset(), queue: bool = False, audit: bool = False,
+                 own: bool = False, everything: bool = False, connected: bool | None = None, message: str = "",
+                 cookie: str = "") -> None:
+        put = object.__setattr__
+        put(self, "paths", paths)
+        put(self, "queue", queue)
+        put(self, "audit", audit)
+        put(self, "own", own)
+        put(self, "everything", everything)
+        put(self, "connected", connected)
+        put(self, "message", message)
+        put(self, "cookie", cookie)
 
 
 Callback = Callable[[Change], object]
@@ -706,15 +719,3 @@ def _inside(store: Any, paths: Iterable[str]) -> set[str]:
     return out
 
 
-def emits_change(write: Callable[..., Any]) -> Callable[..., Any]:
-    """A write surface of `Memory` (or a function taking the memory first): one own change event when it returns,
-    after its commit, with the files its result names."""
-
-    @functools.wraps(write)
-    def wrapper(memory: Any, *args: Any, **kwargs: Any) -> Any:
-        with memory.changes.writing() as files:
-            result = write(memory, *args, **kwargs)
-            files.update(_inside(memory.store, touched(result)))
-        return result
-
-    return wrapper

@@ -453,14 +453,15 @@ class FolderStore(Store):
                 staged = self._staged_index(leaves, lock)
                 try:
                     if gitobjects.move_head(git_dir, self.root, sha, parent, reflog, by, dates.get("commit_date"),
-                                            new_logs=self._new_reflogs()):
-                        os.replace(staged, lock)  # the lock's content is the new index; it becomes the index
+                                            new_logs=self._new_reflogs):
+                        if staged != lock:
+                            os.replace(staged, lock)  # the lock's content is the new index; it becomes the index
                         os.replace(lock, self._index_file())
                         self._index_behind = {}
                         self._refresh_index(leaves)
                         return sha
                 finally:
-                    if staged.exists():
+                    if staged != lock and staged.exists():
                         staged.unlink()
         raise StoreError("HEAD kept moving while memtui committed (another git command is committing here)")
 
@@ -690,9 +691,10 @@ class FolderStore(Store):
                 pass
 
     def _staged_index(self, leaves: dict[str, tuple[bytes, int] | None], lock: Path) -> Path:
-        """A copy of git's index with the committed paths' entries set, for `lock` to become once the branch moved:
-        edited in process where memtui/core/gitindex.py can do it as git does, else by one `git update-index` on a
-        copy."""
+        """git's index with the committed paths' entries set, for `lock` to become the index once the branch moved:
+        edited in process where memtui/core/gitindex.py can do it as git does, and then written into `lock` itself
+        (as git writes index.lock; `lock` is returned), else by one `git update-index` on a copy (returned, to
+        become the lock)."""
         import shutil
 
         from memtui.core.gitcall import plumbing_env, run_plumbing
@@ -700,22 +702,14 @@ class FolderStore(Store):
         leaves = {**self._index_behind, **leaves}
         data = self._index_in_process(leaves) if self._index_editable() else None
         if data is not None:
-            while True:
-                # Made as git makes its index files (0666 less the umask), not private as mkstemp's.
-                staged = lock.with_name(f"memtui-index-{os.urandom(6).hex()}")
-                try:
-                    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-                    break
-                except FileExistsError:
-                    continue
+            # The lock memtui made (O_EXCL, 0666 less the umask, as git makes its index files) and holds: a
+            # commit that does not happen unlinks it with what it holds (`_index_locked`).
+            fd = os.open(lock, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
             try:
                 _write_all(fd, data)
-            except BaseException:
+            finally:
                 os.close(fd)
-                staged.unlink()
-                raise
-            os.close(fd)
-            return staged
+            return lock
         records = b"".join(
             (b"0 " + b"0" * 40 if leaf is None else b"%o %s" % (leaf[1], leaf[0].hex().encode()))
             + b"\t" + rel.encode() + b"\0"
@@ -1243,9 +1237,9 @@ class FolderStore(Store):
     def keep_rejected(self, rel: str, data: bytes, stamp: str) -> str | None:
         name = f"{stamp}-{rel.replace('/', '__')}"
         if len(name.encode()) > 180:  # a deep path, or a name made visible (3 bytes a symbol), passes NAME_MAX
-            import hashlib  # here, not at the top: readers skip OpenSSL's load
+            from memtui.core.digests import sha256
 
-            digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+            digest = sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
             name = f"{name.encode()[:160].decode('utf-8', 'ignore')}-{digest}"
         dest = self.state / "rejected" / name
         atomic_write(dest, data)

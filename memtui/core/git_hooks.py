@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import subprocess
-import tempfile
 from pathlib import Path
 from typing import Callable
 
@@ -76,6 +73,8 @@ def before_commit(
     hooks = runnable(hooks_dir(git_dir, work_tree, hooks_path()))
     if not hooks:
         return message
+    import tempfile  # only a commit that runs hooks needs these
+
     with tempfile.TemporaryDirectory(prefix="memtui-hooks-", dir=git_dir) as tmp:
         index = Path(tmp) / "index"
         env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
@@ -123,6 +122,9 @@ def _git(args: list[str], env: dict[str, str], cwd: Path) -> str:
 
 def _run(argv: list[str], env: dict[str, str], cwd: Path, merge: bool = True) -> tuple[int | None, str]:
     """Run `argv` in its own process group with the time limit; (exit code or None on timeout, output)."""
+    import signal
+    import subprocess
+
     try:
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT if merge else subprocess.PIPE, start_new_session=True)

@@ -70,7 +70,7 @@ class Index:
         extension but TREE and REUC, or when an entry is racily clean: it records an mtime
         (seconds) not before `mtime`, the index file's own (git, writing the index out, would check that file).
         Damaged when its checksum is wrong."""
-        import hashlib
+        from memtui.core.digests import sha1
 
         size = len(data)
         if size < _HEADER + _TRAILER or data[:4] != b"DIRC" or not 0 < mtime < 1 << 32:
@@ -80,7 +80,7 @@ class Index:
             return None
         if data[-_TRAILER:] == bytes(_TRAILER):
             return None  # index.skipHash's trailer (git 2.40 and later): left to git
-        if hashlib.sha1(memoryview(data)[:-_TRAILER]).digest() != data[-_TRAILER:]:
+        if sha1(memoryview(data)[:-_TRAILER]).digest() != data[-_TRAILER:]:
             # git itself reads an index without checking its checksum (only fsck does) and would write the damage
             # out again under a sound one: refused instead, so a person sees it.
             raise Damaged("git's index file is damaged: its checksum does not match its content")
@@ -177,7 +177,7 @@ def set_entries(index: Index, changes: Mapping[str, tuple[bytes, int] | None], m
 
     `mtime` is the index file's modification time (whole seconds) when its bytes were read: an entry recording a
     later or equal mtime is racily clean, and git would look at the file before writing it out again."""
-    import hashlib
+    from memtui.core.digests import new
 
     if mtime < index.older_than:
         return None  # the file is older than the one walked (a clock set back): entries may be racy in it
@@ -276,7 +276,7 @@ def set_entries(index: Index, changes: Mapping[str, tuple[bytes, int] | None], m
         parts.append(view[start - 8:end])
         new_reuc = (at + 8, at + 8 + end - start)
         at = new_reuc[1]
-    digest = hashlib.sha1()
+    digest = new("sha1", len(index.data))
     for part in parts:
         digest.update(part)
     parts.append(digest.digest())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Callable, Literal, NamedTuple
 
 from memtui.core.gitcall import git_timeout, kill_tree, plumbing_env, run_plumbing
 from memtui.core.store import StoreError
@@ -340,12 +340,14 @@ def write_object(objects: Path, kind: bytes, data: bytes) -> bytes:
     """Store one object as git stores a loose one (zlib of "<kind> <size>\\0<data>", named by its SHA-1, read-only);
     its binary sha. An object already stored loose is not written again. Like git's own default and gitdb's, a
     loose object is not fsynced: the write journal finishes a write whose commit a crash lost."""
-    import hashlib  # here, not at the top: readers (`memtui context`) write nothing and skip OpenSSL's load
     import tempfile
     import zlib
 
+    from memtui.core.digests import new  # OpenSSL only for a big object (memtui/core/digests.py)
+
     header = b"%s %d\0" % (kind, len(data))
-    digest = hashlib.sha1(header)
+    digest = new("sha1", len(data))
+    digest.update(header)
     digest.update(data)
     hexsha = digest.hexdigest()
     folder = objects / hexsha[:2]
@@ -402,13 +404,15 @@ def commit_object(tree: bytes, parent: str | None, author: bytes, committer: byt
 
 
 def move_head(git_dir: Path, work_tree: Path, new: str, old: str | None, reflog: str, committer: tuple[str, str],
-              date: str | None, *, new_logs: bool = True) -> bool:
+              date: str | None, *, new_logs: bool | Callable[[], bool] = True) -> bool:
     """Point HEAD's branch at `new` if it still points at `old` (None: not born yet), a compare-and-swap under
     git's own lock file (`<ref>.lock`, taken as git takes it), so a `git commit` a person runs meanwhile is never
     overwritten; the branch's and HEAD's reflogs are written as git writes them. False when the branch moved.
 
     Refs kept as files are moved in process; anything else (a reftable repository, a HEAD that is not a plain
-    `ref: refs/...` line) by `git update-ref`, which does the same with git's own code."""
+    `ref: refs/...` line) by `git update-ref`, which does the same with git's own code. `new_logs` may be a
+    function: it is asked only when a reflog does not exist yet (reading core.logAllRefUpdates can take a `git
+    config`, which the usual commit, to a branch with its reflogs, never needs)."""
     moved = _move_ref_file(git_dir, new, old, reflog, committer, date, new_logs)
     if moved is not None:
         return moved
@@ -416,7 +420,7 @@ def move_head(git_dir: Path, work_tree: Path, new: str, old: str | None, reflog:
 
 
 def _move_ref_file(git_dir: Path, new: str, old: str | None, reflog: str, committer: tuple[str, str],
-                   date: str | None, new_logs: bool = True) -> bool | None:
+                   date: str | None, new_logs: bool | Callable[[], bool] = True) -> bool | None:
     """`move_head` for refs kept as files; `new_logs` False (core.logAllRefUpdates=false): a reflog that does
     not exist is not started, as git does."""
     common = common_dir(git_dir)
@@ -445,8 +449,11 @@ def _move_ref_file(git_dir: Path, new: str, old: str | None, reflog: str, commit
         line = f"{old or ZERO} {new} ".encode() + ident(*committer, git_date(date)) + b"\t" + \
             " ".join(reflog.split()).encode("utf-8", "surrogateescape") + b"\n"
         for log in (common.joinpath("logs", *parts), git_dir / "logs" / "HEAD"):
-            if not new_logs and not log.exists():
-                continue
+            if not log.exists():
+                if callable(new_logs):
+                    new_logs = new_logs()
+                if not new_logs:
+                    continue
             log.parent.mkdir(parents=True, exist_ok=True)
             with open(log, "ab") as f:
                 f.write(line)

@@ -11,7 +11,6 @@ for, so a hostile or damaged pack can cost a fallback to git but never a wrong a
 from __future__ import annotations
 
 import os
-import sys
 import zlib
 from pathlib import Path
 
@@ -345,15 +344,12 @@ def _ident(idx_path: Path) -> tuple[int, ...] | None:
 
 def _sha1(header: bytes, data: bytes) -> bytes:
     """SHA-1 of `header` + `data`: by CPython's own SHA-1 for small objects (importing hashlib loads OpenSSL, ~4 ms,
-    the time the builtin takes for ~700 KB), by OpenSSL's (8x faster) for big ones or once it is loaded anyway."""
-    if len(data) < 1 << 19 and "hashlib" not in sys.modules:
-        try:
-            from _sha1 import sha1
-        except ImportError:  # a Python built without it
-            from hashlib import sha1
-    else:
-        from hashlib import sha1
-    digest = sha1(header)
+    the time the builtin takes for ~700 KB), by OpenSSL's (8x faster) for big ones or once it is loaded anyway
+    (memtui/core/digests.py)."""
+    from memtui.core.digests import new
+
+    digest = new("sha1", len(data))
+    digest.update(header)
     digest.update(data)
     return digest.digest()
 

@@ -36,16 +36,18 @@ SUPPORT_MIN = 0.6  # share of an entry's words that one sentence of the user's m
 _NEGATION = frozenset("not no never don't doesn't didn't won't isn't aren't wasn't can't cannot nor".split())
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _URL_SOURCE = re.compile(r"^(?:https?://|www\.|web/|tool/)", re.I)
-INSTRUCTION = re.compile(
+# What reads as an instruction to the agent. Compiled when first asked (a person's own write, from a trusted
+# source, never is): the pattern is the costliest of the write path's to compile.
+INSTRUCTION_PATTERN = (
     r"\b(?:ignore|disregard|forget|override)\b.{0,40}\b(?:instructions?|rules?|prompts?|previous|above|guidelines)\b"
     r"|\b(?:always|automatically|auto-?)\s*(?:approve|accept|allow|trust|pay|send|run|execute|grant|transfer)\b"
     r"|\byou (?:must|should always|should never|are to|have to|need to|will now)\b"
     r"|\b(?:new|updated) (?:instructions?|rules?|system prompt)\b|\bsystem prompt\b"
     r"|\bdo not (?:tell|inform|ask|show|alert)\b.{0,30}\b(?:user|human|owner|anyone)\b"
     r"|\bfrom now on\b|\bapproved all\b|\bwithout (?:asking|confirmation|review)\b"
-    r"|\b(?:run|execute)\b.{0,20}\b(?:command|script|curl|rm -rf)\b",
-    re.I,
+    r"|\b(?:run|execute)\b.{0,20}\b(?:command|script|curl|rm -rf)\b"
 )
+_instruction: re.Pattern[str] | None = None
 
 
 def check(
@@ -94,7 +96,10 @@ def is_untrusted(p: Proposal) -> bool:
 
 
 def reads_as_instruction(text: str) -> bool:
-    return bool(INSTRUCTION.search(text))
+    global _instruction
+    if _instruction is None:
+        _instruction = re.compile(INSTRUCTION_PATTERN, re.I)
+    return bool(_instruction.search(text))
 
 
 def supporting_words(entry_text: str, user_words: str | None) -> str | None:

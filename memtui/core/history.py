@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from memtui.core import audit, journal
-from memtui.core.changes import emits_change
+from memtui.core.own_writes import emits_change
 from memtui.core.proposals import WriteResult
 from memtui.core.store import NoHistory, StaleWrite, StoreError, content_hash
 

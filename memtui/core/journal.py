@@ -21,12 +21,12 @@ import base64
 import json
 import random
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
 from memtui.core import audit, clock
 from memtui.core.jsontext import loads
 from memtui.core.proposals import APPLIED, Proposal
+from memtui.core.record import Record
 from memtui.core.store import StaleWrite, Store, StoreError, content_hash
 
 # A write that loses a race to another writer is re-planned against the new bytes this many times.
@@ -35,24 +35,37 @@ INTENT_NAME = ".memtui/intent.json"
 T = TypeVar("T")
 
 
-@dataclass
-class Change:
+class Change(Record):
     """One planned write: what to write, how to record it, and what to audit."""
 
     what: str  # said to a person after a crash: "add of MEMORY.md", "revert of notes.md"
     writes: dict[str, bytes | None]
     message: str
     author: str
-    committer: str | None = None
+    committer: str | None
     # What is committed for a file whose bytes on disk differ from it (a pending external change stays on disk);
     # a path here and not in `writes` is committed without being written (an external change approved).
-    commits: dict[str, bytes | None] = field(default_factory=dict)
+    commits: dict[str, bytes | None]
     # The audit lines, made once the commit is known (their "commit" is set to it).
-    audit: list[dict[str, Any]] = field(default_factory=list)
+    audit: list[dict[str, Any]]
     # The proposal this change decides: its queue file is saved with the commit once it is made.
-    proposal: Proposal | None = None
+    proposal: Proposal | None
     # False when the files go back to the version last recorded (an external change rejected): nothing to commit.
-    record: bool = True
+    record: bool
+
+    def __init__(self, what: str, writes: dict[str, bytes | None], message: str, author: str,
+                 committer: str | None = None, commits: dict[str, bytes | None] | None = None,
+                 audit: list[dict[str, Any]] | None = None, proposal: Proposal | None = None,
+                 record: bool = True) -> None:
+        self.what = what
+        self.writes = writes
+        self.message = message
+        self.author = author
+        self.committer = committer
+        self.commits = {} if commits is None else commits
+        self.audit = [] if audit is None else audit
+        self.proposal = proposal
+        self.record = record
 
     @property
     def paths(self) -> list[str]:

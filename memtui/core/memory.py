@@ -7,22 +7,20 @@ one commit and one audit line. Rejecting keeps the proposal and its bytes in the
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import os
 import re
 from collections import Counter
-from dataclasses import replace
 from datetime import timedelta
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from memtui.core import audit, clock, journal, planning, update
 from memtui.core.actors import clean_actor
 from memtui.core.audit import tag_of as _tag_of
-from memtui.core.changes import Callback, Changes, emits_change
 from memtui.core.config import ENTRY_ACTIONS, ReviewPolicy
-from memtui.core.document import Document, FormatSpec
+from memtui.core.document import Document, FormatSpec, parse_spec
 from memtui.core.entries import TAGS
+from memtui.core.own_writes import emits_change
 from memtui.core.patches import unified_diff
 from memtui.core.paths import PathRefused
 from memtui.core.proposals import (
@@ -31,6 +29,9 @@ from memtui.core.proposals import (
 from memtui.core.reading import MEMORY_FILE, MemoryReader, ascii_digits, decoded
 from memtui.core.store import ExternalChange, StaleWrite, Store, StoreError, content_hash
 from memtui.core.update import Refused
+
+if TYPE_CHECKING:
+    from memtui.core.changes import Callback, Changes
 
 WRITE_ATTEMPTS = journal.WRITE_ATTEMPTS
 SCRATCH_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -91,8 +92,8 @@ class Memory(MemoryReader):
             return doc.spec
         if doc.path == MEMORY_FILE:
             return self.layout().default_spec()  # Claude Code's index: 200 lines / 25 KB
-        main = Document(self.base_text(MEMORY_FILE) or "")
-        return FormatSpec(entry_max=main.spec.entry_max)
+        # Only MEMORY.md's format comment is read: its sections are not needed (a parse of the whole file).
+        return FormatSpec(entry_max=parse_spec(self.base_text(MEMORY_FILE) or "").entry_max)
 
     # changes ----------------------------------------------------------------------------------------------
     @property
@@ -405,8 +406,8 @@ class Memory(MemoryReader):
                 new_tag = tag or (None if _tag_of(new_entry) else p.provenance or _tag_of(p.entry))
                 if tag and new_entry:
                     new_entry = re.sub(r"^\s*\[(" + "|".join(TAGS) + r")\]\s*", "", new_entry, flags=re.I)
-                p = replace(p, entry=new_entry, section=section if section is not None else p.section,
-                            provenance=new_tag)
+                p = p.replace(entry=new_entry, section=section if section is not None else p.section,
+                              provenance=new_tag)
                 p.reason = "revised by a person before approval"
             from memtui.core import recurrence
 
@@ -633,7 +634,7 @@ class Memory(MemoryReader):
                 return None
             if p.action in ("create", "delete", "rename"):
                 return f"{p.file} changed since this was proposed; look at it again and re-propose"
-            self._planner().plan(replace(p), before)
+            self._planner().plan(p.replace(), before)
         except (Refused, PathRefused) as exc:
             return str(exc)
         except (OSError, StoreError, ValueError):
@@ -717,7 +718,7 @@ class Memory(MemoryReader):
         `commits` holds what is committed for a file whose bytes on disk differ from it: the file had a pending
         external change, which stays on disk and pending while exactly the approved change is committed."""
         commits = commits or {}
-        done = replace(p, status=APPLIED, decided_by=decided_by, decided_at=clock.now().isoformat(timespec="seconds"))
+        done = p.replace(status=APPLIED, decided_by=decided_by, decided_at=clock.now().isoformat(timespec="seconds"))
         recorded = {**writes, **commits}  # the audit's after_hash is what is committed
         after = recorded.get(p.to) if p.action == "rename" and p.to else recorded.get(p.file)
         line = audit.of_proposal(done, "applied", before_hash=p.base_hash, after_hash=content_hash(after), **extra)
@@ -787,7 +788,9 @@ def _actor(actor: str | None) -> str:
 def external_id(rel: str, *, full: bool = False) -> str:
     """The id an external change of `rel` is listed under: 6 hex digits of its name's hash, all 40 (`full`) where
     two listed changes' short ids would be the same."""
-    digest = hashlib.sha1(rel.encode()).hexdigest()
+    from memtui.core.digests import sha1
+
+    digest = sha1(rel.encode()).hexdigest()
     return EXTERNAL_PREFIX + (digest if full else digest[:6])
 
 

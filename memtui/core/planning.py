@@ -7,7 +7,6 @@ policies that plan (guard, consolidate) depend on this module and not on `Memory
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Callable
 
 from memtui.core import clock, update
@@ -15,6 +14,7 @@ from memtui.core.config import ENTRY_ACTIONS, FILE_ACTIONS
 from memtui.core.document import Document, FormatSpec
 from memtui.core.patches import unified_diff
 from memtui.core.proposals import Proposal
+from memtui.core.record import Frozen
 from memtui.core.update import Outcome, Refused
 
 
@@ -26,20 +26,30 @@ def _archive() -> str:
     return "archive"
 
 
-@dataclass(frozen=True)
-class Planner:
+class Planner(Frozen):
     """What planning reads about one memory, as functions of it (called only when a plan needs them)."""
 
     spec_for: Callable[[Document], FormatSpec]  # a file's caps
     read: Callable[[str], str | None]  # the text of another file a write touches (a move's target)
     on_disk: Callable[[str], bytes | None]  # a path's bytes as they are now
     committed: Callable[[str], bytes | None]  # a path's bytes as reviewed (committed), where history is kept
-    real: Callable[[str], str] = _same  # the file a path names, through a symlink: what a diff shows
-    archive_dir: Callable[[], str] = _archive  # where a consolidation moves struck history
+    real: Callable[[str], str]  # the file a path names, through a symlink: what a diff shows
+    archive_dir: Callable[[], str]  # where a consolidation moves struck history
+
+    def __init__(self, spec_for: Callable[[Document], FormatSpec], read: Callable[[str], str | None],
+                 on_disk: Callable[[str], bytes | None], committed: Callable[[str], bytes | None],
+                 real: Callable[[str], str] = _same, archive_dir: Callable[[], str] = _archive) -> None:
+        put = object.__setattr__
+        put(self, "spec_for", spec_for)
+        put(self, "read", read)
+        put(self, "on_disk", on_disk)
+        put(self, "committed", committed)
+        put(self, "real", real)
+        put(self, "archive_dir", archive_dir)
 
     def reading(self, read: Callable[[str], str | None]) -> Planner:
         """This planner, reading the other files a write touches with `read` instead."""
-        return replace(self, read=read)
+        return self.replace(read=read)
 
     def plan(self, p: Proposal, before: str | None) -> Outcome | None:
         return plan(self, p, before)

@@ -3,58 +3,103 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields, is_dataclass
+import sys
 from typing import Any
 
 from memtui.core.jsontext import loads
+from memtui.core.record import Record
 
 PENDING, APPLIED, REJECTED, CONFLICT = "pending", "applied", "rejected", "conflict"
 EXTERNAL_PREFIX = "x-"
 
 
-@dataclass
-class Proposal:
+class Proposal(Record):
     """A write: who proposed what, where, the diff it would make and the hash of the file it was computed against.
 
     Entry-level actions (add, revise, remove) are re-resolved against the file when approved; file-level ones
-    (edit, create, delete, rename, append) carry what they need in `old`, `content` and `to`."""
+    (edit, create, delete, rename, append) carry what they need in `old`, `content` and `to`.
+
+    A record, not a dataclass (memtui/core/record.py): every write makes and copies these, and a person's
+    `memtui update` would otherwise import dataclasses for them. Fields are in the order of the queue file."""
 
     id: str
     created: str
     actor: str
     file: str
     action: str
-    section: str | None = None
-    entry: str | None = None
-    replaces: str | None = None
-    provenance: str | None = None
-    source: str | None = None
-    old: str | None = None
-    content: str | None = None
-    to: str | None = None
-    base_hash: str = ""
+    section: str | None
+    entry: str | None
+    replaces: str | None
+    provenance: str | None
+    source: str | None
+    old: str | None
+    content: str | None
+    to: str | None
+    base_hash: str
     # An external change's bytes on disk as listed: approving it commits these bytes or nothing.
-    after_hash: str = ""
-    diff: str = ""
-    status: str = PENDING
-    decided_by: str | None = None
-    decided_at: str | None = None
-    reason: str | None = None
-    commit: str | None = None
-    flags: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    after_hash: str
+    diff: str
+    status: str
+    decided_by: str | None
+    decided_at: str | None
+    reason: str | None
+    commit: str | None
+    flags: list[str]
+    warnings: list[str]
     # Hygiene (memtui/core/guard.py, recurrence.py, consolidate.py): where the content came from (user, agent,
     # tool, web), the conversation it came from, the user's words that support a [stated] entry, the signals
     # that count toward the recurrence gate, and a consolidation's map of merged entries to their successors.
-    origin: str | None = None
-    session: str | None = None
-    evidence: str | None = None
-    signals: list[dict[str, Any]] = field(default_factory=list)
-    merged: dict[str, str] = field(default_factory=dict)
+    origin: str | None
+    session: str | None
+    evidence: str | None
+    signals: list[dict[str, Any]]
+    merged: dict[str, str]
     # A person's edits in the app: add just below this current entry; move to this section (of `to`, or the
     # same file when `to` is None).
-    after: str | None = None
-    to_section: str | None = None
+    after: str | None
+    to_section: str | None
+
+    def __init__(
+        self, id: str, created: str, actor: str, file: str, action: str, section: str | None = None,
+        entry: str | None = None, replaces: str | None = None, provenance: str | None = None,
+        source: str | None = None, old: str | None = None, content: str | None = None, to: str | None = None,
+        base_hash: str = "", after_hash: str = "", diff: str = "", status: str = PENDING,
+        decided_by: str | None = None, decided_at: str | None = None, reason: str | None = None,
+        commit: str | None = None, flags: list[str] | None = None, warnings: list[str] | None = None,
+        origin: str | None = None, session: str | None = None, evidence: str | None = None,
+        signals: list[dict[str, Any]] | None = None, merged: dict[str, str] | None = None,
+        after: str | None = None, to_section: str | None = None,
+    ) -> None:
+        self.id = id
+        self.created = created
+        self.actor = actor
+        self.file = file
+        self.action = action
+        self.section = section
+        self.entry = entry
+        self.replaces = replaces
+        self.provenance = provenance
+        self.source = source
+        self.old = old
+        self.content = content
+        self.to = to
+        self.base_hash = base_hash
+        self.after_hash = after_hash
+        self.diff = diff
+        self.status = status
+        self.decided_by = decided_by
+        self.decided_at = decided_at
+        self.reason = reason
+        self.commit = commit
+        self.flags = [] if flags is None else flags
+        self.warnings = [] if warnings is None else warnings
+        self.origin = origin
+        self.session = session
+        self.evidence = evidence
+        self.signals = [] if signals is None else signals
+        self.merged = {} if merged is None else merged
+        self.after = after
+        self.to_section = to_section
 
     @property
     def external(self) -> bool:
@@ -65,22 +110,27 @@ class Proposal:
         return self.status in (PENDING, CONFLICT)
 
     def to_json(self) -> bytes:
-        # The fields as they are, not `asdict`'s deep copy of every value (json only reads them, and most of a
-        # queue file's cost was the copy); a dataclass nested in a value is turned into its dict by `default`, as
-        # `asdict` would have done, so the bytes are the same.
-        fields_ = {name: getattr(self, name) for name in _PROPOSAL_FIELDS}
+        # The fields as they are, not a deep copy of every value (json only reads them, and most of a queue
+        # file's cost was the copy); a record or dataclass nested in a value is turned into its dict by
+        # `default`, as `asdict` would have done, so the bytes are the same.
+        fields_ = {name: getattr(self, name) for name in self._fields}
         return (json.dumps(fields_, ensure_ascii=False, indent=1, default=_nested) + "\n").encode()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as plain data, lists and dicts copied (what `dataclasses.asdict` gave)."""
+        return {name: _plain(getattr(self, name)) for name in self._fields}
 
     @classmethod
     def from_json(cls, data: bytes) -> Proposal:
         raw = loads(data)
         if not isinstance(raw, dict) or "id" not in raw:
             raise ValueError("not a proposal")
-        values = {f.name: raw[f.name] for f in fields(cls) if f.name in raw}
-        for f in fields(cls):
-            if f.name in values and not _FITS[str(f.type)](values[f.name]):
+        values = {name: raw[name] for name in cls._fields if name in raw}
+        for name, value in values.items():
+            kind = _KINDS[name]
+            if not _FITS[kind](value):
                 # A queue file is anyone's to write: a list where a string goes would crash whoever shows it.
-                raise ValueError(f"{f.name} is {type(values[f.name]).__name__}, not {f.type}")
+                raise ValueError(f"{name} is {type(value).__name__}, not {kind}")
         return cls(**values)
 
     def summary(self) -> str:
@@ -89,13 +139,35 @@ class Proposal:
         return f"{self.action} {where}: {what}".rstrip(": ")
 
 
-_PROPOSAL_FIELDS = tuple(f.name for f in fields(Proposal))
+# Each field's type as written above (the annotations are strings): what a queue file's value must fit.
+_KINDS: dict[str, str] = dict(Proposal.__annotations__)
+
+
+def _plain(value: Any) -> Any:
+    """`value` as `dataclasses.asdict` copies a field: records (and dataclasses) as dicts, lists, tuples and dicts
+    copied all the way down, anything else as it is."""
+    if isinstance(value, Record):
+        return {name: _plain(getattr(value, name)) for name in value._fields}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, tuple):
+        return type(value)(*map(_plain, value)) if hasattr(value, "_fields") else tuple(map(_plain, value))
+    if isinstance(value, dict):
+        return type(value)((_plain(k), _plain(v)) for k, v in value.items())
+    dataclasses = sys.modules.get("dataclasses")  # a dataclass can only be here if its module was imported
+    if dataclasses is not None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value
 
 
 def _nested(value: Any) -> Any:
-    """`json.dumps`' fallback for a value it cannot write: a dataclass becomes its dict, as `asdict` makes it."""
-    if is_dataclass(value) and not isinstance(value, type):
-        return asdict(value)
+    """`json.dumps`' fallback for a value it cannot write: a record or dataclass becomes its dict, as `asdict`
+    makes it."""
+    if isinstance(value, Record):
+        return _plain(value)
+    dataclasses = sys.modules.get("dataclasses")
+    if dataclasses is not None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
@@ -108,33 +180,51 @@ _FITS = {
 }
 
 
-@dataclass
-class WriteResult:
+class WriteResult(Record):
     """What a writer is told: is it in memory, waiting for a person, or refused (and what to send instead)."""
 
     status: str  # applied | queued | refused | rejected | conflict
     message: str
-    id: str | None = None
-    file: str | None = None
-    section: str | None = None
-    entry: str | None = None
-    commit: str | None = None
-    diff: str = ""
-    warnings: list[str] = field(default_factory=list)
-    candidates: list[str] = field(default_factory=list)
-    flags: list[str] = field(default_factory=list)
+    id: str | None
+    file: str | None
+    section: str | None
+    entry: str | None
+    commit: str | None
+    diff: str
+    warnings: list[str]
+    candidates: list[str]
+    flags: list[str]
     # The memory files the write changed (applied) or would change (queued), as its diff names them.
-    files: list[str] = field(default_factory=list)
+    files: list[str]
 
     EXIT = {"applied": 0, "rejected": 0, "queued": 4, "refused": 3, "conflict": 5}
+
+    def __init__(
+        self, status: str, message: str, id: str | None = None, file: str | None = None,
+        section: str | None = None, entry: str | None = None, commit: str | None = None, diff: str = "",
+        warnings: list[str] | None = None, candidates: list[str] | None = None, flags: list[str] | None = None,
+        files: list[str] | None = None,
+    ) -> None:
+        self.status = status
+        self.message = message
+        self.id = id
+        self.file = file
+        self.section = section
+        self.entry = entry
+        self.commit = commit
+        self.diff = diff
+        self.warnings = [] if warnings is None else warnings
+        self.candidates = [] if candidates is None else candidates
+        self.flags = [] if flags is None else flags
+        self.files = [] if files is None else files
 
     @property
     def exit_code(self) -> int:
         return self.EXIT.get(self.status, 1)
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        return d
+        """The fields as plain data, lists copied (what `dataclasses.asdict` gave)."""
+        return {name: _plain(getattr(self, name)) for name in self._fields}
 
     def for_agent(self) -> str:
         """The tool-result wording an agent reads."""

@@ -1,5 +1,6 @@
 """Value classes without dataclasses: the repr, equality, hash and frozenness `@dataclass` gives, for classes on
-`memtui context`'s path, which defines a dozen of them before its first byte of output. Importing dataclasses
+`memtui context`'s path, which defines a dozen of them before its first byte of output, and on the write path (a
+proposal, its result, its plan and its journal entry, for a person's `memtui update`). Importing dataclasses
 costs ~10 ms (it imports inspect) and each class it makes ~1.5 ms (it compiles the methods it writes); these cost
 neither. A record's fields are its class's own annotations, in order; its `__init__` is written by hand.
 """
@@ -43,6 +44,11 @@ class Record:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def replace(self, **changes: Any) -> Any:
+        """A copy with `changes` (as `dataclasses.replace`)."""
+        return type(self)(**{f: changes.pop(f) if f in changes else getattr(self, f) for f in self._fields},
+                          **changes)
+
 
 class Frozen(Record):
     """A record whose fields are set once, in `__init__` (through `object.__setattr__`), and hashed."""
@@ -57,8 +63,3 @@ class Frozen(Record):
 
     def __delattr__(self, name: str) -> None:
         raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-    def replace(self, **changes: Any) -> Any:
-        """A copy with `changes` (as `dataclasses.replace`)."""
-        return type(self)(**{f: changes.pop(f) if f in changes else getattr(self, f) for f in self._fields},
-                          **changes)

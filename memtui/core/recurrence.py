@@ -30,8 +30,7 @@ to hold; `Memory.submit` numbers and saves what it holds.
 
 from __future__ import annotations
 
-import secrets
-from dataclasses import dataclass
+import os
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Callable, Iterable
 
@@ -39,6 +38,7 @@ from memtui.core import clock
 from memtui.core.dedupe import near_duplicate, tokens
 from memtui.core.entries import parse_entry
 from memtui.core.proposals import PENDING, WriteResult
+from memtui.core.record import Frozen
 
 if TYPE_CHECKING:
     from memtui.core.layout import Layout
@@ -56,11 +56,16 @@ FILE_WRITES = ("edit", "create", "append")
 _ATTESTED: set[str] = set()
 
 
-@dataclass(frozen=True)
-class Tally:
+class Tally(Frozen):
     weight: float
     sessions: int
     signals: int
+
+    def __init__(self, weight: float, sessions: int, signals: int) -> None:
+        put = object.__setattr__
+        put(self, "weight", weight)
+        put(self, "sessions", sessions)
+        put(self, "signals", signals)
 
     @property
     def met(self) -> bool:
@@ -87,7 +92,7 @@ def similar(a: str, b: str) -> bool:
 def new_session(kind: str = "chat") -> str:
     """The id of a conversation memtui itself starts (the embedded agent's): it counts as a session of its own.
     Only memtui's own agent loop calls this, once per conversation; a model cannot start one."""
-    sid = f"{kind}-{clock.now():%Y%m%dT%H%M%S}-{secrets.token_hex(6)}"
+    sid = f"{kind}-{clock.now():%Y%m%dT%H%M%S}-{os.urandom(6).hex()}"
     _ATTESTED.add(sid)
     return sid
 
@@ -140,14 +145,19 @@ def tally(p: Proposal) -> Tally:
     return Tally(round(weight, 2), len(first), len(first))
 
 
-@dataclass(frozen=True)
-class Held:
+class Held(Frozen):
     """A proposal the gate holds: `proposal` is the candidate to save (a new one has no id yet), `again` says it
     was already pending and got one more signal."""
 
     proposal: Proposal
     tally: Tally
     again: bool
+
+    def __init__(self, proposal: Proposal, tally: Tally, again: bool) -> None:
+        put = object.__setattr__
+        put(self, "proposal", proposal)
+        put(self, "tally", tally)
+        put(self, "again", again)
 
     def result(self) -> WriteResult:
         p, t = self.proposal, self.tally
@@ -195,10 +205,14 @@ def short_of(p: Proposal, tag: str | None, *, is_agent: Callable[[str], bool], l
     return None if t.met else t.describe()
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(Frozen):
     proposal: Proposal
     tally: Tally
+
+    def __init__(self, proposal: Proposal, tally: Tally) -> None:
+        put = object.__setattr__
+        put(self, "proposal", proposal)
+        put(self, "tally", tally)
 
 
 def candidates(proposals: Iterable[Proposal]) -> list[Candidate]:

@@ -9,13 +9,11 @@ does not verify and is set aside, never applied.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import os
-import secrets
 from pathlib import Path
 
+from memtui.core.digests import hmac_sha256, same
 from memtui.core.jsontext import loads
 
 SEAL = "memtui-seal"
@@ -35,14 +33,14 @@ def _key() -> bytes:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # two processes racing: one key wins
     try:
-        os.write(fd, secrets.token_bytes(32))
+        os.write(fd, os.urandom(32))  # what secrets.token_bytes is
     finally:
         os.close(fd)
     return path.read_bytes()
 
 
 def seal(payload: bytes) -> bytes:
-    mac = hmac.new(_key(), payload, hashlib.sha256).hexdigest()
+    mac = hmac_sha256(_key(), payload)
     return json.dumps({SEAL: mac, "payload": payload.decode()}).encode()
 
 
@@ -57,4 +55,4 @@ def unseal(data: bytes) -> bytes | None:
         key = _key()
     except OSError:
         return None
-    return payload if hmac.compare_digest(mac, hmac.new(key, payload, hashlib.sha256).hexdigest()) else None
+    return payload if same(mac, hmac_sha256(key, payload)) else None

@@ -20,9 +20,9 @@ def content_hash(data: bytes | None) -> str:
     """The hash a proposal is computed against; `ABSENT` for a file that does not exist."""
     if data is None:
         return ABSENT
-    import hashlib  # here: OpenSSL's start-up is not worth paying in a reader that hashes nothing
+    from memtui.core.digests import sha256  # OpenSSL's start is not worth paying for a file's hash
 
-    return hashlib.sha256(data).hexdigest()[:16]
+    return sha256(data).hexdigest()[:16]
 
 
 class StoreError(RuntimeError):

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, field
-
 from memtui.core.dedupe import near_duplicate
 from memtui.core.document import Document, FormatSpec, Section
 from memtui.core.entries import TAGS, Entry, format_body, split_inline, strike
 # The diff of a planned change lives with the other patch helpers, below the stores; named here too for callers
 # that diff what they plan (memtui/core/patches.py).
 from memtui.core.patches import DIFF_MAX_CHARS, DIFF_MAX_LINES, diff_left_out, unified_diff  # noqa: F401
+from memtui.core.record import Record
 
 # Zero-width, bidi controls and other invisible characters an entry may never carry.
 INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad\u180e]")
@@ -28,15 +27,25 @@ class Refused(ValueError):
         self.candidates = candidates or []
 
 
-@dataclass
-class Outcome:
+class Outcome(Record):
+    """A planned write's next file text, where its line went, and what else it writes."""
+
     text: str
-    line: int | None = None  # where the new or struck line now is
-    entry: str | None = None  # the line written, as it stands in the file
-    replaced: str | None = None  # the line that was struck
-    warnings: list[str] = field(default_factory=list)
+    line: int | None  # where the new or struck line now is
+    entry: str | None  # the line written, as it stands in the file
+    replaced: str | None  # the line that was struck
+    warnings: list[str]
     # Other files the same change writes, as rel -> (text before, text after): a consolidation's archive file.
-    also: dict[str, tuple[str | None, str]] = field(default_factory=dict)
+    also: dict[str, tuple[str | None, str]]
+
+    def __init__(self, text: str, line: int | None = None, entry: str | None = None, replaced: str | None = None,
+                 warnings: list[str] | None = None, also: dict[str, tuple[str | None, str]] | None = None) -> None:
+        self.text = text
+        self.line = line
+        self.entry = entry
+        self.replaced = replaced
+        self.warnings = [] if warnings is None else warnings
+        self.also = {} if also is None else also
 
 
 def clean_entry_text(raw: str) -> str:

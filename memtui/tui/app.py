@@ -12,7 +12,6 @@ import hashlib
 import itertools
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -427,7 +426,7 @@ class MemtuiApp(App[None]):
                     lineage = lineages(self.memory, proposals)
                 # A pending proposal whose file moved on is shown as the conflict approving it would be, out of
                 # the lock (its queue file is left alone: the approval checks again and records it).
-                proposals = [p if why is None else replace(p, status=CONFLICT, reason=why)
+                proposals = [p if why is None else p.replace(status=CONFLICT, reason=why)
                              for p, why in zip(proposals, self.memory.conflicts(proposals))]
                 count = self._file_count(changed) if folder else None
                 # MEMORY.md is what every session loads: if it cannot be read, the person hears it here.

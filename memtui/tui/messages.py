@@ -7,7 +7,7 @@ panes do not bubble, so a pane that ignores them never sends them back up to the
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass, field, fields
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from textual.message import Message
@@ -32,7 +32,7 @@ class FilesChanged(Message):
         raise AttributeError(name)
 
 
-_CHANGE_FIELDS = frozenset(f.name for f in fields(Change))
+_CHANGE_FIELDS = frozenset(Change._fields)
 
 
 @dataclass
