@@ -4,6 +4,8 @@ parts, MEMTUI_NOW checked): each test fails on 69c04a6."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import git
@@ -112,3 +114,17 @@ def test_a_renamed_file_stays_in_one_part(redis_url: str, tmp_path: Path) -> Non
     [rename] = [fields for _sid, fields in store.changes() if fields["message"].startswith("rename a")]
     assert set(json.loads(rename["files"])) == {"a.md", "b.md"}
     assert {rel: store.read(rel) for rel in store.list_files("*")} == _files(root)
+
+
+# MEMTUI_NOW ------------------------------------------------------------------------------------------------------
+def test_a_memtui_now_with_an_offset_is_a_usage_error_not_a_traceback(tmp_path: Path) -> None:
+    """`datetime.fromisoformat` takes "2026-08-20T14:05+05:00", so the check let it through, and the first
+    comparison with a local time raised (`memtui today`: can't compare offset-naive and offset-aware datetimes)."""
+    root = tmp_path / "m"
+    init_root(root)
+    env = {"MEMTUI_NOW": "2026-08-20T14:05+05:00", "MEMTUI_ROOT": str(root), "PATH": "/usr/bin:/bin",
+           "HOME": str(tmp_path), "MEMTUI_USER": "wes", "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    r = subprocess.run([sys.executable, "-m", "memtui", "today"], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 2 and "MEMTUI_NOW=" in r.stderr, (r.returncode, r.stderr)
