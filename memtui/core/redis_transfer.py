@@ -188,8 +188,9 @@ def import_memory(src: str | os.PathLike[str], store: RedisStore, *, history: bo
         if top:
             store.client.set(store.k_seq, top)
     n = len([k for k in commits if k != "import"]) or len(commits)
-    return Transfer(n, len(present), audit, len(ids),
-                    f"imported {n} change(s) and {len(present)} file(s) from {root} into {store.location}", commits)
+    # The files read and written (one gone between the listing and its read is not in Redis, nor in the folder).
+    return Transfer(n, len(sizes), audit, len(ids),
+                    f"imported {n} change(s) and {len(sizes)} file(s) from {root} into {store.location}", commits)
 
 
 def _parts(paths: list[str], size: Callable[[str], int], message: str, most_bytes: int,

@@ -116,6 +116,34 @@ def test_a_renamed_file_stays_in_one_part(redis_url: str, tmp_path: Path) -> Non
     assert {rel: store.read(rel) for rel in store.list_files("*")} == _files(root)
 
 
+@pytest.mark.parametrize("replay", [True, False])
+def test_a_file_deleted_during_the_import_is_not_counted_as_imported(
+        redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, replay: bool) -> None:
+    """A file deleted between the folder's listing and its read is neither in Redis nor in the folder (with
+    history, its deletion shows as an outside change, as in the folder), but the import counted it as imported."""
+    from memtui.core.folder import FolderStore
+
+    root = tmp_path / "memory"
+    init_root(root)
+    (root / "a.md").write_text("# a\n")
+    (root / "b.md").write_text("# b\n")
+    repo = git.Repo(root)
+    repo.git.add("-A")
+    repo.git.commit("-q", "-m", "two notes")
+    real = FolderStore.read
+
+    def read(self: FolderStore, rel: str) -> bytes | None:
+        if rel == "a.md":
+            (root / "a.md").unlink(missing_ok=True)  # another process deletes it just before it is read
+        return real(self, rel)
+
+    monkeypatch.setattr(FolderStore, "read", read)
+    store = RedisStore(redis_url)
+    done = import_memory(root, store, history=replay)
+    assert {rel: store.read(rel) for rel in store.list_files("*")} == _files(root)
+    assert done.files == len(_files(root)) == 2 and f"and {done.files} file(s)" in done.message
+
+
 # MEMTUI_NOW ------------------------------------------------------------------------------------------------------
 def test_a_memtui_now_with_an_offset_is_a_usage_error_not_a_traceback(tmp_path: Path) -> None:
     """`datetime.fromisoformat` takes "2026-08-20T14:05+05:00", so the check let it through, and the first
