@@ -145,14 +145,21 @@ def test_a_file_deleted_during_the_import_is_not_counted_as_imported(
 
 
 # MEMTUI_NOW ------------------------------------------------------------------------------------------------------
-def test_a_memtui_now_with_an_offset_is_a_usage_error_not_a_traceback(tmp_path: Path) -> None:
-    """`datetime.fromisoformat` takes "2026-08-20T14:05+05:00", so the check let it through, and the first
-    comparison with a local time raised (`memtui today`: can't compare offset-naive and offset-aware datetimes)."""
+@pytest.mark.parametrize(("now", "argv"), [
+    # fromisoformat takes an offset, and the first comparison with a local time raised (naive against aware)
+    ("2026-08-20T14:05+05:00", ["today"]),
+    # ISO times memtui cannot date: context's days before year 1, a scratch note's expiry after 9999-12-31
+    ("0001-01-01T00:00", ["context"]),
+    ("9999-12-31T23:59", ["scratch", "n1"]),
+])
+def test_a_memtui_now_memtui_cannot_run_on_is_a_usage_error_not_a_traceback(tmp_path: Path, now: str,
+                                                                            argv: list[str]) -> None:
+    """`datetime.fromisoformat` takes these, so the check let them through, and the command raised."""
     root = tmp_path / "m"
     init_root(root)
-    env = {"MEMTUI_NOW": "2026-08-20T14:05+05:00", "MEMTUI_ROOT": str(root), "PATH": "/usr/bin:/bin",
+    env = {"MEMTUI_NOW": now, "MEMTUI_ROOT": str(root), "PATH": "/usr/bin:/bin",
            "HOME": str(tmp_path), "MEMTUI_USER": "wes", "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    r = subprocess.run([sys.executable, "-m", "memtui", "today"], env=env, capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run([sys.executable, "-m", "memtui", *argv], env=env, capture_output=True, text=True,
+                       timeout=60, input="body\n")
     assert "Traceback" not in r.stderr, r.stderr
     assert r.returncode == 2 and "MEMTUI_NOW=" in r.stderr, (r.returncode, r.stderr)
