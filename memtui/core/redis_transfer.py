@@ -135,14 +135,14 @@ def import_memory(src: str | os.PathLike[str], store: RedisStore, *, history: bo
                 # deleted file's whole text).
                 weights = {rel: len(data or b"") + held.get(rel, 0) for rel, data in files.items()}
                 sid = None
-                for part, message in _parts(list(files), weights.__getitem__, c.message, part_bytes, part_files,
-                                            renamed):
+                parts = _parts(list(files), weights.__getitem__, c.message, part_bytes, part_files, renamed)
+                for part, message in parts:
                     got = store.record({rel: files[rel] for rel in part}, message, c.author.name,
                                        c.committer.name, ts_ms=int(c.authored_date) * 1000)
                     if got:
                         sid = got
-                        # An audit line of this commit names the part that changed its file.
-                        parts_of.update({(c.hexsha, rel): got for rel in part})
+                        if len(parts) > 1:  # an audit line of this commit names the part that changed its file
+                            parts_of.update({(c.hexsha, rel): got for rel in part})
                 for rel, data in files.items():
                     if data is None:
                         held.pop(rel, None)
