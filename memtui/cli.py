@@ -249,10 +249,19 @@ def _bad_clock() -> str | None:
     from datetime import datetime
 
     try:
-        datetime.fromisoformat(fixed)
+        pinned = datetime.fromisoformat(fixed)
     except ValueError:
         return (f"MEMTUI_NOW={fixed[:40]!r} is not an ISO time (e.g. 2026-08-20T14:05); unset it to use the "
                 "clock. Nothing was read or written")
+    if pinned.tzinfo is not None:
+        # memtui's times are local and naive: an aware one fails the first comparison with a file's time.
+        return (f"MEMTUI_NOW={fixed[:40]!r} has a UTC offset; give a local time without one (e.g. "
+                "2026-08-20T14:05, with TZ for the zone), or unset it to use the clock. Nothing was read or written")
+    if not 1000 <= pinned.year <= 9998:
+        # A daily log is named by a four-digit year, and a scratch note's expiry or context's days before today
+        # must still be a date: year 1 raised in `memtui context`, 9999-12-31 in `memtui scratch`.
+        return (f"MEMTUI_NOW={fixed[:40]!r} is outside the years memtui can date (1000 to 9998); unset it to use "
+                "the clock. Nothing was read or written")
     return None
 
 

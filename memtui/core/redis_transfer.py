@@ -123,16 +123,31 @@ def import_memory(src: str | os.PathLike[str], store: RedisStore, *, history: bo
                          "prefix (e.g. ?prefix=NEW) instead")
     folder = FolderStore(root)
     commits: dict[str, str] = {}
+    parts_of: dict[tuple[str, str], str] = {}  # (commit, file) -> the recorded change (part) that changed the file
     with store.lock():
         repo = folder.repo if history else None
         if repo is not None and repo.head.is_valid():
+            held: dict[str, int] = {}  # the length of each file's recorded bytes: a change's diff holds them too
             for c in repo.iter_commits("HEAD", reverse=True, first_parent=True):
-                files = _commit_files(c)
-                lengths = {rel: len(data or b"") for rel, data in files.items()}
+                renamed: set[str] = set()
+                files = _commit_files(c, renamed)
+                # What a file brings to its part's call: its new bytes and, in the diff, the bytes it replaces (a
+                # deleted file's whole text).
+                weights = {rel: len(data or b"") + held.get(rel, 0) for rel, data in files.items()}
                 sid = None
-                for part, message in _parts(list(files), lengths.__getitem__, c.message, part_bytes, part_files):
-                    sid = store.record({rel: files[rel] for rel in part}, message, c.author.name, c.committer.name,
-                                       ts_ms=int(c.authored_date) * 1000) or sid
+                parts = _parts(list(files), weights.__getitem__, c.message, part_bytes, part_files, renamed)
+                for part, message in parts:
+                    got = store.record({rel: files[rel] for rel in part}, message, c.author.name,
+                                       c.committer.name, ts_ms=int(c.authored_date) * 1000)
+                    if got:
+                        sid = got
+                        if len(parts) > 1:  # an audit line of this commit names the part that changed its file
+                            parts_of.update({(c.hexsha, rel): got for rel in part})
+                for rel, data in files.items():
+                    if data is None:
+                        held.pop(rel, None)
+                    else:
+                        held[rel] = len(data)
                 if sid:
                     commits[c.hexsha] = sid
         present = [p for p in folder.list_files("**/*") if _memory_file(store, p)]
@@ -157,7 +172,9 @@ def import_memory(src: str | os.PathLike[str], store: RedisStore, *, history: bo
         audit = 0
         for rec in folder.audit_records():
             if rec.get("commit") in commits:
-                rec["commit"] = commits[rec["commit"]]
+                sha = rec["commit"]
+                rec["commit"] = next((parts_of[(sha, rel)] for rel in (rec.get("to"), rec.get("file"))
+                                      if (sha, rel) in parts_of), commits[sha])
             store.audit_append(rec)
             audit += 1
         ids = folder.queue_ids()
@@ -171,19 +188,21 @@ def import_memory(src: str | os.PathLike[str], store: RedisStore, *, history: bo
         if top:
             store.client.set(store.k_seq, top)
     n = len([k for k in commits if k != "import"]) or len(commits)
-    return Transfer(n, len(present), audit, len(ids),
-                    f"imported {n} change(s) and {len(present)} file(s) from {root} into {store.location}", commits)
+    # The files read and written (one gone between the listing and its read is not in Redis, nor in the folder).
+    return Transfer(n, len(sizes), audit, len(ids),
+                    f"imported {n} change(s) and {len(sizes)} file(s) from {root} into {store.location}", commits)
 
 
 def _parts(paths: list[str], size: Callable[[str], int], message: str, most_bytes: int,
-           most_files: int) -> list[tuple[list[str], str]]:
+           most_files: int, joined: set[str] | frozenset[str] = frozenset()) -> list[tuple[list[str], str]]:
     """`paths` cut in order into parts of at most `most_files` paths and `most_bytes` bytes (a bigger file is a part
-    of its own), each with `message`, its subject marked "(part k of n)" when there are several."""
+    of its own), each with `message`, its subject marked "(part k of n)" when there are several. A path in
+    `joined` (a rename's new name) stays in the part of the path before it (its old name)."""
     parts: list[list[str]] = [[]]
     held = 0
     for rel in paths:
         n = size(rel)
-        if parts[-1] and (len(parts[-1]) >= most_files or held + n > most_bytes):
+        if parts[-1] and rel not in joined and (len(parts[-1]) >= most_files or held + n > most_bytes):
             parts.append([])
             held = 0
         parts[-1].append(rel)
@@ -203,8 +222,9 @@ def _commit(index: Any, message: str, author: str, committer: str | None, ts_ms:
     return index.commit(message, author=who, committer=by, **dates).hexsha
 
 
-def _commit_files(c: Any) -> dict[str, bytes | None]:
-    """The memory files one commit changed: path -> bytes after it (None if deleted)."""
+def _commit_files(c: Any, renamed: set[str] | None = None) -> dict[str, bytes | None]:
+    """The memory files one commit changed: path -> bytes after it (None if deleted), a rename's new path right
+    after its old one (and added to `renamed`)."""
     out: dict[str, bytes | None] = {}
     if c.parents:
         for d in c.parents[0].diff(c):
@@ -212,6 +232,8 @@ def _commit_files(c: Any) -> dict[str, bytes | None]:
                 out[d.a_path] = None
             if not d.deleted_file:
                 out[d.b_path] = d.b_blob.data_stream.read()
+                if d.renamed_file and renamed is not None and _memory_path(d.a_path):
+                    renamed.add(d.b_path)
     else:
         for blob in c.tree.traverse():
             if blob.type == "blob":
