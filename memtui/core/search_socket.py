@@ -32,6 +32,7 @@ MAX_GLOB = 1024  # a longer --path glob is not served (each distinct one compile
 MAX_REPLY = 64 * 1024 * 1024
 ASK_TIMEOUT = 10.0  # seconds a client waits for an answer before searching by itself
 REQUEST_TIMEOUT = 2.0  # seconds the server waits for a client's request line
+MAX_CLIENTS = 8  # connections answered at once (their searches take turns on the searcher)
 # sun_path holds 108 bytes on Linux (104 elsewhere), its NUL included: a longer path is not served.
 MAX_SOCKET_PATH = 100
 
@@ -157,8 +158,9 @@ def ask(root: str | os.PathLike[str], query: str, *, regex: bool, limit: int,
 
 
 class Server:
-    """Answers queries on the memory's socket with `answer(query, regex, limit, path_glob) -> reply`, one at a
-    time, in a thread of its own. Start it only while holding the change journal's lock."""
+    """Answers queries on the memory's socket with `answer(query, regex, limit, path_glob) -> reply`: each
+    connection in a thread of its own, at most `MAX_CLIENTS` at once (a client that connects and says nothing holds
+    one for `REQUEST_TIMEOUT`, not the others' answers). Start it only while holding the change journal's lock."""
 
     def __init__(self, root: str | os.PathLike[str],
                  answer: Callable[[str, bool, int, str | None], dict[str, Any]]) -> None:
@@ -171,6 +173,7 @@ class Server:
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
+        self._slots = threading.BoundedSemaphore(MAX_CLIENTS)
 
     def start(self) -> bool:
         """Listen; False where a socket cannot be served (a long path, no Unix sockets, no peer credentials)."""
@@ -212,21 +215,33 @@ class Server:
         return True
 
     def _serve(self) -> None:
+        import threading
+
         sock = self._sock
         assert sock is not None
         while not self._stopping.is_set():
+            self._slots.acquire()  # past MAX_CLIENTS, the next connection waits in the listen queue
             try:
                 conn, _ = sock.accept()
             except OSError:
+                self._slots.release()
                 if self._stopping.is_set():
                     return
                 continue
             try:
-                self._one(conn)
-            except Exception:  # one bad client never ends the server
-                pass
-            finally:
+                threading.Thread(target=self._client, args=(conn,), name="memtui-search-client", daemon=True).start()
+            except RuntimeError:  # no thread to be had: this one is not answered, the others still are
                 conn.close()
+                self._slots.release()
+
+    def _client(self, conn: socket.socket) -> None:
+        try:
+            self._one(conn)
+        except Exception:  # one bad client never ends the server
+            pass
+        finally:
+            conn.close()
+            self._slots.release()
 
     def _one(self, conn: socket.socket) -> None:
         if _peer_uid(conn) != os.getuid():

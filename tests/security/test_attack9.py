@@ -154,6 +154,27 @@ def test_a_trickling_client_does_not_hold_the_server(root: Path, monkeypatch: py
         server.stop()
 
 
+def test_clients_that_connect_and_say_nothing_do_not_hold_the_others_answers(root: Path) -> None:
+    # Each silent connection held the one-at-a-time server for REQUEST_TIMEOUT (2 s): six of them (a suspended
+    # client, a stuck script) pushed every other client past its 10 s wait to a search of its own.
+    (root / ".memtui").mkdir(exist_ok=True)
+    server = search_socket.Server(root, lambda q, *a: {"bundle": {"query": q, "error": None}, "text": "ok"})
+    assert server.start()
+    silent = []
+    try:
+        for _ in range(6):
+            c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            c.connect(server.path)
+            silent.append(c)
+        time.sleep(0.2)  # the server has taken them
+        reply = search_socket.ask(root, "kestrel", regex=False, limit=5, path_glob=None)
+        assert reply is not None and reply["bundle"]["query"] == "kestrel"
+    finally:
+        for c in silent:
+            c.close()
+        server.stop()
+
+
 def test_a_watcher_leaves_the_socket_of_the_watcher_after_it(root: Path) -> None:
     # The journal's lock file removed (an agent with a shell may), a second watcher takes a new lock and makes its
     # socket; when the first stops it must not remove the second's.
