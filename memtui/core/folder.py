@@ -450,19 +450,13 @@ class FolderStore(Store):
             # index put in place last. Moving the branch first let a person's `git commit` between the two read
             # the old entries and commit the old file back (a revert of the approved write in history).
             with self._index_locked() as lock:
-                staged = self._staged_index(leaves, lock)
-                try:
-                    if gitobjects.move_head(git_dir, self.root, sha, parent, reflog, by, dates.get("commit_date"),
-                                            new_logs=self._new_reflogs):
-                        if staged != lock:
-                            os.replace(staged, lock)  # the lock's content is the new index; it becomes the index
-                        os.replace(lock, self._index_file())
-                        self._index_behind = {}
-                        self._refresh_index(leaves)
-                        return sha
-                finally:
-                    if staged != lock and staged.exists():
-                        staged.unlink()
+                self._stage_index(leaves, lock)  # the lock now holds the new index; it becomes the index
+                if gitobjects.move_head(git_dir, self.root, sha, parent, reflog, by, dates.get("commit_date"),
+                                        new_logs=self._new_reflogs):
+                    os.replace(lock, self._index_file())
+                    self._index_behind = {}
+                    self._refresh_index(leaves)
+                    return sha
         raise StoreError("HEAD kept moving while memtui committed (another git command is committing here)")
 
     def _new_reflogs(self) -> bool:
@@ -690,11 +684,11 @@ class FolderStore(Store):
             except FileNotFoundError:
                 pass
 
-    def _staged_index(self, leaves: dict[str, tuple[bytes, int] | None], lock: Path) -> Path:
-        """git's index with the committed paths' entries set, for `lock` to become the index once the branch moved:
-        edited in process where memtui/core/gitindex.py can do it as git does, and then written into `lock` itself
-        (as git writes index.lock; `lock` is returned), else by one `git update-index` on a copy (returned, to
-        become the lock)."""
+    def _stage_index(self, leaves: dict[str, tuple[bytes, int] | None], lock: Path) -> None:
+        """Write git's index with the committed paths' entries set into `lock` (the index.lock memtui holds, as git
+        writes its new index there), to become the index once the branch moved: edited in process where
+        memtui/core/gitindex.py can do it as git does, else by one `git update-index` on a copy put in its place. A
+        commit that does not happen unlinks the lock with what it holds (`_index_locked`)."""
         import shutil
 
         from memtui.core.gitcall import plumbing_env, run_plumbing
@@ -702,14 +696,13 @@ class FolderStore(Store):
         leaves = {**self._index_behind, **leaves}
         data = self._index_in_process(leaves) if self._index_editable() else None
         if data is not None:
-            # The lock memtui made (O_EXCL, 0666 less the umask, as git makes its index files) and holds: a
-            # commit that does not happen unlinks it with what it holds (`_index_locked`).
+            # The lock was made O_EXCL with 0666 less the umask, as git makes its index files.
             fd = os.open(lock, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
             try:
                 _write_all(fd, data)
             finally:
                 os.close(fd)
-            return lock
+            return
         records = b"".join(
             (b"0 " + b"0" * 40 if leaf is None else b"%o %s" % (leaf[1], leaf[0].hex().encode()))
             + b"\t" + rel.encode() + b"\0"
@@ -729,11 +722,11 @@ class FolderStore(Store):
                 raise StoreError(f"git update-index did not answer within the time limit in {self.root}")
             if done[0] != 0:
                 raise StoreError(f"git update-index failed: {done[2].decode('utf-8', 'replace').strip()[:400]}")
+            os.replace(staged, lock)
         except BaseException:
             if staged.exists():
                 staged.unlink()
             raise
-        return staged
 
     def _commit_with_index(
         self, paths: list[str], message: str, author: str, committer: str | None = None, allow_empty: bool = False

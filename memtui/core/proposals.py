@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 from memtui.core.jsontext import loads
-from memtui.core.record import Record
+from memtui.core.record import Record, plain
 
 PENDING, APPLIED, REJECTED, CONFLICT = "pending", "applied", "rejected", "conflict"
 EXTERNAL_PREFIX = "x-"
@@ -116,10 +115,6 @@ class Proposal(Record):
         fields_ = {name: getattr(self, name) for name in self._fields}
         return (json.dumps(fields_, ensure_ascii=False, indent=1, default=_nested) + "\n").encode()
 
-    def to_dict(self) -> dict[str, Any]:
-        """The fields as plain data, lists and dicts copied (what `dataclasses.asdict` gave)."""
-        return {name: _plain(getattr(self, name)) for name in self._fields}
-
     @classmethod
     def from_json(cls, data: bytes) -> Proposal:
         raw = loads(data)
@@ -143,32 +138,13 @@ class Proposal(Record):
 _KINDS: dict[str, str] = dict(Proposal.__annotations__)
 
 
-def _plain(value: Any) -> Any:
-    """`value` as `dataclasses.asdict` copies a field: records (and dataclasses) as dicts, lists, tuples and dicts
-    copied all the way down, anything else as it is."""
-    if isinstance(value, Record):
-        return {name: _plain(getattr(value, name)) for name in value._fields}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, tuple):
-        return type(value)(*map(_plain, value)) if hasattr(value, "_fields") else tuple(map(_plain, value))
-    if isinstance(value, dict):
-        return type(value)((_plain(k), _plain(v)) for k, v in value.items())
-    dataclasses = sys.modules.get("dataclasses")  # a dataclass can only be here if its module was imported
-    if dataclasses is not None and dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    return value
-
-
 def _nested(value: Any) -> Any:
     """`json.dumps`' fallback for a value it cannot write: a record or dataclass becomes its dict, as `asdict`
     makes it."""
-    if isinstance(value, Record):
-        return _plain(value)
-    dataclasses = sys.modules.get("dataclasses")
-    if dataclasses is not None and dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+    out = plain(value)
+    if out is value:  # neither a record nor a dataclass
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+    return out
 
 
 _FITS = {
@@ -221,10 +197,6 @@ class WriteResult(Record):
     @property
     def exit_code(self) -> int:
         return self.EXIT.get(self.status, 1)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The fields as plain data, lists copied (what `dataclasses.asdict` gave)."""
-        return {name: _plain(getattr(self, name)) for name in self._fields}
 
     def for_agent(self) -> str:
         """The tool-result wording an agent reads."""

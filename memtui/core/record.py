@@ -7,6 +7,7 @@ neither. A record's fields are its class's own annotations, in order; its `__ini
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 
@@ -48,6 +49,27 @@ class Record:
         """A copy with `changes` (as `dataclasses.replace`)."""
         return type(self)(**{f: changes.pop(f) if f in changes else getattr(self, f) for f in self._fields},
                           **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as plain data, as `dataclasses.asdict` gives them (see `plain`)."""
+        return plain(self)
+
+
+def plain(value: Any) -> Any:
+    """`value` as `dataclasses.asdict` copies a field: records (and dataclasses) as dicts, lists, tuples and dicts
+    copied all the way down, anything else as it is."""
+    if isinstance(value, Record):
+        return {name: plain(getattr(value, name)) for name in value._fields}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, tuple):
+        return type(value)(*map(plain, value)) if hasattr(value, "_fields") else tuple(map(plain, value))
+    if isinstance(value, dict):
+        return type(value)((plain(k), plain(v)) for k, v in value.items())
+    dataclasses = sys.modules.get("dataclasses")  # a dataclass can only be here if its module was imported
+    if dataclasses is not None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value
 
 
 class Frozen(Record):

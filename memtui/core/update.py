@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+
 from memtui.core.dedupe import near_duplicate
 from memtui.core.document import Document, FormatSpec, Section
 from memtui.core.entries import TAGS, Entry, format_body, split_inline, strike
