@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
 from memtui.commands.shared import (
     EXIT_ERROR, EXIT_OK, EXIT_USAGE, Parser, common, default_root, emit, memory_of, root_of, say,
 )
+
+WATCH_LOCK = "watch.lock"  # in a store's cache folder: held by the one `memtui index --watch` of that memory
 
 SEARCH_HELP = """\
 Literal and case-insensitive unless --regex. A query that starts with '-' is a query:
@@ -69,10 +72,13 @@ def cmd_search(args: argparse.Namespace) -> int:
     # folder's watcher (`memtui index --watch`) answers from its warm searcher when it runs.
     store = _in_a_store(args)
     answer = None
-    if not store and not args.no_index:
+    if not args.no_index:
         from memtui.core.search_socket import ask
 
-        answer = ask(root_of(args), args.query, regex=args.regex, limit=args.limit, path_glob=args.path_glob)
+        where, cache = (_cache_of(store), True) if store else (root_of(args), False)
+        if where is not None:
+            answer = ask(where, args.query, regex=args.regex, limit=args.limit, path_glob=args.path_glob,
+                         cache=cache)
     if answer is not None:
         found, text = answer["bundle"], answer["text"]
     else:
@@ -90,6 +96,18 @@ def cmd_search(args: argparse.Namespace) -> int:
         return EXIT_USAGE if error.startswith(("bad regex", "give a query")) else EXIT_ERROR
     emit(args, found, text)
     return EXIT_OK
+
+
+def _cache_of(url: str) -> Any:
+    """The local cache folder of the store at `url`, where its watcher's socket would be; None for a URL that does
+    not parse (opening the store then says what is wrong with it). Nothing is made, and no Redis client imported."""
+    from memtui.core.store import StoreError
+    from memtui.core.store_urls import cache_dir, cache_name
+
+    try:
+        return cache_dir(cache_name(url), make=False)
+    except StoreError:
+        return None
 
 
 def _in_a_store(args: argparse.Namespace) -> str | None:
@@ -129,12 +147,9 @@ def _index_store(args: argparse.Namespace) -> int:
     from memtui.core.index import IndexUnavailable
     from memtui.core.search import Searcher
 
-    if args.watch:
-        print("memtui index --watch watches a folder; a Redis memory has none: each `memtui search --store URL` "
-              "brings its index up to date from the store (run `memtui index --store URL` to build it now)",
-              file=sys.stderr)
-        return EXIT_USAGE
     memory = memory_of(args)
+    if args.watch:
+        return _watch_store(memory)
     with Searcher(memory, keep_texts=False) as searcher:
         if searcher.index is None:
             print(f"memtui index: {searcher.index_problem}; search still works, scanning the store", file=sys.stderr)
@@ -151,14 +166,65 @@ def _index_store(args: argparse.Namespace) -> int:
 
 
 def _watch(root: Any) -> int:
-    import threading
-
     from memtui.core.search import Searcher
-    from memtui.core.search_socket import Server
 
     # The warm searcher's own watcher journals every change for cold searches (it publishes), and the searcher
     # answers those that ask on the memory's socket.
     searcher = Searcher(root, watch=True)
+    watcher = searcher._watcher
+    if watcher is None or watcher.publisher is None:
+        searcher.close()
+        print(f"memtui index: another process already watches {root} (or it cannot be watched); "
+              "nothing to do", file=sys.stderr)
+        return EXIT_ERROR
+    return _serve(searcher, root, cache=False, what=f"watching {root}: cold searches re-check only what changed")
+
+
+def _watch_store(memory: Any) -> int:
+    """`memtui index --watch` for a Redis memory: a warm searcher kept fresh by the store's events answers cold
+    `memtui search` processes on a socket in the memory's local cache, one watcher per memory (a lock there)."""
+    import fcntl
+
+    from memtui.core.search import Searcher
+
+    searcher = Searcher(memory, watch=True)
+    if searcher.index is None:
+        searcher.close()
+        print(f"memtui index: {searcher.index_problem}; search still works, scanning the store", file=sys.stderr)
+        return EXIT_ERROR
+    folder = searcher.root
+    try:
+        fd = os.open(folder / WATCH_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        searcher.close()
+        print(f"memtui index: cannot lock {folder / WATCH_LOCK} ({exc.strerror})", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            searcher.close()
+            print(f"memtui index: another process already watches {memory.location}; nothing to do",
+                  file=sys.stderr)
+            return EXIT_ERROR
+        what = f"watching {memory.location} (its index in {folder})"
+        if not memory.store.keyspace_events():
+            say("memtui index: this Redis server publishes no keyspace events (notify-keyspace-events), so a raw "
+                "SET that bypasses memtui is not heard: each search still re-checks every file's hash. "
+                "`CONFIG SET notify-keyspace-events KA` lets it re-check only what changed.")
+        return _serve(searcher, folder, cache=True, what=what)
+    finally:
+        os.close(fd)
+
+
+def _serve(searcher: Any, where: Any, *, cache: bool, what: str) -> int:
+    """Answer cold searches on the socket at `where` from `searcher`, refreshing it every half second, until
+    Ctrl-C, SIGTERM or a hang-up."""
+    import signal
+    import threading
+
+    from memtui.core.search_socket import Server
+
     lock = threading.Lock()
 
     def answer(query: str, regex: bool, limit: int, path_glob: str | None) -> dict[str, Any]:
@@ -166,8 +232,7 @@ def _watch(root: Any) -> int:
             bundle = searcher.search(query, regex=regex, limit=limit, path_glob=path_glob)
         return {"bundle": bundle.to_dict(), "text": bundle.render()}
 
-    server = Server(root, answer)
-    import signal
+    server = Server(where, answer, cache=cache)
 
     def stop(*_: Any) -> None:
         raise KeyboardInterrupt  # `kill`, or its terminal closed, ends it as Ctrl-C does: the socket is removed
@@ -176,19 +241,16 @@ def _watch(root: Any) -> int:
     if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
         signal.signal(signal.SIGHUP, stop)  # under nohup it keeps running
     try:
-        watcher = searcher._watcher
-        if watcher is None or watcher.publisher is None:
-            print(f"memtui index: another process already watches {root} (or it cannot be watched); "
-                  "nothing to do", file=sys.stderr)
-            return EXIT_ERROR
         served = server.start()
-        print(f"watching {root}: cold searches re-check only what changed"
-              + (", and are answered from here" if served else "") + ". Ctrl-C to stop.", flush=True)
+        print(what + (", and cold searches are answered from here" if served else "") + ". Ctrl-C to stop.",
+              flush=True)
         while True:
             threading.Event().wait(0.5)
-            # Keeping the index itself current too leaves the next search only its cookie to wait for.
-            with lock:
-                searcher.refresh()
+            # Keeping the index itself current too leaves the next search only its barrier to wait for; a
+            # watcher that cannot vouch for what changed leaves the full check to each search.
+            if searcher.watcher_vouches():
+                with lock:
+                    searcher.refresh()
     except KeyboardInterrupt:
         return EXIT_OK
     finally:

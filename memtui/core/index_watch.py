@@ -45,6 +45,10 @@ class _Changed:
             dirty, self._dirty = self._dirty, set()
             return dirty
 
+    def vouches(self) -> bool:
+        """Is it subscribed, so that `take()` can name what changed (not every file, every time)?"""
+        return self._unsubscribe is not None
+
     def stop(self) -> None:
         unsubscribe, self._unsubscribe = self._unsubscribe, None
         if unsubscribe is not None:
@@ -108,5 +112,10 @@ class StoreWatcher(_Changed):
     def take(self) -> set[str] | None:
         feed = self.hub.feed
         if self._unsubscribe is None or feed is None or not feed.barrier(self.MARK_WAIT):
+            return None
+        if not self.store.keyspace_events():
+            # Turned off since it subscribed: raw SETs are no longer heard, so nothing it heard can be vouched for
+            # (one CONFIG GET per query; it stays unsure until it is made again).
+            self.stop()
             return None
         return super().take()

@@ -37,7 +37,7 @@ import time
 import uuid
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
-from urllib.parse import parse_qs, parse_qsl, urlencode, urlparse, urlunparse
+from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 
 import redis
 from redis.backoff import ExponentialBackoff
@@ -49,12 +49,12 @@ from memtui.core.folder import AUDIT_FILE, LockTimeout, STATE_DIR
 from memtui.core.jsontext import loads
 from memtui.core.paths import PathRefused, check_rel, clean_rel
 from memtui.core.redact import redact
+from memtui.core.store_urls import CLUSTER_SCHEMES, DEFAULT_PREFIX, TRUE, parse_store_url  # noqa: F401
 from memtui.core.store import (
     Commit, ExternalChange, NoHistory, StaleWrite, Store, StoreError, StoreUnavailable, content_hash,
 )
 
 OPLOG_MAX = 200
-DEFAULT_PREFIX = "memtui"
 LOCK_TTL_MS = 15_000  # renewed every third of it while held, so only a dead holder's lock ever lapses
 DONE_TTL_S = 3600
 PRIVATE = (STATE_DIR + "/", ".git/")
@@ -63,8 +63,6 @@ _CONNECTION_ERRORS = (redis.ConnectionError, redis.TimeoutError, ConnectionError
 SUBSCRIBED = ("subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe")
 _CLIENTS: dict[tuple[Any, ...], Any] = {}
 _CLIENTS_LOCK = threading.Lock()
-CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
-TRUE = ("1", "yes", "true", "on")
 # The keys of the layout before the hash tag, under `p:` (moved by `migrate_legacy`). The lock is not moved.
 LEGACY_FIXED = ("recorded", "changes", "oplog", "audit", "queue", "queue:seq", "rejected", "config", "intent")
 LEGACY_GLOBS = ("file:*", "blob:*", "done:*")
@@ -171,47 +169,6 @@ def sha1(data: bytes | None) -> str:
     return "" if data is None else hashlib.sha1(data).hexdigest()
 
 
-def parse_store_url(url: str) -> tuple[str, str, dict[str, Any]]:
-    """Split memtui's own options (prefix, timeout, lock_ttl, cluster, nodes, wait) off a Redis URL:
-    (the URL redis-py is given, prefix, options). ``redis+cluster://`` (or ``cluster=1``) means a Redis Cluster."""
-    parts = urlparse(url)
-    scheme = CLUSTER_SCHEMES.get(parts.scheme, parts.scheme)
-    if scheme not in ("redis", "rediss", "unix"):
-        raise StoreError(f"not a Redis URL: {redact(url)!r}; use redis://host:port/db?prefix=NAME, or "
-                         "redis+cluster://host:port/?prefix=NAME for a Redis Cluster")
-    query = parse_qs(parts.query)
-    prefix = (query.pop("prefix", [DEFAULT_PREFIX])[0] or DEFAULT_PREFIX).strip(":")
-    if "{" in prefix or "}" in prefix:
-        raise StoreError(f"bad prefix {prefix!r} in {redact(url)!r}: a prefix may not hold {{ or }} (memtui wraps it "
-                         "in braces itself, so one memory stays in one cluster slot)")
-    opts: dict[str, Any] = {"cluster": parts.scheme in CLUSTER_SCHEMES}
-    try:
-        if "timeout" in query:
-            opts["timeout"] = float(query.pop("timeout")[0])
-        if "lock_ttl" in query:
-            opts["lock_ttl_ms"] = int(float(query.pop("lock_ttl")[0]) * 1000)
-        if "wait" in query:
-            opts["wait"] = int(query.pop("wait")[0])
-    except ValueError:
-        raise StoreError(f"bad option in {redact(url)!r}: timeout and lock_ttl are seconds, wait is a number of "
-                         "replicas") from None
-    if "cluster" in query:
-        opts["cluster"] = opts["cluster"] or query.pop("cluster")[0].lower() in TRUE
-    nodes = [n for n in ",".join(query.pop("nodes", [])).split(",") if n]
-    if nodes:
-        opts["nodes"] = []
-        for node in nodes:
-            host, _, port = node.rpartition(":")
-            if not host or not port.isdigit():
-                raise StoreError(f"bad nodes= in {redact(url)!r}: give host:port,host:port")
-            opts["nodes"].append((host, int(port)))
-    if opts["cluster"] and scheme == "unix":
-        raise StoreError(f"{redact(url)!r}: a Redis Cluster is reached over TCP; use redis+cluster://host:port/")
-    if opts["cluster"] and parts.path.strip("/") not in ("", "0"):
-        raise StoreError(f"{redact(url)!r}: a Redis Cluster has only database 0; drop /{parts.path.strip('/')} "
-                         "and tell memories apart with ?prefix=NAME")
-    rest = urlunparse(parts._replace(scheme=scheme, query=urlencode({k: v[0] for k, v in query.items()})))
-    return rest, prefix, opts
 
 
 class RedisStore(Store):

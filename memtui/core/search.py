@@ -579,6 +579,10 @@ class Searcher:
         if self._watcher is not None:
             self._watcher.add(paths)
 
+    def watcher_vouches(self) -> bool:
+        """Can this searcher's watcher name what changed (else each refresh re-checks every file)?"""
+        return self._watcher is not None and self._watcher.vouches()
+
     def refresh(self, full: bool = False) -> None:
         """Bring the index up to date: the watcher's changed paths when it is trusted, else every file."""
         if self.index is None:
@@ -839,16 +843,10 @@ def _section_of(lines: list[str], i: int) -> str | None:
 
 def store_cache_dir(store: Store) -> Path:
     """Where the search index of a memory kept in a store lives: a private folder of the local cache, one per
-    store location (`$XDG_CACHE_HOME/memtui/index/<hash>`, else ~/.cache/…). It is only a cache of the store."""
-    import hashlib
-    import os
+    store location (`memtui.core.store_urls.cache_dir`). It is only a cache of the store."""
+    from memtui.core.store_urls import cache_dir
 
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memtui" / "index"
-    name = hashlib.sha1(store.cache_name.encode()).hexdigest()[:20]
-    folder = base / name
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(folder, 0o700)  # the index holds the memory's text
-    return folder
+    return cache_dir(store.cache_name)
 
 
 def search(memory: Any, query: str, *, regex: bool = False, limit: int = DEFAULT_LIMIT,

@@ -37,8 +37,11 @@ MAX_CLIENTS = 8  # connections answered at once (their searches take turns on th
 MAX_SOCKET_PATH = 100
 
 
-def socket_path(root: str | os.PathLike[str]) -> str:
-    return os.path.join(os.path.abspath(os.fspath(root)), ".memtui", SOCKET)
+def socket_path(root: str | os.PathLike[str], *, cache: bool = False) -> str:
+    """The socket of a folder memory at `root` (under its .memtui/), or with `cache`, of the memory whose local
+    cache folder is `root` (a Redis memory's: `memtui.core.store_urls.cache_dir`, where its index lives)."""
+    root = os.path.abspath(os.fspath(root))
+    return os.path.join(root, SOCKET) if cache else os.path.join(root, ".memtui", SOCKET)
 
 
 def _peer_uid(sock: socket.socket) -> int | None:
@@ -94,9 +97,10 @@ def _read_line(sock: socket.socket, limit: int, timeout: float) -> bytes | None:
 
 
 def ask(root: str | os.PathLike[str], query: str, *, regex: bool, limit: int,
-        path_glob: str | None) -> dict[str, Any] | None:
-    """{"bundle": dict, "text": str} from the memory's warm searcher, or None: search by yourself."""
-    path = socket_path(root)
+        path_glob: str | None, cache: bool = False) -> dict[str, Any] | None:
+    """{"bundle": dict, "text": str} from the memory's warm searcher, or None: search by yourself. With `cache`,
+    `root` is a store's cache folder (`socket_path`)."""
+    path = socket_path(root, cache=cache)
     if len(os.fsencode(path)) > MAX_SOCKET_PATH:
         return None
     try:
@@ -160,14 +164,15 @@ def ask(root: str | os.PathLike[str], query: str, *, regex: bool, limit: int,
 class Server:
     """Answers queries on the memory's socket with `answer(query, regex, limit, path_glob) -> reply`: each
     connection in a thread of its own, at most `MAX_CLIENTS` at once (a client that connects and says nothing holds
-    one for `REQUEST_TIMEOUT`, not the others' answers). Start it only while holding the change journal's lock."""
+    one for `REQUEST_TIMEOUT`, not the others' answers). Start it only while holding the change journal's lock
+    (for a store's cache, `memtui index --watch`'s lock on the cache folder): one server per memory."""
 
     def __init__(self, root: str | os.PathLike[str],
-                 answer: Callable[[str, bool, int, str | None], dict[str, Any]]) -> None:
+                 answer: Callable[[str, bool, int, str | None], dict[str, Any]], *, cache: bool = False) -> None:
         import threading
 
         self.root = os.path.abspath(os.fspath(root))
-        self.path = socket_path(root)
+        self.path = socket_path(root, cache=cache)
         self.answer = answer
         self._made: tuple[int, int] | None = None  # the socket file this server bound: the only one it removes
         self._sock: socket.socket | None = None
