@@ -204,7 +204,12 @@ def test_an_answered_cold_search_imports_no_redis_client(store: RedisStore) -> N
         w.stop()
 
 
-def test_a_url_that_does_not_parse_is_refused_as_before(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "memtui", "search", "x", "--store", "redis://h/0?prefix=a{b}"],
-                          capture_output=True, text=True, env={**env(), "XDG_CACHE_HOME": str(tmp_path)}, timeout=60)
-    assert done.returncode != 0 and "bad prefix" in done.stderr and "Traceback" not in done.stderr
+@pytest.mark.parametrize("url, says", [("redis://h/0?prefix=a{b}", "bad prefix"),
+                                       ("redis://[::1/0", "bad Redis URL"),  # was a traceback (ValueError)
+                                       ("redis://h:99999999/0", "Port out of range")])
+@pytest.mark.parametrize("command", ["search", "index"])
+def test_a_url_that_does_not_parse_is_refused_in_words(tmp_path: Path, url: str, says: str, command: str) -> None:
+    args = ["search", "x"] if command == "search" else ["index"]
+    done = subprocess.run([sys.executable, "-m", "memtui", *args, "--store", url], capture_output=True, text=True,
+                          env={**env(), "XDG_CACHE_HOME": str(tmp_path)}, timeout=60)
+    assert done.returncode != 0 and says in done.stderr and "Traceback" not in done.stderr, done.stderr

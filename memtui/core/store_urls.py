@@ -21,7 +21,11 @@ TRUE = ("1", "yes", "true", "on")
 def parse_store_url(url: str) -> tuple[str, str, dict[str, Any]]:
     """Split memtui's own options (prefix, timeout, lock_ttl, cluster, nodes, wait) off a Redis URL:
     (the URL redis-py is given, prefix, options). ``redis+cluster://`` (or ``cluster=1``) means a Redis Cluster."""
-    parts = urlparse(url)
+    try:
+        parts = urlparse(url)
+        parts.port  # noqa: B018  (parsed now: a port out of range or a broken IPv6 host raises here)
+    except ValueError as exc:
+        raise StoreError(f"bad Redis URL {redact(url)!r}: {exc}") from None
     scheme = CLUSTER_SCHEMES.get(parts.scheme, parts.scheme)
     if scheme not in ("redis", "rediss", "unix"):
         raise StoreError(f"not a Redis URL: {redact(url)!r}; use redis://host:port/db?prefix=NAME, or "
