@@ -285,3 +285,21 @@ def test_a_one_shot_command_leaves_a_big_split_index_to_git(tmp_path: Path, monk
     assert store.commit(["mem.md"], "two", "wes")
     assert isinstance(store._index_known[-1], gitindex.Split)
     git_agrees(root)
+
+
+def test_by_default_memtui_never_splits_a_plain_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Readers of .git/index other than git's CLI (libgit2, isomorphic-git, GitPython's IndexFile) refuse a split
+    index: memtui keeps a plain one plain however big, and edits a split one only where a person split it."""
+    assert gitindex.SPLIT_AT is None
+    monkeypatch.setattr(folder, "INDEX_WALK_AT_ONCE", 1)  # even a big index is edited in process from the start
+    root = repo(tmp_path / "m", 300)
+    store = FolderStore(root)
+    for k in range(5):
+        write(root, "mem.md", f"{k}\n")
+        assert store.commit(["mem.md"], f"w{k}", "wes")
+    assert gitindex.link_of(index_bytes(root)) is None
+    assert not list((root / ".git").glob("sharedindex.*"))
+    import git
+
+    assert len(git.Repo(root).index.entries) == 301  # GitPython reads it
+    git_agrees(root)

@@ -647,9 +647,9 @@ class FolderStore(Store):
             new = gitindex.set_split_entries(index, leaves, mtime)
         else:
             new = gitindex.set_entries(index, leaves, mtime)
-            if new is not None and len(new.data) > gitindex.SPLIT_AT:
-                # A big index is written split from here on (git reads it, and keeps it split): a commit then
-                # rewrites a few kilobytes instead of every entry.
+            if new is not None and gitindex.SPLIT_AT is not None and len(new.data) > gitindex.SPLIT_AT:
+                # A big index written split from here on (git reads it, and keeps it split): a commit then rewrites
+                # a few kilobytes instead of every entry. Off unless asked (`gitindex.SPLIT_AT`).
                 new = gitindex.split_from(new, mtime) or new
         if new is None:
             return None

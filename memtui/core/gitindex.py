@@ -412,7 +412,11 @@ def _canonical_reuc(body: bytes) -> bool:
 # Handled here: a v2 split file over a v2 shared index (no extended flags anywhere), stage-0 entries, a link
 # extension first, then TREE and REUC as for a plain index. Anything else is None (git does it).
 
-SPLIT_AT = 2 << 20  # bytes of a plain index from which memtui writes it split (about 20,000 files)
+# Bytes of a plain index from which memtui would write it split itself: None, never. git's CLI reads a split index,
+# but other readers of .git/index refuse its mandatory "link" extension or misread it (libgit2 and the tools built
+# on it, isomorphic-git, GitPython's IndexFile), and a memory folder is opened by such tools. A person opts in with
+# `git update-index --split-index` (git keeps it split): memtui then edits it in process as above.
+SPLIT_AT: int | None = None
 MAX_PERCENT_SPLIT_CHANGE = 20  # git's default splitIndex.maxPercentChange: past it a new shared index is written
 SHARED_EXPIRE = 14 * 86400  # git's default splitIndex.sharedIndexExpire (2 weeks)
 
