@@ -400,3 +400,429 @@ def _canonical_reuc(body: bytes) -> bool:
         if pos > end:
             return False
     return True
+
+
+# --- split index ------------------------------------------------------------------------------------------------
+# git's split index (Documentation/technical/index-format.txt, "Split index"; split-index.txt): the index file holds
+# only the entries changed since a shared index `sharedindex.<sha>` beside it was written, and a "link" extension
+# naming that shared index with two EWAH bitmaps over its entries (deleted ones, replaced ones). git 2.39 reads it
+# whatever core.splitIndex says, and with that setting unset keeps writing it split. A commit then rewrites a few
+# kilobytes, not every entry of a 100,000-file folder (~9.7 MB written and SHA-1'd per commit).
+#
+# Handled here: a v2 split file over a v2 shared index (no extended flags anywhere), stage-0 entries, a link
+# extension first, then TREE and REUC as for a plain index. Anything else is None (git does it).
+
+# Bytes of a plain index from which memtui would write it split itself: None, never. git's CLI reads a split index,
+# but other readers of .git/index refuse its mandatory "link" extension or misread it (libgit2 and the tools built
+# on it, isomorphic-git, GitPython's IndexFile), and a memory folder is opened by such tools. A person opts in with
+# `git update-index --split-index` (git keeps it split): memtui then edits it in process as above.
+SPLIT_AT: int | None = None
+MAX_PERCENT_SPLIT_CHANGE = 20  # git's default splitIndex.maxPercentChange: past it a new shared index is written
+SHARED_EXPIRE = 14 * 86400  # git's default splitIndex.sharedIndexExpire (2 weeks)
+
+
+def ewah_encode(bits: list[int]) -> bytes:
+    """An EWAH bitmap with `bits` set (ascending), as git's ewah_serialize writes it: bit count, word count, the
+    words (each run-length word: bit 0 the running bit, bits 1-32 the run of clean words, 33-63 the literal words
+    that follow it), and the position of the last run-length word."""
+    words: list[int] = []
+    rlw = 0
+    if bits:
+        literal: dict[int, int] = {}
+        for b in bits:
+            literal[b >> 6] = literal.get(b >> 6, 0) | 1 << (b & 63)
+        last = -1
+        for w in sorted(literal):
+            if words and w == last + 1 and words[rlw] >> 33 < (1 << 31) - 1:
+                words[rlw] += 1 << 33
+            else:
+                rlw = len(words)
+                words.append((w - last - 1) << 1 | 1 << 33)
+            words.append(literal[w])
+            last = w
+    else:
+        words.append(0)
+    size = bits[-1] + 1 if bits else 0
+    return b"".join([size.to_bytes(4, "big"), len(words).to_bytes(4, "big"),
+                     *(w.to_bytes(8, "big") for w in words), rlw.to_bytes(4, "big")])
+
+
+def ewah_decode(data: bytes, pos: int, end: int) -> tuple[list[int], int] | None:
+    """The set bits of the EWAH bitmap at data[pos:end] and where it ends; None when it is malformed."""
+    if pos + 8 > end:
+        return None
+    size = int.from_bytes(data[pos:pos + 4], "big")
+    count = int.from_bytes(data[pos + 4:pos + 8], "big")
+    words_at = pos + 8
+    stop = words_at + 8 * count
+    if stop + 4 > end:
+        return None
+    bits: list[int] = []
+    w = 0  # the bitmap's word number
+    k = 0
+    while k < count:
+        marker = int.from_bytes(data[words_at + 8 * k:words_at + 8 * k + 8], "big")
+        run = (marker >> 1) & 0xFFFFFFFF
+        lits = marker >> 33
+        if marker & 1:
+            bits.extend(range(w * 64, (w + run) * 64))
+        w += run
+        if k + 1 + lits > count:
+            return None
+        for j in range(lits):
+            word = int.from_bytes(data[words_at + 8 * (k + 1 + j):words_at + 8 * (k + 2 + j)], "big")
+            while word:
+                low = word & -word
+                bits.append(w * 64 + low.bit_length() - 1)
+                word ^= low
+            w += 1
+        k += 1 + lits
+    if any(b >= size for b in bits[-1:]):
+        return None
+    return bits, stop + 4
+
+
+def link_of(data: bytes) -> bytes | None:
+    """The shared index's sha (binary) a split index file names, None for a plain index (or one not read here)."""
+    if len(data) < _HEADER + _TRAILER or data[:4] != b"DIRC" or int.from_bytes(data[4:8], "big") != 2:
+        return None
+    at = _walk(data, allow_empty=True)
+    if at is None:
+        return None
+    pos = at[1]
+    if data[pos:pos + 4] != b"link" or pos + 28 > len(data) - _TRAILER:
+        return None
+    return data[pos + 8:pos + 28]
+
+
+def _walk(data: bytes, allow_empty: bool) -> tuple[list[int], int] | None:
+    """Offsets of a v2 file's entries (none with extended flags) and where they end."""
+    count = int.from_bytes(data[8:12], "big")
+    end = len(data) - _TRAILER
+    if count > (end - _HEADER) // 64:
+        return None
+    offsets = []
+    pos = _HEADER
+    for _ in range(count):
+        if pos + 64 > end:
+            return None
+        high = data[pos + 60]
+        if high & 0x40 or high & 0xF == 0xF:
+            return None
+        length = (high & 0xF) << 8 | data[pos + 61]
+        if data[pos + 62 + length] or (not length and not allow_empty):
+            return None
+        offsets.append(pos)
+        pos += (70 + length) & ~7
+    return offsets, pos
+
+
+class Split:
+    """A split index: a shared index's entries (`base`, an Index of the sharedindex file) and this file's
+    replacements (base position -> entry, its name stripped), deletions (base positions) and additions (name ->
+    entry). `data` is the split file's bytes; `shared` the shared index's bytes when this object must write it."""
+
+    __slots__ = ("data", "base", "base_sha", "replaced", "deleted", "added", "tree", "reuc", "older_than",
+                 "shared", "shared_stat", "link")
+
+    def __init__(self, data: bytes, base: Index, base_sha: bytes, replaced: dict[int, bytes], deleted: set[int],
+                 added: dict[bytes, bytes], tree: tuple[int, int] | None, reuc: tuple[int, int] | None,
+                 older_than: int, shared: bytes | None = None) -> None:
+        self.data = data
+        self.base = base
+        self.base_sha = base_sha
+        self.replaced = replaced
+        self.deleted = deleted
+        self.added = added
+        self.tree = tree  # (start, end) of the TREE extension's data in `data`
+        self.reuc = reuc
+        self.older_than = older_than
+        self.shared = shared
+        self.shared_stat: object = None  # the shared file's stat when read or written (the caller keeps it)
+        self.link = b""  # the link extension's data, once written
+
+    @classmethod
+    def parse(cls, data: bytes, mtime: int, base: Index) -> Split | None:
+        """The split index in `data` (its file's mtime `mtime`) over `base`, the shared index it names (parsed
+        with that same mtime: its racily clean entries are the split index's); None unless it is as described
+        above. Damaged when its checksum is wrong."""
+        from memtui.core.digests import sha1
+
+        if link_of(data) is None or not 0 < mtime < 1 << 32 or base.version != 2 or base.extended:
+            return None
+        if data[-_TRAILER:] == bytes(_TRAILER):
+            return None
+        if sha1(memoryview(data)[:-_TRAILER]).digest() != data[-_TRAILER:]:
+            raise Damaged("git's index file is damaged: its checksum does not match its content")
+        walked = _walk(data, allow_empty=True)
+        if walked is None:
+            return None
+        offsets, pos = walked
+        end = len(data) - _TRAILER
+        length = int.from_bytes(data[pos + 4:pos + 8], "big")
+        link_end = pos + 8 + length
+        if link_end > end or length < 20:
+            return None
+        base_sha = data[pos + 8:pos + 28]
+        link_at = pos + 8
+        deleted: list[int] = []
+        replaced_at: list[int] = []
+        if length > 20:
+            got = ewah_decode(data, pos + 28, link_end)
+            if got is None:
+                return None
+            deleted, at = got
+            got = ewah_decode(data, at, link_end)
+            if got is None or got[1] != link_end:
+                return None
+            replaced_at = got[0]
+        n = len(base.offsets)
+        if (any(b >= n for b in deleted[-1:] + replaced_at[-1:]) or set(deleted) & set(replaced_at)
+                or len(replaced_at) > len(offsets)):
+            return None
+        stamp = mtime.to_bytes(4, "big")
+        replaced: dict[int, bytes] = {}
+        added: dict[bytes, bytes] = {}
+        last = None
+        for k, at in enumerate(offsets):
+            stop = offsets[k + 1] if k + 1 < len(offsets) else pos
+            entry = data[at:stop]
+            if entry[8:12] >= stamp:
+                return None  # racily clean: git would look at the file
+            name_len = (entry[60] & 0xF) << 8 | entry[61]
+            if k < len(replaced_at):
+                if name_len or entry[60] & 0x30:
+                    return None
+                replaced[replaced_at[k]] = entry
+            else:
+                name = entry[62:62 + name_len]
+                if not name_len or entry[60] & 0x30 or (last is not None and name <= last):
+                    return None
+                live = base._find(name)
+                if live < n and base._entry(live)[0] == name and live not in deleted:
+                    return None  # an addition over a live shared entry: git's merge would decide
+                added[name] = entry
+                last = name
+        tree = reuc = None
+        pos = link_end
+        while pos < end:
+            if pos + 8 > end:
+                return None
+            sig = data[pos:pos + 4]
+            size = int.from_bytes(data[pos + 4:pos + 8], "big")
+            span = (pos + 8, pos + 8 + size)
+            if span[1] > end:
+                return None
+            if sig == b"TREE" and tree is None and reuc is None:
+                tree = span
+            elif sig == b"REUC" and reuc is None:
+                reuc = span
+            else:
+                return None
+            pos = span[1]
+        if tree is not None and _read_tree(data, *tree) is None:
+            return None
+        if reuc is not None and not _canonical_reuc(data[reuc[0]:reuc[1]]):
+            return None
+        split = cls(data, base, base_sha, replaced, set(deleted), added, tree, reuc, mtime)
+        split.link = data[link_at:link_end]
+        return split
+
+    # the merged index, as git reads it -------------------------------------------------------------------------
+    def _live(self, name: bytes) -> int | None:
+        """Base position of the live (not deleted) shared entry `name` at stage 0, None when there is none, -1
+        when the path is conflicted there."""
+        base = self.base
+        i = base._find(name)
+        n = len(base.offsets)
+        if i < n and base._entry(i)[0] == name:
+            if base._entry(i)[1] != 0 or (i + 1 < n and base._entry(i + 1)[0] == name):
+                return -1
+            return None if i in self.deleted else i
+        return None
+
+    def _has_name(self, name: bytes) -> bool:
+        if name in self.added:
+            return True
+        base = self.base
+        i = base._find(name)
+        while i < len(base.offsets) and base._entry(i)[0] == name:
+            if i not in self.deleted:
+                return True
+            i += 1
+        return False
+
+    def _has_under(self, folder: bytes) -> bool:
+        prefix = folder + b"/"
+        if any(n.startswith(prefix) for n in self.added):
+            return True
+        base = self.base
+        i = base._find(prefix)
+        while i < len(base.offsets) and base._entry(i)[0].startswith(prefix):
+            if i not in self.deleted:
+                return True
+            i += 1
+        return False
+
+    def entries(self) -> list[bytes]:
+        """Every entry of the merged index in git's order, with its name (what a shared index holds)."""
+        base = self.base
+        data = base.data
+        before: dict[int, list[bytes]] = {}  # base position -> the additions sorted in before it
+        for name in sorted(self.added):
+            before.setdefault(base._find(name), []).append(self.added[name])
+        out: list[bytes] = []
+        for i, at in enumerate(base.offsets):
+            out += before.get(i, ())
+            if i in self.deleted:
+                continue
+            if i in self.replaced:
+                out.append(_entry_with_name(self.replaced[i], base._entry(i)[0]))
+            else:
+                out.append(data[at:base._end(i)])
+        out += before.get(len(base.offsets), ())
+        return out
+
+
+def _entry_with_name(stripped: bytes, name: bytes) -> bytes:
+    length = len(name)
+    size = (62 + length + 8) & ~7
+    flags = (stripped[60] & 0xF0) << 8 | min(length, 0xFFF)
+    return stripped[:60] + flags.to_bytes(2, "big") + name + bytes(size - 62 - length)
+
+
+def _stripped(entry: bytes) -> bytes:
+    """An entry as a split index writes a replacement: no name (the shared entry's is taken)."""
+    return entry[:60] + bytes([entry[60] & 0xF0, 0]) + bytes(2)
+
+
+def shared_index(entries: list[bytes]) -> bytes:
+    """A shared index file of `entries` as git writes one (v2, no extension), trailer included."""
+    from memtui.core.digests import new
+
+    parts = [b"DIRC", (2).to_bytes(4, "big"), len(entries).to_bytes(4, "big"), *entries]
+    digest = new("sha1", sum(map(len, entries)))
+    for p in parts:
+        digest.update(p)
+    parts.append(digest.digest())
+    return b"".join(parts)
+
+
+def split_from(index: Index, mtime: int) -> Split | None:
+    """`index` (a plain v2 index, already edited) turned into a new shared index and an empty split file over it
+    (its cache-tree and resolve-undo kept in the split file); None for anything but a plain v2 index."""
+    if index.version != 2 or index.extended:
+        return None
+    view = memoryview(index.data)
+    entries = [view[index.offsets[i]:index._end(i)] for i in range(len(index.offsets))]
+    shared = shared_index(entries)  # type: ignore[arg-type]
+    base = Index.parse(shared, (1 << 32) - 1)
+    if base is None:
+        return None
+    tree_body = index.data[index.tree[0]:index.tree[1]] if index.tree is not None else None
+    reuc_body = index.data[index.reuc[0]:index.reuc[1]] if index.reuc is not None else None
+    return _assemble(base, shared[-_TRAILER:], {}, set(), {}, tree_body, reuc_body, index.older_than, shared)
+
+
+def _assemble(base: Index, base_sha: bytes, replaced: dict[int, bytes], deleted: set[int],
+              added: dict[bytes, bytes], tree_body: bytes | None, reuc_body: bytes | None, older_than: int,
+              shared: bytes | None, same: Split | None = None) -> Split:
+    from memtui.core.digests import sha1
+
+    written = [replaced[i] for i in sorted(replaced)] + [added[n] for n in sorted(added)]
+    if same is not None and same.link and same.base_sha == base_sha and same.deleted == deleted and \
+            same.replaced.keys() == replaced.keys():
+        link = same.link  # the same bits: the bitmaps as they were
+    else:
+        link = base_sha + ewah_encode(sorted(deleted)) + ewah_encode(sorted(replaced))
+    parts = [b"DIRC", (2).to_bytes(4, "big"), len(written).to_bytes(4, "big"), *written,
+             b"link", len(link).to_bytes(4, "big"), link]
+    at = sum(map(len, parts))
+    tree = reuc = None
+    if tree_body is not None:
+        parts += [b"TREE", len(tree_body).to_bytes(4, "big"), tree_body]
+        tree = (at + 8, at + 8 + len(tree_body))
+        at = tree[1]
+    if reuc_body is not None:
+        parts += [b"REUC", len(reuc_body).to_bytes(4, "big"), reuc_body]
+        reuc = (at + 8, at + 8 + len(reuc_body))
+    body = b"".join(parts)
+    data = body + sha1(body).digest()
+    out = Split(data, base, base_sha, replaced, deleted, added, tree, reuc, older_than, shared)
+    out.link = link
+    return out
+
+
+def set_split_entries(index: Split, changes: Mapping[str, tuple[bytes, int] | None], mtime: int) -> Split | None:
+    """`set_entries` for a split index: the split file rewritten with `changes`' entries (a shared entry replaced
+    or deleted by its bit, a new path added); past git's maxPercentChange of added entries, a new shared index
+    (`.shared` of the result, to be written as `sharedindex.<sha>` before the split file is put in place)."""
+    if mtime < index.older_than:
+        return None
+    if not changes:
+        return index
+    replaced = dict(index.replaced)
+    deleted = set(index.deleted)
+    added = dict(index.added)
+    names = []
+    for rel, leaf in changes.items():
+        try:
+            name = rel.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        if not _plain(name):
+            return None
+        names.append(name)
+        if leaf is not None:
+            sha, mode = leaf
+            if mode not in _MODES or len(sha) != 20 or sha == bytes(20):
+                return None
+        if name in added:
+            if leaf is None:
+                del added[name]
+            else:
+                added[name] = _entry_bytes(name, *leaf)
+            continue
+        live = index._live(name)
+        if live == -1:
+            return None  # a conflicted path
+        if live is not None:
+            if leaf is None:
+                replaced.pop(live, None)
+                deleted.add(live)
+            else:
+                replaced[live] = _stripped(_entry_bytes(name, *leaf))
+        elif leaf is not None:
+            dirs = name.split(b"/")
+            if index._has_under(name) or any(index._has_name(b"/".join(dirs[:k])) for k in range(1, len(dirs))):
+                return None
+            added[name] = _entry_bytes(name, *leaf)
+    folders = {b"/".join(n.split(b"/")[:k]) for n in names for k in range(1, n.count(b"/") + 1)}
+    if folders.intersection(names):
+        return None
+    # clashes among the additions themselves (a new file where another new path's folder is)
+    data = index.data
+    tree_body = None
+    if index.tree is not None:
+        tree = _read_tree(data, *index.tree)
+        if tree is None:
+            return None
+        for name in names:
+            _invalidate(tree, name.split(b"/"))
+        tree_body = _write_tree(data, tree)
+    reuc_body = data[index.reuc[0]:index.reuc[1]] if index.reuc is not None else None
+    out = _assemble(index.base, index.base_sha, replaced, deleted, added, tree_body, reuc_body, index.older_than,
+                    None, index)
+    total = len(index.base.offsets) - len(deleted) + len(added)
+    # git writes a new shared index once more than maxPercentChange of the entries are not in it (additions);
+    # here also once that many shared ones are replaced or deleted (a `git status` that refreshed every entry's
+    # stat data leaves a split file as big as the shared one), so a commit's write stays small.
+    changed = len(replaced) + len(deleted) + len(added)
+    if (total * MAX_PERCENT_SPLIT_CHANGE < len(added) * 100
+            or len(index.base.offsets) * MAX_PERCENT_SPLIT_CHANGE < changed * 100):
+        shared = shared_index(out.entries())
+        base = Index.parse(shared, (1 << 32) - 1)
+        if base is None:
+            return None
+        out = _assemble(base, shared[-_TRAILER:], {}, set(), {}, tree_body, reuc_body, index.older_than, shared)
+    return out
