@@ -285,7 +285,8 @@ class _Worst:
 
 
 def rank_records(recs: Iterable[Record], needle: str, k: int, wanted: Callable[[str], bool] | None = None,
-                 text_of: Callable[[int], bytes] | None = None) -> tuple[list[_Group], int, int]:
+                 text_of: Callable[[int], bytes] | None = None,
+                 counts: tuple[int, int] | None = None) -> tuple[list[_Group], int, int]:
     """The k best-ranked sources among indexed files, how many sources there are, and how many lines matched:
     the answer `_top_sources` gives from every matched line, reached with far less work.
 
@@ -312,7 +313,24 @@ def rank_records(recs: Iterable[Record], needle: str, k: int, wanted: Callable[[
     logs: list[Meta] = []
     hit: list[Meta] = []
     kept: dict[int, bytes] = {}
+    if counts is not None:
+        # (lines, sources) from the index's vocabulary (`Index.needle_counts`): no counting pass; `recs` are the
+        # candidates' (id, path, kind, rank), some of which may not hold the needle (they add no source).
+        assert wanted is None and text_of is not None
+        matched, sources = counts
+        recs = [] if not matched else recs
     for rec in recs:
+        if counts is not None:
+            meta = (rec[0], rec[1], rec[2], rec[3])
+            hit.append(meta)
+            kind = rec[2]
+            if kind == "topic":
+                topics.append(meta)
+            elif kind == "log":
+                logs.append(meta)
+            elif kind == "memory":
+                memory.append(meta)
+            continue
         if wanted is not None and not wanted(rec[1]):
             continue
         n = len(line_hits(rec[4]))
@@ -362,7 +380,7 @@ def rank_records(recs: Iterable[Record], needle: str, k: int, wanted: Callable[[
                 add(g)
         return groups
 
-    def bound_of(meta: Meta) -> int:
+    def bound_of(meta: Meta) -> int | None:
         """A bound on the sources this query finds in a topic file, at least as tight as its rank bound (the
         newest date anywhere in it): the newest date on its matching lines and, below a matching line that may be
         struck ("~~"), on the lines that may be its lineage's head (every one down to the first without "~~").
@@ -372,6 +390,8 @@ def rank_records(recs: Iterable[Record], needle: str, k: int, wanted: Callable[[
         find = text.find
         newest = None
         pos = find(nb)
+        if pos < 0:
+            return None  # no source here at all (a trigram candidate without the needle)
         while pos >= 0:
             start = text.rfind(b"\n", 0, pos) + 1
             while True:
@@ -401,6 +421,9 @@ def rank_records(recs: Iterable[Record], needle: str, k: int, wanted: Callable[[
             break
         if not tight:
             better = bound_of(topics[n])
+            if better is None:
+                heapq.heappop(order)
+                continue
             if better > bound:
                 heapq.heapreplace(order, (better, rel, n, True))
                 continue
@@ -659,6 +682,8 @@ class Searcher:
             if not _encodable(needle):
                 # A lone surrogate: indexed text is valid UTF-8, so nothing holds it.
                 top, bundle.sources, bundle.matched_lines = [], 0, 0
+            elif wanted is None and self._from_vocabulary(needle, bundle):
+                top = self._top
             elif self.keep_texts and self._texts_fit():
                 recs = self._records(needle)
                 corpus = self._corpus
@@ -685,6 +710,26 @@ class Searcher:
         bundle.method = "index"
         bundle.left_out = bundle.sources - len(top)
         self._fill(bundle, top, {})
+        return True
+
+    def _from_vocabulary(self, needle: str, bundle: SearchBundle) -> bool:
+        """The bundle's counts from the index's word counts when one word alone holds the needle (no counting
+        pass over the candidates' texts); the top sources then read only the files that can reach the bundle."""
+        assert self.index is not None
+        with self.index.reading():
+            counts = self.index.needle_counts(needle)
+            if counts is None:
+                return False
+            metas = self.index.metas(needle) if counts[0] else []
+            if self.keep_texts and self._texts_fit():
+                self._records(needle)
+                corpus = self._corpus
+                assert corpus is not None
+                text_of: Callable[[int], bytes] = lambda i: corpus[i][4]
+            else:
+                text_of = self.index.folded
+            self._top, bundle.sources, bundle.matched_lines = rank_records(
+                metas, needle, bundle.limit, None, text_of, counts)
         return True
 
     def _texts_fit(self) -> bool:
