@@ -365,7 +365,8 @@ class Index:
         self._text_bytes: int | None = None
         self._data_version: int | None = None
         self._words: dict[bytes, list[int]] = {}
-        self._vocab: tuple[tuple[str, int], bytes, dict[bytes, tuple[int, int]]] | None = None
+        self._vocab: tuple[tuple[str, int], bytes, dict[bytes, tuple[int, int, int]]] | None = None
+        self._metas: tuple[tuple[str, int], list[tuple[int, str, str, int]]] | None = None
 
     # connection ---------------------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -658,9 +659,10 @@ class Index:
                        "sources = sources + excluded.sources", delta)
         db.execute("DELETE FROM word WHERE files <= 0")
 
-    def needle_counts(self, needle: str) -> tuple[int, int] | None:
-        """(lines, sources) holding `needle` (folded) when the vocabulary answers exactly: the needle is made of word
-        bytes only and exactly one word contains it (no word: (0, 0)); else None. Use inside `reading()`."""
+    def needle_counts(self, needle: str) -> tuple[int, int, int] | None:
+        """(lines, sources, files) holding `needle` (folded) when the vocabulary answers exactly: the needle is made
+        of word bytes only and exactly one word contains it (no word: (0, 0, 0)); else None. Use inside
+        `reading()`."""
         nb = needle.encode("utf-8")
         if not _WORD_ONLY.match(nb):
             return None
@@ -668,20 +670,35 @@ class Index:
             db = self._connect()
             state = self.state()
             if self._vocab is None or self._vocab[0] != state:
-                rows = db.execute("SELECT w, lines, sources FROM word").fetchall()
-                if any(type(w) is not bytes or type(n) is not int or type(s) is not int for w, n, s in rows):
+                rows = db.execute("SELECT w, lines, sources, files FROM word").fetchall()
+                if any(type(w) is not bytes or type(n) is not int or type(s) is not int or type(f) is not int
+                       for w, n, s, f in rows):
                     raise IndexDamaged("the search index holds a damaged word count")
-                self._vocab = (state, b"\n" + b"\n".join(w for w, _, _ in rows) + b"\n",
-                               {w: (n, s) for w, n, s in rows})
+                self._vocab = (state, b"\n" + b"\n".join(w for w, _, _, _ in rows) + b"\n",
+                               {w: (n, s, f) for w, n, s, f in rows})
             _, joined, counts = self._vocab
         pos = joined.find(nb)
         if pos < 0:
-            return 0, 0
+            return 0, 0, 0
         start = joined.rfind(b"\n", 0, pos) + 1
         end = joined.find(b"\n", pos)
         if joined.find(nb, end) >= 0:
             return None  # two words or more hold it: a line may hold both, so their sum is not the answer
         return counts[joined[start:end]]
+
+    def all_metas(self) -> list[tuple[int, str, str, int]]:
+        """(id, path, kind, rank) of every indexed text, kept while the index's (epoch, generation) holds."""
+        with self._lock:
+            state = self.state()
+            if self._metas is None or self._metas[0] != state:
+                rows = self._connect().execute("SELECT f.id, f.path, f.kind, f.rank FROM file f JOIN doc d "
+                                               "ON d.id = f.id").fetchall()
+                for r in rows:
+                    if (type(r[0]) is not int or type(r[1]) is not str or type(r[2]) is not str
+                            or type(r[3]) is not int):
+                        raise IndexDamaged("the search index holds a damaged row")
+                self._metas = (state, rows)
+            return self._metas[1]
 
     def metas(self, needle: str) -> list[tuple[int, str, str, int]]:
         """(id, path, kind, rank) of the files holding every trigram of `needle`, without their texts."""
