@@ -24,6 +24,7 @@ Files that are binary (a NUL byte), not UTF-8, or larger than `MAX_FILE_BYTES` a
 from __future__ import annotations
 
 import marshal
+import re
 import os
 import sqlite3
 import stat
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 STATE_DIR = ".memtui"
 INDEX_FILE = "index.sqlite"
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 FLUSH_EVERY = 256  # files per insert batch during a refresh
 MAX_FILE_BYTES = 32 * 1024 * 1024
 # memtui's own bookkeeping and tool folders: never memory content.
@@ -61,6 +62,45 @@ RECORD_BYTES = 400
 PAGE_SIZE = 65536
 # Enough trigrams to make a long query selective; the line match afterwards is exact anyway.
 MAX_QUERY_TRIGRAMS = 12
+
+# A word of the vocabulary: a maximal run of bytes that are not ASCII separators in folded UTF-8 text. A needle made
+# only of such bytes can occur only inside one word, so when one word alone contains it, that word's counts are the
+# needle's counts.
+_WORD = re.compile(rb"[0-9A-Za-z_\x80-\xff]+")
+_WORD_ONLY = re.compile(rb"[0-9A-Za-z_\x80-\xff]+\Z")
+
+
+def word_stats(folded: bytes, lineage: bytes) -> dict[bytes, list[int]]:
+    """{word: [files, lines, sources]} of one file, counted as `search.rank_records` counts a needle's lines and
+    sources (all lines of one lineage block holding it are one source)."""
+    find = _WORD.findall
+    lines: dict[bytes, int] = {}
+    for line in folded.split(b"\n"):
+        for w in set(find(line)):
+            lines[w] = lines.get(w, 0) + 1
+    out = {w: [1, n, n] for w, n in lines.items()}
+    if lineage:
+        for block in lineage.split(b"\n"):
+            seen: set[bytes] = set()
+            for seg in block.split(b"\0"):
+                for w in set(find(seg)):
+                    out[w][2] -= 1
+                    seen.add(w)
+            for w in seen:
+                out[w][2] += 1
+    return out
+
+
+def _add_stats(into: dict[bytes, list[int]], stats: dict[bytes, list[int]], sign: int) -> None:
+    for w, (f, n, s) in stats.items():
+        cur = into.get(w)
+        if cur is None:
+            into[w] = [sign * f, sign * n, sign * s]
+        else:
+            cur[0] += sign * f
+            cur[1] += sign * n
+            cur[2] += sign * s
+
 
 SKIP_BINARY, SKIP_ENCODING, SKIP_HUGE, SKIP_UNREADABLE = "binary", "not-utf8", "huge", "unreadable"
 
@@ -324,6 +364,9 @@ class Index:
         self._summary: tuple[int, dict[str, int]] | None = None
         self._text_bytes: int | None = None
         self._data_version: int | None = None
+        self._words: dict[bytes, list[int]] = {}
+        self._vocab: tuple[tuple[str, int], bytes, dict[bytes, tuple[int, int, int]]] | None = None
+        self._metas: tuple[tuple[str, int], list[tuple[int, str, str, int]]] | None = None
 
     # connection ---------------------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -376,6 +419,8 @@ class Index:
                 gen INTEGER NOT NULL);
             CREATE TABLE IF NOT EXISTS doc(id INTEGER PRIMARY KEY, folded BLOB NOT NULL, lineage BLOB NOT NULL);
             CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);
+            CREATE TABLE IF NOT EXISTS word(w BLOB PRIMARY KEY, files INTEGER NOT NULL, lines INTEGER NOT NULL,
+                sources INTEGER NOT NULL) WITHOUT ROWID;
             INSERT OR REPLACE INTO meta VALUES ('epoch', lower(hex(randomblob(8)))), ('gen', 0), ('kept', 0);
             CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
                 folded, tokenize='trigram case_sensitive 1', detail=none, content='');
@@ -532,11 +577,13 @@ class Index:
                 files.append((fid, rel, mtime, size, skipped, kind, rank, gen))
                 encoded = folded.encode("utf-8")
                 docs.append((fid, encoded, lineage))
+                _add_stats(self._words, word_stats(encoded, lineage), 1)
                 fts.append((fid, folded))
                 kept += len(encoded) + len(lineage) + RECORD_BYTES
             flush()
             self._put_list(db, "racy", racy)
             self._put_list(db, "linked", now_linked)
+            self._write_words(db)
             db.execute("UPDATE meta SET value = value + ? WHERE key = 'kept'", (kept,))
             # A partial refresh leaves the snapshot behind the table: drop it (the next full refresh rewrites it).
             if snapshot is None:
@@ -545,6 +592,7 @@ class Index:
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (snapshot,))
             db.execute("COMMIT")
         except BaseException:
+            self._words = {}
             db.execute("ROLLBACK")
             raise
         if len(work) + len(gone) > 1000:
@@ -602,6 +650,71 @@ class Index:
             except OSError:
                 pass
 
+    def _write_words(self, db: sqlite3.Connection) -> None:
+        """Apply the word counts' changes gathered by this refresh, in its transaction (so they are never stale)."""
+        delta = [(w, f, n, s) for w, (f, n, s) in self._words.items() if f or n or s]
+        self._words = {}
+        db.executemany("INSERT INTO word(w, files, lines, sources) VALUES (?,?,?,?) ON CONFLICT(w) DO UPDATE SET "
+                       "files = files + excluded.files, lines = lines + excluded.lines, "
+                       "sources = sources + excluded.sources", delta)
+        db.execute("DELETE FROM word WHERE files <= 0")
+
+    def needle_counts(self, needle: str) -> tuple[int, int, int] | None:
+        """(lines, sources, files) holding `needle` (folded) when the vocabulary answers exactly: the needle is made
+        of word bytes only and exactly one word contains it (no word: (0, 0, 0)); else None. Use inside
+        `reading()`."""
+        nb = needle.encode("utf-8")
+        if not _WORD_ONLY.match(nb):
+            return None
+        with self._lock:
+            db = self._connect()
+            state = self.state()
+            if self._vocab is None or self._vocab[0] != state:
+                rows = db.execute("SELECT w, lines, sources, files FROM word").fetchall()
+                if any(type(w) is not bytes or type(n) is not int or type(s) is not int or type(f) is not int
+                       for w, n, s, f in rows):
+                    raise IndexDamaged("the search index holds a damaged word count")
+                self._vocab = (state, b"\n" + b"\n".join(w for w, _, _, _ in rows) + b"\n",
+                               {w: (n, s, f) for w, n, s, f in rows})
+            _, joined, counts = self._vocab
+        pos = joined.find(nb)
+        if pos < 0:
+            return 0, 0, 0
+        start = joined.rfind(b"\n", 0, pos) + 1
+        end = joined.find(b"\n", pos)
+        if joined.find(nb, end) >= 0:
+            return None  # two words or more hold it: a line may hold both, so their sum is not the answer
+        return counts[joined[start:end]]
+
+    def all_metas(self) -> list[tuple[int, str, str, int]]:
+        """(id, path, kind, rank) of every indexed text, kept while the index's (epoch, generation) holds."""
+        with self._lock:
+            state = self.state()
+            if self._metas is None or self._metas[0] != state:
+                rows = self._connect().execute("SELECT f.id, f.path, f.kind, f.rank FROM file f JOIN doc d "
+                                               "ON d.id = f.id").fetchall()
+                for r in rows:
+                    if (type(r[0]) is not int or type(r[1]) is not str or type(r[2]) is not str
+                            or type(r[3]) is not int):
+                        raise IndexDamaged("the search index holds a damaged row")
+                self._metas = (state, rows)
+            return self._metas[1]
+
+    def metas(self, needle: str) -> list[tuple[int, str, str, int]]:
+        """(id, path, kind, rank) of the files holding every trigram of `needle`, without their texts."""
+        expr = trigram_query(needle)
+        if expr is None:
+            raise ValueError("a trigram query needs at least 3 characters")
+        with self._lock:
+            db = self._connect()
+            self._check_version(db)
+            rows = db.execute("SELECT id, path, kind, rank FROM file WHERE id IN "
+                              "(SELECT rowid FROM fts WHERE fts MATCH ?)", (expr,)).fetchall()
+        for r in rows:
+            if type(r[0]) is not int or type(r[1]) is not str or type(r[2]) is not str or type(r[3]) is not int:
+                raise IndexDamaged("the search index holds a damaged row")
+        return rows
+
     @staticmethod
     def _put_list(db: sqlite3.Connection, key: str, paths: set[str]) -> None:
         if paths:
@@ -633,6 +746,8 @@ class Index:
             marks = ",".join("?" * len(chunk))
             rows = db.execute(f"SELECT id, folded, length(lineage) FROM doc WHERE id IN ({marks})", chunk).fetchall()
             dropped += sum(len(folded) + (lineage or 0) + RECORD_BYTES for _, folded, lineage in rows)
+            for folded, lin in db.execute(f"SELECT folded, lineage FROM doc WHERE id IN ({marks})", chunk):
+                _add_stats(self._words, word_stats(folded, lin), -1)
             db.executemany("INSERT INTO fts(fts, rowid, folded) VALUES ('delete', ?, ?)",
                            [(i, folded.decode("utf-8")) for i, folded, _ in rows])
             db.execute(f"DELETE FROM doc WHERE id IN ({marks})", chunk)

@@ -44,6 +44,8 @@ REGEX_TIMEOUT = 1.0
 # make a word on most lines about twice as fast to count (74 against 138 ms at 10,000 files).
 KEEP_TEXTS_MAX = 32 * 1024 * 1024
 FRESH_DAYS = 90
+# A word held by at least 1 / DENSE_SHARE of the indexed files is ranked over all of them, not its trigram candidates.
+DENSE_SHARE = 4
 
 TIER_MEMORY, TIER_TOPIC, TIER_LOG, TIER_OTHER = 0, 1, 2, 3
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)[ \t#]*$")
@@ -284,8 +286,37 @@ class _Worst:
         return self.key > other.key
 
 
+class Tiers(_Value):
+    """Files as `rank_records` takes them up, by tier, with the heaps of topic files (by rank bound) and of daily
+    logs (newest first) already made: for a word in most files, made once per state of the index and shared by
+    every such query."""
+
+    __slots__ = ("memory", "topics", "logs", "hit", "topic_order", "log_order")
+
+    def __init__(self, metas: Iterable[Any]) -> None:
+        self.memory: list[tuple[int, str, str, int]] = []
+        self.topics: list[tuple[int, str, str, int]] = []
+        self.logs: list[tuple[int, str, str, int]] = []
+        self.hit: list[tuple[int, str, str, int]] = []
+        for rec in metas:
+            meta = (rec[0], rec[1], rec[2], rec[3])
+            self.hit.append(meta)
+            kind = rec[2]
+            if kind == "topic":
+                self.topics.append(meta)
+            elif kind == "log":
+                self.logs.append(meta)
+            elif kind == "memory":
+                self.memory.append(meta)
+        self.topic_order = [(meta[3], meta[1], n, False) for n, meta in enumerate(self.topics)]
+        heapq.heapify(self.topic_order)
+        self.log_order = [(meta[3], meta[1], n) for n, meta in enumerate(self.logs)]
+        heapq.heapify(self.log_order)
+
+
 def rank_records(recs: Iterable[Record], needle: str, k: int, wanted: Callable[[str], bool] | None = None,
-                 text_of: Callable[[int], bytes] | None = None) -> tuple[list[_Group], int, int]:
+                 text_of: Callable[[int], bytes] | None = None,
+                 counts: tuple[int, int] | None = None, tiers: Tiers | None = None) -> tuple[list[_Group], int, int]:
     """The k best-ranked sources among indexed files, how many sources there are, and how many lines matched:
     the answer `_top_sources` gives from every matched line, reached with far less work.
 
@@ -312,6 +343,17 @@ def rank_records(recs: Iterable[Record], needle: str, k: int, wanted: Callable[[
     logs: list[Meta] = []
     hit: list[Meta] = []
     kept: dict[int, bytes] = {}
+    if counts is not None:
+        # (lines, sources) from the index's vocabulary (`Index.needle_counts`): no counting pass; `recs` are the
+        # candidates' (id, path, kind, rank), some of which may not hold the needle (they add no source).
+        assert wanted is None and text_of is not None
+        matched, sources = counts
+        if tiers is None:
+            tiers = Tiers(recs if matched else ())
+        recs = ()
+    if tiers is not None:
+        assert counts is not None
+        memory, topics, logs, hit = tiers.memory, tiers.topics, tiers.logs, tiers.hit
     for rec in recs:
         if wanted is not None and not wanted(rec[1]):
             continue
@@ -362,7 +404,7 @@ def rank_records(recs: Iterable[Record], needle: str, k: int, wanted: Callable[[
                 add(g)
         return groups
 
-    def bound_of(meta: Meta) -> int:
+    def bound_of(meta: Meta) -> int | None:
         """A bound on the sources this query finds in a topic file, at least as tight as its rank bound (the
         newest date anywhere in it): the newest date on its matching lines and, below a matching line that may be
         struck ("~~"), on the lines that may be its lineage's head (every one down to the first without "~~").
@@ -372,6 +414,8 @@ def rank_records(recs: Iterable[Record], needle: str, k: int, wanted: Callable[[
         find = text.find
         newest = None
         pos = find(nb)
+        if pos < 0:
+            return None  # no source here at all (a trigram candidate without the needle)
         while pos >= 0:
             start = text.rfind(b"\n", 0, pos) + 1
             while True:
@@ -393,21 +437,30 @@ def rank_records(recs: Iterable[Record], needle: str, k: int, wanted: Callable[[
         groups_of(meta)
     # Topic files by their rank bound; a file's own bound for this query is worked out when it comes up, and the
     # file put back in its place by it, parsed only when it comes up again before k better sources are found.
-    order = [(meta[3], meta[1], n, False) for n, meta in enumerate(topics)]
-    heapq.heapify(order)
+    if tiers is not None:
+        order = list(tiers.topic_order)  # a heap still: popped here, not there
+    else:
+        order = [(meta[3], meta[1], n, False) for n, meta in enumerate(topics)]
+        heapq.heapify(order)
     while order:
         bound, rel, n, tight = order[0]
         if len(best) >= k and best[0].key < (TIER_TOPIC, bound, rel, -1):
             break
         if not tight:
             better = bound_of(topics[n])
+            if better is None:
+                heapq.heappop(order)
+                continue
             if better > bound:
                 heapq.heapreplace(order, (better, rel, n, True))
                 continue
         heapq.heappop(order)
         groups_of(topics[n])
-    order = [(meta[3], meta[1], n) for n, meta in enumerate(logs)]
-    heapq.heapify(order)
+    if tiers is not None:
+        order = list(tiers.log_order)
+    else:
+        order = [(meta[3], meta[1], n) for n, meta in enumerate(logs)]
+        heapq.heapify(order)
     taken = 0
     while order and taken < k:
         day, rel, n = heapq.heappop(order)
@@ -553,6 +606,7 @@ class Searcher:
         self.fast_ranking = fast_ranking
         self._corpus: dict[int, Record] | None = None
         self._corpus_state: tuple[str, int] | None = None
+        self._tiers: tuple[tuple[str, int], Tiers] | None = None
         self._watcher: Any = None
         if watch and self.index is not None:
             from memtui.core.index_watch import IndexWatcher, StoreWatcher
@@ -566,7 +620,7 @@ class Searcher:
             self._watcher = None
         if self.index is not None:
             self.index.close()
-        self._corpus = None
+        self._corpus = self._tiers = None
 
     def __enter__(self) -> "Searcher":
         return self
@@ -659,6 +713,8 @@ class Searcher:
             if not _encodable(needle):
                 # A lone surrogate: indexed text is valid UTF-8, so nothing holds it.
                 top, bundle.sources, bundle.matched_lines = [], 0, 0
+            elif wanted is None and self._from_vocabulary(needle, bundle):
+                top = self._top
             elif self.keep_texts and self._texts_fit():
                 recs = self._records(needle)
                 corpus = self._corpus
@@ -687,6 +743,44 @@ class Searcher:
         self._fill(bundle, top, {})
         return True
 
+    def _from_vocabulary(self, needle: str, bundle: SearchBundle) -> bool:
+        """The bundle's counts from the index's word counts when one word alone holds the needle (no counting
+        pass over the candidates' texts); the top sources then read only the files that can reach the bundle."""
+        assert self.index is not None
+        with self.index.reading():
+            counts = self.index.needle_counts(needle)
+            if counts is None:
+                return False
+            lines, sources, files = counts
+            # A word in many files: every indexed file is a candidate (ranking skips those without it, and reads
+            # only the best ranked), which spares the trigram query that would list nearly all of them.
+            dense = files * DENSE_SHARE >= self.index.summary()[0]
+            text_of: Callable[[int], bytes]
+            tiers = None
+            if self.keep_texts and self._texts_fit():
+                corpus = self._caught_up()
+                text_of = lambda i: corpus[i][4]  # noqa: E731
+                if lines and dense:
+                    tiers = self._all_tiers(corpus.values)
+                metas: Iterable[Any] = (() if not lines or dense
+                                        else [corpus[i] for i in self.index.candidate_ids(needle)])
+            else:
+                text_of = self.index.folded
+                if lines and dense:
+                    tiers = self._all_tiers(self.index.all_metas)
+                metas = () if not lines or dense else self.index.metas(needle)
+            self._top, bundle.sources, bundle.matched_lines = rank_records(
+                metas, needle, bundle.limit, None, text_of, (lines, sources), tiers)
+        return True
+
+    def _all_tiers(self, metas: Callable[[], Iterable[Any]]) -> Tiers:
+        """Every indexed file by tier (`Tiers`), made again only when the index's (epoch, generation) moved."""
+        assert self.index is not None
+        state = self.index.state()
+        if self._tiers is None or self._tiers[0] != state:
+            self._tiers = (state, Tiers(metas()))
+        return self._tiers[1]
+
     def _texts_fit(self) -> bool:
         """May this searcher keep the index's records in memory (their texts, lineage blocks and own cost are at most
         KEEP_TEXTS_MAX bytes, `Index.text_bytes`)? When they no longer fit, the ones kept are let go."""
@@ -703,19 +797,25 @@ class Searcher:
         if not self.keep_texts:
             return self.index.records(needle)
         with self.index.reading():
-            state = self.index.state()
-            corpus = self._corpus
-            if corpus is None or self._corpus_state is None or state[0] != self._corpus_state[0]:
-                corpus = {r[0]: r for r in self.index.records()}
-            elif state[1] != self._corpus_state[1]:
-                for r in self.index.records(since=self._corpus_state[1]):
-                    corpus[r[0]] = r
-                alive = self.index.doc_ids()
-                for gone in [i for i in corpus if i not in alive]:
-                    del corpus[gone]
-            self._corpus, self._corpus_state = corpus, state
+            corpus = self._caught_up()
             ids = self.index.candidate_ids(needle)
         return [corpus[i] for i in ids]
+
+    def _caught_up(self) -> dict[int, Record]:
+        """The kept records, brought in step with the index by its (epoch, generation). Inside `reading()`."""
+        assert self.index is not None
+        state = self.index.state()
+        corpus = self._corpus
+        if corpus is None or self._corpus_state is None or state[0] != self._corpus_state[0]:
+            corpus = {r[0]: r for r in self.index.records()}
+        elif state[1] != self._corpus_state[1]:
+            for r in self.index.records(since=self._corpus_state[1]):
+                corpus[r[0]] = r
+            alive = self.index.doc_ids()
+            for gone in [i for i in corpus if i not in alive]:
+                del corpus[gone]
+        self._corpus, self._corpus_state = corpus, state
+        return corpus
 
     # matching paths ---------------------------------------------------------------------------------------------
     def _literal_hits(self, query: str, path_glob: str | None, bundle: SearchBundle) -> list[tuple[str, str, list[int], str | None]]:
