@@ -10,6 +10,7 @@ import asyncio
 import gc
 import hashlib
 import itertools
+import sys
 import threading
 import time
 from pathlib import Path
@@ -21,13 +22,21 @@ from typing import Any
 # Raised as this module is imported too: importing Textual and memtui is ~80 collections more.
 START_GC_THRESHOLD = 100_000
 GC_SETTLE_AFTER = 1.0  # seconds after the first screen is shown
+# And Python's switch interval is short (0.5 ms, not 5): the main thread holds the GIL for long stretches while it
+# builds, styles and lays out the screen, and the threads reading MEMORY.md, the tree's top level and the queue wait
+# up to an interval for it after every file they open; at 5 ms the queue, a millisecond's work, came after the first
+# layout had begun, and was shown in a second one. Put back with the collector's thresholds.
+START_SWITCH_INTERVAL = 0.0005
+_switch = 0.005  # Python's own switch interval, put back when the first screen's is no longer in force
 _gc_threshold: tuple[int, ...] | None = None  # Python's thresholds while the first screen's are in force
 
 
 def _start_gc() -> None:
-    global _gc_threshold
+    global _gc_threshold, _switch
     if _gc_threshold is None:
         _gc_threshold = gc.get_threshold()
+        _switch = sys.getswitchinterval()
+        sys.setswitchinterval(min(START_SWITCH_INTERVAL, _switch))
     gc.set_threshold(max(START_GC_THRESHOLD, _gc_threshold[0]), *_gc_threshold[1:])
 
 
@@ -35,6 +44,7 @@ def _settle_gc() -> None:
     global _gc_threshold
     if _gc_threshold is not None:
         gc.set_threshold(*_gc_threshold)
+        sys.setswitchinterval(_switch)
         _gc_threshold = None
 
 
@@ -99,6 +109,11 @@ class MainScreen(Screen):
         if not self._shown:
             self._shown = True
             event.refresh_styles = False
+            # Textual's toast rack is hidden by its CSS, and the resume then tells it the notifications: with none,
+            # it hides itself in its inline style, a change of style that lays the whole screen out again a frame
+            # after the first. Hidden inline now, before the first layout, that is no change (a toast still shows).
+            for rack in self.query_children("#textual-toastrack"):
+                rack.display = False
 
 
 def _is_text_area(widget: Widget | None) -> bool:
@@ -261,13 +276,19 @@ class MemtuiApp(App[None]):
     # layout -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         self._screen_composed = True
+        # The queue (the review panel's list) is read now, in a thread, while the widgets are built and styled: read
+        # from on_mount, it came after the first layout had begun and was shown in a second layout and frame. Its
+        # result waits in the app's queue, which Textual reads only after the app's on_mount.
+        self.sync(frozenset(), True, folder=False)
         yield MemtuiHeader(self.folder or self.memory.store.location, id="header")
         with Horizontal(id="body"):
             yield MemoryTree(self.memory.store, self.root.name if self.folder else self.memory.store.location,
                              id="tree")
             with TabbedContent(id="main"):
                 with TabPane(MEMORY_FILE, id=tab_id("file", MEMORY_FILE)):
-                    yield self.viewer(MEMORY_FILE)
+                    viewer = self.viewer(MEMORY_FILE)
+                    viewer.focus_when_mounted = True
+                    yield viewer
             yield ReviewPanel(id="review")
         yield ActivityFeed(id="feed")
         yield KeyFooter()
@@ -293,10 +314,9 @@ class MemtuiApp(App[None]):
         # previews each theme it passes, so only the one that stays a moment is written.
         self.theme_changed_signal.subscribe(self, self._theme_chosen)
         self.base.query_one(MemoryViewer).focus()
-        # The queue is read in a thread while the first frame paints; the whole-folder work (`git status` over
-        # every file, the file count) waits until the first screen is painted: started with it, its walk of every
-        # file shared the GIL with that screen's frames.
-        self.sync(frozenset(), True, folder=False)
+        # The queue is read in a thread started as the screen was composed (see compose); the whole-folder work
+        # (`git status` over every file, the file count) waits until the first screen is painted: started with it,
+        # its walk of every file shared the GIL with that screen's frames.
         self._first_screen_since = time.monotonic()
         self._first_screen_timer = self.set_interval(0.01, self._after_first_screen)
         self.call_after_refresh(self.start_watcher)
