@@ -158,23 +158,6 @@ async def test_the_first_screen_s_data_is_asked_for_before_its_widgets_mount(
         assert listed.count("") == 1
 
 
-async def test_start_up_threads_get_the_interpreter_often_until_the_first_screen_is_shown(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
-    """While the first screen is built the main thread holds the GIL for long stretches; the readers of MEMORY.md,
-    the tree and the queue each wait for it after every file they open. Python's switch interval is short until the
-    first screen is shown, then put back."""
-    import memtui.tui.app as app_module
-
-    root = demo_root(tmp_path, monkeypatch, demo_template)
-    monkeypatch.setattr(app_module, "GC_SETTLE_AFTER", 0.05)
-    before = sys.getswitchinterval()
-    app = MemtuiApp(root, watch=False)
-    assert sys.getswitchinterval() < before
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: settled(app), what="the first screen")
-        await wait_for(pilot, lambda: sys.getswitchinterval() == before, what="the interval put back")
-
-
 async def test_no_toast_shown_at_start_changes_no_style_after_the_first_layout(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
     """Textual tells its toast rack the notifications as the screen first shows; with none it hid itself in its inline

@@ -10,7 +10,6 @@ import asyncio
 import gc
 import hashlib
 import itertools
-import sys
 import threading
 import time
 from pathlib import Path
@@ -22,21 +21,13 @@ from typing import Any
 # Raised as this module is imported too: importing Textual and memtui is ~80 collections more.
 START_GC_THRESHOLD = 100_000
 GC_SETTLE_AFTER = 1.0  # seconds after the first screen is shown
-# And Python's switch interval is short (0.5 ms, not 5): the main thread holds the GIL for long stretches while it
-# builds, styles and lays out the screen, and the threads reading MEMORY.md, the tree's top level and the queue wait
-# up to an interval for it after every file they open; at 5 ms the queue, a millisecond's work, came after the first
-# layout had begun, and was shown in a second one. Put back with the collector's thresholds.
-START_SWITCH_INTERVAL = 0.0005
-_switch = 0.005  # Python's own switch interval, put back when the first screen's is no longer in force
 _gc_threshold: tuple[int, ...] | None = None  # Python's thresholds while the first screen's are in force
 
 
 def _start_gc() -> None:
-    global _gc_threshold, _switch
+    global _gc_threshold
     if _gc_threshold is None:
         _gc_threshold = gc.get_threshold()
-        _switch = sys.getswitchinterval()
-        sys.setswitchinterval(min(START_SWITCH_INTERVAL, _switch))
     gc.set_threshold(max(START_GC_THRESHOLD, _gc_threshold[0]), *_gc_threshold[1:])
 
 
@@ -44,7 +35,6 @@ def _settle_gc() -> None:
     global _gc_threshold
     if _gc_threshold is not None:
         gc.set_threshold(*_gc_threshold)
-        sys.setswitchinterval(_switch)
         _gc_threshold = None
 
 
