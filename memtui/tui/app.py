@@ -83,6 +83,10 @@ REVIEW_ACTIONS = frozenset({"approve", "revise", "reject", "approve_all", "next_
 SYNC_AFTER = 0.1
 SYNC_POLL = 0.01  # while a viewer re-reads, the sync looks again this often
 SYNC_WAIT_MAX = 1.0  # and starts anyway after this long
+# A sync after files changed reads their external changes only (git status of those paths); the whole folder's
+# (a quarter of a second of lstat at 100,000 files, which delayed the next append's live diff) is read again once
+# no change came for this long: a change no event names (a commit made outside memtui) is shown then.
+FOLDER_READ_QUIET = 2.0
 
 
 class MainScreen(Screen):
@@ -212,6 +216,9 @@ class MemtuiApp(App[None]):
         self._deciding: set[str] = set()
         self._sync_lock = threading.Lock()
         self._sync_files: set[str] | None = None  # files changed since a deferred sync was scheduled
+        self._sync_whole = False  # and a change among them that names no files (the whole folder is read again)
+        self._external_read: list[Any] | None = None  # the external changes the last sync read (its thread's)
+        self._folder_timer: Any = None  # the whole folder's read, once changes stop coming
         self._audit = AuditTail(self.memory.store)
         config = self.memory.config
         for problem in (config.error, config.pending):
@@ -418,11 +425,13 @@ class MemtuiApp(App[None]):
 
     # state from disk --------------------------------------------------------------------------------------
     @work(thread=True, group="sync", exit_on_error=False)
-    def sync(self, changed: frozenset[str] = frozenset(), initial: bool = False, *, folder: bool = True) -> None:
+    def sync(self, changed: frozenset[str] = frozenset(), initial: bool = False, *, folder: bool = True,
+             whole: bool = True) -> None:
         """Read the queue, the new audit records and the external changes, consistently, under the lock.
 
         Without `folder` only what the queue needs is read (the first screen's): the external changes (`git
-        status` over every file) and the file count stay as they were shown (None: not read yet)."""
+        status` over every file) and the file count stay as they were shown (None: not read yet). Without `whole`
+        only the `changed` files' external changes are read again, the others' kept from the last read."""
         with self._sync_lock:
             seq = next(self._seq)
             try:
@@ -430,7 +439,12 @@ class MemtuiApp(App[None]):
                     records = self._audit.read_new(initial)
                     proposals = self.memory.proposals(external=False)
                     problems = list(self.memory.queue_problems)
-                    external = self.memory.external_proposals() if folder else None
+                    if folder and not whole and changed and self._external_read is not None:
+                        external = self.memory.external_proposals(changed, self._external_read)
+                    else:
+                        external = self.memory.external_proposals() if folder else None
+                    if external is not None:
+                        self._external_read = external
                     from memtui.core.lineage import lineages
 
                     lineage = lineages(self.memory, proposals)
@@ -536,6 +550,7 @@ class MemtuiApp(App[None]):
                 self._sync_files = set()
                 self.set_timer(SYNC_AFTER, self._sync_deferred)
             self._sync_files |= files
+            self._sync_whole = self._sync_whole or bool(message.everything) or not files
         if files:
             for pane in self.panes.values():
                 pane.post_message(MemoryChanged(files))
@@ -550,7 +565,18 @@ class MemtuiApp(App[None]):
             self.set_timer(SYNC_POLL, lambda: self._sync_deferred(waited + SYNC_POLL))
             return
         files, self._sync_files = frozenset(self._sync_files or ()), None
-        self.call_after_refresh(self.sync, files)
+        whole, self._sync_whole = self._sync_whole, False
+        self.call_after_refresh(self.sync, files, whole=whole)
+        if not whole:
+            if self._folder_timer is not None:
+                self._folder_timer.stop()
+            self._folder_timer = self.set_timer(FOLDER_READ_QUIET, self._read_folder)
+
+    def _read_folder(self) -> None:
+        """Changes stopped coming: the whole folder's external changes are read again (see FOLDER_READ_QUIET)."""
+        self._folder_timer = None
+        if self.alive() and self._sync_files is None:
+            self.sync()
 
     @on(Worker.StateChanged)
     def worker_failed(self, event: Worker.StateChanged) -> None:
