@@ -115,3 +115,88 @@ async def test_the_first_screen_parses_its_own_stylesheets_and_a_dialog_or_a_pan
         await wait_for(pilot, lambda: isinstance(app.focused, Input), what="the search pane")
         assert sheets() == FIRST_SCREEN_CSS | {"dialogs.tcss", "help.tcss", "search.tcss"}
         assert str(app.query_one(SearchPane).styles.height) == "1fr"
+
+
+async def test_the_first_screen_s_data_is_asked_for_before_its_widgets_mount(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    """The queue is read in a thread started as the screen is composed, and the footer's keys are built as MEMORY.md's
+    viewer takes the keys when it mounts: both used to come after the first layout had begun, and were shown in a
+    second layout and frame. The tree's top level is listed once (its expansion listed it a second time)."""
+    from memtui.tui.tree import MemoryTree
+    from memtui.tui.viewer import MemoryViewer
+
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    order: list[object] = []
+    tree_mount, viewer_mount = MemoryTree.on_mount, MemoryViewer.on_mount
+
+    def on_tree_mount(self: MemoryTree) -> None:
+        order.append("tree mounted")
+        tree_mount(self)
+
+    def on_viewer_mount(self: MemoryViewer) -> None:
+        viewer_mount(self)
+        order.append(("viewer mounted, focused", self.screen.focused is self))
+
+    monkeypatch.setattr(MemoryTree, "on_mount", on_tree_mount)
+    monkeypatch.setattr(MemoryViewer, "on_mount", on_viewer_mount)
+    listed: list[str] = []
+
+    class Ordered(MemtuiApp):
+        def sync(self, changed: frozenset[str] = frozenset(), initial: bool = False, *,  # type: ignore[override]
+                 folder: bool = True):
+            order.append(("sync", folder))
+            return super().sync(changed, initial, folder=folder)
+
+    app = Ordered(root, watch=False)
+    list_dir = app.memory.store.list_dir
+    monkeypatch.setattr(app.memory.store, "list_dir", lambda rel: (listed.append(rel), list_dir(rel))[1])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the first screen")
+        assert order[:3] == [("sync", False), "tree mounted", ("viewer mounted, focused", True)]
+        assert app.synced >= 1 and app.review.loaded
+        assert any(p.external and p.file == "people/alex.md" for p in app.review.proposals)
+        assert listed.count("") == 1
+
+
+async def test_no_toast_shown_at_start_changes_no_style_after_the_first_layout(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    """Textual tells its toast rack the notifications as the screen first shows; with none it hid itself in its inline
+    style, a style change that laid the whole screen out again. It is hidden before that, and a toast still shows."""
+    from textual.widgets._toast import ToastRack
+
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    shows: list[tuple[object, object]] = []
+    show = ToastRack.show
+
+    def recording(self: ToastRack, notifications) -> None:  # type: ignore[no-untyped-def]
+        before = self.styles.inline.get_rule("display")
+        show(self, notifications)
+        shows.append((before, self.styles.inline.get_rule("display")))
+
+    monkeypatch.setattr(ToastRack, "show", recording)
+    app = MemtuiApp(root, watch=False)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(pilot, lambda: settled(app) and shows, what="the first screen")
+        assert shows[0] == ("none", "none")  # told of no notifications: no style changed
+        rack = app.screen.query_one("#textual-toastrack")
+        app.notify("hello")
+        await wait_for(pilot, lambda: rack.display, what="the toast")
+
+
+async def test_the_review_panel_s_empty_text_is_drawn_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    """"No proposal selected." is a line: drawn as it is asked for, in the frame that shows the panel, not a frame
+    later from a worker (which laid the screen out again). A real diff is still parsed in a worker."""
+    from memtui.tui.diff import DiffView
+
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    app = MemtuiApp(root, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the first screen")
+        diff = app.review.query_one(DiffView)
+        diff.show("", empty="Nothing to see here.")
+        assert diff.drawn and "Nothing to see here." in diff.render_text().plain
+        diff.show("--- a/x.md\n+++ b/x.md\n@@ -1 +1 @@\n-old\n+new\n", rel="x.md")
+        assert not diff.drawn  # parsed in a worker
+        await wait_for(pilot, lambda: diff.drawn, what="the diff")
+        assert "new" in diff.render_text().plain

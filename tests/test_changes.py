@@ -214,8 +214,9 @@ def test_paths_outside_the_root_and_hostile_names_are_not_memory(tmp_path: Path)
 
 def test_no_ui_module_makes_a_change_message_or_syncs_by_hand() -> None:
     """FilesChanged is made only where the change event is turned into messages, and `sync()` is called only for
-    the first screen (its queue, then the whole folder once that screen is painted) and for a change event: no
-    writer posts a fake watcher message or syncs after itself."""
+    the first screen (its queue as it is composed, then the whole folder once that screen is painted) and for a
+    change event (its files, then the whole folder once changes stop coming): no writer posts a fake watcher
+    message or syncs after itself."""
     made: list[str] = []
     syncs: list[str] = []
     for path in sorted(TUI.glob("*.py")):
@@ -233,7 +234,8 @@ def test_no_ui_module_makes_a_change_message_or_syncs_by_hand() -> None:
                 if name == "sync" or any(isinstance(a, ast.Attribute) and a.attr == "sync" for a in node.args):
                     syncs.append(where)
     assert sorted(set(made)) == ["watch.py:message_for"]
-    assert sorted(set(syncs)) == ["app.py:_after_first_screen", "app.py:_sync_deferred", "app.py:on_mount"]
+    assert sorted(set(syncs)) == ["app.py:_after_first_screen", "app.py:_read_folder", "app.py:_sync_deferred",
+                                  "app.py:compose"]
 
 
 def test_the_search_pane_keeps_no_watcher_of_its_own() -> None:

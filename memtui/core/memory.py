@@ -12,7 +12,7 @@ import os
 import re
 from collections import Counter
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable
 
 from memtui.core import audit, clock, journal, planning, update
 from memtui.core.actors import clean_actor
@@ -342,14 +342,27 @@ class Memory(MemoryReader):
             out.extend(self.external_proposals())
         return out
 
-    def external_proposals(self) -> list[Proposal]:
-        out = []
-        for ch in self.store.external_changes():
-            out.append(_external_proposal(ch, self._external_diffs))
+    def external_proposals(self, paths: Collection[str] | None = None,
+                           previous: Iterable[Proposal] = ()) -> list[Proposal]:
+        """The pending external changes (files changed outside memtui), one proposal each. With `paths`, only those
+        files are read again: `previous` (a whole listing read before) stands for every other file, as it was."""
+        if paths is None:
+            out = [_external_proposal(ch, self._external_diffs) for ch in self.store.external_changes()]
+        else:
+            fresh = {ch.path: _external_proposal(ch, self._external_diffs) for ch in self.store.external_changes(paths)}
+            out = []
+            for p in previous:  # in the order listed, each file read again in its place (or gone)
+                if p.file not in paths:
+                    out.append(p if p.id == external_id(p.file) else p.replace(id=external_id(p.file)))
+                elif p.file in fresh:
+                    out.append(fresh.pop(p.file))
+            out += fresh.values()
         ids = Counter(p.id for p in out)
-        for p in out:
+        for i, p in enumerate(out):
             if ids[p.id] > 1:  # two names whose ids (6 hex digits of a hash) are the same: each its own, in full
-                p.id = external_id(p.file, full=True)
+                out[i] = p.replace(id=external_id(p.file, full=True))
+        if paths is not None:
+            return out  # the diffs of the files not read again are still listed: none is forgotten
         listed = {(p.file, p.base_hash, p.after_hash) for p in out}
         for key in list(self._external_diffs):  # a copy: another thread may list them at the same time
             if key not in listed:

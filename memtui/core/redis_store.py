@@ -36,7 +36,7 @@ import threading
 import time
 import uuid
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Collection, Iterator
 from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 
 import redis
@@ -680,11 +680,12 @@ class RedisStore(Store):
         with self._calls():
             return self.client.get(f"{self.base}:blob:{sha}")
 
-    def external_changes(self) -> list[ExternalChange]:
+    def external_changes(self, paths: Collection[str] | None = None) -> list[ExternalChange]:
         """Files whose bytes differ from their last recorded change: raw SETs or DELs that bypassed memtui."""
         recorded = self.recorded_hashes()
         present = self.list_files("*")
-        paths = sorted(set(present) | set(recorded))
+        known = set(present) | set(recorded)
+        paths = sorted(known if paths is None else known & set(paths))
         if not paths:
             return []
         with self._calls():

@@ -9,7 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Collection, Iterator
 
 from memtui.core.record import Frozen
 
@@ -227,7 +227,9 @@ class Store(ABC):
         return {rel: self.review_base(rel) for rel in rels}
 
     @abstractmethod
-    def external_changes(self) -> list[ExternalChange]: ...
+    def external_changes(self, paths: Collection[str] | None = None) -> list[ExternalChange]:
+        """Files whose bytes differ from their last recorded change (changed outside memtui); with `paths`, only
+        those of `paths` (memory-relative files), as a full listing would show them."""
 
     def restore(self, rel: str) -> None:
         """Put a file back as it was last recorded (deleting it if it never was)."""

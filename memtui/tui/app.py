@@ -83,6 +83,10 @@ REVIEW_ACTIONS = frozenset({"approve", "revise", "reject", "approve_all", "next_
 SYNC_AFTER = 0.1
 SYNC_POLL = 0.01  # while a viewer re-reads, the sync looks again this often
 SYNC_WAIT_MAX = 1.0  # and starts anyway after this long
+# A sync after files changed reads their external changes only (git status of those paths); the whole folder's
+# (a quarter of a second of lstat at 100,000 files, which delayed the next append's live diff) is read again once
+# no change came for this long: a change no event names (a commit made outside memtui) is shown then.
+FOLDER_READ_QUIET = 2.0
 
 
 class MainScreen(Screen):
@@ -99,6 +103,11 @@ class MainScreen(Screen):
         if not self._shown:
             self._shown = True
             event.refresh_styles = False
+            # Textual's toast rack is hidden by its CSS, and the resume then tells it the notifications: with none,
+            # it hides itself in its inline style, a change of style that lays the whole screen out again a frame
+            # after the first. Hidden inline now, before the first layout, that is no change (a toast still shows).
+            for rack in self.query_children("#textual-toastrack"):
+                rack.display = False
 
 
 def _is_text_area(widget: Widget | None) -> bool:
@@ -207,6 +216,9 @@ class MemtuiApp(App[None]):
         self._deciding: set[str] = set()
         self._sync_lock = threading.Lock()
         self._sync_files: set[str] | None = None  # files changed since a deferred sync was scheduled
+        self._sync_whole = False  # and a change among them that names no files (the whole folder is read again)
+        self._external_read: list[Any] | None = None  # the external changes the last sync read (its thread's)
+        self._folder_timer: Any = None  # the whole folder's read, once changes stop coming
         self._audit = AuditTail(self.memory.store)
         config = self.memory.config
         for problem in (config.error, config.pending):
@@ -261,13 +273,19 @@ class MemtuiApp(App[None]):
     # layout -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         self._screen_composed = True
+        # The queue (the review panel's list) is read now, in a thread, while the widgets are built and styled: read
+        # from on_mount, it came after the first layout had begun and was shown in a second layout and frame. Its
+        # result waits in the app's queue, which Textual reads only after the app's on_mount.
+        self.sync(frozenset(), True, folder=False)
         yield MemtuiHeader(self.folder or self.memory.store.location, id="header")
         with Horizontal(id="body"):
             yield MemoryTree(self.memory.store, self.root.name if self.folder else self.memory.store.location,
                              id="tree")
             with TabbedContent(id="main"):
                 with TabPane(MEMORY_FILE, id=tab_id("file", MEMORY_FILE)):
-                    yield self.viewer(MEMORY_FILE)
+                    viewer = self.viewer(MEMORY_FILE)
+                    viewer.focus_when_mounted = True
+                    yield viewer
             yield ReviewPanel(id="review")
         yield ActivityFeed(id="feed")
         yield KeyFooter()
@@ -293,10 +311,9 @@ class MemtuiApp(App[None]):
         # previews each theme it passes, so only the one that stays a moment is written.
         self.theme_changed_signal.subscribe(self, self._theme_chosen)
         self.base.query_one(MemoryViewer).focus()
-        # The queue is read in a thread while the first frame paints; the whole-folder work (`git status` over
-        # every file, the file count) waits until the first screen is painted: started with it, its walk of every
-        # file shared the GIL with that screen's frames.
-        self.sync(frozenset(), True, folder=False)
+        # The queue is read in a thread started as the screen was composed (see compose); the whole-folder work
+        # (`git status` over every file, the file count) waits until the first screen is painted: started with it,
+        # its walk of every file shared the GIL with that screen's frames.
         self._first_screen_since = time.monotonic()
         self._first_screen_timer = self.set_interval(0.01, self._after_first_screen)
         self.call_after_refresh(self.start_watcher)
@@ -408,11 +425,13 @@ class MemtuiApp(App[None]):
 
     # state from disk --------------------------------------------------------------------------------------
     @work(thread=True, group="sync", exit_on_error=False)
-    def sync(self, changed: frozenset[str] = frozenset(), initial: bool = False, *, folder: bool = True) -> None:
+    def sync(self, changed: frozenset[str] = frozenset(), initial: bool = False, *, folder: bool = True,
+             whole: bool = True) -> None:
         """Read the queue, the new audit records and the external changes, consistently, under the lock.
 
         Without `folder` only what the queue needs is read (the first screen's): the external changes (`git
-        status` over every file) and the file count stay as they were shown (None: not read yet)."""
+        status` over every file) and the file count stay as they were shown (None: not read yet). Without `whole`
+        only the `changed` files' external changes are read again, the others' kept from the last read."""
         with self._sync_lock:
             seq = next(self._seq)
             try:
@@ -420,7 +439,12 @@ class MemtuiApp(App[None]):
                     records = self._audit.read_new(initial)
                     proposals = self.memory.proposals(external=False)
                     problems = list(self.memory.queue_problems)
-                    external = self.memory.external_proposals() if folder else None
+                    if folder and not whole and changed and self._external_read is not None:
+                        external = self.memory.external_proposals(changed, self._external_read)
+                    else:
+                        external = self.memory.external_proposals() if folder else None
+                    if external is not None:
+                        self._external_read = external
                     from memtui.core.lineage import lineages
 
                     lineage = lineages(self.memory, proposals)
@@ -526,6 +550,7 @@ class MemtuiApp(App[None]):
                 self._sync_files = set()
                 self.set_timer(SYNC_AFTER, self._sync_deferred)
             self._sync_files |= files
+            self._sync_whole = self._sync_whole or bool(message.everything) or not files
         if files:
             for pane in self.panes.values():
                 pane.post_message(MemoryChanged(files))
@@ -540,7 +565,18 @@ class MemtuiApp(App[None]):
             self.set_timer(SYNC_POLL, lambda: self._sync_deferred(waited + SYNC_POLL))
             return
         files, self._sync_files = frozenset(self._sync_files or ()), None
-        self.call_after_refresh(self.sync, files)
+        whole, self._sync_whole = self._sync_whole, False
+        self.call_after_refresh(self.sync, files, whole=whole)
+        if not whole:
+            if self._folder_timer is not None:
+                self._folder_timer.stop()
+            self._folder_timer = self.set_timer(FOLDER_READ_QUIET, self._read_folder)
+
+    def _read_folder(self) -> None:
+        """Changes stopped coming: the whole folder's external changes are read again (see FOLDER_READ_QUIET)."""
+        self._folder_timer = None
+        if self.alive() and self._sync_files is None:
+            self.sync()
 
     @on(Worker.StateChanged)
     def worker_failed(self, event: Worker.StateChanged) -> None:

@@ -295,17 +295,27 @@ class DiffView(ScrollView, can_focus=True):
             self._texts = self._look = None
             self._cache.clear()
             self.refresh()
+        if not self.diff:
+            # Only the empty text (the review panel's "No proposal selected." at start and between proposals): a
+            # line or two, styled here at once, so it is in the frame that shows the panel; from a worker it came a
+            # frame later, and laid the screen out again.
+            self.on_diff_view_parsed(self._parsed(self._seq, key, drawn, look, home))
+            return
         self._parse(self._seq, key, drawn, look, home)
 
     @work(thread=True, exclusive=True, group="diff-rows", exit_on_error=False)
     def _parse(self, seq: int, key: tuple, drawn: tuple[Rows, list[Line], int] | None, look: Look,
                home: bool) -> None:
+        self.post_message(self._parsed(seq, key, drawn, look, home))
+
+    def _parsed(self, seq: int, key: tuple, drawn: tuple[Rows, list[Line], int] | None, look: Look,
+                home: bool) -> Parsed:
         if drawn is None:
             diff, rel, empty = key
             rows = bounded_rows(diff)
             drawn = (rows, *layout(rows, rel, empty))
         texts = styled_lines(drawn[0], drawn[1], look)
-        self.post_message(self.Parsed(self, seq, key, drawn, look, texts, home))
+        return self.Parsed(self, seq, key, drawn, look, texts, home)
 
     def on_diff_view_parsed(self, message: Parsed) -> None:
         if message.view is not self:

@@ -87,10 +87,12 @@ class MemoryTree(Tree[TreeEntry]):
         self.external: set[str] = set()
         self.changed: set[str] = set()
         self.loaded: set[str] = set()
+        self._listing_root = False
 
     def on_mount(self) -> None:
         self.root.expand()
         self.list_folders([""])
+        self._listing_root = True  # the expansion's NodeExpanded, handled next, must not list the root again
 
     # loading ----------------------------------------------------------------------------------------------
     @work(thread=True, group="tree-list", exit_on_error=False)
@@ -161,6 +163,9 @@ class MemoryTree(Tree[TreeEntry]):
     @on(Tree.NodeExpanded)
     def _expanded(self, event: Tree.NodeExpanded[TreeEntry]) -> None:
         entry = event.node.data
+        if entry is not None and not entry.rel and self._listing_root:
+            self._listing_root = False
+            return
         if entry is not None and entry.is_dir and entry.rel not in self.loaded:
             self.list_folders([entry.rel])
 

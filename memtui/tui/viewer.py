@@ -224,11 +224,17 @@ class MemoryViewer(ScrollView, can_focus=True):
         self._pending_line: int | None = None
         self.loads = 0
         self.entry_cursor = EntryCursor(self, memory, person)
+        self.focus_when_mounted = False  # the app's MEMORY.md viewer, composed with the main screen
 
     def on_mount(self) -> None:
         self.set_reactive(MemoryViewer.wrap, bool(getattr(self.app, "diff_wrap", False)))
         self.set_class(self.wrap, "-wrap")
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._invalidate())
+        if self.focus_when_mounted and self.screen.focused is None:
+            # Focused as it mounts, not when its screen has finished composing: the footer builds its keys when
+            # the focus first gives the screen its bindings, and then they are mounted with the rest of the
+            # screen and laid out in its first frame, not in a second layout after it.
+            self.screen.set_focus(self)
         if self.parent is not None:
             bar = self.entry_cursor.bar = EntryBar(classes="entry-bar")
             bar.display = False
