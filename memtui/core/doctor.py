@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
 import re
 import time
