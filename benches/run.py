@@ -906,7 +906,7 @@ def bench_search_scale(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ..
 
         for name, code in codes:
             drop_index(root)  # each version builds (and reads) its own schema
-            run(memtui_cmd("search", queries[0], "--root", str(root)), code=code)
+            run(memtui_cmd("search", queries[0], "--root", str(root)), code=code, timeout=1800)
             for q in queries:
                 for i in range(runs + 1):
                     s, r, _ = run(memtui_cmd("search", q, "--root", str(root)), code=code)
