@@ -124,22 +124,10 @@ class Index:
         except IndexError:
             return None
         ext_at = pos
-        tree = reuc = None
-        while pos < end:
-            if pos + 8 > end:
-                return None  # git skips a tail too short for an extension header, and drops it
-            sig = data[pos:pos + 4]
-            length = int.from_bytes(data[pos + 4:pos + 8], "big")
-            span = (pos + 8, pos + 8 + length)
-            if span[1] > end:
-                return None
-            if sig == b"TREE" and tree is None and reuc is None:
-                tree = span
-            elif sig == b"REUC" and reuc is None:
-                reuc = span
-            else:
-                return None
-            pos = span[1]
+        found = _extensions(data, pos, end)
+        if found is None:
+            return None
+        tree, reuc = found
         index = cls(data, version, offsets, extended, mtime, ext_at, tree, reuc)
         if tree is not None and _read_tree(data, *tree) is None:
             return None
@@ -402,6 +390,29 @@ def _canonical_reuc(body: bytes) -> bool:
     return True
 
 
+def _extensions(data: bytes, pos: int, end: int) -> tuple[tuple[int, int] | None, tuple[int, int] | None] | None:
+    """The (start, end) spans of the TREE and REUC extensions from `pos` to `end`, in that order, each at most
+    once; None for anything else (another extension, a tail too short for a header, which git skips and drops, or
+    one running past the end): git must then write the index."""
+    tree = reuc = None
+    while pos < end:
+        if pos + 8 > end:
+            return None
+        sig = data[pos:pos + 4]
+        length = int.from_bytes(data[pos + 4:pos + 8], "big")
+        span = (pos + 8, pos + 8 + length)
+        if span[1] > end:
+            return None
+        if sig == b"TREE" and tree is None and reuc is None:
+            tree = span
+        elif sig == b"REUC" and reuc is None:
+            reuc = span
+        else:
+            return None
+        pos = span[1]
+    return tree, reuc
+
+
 # --- split index ------------------------------------------------------------------------------------------------
 # git's split index (Documentation/technical/index-format.txt, "Split index"; split-index.txt): the index file holds
 # only the entries changed since a shared index `sharedindex.<sha>` beside it was written, and a "link" extension
@@ -603,23 +614,10 @@ class Split:
                     return None  # an addition over a live shared entry: git's merge would decide
                 added[name] = entry
                 last = name
-        tree = reuc = None
-        pos = link_end
-        while pos < end:
-            if pos + 8 > end:
-                return None
-            sig = data[pos:pos + 4]
-            size = int.from_bytes(data[pos + 4:pos + 8], "big")
-            span = (pos + 8, pos + 8 + size)
-            if span[1] > end:
-                return None
-            if sig == b"TREE" and tree is None and reuc is None:
-                tree = span
-            elif sig == b"REUC" and reuc is None:
-                reuc = span
-            else:
-                return None
-            pos = span[1]
+        found = _extensions(data, link_end, end)
+        if found is None:
+            return None
+        tree, reuc = found
         if tree is not None and _read_tree(data, *tree) is None:
             return None
         if reuc is not None and not _canonical_reuc(data[reuc[0]:reuc[1]]):

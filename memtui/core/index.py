@@ -296,6 +296,13 @@ def read_text(path: Path, size: int | None = None, max_bytes: int | None = None)
     return decode_text(data, max_bytes)
 
 
+def _trigram_expr(needle: str) -> str:
+    expr = trigram_query(needle)
+    if expr is None:
+        raise ValueError("a trigram query needs at least 3 characters")
+    return expr
+
+
 def trigram_query(needle: str) -> str | None:
     """An FTS5 MATCH expression requiring every trigram of `needle` (already folded); None below 3 characters.
 
@@ -702,9 +709,7 @@ class Index:
 
     def metas(self, needle: str) -> list[tuple[int, str, str, int]]:
         """(id, path, kind, rank) of the files holding every trigram of `needle`, without their texts."""
-        expr = trigram_query(needle)
-        if expr is None:
-            raise ValueError("a trigram query needs at least 3 characters")
+        expr = _trigram_expr(needle)
         with self._lock:
             db = self._connect()
             self._check_version(db)
@@ -793,9 +798,7 @@ class Index:
     def stream(self, needle: str) -> Iterator[Record]:
         """The records `records(needle)` gives, one at a time from SQLite's cursor, so a word in most files never
         holds all their texts at once. Use inside `reading()`, with `folded()` for the texts read again later."""
-        expr = trigram_query(needle)
-        if expr is None:
-            raise ValueError("a trigram query needs at least 3 characters")
+        expr = _trigram_expr(needle)
         with self._lock:
             db = self._connect()
             self._check_version(db)
@@ -832,9 +835,7 @@ class Index:
 
     def candidate_ids(self, needle: str) -> list[int]:
         """Ids of the files holding every trigram of `needle` (folded, 3+ characters)."""
-        expr = trigram_query(needle)
-        if expr is None:
-            raise ValueError("a trigram query needs at least 3 characters")
+        expr = _trigram_expr(needle)
         with self._lock:
             db = self._connect()
             return [i for i, in db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (expr,))]
