@@ -352,14 +352,27 @@ def write_object(objects: Path, kind: bytes, data: bytes) -> bytes:
     hexsha = digest.hexdigest()
     folder = objects / hexsha[:2]
     path = folder / hexsha[2:]
-    if not path.exists():
+    attempts = 3
+    while not path.exists():
+        # A `git gc` or `git repack` running meanwhile may remove the fan-out folder or a temporary file in it
+        # (seen: the temporary file gone before its rename): written again, as git itself does, a few times.
+        attempts -= 1
         folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=folder)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=folder)
+        except FileNotFoundError:
+            if attempts:
+                continue
+            raise
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(zlib.compress(header + data, 1))  # git's own core.looseCompression default
             os.chmod(tmp, 0o444)
             os.replace(tmp, path)
+        except FileNotFoundError:
+            if attempts:
+                continue
+            raise
         except BaseException:
             try:
                 os.unlink(tmp)
