@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import marshal
 import re
+from array import array
 import os
 import sqlite3
 import stat
@@ -35,14 +36,14 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 
 from memtui.core.paths import plain_name
 from memtui.core.record import Record as _Value
-from memtui.core.sources import file_kind, shape
+from memtui.core.sources import _ordinal, file_kind, shape
 
 if TYPE_CHECKING:
     from memtui.core.store import Store
 
 STATE_DIR = ".memtui"
 INDEX_FILE = "index.sqlite"
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 FLUSH_EVERY = 256  # files per insert batch during a refresh
 MAX_FILE_BYTES = 32 * 1024 * 1024
 # memtui's own bookkeeping and tool folders: never memory content.
@@ -70,14 +71,19 @@ _WORD = re.compile(rb"[0-9A-Za-z_\x80-\xff]+")
 _WORD_ONLY = re.compile(rb"[0-9A-Za-z_\x80-\xff]+\Z")
 
 
-def word_stats(folded: bytes, lineage: bytes) -> dict[bytes, list[int]]:
+def word_stats(folded: bytes, lineage: bytes, newest: dict[bytes, int] | None = None) -> dict[bytes, list[int]]:
     """{word: [files, lines, sources]} of one file, counted as `search.rank_records` counts a needle's lines and
-    sources (all lines of one lineage block holding it are one source)."""
+    sources (all lines of one lineage block holding it are one source). With `newest` (a topic file), each word's
+    newest date on its lines, as `search.rank_records` bounds a needle's sources in that file, is put there too
+    (`line_dates`; a word only on undated lines gets 0)."""
     find = _WORD.findall
+    split = folded.split(b"\n")
+    sets = [set(find(line)) for line in split]
     lines: dict[bytes, int] = {}
-    for line in folded.split(b"\n"):
-        for w in set(find(line)):
-            lines[w] = lines.get(w, 0) + 1
+    get = lines.get
+    for found in sets:
+        for w in found:
+            lines[w] = get(w, 0) + 1
     out = {w: [1, n, n] for w, n in lines.items()}
     if lineage:
         for block in lineage.split(b"\n"):
@@ -88,7 +94,131 @@ def word_stats(folded: bytes, lineage: bytes) -> dict[bytes, list[int]]:
                     seen.add(w)
             for w in seen:
                 out[w][2] += 1
+    if newest is not None:
+        dates = line_dates(split)
+        put = newest.update
+        # Dated lines oldest first, so a word's newest line is the last to set it (undated lines set nothing).
+        for i in sorted((i for i, day in enumerate(dates) if day), key=dates.__getitem__):
+            put(dict.fromkeys(sets[i], dates[i]))
     return out
+
+
+_DATE_IN_PARENS_B = re.compile(rb"\((\d{4}-\d{2}-\d{2})")
+
+
+def line_dates(lines: list[bytes]) -> list[int]:
+    """Per line of a folded text, the newest date (ordinal, 0 for none) that bounds a source matched on it: the
+    dates "(YYYY-MM-DD" on the line and, when the line may be struck ("~~"), those of the line below, and so on
+    down to a line without "~~" (the lines that may be its lineage's head), as `search.rank_records` reads them."""
+    out = [0] * len(lines)
+    below = 0
+    seen: dict[bytes, int] = {}
+    for i in range(len(lines) - 1, -1, -1):
+        line = lines[i]
+        day = 0
+        if b"(" in line:
+            for d in _DATE_IN_PARENS_B.findall(line):
+                n = seen.get(d)
+                if n is None:
+                    n = seen[d] = _ordinal(d.decode("ascii")) or 0
+                if n > day:
+                    day = n
+        if b"~~" in line and i + 1 < len(lines) and below > day:
+            day = below
+        out[i] = below = day
+    return out
+
+
+# A word's best-ranked files per tier, kept in the index (`Index.tops`) so that a word in many files is ranked from
+# a few of them: MEMORY.md (all of them), topic files by their bound for the word, daily logs newest first. At most
+# TOP_PER_WORD[tier] of a tier are listed, with a bound on every file of that tier left off (`rest`). A query whose
+# bundle the listed files cannot settle ranks without them.
+TOP_TIERS = {"memory": 0, "topic": 1, "log": 2}
+TOP_PER_WORD = {0: None, 1: 32, 2: 16}
+
+
+def _pack(pairs: list[tuple[int, int]]) -> bytes:
+    flat = array("q")
+    for key, fid in pairs:
+        flat.append(key)
+        flat.append(fid)
+    return flat.tobytes()
+
+
+def _unpack(blob: object) -> list[tuple[int, int]]:
+    if type(blob) is not bytes or len(blob) % 16:
+        raise IndexDamaged("the search index holds a damaged word list")
+    flat = array("q")
+    flat.frombytes(blob)
+    return list(zip(flat[::2], flat[1::2]))
+
+
+class _Tops:
+    """What a refresh changes in the word lists, per tier: the (key, id) of every file it read under each of its
+    words (cut down to the best TOP_PER_WORD now and then, `trim`, noting the best key cut), and the ids of the
+    files it dropped under each of theirs. Keys: smaller ranks higher."""
+
+    TRIM_AT = 200_000  # (key, id) pairs kept before the lists are cut down
+
+    def __init__(self) -> None:
+        self.lists: list[dict[bytes, list[tuple[int, int]]]] = [{}, {}, {}]
+        self.rest: list[dict[bytes, int]] = [{}, {}, {}]
+        self.dropped: list[dict[bytes, set[int]]] = [{}, {}, {}]
+        self.pending = 0
+
+    def file(self, fid: int, kind: str, rank: int, stats: dict[bytes, list[int]], newest: dict[bytes, int]) -> None:
+        """List one indexed file under each of its words (`word_stats`' words and, for a topic file, their dates)."""
+        tier = TOP_TIERS.get(kind)
+        if tier is None:
+            return
+        lists = self.lists[tier]
+        get = lists.get
+        if tier == 1:
+            items: dict[int, tuple[int, int]] = {}
+            day_of = newest.get
+            for w in stats:
+                day = day_of(w, 0)
+                item = items.get(day)
+                if item is None:
+                    item = items[day] = (max(rank, -day if day else 1), fid)
+                found = get(w)
+                if found is None:
+                    lists[w] = [item]
+                else:
+                    found.append(item)
+        else:
+            item = (rank if tier == 2 else 0, fid)
+            for w in stats:
+                found = get(w)
+                if found is None:
+                    lists[w] = [item]
+                else:
+                    found.append(item)
+        self.pending += len(stats)
+        if self.pending >= self.TRIM_AT:
+            self.trim()
+
+    def drop(self, fid: int, kind: str, stats: dict[bytes, list[int]]) -> None:
+        tier = TOP_TIERS.get(kind)
+        if tier is not None:
+            dropped = self.dropped[tier]
+            for w in stats:
+                dropped.setdefault(w, set()).add(fid)
+
+    def trim(self) -> None:
+        """Cut every capped list down to its best TOP_PER_WORD, noting the best key cut."""
+        self.pending = 0
+        for tier in (1, 2):
+            cap = TOP_PER_WORD[tier]
+            assert cap is not None
+            rest = self.rest[tier]
+            for w, found in self.lists[tier].items():
+                if len(found) > cap:
+                    found.sort()
+                    cut = found[cap][0]
+                    del found[cap:]
+                    if w not in rest or cut < rest[w]:
+                        rest[w] = cut
 
 
 def _add_stats(into: dict[bytes, list[int]], stats: dict[bytes, list[int]], sign: int) -> None:
@@ -356,6 +486,21 @@ def _record(row: tuple) -> Record:
     return row  # type: ignore[return-value]
 
 
+@contextmanager
+def _read_failures() -> Iterator[None]:
+    """SQLite's errors in a query turned into the index's own: a table or column this memtui reads missing (an
+    index some other build left with this schema number) or a damaged file is damaged, thrown away and built
+    again; anything else (a lock held too long) leaves it unavailable for now."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        if str(exc).startswith("no such"):
+            raise IndexDamaged(f"the search index lacks what this memtui reads ({exc})") from exc
+        raise IndexUnavailable(f"the search index cannot be read: {exc}") from exc
+    except sqlite3.DatabaseError as exc:
+        raise IndexDamaged(f"the search index is damaged ({exc})") from exc
+
+
 class Index:
     """The FTS5 trigram index of one memory root. Thread-safe; one SQLite connection, guarded by a lock."""
 
@@ -372,6 +517,7 @@ class Index:
         self._text_bytes: int | None = None
         self._data_version: int | None = None
         self._words: dict[bytes, list[int]] = {}
+        self._tops = _Tops()
         self._vocab: tuple[tuple[str, int], bytes, dict[bytes, tuple[int, int, int]]] | None = None
         self._metas: tuple[tuple[str, int], list[tuple[int, str, str, int]]] | None = None
 
@@ -428,6 +574,8 @@ class Index:
             CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);
             CREATE TABLE IF NOT EXISTS word(w BLOB PRIMARY KEY, files INTEGER NOT NULL, lines INTEGER NOT NULL,
                 sources INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS top(w BLOB NOT NULL, tier INTEGER NOT NULL, rest INTEGER, list BLOB NOT NULL,
+                PRIMARY KEY (w, tier)) WITHOUT ROWID;
             INSERT OR REPLACE INTO meta VALUES ('epoch', lower(hex(randomblob(8)))), ('gen', 0), ('kept', 0);
             CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
                 folded, tokenize='trigram case_sensitive 1', detail=none, content='');
@@ -584,7 +732,10 @@ class Index:
                 files.append((fid, rel, mtime, size, skipped, kind, rank, gen))
                 encoded = folded.encode("utf-8")
                 docs.append((fid, encoded, lineage))
-                _add_stats(self._words, word_stats(encoded, lineage), 1)
+                newest: dict[bytes, int] = {}
+                file_words = word_stats(encoded, lineage, newest if kind == "topic" else None)
+                _add_stats(self._words, file_words, 1)
+                self._tops.file(fid, kind, rank, file_words, newest)
                 fts.append((fid, folded))
                 kept += len(encoded) + len(lineage) + RECORD_BYTES
             flush()
@@ -600,6 +751,7 @@ class Index:
             db.execute("COMMIT")
         except BaseException:
             self._words = {}
+            self._tops = _Tops()
             db.execute("ROLLBACK")
             raise
         if len(work) + len(gone) > 1000:
@@ -664,16 +816,47 @@ class Index:
         db.executemany("INSERT INTO word(w, files, lines, sources) VALUES (?,?,?,?) ON CONFLICT(w) DO UPDATE SET "
                        "files = files + excluded.files, lines = lines + excluded.lines, "
                        "sources = sources + excluded.sources", delta)
+        self._write_tops(db)
+        db.execute("DELETE FROM top WHERE w IN (SELECT w FROM word WHERE files <= 0)")
         db.execute("DELETE FROM word WHERE files <= 0")
 
-    def needle_counts(self, needle: str) -> tuple[int, int, int] | None:
-        """(lines, sources, files) holding `needle` (folded) when the vocabulary answers exactly: the needle is made
-        of word bytes only and exactly one word contains it (no word: (0, 0, 0)); else None. Use inside
+    def _write_tops(self, db: sqlite3.Connection) -> None:
+        """Bring the index's word lists in step with this refresh (`_Tops`), in its transaction: per word and tier,
+        the files it dropped taken off, the files it read merged in, the best TOP_PER_WORD kept, and the bound on
+        those left off only ever made better."""
+        tops, self._tops = self._tops, _Tops()
+        tops.trim()
+        empty = db.execute("SELECT 1 FROM top LIMIT 1").fetchone() is None
+        rows: list[tuple[bytes, int, int | None, bytes]] = []
+        for tier in range(3):
+            lists, rest, dropped, cap = tops.lists[tier], tops.rest[tier], tops.dropped[tier], TOP_PER_WORD[tier]
+            for w in lists.keys() | dropped.keys():
+                pairs = lists.get(w, [])
+                cut = rest.get(w)
+                if not empty:
+                    row = db.execute("SELECT rest, list FROM top WHERE w = ? AND tier = ?", (w, tier)).fetchone()
+                    if row is not None:
+                        gone = dropped.get(w, ())
+                        pairs = pairs + [p for p in _unpack(row[1]) if p[1] not in gone]
+                        if row[0] is not None:
+                            if type(row[0]) is not int:
+                                raise IndexDamaged("the search index holds a damaged word list")
+                            cut = row[0] if cut is None else min(cut, row[0])
+                pairs.sort()
+                if cap is not None and len(pairs) > cap:
+                    cut = pairs[cap][0] if cut is None else min(cut, pairs[cap][0])
+                    del pairs[cap:]
+                rows.append((w, tier, cut, _pack(pairs)))
+        db.executemany("INSERT OR REPLACE INTO top(w, tier, rest, list) VALUES (?,?,?,?)", rows)
+
+    def needle_counts(self, needle: str) -> tuple[int, int, int, bytes] | None:
+        """(lines, sources, files, word) holding `needle` (folded) when the vocabulary answers exactly: the needle is
+        made of word bytes only and exactly one word contains it (no word: (0, 0, 0, b"")); else None. Use inside
         `reading()`."""
         nb = needle.encode("utf-8")
         if not _WORD_ONLY.match(nb):
             return None
-        with self._lock:
+        with self._lock, _read_failures():
             db = self._connect()
             state = self.state()
             if self._vocab is None or self._vocab[0] != state:
@@ -686,16 +869,45 @@ class Index:
             _, joined, counts = self._vocab
         pos = joined.find(nb)
         if pos < 0:
-            return 0, 0, 0
+            return 0, 0, 0, b""
         start = joined.rfind(b"\n", 0, pos) + 1
         end = joined.find(b"\n", pos)
         if joined.find(nb, end) >= 0:
             return None  # two words or more hold it: a line may hold both, so their sum is not the answer
-        return counts[joined[start:end]]
+        word = joined[start:end]
+        return (*counts[word], word)
+
+    def tops(self, word: bytes) -> tuple[list[tuple[int, int, int, str, str, int]], dict[int, int]]:
+        """The files listed under `word` (`TOP_TIERS`) as (tier, key, id, path, kind, rank), and per tier the bound
+        on the files of that tier left off its list (no entry: none left off). Use inside `reading()`."""
+        with self._lock, _read_failures():
+            db = self._connect()
+            found = db.execute("SELECT tier, rest, list FROM top WHERE w = ?", (word,)).fetchall()
+            listed: dict[int, tuple[int, int]] = {}
+            rests: dict[int, int] = {}
+            for tier, rest, blob in found:
+                if type(tier) is not int or (rest is not None and type(rest) is not int):
+                    raise IndexDamaged("the search index holds a damaged word list")
+                if rest is not None:
+                    rests[tier] = rest
+                for key, fid in _unpack(blob):
+                    listed[fid] = (tier, key)
+            ids = list(listed)
+            metas = db.execute(f"SELECT id, path, kind, rank FROM file WHERE id IN ({','.join('?' * len(ids))})",
+                               ids).fetchall() if ids else []
+        if len(metas) != len(ids):
+            raise IndexDamaged("the search index lists a file it does not hold")
+        rows = []
+        for fid, rel, kind, rank in metas:
+            if type(fid) is not int or type(rel) is not str or type(kind) is not str or type(rank) is not int:
+                raise IndexDamaged("the search index holds a damaged row")
+            tier, key = listed[fid]
+            rows.append((tier, key, fid, rel, kind, rank))
+        return rows, rests
 
     def all_metas(self) -> list[tuple[int, str, str, int]]:
         """(id, path, kind, rank) of every indexed text, kept while the index's (epoch, generation) holds."""
-        with self._lock:
+        with self._lock, _read_failures():
             state = self.state()
             if self._metas is None or self._metas[0] != state:
                 rows = self._connect().execute("SELECT f.id, f.path, f.kind, f.rank FROM file f JOIN doc d "
@@ -710,7 +922,7 @@ class Index:
     def metas(self, needle: str) -> list[tuple[int, str, str, int]]:
         """(id, path, kind, rank) of the files holding every trigram of `needle`, without their texts."""
         expr = _trigram_expr(needle)
-        with self._lock:
+        with self._lock, _read_failures():
             db = self._connect()
             self._check_version(db)
             rows = db.execute("SELECT id, path, kind, rank FROM file WHERE id IN "
@@ -751,8 +963,11 @@ class Index:
             marks = ",".join("?" * len(chunk))
             rows = db.execute(f"SELECT id, folded, length(lineage) FROM doc WHERE id IN ({marks})", chunk).fetchall()
             dropped += sum(len(folded) + (lineage or 0) + RECORD_BYTES for _, folded, lineage in rows)
-            for folded, lin in db.execute(f"SELECT folded, lineage FROM doc WHERE id IN ({marks})", chunk):
-                _add_stats(self._words, word_stats(folded, lin), -1)
+            for fid, folded, lin, kind in db.execute("SELECT d.id, d.folded, d.lineage, f.kind FROM doc d JOIN file f "
+                                                     f"ON f.id = d.id WHERE d.id IN ({marks})", chunk):
+                file_words = word_stats(folded, lin)
+                _add_stats(self._words, file_words, -1)
+                self._tops.drop(fid, kind, file_words)
             db.executemany("INSERT INTO fts(fts, rowid, folded) VALUES ('delete', ?, ?)",
                            [(i, folded.decode("utf-8")) for i, folded, _ in rows])
             db.execute(f"DELETE FROM doc WHERE id IN ({marks})", chunk)

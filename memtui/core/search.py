@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from memtui.core import clock
 from memtui.core.entries import parse_entry
 from memtui.core.record import Record as _Value
-from memtui.core.index import (INDEX_FILE, FolderSource, Index, IndexDamaged, IndexUnavailable, Record, Source,
-                               StoreSource, fold)
+from memtui.core.index import (INDEX_FILE, TOP_TIERS, FolderSource, Index, IndexDamaged, IndexUnavailable, Record,
+                               Source, StoreSource, fold)
 from memtui.core.sources import (_DATE_IN_PARENS, MEMORY_FILE, _Lines, _ordinal, file_kind,  # noqa: F401
                                  log_day)
 
@@ -314,9 +314,32 @@ class Tiers(_Value):
         heapq.heapify(self.log_order)
 
 
+class Listed(_Value):
+    """A word's best-ranked files as the index lists them (`Index.tops`): MEMORY.md, topic files with their bound
+    for the word, daily logs with their day; and per tier whether files were left off (then the bound on them)."""
+
+    __slots__ = ("memory", "topics", "logs", "topic_rest", "log_rest")
+
+    def __init__(self, rows: Iterable[tuple[int, int, int, str, str, int]], rests: dict[int, int]) -> None:
+        self.memory: list[tuple[int, str, str, int]] = []
+        self.topics: list[tuple[int, tuple[int, str, str, int]]] = []
+        self.logs: list[tuple[int, tuple[int, str, str, int]]] = []
+        for tier, key, fid, rel, kind, rank in rows:
+            meta = (fid, rel, kind, rank)
+            if tier != TOP_TIERS.get(kind):
+                raise IndexDamaged("the search index lists a file under the wrong tier")
+            if tier == 0:
+                self.memory.append(meta)
+            else:
+                (self.topics if tier == 1 else self.logs).append((key, meta))
+        self.topic_rest = rests.get(1)
+        self.log_rest = rests.get(2)
+
+
 def rank_records(recs: Iterable[Record], needle: str, k: int, wanted: Callable[[str], bool] | None = None,
                  text_of: Callable[[int], bytes] | None = None,
-                 counts: tuple[int, int] | None = None, tiers: Tiers | None = None) -> tuple[list[_Group], int, int]:
+                 counts: tuple[int, int] | None = None, tiers: Tiers | None = None,
+                 listed: Listed | None = None) -> tuple[list[_Group], int, int] | None:
     """The k best-ranked sources among indexed files, how many sources there are, and how many lines matched:
     the answer `_top_sources` gives from every matched line, reached with far less work.
 
@@ -329,7 +352,12 @@ def rank_records(recs: Iterable[Record], needle: str, k: int, wanted: Callable[[
 
     `recs` is read once, as a stream: with `text_of` (a file id -> its folded UTF-8 text, read again for the few
     files that can reach the bundle) no text is kept past its count, so memory follows the bundle, not the
-    matches; without it the texts of matching files are kept."""
+    matches; without it the texts of matching files are kept.
+
+    With `listed` (and `counts`), the one word holding the needle has its best files listed by the index: topic
+    files come in order of their bound for it, so none is read for its bound, and only the files that reach the
+    bundle are read at all. None when the lists cannot settle it (a file left off a list may rank higher, or the
+    first three tiers hold fewer than k sources): then rank without them."""
     nb = needle.encode("utf-8")
     esc = re.escape(nb)
     # One match per matching line. The empty group makes each match's value b"" (one shared object), so counting
@@ -348,12 +376,17 @@ def rank_records(recs: Iterable[Record], needle: str, k: int, wanted: Callable[[
         # candidates' (id, path, kind, rank), some of which may not hold the needle (they add no source).
         assert wanted is None and text_of is not None
         matched, sources = counts
-        if tiers is None:
+        if tiers is None and listed is None:
             tiers = Tiers(recs if matched else ())
         recs = ()
     if tiers is not None:
         assert counts is not None
         memory, topics, logs, hit = tiers.memory, tiers.topics, tiers.logs, tiers.hit
+    elif listed is not None:
+        assert counts is not None
+        memory = listed.memory
+        topics = [meta for _, meta in listed.topics]
+        logs = [meta for _, meta in listed.logs]
     for rec in recs:
         if wanted is not None and not wanted(rec[1]):
             continue
@@ -439,6 +472,13 @@ def rank_records(recs: Iterable[Record], needle: str, k: int, wanted: Callable[[
     # file put back in its place by it, parsed only when it comes up again before k better sources are found.
     if tiers is not None:
         order = list(tiers.topic_order)  # a heap still: popped here, not there
+    elif listed is not None:
+        # Each file's bound for the word is known: taken up in that order, none read for it. A file left off the
+        # list ranks no higher than the rest bound, with any path (""): reached, the lists cannot settle it.
+        order = [(key, meta[1], n, True) for n, (key, meta) in enumerate(listed.topics)]
+        if listed.topic_rest is not None:
+            order.append((listed.topic_rest, "", -1, True))
+        heapq.heapify(order)
     else:
         order = [(meta[3], meta[1], n, False) for n, meta in enumerate(topics)]
         heapq.heapify(order)
@@ -455,20 +495,33 @@ def rank_records(recs: Iterable[Record], needle: str, k: int, wanted: Callable[[
                 heapq.heapreplace(order, (better, rel, n, True))
                 continue
         heapq.heappop(order)
+        if n < 0:
+            return None
         groups_of(topics[n])
     if tiers is not None:
         order = list(tiers.log_order)
+    elif listed is not None:
+        order = [(key, meta[1], n) for n, (key, meta) in enumerate(listed.logs)]
+        if listed.log_rest is not None:
+            order.append((listed.log_rest, "", -1))
+        heapq.heapify(order)
     else:
         order = [(meta[3], meta[1], n) for n, meta in enumerate(logs)]
         heapq.heapify(order)
     taken = 0
     while order and taken < k:
         day, rel, n = heapq.heappop(order)
+        if n < 0:
+            if len(best) >= k and best[0].key < (TIER_LOG, day, ""):
+                break  # no log left off the list ranks into the bundle
+            return None
         lines = lines_of(logs[n])[1]
         for i in reversed(lines[-(k - taken):]):
             add(_Group((TIER_LOG, day, rel, -i), rel, "log", i, False, {i}))
         taken = min(k, taken + len(lines))
     if sum(1 for g in cands if g.key[0] < TIER_OTHER) < k:
+        if listed is not None:
+            return None  # the other files holding the word are not listed
         # Every source of the first three tiers is in: the rest (TIER_OTHER) rank by path, then line.
         taken = 0
         for meta in sorted(hit, key=lambda r: r[1]):
@@ -751,26 +804,37 @@ class Searcher:
             counts = self.index.needle_counts(needle)
             if counts is None:
                 return False
-            lines, sources, files = counts
+            lines, sources, files, word = counts
+            text_of: Callable[[int], bytes]
+            kept = self.keep_texts and self._texts_fit()
+            if kept:
+                corpus = self._caught_up()
+                text_of = lambda i: corpus[i][4]  # noqa: E731
+            else:
+                text_of = self.index.folded
+            if lines:
+                # The word's best files, listed by the index: most queries read only the files of the bundle.
+                ranked = rank_records((), needle, bundle.limit, None, text_of, (lines, sources),
+                                      listed=Listed(*self.index.tops(word)))
+                if ranked is not None:
+                    self._top, bundle.sources, bundle.matched_lines = ranked
+                    return True
             # A word in many files: every indexed file is a candidate (ranking skips those without it, and reads
             # only the best ranked), which spares the trigram query that would list nearly all of them.
             dense = files * DENSE_SHARE >= self.index.summary()[0]
-            text_of: Callable[[int], bytes]
             tiers = None
-            if self.keep_texts and self._texts_fit():
-                corpus = self._caught_up()
-                text_of = lambda i: corpus[i][4]  # noqa: E731
+            if kept:
                 if lines and dense:
                     tiers = self._all_tiers(corpus.values)
                 metas: Iterable[Any] = (() if not lines or dense
                                         else [corpus[i] for i in self.index.candidate_ids(needle)])
             else:
-                text_of = self.index.folded
                 if lines and dense:
                     tiers = self._all_tiers(self.index.all_metas)
                 metas = () if not lines or dense else self.index.metas(needle)
-            self._top, bundle.sources, bundle.matched_lines = rank_records(
-                metas, needle, bundle.limit, None, text_of, (lines, sources), tiers)
+            ranked = rank_records(metas, needle, bundle.limit, None, text_of, (lines, sources), tiers)
+            assert ranked is not None
+            self._top, bundle.sources, bundle.matched_lines = ranked
         return True
 
     def _all_tiers(self, metas: Callable[[], Iterable[Any]]) -> Tiers:
