@@ -725,18 +725,12 @@ class FolderStore(Store):
                 break
             except FileExistsError:
                 continue
-        try:
+        with _removed_on_failure(tmp):
             try:
                 _write_all(fd, split.shared)
             finally:
                 os.close(fd)
             os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
         split.shared = None
         split.shared_stat = self._shared_stat(split.base_sha)
         now = time.time()
@@ -1426,7 +1420,7 @@ def atomic_write(path: Path, data: bytes, *, sync_dir: bool = True, sync_file: b
     a file whose loss in a crash costs nothing (the caller says why)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
+    with _removed_on_failure(tmp):
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -1437,12 +1431,6 @@ def atomic_write(path: Path, data: bytes, *, sync_dir: bool = True, sync_file: b
         except FileNotFoundError:
             os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
     if not sync_dir:
         return
     dfd = os.open(path.parent, os.O_RDONLY)
@@ -1487,6 +1475,20 @@ def _read_all(fd: int, size: int) -> bytes:
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
+
+
+@contextmanager
+def _removed_on_failure(tmp: str | Path) -> Iterator[None]:
+    """A temporary file that is to be renamed into place by the block: removed when the block fails (anything,
+    a KeyboardInterrupt too), so no half-written temp outlives a failed write."""
+    try:
+        yield
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -70,20 +70,14 @@ class Index:
         extension but TREE and REUC, or when an entry is racily clean: it records an mtime
         (seconds) not before `mtime`, the index file's own (git, writing the index out, would check that file).
         Damaged when its checksum is wrong."""
-        from memtui.core.digests import sha1
-
         size = len(data)
         if size < _HEADER + _TRAILER or data[:4] != b"DIRC" or not 0 < mtime < 1 << 32:
             return None
         version = int.from_bytes(data[4:8], "big")
         if version not in (2, 3):
             return None
-        if data[-_TRAILER:] == bytes(_TRAILER):
-            return None  # index.skipHash's trailer (git 2.40 and later): left to git
-        if sha1(memoryview(data)[:-_TRAILER]).digest() != data[-_TRAILER:]:
-            # git itself reads an index without checking its checksum (only fsck does) and would write the damage
-            # out again under a sound one: refused instead, so a person sees it.
-            raise Damaged("git's index file is damaged: its checksum does not match its content")
+        if not _checksum_ok(data):
+            return None
         count = int.from_bytes(data[8:12], "big")
         end = size - _TRAILER
         if count > (end - _HEADER) // 64:
@@ -127,13 +121,7 @@ class Index:
         found = _extensions(data, pos, end)
         if found is None:
             return None
-        tree, reuc = found
-        index = cls(data, version, offsets, extended, mtime, ext_at, tree, reuc)
-        if tree is not None and _read_tree(data, *tree) is None:
-            return None
-        if reuc is not None and not _canonical_reuc(data[reuc[0]:reuc[1]]):
-            return None
-        return index
+        return cls(data, version, offsets, extended, mtime, ext_at, *found)
 
     def _entry(self, i: int) -> tuple[bytes, int]:
         """Entry `i`'s (name, stage): git's sort key."""
@@ -177,17 +165,10 @@ def set_entries(index: Index, changes: Mapping[str, tuple[bytes, int] | None], m
     lost_extended = 0
     changed = False
     for rel, leaf in changes.items():
-        try:
-            name = rel.encode("utf-8")
-        except UnicodeEncodeError:
-            return None
-        if not _plain(name):
+        name = _change_name(rel, leaf)
+        if name is None:
             return None
         names.append(name)
-        if leaf is not None:
-            sha, mode = leaf
-            if mode not in _MODES or len(sha) != 20 or sha == bytes(20):
-                return None
         i = index._find(name)
         here = i < len(index.offsets) and index._entry(i)
         if here and here[0] == name:
@@ -200,24 +181,20 @@ def set_entries(index: Index, changes: Mapping[str, tuple[bytes, int] | None], m
         elif leaf is not None:
             # A new path: git would first remove any entry it clashes with (a file where its folder is, or
             # entries under a folder of its name).
-            dirs = name.split(b"/")
-            if index._has_under(name) or any(index._has_name(b"/".join(dirs[:k])) for k in range(1, len(dirs))):
+            if _clashes(index, name):
                 return None
             inserts.append((name, _entry_bytes(name, *leaf)))
             changed = True
-    folders = {b"/".join(n.split(b"/")[:k]) for n in names for k in range(1, n.count(b"/") + 1)}
-    if folders.intersection(names):
+    if _nested(names):
         return None  # one changed path is a folder of another: git's order of records would decide
     data = index.data
     if not changed and index.tree is None:
         return index  # git writes nothing: neither an entry nor the cache-tree changed
-    tree = None
+    body = None
     if index.tree is not None:
-        tree = _read_tree(data, *index.tree)
-        if tree is None:
+        body = _invalidated_tree(data, index.tree, names)
+        if body is None:
             return None
-        for name in names:
-            _invalidate(tree, name.split(b"/"))
 
     count = len(index.offsets) - sum(1 for e in edits.values() if e is None) + len(inserts)
     extended = index.extended - lost_extended
@@ -253,23 +230,58 @@ def set_entries(index: Index, changes: Mapping[str, tuple[bytes, int] | None], m
     parts.append(view[src:index.ext_at])
     at += index.ext_at - src
     ext_at = at
-    new_tree = new_reuc = None
-    if tree is not None:
-        body = _write_tree(data, tree)
-        parts += [b"TREE", len(body).to_bytes(4, "big"), body]
-        new_tree = (at + 8, at + 8 + len(body))
-        at = new_tree[1]
-    if index.reuc is not None:
-        start, end = index.reuc
-        parts.append(view[start - 8:end])
-        new_reuc = (at + 8, at + 8 + end - start)
-        at = new_reuc[1]
+    reuc_body = view[index.reuc[0]:index.reuc[1]] if index.reuc is not None else None
+    new_tree, new_reuc = _append_extensions(parts, at, body, reuc_body)
     digest = new("sha1", len(index.data))
     for part in parts:
         digest.update(part)
     parts.append(digest.digest())
     out = b"".join(parts)
     return Index(out, version, offsets, extended, index.older_than, ext_at, new_tree, new_reuc)
+
+
+def _change_name(rel: str, leaf: tuple[bytes, int] | None) -> bytes | None:
+    """The index name of one change {rel: leaf} (`set_entries`), None when it is not done here: a path that is
+    not UTF-8 or not `_plain`, a mode that is not a file's or a link's, an object id that is not 20 bytes or is
+    all zeros."""
+    try:
+        name = rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    if not _plain(name):
+        return None
+    if leaf is not None:
+        sha, mode = leaf
+        if mode not in _MODES or len(sha) != 20 or sha == bytes(20):
+            return None
+    return name
+
+
+def _clashes(index: Index | Split, name: bytes) -> bool:
+    """Whether a new path `name` clashes with an entry of `index` (entries under a folder of its name, or a
+    file where one of its folders is): git would first remove that entry."""
+    dirs = name.split(b"/")
+    return index._has_under(name) or any(index._has_name(b"/".join(dirs[:k])) for k in range(1, len(dirs)))
+
+
+def _nested(names: list[bytes]) -> bool:
+    """Whether one of `names` is a folder of another."""
+    folders = {b"/".join(n.split(b"/")[:k]) for n in names for k in range(1, n.count(b"/") + 1)}
+    return not folders.isdisjoint(names)
+
+
+def _checksum_ok(data: bytes) -> bool:
+    """Whether index file `data` ends in the SHA-1 of its bytes; False for index.skipHash's zero trailer (git
+    2.40 and later: left to git). Damaged for any other trailer: git itself reads an index without checking its
+    checksum (only fsck does) and would write the damage out again under a sound one, so it is refused instead
+    and a person sees it."""
+    from memtui.core.digests import sha1
+
+    if data[-_TRAILER:] == bytes(_TRAILER):
+        return False
+    if sha1(memoryview(data)[:-_TRAILER]).digest() != data[-_TRAILER:]:
+        raise Damaged("git's index file is damaged: its checksum does not match its content")
+    return True
 
 
 def _plain(name: bytes) -> bool:
@@ -352,10 +364,36 @@ def _invalidate(root: _Node, parts: list[bytes]) -> None:
     node.children = [c for c in node.children if c.name != parts[-1]]
 
 
+def _invalidated_tree(data: bytes, span: tuple[int, int], names: list[bytes]) -> bytes | None:
+    """The TREE extension's data at data[span] as git writes it back once `names` changed (each invalidated as
+    `_invalidate` does); None when git would not write it back byte for byte."""
+    tree = _read_tree(data, *span)
+    if tree is None:
+        return None
+    for name in names:
+        _invalidate(tree, name.split(b"/"))
+    return _write_tree(data, tree)
+
+
 def _write_tree(data: bytes, node: _Node) -> bytes:
     if not node.dirty:
         return data[node.span[0]:node.span[1]]
     return b"".join([node.name, b"\0-1 %d\n" % len(node.children), *(_write_tree(data, c) for c in node.children)])
+
+
+def _append_extensions(parts: list, at: int, tree_body: bytes | memoryview | None,
+                       reuc_body: bytes | memoryview | None) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+    """The TREE and REUC extensions (those given) appended to `parts`, whose bytes end at `at`: the (start, end)
+    of each one's data in the written file, as `_extensions` reads them back."""
+    spans: list[tuple[int, int] | None] = []
+    for sig, body in ((b"TREE", tree_body), (b"REUC", reuc_body)):
+        if body is None:
+            spans.append(None)
+            continue
+        parts += [sig, len(body).to_bytes(4, "big"), body]
+        spans.append((at + 8, at + 8 + len(body)))
+        at += 8 + len(body)
+    return spans[0], spans[1]
 
 
 def _canonical_reuc(body: bytes) -> bool:
@@ -392,8 +430,9 @@ def _canonical_reuc(body: bytes) -> bool:
 
 def _extensions(data: bytes, pos: int, end: int) -> tuple[tuple[int, int] | None, tuple[int, int] | None] | None:
     """The (start, end) spans of the TREE and REUC extensions from `pos` to `end`, in that order, each at most
-    once; None for anything else (another extension, a tail too short for a header, which git skips and drops, or
-    one running past the end): git must then write the index."""
+    once and each as git writes it back byte for byte; None for anything else (another extension, a tail too short
+    for a header, which git skips and drops, one running past the end, a cache-tree or resolve-undo git would
+    write differently): git must then write the index."""
     tree = reuc = None
     while pos < end:
         if pos + 8 > end:
@@ -410,6 +449,10 @@ def _extensions(data: bytes, pos: int, end: int) -> tuple[tuple[int, int] | None
         else:
             return None
         pos = span[1]
+    if tree is not None and _read_tree(data, *tree) is None:
+        return None
+    if reuc is not None and not _canonical_reuc(data[reuc[0]:reuc[1]]):
+        return None
     return tree, reuc
 
 
@@ -557,14 +600,10 @@ class Split:
         """The split index in `data` (its file's mtime `mtime`) over `base`, the shared index it names (parsed
         with that same mtime: its racily clean entries are the split index's); None unless it is as described
         above. Damaged when its checksum is wrong."""
-        from memtui.core.digests import sha1
-
         if link_of(data) is None or not 0 < mtime < 1 << 32 or base.version != 2 or base.extended:
             return None
-        if data[-_TRAILER:] == bytes(_TRAILER):
+        if not _checksum_ok(data):
             return None
-        if sha1(memoryview(data)[:-_TRAILER]).digest() != data[-_TRAILER:]:
-            raise Damaged("git's index file is damaged: its checksum does not match its content")
         walked = _walk(data, allow_empty=True)
         if walked is None:
             return None
@@ -618,10 +657,6 @@ class Split:
         if found is None:
             return None
         tree, reuc = found
-        if tree is not None and _read_tree(data, *tree) is None:
-            return None
-        if reuc is not None and not _canonical_reuc(data[reuc[0]:reuc[1]]):
-            return None
         split = cls(data, base, base_sha, replaced, set(deleted), added, tree, reuc, mtime)
         split.link = data[link_at:link_end]
         return split
@@ -735,15 +770,7 @@ def _assemble(base: Index, base_sha: bytes, replaced: dict[int, bytes], deleted:
         link = base_sha + ewah_encode(sorted(deleted)) + ewah_encode(sorted(replaced))
     parts = [b"DIRC", (2).to_bytes(4, "big"), len(written).to_bytes(4, "big"), *written,
              b"link", len(link).to_bytes(4, "big"), link]
-    at = sum(map(len, parts))
-    tree = reuc = None
-    if tree_body is not None:
-        parts += [b"TREE", len(tree_body).to_bytes(4, "big"), tree_body]
-        tree = (at + 8, at + 8 + len(tree_body))
-        at = tree[1]
-    if reuc_body is not None:
-        parts += [b"REUC", len(reuc_body).to_bytes(4, "big"), reuc_body]
-        reuc = (at + 8, at + 8 + len(reuc_body))
+    tree, reuc = _append_extensions(parts, sum(map(len, parts)), tree_body, reuc_body)
     body = b"".join(parts)
     data = body + sha1(body).digest()
     out = Split(data, base, base_sha, replaced, deleted, added, tree, reuc, older_than, shared)
@@ -764,17 +791,10 @@ def set_split_entries(index: Split, changes: Mapping[str, tuple[bytes, int] | No
     added = dict(index.added)
     names = []
     for rel, leaf in changes.items():
-        try:
-            name = rel.encode("utf-8")
-        except UnicodeEncodeError:
-            return None
-        if not _plain(name):
+        name = _change_name(rel, leaf)
+        if name is None:
             return None
         names.append(name)
-        if leaf is not None:
-            sha, mode = leaf
-            if mode not in _MODES or len(sha) != 20 or sha == bytes(20):
-                return None
         if name in added:
             if leaf is None:
                 del added[name]
@@ -791,23 +811,17 @@ def set_split_entries(index: Split, changes: Mapping[str, tuple[bytes, int] | No
             else:
                 replaced[live] = _stripped(_entry_bytes(name, *leaf))
         elif leaf is not None:
-            dirs = name.split(b"/")
-            if index._has_under(name) or any(index._has_name(b"/".join(dirs[:k])) for k in range(1, len(dirs))):
+            if _clashes(index, name):
                 return None
             added[name] = _entry_bytes(name, *leaf)
-    folders = {b"/".join(n.split(b"/")[:k]) for n in names for k in range(1, n.count(b"/") + 1)}
-    if folders.intersection(names):
-        return None
-    # clashes among the additions themselves (a new file where another new path's folder is)
+    if _nested(names):
+        return None  # clashes among the changed paths themselves (a new file where another's folder is)
     data = index.data
     tree_body = None
     if index.tree is not None:
-        tree = _read_tree(data, *index.tree)
-        if tree is None:
+        tree_body = _invalidated_tree(data, index.tree, names)
+        if tree_body is None:
             return None
-        for name in names:
-            _invalidate(tree, name.split(b"/"))
-        tree_body = _write_tree(data, tree)
     reuc_body = data[index.reuc[0]:index.reuc[1]] if index.reuc is not None else None
     out = _assemble(index.base, index.base_sha, replaced, deleted, added, tree_body, reuc_body, index.older_than,
                     None, index)

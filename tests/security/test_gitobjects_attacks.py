@@ -37,41 +37,68 @@ def reflog_is_a_chain(root: Path, ref: str) -> None:
 def test_index_lock_of_a_person_s_commit_in_its_editor_is_not_taken(tmp_path: Path) -> None:
     """Was: memtui judged a lock stale when no process had it open; `git commit -a` keeps index.lock closed while
     its editor and hooks run, so memtui deleted a live git's index.lock and wrote the index under it. Now a lock
-    is stale only when no git works in the repository: memtui waits, then commits on top of the person's."""
+    is stale only when no git works in the repository: memtui waits, then commits on top of the person's.
+
+    Each step waits on a condition, not a time: mem.md changes only once the person's editor runs (git has
+    staged by then; a change made as soon as index.lock appears could be staged into the person's commit), and
+    the editor ends only when the test lets it, while memtui's commit is seen still waiting."""
     root = person_repo(tmp_path / "m")
+    started, release = tmp_path / "editor-started", tmp_path / "editor-release"
     with open(root / "base.md", "a") as f:
         f.write("person's change\n")
-    person = subprocess.Popen(["git", "-C", str(root), "commit", "-a"], env={**os.environ,
-                              "GIT_EDITOR": "sleep 2; echo person >"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    editor = f"touch '{started}'; until [ -e '{release}' ]; do sleep 0.02; done; echo person >"
+    person = subprocess.Popen(["git", "-C", str(root), "commit", "-a"], env={**os.environ, "GIT_EDITOR": editor},
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 5
-        while not (root / ".git/index.lock").exists() and time.monotonic() < deadline:
+        deadline = time.monotonic() + 60
+        while not started.exists() and person.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
+        assert started.exists(), "the person's editor did not start"
         inode = os.stat(root / ".git/index.lock").st_ino
         (root / "mem.md").write_text("memtui\n")
-        seen = []
+        seen: list[int] = []
         watcher = threading.Thread(target=lambda: seen.extend(_inodes_while(root / ".git/index.lock", person)))
         watcher.start()
-        FolderStore(root).commit(["mem.md"], "memtui write", "wes")
-        watcher.join(20)
+        done: list[str | None | BaseException] = []
+
+        def commit() -> None:
+            try:
+                done.append(FolderStore(root).commit(["mem.md"], "memtui write", "wes"))
+            except BaseException as exc:  # noqa: BLE001 - handed to the test's thread
+                done.append(exc)
+
+        committer = threading.Thread(target=commit)
+        committer.start()
+        committer.join(1.0)
+        assert committer.is_alive(), f"memtui's commit did not wait for the person's git: {done}"
+        release.touch()
+        committer.join(60)
+        watcher.join(60)
+        assert not committer.is_alive() and not watcher.is_alive()
+        assert done and not isinstance(done[0], BaseException), done
         assert set(seen) <= {inode}, "memtui replaced a live git's index.lock"
     finally:
-        out = person.communicate(timeout=20)[0].decode()
+        release.touch()
+        out = person.communicate(timeout=60)[0].decode()
     assert person.returncode == 0, out
     assert sh(root, "log", "--format=%s", "-2").split("\n")[:2] == ["memtui write", "person"]
     assert status(root) == "" and fsck(root) == "0:"
 
 
 def _inodes_while(lock: Path, person: subprocess.Popen) -> list[int]:
-    """The inodes `lock` had while the person's git ran."""
+    """The inodes `lock` had while the person's git ran: one seen only when the person's git was still running
+    after it was seen (a look taken just before git exits, read after memtui took the lock, is not the person's)."""
     out = []
-    while person.poll() is None:
+    while True:
         try:
-            out.append(os.stat(lock).st_ino)
+            inode: int | None = os.stat(lock).st_ino
         except FileNotFoundError:
-            pass
+            inode = None
+        if person.poll() is not None:
+            return out
+        if inode is not None:
+            out.append(inode)
         time.sleep(0.005)
-    return out
 
 
 def test_a_person_s_commit_during_a_memtui_write_that_changes_nothing_succeeds(tmp_path: Path) -> None:
