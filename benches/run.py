@@ -36,6 +36,9 @@ BENCHES = Path(__file__).resolve().parent
 REPO = BENCHES.parent
 PROBES = BENCHES / "probes.py"
 README = REPO / "README.md"
+# What a command that builds a memory's search index from nothing may take: a 100,000-file index took over 120 s
+# (the default) on a slow machine, and a run of 40 minutes ended there, twice.
+INDEX_BUILD_TIMEOUT = 1800
 TABLE_START, TABLE_END = "<!-- bench:table -->", "<!-- /bench:table -->"
 GROWTH_START, GROWTH_END = "<!-- bench:growth -->", "<!-- /bench:growth -->"
 PY = sys.executable
@@ -636,7 +639,7 @@ def interleaved(commands: dict[str, list[str]], runs: int, ok: tuple[int, ...] =
 def _served_search(root: Path, query: str, runs: int, code: str | None) -> tuple[Any, Any] | None:
     """((median s, peak RSS) of a cold `memtui search` with `memtui index --watch` running on `root`, (the same of
     rg)), interleaved; None for code that cannot watch here."""
-    run(memtui_cmd("index", "--root", str(root)), code=code)
+    run(memtui_cmd("index", "--root", str(root)), code=code, timeout=INDEX_BUILD_TIMEOUT)
     (root / ".memtui" / "index.sqlite-changes").unlink(missing_ok=True)
     # The watcher runs bare (not under GNU time, whose terminate would orphan it).
     watcher = subprocess.Popen(memtui_cmd("index", "--watch", "--root", str(root)), env=child_env(code),
@@ -698,7 +701,7 @@ def bench_growth(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ...],
         cells: dict[str, Cell] = {}
         drop_index(root)  # each version builds (and reads) its own schema
         # The index, built once (an older memtui takes minutes at 100,000 files).
-        run(memtui_cmd("search", queries[0], "--root", str(root)), code=code, timeout=1800)
+        run(memtui_cmd("search", queries[0], "--root", str(root)), code=code, timeout=INDEX_BUILD_TIMEOUT)
         cmds = {"pass": [PY, "-c", "pass"], "context": memtui_cmd("context", "--root", str(root))}
         for k, q in enumerate(queries):
             cmds[f"search{k}"] = memtui_cmd("search", q, "--root", str(root))
@@ -906,7 +909,7 @@ def bench_search_scale(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ..
 
         for name, code in codes:
             drop_index(root)  # each version builds (and reads) its own schema
-            run(memtui_cmd("search", queries[0], "--root", str(root)), code=code, timeout=1800)
+            run(memtui_cmd("search", queries[0], "--root", str(root)), code=code, timeout=INDEX_BUILD_TIMEOUT)
             for q in queries:
                 for i in range(runs + 1):
                     s, r, _ = run(memtui_cmd("search", q, "--root", str(root)), code=code)
@@ -930,7 +933,7 @@ def bench_search_scale(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ..
         # With a live watcher (`memtui index --watch`) the cold search asks its warm searcher (or, where it cannot,
         # re-checks only what its journal names). The index is this code's again first (a --before run left its own schema), and the watcher runs bare
         # (not under GNU time, whose terminate would orphan it).
-        run(memtui_cmd("index", "--root", str(root)))
+        run(memtui_cmd("index", "--root", str(root)), timeout=INDEX_BUILD_TIMEOUT)
         journal = root / ".memtui" / "index.sqlite-changes"
         journal.unlink(missing_ok=True)
         watcher = subprocess.Popen(memtui_cmd("index", "--watch", "--root", str(root)), env=child_env(),
