@@ -114,36 +114,35 @@ def test_lists_equal_the_reference_through_edits(generated, tmp_path, monkeypatc
         assert False in outcomes  # tiny lists left files off: some bundles fell back
 
 
-def test_a_damaged_word_list_is_refused_and_rebuilt(generated, tmp_path):
+def tampered(generated: Path, tmp_path: Path, *statements: tuple) -> Path:
+    """A copy of the generated memory whose index was built, then changed by `statements` ((sql, params), ...)."""
     root = tmp_path / "m"
     shutil.copytree(generated, root, ignore=shutil.ignore_patterns(".memtui"))
     with Searcher(root) as s:
         s.search("postgres")
     db = sqlite3.connect(root / ".memtui" / "index.sqlite")
-    db.execute("UPDATE top SET list = x'0102' WHERE w = CAST('postgres' AS BLOB)")
+    for sql, *params in statements:
+        db.execute(sql, *params)
     db.commit()
     db.close()
-    with Searcher(root, keep_texts=False) as cold:
-        got = cold.search("postgres")
-        assert cold.index_problem and "word list" in cold.index_problem
-        assert got.results  # answered by the scan meanwhile
-        same_everywhere(root, [cold], "postgres", 5)  # and the rebuilt index answers again
+    return root
 
 
-def test_a_forged_list_naming_a_missing_file_is_refused(generated, tmp_path):
-    root = tmp_path / "m"
-    shutil.copytree(generated, root, ignore=shutil.ignore_patterns(".memtui"))
-    with Searcher(root) as s:
-        s.search("postgres")
-    db = sqlite3.connect(root / ".memtui" / "index.sqlite")
-    db.execute("UPDATE top SET list = ? WHERE w = CAST('postgres' AS BLOB) AND tier = 1",
-               (index_mod._pack([(-10**9, 999_999)]),))
-    db.commit()
-    db.close()
-    with Searcher(root, keep_texts=False) as cold:
-        cold.search("postgres")
-        assert cold.index_problem and "does not hold" in cold.index_problem
-        same_everywhere(root, [cold], "postgres", 5)
+@pytest.mark.parametrize("keep", [True, False])
+@pytest.mark.parametrize("why,statements", [
+    ("word list", [("UPDATE top SET list = x'0102' WHERE w = CAST('postgres' AS BLOB)",)]),
+    ("does not hold", [("UPDATE top SET list = ? WHERE w = CAST('postgres' AS BLOB) AND tier = 1",
+                        (index_mod._pack([(-10**9, 999_999)]),))]),
+    ("lacks", [("DROP TABLE top",),  # another build's layout under this schema number
+               ("CREATE TABLE top(w BLOB, tier INTEGER, key INTEGER, id INTEGER)",)]),
+])
+def test_a_damaged_or_foreign_word_list_is_refused_and_rebuilt(generated, tmp_path, keep, why, statements):
+    root = tampered(generated, tmp_path, *statements)
+    with Searcher(root, keep_texts=keep) as s:
+        got = s.search("postgres")  # no traceback: the scan answers meanwhile
+        assert s.index_problem and why in s.index_problem
+        assert got.results
+        same_everywhere(root, [s], "postgres", 5)  # and the rebuilt index answers again
 
 
 def test_line_dates_follow_struck_lines_down_to_their_head():
@@ -155,20 +154,3 @@ def test_line_dates_follow_struck_lines_down_to_their_head():
     o = lambda s: date.fromisoformat(s).toordinal()  # noqa: E731
     assert days == [o("2024-05-05"), o("2024-05-05"), o("2024-05-05"), 0, o("2022-02-02"), o("2023-03-03"),
                     o("2023-03-03"), 0]
-
-
-def test_an_index_with_this_schema_number_but_other_tables_is_built_again(generated, tmp_path):
-    root = tmp_path / "m"
-    shutil.copytree(generated, root, ignore=shutil.ignore_patterns(".memtui"))
-    with Searcher(root) as s:
-        s.search("postgres")
-    db = sqlite3.connect(root / ".memtui" / "index.sqlite")
-    db.execute("DROP TABLE top")
-    db.execute("CREATE TABLE top(w BLOB, tier INTEGER, key INTEGER, id INTEGER)")  # another build's layout
-    db.commit()
-    db.close()
-    with Searcher(root) as warm:
-        got = warm.search("postgres")  # no traceback: the scan answers, the index is made again
-        assert warm.index_problem and "lacks" in warm.index_problem
-        assert got.results
-        same_everywhere(root, [warm], "postgres", 5)
