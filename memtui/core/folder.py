@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Collection, Iterator
 
 from memtui.core.gitcall import GitOwner, timed_out
-from memtui.core.gitobjects import GitUnreadable
+from memtui.core.gitobjects import GitUnreadable, removed_on_failure
 from memtui.core.gitobjects import tree_entries as _tree_entries
 from memtui.core.paths import PathRefused, check_rel, clean_rel, plain_name, protected_name, resolve_inside
 from memtui.core.record import Frozen
@@ -725,7 +725,7 @@ class FolderStore(Store):
                 break
             except FileExistsError:
                 continue
-        with _removed_on_failure(tmp):
+        with removed_on_failure(tmp):
             try:
                 _write_all(fd, split.shared)
             finally:
@@ -1420,7 +1420,7 @@ def atomic_write(path: Path, data: bytes, *, sync_dir: bool = True, sync_file: b
     a file whose loss in a crash costs nothing (the caller says why)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with _removed_on_failure(tmp):
+    with removed_on_failure(tmp):
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -1475,20 +1475,6 @@ def _read_all(fd: int, size: int) -> bytes:
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
-
-
-@contextmanager
-def _removed_on_failure(tmp: str | Path) -> Iterator[None]:
-    """A temporary file that is to be renamed into place by the block: removed when the block fails (anything,
-    a KeyboardInterrupt too), so no half-written temp outlives a failed write."""
-    try:
-        yield
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import re
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Literal, NamedTuple
+from typing import TYPE_CHECKING, Callable, Iterator, Literal, NamedTuple
 
 from memtui.core.gitcall import git_timeout, kill_tree, plumbing_env, run_plumbing
 from memtui.core.store import StoreError
@@ -365,21 +366,30 @@ def write_object(objects: Path, kind: bytes, data: bytes) -> bytes:
                 continue
             raise
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(zlib.compress(header + data, 1))  # git's own core.looseCompression default
-            os.chmod(tmp, 0o444)
-            os.replace(tmp, path)
+            with removed_on_failure(tmp):
+                with os.fdopen(fd, "wb") as f:
+                    f.write(zlib.compress(header + data, 1))  # git's own core.looseCompression default
+                os.chmod(tmp, 0o444)
+                os.replace(tmp, path)
         except FileNotFoundError:
             if attempts:
                 continue
             raise
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
     return digest.digest()
+
+
+@contextmanager
+def removed_on_failure(tmp: str | Path) -> Iterator[None]:
+    """A temporary file that is to be renamed into place by the block: removed when the block fails (anything,
+    a KeyboardInterrupt too), so no half-written temp outlives a failed write."""
+    try:
+        yield
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
 
 
 def ident(name: str, email: str, when: str) -> bytes:
