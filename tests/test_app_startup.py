@@ -193,7 +193,11 @@ async def test_the_review_panel_s_empty_text_is_drawn_at_once(
     app = MemtuiApp(root, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: settled(app), what="the first screen")
-        diff = app.review.query_one(DiffView)
+        # A DiffView of the test's own, in the review panel: the panel's own one is the app's to fill (its queue
+        # sync shows the demo's proposal there whenever it runs, which under load was after the show below).
+        diff = DiffView(id="probe-diff")
+        await app.review.mount(diff)
+        await pilot.pause()
         diff.show("", empty="Nothing to see here.")
         assert diff.drawn and "Nothing to see here." in diff.render_text().plain
         diff.show("--- a/x.md\n+++ b/x.md\n@@ -1 +1 @@\n-old\n+new\n", rel="x.md")
