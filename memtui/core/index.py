@@ -961,15 +961,15 @@ class Index:
         for k in range(0, len(ids), 500):
             chunk = ids[k : k + 500]
             marks = ",".join("?" * len(chunk))
-            rows = db.execute(f"SELECT id, folded, length(lineage) FROM doc WHERE id IN ({marks})", chunk).fetchall()
-            dropped += sum(len(folded) + (lineage or 0) + RECORD_BYTES for _, folded, lineage in rows)
-            for fid, folded, lin, kind in db.execute("SELECT d.id, d.folded, d.lineage, f.kind FROM doc d JOIN file f "
-                                                     f"ON f.id = d.id WHERE d.id IN ({marks})", chunk):
+            rows = db.execute("SELECT d.id, d.folded, d.lineage, f.kind FROM doc d LEFT JOIN file f ON f.id = d.id "
+                              f"WHERE d.id IN ({marks})", chunk).fetchall()
+            for fid, folded, lin, kind in rows:
+                dropped += len(folded) + len(lin or b"") + RECORD_BYTES
                 file_words = word_stats(folded, lin)
                 _add_stats(self._words, file_words, -1)
                 self._tops.drop(fid, kind, file_words)
             db.executemany("INSERT INTO fts(fts, rowid, folded) VALUES ('delete', ?, ?)",
-                           [(i, folded.decode("utf-8")) for i, folded, _ in rows])
+                           [(i, folded.decode("utf-8")) for i, folded, _, _ in rows])
             db.execute(f"DELETE FROM doc WHERE id IN ({marks})", chunk)
             db.execute(f"DELETE FROM file WHERE id IN ({marks})", chunk)
         return dropped
