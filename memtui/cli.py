@@ -73,6 +73,22 @@ class _OneCommand:
         return self._sub.add_parser(name, **kwargs) if name == self._command else _Unbuilt()
 
 
+def _untranslated(text: str) -> str:
+    return text
+
+
+def _untranslated_plural(one: str, many: str, n: int) -> str:
+    return one if n == 1 else many
+
+
+# argparse passes each of its own strings (usage, "show this help message and exit", its errors) through gettext as it
+# builds a parser, and each call looks on disk for message catalogs by the language settings: ~2 ms of a cold
+# `memtui search`, which is ~6 ms after Python's start. CPython ships no catalog for argparse and memtui's help is
+# English, so its strings are used as they are.
+argparse._ = _untranslated  # type: ignore[attr-defined]
+argparse.ngettext = _untranslated_plural  # type: ignore[attr-defined]
+
+
 def build_parser(only: str | None = None, command: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; `only` names the one module under memtui.commands to register (a fast path), ""
     none, and `command` the one subcommand to build (None: all of them)."""

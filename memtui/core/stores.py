@@ -10,10 +10,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memtui.core.store import Store, StoreError
-
 if TYPE_CHECKING:
     from memtui.core.memory import Memory
+    from memtui.core.store import Store
 
 STORE_ENV = "MEMTUI_STORE"
 SCHEMES = ("redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")
@@ -29,6 +28,7 @@ def open_store(url: str) -> Store:
     tag is moved to it here (`RedisStore.migrate_if_legacy`; the oplog says so)."""
     if not is_store_url(url):
         from memtui.core.redact import redact
+        from memtui.core.store import StoreError
 
         raise StoreError(f"unknown store {redact(url)!r}: use redis://host:port/db?prefix=NAME (a Redis Cluster: "
                          "redis+cluster://host:port/?prefix=NAME), or a folder with --root")
@@ -74,6 +74,8 @@ def open_memory(root: str | os.PathLike[str] | None = None, url: str | None = No
     if chosen:
         return Memory(open_store(chosen), recover=recover)
     if root is None:
+        from memtui.core.store import StoreError
+
         raise StoreError("no memory given: pass --root PATH or --store redis://host:port/db?prefix=NAME")
     return Memory(root, recover=recover)
 

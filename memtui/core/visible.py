@@ -8,6 +8,7 @@ tag, a date) still line up. Pure text, no terminal library: the CLI and the app 
 
 from __future__ import annotations
 
+import functools
 import re
 
 # C0 controls show as their Unicode control pictures (ESC as ␛), DEL as ␡; C1 controls (0x80-0x9f, which some
@@ -24,13 +25,23 @@ ONE_LINE = {**VISIBLE, 0x0A: 0x2424, 0x09: 0x20}
 
 # What JSON leaves raw with ensure_ascii=False (it escapes C0 itself): DEL, C1 controls, bidi marks, line and
 # paragraph separators; each is written as its \u escape (a regex: str.translate to strings is 15x slower).
-_JSON_RAW = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+JSON_RAW = frozenset((0x7F, *range(0x80, 0xA0), *BIDI, 0x2028, 0x2029))
+_CODES = {id(VISIBLE): frozenset(VISIBLE), id(ONE_LINE): frozenset(ONE_LINE)}
 
 
-# The same characters as a regex, for text that is not ASCII: str.translate on it takes 3.7 s for 20 MB, a regex
-# that finds the few to replace 0.2 s (ASCII text translates in 40 ms).
-_SHOWN = re.compile("[" + "".join(re.escape(chr(c)) for c in VISIBLE) + "]")
-_SHOWN_ONE_LINE = re.compile("[" + "".join(re.escape(chr(c)) for c in ONE_LINE) + "]")
+@functools.cache
+def _pattern(codes: frozenset[int]) -> re.Pattern[str]:
+    """One character class of `codes`, written as ranges and compiled on first use: the CLI prints mostly ASCII,
+    which never needs it (70 single characters compiled at import cost a cold `memtui search` ~2 ms)."""
+    ordered = sorted(codes)
+    spans: list[list[int]] = []
+    for c in ordered:
+        if spans and spans[-1][1] == c - 1:
+            spans[-1][1] = c
+        else:
+            spans.append([c, c])
+    return re.compile("[" + "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+                                    for a, b in spans) + "]")
 
 
 def visible(text: str, *, newlines: bool = True) -> str:
@@ -39,7 +50,9 @@ def visible(text: str, *, newlines: bool = True) -> str:
     table = VISIBLE if newlines else ONE_LINE
     if text.isascii():
         return text.translate(table)
-    return (_SHOWN if newlines else _SHOWN_ONE_LINE).sub(lambda m: chr(table[ord(m.group())]), text)
+    # The same characters as a regex, for text that is not ASCII: str.translate on it takes 3.7 s for 20 MB, a
+    # regex that finds the few to replace 0.2 s (ASCII text translates in 40 ms).
+    return _pattern(_CODES[id(table)]).sub(lambda m: chr(table[ord(m.group())]), text)
 
 
 def json_safe(dumped: str) -> str:
@@ -47,4 +60,4 @@ def json_safe(dumped: str) -> str:
     parser, and nothing a terminal acts on when it is printed. They can only occur inside strings."""
     if dumped.isascii() and "\x7f" not in dumped:
         return dumped  # the common case, answered without the scan (a 20 MB log's JSON)
-    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", dumped)
+    return _pattern(JSON_RAW).sub(lambda m: f"\\u{ord(m.group()):04x}", dumped)
