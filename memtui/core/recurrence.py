@@ -12,7 +12,9 @@ past it (an approval of a lesson short of its signals is recorded as the person'
 - *Signal*: one session in which an agent proposed the lesson (or a similar ``[inferred]`` entry: same words by
   `similar`), as memtui recorded it on the candidate. Signals are memtui's own records, never text an agent
   writes: daily-log lines do not count (an agent can write any number of them in one conversation), and
-  proposing the lesson again in the same session adds nothing.
+  proposing the lesson again in the same session adds nothing. Each is sealed as memtui records it (an HMAC under
+  the person's key outside the memory root, `memtui.core.seal`) to the candidate it counts for: one written into a
+  queue file by hand, altered, or copied from another candidate does not count.
 - *Session*: the conversation a signal came from, as memtui attests it: a conversation memtui itself started (the
   embedded agent's, which a person starts in the app or with `memtui ask`: `new_session`), else the day memtui
   received the signal (``day:YYYY-MM-DD``). A session the caller names (`Proposal.session` from an in-process
@@ -133,16 +135,45 @@ def gated(p: Proposal, tag: str | None, *, is_agent: Callable[[str], bool], layo
 
 
 def tally(p: Proposal) -> Tally:
-    """The candidate's signals: one per distinct session (its earliest), weighed by age."""
+    """The candidate's signals: one per distinct session (its earliest), weighed by age. Only signals memtui sealed
+    for this candidate count (`counted`)."""
     today = clock.now().date()
     first: dict[str, str] = {}
-    for s in p.signals:
+    for s in counted(p):
         session = str(s.get("session") or "?")
         ts = str(s.get("ts", ""))
         if session not in first or ts < first[session]:
             first[session] = ts
     weight = sum(_weight(ts, today) for ts in first.values())
     return Tally(round(weight, 2), len(first), len(first))
+
+
+def _signal_payload(p: Proposal, signal: dict) -> bytes:
+    """What a signal's seal vouches for: the signal, and the candidate it was counted for (its file, when it was
+    made, its lessons), so a signal neither changes nor moves to another candidate."""
+    import json
+
+    lesson_texts = sorted(text.casefold() for text in lessons(p, "inferred"))
+    return json.dumps(["memtui-signal", p.file, p.created, lesson_texts, signal.get("ts"), signal.get("session"),
+                       signal.get("actor"), signal.get("named")], ensure_ascii=False).encode()
+
+
+def _sealed(p: Proposal, signal: dict) -> dict:
+    """`signal`, counted for candidate `p`, with memtui's seal (`memtui.core.seal.mac`; none when no key can be
+    read or made, and then it does not count)."""
+    from memtui.core.seal import mac
+
+    seal = mac(_signal_payload(p, signal))
+    return {**signal, "seal": seal} if seal is not None else signal
+
+
+def counted(p: Proposal) -> list[dict]:
+    """The signals of `p` that memtui recorded for it: a queue file (or a Redis queue entry) is anyone's to write
+    who can write the memory's files, so a signal written there by hand, changed, copied from another candidate,
+    or recorded before signals were sealed does not count."""
+    from memtui.core.seal import vouched
+
+    return [s for s in p.signals if isinstance(s, dict) and vouched(_signal_payload(p, s), s.get("seal"))]
 
 
 class Held(Frozen):
@@ -184,11 +215,11 @@ def hold(
     # rest of what it writes would be lost.
     existing = _open_candidate(pending(), p, tag) if _only_lessons(p, tag) else None
     if existing is not None:
-        existing.signals.append(signal)
+        existing.signals.append(_sealed(existing, signal))
         t = tally(existing)
         _set_flag(existing, t)
         return Held(existing, t, again=True)
-    p.signals = [signal]
+    p.signals = [_sealed(p, signal)]
     t = tally(p)
     if t.met:
         return None

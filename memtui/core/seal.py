@@ -39,6 +39,23 @@ def _key() -> bytes:
     return path.read_bytes()
 
 
+def mac(payload: bytes) -> str | None:
+    """The HMAC of `payload` under this person's key, or None when the key cannot be read or made (whatever it
+    would have vouched for then counts as unvouched)."""
+    try:
+        return hmac_sha256(_key(), payload)
+    except OSError:
+        return None
+
+
+def vouched(payload: bytes, given: object) -> bool:
+    """Whether `given` is this person's memtui's `mac` of `payload`."""
+    if not isinstance(given, str):
+        return False
+    expected = mac(payload)
+    return expected is not None and same(given, expected)
+
+
 def seal(payload: bytes) -> bytes:
     mac = hmac_sha256(_key(), payload)
     return json.dumps({SEAL: mac, "payload": payload.decode()}).encode()

@@ -141,9 +141,6 @@ AGENT = "agent:claude"
 LESSON = "[inferred] Prefers answers in German"
 
 
-@pytest.mark.xfail(strict=True, reason="a candidate's signals are read back from its queue file as they are: an "
-                   "agent that can write .memtui/queue/ by hand (its own shell, outside memtui) forges the sessions "
-                   "and the gate reads as met; nothing binds the signals to memtui (no MAC, no copy kept elsewhere)")
 def test_signals_forged_in_a_queue_file_by_hand_do_not_meet_the_gate(root: Path, now) -> None:
     import json
 
@@ -161,6 +158,67 @@ def test_signals_forged_in_a_queue_file_by_hand_do_not_meet_the_gate(root: Path,
     qfile.write_text(json.dumps(data))
     p = Memory(root).get(r.id)
     assert not recurrence.tally(p).met, recurrence.tally(p)
+
+
+def _queue_file(mem, pid: str) -> Path:
+    [qfile] = [f for f in mem.store.queue_dir.glob("*.json") if f'"id": "{pid}"' in f.read_text()]
+    return qfile
+
+
+@pytest.mark.parametrize("forge", ["copied from another candidate", "session changed", "day changed",
+                                   "seal made up", "seal of another signal", "not a signal"])
+def test_signals_altered_or_moved_by_hand_do_not_count(root: Path, now, forge: str) -> None:
+    """Each signal is sealed to the candidate it was counted for: real signals of one lesson, copied into another
+    lesson's candidate, count nothing there; a sealed signal edited (its session, its day) or given a seal that
+    is not memtui's counts nothing; a queue file whose signals are not signals at all is read without a crash."""
+    import json
+
+    from memtui.core import recurrence
+    from memtui.core.memory import Memory
+
+    other = "[inferred] Works late on Fridays"
+    days = ("2026-08-18", "2026-08-19", "2026-08-20")
+    mem = Memory(root)
+    for day in days:  # three real sessions of another lesson: its candidate meets the gate
+        now(f"{day}T10:00")
+        donor = mem.update("Preferences", "add", other, actor=AGENT)
+    assert "(gate met)" in donor.message, donor.message
+    donor_signals = json.loads(_queue_file(mem, donor.id).read_text())["signals"]
+    r = mem.update("Preferences", "add", LESSON, actor=AGENT)
+    assert r.status == "queued" and "1 of 3 signals" in r.message
+    qfile = _queue_file(mem, r.id)
+    data = json.loads(qfile.read_text())
+    [mine] = data["signals"]
+    if forge == "copied from another candidate":
+        data["signals"] = donor_signals
+    elif forge == "session changed":
+        data["signals"] += [{**mine, "session": f"day:2026-08-{d}"} for d in (18, 19)]
+    elif forge == "day changed":
+        data["signals"] += [{**mine, "ts": f"2026-08-{d}T10:00:00", "session": f"day:2026-08-{d}"} for d in (18, 19)]
+    elif forge == "seal made up":
+        data["signals"] += [{"ts": f"2026-08-{d}T10:00:00", "session": f"day:2026-08-{d}", "actor": AGENT,
+                             "seal": "0" * 64} for d in (18, 19)]
+    elif forge == "seal of another signal":
+        data["signals"] += [{**donor_signals[k], "seal": mine["seal"]} for k in (0, 1)]
+    else:
+        data["signals"] += ["day:2026-08-18", 7, None, [mine]]
+    qfile.write_text(json.dumps(data))
+    if forge == "not a signal":  # refused as unreadable where it is read, not a traceback
+        from memtui.core.memory import NotFound
+
+        with pytest.raises(NotFound, match="unreadable"):
+            Memory(root).get(r.id)
+        assert r.id not in {q.id for q in Memory(root).proposals()}
+        return
+    p = Memory(root).get(r.id)
+    t = recurrence.tally(p)
+    assert not t.met and t.sessions <= 1, t
+    # A person approving it is still recorded as confirming a lesson short of its signals.
+    after = Memory(root)
+    done = after.approve(r.id, by="wes")
+    assert done.status == "applied", done.message
+    [line] = [a for a in after.store.audit_records() if a["status"] == "applied" and a["proposal"] == r.id]
+    assert line["confirmed"]["by"] == "wes", line
 
 
 def test_an_agent_running_the_cli_with_its_own_clock_meets_the_gate_alone(root: Path) -> None:
