@@ -213,7 +213,6 @@ def test_index_formats(tmp_path: Path, setting: tuple[str, str]) -> None:
     ("* text=auto\n", b"line one\r\nline two\r\n"),
     ("*.md ident\n", b"id: $Id: 0123456789abcdef0123456789abcdef01234567 $\n"),
 ])
-@pytest.mark.xfail(strict=True, reason="_blob stores the disk bytes as they are: no eol conversion or ident collapse (.gitattributes); the commit differs from what `git add` stores and `git status` shows ' M' until `git add --renormalize`. Same at 080fcad")
 def test_blob_is_what_git_add_would_store(tmp_path: Path, attrs: str, data: bytes) -> None:
     """A file under an eol or ident attribute: git's own view (git status, git hash-object) must agree."""
     root = fresh(tmp_path / "m")
@@ -227,7 +226,61 @@ def test_blob_is_what_git_add_would_store(tmp_path: Path, attrs: str, data: byte
     assert_consistent(root)
 
 
-@pytest.mark.xfail(strict=True, reason="core.autocrlf=true: _blob stores CRLF bytes that `git add` would store as LF; git status shows ' M'. Same at 080fcad")
+def test_a_windows_memory_under_text_auto_takes_an_update_and_stays_clean(root: Path) -> None:
+    """A memory memtui did not write: CRLF files and `* text=auto` (git stores LF). An entry written through the
+    one write path (given bytes, not read from disk) commits what `git add` would: no phantom ' M' afterwards."""
+    text = (root / "MEMORY.md").read_text(encoding="utf-8").replace("\n", "\r\n")
+    write(root, ".gitattributes", "* text=auto\n")
+    write(root, "MEMORY.md", text)
+    sh(root, "add", ".gitattributes", "MEMORY.md")
+    sh(root, "commit", "-qm", "a windows memory")
+    assert_consistent(root)
+    mem = Memory(root)
+    done = mem.update("Facts", "add", "[stated] Ships on Fridays")
+    assert done.status == "applied", done.message
+    assert b"\r\n" in (root / "MEMORY.md").read_bytes()  # the file keeps its line endings
+    assert sh(root, "rev-parse", "HEAD:MEMORY.md").strip() == sh(root, "hash-object", "MEMORY.md").strip()
+    assert b"\r" not in subprocess.run(["git", "-C", str(root), "show", "HEAD:MEMORY.md"], capture_output=True,
+                                        check=True).stdout
+    assert_consistent(root)
+
+
+@pytest.mark.parametrize("planted", ["symlink to /dev/zero", "fifo", "over a megabyte"])
+def test_an_attributes_file_that_cannot_be_read_plainly_leaves_the_blob_to_git(tmp_path: Path, planted: str) -> None:
+    """A .gitattributes an agent planted as a link to an endless file, a FIFO or a huge file: memtui does not read
+    it (no hang, no memory blow-up); for the link and the big file git decides, and the commit is what `git add`
+    stores; a FIFO is not read at all (git would block on it)."""
+    root = fresh(tmp_path / "m")
+    gitattributes = root / ".gitattributes"
+    if planted == "symlink to /dev/zero":
+        os.symlink("/dev/zero", gitattributes)
+    elif planted == "fifo":
+        os.mkfifo(gitattributes)
+    else:
+        gitattributes.write_bytes(b"# nothing\n" * 200_000)
+    store = FolderStore(root)
+    commit_file(store, root, "a.md", b"one\r\ntwo\r\n")
+    if planted == "fifo":  # git itself would block reading it: the bytes are stored as they are
+        import hashlib
+
+        assert sh(root, "rev-parse", "HEAD:a.md").strip() == hashlib.sha1(b"blob 10\0one\r\ntwo\r\n").hexdigest()
+        return
+    assert sh(root, "rev-parse", "HEAD:a.md").strip() == sh(root, "hash-object", "a.md").strip()
+
+
+def test_a_filter_attribute_runs_no_driver_when_memtui_commits(tmp_path: Path) -> None:
+    """`* filter=evil` with a clean command in the repository's config: memtui's git runs no filter driver (as in
+    every git memtui starts), so committing a file runs nothing."""
+    root = fresh(tmp_path / "m")
+    marker = tmp_path / "ran"
+    sh(root, "config", "filter.evil.clean", f"touch {marker}; cat")
+    write(root, ".gitattributes", "* filter=evil\n")
+    store = FolderStore(root)
+    commit_file(store, root, "a.md", "a\n")
+    assert not marker.exists()
+    assert sh(root, "show", "HEAD:a.md") == "a\n"
+
+
 def test_autocrlf_true(tmp_path: Path) -> None:
     root = fresh(tmp_path / "m")
     sh(root, "config", "core.autocrlf", "true")

@@ -20,6 +20,7 @@ from typing import Any, Collection, Iterator
 
 from memtui.core.gitcall import GitOwner, timed_out
 from memtui.core.gitobjects import GitUnreadable, removed_on_failure
+from memtui.core.gitobjects import read_file as _read_plain
 from memtui.core.gitobjects import tree_entries as _tree_entries
 from memtui.core.paths import PathRefused, check_rel, clean_rel, plain_name, protected_name, resolve_inside
 from memtui.core.record import Frozen
@@ -37,6 +38,11 @@ QUEUE_ID = re.compile(r"^p-[0-9]{1,12}$")
 SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
 # A file changed past memtui from this size up keeps its hash while its bytes stand (FolderStore._bytes_now).
 SEEN_MIN_BYTES = 1 << 20
+# What an attributes file must name for `git add` to store other bytes than a file's own (`FolderStore._converts`):
+# text, eol, crlf (line endings), ident, working-tree-encoding, filter. Names only: a false match sends the blob
+# through git, which is exact, only slower.
+_CONVERTING = (b"text", b"eol", b"crlf", b"ident", b"encoding", b"filter")
+ATTRIBUTES_READ_MAX = 1 << 20
 
 
 class FolderStore(Store):
@@ -417,7 +423,7 @@ class FolderStore(Store):
                 raise StoreError(f"git's tree {binsha.hex()[:8]} is missing; run `memtui doctor` (git fsck)")
             return got.data
 
-        blobs = {rel: self._given_blob(store, contents[rel]) if rel in contents else self._blob(store, rel)
+        blobs = {rel: self._given_blob(store, rel, contents[rel]) if rel in contents else self._blob(store, rel)
                  for rel in dict.fromkeys(paths)}
         for attempt in range(10):  # a person's git committing in a loop moves the branch between our steps
             if attempt:
@@ -488,13 +494,71 @@ class FolderStore(Store):
             return store(b"blob", os.readlink(full).encode()), 0o120000
         if not stat.S_ISREG(st.st_mode):
             return None
-        return store(b"blob", full.read_bytes()), 0o100755 if st.st_mode & 0o100 else 0o100644
+        return self._file_blob(store, rel, full.read_bytes()), 0o100755 if st.st_mode & 0o100 else 0o100644
 
-    def _given_blob(self, store: Any, data: bytes | None) -> tuple[bytes, int] | None:
+    def _given_blob(self, store: Any, rel: str, data: bytes | None) -> tuple[bytes, int] | None:
         """`data` as the blob to commit (None: removed); its mode is the one git has recorded (see `_leaf`)."""
         if data is None:
             return None
-        return store(b"blob", data), 0o100644
+        return self._file_blob(store, rel, data), 0o100644
+
+    def _file_blob(self, store: Any, rel: str, data: bytes) -> bytes:
+        """The blob `git add` stores for a file `rel` holding `data`: its bytes as they are, written in process,
+        unless an attribute or setting may make git convert them (line endings, `ident`, a working-tree
+        encoding: `converts`); then git itself stores them (`git hash-object --path`, with memtui's overrides:
+        no filter driver runs, as none does in any git memtui starts)."""
+        if not self._converts(rel):
+            return store(b"blob", data)
+        from memtui.core.gitcall import config_env, run_plumbing
+
+        env = {**os.environ, **config_env(self.git_dir, self.root), "GIT_DIR": str(self.git_dir)}
+        done = run_plumbing(["git", "hash-object", "-w", "--stdin", f"--path={rel}"], env, data, cwd=self.root)
+        if done is None or done[0] != 0:
+            why = "did not answer in time" if done is None else done[2].decode("utf-8", "replace").strip()[:400]
+            raise StoreError(f"git hash-object failed for {rel} in {self.root}: {why}; nothing was committed")
+        return bytes.fromhex(done[1].decode().strip())
+
+    def _converts(self, rel: str) -> bool:
+        """May `git add` store other bytes than a file's own for `rel`? Yes when core.autocrlf is set (true or
+        input: CRLF is stored as LF), or an attributes file git reads for `rel` (the system's, the person's:
+        core.attributesFile or git's default, .git/info/attributes, and .gitattributes in the
+        root and in each folder down to `rel`'s) names text, eol, crlf, ident, an encoding or a filter. A symlink or
+        a file over 1 MB counts as converting (git then decides); a FIFO or a device is not read (git would block
+        on it), and counts as nothing."""
+        from memtui.core.gitobjects import common_dir, may_be_set
+
+        xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+        personal = Path(xdg, "git", "attributes")
+        if may_be_set(self.git_dir, b"autocrlf") or may_be_set(self.git_dir, b"attributesfile"):
+            settings = self._core_settings()
+            if settings.get("core.autocrlf", "false").strip().lower() not in ("false", "no", "off", "0", ""):
+                return True  # true or input: CRLF stored as LF
+            if settings.get("core.attributesfile"):
+                personal = Path(os.path.expanduser(settings["core.attributesfile"]))
+        files = [Path("/etc/gitattributes"), personal, common_dir(self.git_dir) / "info" / "attributes"]
+        folder = self.root
+        files.append(folder / ".gitattributes")
+        for part in rel.split("/")[:-1]:
+            folder = folder / part
+            files.append(folder / ".gitattributes")
+        for f in files:
+            try:
+                st = os.lstat(f)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            except OSError:
+                return True
+            if stat.S_ISLNK(st.st_mode) or (stat.S_ISREG(st.st_mode) and st.st_size > ATTRIBUTES_READ_MAX):
+                return True  # git decides (it does not follow a link to an attributes file in the work tree)
+            if not stat.S_ISREG(st.st_mode):
+                continue  # a FIFO or a device: git would block on it or fail; nothing is read here
+            try:
+                text = _read_plain(f).lower()
+            except OSError:
+                return True
+            if any(word in text for word in _CONVERTING):
+                return True
+        return False
 
     def _leaf(self, rel: str, blob: tuple[bytes, int] | None, given: bool,
               recorded: int | None) -> tuple[bytes, int] | None:
