@@ -245,6 +245,28 @@ def test_a_windows_memory_under_text_auto_takes_an_update_and_stays_clean(root: 
     assert_consistent(root)
 
 
+def test_an_external_edit_of_a_crlf_file_under_text_auto_shows_its_line_and_commits_clean(tmp_path: Path) -> None:
+    """A Windows memory (CRLF files, `* text=auto`) appended to by another program: the review diff shows the one
+    line added, not every line removed and added again (it compares what git would store), and approving it
+    commits LF bytes with `git status` clean afterwards."""
+    root = fresh(tmp_path / "m")
+    write(root, ".gitattributes", "* text=auto\n")
+    write(root, "notes/work.md", b"# Notes\r\n\r\n## Log\r\n\r\n- [observed] Line one (2026-11-02, chat)\r\n")
+    sh(root, "add", ".")
+    sh(root, "commit", "-qm", "a windows memory")
+    with (root / "notes/work.md").open("ab") as f:
+        f.write(b"- [observed] Appended from Windows (2026-12-04, chat)\r\n")
+    mem = Memory(root)
+    [p] = [p for p in mem.proposals() if p.external]
+    changed = [line for line in p.diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    assert changed == ["+- [observed] Appended from Windows (2026-12-04, chat)"], p.diff
+    done = mem.approve(p.id, by="wes")
+    assert done.status == "applied", done.message
+    assert b"\r" not in subprocess.run(["git", "-C", str(root), "show", "HEAD:notes/work.md"], capture_output=True,
+                                        check=True).stdout
+    assert [line for line in status(root).splitlines() if not line.endswith("memory-log.jsonl")] == []
+
+
 @pytest.mark.parametrize("planted", ["symlink to /dev/zero", "fifo", "over a megabyte"])
 def test_an_attributes_file_that_cannot_be_read_plainly_leaves_the_blob_to_git(tmp_path: Path, planted: str) -> None:
     """A .gitattributes an agent planted as a link to an endless file, a FIFO or a huge file: memtui does not read

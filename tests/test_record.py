@@ -32,7 +32,7 @@ SAMPLES = {
     Rule: [("wait",), ("apply", "claude*", "notes/*", "Facts", "add")],
     ReviewPolicy: [(), ((Rule("wait"),), ("bot*",), 60.0, True)],
     Config: [(), (ReviewPolicy(fail_closed=True), "m", "t", {"a": {"b": 1}}, "bad", "pending")],
-    ExternalChange: [("MEMORY.md", None, b"x"), ("a.md", b"1", b"2", "hash")],
+    ExternalChange: [("MEMORY.md", None, b"x"), ("a.md", b"1", b"2", "hash"), ("a.md", b"1", b"2\r\n", None, b"2\n")],
     Commit: [("abc", "wes", 1.5, "msg", ("a.md",)), ("abc", "wes", 1.5, "msg", ("a.md",), ("p1", "p2"))],
     ContextPack: [("text", 3, 100), ("text", 3, 100, [{"file": "x"}], True, ["bad"])],
     _Part: [("n", "T", ["a", "bb"], "MEMORY.md"), ("n", "T", ["a"], "log/x.md", True, True, 3, 0, "entries")],
@@ -132,6 +132,7 @@ def _twins() -> dict[type, type]:
         before: bytes | None
         after: bytes | None
         after_hash: str | None = field(default=None, compare=False)
+        stored: bytes | None = field(default=None, compare=False)
 
     @dataclass(frozen=True)
     class Commit:

@@ -518,6 +518,26 @@ class FolderStore(Store):
             raise StoreError(f"git hash-object failed for {rel} in {self.root}: {why}; nothing was committed")
         return bytes.fromhex(done[1].decode().strip())
 
+    def _stored(self, rel: str, data: bytes | None) -> bytes | None:
+        """`data`, a file `rel` changed outside memtui, as git would store it, when that is other bytes (see
+        `_converts`); None when it is the same bytes, or cannot be told (the diff then shows the bytes on disk).
+        Kept for the last few (path, bytes): the app lists the external changes at every sync."""
+        if data is None or os.path.islink(self.root / rel) or not self._converts(rel):
+            return None
+        cache = self.__dict__.setdefault("_stored_cache", {})
+        key = (rel, data)
+        if key not in cache:
+            try:
+                sha = self._file_blob(lambda kind, body: b"", rel, data)
+                with self._git.serial():
+                    got = self._objects().get(sha.hex())
+            except StoreError:
+                got = None
+            cache[key] = got.data if got is not None and got.kind == "blob" and got.data != data else None
+            while len(cache) > 16:
+                del cache[next(iter(cache))]
+        return cache[key]
+
     def _converts(self, rel: str) -> bool:
         """May `git add` store other bytes than a file's own for `rel`? Yes when core.autocrlf is set (true or
         input: CRLF is stored as LF), or an attributes file git reads for `rel` (the system's, the person's:
@@ -1045,7 +1065,7 @@ class FolderStore(Store):
                 before = self.committed(rel)
                 after = _as_git_sees(self.root / rel)
                 if before != after:
-                    changes.append(ExternalChange(rel, before, after))
+                    changes.append(ExternalChange(rel, before, after, stored=self._stored(rel, after)))
             return changes
 
     def _plumbing_external_changes(self, spec: tuple[str, ...] = ()) -> list[ExternalChange] | None:
@@ -1072,7 +1092,7 @@ class FolderStore(Store):
         for rel in rels:
             after, known = self._bytes_now(rel, seen)
             if committed[rel] != after:
-                changes.append(ExternalChange(rel, committed[rel], after, known))
+                changes.append(ExternalChange(rel, committed[rel], after, known, self._stored(rel, after)))
         # Only the files listed now stay kept (of those asked about, with paths: the others' stay as they were).
         asked = {p.removeprefix(":(literal)") for p in spec[1:]}
         self._seen = seen if not spec else {**{k: v for k, v in self._seen.items() if k not in asked}, **seen}

@@ -821,7 +821,7 @@ def _external_proposal(ch: ExternalChange, diffs: dict[tuple[str, str, str], str
     before, after = content_hash(ch.before), ch.after_hash or content_hash(ch.after)
     diff = None if diffs is None else diffs.get((ch.path, before, after))
     if diff is None:
-        diff = unified_diff(ch.path, text(ch.before), text(ch.after))
+        diff = unified_diff(ch.path, text(ch.before), text(ch.after if ch.stored is None else ch.stored))
         if diffs is not None:
             diffs[(ch.path, before, after)] = diff
     return Proposal(

@@ -48,18 +48,23 @@ class NoHistory(LookupError):
 class ExternalChange(Frozen):
     """A file that changed without memtui: its committed bytes (None if new) and its bytes now (None if gone)."""
 
-    _not_compared = ("after_hash",)
+    _not_compared = ("after_hash", "stored")
     path: str
     before: bytes | None
     after: bytes | None
     after_hash: str | None = None  # content_hash(after), when the store knows it
+    # `after` as git would store it, when that is other bytes (line endings or `$Id$` an attribute converts): what
+    # the review diff shows against `before`, so a CRLF file under `* text=auto` shows the lines that changed
+    stored: bytes | None = None
 
-    def __init__(self, path: str, before: bytes | None, after: bytes | None, after_hash: str | None = None) -> None:
+    def __init__(self, path: str, before: bytes | None, after: bytes | None, after_hash: str | None = None,
+                 stored: bytes | None = None) -> None:
         put = object.__setattr__
         put(self, "path", path)
         put(self, "before", before)
         put(self, "after", after)
         put(self, "after_hash", after_hash)
+        put(self, "stored", stored)
 
     @property
     def kind(self) -> str:
