@@ -452,3 +452,27 @@ def test_an_agent_cannot_propose_a_gitattributes_file(mem: Memory, name: str) ->
     """Held: a write that creates an attributes file is refused before it is queued."""
     r = mem.create(name, "* working-tree-encoding=UTF-16LE\n", actor=AGENT)
     assert r.status == "refused" and not (mem.store.root / name).exists(), r.message
+
+
+def test_on_redis_a_forged_signal_or_flag_in_a_queue_entry_counts_nothing(redis_url: str, now, state: Path) -> None:
+    """Held (Redis store): signals written into a queue entry by anyone with the store's URL, and a "(gate met)"
+    flag, are counted from the seals as on a folder: one real session, flag recounted, approval a confirmation."""
+    from memtui.core.stores import init_store
+
+    store = RedisStore(redis_url)
+    init_store(store, author="wes")
+    mem = Memory(store)
+    now("2026-08-20T10:00")
+    r = mem.update("Preferences", "add", LESSON, actor=AGENT)
+    assert r.status == "queued", r.message
+    data = json.loads(store.queue_load(r.id))
+    [mine] = data["signals"]
+    data["signals"] += [{**mine, "ts": f"2026-08-{d}T10:00:00", "session": f"day:2026-08-{d}"} for d in (18, 19)]
+    data["flags"] = ["candidate: 3 of 3 signals across 3 of 2 sessions (gate met)"]
+    store.queue_save(r.id, json.dumps(data).encode())
+    again = Memory(RedisStore(redis_url))
+    p = again.get(r.id)
+    assert recurrence.tally(p).sessions == 1 and p.flags == ["candidate: 1 of 3 signals across 1 of 2 sessions"]
+    assert again.approve(r.id, by="wes").status == "applied"
+    [line] = [a for a in again.store.audit_records() if a["status"] == "applied" and a["proposal"] == r.id]
+    assert line["confirmed"]["by"] == "wes"
