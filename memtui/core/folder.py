@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Collection, Iterator
 
-from memtui.core.gitcall import GitOwner, timed_out
+from memtui.core.gitcall import FILTER_KEYS, GitOwner, timed_out
 from memtui.core.gitobjects import GitUnreadable, removed_on_failure
 from memtui.core.gitobjects import read_file as _read_plain
 from memtui.core.gitobjects import tree_entries as _tree_entries
@@ -43,7 +43,18 @@ SEEN_MIN_BYTES = 1 << 20
 # through git, which is exact, only slower.
 _CONVERTING = (b"text", b"eol", b"crlf", b"ident", b"encoding", b"filter")
 ATTRIBUTES_READ_MAX = 1 << 20
+# An `ident` keyword as git add stores it collapsed ("$Id: <anything but $ and newline>$" → "$Id$").
+_IDENT = re.compile(rb"\$Id:[^$\n]*\$")
 
+
+
+def _pairs_of(env: dict[str, str]) -> list[tuple[str, str]]:
+    """The GIT_CONFIG_KEY_n/VALUE_n pairs of `env`, in order."""
+    try:
+        count = int(env.get("GIT_CONFIG_COUNT", "0") or 0)
+    except ValueError:
+        count = 0
+    return [(env.get(f"GIT_CONFIG_KEY_{i}", ""), env.get(f"GIT_CONFIG_VALUE_{i}", "")) for i in range(count)]
 
 class FolderStore(Store):
     index_wait = 5.0  # seconds a commit waits for a person's git to let go of git's index
@@ -509,14 +520,37 @@ class FolderStore(Store):
         no filter driver runs, as none does in any git memtui starts)."""
         if not self._converts(rel):
             return store(b"blob", data)
-        from memtui.core.gitcall import config_env, run_plumbing
+        from memtui.core.gitcall import _config_env, config_env, run_plumbing
+        from memtui.core.gitobjects import _names
 
         env = {**os.environ, **config_env(self.git_dir, self.root), "GIT_DIR": str(self.git_dir)}
+        # The filter driver the attributes name for `rel` is switched off whatever config defines it (the person's
+        # global config too: an attributes file in the work tree is anyone's to write, and a driver it names,
+        # git-lfs's or any other, would run and store other bytes than the person approved).
+        drivers = run_plumbing(["git", "check-attr", "-z", "filter", "--", rel], env, cwd=self.root)
+        if drivers is None or drivers[0] != 0:
+            why = "did not answer in time" if drivers is None else drivers[2].decode("utf-8", "replace").strip()[:400]
+            raise StoreError(f"git check-attr failed for {rel} in {self.root}: {why}; nothing was committed")
+        fields = drivers[1].split(b"\0")
+        name = fields[2].decode("utf-8", "surrogateescape") if len(fields) > 2 else "unspecified"
+        if name not in ("unspecified", "unset", "set", ""):
+            env = {**env, **_config_env([*_pairs_of(env), *[(f"filter.{name}.{k}", "") for k in FILTER_KEYS],
+                                         (f"filter.{name}.required", "false")])}
         done = run_plumbing(["git", "hash-object", "-w", "--stdin", f"--path={rel}"], env, data, cwd=self.root)
-        if done is None or done[0] != 0:
-            why = "did not answer in time" if done is None else done[2].decode("utf-8", "replace").strip()[:400]
-            raise StoreError(f"git hash-object failed for {rel} in {self.root}: {why}; nothing was committed")
-        return bytes.fromhex(done[1].decode().strip())
+        if done is None:
+            raise StoreError(f"git hash-object did not answer in time for {rel} in {self.root}; nothing was committed")
+        sha = done[1].decode("ascii", "replace").strip() if done[0] == 0 else ""
+        # What git stores may differ from the bytes only in their line endings (CRLF stored as LF: text, eol, crlf,
+        # core.autocrlf) and an ident keyword. Anything else (a working-tree-encoding that re-encodes the text or
+        # that git refuses) would commit other bytes than the person approved, or none: the bytes are stored as
+        # they are (git status may then show the file as changed, which is true of its attributes).
+        if sha:
+            lf = data.replace(b"\r\n", b"\n")
+            # `ident` collapses "$Id: …$" to "$Id$" as git add does (git's own form of the keyword, not text).
+            forms = {data, lf, _IDENT.sub(b"$Id$", data), _IDENT.sub(b"$Id$", lf)}
+            if any(_names(sha, "blob", form) for form in forms):
+                return bytes.fromhex(sha)
+        return store(b"blob", data)
 
     def _stored(self, rel: str, data: bytes | None) -> bytes | None:
         """`data`, a file `rel` changed outside memtui, as git would store it, when that is other bytes (see
@@ -543,8 +577,8 @@ class FolderStore(Store):
         input: CRLF is stored as LF), or an attributes file git reads for `rel` (the system's, the person's:
         core.attributesFile or git's default, .git/info/attributes, and .gitattributes in the
         root and in each folder down to `rel`'s) names text, eol, crlf, ident, an encoding or a filter. A symlink or
-        a file over 1 MB counts as converting (git then decides); a FIFO or a device is not read (git would block
-        on it), and counts as nothing."""
+        a file over 1 MB counts as converting (git then decides); a FIFO or a device anywhere among them is not
+        read and makes it No (git would block on it: the bytes are stored as they are, without asking git)."""
         from memtui.core.gitobjects import common_dir, may_be_set
 
         xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
@@ -561,24 +595,35 @@ class FolderStore(Store):
         for part in rel.split("/")[:-1]:
             folder = folder / part
             files.append(folder / ".gitattributes")
+        converts = False
         for f in files:
             try:
                 st = os.lstat(f)
             except (FileNotFoundError, NotADirectoryError):
                 continue
             except OSError:
-                return True
+                converts = True
+                continue
+            if stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) \
+                    or stat.S_ISSOCK(st.st_mode):
+                # git opens every attributes file down to `rel` and would block on a FIFO until memtui's time
+                # limit, each commit (a planted one refused every write under its folder): git is not asked.
+                return False
+            if converts:
+                continue  # decided; the rest are only looked at for a FIFO
             if stat.S_ISLNK(st.st_mode) or (stat.S_ISREG(st.st_mode) and st.st_size > ATTRIBUTES_READ_MAX):
-                return True  # git decides (it does not follow a link to an attributes file in the work tree)
+                converts = True  # git decides (it does not follow a link to an attributes file in the work tree)
+                continue
             if not stat.S_ISREG(st.st_mode):
-                continue  # a FIFO or a device: git would block on it or fail; nothing is read here
+                continue  # a folder: git reads nothing from it
             try:
                 text = _read_plain(f).lower()
             except OSError:
-                return True
+                converts = True
+                continue
             if any(word in text for word in _CONVERTING):
-                return True
-        return False
+                converts = True
+        return converts
 
     def _leaf(self, rel: str, blob: tuple[bytes, int] | None, given: bool,
               recorded: int | None) -> tuple[bytes, int] | None:

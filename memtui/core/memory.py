@@ -335,7 +335,7 @@ class Memory(MemoryReader):
                                            "queues p-…); skipped")
                 continue
             if include_decided or p.open:
-                out.append(p)
+                out.append(_shown(p))
             elif stamp:
                 self._decided[pid] = stamp
         if external:
@@ -379,7 +379,7 @@ class Memory(MemoryReader):
         if data is None:
             raise NotFound(f"no proposal {pid}; `memtui queue list` shows what is pending")
         try:
-            return Proposal.from_json(data)
+            return _shown(Proposal.from_json(data))
         except (ValueError, TypeError, json.JSONDecodeError):
             raise NotFound(f"proposal {pid} is unreadable (half-written or corrupt); `memtui doctor` repairs it")
 
@@ -805,6 +805,16 @@ def external_id(rel: str, *, full: bool = False) -> str:
 
     digest = sha1(rel.encode()).hexdigest()
     return EXTERNAL_PREFIX + (digest if full else digest[:6])
+
+
+def _shown(p: Proposal) -> Proposal:
+    """`p` as read from its queue file, its candidate flag counted again from its sealed signals (a flag in the file
+    is anyone's to write; `recurrence.shown`). The gate's module is read only for a proposal that has either."""
+    if p.signals or any(f.startswith("candidate:") for f in p.flags):
+        from memtui.core import recurrence
+
+        return recurrence.shown(p)
+    return p
 
 
 def _unbullet(line: str) -> str:

@@ -148,12 +148,14 @@ def tally(p: Proposal) -> Tally:
     return Tally(round(weight, 2), len(first), len(first))
 
 
-def _signal_payload(p: Proposal, signal: dict) -> bytes:
+def _signal_payload(p: Proposal, signal: dict, lesson_texts: list[str] | None = None) -> bytes:
     """What a signal's seal vouches for: the signal, and the candidate it was counted for (its file, when it was
-    made, its lessons), so a signal neither changes nor moves to another candidate."""
+    made, its lessons), so a signal neither changes nor moves to another candidate. `lesson_texts` is the
+    candidate's (`_lesson_texts`), when already read."""
     import json
 
-    lesson_texts = sorted(text.casefold() for text in lessons(p, "inferred"))
+    if lesson_texts is None:
+        lesson_texts = _lesson_texts(p)
     return json.dumps(["memtui-signal", p.file, p.created, lesson_texts, signal.get("ts"), signal.get("session"),
                        signal.get("actor"), signal.get("named")], ensure_ascii=False).encode()
 
@@ -171,9 +173,31 @@ def counted(p: Proposal) -> list[dict]:
     """The signals of `p` that memtui recorded for it: a queue file (or a Redis queue entry) is anyone's to write
     who can write the memory's files, so a signal written there by hand, changed, copied from another candidate,
     or recorded before signals were sealed does not count."""
-    from memtui.core.seal import vouched
+    from memtui.core.seal import verifier
 
-    return [s for s in p.signals if isinstance(s, dict) and vouched(_signal_payload(p, s), s.get("seal"))]
+    # The candidate's lessons and the key are read once: a queue file of many thousand signals (anyone can write
+    # one) costs one HMAC each, not a parse of the candidate and a read of the key each.
+    check = verifier() if p.signals else None
+    if check is None:
+        return []
+    texts = _lesson_texts(p)
+    return [s for s in p.signals if isinstance(s, dict) and check(_signal_payload(p, s, texts), s.get("seal"))]
+
+
+def _lesson_texts(p: Proposal) -> list[str]:
+    return sorted(text.casefold() for text in lessons(p, "inferred"))
+
+
+def shown(p: Proposal) -> Proposal:
+    """`p` with its ``candidate:`` flag as memtui counts it now: a queue file is anyone's to write, and a flag
+    written there ("… (gate met)") must not tell the person more signals than the seals vouch for. A proposal
+    without signals has no candidate flag."""
+    flags = [f for f in p.flags if not f.startswith(CANDIDATE_FLAG)]
+    if p.signals:
+        flags.append(f"{CANDIDATE_FLAG} {tally(p).describe()}")
+    if flags != p.flags:
+        p.flags = flags
+    return p
 
 
 class Held(Frozen):
