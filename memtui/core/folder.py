@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Collection, Iterator
 
-from memtui.core.gitcall import FILTER_KEYS, GitOwner, timed_out
+from memtui.core.gitcall import GitOwner, timed_out
 from memtui.core.gitobjects import GitUnreadable, removed_on_failure
 from memtui.core.gitobjects import read_file as _read_plain
 from memtui.core.gitobjects import tree_entries as _tree_entries
@@ -46,15 +46,6 @@ ATTRIBUTES_READ_MAX = 1 << 20
 # An `ident` keyword as git add stores it collapsed ("$Id: <anything but $ and newline>$" → "$Id$").
 _IDENT = re.compile(rb"\$Id:[^$\n]*\$")
 
-
-
-def _pairs_of(env: dict[str, str]) -> list[tuple[str, str]]:
-    """The GIT_CONFIG_KEY_n/VALUE_n pairs of `env`, in order."""
-    try:
-        count = int(env.get("GIT_CONFIG_COUNT", "0") or 0)
-    except ValueError:
-        count = 0
-    return [(env.get(f"GIT_CONFIG_KEY_{i}", ""), env.get(f"GIT_CONFIG_VALUE_{i}", "")) for i in range(count)]
 
 class FolderStore(Store):
     index_wait = 5.0  # seconds a commit waits for a person's git to let go of git's index
@@ -520,22 +511,17 @@ class FolderStore(Store):
         no filter driver runs, as none does in any git memtui starts)."""
         if not self._converts(rel):
             return store(b"blob", data)
-        from memtui.core.gitcall import _config_env, config_env, run_plumbing
+        from memtui.core.gitcall import config_env, drivers_off, run_plumbing
         from memtui.core.gitobjects import _names
 
-        env = {**os.environ, **config_env(self.git_dir, self.root), "GIT_DIR": str(self.git_dir)}
-        # The filter driver the attributes name for `rel` is switched off whatever config defines it (the person's
-        # global config too: an attributes file in the work tree is anyone's to write, and a driver it names,
-        # git-lfs's or any other, would run and store other bytes than the person approved).
-        drivers = run_plumbing(["git", "check-attr", "-z", "filter", "--", rel], env, cwd=self.root)
-        if drivers is None or drivers[0] != 0:
-            why = "did not answer in time" if drivers is None else drivers[2].decode("utf-8", "replace").strip()[:400]
-            raise StoreError(f"git check-attr failed for {rel} in {self.root}: {why}; nothing was committed")
-        fields = drivers[1].split(b"\0")
-        name = fields[2].decode("utf-8", "surrogateescape") if len(fields) > 2 else "unspecified"
-        if name not in ("unspecified", "unset", "set", ""):
-            env = {**env, **_config_env([*_pairs_of(env), *[(f"filter.{name}.{k}", "") for k in FILTER_KEYS],
-                                         (f"filter.{name}.required", "false")])}
+        # Every filter driver is switched off, whatever config defines it (the person's global config too: an
+        # attributes file in the work tree is anyone's to write, and a driver it names, git-lfs's or any other,
+        # would run and store other bytes than the person approved). Unlisted: git is not asked.
+        drivers = self._filter_drivers()
+        if drivers is None:
+            return store(b"blob", data)
+        env = {**os.environ, **config_env(self.git_dir, self.root, extra=drivers_off(drivers)),
+               "GIT_DIR": str(self.git_dir)}
         done = run_plumbing(["git", "hash-object", "-w", "--stdin", f"--path={rel}"], env, data, cwd=self.root)
         if done is None:
             raise StoreError(f"git hash-object did not answer in time for {rel} in {self.root}; nothing was committed")
@@ -562,15 +548,28 @@ class FolderStore(Store):
         key = (rel, data)
         if key not in cache:
             try:
+                # (b"": git's blob was not taken, the bytes would be stored as they are)
                 sha = self._file_blob(lambda kind, body: b"", rel, data)
                 with self._git.serial():
-                    got = self._objects().get(sha.hex())
+                    got = self._objects().get(sha.hex()) if sha else None
             except StoreError:
                 got = None
             cache[key] = got.data if got is not None and got.kind == "blob" and got.data != data else None
             while len(cache) > 16:
                 del cache[next(iter(cache))]
         return cache[key]
+
+    def _filter_drivers(self) -> list[str] | None:
+        """The filter drivers of every config git reads here (`gitcall.all_drivers`), listed again only when a
+        config file git reads has changed."""
+        from memtui.core.gitcall import all_drivers
+        from memtui.core.gitobjects import settings_stamp
+
+        stamp = settings_stamp(self.git_dir)
+        cached = self.__dict__.get("_drivers")
+        if cached is None or cached[0] != stamp:
+            cached = self.__dict__["_drivers"] = (stamp, all_drivers(self.git_dir))
+        return cached[1]
 
     def _converts(self, rel: str) -> bool:
         """May `git add` store other bytes than a file's own for `rel`? Yes when core.autocrlf is set (true or

@@ -101,11 +101,12 @@ def local_drivers(git_dir: Path) -> list[str]:
     return sorted(names)
 
 
-def _listed_drivers(git_dir: Path) -> list[str] | None:
-    """`filter.<name>` names in the repository's config as git lists them, or None when git cannot list it."""
+def _listed_drivers(git_dir: Path, *, local: bool = True) -> list[str] | None:
+    """`filter.<name>` names in the repository's config (with `local` False: in every config git reads for it, the
+    person's global one too) as git lists them, or None when git cannot list it."""
     env = {**os.environ, **_config_env([*SAFE_CONFIG, NO_HOOKS]), "GIT_DIR": str(git_dir)}
     env.pop("GIT_WORK_TREE", None)
-    done = run_plumbing(["git", "config", "--local", "--includes", "--null", "--list"], env)
+    done = run_plumbing(["git", "config", *(("--local",) if local else ()), "--includes", "--null", "--list"], env)
     if done is None or done[0] != 0:
         return None
     names = []
@@ -121,9 +122,7 @@ def safe_config(git_dir: Path, *, hooks: bool = False) -> list[tuple[str, str]]:
     pairs = list(SAFE_CONFIG)
     if not hooks:
         pairs.append(NO_HOOKS)
-    for name in local_drivers(git_dir):
-        pairs += [(f"filter.{name}.{key}", "") for key in FILTER_KEYS]
-        pairs.append((f"filter.{name}.required", "false"))
+    pairs += drivers_off(local_drivers(git_dir))
     return pairs
 
 
@@ -145,9 +144,23 @@ def _config_env(pairs: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> d
     return env
 
 
-def config_env(git_dir: Path, work_tree: Path | None, *, hooks: bool = False) -> dict[str, str]:
-    """The environment memtui's git runs in (only the GIT_* part: GitPython merges it over os.environ)."""
-    full = _config_env(safe_config(git_dir, hooks=hooks))
+def all_drivers(git_dir: Path) -> list[str] | None:
+    """Every filter driver any config git reads for the repository defines (the person's global ones too, such as
+    git-lfs's), or None when git cannot list them."""
+    return _listed_drivers(git_dir, local=False)
+
+
+def drivers_off(names: list[str]) -> list[tuple[str, str]]:
+    """Config pairs that switch the filter drivers `names` off (no clean, smudge or process command; not required)."""
+    return [pair for name in names for pair in
+            [*((f"filter.{name}.{key}", "") for key in FILTER_KEYS), (f"filter.{name}.required", "false")]]
+
+
+def config_env(git_dir: Path, work_tree: Path | None, *, hooks: bool = False,
+               extra: list[tuple[str, str]] | None = None) -> dict[str, str]:
+    """The environment memtui's git runs in (only the GIT_* part: GitPython merges it over os.environ); `extra`
+    config pairs after memtui's own."""
+    full = _config_env([*safe_config(git_dir, hooks=hooks), *(extra or [])])
     env = {k: v for k, v in full.items() if k.startswith("GIT_CONFIG_") or k == "GIT_TERMINAL_PROMPT"}
     # A `core.worktree` (or `core.bare`) in the repository's config would point git at another folder.
     if work_tree is not None:
