@@ -366,9 +366,6 @@ def test_memory_write_end_to_end_after_gc_and_pack_refs(root: Path) -> None:
     assert "two" in sh(root, "show", "HEAD:MEMORY.md")
 
 
-@pytest.mark.xfail(strict=True, reason="write_object and _move_ref_file ignore core.sharedRepository: under umask "
-                   "077 a new object folder is 2700, the object 0400, refs and reflogs 0600 (git makes them group "
-                   "readable and its folders group writable), so the group's other members cannot read the commit")
 def test_shared_repository_permissions(tmp_path: Path) -> None:
     """core.sharedRepository=group: git makes new object folders, objects, refs and logs group-readable (and its
     folders group-writable) whatever the umask, so the other members of the group can keep using the repository."""
@@ -387,6 +384,38 @@ def test_shared_repository_permissions(tmp_path: Path) -> None:
     assert stat.S_IMODE(obj.parent.stat().st_mode) & 0o070 == 0o070, oct(obj.parent.stat().st_mode)
     for p in (root / ".git/refs/heads/main", root / ".git/logs/HEAD"):
         assert stat.S_IMODE(p.stat().st_mode) & 0o060 == 0o060, (p, oct(p.stat().st_mode))
+
+
+@pytest.mark.parametrize("umask", [0o077, 0o022, 0o002])
+@pytest.mark.parametrize("shared", ["group", "all", "0640", "0600", "true", "umask"])
+def test_shared_repository_modes_are_git_s_own(tmp_path: Path, shared: str, umask: int) -> None:
+    """Each core.sharedRepository value, under three umasks: the object folders, objects, branch ref and reflogs a
+    memtui commit makes have the modes git's own commit gives the same files in a twin repository."""
+    import stat
+
+    def modes(root: Path, sha: str) -> dict[str, int]:
+        obj = root / ".git/objects" / sha[:2] / sha[2:]
+        paths = {"object": obj, "fan-out": obj.parent, "ref": root / ".git/refs/heads/main",
+                 "head log": root / ".git/logs/HEAD", "branch log": root / ".git/logs/refs/heads/main"}
+        return {name: stat.S_IMODE(p.stat().st_mode) for name, p in paths.items()}
+
+    from memtui.core import gitobjects
+
+    saved = gitobjects._UMASK
+    gitobjects._UMASK = None  # read again under this test's umask
+    old = os.umask(umask)
+    try:
+        ours, theirs = fresh(tmp_path / "ours", f"--shared={shared}"), fresh(tmp_path / "theirs", f"--shared={shared}")
+        sha = commit_file(FolderStore(ours), ours, "a.md", "a\n")
+        write(theirs, "a.md", "a\n")
+        sh(theirs, "add", "a.md")
+        sh(theirs, "-c", "user.name=wes", "-c", "user.email=wes@memtui.local", "commit", "-qm", "w")
+        theirs_sha = sh(theirs, "rev-parse", "HEAD").strip()
+    finally:
+        os.umask(old)
+        gitobjects._UMASK = saved
+    assert modes(ours, sha) == modes(theirs, theirs_sha)
+    assert_consistent(ours)
 
 
 def test_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:

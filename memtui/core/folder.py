@@ -415,9 +415,10 @@ class FolderStore(Store):
                              "committed")
         objects = gitobjects.common_dir(git_dir) / "objects"
         batch = self._objects()
+        perm = self._shared_perm()
 
         def store(kind: bytes, data: bytes) -> bytes:
-            return gitobjects.write_object(objects, kind, data)
+            return gitobjects.write_object(objects, kind, data, perm)
 
         def read_tree(binsha: bytes) -> bytes:
             got = batch.get(binsha.hex())
@@ -460,7 +461,7 @@ class FolderStore(Store):
             with self._index_locked() as lock:
                 self._stage_index(leaves, lock)  # the lock now holds the new index; it becomes the index
                 if gitobjects.move_head(git_dir, self.root, sha, parent, reflog, by, dates.get("commit_date"),
-                                        new_logs=self._new_reflogs):
+                                        new_logs=self._new_reflogs, perm=perm):
                     os.replace(lock, self._index_file())
                     self._index_behind = {}
                     self._refresh_index(leaves)
@@ -476,6 +477,15 @@ class FolderStore(Store):
             return True
         value = self._core_settings().get("core.logallrefupdates", "true").strip().lower()
         return value not in ("false", "no", "off", "0")
+
+    def _shared_perm(self) -> int:
+        """core.sharedRepository as git reads it (`gitobjects.shared_perm`), with no process when no config file
+        could set it: the objects, refs and reflogs a commit makes then get the permissions git would give them."""
+        from memtui.core.gitobjects import may_be_set, shared_perm
+
+        if not may_be_set(self.git_dir, b"sharedrepository"):
+            return 0
+        return shared_perm(self._core_settings().get("core.sharedrepository"))
 
     def _hooks_path(self) -> str:
         """core.hooksPath ("" when unset), with no process when no config file could set it."""

@@ -337,10 +337,11 @@ def _now() -> float:
     return time.monotonic()
 
 
-def write_object(objects: Path, kind: bytes, data: bytes) -> bytes:
+def write_object(objects: Path, kind: bytes, data: bytes, perm: int = 0) -> bytes:
     """Store one object as git stores a loose one (zlib of "<kind> <size>\\0<data>", named by its SHA-1, read-only);
     its binary sha. An object already stored loose is not written again. Like git's own default and gitdb's, a
-    loose object is not fsynced: the write journal finishes a write whose commit a crash lost."""
+    loose object is not fsynced: the write journal finishes a write whose commit a crash lost. `perm` is
+    core.sharedRepository as `shared_perm` reads it: the object and a new fan-out folder get git's permissions."""
     import tempfile
     import zlib
 
@@ -358,6 +359,9 @@ def write_object(objects: Path, kind: bytes, data: bytes) -> bytes:
         # A `git gc` or `git repack` running meanwhile may remove the fan-out folder or a temporary file in it
         # (seen: the temporary file gone before its rename): written again, as git itself does, a few times.
         attempts -= 1
+        if perm and not folder.is_dir():
+            folder.mkdir(parents=True, exist_ok=True)
+            adjust_shared(folder, perm)
         folder.mkdir(parents=True, exist_ok=True)
         try:
             fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=folder)
@@ -369,7 +373,9 @@ def write_object(objects: Path, kind: bytes, data: bytes) -> bytes:
             with removed_on_failure(tmp):
                 with os.fdopen(fd, "wb") as f:
                     f.write(zlib.compress(header + data, 1))  # git's own core.looseCompression default
-                os.chmod(tmp, 0o444)
+                os.chmod(tmp, 0o444 & ~_umask())  # as git makes it: read-only, within the umask
+                if perm:
+                    adjust_shared(tmp, perm)
                 os.replace(tmp, path)
         except FileNotFoundError:
             if attempts:
@@ -427,7 +433,7 @@ def commit_object(tree: bytes, parent: str | None, author: bytes, committer: byt
 
 
 def move_head(git_dir: Path, work_tree: Path, new: str, old: str | None, reflog: str, committer: tuple[str, str],
-              date: str | None, *, new_logs: bool | Callable[[], bool] = True) -> bool:
+              date: str | None, *, new_logs: bool | Callable[[], bool] = True, perm: int = 0) -> bool:
     """Point HEAD's branch at `new` if it still points at `old` (None: not born yet), a compare-and-swap under
     git's own lock file (`<ref>.lock`, taken as git takes it), so a `git commit` a person runs meanwhile is never
     overwritten; the branch's and HEAD's reflogs are written as git writes them. False when the branch moved.
@@ -435,15 +441,15 @@ def move_head(git_dir: Path, work_tree: Path, new: str, old: str | None, reflog:
     Refs kept as files are moved in process; anything else (a reftable repository, a HEAD that is not a plain
     `ref: refs/...` line) by `git update-ref`, which does the same with git's own code. `new_logs` may be a
     function: it is asked only when a reflog does not exist yet (reading core.logAllRefUpdates can take a `git
-    config`, which the usual commit, to a branch with its reflogs, never needs)."""
-    moved = _move_ref_file(git_dir, new, old, reflog, committer, date, new_logs)
+    config`, which the usual commit, to a branch with its reflogs, never needs). `perm`: see `write_object`."""
+    moved = _move_ref_file(git_dir, new, old, reflog, committer, date, new_logs, perm)
     if moved is not None:
         return moved
     return _update_ref(git_dir, work_tree, new, old, reflog, committer, date)
 
 
 def _move_ref_file(git_dir: Path, new: str, old: str | None, reflog: str, committer: tuple[str, str],
-                   date: str | None, new_logs: bool | Callable[[], bool] = True) -> bool | None:
+                   date: str | None, new_logs: bool | Callable[[], bool] = True, perm: int = 0) -> bool | None:
     """`move_head` for refs kept as files; `new_logs` False (core.logAllRefUpdates=false): a reflog that does
     not exist is not started, as git does."""
     common = common_dir(git_dir)
@@ -458,9 +464,11 @@ def _move_ref_file(git_dir: Path, new: str, old: str | None, reflog: str, commit
         return None
     path = common.joinpath(*parts)
     lock = path.with_name(path.name + ".lock")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _make_folders(path.parent, perm)
     fd = _take_lock(lock)
     try:
+        if perm:
+            adjust_shared(lock, perm)
         if _ref_value(common, path, ref) != old:
             os.close(fd)
             os.unlink(lock)
@@ -477,9 +485,12 @@ def _move_ref_file(git_dir: Path, new: str, old: str | None, reflog: str, commit
                     new_logs = new_logs()
                 if not new_logs:
                     continue
-            log.parent.mkdir(parents=True, exist_ok=True)
+            _make_folders(log.parent, perm)
+            started = perm and not log.exists()
             with open(log, "ab") as f:
                 f.write(line)
+            if started:
+                adjust_shared(log, perm)
         os.replace(lock, path)
     except BaseException:
         try:
@@ -490,6 +501,82 @@ def _move_ref_file(git_dir: Path, new: str, old: str | None, reflog: str, commit
     return True
 
 
+_UMASK: int | None = None
+
+
+def _umask() -> int:
+    """The process's umask, read once: from /proc where Linux tells it, else by setting it and back."""
+    global _UMASK
+    if _UMASK is None:
+        try:
+            with open("/proc/self/status", "rb") as f:
+                _UMASK = next(int(line.split()[1], 8) for line in f if line.startswith(b"Umask:"))
+        except (OSError, StopIteration, ValueError, IndexError):
+            _UMASK = os.umask(0o022)
+            os.umask(_UMASK)
+    return _UMASK
+
+
+def shared_perm(value: str | None) -> int:
+    """core.sharedRepository as git reads it (`git_config_perm`): 0 for umask (unset, false, "umask", 0), the mode
+    bits to add for "group" (0660: true, 1) and "all" (0664: world, everybody, 2), or minus an exact mode (an
+    octal 0xxx, less its execute bits). An octal mode without owner read and write is git's fatal error: umask."""
+    if value is None:
+        return 0
+    text = value.strip().lower()
+    if text == "umask":
+        return 0
+    if text == "group":
+        return 0o660
+    if text in ("all", "world", "everybody"):
+        return 0o664
+    try:
+        number = int(text, 8)
+    except ValueError:
+        return 0o660 if text in ("true", "yes", "on") else 0
+    if number in (0, 1, 2):
+        return (0, 0o660, 0o664)[number]
+    return -(number & 0o666) if number & 0o600 == 0o600 else 0
+
+
+def adjust_shared(path: str | os.PathLike[str], perm: int) -> None:
+    """The permissions git's `adjust_shared_perm` gives a file or folder it makes in a shared repository: the
+    group's (or everyone's) read bits, write bits where the owner may write, execute bits copied from the read
+    bits where the owner may execute, and set-group-id on a folder."""
+    if not perm:
+        return
+    import stat as st_
+
+    old = os.lstat(path).st_mode
+    tweak = -perm if perm < 0 else perm
+    if not old & st_.S_IWUSR:
+        tweak &= ~0o222
+    if old & st_.S_IXUSR:
+        tweak |= (tweak & 0o444) >> 2
+    new = (old & ~0o777) | tweak if perm < 0 else old | tweak
+    if st_.S_ISDIR(old):
+        new |= (new & 0o444) >> 2
+        if new & 0o060:  # set-group-id matters only where the group is given access
+            new |= st_.S_ISGID
+    if (old ^ new) & 0o7777:
+        os.chmod(path, new & 0o7777)
+
+
+def _make_folders(folder: Path, perm: int) -> None:
+    """`folder` and any missing parents, each new one with git's shared permissions (`adjust_shared`)."""
+    if not perm:
+        folder.mkdir(parents=True, exist_ok=True)
+        return
+    missing = []
+    at = folder
+    while not at.is_dir():
+        missing.append(at)
+        at = at.parent
+    for made in reversed(missing):
+        made.mkdir(exist_ok=True)
+        adjust_shared(made, perm)
+
+
 def _take_lock(lock: Path, wait: float = 1.0) -> int:
     """Create git's lock file `lock`; one another git holds is waited for up to `wait` seconds (git itself waits
     100 ms, core.filesRefLockTimeout: a `git commit` holds a branch's lock for about that long), then
@@ -497,7 +584,7 @@ def _take_lock(lock: Path, wait: float = 1.0) -> int:
     deadline = _now() + wait
     while True:
         try:
-            return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # as git: 0666 within the umask
         except FileExistsError:
             if _now() > deadline:
                 raise
@@ -571,13 +658,13 @@ def head_born(git_dir: Path, work_tree: Path) -> bool:
 
 
 def core_settings(git_dir: Path, work_tree: Path) -> dict[str, str]:
-    """`core.hooksPath`, `core.fileMode`, `core.logAllRefUpdates`, `core.autocrlf` and `core.attributesFile` as git
-    reads them (every config scope, includes too), keys lower-case:
+    """`core.hooksPath`, `core.fileMode`, `core.logAllRefUpdates`, `core.autocrlf`, `core.attributesFile` and
+    `core.sharedRepository` as git reads them (every config scope, includes too), keys lower-case:
     one `git config` call. Read with memtui's overrides but not its hooks override, so the path is the real one."""
     from memtui.core.gitcall import SAFE_CONFIG, _config_env
 
     env = {**_config_env(list(SAFE_CONFIG)), "GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(work_tree)}
-    done = run_plumbing(["git", "config", "-z", "--get-regexp", r"^core\.(hookspath|filemode|logallrefupdates|autocrlf|attributesfile)$"],
+    done = run_plumbing(["git", "config", "-z", "--get-regexp", r"^core\.(hookspath|filemode|logallrefupdates|autocrlf|attributesfile|sharedrepository)$"],
                         env)
     if done is None or done[0] not in (0, 1):
         return {}
