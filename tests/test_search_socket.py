@@ -63,19 +63,21 @@ def root(generated: Path, tmp_path: Path) -> Path:
     return copy
 
 
-def _default_sigint() -> None:
+def _default_signals() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 class Watcher:
     def __init__(self, root: Path) -> None:
-        # Ctrl-C reaches it as it would from a terminal, even where these tests were started with SIGINT ignored
-        # (a `cmd &` of a shell without job control): a watcher keeps an ignored SIGINT ignored, as nohup means.
+        # Ctrl-C and a hang-up reach it as they would from a terminal, even where these tests were started with
+        # SIGINT ignored (a `cmd &` of a shell without job control) or under nohup (SIGHUP ignored): a watcher
+        # keeps an ignored signal ignored, as nohup means.
         self.proc = subprocess.Popen([sys.executable, "-m", "memtui", "index", "--watch", "--root", str(root)],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
-                                     preexec_fn=_default_sigint)
+                                     preexec_fn=_default_signals)
         line = self.proc.stdout.readline()
         assert "answered from here" in line, (line, self.proc.stderr.read() if self.proc.poll() is not None else "")
         self.socket = Path(search_socket.socket_path(root))

@@ -69,17 +69,19 @@ def env() -> dict[str, str]:
     return e
 
 
-def _default_sigint() -> None:
+def _default_signals() -> None:
+    """Ctrl-C and a hang-up reach the watcher as from a terminal, even under nohup or a shell's `cmd &`."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 class Watcher:
     def __init__(self, url: str, *, expect: str = "answered from here") -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "memtui", "index", "--watch", "--store", url],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
-                                     preexec_fn=_default_sigint)
+                                     preexec_fn=_default_signals)
         self.line = self.proc.stdout.readline()
         assert expect in self.line, (self.line, self.proc.stderr.read() if self.proc.poll() is not None else "")
         self.folder = cache_dir(cache_name(url), make=False)
