@@ -267,6 +267,28 @@ def test_an_external_edit_of_a_crlf_file_under_text_auto_shows_its_line_and_comm
     assert [line for line in status(root).splitlines() if not line.endswith("memory-log.jsonl")] == []
 
 
+def test_many_external_edits_under_text_auto_are_hashed_by_one_git(tmp_path: Path, monkeypatch) -> None:
+    """An agent appending to 300 CRLF files between two syncs: each review diff shows its one line, and the whole
+    listing starts one `git hash-object` (not one per file: 300 processes at every sync)."""
+    root = fresh(tmp_path / "m")
+    write(root, ".gitattributes", "* text=auto\n")
+    for k in range(300):
+        write(root, f"notes/n{k:03d}.md", b"# Note\r\n\r\n- [observed] First (2026-11-02, chat)\r\n")
+    sh(root, "add", ".")
+    sh(root, "commit", "-qm", "notes")
+    for k in range(300):
+        with (root / f"notes/n{k:03d}.md").open("ab") as f:
+            f.write(f"- [observed] Appended {k} (2026-12-04, chat)\r\n".encode())
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    proposals = [p for p in Memory(root).proposals() if p.external]
+    assert len(proposals) == 300
+    for p in proposals:
+        changed = [line for line in p.diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+        assert len(changed) == 1 and changed[0].startswith("+- [observed] Appended"), p.diff
+    assert trace.read_text().count("git hash-object") == 1
+
+
 @pytest.mark.parametrize("planted", ["symlink to /dev/zero", "fifo", "over a megabyte"])
 def test_an_attributes_file_that_cannot_be_read_plainly_leaves_the_blob_to_git(tmp_path: Path, planted: str) -> None:
     """A .gitattributes an agent planted as a link to an endless file, a FIFO or a huge file: memtui does not read

@@ -47,6 +47,25 @@ ATTRIBUTES_READ_MAX = 1 << 20
 _IDENT = re.compile(rb"\$Id:[^$\n]*\$")
 
 
+STORED_MAX = 1 << 20  # bytes of an external change shown as git would store it (a bigger one: as on disk)
+
+
+def _git_form(sha: str, data: bytes) -> bytes | None:
+    """The bytes blob `sha` holds, when it is `data` as `git add` may store it: the same, or with CRLF stored as LF
+    (text, eol, crlf, core.autocrlf) and an ident keyword collapsed; None for anything else (a working-tree-encoding
+    that re-encodes the text, a blob of other bytes: those are not what the person approved, or saw)."""
+    from memtui.core.gitobjects import _names
+
+    if not sha:
+        return None
+    lf = data.replace(b"\r\n", b"\n")
+    # `ident` collapses "$Id: …$" to "$Id$" as git add does (git's own form of the keyword, not text).
+    for form in dict.fromkeys((data, lf, _IDENT.sub(b"$Id$", data), _IDENT.sub(b"$Id$", lf))):
+        if _names(sha, "blob", form):
+            return form
+    return None
+
+
 class FolderStore(Store):
     index_wait = 5.0  # seconds a commit waits for a person's git to let go of git's index
     def __init__(self, root: str | os.PathLike[str]) -> None:
@@ -521,53 +540,69 @@ class FolderStore(Store):
         no filter driver runs, as none does in any git memtui starts)."""
         if not self._converts(rel):
             return store(b"blob", data)
-        from memtui.core.gitcall import config_env, drivers_off, run_plumbing
-        from memtui.core.gitobjects import _names
+        from memtui.core.gitcall import run_plumbing
 
         # Every filter driver is switched off, whatever config defines it (the person's global config too: an
         # attributes file in the work tree is anyone's to write, and a driver it names, git-lfs's or any other,
         # would run and store other bytes than the person approved). Unlisted: git is not asked.
-        drivers = self._filter_drivers()
-        if drivers is None:
+        env = self._hashing_env()
+        if env is None:
             return store(b"blob", data)
-        env = {**os.environ, **config_env(self.git_dir, self.root, extra=drivers_off(drivers)),
-               "GIT_DIR": str(self.git_dir)}
         done = run_plumbing(["git", "hash-object", "-w", "--stdin", f"--path={rel}"], env, data, cwd=self.root)
         if done is None:
             raise StoreError(f"git hash-object did not answer in time for {rel} in {self.root}; nothing was committed")
         sha = done[1].decode("ascii", "replace").strip() if done[0] == 0 else ""
-        # What git stores may differ from the bytes only in their line endings (CRLF stored as LF: text, eol, crlf,
-        # core.autocrlf) and an ident keyword. Anything else (a working-tree-encoding that re-encodes the text or
-        # that git refuses) would commit other bytes than the person approved, or none: the bytes are stored as
-        # they are (git status may then show the file as changed, which is true of its attributes).
-        if sha:
-            lf = data.replace(b"\r\n", b"\n")
-            # `ident` collapses "$Id: …$" to "$Id$" as git add does (git's own form of the keyword, not text).
-            forms = {data, lf, _IDENT.sub(b"$Id$", data), _IDENT.sub(b"$Id$", lf)}
-            if any(_names(sha, "blob", form) for form in forms):
-                return bytes.fromhex(sha)
-        return store(b"blob", data)
+        return bytes.fromhex(sha) if _git_form(sha, data) is not None else store(b"blob", data)
 
-    def _stored(self, rel: str, data: bytes | None) -> bytes | None:
-        """`data`, a file `rel` changed outside memtui, as git would store it, when that is other bytes (see
-        `_converts`); None when it is the same bytes, or cannot be told (the diff then shows the bytes on disk).
-        Kept for the last few (path, bytes): the app lists the external changes at every sync."""
-        if data is None or os.path.islink(self.root / rel) or not self._converts(rel):
+    def _hashing_env(self) -> dict[str, str] | None:
+        """The environment of a `git hash-object` that stores a file as `git add` would: memtui's overrides, and
+        every filter driver switched off whatever config defines it (the person's global config too: an
+        attributes file in the work tree is anyone's to write, and a driver it names, git-lfs's or any other,
+        would run and store other bytes than the person approved). None when the drivers cannot be listed: then
+        git is not asked."""
+        from memtui.core.gitcall import config_env, drivers_off
+
+        drivers = self._filter_drivers()
+        if drivers is None:
             return None
-        cache = self.__dict__.setdefault("_stored_cache", {})
-        key = (rel, data)
-        if key not in cache:
-            try:
-                # (b"": git's blob was not taken, the bytes would be stored as they are)
-                sha = self._file_blob(lambda kind, body: b"", rel, data)
-                with self._git.serial():
-                    got = self._objects().get(sha.hex()) if sha else None
-            except StoreError:
-                got = None
-            cache[key] = got.data if got is not None and got.kind == "blob" and got.data != data else None
-            while len(cache) > 16:
-                del cache[next(iter(cache))]
-        return cache[key]
+        return {**os.environ, **config_env(self.git_dir, self.root, extra=drivers_off(drivers)),
+                "GIT_DIR": str(self.git_dir)}
+
+    def _stored_all(self, found: list[tuple[str, bytes | None]]) -> dict[str, bytes]:
+        """For files changed outside memtui, as (path, bytes on disk): the bytes git would store for each where
+        that is other bytes (see `_converts`), to show in its review diff. One `git hash-object --stdin-paths`
+        for all of them (an agent can change thousands of files between two syncs), none when no file converts;
+        a file over `STORED_MAX`, a link, or one git read otherwise than memtui (it changed meanwhile) shows its
+        bytes on disk."""
+        converts_in: dict[str, bool] = {}  # by folder: what `_converts` says depends only on the folders
+        wanted: list[tuple[str, bytes]] = []
+        for rel, data in found:
+            if data is None or len(data) > STORED_MAX or "\n" in rel or "\r" in rel:
+                continue
+            folder = rel.rpartition("/")[0]
+            if folder not in converts_in:
+                converts_in[folder] = self._converts(rel)
+            if converts_in[folder] and not os.path.islink(self.root / rel):
+                wanted.append((rel, data))
+        if not wanted:
+            return {}
+        from memtui.core.gitcall import run_plumbing
+
+        env = self._hashing_env()
+        if env is None:
+            return {}
+        done = run_plumbing(["git", "hash-object", "-w", "--stdin-paths"], env,
+                            "".join(rel + "\n" for rel, _ in wanted).encode("utf-8", "surrogateescape"),
+                            cwd=self.root)
+        shas = done[1].decode("ascii", "replace").split() if done is not None and done[0] == 0 else []
+        if len(shas) != len(wanted):
+            return {}
+        out = {}
+        for (rel, data), sha in zip(wanted, shas):
+            form = _git_form(sha, data)
+            if form is not None and form != data:
+                out[rel] = form
+        return out
 
     def _filter_drivers(self) -> list[str] | None:
         """The filter drivers of every config git reads here (`gitcall.all_drivers`), listed again only when a
@@ -1114,13 +1149,13 @@ class FolderStore(Store):
                     raise
                 raise StoreError(f"git cannot read the repository at {self.root} ({str(exc).strip()[-200:]}); "
                                  "run `memtui doctor`") from None
-            changes = []
+            found = []
             for rel in _status_paths(raw):
                 before = self.committed(rel)
                 after = _as_git_sees(self.root / rel)
                 if before != after:
-                    changes.append(ExternalChange(rel, before, after, stored=self._stored(rel, after)))
-            return changes
+                    found.append((rel, before, after, None))
+            return self._with_stored(found)
 
     def _plumbing_external_changes(self, spec: tuple[str, ...] = ()) -> list[ExternalChange] | None:
         """`external_changes` through the git CLI (the same status, memtui's overrides and the repository's filter
@@ -1141,16 +1176,22 @@ class FolderStore(Store):
         committed = self._plumbing_batch(rels)
         if committed is None:
             return None
-        changes = []
+        found = []
         seen: dict[str, tuple[bytes, str]] = {}
         for rel in rels:
             after, known = self._bytes_now(rel, seen)
             if committed[rel] != after:
-                changes.append(ExternalChange(rel, committed[rel], after, known, self._stored(rel, after)))
+                found.append((rel, committed[rel], after, known))
+        changes = self._with_stored(found)
         # Only the files listed now stay kept (of those asked about, with paths: the others' stay as they were).
         asked = {p.removeprefix(":(literal)") for p in spec[1:]}
         self._seen = seen if not spec else {**{k: v for k, v in self._seen.items() if k not in asked}, **seen}
         return changes
+
+    def _with_stored(self, found: list[tuple[str, bytes | None, bytes | None, str | None]]) -> list[ExternalChange]:
+        """The external changes (path, committed bytes, bytes now, their hash), each with what git would store."""
+        stored = self._stored_all([(rel, after) for rel, _, after, _ in found])
+        return [ExternalChange(rel, before, after, known, stored.get(rel)) for rel, before, after, known in found]
 
     def _bytes_now(self, rel: str, seen: dict[str, tuple[bytes, str]]) -> tuple[bytes | None, str | None]:
         """A changed file's bytes as git sees them, and their content_hash when known: a big file whose bytes are
