@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Callable
 
 from memtui.core.digests import hmac_sha256, same
 from memtui.core.jsontext import loads
@@ -48,17 +49,9 @@ def mac(payload: bytes) -> str | None:
         return None
 
 
-def vouched(payload: bytes, given: object) -> bool:
-    """Whether `given` is this person's memtui's `mac` of `payload`."""
-    if not isinstance(given, str):
-        return False
-    expected = mac(payload)
-    return expected is not None and same(given, expected)
-
-
-def verifier():
-    """`vouched` for many payloads with the key read once: a function of (payload, given), or None when no key
-    can be read or made (then nothing is vouched for)."""
+def verifier() -> Callable[[bytes, object], bool] | None:
+    """A check that `given` is this person's memtui's `mac` of `payload`, for many payloads with the key read once:
+    a function of (payload, given), or None when no key can be read or made (then nothing is vouched for)."""
     try:
         key = _key()
     except OSError:
