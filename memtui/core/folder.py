@@ -627,7 +627,7 @@ class FolderStore(Store):
 
         xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
         personal = Path(xdg, "git", "attributes")
-        if may_be_set(self.git_dir, b"autocrlf") or may_be_set(self.git_dir, b"attributesfile"):
+        if may_be_set(self.git_dir, b"autocrlf", b"attributesfile"):
             settings = self._core_settings()
             if settings.get("core.autocrlf", "false").strip().lower() not in ("false", "no", "off", "0", ""):
                 return True  # true or input: CRLF stored as LF

@@ -359,10 +359,7 @@ def write_object(objects: Path, kind: bytes, data: bytes, perm: int = 0) -> byte
         # A `git gc` or `git repack` running meanwhile may remove the fan-out folder or a temporary file in it
         # (seen: the temporary file gone before its rename): written again, as git itself does, a few times.
         attempts -= 1
-        if perm and not folder.is_dir():
-            folder.mkdir(parents=True, exist_ok=True)
-            adjust_shared(folder, perm)
-        folder.mkdir(parents=True, exist_ok=True)
+        _make_folders(folder, perm)
         try:
             fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=folder)
         except FileNotFoundError:
@@ -700,14 +697,14 @@ def config_files(git_dir: Path) -> list[Path]:
             common_dir(git_dir) / "config", git_dir / "config.worktree", common_dir(git_dir) / "config.worktree"]
 
 
-def may_be_set(git_dir: Path, key: bytes) -> bool:
-    """Could git's config set `key` (a variable name, lower case, e.g. b"hookspath")? False only when no config file
-    git reads names it at all, none includes another, and no GIT_CONFIG* variable in the environment can add or
-    redirect config: then asking git (a process) would only say it is unset."""
+def may_be_set(git_dir: Path, *keys: bytes) -> bool:
+    """Could git's config set any of `keys` (variable names, lower case, e.g. b"hookspath")? False only when no
+    config file git reads names one at all, none includes another, and no GIT_CONFIG* variable in the environment
+    can add or redirect config: then asking git (a process) would only say they are unset."""
     if any(k.startswith("GIT_CONFIG") for k in os.environ):
         return True
     texts = config_texts(git_dir)
-    return texts is None or any(key in text or b"include" in text for text in texts)
+    return texts is None or any(key in text for text in texts for key in (*keys, b"include"))
 
 
 def config_texts(git_dir: Path, extra: list[Path] | None = None) -> list[bytes] | None:
