@@ -35,8 +35,8 @@ def inflated(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = gitobjects.read_file
 
-    def counting(path: Path) -> bytes:
-        if path.parent.parent.name == "objects":
+    def counting(path: Path | str) -> bytes:
+        if Path(path).parent.parent.name == "objects":
             seen.append(path.parent.name + path.name)
         return real(path)
 

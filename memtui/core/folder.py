@@ -1424,8 +1424,9 @@ class FolderStore(Store):
             # floor one by one (not by listing a queue folder that grows with every proposal ever made). So a crash
             # that loses this file's rename or its bytes (an old, empty or torn number reads as a lower floor) can
             # only hand out again a number no queue file was saved with, harmlessly. The queue file that follows
-            # is synced with its folder.
-            atomic_write(seq, f"{n}\n".encode(), sync_dir=False, sync_file=False)
+            # is synced with its folder. Written in place (a rename over it cost ~0.3 ms: the filesystem flushes a
+            # replaced file's new bytes), unless it is no plain file of its own (`_put_floor`).
+            _put_floor(seq, n)
             return n
 
     def queue_save(self, pid: str, data: bytes) -> None:
@@ -1629,6 +1630,29 @@ _INDEX_SETTINGS = (b"index", b"feature", b"untrackedcache", b"splitindex", b"sha
                    b"sparse")
 
 
+def _put_floor(seq: Path, n: int) -> None:
+    """`.seq` made to hold `n`: rewritten in place when it is a regular file with no other name (never through a
+    symlink: O_NOFOLLOW; a FIFO with no reader fails to open without blocking), else replaced by a new file, so
+    bytes meant for the floor never land in a file it is linked to. The new number is never shorter than one
+    `_seq_floor` read; a crash between the write and the truncation leaves a number `_seq_floor` reads as no
+    floor, which costs only a longer probe."""
+    data = b"%d\n" % n
+    try:
+        fd = os.open(seq, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        fd = None
+    if fd is not None:
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+                os.pwrite(fd, data, 0)
+                os.ftruncate(fd, len(data))
+                return
+        finally:
+            os.close(fd)
+    atomic_write(seq, data, sync_dir=False, sync_file=False)
+
+
 def _seq_floor(seq: Path) -> int:
     """The number `.seq` holds, 0 when it is missing, not a regular file (a FIFO would block the read), or not
     plain ASCII digits below the ids' 12-digit bound (a negative, huge or non-ASCII number would make an id
@@ -1669,8 +1693,11 @@ def git_lock_files(git_dir: Path) -> list[Path]:
     """git's lock files: the index, HEAD, config, packed refs, any ref under refs/ and any reflog under logs/."""
     found = [git_dir / n for n in GIT_LOCKS if os.path.lexists(git_dir / n)]  # a planted dangling link too
     for sub in ("refs", "logs"):
-        if (git_dir / sub).is_dir():
-            found += sorted((git_dir / sub).rglob("*.lock"))
+        # os.walk, not Path.rglob: the same names (links to folders not followed) at a seventh of the cost, paid
+        # before every commit
+        locks = [os.path.join(folder, name) for folder, _, names in os.walk(os.path.join(git_dir, sub))
+                 for name in names if name.endswith(".lock")]
+        found += sorted(map(Path, locks))
     return found
 
 
@@ -1683,7 +1710,12 @@ def clear_stale_git_locks(git_dir: Path, wait: float = 5.0) -> list[Path]:
     lock is stale only when no process has it open and no git works in this repository. One that is not stale is
     waited for, then left alone: the commit that needs it says what git said."""
     removed: list[Path] = []
-    for staged in git_dir.glob("memtui-index-*"):  # a killed commit's new index, made under the memtui lock too
+    try:
+        listed = os.listdir(git_dir)
+    except OSError:
+        listed = []
+    # a killed commit's new index, made under the memtui lock too
+    for staged in (git_dir / name for name in listed if name.startswith("memtui-index-")):
         try:
             staged.unlink()
             removed.append(staged)

@@ -47,7 +47,7 @@ class Obj(NamedTuple):
     data: bytes
 
 
-def read_file(path: Path) -> bytes:
+def read_file(path: Path | str) -> bytes:
     """A regular file's bytes; OSError for anything else. Opened without blocking, so a FIFO planted where git
     keeps a ref or an object cannot hang memtui (git itself would read it; this code falls back to git then)."""
     import stat
@@ -67,13 +67,27 @@ def read_file(path: Path) -> bytes:
 
 
 def common_dir(git_dir: Path) -> Path:
-    """Where a repository keeps its objects and refs: a linked worktree's `commondir`, else the folder itself."""
-    try:
-        text = read_file(git_dir / "commondir").decode("utf-8", "surrogateescape").strip()
-    except OSError:
-        return git_dir
-    target = Path(text)
-    return target if target.is_absolute() else (git_dir / target)
+    """Where a repository keeps its objects and refs: a linked worktree's `commondir`, else the folder itself.
+
+    Read once per repository folder in a process: git writes `commondir` as it makes a linked worktree's folder and
+    never changes it (a propose + approve asked ~20 times, each a failed open and a path built)."""
+    key = os.fspath(git_dir)
+    found = _COMMON.get(key)
+    if found is None:
+        try:
+            text = read_file(git_dir / "commondir").decode("utf-8", "surrogateescape").strip()
+        except OSError:
+            found = Path(git_dir)
+        else:
+            target = Path(text)
+            found = target if target.is_absolute() else (Path(git_dir) / target)
+        if len(_COMMON) >= 256:
+            _COMMON.clear()
+        _COMMON[key] = found
+    return found
+
+
+_COMMON: dict[str, Path] = {}
 
 
 class Batch:
@@ -90,7 +104,10 @@ class Batch:
     def __init__(self, git_dir: Path, work_tree: Path) -> None:
         self.git_dir = git_dir
         self.work_tree = work_tree
-        self.objects = common_dir(git_dir) / "objects"
+        self._common = common_dir(git_dir)
+        self.objects = self._common / "objects"
+        self._head_file = os.path.join(git_dir, "HEAD")  # paths joined once: HEAD is read for every name resolved
+        self._reftable = os.path.join(self._common, "reftable")
         self._proc: subprocess.Popen[bytes] | None = None
         self._buf = bytearray()
         self._packs: Packs | None = None  # the pack files, opened on the first object not found loose
@@ -176,7 +193,7 @@ class Batch:
     def _head(self) -> str | None:
         """The sha HEAD names, "" when its branch is not born yet, None when only git can say."""
         try:
-            head = read_file(self.git_dir / "HEAD").decode("ascii").strip()
+            head = read_file(self._head_file).decode("ascii").strip()
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -188,11 +205,11 @@ class Batch:
             return head
         ref = head[5:].strip() if head.startswith("ref: ") else ""
         parts = ref.split("/")
-        common = common_dir(self.git_dir)
+        common = self._common
         if (not ref.startswith("refs/heads/") or any(p in ("", ".", "..") for p in parts)
-                or (common / "reftable").exists()):
+                or os.path.exists(self._reftable)):
             return None
-        value = _ref_value(common, common.joinpath(*parts), ref)
+        value = _ref_value(common, os.path.join(common, ref), ref)
         if value is None:
             return ""
         return value if _SHA.fullmatch(value) else None
@@ -590,7 +607,7 @@ def _take_lock(lock: Path, wait: float = 1.0) -> int:
             time.sleep(0.005)
 
 
-def _ref_value(common: Path, path: Path, ref: str) -> str | None:
+def _ref_value(common: Path, path: Path | str, ref: str) -> str | None:
     """The sha a branch names: its loose file, else its line in packed-refs; None when it does not exist. A loose
     file that is there but empty (a crash truncated it) hides the packed line, as it does for git ("unreadable"):
     building on the older packed value would drop every commit made since the refs were packed."""

@@ -291,3 +291,37 @@ def test_a_person_s_staged_edit_of_the_approved_file_is_not_committed_with_the_a
                              check=True).stdout.strip()
     assert index_blob in (g("rev-parse", "HEAD:MEMORY.md").strip(), on_disk, staged)
     assert "person's staged line" in md.read_text()  # the person's edit is not lost
+
+
+@pytest.mark.parametrize("kind", ["hard link", "symlink"])
+def test_a_number_file_linked_to_another_file_is_replaced_not_written_through(mem, tmp_path: Path,
+                                                                             kind: str) -> None:
+    """`.seq` is rewritten in place when it is a plain file of its own. Planted as a hard link to MEMORY.md or a
+    symlink to a file outside the root, the number must not land in that file: the link is replaced by a new
+    `.seq` and the other file keeps its bytes."""
+    import os
+
+    first = mem.update("Projects", "add", "[observed] Before", actor=AGENT)
+    marker = mem.store.queue_dir / ".seq"
+    marker.unlink()
+    other = mem.store.root / "MEMORY.md" if kind == "hard link" else tmp_path / "outside.md"
+    if kind == "symlink":
+        other.write_text("# Outside\n")
+    before = other.read_bytes()
+    (os.link if kind == "hard link" else os.symlink)(other, marker)
+    after = mem.update("Projects", "add", "[observed] After", actor=AGENT)
+    assert after.id != first.id
+    assert other.read_bytes() == before
+    assert not marker.is_symlink() and os.stat(marker).st_nlink == 1
+    assert marker.read_text() == f"{int(after.id[2:])}\n"
+
+
+def test_the_number_file_is_rewritten_in_place_when_it_is_a_file_of_its_own(mem) -> None:
+    """The floor costs no rename per proposal: the same inode holds each new number."""
+    import os
+
+    mem.update("Projects", "add", "[observed] One", actor=AGENT)
+    marker = mem.store.queue_dir / ".seq"
+    inode = os.stat(marker).st_ino
+    second = mem.update("Projects", "add", "[observed] Two", actor=AGENT)
+    assert os.stat(marker).st_ino == inode and marker.read_text() == f"{int(second.id[2:])}\n"
