@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from memtui.tui.header import MemtuiHeader
 from memtui.tui.messages import FilesChanged
 from memtui.tui.viewer import MemoryViewer
 from test_curate import cursor_to
+from tests.support.watches import watches
 
 PERSON = "ana"
 QUIET_AFTER = 0.8  # seconds with no further message that count as "that was all of it"
@@ -43,10 +43,6 @@ def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -
     return demo_root(tmp_path, monkeypatch, demo_template)
 
 
-def observers() -> list[threading.Thread]:
-    from watchdog.observers.api import BaseObserver
-
-    return [t for t in threading.enumerate() if isinstance(t, BaseObserver) and t.is_alive()]
 
 
 async def quiet(pilot, app: Counting) -> None:
@@ -147,22 +143,22 @@ async def test_the_agents_tool_write_in_chat_is_one_event(demo: Path, monkeypatc
 
 
 async def test_the_search_pane_starts_no_watcher_of_its_own(demo: Path) -> None:
-    before = len(observers())
+    before = len(watches())
     app = Counting(demo, user=PERSON)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot, app)
-        assert len(observers()) == before + 1
+        assert len(watches()) == before + 1
         await pilot.press("slash")
         await pilot.pause()
         await pilot.press(*"Lisbon")
         await wait_for(pilot, lambda: "matching lines" in str(app.query_one("#search-summary").render()),
                        timeout=10, what="the search results")
-        assert len(observers()) == before + 1  # the pane's warm index listens to the app's watcher
+        assert len(watches()) == before + 1  # the pane's warm index listens to the app's watcher
         # And it hears what that watcher hears: an edit shows in the next results without a walk.
         (demo / "people.md").write_text("- [stated] Lisbon again, from outside (2026-08-20)\n")
         await wait_for(pilot, lambda: any(r.path == "people.md" for r in app.panes["search"].results),
                        timeout=10, what="the outside edit in the results")
-    assert len(observers()) == before
+    assert len(watches()) == before
 
 
 class Walks(Memory):

@@ -16,6 +16,7 @@ from memtui.core import changes
 from memtui.core.changes import Change, classify
 from memtui.core.index_watch import IndexWatcher
 from memtui.core.memory import Memory
+from tests.support.watches import watches
 
 TUI = Path(__file__).resolve().parent.parent / "memtui" / "tui"
 QUIET_AFTER = 0.6  # seconds with no further event that count as "that was all of it"
@@ -48,10 +49,6 @@ class Events:
         return self.after(n)
 
 
-def observers() -> list[threading.Thread]:
-    from watchdog.observers.api import BaseObserver
-
-    return [t for t in threading.enumerate() if isinstance(t, BaseObserver) and t.is_alive()]
 
 
 @pytest.fixture
@@ -122,7 +119,7 @@ def test_a_write_without_a_watcher_still_tells_its_subscribers(mem: Memory) -> N
     events = Events()
     unsubscribe = mem.subscribe(events, watch=False)
     try:
-        assert not observers() and events.got == []  # nothing watches, so nothing says "watching now"
+        assert not watches() and events.got == []  # nothing watches, so nothing says "watching now"
         mem.update("Facts", "add", "[stated] Heard without watching (2026-05-01)", actor="wes")
         got = events.wait(0)
         assert len(got) == 1 and got[0].own and "MEMORY.md" in got[0].paths
@@ -131,13 +128,13 @@ def test_a_write_without_a_watcher_still_tells_its_subscribers(mem: Memory) -> N
 
 
 def test_one_watcher_per_root_however_many_subscribe(mem: Memory) -> None:
-    before = len(observers())
+    before = len(watches())
     first, second = Events(), Events()
     off_first = mem.subscribe(first)
     off_second = Memory(mem.location).subscribe(second)  # another Memory on the same root shares it
     index = IndexWatcher(mem.location, publish=True)
     try:
-        assert len(observers()) == before + 1
+        assert len(watches()) == before + 1
         n1, n2 = len(first.got), len(second.got)
         (Path(mem.location) / "notes.md").write_text("- [stated] seen by both\n")
         assert any("notes.md" in c.paths for c in first.wait(n1))
@@ -153,9 +150,9 @@ def test_one_watcher_per_root_however_many_subscribe(mem: Memory) -> None:
     finally:
         index.stop()
         off_first()
-        assert len(observers()) == before + 1  # the second subscriber still watches
+        assert len(watches()) == before + 1  # the second subscriber still watches
         off_second()
-    assert len(observers()) == before  # the last one out stops the watcher
+    assert len(watches()) == before  # the last one out stops the watcher
 
 
 def test_raw_subscribers_hear_each_file_at_once_and_folders_as_everything(mem: Memory) -> None:

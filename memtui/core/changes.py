@@ -124,17 +124,88 @@ def _quiet(record: Any) -> bool:
     return record.getMessage() != STOPPED_EMITTER
 
 
-def observer() -> Any:
-    """A new watchdog Observer (a daemon thread), whose stop() leaves nothing on stderr."""
+def _quiet_stops() -> None:
     import logging
-
-    from watchdog.observers import Observer
 
     log = logging.getLogger("watchdog.observers.inotify")
     if _quiet not in log.filters:
         log.addFilter(_quiet)
+
+
+def observer() -> Any:
+    """A new watchdog Observer (a daemon thread), whose stop() leaves nothing on stderr."""
+    from watchdog.observers import Observer
+
+    _quiet_stops()
     made = Observer()
     made.daemon = True
+    return made
+
+
+class _Handing:
+    """An emitter's event queue that hands each event to the handler at once, on the emitter's own thread."""
+
+    def __init__(self, handler: Any) -> None:
+        self.handler = handler
+
+    def put(self, item: tuple[Any, Any], block: bool = True, timeout: float | None = None) -> None:
+        self.handler.dispatch(item[0])
+
+
+class DirectWatch:
+    """watchdog's inotify emitter, its events handled on the emitter's thread rather than queued for an observer's.
+
+    An Observer puts each event in a queue read by a thread of its own, one more thread hand-off between a file
+    event and its handler: a barrier (`FolderFeed.barrier`), which waits for its cookie's event before every warm
+    query, paid ~0.2 ms of its ~1 ms for it. Made only where watchdog (7+) builds inotify emitters this way
+    (`direct_watch`); elsewhere the Observer."""
+
+    def __init__(self, handler: Any, path: str, event_filter: list[Any]) -> None:
+        from watchdog.observers.api import ObservedWatch
+        from watchdog.observers.inotify import InotifyEmitter
+        from watchdog.observers.inotify_c import InotifyFD
+
+        self._fd = InotifyFD()
+        watch = ObservedWatch(path, recursive=True, event_filter=event_filter)
+        self.emitters = [InotifyEmitter(_Handing(handler), watch, event_filter=event_filter, inotify_fd=self._fd)]
+
+    def start(self) -> None:
+        self._fd.start()
+        try:
+            for emitter in self.emitters:
+                emitter.start()  # its watches are in place when this returns (on_thread_start runs first)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        for emitter in self.emitters:
+            emitter.stop()
+        self._fd.stop()
+
+    def join(self, timeout: float | None = None) -> None:
+        for emitter in self.emitters:
+            emitter.join(timeout)
+        self._fd.join(timeout)
+
+
+def direct_watch(handler: Any, path: str, event_filter: list[Any]) -> Any:
+    """A started watch of `path` (recursive) feeding `handler`: a `DirectWatch` on Linux with watchdog 7+, else a
+    watchdog Observer."""
+    import sys
+
+    if sys.platform.startswith("linux"):
+        try:
+            made: Any = DirectWatch(handler, path, event_filter)
+        except (ImportError, TypeError, AttributeError, OSError):
+            pass  # another watchdog's inotify classes: its Observer
+        else:
+            _quiet_stops()
+            made.start()
+            return made
+    made = observer()
+    made.schedule(handler, path, recursive=True, event_filter=event_filter)
+    made.start()
     return made
 
 
@@ -261,6 +332,9 @@ class FolderFeed:
         self._observer: Any = None
         self._barriers: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
+        self._cookies: tuple[int, tuple[int, int]] | None = None  # the cookie folder's descriptor, (dev, inode)
+        self._cookie_lock = threading.Lock()
+        self._cookie_path = os.path.join(str(self.root), COOKIES)
 
     def start(self) -> None:
         from watchdog import events as ev
@@ -285,9 +359,7 @@ class FolderFeed:
             os.close(cookie_folder(self.root))
         except OSError:
             pass  # a read-only memory: no barrier, so an own write's late echo may be a second event
-        made = observer()
-        made.schedule(Handler(), str(self.root), recursive=True, event_filter=writes)
-        made.start()
+        made = direct_watch(Handler(), str(self.root), writes)
         self._hear_overflows(made)
         self._observer = made
         self.burst.start_flusher("memtui-changes-flush")
@@ -325,6 +397,8 @@ class FolderFeed:
             return
         src = os.fsdecode(event.src_path)
         dest = os.fsdecode(getattr(event, "dest_path", "") or "")
+        if not dest and self._barrier_event(kind, src, event.is_directory):
+            return
         # A folder's chmod can hide or show every file under it.
         folder = event.is_directory and kind in ("moved", "deleted", "created", "attrib")
         # A `.git` made, removed or renamed in a folder of the memory makes that folder a nested repository or a
@@ -375,6 +449,25 @@ class FolderFeed:
                     publisher.changed(files)
             self.hub._deliver_raw(Change(frozenset(files), everything=folder))
 
+    def _barrier_event(self, kind: str, src: str, is_dir: bool) -> bool:
+        """Handle at once what a barrier makes (the three events each costs the watcher's thread, while the query
+        it waited for runs): its cookie's creation and removal, and the cookie folder's "modified". True when
+        handled; a cookie with another name (a hard link planted under a cookie's name) is for `event`'s rules."""
+        folder = self._cookie_path
+        if not src.startswith(folder):
+            return False
+        if src == folder:
+            return is_dir and kind == "modified"  # names no file
+        name = src[len(folder) + 1:]
+        if is_dir or src[len(folder)] != os.sep or not name.startswith(OWN_COOKIE) or os.sep in name:
+            return False
+        if kind == "deleted":
+            return True
+        if kind == "created" and not _linked(src):
+            self._cookie(name)
+            return True
+        return False
+
     def _cookie(self, name: str) -> None:
         if name.startswith(OWN_COOKIE):
             with self._lock:
@@ -395,25 +488,74 @@ class FolderFeed:
         seen = threading.Event()
         with self._lock:
             self._barriers[name] = seen
-        folder: int | None = None
+        used: int | None = None
+        heard = False
         try:
-            from memtui.core.fsmonitor import cookie_folder
-
-            folder = cookie_folder(self.root)
-            os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                             dir_fd=folder))
-            return seen.wait(timeout)
+            with self._cookie_lock:
+                used = self._cookie_folder()
+                # Opened for reading: its close is no event the watch asks for (a close after writing was one more
+                # event for the watcher's thread to handle per barrier).
+                os.close(os.open(name, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                                 dir_fd=used))
+            heard = seen.wait(timeout)
+            return heard
         except OSError:
+            used = None
             return False
         finally:
             with self._lock:
                 self._barriers.pop(name, None)
-            if folder is not None:
-                try:
-                    os.unlink(name, dir_fd=folder)
-                except OSError:
-                    pass
-                os.close(folder)
+            with self._cookie_lock:
+                if used is not None:
+                    self._unlink_cookie(name, used)
+                if not heard:
+                    self._forget_cookie_folder()  # moved or replaced meanwhile: the next barrier opens it again
+
+    def _cookie_folder(self) -> int:
+        """The cookie folder's descriptor, kept open between barriers while the folder at its path is still the one
+        opened (one lstat, not the seven calls that reach it again without following a link,
+        `fsmonitor.cookie_folder`). Under `_cookie_lock`, which every use of the descriptor holds: it is never
+        closed while a barrier makes or removes its cookie through it."""
+        from memtui.core.fsmonitor import cookie_folder
+
+        kept = self._cookies
+        if kept is not None:
+            try:
+                st = os.lstat(os.path.join(self.root, COOKIES))
+            except OSError:
+                st = None
+            if st is not None and (st.st_dev, st.st_ino) == kept[1]:
+                return kept[0]
+            self._forget_cookie_folder()
+        if self._observer is None:
+            raise OSError("the watch stopped")
+        fd = cookie_folder(self.root)
+        st = os.fstat(fd)
+        self._cookies = (fd, (st.st_dev, st.st_ino))
+        return fd
+
+    def _unlink_cookie(self, name: str, used: int) -> None:
+        """Remove a barrier's cookie: through the descriptor it was made through while that is still kept, else
+        (the watch stopped or the folder was let go meanwhile) through the folder reached again."""
+        from memtui.core.fsmonitor import cookie_folder
+
+        try:
+            if self._cookies is not None and self._cookies[0] == used:
+                os.unlink(name, dir_fd=used)
+                return
+            fd = cookie_folder(self.root)
+            try:
+                os.unlink(name, dir_fd=fd)
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
+
+    def _forget_cookie_folder(self) -> None:
+        """Close the kept cookie folder (under `_cookie_lock`)."""
+        kept, self._cookies = self._cookies, None
+        if kept is not None:
+            os.close(kept[0])
 
     def publish(self) -> Any:
         """Journal every change for other processes (`memtui.core.fsmonitor`) while someone asks; the Publisher,
@@ -447,6 +589,8 @@ class FolderFeed:
         if made is not None:
             made.stop()
             made.join(timeout=2)
+        with self._cookie_lock:
+            self._forget_cookie_folder()
         self.burst.stop_flusher()
 
 

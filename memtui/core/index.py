@@ -520,6 +520,8 @@ class Index:
         self._tops = _Tops()
         self._vocab: tuple[tuple[str, int], bytes, dict[bytes, tuple[int, int, int]]] | None = None
         self._metas: tuple[tuple[str, int], list[tuple[int, str, str, int]]] | None = None
+        self._holding = False  # inside `reading()`'s transaction
+        self._held_state: tuple[str, int] | None = None
 
     # connection ---------------------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -623,14 +625,16 @@ class Index:
         stats = RefreshStats(full=paths is None)
         self._check_version(db)
         clocked = getattr(self.source, "racy_checked", False)
-        racy = self._racy(db) if clocked else set()
-        # Files with more than one name: compared by stamp at every refresh, named or not (see FolderSource.linked).
-        linked = self._racy(db, "linked") if clocked else set()
+        # The racy list, the files with more than one name (compared by stamp at every refresh, named or not: see
+        # FolderSource.linked) and what the table looked like when compared (another process refreshing meanwhile
+        # means compare again), in one read.
+        meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('racy', 'linked', 'gen')"))
+        racy = self._path_list(meta.get("racy")) if clocked else set()
+        linked = self._path_list(meta.get("linked")) if clocked else set()
         forced: set[str] | None = None
         now_linked: set[str] = set()
         snapshot: bytes | None = None
-        # What the table looked like when compared; another process refreshing meanwhile means compare again.
-        seen_gen = self._gen(db)
+        seen_gen = meta["gen"]
         if paths is None:
             seen = self.source.states(None, now_linked) if clocked else self.source.states()
             # The (mtime, size) of every file as of the last full refresh, kept whole: when nothing changed (the
@@ -944,10 +948,16 @@ class Index:
         """The paths the last refresh read with a stamp too close to its start to trust (`_clock`), or another
         list of paths kept the same way (`linked`)."""
         row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return Index._path_list(row[0] if row is not None else None)
+
+    @staticmethod
+    def _path_list(value: object) -> set[str]:
+        """A list of paths as meta keeps it (marshalled); empty when missing or damaged (a damaged cache entry:
+        the full refresh compares every stamp anyway)."""
         try:
-            found = marshal.loads(row[0]) if row is not None else []
+            found = marshal.loads(value) if value is not None else []  # type: ignore[arg-type]
         except (EOFError, ValueError, TypeError):
-            return set()  # a damaged cache entry: the full refresh compares every stamp anyway
+            return set()
         return {p for p in found if isinstance(p, str)} if isinstance(found, list) else set()
 
     @staticmethod
@@ -1043,9 +1053,13 @@ class Index:
                 yield
                 return
             db.execute("BEGIN")
+            self._held_state = None  # read once per transaction (`state`): it cannot change inside one
+            self._holding = True
             try:
                 yield
             finally:
+                self._holding = False
+                self._held_state = None
                 db.execute("COMMIT")
 
     def candidate_ids(self, needle: str) -> list[int]:
@@ -1059,9 +1073,14 @@ class Index:
         """(epoch, generation): the epoch changes when the index is created anew, the generation at every
         refresh that changed something. A reader holding records can catch up with `records(since=generation)`."""
         with self._lock:
+            if self._holding and self._held_state is not None:
+                return self._held_state
             db = self._connect()
             meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('epoch', 'gen')"))
-            return meta["epoch"], meta["gen"]
+            found = (meta["epoch"], meta["gen"])
+            if self._holding:
+                self._held_state = found
+            return found
 
     def journal_token(self) -> str | None:
         """The change journal's token (`memtui.core.fsmonitor`) the index was last brought up to, if any."""
