@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 import threading
 import time
 from contextlib import contextmanager
@@ -183,10 +184,16 @@ class DirectWatch:
             emitter.stop()
         self._fd.stop()
 
+    def alive(self) -> bool:
+        """Are its threads still running? watchdog's own code can end one (a folder chain deeper than Python's
+        recursion limit, walked by os.walk as it is made or renamed), and no event comes after that."""
+        return self._fd.is_alive() and all(emitter.is_alive() for emitter in self.emitters)
+
     def join(self, timeout: float | None = None) -> None:
-        for emitter in self.emitters:
-            emitter.join(timeout)
-        self._fd.join(timeout)
+        here = threading.current_thread()
+        for thread in (*self.emitters, self._fd):
+            if thread is not here:  # stopped from a handler (a raw subscriber's callback): it ends as it returns
+                thread.join(timeout)
 
 
 def direct_watch(handler: Any, path: str, event_filter: list[Any]) -> Any:
@@ -315,8 +322,18 @@ class Burst:
         self._stop.set()
         self._wake.set()
         if self._flusher is not None:
-            self._flusher.join(timeout=2)
+            if self._flusher is not threading.current_thread():  # a subscriber's callback stopping the watch
+                self._flusher.join(timeout=2)
             self._flusher = None
+
+
+class _Kept:
+    """The cookie folder's descriptor kept open, its (dev, inode), and how many barriers use it now."""
+
+    __slots__ = ("fd", "ident", "users", "retired")
+
+    def __init__(self, fd: int, ident: tuple[int, int]) -> None:
+        self.fd, self.ident, self.users, self.retired = fd, ident, 0, False
 
 
 class FolderFeed:
@@ -332,9 +349,10 @@ class FolderFeed:
         self._observer: Any = None
         self._barriers: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
-        self._cookies: tuple[int, tuple[int, int]] | None = None  # the cookie folder's descriptor, (dev, inode)
+        self._cookies: _Kept | None = None  # the cookie folder kept open
         self._cookie_lock = threading.Lock()
         self._cookie_path = os.path.join(str(self.root), COOKIES)
+        self._state_path = os.path.join(str(self.root), STATE_DIR)
 
     def start(self) -> None:
         from watchdog import events as ev
@@ -421,6 +439,11 @@ class FolderFeed:
             if what == "cookie":
                 if kind == "created":
                     self._cookie(rel)
+                elif kind == "modified" and not event.is_directory:
+                    # Bytes written into a cookie, which nobody writes (a barrier's is made read-only, a reader's is
+                    # closed unwritten): a hard link to a memory file planted under a cookie's name, written
+                    # through, maybe removed before its creation was handled (then `_linked` found nothing).
+                    unnamed = True
             elif what == "queue":
                 self.burst.add(queue=True, settled=settled)
             elif what == "audit":
@@ -463,9 +486,14 @@ class FolderFeed:
             return False
         if kind == "deleted":
             return True
-        if kind == "created" and not _linked(src):
-            self._cookie(name)
-            return True
+        if kind == "created":
+            with self._lock:
+                waiting = self._barriers.get(name)
+            # Only a barrier's own, waited-for cookie: any other file under such a name (one planted by an agent,
+            # or a barrier's whose wait ended) is for `event`'s rules.
+            if waiting is not None and not _linked(src):
+                waiting.set()
+                return True
         return False
 
     def _cookie(self, name: str) -> None:
@@ -482,36 +510,51 @@ class FolderFeed:
 
     def barrier(self, timeout: float = BARRIER_WAIT) -> bool:
         """Wait until the watcher has seen every event before now: a cookie file's creation comes after them."""
-        if self._observer is None:
+        made = self._observer
+        if made is None:
             return False
+        alive = getattr(made, "alive", None)
+        if alive is not None and not alive():
+            return False  # its cookie would never be heard: not a whole BARRIER_WAIT per query for nothing
         name = OWN_COOKIE + secrets.token_hex(8)
         seen = threading.Event()
         with self._lock:
             self._barriers[name] = seen
-        used: int | None = None
-        heard = False
+        kept: _Kept | None = None
+        made = heard = False
         try:
             with self._cookie_lock:
-                used = self._cookie_folder()
+                kept = self._cookie_folder()
+                kept.users += 1
                 # Opened for reading: its close is no event the watch asks for (a close after writing was one more
                 # event for the watcher's thread to handle per barrier).
                 os.close(os.open(name, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                                 dir_fd=used))
+                                 dir_fd=kept.fd))
+                made = True
             heard = seen.wait(timeout)
             return heard
         except OSError:
-            used = None
             return False
         finally:
             with self._lock:
                 self._barriers.pop(name, None)
             with self._cookie_lock:
-                if used is not None:
-                    self._unlink_cookie(name, used)
+                if kept is not None:
+                    # Through the descriptor it was made through, kept open while a barrier uses it even if another
+                    # barrier let the folder go meanwhile (moved into the memory: its cookie is not left there,
+                    # and a descriptor number the kernel gave again to the new folder is never taken for it).
+                    if made:
+                        try:
+                            os.unlink(name, dir_fd=kept.fd)
+                        except OSError:
+                            pass
+                    kept.users -= 1
+                    if kept.retired and not kept.users:
+                        os.close(kept.fd)
                 if not heard:
                     self._forget_cookie_folder()  # moved or replaced meanwhile: the next barrier opens it again
 
-    def _cookie_folder(self) -> int:
+    def _cookie_folder(self) -> "_Kept":
         """The cookie folder's descriptor, kept open between barriers while the folder at its path is still the one
         opened (one lstat, not the seven calls that reach it again without following a link,
         `fsmonitor.cookie_folder`). Under `_cookie_lock`, which every use of the descriptor holds: it is never
@@ -521,41 +564,35 @@ class FolderFeed:
         kept = self._cookies
         if kept is not None:
             try:
-                st = os.lstat(os.path.join(self.root, COOKIES))
+                # `.memtui` itself a folder, not a link: an lstat of the cookie folder's path follows a link on the
+                # way, so `.memtui` moved into the memory (`notes/`) and replaced by a link to it would still name
+                # the folder kept, and the cookie would be made (and heard) as a memory file there. A folder has
+                # one parent: a real `.memtui` holding the kept folder is the place.
+                state = os.lstat(self._state_path)
+                st = os.lstat(self._cookie_path) if stat.S_ISDIR(state.st_mode) else None
             except OSError:
                 st = None
-            if st is not None and (st.st_dev, st.st_ino) == kept[1]:
-                return kept[0]
+            if st is not None and (st.st_dev, st.st_ino) == kept.ident:
+                return kept
             self._forget_cookie_folder()
         if self._observer is None:
             raise OSError("the watch stopped")
         fd = cookie_folder(self.root)
-        st = os.fstat(fd)
-        self._cookies = (fd, (st.st_dev, st.st_ino))
-        return fd
-
-    def _unlink_cookie(self, name: str, used: int) -> None:
-        """Remove a barrier's cookie: through the descriptor it was made through while that is still kept, else
-        (the watch stopped or the folder was let go meanwhile) through the folder reached again."""
-        from memtui.core.fsmonitor import cookie_folder
-
         try:
-            if self._cookies is not None and self._cookies[0] == used:
-                os.unlink(name, dir_fd=used)
-                return
-            fd = cookie_folder(self.root)
-            try:
-                os.unlink(name, dir_fd=fd)
-            finally:
-                os.close(fd)
+            st = os.fstat(fd)
         except OSError:
-            pass
+            os.close(fd)
+            raise
+        self._cookies = _Kept(fd, (st.st_dev, st.st_ino))
+        return self._cookies
 
     def _forget_cookie_folder(self) -> None:
-        """Close the kept cookie folder (under `_cookie_lock`)."""
+        """Let the kept cookie folder go (under `_cookie_lock`): closed now, or by the last barrier using it."""
         kept, self._cookies = self._cookies, None
         if kept is not None:
-            os.close(kept[0])
+            kept.retired = True
+            if not kept.users:
+                os.close(kept.fd)
 
     def publish(self) -> Any:
         """Journal every change for other processes (`memtui.core.fsmonitor`) while someone asks; the Publisher,
@@ -588,7 +625,10 @@ class FolderFeed:
         made, self._observer = self._observer, None
         if made is not None:
             made.stop()
-            made.join(timeout=2)
+            try:
+                made.join(timeout=2)
+            except RuntimeError:
+                pass  # stopped from the Observer's own thread (a handler's callback): it ends as that returns
         with self._cookie_lock:
             self._forget_cookie_folder()
         self.burst.stop_flusher()

@@ -1411,9 +1411,29 @@ class FolderStore(Store):
     def queue_dir(self) -> Path:
         return self.state / "queue"
 
+    def _queue_folder(self) -> Path:
+        """The queue folder, made if missing; refused (StoreError) when it or `.memtui` is no folder of the memory's
+        own: a symlink an agent planted there (to a folder outside the root) would have every number and proposal
+        written through it."""
+        for folder in (self.state, self.queue_dir):
+            try:
+                os.mkdir(folder)
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                raise StoreError(f"could not make {folder}: {exc}") from None
+            try:
+                st = os.lstat(folder)
+            except OSError as exc:
+                raise StoreError(f"could not reach {folder}: {exc}") from None
+            if not stat.S_ISDIR(st.st_mode):
+                raise StoreError(f"refused to queue through {folder}: it is no folder of this memory's own (a "
+                                 "symlink?); run `memtui doctor`")
+        return self.queue_dir
+
     def next_proposal_number(self) -> int:
         with self.lock():
-            self.queue_dir.mkdir(parents=True, exist_ok=True)
+            self._queue_folder()
             seq = self.queue_dir / ".seq"
             n = _seq_floor(seq) + 1
             # lexists: a name taken by anything (a dangling link, a folder) is never saved over.
@@ -1425,14 +1445,19 @@ class FolderStore(Store):
             # that loses this file's rename or its bytes (an old, empty or torn number reads as a lower floor) can
             # only hand out again a number no queue file was saved with, harmlessly. The queue file that follows
             # is synced with its folder. Written in place (a rename over it cost ~0.3 ms: the filesystem flushes a
-            # replaced file's new bytes), unless it is no plain file of its own (`_put_floor`).
-            _put_floor(seq, n)
+            # replaced file's new bytes), unless it is no plain file of its own (`_put_floor`). Where it cannot be
+            # put at all (an agent planted a folder there), the probe alone keeps numbers apart: a proposal is
+            # numbered and saved under one hold of this lock (`Memory.submit`).
+            try:
+                _put_floor(seq, n)
+            except OSError:
+                pass
             return n
 
     def queue_save(self, pid: str, data: bytes) -> None:
         if not QUEUE_ID.match(pid):  # the id names the file: only memtui's own numbering may
             raise StoreError(f"not a proposal id: {pid!r}; nothing was queued")
-        self.queue_dir.mkdir(parents=True, exist_ok=True)
+        self._queue_folder()
         atomic_write(self.queue_dir / f"{pid}.json", data)
 
     def queue_load(self, pid: str) -> bytes | None:
