@@ -14,7 +14,7 @@ import stat
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Collection, Iterator
 
@@ -1430,6 +1430,9 @@ class FolderStore(Store):
                 raise StoreError(f"refused to queue through {folder}: it is no folder of this memory's own (a "
                                  "symlink?); run `memtui doctor`")
         return self.queue_dir
+
+    def numbering(self) -> AbstractContextManager[None]:
+        return self.lock()
 
     def next_proposal_number(self) -> int:
         with self.lock():

@@ -293,7 +293,7 @@ class Memory(MemoryReader):
         held = recurrence.hold(p, _tag_of(p.entry), lambda: self.proposals(external=False),
                                is_agent=policy.is_agent, layout=self.layout)
         if held is not None:
-            with self.store.lock():  # numbered and saved under one hold (see the queueing below)
+            with self.store.numbering():  # numbered and saved under one hold (see the queueing below)
                 if not held.proposal.id:
                     held.proposal.id = f"p-{self.store.next_proposal_number():04d}"
                 self.store.queue_save(held.proposal.id, held.proposal.to_json())
@@ -305,7 +305,7 @@ class Memory(MemoryReader):
                 # Numbered and saved under one hold of the lock: the number is kept from the next proposal only by
                 # `.seq` until its queue file stands, and an agent can reset `.seq` (to 0) meanwhile, so another
                 # writer's probe would find the number free and save its proposal over this one.
-                with self.store.lock():
+                with self.store.numbering():
                     p.id = f"p-{self.store.next_proposal_number():04d}"
                     self.store.queue_save(p.id, p.to_json())
             except (OSError, StoreError) as exc:

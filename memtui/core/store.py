@@ -7,7 +7,7 @@ same to the CLI, the app and the agents.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Collection, Iterator
 
@@ -347,6 +347,12 @@ class Store(ABC):
     # review queue
     @abstractmethod
     def next_proposal_number(self) -> int: ...
+
+    def numbering(self) -> AbstractContextManager[None]:
+        """Held while a proposal is numbered and its queue file saved, where the number alone does not keep it
+        from another writer's (a folder's `.seq` is only a floor an agent can reset: `FolderStore`). A store whose
+        numbers are atomic (Redis INCR) needs no lock for it."""
+        return nullcontext()
 
     @abstractmethod
     def queue_save(self, pid: str, data: bytes) -> None: ...

@@ -256,6 +256,12 @@ def test_a_hard_link_under_a_cookie_s_name_written_through_and_removed_before_it
     """The hard link's creation is handled on the emitter's thread some time after it happened: by then the agent
     may have written through it and removed it, so `_linked` finds nothing and the creation passes for a cookie.
     The write through it changed a memory file under no memory name."""
+    _link_write_unlink_unheard(root, mem, root / COOKIES / (changes.OWN_COOKIE + "0123456789abcdef"))
+
+
+def _link_write_unlink_unheard(root, mem, alias: Path) -> None:
+    """While the watch is stalled: `alias` made a hard link of a memory file, written through and removed; then a
+    warm search must answer as the scan does."""
     write(root, "notes/a.md", "- [stated] the otter swims\n")
     with Searcher(mem, watch=True) as s:
         assert s.search("otter").sources == 1
@@ -263,7 +269,6 @@ def test_a_hard_link_under_a_cookie_s_name_written_through_and_removed_before_it
         try:
             write(root, "stall.md", "stall\n")
             time.sleep(0.05)
-            alias = root / COOKIES / (changes.OWN_COOKIE + "0123456789abcdef")
             os.link(root / "notes/a.md", alias)
             with open(alias, "r+", encoding="utf-8") as f:
                 f.write("- [stated] the beaver swims")
@@ -279,22 +284,8 @@ def test_a_hard_link_under_a_cookie_s_name_written_through_and_removed_before_it
                    "file (stale warm answer). Not new with DirectWatch (the Observer handled it as late); fixed only "
                    "for the cookie folder (a write into a cookie is unnamed)")
 def test_a_hard_link_in_a_hidden_folder_written_through_and_removed_before_it_is_heard(root, mem):
-    write(root, "notes/a.md", "- [stated] the otter swims\n")
     (root / ".hidden").mkdir()
-    with Searcher(mem, watch=True) as s:
-        assert s.search("otter").sources == 1
-        off = _stall(s._watcher.hub, 0.3)
-        try:
-            write(root, "stall.md", "stall\n")
-            time.sleep(0.05)
-            alias = root / ".hidden/x"
-            os.link(root / "notes/a.md", alias)
-            with open(alias, "r+", encoding="utf-8") as f:
-                f.write("- [stated] the beaver swims")
-            os.unlink(alias)
-            assert comparable(s.search("beaver")) == scan(mem, "beaver")
-        finally:
-            off()
+    _link_write_unlink_unheard(root, mem, root / ".hidden/x")
 
 
 def test_a_burst_of_agent_writes_before_a_query_is_all_heard(root, mem):
