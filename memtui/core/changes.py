@@ -150,7 +150,113 @@ class _Handing:
         self.handler = handler
 
     def put(self, item: tuple[Any, Any], block: bool = True, timeout: float | None = None) -> None:
-        self.handler.dispatch(item[0])
+        try:
+            self.handler.dispatch(item[0])
+        except Exception:  # noqa: BLE001 - an escaped error would end the emitter's thread, and the watch with it
+            self.failed()
+
+    def failed(self) -> None:
+        """Set by `FolderFeed` (to tell everyone that what changed can no longer be named)."""
+
+
+def _walk(top: bytes, followlinks: bool) -> Iterator[tuple[bytes, list[bytes], list[bytes]]]:
+    """`os.walk` (top down, errors skipped), but with a stack of its own: Python 3.11's recurses, so a folder chain
+    deeper than the recursion limit ends the thread walking it with RecursionError."""
+    stack = [top]
+    while stack:
+        root = stack.pop()
+        dirs: list[bytes] = []
+        files: list[bytes] = []
+        links: set[bytes] = set()
+        try:
+            with os.scandir(root) as entries:
+                for entry in entries:
+                    try:
+                        is_dir = entry.is_dir()
+                    except OSError:
+                        is_dir = False
+                    (dirs if is_dir else files).append(entry.name)
+                    if is_dir and not followlinks and entry.is_symlink():
+                        links.add(entry.name)
+        except OSError:
+            continue
+        yield root, dirs, files
+        stack.extend(os.path.join(root, name) for name in reversed(dirs) if name not in links)
+
+
+def _iterative_watch_group() -> Any:
+    """watchdog's InotifyWatchGroup with its two walks (`_add_all_callbacks`, as a folder is watched, made or moved
+    in, and `_recursive_simulate`, the creations it then reports) made one, by `_walk`: no RecursionError on the
+    InotifyFD thread, and no walk below a folder watched already. None where watchdog's group has other insides.
+
+    A folder made is watched, then walked, each folder in it watched before it is listed, so what is made in it
+    later is an event of its own: a folder that turns out watched already (its own creation event, handled after a
+    walk from above reached it) was walked when it was watched. Without that, each of a chain's N folders walked the
+    whole chain below it: `mkdir -p` of 1,100 folders took the watch's thread 3-15 s (N² watches and events)."""
+    from watchdog.observers.inotify import InotifyWatchGroup
+    from watchdog.observers.inotify_c import InotifyConstants, InotifyEvent
+
+    if not all(hasattr(InotifyWatchGroup, name) for name in ("_add_all_callbacks", "_recursive_simulate",
+                                                             "_add_callback", "_build_event_source_path")):
+        return None
+
+    class Walked(InotifyWatchGroup):  # type: ignore[misc]
+        _listed: tuple[bytes, list[tuple[bytes, list[bytes], list[bytes]]]] | None = None
+
+        def on_event(self, event: Any) -> None:
+            super().on_event(event)
+            if event.is_moved_to and event.is_directory and self.is_recursive:
+                # watchdog moves the watches of a folder it watched and walks no further, but a folder renamed while
+                # its own walk was under way (made faster than watched: `mkdir -p` then `mv`) holds folders that
+                # walk never reached, whose creations were no events (their parent was not watched yet): every
+                # write in them would go unheard for good. The whole folder walked again adds just those.
+                with self._lock:
+                    path = self._build_event_source_path(event) if self.is_active else None
+                    if path is not None:
+                        self._add_all_callbacks(path, again=True)
+
+        def _watched(self, path: bytes) -> bool:
+            """Watch `path`; was it watched, as that very folder, before?"""
+            before = self._active_callbacks_by_path.get(path)
+            self._add_callback(path)
+            return before is not None and self._active_callbacks_by_path.get(path) == before
+
+        def _add_all_callbacks(self, path: bytes, again: bool = False) -> None:
+            is_dir = os.path.isdir(path)
+            watched = self._watched(path)
+            listed: list[tuple[bytes, list[bytes], list[bytes]]] = []
+            self._listed = (path, listed)
+            if not is_dir or not self.is_recursive or (watched and not again):
+                return
+            for root, dirnames, filenames in _walk(path, self.follow_symlink):
+                listed.append((root, list(dirnames), filenames))
+                keep = []
+                for dirname in dirnames:
+                    full_path = os.path.join(root, dirname)
+                    if not self.follow_symlink and os.path.islink(full_path):
+                        continue
+                    if not self._watched(full_path) or again:
+                        keep.append(dirname)
+                dirnames[:] = keep  # the folders watched already were walked when they were watched
+
+        def _recursive_simulate(self, src_path: bytes) -> list[Any]:
+            # The creations of what the walk just now found, in the folders it watched (on_event walks, then calls
+            # this for the same folder, under one hold of the lock).
+            found = self._listed
+            self._listed = None
+            if found is None or found[0] != src_path:
+                found = (src_path, list(_walk(src_path, self.follow_symlink)))
+            events = []
+            made_dir = InotifyConstants.IN_CREATE | InotifyConstants.IN_ISDIR
+            for root, dirnames, filenames in found[1]:
+                wd_root = self._active_callbacks_by_path.get(root)
+                if wd_root is None:
+                    continue  # not watched: its own creation event, when it comes, watches it and reports its content
+                events.extend(InotifyEvent(wd_root, made_dir, 0, name) for name in dirnames)
+                events.extend(InotifyEvent(wd_root, InotifyConstants.IN_CREATE, 0, name) for name in filenames)
+            return events
+
+    return Walked
 
 
 class DirectWatch:
@@ -166,9 +272,59 @@ class DirectWatch:
         from watchdog.observers.inotify import InotifyEmitter
         from watchdog.observers.inotify_c import InotifyFD
 
-        self._fd = InotifyFD()
+        group = _iterative_watch_group()
+        direct = self
+
+        class Emitter(InotifyEmitter):  # type: ignore[misc]
+            def on_thread_start(self) -> None:
+                if group is None:
+                    return super().on_thread_start()
+                self._inotify = group(self._inotify_fd, os.fsencode(self.watch.path),
+                                      is_recursive=self.watch.is_recursive,
+                                      event_mask=self.get_event_mask_from_filter(),
+                                      follow_symlink=self.watch.follow_symlink)
+
+            def build_and_queue_event(self, *args: Any, **kwargs: Any) -> None:
+                try:
+                    super().build_and_queue_event(*args, **kwargs)
+                except Exception:  # noqa: BLE001 - watchdog names what a folder made or moved in holds by os.walk
+                    direct.queue.failed()  # the event itself was told first: only the files under it go unnamed
+
+        class FD(InotifyFD):  # type: ignore[misc]
+            def handle_event(self, event: Any) -> None:
+                try:
+                    super().handle_event(event)
+                except Exception:  # noqa: BLE001 - an escaped error would end this thread, and the watch with it
+                    direct._rebuild()
+
+            if hasattr(InotifyFD, "_get_or_create_watch"):
+                def _add_callback(self, path: bytes, mask: Any, callback: Any, id_: Any) -> Any:
+                    # A folder watched a second time (made while its parent is walked: the walk and its own creation
+                    # event both watch it) is the same watch. watchdog warns of it with a message holding the repr
+                    # of every watched path, made even when the warning is filtered: a chain of N folders cost N²
+                    # (2.9 s of a 600-folder chain's rename).
+                    watch = self._get_or_create_watch(path, mask)
+                    watch.callbacks[id_] = callback
+                    return watch.wd
+
+        self._fd = FD()
+        self.queue = _Handing(handler)
         watch = ObservedWatch(path, recursive=True, event_filter=event_filter)
-        self.emitters = [InotifyEmitter(_Handing(handler), watch, event_filter=event_filter, inotify_fd=self._fd)]
+        self.emitters = [Emitter(self.queue, watch, event_filter=event_filter, inotify_fd=self._fd)]
+        self.failures = 0  # errors caught on its threads (each one answered as an overflow)
+        self.broken = False
+
+    def _rebuild(self) -> None:
+        """An event's handling failed half way in watchdog's code (its watches may be wrong now): answered as the
+        kernel's queue overflowing is, every watch made again and everything told changed."""
+        self.failures += 1
+        try:
+            for emitter in self.emitters:
+                group = getattr(emitter, "_inotify", None)
+                if group is not None:
+                    group.on_queue_overflow()
+        except Exception:  # noqa: BLE001 - its watches cannot be made again: over, as a thread that died is
+            self.broken = True
 
     def start(self) -> None:
         self._fd.start()
@@ -187,7 +343,7 @@ class DirectWatch:
     def alive(self) -> bool:
         """Are its threads still running? watchdog's own code can end one (a folder chain deeper than Python's
         recursion limit, walked by os.walk as it is made or renamed), and no event comes after that."""
-        return self._fd.is_alive() and all(emitter.is_alive() for emitter in self.emitters)
+        return not self.broken and self._fd.is_alive() and all(emitter.is_alive() for emitter in self.emitters)
 
     def join(self, timeout: float | None = None) -> None:
         here = threading.current_thread()
@@ -379,6 +535,9 @@ class FolderFeed:
             pass  # a read-only memory: no barrier, so an own write's late echo may be a second event
         made = direct_watch(Handler(), str(self.root), writes)
         self._hear_overflows(made)
+        queue = getattr(made, "queue", None)
+        if queue is not None:
+            queue.failed = self.overflowed  # an event this code failed to handle: its change unnamed
         self._observer = made
         self.burst.start_flusher("memtui-changes-flush")
 
@@ -392,18 +551,29 @@ class FolderFeed:
                 continue
 
             def on_queue_overflow(rebuild: Any = rebuild) -> None:
-                self.overflowed()
-                rebuild()
+                # Watches made again first, then everything told: a change made while the old watches were being
+                # replaced is heard by no watch, but it comes before the telling, which covers it.
+                try:
+                    rebuild()
+                finally:
+                    self.overflowed(rebuilt=True)
 
             group.on_queue_overflow = on_queue_overflow
 
-    def overflowed(self) -> None:
-        """Events were dropped: what changed can no longer be named file by file."""
+    def overflowed(self, rebuilt: bool = False) -> None:
+        """Events were dropped: what changed can no longer be named file by file. After the watches were `rebuilt`,
+        the barriers waiting now are let go once that is told: every event before it is covered by it (any still
+        queued came under a watch since replaced, and no watch answers to it: their cookies may be among them). An
+        event this code failed to handle covers only itself: the events after it are still to come."""
+        with self._lock:
+            waiting = list(self._barriers.values()) if rebuilt else []
         publisher = self.publisher
         if publisher is not None:
             publisher.everything()
         self.hub._deliver_raw(Change(everything=True))
         self.burst.add(queue=True, audit=True, everything=True)
+        for seen in waiting:
+            seen.set()
 
     @property
     def running(self) -> bool:

@@ -344,24 +344,74 @@ def _deep_chain(root: Path, depth: int = 1100) -> None:
         os.close(fd)
 
 
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")
-def test_a_deep_folder_renamed_leaves_warm_answers_right_and_quick(deep_root, mem):
-    """A folder chain deeper than Python's recursion limit renamed inside the memory: watchdog's own thread walks
-    it with os.walk (recursive in Python 3.11) and dies of RecursionError, so no event comes any more. Was: each
-    warm query then waited the whole BARRIER_WAIT for a cookie nobody would hear. The barrier now sees the watch's
-    threads are gone and answers False at once (the index re-checks every file: the scan's answer)."""
+def _bottom(root: Path, name: str) -> int:
+    """A descriptor of the deepest folder of the chain under `root/name` (its path is too long to write comfortably)."""
+    fd = os.open(root / name, os.O_RDONLY | os.O_DIRECTORY)
+    while True:
+        try:
+            inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        except FileNotFoundError:
+            return fd
+        os.close(fd)
+        fd = inner
+
+
+def _write_at(fd: int, name: str, text: str) -> None:
+    made = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, dir_fd=fd)
+    try:
+        os.write(made, text.encode())
+    finally:
+        os.close(made)
+
+
+def test_a_deep_folder_renamed_does_not_end_the_watch(deep_root, mem):
+    """A folder chain deeper than Python's recursion limit made and renamed inside the memory. Was: watchdog's
+    threads walk it with os.walk (recursive in Python 3.11) as its watches are moved and as the files it holds are
+    named, die of RecursionError, and the watch is over for good: no event for the app, every warm query re-checks
+    every file. The watch's walks are iterative now (`changes._walk`), and whatever watchdog still raises names the
+    change as "everything": the watch lives, hears a write at the bottom of the renamed chain, and answers."""
     root = deep_root
     write(root, "a.md", "- [stated] the otter swims\n")
     with Searcher(mem, watch=True) as s:
         assert s.search("otter").sources == 1
-        _deep_chain(root)
-        assert comparable(s.search("otter")) == scan(mem, "otter")
-        (root / "d").rename(root / "e")
+        heard = Heard()
+        off = s._watcher.hub.subscribe(heard, raw=True)
+        try:
+            _deep_chain(root)
+            (root / "d").rename(root / "e")
+            watch = s._watcher.hub.feed._observer
+            deadline = time.monotonic() + 20
+            while not s._watcher.hub.feed.barrier() and time.monotonic() < deadline:
+                pass  # watchdog's thread is still watching the chain's 1,100 folders
+            assert watch.alive()
+            fd = _bottom(root, "e")
+            try:
+                heard.paths.clear()
+                _write_at(fd, "heron.md", "- [stated] the heron waits\n")
+            finally:
+                os.close(fd)
+            assert s._watcher.hub.feed.barrier()
+            assert [p for p in heard.paths if p.endswith("/d/heron.md") and p.startswith("e/d/")], heard.paths[:20]
+            for i in range(3):
+                write(root, "a.md", f"- [stated] the otter sleeps {i}\n")
+                started = time.monotonic()
+                assert comparable(s.search("otter sleeps")) == scan(mem, "otter sleeps")
+                assert time.monotonic() - started < changes.BARRIER_WAIT / 2
+            assert comparable(s.search("heron")) == scan(mem, "heron")
+        finally:
+            off()
+
+
+def test_a_watch_whose_threads_ended_fails_its_barriers_at_once(root, mem):
+    """A watch whose thread is gone hears no cookie: each warm query would wait the whole BARRIER_WAIT for nothing.
+    The barrier sees it and answers False at once, and the index re-checks every file (the scan's answer)."""
+    write(root, "a.md", "- [stated] the otter swims\n")
+    with Searcher(mem, watch=True) as s:
+        assert s.search("otter").sources == 1
         watch = s._watcher.hub.feed._observer
-        deadline = time.monotonic() + 10
-        while watch.alive() and time.monotonic() < deadline:  # watchdog's thread walks the chain, then dies
-            time.sleep(0.05)
+        watch._fd.stop()
+        watch._fd.join(5)
+        assert not watch.alive()
         for i in range(3):
             write(root, "a.md", f"- [stated] the otter sleeps {i}\n")
             started = time.monotonic()
@@ -369,21 +419,60 @@ def test_a_deep_folder_renamed_leaves_warm_answers_right_and_quick(deep_root, me
             assert time.monotonic() - started < changes.BARRIER_WAIT / 2
 
 
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.xfail(strict=True, reason="watchdog 7.1's InotifyFD thread dies of RecursionError walking a folder "
-                   "chain deeper than ~1000 (os.walk in `_add_all_callbacks`), with DirectWatch and the Observer "
-                   "alike: the watch is over for good (no change event for the app, every warm query re-checks "
-                   "every file) until the last subscriber stops it; memtui neither restarts nor reports it")
-def test_a_deep_folder_renamed_does_not_end_the_watch(deep_root, mem):
-    root = deep_root
+def test_an_event_this_code_fails_to_handle_is_told_as_everything_and_the_watch_goes_on(root, mem, monkeypatch):
+    """Was: an exception out of the handler ended the emitter's thread (it runs the handler), and the watch with it."""
     write(root, "a.md", "- [stated] the otter swims\n")
-    with Searcher(mem, watch=True) as s:
-        assert s.search("otter").sources == 1
-        _deep_chain(root)
-        (root / "d").rename(root / "e")
-        time.sleep(0.5)
-        assert s._watcher.hub.feed.barrier()
+    hub = changes.for_folder(root)
+    heard = Heard()
+    off = hub.subscribe(heard, raw=True)
+    try:
+        classify = changes.classify
+
+        def failing(base, path):
+            if path.endswith("boom.md"):
+                raise ValueError("a bug met on the watch's thread")
+            return classify(base, path)
+
+        monkeypatch.setattr(changes, "classify", failing)
+        write(root, "boom.md", "x\n")
+        assert hub.feed.barrier()
+        assert heard.everything >= 1
+        assert hub.feed._observer.alive()
+        write(root, "b.md", "x\n")
+        assert hub.feed.barrier()
+        assert "b.md" in heard.paths
+    finally:
+        off()
+
+
+def test_an_error_in_watchdogs_own_handling_rebuilds_the_watches(root, mem, monkeypatch):
+    """An exception in watchdog's code on its InotifyFD thread (here: its walk of a new folder, as a RecursionError
+    was) left its watches half made and ended the thread. It is answered as the kernel's queue overflowing is: every
+    watch made again, everything told changed, and a file written in the new folder then heard by its name."""
+    write(root, "a.md", "- [stated] the otter swims\n")
+    hub = changes.for_folder(root)
+    heard = Heard()
+    off = hub.subscribe(heard, raw=True)
+    try:
+        walk, failed = changes._walk, []
+
+        def failing_once(top, followlinks):
+            if top.endswith(b"/newdir") and not failed:
+                failed.append(top)
+                raise RuntimeError("maximum recursion depth exceeded")
+            return walk(top, followlinks)
+
+        monkeypatch.setattr(changes, "_walk", failing_once)
+        (root / "newdir").mkdir()
+        assert hub.feed.barrier()
+        watch = hub.feed._observer
+        assert failed and watch.failures == 1 and watch.alive()
+        assert heard.everything >= 1
+        write(root, "newdir/c.md", "x\n")
+        assert hub.feed.barrier()
+        assert "newdir/c.md" in heard.paths
+    finally:
+        off()
 
 
 @pytest.mark.parametrize("raw", [True, False])
