@@ -141,3 +141,29 @@ def _modules_of_a_fresh_sync(root: Path) -> list[str]:
     done = subprocess.run([sys.executable, "-c", probe, str(root)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
+
+
+def test_context_imports_the_toml_parser_only_for_a_memory_with_a_config(root: Path, mem: Memory, now) -> None:
+    """tomllib's regexes cost every start-up ~1.5 ms; a memory without `.memtui/config.toml` has nothing to parse.
+    With one, its policy still applies (a typo there fails closed, `tests/test_core_config_cache.py`)."""
+    _populate(mem, now)
+
+    def imported() -> set[str]:
+        done = subprocess.run([sys.executable, "-X", "importtime", "-m", "memtui", "context", "--root", str(root)],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert "short answers" in done.stdout
+        return {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+    config = root / ".memtui" / "config.toml"
+    kept = config.read_bytes()
+    git("rm", "-q", ".memtui/config.toml")  # the policy is read as committed, not as the working file says
+    git("commit", "-q", "-m", "no config")
+    assert "tomllib" not in imported()
+    config.write_bytes(kept)
+    git("add", ".memtui/config.toml")
+    git("commit", "-q", "-m", "config again")
+    assert "tomllib" in imported()
