@@ -17,6 +17,7 @@ about Textual; the app turns each event into one message.
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import stat
@@ -159,96 +160,234 @@ class _Handing:
         """Set by `FolderFeed` (to tell everyone that what changed can no longer be named)."""
 
 
-def _walk(top: bytes, followlinks: bool) -> Iterator[tuple[bytes, list[bytes], list[bytes]]]:
-    """`os.walk` (top down, errors skipped), but with a stack of its own: Python 3.11's recurses, so a folder chain
-    deeper than the recursion limit ends the thread walking it with RecursionError."""
-    stack = [top]
-    while stack:
-        root = stack.pop()
-        dirs: list[bytes] = []
-        files: list[bytes] = []
-        links: set[bytes] = set()
-        try:
-            with os.scandir(root) as entries:
-                for entry in entries:
-                    try:
-                        is_dir = entry.is_dir()
-                    except OSError:
-                        is_dir = False
-                    (dirs if is_dir else files).append(entry.name)
-                    if is_dir and not followlinks and entry.is_symlink():
-                        links.add(entry.name)
-        except OSError:
-            continue
-        yield root, dirs, files
-        stack.extend(os.path.join(root, name) for name in reversed(dirs) if name not in links)
+SUB_EVENTS = 256  # files and folders named one by one under a folder moved or made; past that, "everything"
+
+
+class _TooMany(Exception):
+    """More under a folder moved or made than are named one by one."""
+
+
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# inotify_add_watch refused for want of resources (the user's max_user_watches, kernel memory, descriptors): the
+# watch no longer covers the memory, and its barriers must not vouch for it.
+_SHORT_OF = frozenset({errno.ENOSPC, errno.ENOMEM, errno.EMFILE, errno.ENFILE})
+
+
+def _list_folder(fd: int) -> tuple[list[bytes], list[bytes]]:
+    """The names in the folder open at `fd`: its folders (a link to one is not one), and everything else."""
+    dirs: list[bytes] = []
+    files: list[bytes] = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            (dirs if is_dir else files).append(os.fsencode(entry.name))
+    return dirs, files
 
 
 def _iterative_watch_group() -> Any:
-    """watchdog's InotifyWatchGroup with its two walks (`_add_all_callbacks`, as a folder is watched, made or moved
-    in, and `_recursive_simulate`, the creations it then reports) made one, by `_walk`: no RecursionError on the
-    InotifyFD thread, and no walk below a folder watched already. None where watchdog's group has other insides.
+    """watchdog's InotifyWatchGroup, its walks of a folder made, moved in or watched again made one walk of its own:
+    each folder opened without following a link, from a folder already verified (by descriptor, or by its
+    identity), watched through the descriptor it was opened by (`FD.add_folder`), then listed. None where watchdog's
+    group has other insides. What it answers, each once a test of `tests/security/test_attack12.py`:
 
-    A folder made is watched, then walked, each folder in it watched before it is listed, so what is made in it
-    later is an event of its own: a folder that turns out watched already (its own creation event, handled after a
-    walk from above reached it) was walked when it was watched. Without that, each of a chain's N folders walked the
-    whole chain below it: `mkdir -p` of 1,100 folders took the watch's thread 3-15 s (N² watches and events)."""
+    - Python 3.11's os.walk recurses: a folder chain deeper than the recursion limit ended watchdog's thread (and
+      the watch) with RecursionError. This walk keeps a stack of its own.
+    - Each folder is watched before it is listed, so what is made in it later is an event of its own, and a folder
+      watched already (its own creation event, handled after a walk from above reached it) is not walked again:
+      each of a chain's N folders walked the whole chain below it (N² watches and events: `mkdir -p` of 1,100
+      folders took the watch's thread 3-15 s).
+    - watchdog's walk followed a folder swapped for a link before its creation was handled (`mkdir x; rmdir x; ln
+      -s notes x`): it watched `notes/`'s folders as `x/…` (a write there was told under a name the index refuses:
+      stale for good), the tree behind a link to a folder outside the memory (its files told as memory files), or
+      the cookie folder behind a link to `.memtui` (every barrier failed after its whole wait, for good).
+    - A folder watched but not listed (renamed, or replaced, while its walk was under way: `mkdir -p` then `mv`)
+      holds folders never watched, whose creations were no events: it is walked again when a move brings it (or
+      what holds it) to its new name. Any other move walks nothing (a folder renamed back and forth 300 times
+      walked its 2,000 folders each time: 39 s of the watch's thread).
+    - A folder the kernel would not let it watch or list (mode 000; watchdog recorded a watch with wd -1 and
+      never watched it again) is walked when its mode changes.
+    - A watch refused for want of resources (watchdog skipped it in silence) makes the group `incomplete`: the watch
+      reports itself not alive, so barriers fail and every query re-checks the folder, until a rebuild."""
     from watchdog.observers.inotify import InotifyWatchGroup
     from watchdog.observers.inotify_c import InotifyConstants, InotifyEvent
+    from watchdog.observers.inotify_move_event_grouper import PathedInotifyEvent
 
     if not all(hasattr(InotifyWatchGroup, name) for name in ("_add_all_callbacks", "_recursive_simulate",
-                                                             "_add_callback", "_build_event_source_path")):
+                                                             "on_queue_overflow", "on_watch_deleted",
+                                                             "_build_event_source_path")):
         return None
+    made_dir = InotifyConstants.IN_CREATE | InotifyConstants.IN_ISDIR
 
     class Walked(InotifyWatchGroup):  # type: ignore[misc]
         _listed: tuple[bytes, list[tuple[bytes, list[bytes], list[bytes]]]] | None = None
 
+        def __post_init__(self) -> None:
+            self._ids: dict[Any, tuple[int, int]] = {}  # wd → (st_dev, st_ino) of the folder it watches
+            self._partial: set[Any] = set()  # wds of folders watched but not listed
+            self._unreadable: set[bytes] = set()  # folders the kernel would not let it watch or list
+            self.incomplete = False
+            super().__post_init__()
+
         def on_event(self, event: Any) -> None:
             super().on_event(event)
-            if event.is_moved_to and event.is_directory and self.is_recursive:
-                # watchdog moves the watches of a folder it watched and walks no further, but a folder renamed while
-                # its own walk was under way (made faster than watched: `mkdir -p` then `mv`) holds folders that
-                # walk never reached, whose creations were no events (their parent was not watched yet): every
-                # write in them would go unheard for good. The whole folder walked again adds just those.
-                with self._lock:
-                    path = self._build_event_source_path(event) if self.is_active else None
-                    if path is not None:
-                        self._add_all_callbacks(path, again=True)
+            if not (self.is_recursive and event.is_directory and (event.is_moved_to or event.is_attrib)):
+                return
+            with self._lock:
+                path = self._build_event_source_path(event) if self.is_active else None
+                if path is None:
+                    return
+                if event.is_moved_to:
+                    # The folders moved that were watched but never listed, walked now under their new names.
+                    below = path + b"/"
+                    for wd in list(self._partial):
+                        where = self._active_callbacks_by_watch.get(wd)
+                        if where is None:
+                            self._partial.discard(wd)
+                        elif where == path or where.startswith(below):
+                            self._add_all_callbacks(where, again=True)
+                elif path in self._unreadable:
+                    self._add_all_callbacks(path)
+                    for sub_event in self._recursive_simulate(path):
+                        sub_path = self._build_event_source_path(sub_event)
+                        if sub_path is not None:
+                            self._move_event_grouper.put_event(PathedInotifyEvent(sub_event, sub_path))
 
-        def _watched(self, path: bytes) -> bool:
-            """Watch `path`; was it watched, as that very folder, before?"""
+        def on_watch_deleted(self, wd: Any) -> None:
+            super().on_watch_deleted(wd)
+            with self._lock:
+                self._ids.pop(wd, None)
+                self._partial.discard(wd)
+
+        def on_queue_overflow(self) -> None:
+            with self._lock:
+                self._ids.clear()
+                self._partial.clear()
+                self._unreadable.clear()
+                self.incomplete = False
+            super().on_queue_overflow()  # every watch removed, then the root walked again
+
+        def _refused(self, path: bytes, exc: OSError, wd: Any = None) -> None:
+            if exc.errno in _SHORT_OF:
+                self.incomplete = True
+            elif exc.errno == errno.EACCES:
+                self._unreadable.add(path)
+            elif wd is not None:
+                self._partial.add(wd)  # gone or replaced meanwhile: a move of it walks it again
+
+        def _open_top(self, path: bytes) -> int | None:
+            """The folder at `path`, opened: the root as given; any other only as a folder (not a link) whose parent
+            is the folder watched as its parent (`..` is the parent a folder really has, whatever the path went
+            through). None where it is not."""
+            if path == self.path:
+                return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            parent = self._active_callbacks_by_path.get(os.path.dirname(path))
+            expected = self._ids.get(parent) if parent is not None else None
+            if expected is None:
+                return None
+            fd = os.open(path, _FOLDER)
+            try:
+                up = os.stat(b"..", dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                os.close(fd)
+                raise
+            if (up.st_dev, up.st_ino) != expected:
+                os.close(fd)
+                return None
+            return fd
+
+        def _watch(self, path: bytes, fd: int) -> tuple[Any, bool, tuple[int, int]] | None:
+            """Watch the folder open at `fd` as `path`: (its wd, watched as that very folder before, its identity),
+            or None where the kernel refused."""
             before = self._active_callbacks_by_path.get(path)
-            self._add_callback(path)
-            return before is not None and self._active_callbacks_by_path.get(path) == before
+            try:
+                wd = self._inotify_fd.add_folder(path, fd, self.event_mask, self._callback, self._id)
+                st = os.fstat(fd)
+            except OSError as exc:
+                if path == self.path:
+                    raise
+                self._refused(path, exc)
+                return None
+            ident = (st.st_dev, st.st_ino)
+            self._ids[wd] = ident
+            self._active_callbacks_by_path[path] = wd
+            self._active_callbacks_by_watch[wd] = path
+            self._unreadable.discard(path)
+            return wd, before == wd, ident
 
         def _add_all_callbacks(self, path: bytes, again: bool = False) -> None:
-            is_dir = os.path.isdir(path)
-            watched = self._watched(path)
             listed: list[tuple[bytes, list[bytes], list[bytes]]] = []
             self._listed = (path, listed)
-            if not is_dir or not self.is_recursive or (watched and not again):
+            try:
+                fd = self._open_top(path)
+            except OSError as exc:
+                if path == self.path:
+                    raise
+                self._refused(path, exc)
                 return
-            for root, dirnames, filenames in _walk(path, self.follow_symlink):
-                listed.append((root, list(dirnames), filenames))
-                keep = []
-                for dirname in dirnames:
-                    full_path = os.path.join(root, dirname)
-                    if not self.follow_symlink and os.path.islink(full_path):
+            if fd is None:
+                return
+            try:
+                made = self._watch(path, fd)
+                if made is not None and self.is_recursive and (again or not made[1]):
+                    self._walk(path, fd, made[0], listed, again)
+            finally:
+                os.close(fd)
+
+        def _walk(self, top: bytes, top_fd: int, top_wd: Any, listed: list[Any], again: bool) -> None:
+            # Each folder is opened from its parent's descriptor; kept open only while it is listed (a wide tree
+            # would otherwise hold a descriptor per folder waiting on the stack), then opened again by its path
+            # and believed only if it is the very folder (device, inode) that was watched.
+            stack: list[tuple[bytes, Any, tuple[int, int] | None]] = [(top, top_wd, None)]
+            while stack:
+                folder, wd, ident = stack.pop()
+                if ident is None:
+                    fd, own = top_fd, False
+                else:
+                    try:
+                        fd, own = os.open(folder, _FOLDER), True
+                    except OSError as exc:
+                        self._refused(folder, exc, wd)
                         continue
-                    if not self._watched(full_path) or again:
-                        keep.append(dirname)
-                dirnames[:] = keep  # the folders watched already were walked when they were watched
+                try:
+                    if ident is not None:
+                        st = os.fstat(fd)
+                        if (st.st_dev, st.st_ino) != ident:
+                            self._partial.add(wd)
+                            continue
+                    try:
+                        dirs, files = _list_folder(fd)
+                    except OSError as exc:
+                        self._refused(folder, exc, wd)
+                        continue
+                    self._partial.discard(wd)
+                    listed.append((folder, dirs, files))
+                    for name in reversed(dirs):
+                        child = os.path.join(folder, name)
+                        try:
+                            child_fd = os.open(name, _FOLDER, dir_fd=fd)
+                        except OSError as exc:
+                            self._refused(child, exc)  # gone, or a link now: its own events tell
+                            continue
+                        try:
+                            made = self._watch(child, child_fd)
+                        finally:
+                            os.close(child_fd)
+                        if made is not None and (again or not made[1]):
+                            stack.append((child, made[0], made[2]))
+                finally:
+                    if own:
+                        os.close(fd)
 
         def _recursive_simulate(self, src_path: bytes) -> list[Any]:
             # The creations of what the walk just now found, in the folders it watched (on_event walks, then calls
             # this for the same folder, under one hold of the lock).
             found = self._listed
             self._listed = None
-            if found is None or found[0] != src_path:
-                found = (src_path, list(_walk(src_path, self.follow_symlink)))
             events = []
-            made_dir = InotifyConstants.IN_CREATE | InotifyConstants.IN_ISDIR
-            for root, dirnames, filenames in found[1]:
+            for root, dirnames, filenames in found[1] if found is not None and found[0] == src_path else ():
                 wd_root = self._active_callbacks_by_path.get(root)
                 if wd_root is None:
                     continue  # not watched: its own creation event, when it comes, watches it and reports its content
@@ -268,11 +407,15 @@ class DirectWatch:
     (`direct_watch`); elsewhere the Observer."""
 
     def __init__(self, handler: Any, path: str, event_filter: list[Any]) -> None:
+        import ctypes
+
         from watchdog.observers.api import ObservedWatch
         from watchdog.observers.inotify import InotifyEmitter
-        from watchdog.observers.inotify_c import InotifyFD
+        from watchdog.observers.inotify_c import InotifyConstants, InotifyFD, Watch, inotify_add_watch
 
         group = _iterative_watch_group()
+        proc = os.path.isdir("/proc/self/fd")
+        dont_follow, only_dir = InotifyConstants.IN_DONT_FOLLOW, InotifyConstants.IN_ONLYDIR
         direct = self
 
         class Emitter(InotifyEmitter):  # type: ignore[misc]
@@ -284,11 +427,25 @@ class DirectWatch:
                                       event_mask=self.get_event_mask_from_filter(),
                                       follow_symlink=self.watch.follow_symlink)
 
+            _named = 0
+
             def build_and_queue_event(self, *args: Any, **kwargs: Any) -> None:
+                self._named = 0
                 try:
                     super().build_and_queue_event(*args, **kwargs)
                 except Exception:  # noqa: BLE001 - watchdog names what a folder made or moved in holds by os.walk
                     direct.queue.failed()  # the event itself was told first: only the files under it go unnamed
+
+            def queue_event(self, event: Any) -> None:
+                if event.is_synthetic:
+                    # watchdog names each file and folder a folder moved or made holds, walking it: one rename
+                    # cost as much as the folder holds (300 renames of a folder of 2,000 folders kept the watch's
+                    # threads busy for 39 s). Past SUB_EVENTS the rest is told as "everything" (`build_and_queue
+                    # _event` above), and the walk ends there.
+                    self._named += 1
+                    if self._named > SUB_EVENTS:
+                        raise _TooMany
+                super().queue_event(event)
 
         class FD(InotifyFD):  # type: ignore[misc]
             def handle_event(self, event: Any) -> None:
@@ -297,15 +454,25 @@ class DirectWatch:
                 except Exception:  # noqa: BLE001 - an escaped error would end this thread, and the watch with it
                     direct._rebuild()
 
-            if hasattr(InotifyFD, "_get_or_create_watch"):
-                def _add_callback(self, path: bytes, mask: Any, callback: Any, id_: Any) -> Any:
-                    # A folder watched a second time (made while its parent is walked: the walk and its own creation
-                    # event both watch it) is the same watch. watchdog warns of it with a message holding the repr
-                    # of every watched path, made even when the warning is filtered: a chain of N folders cost N²
-                    # (2.9 s of a 600-folder chain's rename).
-                    watch = self._get_or_create_watch(path, mask)
+            def add_folder(self, path: bytes, fd: int, mask: Any, callback: Any, id_: Any) -> Any:
+                """Watch the folder open at `fd` (not whatever `path` names by now), its events told as `path`'s. A
+                folder watched a second time is the same watch (watchdog warned of it with a message holding the
+                repr of every watched path, made even when filtered: a chain of N folders cost N²)."""
+                if proc:
+                    # The descriptor's magic link, followed to the very folder it opened.
+                    target, flags = b"/proc/self/fd/%d" % fd, (mask & ~dont_follow) | only_dir
+                else:
+                    target, flags = path, mask | dont_follow | only_dir
+                with self._lock:
+                    wd = inotify_add_watch(self._inotify_fd, target, flags)
+                    if wd == -1:
+                        err = ctypes.get_errno()
+                        raise OSError(err, os.strerror(err), path)
+                    watch = self._watch_for_wd.get(wd)
+                    if watch is None:
+                        watch = self._watch_for_wd[wd] = Watch(wd, mask, path)
                     watch.callbacks[id_] = callback
-                    return watch.wd
+                    return wd
 
         self._fd = FD()
         self.queue = _Handing(handler)
@@ -341,9 +508,12 @@ class DirectWatch:
         self._fd.stop()
 
     def alive(self) -> bool:
-        """Are its threads still running? watchdog's own code can end one (a folder chain deeper than Python's
-        recursion limit, walked by os.walk as it is made or renamed), and no event comes after that."""
-        return not self.broken and self._fd.is_alive() and all(emitter.is_alive() for emitter in self.emitters)
+        """Does it still hear the whole memory? Not when a thread of its own ended (no event comes after that), its
+        watches could not be made again, or the kernel refused a folder a watch for want of resources (the user's
+        max_user_watches reached): a barrier then answers False at once, and every query re-checks the folder."""
+        return not self.broken and self._fd.is_alive() and all(
+            emitter.is_alive() and not getattr(getattr(emitter, "_inotify", None), "incomplete", False)
+            for emitter in self.emitters)
 
     def join(self, timeout: float | None = None) -> None:
         here = threading.current_thread()

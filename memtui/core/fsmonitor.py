@@ -99,8 +99,16 @@ class Publisher:
         tmp = state / f"{JOURNAL}.{self.journal_id}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
         head = (HEADER + self.journal_id + "\n").encode()
-        os.write(fd, head)
-        os.replace(tmp, state / JOURNAL)
+        try:
+            os.write(fd, head)
+            os.replace(tmp, state / JOURNAL)  # fails where an agent put a folder at the journal's name
+        except OSError:
+            os.close(fd)
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
         if self._fd is not None:
             os.close(self._fd)
         self._fd, self._written = fd, len(head)
@@ -116,7 +124,7 @@ class Publisher:
                 os.write(self._fd, data)  # one write of whole lines, O_APPEND: a reader never sees half a line end
                 self._written += len(data)
             except OSError:
-                self.stop()  # readers see no watcher and walk
+                self._stop()  # readers see no watcher and walk (already under the lock, which is not re-entrant)
 
     def changed(self, paths: Iterable[str]) -> None:
         self._append("p " + json.dumps(p) for p in paths)
@@ -130,12 +138,15 @@ class Publisher:
 
     def stop(self) -> None:
         with self._lock:
-            if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
-            if self._lock_fd is not None:
-                os.close(self._lock_fd)  # releases the lock: readers walk from now on
-                self._lock_fd = None
+            self._stop()
+
+    def _stop(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the lock: readers walk from now on
+            self._lock_fd = None
 
 
 def watcher_alive(root: Path) -> bool:

@@ -15,7 +15,7 @@ import pytest
 from memtui.core import changes
 from memtui.core.search import Searcher, search
 from support.search_text import comparable, write
-from support.watches import watches
+from support.watches import Heard, watches
 
 COOKIES = ".memtui/index.sqlite-cookies"
 AGENT = "agent:attack12"
@@ -27,18 +27,6 @@ def scan(mem, query: str) -> dict:
 
 def fds() -> int:
     return len(os.listdir("/proc/self/fd"))
-
-
-class Heard:
-    """A raw subscriber: every path the watch told the index about."""
-
-    def __init__(self) -> None:
-        self.paths: list[str] = []
-        self.everything = 0
-
-    def __call__(self, change) -> None:
-        self.paths.extend(change.paths)
-        self.everything += change.everything
 
 
 # the cookie folder kept open ------------------------------------------------------------------------------------
@@ -368,7 +356,7 @@ def test_a_deep_folder_renamed_does_not_end_the_watch(deep_root, mem):
     """A folder chain deeper than Python's recursion limit made and renamed inside the memory. Was: watchdog's
     threads walk it with os.walk (recursive in Python 3.11) as its watches are moved and as the files it holds are
     named, die of RecursionError, and the watch is over for good: no event for the app, every warm query re-checks
-    every file. The watch's walks are iterative now (`changes._walk`), and whatever watchdog still raises names the
+    every file. The watch's walks are iterative now (`changes._iterative_watch_group`), and whatever watchdog still raises names the
     change as "everything": the watch lives, hears a write at the bottom of the renamed chain, and answers."""
     root = deep_root
     write(root, "a.md", "- [stated] the otter swims\n")
@@ -454,15 +442,15 @@ def test_an_error_in_watchdogs_own_handling_rebuilds_the_watches(root, mem, monk
     heard = Heard()
     off = hub.subscribe(heard, raw=True)
     try:
-        walk, failed = changes._walk, []
+        listing, failed = changes._list_folder, []
 
-        def failing_once(top, followlinks):
-            if top.endswith(b"/newdir") and not failed:
-                failed.append(top)
+        def failing_once(fd):
+            if os.readlink(f"/proc/self/fd/{fd}").endswith("/newdir") and not failed:
+                failed.append(fd)
                 raise RuntimeError("maximum recursion depth exceeded")
-            return walk(top, followlinks)
+            return listing(fd)
 
-        monkeypatch.setattr(changes, "_walk", failing_once)
+        monkeypatch.setattr(changes, "_list_folder", failing_once)
         (root / "newdir").mkdir()
         assert hub.feed.barrier()
         watch = hub.feed._observer
