@@ -243,3 +243,42 @@ def test_the_search_pane_keeps_no_watcher_of_its_own() -> None:
 def test_redis_hub_and_folder_hub_are_distinct_per_location(tmp_path: Path) -> None:
     a, b = changes.for_folder(tmp_path / "a"), changes.for_folder(tmp_path / "a")
     assert a is b and changes.for_folder(tmp_path / "b") is not a
+
+
+def test_the_installed_watchdog_is_one_the_hardened_walk_is_built_on() -> None:
+    """The walk that follows no link (tests/security/test_attack12.py, test_attack13.py) subclasses watchdog's
+    inotify group: on a watchdog whose insides differ it falls back to watchdog's own walk. pyproject pins the one
+    it is built on; this fails if the pin is widened without porting it."""
+    assert changes._iterative_watch_group() is not None
+
+
+def test_a_group_whose_path_maps_are_computed_is_not_subclassed() -> None:
+    """watchdog 7.1.1's group keeps a tree of folders and computes its two path maps at each read: the walk's writes
+    to them went nowhere and every event was dropped (no live diff, every barrier waited its whole time)."""
+    import dataclasses
+
+    @dataclasses.dataclass
+    class TreeGroup:
+        path: bytes = b""
+
+        @property
+        def _active_callbacks_by_path(self) -> dict[bytes, int]:
+            return {}
+
+        @property
+        def _active_callbacks_by_watch(self) -> dict[int, bytes]:
+            return {}
+
+        _add_all_callbacks = _recursive_simulate = on_queue_overflow = on_watch_deleted = None
+        _build_event_source_path = None
+
+    @dataclasses.dataclass
+    class MapsGroup:
+        _active_callbacks_by_path: dict = dataclasses.field(default_factory=dict)
+        _active_callbacks_by_watch: dict = dataclasses.field(default_factory=dict)
+        _add_all_callbacks = _recursive_simulate = on_queue_overflow = on_watch_deleted = None
+        _build_event_source_path = None
+
+    assert not changes._group_insides_known(TreeGroup)
+    assert changes._group_insides_known(MapsGroup)
+    assert not changes._group_insides_known(object)

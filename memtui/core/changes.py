@@ -187,6 +187,20 @@ def _list_folder(fd: int) -> tuple[list[bytes], list[bytes]]:
     return dirs, files
 
 
+def _group_insides_known(group: type) -> bool:
+    """Are watchdog's InotifyWatchGroup insides the ones `_iterative_watch_group` builds on (watchdog 7.0's)? Its
+    walk writes a watched folder's path and wd into the group's two maps; watchdog 7.1 keeps a tree of folders and
+    makes those maps properties computed afresh at each read, so writes to them went nowhere and every event was
+    dropped as from an unknown watch (no live diff, every barrier waited its whole time). Elsewhere watchdog's own
+    group watches, unhardened."""
+    import dataclasses
+
+    fields = {f.name for f in dataclasses.fields(group)} if dataclasses.is_dataclass(group) else set()
+    return {"_active_callbacks_by_path", "_active_callbacks_by_watch"} <= fields and all(
+        hasattr(group, name) for name in ("_add_all_callbacks", "_recursive_simulate", "on_queue_overflow",
+                                          "on_watch_deleted", "_build_event_source_path"))
+
+
 def _iterative_watch_group() -> Any:
     """watchdog's InotifyWatchGroup, its walks of a folder made, moved in or watched again made one walk of its own:
     each folder opened without following a link, from a folder already verified (by descriptor, or by its
@@ -215,9 +229,7 @@ def _iterative_watch_group() -> Any:
     from watchdog.observers.inotify_c import InotifyConstants, InotifyEvent
     from watchdog.observers.inotify_move_event_grouper import PathedInotifyEvent
 
-    if not all(hasattr(InotifyWatchGroup, name) for name in ("_add_all_callbacks", "_recursive_simulate",
-                                                             "on_queue_overflow", "on_watch_deleted",
-                                                             "_build_event_source_path")):
+    if not _group_insides_known(InotifyWatchGroup):
         return None
     made_dir = InotifyConstants.IN_CREATE | InotifyConstants.IN_ISDIR
 
