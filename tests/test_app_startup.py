@@ -204,3 +204,64 @@ async def test_the_review_panel_s_empty_text_is_drawn_at_once(
         assert not diff.drawn  # parsed in a worker
         await wait_for(pilot, lambda: diff.drawn, what="the diff")
         assert "new" in diff.render_text().plain
+
+
+class FirstFrame(MemtuiApp):
+    """The app, noting what its widgets held when the first frame was painted."""
+
+    first: dict[str, object] | None = None
+
+    def on_mount(self) -> None:  # runs before MemtuiApp's (Textual calls the subclass's handler first)
+        self.call_after_refresh(self._painted)
+
+    def _painted(self) -> None:
+        viewer = self.viewer_for(MEMORY_FILE)
+        self.first = {"MEMORY.md": viewer is not None and viewer.state is not None, "tree": "" in self.tree.loaded,
+                      "queue": self.synced >= 1 and self.review.loaded}
+
+
+async def test_the_first_frame_shows_memory_md_the_tree_and_the_queue(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    """Read in workers as the screen is built, they are put on the widgets before the first layout (the app's mount
+    waits for them, a moment at most): shown in the first frame, not in a second layout, paint and frame after it."""
+    import memtui.tui.app as app_module
+
+    monkeypatch.setattr(app_module, "FIRST_DATA_WAIT", 30.0)  # a loaded test machine is not what this is about
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    app = FirstFrame(root, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.first is not None, what="the first frame")
+        assert app.first == {"MEMORY.md": True, "tree": True, "queue": True}
+        # The queue's first sync was shown from its worker's result; its message, handled later, is not shown again.
+        await wait_for(pilot, lambda: settled(app), what="the whole-folder sync")
+        assert app.synced == 2 and app.folder_synced == 1
+
+
+async def test_a_load_that_never_ends_does_not_hold_the_first_frame(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    """A store that does not answer (the tree's listing blocked here) holds the first frame FIRST_DATA_WAIT at most;
+    the rest is shown, and the listing follows when it comes."""
+    import threading
+    import time
+
+    import memtui.tui.app as app_module
+
+    monkeypatch.setattr(app_module, "FIRST_DATA_WAIT", 0.5)
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    app = FirstFrame(root, watch=False)
+    release = threading.Event()
+    list_dir = app.memory.store.list_dir
+
+    def blocked(rel: str):  # type: ignore[no-untyped-def]
+        if rel == "":
+            release.wait(20)
+        return list_dir(rel)
+
+    monkeypatch.setattr(app.memory.store, "list_dir", blocked)
+    started = time.monotonic()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.first is not None, what="the first frame")
+        assert time.monotonic() - started < 10
+        assert app.first is not None and app.first["tree"] is False and app.first["MEMORY.md"] is True
+        release.set()
+        await wait_for(pilot, lambda: "" in app.tree.loaded and bool(app.tree.root.children), what="the tree")

@@ -73,6 +73,10 @@ from memtui.tui.viewer import MemoryViewer
 CSS_DIR = Path(__file__).parent
 DIALOG_CSS = ("dialogs.tcss", "help.tcss")  # every screen pushed over the main one (dialogs, help, the palette)
 FIRST_SCREEN_WAIT = 2.0  # seconds the whole-folder sync waits for the first screen (MEMORY.md may never load)
+# Seconds the first layout waits for MEMORY.md, the tree's top level and the queue (read in workers as the screen is
+# built): shown in the first frame, not in a second layout, paint and frame after it (~60 ms of a ~300 ms start).
+# Past it (a slow store, one that is down) the first frame is painted without them and they follow as they come.
+FIRST_DATA_WAIT = 0.3
 
 # The keys that decide what the review panel has selected: they act only while the panel is what the person looks
 # at, never while a text box has focus (there the letters are text) nor from inside a Chat or Search tab.
@@ -276,7 +280,7 @@ class MemtuiApp(App[None]):
         # The queue (the review panel's list) is read now, in a thread, while the widgets are built and styled: read
         # from on_mount, it came after the first layout had begun and was shown in a second layout and frame. Its
         # result waits in the app's queue, which Textual reads only after the app's on_mount.
-        self.sync(frozenset(), True, folder=False)
+        self._first_sync = self.sync(frozenset(), True, folder=False)
         yield MemtuiHeader(self.folder or self.memory.store.location, id="header")
         with Horizontal(id="body"):
             yield MemoryTree(self.memory.store, self.root.name if self.folder else self.memory.store.location,
@@ -290,13 +294,38 @@ class MemtuiApp(App[None]):
         yield ActivityFeed(id="feed")
         yield KeyFooter()
 
+    async def _first_data(self) -> None:
+        """Wait (at most FIRST_DATA_WAIT) until MEMORY.md, the tree's top level and the queue are on the widgets, so
+        the first layout and frame show them. Textual lays the screen out once the app's mount handler returns; the
+        widgets' own message loops run meanwhile (the viewer's and the tree's loads arrive there), the app's does not,
+        so the queue's first sync is shown here from its worker's result (its message, when it comes, is a repeat
+        that `on_state_synced` drops by its number)."""
+        deadline = time.monotonic() + FIRST_DATA_WAIT
+        viewer, tree = self.viewer_for(MEMORY_FILE), self.tree
+        loads = [w for w in (self._first_sync, getattr(viewer, "reading", None), tree.listing) if w is not None]
+        ended = 0
+        while time.monotonic() < deadline:
+            sync = self._first_sync
+            if not self.synced and sync.state == WorkerState.SUCCESS and isinstance(sync.result, StateSynced):
+                self.on_state_synced(sync.result)
+            if self.synced and "" in tree.loaded and (viewer is None or viewer.state is not None):
+                return
+            # A load that ended without a result (a store that is down, a root that cannot be listed) posts
+            # nothing: a few turns of the loop for what was posted, then the frame is painted without it.
+            if all(w.is_finished for w in loads):
+                ended += 1
+                if ended > 5:
+                    return
+            await asyncio.sleep(0.001)
+
     def get_default_screen(self) -> Screen:
         """The main screen, which gives the keys to MEMORY.md's viewer as it is composed. Focusing it only at mount
         moved the focus twice (Textual's auto focus gave it to the activity feed first): each move restyles the
         widget it leaves and the one it reaches, before the first frame."""
         return MainScreen(id="_default")
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
+        await self._first_data()
         if self.keymap_config:
             known = {b.id for b in self.all_bindings() if b.id}
             unknown = sorted(set(self.keymap_config) - known)
@@ -426,7 +455,7 @@ class MemtuiApp(App[None]):
     # state from disk --------------------------------------------------------------------------------------
     @work(thread=True, group="sync", exit_on_error=False)
     def sync(self, changed: frozenset[str] = frozenset(), initial: bool = False, *, folder: bool = True,
-             whole: bool = True) -> None:
+             whole: bool = True) -> StateSynced | None:
         """Read the queue, the new audit records and the external changes, consistently, under the lock.
 
         Without `folder` only what the queue needs is read (the first screen's): the external changes (`git
@@ -460,10 +489,12 @@ class MemtuiApp(App[None]):
                     problems += read_problems(self.memory.store, [MEMORY_FILE])
             except StoreUnavailable:
                 # The store is down: the header already says so, and reconnecting syncs again.
-                return
-            self.post_message(StateSynced(seq, proposals=proposals, external=external,
-                                          activity=[activity_from_audit(r) for r in records], changed=changed,
-                                          file_count=count, problems=problems, lineage=lineage))
+                return None
+            synced = StateSynced(seq, proposals=proposals, external=external,
+                                 activity=[activity_from_audit(r) for r in records], changed=changed,
+                                 file_count=count, problems=problems, lineage=lineage)
+            self.post_message(synced)
+            return synced  # the first screen's is shown from here (`_first_data`)
 
     def _file_count(self, changed: frozenset[str]) -> int | None:
         """The header's count of memory files, or None when it stands: each changed file was counted and its
@@ -482,7 +513,7 @@ class MemtuiApp(App[None]):
         return (name, False) in self.memory.store.list_dir(folder)
 
     def on_state_synced(self, message: StateSynced) -> None:
-        if message.seq < self._shown_seq or not self.alive():
+        if message.seq <= self._shown_seq or not self.alive():  # older, or shown already (`_first_data`)
             return
         initial = self.folder_synced == 0 and message.external is not None  # the external changes, first read
         self._shown_seq = message.seq

@@ -88,10 +88,11 @@ class MemoryTree(Tree[TreeEntry]):
         self.changed: set[str] = set()
         self.loaded: set[str] = set()
         self._listing_root = False
+        self.listing: Any = None
 
     def on_mount(self) -> None:
         self.root.expand()
-        self.list_folders([""])
+        self.listing = self.list_folders([""])  # the top level: the app's first frame waits a moment for it
         self._listing_root = True  # the expansion's NodeExpanded, handled next, must not list the root again
 
     # loading ----------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from rich.segment import Segment
 from rich.style import Style
@@ -223,6 +223,7 @@ class MemoryViewer(ScrollView, can_focus=True):
         self._sized_for = (0, 0)  # the content region the wrapped size was counted for
         self._pending_line: int | None = None
         self.loads = 0
+        self.reading: Any = None  # the worker reading the file (the app's first frame waits a moment for it)
         self.entry_cursor = EntryCursor(self, memory, person)
         self.focus_when_mounted = False  # the app's MEMORY.md viewer, composed with the main screen
 
@@ -244,7 +245,7 @@ class MemoryViewer(ScrollView, can_focus=True):
     # loading ----------------------------------------------------------------------------------------------
     def reload(self, *, first: bool = False) -> None:
         previous = None if first or self.state is None else self.state.lines
-        self._read(previous)
+        self.reading = self._read(previous)
 
     @work(thread=True, exclusive=True, group="viewer-read", exit_on_error=False)
     def _read(self, previous: list[str] | None) -> None:
