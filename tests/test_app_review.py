@@ -70,30 +70,31 @@ async def test_help_names_keys_as_the_keys(demo: Path) -> None:
 async def test_the_help_key_leads_a_footer_too_long_for_the_screen(demo: Path) -> None:
     """With the entry cursor's keys the footer is wider than 120 columns and is cut at its end; `? Keys` leads it,
     whole, so the way to every key is always on screen. Help lists the key once."""
-    from textual.widgets import Footer
+    from memtui.tui.keys import KeyFooter
 
     app = MemtuiApp(demo, watch=False, user=PERSON)
     async with app.run_test(size=(120, 40)) as pilot:
         await started(pilot)
+        footer = app.screen.query_one(KeyFooter)
         app.query_one(MemoryViewer).focus()
         await pilot.press("j")  # the entry cursor shows, and its keys join the footer
-        await wait_for(pilot, lambda: any(k.key == "x" for k in app.screen.query_one(Footer).query("FooterKey")),
-                       what="the cursor's keys in the footer")
-        keys = list(app.screen.query_one(Footer).query("FooterKey"))
-        assert sum(k.outer_size.width for k in keys) > 120  # too long: something is cut
-        assert keys[0].key == "question_mark" and keys[0].region.right <= 120
+        await wait_for(pilot, lambda: any(k.key == "x" for k in footer.keys), what="the cursor's keys in the footer")
+        keys = footer.keys
+        assert len(footer.visible()) < len(keys)  # too long: something is cut
+        assert keys[0].key == "question_mark" and keys[0] in footer.visible() and keys[0].end <= 120
+        assert footer.key_at(keys[0].x) == keys[0]
         assert [row[2] for row in app.key_rows()].count("help") == 1
         app.review.query_one(DiffView).focus()  # the diff's own key (o) makes the footer too long as well
-        await wait_for(pilot, lambda: any(k.key == "o" for k in app.screen.query_one(Footer).query("FooterKey")),
-                       what="the diff's keys in the footer")
-        keys = list(app.screen.query_one(Footer).query("FooterKey"))
-        assert keys[0].key == "question_mark" and keys[0].region.right <= 120
+        await wait_for(pilot, lambda: any(k.key == "o" for k in footer.keys), what="the diff's keys in the footer")
+        keys = footer.keys
+        assert keys[0].key == "question_mark" and keys[0] in footer.visible() and keys[0].end <= 120
 
 
 async def test_the_footer_is_rebuilt_only_when_its_keys_change(demo: Path) -> None:
-    """Moving through the review list or back from help leaves the same keys: the footer's key widgets stay (a
-    rebuild laid out the whole screen on every such key). A change of keys (the entry cursor's) rebuilds it."""
-    from textual.widgets import Footer
+    """Moving through the review list or back from help leaves the same keys: the footer is not drawn again (Textual's
+    rebuilt its key widgets and laid out the whole screen on every such key). A change of keys (the entry cursor's)
+    draws it again, and lays nothing out."""
+    from memtui.tui.keys import KeyFooter
 
     app = MemtuiApp(demo, watch=False, user=PERSON)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -101,21 +102,24 @@ async def test_the_footer_is_rebuilt_only_when_its_keys_change(demo: Path) -> No
         app.review.select("p-0001")
         app.review.option_list.focus()
         await pilot.pause()
-        footer = app.screen.query_one(Footer)
-        await wait_for(pilot, lambda: any(k.key == "a" for k in footer.query("FooterKey")), what="review keys")
-        before = list(footer.query("FooterKey"))
+        footer = app.screen.query_one(KeyFooter)
+        await wait_for(pilot, lambda: any(k.key == "a" for k in footer.keys), what="review keys")
+        before, drawn = list(footer.keys), footer.drawn
         await pilot.press("right_square_bracket", "right_square_bracket", "left_square_bracket")
+        await pilot.pause()
+        assert footer.drawn == drawn  # the same keys: not drawn again
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: app.screen is not app.base, what="help")
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: app.screen is app.base, what="help closed")
         await pilot.pause()
         assert app.review.selected is not None and app.review.selected.id == "p-0002"
-        assert list(footer.query("FooterKey")) == before  # the same widgets, not rebuilt
+        assert footer.keys == before
+        assert len(footer.children) == 0  # one widget, whatever the keys
         app.query_one(MemoryViewer).focus()
         await pilot.press("j")  # the entry cursor's keys
-        await wait_for(pilot, lambda: any(k.key == "x" for k in footer.query("FooterKey")), what="the cursor's keys")
-        assert list(footer.query("FooterKey")) != before
+        await wait_for(pilot, lambda: any(k.key == "x" for k in footer.keys), what="the cursor's keys")
+        assert footer.keys != before and len(footer.children) == 0
 
 
 async def test_side_by_side_toggles_every_diff_and_new_ones_follow(demo: Path) -> None:
@@ -360,3 +364,29 @@ async def test_an_edit_in_the_editor_is_announced_only_once_it_is_selected(demo:
                        what="the edit selected")
         await wait_for(pilot, lambda: any(f"waits in review as {pid}" in t for t in toasts()), what="the notice")
         assert app.focused is app.review.option_list
+
+
+async def test_a_key_in_the_one_line_footer_is_clicked_hovered_and_dimmed(demo: Path) -> None:
+    """The footer is one widget drawing every key: a click on a key presses it, hovering one shows its tooltip, a key
+    that does nothing now is dimmed and its click only rings the bell; the palette's key sits at the right edge."""
+    from memtui.tui.keys import KeyFooter
+
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        footer = app.screen.query_one(KeyFooter)
+        await wait_for(pilot, lambda: any(k.key == "t" for k in footer.keys), what="the keys")
+        palette = footer.keys[-1]
+        assert palette.action == "command_palette" and palette.end == 120
+        today = next(k for k in footer.keys if k.key == "t")
+        await pilot.hover(KeyFooter, offset=(today.x + 1, 0))
+        await wait_for(pilot, lambda: footer.tooltip == today.tooltip, what="the key's tooltip")
+        await pilot.click(KeyFooter, offset=(today.x + 1, 0))
+        await wait_for(pilot, lambda: app.active_plugin() is not None, what="Today opened by its key's click")
+        # Inside Today the review keys do nothing: dimmed, and a click on one approves nothing.
+        await wait_for(pilot, lambda: next(k for k in footer.keys if k.key == "a").disabled, what="a dimmed")
+        approve = next(k for k in footer.keys if k.key == "a")
+        pending = [p.id for p in app.review.proposals]
+        await pilot.click(KeyFooter, offset=(approve.x + 1, 0))
+        await pilot.pause()
+        assert [p.id for p in app.review.proposals] == pending

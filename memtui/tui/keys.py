@@ -2,69 +2,196 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
-from textual.app import ComposeResult
+from rich.style import Style
+from rich.text import Text
+from textual import events
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+from textual.widget import Widget
 
 # The app's `?` (same id, so a rebinding in [keys] moves it too), also first among the keys of a widget whose own
 # keys make the footer wider than the screen: the footer is cut at its end, where the app's `? Keys` is.
 HELP_FIRST = Binding("question_mark", "app.help", "Keys", id="help", tooltip="Show every key")
 
 
-class KeyFooter(Footer):
-    """Textual's footer, rebuilt only when the keys it shows change. Textual's rebuilds every key widget, and so
-    lays out the whole screen, whenever the screen's bindings may have changed: on every focus move, every
-    selection in the review list, and every return from help or a dialog, though the keys were the same; and it
-    rebuilt itself twice more under every dialog, hidden."""
+class Key(NamedTuple):
+    """One key the footer shows, and the cells it takes (x from its left edge, end excluded)."""
 
-    _shown: tuple[Any, ...] | None = None
-    _rebuild_due = False  # a rebuild is asked for: the keys are compared again when it runs, and it runs once
+    key: str
+    action: str
+    display: str
+    description: str
+    disabled: bool
+    tooltip: str
+    x: int
+    end: int
+
+
+class KeyFooter(Widget, can_focus=False):
+    """The keys that apply now, drawn as one line by one widget, as Textual's footer draws them (the palette's key
+    on the right). Textual's footer is a widget per key (13 here): styled, laid out and painted one by one at start
+    (~20 ms of the first screen), and rebuilt, with a layout of the whole screen, whenever the keys change. Here a
+    change of keys is a repaint of one line; on every focus move, every selection in the review list and every
+    return from help or a dialog the keys are compared and, the same, nothing is drawn again.
+
+    A key is clicked (the key is pressed), hovered (highlighted, its tooltip shown) and shown dimmed where it does
+    nothing now, as Textual's."""
+
+    ALLOW_SELECT = False
+    COMPONENT_CLASSES = {"footer-key--key", "footer-key--description", "footer-key--item", "footer-key--hover",
+                         "footer-key--palette"}
+    DEFAULT_CSS = """
+    KeyFooter {
+        dock: bottom;
+        height: 1;
+        width: 1fr;
+        color: $footer-foreground;
+        background: $footer-background;
+        text-wrap: nowrap;
+        text-overflow: clip;
+        & > .footer-key--item {
+            background: $footer-item-background;
+        }
+        & > .footer-key--key {
+            color: $footer-key-foreground;
+            background: $footer-key-background;
+            text-style: bold;
+        }
+        & > .footer-key--description {
+            color: $footer-description-foreground;
+            background: $footer-description-background;
+        }
+        & > .footer-key--hover {
+            color: $footer-key-foreground;
+            background: $block-hover-background;
+        }
+        & > .footer-key--palette {
+            color: $foreground 20%;
+        }
+    }
+    """
+
+    show_command_palette = True
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._shown: tuple[Any, ...] | None = None
+        self.keys: list[Key] = []  # as drawn (the palette's last, at the right edge)
+        self._hover: int | None = None
+        self.drawn = 0  # times the line was drawn
+        self._check_due = False
+
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
 
     def _keys(self, screen: Screen) -> tuple[Any, ...]:
-        """What the footer draws: the keys it shows (a hidden one, such as the viewer's j and k that come with
-        its entries, changes nothing drawn) and the palette's."""
+        """What the footer draws: one key per action among those shown (a hidden one, such as the viewer's j and k
+        that come with its entries, changes nothing drawn), then the palette's."""
         palette = self.app.COMMAND_PALETTE_BINDING
-        return (self.compact, self.show_command_palette, tuple(
-            (key, b.key, b.action, b.description, b.tooltip, b.show, b.group, enabled, tooltip,
-             self.app.get_key_display(b)) for key, (_node, b, enabled, tooltip) in screen.active_bindings.items()
-            if b.show or key == palette))
-
-    def compose(self) -> ComposeResult:
-        keys = list(super().compose())
-        self._shown = self._keys(self.screen) if keys else None  # nothing shown yet (bindings not ready): not kept
-        for key in keys:
-            if isinstance(key, FooterKey):  # (memtui's bindings have no groups: every key is the footer's child)
-                # Born in the style it ends up in: a FooterKey starts compact, its watcher adds the class when it
-                # mounts, and the binding to the footer's `compact` (every key's but the palette's) then removes it,
-                # each a restyle of the key: three in all, where one will do.
-                compact = key.compact if key.has_class("-command-palette") else self.compact
-                key.set_reactive(FooterKey.compact, compact)
-                key.set_class(compact, "-compact", update=False)
-        yield from keys
+        return tuple(
+            (key, b.key, b.action, b.description, enabled, tooltip or (b.description if key == palette else ""),
+             self.app.get_key_display(b), key == palette)
+            for key, (_node, b, enabled, tooltip) in screen.active_bindings.items()
+            if b.show or (key == palette and self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE))
 
     def bindings_changed(self, screen: Screen) -> None:
-        if self._shown is not None and self.screen is not self.app.screen:
-            return  # under help or a dialog, unseen (its keys are asked there): compared again when it is back on top
-        if (self._shown is not None and screen is self.screen and self.is_attached and screen.app.app_focus
-                and self._keys(screen) == self._shown):
-            return
-        self._bindings_ready = True
-        if not screen.app.app_focus or not (self.is_attached and screen is self.screen):
-            return
-        # Textual's footer recomposes after the next refresh once for each change: two changes before the first
-        # frame built every key twice, after the first frame, and laid out and painted the screen again. One
-        # rebuild, if the keys still differ when it runs, and at once: the keys are styled and laid out with the
-        # first frame.
-        if not self._rebuild_due:
-            self._rebuild_due = True
-            self.call_later(self._rebuild)
+        if screen is not self.screen or not screen.app.app_focus or not self.is_attached:
+            return  # under help or a dialog, unseen: compared again when it is back on top
+        # Compared once what caused it has settled (a key is enabled by what the tab shown holds, which a focus
+        # move to a new tab changes after the bindings are told), and once for several changes.
+        if not self._check_due:
+            self._check_due = True
+            self.call_later(self._check)
 
-    async def _rebuild(self) -> None:
-        self._rebuild_due = False
-        if self._shown is not None and self._keys(self.screen) == self._shown:
+    def _check(self) -> None:
+        self._check_due = False
+        if self.is_attached and self._keys(self.screen) != self._shown:
+            self.refresh()
+
+    def _entries(self) -> list[tuple[str, str, str, str, bool, str, bool]]:
+        """(key, action, display, description, disabled, tooltip, the palette's): one per action, the first
+        binding's, as Textual's footer shows them; the palette's last."""
+        shown = self._shown = self._keys(self.screen)
+        seen: set[str] = set()
+        keys, palette = [], []
+        for _key, key, action, description, enabled, tooltip, display, is_palette in shown:
+            if is_palette:
+                palette = [(key, action, display, description, not enabled, tooltip, True)]
+            elif action not in seen:
+                seen.add(action)
+                keys.append((key, action, display, description, not enabled, tooltip, False))
+        return keys + palette
+
+    def render(self) -> Text:
+        item = self.get_component_rich_style("footer-key--item", partial=True)
+        key_style = self.get_component_rich_style("footer-key--key", partial=True)
+        description_style = self.get_component_rich_style("footer-key--description", partial=True)
+        hover = self.get_component_rich_style("footer-key--hover", partial=True)
+        rule = self.get_component_rich_style("footer-key--palette")  # blended over the footer, as a border is
+        width = self.size.width
+        line, tail = Text(no_wrap=True, end=""), Text(no_wrap=True, end="")
+        drawn: list[Key] = []
+        right: list[Key] = []
+        for k, (key, action, display, description, disabled, tooltip, is_palette) in enumerate(self._entries()):
+            base = item + hover if k == self._hover else item
+            if is_palette:  # compact: no padding round the key, one cell before its description
+                part = Text.assemble((display, key_style), (f" {description}" if description else "",
+                                                            description_style))
+            else:
+                part = Text.assemble((f" {display} ", key_style), (f"{description} " if description else "",
+                                                                   description_style))
+            part.stylize_before(base + Style(dim=True) if disabled else base)
+            if is_palette:
+                # At the right edge, after a thin rule, with a cell of padding (Textual's palette key).
+                tail = Text.assemble(("▏", rule), part, (" ", base))
+                x = max(0, width - tail.cell_len)
+                right = [Key(key, action, display, description, disabled, tooltip, x + 1, x + tail.cell_len)]
+            else:
+                x = line.cell_len
+                line.append_text(part)
+                drawn.append(Key(key, action, display, description, disabled, tooltip, x, line.cell_len))
+        room = max(0, width - tail.cell_len)
+        if line.cell_len > room:
+            line.truncate(room)  # the keys past the palette's are cut, as Textual's footer cuts them
+            # Cut keys stay listed, with no cell of their own (a cut one's end is at the cut).
+            drawn = [k._replace(x=min(k.x, room), end=min(k.end, room)) for k in drawn]
+        line.pad_right(room - line.cell_len)
+        line.append_text(tail)
+        self.keys = drawn + right
+        self.drawn += 1
+        return line
+
+    def key_at(self, x: int) -> Key | None:
+        return next((k for k in self.keys if k.x <= x < k.end), None)
+
+    def visible(self) -> list[Key]:
+        """The keys with cells on screen (the rest were cut at the right)."""
+        return [k for k in self.keys if k.end > k.x]
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        found = self.key_at(event.x)
+        index = self.keys.index(found) if found is not None else None
+        if index != self._hover:
+            self._hover = index
+            self.tooltip = found.tooltip or None if found is not None else None
+            self.refresh()
+
+    def on_leave(self, event: events.Leave) -> None:
+        if self._hover is not None:
+            self._hover = None
+            self.tooltip = None
+            self.refresh()
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        found = self.key_at(event.x)
+        if found is None:
             return
-        await self.recompose()
+        if found.disabled:
+            self.app.bell()
+        else:
+            self.app.simulate_key(found.key)

@@ -339,9 +339,9 @@ def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -
 
 def footer_shows(app) -> list[tuple[str, str, bool]]:
     """(key, action, disabled) of every key the footer on the app's main screen shows."""
-    from textual.widgets import Footer
+    from memtui.tui.keys import KeyFooter
 
-    return [(k.key, k.action, k.has_class("-disabled")) for k in app.base.query_one(Footer).query("FooterKey")]
+    return [(k.key, k.action, k.disabled) for k in app.base.query_one(KeyFooter).keys]
 
 
 def footer_due(app) -> list[tuple[str, str, bool]]:
