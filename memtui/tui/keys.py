@@ -178,7 +178,8 @@ class KeyFooter(Widget, can_focus=False):
         index = self.keys.index(found) if found is not None else None
         if index != self._hover:
             self._hover = index
-            self.tooltip = found.tooltip or None if found is not None else None
+            # As text: a tooltip string would be read as markup.
+            self.tooltip = Text(found.tooltip) if found is not None and found.tooltip else None
             self.refresh()
 
     def on_leave(self, event: events.Leave) -> None:
