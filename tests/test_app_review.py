@@ -390,3 +390,22 @@ async def test_a_key_in_the_one_line_footer_is_clicked_hovered_and_dimmed(demo: 
         await pilot.click(KeyFooter, offset=(approve.x + 1, 0))
         await pilot.pause()
         assert [p.id for p in app.review.proposals] == pending
+
+
+async def test_a_hovered_key_is_let_go_when_the_keys_change_under_the_pointer(demo: Path) -> None:
+    """Highlight and tooltip belong to the key under the pointer: when the keys change beneath a pointer that has
+    not moved (the entry cursor's keys arrive), the old key's highlight and tooltip go."""
+    from memtui.tui.keys import KeyFooter
+
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(pilot)
+        footer = app.screen.query_one(KeyFooter)
+        await wait_for(pilot, lambda: any(k.key == "t" for k in footer.keys), what="the keys")
+        today = next(k for k in footer.keys if k.key == "t")
+        await pilot.hover(KeyFooter, offset=(today.x + 1, 0))
+        await wait_for(pilot, lambda: str(footer.tooltip) == today.tooltip, what="the key's tooltip")
+        app.query_one(MemoryViewer).focus()
+        await pilot.press("j")  # the entry cursor's keys replace the reader's
+        await wait_for(pilot, lambda: any(k.key == "x" for k in footer.keys), what="the cursor's keys")
+        assert footer.tooltip is None

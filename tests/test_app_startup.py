@@ -265,3 +265,49 @@ async def test_a_load_that_never_ends_does_not_hold_the_first_frame(
         assert app.first is not None and app.first["tree"] is False and app.first["MEMORY.md"] is True
         release.set()
         await wait_for(pilot, lambda: "" in app.tree.loaded and bool(app.tree.root.children), what="the tree")
+
+
+async def test_a_problem_the_first_sync_finds_is_told_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    """The first sync is shown before the mount's own problems are told (`_first_data`): a problem it found (an
+    agent's corrupt queue file) is told by the sync alone, once, not a second time with the config's."""
+    import memtui.tui.app as app_module
+
+    monkeypatch.setattr(app_module, "FIRST_DATA_WAIT", 30.0)
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    (root / ".memtui/queue/p-0099.json").write_text('{"id": "p-0099", "crea')
+    app = MemtuiApp(root, watch=False)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the first screen")
+        await pilot.pause()
+        told = [n.message for n in app._notifications if "p-0099" in n.message]
+        assert len(told) == 1 and "unreadable queue file" in told[0]
+        assert sum("p-0099" in p for p in app.problems) == 1
+
+
+async def test_the_first_sync_is_shown_once_whatever_a_subclass_s_handler_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    """Textual calls a subclass's handler and MemtuiApp's for a message; the first sync shown from its worker's
+    result is shown by MemtuiApp's, once, even when a subclass's handler does not call up (the wait called the
+    subclass's again at every turn of its loop, and never saw the queue shown)."""
+    import time
+
+    import memtui.tui.app as app_module
+
+    monkeypatch.setattr(app_module, "FIRST_DATA_WAIT", 30.0)
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+
+    class Own(FirstFrame):
+        calls = 0
+
+        def on_state_synced(self, message) -> None:  # type: ignore[no-untyped-def]
+            self.calls += 1
+
+    app = Own(root, watch=False)
+    started = time.monotonic()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.first is not None, what="the first frame")
+        assert time.monotonic() - started < 15
+        assert app.first == {"MEMORY.md": True, "tree": True, "queue": True} and app.synced >= 1
+        await wait_for(pilot, lambda: settled(app), what="the whole-folder sync")
+        assert app.calls == 2  # the first sync's message and the whole folder's, each once

@@ -237,3 +237,14 @@ def test_search_index_out_of_date_is_found_and_refreshed(mem: Memory, root: Path
     again = index_mod.Index(root)
     assert "notes/new.md" in again.files()
     again.close()
+
+
+def test_a_watchdog_the_hardened_walk_is_not_built_on_is_reported(mem: Memory, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """On another watchdog than the pinned one the folder watch falls back to watchdog's own walk (it follows a
+    folder an agent swaps for a link): doctor says so and what to install; with the pinned one it says nothing."""
+    from memtui.core import changes
+
+    assert not [f for f in diagnose(mem).findings if f.kind == "watch-unhardened"]
+    monkeypatch.setattr(changes, "_iterative_watch_group", lambda: None)
+    found = [f for f in diagnose(mem).findings if f.kind == "watch-unhardened"]
+    assert len(found) == 1 and "watchdog==7.1.0" in found[0].message and not found[0].fixable

@@ -121,7 +121,25 @@ def diagnose(memory: Memory, *, fix: bool = False, lock_wait: float = LOCK_WAIT)
         locked.__exit__(None, None, None)
     _check_index(store, report, fix)
     _check_readable(memory, report)
+    _check_watch(report)
     return report
+
+
+def _check_watch(report: DoctorReport) -> None:
+    """The folder watch's walk that follows no link (`changes._iterative_watch_group`) is built on watchdog 7.1.0's
+    insides; on another watchdog it falls back to watchdog's own walk, which an agent's planted link can lead
+    astray (a stale index or live diff). Said here, not at every start: finding out imports watchdog."""
+    from memtui.core.changes import _iterative_watch_group
+
+    try:
+        from watchdog.version import VERSION_STRING
+    except ImportError:
+        VERSION_STRING = "unknown"
+    if _iterative_watch_group() is None:
+        report.findings.append(Finding(
+            "watch-unhardened", f"the installed watchdog ({VERSION_STRING}) is not the release memtui's folder "
+            "watch is built on (7.1.0): files are watched by watchdog's own walk, which follows a folder an agent "
+            "swaps for a link. Install it: pip install 'watchdog==7.1.0'", "", fixable=False))
 
 
 def _check_legacy_keys(store: Any, report: DoctorReport, fix: bool) -> None:

@@ -303,11 +303,14 @@ class MemtuiApp(App[None]):
         deadline = time.monotonic() + FIRST_DATA_WAIT
         viewer, tree = self.viewer_for(MEMORY_FILE), self.tree
         loads = [w for w in (self._first_sync, getattr(viewer, "reading", None), tree.listing) if w is not None]
-        ended = 0
+        ended, shown = 0, False
         while time.monotonic() < deadline:
             sync = self._first_sync
-            if not self.synced and sync.state == WorkerState.SUCCESS and isinstance(sync.result, StateSynced):
-                self.on_state_synced(sync.result)
+            if not shown and sync.state == WorkerState.SUCCESS and isinstance(sync.result, StateSynced):
+                shown = True
+                # This class's handler by name: Textual calls a subclass's and this one for a message, and a
+                # subclass's that does not call up would leave the queue unshown.
+                MemtuiApp.on_state_synced(self, sync.result)
             if self.synced and "" in tree.loaded and (viewer is None or viewer.state is not None):
                 return
             # A load that ended without a result (a store that is down, a root that cannot be listed) posts
@@ -316,7 +319,7 @@ class MemtuiApp(App[None]):
                 ended += 1
                 if ended > 5:
                     return
-            await asyncio.sleep(0.001)
+            await asyncio.sleep(0.002)
 
     def get_default_screen(self) -> Screen:
         """The main screen, which gives the keys to MEMORY.md's viewer as it is composed. Focusing it only at mount
@@ -325,15 +328,19 @@ class MemtuiApp(App[None]):
         return MainScreen(id="_default")
 
     async def on_mount(self) -> None:
+        # Those known before the first sync are told here: the sync's own are told as it is shown
+        # (`on_state_synced`), which `_first_data` may do now.
+        startup = list(self.problems)
         await self._first_data()
         if self.keymap_config:
             known = {b.id for b in self.all_bindings() if b.id}
             unknown = sorted(set(self.keymap_config) - known)
             if unknown:
-                self.problems.append(f"[keys] in config.toml names unknown bindings {', '.join(unknown)}; "
-                                     f"known: {', '.join(sorted(known))}")
+                startup.append(f"[keys] in config.toml names unknown bindings {', '.join(unknown)}; "
+                               f"known: {', '.join(sorted(known))}")
+                self.problems.append(startup[-1])
             self.set_keymap({k: v for k, v in self.keymap_config.items() if k in known})
-        for problem in self.problems:
+        for problem in startup:
             self.notify(problem, severity="warning", timeout=8)
         self._theme_timer = None
         # Any way the person picks a theme (memtui's "Switch theme", Textual's theme picker) is saved; the picker

@@ -11,6 +11,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widget import Widget
 
+from memtui.core.visible import visible
+
 # The app's `?` (same id, so a rebinding in [keys] moves it too), also first among the keys of a widget whose own
 # keys make the footer wider than the screen: the footer is cut at its end, where the app's `? Keys` is.
 HELP_FIRST = Binding("question_mark", "app.help", "Keys", id="help", tooltip="Show every key")
@@ -94,8 +96,10 @@ class KeyFooter(Widget, can_focus=False):
         that come with its entries, changes nothing drawn), then the palette's."""
         palette = self.app.COMMAND_PALETTE_BINDING
         return tuple(
-            (key, b.key, b.action, b.description, enabled, tooltip or (b.description if key == palette else ""),
-             self.app.get_key_display(b), key == palette)
+            (key, b.key, b.action, visible(b.description, newlines=False), enabled,
+             tooltip or (b.description if key == palette else ""),
+             # A key's name from [keys] in config.toml: one line, its cells counted as drawn.
+             visible(self.app.get_key_display(b), newlines=False), key == palette)
             for key, (_node, b, enabled, tooltip) in screen.active_bindings.items()
             if b.show or (key == palette and self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE))
 
@@ -111,6 +115,9 @@ class KeyFooter(Widget, can_focus=False):
     def _check(self) -> None:
         self._check_due = False
         if self.is_attached and self._keys(self.screen) != self._shown:
+            # The pointer's key is found again when it next moves: highlight and tooltip were the old key's.
+            self._hover = None
+            self.tooltip = None
             self.refresh()
 
     def _entries(self) -> list[tuple[str, str, str, str, bool, str, bool]]:
