@@ -279,7 +279,7 @@ class MemtuiApp(App[None]):
         self._screen_composed = True
         # The queue (the review panel's list) is read now, in a thread, while the widgets are built and styled: read
         # from on_mount, it came after the first layout had begun and was shown in a second layout and frame. Its
-        # result waits in the app's queue, which Textual reads only after the app's on_mount.
+        # result is shown before the first layout (`_first_data`).
         self._first_sync = self.sync(frozenset(), True, folder=False)
         yield MemtuiHeader(self.folder or self.memory.store.location, id="header")
         with Horizontal(id="body"):
