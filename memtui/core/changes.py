@@ -188,8 +188,8 @@ def _list_folder(fd: int) -> tuple[list[bytes], list[bytes]]:
 
 
 def _group_insides_known(group: type) -> bool:
-    """Are watchdog's InotifyWatchGroup insides the ones `_iterative_watch_group` builds on (watchdog 7.0's)? Its
-    walk writes a watched folder's path and wd into the group's two maps; watchdog 7.1 keeps a tree of folders and
+    """Are watchdog's InotifyWatchGroup insides the ones `_iterative_watch_group` builds on (watchdog 7.1.0's)? Its
+    walk writes a watched folder's path and wd into the group's two maps; watchdog 7.1.1 keeps a tree of folders and
     makes those maps properties computed afresh at each read, so writes to them went nowhere and every event was
     dropped as from an unknown watch (no live diff, every barrier waited its whole time). Elsewhere watchdog's own
     group watches, unhardened."""
@@ -199,6 +199,12 @@ def _group_insides_known(group: type) -> bool:
     return {"_active_callbacks_by_path", "_active_callbacks_by_watch"} <= fields and all(
         hasattr(group, name) for name in ("_add_all_callbacks", "_recursive_simulate", "on_queue_overflow",
                                           "on_watch_deleted", "_build_event_source_path"))
+
+
+def hardened_walk() -> bool:
+    """Does the folder watch use the walk that follows no link (`_iterative_watch_group`) with the installed
+    watchdog? (`memtui doctor` says so when it does not.)"""
+    return _iterative_watch_group() is not None
 
 
 def _iterative_watch_group() -> Any:

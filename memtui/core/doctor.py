@@ -129,13 +129,13 @@ def _check_watch(report: DoctorReport) -> None:
     """The folder watch's walk that follows no link (`changes._iterative_watch_group`) is built on watchdog 7.1.0's
     insides; on another watchdog it falls back to watchdog's own walk, which an agent's planted link can lead
     astray (a stale index or live diff). Said here, not at every start: finding out imports watchdog."""
-    from memtui.core.changes import _iterative_watch_group
+    from memtui.core.changes import hardened_walk
 
     try:
         from watchdog.version import VERSION_STRING
     except ImportError:
         VERSION_STRING = "unknown"
-    if _iterative_watch_group() is None:
+    if not hardened_walk():
         report.findings.append(Finding(
             "watch-unhardened", f"the installed watchdog ({VERSION_STRING}) is not the release memtui's folder "
             "watch is built on (7.1.0): files are watched by watchdog's own walk, which follows a folder an agent "

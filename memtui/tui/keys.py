@@ -91,17 +91,25 @@ class KeyFooter(Widget, can_focus=False):
     def on_unmount(self) -> None:
         self.screen.bindings_updated_signal.unsubscribe(self)
 
-    def _keys(self, screen: Screen) -> tuple[Any, ...]:
-        """What the footer draws: one key per action among those shown (a hidden one, such as the viewer's j and k
-        that come with its entries, changes nothing drawn), then the palette's."""
+    def _keys(self, screen: Screen) -> tuple[tuple[str, str, str, str, bool, str, bool], ...]:
+        """What the footer draws, as (key, action, display, description, disabled, tooltip, the palette's): one key
+        per action among those shown, the first binding's (a hidden one, such as the viewer's j and k that come
+        with its entries, changes nothing drawn), then the palette's."""
         palette = self.app.COMMAND_PALETTE_BINDING
-        return tuple(
-            (key, b.key, b.action, visible(b.description, newlines=False), enabled,
-             tooltip or (b.description if key == palette else ""),
-             # A key's name from [keys] in config.toml: one line, its cells counted as drawn.
-             visible(self.app.get_key_display(b), newlines=False), key == palette)
-            for key, (_node, b, enabled, tooltip) in screen.active_bindings.items()
-            if b.show or (key == palette and self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE))
+        seen: set[str] = set()
+        keys, last = [], []
+        for key, (_node, b, enabled, tooltip) in screen.active_bindings.items():
+            # A key's name and description (the name may come from [keys] in config.toml): one line each, their
+            # cells counted as drawn.
+            entry = (b.key, b.action, visible(self.app.get_key_display(b), newlines=False),
+                     visible(b.description, newlines=False), not enabled, tooltip)
+            if key == palette:
+                if self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE:
+                    last = [(*entry[:5], tooltip or b.description, True)]
+            elif b.show and b.action not in seen:
+                seen.add(b.action)
+                keys.append((*entry, False))
+        return tuple(keys + last)
 
     def bindings_changed(self, screen: Screen) -> None:
         if screen is not self.screen or not screen.app.app_focus or not self.is_attached:
@@ -120,20 +128,6 @@ class KeyFooter(Widget, can_focus=False):
             self.tooltip = None
             self.refresh()
 
-    def _entries(self) -> list[tuple[str, str, str, str, bool, str, bool]]:
-        """(key, action, display, description, disabled, tooltip, the palette's): one per action, the first
-        binding's, as Textual's footer shows them; the palette's last."""
-        shown = self._shown = self._keys(self.screen)
-        seen: set[str] = set()
-        keys, palette = [], []
-        for _key, key, action, description, enabled, tooltip, display, is_palette in shown:
-            if is_palette:
-                palette = [(key, action, display, description, not enabled, tooltip, True)]
-            elif action not in seen:
-                seen.add(action)
-                keys.append((key, action, display, description, not enabled, tooltip, False))
-        return keys + palette
-
     def render(self) -> Text:
         item = self.get_component_rich_style("footer-key--item", partial=True)
         key_style = self.get_component_rich_style("footer-key--key", partial=True)
@@ -144,7 +138,8 @@ class KeyFooter(Widget, can_focus=False):
         line, tail = Text(no_wrap=True, end=""), Text(no_wrap=True, end="")
         drawn: list[Key] = []
         right: list[Key] = []
-        for k, (key, action, display, description, disabled, tooltip, is_palette) in enumerate(self._entries()):
+        self._shown = self._keys(self.screen)
+        for k, (key, action, display, description, disabled, tooltip, is_palette) in enumerate(self._shown):
             base = item + hover if k == self._hover else item
             if is_palette:  # compact: no padding round the key, one cell before its description
                 part = Text.assemble((display, key_style), (f" {description}" if description else "",
