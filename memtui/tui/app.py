@@ -670,6 +670,9 @@ class MemtuiApp(App[None]):
         plugin = self.active_plugin()
         if plugin is not None:
             self.call_after_refresh(self.focus_plugin, plugin)
+        # The review keys act, or not, by the tab on show (`check_action`): the footer is told the keys changed
+        # once the tab has come up, not only at the focus moves around it, which can come before it.
+        self.base.refresh_bindings()
 
     def active_plugin(self) -> Widget | None:
         """The plugin pane (Chat, Search, Today) in the tab on show, if it is one."""
