@@ -50,6 +50,14 @@ async def wait_for(pilot, condition: Callable[[], object], timeout: float = 20.0
         await pilot.pause(0.02)
 
 
+async def click_tab(pilot, app, pane_id: str) -> None:
+    """Click a tab's title in the main area's strip, as a person does."""
+    strip = app.main.strip
+    at = strip.offset_of(pane_id)
+    assert at is not None, f"the tab {pane_id} is not in view: {strip.tabs}"
+    assert await pilot.click(strip, offset=at)
+
+
 async def palette_choose(pilot, name: str) -> None:
     """In the command palette just asked for (ctrl+p): type `name`, and press enter once the highlighted hit is
     that command. Hits come from async providers in batches, later under load: an enter before them ran whatever

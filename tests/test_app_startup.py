@@ -311,3 +311,88 @@ async def test_the_first_sync_is_shown_once_whatever_a_subclass_s_handler_does(
         assert app.first == {"MEMORY.md": True, "tree": True, "queue": True} and app.synced >= 1
         await wait_for(pilot, lambda: settled(app), what="the whole-folder sync")
         assert app.calls == 2  # the first sync's message and the whole folder's, each once
+
+
+async def test_the_screen_is_first_laid_out_and_painted_with_its_data(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    """Textual lays a screen out as it first shows it: the main screen holds that layout (and its paint) while
+    MEMORY.md, the tree and the queue load, so its first paint has them (each widget drawn once, not twice)."""
+    import memtui.tui.app as app_module
+    from memtui.tui.app import MainScreen
+
+    monkeypatch.setattr(app_module, "FIRST_DATA_WAIT", 30.0)
+    layouts: list[dict[str, bool]] = []
+
+    class Recording(MainScreen):
+        def _refresh_layout(self, size=None, scroll=False):  # type: ignore[no-untyped-def]
+            if not self.hold_layout:
+                app = self.app
+                viewer = app.viewer_for(MEMORY_FILE)
+                layouts.append({"MEMORY.md": viewer is not None and viewer.state is not None,
+                                "tree": "" in app.tree.loaded, "queue": app.review.loaded})
+            super()._refresh_layout(size, scroll)
+
+    class App(MemtuiApp):
+        def get_default_screen(self):  # type: ignore[no-untyped-def]
+            return Recording(id="_default")
+
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    app = App(root, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the first screen")
+        assert layouts and layouts[0] == {"MEMORY.md": True, "tree": True, "queue": True}, layouts
+        assert "Preferences" in app.viewer_for(MEMORY_FILE).screen_text()
+
+
+async def test_the_review_list_keeps_its_drawn_options_on_a_resize_to_the_same_size(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    """The first layout sends every widget a Resize after painting it: the queue's list kept the options it had just
+    drawn (Textual's list forgets them on every Resize and was painted again a frame later). A real resize still
+    draws them for the new width."""
+    from textual import events
+
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    app = MemtuiApp(root, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the first screen")
+        options = app.review.option_list
+        await wait_for(pilot, lambda: len(options._option_render_cache) > 0, what="the options drawn")
+        size = options.size
+        options.post_message(events.Resize(size, options.virtual_size, options.container_size))
+        await pilot.pause()
+        assert len(options._option_render_cache) > 0
+        width = options.scrollable_content_region.width
+        await pilot.resize_terminal(SIZE[0] - 30, SIZE[1])
+        await wait_for(pilot, lambda: options.scrollable_content_region.width != width, what="the list resized")
+        await pilot.pause()
+        assert options._drawn_for == options.scrollable_content_region.size  # drawn again, for the new size
+        drawn = [options.render_line(y).text for y in range(options.scrollable_content_region.height)]
+        assert all(len(line) == options.scrollable_content_region.width for line in drawn), (
+            [len(line) for line in drawn], options.scrollable_content_region, options.size)
+
+
+async def test_the_review_panel_s_empty_text_is_styled_for_its_width_in_the_first_frame(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    """The empty diff text is wrapped to the panel's width: styled as the layout tells the view its size, before
+    that layout's frame, not on the Resize after it (a second paint of the panel)."""
+    from memtui.tui.diff import DiffView
+
+    seen: list[tuple[int, int]] = []
+    render_line = DiffView.render_line
+
+    def recording(self, y):  # type: ignore[no-untyped-def]
+        if y == 0 and self._look is not None and self.wrap:
+            seen.append((self._look.width, max(24, self.size.width - 1)))
+        return render_line(self, y)
+
+    monkeypatch.setattr(DiffView, "render_line", recording)
+    root = tmp_path / "plain"  # a memory memtui did not write: no queue, no git, so nothing selected
+    root.mkdir()
+    (root / "MEMORY.md").write_text("# Memory\n\n## Preferences\n- [stated] Tea (2026-12-05)\n", encoding="utf-8")
+    app = MemtuiApp(root, watch=False)
+    assert app.diff_wrap  # wrapped: the empty text is styled for a width
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the first screen")
+        view = app.review.query_one(DiffView)
+        assert not view.diff and view.drawn
+        assert seen and all(look == width for look, width in seen), seen

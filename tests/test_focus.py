@@ -8,9 +8,9 @@ from pathlib import Path
 
 import git
 import pytest
-from textual.widgets import Input, Tabs
+from textual.widgets import Input
 
-from app_support import SIZE, demo_root, demo_template, palette_choose, settled, wait_for  # noqa: F401 (fixture)
+from app_support import SIZE, click_tab, demo_root, demo_template, palette_choose, settled, wait_for  # noqa: F401 (fixture)
 from memtui.tui.app import MemtuiApp, tab_id
 
 INPUTS = {"chat": "chat-input", "search": "search-input"}
@@ -57,7 +57,7 @@ async def typing_lands_in(app: MemtuiApp, pilot, demo: Path, kind: str) -> None:
 
 
 async def away_to_the_file_tab(app: MemtuiApp, pilot) -> None:
-    await pilot.click(app.main.get_tab(tab_id("file", "MEMORY.md")))
+    await click_tab(pilot, app, tab_id("file", "MEMORY.md"))
     await wait_for(pilot, lambda: app.main.active.startswith("file-"), what="the MEMORY.md tab")
 
 
@@ -94,7 +94,7 @@ async def test_clicking_its_tab_focuses_the_input(demo: Path, kind: str) -> None
         await focused_input(app, pilot, kind)
         await away_to_the_file_tab(app, pilot)
         assert not isinstance(app.focused, Input)
-        await pilot.click(app.main.get_tab(f"pane-{kind}"))
+        await click_tab(pilot, app, f"pane-{kind}")
         await typing_lands_in(app, pilot, demo, kind)
 
 
@@ -136,7 +136,7 @@ async def test_the_tab_bar_arrows_focus_the_input(demo: Path, kind: str) -> None
         await start(app, pilot)
         await pilot.press(KEYS[kind])
         await focused_input(app, pilot, kind)
-        tabs = app.main.query_one(Tabs)
+        tabs = app.main.strip
         tabs.focus()
         await pilot.press("left")
         await wait_for(pilot, lambda: app.main.active.startswith("file-"), what="the MEMORY.md tab")

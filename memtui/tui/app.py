@@ -47,7 +47,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Input, TabbedContent, TabPane
+from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
 from memtui.core import clock
@@ -65,8 +65,9 @@ from memtui.tui.messages import (
     Activity, CommittedLoaded, Consolidated, ConsolidationDue, Decided, FilesChanged, LogActivity, MemoryChanged,
     OpenFile, ProposalsChanged, SessionEnded, StateSynced, approving,
 )
-from memtui.tui.plain import content, visible
+from memtui.tui.plain import visible
 from memtui.tui.review import ReviewPanel
+from memtui.tui.tabs import Tabbed, TabPane
 from memtui.tui.tree import MemoryTree
 from memtui.tui.viewer import MemoryViewer
 
@@ -99,6 +100,25 @@ class MainScreen(Screen):
 
     AUTO_FOCUS = "MemoryViewer"
     _shown = False
+    # Set while the first data loads (MemtuiApp._first_data): the screen is laid out and painted once, with it.
+    hold_layout = True
+    _layout_held = False
+
+    def _refresh_layout(self, size: Any = None, scroll: bool = False) -> None:
+        # Textual lays the screen out as it first shows, and paints it empty; MEMORY.md, the tree and the queue,
+        # loading meanwhile, were then painted in a second frame, each widget drawn twice. Held, the first layout
+        # is the one that shows them (at most FIRST_DATA_WAIT later).
+        if self.hold_layout:
+            self._layout_held = True
+            return
+        super()._refresh_layout(size, scroll)
+
+    def release_layout(self) -> None:
+        """Lay the screen out and paint it, if that was asked for while held."""
+        self.hold_layout = False
+        if self._layout_held and self.is_attached:
+            self._layout_held = False
+            self._refresh_layout(self.app.size)
 
     def _on_screen_resume(self, event: events.ScreenResume) -> None:
         # Each widget on it was styled as it mounted, by the stylesheets then parsed (a widget's own CSS is added
@@ -285,7 +305,7 @@ class MemtuiApp(App[None]):
         with Horizontal(id="body"):
             yield MemoryTree(self.memory.store, self.root.name if self.folder else self.memory.store.location,
                              id="tree")
-            with TabbedContent(id="main"):
+            with Tabbed(id="main"):
                 with TabPane(MEMORY_FILE, id=tab_id("file", MEMORY_FILE)):
                     viewer = self.viewer(MEMORY_FILE)
                     viewer.focus_when_mounted = True
@@ -331,7 +351,11 @@ class MemtuiApp(App[None]):
         # Those known before the first sync are told here: the sync's own are told as it is shown
         # (`on_state_synced`), which `_first_data` may do now.
         startup = list(self.problems)
-        await self._first_data()
+        try:
+            await self._first_data()
+        finally:
+            if isinstance(self.base, MainScreen):
+                self.base.release_layout()
         if self.keymap_config:
             known = {b.id for b in self.all_bindings() if b.id}
             unknown = sorted(set(self.keymap_config) - known)
@@ -431,8 +455,8 @@ class MemtuiApp(App[None]):
         return self.screen_stack[0]
 
     @property
-    def main(self) -> TabbedContent:
-        return self.base.query_one("#main", TabbedContent)
+    def main(self) -> Tabbed:
+        return self.base.query_one("#main", Tabbed)
 
     @property
     def review(self) -> ReviewPanel:
@@ -628,12 +652,12 @@ class MemtuiApp(App[None]):
     def open_file(self, rel: str, line: int | None = None) -> None:
         pid = tab_id("file", rel)
         main = self.main
-        if main.query(f"#{pid}"):
+        if pid in main.pane_ids:
             self.show_tab(pid)
             viewer = self.viewer_for(rel)
         else:
             viewer = self.viewer(rel)
-            main.add_pane(TabPane(content(rel, newlines=False), viewer, id=pid))
+            main.add_pane(TabPane(rel, viewer, id=pid))
             self.show_tab(pid)
         if viewer is not None:
             if line is not None:
@@ -657,7 +681,7 @@ class MemtuiApp(App[None]):
         self.feed.add(Activity(clock.now().strftime("%H:%M"), message.actor or self.by, message.kind, message.text,
                                message.file))
 
-    @on(TabbedContent.TabActivated)
+    @on(Tabbed.TabActivated)
     def tab_changed(self) -> None:
         """Moving to another tab counts as having seen a live diff: its marks clear.
 
@@ -719,7 +743,7 @@ class MemtuiApp(App[None]):
             content.first().focus()
 
     def action_switch_tab(self, step: int) -> None:
-        ids = [pane.id for pane in self.main.query(TabPane) if pane.id]
+        ids = self.main.pane_ids
         if not ids:
             return
         here = ids.index(self.main.active) if self.main.active in ids else 0
@@ -810,10 +834,10 @@ class MemtuiApp(App[None]):
         empty = f"{message.rel} is as last committed." if message.committed else \
             f"{message.rel} was never committed (no history yet)."
         main = self.main
-        if main.query(f"#{pid}"):
+        if pid in main.pane_ids:
             main.get_pane(pid).query_one(DiffView).show(diff, empty, rel=message.rel)
         else:
-            main.add_pane(TabPane(content(f"Δ {message.rel}", newlines=False),
+            main.add_pane(TabPane(f"Δ {message.rel}",
                                   DiffView(diff, empty=empty, rel=message.rel), id=pid))
         self.show_tab(pid)
 

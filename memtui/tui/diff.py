@@ -258,6 +258,22 @@ class DiffView(ScrollView, can_focus=True):
         if self.split or self.wrap:  # wrapped to the width
             self._restyle()
 
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        # Told its size by a layout, just before that layout's frame is painted. The empty text (what the review
+        # panel shows at start) is styled then and there for the width, in the frame itself: styled on the Resize
+        # that follows, as a diff is, it was painted again a frame later (the first frame of every start).
+        changed = super()._size_updated(size, virtual_size, container_size, layout)
+        if changed and not self.diff and self._texts is not None and (self.split or self.wrap):
+            key, look = (self.diff, self.rel, self.empty), self.look()
+            drawn = self._drawn.get(key)
+            if drawn is not None and look != self._look:
+                texts = styled_lines(drawn[0], drawn[1], look)
+                self._styled[(key, look, self._theme)] = texts
+                if len(texts) == len(self._texts or []):  # the same rows: no layout of its own is changed
+                    self._texts, self._look = texts, look
+                    self._cache.clear()
+        return changed
+
     def _retheme(self) -> None:
         self._theme += 1
         self._restyle()
@@ -360,6 +376,8 @@ class DiffView(ScrollView, can_focus=True):
 
     def _draw(self, key: tuple, drawn: tuple[Rows, list[Line], int], look: Look, texts: list[Text], *,
               home: bool) -> None:
+        if not home and key == self._drawn_key and look == self._look and self._texts is not None:
+            return  # on screen as it is (a Resize to the width it was drawn at: the first layout sends one)
         self.rows, self._lines, _width = drawn
         self._drawn_key = key
         self._texts, self._look = texts, look

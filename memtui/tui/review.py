@@ -9,8 +9,11 @@ layout and paint of the screen before the queue was shown (the queue is read bef
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.geometry import Region, Size
+from textual.strip import Strip
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -37,6 +40,28 @@ def evidence_lines(p: Proposal, earlier: list[str]) -> list[str]:
     return out
 
 
+class ReviewList(OptionList):
+    """The queue's list. Textual's list forgets every drawn option on each Resize, which comes after the frame that
+    first shows the new size (that frame draws the options kept from the old width; the next draws them again). The
+    first layout sends one to a list it has just drawn at that very size. Here the drawn options are forgotten as a
+    frame finds the list at another size than they were drawn for, and kept on a Resize to the size they have."""
+
+    _drawn_for: Size | None = None
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        size = self.scrollable_content_region.size
+        if self._drawn_for is not None and size != self._drawn_for:
+            # Textual's `_clear_caches` less its refresh: this frame is the one being drawn.
+            self._option_render_cache.clear()
+            self._line_cache.clear()
+        self._drawn_for = size
+        return super().render_lines(crop)
+
+    def _on_resize(self, event: events.Resize) -> None:
+        if self.scrollable_content_region.size == self._drawn_for:
+            event.prevent_default()  # OptionList's own handler, which forgets them, is not called
+
+
 class ReviewPanel(Vertical):
     """Proposals waiting for a person, oldest first, then external changes."""
 
@@ -55,7 +80,7 @@ class ReviewPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("Review", id="review-title")
-        options = OptionList(id="review-list")
+        options = ReviewList(id="review-list")
         options.border_title = "Pending"
         yield options
         yield Static("", id="review-detail")
