@@ -396,3 +396,46 @@ async def test_the_review_panel_s_empty_text_is_styled_for_its_width_in_the_firs
         view = app.review.query_one(DiffView)
         assert not view.diff and view.drawn
         assert seen and all(look == width for look, width in seen), seen
+
+
+async def test_the_first_layout_settles_at_once_not_at_the_next_frame_tick(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    """After the first layout every widget it sized asks for a layout (and some repaint): Textual paces those passes
+    at its frame tick (up to 1/60 s each). In the moment after the first layout (SETTLE_WINDOW) the main screen
+    does them when it is next idle: its frame timer is not started then. After it, Textual's pacing, as always."""
+    import time
+
+    from textual.timer import Timer
+
+    import memtui.tui.app as app_module
+    from memtui.tui.app import MainScreen
+
+    resumed: list[float] = []
+    released: list[float] = []
+    resume = Timer.resume
+
+    def recording(timer: Timer) -> None:
+        if timer.name == "screen_update" and isinstance(timer._target(), MainScreen):
+            resumed.append(time.monotonic())
+        resume(timer)
+
+    release = MainScreen.release_layout
+
+    def releasing(screen: MainScreen) -> None:
+        release(screen)
+        released.append(time.monotonic())
+
+    monkeypatch.setattr(Timer, "resume", recording)
+    monkeypatch.setattr(MainScreen, "release_layout", releasing)
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    app = MemtuiApp(root, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the first screen")
+        await pilot.pause(app_module.SETTLE_WINDOW)
+        assert released
+        screen = app.screen
+        assert isinstance(screen, MainScreen) and not screen._layout_required and not screen._dirty_widgets
+        assert not [t for t in resumed if released[0] <= t < released[0] + app_module.SETTLE_WINDOW], resumed
+        app.tree.refresh()  # later changes are paced by Textual's timer, as always
+        await pilot.pause()
+        assert any(t >= released[0] + app_module.SETTLE_WINDOW for t in resumed)

@@ -78,6 +78,7 @@ FIRST_SCREEN_WAIT = 2.0  # seconds the whole-folder sync waits for the first scr
 # built): shown in the first frame, not in a second layout, paint and frame after it (~60 ms of a ~300 ms start).
 # Past it (a slow store, one that is down) the first frame is painted without them and they follow as they come.
 FIRST_DATA_WAIT = 0.3
+SETTLE_WINDOW = 0.1  # seconds after the first layout in which its settling pass is not paced (MainScreen)
 
 # The keys that decide what the review panel has selected: they act only while the panel is what the person looks
 # at, never while a text box has focus (there the letters are text) nor from inside a Chat or Search tab.
@@ -119,6 +120,22 @@ class MainScreen(Screen):
         if self._layout_held and self.is_attached:
             self._layout_held = False
             self._refresh_layout(self.app.size)
+            self._settle_until = time.monotonic() + SETTLE_WINDOW
+
+    _settle_until = 0.0
+
+    async def _on_idle(self, event: events.Idle) -> None:
+        # Every widget the first layout sized asks for a layout of its own (Textual's virtual sizes start at 0x0),
+        # and a few repaint once told their size: passes that settle scrollbars and widths, which Textual paces at
+        # its frame tick, up to 1/60 s each. Done when the screen is next idle, the first screen is complete that
+        # much sooner. Only in the moment after the first layout; then Textual's pacing, as always.
+        pending = self._layout_required or self._scroll_required or self._repaint_required or self._dirty_widgets
+        if self._settle_until and pending and not self.app._batch_count and self.is_current:
+            if time.monotonic() < self._settle_until:
+                event.prevent_default()  # Screen's own handler would wait for the tick
+                self._on_timer_update()
+                return
+            self._settle_until = 0.0
 
     def _on_screen_resume(self, event: events.ScreenResume) -> None:
         # Each widget on it was styled as it mounted, by the stylesheets then parsed (a widget's own CSS is added

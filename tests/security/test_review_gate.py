@@ -34,8 +34,8 @@ def tree_hash(root: Path, *, skip: tuple[str, ...] = ("memory-log.jsonl", ".memt
         rel = path.relative_to(root).as_posix()
         if path.is_dir() or rel.startswith(skip) or rel in skip or rel.startswith(".git/logs/"):
             continue
-        if rel.startswith(".git/") and rel.endswith(("index", "FETCH_HEAD")):
-            continue
+        if rel.startswith(".git/") and rel.endswith(("index", "FETCH_HEAD", ".lock")):
+            continue  # git's index and lock files: an app's `git status` refreshes the index under index.lock
         h.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
