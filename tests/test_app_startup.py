@@ -334,7 +334,9 @@ async def test_the_screen_is_first_laid_out_and_painted_with_its_data(
 
     class App(MemtuiApp):
         def get_default_screen(self):  # type: ignore[no-untyped-def]
-            return Recording(id="_default")
+            screen = Recording(id="_default")
+            screen.hold_layout = True  # as MemtuiApp's own
+            return screen
 
     root = demo_root(tmp_path, monkeypatch, demo_template)
     app = App(root, watch=False)

@@ -207,3 +207,75 @@ async def test_a_hostile_title_is_drawn_as_text(title: str) -> None:
         await pilot.click(main.strip, offset=main.strip.offset_of("p1"))
         await wait_for(pilot, lambda: main.active == "p1", what="the tab after it")
         assert app.is_running
+
+
+# Found by a reviewer attacking the strip, with Textual's tabs as the oracle ----------------------------------------
+async def strip_after(cls, titles: list[str], theme: str, active: str, hover_x: int, change=None) -> list:
+    """The strip's two rows with the pointer at column `hover_x` of the titles, after `change` (if any)."""
+    app = cls(titles)
+    async with app.run_test(size=SIZE) as pilot:
+        app.theme = theme
+        await pilot.pause()
+        app.set_focus(None)
+        main = app.query_one("#main")
+        main.active = active
+        await pilot.pause(0.1)
+        await pilot.hover("#main", offset=(hover_x, 0))
+        await pilot.pause(0.1)
+        if change is not None:
+            change(main)
+            await pilot.pause(0.2)
+        await pilot.pause()
+        return screen(app)[:2]
+
+
+def scroll_to_last(main) -> None:
+    main.active = "p6"  # a click, a key, ctrl+pgdn: the titles scroll under a pointer that stays put
+
+
+def close_the_hovered(main) -> None:
+    main.remove_pane("p1")  # `w` on another tab: Chat slides under the pointer
+
+
+@pytest.mark.parametrize("titles, change", [(WIDE, scroll_to_last),
+                                            (["MEMORY.md", "Today", "Chat", "Search"], close_the_hovered)])
+async def test_the_lit_title_is_the_one_under_the_pointer_after_the_titles_move(titles: list[str], change) -> None:
+    ours = await strip_after(Ours, titles, "textual-dark", "p0", 13, change)
+    assert ours == await strip_after(Theirs, titles, "textual-dark", "p0", 13, change)
+
+
+@pytest.mark.parametrize("theme", ["ansi-dark", "ansi-light"])
+async def test_a_hovered_title_in_ansi_mode_stays_dim_as_textuals(theme: str) -> None:
+    titles = ["MEMORY.md", "Today", "Chat"]
+    assert await strip_after(Ours, titles, theme, "p0", 13) == await strip_after(Theirs, titles, theme, "p0", 13)
+
+
+async def test_a_click_on_a_tab_closed_before_the_next_frame_does_not_crash() -> None:
+    """The person clicks what is drawn; the click reaches the strip before the frame after `w` closed that tab
+    (a key and a click in one burst of input, or a busy app): its cells are still in `strip.tabs`."""
+    from textual import events
+
+    app = Ours(["MEMORY.md", "Today", "Chat"])
+    async with app.run_test(size=SIZE) as pilot:
+        main: Tabbed = app.query_one(Tabbed)
+        await pilot.pause()
+        strip = main.strip
+        x, y = strip.offset_of("p1")
+        main.remove_pane("p1")
+        strip.post_message(events.Click(strip, x, y, 0, 0, 1, False, False, False,
+                                        screen_x=strip.region.x + x, screen_y=strip.region.y + y))
+        await pilot.pause()
+        await pilot.pause()
+        assert app.is_running and app.return_code is None
+        assert main.active in main.pane_ids
+
+
+async def test_the_pointer_over_a_title_is_a_hand_as_over_textuals() -> None:
+    for cls in (Ours, Theirs):
+        app = cls(["MEMORY.md", "Today"])
+        async with app.run_test(size=SIZE) as pilot:
+            main = app.query_one("#main")
+            await pilot.hover("#main", offset=(3, 0))
+            await pilot.pause()
+            under = app.screen.get_widget_at(main.region.x + 3, main.region.y)[0]
+            assert under.styles.pointer == "pointer", (cls.__name__, under)

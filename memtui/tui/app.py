@@ -102,7 +102,7 @@ class MainScreen(Screen):
     AUTO_FOCUS = "MemoryViewer"
     _shown = False
     # Set while the first data loads (MemtuiApp._first_data): the screen is laid out and painted once, with it.
-    hold_layout = True
+    hold_layout = False
     _layout_held = False
 
     def _refresh_layout(self, size: Any = None, scroll: bool = False) -> None:
@@ -362,7 +362,9 @@ class MemtuiApp(App[None]):
         """The main screen, which gives the keys to MEMORY.md's viewer as it is composed. Focusing it only at mount
         moved the focus twice (Textual's auto focus gave it to the activity feed first): each move restyles the
         widget it leaves and the one it reaches, before the first frame."""
-        return MainScreen(id="_default")
+        screen = MainScreen(id="_default")
+        screen.hold_layout = True  # until the app's mount has the first data (on_mount releases it)
+        return screen
 
     async def on_mount(self) -> None:
         # Those known before the first sync are told here: the sync's own are told as it is shown

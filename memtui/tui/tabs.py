@@ -109,6 +109,9 @@ class TabStrip(Widget, can_focus=True):
             & > .tab-strip--bar {
                 background: $border-blurred;
             }
+            & > .tab-strip--hover {
+                text-style: dim;
+            }
         }
     }
     """
@@ -123,6 +126,7 @@ class TabStrip(Widget, can_focus=True):
         self.tabs: list[Tab] = []  # as last drawn, in the full line (before the scroll)
         self.scroll = 0  # cells of the full line left of the view: the active title is kept in view
         self._hover: str | None = None
+        self._pointer: int | None = None  # the pointer's column on the titles' row, while it is there
         self.drawn = 0  # times the strip was drawn
 
     @property
@@ -150,6 +154,10 @@ class TabStrip(Widget, can_focus=True):
         if y == 0:
             self.tabs, self.scroll = self._layout()
             self.drawn += 1
+            if self._pointer is not None:
+                # The titles moved under a pointer that did not (a scroll to the active one, a tab closed): the
+                # one lit is the one under it now.
+                self._point_at(self._pointer)
         width = self.size.width
         full = max(width, self.tabs[-1].end if self.tabs else 0)
         active = self.tabbed.active
@@ -199,17 +207,28 @@ class TabStrip(Widget, can_focus=True):
         event.stop()
         found = self.tab_at(event.x)
         self.focus()
-        if found is not None:
+        if found is not None and found.pane_id in self.tabbed.pane_ids:  # drawn, but maybe closed since
             self.tabbed.active = found.pane_id
 
-    def on_mouse_move(self, event: events.MouseMove) -> None:
-        found = self.tab_at(event.x) if event.y == 0 else None
+    def _point_at(self, x: int | None) -> bool:
+        """The title under the pointer (column `x` of the titles' row, None: not on it) is the one lit, and the
+        pointer is a hand over a title, as over Textual's; whether the one lit changed."""
+        found = self.tab_at(x) if x is not None else None
+        pointer = "pointer" if found is not None else "default"
+        if self.styles.pointer != pointer:
+            self.styles.pointer = pointer
         pane_id = found.pane_id if found is not None else None
-        if pane_id != self._hover:
-            self._hover = pane_id
+        changed, self._hover = pane_id != self._hover, pane_id
+        return changed
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        self._pointer = event.x if event.y == 0 else None
+        if self._point_at(self._pointer):
             self.refresh()
 
     def on_leave(self, event: events.Leave) -> None:
+        self._pointer = None
+        self.styles.pointer = "default"
         if self._hover is not None:
             self._hover = None
             self.refresh()
