@@ -478,3 +478,37 @@ def test_a_setting_given_in_the_environment_leaves_the_index_to_git(tmp_path: Pa
     (root / "mem.md").write_text("memtui a third time\n")
     assert store.commit(["mem.md"], "write", "wes")
     assert store._index_known[-1].data == (root / ".git" / "index").read_bytes()
+
+
+@pytest.mark.parametrize("chunk", [64, 997, 1 << 20])
+def test_hashing_on_from_a_kept_state_matches_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  chunk: int) -> None:
+    """A rewrite hashes on from the state kept before its first edit (every CHUNK bytes): with states every few
+    entries, and over many chained edits (each from the last one's states), every index equals git's."""
+    monkeypatch.setattr(gitindex, "CHUNK", chunk)
+    rng = random.Random(chunk)
+    root = repo(tmp_path / "m", tree_of_files(rng, 300))
+    first = gitindex.Index.parse(*index_of(root))
+    assert first is not None and len(first.marks) == (first.size - 20) // chunk  # the trailer is not hashed
+    made, left = chain(root, rng, 40)
+    assert made >= 20, (made, left)
+
+
+def test_an_index_kept_in_pieces_is_the_file_only_when_every_byte_is(tmp_path: Path) -> None:
+    """The index a commit wrote is kept as its pieces (never joined) and is the one edited next only when the file
+    read back is those bytes exactly: a person's `git add` in between (or any other change) is walked afresh."""
+    rng = random.Random(41)
+    root = repo(tmp_path / "m", tree_of_files(rng, 300))
+    data, mtime = index_of(root)
+    index = gitindex.Index.parse(data, mtime)
+    known = [n.decode() for n in names_in(data)]
+    name = known[len(known) // 2]
+    new = gitindex.set_entries(index, {name: (bytes(range(20)), 0o100644)}, mtime)
+    assert new is not None and new._parts is not None and len(new._parts) > 2
+    written = b"".join(new.pieces())
+    for at in (0, 11, new.offsets[len(known) // 2] + 40, len(written) - 30, len(written) - 1):
+        other = bytearray(written)
+        other[at] ^= 1
+        assert not new.same_bytes(bytes(other)) and new._parts is not None
+    assert not new.same_bytes(written[:-1]) and not new.same_bytes(written + b"\0")
+    assert new.same_bytes(written) and new._parts is None and new.data is written

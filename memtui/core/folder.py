@@ -741,9 +741,9 @@ class FolderStore(Store):
             return None
         done = False
         try:
-            data = self._index_in_process(leaves)
-            if data is not None:
-                _write_all(fd, data)
+            pieces = self._index_in_process(leaves)
+            if pieces is not None:
+                _write_pieces(fd, pieces)
                 os.close(fd)
                 fd = -1
                 os.replace(lock, self._index_file())
@@ -775,9 +775,10 @@ class FolderStore(Store):
         texts = config_texts(self.git_dir, extra)
         return texts is not None and not any(key in text for text in texts for key in keys)
 
-    def _index_in_process(self, leaves: dict[str, tuple[bytes, int] | None]) -> bytes | None:
+    def _index_in_process(self, leaves: dict[str, tuple[bytes, int] | None]) -> list[bytes | memoryview] | None:
         """git's index with `leaves`' entries set, edited in process (memtui/core/gitindex.py) exactly as `git
-        update-index -z --index-info` would write it; None when that module cannot say (git must do it)."""
+        update-index -z --index-info` would write it, as the pieces to write in order; None when that module cannot
+        say (git must do it)."""
         from memtui.core import gitindex
 
         try:
@@ -792,7 +793,7 @@ class FolderStore(Store):
         finally:
             os.close(fd)
         mtime = st.st_mtime_ns // 1_000_000_000
-        index = next((k for k in reversed(self._index_known) if k.data == data and self._shared_same(k)), None)
+        index = next((k for k in reversed(self._index_known) if k.same_bytes(data) and self._shared_same(k)), None)
         if index is None:
             # (a split index names its shared one in a "link" extension: bytes only a split index, or an entry's
             # name, can hold; only then are the entries walked to see which)
@@ -820,7 +821,7 @@ class FolderStore(Store):
             new = gitindex.set_split_entries(index, leaves, mtime)
         else:
             new = gitindex.set_entries(index, leaves, mtime)
-            if new is not None and gitindex.SPLIT_AT is not None and len(new.data) > gitindex.SPLIT_AT:
+            if new is not None and gitindex.SPLIT_AT is not None and new.size > gitindex.SPLIT_AT:
                 # A big index written split from here on (git reads it, and keeps it split): a commit then rewrites
                 # a few kilobytes instead of every entry. Off unless asked (`gitindex.SPLIT_AT`).
                 new = gitindex.split_from(new, mtime) or new
@@ -832,7 +833,7 @@ class FolderStore(Store):
             elif new is not index:
                 new.shared_stat = self._freshen_shared(new.base_sha, index.shared_stat)  # type: ignore[union-attr]
         self._index_known = [index, new]
-        return new.data
+        return new.pieces() if isinstance(new, gitindex.Index) else [new.data]
 
     def _shared_path(self, sha: bytes) -> Path:
         return self.git_dir / f"sharedindex.{sha.hex()}"
@@ -979,12 +980,12 @@ class FolderStore(Store):
         from memtui.core.gitcall import plumbing_env, run_plumbing
 
         leaves = {**self._index_behind, **leaves}
-        data = self._index_in_process(leaves) if self._index_editable() else None
-        if data is not None:
+        pieces = self._index_in_process(leaves) if self._index_editable() else None
+        if pieces is not None:
             # The lock was made O_EXCL with 0666 less the umask, as git makes its index files.
             fd = os.open(lock, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
             try:
-                _write_all(fd, data)
+                _write_pieces(fd, pieces)
             finally:
                 os.close(fd)
             return
@@ -1708,10 +1709,15 @@ def _read_all(fd: int, size: int) -> bytes:
         chunks.append(chunk)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
+
+
+def _write_pieces(fd: int, pieces: list[bytes | memoryview]) -> None:
+    for piece in pieces:
+        _write_all(fd, piece)
 
 
 GIT_LOCKS = ("index.lock", "HEAD.lock", "config.lock", "packed-refs.lock")
