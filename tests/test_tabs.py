@@ -279,3 +279,23 @@ async def test_the_pointer_over_a_title_is_a_hand_as_over_textuals() -> None:
             await pilot.pause()
             under = app.screen.get_widget_at(main.region.x + 3, main.region.y)[0]
             assert under.styles.pointer == "pointer", (cls.__name__, under)
+
+
+async def test_the_bar_alone_is_drawn_for_the_tab_on_show() -> None:
+    """A paint may ask for the bar's row only: it is laid out for the tabs as they are, not as last drawn."""
+    from textual.geometry import Region
+
+    app = Ours(["MEMORY.md", "Today", "Chat"])
+    async with app.run_test(size=SIZE) as pilot:
+        main: Tabbed = app.query_one(Tabbed)
+        await pilot.pause()
+        strip = main.strip
+        row = Region(0, 1, strip.size.width, 1)
+        before = strip.render_lines(row)[0].text
+        main.active = "p2"
+        main.remove_pane("p0")
+        alone = strip.render_lines(row)[0]  # the bar's row only, before any paint of the titles
+        assert alone.text != before
+        await pilot.pause()
+        assert alone == strip.render_lines(Region(0, 0, strip.size.width, 2))[1]  # as a full paint draws it
+        assert alone.text.index("━", alone.text.index("╸") + 1) == len(" Today  ")  # lit under Chat

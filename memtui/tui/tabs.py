@@ -21,6 +21,7 @@ from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.content import Content
+from textual.geometry import Region
 from textual.message import Message
 from textual.renderables.bar import Bar
 from textual.strip import Strip
@@ -150,14 +151,17 @@ class TabStrip(Widget, can_focus=True):
             scroll = min(max(0, (active.x + active.end) // 2 - width // 2), x - width)
         return tabs, scroll
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # Laid out once per paint, whichever of the two rows it asks for.
+        self.tabs, self.scroll = self._layout()
+        self.drawn += 1
+        if self._pointer is not None:
+            # The titles moved under a pointer that did not (a scroll to the active one, a tab closed): the one
+            # lit is the one under it now.
+            self._point_at(self._pointer)
+        return super().render_lines(crop)
+
     def render_line(self, y: int) -> Strip:
-        if y == 0:
-            self.tabs, self.scroll = self._layout()
-            self.drawn += 1
-            if self._pointer is not None:
-                # The titles moved under a pointer that did not (a scroll to the active one, a tab closed): the
-                # one lit is the one under it now.
-                self._point_at(self._pointer)
         width = self.size.width
         full = max(width, self.tabs[-1].end if self.tabs else 0)
         active = self.tabbed.active
