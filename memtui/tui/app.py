@@ -104,6 +104,7 @@ class MainScreen(Screen):
     # Set while the first data loads (MemtuiApp._first_data): the screen is laid out and painted once, with it.
     hold_layout = False
     _layout_held = False
+    _settle_until = 0.0  # until then (SETTLE_WINDOW after the first layout) pending passes are done when idle
 
     def _refresh_layout(self, size: Any = None, scroll: bool = False) -> None:
         # Textual lays the screen out as it first shows, and paints it empty; MEMORY.md, the tree and the queue,
@@ -121,8 +122,6 @@ class MainScreen(Screen):
             self._layout_held = False
             self._refresh_layout(self.app.size)
             self._settle_until = time.monotonic() + SETTLE_WINDOW
-
-    _settle_until = 0.0
 
     async def _on_idle(self, event: events.Idle) -> None:
         # Every widget the first layout sized asks for a layout of its own (Textual's virtual sizes start at 0x0),
