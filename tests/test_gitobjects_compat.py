@@ -467,3 +467,43 @@ def test_sparse_index_in_and_outside_the_cone(tmp_path: Path) -> None:
     assert sh(root, "ls-tree", "-r", "--name-only", "HEAD").split() == ["a/a.md", "a/new.md", "b/b.md", "b/c.md",
                                                                         "r.md"]
     assert store.committed("b/b.md") == b"b/b.md\n"
+
+
+@pytest.mark.parametrize("config, level", [
+    ([], 1),  # git's own default for loose objects: best speed
+    (["core.looseCompression", "0"], 0),  # a big memory's choice: a 740 KB tree stored, not compressed
+    (["core.compression", "9"], 9),  # core.compression stands for both when looseCompression is unset
+    (["core.compression", "9", "core.looseCompression", "0"], 0),
+    (["core.looseCompression", "-1"], -1),  # zlib's default
+])
+def test_loose_objects_are_compressed_at_git_s_configured_level(tmp_path: Path, config: list[str],
+                                                                level: int) -> None:
+    import zlib
+
+    root = fresh(tmp_path / "m")
+    for key, value in zip(config[::2], config[1::2]):
+        sh(root, "config", key, value)
+    store = FolderStore(root)
+    text = "".join(f"- [observed] line {k} of a file that compresses well\n" for k in range(400))
+    sha = commit_file(store, root, "notes/big.md", text)
+    assert sha is not None
+    blob = sh(root, "rev-parse", "HEAD:notes/big.md").strip()
+    stored = (root / ".git" / "objects" / blob[:2] / blob[2:]).read_bytes()
+    data = text.encode()
+    assert stored == zlib.compress(b"blob %d\0" % len(data) + data, level)
+    assert sh(root, "cat-file", "blob", blob) == text
+    assert_consistent(root)
+
+
+@pytest.mark.parametrize("value", ["12", "fast"])
+def test_a_compression_level_git_refuses_refuses_the_commit_and_loses_nothing(tmp_path: Path, value: str) -> None:
+    from memtui.core.gitobjects import loose_level
+
+    assert loose_level({"core.loosecompression": value}) == 1  # memtui's own guess, were git not asked
+    root = fresh(tmp_path / "m")
+    sh(root, "config", "core.looseCompression", value)
+    store = FolderStore(root)
+    with pytest.raises(StoreError, match="compression"):  # git's own words: it refuses the setting too
+        commit_file(store, root, "notes/a.md", "- [stated] kept (2026-12-05)\n")
+    assert (root / "notes" / "a.md").read_text() == "- [stated] kept (2026-12-05)\n"
+    assert not (root / ".git" / "refs" / "heads" / "main").exists()  # no commit was made

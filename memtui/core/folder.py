@@ -435,9 +435,10 @@ class FolderStore(Store):
         objects = gitobjects.common_dir(git_dir) / "objects"
         batch = self._objects()
         perm = self._shared_perm()
+        level = self._loose_level()
 
         def store(kind: bytes, data: bytes) -> bytes:
-            return gitobjects.write_object(objects, kind, data, perm)
+            return gitobjects.write_object(objects, kind, data, perm, level)
 
         def read_tree(binsha: bytes) -> bytes:
             got = batch.get(binsha.hex())
@@ -496,6 +497,15 @@ class FolderStore(Store):
             return True
         value = self._core_settings().get("core.logallrefupdates", "true").strip().lower()
         return value not in ("false", "no", "off", "0")
+
+    def _loose_level(self) -> int:
+        """zlib's level for the loose objects a commit writes (core.looseCompression, else core.compression, else 1,
+        as git's), with no process when no config file could set either."""
+        from memtui.core.gitobjects import loose_level, may_be_set
+
+        if not may_be_set(self.git_dir, b"compression"):  # b"loosecompression" holds it too
+            return 1
+        return loose_level(self._core_settings())
 
     def _shared_perm(self) -> int:
         """core.sharedRepository as git reads it (`gitobjects.shared_perm`), with no process when no config file

@@ -354,11 +354,12 @@ def _now() -> float:
     return time.monotonic()
 
 
-def write_object(objects: Path, kind: bytes, data: bytes, perm: int = 0) -> bytes:
+def write_object(objects: Path, kind: bytes, data: bytes, perm: int = 0, level: int = 1) -> bytes:
     """Store one object as git stores a loose one (zlib of "<kind> <size>\\0<data>", named by its SHA-1, read-only);
     its binary sha. An object already stored loose is not written again. Like git's own default and gitdb's, a
     loose object is not fsynced: the write journal finishes a write whose commit a crash lost. `perm` is
-    core.sharedRepository as `shared_perm` reads it: the object and a new fan-out folder get git's permissions."""
+    core.sharedRepository as `shared_perm` reads it: the object and a new fan-out folder get git's permissions.
+    `level` is zlib's, as `loose_level` reads it from git's config (1 unless set, as git's)."""
     import tempfile
     import zlib
 
@@ -386,7 +387,7 @@ def write_object(objects: Path, kind: bytes, data: bytes, perm: int = 0) -> byte
         try:
             with removed_on_failure(tmp):
                 with os.fdopen(fd, "wb") as f:
-                    f.write(zlib.compress(header + data, 1))  # git's own core.looseCompression default
+                    f.write(zlib.compress(header + data, level))
                 os.chmod(tmp, 0o444 & ~_umask())  # as git makes it: read-only, within the umask
                 if perm:
                     adjust_shared(tmp, perm)
@@ -672,14 +673,14 @@ def head_born(git_dir: Path, work_tree: Path) -> bool:
 
 
 def core_settings(git_dir: Path, work_tree: Path) -> dict[str, str]:
-    """`core.hooksPath`, `core.fileMode`, `core.logAllRefUpdates`, `core.autocrlf`, `core.attributesFile` and
-    `core.sharedRepository` as git reads them (every config scope, includes too), keys lower-case:
+    """`core.hooksPath`, `core.fileMode`, `core.logAllRefUpdates`, `core.autocrlf`, `core.attributesFile`,
+    `core.sharedRepository`, `core.compression` and `core.looseCompression` as git reads them (every config scope, includes too), keys lower-case:
     one `git config` call. Read with memtui's overrides but not its hooks override, so the path is the real one."""
     from memtui.core.gitcall import SAFE_CONFIG, _config_env
 
     env = {**_config_env(list(SAFE_CONFIG)), "GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(work_tree)}
-    done = run_plumbing(["git", "config", "-z", "--get-regexp", r"^core\.(hookspath|filemode|logallrefupdates|autocrlf|attributesfile|sharedrepository)$"],
-                        env)
+    names = "hookspath|filemode|logallrefupdates|autocrlf|attributesfile|sharedrepository|compression|loosecompression"
+    done = run_plumbing(["git", "config", "-z", "--get-regexp", rf"^core\.({names})$"], env)
     if done is None or done[0] not in (0, 1):
         return {}
     out = {}
@@ -688,6 +689,21 @@ def core_settings(git_dir: Path, work_tree: Path) -> dict[str, str]:
         if key:
             out[key.lower()] = value
     return out
+
+
+def loose_level(settings: dict[str, str]) -> int:
+    """zlib's level for a loose object, as git picks it: core.looseCompression, else core.compression, else 1 (best
+    speed); -1 is zlib's default. A value git would refuse (it stops with "bad zlib compression level") is 1 here:
+    the object is the same object whatever its compression."""
+    for key in ("core.loosecompression", "core.compression"):
+        value = settings.get(key)
+        if value is not None:
+            try:
+                level = int(value.strip())
+            except ValueError:
+                return 1
+            return level if -1 <= level <= 9 else 1
+    return 1
 
 
 def settings_stamp(git_dir: Path) -> tuple[object, ...]:
