@@ -441,3 +441,30 @@ async def test_the_first_layout_settles_at_once_not_at_the_next_frame_tick(
         app.tree.refresh()  # later changes are paced by Textual's timer, as always
         await pilot.pause()
         assert any(t >= released[0] + app_module.SETTLE_WINDOW for t in resumed)
+
+
+async def test_the_whole_folder_is_read_once_after_the_first_screen_even_if_its_poll_ticks_twice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    """The poll that starts the whole-folder read after the first screen is a timer: a tick already queued when it
+    is stopped (a busy app, a loaded CI machine) ran it again, and the folder was read twice (a third sync that a
+    test counting syncs saw)."""
+    import memtui.tui.app as app_module
+
+    monkeypatch.setattr(app_module, "SYNC_AFTER", 30.0)
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    app = MemtuiApp(root, watch=False)
+    asked: list[int] = []
+    sync = app.sync
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        asked.append(1)
+        return sync(*args, **kwargs)
+
+    monkeypatch.setattr(app, "sync", counting)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app._first_screen_done, what="the first screen")
+        app._after_first_screen()  # the queued tick
+        app._after_first_screen()
+        await wait_for(pilot, lambda: settled(app), what="the whole folder")
+        await pilot.pause(0.3)
+        assert app.folder_synced == 1 and app.synced == 2 and len(asked) == 2, (app.synced, asked)  # queue, folder

@@ -393,6 +393,7 @@ class MemtuiApp(App[None]):
         # (`git status` over every file, the file count) waits until the first screen is painted: started with it,
         # its walk of every file shared the GIL with that screen's frames.
         self._first_screen_since = time.monotonic()
+        self._first_screen_done = False
         self._first_screen_timer = self.set_interval(0.01, self._after_first_screen)
         self.call_after_refresh(self.start_watcher)
 
@@ -403,11 +404,14 @@ class MemtuiApp(App[None]):
             self._first_screen_timer.stop()
             _settle_gc()
             return
+        if self._first_screen_done:
+            return  # a tick already queued when the timer was stopped: the folder is being read once already
         viewer = self.viewer_for(MEMORY_FILE)
         shown = self.synced and "" in self.tree.loaded and (viewer is None or viewer.state is not None)
         # A MEMORY.md that cannot be read never loads: past a moment the folder is read anyway.
         waited = time.monotonic() - self._first_screen_since > FIRST_SCREEN_WAIT
         if shown or waited or self.folder_synced:
+            self._first_screen_done = True
             self._first_screen_timer.stop()
             # A moment after the frame that paints them, when the whole folder is usually shown too: the first
             # collection then (~100,000 young objects) takes 10-15 ms, and it held up that frame.
