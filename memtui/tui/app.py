@@ -104,6 +104,7 @@ class MainScreen(Screen):
     # Set while the first data loads (MemtuiApp._first_data): the screen is laid out and painted once, with it.
     hold_layout = False
     _layout_held = False
+    _laid_out = False
     _settle_until = 0.0  # until then (SETTLE_WINDOW after the first layout) pending passes are done when idle
 
     def _refresh_layout(self, size: Any = None, scroll: bool = False) -> None:
@@ -113,7 +114,11 @@ class MainScreen(Screen):
         if self.hold_layout:
             self._layout_held = True
             return
+        first = not self._laid_out
         super()._refresh_layout(size, scroll)
+        if first and self._laid_out is False and self.is_attached:
+            self._laid_out = True
+            self._settle_until = time.monotonic() + SETTLE_WINDOW
 
     def release_layout(self) -> None:
         """Lay the screen out and paint it, if that was asked for while held."""
@@ -121,7 +126,6 @@ class MainScreen(Screen):
         if self._layout_held and self.is_attached:
             self._layout_held = False
             self._refresh_layout(self.app.size)
-            self._settle_until = time.monotonic() + SETTLE_WINDOW
 
     async def _on_idle(self, event: events.Idle) -> None:
         # Every widget the first layout sized asks for a layout of its own (Textual's virtual sizes start at 0x0),
@@ -133,8 +137,6 @@ class MainScreen(Screen):
             if time.monotonic() < self._settle_until:
                 event.prevent_default()  # Screen's own handler would wait for the tick
                 self._on_timer_update()
-                return
-            self._settle_until = 0.0
 
     def _on_screen_resume(self, event: events.ScreenResume) -> None:
         # Each widget on it was styled as it mounted, by the stylesheets then parsed (a widget's own CSS is added
