@@ -79,6 +79,7 @@ class FolderStore(Store):
         # The last git index files this store wrote in process (memtui.core.gitindex.Index, newest last): while
         # the file's bytes are one of them, the next commit edits it without walking its entries again.
         self._index_known: list[Any] = []
+        self._deflates: Any = None  # memtui.core.gitobjects.Deflates: the biggest trees' compressions, gone on from
         self._index_walks = False  # set by the first commit that left a big index to git: later ones walk it
         self._local = threading.local()
         self._thread_lock = threading.RLock()
@@ -436,9 +437,11 @@ class FolderStore(Store):
         batch = self._objects()
         perm = self._shared_perm()
         level = self._loose_level()
+        if self._deflates is None:
+            self._deflates = gitobjects.Deflates()
 
         def store(kind: bytes, data: bytes) -> bytes:
-            return gitobjects.write_object(objects, kind, data, perm, level)
+            return gitobjects.write_object(objects, kind, data, perm, level, self._deflates)
 
         def read_tree(binsha: bytes) -> bytes:
             got = batch.get(binsha.hex())
@@ -1725,7 +1728,25 @@ def _write_all(fd: int, data: bytes | memoryview) -> None:
         view = view[os.write(fd, view):]
 
 
+# Below this many bytes, a file's blocks are not allocated before it is written (see `_write_pieces`).
+PREALLOCATE_FROM = 1 << 16
+_fallocate = getattr(os, "posix_fallocate", None)  # not on macOS
+
+
 def _write_pieces(fd: int, pieces: list[bytes | memoryview]) -> None:
+    """Write `pieces` in order into the empty file `fd`, its blocks allocated first when it is big (git's index).
+
+    ext4 allocates a written file's blocks late, and a rename over an existing file makes it allocate them and
+    start writing them out at once (auto_da_alloc). For the 9.7 MB index of a 100,000-file memory that was ~7 ms
+    of the rename, on every commit. Blocks allocated before the write are not delayed, so the rename is ~1 ms and
+    an index replaced by the next commit is often never written to the disk at all. Where the file system cannot
+    allocate ahead, the write goes on as before."""
+    size = sum(len(piece) for piece in pieces)
+    if size >= PREALLOCATE_FROM and _fallocate is not None:
+        try:
+            _fallocate(fd, 0, size)
+        except OSError:
+            pass  # no room is reported by the write itself; a file system without fallocate writes as before
     for piece in pieces:
         _write_all(fd, piece)
 
