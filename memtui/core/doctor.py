@@ -40,6 +40,7 @@ class Finding:
     path: str | None = None
     fixable: bool = True
     fixed: bool = False
+    advice: bool = False  # a setting the person may make, not a problem: `ok` stays true
 
 
 @dataclass
@@ -49,7 +50,7 @@ class DoctorReport:
 
     @property
     def problems(self) -> list[Finding]:
-        return [f for f in self.findings if not f.fixed]
+        return [f for f in self.findings if not f.fixed and not f.advice]
 
     @property
     def ok(self) -> bool:
@@ -63,10 +64,11 @@ class DoctorReport:
             return f"{self.root}: no problems found"
         lines = []
         for f in self.findings:
-            mark = "fixed" if f.fixed else ("found" if f.fixable else "needs you")
+            mark = "advice" if f.advice else "fixed" if f.fixed else ("found" if f.fixable else "needs you")
             lines.append(f"{mark:9} {f.kind}: {f.message}")
         left = len(self.problems)
-        tail = "all repaired" if not left else f"{left} problem(s) left" + (
+        done = "all repaired" if any(f.fixed for f in self.findings) else "no problems found"
+        tail = done if not left else f"{left} problem(s) left" + (
             "; run `memtui doctor --fix` to repair" if any(f.fixable for f in self.problems) else "")
         return "\n".join(lines + [tail])
 
@@ -122,7 +124,50 @@ def diagnose(memory: Memory, *, fix: bool = False, lock_wait: float = LOCK_WAIT)
     _check_index(store, report, fix)
     _check_readable(memory, report)
     _check_watch(report)
+    _check_commit_cost(store, report)
     return report
+
+
+# Past this many bytes of git index (~40,000 files), doctor suggests the settings that make a commit cheaper.
+BIG_INDEX = 4 << 20
+
+
+def _check_commit_cost(store: FolderStore, report: DoctorReport) -> None:
+    """Advice for a big memory: every commit rewrites git's whole index (9.7 MB at 100,000 files) and compresses
+    again the tree of each folder on the changed path (740 KB for a folder of 16,000 files). A split index makes a
+    commit write only the entries changed since the shared index, and `core.looseCompression 0` stores those trees
+    instead of compressing them. memtui edits a split index in process as git does, but does not split one by
+    itself: libgit2, isomorphic-git and GitPython cannot read it, and uncompressed loose objects take more room
+    until `git gc` packs them."""
+    from memtui.core.gitindex import link_of
+
+    index = store.git_dir / "index"
+    try:
+        data = index.read_bytes()
+    except OSError:
+        return
+    link = link_of(data)
+    size = len(data)
+    if link is not None:
+        try:
+            size += (store.git_dir / f"sharedindex.{link.hex()}").stat().st_size
+        except OSError:
+            pass
+    if size < BIG_INDEX:
+        return
+    steps = []
+    if link is None:
+        steps.append("`git update-index --split-index` (each commit then writes the changed entries, not all)")
+    if store._loose_level() != 0:
+        steps.append("`git config core.looseCompression 0` (the trees of big folders are stored, not compressed "
+                     "again; `git gc` packs them)")
+    if not steps:
+        return
+    report.findings.append(Finding(
+        "commits-slow", f"every commit here rewrites git's {size / (1 << 20):.1f} MB index. For a memory this big, "
+        f"run {' and '.join(steps)}: at 100,000 files propose + approve went from ~30/s to ~60/s. memtui does not "
+        "make these settings itself: libgit2, isomorphic-git and GitPython cannot read a split index",
+        ".git/index", fixable=False, advice=True))
 
 
 def _check_watch(report: DoctorReport) -> None:
