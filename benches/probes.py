@@ -334,8 +334,9 @@ def update(root: str, count: str, url: str = "") -> None:
     statuses: dict[str, int] = {}
     for k in range(int(count)):
         rel, section = targets[k % len(targets)]
-        queued = memory.update(section, "add", f"[observed] Benchmark finding number {k} for {rel}", file=rel,
-                               actor="agent-bench")
+        # (the process id keeps the entries new when the probe runs again on the same memory)
+        queued = memory.update(section, "add", f"[observed] Benchmark finding number {k}.{os.getpid()} for {rel}",
+                               file=rel, actor="agent-bench")
         result = memory.approve(queued.id, by="bench") if queued.status == "queued" else queued
         statuses[result.status] = statuses.get(result.status, 0) + 1
     emit("updated", seconds=time.monotonic() - started, count=int(count), statuses=statuses,
