@@ -273,3 +273,33 @@ def test_a_big_index_gets_advice_on_the_settings_that_make_commits_cheap(mem: Me
     assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
     git(root, "config", "core.looseCompression", "0")
     assert "commits-slow" not in kinds(diagnose(mem))
+
+
+def test_loose_objects_past_git_s_gc_auto_get_advice_to_run_git_gc(mem: Memory, root: Path) -> None:
+    """git estimates its loose objects from objects/17 and runs `git gc --auto` after a commit past gc.auto; memtui
+    commits in process and runs none, so doctor advises `git gc` past the same line (gc.auto 0: never)."""
+    import hashlib
+
+    mem.update("Facts", "add", "[stated] One write")
+    fan = root / ".git" / "objects" / "17"
+    there = len(list(fan.iterdir())) if fan.is_dir() else 0  # commits hold the time: any count may be there
+    line = max(there, 1)
+    limit = str(line * 256 - 255)  # git's line in objects/17: (gc.auto + 255) // 256 objects, then one more
+    git(root, "config", "gc.auto", limit)
+    assert "loose-objects" not in kinds(diagnose(mem))
+    made, k = there, 0
+    while made <= line:
+        data = b"loose %d\n" % k
+        k += 1
+        if hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest().startswith("17"):
+            subprocess.run(["git", "-C", str(root), "hash-object", "-w", "--stdin"], input=data, check=True,
+                           capture_output=True)
+            made += 1
+    report = diagnose(mem)
+    advice = [f for f in report.findings if f.kind == "loose-objects"]
+    assert report.ok and len(advice) == 1 and advice[0].advice and "git gc" in advice[0].message
+    git(root, "config", "gc.auto", "0")
+    assert "loose-objects" not in kinds(diagnose(mem))
+    git(root, "config", "gc.auto", limit)
+    git(root, "gc", "-q", "--prune=now")  # (the objects made here are unreachable: git keeps them two weeks)
+    assert "loose-objects" not in kinds(diagnose(mem))

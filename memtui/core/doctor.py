@@ -11,6 +11,7 @@ import errno
 import fcntl
 import os
 import re
+import stat
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -125,7 +126,37 @@ def diagnose(memory: Memory, *, fix: bool = False, lock_wait: float = LOCK_WAIT)
     _check_readable(memory, report)
     _check_watch(report)
     _check_commit_cost(store, report)
+    _check_loose_objects(store, report)
     return report
+
+
+def _check_loose_objects(store: FolderStore, report: DoctorReport) -> None:
+    """Advice when the loose objects pass git's `gc.auto` (6,700 unless set; 0 turns it off), estimated as git
+    estimates it, from the one fan-out folder `objects/17`. git's own `git commit` then runs `git gc --auto`;
+    memtui commits in process and starts no maintenance by itself, so its commits leave every object loose: at
+    100,000 files each approve leaves ~0.4 MB, most of it the tree of the folder it changed, which a pack keeps as a
+    delta of a few bytes."""
+    from memtui.core.gitcall import run_plumbing
+    from memtui.core.gitobjects import common_dir
+
+    objects = common_dir(store.git_dir) / "objects"
+    try:
+        sample = sum(1 for e in os.scandir(objects / "17") if len(e.name) == 38)
+    except OSError:
+        return
+    # git's config as the person's git reads it (memtui's own git calls set gc.auto=0 above it): reading a value runs
+    # no code from the repository
+    env = {**os.environ, "GIT_DIR": str(store.git_dir)}
+    done = run_plumbing(["git", "config", "--int", "--get", "gc.auto"], env)
+    limit = 6700
+    if done is not None and done[0] == 0 and done[1].strip().lstrip(b"-").isdigit():
+        limit = int(done[1])
+    if limit <= 0 or sample <= (limit + 255) // 256:
+        return
+    report.findings.append(Finding(
+        "loose-objects", f"about {sample * 256:,} git objects are loose (git's gc.auto is {limit:,}): memtui's "
+        "commits start no `git gc`, which `git commit` would. Run `git gc` here, best while no agent is writing",
+        ".git/objects", fixable=False, advice=True))
 
 
 # Past this many bytes of git index (~40,000 files), doctor suggests the settings that make a commit cheaper.
@@ -141,13 +172,23 @@ def _check_commit_cost(store: FolderStore, report: DoctorReport) -> None:
     until `git gc` packs them."""
     from memtui.core.gitindex import link_of
 
-    index = store.git_dir / "index"
     try:
-        data = index.read_bytes()
+        # not followed, and a FIFO not waited on: a planted link or pipe is no index to advise on
+        fd = os.open(store.git_dir / "index", os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError:
         return
-    link = link_of(data)
-    size = len(data)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return
+        size = st.st_size
+        # (a bigger file is read no further: the advice stands, and its bytes are no reason to hold 64 MB)
+        data = os.read(fd, size) if size <= 64 << 20 else b""
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+    link = link_of(data) if data else None
     if link is not None:
         try:
             size += (store.git_dir / f"sharedindex.{link.hex()}").stat().st_size
