@@ -160,7 +160,7 @@ def _check_loose_objects(store: FolderStore, report: DoctorReport) -> None:
 
 
 # Past this many bytes of git index (~40,000 files), doctor suggests the settings that make a commit cheaper.
-BIG_INDEX = 4 << 20
+BIG_INDEX = 4_000_000
 
 
 def _check_commit_cost(store: FolderStore, report: DoctorReport) -> None:
@@ -205,7 +205,7 @@ def _check_commit_cost(store: FolderStore, report: DoctorReport) -> None:
     if not steps:
         return
     report.findings.append(Finding(
-        "commits-slow", f"every commit here rewrites git's {size / (1 << 20):.1f} MB index. For a memory this big, "
+        "commits-slow", f"every commit here rewrites git's {size / 1e6:.1f} MB index. For a memory this big, "
         f"run {' and '.join(steps)}: at 100,000 files propose + approve went from ~30/s to ~60/s. memtui does not "
         "make these settings itself: libgit2, isomorphic-git and GitPython cannot read a split index",
         ".git/index", fixable=False, advice=True))
