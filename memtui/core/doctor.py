@@ -26,6 +26,7 @@ from memtui.core.memory import Memory
 from memtui.core.proposals import APPLIED, PENDING, Proposal
 from memtui.core.store import LockTimeout, StoreError, content_hash
 
+_LOOSE_NAME = re.compile(r"[0-9a-f]{38}")  # what git counts in objects/17 (too_many_loose_objects)
 TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
 TRAILER = re.compile(r"^(Memtui-[A-Za-z-]+):[ \t]*(.*)$", re.M)
 # Seconds doctor waits for the memory lock before reporting who holds it.
@@ -141,7 +142,7 @@ def _check_loose_objects(store: FolderStore, report: DoctorReport) -> None:
 
     objects = common_dir(store.git_dir) / "objects"
     try:
-        sample = sum(1 for e in os.scandir(objects / "17") if len(e.name) == 38)
+        sample = sum(1 for e in os.scandir(objects / "17") if _LOOSE_NAME.fullmatch(e.name))
     except OSError:
         return
     # git's config as the person's git reads it (memtui's own git calls set gc.auto=0 above it): reading a value runs

@@ -1728,25 +1728,13 @@ def _write_all(fd: int, data: bytes | memoryview) -> None:
         view = view[os.write(fd, view):]
 
 
-# Below this many bytes, a file's blocks are not allocated before it is written (see `_write_pieces`).
-PREALLOCATE_FROM = 1 << 16
-_fallocate = getattr(os, "posix_fallocate", None)  # not on macOS
-
-
 def _write_pieces(fd: int, pieces: list[bytes | memoryview]) -> None:
-    """Write `pieces` in order into the empty file `fd`, its blocks allocated first when it is big (git's index).
+    """Write `pieces` in order into the empty file `fd` (git's new index, renamed over the old one next).
 
-    ext4 allocates a written file's blocks late, and a rename over an existing file makes it allocate them and
-    start writing them out at once (auto_da_alloc). For the 9.7 MB index of a 100,000-file memory that was ~7 ms
-    of the rename, on every commit. Blocks allocated before the write are not delayed, so the rename is ~1 ms and
-    an index replaced by the next commit is often never written to the disk at all. Where the file system cannot
-    allocate ahead, the write goes on as before."""
-    size = sum(len(piece) for piece in pieces)
-    if size >= PREALLOCATE_FROM and _fallocate is not None:
-        try:
-            _fallocate(fd, 0, size)
-        except OSError:
-            pass  # no room is reported by the write itself; a file system without fallocate writes as before
+    Its blocks are not allocated ahead (posix_fallocate), though on ext4 that made the rename over a 9.7 MB index
+    ~1 ms instead of ~7: ext4 writes a file out before a rename over an existing one commits only while its blocks
+    are still to be allocated (auto_da_alloc), and git does not fsync its index. Allocated ahead, a power cut after
+    the commit left `.git/index` as zeros, neither the old index nor the new (tests/test_attack_commit_path.py)."""
     for piece in pieces:
         _write_all(fd, piece)
 
