@@ -207,7 +207,7 @@ def _check_commit_cost(store: FolderStore, report: DoctorReport) -> None:
         return
     report.findings.append(Finding(
         "commits-slow", f"every commit here rewrites git's {size / 1e6:.1f} MB index. For a memory this big, "
-        f"run {' and '.join(steps)}: at 100,000 files propose + approve went from ~30/s to ~60/s. memtui does not "
+        f"run {' and '.join(steps)}: at 100,000 files propose + approve went from ~22/s to ~68/s here. memtui does not "
         "make these settings itself: libgit2, isomorphic-git and GitPython cannot read a split index",
         ".git/index", fixable=False, advice=True))
 
