@@ -24,28 +24,12 @@ from memtui.core.doctor import diagnose
 from memtui.core.folder import FolderStore
 from memtui.core.gitobjects import Deflates
 from memtui.core.memory import Memory
+from support.git_judge import fsck, sh, status
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 # helpers ------------------------------------------------------------------------------------------------------------
-def sh(root: Path, *args: str, check: bool = True, env: dict | None = None) -> str:
-    done = subprocess.run(["git", "-C", str(root), *args], check=False, capture_output=True, text=True, env=env)
-    if check and done.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed ({done.returncode}): {done.stderr}")
-    return done.stdout
-
-
-def fsck(root: Path) -> str:
-    done = subprocess.run(["git", "-C", str(root), "fsck", "--full", "--strict", "--no-dangling"],
-                          check=False, capture_output=True, text=True)
-    return f"{done.returncode}:{done.stdout}{done.stderr}".strip()
-
-
-def status(root: Path) -> str:
-    return "".join(line + "\n" for line in sh(root, "status", "--porcelain").splitlines() if line != "?? .memtui/")
-
-
 def assert_git_agrees(root: Path) -> None:
     assert fsck(root) == "0:"
     assert status(root) == ""
@@ -90,11 +74,17 @@ def assert_loose_objects_whole(root: Path) -> int:
     return trees
 
 
-def big_folder(root: Path, count: int) -> None:
+def big_folder(root: Path, count: int, aged: bool = False) -> None:
+    """`count` files in topics/, committed; `aged`: their mtimes set long before the index's, so no entry is racily
+    clean and memtui edits the index in process."""
     for k in range(count):
         write(root, f"topics/t{k:04d}.md", f"- [stated] topic {k}\n")
     sh(root, "add", "-A")
     sh(root, "commit", "-q", "-m", "start")
+    if aged:
+        for p in (root / "topics").iterdir():
+            os.utime(p, (1_700_000_000, 1_700_000_000))
+        sh(root, "update-index", "--refresh")
 
 
 def tree_bytes(count: int, salt: bytes = b"") -> bytes:
@@ -157,15 +147,21 @@ def test_deflates_fuzz_same_size_trees_sharing_prefixes_always_inflate_to_their_
         assert all(len(k[2]) < Deflates.STATES for k in deflates._kept)
 
 
-def test_deflates_a_change_exactly_on_every_state_boundary_and_the_last_byte(monkeypatch) -> None:
-    """The first changed byte at each state's own offset (the state before it is still good), one before it (it is
-    not), and the very last byte of the object (the trailing sha's last byte)."""
+def _primed(monkeypatch) -> tuple[bytearray, Deflates]:
+    """A 400-entry tree's object bytes and a Deflates (thresholds lowered to it) that has compressed them once."""
     monkeypatch.setattr(Deflates, "SMALLEST", 4096)
     monkeypatch.setattr(Deflates, "STEP", 1024)
     data = tree_bytes(400)
     raw = bytearray(b"tree %d\0" % len(data) + data)
     deflates = Deflates()
     deflates.compress(bytes(raw), 1)
+    return raw, deflates
+
+
+def test_deflates_a_change_exactly_on_every_state_boundary_and_the_last_byte(monkeypatch) -> None:
+    """The first changed byte at each state's own offset (the state before it is still good), one before it (it is
+    not), and the very last byte of the object (the trailing sha's last byte)."""
+    raw, deflates = _primed(monkeypatch)
     step = max(Deflates.STEP, -(-len(raw) // Deflates.STATES))
     for at in [*(k * step + d for k in range(1, 8) for d in (0, -1)), len(raw) - 1, 0]:
         if at >= len(raw):
@@ -176,12 +172,7 @@ def test_deflates_a_change_exactly_on_every_state_boundary_and_the_last_byte(mon
 
 def test_deflates_an_exception_midway_leaves_the_cache_usable(monkeypatch) -> None:
     """zlib failing part-way through (MemoryError) drops the object: the next compression is still right."""
-    monkeypatch.setattr(Deflates, "SMALLEST", 4096)
-    monkeypatch.setattr(Deflates, "STEP", 1024)
-    data = tree_bytes(400)
-    raw = bytearray(b"tree %d\0" % len(data) + data)
-    deflates = Deflates()
-    deflates.compress(bytes(raw), 1)
+    raw, deflates = _primed(monkeypatch)
     real = zlib.compressobj
     calls = {"n": 0}
 
@@ -204,7 +195,8 @@ def test_deflates_an_exception_midway_leaves_the_cache_usable(monkeypatch) -> No
     raw[5000] ^= 1
     monkeypatch.setattr(zlib, "compressobj", lambda level: Failing(real(level)))
     with pytest.raises(MemoryError):
-        deflates.compress(b"tree %d\0" % len(data) + bytes(tree_bytes(400, b"other")), 1)
+        other = tree_bytes(400, b"other")
+        deflates.compress(b"tree %d\0" % len(other) + other, 1)
     monkeypatch.setattr(zlib, "compressobj", real)
     for k in range(5):
         raw[5000 + 900 * k] ^= 3
@@ -403,10 +395,7 @@ def test_many_commits_never_leave_an_index_git_cannot_read(tmp_path: Path) -> No
     """Every commit's index written in process is exactly git's file: its trailer is the SHA-1 of the rest and git
     agrees, through growth (files added) and shrinkage (files removed)."""
     root = fresh(tmp_path / "m")
-    big_folder(root, 60)
-    for p in (root / "topics").iterdir():
-        os.utime(p, (1_700_000_000, 1_700_000_000))
-    sh(root, "update-index", "--refresh")
+    big_folder(root, 60, aged=True)
     store = FolderStore(root)
     for k in range(12):
         if k % 3 == 2:
@@ -684,10 +673,7 @@ def test_git_s_index_written_in_process_is_not_allocated_ahead(tmp_path: Path, m
 
     monkeypatch.setattr(folder, "_write_pieces", pieces)
     root = fresh(tmp_path / "m")
-    big_folder(root, 40)
-    for p in (root / "topics").iterdir():
-        os.utime(p, (1_700_000_000, 1_700_000_000))
-    sh(root, "update-index", "--refresh")
+    big_folder(root, 40, aged=True)
     store = FolderStore(root)
     write(root, "topics/t0001.md", "- [stated] changed\n")
     os.utime(root / "topics/t0001.md", (1_700_000_000, 1_700_000_000))
@@ -734,10 +720,7 @@ def test_a_power_cut_after_a_commit_leaves_git_s_index_old_or_new(tmp_path: Path
         try:
             root = mnt / f"r{round_}"
             fresh(root)
-            big_folder(root, 40)
-            for p in (root / "topics").iterdir():
-                os.utime(p, (1_700_000_000, 1_700_000_000))
-            sh(root, "update-index", "--refresh")
+            big_folder(root, 40, aged=True)
             os.sync()
             old = (root / ".git" / "index").read_bytes()
             env = {**os.environ, "PYTHONPATH": str(REPO)}
