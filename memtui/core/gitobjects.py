@@ -737,8 +737,8 @@ def head_born(git_dir: Path, work_tree: Path) -> bool:
 
 def core_settings(git_dir: Path, work_tree: Path) -> dict[str, str]:
     """`core.hooksPath`, `core.fileMode`, `core.logAllRefUpdates`, `core.autocrlf`, `core.attributesFile`,
-    `core.sharedRepository`, `core.compression` and `core.looseCompression` as git reads them (every config scope, includes too), keys lower-case:
-    one `git config` call. Read with memtui's overrides but not its hooks override, so the path is the real one."""
+    `core.sharedRepository`, `core.compression` and `core.looseCompression` as git reads them (every config scope,
+    includes too), keys lower-case: one `git config` call. Read with memtui's overrides but not its hooks override, so the path is the real one."""
     from memtui.core.gitcall import SAFE_CONFIG, _config_env
 
     env = {**_config_env(list(SAFE_CONFIG)), "GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(work_tree)}

@@ -114,9 +114,8 @@ class MainScreen(Screen):
         if self.hold_layout:
             self._layout_held = True
             return
-        first = not self._laid_out
         super()._refresh_layout(size, scroll)
-        if first and self._laid_out is False and self.is_attached:
+        if not self._laid_out and self.is_attached:
             self._laid_out = True
             self._settle_until = time.monotonic() + SETTLE_WINDOW
 
