@@ -1,4 +1,4 @@
-"""An outsider's attacks on this session's commit path: the zlib states kept between big trees
+"""An outsider's attacks on this session's commit path: big trees compressed in segments kept between commits
 (`gitobjects.Deflates`), git's index written in process (`folder._write_pieces`: its blocks were allocated ahead,
 until a power cut on ext4 left it as zeros), and
 doctor's new advice (`_check_commit_cost`, `_check_loose_objects`). git is the judge: `git fsck --strict`, `git status`
@@ -110,11 +110,11 @@ def limited(mib: int):
 
 # Deflates -----------------------------------------------------------------------------------------------------------
 def test_deflates_fuzz_same_size_trees_sharing_prefixes_always_inflate_to_their_own_bytes(monkeypatch) -> None:
-    """Hundreds of same-size trees, edited at random places, on state boundaries (and one byte either side),
+    """Hundreds of same-size trees, edited at random places, on segment boundaries (and one byte either side),
     interleaved between two families that share a prefix, with levels switching and sizes changing: every stream is
     one whole zlib stream of exactly its own bytes."""
     monkeypatch.setattr(Deflates, "SMALLEST", 2048)
-    monkeypatch.setattr(Deflates, "STEP", 300)
+    monkeypatch.setattr(Deflates, "SEGMENT", 300)
     rng = random.Random(1234)
     deflates = Deflates()
     base = tree_bytes(120)
@@ -122,8 +122,7 @@ def test_deflates_fuzz_same_size_trees_sharing_prefixes_always_inflate_to_their_
     families = [bytearray(header + base), bytearray(header + base)]
     families[1][-500:] = hashlib.sha256(b"b").digest() * 15 + b"0" * 20  # same size, same prefix, other tail
     size = len(families[0])
-    step = max(Deflates.STEP, -(-size // Deflates.STATES))
-    boundaries = [k * step for k in range(1, Deflates.STATES + 1) if k * step < size]
+    boundaries = list(range(Deflates.SEGMENT, size, Deflates.SEGMENT))
     for i in range(600):
         fam = families[rng.randrange(2)]
         how = rng.random()
@@ -139,18 +138,19 @@ def test_deflates_fuzz_same_size_trees_sharing_prefixes_always_inflate_to_their_
         raw = bytes(fam)
         if rng.random() < 0.05:  # another size now and then
             raw = raw + b"x" * rng.randrange(1, 3000)
+        elif rng.random() < 0.05:  # or shorter, ending on or near a boundary
+            raw = raw[:rng.choice(boundaries) + rng.choice([-1, 0, 1])]
         packed = deflates.compress(raw, level)
         d = zlib.decompressobj()
         assert d.decompress(packed) + d.flush() == raw, i
         assert d.eof and d.unused_data == b"", i
         assert len(deflates._kept) <= Deflates.KEEP
-        assert all(len(k[2]) < Deflates.STATES for k in deflates._kept)
 
 
 def _primed(monkeypatch) -> tuple[bytearray, Deflates]:
     """A 400-entry tree's object bytes and a Deflates (thresholds lowered to it) that has compressed them once."""
     monkeypatch.setattr(Deflates, "SMALLEST", 4096)
-    monkeypatch.setattr(Deflates, "STEP", 1024)
+    monkeypatch.setattr(Deflates, "SEGMENT", 1024)
     data = tree_bytes(400)
     raw = bytearray(b"tree %d\0" % len(data) + data)
     deflates = Deflates()
@@ -158,12 +158,12 @@ def _primed(monkeypatch) -> tuple[bytearray, Deflates]:
     return raw, deflates
 
 
-def test_deflates_a_change_exactly_on_every_state_boundary_and_the_last_byte(monkeypatch) -> None:
-    """The first changed byte at each state's own offset (the state before it is still good), one before it (it is
-    not), and the very last byte of the object (the trailing sha's last byte)."""
+def test_deflates_a_change_exactly_on_every_segment_boundary_and_the_last_byte(monkeypatch) -> None:
+    """A changed byte at each segment's first byte, at the last byte of the one before, and the very last byte of
+    the object (the trailing sha's last byte)."""
     raw, deflates = _primed(monkeypatch)
-    step = max(Deflates.STEP, -(-len(raw) // Deflates.STATES))
-    for at in [*(k * step + d for k in range(1, 8) for d in (0, -1)), len(raw) - 1, 0]:
+    step = Deflates.SEGMENT
+    for at in [*(k * step + d for k in range(1, 17) for d in (0, -1)), len(raw) - 1, 0]:
         if at >= len(raw):
             continue
         raw[at] ^= 0xFF
@@ -186,14 +186,11 @@ def test_deflates_an_exception_midway_leaves_the_cache_usable(monkeypatch) -> No
                 raise MemoryError("zlib")
             return self.inner.compress(data)
 
-        def copy(self):
-            return Failing(self.inner.copy())
-
-        def flush(self):
-            return self.inner.flush()
+        def flush(self, mode=zlib.Z_FINISH):
+            return self.inner.flush(mode)
 
     raw[5000] ^= 1
-    monkeypatch.setattr(zlib, "compressobj", lambda level: Failing(real(level)))
+    monkeypatch.setattr(zlib, "compressobj", lambda *a: Failing(real(*a)))
     with pytest.raises(MemoryError):
         other = tree_bytes(400, b"other")
         deflates.compress(b"tree %d\0" % len(other) + other, 1)
@@ -228,10 +225,10 @@ def test_deflates_memory_stays_bounded_over_many_big_trees() -> None:
 def test_commits_through_a_big_folder_with_levels_switching_give_whole_objects_git_accepts(tmp_path: Path,
                                                                                            monkeypatch) -> None:
     """Deflates lowered to this folder's size; commits change entries at the start, the middle, the end, add and
-    remove files (the tree changes size), and core.looseCompression switches between them (states kept at one level
+    remove files (the tree changes size), and core.looseCompression switches between them (segments kept at one level
     meet a tree at another): every loose object is one whole stream named by its SHA, and git agrees."""
     monkeypatch.setattr(Deflates, "SMALLEST", 2048)
-    monkeypatch.setattr(Deflates, "STEP", 256)
+    monkeypatch.setattr(Deflates, "SEGMENT", 256)
     root = fresh(tmp_path / "m")
     big_folder(root, 200)
     store = FolderStore(root)
@@ -252,11 +249,11 @@ def test_commits_through_a_big_folder_with_levels_switching_give_whole_objects_g
     assert "t0050.md" not in sh(root, "ls-tree", "--name-only", "HEAD:topics")
 
 
-def test_two_threads_committing_through_one_store_keep_the_kept_states_whole(tmp_path: Path, monkeypatch) -> None:
+def test_two_threads_committing_through_one_store_keep_the_kept_segments_whole(tmp_path: Path, monkeypatch) -> None:
     """Two threads commit into one big folder through one FolderStore (its Deflates shared): the commits are
     serialized, none fails, none is lost, and every tree is right."""
     monkeypatch.setattr(Deflates, "SMALLEST", 2048)
-    monkeypatch.setattr(Deflates, "STEP", 256)
+    monkeypatch.setattr(Deflates, "SEGMENT", 256)
     root = fresh(tmp_path / "m")
     big_folder(root, 150)
     store = FolderStore(root)

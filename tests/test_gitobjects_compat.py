@@ -525,20 +525,20 @@ def _with_sha(data: bytes, entry: int, salt: bytes) -> bytes:
     return data[:at] + hashlib.sha1(salt).digest() + data[at + 20:]
 
 
-def test_a_big_tree_is_compressed_on_from_the_state_before_its_first_changed_entry(monkeypatch) -> None:
-    """Deflates: a tree the same size as one compressed before, changed at one entry, is compressed from the last
-    kept state before that entry; the stream is zlib's and inflates to the new bytes, wherever the change is (the
-    first entry, on a state's boundary, the last one), over a chain of edits, and at any level."""
+def test_a_big_tree_compresses_again_only_the_segments_that_changed(monkeypatch) -> None:
+    """Deflates: a tree compressed before, changed at one entry, has only the segment holding that entry compressed
+    again; the stream is one zlib stream of the new bytes, wherever the change is (the first entry, either side of
+    a segment's boundary, the last one), over a chain of edits, at any level, and with the size changing."""
     import zlib
 
     from memtui.core.gitobjects import Deflates
 
     monkeypatch.setattr(Deflates, "SMALLEST", 4096)
-    monkeypatch.setattr(Deflates, "STEP", 1024)
+    monkeypatch.setattr(Deflates, "SEGMENT", 2048)
     fed: list[int] = []
     real = zlib.compressobj
 
-    class Counted:  # counts the bytes zlib is fed, through the compressors made and their copies
+    class Counted:  # counts the bytes zlib is fed
         def __init__(self, inner) -> None:
             self.inner = inner
 
@@ -546,52 +546,74 @@ def test_a_big_tree_is_compressed_on_from_the_state_before_its_first_changed_ent
             fed.append(len(data))
             return self.inner.compress(data)
 
-        def copy(self) -> Counted:
-            return Counted(self.inner.copy())
+        def flush(self, mode: int = zlib.Z_FINISH) -> bytes:
+            return self.inner.flush(mode)
 
-        def flush(self) -> bytes:
-            return self.inner.flush()
+    monkeypatch.setattr(zlib, "compressobj", lambda *a: Counted(real(*a)))
 
-    monkeypatch.setattr(zlib, "compressobj", lambda level: Counted(real(level)))
+    def inflated(packed: bytes) -> bytes:
+        d = zlib.decompressobj()
+        out = d.decompress(packed) + d.flush()
+        assert d.eof and d.unused_data == b""  # one whole stream, nothing after it
+        return out
+
     deflates = Deflates()
-    data = _tree_bytes(400)  # 16,800 bytes and the header: a state every 2,102 bytes
+    data = _tree_bytes(400)  # 16,800 bytes and the header: 9 segments, the last one short
     header = b"tree %d\0" % len(data)
-    packed = deflates.compress(header + data, 1)
-    assert zlib.decompress(packed) == header + data
+    assert inflated(deflates.compress(header + data, 1)) == header + data
     assert sum(fed) == len(header + data)
     entry = 42
-    # entry 49's sha starts at 11 + 49 * 42 + 22 = 2,091, entry 50's at 2,133: either side of the first state
-    for k, changed in enumerate([399, 350, 200, 0, 50, 50, 49, 399]):
+    # entry 194's sha spans bytes 8,181-8,200: across the fourth boundary (two segments again); 193's, 8,139-8,158
+    for k, changed in enumerate([399, 350, 200, 0, 194, 194, 193, 399]):
         fed.clear()
         data = _with_sha(data, changed, b"edit %d" % k)
         raw = header + data
-        packed = deflates.compress(raw, 1)
-        assert zlib.decompress(packed) == raw
-        first = len(header) + changed * entry + entry - 20  # the first byte that differs: the entry's sha
-        step = -(-len(raw) // 8)
-        # only the bytes from the last state before that byte were fed again
-        assert sum(fed) == len(raw) - (first // step) * step
+        assert inflated(deflates.compress(raw, 1)) == raw
+        first = len(header) + changed * entry + entry - 20  # the entry's sha: its first and last byte
+        touched = {first // 2048, (first + 19) // 2048}
+        assert sum(fed) == sum(min(len(raw), (s + 1) * 2048) - s * 2048 for s in touched), changed
     fed.clear()
-    other = _tree_bytes(400, b"other")  # the same size, different from the first entry: compressed whole
-    assert zlib.decompress(deflates.compress(header + other, 1)) == header + other
+    other = _tree_bytes(400, b"other")  # the same size, different in every segment: compressed whole
+    assert inflated(deflates.compress(header + other, 1)) == header + other
     assert sum(fed) == len(header + other)
     fed.clear()
-    packed = deflates.compress(header + data, 9)  # another level: never a stream begun at level 1
-    assert zlib.decompress(packed) == header + data and sum(fed) == len(header + data)
-    bigger = _tree_bytes(401)  # another size (the header differs): compressed whole
+    assert inflated(deflates.compress(header + data, 9)) == header + data  # another level: nothing of level 1's
+    assert sum(fed) == len(header + data)
+    assert zlib.decompress(deflates.compress(header + data, 9)) == header + data
+    bigger = data + _tree_bytes(1, b"z")  # longer by an entry at the end: the header's size differs, so all again
     fed.clear()
-    assert zlib.decompress(deflates.compress(b"tree %d\0" % len(bigger) + bigger, 1))[-20:] == bigger[-20:]
-    assert sum(fed) == len(bigger) + len(b"tree %d\0" % len(bigger))
+    raw = b"tree %d\0" % len(bigger) + bigger
+    assert inflated(deflates.compress(raw, 1)) == raw
+    assert sum(fed) == len(raw)
+
+
+def test_deflates_reuses_no_last_segment_for_one_that_is_not_last(monkeypatch) -> None:
+    """A kept object's last segment is finished (the stream's end): an object that goes on past it, with the same
+    bytes there, has that segment compressed again, and the reverse; otherwise the stream would end early or never."""
+    import zlib
+
+    from memtui.core.gitobjects import Deflates
+
+    monkeypatch.setattr(Deflates, "SMALLEST", 1024)
+    monkeypatch.setattr(Deflates, "SEGMENT", 1024)
+    base = bytes(range(256)) * 12  # 3,072 bytes: exactly three segments, the last one whole
+    for first, then in [(base, base + b"x"), (base + b"x", base), (base[:-1], base), (base, base[:-1])]:
+        deflates = Deflates()
+        deflates.compress(first, 1)
+        packed = deflates.compress(then, 1)
+        d = zlib.decompressobj()
+        assert d.decompress(packed) + d.flush() == then
+        assert d.eof and d.unused_data == b""
 
 
 def test_commits_into_a_big_folder_write_trees_git_reads(tmp_path: Path, monkeypatch) -> None:
-    """Commits that change entries of a folder whose tree is compressed on from kept states (`Deflates`, its
-    threshold lowered to this folder's size): every tree is the one git would write, `git fsck --strict` passes,
+    """Commits that change entries of a folder whose tree is compressed in segments (`Deflates`, its threshold
+    lowered to this folder's size): every tree is the one git would write, `git fsck --strict` passes,
     and `git status` is clean, with a file added (another size) and one removed between."""
     from memtui.core.gitobjects import Deflates
 
     monkeypatch.setattr(Deflates, "SMALLEST", 2048)
-    monkeypatch.setattr(Deflates, "STEP", 512)
+    monkeypatch.setattr(Deflates, "SEGMENT", 512)
     root = fresh(tmp_path / "m")
     for k in range(120):
         write(root, f"topics/t{k:03d}.md", f"- [stated] topic {k}\n")

@@ -79,7 +79,7 @@ class FolderStore(Store):
         # The last git index files this store wrote in process (memtui.core.gitindex.Index, newest last): while
         # the file's bytes are one of them, the next commit edits it without walking its entries again.
         self._index_known: list[Any] = []
-        self._deflates: Any = None  # memtui.core.gitobjects.Deflates: the biggest trees' compressions, gone on from
+        self._deflates: Any = None  # memtui.core.gitobjects.Deflates: the biggest trees' compressed segments
         self._index_walks = False  # set by the first commit that left a big index to git: later ones walk it
         self._local = threading.local()
         self._thread_lock = threading.RLock()
