@@ -596,12 +596,11 @@ GROWTH = (
     ("context", "`memtui context` ÷ `python -c pass`", "≤ 2×"),
     ("update", "a person's `memtui update` ÷ (`python -c pass` + `git add` + `git commit`)", "≤ 2×"),
     ("approve_rate", "folder propose + approve, in process", "≥ 50/s"),
-    ("approve_tuned", "… with the settings `memtui doctor` advises past a 4 MB git index (a split index, "
-     "core.looseCompression 0)", "reported"),
+    ("approve_tuned", "… with the split index `memtui doctor` advises past a 4 MB git index", "reported"),
     ("fsyncs", "fsyncs per propose + approve", "reported"),
     ("startup", "first full screen ÷ a bare Textual app", "≤ 1.5× at 10k"),
     ("startup_folder", "… then the whole folder shown (external changes, file count) ÷ the bare app", "reported"),
-    ("startup_rss", "RSS at the first full screen (the bare app's in brackets)", "≤ 60 MB"),
+    ("startup_rss", "RSS at the first full screen (the bare app's in brackets)", "≤ 60 MB at 10k"),
     ("live_diff", "live diff, p95 (external append → diff painted)", "< 100 ms"),
 )
 
@@ -734,7 +733,7 @@ def bench_growth(out: Path, plan: Plan, sizes: tuple[tuple[int, float], ...],
         rows.append(Row(f"{size}: memtui context, cold CLI", c, "s", "python -c pass", b, cr, br, "≤ 2×",
                         c <= 2 * b))
         cells.update(_growth_writes(out, root, size, plan, b, rows, code))
-        cells.update(_growth_startup(root, size, plan, rows, code))
+        cells.update(_growth_startup(root, size, files == 10_000, plan, rows, code))
         live = live_diff_cells(root, plan, code)
         cells["live_diff"] = live if live is not None else Cell("—")
         columns[size] = cells
@@ -792,11 +791,10 @@ def _growth_writes(out: Path, root: Path, size: str, plan: Plan, python: float, 
         if (copy / ".git" / "index").stat().st_size >= BIG_INDEX:
             # What the person who takes doctor's advice gets, on the same copy.
             run(["git", "-C", str(copy), "update-index", "--split-index"])
-            run(["git", "-C", str(copy), "config", "core.looseCompression", "0"])
             tuned, _, rss_mb = _approve_rate(copy, plan, code)
             cells["approve_tuned"] = Cell(f"{tuned:.0f}/s", tuned)
-            rows.append(Row(f"{size}: propose + approve, split index + core.looseCompression 0", tuned, "/s",
-                            "the same without them", rate, rss_mb, None, "reported", None))
+            rows.append(Row(f"{size}: propose + approve, split index", tuned, "/s", "the same, not split", rate,
+                            rss_mb, None, "reported", None))
         return cells
     finally:
         shutil.rmtree(copy, ignore_errors=True)
@@ -841,9 +839,11 @@ def in_terminal(args: list[str], event: str, code: str | None = None, timeout: f
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _growth_startup(root: Path, size: str, plan: Plan, rows: list[Row], code: str | None) -> dict[str, Cell]:
+def _growth_startup(root: Path, size: str, target: bool, plan: Plan, rows: list[Row],
+                    code: str | None) -> dict[str, Cell]:
     """Launch to MEMORY.md, the tree and the queue shown against a bare Textual app's first frame: in tmux (a real
-    terminal) where tmux is installed, else headless."""
+    terminal) where tmux is installed, else headless. `target`: the issue's targets (1.5×, 60 MB) are for the
+    10,000-file memory; at the other sizes the figures are reported."""
     first, folder, bare, rss, bare_rss = [], [], [], 0.0, 0.0
     where = "in tmux" if TMUX else "headless"
     for i in range(max(1, plan.runs) + 1):
@@ -864,14 +864,15 @@ def _growth_startup(root: Path, size: str, plan: Plan, rows: list[Row], code: st
             first.append(ff)
             folder.append(seen.get("folder", ff))  # a probe without the event: the folder came with the screen
             rss, bare_rss = max(rss, mr), max(bare_rss, br)
-    cell = _ratio_cell(med(first), med(bare), 1.5)
+    cell = _ratio_cell(med(first), med(bare), 1.5 if target else None)
     rows.append(Row(f"{size}: first full screen (MEMORY.md, tree, queue shown), {where}", med(first), "s",
-                    "bare Textual app, one label", med(bare), rss, bare_rss, "≤ 1.5× bare", cell.met))
+                    "bare Textual app, one label", med(bare), rss, bare_rss, "≤ 1.5× bare" if target else "reported",
+                    cell.met))
     # Reported, not a target: when the whole-folder sync (external changes, the header's file count) is shown too.
     rows.append(Row(f"{size}: the whole folder shown too (external changes, file count), {where}", med(folder), "s",
                     "bare Textual app, one label", med(bare), rss, bare_rss, "reported", None))
     return {"startup": cell, "startup_folder": _ratio_cell(med(folder), med(bare), None),
-            "startup_rss": Cell(f"{rss:.0f} MB ({bare_rss:.0f} MB)", rss, bare_rss, rss <= 60)}
+            "startup_rss": Cell(f"{rss:.0f} MB ({bare_rss:.0f} MB)", rss, bare_rss, rss <= 60 if target else None)}
 
 
 def growth_table(growth: dict[str, Any], seconds: float) -> str:
