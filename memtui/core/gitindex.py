@@ -629,7 +629,7 @@ def _walk(data: bytes, allow_empty: bool) -> tuple[list[int], int] | None:
         if high & 0x40 or high & 0xF == 0xF:
             return None
         length = (high & 0xF) << 8 | data[pos + 61]
-        if data[pos + 62 + length] or (not length and not allow_empty):
+        if pos + 62 + length >= end or data[pos + 62 + length] or (not length and not allow_empty):
             return None
         offsets.append(pos)
         pos += (70 + length) & ~7

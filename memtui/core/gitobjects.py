@@ -377,8 +377,11 @@ class Deflates:
         """A zlib stream of `raw` (a loose object's header and data) at `level`."""
         import zlib
 
-        if len(raw) < self.SMALLEST:
+        if len(raw) < self.SMALLEST or level == 0:
+            # (level 0 stores the bytes: nothing to save, and gitdb's reader, which stops at a window of the stream
+            # that inflates to nothing, read some stored trees short at a segment's end: tests/test_attack_segments.py)
             return zlib.compress(raw, level)
+        raw = raw if type(raw) is bytes else bytes(raw)  # kept: bytes nobody can change under the next object
         size = self.SEGMENT
         kept = [(memoryview(k[2]), k[3]) for k in self._kept if k[:2] == (level, size)]
         view = memoryview(raw)
