@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from memtui.core.doctor import diagnose
 from memtui.core.folder import FolderStore
 from memtui.core.memory import Memory
@@ -272,6 +274,46 @@ def test_a_big_index_gets_advice_to_split_it(mem: Memory, root: Path, monkeypatc
     mem.update("Facts", "add", "[stated] A commit into the split index")  # memtui edits it in process
     assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
     assert "commits-slow" not in kinds(diagnose(mem))
+
+
+@pytest.mark.parametrize("damage", ["a byte flipped", "cut short", "not an index", "an unknown version",
+                                    "entries only git reads"])
+def test_a_damaged_git_index_is_a_problem_with_a_recipe_that_works(mem: Memory, root: Path, damage: str) -> None:
+    """git's index damaged as a power cut or a tool writing in place leaves it: doctor says so (a problem, not
+    fixed by --fix: what was staged is the person's), memtui refuses to commit over it, and the recipe the message
+    gives (`mv .git/index .git/index.damaged && git reset`) brings back an index git and memtui work with."""
+    mem.update("Facts", "add", "[stated] Before the damage")
+    index = root / ".git" / "index"
+    data = bytearray(index.read_bytes())
+    if damage == "a byte flipped":  # git reads this one (it checks the checksum in fsck only)
+        data[40] ^= 1
+    elif damage == "cut short":
+        data = data[:20]
+    elif damage == "not an index":
+        data[:4] = b"XXXX"
+    elif damage == "an unknown version":
+        data[4:8] = (9).to_bytes(4, "big")
+    else:  # a sound header and checksum over entries git cannot read: git's own read says so
+        import hashlib
+
+        body = b"DIRC" + (2).to_bytes(4, "big") + (1000).to_bytes(4, "big") + bytes(100)
+        data = bytearray(body + hashlib.sha1(body).digest())
+    index.write_bytes(bytes(data))
+    report = diagnose(mem, fix=True)
+    found = [f for f in report.findings if f.kind == "git-index-damaged"]
+    assert len(found) == 1 and not found[0].fixable and not found[0].fixed and not report.ok
+    assert "mv .git/index .git/index.damaged && git reset" in found[0].message
+    assert index.read_bytes() == bytes(data)  # left as it is
+    before = (root / "MEMORY.md").read_bytes()
+    refused = mem.update("Facts", "add", "[stated] Over the damage")
+    assert refused.status == "refused" and "index" in refused.message
+    assert (root / "MEMORY.md").read_bytes() == before and index.read_bytes() == bytes(data)
+    subprocess.run("mv .git/index .git/index.damaged && git reset -q", shell=True, cwd=root, check=True)
+    assert "git-index-damaged" not in kinds(diagnose(mem))
+    assert (root / ".git" / "index.damaged").read_bytes() == bytes(data)
+    mem.update("Facts", "add", "[stated] After the rebuild")
+    assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
+    assert "After the rebuild" in git(root, "show", "HEAD:MEMORY.md")
 
 
 def test_loose_objects_past_git_s_gc_auto_get_advice_to_run_git_gc(mem: Memory, root: Path) -> None:

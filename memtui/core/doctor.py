@@ -25,6 +25,7 @@ from memtui.core.jsontext import loads
 from memtui.core.memory import Memory
 from memtui.core.proposals import APPLIED, PENDING, Proposal
 from memtui.core.store import LockTimeout, StoreError, content_hash
+from memtui.core.visible import visible
 
 _LOOSE_NAME = re.compile(r"[0-9a-f]{38}")  # what git counts in objects/17 (too_many_loose_objects)
 TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
@@ -106,7 +107,12 @@ def diagnose(memory: Memory, *, fix: bool = False, lock_wait: float = LOCK_WAIT)
         return report
     try:
         _check_git_locks(store, report, fix)
-        healthy = _check_git(store, report, fix)
+        # Before any git runs: git reads an index without checking its checksum, and one that refreshes it (`git
+        # status`) writes the damage out again under a sound checksum. A damaged index is left as it is for the
+        # person, and the checks that run git wait until it is rebuilt.
+        index = _git_index(store)
+        read = _check_git_index(store, index, report)
+        healthy = not _index_damaged(report) and _check_git(store, report, fix)
         _check_temp_files(store, report, fix)
         _check_audit(store, report, fix)
         if healthy:
@@ -126,7 +132,7 @@ def diagnose(memory: Memory, *, fix: bool = False, lock_wait: float = LOCK_WAIT)
     _check_index(store, report, fix)
     _check_readable(memory, report)
     _check_watch(report)
-    _check_commit_cost(store, report)
+    _check_commit_cost(store, report, index, read)
     _check_loose_objects(store, report)
     return report
 
@@ -164,7 +170,71 @@ def _check_loose_objects(store: FolderStore, report: DoctorReport) -> None:
 BIG_INDEX = 4_000_000
 
 
-def _check_commit_cost(store: FolderStore, report: DoctorReport) -> None:
+def _git_index(store: FolderStore) -> tuple[int, bytes | None] | None:
+    """.git/index's size and bytes (None past 64 MB: not read, and its bytes are no reason to hold that much); None
+    when there is no regular file there (a planted link is not followed, a FIFO not waited on)."""
+    try:
+        fd = os.open(store.git_dir / "index", os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        size = st.st_size
+        return size, (_read_whole(fd, size) if size <= 64 << 20 else None)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_whole(fd: int, size: int) -> bytes:
+    chunks = []
+    while size > 0 and (chunk := os.read(fd, size)):
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _check_git_index(store: FolderStore, index: tuple[int, bytes | None] | None,
+                     report: DoctorReport) -> tuple[int, bytes, bytes] | None:
+    """git's index must be one git can read: its header, a version git writes (2 to 4), bytes that match its
+    checksum (index.skipHash's zero trailer is not checked), and entries git can walk (git itself reads it). A power
+    cut, a full disk or a tool writing it in place can leave it damaged: git then dies on every command ("index
+    file corrupt"), or, where only the checksum is wrong (git checks it in `git fsck` only), reads it and writes the
+    damage out again; memtui refuses to commit over it. What git said when it read the index is returned."""
+    from memtui.core.digests import sha1
+    from memtui.core.folder import REBUILD_INDEX
+
+    if index is None:
+        return None
+    data = index[1]
+    why = None
+    if data is not None:
+        if len(data) < 32 or data[:4] != b"DIRC":
+            why = "it is not a git index" if data[:4] != b"DIRC" else "it is cut short"
+        elif int.from_bytes(data[4:8], "big") not in (2, 3, 4):
+            why = f"its version, {int.from_bytes(data[4:8], 'big')}, is none git writes"
+        elif data[-20:] != bytes(20) and sha1(memoryview(data)[:-20]).digest() != data[-20:]:
+            why = "its bytes do not match its checksum"
+    read = _git_reads_index(store) if why is None else None
+    said = read[2].decode("utf-8", "replace").strip().splitlines() if read is not None and read[0] != 0 else []
+    if any("index" in line for line in said):  # (not a git that fails for another reason: a garbage HEAD, …)
+        why = f"git cannot read it ({visible(said[-1][:200])})"
+    if why is not None:
+        report.findings.append(Finding(
+            "git-index-damaged", f"git's index (.git/index) is damaged: {why}. memtui commits nothing over it. "
+            f"{REBUILD_INDEX}", ".git/index", fixable=False))
+    return read
+
+
+def _index_damaged(report: DoctorReport) -> bool:
+    return any(f.kind == "git-index-damaged" for f in report.findings)
+
+
+def _check_commit_cost(store: FolderStore, report: DoctorReport, index: tuple[int, bytes | None] | None,
+                       read: tuple[int, bytes, bytes] | None) -> None:
     """Advice for a big memory: every commit rewrites git's whole index (9.7 MB at 100,000 files). A split index
     makes a commit write only the entries changed since the shared index. memtui edits a split index in process as
     git does, but does not split one by itself: libgit2, isomorphic-git and GitPython cannot read it. (The trees a
@@ -172,23 +242,11 @@ def _check_commit_cost(store: FolderStore, report: DoctorReport) -> None:
     uncompressed, `core.looseCompression 0`, gained ~3% at 100,000 files for ~1.8× the room, and is not advised.)"""
     from memtui.core.gitindex import link_of
 
-    try:
-        # not followed, and a FIFO not waited on: a planted link or pipe is no index to advise on
-        fd = os.open(store.git_dir / "index", os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    except OSError:
+    if index is None or _index_damaged(report):
         return
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return
-        size = st.st_size
-        # (a bigger file is read no further: the advice stands, and its bytes are no reason to hold 64 MB)
-        data = os.read(fd, size) if size <= 64 << 20 else b""
-    except OSError:
-        return
-    finally:
-        os.close(fd)
-    if size < BIG_INDEX or (data and link_of(data) is not None):  # small, or split already
+    size, data = index
+    # small, or split already (`link_of` reads a version-2 index without extended flags; git says for any other)
+    if size < BIG_INDEX or (data and link_of(data) is not None) or (read is not None and read[1].strip()):
         return
     report.findings.append(Finding(
         "commits-slow", f"every commit here rewrites git's {size / 1e6:.1f} MB index. For a memory this big, run "
@@ -196,6 +254,15 @@ def _check_commit_cost(store: FolderStore, report: DoctorReport) -> None:
         "files propose + approve went from ~29/s to ~63/s here. memtui does not split the index itself: libgit2, "
         "isomorphic-git and GitPython cannot read a split index",
         ".git/index", fixable=False, advice=True))
+
+
+def _git_reads_index(store: FolderStore) -> tuple[int, bytes, bytes] | None:
+    """git reading the index (`git rev-parse --shared-index-path`: its path when the index is split, else nothing),
+    as (exit status, out, err); None when git did not answer. memtui's own git settings: no fsmonitor hook runs."""
+    from memtui.core.gitcall import plumbing_env, run_plumbing
+
+    env = {**os.environ, **plumbing_env(store.git_dir, store.root)}
+    return run_plumbing(["git", "rev-parse", "--shared-index-path"], env, cwd=store.root)
 
 
 def _check_watch(report: DoctorReport) -> None:

@@ -826,8 +826,7 @@ class FolderStore(Store):
                 index = gitindex.Index.parse(data, mtime) if link is None else self._read_split(data, mtime, link)
             except gitindex.Damaged as exc:
                 raise StoreError(f"git's index at {self._index_file()} is damaged ({exc}; `git fsck` says so too); "
-                                 "nothing was committed. Rebuild it from the last commit with `git reset` (what was "
-                                 "staged must be added again), then try again") from None
+                                 f"nothing was committed. {REBUILD_INDEX}, then try again") from None
         if index is None:
             return None
         if isinstance(index, gitindex.Split):
@@ -878,9 +877,8 @@ class FolderStore(Store):
             shared = read_file(path)
         except FileNotFoundError:
             raise StoreError(f"git's index at {self._index_file()} is split and names a shared index, {path.name}, "
-                             "that is missing (git cannot read the index either); nothing was committed. Rebuild "
-                             "it from the last commit with `git reset` (what was staged must be added again), "
-                             "then try again") from None
+                             f"that is missing (git cannot read the index either); nothing was committed. "
+                             f"{REBUILD_INDEX}, then try again") from None
         except OSError:
             return None
         if len(shared) < 32 or shared[-20:] != link:
@@ -1737,6 +1735,11 @@ def _write_pieces(fd: int, pieces: list[bytes | memoryview]) -> None:
     the commit left `.git/index` as zeros, neither the old index nor the new (tests/test_attack_commit_path.py)."""
     for piece in pieces:
         _write_all(fd, piece)
+
+
+# How a person rebuilds a git index that git cannot read (`git reset` alone reads the old one first, and dies on it).
+REBUILD_INDEX = ("Move it aside and rebuild it from the last commit: `mv .git/index .git/index.damaged && git reset` "
+                 "(the files in the folder are not touched; what was staged must be added again)")
 
 
 GIT_LOCKS = ("index.lock", "HEAD.lock", "config.lock", "packed-refs.lock")
