@@ -24,6 +24,7 @@ from memtui.core.doctor import diagnose
 from memtui.core.folder import FolderStore
 from memtui.core.gitobjects import Deflates
 from memtui.core.memory import Memory
+from support.attack import failing_compressobj, run_in_threads
 from support.git_judge import fsck, sh, status
 
 REPO = Path(__file__).resolve().parent.parent
@@ -173,24 +174,8 @@ def test_deflates_a_change_exactly_on_every_segment_boundary_and_the_last_byte(m
 def test_deflates_an_exception_midway_leaves_the_cache_usable(monkeypatch) -> None:
     """zlib failing part-way through (MemoryError) drops the object: the next compression is still right."""
     raw, deflates = _primed(monkeypatch)
-    real = zlib.compressobj
-    calls = {"n": 0}
-
-    class Failing:
-        def __init__(self, inner) -> None:
-            self.inner = inner
-
-        def compress(self, data):
-            calls["n"] += 1
-            if calls["n"] == 3:
-                raise MemoryError("zlib")
-            return self.inner.compress(data)
-
-        def flush(self, mode=zlib.Z_FINISH):
-            return self.inner.flush(mode)
-
     raw[5000] ^= 1
-    monkeypatch.setattr(zlib, "compressobj", lambda *a: Failing(real(*a)))
+    real = failing_compressobj(monkeypatch, compress_call=3, exc=MemoryError("zlib"))
     with pytest.raises(MemoryError):
         other = tree_bytes(400, b"other")
         deflates.compress(b"tree %d\0" % len(other) + other, 1)
@@ -257,24 +242,16 @@ def test_two_threads_committing_through_one_store_keep_the_kept_segments_whole(t
     root = fresh(tmp_path / "m")
     big_folder(root, 150)
     store = FolderStore(root)
-    errors: list[BaseException] = []
     start = threading.Barrier(2)
 
     def worker(first: int) -> None:
-        try:
-            start.wait()
-            for k in range(12):
-                n = first + 2 * k
-                write(root, f"topics/t{n:04d}.md", f"- [stated] thread {first} edit {k}\n")
-                store.commit([f"topics/t{n:04d}.md"], f"t{first} {k}", "wes")
-        except BaseException as exc:  # noqa: BLE001
-            errors.append(exc)
+        start.wait()
+        for k in range(12):
+            n = first + 2 * k
+            write(root, f"topics/t{n:04d}.md", f"- [stated] thread {first} edit {k}\n")
+            store.commit([f"topics/t{n:04d}.md"], f"t{first} {k}", "wes")
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in (0, 1)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
+    errors = run_in_threads(worker, 2)
     assert not errors, errors
     assert_git_agrees(root)
     assert_loose_objects_whole(root)

@@ -26,6 +26,7 @@ from memtui.core.gitobjects import Deflates, write_object
 from memtui.core.init import init_root
 from memtui.core.memory import Memory
 from memtui.core.store import StoreError
+from support.attack import failing_compressobj, run_in_threads
 from support.git_judge import fsck, sh, status
 from test_attack_commit_path import assert_git_agrees, assert_loose_objects_whole, fresh, tree_bytes, write
 
@@ -174,32 +175,23 @@ def test_threads_sharing_one_deflates_get_their_own_fresh_streams() -> None:
     they reuse each other's kept segments. Checks: every stream is a fresh Deflates' for that object."""
     base = tree_bytes(4800)
     shared = Deflates()
-    errors: list[BaseException] = []
     start = threading.Barrier(6)
 
     def worker(t: int) -> None:
-        try:
-            rng = random.Random(t)
-            obj = bytearray(base)
-            start.wait()
-            for i in range(8):
-                obj[rng.randrange(len(obj))] ^= 1 + t
-                raw = bytes(obj)
-                level = (1, 6, 1, 0)[i % 4]
-                got = shared.compress(raw, level)
-                if got != Deflates().compress(raw, level):
-                    raise AssertionError(f"thread {t} object {i}: the stream is not the fresh one")
-                if zlib.decompress(got) != raw:
-                    raise AssertionError(f"thread {t} object {i}: inflates to other bytes")
-        except BaseException as exc:  # noqa: BLE001
-            errors.append(exc)
+        rng = random.Random(t)
+        obj = bytearray(base)
+        start.wait()
+        for i in range(8):
+            obj[rng.randrange(len(obj))] ^= 1 + t
+            raw = bytes(obj)
+            level = (1, 6, 1, 0)[i % 4]
+            got = shared.compress(raw, level)
+            if got != Deflates().compress(raw, level):
+                raise AssertionError(f"thread {t} object {i}: the stream is not the fresh one")
+            if zlib.decompress(got) != raw:
+                raise AssertionError(f"thread {t} object {i}: inflates to other bytes")
 
-    threads = [threading.Thread(target=worker, args=(t,)) for t in range(6)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join(120)
-    assert not any(th.is_alive() for th in threads)
+    errors = run_in_threads(worker, 6)
     assert not errors, errors
     assert len(shared._kept) <= Deflates.KEEP
 
@@ -223,25 +215,9 @@ def test_an_exception_inside_zlib_midway_through_write_object_leaves_no_object_a
     changed = data
     for at in (S + 100, 2 * S + 100, len(data) - 30):  # an entry in the second, third and last segment
         changed = with_entry_sha(changed, at // entry * entry, x_sha)
-    real = zlib.compressobj
-    seen = {"n": 0}
-
-    class Failing:
-        def __init__(self, inner) -> None:
-            self.inner = inner
-
-        def compress(self, chunk):
-            seen["n"] += 1
-            if failure.startswith("MemoryError") and seen["n"] == 2:
-                raise MemoryError("zlib ran out")
-            return self.inner.compress(chunk)
-
-        def flush(self, mode=zlib.Z_FINISH):
-            if failure.startswith("Keyboard") and mode == zlib.Z_FINISH:
-                raise KeyboardInterrupt
-            return self.inner.flush(mode)
-
-    monkeypatch.setattr(zlib, "compressobj", lambda *a: Failing(real(*a)))
+    memory_error = failure.startswith("MemoryError")
+    real = failing_compressobj(monkeypatch, compress_call=2, exc=MemoryError("zlib ran out") if memory_error else None,
+                               on_finish=None if memory_error else KeyboardInterrupt())
     sha = hashlib.sha1(b"tree %d\0" % len(changed) + changed).hexdigest()
     with pytest.raises(MemoryError if failure.startswith("MemoryError") else KeyboardInterrupt):
         write_object(objects, b"tree", changed, 0, 1, deflates)
@@ -412,24 +388,16 @@ def test_threads_and_a_memory_error_committing_into_one_big_folder(tmp_path: Pat
     root = fresh(tmp_path / "m")
     names = _exact_folder(root)
     store = FolderStore(root)
-    errors: list[BaseException] = []
     start = threading.Barrier(3)
 
     def worker(t: int) -> None:
-        try:
-            start.wait()
-            for k in range(3):
-                rel = names[t * 500 + k * 7]
-                write(root, rel, f"- [stated] thread {t} edit {k}\n")
-                store.commit([rel], f"t{t} {k}", "wes")
-        except BaseException as exc:  # noqa: BLE001
-            errors.append(exc)
+        start.wait()
+        for k in range(3):
+            rel = names[t * 500 + k * 7]
+            write(root, rel, f"- [stated] thread {t} edit {k}\n")
+            store.commit([rel], f"t{t} {k}", "wes")
 
-    threads = [threading.Thread(target=worker, args=(t,)) for t in range(3)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join(120)
+    errors = run_in_threads(worker, 3)
     assert not errors, errors
     assert int(sh(root, "rev-list", "--count", "HEAD")) == 10
     for t in range(3):
