@@ -204,8 +204,8 @@ def _check_git_index(store: FolderStore, index: tuple[int, bytes | None] | None,
     cut, a full disk or a tool writing it in place can leave it damaged: git then dies on every command ("index
     file corrupt"), or, where only the checksum is wrong (git checks it in `git fsck` only), reads it and writes the
     damage out again; memtui refuses to commit over it. What git said when it read the index is returned."""
-    from memtui.core.digests import sha1
     from memtui.core.folder import REBUILD_INDEX
+    from memtui.core.gitindex import Damaged, _checksum_ok
 
     if index is None:
         return None
@@ -216,8 +216,11 @@ def _check_git_index(store: FolderStore, index: tuple[int, bytes | None] | None,
             why = "it is not a git index" if data[:4] != b"DIRC" else "it is cut short"
         elif int.from_bytes(data[4:8], "big") not in (2, 3, 4):
             why = f"its version, {int.from_bytes(data[4:8], 'big')}, is none git writes"
-        elif data[-20:] != bytes(20) and sha1(memoryview(data)[:-20]).digest() != data[-20:]:
-            why = "its bytes do not match its checksum"
+        else:
+            try:
+                _checksum_ok(data)  # (index.skipHash's zero trailer: not checked)
+            except Damaged:
+                why = "its bytes do not match its checksum"
     read = _git_reads_index(store) if why is None else None
     said = read[2].decode("utf-8", "replace").strip().splitlines() if read is not None and read[0] != 0 else []
     if any("index" in line for line in said):  # (not a git that fails for another reason: a garbage HEAD, …)
