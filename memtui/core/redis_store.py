@@ -14,6 +14,7 @@ Every key lives under one prefix (``?prefix=NAME`` in the URL, default ``memtui`
     {p}:queue         hash     proposal id -> proposal JSON;  {p}:queue:seq  INCR counter for proposal numbers
     {p}:rejected      hash     bytes a person rejected, kept for recovery
     {p}:config        string   the memory's config.toml
+    {p}:wrote         hash     path -> "sha1 ms" of the bytes memtui last wrote there (a raw SET leaves it alone)
     {p}:lock          string   the memory lock: SET NX PX with a token, renewed while held, released by Lua
     {p}:done:<uuid>   string   short-lived marker that makes a retried change idempotent
 
@@ -67,8 +68,9 @@ _CLIENTS_LOCK = threading.Lock()
 LEGACY_FIXED = ("recorded", "changes", "oplog", "audit", "queue", "queue:seq", "rejected", "config", "intent")
 LEGACY_GLOBS = ("file:*", "blob:*", "done:*")
 
-# Replace (or delete) a file if it still holds the bytes this writer read; publish the write.
-# KEYS: file. ARGV: expected sha1 ('' = absent, '*' = any), 'set'|'del', data, new sha1, channel, event json.
+# Replace (or delete) a file if it still holds the bytes this writer read; note that memtui wrote them (and when);
+# publish the write. KEYS: file, the `wrote` hash. ARGV: expected sha1 ('' = absent, '*' = any), 'set'|'del', data,
+# new sha1, channel, event json, path.
 _WRITE = """
 local cur = redis.call('GET', KEYS[1])
 local cursha = ''
@@ -77,6 +79,8 @@ if ARGV[2] == 'set' and cursha == ARGV[4] then return 0 end
 if ARGV[2] == 'del' and not cur then return 0 end
 if ARGV[1] ~= '*' and cursha ~= ARGV[1] then return redis.error_reply('STALE ' .. cursha) end
 if ARGV[2] == 'set' then redis.call('SET', KEYS[1], ARGV[3]) else redis.call('DEL', KEYS[1]) end
+local t = redis.call('TIME')
+redis.call('HSET', KEYS[2], ARGV[7], ARGV[4] .. ' ' .. (t[1] * 1000 + math.floor(t[2] / 1000)))
 redis.call('PUBLISH', ARGV[5], ARGV[6])
 return 1
 """
@@ -165,6 +169,10 @@ _RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPI
 _RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 
 
+class _Replan(StaleWrite):
+    """The version a change was planned against is no longer the last recorded one: plan it again."""
+
+
 def sha1(data: bytes | None) -> str:
     return "" if data is None else hashlib.sha1(data).hexdigest()
 
@@ -236,6 +244,7 @@ class RedisStore(Store):
         self.k_recorded, self.k_changes, self.k_oplog = f"{p}:recorded", f"{p}:changes", f"{p}:oplog"
         self.k_audit, self.k_queue, self.k_seq = f"{p}:audit", f"{p}:queue", f"{p}:queue:seq"
         self.k_config, self.k_lock, self.k_rejected = f"{p}:config", f"{p}:lock", f"{p}:rejected"
+        self.k_wrote = f"{p}:wrote"
         self.channel = f"{p}:events"
 
     def _connect(self, socket_timeout: float | None = -1.0) -> Any:
@@ -452,14 +461,43 @@ class RedisStore(Store):
         compare-and-set against."""
         return getattr(self._local, "seen", None)
 
+    def _planned(self) -> tuple[dict[str, str], dict[str, bytes | None]] | None:
+        """Under the lock: (path -> sha1 of the recorded version this writer planned against, path -> bytes it
+        wrote). A change is recorded against the version it was planned on, with the bytes it wrote: where a
+        lapsed lock let another writer record or write in between, it is re-planned, neither recorded over that
+        writer's change nor absorbing bytes that writer left unrecorded. Tied to this lock's `_seen`."""
+        seen = self._seen()
+        if seen is None:
+            return None
+        scope = getattr(self._local, "planned", None)
+        if scope is None or scope[0] is not seen:
+            scope = self._local.planned = (seen, {}, {})
+        return scope[1], scope[2]
+
     def read(self, rel: str) -> bytes | None:
         with self._calls():
             data = self.client.get(self.key(rel))
         seen = self._seen()
         if seen is not None:
             # The first read under the lock is what a plan was made from; a later re-read must not move the mark.
-            seen.setdefault(clean_rel(rel), sha1(data))
+            rel = clean_rel(rel)
+            if rel not in seen:
+                seen[rel] = sha1(data)
+                planned = self._planned()
+                base = planned[0].get(rel) if planned is not None else None
+                if base is not None and seen[rel] != base and self._just_written(rel, seen[rel]):
+                    del seen[rel]  # a writer whose lock lapsed wrote since the plan's base was read: plan again
+                    raise StaleWrite(f"{rel} was written by another writer after this change was planned")
         return data
+
+    def _just_written(self, rel: str, sha: str) -> bool:
+        """Did memtui write these bytes of `rel` within a lock's time (see `_in_flight`)?"""
+        with self._calls():
+            pipe = self.client.pipeline(transaction=False)
+            pipe.hmget(self.k_wrote, [rel])
+            pipe.time()
+            wrote, now = pipe.execute()
+        return self._in_flight([rel], {}, [sha.encode()], wrote, now)
 
     def read_many(self, rels: list[str]) -> list[bytes | None]:
         if not rels:
@@ -481,10 +519,13 @@ class RedisStore(Store):
         event = json.dumps({"kind": "write", "file": rel, "op": "del" if data is None else "set", "sha": new,
                             "bytes": len(data or b"")})
         with self._calls():
-            self._write(keys=[self.key(rel)],
-                        args=[expected, "del" if data is None else "set", data or b"", new, self.channel, event])
+            self._write(keys=[self.key(rel), self.k_wrote],
+                        args=[expected, "del" if data is None else "set", data or b"", new, self.channel, event, rel])
         if seen is not None:
             seen[rel] = new
+            planned = self._planned()
+            if planned is not None:
+                planned[1][rel] = data
 
     def list_files(self, pattern: str = "**/*.md") -> list[str]:
         head = f"{self.base}:file:"
@@ -574,11 +615,16 @@ class RedisStore(Store):
         stream); return the entry id."""
         # The files are already written: a commit that races another one (only possible once a lock has lapsed)
         # re-reads and records again rather than report the write as lost.
+        planned = self._planned()
         for attempt in range(50):
             try:
                 now = dict(zip(paths, self.read_many(paths)))
+                if planned is not None:  # what this writer wrote, not what another may have put there since
+                    now.update({rel: data for rel, data in planned[1].items() if rel in now})
                 now.update({clean_rel(rel): data for rel, data in (contents or {}).items()})
                 return self.record(now, message, author, committer, allow_empty=allow_empty)
+            except _Replan:
+                raise  # planned on a version that is no longer the last recorded: the writer plans again
             except StaleWrite:
                 time.sleep(0.001 * attempt * _jitter())
         raise StoreError(f"could not record the change to {', '.join(paths)} in {self.location}: other writers kept "
@@ -593,9 +639,12 @@ class RedisStore(Store):
         with self._calls():
             recorded = self.client.hmget(self.k_recorded, paths) if paths else []
         changes = []
+        planned = self._planned()
         for path, before_sha in zip(paths, recorded):
             after = files[path]
             before = (before_sha or b"").decode()
+            if planned is not None and planned[0].get(path, before) != before:
+                raise _Replan(f"{path} was recorded by another writer after this change was planned")
             if sha1(after) != before:
                 changes.append((path, before, after))
         if not changes and not allow_empty:
@@ -674,6 +723,65 @@ class RedisStore(Store):
         if not sha:
             return None
         return self._blobs([sha.decode()])[sha.decode()]
+
+    def review_base(self, rel: str) -> bytes | None:
+        rel = clean_rel(rel)
+        return self.review_bases([rel])[rel]
+
+    def review_bases(self, rels: list[str]) -> dict[str, bytes | None]:
+        """Each of `rels` as last recorded, as a folder's review base is its committed version: bytes a raw SET
+        put past memtui, or a write a crash left unrecorded, are an external change to decide, never what
+        context serves nor the base another writer's change is planned and recorded against (it would be
+        absorbed into that change, in that writer's name). A memory with nothing recorded yet has no base but
+        its bytes. One round trip for the hashes, one for the blobs."""
+        rels = [clean_rel(r) for r in rels]
+        if not rels:
+            return {}
+        planned = self._planned()
+        deadline = time.monotonic() + 2.0
+        while True:
+            with self._calls():
+                pipe = self.client.pipeline(transaction=False)
+                pipe.hmget(self.k_recorded, rels)
+                pipe.exists(self.k_recorded, self.k_changes)
+                if planned is not None:
+                    self._hashes(keys=[self.key(r) for r in rels], client=pipe)
+                    pipe.hmget(self.k_wrote, rels)
+                    pipe.time()
+                shas, history, *writing = pipe.execute()
+            found = {rel: sha.decode() for rel, sha in zip(rels, shas) if sha}
+            if not history or planned is None or not self._in_flight(rels, found, *writing):
+                break
+            if time.monotonic() > deadline:
+                raise StaleWrite(f"{', '.join(rels)} is being written by another writer whose lock lapsed")
+            time.sleep(0.002 + 0.005 * _jitter())  # until that writer records its change
+        if not history:
+            return dict(zip(rels, self.read_many(rels)))
+        if planned is not None:
+            for rel in rels:  # the first base read under the lock is what a plan was made from
+                planned[0].setdefault(rel, found.get(rel, ""))
+        blobs = self._blobs(list(found.values()))
+        return {rel: blobs[found[rel]] if rel in found else None for rel in rels}
+
+    def _in_flight(self, rels: list[str], recorded: dict[str, str], now: list[bytes], wrote: list[bytes | None],
+                   clock_now: tuple[int, int]) -> bool:
+        """Does one of `rels` hold bytes memtui itself wrote within a lock's time and did not record yet? Under the
+        lock, after `recover`, only a writer whose lock lapsed is in the middle of its change: a plan waits for it
+        (a plan on top of its bytes would take them as an external change). Bytes no memtui wrote (a raw SET), or
+        wrote longer ago than a lock lives (a crash whose journal is gone), are an external change for a person."""
+        ms = clock_now[0] * 1000 + clock_now[1] // 1000
+        for rel, cur, mark in zip(rels, now, wrote):
+            cur_sha = cur.decode() if isinstance(cur, bytes) else str(cur)
+            if cur_sha == recorded.get(rel, "") or not mark:
+                continue
+            sha, _, when = mark.decode().partition(" ")
+            if sha == cur_sha and when.isdigit() and ms - int(when) < self.lock_ttl_ms:
+                return True
+        return False
+
+    @property
+    def shows_recorded(self) -> bool:
+        return True  # no working copy: bytes past the last recorded change are nobody's reviewed work
 
     def blob(self, sha: str) -> bytes | None:
         """Bytes a recorded change produced, by their sha1 (the `blob` of a change's detail)."""
