@@ -43,14 +43,20 @@ def cmd_list(args: argparse.Namespace) -> int:
     if not url:
         return fail(args, "list needs a Redis server or cluster: pass --store redis://host:port/0 (a cluster: "
                      "redis+cluster://host:port/) or set $MEMTUI_STORE", EXIT_ERROR)
+    from memtui.core.visible import visible
+
     found = list_memories(url)
     lines = []
     for m in found:
+        # A prefix is any key name another client wrote to the server: one line, its control characters drawn, so
+        # a newline in it cannot print a row of its own (a forged memory pointing elsewhere).
+        name = visible(m["prefix"], newlines=False)
         when = (f"{datetime.fromtimestamp(m['last_change'] / 1000):%Y-%m-%d %H:%M}" if m["last_change"]
                 else "no changes yet")
         where = f"  on {m['node']}" if "node" in m else ""
         old = "  (older layout: moved to {…} when first opened)" if m["layout"] == "legacy" else ""
-        lines.append(f"{m['prefix']:24} {m['changes']:>6} change(s)  last {when}{where}{old}\n    {m['url']}")
+        link = visible(m["url"], newlines=False)
+        lines.append(f"{name:24} {m['changes']:>6} change(s)  last {when}{where}{old}\n    {link}")
     emit(args, {"memories": found}, "\n".join(lines) or "no memories on this server")
     return EXIT_OK
 
@@ -84,10 +90,15 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_oplog(args: argparse.Namespace) -> int:
     from datetime import datetime
 
+    from memtui.core.visible import visible
+
+    def cell(value: Any) -> str:  # a list any client of the server may push to: each field one line, as data
+        return visible(str(value or ""), newlines=False)
+
     ops = _redis(args, "oplog").oplog(args.limit)
     human = "\n".join(
-        f"{datetime.fromtimestamp(o['ts'] / 1000):%Y-%m-%d %H:%M:%S}  {o.get('actor') or '':12} {o['op']:8} "
-        f"{o['bytes']:>7} B  {o['summary']}" for o in ops
+        f"{datetime.fromtimestamp(o['ts'] / 1000):%Y-%m-%d %H:%M:%S}  {cell(o.get('actor')):12} {cell(o['op']):8} "
+        f"{o['bytes']:>7} B  {cell(o['summary'])}" for o in ops
     )
     emit(args, {"oplog": ops}, human or "no operations yet")
     return EXIT_OK

@@ -401,8 +401,17 @@ class Memory(MemoryReader):
         if refused is not None:
             return refused
         with self.store.lock():
+            # An approval a crash interrupted is finished first, so this one sees it decided (not planned again,
+            # which would find its entry already there and call it a conflict).
+            try:
+                finished = self.recover()
+            except (OSError, StoreError) as exc:
+                return WriteResult("refused", f"an earlier interrupted write could not be finished ({exc}); nothing "
+                                   "was written", pid)
             p = self._open_proposal(pid)
             if isinstance(p, WriteResult):
+                if finished and p.status == "refused" and p.commit:
+                    return p.replace(status="applied", message=f"{finished}: {pid} is applied")
                 return p
             if p.external:
                 from memtui.core import refused_names
@@ -511,6 +520,8 @@ class Memory(MemoryReader):
             journal.apply(self.store, journal.Change(
                 f"rejection of the external {p.action} of {p.file}", {p.file: committed},
                 f"reject external {p.action} {p.file}\n\nMemtui-Actor: {by}\n", by, audit=[line], record=False))
+        except journal.Interrupted as exc:
+            return WriteResult("interrupted", str(exc), p.id, p.file)
         except (OSError, StoreError) as exc:
             return WriteResult("refused", f"could not put {p.file} back: {exc}; it is as it was", p.id, p.file)
         return WriteResult("rejected", f"{p.id} rejected: {reason}", p.id, p.file, p.section, p.entry,
@@ -721,6 +732,8 @@ class Memory(MemoryReader):
                                           commits={rel: b for rel, b in commits.items() if writes.get(rel) != b})
             except StaleWrite:
                 raise
+            except journal.Interrupted as exc:  # not a refusal: part of it may be written, the journal finishes it
+                return WriteResult("interrupted", str(exc), p.id or None, p.file, p.section, p.entry)
             except (OSError, StoreError) as exc:
                 return self._refuse(p, f"could not write {p.file}: {exc}; nothing was changed")
             where = "committed as " + sha[:8] if sha else "not committed (no git repository)"
@@ -772,6 +785,8 @@ class Memory(MemoryReader):
                 f"approval of the external {p.action} of {p.file}", {},
                 f"external {p.action} {p.file}\n\nMemtui-Actor: {by}", by,
                 commits={p.file: data}, audit=[audit.of_proposal(p, "applied", after_hash=content_hash(data))]))
+        except journal.Interrupted as exc:
+            return WriteResult("interrupted", str(exc), p.id, p.file)
         except (OSError, StoreError) as exc:
             return WriteResult("refused", f"could not commit {p.file}: {exc}; nothing was committed", p.id, p.file)
         p.commit = sha

@@ -287,7 +287,7 @@ class RedisStore(Store):
                  "within the cluster's node timeout)" if self.cluster else "that redis-server is running")
         return StoreUnavailable(
             f"the Redis memory at {self.location} {what} ({redact(str(exc))}). Check {check} and the --store URL "
-            "(or [store] url), then try again; nothing was written by this step."
+            "(or [store] url), then try again"
         )
 
     def _not_a_cluster_url(self, exc: Exception, *, memory: bool = True) -> StoreError:
@@ -333,7 +333,7 @@ class RedisStore(Store):
                 ) from None
             raise StoreUnavailable(f"the Redis Cluster at {self.location} could not serve this step ({text}). "
                                    "Check that its nodes are running and cluster_state is ok, then try again; "
-                                   "nothing was written by this step.") from None
+                                   "it may have taken a write sent just before.") from None
 
     def _durable(self) -> None:
         """With ``wait=N``: block until N replicas have every write made so far, or say the last one may be lost.
