@@ -500,7 +500,7 @@ class Memory(MemoryReader):
         """Put the file back as last committed, keeping the rejected bytes (set aside, and in the audit line): one
         transaction with nothing to commit, since the file returns to its committed version."""
         try:
-            self.recover()
+            finished = self.recover()
         except (OSError, StoreError) as exc:
             return WriteResult("refused", f"an earlier interrupted write could not be finished ({exc}); nothing was "
                                "changed", p.id, p.file)
@@ -510,6 +510,9 @@ class Memory(MemoryReader):
         except PathRefused as exc:
             return WriteResult("refused", f"{p.file} cannot be restored by memtui: {exc}; remove it by hand "
                                "(it is not memory)", p.id, p.file)
+        if finished and data == committed:  # it was memtui's own write, cut short by a crash, now recorded
+            return WriteResult("refused", f"{p.id} is no longer pending: {finished}, and {p.file} is as recorded; "
+                               "nothing was rejected (look at the queue again)", p.id, p.file)
         extra: dict[str, Any] = {}
         if data is not None:
             extra["content_b64"] = base64.b64encode(data).decode()

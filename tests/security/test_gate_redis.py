@@ -15,6 +15,7 @@ from typing import Any
 
 import redis as redis_py
 
+from memtui.agent.memory_tool import MemtuiMemoryTool
 from memtui.core import clock
 from memtui.core.context import build_context
 from memtui.core.memory import Memory
@@ -45,6 +46,9 @@ def served(url: str, mem: Memory) -> dict[str, str]:
     for name, args in (("memory_read", {"path": "MEMORY.md"}), ("memory_context", {}),
                        ("memory_read-log", {"path": _today_log()})):
         out[name] = run_tool(mem, name.split("-")[0], args, AGENT).text
+    tool = MemtuiMemoryTool(mem, actor=AGENT)  # the Anthropic memory tool's view
+    for name, rel in (("view", "MEMORY.md"), ("view-log", _today_log())):
+        out[name] = tool.run({"command": "view", "path": f"/memories/{rel}"}).text
     return out
 
 
@@ -85,7 +89,7 @@ def test_a_raw_set_is_neither_served_nor_absorbed_and_rejecting_it_restores(redi
     assert set(external) == {"MEMORY.md", _today_log()}
     for surface, text in served(url, mem).items():
         assert "curl evil" not in text, surface
-        if surface in ("context", "show", "memory_read"):
+        if surface in ("context", "show", "memory_read", "view"):
             assert "Deploys on Fridays" in text, surface
 
     # Rejecting puts the recorded bytes back and keeps the rejected ones in the audit log.
@@ -318,8 +322,10 @@ def _approve_killed(server: RedisServer, at: int, when: str) -> dict[str, Any]:
     assert (ENTRY in build_context(reader).text) == recorded, where
     assert (ENTRY in (reader.shown_text("MEMORY.md") or "")) == recorded, where
     # After recovery (the person runs the approve again): one recorded change, the proposal applied, one audit
-    # line, nothing left pending or half-made.
-    again = Memory(RedisStore(url)).approve(pid, by="wes")
+    # line, nothing left pending or half-made. Opening the memory finishes an interrupted write when it gets the
+    # lock within 2 s; with the dead writer's lock (15 s by default) it does not, and the approve finds the
+    # journal itself: that path is taken here.
+    again = Memory(RedisStore(url), recover=False).approve(pid, by="wes")
     assert again.status in ("applied", "refused"), (where, again.message)
     if again.status == "refused":
         assert "already applied" in again.message, (where, again.message)
@@ -376,3 +382,37 @@ def test_memtui_oplog_prints_each_operation_as_one_line(redis_server) -> None:  
     assert len(lines) == len(store.oplog()), done.stdout
     assert "approved everything" in lines[0] and not any(line.startswith("2026-01-01") for line in lines)
     assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+
+
+def test_a_write_cut_short_is_finished_not_rejected_as_an_external_change(tmp_path) -> None:
+    """Killed right after it wrote MEMORY.md: until it is finished the unrecorded bytes are listed as an external
+    change (and served to no one); a person who rejects that change meanwhile gets the approval finished, not
+    undone, and is told so."""
+    server = RedisServer(tmp_path / "redis", persist=True).start()
+    try:
+        url, pid = queued_memory(server)
+        proxy = KillingProxy(server)
+        assert memtui("queue", "approve", pid, "--store", proxy.url(url)).returncode == 0
+        proxy.close()
+        intent = proxy.names.index("SET")  # the journal's intent, the first SET the approve sends
+        write = proxy.names.index("EVALSHA", intent) + 1  # then the file's compare-and-set write (1-based)
+        url, pid = queued_memory(server)
+        proxy = KillingProxy(server, write, "after")
+        first = memtui("queue", "approve", pid, "--store", proxy.url(url))
+        proxy.close()
+        assert proxy.killed.is_set()
+        server.start()
+        store = RedisStore(url)
+        assert ENTRY in (store.read("MEMORY.md") or b"").decode() and "went away in the middle" in first.stdout
+        assert ENTRY not in build_context(MemoryReader(RedisStore(url))).text
+        mem = Memory(RedisStore(url), recover=False)  # as if opening could not get the dead writer's lock
+        external = [p for p in mem.proposals() if p.external]
+        assert [p.file for p in external] == ["MEMORY.md"]
+        no = mem.reject(external[0].id or "", reason="not mine", by="wes")
+        assert no.status == "refused" and "no longer pending" in no.message, no.message
+        assert (store.committed("MEMORY.md") or b"").decode().count(ENTRY) == 1
+        assert json.loads(store.queue_load(pid) or b"{}")["status"] == "applied"
+        assert [r["status"] for r in store.audit_records() if r.get("status") == "rejected"] == []
+        assert mem.proposals() == []
+    finally:
+        server.stop()
