@@ -65,7 +65,8 @@ SUBSCRIBED = ("subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscr
 _CLIENTS: dict[tuple[Any, ...], Any] = {}
 _CLIENTS_LOCK = threading.Lock()
 # The keys of the layout before the hash tag, under `p:` (moved by `migrate_legacy`). The lock is not moved.
-LEGACY_FIXED = ("recorded", "changes", "oplog", "audit", "queue", "queue:seq", "rejected", "config", "intent")
+LEGACY_FIXED = ("recorded", "changes", "oplog", "audit", "queue", "queue:seq", "rejected", "config", "intent",
+                "wrote")
 LEGACY_GLOBS = ("file:*", "blob:*", "done:*")
 
 # Replace (or delete) a file if it still holds the bytes this writer read; note that memtui wrote them (and when);
@@ -144,6 +145,26 @@ end
 return out
 """
 
+# What a write is planned against, in one step (a cluster pipeline refuses TIME, and keys of one slot go together).
+# KEYS: recorded, changes, wrote, then one file key per path. ARGV: '1' to also hash the files and read their
+# `wrote` marks (under the lock), then the paths. Returns: has history (0/1), the server's time in ms, then per
+# path its recorded sha1 ('' = none), and with '1' its bytes' sha1 ('' = absent) and its `wrote` mark ('' = none).
+_BASES = """
+local hist = redis.call('EXISTS', KEYS[1], KEYS[2])
+local t = redis.call('TIME')
+local out = {hist, t[1] * 1000 + math.floor(t[2] / 1000)}
+for i = 1, #ARGV - 1 do
+  local path = ARGV[i + 1]
+  out[#out + 1] = redis.call('HGET', KEYS[1], path) or ''
+  if ARGV[1] == '1' then
+    local cur = redis.call('GET', KEYS[3 + i])
+    if cur then out[#out + 1] = redis.sha1hex(cur) else out[#out + 1] = '' end
+    out[#out + 1] = redis.call('HGET', KEYS[3], path) or ''
+  end
+end
+return out
+"""
+
 # Take the lock if free, or if a lock of this same store instance was left behind by a failed release.
 _ACQUIRE = """
 local cur = redis.call('GET', KEYS[1])
@@ -200,6 +221,7 @@ class RedisStore(Store):
         self.sharded = self.cluster and _major_version(self) >= 7
         self._register_publishers()
         self._hashes = self.client.register_script(_HASHES)
+        self._bases = self.client.register_script(_BASES)
         self._states = self.client.register_script(_STATES)
         self._acquire = self.client.register_script(_ACQUIRE)
         self._renew = self.client.register_script(_RENEW)
@@ -492,12 +514,23 @@ class RedisStore(Store):
 
     def _just_written(self, rel: str, sha: str) -> bool:
         """Did memtui write these bytes of `rel` within a lock's time (see `_in_flight`)?"""
+        _, now_ms, states = self._base_states([rel], files=True)
+        return self._in_flight({}, {rel: (sha, states[rel][2])}, now_ms)
+
+    def _base_states(self, rels: list[str], *, files: bool) -> tuple[bool, int, dict[str, tuple[str, str, str]]]:
+        """(has the memory a history, the server's time in ms, path -> (recorded sha1, and with `files` its bytes'
+        sha1 and its `wrote` mark)), in one step (`_BASES`)."""
+        keys = [self.k_recorded, self.k_changes, self.k_wrote, *(self.key(r) for r in rels)] if files \
+            else [self.k_recorded, self.k_changes, self.k_wrote]
         with self._calls():
-            pipe = self.client.pipeline(transaction=False)
-            pipe.hmget(self.k_wrote, [rel])
-            pipe.time()
-            wrote, now = pipe.execute()
-        return self._in_flight([rel], {}, [sha.encode()], wrote, now)
+            raw = self._bases(keys=keys, args=["1" if files else "0", *rels])
+        text = [v.decode() if isinstance(v, bytes) else v for v in raw]
+        step = 3 if files else 1
+        states = {}
+        for n, rel in enumerate(rels):
+            row = text[2 + n * step: 2 + (n + 1) * step]
+            states[rel] = (row[0], row[1], row[2]) if files else (row[0], "", "")
+        return bool(int(text[0])), int(text[1]), states
 
     def read_many(self, rels: list[str]) -> list[bytes | None]:
         if not rels:
@@ -693,7 +726,10 @@ class RedisStore(Store):
             values = self.client.mget([f"{self.base}:blob:{s}" for s in wanted])
         missing = [s for s, v in zip(wanted, values) if v is None]
         if missing:
-            raise StoreError(f"the Redis memory at {self.location} lost recorded content {missing[0]}; "
+            from memtui.core.visible import visible  # `recorded` is a hash any client may write: a name, as data
+
+            raise StoreError(f"the Redis memory at {self.location} lost recorded content "
+                             f"{visible(missing[0], newlines=False)}; "
                              "restore it from an export (`memtui import`)")
         return dict(zip(wanted, values))
 
@@ -733,24 +769,17 @@ class RedisStore(Store):
         put past memtui, or a write a crash left unrecorded, are an external change to decide, never what
         context serves nor the base another writer's change is planned and recorded against (it would be
         absorbed into that change, in that writer's name). A memory with nothing recorded yet has no base but
-        its bytes. One round trip for the hashes, one for the blobs."""
+        its bytes. One script for the hashes, one MGET for the blobs."""
         rels = [clean_rel(r) for r in rels]
         if not rels:
             return {}
         planned = self._planned()
         deadline = time.monotonic() + 2.0
         while True:
-            with self._calls():
-                pipe = self.client.pipeline(transaction=False)
-                pipe.hmget(self.k_recorded, rels)
-                pipe.exists(self.k_recorded, self.k_changes)
-                if planned is not None:
-                    self._hashes(keys=[self.key(r) for r in rels], client=pipe)
-                    pipe.hmget(self.k_wrote, rels)
-                    pipe.time()
-                shas, history, *writing = pipe.execute()
-            found = {rel: sha.decode() for rel, sha in zip(rels, shas) if sha}
-            if not history or planned is None or not self._in_flight(rels, found, *writing):
+            history, now_ms, states = self._base_states(rels, files=planned is not None)
+            found = {rel: st[0] for rel, st in states.items() if st[0]}
+            if not history or planned is None or not self._in_flight(
+                    found, {rel: (st[1], st[2]) for rel, st in states.items()}, now_ms):
                 break
             if time.monotonic() > deadline:
                 raise StaleWrite(f"{', '.join(rels)} is being written by another writer whose lock lapsed")
@@ -763,19 +792,16 @@ class RedisStore(Store):
         blobs = self._blobs(list(found.values()))
         return {rel: blobs[found[rel]] if rel in found else None for rel in rels}
 
-    def _in_flight(self, rels: list[str], recorded: dict[str, str], now: list[bytes], wrote: list[bytes | None],
-                   clock_now: tuple[int, int]) -> bool:
+    def _in_flight(self, recorded: dict[str, str], now: dict[str, tuple[str, str]], now_ms: int) -> bool:
         """Does one of `rels` hold bytes memtui itself wrote within a lock's time and did not record yet? Under the
         lock, after `recover`, only a writer whose lock lapsed is in the middle of its change: a plan waits for it
         (a plan on top of its bytes would take them as an external change). Bytes no memtui wrote (a raw SET), or
         wrote longer ago than a lock lives (a crash whose journal is gone), are an external change for a person."""
-        ms = clock_now[0] * 1000 + clock_now[1] // 1000
-        for rel, cur, mark in zip(rels, now, wrote):
-            cur_sha = cur.decode() if isinstance(cur, bytes) else str(cur)
+        for rel, (cur_sha, mark) in now.items():
             if cur_sha == recorded.get(rel, "") or not mark:
                 continue
-            sha, _, when = mark.decode().partition(" ")
-            if sha == cur_sha and when.isdigit() and ms - int(when) < self.lock_ttl_ms:
+            sha, _, when = mark.partition(" ")
+            if sha == cur_sha and when.isdigit() and now_ms - int(when) < self.lock_ttl_ms:
                 return True
         return False
 
