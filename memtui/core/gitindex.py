@@ -906,3 +906,85 @@ def set_split_entries(index: Split, changes: Mapping[str, tuple[bytes, int] | No
             return None
         out = _assemble(base, shared[-_TRAILER:], {}, set(), {}, tree_body, reuc_body, index.older_than, shared)
     return out
+
+
+# what a path's entries are (memtui/core/folder.py checks them before it commits: a person's conflict or staged
+# version is never replaced) -------------------------------------------------------------------------------------
+_ENTRY_MODES = (0o100644, 0o100755, 0o120000, 0o160000)
+_ITA = 0x20  # intent-to-add, in the first byte of the extended flags
+
+
+def _fields(entry: bytes | memoryview) -> tuple[int, bytes, int, bool]:
+    """(stage, object id, mode, intent-to-add) of one entry's bytes."""
+    high = entry[60]
+    return (high >> 4) & 3, bytes(entry[40:60]), int.from_bytes(entry[24:28], "big"), \
+        bool(high & 0x40 and entry[62] & _ITA)
+
+
+Found = list[tuple[int, bytes, int, bool]]  # a path's entries in the index: (stage, object id, mode, intent-to-add)
+
+
+def named_entries(index: Index | Split, name: bytes) -> Found:
+    """The entries of `name` (every stage) in an index this module walked: a bisection, no walk."""
+    if isinstance(index, Split):
+        if name in index.added:
+            return [_fields(index.added[name])]
+        base, out = index.base, []
+        i = base._find(name)
+        while i < len(base.offsets) and base._entry(i)[0] == name:
+            if i not in index.deleted:
+                entry = index.replaced.get(i)
+                out.append(_fields(entry if entry is not None else memoryview(base.data)[base.offsets[i]:]))
+            i += 1
+        return out
+    out, i, view = [], index._find(name), memoryview(index.data)
+    while i < len(index.offsets) and index._entry(i)[0] == name:
+        out.append(_fields(view[index.offsets[i]:]))
+        i += 1
+    # (stage 0 sorts first: `_find` lands on it, or on stage 1 of a conflicted path)
+    return out
+
+
+def find_entries(data: bytes, names: list[bytes]) -> dict[bytes, Found] | None:
+    """The entries of each of `names` (every stage) in index file `data`, found without walking it: each place its
+    bytes hold `name` + NUL is taken for an entry's name only where the 62 (or, with extended flags, 64) bytes
+    before it read as that entry's header (the name's length in the flags, a mode git writes, NUL padding to the
+    next multiple of 8). A real entry is never missed; a false one needs a longer name ending in this one after
+    bytes that read as a header (a path holds no NUL, so those must be another entry's size or object id), and can
+    only make a caller refuse, never let it replace what it should not. None where this cannot be said here: index
+    version 4 (names compressed), a split index (`link_of`), or two places that read as the same stage of one name
+    (git must be asked). ~1 ms a name at 100,000 entries (a `find` over 10 MB), where a walk costs ~40 ms."""
+    if len(data) < _HEADER + _TRAILER or data[:4] != b"DIRC":
+        return None
+    version = int.from_bytes(data[4:8], "big")
+    if version not in (2, 3):
+        return None
+    if data.find(b"link", _HEADER) >= 0 and link_of(data) is not None:
+        return None  # a split index: the shared index holds the names, this file replaces some by position
+    end = len(data) - _TRAILER
+    out: dict[bytes, Found] = {}
+    for name in names:
+        length = len(name)
+        needle = name + b"\0"
+        found: Found = []
+        at = data.find(needle, _HEADER)
+        while 0 <= at < end:
+            for head in (62, 64) if version == 3 else (62,):
+                start = at - head
+                if start < _HEADER:
+                    continue
+                flags = data[start + 60] << 8 | data[start + 61]
+                if bool(flags & _EXTENDED) != (head == 64) or flags & 0xFFF != min(length, 0xFFF):
+                    continue
+                if int.from_bytes(data[start + 24:start + 28], "big") not in _ENTRY_MODES:
+                    continue
+                stop = start + ((head + length + 8) & ~7)
+                if stop > end or data[at + length:stop].strip(b"\0"):
+                    continue
+                found.append(_fields(memoryview(data)[start:stop]))
+            at = data.find(needle, at + 1)
+        stages = [f[0] for f in found]
+        if len(set(stages)) != len(stages):
+            return None
+        out[name] = sorted(found)
+    return out
