@@ -658,8 +658,13 @@ def _check_uncommitted(memory: Memory, report: DoctorReport, fix: bool, records:
                 trailers.append(f"Memtui-Proposal: {r['proposal']}")
             if by != actor:
                 trailers.append(f"Memtui-Approved-By: {by}")
-            sha = store.commit([ch.path], f"{r.get('action')} {ch.path} (committed by memtui doctor)\n\n"
-                               + "\n".join(trailers) + "\n", actor, by)
+            try:
+                sha = store.commit([ch.path], f"{r.get('action')} {ch.path} (committed by memtui doctor)\n\n"
+                                   + "\n".join(trailers) + "\n", actor, by)
+            except StoreError as exc:  # (a merge in progress, a version the person staged: it waits for them)
+                f.message += f"; not committed now: {exc}"
+                report.findings.append(f)
+                continue
             store.audit_append(audit.record(
                 APPLIED, actor=actor, action="commit", file=ch.path, commit=sha, proposal=r.get("proposal"),
                 decided_by=by, reason="memtui doctor committed an applied write that had no commit",

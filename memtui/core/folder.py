@@ -365,16 +365,11 @@ class FolderStore(Store):
         if not self.has_git:
             return
         doing = in_progress(self.git_dir)
-        entries = self._index_entries(rels)
-        for rel in rels:
-            if any(stage for stage, *_ in entries.get(rel, ())):
-                what, cont, abort = (doing[0], doing[2], doing[3]) if doing else ("merge", "", "")
-                then = f"`{cont}`; or `{abort}`" if doing else "commit; or take your version back by hand"
-                raise StoreError(
-                    f"{rel} is unmerged in git's index (a {what} stopped on a conflict in it): memtui would replace "
-                    f"every version git keeps of it, and git would take the conflict as resolved. Nothing was "
-                    f"written; finish or abort the {what} first (resolve {rel}, `git add {rel}`, then {then}), "
-                    "then try again")
+        why = _unmerged_refusal(rels, self._index_entries(rels), doing)
+        if why is not None:  # said only of an index known sound (a damaged one is said as such)
+            why = _unmerged_refusal(rels, self._index_entries(rels, sure=True), doing)
+        if why is not None:
+            raise StoreError(why)
         if doing is not None:
             what, marker, cont, abort = doing
             raise StoreError(
@@ -387,25 +382,12 @@ class FolderStore(Store):
         version the person staged: an index entry that differs from HEAD's (`head`: path -> (mode, object id)) and
         from what memtui commits. An intent-to-add entry (`git add -N`) holds nothing; an entry memtui itself left
         behind (`_index_behind`) is its own."""
-        entries = self._index_entries(list(new))
-        for rel, obj in new.items():
-            if rel in self._index_behind:
-                continue
-            staged = next((e for e in entries.get(rel, ()) if e[0] == 0), None)
-            recorded = head.get(rel)
-            if staged is None:
-                if recorded is None or obj is None:
-                    continue
-                raise StoreError(
-                    f"you staged the removal of {rel} (git rm --cached), which is not committed, and memtui's commit "
-                    f"would undo it in git's index. Nothing was written; commit it (`git commit`) or unstage it "
-                    f"(`git restore --staged {rel}`), then try again")
-            if staged[3] or (recorded is not None and (staged[2], staged[1]) == recorded) or staged[1] == obj:
-                continue
-            raise StoreError(
-                f"you staged a version of {rel} (git add) that is not committed, and memtui's commit would replace "
-                f"it in git's index. Nothing was written; commit it (`git commit`) or unstage it (`git restore "
-                f"--staged {rel}`), then try again")
+        rels = [rel for rel in new if rel not in self._index_behind]
+        why = _staged_refusal(new, head, self._index_entries(rels))
+        if why is not None:
+            why = _staged_refusal(new, head, self._index_entries(rels, sure=True))
+        if why is not None:
+            raise StoreError(why)
 
     def _head_entries(self, rels: list[str]) -> dict[str, tuple[int, bytes] | None]:
         """(mode, object id) HEAD's tree records for each of `rels`, None where it has none (or no commit yet), read
@@ -425,11 +407,14 @@ class FolderStore(Store):
 
             return {rel: _recorded_entry(read_tree, batch.trees, root, rel) for rel in rels}
 
-    def _index_entries(self, rels: list[str]) -> dict[str, Any]:
+    def _index_entries(self, rels: list[str], sure: bool = False) -> dict[str, Any]:
         """Each of `rels`' entries in git's index (every stage: `gitindex.Found`), without running git: from the
         index this store last wrote when the file still holds its bytes (a bisection), else found in the file's
         bytes (`gitindex.find_entries`); git lists them only where neither can say (index version 4, a split index
-        memtui did not write, GIT_INDEX_FILE). Kept while the file's stat is unchanged: a write checks twice."""
+        memtui did not write, GIT_INDEX_FILE). Kept while the file's stat is unchanged: a write checks twice.
+
+        `sure`: before a refusal is said, the bytes found in are checked as the commit does (their checksum, the
+        shared index a split one names): a damaged index is said as such (StoreError), never taken for a state."""
         from memtui.core import gitindex
 
         if not rels:
@@ -445,8 +430,11 @@ class FolderStore(Store):
             st = os.fstat(fd)
             key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             seen = self._entries_seen
-            if seen is not None and seen[0] == key and all(name in seen[1] for name in names.values()):
-                return {rel: seen[1][names[rel]] for rel in rels}
+            if seen is not None and seen[0] == key and "GIT_INDEX_FILE" not in os.environ:
+                if not isinstance(seen[1], dict):  # the index this store wrote, unchanged since: bisected
+                    return {rel: gitindex.named_entries(seen[1], names[rel]) for rel in rels}
+                if not sure and all(name in seen[1] for name in names.values()):
+                    return {rel: seen[1][names[rel]] for rel in rels}
             data = _read_all(fd, st.st_size) if stat.S_ISREG(st.st_mode) else None
         finally:
             os.close(fd)
@@ -454,13 +442,57 @@ class FolderStore(Store):
             return self._index_entries_by_git(rels)
         known = next((k for k in reversed(self._index_known) if k.same_bytes(data) and self._shared_same(k)), None)
         if known is not None:
-            found = {name: gitindex.named_entries(known, name) for name in names.values()}
-        else:
-            found = gitindex.find_entries(data, list(names.values()))
+            self._entries_seen = (key, known)
+            return {rel: gitindex.named_entries(known, names[rel]) for rel in rels}
+        found = None if sure else gitindex.find_entries(data, list(names.values()), self._shared_index_exists())
+        if found is None:
+            split = self._sound_index(data, st.st_mtime_ns // 1_000_000_000)
+            if split is not None:
+                return self._index_entries_by_git(rels) if split is False else {
+                    rel: gitindex.named_entries(split, names[rel]) for rel in rels}
+            found = gitindex.find_entries(data, list(names.values()), False)  # (read: not split)
             if found is None:
                 return self._index_entries_by_git(rels)
         self._entries_seen = (key, found)
         return {rel: found[names[rel]] for rel in rels}
+
+    def _sound_index(self, data: bytes, mtime: int) -> Any:
+        """Check index bytes as a commit would before editing them: StoreError when damaged (its checksum, a split
+        index's shared index missing or damaged); the Split when it is a split index read here, False for one not
+        read here, None when the index is not split."""
+        from memtui.core import gitindex
+
+        try:
+            gitindex._checksum_ok(data)  # (index.skipHash's zero trailer: not checked, as git does not)
+            link = gitindex.link_of(data) if data.find(b"link", _HEADER_SIZE) >= 0 else None
+            if link is None:
+                return None
+            split = self._read_split(data, mtime, link)
+            return False if split is None else split
+        except gitindex.Damaged as exc:
+            raise StoreError(f"git's index at {self._index_file()} is damaged ({exc}; `git fsck` says so too); "
+                             f"nothing was committed. {REBUILD_INDEX}, then try again") from None
+
+    def _remember_index(self, made_here: bool) -> None:
+        """After a commit put its index in place: when memtui made it (`made_here`: the in-process edit, now the
+        newest of `_index_known`), its stat is keyed to it, so the next write's check bisects it instead of reading
+        the file again (git renames a new index into place: a person's git changes the stat)."""
+        self._entries_seen = None
+        if made_here and self._index_known:
+            try:
+                st = os.stat(self._index_file())
+            except OSError:
+                return
+            self._entries_seen = ((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns), self._index_known[-1])
+
+    def _shared_index_exists(self) -> bool:
+        """Is there a shared index file (`sharedindex.<sha>`) in git's folder? Without one the index cannot be
+        split (git could not read it), and its bytes need no search for a link extension."""
+        try:
+            with os.scandir(self.git_dir) as it:
+                return any(d.name.startswith("sharedindex.") for d in it)
+        except OSError:
+            return True
 
     def _index_entries_by_git(self, rels: list[str]) -> dict[str, Any]:
         """`_index_entries` as `git ls-files --stage` lists them (an intent-to-add entry shows as a staged empty
@@ -636,10 +668,11 @@ class FolderStore(Store):
             # index put in place last. Moving the branch first let a person's `git commit` between the two read
             # the old entries and commit the old file back (a revert of the approved write in history).
             with self._index_locked() as lock:
-                self._stage_index(leaves, lock)  # the lock now holds the new index; it becomes the index
+                made_here = self._stage_index(leaves, lock)  # the lock now holds the new index; it becomes the index
                 if gitobjects.move_head(git_dir, self.root, sha, parent, reflog, by, dates.get("commit_date"),
                                         new_logs=self._new_reflogs, perm=perm):
                     os.replace(lock, self._index_file())
+                    self._remember_index(made_here)
                     self._index_behind = {}
                     self._refresh_index(leaves)
                     return sha
@@ -1135,11 +1168,12 @@ class FolderStore(Store):
             except FileNotFoundError:
                 pass
 
-    def _stage_index(self, leaves: dict[str, tuple[bytes, int] | None], lock: Path) -> None:
+    def _stage_index(self, leaves: dict[str, tuple[bytes, int] | None], lock: Path) -> bool:
         """Write git's index with the committed paths' entries set into `lock` (the index.lock memtui holds, as git
         writes its new index there), to become the index once the branch moved: edited in process where
         memtui/core/gitindex.py can do it as git does, else by one `git update-index` on a copy put in its place. A
-        commit that does not happen unlinks the lock with what it holds (`_index_locked`)."""
+        commit that does not happen unlinks the lock with what it holds (`_index_locked`). True when edited in
+        process (the newest of `_index_known` is what the lock holds)."""
         import shutil
 
         from memtui.core.gitcall import plumbing_env, run_plumbing
@@ -1153,7 +1187,7 @@ class FolderStore(Store):
                 _write_pieces(fd, pieces)
             finally:
                 os.close(fd)
-            return
+            return True
         records = b"".join(
             (b"0 " + b"0" * 40 if leaf is None else b"%o %s" % (leaf[1], leaf[0].hex().encode()))
             + b"\t" + rel.encode() + b"\0"
@@ -1178,6 +1212,7 @@ class FolderStore(Store):
             if staged.exists():
                 staged.unlink()
             raise
+        return False
 
     def _commit_with_index(
         self, paths: list[str], message: str, author: str, committer: str | None = None, allow_empty: bool = False
@@ -2185,6 +2220,42 @@ IN_PROGRESS = (
     ("sequencer", "cherry-pick or revert", "git cherry-pick --continue", "git cherry-pick --abort"),
 )
 _UNKNOWN = object()  # (_check_staged) what memtui commits for a path is not known: only HEAD's version is kept
+
+
+def _unmerged_refusal(rels: list[str], entries: dict[str, Any], doing: tuple[str, str, str, str] | None) -> str | None:
+    """Why a write to one of `rels` is refused: it has entries of stages 1-3 in git's index (`entries`); None if
+    none has. `doing` is the operation in progress (`in_progress`), None for a conflict no operation names (`git
+    stash pop`, `git checkout -m`)."""
+    for rel in rels:
+        if any(stage for stage, *_ in entries.get(rel, ())):
+            what, cont, abort = (doing[0], doing[2], doing[3]) if doing else ("merge", "", "")
+            then = f"`{cont}`; or `{abort}`" if doing else "commit"
+            return (f"{rel} is unmerged in git's index (a {what} stopped on a conflict in it): memtui would replace "
+                    f"every version git keeps of it, and git would take the conflict as resolved. Nothing was written; "
+                    f"finish or abort the {what} first (resolve {rel}, `git add {rel}`, then {then}), then try again")
+    return None
+
+
+def _staged_refusal(new: dict[str, Any], head: dict[str, tuple[int, bytes] | None],
+                    entries: dict[str, Any]) -> str | None:
+    """Why committing `new` would replace a version the person staged (see `FolderStore._check_staged`); None when
+    it would not. Only the paths in `entries` are looked at."""
+    for rel, found in entries.items():
+        obj = new[rel]
+        staged = next((e for e in found if e[0] == 0), None)
+        recorded = head.get(rel)
+        if staged is None:
+            if recorded is None or obj is None:
+                continue
+            return (f"you staged the removal of {rel} (git rm --cached), which is not committed, and memtui's commit "
+                    f"would undo it in git's index. Nothing was written; commit it (`git commit`) or unstage it "
+                    f"(`git restore --staged {rel}`), then try again")
+        if staged[3] or (recorded is not None and (staged[2], staged[1]) == recorded) or staged[1] == obj:
+            continue
+        return (f"you staged a version of {rel} (git add) that is not committed, and memtui's commit would replace "
+                f"it in git's index. Nothing was written; commit it (`git commit`) or unstage it (`git restore "
+                f"--staged {rel}`), then try again")
+    return None
 
 
 def in_progress(git_dir: Path) -> tuple[str, str, str, str] | None:

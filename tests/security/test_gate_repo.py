@@ -207,6 +207,18 @@ def test_a_merge_in_progress_refuses_every_commit_even_to_a_file_it_does_not_tou
     assert Snapshot(root) == before
 
 
+def test_a_theme_change_waits_for_a_merge(root: Path) -> None:
+    """The app's theme switch writes .memtui/config.toml and commits it: during a merge (a conflict in MEMORY.md)
+    nothing is saved or committed. (A conflicted config itself is an uncommitted edit, refused before this.)"""
+    config = root / ".memtui" / "config.toml"
+    conflicted_merge(root)
+    before, on_disk = Snapshot(root), config.read_bytes()
+    result = Memory(root).set_theme("memtui-light", by="wes")
+    assert result.status == "refused" and "a merge is in progress" in result.message, result.message
+    assert "finish or abort the merge first" in result.message
+    assert config.read_bytes() == on_disk and Snapshot(root) == before
+
+
 # a rebase, a cherry-pick, a stash pop -------------------------------------------------------------------------------
 
 
@@ -400,3 +412,17 @@ def test_find_entries_agrees_with_git(root: Path) -> None:
     assert found[b"ita.md"] == [(0, bytes.fromhex("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"), 0o100644, True)]
     sh(root, "update-index", "--index-version", "4")
     assert gitindex.find_entries((root / ".git" / "index").read_bytes(), [MEMORY.encode()]) is None
+
+
+def test_a_running_store_sees_a_person_stage_after_its_own_commit(root: Path) -> None:
+    """The store keeps the index it wrote (its stat keyed to it) so the next check bisects it without reading the
+    file; a person's `git add` in between puts a new file in place, and is seen."""
+    mem = Memory(root)
+    assert mem.update("Facts", "add", "[stated] First, by memtui").status == "applied"
+    assert mem.store._entries_seen is not None and not isinstance(mem.store._entries_seen[1], dict)
+    blob = staged_then_edited(root)
+    result = mem.update("Facts", "add", "[stated] Second, by memtui")
+    assert result.status == "refused" and "you staged a version of MEMORY.md" in result.message
+    assert sh(root, "rev-parse", ":MEMORY.md").strip() == blob
+    sh(root, "restore", "--staged", MEMORY)  # unstaged by the person: memtui writes again
+    assert mem.update("Facts", "add", "[stated] Third, by memtui").status == "applied"
