@@ -649,8 +649,9 @@ class FolderStore(Store):
             trees = batch.trees  # parsed trees, shared with reads: a tree is the same for as long as its sha
             leaves = {rel: self._leaf(rel, blob, rel in contents, _recorded_mode(read_tree, trees, old_root, rel))
                       for rel, blob in blobs.items()}
-            self._check_staged({rel: None if leaf is None else leaf[0] for rel, leaf in leaves.items()},
-                               {rel: _recorded_entry(read_tree, trees, old_root, rel) for rel in leaves})
+            committed = {rel: None if leaf is None else leaf[0] for rel, leaf in leaves.items()}
+            recorded = {rel: _recorded_entry(read_tree, trees, old_root, rel) for rel in leaves}
+            self._check_staged(committed, recorded)
             root = _write_tree(read_tree, store, old_root, leaves, trees) or store(b"tree", b"")
             if parent is not None and root == old_root and not allow_empty:
                 self._sync_index(leaves)
@@ -668,6 +669,10 @@ class FolderStore(Store):
             # index put in place last. Moving the branch first let a person's `git commit` between the two read
             # the old entries and commit the old file back (a revert of the approved write in history).
             with self._index_locked() as lock:
+                # Checked again under git's index lock, which a person's `git add` or `git merge` must take too: the
+                # index edited next is the one checked (cached while its stat holds, so this costs a stat).
+                self._check_repository(list(leaves))
+                self._check_staged(committed, recorded)
                 made_here = self._stage_index(leaves, lock)  # the lock now holds the new index; it becomes the index
                 if gitobjects.move_head(git_dir, self.root, sha, parent, reflog, by, dates.get("commit_date"),
                                         new_logs=self._new_reflogs, perm=perm):

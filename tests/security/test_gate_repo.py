@@ -426,3 +426,21 @@ def test_a_running_store_sees_a_person_stage_after_its_own_commit(root: Path) ->
     assert sh(root, "rev-parse", ":MEMORY.md").strip() == blob
     sh(root, "restore", "--staged", MEMORY)  # unstaged by the person: memtui writes again
     assert mem.update("Facts", "add", "[stated] Third, by memtui").status == "applied"
+
+
+def test_a_version_staged_while_memtui_commits_is_checked_under_git_s_index_lock(root: Path, tmp_path: Path) -> None:
+    """The person stages a version of MEMORY.md after memtui's first look at the index and before it takes git's
+    index lock (here: from the repository's own pre-commit hook, which runs in that window). The index edited is
+    the one checked: refused, the staged blob kept."""
+    staged = tmp_path / "staged.txt"
+    staged.write_text("# MEMORY.md\n\nthe person's staged version\n")
+    hook = root / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\nunset GIT_INDEX_FILE\n"
+                    f"blob=$(git -C '{root}' hash-object -w '{staged}')\n"
+                    f"git -C '{root}' update-index --cacheinfo 100644,$blob,MEMORY.md\n")
+    hook.chmod(0o755)
+    result = Memory(root).update("Facts", "add", "[stated] Sky is blue")
+    assert result.status == "refused" and "you staged a version of MEMORY.md" in result.message, result.message
+    assert sh(root, "show", ":MEMORY.md") == staged.read_text()
+    assert "Sky is blue" not in (root / MEMORY).read_text()  # the write was undone
