@@ -219,6 +219,49 @@ def test_a_theme_change_waits_for_a_merge(root: Path) -> None:
     assert config.read_bytes() == on_disk and Snapshot(root) == before
 
 
+def test_revert_and_restore_wait_for_a_merge_in_progress(root: Path) -> None:
+    """The merge conflicts in another file; MEMORY.md is clean, so nothing else stops an undo of a memtui commit to
+    it, which would land a one-parent commit inside the merge."""
+    mem = Memory(root)
+    sha = mem.update("Facts", "add", "[stated] To be undone").commit
+    assert sha
+    (root / "other.md").write_text("base\n")
+    sh(root, "add", "other.md")
+    sh(root, "commit", "-qm", "other")
+    sh(root, "switch", "-qc", "side")
+    (root / "other.md").write_text("side\n")
+    sh(root, "commit", "-qam", "side")
+    sh(root, "switch", "-q", "main")
+    (root / "other.md").write_text("main\n")
+    sh(root, "commit", "-qam", "main")
+    assert git(root, "merge", "side").returncode != 0
+    before = Snapshot(root)
+    parent = sh(root, "rev-parse", f"{sha}~1").strip()
+    for done in (cli(root, "revert", sha), cli(root, "restore", MEMORY, "--to", parent)):
+        said = done.stdout + done.stderr
+        assert done.returncode != 0 and "finish or abort the merge first" in said, said
+        assert Snapshot(root) == before
+
+
+def test_a_merge_in_a_linked_worktree_is_that_worktree_s_alone(root: Path, tmp_path: Path) -> None:
+    """git keeps MERGE_HEAD and the index per worktree: a memory opened in a linked worktree that is merging
+    waits; the main worktree of the same repository writes as usual."""
+    other = tmp_path / "other"
+    sh(root, "worktree", "add", "-q", "-b", "other", str(other))
+    sh(other, "switch", "-qc", "side2")
+    put_line(other, "Preferences", "- [stated] Side likes tea (2026-01-01)")
+    sh(other, "commit", "-qam", "side")
+    sh(other, "switch", "-q", "other")
+    put_line(other, "Preferences", "- [stated] Other likes coffee (2026-01-01)")
+    sh(other, "commit", "-qam", "other")
+    assert git(other, "merge", "side2").returncode != 0
+    unmerged = sh(other, "ls-files", "-u")
+    result = Memory(other).update("Facts", "add", "[stated] In the merging worktree")
+    assert result.status == "refused" and "MEMORY.md is unmerged" in result.message, result.message
+    assert sh(other, "ls-files", "-u") == unmerged
+    assert Memory(root).update("Facts", "add", "[stated] In the main worktree").status == "applied"
+
+
 # a rebase, a cherry-pick, a stash pop -------------------------------------------------------------------------------
 
 
