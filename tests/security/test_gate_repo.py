@@ -487,3 +487,25 @@ def test_a_version_staged_while_memtui_commits_is_checked_under_git_s_index_lock
     assert result.status == "refused" and "you staged a version of MEMORY.md" in result.message, result.message
     assert sh(root, "show", ":MEMORY.md") == staged.read_text()
     assert "Sky is blue" not in (root / MEMORY).read_text()  # the write was undone
+
+
+async def test_the_app_s_approve_key_waits_for_a_conflicted_merge_and_says_why(root: Path) -> None:
+    from app_support import SIZE, settled, wait_for
+
+    from memtui.tui.app import MemtuiApp
+
+    queued = Memory(root).update("Facts", "add", "[observed] Queued before the merge", actor="agent-x")
+    conflicted_merge(root)
+    before = Snapshot(root)
+    app = MemtuiApp(root, watch=False, user="wes")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the first screen")
+        await wait_for(pilot, lambda: app.review.select(queued.id), what="the proposal listed")
+        app.review.option_list.focus()
+        await pilot.pause()
+        await pilot.press("a")
+        await wait_for(pilot, lambda: any("finish or abort the merge first" in t for t in app.feed.texts()),
+                       what="the refusal said in the feed")
+        assert Memory(root).get(queued.id).status == "pending"
+        assert any(p.id == queued.id for p in app.review.proposals)
+    assert Snapshot(root) == before
