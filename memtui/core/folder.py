@@ -450,7 +450,10 @@ class FolderStore(Store):
             if split is not None:
                 return self._index_entries_by_git(rels) if split is False else {
                     rel: gitindex.named_entries(split, names[rel]) for rel in rels}
-            found = gitindex.find_entries(data, list(names.values()), False)  # (read: not split)
+            # (read: not split) Before a refusal, every entry is walked: a name inside another's bytes that reads as
+            # an entry (`find_entries`) never refuses a write.
+            found = gitindex.walk_entries(data, list(names.values())) if sure else \
+                gitindex.find_entries(data, list(names.values()), False)
             if found is None:
                 return self._index_entries_by_git(rels)
         self._entries_seen = (key, found)

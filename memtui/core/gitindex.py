@@ -984,8 +984,9 @@ def find_entries(data: bytes, names: list[bytes], maybe_split: bool = True) -> d
     bytes hold `name` + NUL is taken for an entry's name only where the 62 (or, with extended flags, 64) bytes
     before it read as that entry's header (the name's length in the flags, a mode git writes, NUL padding to the
     next multiple of 8). A real entry is never missed; a false one needs a longer name ending in this one after
-    bytes that read as a header (a path holds no NUL, so those must be another entry's size or object id), and can
-    only make a caller refuse, never let it replace what it should not. None where this cannot be said here: index
+    bytes that read as a header (a path holds no NUL, so those must be another entry's size or object id: a file of
+    33,188 bytes, the value of mode 100644, named "aaaaaaaaaa \tMEMORY.md" reads as a stage-2 MEMORY.md), so it can
+    only make a caller look closer (`walk_entries`), never let it replace what it should not. None where this cannot be said here: index
     version 4 (names compressed), a split index (`link_of`), or two places that read as the same stage of one name
     (git must be asked). `maybe_split` False: the caller knows the index is not split (no shared index file
     exists), and its bytes are not searched for a link extension. ~3 ms a name at 100,000 entries (a `find` over
@@ -1024,3 +1025,27 @@ def find_entries(data: bytes, names: list[bytes], maybe_split: bool = True) -> d
             return None
         out[name] = sorted(found)
     return out
+
+
+def walk_entries(data: bytes, names: list[bytes]) -> dict[bytes, Found] | None:
+    """`find_entries` by walking every entry of a v2/v3 index (exact, ~50 ms at 100,000 entries): what a refusal
+    is said on, so a name that only reads as an entry inside another's bytes never refuses a write. None where the
+    bytes are not walked here (another version, an entry running past the end)."""
+    if len(data) < _HEADER + _TRAILER or data[:4] != b"DIRC" or int.from_bytes(data[4:8], "big") not in (2, 3):
+        return None
+    end = len(data) - _TRAILER
+    out: dict[bytes, Found] = {name: [] for name in names}
+    view = memoryview(data)
+    pos = _HEADER
+    for _ in range(int.from_bytes(data[8:12], "big")):
+        if pos + 64 > end:
+            return None
+        at = pos + (64 if data[pos + 60] & 0x40 else 62)
+        nul = data.find(b"\0", at, end)
+        if nul < 0:
+            return None
+        found = out.get(data[at:nul])
+        if found is not None:
+            found.append(_fields(view[pos:pos + 64]))
+        pos += (at - pos + nul - at + 8) & ~7
+    return {name: sorted(found) for name, found in out.items()}

@@ -509,3 +509,20 @@ async def test_the_app_s_approve_key_waits_for_a_conflicted_merge_and_says_why(r
         assert Memory(root).get(queued.id).status == "pending"
         assert any(p.id == queued.id for p in app.review.proposals)
     assert Snapshot(root) == before
+
+
+def test_a_name_that_reads_as_a_conflict_inside_another_entry_does_not_refuse_a_write(root: Path) -> None:
+    """find_entries searches the index's bytes: a file of 33,188 bytes (0x81a4, mode 100644 read from its size
+    field) named "aaaaaaaaaa <space><tab>MEMORY.md" holds bytes that read as a stage-2 entry of MEMORY.md. The
+    search finds it (it cannot tell); the walk every refusal is checked against does not, and the write goes on."""
+    odd = "aaaaaaaaaa \tMEMORY.md"
+    (root / odd).write_bytes(b"x" * 0x81A4)
+    sh(root, "add", "--", odd)
+    sh(root, "commit", "-qm", "an odd name")
+    data = (root / ".git" / "index").read_bytes()
+    found = gitindex.find_entries(data, [MEMORY.encode()])
+    assert found is not None and [e[0] for e in found[MEMORY.encode()]] == [0, 2]  # the phantom is real
+    assert gitindex.walk_entries(data, [MEMORY.encode()])[MEMORY.encode()] == _entries_by_git(root, MEMORY)
+    result = Memory(root).update("Facts", "add", "[stated] Sky is blue")
+    assert result.status == "applied", result.message
+    assert "Sky is blue" in sh(root, "show", "HEAD:MEMORY.md") and sh(root, "ls-files", "-u") == ""
