@@ -456,6 +456,10 @@ class Memory(MemoryReader):
                 return WriteResult("refused", str(exc), file=".memtui/config.toml")
             if new == text:
                 return WriteResult("applied", f"theme {name} was already saved", file=".memtui/config.toml")
+            try:  # a merge in progress, or a config version the person staged, waits for them
+                self.store.check_change({".memtui/config.toml": new.encode()})
+            except StoreError as exc:
+                return WriteResult("refused", f"{exc} (the theme was not saved)", file=".memtui/config.toml")
             self.store.set_config(new)
             self._config = None
             sha = None
