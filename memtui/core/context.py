@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from itertools import accumulate
 from datetime import datetime, timedelta
 from typing import Any
@@ -231,6 +232,9 @@ def quoted(line: str) -> str:
     deeper quote, and a line that imitates the context's header marked as such. `line` holds no line break (the
     callers split with `str.splitlines`, which breaks at every character a reader may break a line at)."""
     body = _LINE_START.sub(r"\1\\\2", line.rstrip())
+    first = body.lstrip()[:1]
+    if first and first not in "#>\\" and unicodedata.normalize("NFKC", first) in ("#", ">"):
+        body = "\\" + body.lstrip()  # a fullwidth or small ＃ or ＞ reads as one too
     if _HEADER_LIKE.search(body) or _HEADER_LIKE.search(_skeleton(body)):
         body = "[imitates memtui's header] " + body
     return QUOTE + body
