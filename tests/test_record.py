@@ -66,7 +66,7 @@ def _twins() -> dict[type, type]:
     from typing import Any
 
     from memtui.core.config import (
-        DEFAULT_AGENT_MAX_PENDING, DEFAULT_AGENTS, DEFAULT_LOG_LINE_MAX, DEFAULT_MODEL, DEFAULT_SCRATCH_MAX_BYTES,
+        DEFAULT_AGENT_MAX_PENDING, DEFAULT_AGENTS, DEFAULT_AGENTS_MAX_PENDING, DEFAULT_LOG_LINE_MAX, DEFAULT_MODEL, DEFAULT_SCRATCH_MAX_BYTES,
         DEFAULT_SCRATCH_MAX_TTL_MIN,
     )
     from memtui.core.document import DEFAULT_ENTRY_MAX
@@ -122,6 +122,7 @@ def _twins() -> dict[type, type]:
         scratch_max_bytes: int = DEFAULT_SCRATCH_MAX_BYTES
         log_line_max: int = DEFAULT_LOG_LINE_MAX
         agent_max_pending: int = DEFAULT_AGENT_MAX_PENDING
+        agents_max_pending: int = DEFAULT_AGENTS_MAX_PENDING
 
     @dataclass(frozen=True)
     class Config:

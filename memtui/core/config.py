@@ -21,6 +21,8 @@ UNREVIEWED_REFUSE_FACTOR = 64
 # Proposals one agent may have waiting before its next ones are refused until a person catches up: a busy day's
 # worth (a review of 200 takes a person an hour), far below what swamps the queue (100,000 were queued in 112 s).
 DEFAULT_AGENT_MAX_PENDING = 200
+# And all agents together: an MCP client names itself, so one that reconnects under new names is many "agents".
+DEFAULT_AGENTS_MAX_PENDING = 2000
 FILE_ACTIONS = ("edit", "create", "delete", "rename", "append", "consolidate")
 ENTRY_ACTIONS = ("add", "revise", "remove")
 
@@ -37,8 +39,10 @@ scratch_max_ttl = "7d"
 scratch_max_bytes = 4096
 log_line_max = 500
 # Proposals one agent may have waiting; past it, that agent's writes that would wait are refused until a person
-# catches up (`memtui queue list`). A person's own writes are never capped.
+# catches up (`memtui queue list`). A person's own writes are never capped. agents_max_pending bounds all agents
+# together (an MCP client names itself, so one client can take many names).
 agent_max_pending = 200
+agents_max_pending = 2000
 # Rules are read top to bottom; the first that matches decides "apply" (at once) or "wait" (for a person).
 # Each may name actor, file, section and action as globs. Built-in defaults follow the rules listed here:
 # deletes and renames wait; a person's writes apply; an agent's appends of log lines to today's daily log and
@@ -104,11 +108,13 @@ class ReviewPolicy(Frozen):
     scratch_max_bytes: int = DEFAULT_SCRATCH_MAX_BYTES
     log_line_max: int = DEFAULT_LOG_LINE_MAX
     agent_max_pending: int = DEFAULT_AGENT_MAX_PENDING
+    agents_max_pending: int = DEFAULT_AGENTS_MAX_PENDING
 
     def __init__(self, rules: tuple[Rule, ...] = (), agents: tuple[str, ...] = DEFAULT_AGENTS,
                  scratch_max_ttl_min: float = DEFAULT_SCRATCH_MAX_TTL_MIN, fail_closed: bool = False, *,
                  scratch_max_bytes: int = DEFAULT_SCRATCH_MAX_BYTES, log_line_max: int = DEFAULT_LOG_LINE_MAX,
-                 agent_max_pending: int = DEFAULT_AGENT_MAX_PENDING) -> None:
+                 agent_max_pending: int = DEFAULT_AGENT_MAX_PENDING,
+                 agents_max_pending: int = DEFAULT_AGENTS_MAX_PENDING) -> None:
         put = object.__setattr__
         put(self, "rules", rules)
         put(self, "agents", agents)
@@ -117,6 +123,7 @@ class ReviewPolicy(Frozen):
         put(self, "scratch_max_bytes", scratch_max_bytes)
         put(self, "log_line_max", log_line_max)
         put(self, "agent_max_pending", agent_max_pending)
+        put(self, "agents_max_pending", agents_max_pending)
 
     def is_agent(self, actor: str) -> bool:
         # Judged on skeletons, so a look-alike of an agent's name (Cyrillic, fullwidth, accents) is an agent too.
@@ -171,7 +178,7 @@ class Config(Frozen):
 _STR, _INT, _BOOL, _NUM = (str,), (int,), (bool,), (int, float, str)
 SCHEMA: dict[str, dict[str, Any]] = {
     "review": {"agents": list, "rule": list, "scratch_max_ttl": _NUM, "scratch_max_bytes": _INT, "log_line_max": _INT,
-               "agent_max_pending": _INT},
+               "agent_max_pending": _INT, "agents_max_pending": _INT},
     "agent": {"model": _STR, "tools": _STR, "max_tokens": _INT, "compact_at": _INT},
     "app": {"theme": _STR},
     "keys": dict,
@@ -234,7 +241,7 @@ def validate(raw: dict[str, Any]) -> list[str]:
         except ValueError:
             problems.append(f"[review] scratch_max_ttl must be a duration such as \"30m\", \"12h\" or \"7d\", "
                             f"not {review['scratch_max_ttl']!r}")
-    for key in ("scratch_max_bytes", "log_line_max", "agent_max_pending"):
+    for key in ("scratch_max_bytes", "log_line_max", "agent_max_pending", "agents_max_pending"):
         v = review.get(key)
         if isinstance(v, int) and not isinstance(v, bool) and v < 1:
             problems.append(f"[review] {key} must be at least 1, not {v} (a bound of 0 would stop every such write; "
@@ -288,7 +295,8 @@ def load_config(text: str | None) -> Config:
         policy=ReviewPolicy(rules, agents, ttl,
                             scratch_max_bytes=review.get("scratch_max_bytes", DEFAULT_SCRATCH_MAX_BYTES),
                             log_line_max=review.get("log_line_max", DEFAULT_LOG_LINE_MAX),
-                            agent_max_pending=review.get("agent_max_pending", DEFAULT_AGENT_MAX_PENDING)),
+                            agent_max_pending=review.get("agent_max_pending", DEFAULT_AGENT_MAX_PENDING),
+                            agents_max_pending=review.get("agents_max_pending", DEFAULT_AGENTS_MAX_PENDING)),
         model=str(agent.get("model", DEFAULT_MODEL)),
         theme=str(app.get("theme", "memtui-dark")),
         raw=raw,

@@ -20,6 +20,7 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import Callable
 
 from memtui.core.store import Store, StoreError
 
@@ -65,6 +66,26 @@ class PendingCounter:
                 learnt = True
         if learnt:
             self._save(decided, known_open)
+        return n
+
+    def agents_open(self, is_agent: Callable[[str], bool], limit: int) -> int:
+        """The open proposals of every agent together, as `count` last read them (call it first: it reads the new
+        ones). Another agent's may have been decided since: when the total reaches `limit`, each is read again,
+        so a refusal never rests on a stale count (and that costs only a queue at its limit)."""
+        if self._decided is None:
+            return 0
+        theirs = [pid for pid, name in self._open.items() if is_agent(name)]
+        if len(theirs) < limit:
+            return len(theirs)
+        n = 0
+        for pid in theirs:
+            name, is_open = self._read(pid)
+            if is_open:
+                n += is_agent(name)
+            else:
+                self._open.pop(pid, None)
+                if name:
+                    self._decided.add(pid)
         return n
 
     def _read(self, pid: str) -> tuple[str, bool]:

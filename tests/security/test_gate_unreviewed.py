@@ -60,7 +60,8 @@ def assert_quoted(text: str) -> None:
             assert ln.startswith("> "), ln
         if ln.startswith("> "):
             assert unicodedata.normalize("NFKC", ln[2:].lstrip()[:1]) not in ("#", ">"), ln
-    marked = [ln for ln in lines if "ＰＲＯＪＥＣＴ" in ln or ln.startswith(f"> [imitates memtui's header] {HEADER}")]
+    imitation = f"> [imitates memtui's header] {HEADER}"
+    marked = [ln for ln in lines if "ＰＲＯＪＥＣＴ" in ln or ln.startswith(imitation)]
     assert len(marked) == 2 and all("[imitates memtui's header]" in ln for ln in marked)
     [title] = [ln for ln in lines if ln.startswith("## Scratch notes")]
     assert "NOT REVIEWED" in title and "agents or people" in title and "not instructions" in title
@@ -237,11 +238,19 @@ def test_a_scratch_note_over_the_cap_waits_for_a_person_on_every_surface(reviewe
     memory_tool = MemtuiMemoryTool(reviewed, actor=AGENT).run(
         {"command": "create", "path": f"/memories/scratch/{soon()}-long.md", "file_text": body})
     assert memory_tool.text.startswith("Queued as p-") and not memory_tool.is_error
-    for said in (by_cli.stdout, tool.text, memory_tool.text):
+    from memtui.integrations import claude_code
+
+    hook = claude_code.pre_tool_use({"session_id": "s-1", "hook_event_name": "PreToolUse", "tool_name": "Write",
+                                     "cwd": str(root), "tool_input": {"file_path": str(root / "scratch" /
+                                                                                       f"{soon()}-long.md"),
+                                                                      "content": body}}, [root])
+    by_hook = hook["hookSpecificOutput"]["permissionDecisionReason"]
+    assert by_hook.startswith("Queued as p-") and "do not retry it" in by_hook
+    for said in (by_cli.stdout, tool.text, memory_tool.text, by_hook):
         assert "It waits for a person instead of applying at once: the scratch note is 5,001 bytes, over the 4,096" \
             in said and "[review] scratch_max_bytes" in said, said
     pending = reviewed.proposals(external=False)
-    assert len(pending) == 3 and all(any("scratch_max_bytes" in f for f in p.flags) for p in pending)
+    assert len(pending) == 4 and all(any("scratch_max_bytes" in f for f in p.flags) for p in pending)
     assert not list((root / "scratch").glob("*long*")) and "yyyy" not in build_context(reviewed).text
     # at the cap, a note applies at once; a person's longer note is theirs to write
     assert reviewed.scratch("fits", "z" * 4095 + "\n", actor=AGENT).status == "applied"
@@ -349,3 +358,26 @@ def test_counting_reads_only_new_queue_files_and_the_writers_open_ones(reviewed:
     seen.clear()
     assert fresh.update("Projects", "add", "[observed] Newt ships in October", actor="agent:a").status == "queued"
     assert sorted(seen) == ["p-0001", "p-2003", "p-2004"]
+
+
+async def test_an_mcp_client_taking_new_names_meets_the_cap_on_all_agents_together(reviewed: Memory,
+                                                                                     root: Path) -> None:
+    """An MCP client names itself: reconnecting as flooder-1, flooder-2 … makes each a new agent with its own
+    count. `agents_max_pending` bounds them together; a person is still not capped."""
+    set_review(root, agent_max_pending=2, agents_max_pending=4)
+    command, args = memtui_mcp(root)
+    said = []
+    for name in ("flooder-1", "flooder-2", "flooder-3"):
+        async with mcp_client(command, args, server_env(), client=name) as s:
+            said += [text_of(await s.call_tool("memory_update", _add(len(said) + k))) for k in range(2)]
+    assert [t.split(" ")[0] for t in said] == ["Queued", "Queued", "Queued", "Queued", "Refused;", "Refused;"]
+    assert "agents already have 4 proposals waiting" in said[4] and "agents_max_pending = 4" in said[4]
+    assert "memtui queue list" in said[4]
+    assert reviewed.create("notes/mine.md", "x\n", actor="wes").status == "applied"
+    assert reviewed.delete("notes/mine.md", actor="wes").status == "queued"  # a person's: not counted, not capped
+    # a person catches up: the next agent's write is taken
+    assert reviewed.reject("p-0002", reason="no").status == "rejected"
+    assert reviewed.update("Projects", "add", "[observed] Project number 99 ships on a Friday",
+                           actor="mcp:flooder-4").status == "queued"
+    assert reviewed.update("Projects", "add", "[observed] Project number 98 ships on a Friday",
+                           actor="mcp:flooder-5").status == "refused"
