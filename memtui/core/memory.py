@@ -315,6 +315,9 @@ class Memory(MemoryReader):
             p.flags.append(over)
         decision = policy.decide(p.actor, p.file, p.section, p.action, fast_lane=fast and not over)
         if decision == "wait":
+            full = self._too_many_pending(p, policy)  # first outside the lock: a first count reads every queue file
+            if full:
+                return self._refuse(p, full)
             try:
                 # Numbered and saved under one hold of the lock: the number is kept from the next proposal only by
                 # `.seq` until its queue file stands, and an agent can reset `.seq` (to 0) meanwhile, so another

@@ -354,10 +354,11 @@ def test_counting_reads_only_new_queue_files_and_the_writers_open_ones(reviewed:
     seen = count_queue_loads(monkeypatch)
     fresh = Memory(root)
     assert fresh.update("Projects", "add", "[observed] Wasp ships in August", actor="agent:a").status == "queued"
-    assert sorted(seen) == ["p-0001", "p-2003"]  # agent:a's two open ones; not agent:b's, not the 2,000 decided
+    # agent:a's two open ones, not agent:b's, not the 2,000 decided; counted before the lock and again under it
+    assert sorted(seen) == ["p-0001", "p-0001", "p-2003", "p-2003"]
     seen.clear()
     assert fresh.update("Projects", "add", "[observed] Newt ships in October", actor="agent:a").status == "queued"
-    assert sorted(seen) == ["p-0001", "p-2003", "p-2004"]
+    assert sorted(set(seen)) == ["p-0001", "p-2003", "p-2004"] and len(seen) == 6
 
 
 async def test_an_mcp_client_taking_new_names_meets_the_cap_on_all_agents_together(reviewed: Memory,
