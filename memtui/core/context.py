@@ -17,7 +17,8 @@ or short-lived note applies at once): they are given as quoted data, never in th
 title says so, and every line of theirs is prefixed `> ` with its own start escaped (`\\#`, `\\>`) and an imitation
 of this context's header marked, so nothing an agent wrote can close the block, start a section ("## Preferences
 (always)") or pass for the header; MEMORY.md's sections are what was committed, which an agent's write reaches
-only through a person (or a rule the person wrote).
+only through a person (or a rule the person wrote). Each scratch note is named with its writer as the audit log's
+last records give it (a bounded read of its end).
 """
 
 from __future__ import annotations
@@ -333,16 +334,42 @@ def _parts(memory: Any, problems: list[str]) -> list[_Part]:
             parts.append(_Part(f"{rel} ({label})", f"## Log {day:%Y-%m-%d} ({label}) - {UNREVIEWED}", body,
                                f"read {rel}", newest_last=True, priority=prio))
     notes: list[str] = []
+    writers = _writers(memory, {rel for rel, _ in live}) if live else {}
     for rel, expires in live:
         body = [quoted(ln) for ln in texts.get(rel, "").splitlines() if ln.strip()]
         if body:
             when = datetime.fromtimestamp(expires / 1000).strftime("%Y-%m-%d %H:%M")
-            notes.append(f"Note {_name(rel)} (expires {when}):")  # memtui's line; the note's own lines are quoted
+            who = f"written by {writers[rel]}" if rel in writers else "its writer is not in the recent audit log"
+            # memtui's line; the note's own lines are quoted
+            notes.append(f"Note {_name(rel)} (expires {when}, {who}):")
             notes.extend(body)
     if notes:
         parts.append(_Part("scratch", f"## Scratch notes (short-lived) - {UNREVIEWED}", notes,
                            "read the files in scratch/", priority=20))
     return parts
+
+
+# The audit log's last records read for the scratch notes' writers: a live note was written within its time to
+# live, so it is near the end; the read is bounded (a folder's last 64 KB), whatever the log's size.
+WRITERS_BACKLOG = 500
+
+
+def _writers(memory: Any, rels: set[str]) -> dict[str, str]:
+    """Who wrote each of the scratch notes `rels`, from the audit log's last records (the latest applied write of
+    each), as a name that cannot start a line: cleaned as every actor is, and quoted when not plain."""
+    from memtui.core.actors import clean_actor
+
+    try:
+        records, _ = memory.store.audit_since(None, backlog=WRITERS_BACKLOG)
+    except Exception:  # the audit log is no part of the context: a store that cannot give it loses only the names
+        return {}
+    out: dict[str, str] = {}
+    for r in records:
+        rel, actor = r.get("file"), r.get("actor")
+        if r.get("status") == "applied" and rel in rels and isinstance(actor, str) and actor:
+            name = clean_actor(actor)
+            out[rel] = name if re.fullmatch(r"[A-Za-z0-9_.:@-]+", name) else json_name(name)
+    return out
 
 
 def _closing(memory: Any) -> str:
