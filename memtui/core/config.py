@@ -35,14 +35,15 @@ agents = ["agent*", "claude*", "assistant*", "mcp*", "bot*", "*-agent"]
 # An agent's scratch note applies at once only when it expires within this ("30m", "12h", "7d" or minutes).
 scratch_max_ttl = "7d"
 # What an agent may write unreviewed: a longer scratch note (bytes) or log line (characters) waits for a person;
-# one over 64 times the cap is refused.
-scratch_max_bytes = 4096
-log_line_max = 500
+# one over 64 times the cap is refused. (The defaults, shown commented out: a memtui older than these keys reads
+# a config that sets them as an error, and makes every agent write wait.)
+# scratch_max_bytes = 4096
+# log_line_max = 500
 # Proposals one agent may have waiting; past it, that agent's writes that would wait are refused until a person
 # catches up (`memtui queue list`). A person's own writes are never capped. agents_max_pending bounds all agents
 # together (an MCP client names itself, so one client can take many names).
-agent_max_pending = 200
-agents_max_pending = 2000
+# agent_max_pending = 200
+# agents_max_pending = 2000
 # Rules are read top to bottom; the first that matches decides "apply" (at once) or "wait" (for a person).
 # Each may name actor, file, section and action as globs. Built-in defaults follow the rules listed here:
 # deletes and renames wait; a person's writes apply; an agent's appends of log lines to today's daily log and

@@ -104,8 +104,9 @@ def set_review(root: Path, **values: int) -> None:
     path = root / ".memtui" / "config.toml"
     text = path.read_text()
     for key, value in values.items():
-        assert f"\n{key} = " in text, key
-        head, _, rest = text.partition(f"\n{key} = ")
+        line = f"\n{key} = " if f"\n{key} = " in text else f"\n# {key} = "  # the template shows each, commented
+        assert line in text, key
+        head, _, rest = text.partition(line)
         text = f"{head}\n{key} = {value}\n{rest.partition(chr(10))[2]}"
     path.write_text(text)
     subprocess.run(["git", "-C", str(root), "commit", "-q", "-m", "review caps", ".memtui/config.toml"], check=True)
@@ -293,6 +294,19 @@ def test_the_caps_are_read_from_review_and_a_bad_one_fails_closed(reviewed: Memo
     mem = Memory(root)
     assert "[review] scratch_max_bytes must be at least 1" in (mem.config.error or "")
     assert mem.scratch("c", "short\n", actor=AGENT).status == "queued"  # fail closed: every agent write waits
+
+
+def test_the_templates_shown_defaults_are_the_ones_in_effect(root: Path) -> None:
+    from memtui.core.config import CONFIG_TEMPLATE, load_config
+
+    text = CONFIG_TEMPLATE.format(model="m")
+    uncommented = "\n".join(ln.removeprefix("# ") if ln.startswith("# ") and "_max" in ln and " = " in ln else ln
+                            for ln in text.splitlines())
+    shown, default = load_config(uncommented), load_config(text)
+    assert shown.error is None and shown.policy == default.policy
+    assert (shown.raw["review"]["scratch_max_bytes"], shown.raw["review"]["log_line_max"],
+            shown.raw["review"]["agent_max_pending"], shown.raw["review"]["agents_max_pending"]) == (4096, 500, 200,
+                                                                                                     2000)
 
 
 # 3. a per-agent cap on pending proposals ---------------------------------------------------------------------------
