@@ -154,8 +154,11 @@ class Memory(MemoryReader):
         """Append ``- HH:MM [tag] text`` to today's daily log."""
         now = clock.now()
         rel = f"{self.log_dir()}/{now:%Y-%m-%d}.md"
-        far = self._far_over_cap(self._draft(actor, rel, "append", content=text), self.config.policy)
-        if far:  # before the text is cleaned: that scan of 40 MB costs seconds, for a line that cannot pass
+        # Before the text is cleaned: that scan of 40 MB costs seconds, for a line that cannot pass. (A shorter one
+        # costs little to clean, and `submit` refuses it all the same: the config is not read twice for it.)
+        far = len(text) > 32_000 and self._far_over_cap(self._draft(actor, rel, "append", content=text),
+                                                         self.config.policy)
+        if far:
             return self._refuse(self._draft(actor, rel, "append", content=text), far)
         try:
             body = update.clean_entry_text(text)
@@ -618,8 +621,9 @@ class Memory(MemoryReader):
                 f"person. Nothing was written; {instead.format(cap=cap)}")
 
     def _too_many_pending(self, p: Proposal, policy: ReviewPolicy) -> str | None:
-        """The refusal of an agent's write that would queue one proposal more than `[review] agent_max_pending`;
-        a person's writes are never capped. Counted by `memtui.core.pending` (the queue files that changed)."""
+        """The refusal of an agent's write that would queue one proposal more than `[review] agent_max_pending` (its
+        own) or `agents_max_pending` (all agents'); a person's writes are never capped. Counted by
+        `memtui.core.pending`, which reads only new queue files and the writer's open ones."""
         if not policy.is_agent(p.actor):
             return None
         if self._pending is None:
