@@ -635,10 +635,10 @@ class Memory(MemoryReader):
             together = self._pending.agents_open(policy.is_agent, policy.agents_max_pending)
             if together < policy.agents_max_pending:
                 return None
-            return (f"agents already have {together:,} proposals waiting for a person, the most all agents together "
-                    f"may have ([review] agents_max_pending = {policy.agents_max_pending:,}); a person must catch up "
-                    "first (`memtui queue list`, then approve or reject). Nothing was written; try again once they "
-                    "have")
+            return (f"agents already have {together:,} or more proposals waiting for a person, the most all agents "
+                    f"together may have ([review] agents_max_pending = {policy.agents_max_pending:,}); a person must "
+                    "catch up first (`memtui queue list`, then approve or reject). Nothing was written; try again "
+                    "once they have")
         return (f"{p.actor} already has {n:,} proposals waiting for a person, the most an agent may have "
                 f"([review] agent_max_pending = {policy.agent_max_pending:,}); a person must catch up first "
                 "(`memtui queue list`, then approve or reject). Nothing was written; try again once they have")

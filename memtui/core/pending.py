@@ -82,6 +82,8 @@ class PendingCounter:
             name, is_open = self._read(pid)
             if is_open:
                 n += is_agent(name)
+                if n >= limit:  # enough to refuse: a flooded queue costs `limit` reads, not one per proposal
+                    return n
             else:
                 self._open.pop(pid, None)
                 if name:
