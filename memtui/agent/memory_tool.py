@@ -32,7 +32,7 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from memtui.core.memory import Memory
+from memtui.core.memory import QUEUED_MESSAGE, Memory
 from memtui.core.paths import PathRefused
 from memtui.core.proposals import WriteResult
 from memtui.core.store import StoreError
@@ -390,6 +390,9 @@ class MemtuiMemoryTool(BetaAbstractMemoryTool):
         ids = ", ".join(r.id or "?" for r in results if r.status == "queued")
         text = (f"Queued as {ids} for review; not in memory yet: {what} once a person approves it (they may also "
                 "revise or reject it).")
+        # Why a write that would have applied at once waits (a scratch note over its size cap), as its result says.
+        text += "".join(" " + r.message.removesuffix(QUEUED_MESSAGE).strip() for r in results
+                        if r.status == "queued" and r.message != QUEUED_MESSAGE)
         diffs = [r.diff for r in results if r.diff]
         return "\n".join([text, *diffs]).rstrip("\n")
 

@@ -1681,9 +1681,13 @@ class FolderStore(Store):
             return None
 
     def queue_ids(self) -> list[str]:
-        if not self.queue_dir.exists():
+        # Names only (a glob made a Path of each: 0.5 s for 100,000 queue files, listing them 0.05 s); dot files
+        # (`.seq`, a temp file) are not proposals, as the glob had it.
+        try:
+            names = os.listdir(self.queue_dir)
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted(p.stem for p in self.queue_dir.glob("*.json"))
+        return sorted(n[:-5] for n in names if n.endswith(".json") and not n.startswith("."))
 
     def queue_stamps(self) -> dict[str, tuple[int, ...]]:
         """Each queue file's (inode, size, mtime, ctime), as `queue_load` would read it (through a link). Queue

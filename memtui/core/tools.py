@@ -94,7 +94,8 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
     {
         "name": "memory_log",
         "description": (
-            "Append one line to today's daily log: what happened, what you did, running context. Applied at once."
+            "Append one line to today's daily log: what happened, what you did, running context. Applied at once "
+            "when short (a line over 500 characters, or the memory's [review] log_line_max, waits for review)."
         ),
         "input_schema": {
             "type": "object",
@@ -106,8 +107,9 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
     {
         "name": "memory_scratch",
         "description": (
-            "Write a short-lived note (work in progress) that expires after ttl_minutes. Applied at once; never "
-            "use it for durable facts."
+            "Write a short-lived note (work in progress) that expires after ttl_minutes. Applied at once when "
+            "short (a note over 4 KB, or the memory's [review] scratch_max_bytes, waits for review); never use it "
+            "for durable facts."
         ),
         "input_schema": {
             "type": "object",
