@@ -155,7 +155,8 @@ class Memory(MemoryReader):
         try:
             body = update.clean_entry_text(text)
         except Refused as exc:
-            return self._refuse(self._draft(actor, rel, "append"), exc.message)
+            # The refused line is kept with the refusal (its hidden characters too): in the audit log, not lost.
+            return self._refuse(self._draft(actor, rel, "append", content=text), exc.message)
         line = f"- {now:%H:%M} " + (f"[{tag}] " if tag else "") + body
         return self.submit(self._draft(actor, rel, "append", content=line, origin=origin, session=session),
                            user_words=user_words)
