@@ -159,6 +159,33 @@ async def test_mcp_refuses_each_character_in_memory_update_and_memory_log(root: 
     assert refused[-1]["content"] == "Deployed the API" + SMUGGLED, "the log line is kept with its refusal"
 
 
+@pytest.mark.parametrize("c", HIDDEN.values(), ids=IDS)
+def test_the_chats_tools_refuse_it_in_entries_and_strip_it_from_scratch_and_edits(mem: Memory, root: Path,
+                                                                                 c: str) -> None:
+    """The embedded agent's tools (memtui/core/tools.py): a scratch note applies at once, so what is stripped from
+    it is stripped before it is on disk."""
+    from memtui.core.tools import run_tool
+
+    before = (root / "MEMORY.md").read_bytes()
+    for name, args in (("memory_update", {"section": "Preferences", "action": "add",
+                                          "entry": f"[stated] Prefers dark{c} mode"}),
+                       ("memory_log", {"text": f"Deployed{c} the API"})):
+        out = run_tool(mem, name, args, AGENT)
+        assert out.is_error and out.text.startswith("Refused; nothing was written") and cp(c) in out.text, out.text
+    scratch = run_tool(mem, "memory_scratch", {"name": "plan", "body": f"Try the dark{c} theme{SMUGGLED}"}, AGENT)
+    assert not scratch.is_error and scratch.result is not None and scratch.result.status == "applied", scratch.text
+    assert any(cp(c) in f and "U+E0049" in f for f in scratch.result.flags), scratch.result.flags
+    [note] = (root / "scratch").glob("*-plan.md")
+    assert note.read_text() == "Try the dark theme\n"
+    edit = run_tool(mem, "memory_edit", {"path": "MEMORY.md", "old": "## Preferences\n",
+                                         "new": f"## Preferences\n\n- [stated] Prefers dark{c} mode (2026-08-20)\n"},
+                    AGENT)
+    assert not edit.is_error and edit.result is not None and edit.result.status == "queued", edit.text
+    assert any(cp(c) in f for f in edit.result.flags)
+    assert c not in (mem.get(edit.result.id).content or "")
+    assert (root / "MEMORY.md").read_bytes() == before
+
+
 # stripped and flagged in file-level writes ------------------------------------------------------------------------
 @pytest.mark.parametrize("c", HIDDEN.values(), ids=IDS)
 def test_the_memory_tool_strips_and_flags_it_in_create_and_str_replace(mem: Memory, root: Path, c: str) -> None:
@@ -257,6 +284,16 @@ def test_context_and_the_session_start_hook_never_carry_a_hidden_character(mem: 
         assert not raw_hidden(text), f"{what} carries {raw_hidden(text)}"
     for what in ("build_context", "context", "additionalContext", "context --json text"):
         assert "Prefers dark mode⟨U+E0049⟩⟨U+E0067⟩" in outs[what], f"{what} drops it unsaid"
+
+
+def test_memory_read_gives_the_agent_hidden_text_named_not_raw(mem: Memory, root: Path) -> None:
+    """The chat's and MCP's memory_read: a file edited past memtui reaches the agent as context does, drawn."""
+    from memtui.core.tools import run_tool
+
+    smuggle_past_memtui(root)
+    out = run_tool(mem, "memory_read", {"path": "MEMORY.md", "section": "Preferences"}, AGENT)
+    assert not out.is_error and not raw_hidden(out.text), out.text
+    assert "Prefers dark mode⟨U+E0049⟩⟨U+E0067⟩" in out.text
 
 
 def test_a_trailing_space_or_hidden_character_in_a_name_is_drawn_and_a_refused_name_is_rejected(
