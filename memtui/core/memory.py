@@ -154,6 +154,8 @@ class Memory(MemoryReader):
         rel = f"{self.log_dir()}/{now:%Y-%m-%d}.md"
         try:
             body = update.clean_entry_text(text)
+            if tag:
+                update.clean_entry_text(tag)  # written into the line too: `[observed⟨U+E0049⟩…]` is hidden text
         except Refused as exc:
             # The refused line is kept with the refusal (its hidden characters too): in the audit log, not lost.
             return self._refuse(self._draft(actor, rel, "append", content=text), exc.message)

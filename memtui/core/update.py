@@ -156,6 +156,8 @@ def _new_line(
     if not body:
         raise Refused("the entry has a tag but no text: send the fact itself")
     line_body = format_body(tag, body, date or today, inline_source or source)
+    if source and not inline_source:
+        clean_entry_text(line_body)  # the source given beside the entry is written into the line too
     if len(line_body) > spec.entry_max:
         raise Refused(
             f"the entry is {len(line_body)} characters, over entry-max {spec.entry_max}: shorten it to one fact "

@@ -286,6 +286,16 @@ def test_context_and_the_session_start_hook_never_carry_a_hidden_character(mem: 
         assert "Prefers dark mode⟨U+E0049⟩⟨U+E0067⟩" in outs[what], f"{what} drops it unsaid"
 
 
+def test_a_source_or_a_log_lines_tag_cannot_carry_it_either(mem: Memory, root: Path) -> None:
+    """What is written into the line besides the entry's text: the source after the date, the log line's tag."""
+    before = (root / "MEMORY.md").read_bytes()
+    res = mem.update("Preferences", "add", "[stated] Prefers dark mode", source="meeting" + SMUGGLED, actor=AGENT)
+    assert res.status == "refused" and "U+E0049" in res.message
+    res = mem.log("Deployed the API", tag="observed" + SMUGGLED, actor=AGENT)
+    assert res.status == "refused" and "U+E0049" in res.message
+    assert (root / "MEMORY.md").read_bytes() == before and not (root / "log" / f"{TODAY}.md").exists()
+
+
 def test_memory_read_gives_the_agent_hidden_text_named_not_raw(mem: Memory, root: Path) -> None:
     """The chat's and MCP's memory_read: a file edited past memtui reaches the agent as context does, drawn."""
     from memtui.core.tools import run_tool
