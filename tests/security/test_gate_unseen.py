@@ -260,6 +260,8 @@ def test_queue_list_and_show_name_each_hidden_character_and_json_keeps_the_text(
         assert not raw_hidden(out.stdout + out.stderr), f"`memtui {' '.join(args)}` hides text"
     shown = cli(root, "queue", "show", x.id).stdout
     assert "+- [stated] Prefers dark mode⟨U+E0049⟩⟨U+E0067⟩⟨U+E006E⟩" in shown, shown
+    [flag] = x.flags
+    assert f"adds {len(SMUGGLED)} invisible" in flag and "U+E0049" in flag and f"flag: {flag}" in shown
     as_json = cli(root, "queue", "show", x.id, "--json").stdout
     assert not raw_hidden(as_json), "JSON is printed to a terminal too: escaped, not raw"
     assert SMUGGLED in json.loads(as_json)["diff"], "the JSON is the same JSON to a parser"
