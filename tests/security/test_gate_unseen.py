@@ -30,6 +30,7 @@ import pytest
 from memtui.core.context import build_context
 from memtui.core.memory import Memory
 from memtui.core.visible import hidden, reveal, shown_name, strip_hidden, visible
+from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
 TODAY = "2026-08-20"
 AGENT = "agent:claude"
@@ -385,3 +386,36 @@ def test_an_emoji_family_is_refused_for_its_joiners_and_the_message_says_what_to
     assert "U+200D" in exc.value.message and "send it as plain visible text" in exc.value.message
     with pytest.raises(Refused, match=r"U\+FE0F"):
         clean_entry_text("[stated] Loves tea ❤\ufe0f\ufe0f")  # a second selector is not a presentation
+
+
+# a Redis memory ---------------------------------------------------------------------------------------------
+def test_a_redis_memory_refuses_strips_flags_and_draws_it_the_same(redis_url: str) -> None:
+    """The same write path on a Redis store, and another client's raw SET, which is an external change there."""
+    from memtui.core.redis_store import RedisStore
+    from memtui.core.stores import init_store
+
+    store = RedisStore(redis_url)
+    init_store(store, author="wes")
+    rmem = Memory(store)
+    before = store.read("MEMORY.md")
+    for c in HIDDEN.values():
+        res = rmem.update("Preferences", "add", f"[stated] Prefers dark{c} mode", actor=AGENT)
+        assert res.status == "refused" and cp(c) in res.message, res.message
+        assert rmem.log(f"Deployed{c} the API", actor=AGENT).status == "refused"
+    note = rmem.scratch("plan", "Try the dark theme" + SMUGGLED, actor=AGENT)
+    assert note.status == "applied" and any("U+E0049" in f for f in note.flags)
+    assert store.read(note.file) == b"Try the dark theme\n"
+    refused = [a for a in store.audit_records() if a["status"] == "refused"]
+    assert len(refused) == 2 * len(HIDDEN) and refused[0]["entry"] == f"[stated] Prefers dark{HIDDEN['tag-I']} mode"
+    assert store.read("MEMORY.md") == before
+
+    store.client.set(store.key("MEMORY.md"), before.replace(
+        b"## Preferences\n", f"## Preferences\n\n- [stated] Prefers dark mode{SMUGGLED}\n".encode(), 1))
+    [x] = [p for p in rmem.proposals() if p.file == "MEMORY.md"]
+    assert x.external and any("U+E0049" in f for f in x.flags)
+    shown = subprocess.run([sys.executable, "-m", "memtui", "queue", "show", x.id, "--store", redis_url],
+                           capture_output=True, text=True, timeout=60, env={**os.environ, "MEMTUI_USER": "wes"})
+    assert shown.returncode == 0 and "Prefers dark mode⟨U+E0049⟩" in shown.stdout and not raw_hidden(shown.stdout)
+    context = subprocess.run([sys.executable, "-m", "memtui", "context", "--store", redis_url], capture_output=True,
+                             text=True, timeout=60, env={**os.environ, "MEMTUI_USER": "wes"})
+    assert context.returncode == 0 and not raw_hidden(context.stdout), "context hands a hidden character on"
