@@ -354,6 +354,9 @@ async def test_the_review_panel_and_tree_draw_hidden_text_and_names_that_look_al
         assert not any(0xE0000 <= ord(c) <= 0xE0FFF for c in screen), "the screen draws a tag character raw"
         labels = [str(node.label) for node in app.query_one("#tree").root.children]
         assert {"MEMORY.md", "MEMORY⟨U+00A0⟩.md", "log", "log⟨U+0020⟩"} <= set(labels), labels
+        app.open_file("log /2026-08-20.md")
+        await wait_for(pilot, lambda: any(t.title == "log⟨U+0020⟩/2026-08-20.md" for t in app.main.strip.tabs),
+                       timeout=10, what="the file's tab, its name drawn")
 
 
 # no false alarm -------------------------------------------------------------------------------------------------
