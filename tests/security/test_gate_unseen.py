@@ -422,3 +422,17 @@ def test_a_redis_memory_refuses_strips_flags_and_draws_it_the_same(redis_url: st
     context = subprocess.run([sys.executable, "-m", "memtui", "context", "--store", redis_url], capture_output=True,
                              text=True, timeout=60, env={**os.environ, "MEMTUI_USER": "wes"})
     assert context.returncode == 0 and not raw_hidden(context.stdout), "context hands a hidden character on"
+
+
+@pytest.mark.parametrize("c", [HIDDEN[k] for k in ("tag-I", "vs16-after-letter", "braille-blank", "hangul-filler",
+                                                    "reserved-2065", "supplementary-private-use", "unassigned-bmp")])
+def test_a_path_holding_it_is_refused_by_the_memory_tool_and_the_cli(mem: Memory, root: Path, c: str) -> None:
+    """File names share the one definition (memtui/core/paths.py), so `notes\\u2800.md` cannot pass for notes.md."""
+    from memtui.agent.memory_tool import MemtuiMemoryTool
+
+    made = MemtuiMemoryTool(mem, actor=AGENT).run({"command": "create", "path": f"/memories/notes{c}.md",
+                                                   "file_text": "# Notes\n"})
+    assert made.is_error and cp(c) in made.text, made.text
+    out = cli(root, "update", "Facts", "add", "[stated] Ships on Fridays", "--file", f"notes{c}.md")
+    assert out.returncode != 0 and cp(c) in out.stdout + out.stderr and not raw_hidden(out.stdout + out.stderr)
+    assert not mem.proposals(external=False) and not list(root.glob("notes*"))
