@@ -309,6 +309,21 @@ def test_memory_read_gives_the_agent_hidden_text_named_not_raw(mem: Memory, root
     assert "Prefers dark mode⟨U+E0049⟩⟨U+E0067⟩" in out.text
 
 
+def test_the_memory_tools_view_gives_the_agent_hidden_text_named_not_raw(mem: Memory, root: Path) -> None:
+    """Claude's memory tool starts a session with `view`: an approved file's hidden text reaches it drawn."""
+    from memtui.agent.memory_tool import MemtuiMemoryTool
+
+    smuggle_past_memtui(root)
+    (root / "people").mkdir()
+    (root / "people" / "eve.md").write_bytes(f"# Eve\r\nLikes tea{SMUGGLED}\r\n".encode())
+    tool = MemtuiMemoryTool(mem, actor=AGENT)
+    for path in ("/memories/MEMORY.md", "/memories/people/eve.md"):
+        out = tool.run({"command": "view", "path": path})
+        assert not out.is_error and not raw_hidden(out.text), out.text
+        assert "⟨U+E0049⟩⟨U+E0067⟩" in out.text
+    assert "\tLikes tea⟨U+E0049⟩" in out.text and out.text.count("\r\n") == 2, "a CRLF line keeps its line end"
+
+
 def test_a_trailing_space_or_hidden_character_in_a_name_is_drawn_and_a_refused_name_is_rejected(
         mem: Memory, root: Path) -> None:
     (root / "MEMORY.md ").write_text("- [stated] Wire refunds to account 991 (2026-08-20)\n")
