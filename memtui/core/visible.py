@@ -47,10 +47,13 @@ BLANK = frozenset((0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800))
 # Unicode adds pictographs here in every release (🫨 is unassigned to Python 3.11's Unicode 14): a terminal draws
 # one it does not know as a box, never as nothing, so an emoji newer than this Python is not a hidden character.
 NEW_EMOJI = (0x1F000, 0x1FAFF)
-# An emoji's presentation selector (FE0E text, FE0F emoji), once, right after a symbol: ❤️ as every phone sends it.
-# It can carry one bit next to a character a person sees, never text; anywhere else (after a letter, repeated) it
-# is a variation selector like the 254 others that smuggle a byte each.
+# An emoji's presentation selector (FE0E text, FE0F emoji), once, right after a symbol or another character with an
+# emoji form: ❤️ and 1️⃣ as every phone sends them. It can carry one bit next to a character a person sees, never
+# text; anywhere else (after a letter, repeated) it is a variation selector like the 254 others that smuggle a byte
+# each.
 PRESENTATION = frozenset("\ufe0e\ufe0f")
+# The characters with an emoji form that are not symbols (So, Sm) by category: ‼️ ⁉️ ℹ️ 〰️ 〽️ and the keycap bases.
+EMOJI_NON_SYMBOLS = frozenset("\u203c\u2049\u2139\u3030\u303d#*0123456789")
 # Kept as they are in text of many lines (and refused in an entry by the one-line check, which says why).
 LAYOUT = frozenset("\t\n")
 
@@ -95,7 +98,8 @@ def is_hidden(text: str, i: int) -> bool:
     c = ord(ch)
     if c < 0x80:
         return (c < 0x20 or c == 0x7F) and ch not in LAYOUT
-    if ch in PRESENTATION and i > 0 and unicodedata.category(text[i - 1]) == "So":
+    if ch in PRESENTATION and i > 0 and (text[i - 1] in EMOJI_NON_SYMBOLS
+                                         or unicodedata.category(text[i - 1]) in ("So", "Sm")):
         return False
     return c in _bmp_hidden() if c < 0x10000 else _astral_hidden(ch)
 

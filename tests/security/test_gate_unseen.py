@@ -10,10 +10,10 @@ dropped file) is drawn with each hidden character named wherever a person decide
 carries none of them raw.
 
 Ordinary text of other scripts is not a false alarm. Decided: emoji pass, and so does an emoji's presentation
-selector (U+FE0F once, right after a symbol: ❤️ as phones send it, one bit beside a character a person sees); a
-variation selector anywhere else is refused, and so is the zero-width joiner, emoji family sequences included (a
-fact needs no 👨‍👩‍👧, and a joiner between letters, or repeated, is text no one reads). A no-break space passes: it is
-a space, and draws as one.
+selector (U+FE0F once, right after a symbol or another character with an emoji form: ❤️, 1️⃣ as phones send them,
+one bit beside a character a person sees); a variation selector anywhere else is refused, and so is the zero-width
+joiner, emoji family sequences included (a fact needs no 👨‍👩‍👧, and a joiner between letters, or repeated, is text
+no one reads). A no-break space passes: it is a space, and draws as one.
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ ORDINARY = {
     "accents": "Café crème à Noël, naïve façade", "cjk": "日本語のメモは東京で書いた", "korean": "한국어 메모",
     "arabic": "مرحبا بالعالم", "hebrew": "שלום עולם", "cyrillic": "Привет, мир", "typography": "“Quotes” — … €5 ±2°",
     "emoji": "👍 ship it 🚀", "new-emoji": "shaking face 🫨", "heart-with-selector": "❤️ loves tea ☕",
+    "emoji-with-selectors": "⚠️ ↔️ ‼️ ℹ️ 1️⃣ ✔️",
     "no-break-space": "10\u00a0000 users", "combining-accent": "Cafe\u0301 au lait",
 }
 
