@@ -38,6 +38,7 @@ from memtui.core.proposals import WriteResult
 from memtui.core.store import StoreError
 from memtui.core.tools import ToolOutcome
 from memtui.core.update import Refused
+from memtui.core.visible import hidden, reveal
 
 ROOT = "/memories"
 MAX_LINES = 999_999
@@ -406,7 +407,16 @@ def _lines(content: str) -> list[str]:
 
 
 def _numbered(line: str, n: int) -> str:
-    return f"{n:>{LINE_WIDTH}}\t{line}"
+    return f"{n:>{LINE_WIDTH}}\t{_drawn(line)}"
+
+
+def _drawn(line: str) -> str:
+    """A line as the agent may read it: as the reference shows it (a CRLF line keeps its carriage return), but a
+    character a person cannot see named (⟨U+E0049⟩), as `memtui context` hands memory on, never raw."""
+    if line.isascii() and line.isprintable():
+        return line
+    body, cr = (line[:-1], "\r") if line.endswith("\r") else (line, "")
+    return (reveal(body) if hidden(body) else body) + cr
 
 
 def _human(size: int) -> str:

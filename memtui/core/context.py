@@ -34,6 +34,7 @@ from memtui.core import clock
 from memtui.core.document import Document
 from memtui.core.reading import MEMORY_FILE, MemoryReader
 from memtui.core.record import Record
+from memtui.core.visible import reveal
 
 HEADER = "PROJECT MEMORY - honor these facts and preferences"
 DEFAULT_BUDGET = 1000
@@ -179,7 +180,10 @@ def build_context(memory: MemoryReader, budget: int = DEFAULT_BUDGET) -> Context
     if extra:
         lines.append(extra)
     lines.append(closing)
-    text = "\n".join(lines) + "\n"
+    # What the next session receives carries no hidden text: a character a person cannot see is drawn, as the review
+    # showed it (`⟨U+E0041⟩`), never handed on raw (a model reads tag characters as the ASCII they shadow) nor
+    # dropped unsaid (then nothing in the pack would say the approved text held more than it showed).
+    text = reveal("\n".join(lines) + "\n")
     left = [{"part": p.name, "left_out": p.left_out, "unit": p.unit, "where": p.where} for p in parts if p.left_out]
     tokens = count_tokens(text)
     return ContextPack(text, tokens, budget, left, over_budget=tokens > budget, problems=problems)

@@ -29,6 +29,7 @@ from memtui.core.proposals import (
 from memtui.core.reading import MEMORY_FILE, MemoryReader, ascii_digits, decoded
 from memtui.core.store import ExternalChange, StaleWrite, Store, StoreError, content_hash
 from memtui.core.update import Refused
+from memtui.core.visible import code_points, hidden
 
 if TYPE_CHECKING:
     from memtui.core.changes import Callback, Changes
@@ -162,8 +163,11 @@ class Memory(MemoryReader):
             return self._refuse(self._draft(actor, rel, "append", content=text), far)
         try:
             body = update.clean_entry_text(text)
+            if tag:
+                update.clean_entry_text(tag)  # written into the line too: `[observed⟨U+E0049⟩…]` is hidden text
         except Refused as exc:
-            return self._refuse(self._draft(actor, rel, "append"), exc.message)
+            # The refused line is kept with the refusal (its hidden characters too): in the audit log, not lost.
+            return self._refuse(self._draft(actor, rel, "append", content=text), exc.message)
         line = f"- {now:%H:%M} " + (f"[{tag}] " if tag else "") + body
         return self.submit(self._draft(actor, rel, "append", content=line, origin=origin, session=session),
                            user_words=user_words)
@@ -931,5 +935,15 @@ def _external_proposal(ch: ExternalChange, diffs: dict[tuple[str, str, str], str
             diffs[(ch.path, before, after)] = diff
     return Proposal(
         id=external_id(ch.path), created=clock.now().isoformat(timespec="seconds"), actor="external",
-        file=ch.path, action=ch.kind, base_hash=before, after_hash=after, diff=diff,
+        file=ch.path, action=ch.kind, base_hash=before, after_hash=after, diff=diff, flags=_hidden_flags(diff),
     )
+
+
+def _hidden_flags(diff: str) -> list[str]:
+    """A flag for characters a person cannot see on the lines an external change adds: the diff names each
+    (⟨U+E0049⟩), and the flag says so before the person reads that far."""
+    found = [c for line in diff.splitlines()[2:] if line.startswith("+") for c in hidden(line[1:])]
+    if not found:
+        return []
+    return [f"adds {len(found)} invisible or control character(s) ({code_points(found)}), drawn as ⟨U+…⟩ in the "
+            "diff: text a reader does not see; reject it unless you know why they are there"]

@@ -16,6 +16,7 @@ from memtui.core.memory import Memory
 from memtui.core.paths import PathRefused
 from memtui.core.proposals import WriteResult
 from memtui.core.update import Refused
+from memtui.core.visible import reveal
 
 # A file read is bounded so one call cannot flood the context; the model narrows with `section` or search.
 READ_MAX_LINES = 400
@@ -257,7 +258,8 @@ def _read(memory: Memory, args: dict[str, Any], caller: Caller) -> ToolOutcome:
         start, end = (sec.heading if sec.heading is not None else sec.start), sec.end
     shown_end = min(end, start + READ_MAX_LINES)
     width = len(str(shown_end))
-    lines = [f"{i + 1:>{width}}  {doc.lines[i]}".rstrip() for i in range(start, shown_end)]
+    # Drawn as context draws it: a hidden character reaches the agent named (⟨U+E0049⟩), never raw.
+    lines = [f"{i + 1:>{width}}  {reveal(doc.lines[i].rstrip())}".rstrip() for i in range(start, shown_end)]
     head = f"{path}" + (f" § {section}" if section else "") + f" (lines {start + 1}-{shown_end} of {len(doc.lines)})"
     if shown_end < end:
         lines.append(f"… {end - shown_end} more lines; read one section, or use memory_search")
