@@ -581,7 +581,7 @@ def _check_queue(memory: Memory, report: DoctorReport, fix: bool, records: list[
             if fix:
                 p.status, p.decided_by, p.commit = r["status"], r.get("decided_by"), r.get("commit")
                 p.decided_at = r.get("ts")
-                store.queue_save(pid, p.to_json())
+                store.queue_save(pid, p.sealed_json())
                 f.fixed = True
             report.findings.append(f)
 
@@ -661,6 +661,6 @@ def _check_unaudited_commits(memory: Memory, report: DoctorReport, fix: bool, re
             store.audit_append(record)
             if p is not None and p.open:
                 p.status, p.decided_by, p.commit = APPLIED, record["decided_by"], sha
-                store.queue_save(pid, p.to_json())
+                store.queue_save(pid, p.sealed_json())
             f.fixed = True
         report.findings.append(f)

@@ -24,7 +24,7 @@ from memtui.core.own_writes import emits_change
 from memtui.core.patches import unified_diff
 from memtui.core.paths import PathRefused
 from memtui.core.proposals import (
-    APPLIED, CONFLICT, EXTERNAL_PREFIX, REJECTED, Proposal, WriteResult,
+    APPLIED, CHANGED_SINCE_SEEN, CONFLICT, EXTERNAL_PREFIX, REJECTED, Proposal, WriteResult, unsealed_reason,
 )
 from memtui.core.reading import MEMORY_FILE, MemoryReader, ascii_digits, decoded
 from memtui.core.store import ExternalChange, StaleWrite, Store, StoreError, content_hash
@@ -296,7 +296,7 @@ class Memory(MemoryReader):
             with self.store.numbering():  # numbered and saved under one hold (see the queueing below)
                 if not held.proposal.id:
                     held.proposal.id = f"p-{self.store.next_proposal_number():04d}"
-                self.store.queue_save(held.proposal.id, held.proposal.to_json())
+                self.store.queue_save(held.proposal.id, held.proposal.sealed_json())
             return held.result()
         decision = policy.decide(p.actor, p.file, p.section, p.action,
                                  fast_lane=self._fast_lane(p, before, outcome, policy))
@@ -307,7 +307,7 @@ class Memory(MemoryReader):
                 # writer's probe would find the number free and save its proposal over this one.
                 with self.store.numbering():
                     p.id = f"p-{self.store.next_proposal_number():04d}"
-                    self.store.queue_save(p.id, p.to_json())
+                    self.store.queue_save(p.id, p.sealed_json())
             except (OSError, StoreError) as exc:
                 p.id = ""
                 return self._refuse(p, f"could not queue the proposal: {exc}; nothing was written")
@@ -319,8 +319,11 @@ class Memory(MemoryReader):
     # deciding ---------------------------------------------------------------------------------------------
     def proposals(self, *, include_decided: bool = False, external: bool = True) -> list[Proposal]:
         """Pending (and conflicting) proposals, oldest first, then external changes."""
+        from memtui.core.seal import verifier
+
         out = []
         self.queue_problems = []
+        check = verifier()
         stamps = None if include_decided else self.store.queue_stamps()
         for pid in sorted(stamps) if stamps is not None else self.store.queue_ids():
             stamp = stamps.get(pid) if stamps is not None else None
@@ -338,6 +341,14 @@ class Memory(MemoryReader):
             if pid.startswith(EXTERNAL_PREFIX):  # memtui never queues one: it would pass for the external change
                 self.queue_problems.append(f"{pid}: a queue file with an external change's kind of id (memtui "
                                            "queues p-…); skipped")
+                continue
+            foreign = unsealed_reason(data or b"", check)
+            if foreign is not None and (p.open or include_decided):
+                # Not memtui's proposal: never listed as one, so never approved as one (`memtui queue show`
+                # still reads it, and a person may reject it).
+                self.queue_problems.append(f"{pid}: {foreign}; not listed and cannot be approved. Read it with "
+                                           f"`memtui queue show {pid}`; reject it, and have it proposed again if "
+                                           "it is wanted")
                 continue
             if include_decided or p.open:
                 out.append(_shown(p))
@@ -384,29 +395,41 @@ class Memory(MemoryReader):
         if data is None:
             raise NotFound(f"no proposal {pid}; `memtui queue list` shows what is pending")
         try:
-            return _shown(Proposal.from_json(data))
+            p = _shown(Proposal.from_json(data))
         except (ValueError, TypeError, json.JSONDecodeError):
             raise NotFound(f"proposal {pid} is unreadable (half-written or corrupt); `memtui doctor` repairs it")
+        if p.id != pid:
+            raise NotFound(f"proposal {pid}'s queue file names another id ({p.id!r}); it is not {pid}")
+        p.foreign = unsealed_reason(data)
+        return p
 
     @emits_change
     def approve(
         self, pid: str, *, by: str | None = None, entry: str | None = None, section: str | None = None,
-        tag: str | None = None, expect: str | None = None,
+        tag: str | None = None, expect: str | None = None, seen: str | None = None,
     ) -> WriteResult:
         """Apply a pending proposal (revised first when entry, section or tag are given). Only a person decides:
-        an agent's approval is refused. `expect` (an external change's `content_hash` as the person was shown
-        it) refuses the approval if the file has changed again since."""
+        an agent's approval is refused, and so is a proposal whose queue file memtui did not seal. `expect` (an
+        external change's `content_hash` as the person was shown it) refuses the approval if the file has changed
+        again since; `seen` (the `Proposal.digest` of the proposal as the person was shown it) refuses it if the
+        proposal is not that one any more."""
         by = clean_actor(by or default_actor())
         refused = self._not_a_person(pid, by)
         if refused is not None:
             return refused
         with self.store.lock():
-            p = self._open_proposal(pid)
+            p = self._open_proposal(pid, seen)
             if isinstance(p, WriteResult):
                 return p
+            if p.foreign is not None:
+                return WriteResult("refused", f"{pid} is not memtui's proposal: {p.foreign}. It cannot be approved; "
+                                   "nothing was written. Reject it, and have it proposed again if it is wanted",
+                                   pid, p.file)
             if p.external:
                 from memtui.core import refused_names
 
+                if expect is None and seen is not None:
+                    expect = p.after_hash  # the bytes the digest vouched for, and no others, are committed
                 why = refused_names.why_refused(self.store, p.file)
                 if why is not None:  # a name memtui refuses never becomes memory; rejecting it puts it back
                     return refused_names.approval_refused(p, why)
@@ -465,7 +488,9 @@ class Memory(MemoryReader):
                                commit=sha)
 
     @emits_change
-    def reject(self, pid: str, *, reason: str, by: str | None = None) -> WriteResult:
+    def reject(self, pid: str, *, reason: str, by: str | None = None, seen: str | None = None) -> WriteResult:
+        """Reject a pending proposal, keeping its bytes in the audit log; `seen` as for `approve`. A proposal whose
+        queue file memtui did not seal may be rejected (that writes nothing to memory)."""
         by = clean_actor(by or default_actor())
         refused = self._not_a_person(pid, by)
         if refused is not None:
@@ -473,7 +498,7 @@ class Memory(MemoryReader):
         if not reason or not reason.strip():
             return WriteResult("refused", "a rejection needs a reason (--reason)", pid)
         with self.store.lock():
-            p = self._open_proposal(pid)
+            p = self._open_proposal(pid, seen)
             if isinstance(p, WriteResult):
                 return p
             if p.external:
@@ -483,7 +508,7 @@ class Memory(MemoryReader):
                     return refused_names.reject(self.store, p, by, reason)
                 return self._reject_external(p, by, reason)
             p.status, p.decided_by, p.decided_at, p.reason = REJECTED, by, clock.now().isoformat(timespec="seconds"), reason
-            self.store.queue_save(p.id, p.to_json())
+            self.store.queue_save(p.id, p.sealed_json())
             self._audit(p, "rejected", reason=reason, snapshot=json.loads(p.to_json()))
             return WriteResult("rejected", f"{pid} rejected: {reason}", pid, p.file, p.section, p.entry)
 
@@ -557,8 +582,9 @@ class Memory(MemoryReader):
             return now_ms < int(stem) <= now_ms + policy.scratch_max_ttl_min * 60_000
         return False
 
-    def _open_proposal(self, pid: str) -> Proposal | WriteResult:
-        """The proposal to decide, or the refusal to give when it is unknown or already decided."""
+    def _open_proposal(self, pid: str, seen: str | None = None) -> Proposal | WriteResult:
+        """The proposal to decide, or the refusal to give when it is unknown, already decided, or (`seen`: its
+        digest as the person was shown it) not the proposal they saw."""
         try:
             p = self.get(pid)
         except NotFound as exc:
@@ -566,6 +592,11 @@ class Memory(MemoryReader):
         if not p.open:
             return WriteResult("refused", f"{pid} was already {p.status} by {p.decided_by}", pid, p.file,
                                p.section, p.entry, p.commit)
+        if seen is not None and p.digest() != seen.strip().lower():
+            return WriteResult("refused", f"{pid} {CHANGED_SINCE_SEEN}: it is not the proposal you were shown "
+                               f"(digest {seen.strip()[:32]}, now {p.digest()}); nothing was written. Read it again "
+                               f"(`memtui queue show {pid}`) and decide on what it is now", pid, p.file, p.section,
+                               p.entry)
         return p
 
     def _draft(self, actor: str | None, file: str, action: str, **kw: Any) -> Proposal:
@@ -780,7 +811,7 @@ class Memory(MemoryReader):
 
     def _conflict(self, p: Proposal, reason: str, by: str) -> WriteResult:
         p.status, p.reason = CONFLICT, reason
-        self.store.queue_save(p.id, p.to_json())
+        self.store.queue_save(p.id, p.sealed_json())
         self._audit(p, "conflict", reason=reason, decided_by=by)
         return WriteResult("conflict", f"the file moved on and {reason}", p.id, p.file, p.section, p.entry)
 
