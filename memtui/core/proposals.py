@@ -13,10 +13,12 @@ EXTERNAL_PREFIX = "x-"
 # What a person is shown of a proposal and what decides what approving it writes: its digest (`Proposal.digest`)
 # is over these, so a decision bound to it is bound to what they saw. Not `created`, `decided_*`, `commit` (no
 # bearing on the write; an external change's `created` is the listing's time), nor `signals` and `session`, which
-# show only as the candidate flag they make (in `flags`).
+# show only as the candidate flag they make (in `flags`), nor `status` and `reason`: an open proposal is approved
+# the same whether pending or in conflict, and the app shows a pending one whose file moved on as the conflict
+# approving it would be (a copy with those two changed) while its queue file stays as it is.
 SEEN_FIELDS = ("id", "actor", "file", "action", "section", "entry", "replaces", "provenance", "source", "old",
-               "content", "to", "base_hash", "after_hash", "diff", "status", "reason", "flags", "warnings",
-               "origin", "evidence", "merged", "after", "to_section")
+               "content", "to", "base_hash", "after_hash", "diff", "flags", "warnings", "origin", "evidence",
+               "merged", "after", "to_section")
 # The key of a queue file's seal (memtui/core/seal.py's HMAC under the person's key), last in the file.
 QUEUE_SEAL = "memtui-seal"
 CHANGED_SINCE_SEEN = "changed since you saw it — look again"

@@ -117,7 +117,9 @@ class ReviseScreen(ModalScreen[WriteResult | None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False)
     def apply(self, entry: str, section: str | None) -> None:
-        result = self.memory.approve(self.proposal.id, by=self.by, entry=entry, section=section)
+        # Bound to the proposal this dialog was opened on: one changed since is refused (said inline).
+        result = self.memory.approve(self.proposal.id, by=self.by, entry=entry, section=section,
+                                     seen=self.proposal.digest())
         self.post_message(Decided("revise", self.proposal.id, result))
 
     @on(Decided)
