@@ -366,3 +366,35 @@ def test_the_memory_tool_and_the_hook_send_a_hidden_lesson_through_the_gate(
     assert reply is not None
     [queued] = Memory(folder).proposals(external=False)
     assert queued.action == "edit" and any(f.startswith("candidate:") for f in queued.flags), queued.flags
+
+
+# 2b. the chat's cards -------------------------------------------------------------------------------------------
+async def test_a_chat_card_refuses_a_proposal_replaced_after_it_was_drawn_and_draws_it_again(
+        mem: Memory, root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from support.anthropic_server import FakeAnthropic, reply, tool_use
+    from test_agent_chat import Host, say, until
+    from memtui.tui.chat import ChatPane
+
+    other = twin(root, tmp_path)
+    add = tool_use("memory_update", {"section": "Preferences", "action": "add", "entry": SEEN})
+    with FakeAnthropic(reply("Noting that.", add), reply("Proposed it for your review.")) as server:
+        for key, value in server.env.items():
+            monkeypatch.setenv(key, value)
+        app = Host(mem)
+        async with app.run_test(size=(100, 50)) as pilot:
+            pane = app.query_one(ChatPane)
+            await say(pilot, "I prefer dark mode")
+            await until(pilot, lambda: pane.cards and not pane.running)
+            [card] = pane.cards
+            assert "Prefers dark mode" in card.card.diff and card.card.digest
+            before = (root / "MEMORY.md").read_bytes()
+            swapped_in(root, other, card.card.id)
+            card.focus()
+            await pilot.press("a")
+            await until(pilot, lambda: (card.card.entry or "").startswith(SWAPPED))  # drawn again, as it is now
+            assert "eve@evil.example" in card.card.diff and card.status == "pending"
+            assert (root / "MEMORY.md").read_bytes() == before and not applied(root, card.card.id)
+            card.focus()
+            await pilot.press("a")  # what the card shows now is what `a` decides now
+            await until(pilot, lambda: card.status == "applied")
+            assert "eve@evil.example" in (root / "MEMORY.md").read_text()
