@@ -23,7 +23,7 @@ from memtui.core.folder import (
 )
 from memtui.core.jsontext import loads
 from memtui.core.memory import Memory
-from memtui.core.proposals import APPLIED, PENDING, Proposal
+from memtui.core.proposals import APPLIED, PENDING, Proposal, unsealed_reason
 from memtui.core.store import LockTimeout, StoreError, content_hash
 from memtui.core.visible import visible
 
@@ -574,6 +574,12 @@ def _check_queue(memory: Memory, report: DoctorReport, fix: bool, records: list[
                 f.fixable = False
             report.findings.append(f)
             continue
+        foreign = unsealed_reason(data or b"") if p.open and pid not in decided else None
+        if foreign is not None:  # never approvable: the person rejects it (and has it proposed again if wanted)
+            report.findings.append(Finding(
+                "queue-not-sealed", f"{pid} is open, but {foreign}: it cannot be approved; reject it (`memtui queue "
+                f"reject {pid} --reason …`) and have it proposed again if it is wanted", f"{STATE_DIR}/queue/{pid}.json",
+                fixable=False))
         r = decided.get(pid)
         if r is not None and p.status == PENDING:
             f = Finding("queue-out-of-date", f"{pid} is pending in the queue but the audit log says "

@@ -398,3 +398,14 @@ async def test_a_chat_card_refuses_a_proposal_replaced_after_it_was_drawn_and_dr
             await pilot.press("a")  # what the card shows now is what `a` decides now
             await until(pilot, lambda: card.status == "applied")
             assert "eve@evil.example" in (root / "MEMORY.md").read_text()
+
+
+def test_doctor_names_an_open_queue_file_memtui_did_not_seal_and_what_to_do(root: Path) -> None:
+    from memtui.core.doctor import diagnose
+
+    r = Memory(root).update("Preferences", "add", SEEN, actor=AGENT)
+    assert not [f for f in diagnose(Memory(root)).findings if f.kind == "queue-not-sealed"]
+    data = json.loads(qfile(root, r.id).read_text())
+    qfile(root, r.id).write_text(json.dumps(data))  # the same proposal, re-written by a JSON library: not memtui's
+    [finding] = [f for f in diagnose(Memory(root)).findings if f.kind == "queue-not-sealed"]
+    assert r.id in finding.message and "queue reject" in finding.message and not finding.fixable
