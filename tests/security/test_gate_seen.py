@@ -219,7 +219,7 @@ def shown_diff(app) -> str:
     return app.review.query_one(DiffView).diff
 
 
-@pytest.mark.parametrize("key", ["a", "r"])
+@pytest.mark.parametrize("key", ["a", "r", "e"])
 async def test_the_app_refuses_a_decision_on_a_proposal_replaced_after_it_was_drawn(
         demo: Path, tmp_path: Path, key: str) -> None:
     from app_support import SIZE, wait_for
@@ -237,6 +237,10 @@ async def test_the_app_refuses_a_decision_on_a_proposal_replaced_after_it_was_dr
         if key == "r":
             await wait_for(pilot, lambda: app.screen.query("#reason"), what="the reason dialog")
             await pilot.press(*"not this", "enter")
+        elif key == "e":  # the revise dialog, opened on what was drawn, approves its entry as edited
+            await wait_for(pilot, lambda: app.screen.query("#entry"), what="the revise dialog")
+            await pilot.press("end", *" at night", "enter")
+            await wait_for(pilot, lambda: not app.screen.query("#entry"), what="the dialog to give way")
         await wait_for(pilot, lambda: any(CHANGED_SINCE_SEEN in t for t in app.feed.texts()), what="the refusal")
         # Redrawn as it is now, still selected, for the person to look again.
         await wait_for(pilot, lambda: app.review.selected is not None and app.review.selected.id == r.id
