@@ -413,3 +413,19 @@ def test_doctor_names_an_open_queue_file_memtui_did_not_seal_and_what_to_do(root
     qfile(root, r.id).write_text(json.dumps(data))  # the same proposal, re-written by a JSON library: not memtui's
     [finding] = [f for f in diagnose(Memory(root)).findings if f.kind == "queue-not-sealed"]
     assert r.id in finding.message and "queue reject" in finding.message and not finding.fixable
+
+
+# 5. an agent's own surfaces queue sealed proposals, and cannot decide them ----------------------------------------
+async def test_a_proposal_queued_over_mcp_is_sealed_and_approved_only_as_shown(root: Path, state: Path) -> None:
+    from support.mcp_client import mcp_client, text_of
+
+    env = {"MEMTUI_USER": "wes", "XDG_STATE_HOME": str(state)}  # the stdio client passes only a safe few
+    async with mcp_client(sys.executable, ["-m", "memtui", "mcp", "--root", str(root)], env) as s:
+        queued = await s.call_tool("memory_update", {"section": "Preferences", "action": "add", "entry": SEEN})
+        assert "Queued as" in text_of(queued), text_of(queued)
+    [p] = Memory(root).proposals(external=False)
+    assert unsealed_reason(qfile(root, p.id).read_bytes()) is None and p.actor.startswith("mcp:")
+    wrong = Memory(root).approve(p.id, by="wes", seen="0" * 16)
+    assert wrong.status == "refused" and CHANGED_SINCE_SEEN in wrong.message
+    assert Memory(root).approve(p.id, by=p.actor, seen=p.digest()).status == "refused"  # an agent never decides
+    assert Memory(root).approve(p.id, by="wes", seen=p.digest()).status == "applied"
