@@ -324,6 +324,7 @@ class Memory(MemoryReader):
         out = []
         self.queue_problems = []
         check = verifier()
+        unsealed_decided = 0
         stamps = None if include_decided else self.store.queue_stamps()
         for pid in sorted(stamps) if stamps is not None else self.store.queue_ids():
             stamp = stamps.get(pid) if stamps is not None else None
@@ -343,17 +344,23 @@ class Memory(MemoryReader):
                                            "queues p-…); skipped")
                 continue
             foreign = unsealed_reason(data or b"", check)
-            if foreign is not None and (p.open or include_decided):
+            if foreign is not None and p.open:
                 # Not memtui's proposal: never listed as one, so never approved as one (`memtui queue show`
                 # still reads it, and a person may reject it).
                 self.queue_problems.append(f"{pid}: {foreign}; not listed and cannot be approved. Read it with "
                                            f"`memtui queue show {pid}`; reject it, and have it proposed again if "
                                            "it is wanted")
                 continue
+            if foreign is not None and include_decided:
+                unsealed_decided += 1  # history memtui cannot vouch for (most often: decided before the seal)
+                continue
             if include_decided or p.open:
                 out.append(_shown(p))
             elif stamp:
                 self._decided[pid] = stamp
+        if unsealed_decided:
+            self.queue_problems.append(f"{unsealed_decided} decided queue file(s) without memtui's seal (decided "
+                                       "before memtui sealed queue files, or written outside it) are not listed")
         if external:
             out.extend(self.external_proposals())
         return out

@@ -183,6 +183,17 @@ def test_a_queue_file_from_before_the_seal_can_still_be_rejected_and_its_bytes_a
     [line] = [a for a in mem.store.audit_records() if a.get("proposal") == r.id and a["status"] == "rejected"]
     assert line["snapshot"]["entry"].startswith(SEEN)
     assert unsealed_reason(qfile(root, r.id).read_bytes()) is None  # memtui's rejection, sealed
+    # Decided queue files from before the seal are history memtui cannot vouch for: one line says so, not one each.
+    for k in range(3):
+        done = Memory(root).update("Facts", "add", f"[observed] Old fact {k}", actor=AGENT)
+        Memory(root).reject(done.id or "", reason="old", by="wes")
+        sealed = qfile(root, done.id or "").read_bytes()
+        qfile(root, done.id or "").write_bytes(sealed[:sealed.rfind(b',\n "memtui-seal"')] + b"\n}\n")
+    listed = Memory(root)
+    assert [p.id for p in listed.proposals(include_decided=True, external=False)] == [r.id]
+    assert listed.queue_problems == ["3 decided queue file(s) without memtui's seal (decided before memtui sealed "
+                                     "queue files, or written outside it) are not listed"]
+    assert listed.proposals(external=False) == [] and listed.queue_problems == []
 
 
 def test_digest_covers_what_is_written_and_what_is_read(root: Path) -> None:
