@@ -440,3 +440,19 @@ async def test_a_proposal_queued_over_mcp_is_sealed_and_approved_only_as_shown(r
     assert wrong.status == "refused" and CHANGED_SINCE_SEEN in wrong.message
     assert Memory(root).approve(p.id, by=p.actor, seen=p.digest()).status == "refused"  # an agent never decides
     assert Memory(root).approve(p.id, by="wes", seen=p.digest()).status == "applied"
+
+
+def test_an_external_change_approved_with_the_digest_shown_commits_those_bytes_or_nothing(root: Path) -> None:
+    md = root / "MEMORY.md"
+    md.write_text(md.read_text() + "- [stated] Edited by hand\n")
+    [listed] = json.loads(cli(root, "queue", "list", "--json").stdout)["proposals"]
+    digest = json.loads(cli(root, "queue", "show", listed["id"], "--json").stdout)["digest"]
+    md.write_text(md.read_text() + "- [stated] Slipped in after the person looked\n")
+    done = cli(root, "queue", "approve", listed["id"], "--expect", digest)
+    assert done.returncode == 3 and CHANGED_SINCE_SEEN in done.stdout, done.stdout
+    assert "Slipped in" not in subprocess.run(["git", "-C", str(root), "show", "HEAD:MEMORY.md"], capture_output=True,
+                                              text=True, check=True).stdout
+    again = json.loads(cli(root, "queue", "show", listed["id"], "--json").stdout)["digest"]
+    assert cli(root, "queue", "approve", listed["id"], "--expect", again).returncode == 0
+    assert "Slipped in" in subprocess.run(["git", "-C", str(root), "show", "HEAD:MEMORY.md"], capture_output=True,
+                                          text=True, check=True).stdout
