@@ -40,6 +40,8 @@ OPEN_WAIT = 2.0
 # A log line an agent may append unreviewed: "- HH:MM [tag] text", one line, current (not struck).
 LOG_LINE = re.compile(r"^- (?:[01][0-9]|2[0-3]):[0-5][0-9] \[(?:stated|observed|inferred|suggested)\] \S.*$")
 LOG_LINE_MAX = 2000
+# Open queue files without memtui's seal named one by one in a listing's problems; past these, one line counts them.
+FOREIGN_NAMED = 10
 
 
 class NotFound(LookupError):
@@ -324,6 +326,7 @@ class Memory(MemoryReader):
         out = []
         self.queue_problems = []
         check = verifier()
+        unsealed_open: list[str] = []
         unsealed_decided = 0
         stamps = None if include_decided else self.store.queue_stamps()
         for pid in sorted(stamps) if stamps is not None else self.store.queue_ids():
@@ -346,10 +349,13 @@ class Memory(MemoryReader):
             foreign = unsealed_reason(data or b"", check)
             if foreign is not None and p.open:
                 # Not memtui's proposal: never listed as one, so never approved as one (`memtui queue show`
-                # still reads it, and a person may reject it).
-                self.queue_problems.append(f"{pid}: {foreign}; not listed and cannot be approved. Read it with "
-                                           f"`memtui queue show {pid}`; reject it, and have it proposed again if "
-                                           "it is wanted")
+                # still reads it, and a person may reject it). Named one by one up to a few: a folder of forged
+                # files must not become a flood of problems (each one a notice in the app).
+                unsealed_open.append(pid)
+                if len(unsealed_open) <= FOREIGN_NAMED:
+                    self.queue_problems.append(f"{pid}: {foreign}; not listed and cannot be approved. Read it with "
+                                               f"`memtui queue show {pid}`; reject it, and have it proposed again "
+                                               "if it is wanted")
                 continue
             if foreign is not None and include_decided:
                 unsealed_decided += 1  # history memtui cannot vouch for (most often: decided before the seal)
@@ -358,6 +364,11 @@ class Memory(MemoryReader):
                 out.append(_shown(p))
             elif stamp:
                 self._decided[pid] = stamp
+        if len(unsealed_open) > FOREIGN_NAMED:
+            more = unsealed_open[FOREIGN_NAMED:]
+            self.queue_problems.append(f"{len(more)} more open queue files without memtui's seal ({more[0]} … "
+                                       f"{more[-1]}) are not listed and cannot be approved; `memtui doctor` names "
+                                       "each")
         if unsealed_decided:
             self.queue_problems.append(f"{unsealed_decided} decided queue file(s) without memtui's seal (decided "
                                        "before memtui sealed queue files, or written outside it) are not listed")

@@ -469,3 +469,15 @@ def test_an_earlier_sealed_version_restored_after_a_rejection_stays_rejected(roo
     assert mem.reject(r.id, reason="no", by="wes").status == "rejected"
     qfile(root, r.id).write_bytes(pending)
     assert r.id not in {p.id for p in Memory(root).proposals(external=False)}
+
+
+def test_a_folder_of_forged_queue_files_is_a_few_problems_not_a_flood(root: Path) -> None:
+    r = Memory(root).update("Preferences", "add", SEEN, actor=AGENT)
+    template = json.loads(qfile(root, r.id).read_text())
+    for k in range(500):
+        pid = f"p-{5000 + k:04d}"
+        qfile(root, pid).write_text(json.dumps({**template, "id": pid}))
+    mem = Memory(root)
+    assert [p.id for p in mem.proposals(external=False)] == [r.id]
+    assert len(mem.queue_problems) == 11, mem.queue_problems
+    assert mem.queue_problems[-1].startswith("490 more open queue files without memtui's seal (p-5010 … p-5499)")
