@@ -1028,13 +1028,13 @@ class MemtuiApp(App[None]):
             self._count_listed()
         elif r.status == "refused" and CHANGED_SINCE_SEEN in r.message:
             # Nothing was decided: the feed says so (its "approving …" line named what was seen, not what is
-            # there now), and the panel draws the proposal as it is now, selected, for the person to look again.
+            # there now). The change of its queue file is a change event of its own, whose sync draws the proposal
+            # as it is now: kept selected, not moved on from, for the person to look again.
             self.feed.add(Activity(clock.now().strftime("%H:%M"), self.by, "refused",
                                    f"{message.verb} of {message.pid} refused: {CHANGED_SINCE_SEEN}; nothing was "
                                    "written", r.file))
             self.review.look_again(message.pid)
             self.select_when_listed(message.pid)
-            self.sync()
         self.notify(decided(message.pid, r.status, r.message), severity=severity,  # type: ignore[arg-type]
                     timeout=timeout)
 

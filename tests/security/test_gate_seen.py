@@ -240,7 +240,7 @@ async def test_the_app_refuses_a_decision_on_a_proposal_replaced_after_it_was_dr
     r = Memory(demo).update("Preferences", "add", SEEN, actor=AGENT)
     assert r.status == "queued" and r.id
     before = (demo / "MEMORY.md").read_bytes()
-    app = MemtuiApp(demo, watch=False, user="wes")
+    app = MemtuiApp(demo, watch=True, user="wes")  # the swap is a change event
     async with app.run_test(size=SIZE) as pilot:
         await _drawn(pilot, app, r.id, "Prefers dark mode")
         swapped_in(demo, other, r.id)
@@ -275,7 +275,7 @@ async def test_approve_all_binds_each_proposal_as_listed(demo: Path, tmp_path: P
 
     other = twin(demo, tmp_path)
     r = Memory(demo).update("Preferences", "add", SEEN, actor=AGENT)
-    app = MemtuiApp(demo, watch=False, user="wes")
+    app = MemtuiApp(demo, watch=True, user="wes")  # the swap is a change event
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: settled(app) and app.review.select(r.id), what=f"{r.id} listed")
         app.review.option_list.focus()
