@@ -49,14 +49,18 @@ def register(sub: Any) -> None:
     q = qs.add_parser("show", help="one proposal with its diff")
     q.add_argument("id")
     common(q)
+    # --expect: the digest `queue show` printed; the decision is refused if the proposal is no longer that one.
+    expect_help = "the digest `memtui queue show ID` printed: refused if the proposal changed since"
     q = qs.add_parser("approve", help="apply a proposal (re-checked against the file as it is now)")
     q.add_argument("id", nargs="?")
     q.add_argument("--all", action="store_true", help="approve every pending proposal")
+    q.add_argument("--expect", metavar="DIGEST", help=expect_help)
     q.add_argument("--by")
     common(q)
     q = qs.add_parser("reject", help="reject a proposal; the reason and its content go to the audit log")
     q.add_argument("id")
     q.add_argument("--reason", required=True)
+    q.add_argument("--expect", metavar="DIGEST", help=expect_help)
     q.add_argument("--by")
     common(q)
     q = qs.add_parser("revise", help="approve with an edited entry, section or tag")
@@ -64,6 +68,7 @@ def register(sub: Any) -> None:
     q.add_argument("--entry")
     q.add_argument("--section")
     q.add_argument("--as", dest="tag")
+    q.add_argument("--expect", metavar="DIGEST", help=expect_help)
     q.add_argument("--by")
     common(q)
 
@@ -201,14 +206,19 @@ def cmd_queue(args: argparse.Namespace) -> int:
         except NotFound as exc:
             say(f"memtui: {exc}")
             return EXIT_ERROR
-        human = one_line(f"{p.id} {p.status} by {p.actor} at {p.created}") + f"\n{one_line(p.summary())}\n" + (
-            f"reason: {one_line(p.reason)}\n" if p.reason else "") \
+        foreign = (f"NOT MEMTUI'S PROPOSAL: {one_line(p.foreign)}; it cannot be approved (reject it)\n"
+                   if p.foreign else "")
+        human = one_line(f"{p.id} {p.status} by {p.actor} at {p.created}") + f"\n{one_line(p.summary())}\n" \
+            + foreign + (f"reason: {one_line(p.reason)}\n" if p.reason else "") \
             + "".join(f"flag: {one_line(f)}\n" for f in p.flags) + p.diff
         if p.external:
             human += f"\nTo commit exactly these bytes: memtui queue approve {p.id}@{p.after_hash}"
-        emit(args, _public(p), human.rstrip("\n"))
+        human = human.rstrip("\n") + f"\ndigest: {p.digest()} (to decide on exactly this: --expect {p.digest()})"
+        emit(args, {**_public(p), "foreign": p.foreign}, human)
         return EXIT_OK
     if args.queue_cmd == "approve":
+        if args.all and args.expect:
+            return report(args, _usage("--expect names one proposal's digest: approve that ID with it, not --all"))
         if args.all:
             results = [mem.approve(p.id, by=by) for p in mem.proposals(external=False) if p.status == "pending"]
             emit(args, {"results": [r.to_dict() for r in results]},
@@ -217,18 +227,19 @@ def cmd_queue(args: argparse.Namespace) -> int:
         if not args.id:
             return report(args, _usage("approve needs an ID (or --all)"))
         pid, _, expect = args.id.partition("@")
-        if pid.startswith("x-") and not expect:
+        if pid.startswith("x-") and not expect and not args.expect:
             # An external change's id names its file, not its bytes: the file may have changed since it was read.
             return report(args, _refusal(pid, f"an external change is approved as the bytes you looked at: run "
                                               f"`memtui queue show {pid}` and approve with the id it prints "
                                               f"({pid}@HASH); nothing was committed"))
-        return report(args, mem.approve(pid, by=by, expect=expect or None))
+        return report(args, mem.approve(pid, by=by, expect=expect or None, seen=args.expect))
     if args.queue_cmd == "reject":
-        return report(args, mem.reject(args.id, reason=args.reason, by=by))
+        return report(args, mem.reject(args.id, reason=args.reason, by=by, seen=args.expect))
     if args.queue_cmd == "revise":
         if args.entry is None and args.section is None and args.tag is None:
             return report(args, _usage("revise needs --entry, --section or --as"))
-        return report(args, mem.approve(args.id, by=by, entry=args.entry, section=args.section, tag=args.tag))
+        return report(args, mem.approve(args.id, by=by, entry=args.entry, section=args.section, tag=args.tag,
+                                        seen=args.expect))
     return EXIT_ERROR
 
 
@@ -245,7 +256,7 @@ def _refusal(pid: str, message: str) -> Any:
 
 
 def _public(p: Any) -> dict[str, Any]:
-    return p.to_dict()
+    return {**p.to_dict(), "digest": p.digest()}
 
 
 def cmd_log(args: argparse.Namespace) -> int:

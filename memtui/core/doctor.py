@@ -23,7 +23,7 @@ from memtui.core.folder import (
 )
 from memtui.core.jsontext import loads
 from memtui.core.memory import Memory
-from memtui.core.proposals import APPLIED, PENDING, Proposal
+from memtui.core.proposals import APPLIED, PENDING, Proposal, unsealed_reason
 from memtui.core.store import LockTimeout, StoreError, content_hash
 from memtui.core.visible import visible
 
@@ -617,6 +617,12 @@ def _check_queue(memory: Memory, report: DoctorReport, fix: bool, records: list[
                 f.fixable = False
             report.findings.append(f)
             continue
+        foreign = unsealed_reason(data or b"") if p.open and pid not in decided else None
+        if foreign is not None:  # never approvable: the person rejects it (and has it proposed again if wanted)
+            report.findings.append(Finding(
+                "queue-not-sealed", f"{pid} is open, but {foreign}: it cannot be approved; reject it (`memtui queue "
+                f"reject {pid} --reason …`) and have it proposed again if it is wanted", f"{STATE_DIR}/queue/{pid}.json",
+                fixable=False))
         r = decided.get(pid)
         if r is not None and p.status == PENDING:
             f = Finding("queue-out-of-date", f"{pid} is pending in the queue but the audit log says "
@@ -624,7 +630,7 @@ def _check_queue(memory: Memory, report: DoctorReport, fix: bool, records: list[
             if fix:
                 p.status, p.decided_by, p.commit = r["status"], r.get("decided_by"), r.get("commit")
                 p.decided_at = r.get("ts")
-                store.queue_save(pid, p.to_json())
+                store.queue_save(pid, p.sealed_json())
                 f.fixed = True
             report.findings.append(f)
 
@@ -709,6 +715,6 @@ def _check_unaudited_commits(memory: Memory, report: DoctorReport, fix: bool, re
             store.audit_append(record)
             if p is not None and p.open:
                 p.status, p.decided_by, p.commit = APPLIED, record["decided_by"], sha
-                store.queue_save(pid, p.to_json())
+                store.queue_save(pid, p.sealed_json())
             f.fixed = True
         report.findings.append(f)

@@ -195,7 +195,7 @@ def _finish(store: Store, change: Change, sha: str | None, records: list[dict[st
     if p is not None:
         p.status, p.commit = APPLIED, sha
         if p.id:
-            store.queue_save(p.id, p.to_json())
+            store.queue_save(p.id, p.sealed_json())
     ok = True
     for rec in records:
         ok = audit.append(store, {**rec, "ts": clock.now().isoformat(timespec="seconds"), "commit": sha}) and ok

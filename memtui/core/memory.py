@@ -24,7 +24,7 @@ from memtui.core.own_writes import emits_change
 from memtui.core.patches import unified_diff
 from memtui.core.paths import PathRefused
 from memtui.core.proposals import (
-    APPLIED, CONFLICT, EXTERNAL_PREFIX, REJECTED, Proposal, WriteResult,
+    APPLIED, CHANGED_SINCE_SEEN, CONFLICT, EXTERNAL_PREFIX, REJECTED, Proposal, WriteResult, unsealed_reason,
 )
 from memtui.core.reading import MEMORY_FILE, MemoryReader, ascii_digits, decoded
 from memtui.core.store import ExternalChange, StaleWrite, Store, StoreError, content_hash
@@ -42,6 +42,8 @@ SCRATCH_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 OPEN_WAIT = 2.0
 # A log line an agent may append unreviewed: "- HH:MM [tag] text", one line, current (not struck).
 LOG_LINE = re.compile(r"^- (?:[01][0-9]|2[0-3]):[0-5][0-9] \[(?:stated|observed|inferred|suggested)\] \S.*$")
+# Open queue files without memtui's seal named one by one in a listing's problems; past these, one line counts them.
+FOREIGN_NAMED = 10
 
 
 class NotFound(LookupError):
@@ -314,7 +316,7 @@ class Memory(MemoryReader):
                     return self._refuse(p, full)
                 if not held.proposal.id:
                     held.proposal.id = f"p-{self.store.next_proposal_number():04d}"
-                self.store.queue_save(held.proposal.id, held.proposal.to_json())
+                self.store.queue_save(held.proposal.id, held.proposal.sealed_json())
             return held.result()
         fast = self._fast_lane(p, before, outcome, policy)
         over = self._over_cap(p, policy) if fast else None
@@ -335,7 +337,7 @@ class Memory(MemoryReader):
                     if full:
                         return self._refuse(p, full)
                     p.id = f"p-{self.store.next_proposal_number():04d}"
-                    self.store.queue_save(p.id, p.to_json())
+                    self.store.queue_save(p.id, p.sealed_json())
             except (OSError, StoreError) as exc:
                 p.id = ""
                 return self._refuse(p, f"could not queue the proposal: {exc}; nothing was written")
@@ -348,8 +350,13 @@ class Memory(MemoryReader):
     # deciding ---------------------------------------------------------------------------------------------
     def proposals(self, *, include_decided: bool = False, external: bool = True) -> list[Proposal]:
         """Pending (and conflicting) proposals, oldest first, then external changes."""
+        from memtui.core.seal import verifier
+
         out = []
         self.queue_problems = []
+        check = verifier()
+        unsealed_open: list[str] = []
+        unsealed_decided = 0
         stamps = None if include_decided else self.store.queue_stamps()
         for pid in sorted(stamps) if stamps is not None else self.store.queue_ids():
             stamp = stamps.get(pid) if stamps is not None else None
@@ -368,10 +375,32 @@ class Memory(MemoryReader):
                 self.queue_problems.append(f"{pid}: a queue file with an external change's kind of id (memtui "
                                            "queues p-…); skipped")
                 continue
+            foreign = unsealed_reason(data or b"", check)
+            if foreign is not None and p.open:
+                # Not memtui's proposal: never listed as one, so never approved as one (`memtui queue show`
+                # still reads it, and a person may reject it). Named one by one up to a few: a folder of forged
+                # files must not become a flood of problems (each one a notice in the app).
+                unsealed_open.append(pid)
+                if len(unsealed_open) <= FOREIGN_NAMED:
+                    self.queue_problems.append(f"{pid}: {foreign}; not listed and cannot be approved. Read it with "
+                                               f"`memtui queue show {pid}`; reject it, and have it proposed again "
+                                               "if it is wanted")
+                continue
+            if foreign is not None and include_decided:
+                unsealed_decided += 1  # history memtui cannot vouch for (most often: decided before the seal)
+                continue
             if include_decided or p.open:
                 out.append(_shown(p))
             elif stamp:
                 self._decided[pid] = stamp
+        if len(unsealed_open) > FOREIGN_NAMED:
+            more = unsealed_open[FOREIGN_NAMED:]
+            self.queue_problems.append(f"{len(more)} more open queue files without memtui's seal ({more[0]} … "
+                                       f"{more[-1]}) are not listed and cannot be approved; `memtui doctor` names "
+                                       "each")
+        if unsealed_decided:
+            self.queue_problems.append(f"{unsealed_decided} decided queue file(s) without memtui's seal (decided "
+                                       "before memtui sealed queue files, or written outside it) are not listed")
         if external:
             out.extend(self.external_proposals())
         return out
@@ -413,29 +442,41 @@ class Memory(MemoryReader):
         if data is None:
             raise NotFound(f"no proposal {pid}; `memtui queue list` shows what is pending")
         try:
-            return _shown(Proposal.from_json(data))
+            p = _shown(Proposal.from_json(data))
         except (ValueError, TypeError, json.JSONDecodeError):
             raise NotFound(f"proposal {pid} is unreadable (half-written or corrupt); `memtui doctor` repairs it")
+        if p.id != pid:
+            raise NotFound(f"proposal {pid}'s queue file names another id ({p.id!r}); it is not {pid}")
+        p.foreign = unsealed_reason(data)
+        return p
 
     @emits_change
     def approve(
         self, pid: str, *, by: str | None = None, entry: str | None = None, section: str | None = None,
-        tag: str | None = None, expect: str | None = None,
+        tag: str | None = None, expect: str | None = None, seen: str | None = None,
     ) -> WriteResult:
         """Apply a pending proposal (revised first when entry, section or tag are given). Only a person decides:
-        an agent's approval is refused. `expect` (an external change's `content_hash` as the person was shown
-        it) refuses the approval if the file has changed again since."""
+        an agent's approval is refused, and so is a proposal whose queue file memtui did not seal. `expect` (an
+        external change's `content_hash` as the person was shown it) refuses the approval if the file has changed
+        again since; `seen` (the `Proposal.digest` of the proposal as the person was shown it) refuses it if the
+        proposal is not that one any more."""
         by = clean_actor(by or default_actor())
         refused = self._not_a_person(pid, by)
         if refused is not None:
             return refused
         with self.store.lock():
-            p = self._open_proposal(pid)
+            p = self._open_proposal(pid, seen)
             if isinstance(p, WriteResult):
                 return p
+            if p.foreign is not None:
+                return WriteResult("refused", f"{pid} is not memtui's proposal: {p.foreign}. It cannot be approved; "
+                                   "nothing was written. Reject it, and have it proposed again if it is wanted",
+                                   pid, p.file)
             if p.external:
                 from memtui.core import refused_names
 
+                if expect is None and seen is not None:
+                    expect = p.after_hash  # the bytes the digest vouched for, and no others, are committed
                 why = refused_names.why_refused(self.store, p.file)
                 if why is not None:  # a name memtui refuses never becomes memory; rejecting it puts it back
                     return refused_names.approval_refused(p, why)
@@ -498,7 +539,9 @@ class Memory(MemoryReader):
                                commit=sha)
 
     @emits_change
-    def reject(self, pid: str, *, reason: str, by: str | None = None) -> WriteResult:
+    def reject(self, pid: str, *, reason: str, by: str | None = None, seen: str | None = None) -> WriteResult:
+        """Reject a pending proposal, keeping its bytes in the audit log; `seen` as for `approve`. A proposal whose
+        queue file memtui did not seal may be rejected (that writes nothing to memory)."""
         by = clean_actor(by or default_actor())
         refused = self._not_a_person(pid, by)
         if refused is not None:
@@ -506,7 +549,7 @@ class Memory(MemoryReader):
         if not reason or not reason.strip():
             return WriteResult("refused", "a rejection needs a reason (--reason)", pid)
         with self.store.lock():
-            p = self._open_proposal(pid)
+            p = self._open_proposal(pid, seen)
             if isinstance(p, WriteResult):
                 return p
             if p.external:
@@ -516,7 +559,7 @@ class Memory(MemoryReader):
                     return refused_names.reject(self.store, p, by, reason)
                 return self._reject_external(p, by, reason)
             p.status, p.decided_by, p.decided_at, p.reason = REJECTED, by, clock.now().isoformat(timespec="seconds"), reason
-            self.store.queue_save(p.id, p.to_json())
+            self.store.queue_save(p.id, p.sealed_json())
             self._audit(p, "rejected", reason=reason, snapshot=json.loads(p.to_json()))
             return WriteResult("rejected", f"{pid} rejected: {reason}", pid, p.file, p.section, p.entry)
 
@@ -651,8 +694,9 @@ class Memory(MemoryReader):
                 f"([review] agent_max_pending = {policy.agent_max_pending:,}); a person must catch up first "
                 "(`memtui queue list`, then approve or reject). Nothing was written; try again once they have")
 
-    def _open_proposal(self, pid: str) -> Proposal | WriteResult:
-        """The proposal to decide, or the refusal to give when it is unknown or already decided."""
+    def _open_proposal(self, pid: str, seen: str | None = None) -> Proposal | WriteResult:
+        """The proposal to decide, or the refusal to give when it is unknown, already decided, or (`seen`: its
+        digest as the person was shown it) not the proposal they saw."""
         try:
             p = self.get(pid)
         except NotFound as exc:
@@ -660,6 +704,11 @@ class Memory(MemoryReader):
         if not p.open:
             return WriteResult("refused", f"{pid} was already {p.status} by {p.decided_by}", pid, p.file,
                                p.section, p.entry, p.commit)
+        if seen is not None and p.digest() != seen.strip().lower():
+            return WriteResult("refused", f"{pid} {CHANGED_SINCE_SEEN}: it is not the proposal you were shown "
+                               f"(digest {seen.strip()[:32]}, now {p.digest()}); nothing was written. Read it again "
+                               f"(`memtui queue show {pid}`) and decide on what it is now", pid, p.file, p.section,
+                               p.entry)
         return p
 
     def _draft(self, actor: str | None, file: str, action: str, **kw: Any) -> Proposal:
@@ -874,7 +923,7 @@ class Memory(MemoryReader):
 
     def _conflict(self, p: Proposal, reason: str, by: str) -> WriteResult:
         p.status, p.reason = CONFLICT, reason
-        self.store.queue_save(p.id, p.to_json())
+        self.store.queue_save(p.id, p.sealed_json())
         self._audit(p, "conflict", reason=reason, decided_by=by)
         return WriteResult("conflict", f"the file moved on and {reason}", p.id, p.file, p.section, p.entry)
 

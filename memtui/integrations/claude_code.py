@@ -306,7 +306,7 @@ def _news(root: Path, session: str) -> list[str]:
 def _session_proposals(root: Path, memory: Any, folder: Path, session: str, told: set[str]) -> list[Any]:
     """The session's queued proposals not yet told: from its queued log, reading only those queue files. Without
     the marker, every proposal once, noting each session's ids in its log (the marker follows)."""
-    from memtui.core.proposals import Proposal
+    from memtui.core.proposals import Proposal, unsealed_reason
 
     if _read(folder / QUEUED_MARKER) is None:
         everything = memory.proposals(include_decided=True, external=False)
@@ -332,11 +332,12 @@ def _session_proposals(root: Path, memory: Any, folder: Path, session: str, told
     for pid in dict.fromkeys(logged):  # a log names what to read; the queue file says whose it is
         if pid in told or not _PID.fullmatch(pid):
             continue
+        data = memory.store.queue_load(pid) or b""
         try:
-            p = Proposal.from_json(memory.store.queue_load(pid) or b"")
+            p = Proposal.from_json(data)
         except (ValueError, TypeError):
             continue
-        if p.id == pid:
+        if p.id == pid and unsealed_reason(data) is None:  # a decision memtui did not record is not told
             out.append(p)
     return out
 

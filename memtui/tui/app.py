@@ -53,7 +53,7 @@ from textual.worker import Worker, WorkerState
 from memtui.core import clock
 from memtui.core.config import ENTRY_ACTIONS
 from memtui.core.memory import MEMORY_FILE, Memory, default_actor
-from memtui.core.proposals import CONFLICT, PENDING
+from memtui.core.proposals import CHANGED_SINCE_SEEN, CONFLICT, PENDING
 from memtui.core.store import StoreUnavailable
 from memtui.core.visible import shown_name
 from memtui.tui import theme_files
@@ -932,8 +932,9 @@ class MemtuiApp(App[None]):
         if p is not None and self.claim_decision(p.id):
             self.announce(p)
             self.review.decided(p.id)
-            # An external change is approved as the bytes its diff was made from, or not at all.
-            self.decide("approve", p.id, expect=p.after_hash if p.external else None)
+            # Bound to the proposal as drawn (its digest): one changed since is refused, not approved unseen. An
+            # external change is approved as the bytes its diff was made from, or not at all.
+            self.decide("approve", p.id, expect=p.after_hash if p.external else None, seen=p.digest())
 
     def action_reject(self) -> None:
         from memtui.tui.dialogs import RejectScreen
@@ -941,11 +942,12 @@ class MemtuiApp(App[None]):
         p = self._selected("reject")
         if p is None:
             return
+        seen = p.digest()  # the proposal the dialog names, as drawn
 
         def done(reason: str | None) -> None:
             if reason and self.claim_decision(p.id):  # a chat card may have started one meanwhile
                 self.review.decided(p.id)
-                self.decide("reject", p.id, reason)
+                self.decide("reject", p.id, reason, seen=seen)
 
         self.push_screen(RejectScreen(p), done)
 
@@ -973,6 +975,7 @@ class MemtuiApp(App[None]):
         chosen = [p for p in self.review.proposals
                   if p.status == PENDING and not p.external and p.id not in self._deciding]
         ids = [p.id for p in chosen]
+        seen = {p.id: p.digest() for p in chosen}  # each as listed when the person confirmed
         if not ids:
             self.notify("No pending proposals to approve")
             return
@@ -982,27 +985,28 @@ class MemtuiApp(App[None]):
                 for p in chosen:
                     self.announce(p)
                 self._deciding.update(ids)
-                self.decide_all(ids)
+                self.decide_all(ids, seen)
 
         self.push_screen(ConfirmScreen(f"Approve all {len(ids)} pending proposals ({', '.join(ids)})?"), done)
 
     @work(thread=True, group="decide", exit_on_error=False)
-    def decide(self, verb: str, pid: str, reason: str | None = None, expect: str | None = None) -> None:
+    def decide(self, verb: str, pid: str, reason: str | None = None, expect: str | None = None,
+               seen: str | None = None) -> None:
         try:
             if verb == "reject":
-                result = self.memory.reject(pid, reason=reason or "", by=self.by)
+                result = self.memory.reject(pid, reason=reason or "", by=self.by, seen=seen)
             else:
-                result = self.memory.approve(pid, by=self.by, expect=expect)
+                result = self.memory.approve(pid, by=self.by, expect=expect, seen=seen)
         except BaseException:
             self.release_decision(pid)  # no decision comes back (the failure is shown)
             raise
         self.post_message(Decided(verb, pid, result))
 
     @work(thread=True, group="decide", exit_on_error=False)
-    def decide_all(self, ids: list[str]) -> None:
+    def decide_all(self, ids: list[str], seen: dict[str, str] | None = None) -> None:
         for k, pid in enumerate(ids):
             try:
-                result = self.memory.approve(pid, by=self.by)
+                result = self.memory.approve(pid, by=self.by, seen=(seen or {}).get(pid))
             except BaseException:
                 self._deciding.difference_update(ids[k:])
                 raise
@@ -1023,6 +1027,15 @@ class MemtuiApp(App[None]):
             self._settled[message.pid] = next(self._seq)
             self.review.settled(message.pid)
             self._count_listed()
+        elif r.status == "refused" and CHANGED_SINCE_SEEN in r.message:
+            # Nothing was decided: the feed says so (its "approving …" line named what was seen, not what is
+            # there now). The change of its queue file is a change event of its own, whose sync draws the proposal
+            # as it is now: kept selected, not moved on from, for the person to look again.
+            self.feed.add(Activity(clock.now().strftime("%H:%M"), self.by, "refused",
+                                   f"{message.verb} of {message.pid} refused: {CHANGED_SINCE_SEEN}; nothing was "
+                                   "written", r.file))
+            self.review.look_again(message.pid)
+            self.select_when_listed(message.pid)
         self.notify(decided(message.pid, r.status, r.message), severity=severity,  # type: ignore[arg-type]
                     timeout=timeout)
 

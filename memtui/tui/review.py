@@ -114,6 +114,12 @@ class ReviewPanel(Vertical):
         """A decision on `pid` was made: when the list next loads, move on from it."""
         self._decided = pid
 
+    def look_again(self, pid: str) -> None:
+        """A decision on `pid` was refused because it changed since it was drawn: when the list next loads, stay
+        on it (drawn as it is now), not on to the next."""
+        if self._decided == pid:
+            self._decided = None
+
     def settled(self, pid: str) -> None:
         """`pid` was applied or rejected here: it leaves the list at once, and the cursor moves on from it."""
         if any(p.id == pid for p in self.proposals):
