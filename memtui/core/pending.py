@@ -27,6 +27,7 @@ from memtui.core.store import Store, StoreError
 CACHE_FILE = ".memtui/queue/.decided"
 # The cache's format: a file of another shape (an older memtui, a torn write) is read as empty, never trusted.
 CACHE_VERSION = 1
+_UNREAD = object()
 
 
 class PendingCounter:
@@ -36,6 +37,7 @@ class PendingCounter:
         self.store = store
         self._decided: set[str] | None = None
         self._open: dict[str, str] = {}  # pid -> its actor's skeleton, of the proposals last read open
+        self._verifier: object = _UNREAD
 
     def count(self, actor: str) -> int:
         """The open proposals (pending or conflict) whose actor reads as `actor`. Read again: the new queue files
@@ -94,15 +96,29 @@ class PendingCounter:
         """(the actor's skeleton, open) of one queue file; ("", False) for one that cannot be read or names
         another id (the review list skips those), which counts for no one."""
         from memtui.core.actors import skeleton
-        from memtui.core.proposals import Proposal
+        from memtui.core.proposals import Proposal, unsealed_reason
 
         try:
-            p = Proposal.from_json(self.store.queue_load(pid) or b"")
+            data = self.store.queue_load(pid) or b""
+            # A queue file memtui did not seal is not listed and never approved: it counts for no one either, or
+            # a forged file naming another agent would use up that agent's places.
+            # Known for good (a name that is no actor's): memtui never queues under an id whose file stands.
+            if unsealed_reason(data, self._check()) is not None:
+                return "\0foreign", False
+            p = Proposal.from_json(data)
         except (ValueError, TypeError, json.JSONDecodeError, StoreError, OSError):
             return "", False
         if p.id != pid or not isinstance(p.actor, str):
             return "", False
         return skeleton(p.actor) or "?", bool(p.open)
+
+    def _check(self) -> object:
+        """The seal's verifier, read once per counter (None: no key, and every file is foreign)."""
+        if self._verifier is _UNREAD:
+            from memtui.core.seal import verifier
+
+            self._verifier = verifier()
+        return self._verifier if self._verifier is not None else (lambda *_: False)
 
     def _path(self) -> Path | None:
         root = self.store.local_root

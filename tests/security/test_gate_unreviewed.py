@@ -360,9 +360,9 @@ def test_counting_reads_only_new_queue_files_and_the_writers_open_ones(reviewed:
     assert mem.update("Projects", "add", "[observed] Lumen ships in May", actor="agent:a").status == "queued"
     assert mem.update("Projects", "add", "[observed] Kite ships in June", actor="agent:b").status == "queued"
     queue = root / ".memtui" / "queue"
-    decided = json.loads((queue / "p-0001.json").read_text()) | {"status": "rejected", "decided_by": "wes"}
-    for n in range(3, 2003):
-        (queue / f"p-{n:04d}.json").write_text(json.dumps(decided | {"id": f"p-{n:04d}"}))
+    decided = mem.get("p-0001").replace(status="rejected", decided_by="wes")
+    for n in range(3, 2003):  # sealed as memtui seals them (an unsealed file counts for no one)
+        (queue / f"p-{n:04d}.json").write_bytes(decided.replace(id=f"p-{n:04d}").sealed_json())
     assert Memory(root).update("Projects", "add", "[observed] Moth ships in July", actor="agent:a").status == \
         "queued"  # the first count reads every queue file once
     assert (queue / ".decided").is_file() and "p-0003" in json.loads((queue / ".decided").read_text())["decided"]
@@ -398,3 +398,18 @@ async def test_an_mcp_client_taking_new_names_meets_the_cap_on_all_agents_togeth
                            actor="mcp:flooder-4").status == "queued"
     assert reviewed.update("Projects", "add", "[observed] Project number 98 ships on a Friday",
                            actor="mcp:flooder-5").status == "refused"
+
+
+def test_forged_queue_files_naming_an_agent_do_not_use_up_its_places(reviewed: Memory, root: Path) -> None:
+    """Another writer with file access drops unsealed queue files naming agent:a: they are not listed, never
+    approved, and count for no one, so agent:a still has its places."""
+    set_review(root, agent_max_pending=2)
+    mem = Memory(root)
+    assert mem.update("Projects", "add", "[observed] Lumen ships in May", actor="agent:a").status == "queued"
+    queue = root / ".memtui" / "queue"
+    forged = json.loads((queue / "p-0001.json").read_bytes().rsplit(b',\n "memtui-seal"', 1)[0] + b"\n}\n")
+    for n in range(2, 12):
+        (queue / f"p-{n:04d}.json").write_text(json.dumps(forged | {"id": f"p-{n:04d}"}))
+    assert Memory(root).update("Projects", "add", "[observed] Kite ships in June", actor="agent:a").status == "queued"
+    third = Memory(root).update("Projects", "add", "[observed] Moth ships in July", actor="agent:a")
+    assert third.status == "refused" and "2 proposals waiting" in third.message
