@@ -16,7 +16,7 @@ import threading
 import time
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, Collection, Iterator
+from typing import Any, Collection, Iterable, Iterator
 
 from memtui.core.gitcall import GitOwner, timed_out
 from memtui.core.gitobjects import GitUnreadable, removed_on_failure
@@ -1483,6 +1483,21 @@ class FolderStore(Store):
         except (OSError, PathRefused):
             return None
 
+    def queue_read(self, pids: Iterable[str]) -> Iterator[tuple[str, bytes | None]]:
+        """`queue_load` for many: the folder opened once and each file by its name in it (a path built and checked
+        for each of 100,000 proposals was half the time of reading them). The same files as `queue_load` reads:
+        regular files only, opened without blocking, through a link."""
+        try:
+            folder = os.open(self.queue_dir, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            yield from ((pid, None) for pid in pids)
+            return
+        try:
+            for pid in pids:
+                yield pid, _queue_bytes(folder, pid) if _QUEUE_NAME.match(pid) else self.queue_load(pid)
+        finally:
+            os.close(folder)
+
     def queue_ids(self) -> list[str]:
         if not self.queue_dir.exists():
             return []
@@ -2012,6 +2027,29 @@ def _as_git_sees(path: Path) -> bytes | None:
         return _regular_bytes(path)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
+
+
+# A queue file's name as listed in its folder (no separator, no dot-name): read by name in the open folder.
+_QUEUE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+
+
+def _queue_bytes(folder: int, pid: str) -> bytes | None:
+    """`_regular_bytes` of `pid`'s queue file in the open `folder`; None where it is no regular file to read."""
+    try:
+        fd = os.open(f"{pid}.json", os.O_RDONLY | os.O_NONBLOCK, dir_fd=folder)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _regular_bytes(path: Path) -> bytes | None:

@@ -24,7 +24,7 @@ from memtui.core.own_writes import emits_change
 from memtui.core.patches import unified_diff
 from memtui.core.paths import PathRefused
 from memtui.core.proposals import (
-    APPLIED, CONFLICT, EXTERNAL_PREFIX, REJECTED, Proposal, WriteResult,
+    APPLIED, CONFLICT, EXTERNAL_PREFIX, PENDING, REJECTED, Proposal, WriteResult,
 )
 from memtui.core.reading import MEMORY_FILE, MemoryReader, ascii_digits, decoded
 from memtui.core.store import ExternalChange, StaleWrite, Store, StoreError, content_hash
@@ -32,6 +32,7 @@ from memtui.core.update import Refused
 
 if TYPE_CHECKING:
     from memtui.core.changes import Callback, Changes
+    from memtui.core.queue_page import QueueHead, QueuePage
 
 WRITE_ATTEMPTS = journal.WRITE_ATTEMPTS
 SCRATCH_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -84,6 +85,8 @@ class Memory(MemoryReader):
         # files are never removed, so listing the open ones reads only the files that changed, not every
         # proposal ever made.
         self._decided: dict[str, tuple[int, ...]] = {}
+        # Open proposals a listing only counted (`queue_page`), with their stamp: listed again, they are not read.
+        self._heads: dict[str, tuple[tuple[int, ...], QueueHead]] = {}
 
     # reading ----------------------------------------------------------------------------------------------
     def spec_for(self, doc: Document) -> FormatSpec:
@@ -318,26 +321,19 @@ class Memory(MemoryReader):
 
     # deciding ---------------------------------------------------------------------------------------------
     def proposals(self, *, include_decided: bool = False, external: bool = True) -> list[Proposal]:
-        """Pending (and conflicting) proposals, oldest first, then external changes."""
+        """Pending (and conflicting) proposals, oldest first, then external changes. Every one, read in full: a
+        listing a person reads takes `queue_page` (the oldest few, the rest counted)."""
+        from memtui.core.queue_page import oldest_first
+
         out = []
         self.queue_problems = []
         stamps = None if include_decided else self.store.queue_stamps()
-        for pid in sorted(stamps) if stamps is not None else self.store.queue_ids():
+        for pid in sorted(stamps if stamps is not None else self.store.queue_ids(), key=oldest_first):
             stamp = stamps.get(pid) if stamps is not None else None
             if stamp and self._decided.get(pid) == stamp:
                 continue
-            data = self.store.queue_load(pid)
-            try:
-                p = Proposal.from_json(data or b"")
-            except (ValueError, TypeError, json.JSONDecodeError):
-                self.queue_problems.append(f"{pid}: unreadable queue file (half-written or corrupt); skipped")
-                continue
-            if p.id != pid:  # a queue file is anyone's to write: its name, not its content, says which it is
-                self.queue_problems.append(f"{pid}: its queue file names another id ({p.id!r}); skipped")
-                continue
-            if pid.startswith(EXTERNAL_PREFIX):  # memtui never queues one: it would pass for the external change
-                self.queue_problems.append(f"{pid}: a queue file with an external change's kind of id (memtui "
-                                           "queues p-…); skipped")
+            p = self._queued(pid, self.store.queue_load(pid))
+            if p is None:
                 continue
             if include_decided or p.open:
                 out.append(_shown(p))
@@ -346,6 +342,81 @@ class Memory(MemoryReader):
         if external:
             out.extend(self.external_proposals())
         return out
+
+    def _queued(self, pid: str, data: bytes | None) -> Proposal | None:
+        """The proposal queue file `pid` holds, or None with the reason in `queue_problems`."""
+        try:
+            p = Proposal.from_json(data or b"")
+        except (ValueError, TypeError, json.JSONDecodeError):
+            self.queue_problems.append(f"{pid}: unreadable queue file (half-written or corrupt); skipped")
+            return None
+        if p.id != pid:  # a queue file is anyone's to write: its name, not its content, says which it is
+            self.queue_problems.append(f"{pid}: its queue file names another id ({p.id!r}); skipped")
+            return None
+        if pid.startswith(EXTERNAL_PREFIX):  # memtui never queues one: it would pass for the external change
+            self.queue_problems.append(f"{pid}: a queue file with an external change's kind of id (memtui "
+                                       "queues p-…); skipped")
+            return None
+        return p
+
+    def queue_page(self, limit: int | None = None) -> QueuePage:
+        """The oldest `limit` open proposals (default `queue_page.PAGE`; 0 or None: every one) read in full and
+        checked as `proposals` reads them, and every open one counted by actor and status: what a listing shows
+        with 100,000 proposals queued (memtui/core/queue_page.py). The others are parsed one at a time for their
+        id, actor and status and let go; where the store stamps its queue files, what was learnt of each is kept
+        while its stamp stays, so listing again reads only what changed. External changes are not in it."""
+        from memtui.core.queue_page import PAGE, QueueHead, QueuePage, head, oldest_first, ranked
+
+        limit = PAGE if limit is None else limit
+        self.queue_problems = []
+        stamps = self.store.queue_stamps()
+        pids = sorted(stamps if stamps is not None else self.store.queue_ids(), key=oldest_first)
+        known: dict[str, Any] = {}
+        if stamps is not None:
+            kept = []
+            for pid in pids:
+                stamp = stamps[pid]
+                if stamp and self._decided.get(pid) == stamp:
+                    continue
+                was = self._heads.get(pid)
+                if stamp and was is not None and was[0] == stamp:
+                    known[pid] = was[1]
+                kept.append(pid)
+            pids = kept
+        reads = self.store.queue_read(pid for pid in pids if pid not in known)
+        shown: list[Proposal] = []
+        by_actor: Counter[str] = Counter()
+        by_status: Counter[str] = Counter()
+        for pid in pids:
+            stamp = stamps.get(pid) if stamps is not None else None
+            h = known.get(pid)
+            data = None if h is not None else next(reads)[1]
+            if not limit or len(shown) < limit:
+                if data is None:
+                    data = self.store.queue_load(pid)
+                p = self._queued(pid, data)
+                if p is None:
+                    continue
+                if p.open:
+                    shown.append(_shown(p))
+                h = QueueHead(p.id, p.actor, p.status)
+            elif h is None:
+                h = head(data)
+                if h is None:
+                    self.queue_problems.append(f"{pid}: unreadable queue file (half-written or corrupt); skipped")
+                    continue
+                if h.id != pid or pid.startswith(EXTERNAL_PREFIX):
+                    self._queued(pid, data)  # says which, as a listing that reaches it would
+                    continue
+            if h.status in (PENDING, CONFLICT):
+                by_actor[h.actor] += 1
+                by_status[h.status] += 1
+                if stamp:
+                    self._heads[pid] = (stamp, h)
+            elif stamp:
+                self._decided[pid] = stamp
+                self._heads.pop(pid, None)
+        return QueuePage(shown, sum(by_status.values()), ranked(by_actor), ranked(by_status), list(self.queue_problems))
 
     def external_proposals(self, paths: Collection[str] | None = None,
                            previous: Iterable[Proposal] = ()) -> list[Proposal]:

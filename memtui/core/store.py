@@ -9,7 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, Collection, Iterator
+from typing import Any, Collection, Iterable, Iterator
 
 from memtui.core.record import Frozen
 
@@ -362,6 +362,12 @@ class Store(ABC):
 
     @abstractmethod
     def queue_ids(self) -> list[str]: ...
+
+    def queue_read(self, pids: Iterable[str]) -> Iterator[tuple[str, bytes | None]]:
+        """Each of `pids` with its queue file's bytes (None as `queue_load` gives it), in the order asked and one at
+        a time: a reader of 100,000 proposals holds one. A store with a cheaper way to read many overrides it."""
+        for pid in pids:
+            yield pid, self.queue_load(pid)
 
     def queue_stamps(self) -> dict[str, tuple[int, ...]] | None:
         """`queue_ids` with, for each, a stamp that changes whenever its saved bytes may have: a reader keeps what
