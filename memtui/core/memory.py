@@ -359,22 +359,31 @@ class Memory(MemoryReader):
             return None
         return p
 
-    def queue_page(self, limit: int | None = None) -> QueuePage:
+    def queue_page(self, limit: int | None = None, *, stop: Callable[[], bool] | None = None,
+                   count: bool = True, after: QueuePage | None = None) -> QueuePage:
         """The oldest `limit` open proposals (default `queue_page.PAGE`; 0 or None: every one) read in full and
         checked as `proposals` reads them, and every open one counted by actor and status: what a listing shows
         with 100,000 proposals queued (memtui/core/queue_page.py). The others are parsed one at a time for their
         id, actor and status and let go; where the store stamps its queue files, what was learnt of each is kept
-        while its stamp stays, so listing again reads only what changed. External changes are not in it."""
-        from memtui.core.queue_page import PAGE, QueueHead, QueuePage, head, oldest_first, ranked
+        while its stamp stays, so listing again reads only what changed. External changes are not in it.
+
+        `stop` is asked now and then (every few hundred files); once it says yes, `queue_page.Stopped` is raised:
+        an app quitting does not wait for a reader of 100,000 files. Without `count` the reading ends with the page
+        (its first screen does not wait for the count); `after` such a page, the count reuses its listing."""
+        from memtui.core.queue_page import PAGE, QueueHead, QueuePage, Stopped, head, oldest_first, ranked
 
         limit = PAGE if limit is None else limit
         self.queue_problems = []
-        stamps = self.store.queue_stamps()
+        if stop is not None and stop():
+            raise Stopped("stopped reading the queue")
+        stamps = after.stamps if after is not None and after.stamps is not None else self.store.queue_stamps()
         pids = sorted(stamps if stamps is not None else self.store.queue_ids(), key=oldest_first)
         known: dict[str, Any] = {}
         if stamps is not None:
             kept = []
-            for pid in pids:
+            for n, pid in enumerate(pids):
+                if stop is not None and not n % 4096 and stop():
+                    raise Stopped("stopped reading the queue")
                 stamp = stamps[pid]
                 if stamp and self._decided.get(pid) == stamp:
                     continue
@@ -387,11 +396,16 @@ class Memory(MemoryReader):
         shown: list[Proposal] = []
         by_actor: Counter[str] = Counter()
         by_status: Counter[str] = Counter()
-        for pid in pids:
+        for n, pid in enumerate(pids):
+            if stop is not None and not n % 256 and stop():
+                raise Stopped("stopped reading the queue")
+            full = not limit or len(shown) < limit
+            if not full and not count:
+                break
             stamp = stamps.get(pid) if stamps is not None else None
             h = known.get(pid)
             data = None if h is not None else next(reads)[1]
-            if not limit or len(shown) < limit:
+            if full:
                 if data is None:
                     data = self.store.queue_load(pid)
                 p = self._queued(pid, data)
@@ -416,7 +430,10 @@ class Memory(MemoryReader):
             elif stamp:
                 self._decided[pid] = stamp
                 self._heads.pop(pid, None)
-        return QueuePage(shown, sum(by_status.values()), ranked(by_actor), ranked(by_status), list(self.queue_problems))
+        page = QueuePage(shown, sum(by_status.values()), ranked(by_actor), ranked(by_status),
+                         list(self.queue_problems), counted=count or (bool(limit) and len(shown) < limit))
+        page.stamps = stamps
+        return page
 
     def external_proposals(self, paths: Collection[str] | None = None,
                            previous: Iterable[Proposal] = ()) -> list[Proposal]:

@@ -19,6 +19,10 @@ from memtui.core.record import Record
 PAGE = 50
 
 
+class Stopped(Exception):
+    """A listing's reader was told to stop (`Memory.queue_page`'s `stop`): the app is quitting."""
+
+
 class QueueHead(Record):
     """What a listing needs to know of a proposal it does not show: the id its file names, whether it waits, and
     for whom. The other fields are checked (`Proposal.from_json`) when its turn to be shown comes."""
@@ -34,25 +38,31 @@ class QueueHead(Record):
 
 
 class QueuePage(Record):
-    """The oldest `limit` open proposals in full, and how many open ones there are in all, by actor and status."""
+    """The oldest `limit` open proposals in full, and how many open ones there are in all, by actor and status
+    (unless the page was read without counting: `counted` False, and the counts are of the proposals read)."""
 
     proposals: list[Any]          # Proposal, in the order of `Memory.proposals`
     waiting: int                  # every open proposal, shown or not
     by_actor: dict[str, int]      # open proposals per actor, most first
     by_status: dict[str, int]     # pending / conflict
-    problems: list[str]           # queue files that could not be read (of those read in full)
+    problems: list[str]           # queue files that could not be read
+    counted: bool
 
     def __init__(self, proposals: list[Any], waiting: int, by_actor: dict[str, int], by_status: dict[str, int],
-                 problems: list[str]) -> None:
+                 problems: list[str], counted: bool = True) -> None:
         self.proposals = proposals
         self.waiting = waiting
         self.by_actor = by_actor
         self.by_status = by_status
         self.problems = problems
+        self.counted = counted
+        # The queue files' stamps the page was read by (not a field): counting the rest reuses them, where listing
+        # 100,000 files again held the GIL for a second of a quitting app's.
+        self.stamps: dict[str, tuple[int, ...]] | None = None
 
     @property
     def more(self) -> int:
-        """Open proposals not in `proposals`."""
+        """Open proposals not in `proposals` (0 when the page was not counted)."""
         return max(0, self.waiting - len(self.proposals))
 
     def more_line(self) -> str:
