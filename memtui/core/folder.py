@@ -1330,6 +1330,50 @@ class FolderStore(Store):
                     out.append((c.hexsha, blob.data_stream.read()))
         return out
 
+    def past_versions_many(self, rels: list[str], limit: int) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
+        """One walk of the history (`git log --raw`: each commit's changed files with their new blob ids) for every
+        file, and each distinct blob read through the repository's one `git cat-file --batch`: `past_versions`
+        per file was a `git rev-list` and GitPython's parse of the root tree for each (2,000 files 17.6 s, 8,000
+        files 221 s). The commits are the non-merge ones that changed the file, newest first (a merge's own
+        resolution is not among them)."""
+        wanted = set(rels)
+        found: dict[str, list[tuple[str, str]]] = {}
+        with self._git.use("reading past versions") as repo:
+            raw = b""
+            if repo is not None and repo.head.is_valid():
+                raw = repo.git.log("--raw", "--no-renames", "--no-abbrev", "-z", "--format=%x01%H", "--no-color",
+                                   "--no-ext-diff", "--no-textconv", "--no-show-signature", "HEAD", "--",
+                                   stdout_as_string=False)
+        commit, meta = "", None
+        for token in raw.split(b"\0"):
+            token = token.lstrip(b"\n")
+            if token.startswith(b"\x01"):
+                commit, meta = token[1:].decode("ascii", "replace").strip(), None
+            elif token.startswith(b":"):
+                meta = token
+            elif meta is not None:
+                rel, fields, meta = token.decode("utf-8", "surrogateescape"), meta.split(), None
+                if rel in wanted and len(fields) >= 5 and fields[4] != b"D":
+                    versions = found.setdefault(rel, [])
+                    if len(versions) < limit:
+                        versions.append((commit, fields[3].decode("ascii", "replace")))
+        for rel in rels:
+            out: list[tuple[str, bytes]] = []
+            seen: set[str] = set()
+            with self._git.serial():
+                batch = self._objects()
+                for change, blob in found.get(rel, ()):
+                    if blob in seen:
+                        continue
+                    seen.add(blob)
+                    try:
+                        got = batch.get(blob)
+                    except GitUnreadable:
+                        got = None
+                    if got is not None and got.kind == "blob":
+                        out.append((change, got.data))
+            yield rel, out
+
     def merge3(self, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
         """`git merge-file`: git's own merge, as `git revert` would do it."""
         with self._git.use("git merge-file") as repo, \

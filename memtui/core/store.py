@@ -322,6 +322,14 @@ class Store(ABC):
                 out.append((c.sha, data))
         return out
 
+
+    def past_versions_many(self, rels: list[str], limit: int) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
+        """`past_versions` of each of `rels`, in that order, one file at a time (a reader of every file's history
+        holds one file's). A store that can read many histories in one walk overrides it: asked file by file, a
+        folder's git parsed its whole tree again for each (lint of 8,000 files: 221 s)."""
+        for rel in rels:
+            yield rel, self.past_versions(rel, limit)
+
     def merge3(self, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
         """Three-way merge of two changes to `base`; None when they touch the same lines."""
         from memtui.core.merge3 import merge3
