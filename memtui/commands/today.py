@@ -127,8 +127,10 @@ def _render_today(rep: Any) -> None:
         from memtui.core.queue_page import actors_line
 
         more = rep.queued["more"]
-        console.print(cell(f"… and {more:,} more pending proposal{'s' if more > 1 else ''} waiting for you ("
-                           f"{actors_line(rep.queued['by_actor'])}): `memtui queue list` pages them", "cyan"))
+        # One line: an actor's name (anyone's to write in a queue file) must not start a row of its own.
+        console.print(Text(visible(f"… and {more:,} more pending proposal{'s' if more > 1 else ''} waiting for you ("
+                                   f"{actors_line(rep.queued['by_actor'])}): `memtui queue list` pages them",
+                                   newlines=False), style="cyan"))
 
 
 def cmd_history(args: argparse.Namespace) -> int:

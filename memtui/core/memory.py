@@ -361,7 +361,7 @@ class Memory(MemoryReader):
 
     def queue_page(self, limit: int | None = None, *, stop: Callable[[], bool] | None = None,
                    count: bool = True, after: QueuePage | None = None) -> QueuePage:
-        """The oldest `limit` open proposals (default `queue_page.PAGE`; 0 or None: every one) read in full and
+        """The oldest `limit` open proposals (None: `queue_page.PAGE`; 0: every one) read in full and
         checked as `proposals` reads them, and every open one counted by actor and status: what a listing shows
         with 100,000 proposals queued (memtui/core/queue_page.py). The others are parsed one at a time for their
         id, actor and status and let go; where the store stamps its queue files, what was learnt of each is kept
@@ -431,7 +431,7 @@ class Memory(MemoryReader):
                 self._decided[pid] = stamp
                 self._heads.pop(pid, None)
         page = QueuePage(shown, sum(by_status.values()), ranked(by_actor), ranked(by_status),
-                         list(self.queue_problems), counted=count or (bool(limit) and len(shown) < limit))
+                         list(self.queue_problems), counted=count or not limit or len(shown) < limit)
         page.stamps = stamps
         return page
 

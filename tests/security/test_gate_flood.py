@@ -187,6 +187,26 @@ def test_listing_again_reads_only_what_changed(flooded):
     assert len(read) <= 60, f"{len(read)} queue files read again after one decision"
 
 
+def test_the_first_screen_reads_only_its_page_and_the_count_follows(flooded, parses):
+    """The app's split: the page first (its files alone are read), then the count, reusing the page's listing."""
+    mem = Memory(flooded)
+    read: list[str] = []
+    real = mem.store.queue_read
+
+    def reading(pids):
+        for pid, data in real(pids):
+            read.append(pid)
+            yield pid, data
+
+    mem.store.queue_read = reading  # type: ignore[method-assign]
+    page = mem.queue_page(200, count=False)
+    assert not page.counted and len(page.proposals) == 200 and page.more == 0
+    assert len(read) <= 201, f"{len(read)} queue files read for a page of 200"
+    counted = mem.queue_page(200, after=page)
+    assert counted.counted and counted.waiting == FLOODED and counted.more == FLOODED - 200
+    assert mem.queue_page(0, count=False).counted  # every one read: counted
+
+
 # Redis ------------------------------------------------------------------------------------------------------------
 def test_redis_queue_is_read_in_batches_not_one_round_trip_each(redis_url, capsys):
     from memtui.core.redis_store import RedisStore
