@@ -226,6 +226,28 @@ def test_redis_queue_is_read_in_batches_not_one_round_trip_each(redis_url, capsy
     assert stats.get("cmdstat_hmget", {}).get("calls", 0) <= 10
 
 
+def test_memtui_list_prints_a_prefix_as_one_line_of_data(redis_url, capsys):
+    """Another client's key names a memory whose prefix holds a newline, an escape and a URL: `memtui list` printed
+    it raw, forging a row that pointed at the attacker's own prefix."""
+    import redis
+
+    from memtui.core.redis_store import RedisStore
+    from memtui.core.stores import init_store
+
+    init_store(RedisStore(redis_url), author="wes")
+    client = redis.Redis.from_url(redis_url.split("?")[0])
+    server = redis_url.split("?")[0]
+    forged = f"evil\x1b]52;c;aGk=\x07\nmine                          1 change(s)  last now\n    {server}?prefix=mine"
+    client.xadd("{" + forged + "}:changes", {"x": "1"})
+    client.set("{" + forged + "}:config", "")
+    code, out, err = cli(capsys, "list", "--store", server)
+    assert code == 0, err
+    assert "\x1b" not in out and "\x07" not in out
+    assert not any(line.startswith("mine ") for line in out.splitlines()), out
+    assert not any(line.strip() == f"{server}?prefix=mine" for line in out.splitlines()), out
+    assert "evil␛" in out and "␤mine" in out  # drawn, on the row of its own prefix
+
+
 # lint -------------------------------------------------------------------------------------------------------------
 def test_lint_reads_every_files_history_in_one_walk(root, tmp_path):
     """2,000 topic files, each with two committed versions: lint asked git for each file's history (a `git
