@@ -152,8 +152,8 @@ def test_today_lists_a_few_pending_and_counts_the_rest_per_agent(flooded, capsys
     code, out, err = cli(capsys, "today", "--root", str(flooded))
     assert code == 0, err
     assert f"{FLOODED} pending" in out.splitlines()[0]
-    assert f"… and {FLOODED - 20:,} more pending proposals waiting for you (agent-ci 1,250, agent-claude 1,250" in " ".join(
-        out.split())
+    said = " ".join(out.split())
+    assert f"… and {FLOODED - 20:,} more pending proposals waiting for you (agent-ci 1,250, agent-claude 1,250" in said
     assert out.count("Flood fact") == 20
     assert parses[0] <= 30, f"{parses[0]} proposals parsed in full for today (the code before parsed {FLOODED})"
     code, out, _ = cli(capsys, "today", "--root", str(flooded), "--json", "--pending", "5")
