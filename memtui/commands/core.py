@@ -44,7 +44,9 @@ def register(sub: Any) -> None:
     common(p)
     p.set_defaults(func=cmd_queue, queue_cmd="list")
     q = qs.add_parser("list", help="pending proposals, conflicts and external changes")
-    q.add_argument("--all", action="store_true", help="include decided proposals")
+    q.add_argument("--all", action="store_true", help="include decided proposals (every one, read in full)")
+    q.add_argument("--limit", type=int, metavar="N",
+                   help="list the oldest N open proposals and count the rest (default 50; 0: every one)")
     common(q)
     q = qs.add_parser("show", help="one proposal with its diff")
     q.add_argument("id")
@@ -189,15 +191,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
     mem = memory(args)
     by = getattr(args, "by", None)
     if args.queue_cmd == "list":
-        props = mem.proposals(include_decided=getattr(args, "all", False))
-        for problem in mem.queue_problems:
-            say(f"memtui: {problem}")
-        # One line per proposal: a newline in a file name or an entry must not forge another one.
-        human = "\n".join(one_line(f"{p.id:8} {p.status:9} {p.actor:12} {p.summary()}")
-                          + "".join(f"\n{'':8} flag: {one_line(f)}" for f in p.flags) for p in props) \
-            or "nothing pending"
-        emit(args, {"proposals": [_public(p) for p in props], "problems": mem.queue_problems}, human)
-        return EXIT_OK
+        return _queue_list(args, mem)
     if args.queue_cmd == "show":
         from memtui.core.memory import NotFound
 
@@ -241,6 +235,28 @@ def cmd_queue(args: argparse.Namespace) -> int:
         return report(args, mem.approve(args.id, by=by, entry=args.entry, section=args.section, tag=args.tag,
                                         seen=args.expect))
     return EXIT_ERROR
+
+
+def _queue_list(args: argparse.Namespace, mem: Any) -> int:
+    """The oldest open proposals (`--limit`), a line counting the rest by actor, then the external changes. Every
+    one of 100,000 queued took 6 s and 500 MB to list, and no one reads them all: `--limit 0` lists every one."""
+    more: dict[str, Any] = {}
+    if getattr(args, "all", False):
+        props = mem.proposals(include_decided=True)
+    else:
+        page = mem.queue_page(getattr(args, "limit", None))
+        props = page.proposals + mem.external_proposals()
+        more = {"waiting": page.waiting, "more": page.more, "by_actor": page.by_actor, "by_status": page.by_status}
+    for problem in mem.queue_problems:
+        say(f"memtui: {problem}")
+    # One line per proposal: a newline in a file name or an entry must not forge another one.
+    lines = [one_line(f"{p.id:8} {p.status:9} {p.actor:12} {p.summary()}")
+             + "".join(f"\n{'':8} flag: {one_line(f)}" for f in p.flags) for p in props]
+    if more.get("more"):
+        lines.append(one_line(page.more_line()) + ": `memtui queue list --limit 0` lists every one")
+    emit(args, {"proposals": [_public(p) for p in props], "problems": mem.queue_problems, **more},
+         "\n".join(lines) or "nothing pending")
+    return EXIT_OK
 
 
 def one_line(text: str) -> str:

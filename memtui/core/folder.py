@@ -16,7 +16,7 @@ import threading
 import time
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, Collection, Iterator
+from typing import Any, Collection, Iterable, Iterator
 
 from memtui.core.gitcall import GitOwner, timed_out
 from memtui.core.gitobjects import GitUnreadable, removed_on_failure
@@ -1527,6 +1527,50 @@ class FolderStore(Store):
                     out.append((c.hexsha, blob.data_stream.read()))
         return out
 
+    def past_versions_many(self, rels: list[str], limit: int) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
+        """One walk of the history (`git log --raw`: each commit's changed files with their new blob ids) for every
+        file, and each distinct blob read through the repository's one `git cat-file --batch`: `past_versions`
+        per file was a `git rev-list` and GitPython's parse of the root tree for each (2,000 files 17.6 s, 8,000
+        files 221 s). The commits are the non-merge ones that changed the file, newest first (a merge's own
+        resolution is not among them)."""
+        wanted = set(rels)
+        found: dict[str, list[tuple[str, str]]] = {}
+        with self._git.use("reading past versions") as repo:
+            raw = b""
+            if repo is not None and repo.head.is_valid():
+                raw = repo.git.log("--raw", "--no-renames", "--no-abbrev", "-z", "--format=%x01%H", "--no-color",
+                                   "--no-ext-diff", "--no-textconv", "--no-show-signature", "HEAD", "--",
+                                   stdout_as_string=False)
+        commit, meta = "", None
+        for token in raw.split(b"\0"):
+            token = token.lstrip(b"\n")
+            if token.startswith(b"\x01"):
+                commit, meta = token[1:].decode("ascii", "replace").strip(), None
+            elif token.startswith(b":"):
+                meta = token
+            elif meta is not None:
+                rel, fields, meta = token.decode("utf-8", "surrogateescape"), meta.split(), None
+                if rel in wanted and len(fields) >= 5 and fields[4] != b"D":
+                    versions = found.setdefault(rel, [])
+                    if len(versions) < limit:
+                        versions.append((commit, fields[3].decode("ascii", "replace")))
+        for rel in rels:
+            out: list[tuple[str, bytes]] = []
+            seen: set[str] = set()
+            with self._git.serial():
+                batch = self._objects()
+                for change, blob in found.get(rel, ()):
+                    if blob in seen:
+                        continue
+                    seen.add(blob)
+                    try:
+                        got = batch.get(blob)
+                    except GitUnreadable:
+                        got = None
+                    if got is not None and got.kind == "blob":
+                        out.append((change, got.data))
+            yield rel, out
+
     def merge3(self, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
         """`git merge-file`: git's own merge, as `git revert` would do it."""
         with self._git.use("git merge-file") as repo, \
@@ -1679,6 +1723,21 @@ class FolderStore(Store):
             return _regular_bytes(self.queue_dir / f"{clean_rel(pid)}.json")
         except (OSError, PathRefused):
             return None
+
+    def queue_read(self, pids: Iterable[str]) -> Iterator[tuple[str, bytes | None]]:
+        """`queue_load` for many: the folder opened once and each file by its name in it (a path built and checked
+        for each of 100,000 proposals was half the time of reading them). The same files as `queue_load` reads:
+        regular files only, opened without blocking, through a link."""
+        try:
+            folder = os.open(self.queue_dir, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            yield from ((pid, None) for pid in pids)
+            return
+        try:
+            for pid in pids:
+                yield pid, _queue_bytes(folder, pid) if _QUEUE_NAME.match(pid) else self.queue_load(pid)
+        finally:
+            os.close(folder)
 
     def queue_ids(self) -> list[str]:
         # Names only (a glob made a Path of each: 0.5 s for 100,000 queue files, listing them 0.05 s); dot files
@@ -2288,6 +2347,29 @@ def _as_git_sees(path: Path) -> bytes | None:
         return _regular_bytes(path)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
+
+
+# A queue file's name as listed in its folder (no separator, no dot-name): read by name in the open folder.
+_QUEUE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+
+
+def _queue_bytes(folder: int, pid: str) -> bytes | None:
+    """`_regular_bytes` of `pid`'s queue file in the open `folder`; None where it is no regular file to read."""
+    try:
+        fd = os.open(f"{pid}.json", os.O_RDONLY | os.O_NONBLOCK, dir_fd=folder)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _regular_bytes(path: Path) -> bytes | None:

@@ -24,7 +24,8 @@ from memtui.core.own_writes import emits_change
 from memtui.core.patches import unified_diff
 from memtui.core.paths import PathRefused
 from memtui.core.proposals import (
-    APPLIED, CHANGED_SINCE_SEEN, CONFLICT, EXTERNAL_PREFIX, REJECTED, Proposal, WriteResult, unsealed_reason,
+    APPLIED, CHANGED_SINCE_SEEN, CONFLICT, EXTERNAL_PREFIX, PENDING, REJECTED, Proposal, WriteResult,
+    unsealed_reason,
 )
 from memtui.core.reading import MEMORY_FILE, MemoryReader, ascii_digits, decoded
 from memtui.core.store import ExternalChange, StaleWrite, Store, StoreError, content_hash
@@ -33,6 +34,7 @@ from memtui.core.visible import code_points, hidden
 
 if TYPE_CHECKING:
     from memtui.core.changes import Callback, Changes
+    from memtui.core.queue_page import QueueHead, QueuePage
 
 WRITE_ATTEMPTS = journal.WRITE_ATTEMPTS
 # What a queued write is told; a write queued for a reason of its own (over an unreviewed size cap) says that first.
@@ -89,6 +91,8 @@ class Memory(MemoryReader):
         # proposal ever made.
         self._decided: dict[str, tuple[int, ...]] = {}
         self._pending: Any = None  # memtui.core.pending.PendingCounter, made at the first agent write that queues
+        # Open proposals a listing only counted (`queue_page`), with their stamp: listed again, they are not read.
+        self._heads: dict[str, tuple[tuple[int, ...], QueueHead]] = {}
 
     # reading ----------------------------------------------------------------------------------------------
     def spec_for(self, doc: Document) -> FormatSpec:
@@ -349,7 +353,9 @@ class Memory(MemoryReader):
 
     # deciding ---------------------------------------------------------------------------------------------
     def proposals(self, *, include_decided: bool = False, external: bool = True) -> list[Proposal]:
-        """Pending (and conflicting) proposals, oldest first, then external changes."""
+        """Pending (and conflicting) proposals, oldest first, then external changes. Every one, read in full: a
+        listing a person reads takes `queue_page` (the oldest few, the rest counted)."""
+        from memtui.core.queue_page import oldest_first
         from memtui.core.seal import verifier
 
         out = []
@@ -358,33 +364,17 @@ class Memory(MemoryReader):
         unsealed_open: list[str] = []
         unsealed_decided = 0
         stamps = None if include_decided else self.store.queue_stamps()
-        for pid in sorted(stamps) if stamps is not None else self.store.queue_ids():
+        for pid in sorted(stamps if stamps is not None else self.store.queue_ids(), key=oldest_first):
             stamp = stamps.get(pid) if stamps is not None else None
             if stamp and self._decided.get(pid) == stamp:
                 continue
             data = self.store.queue_load(pid)
-            try:
-                p = Proposal.from_json(data or b"")
-            except (ValueError, TypeError, json.JSONDecodeError):
-                self.queue_problems.append(f"{pid}: unreadable queue file (half-written or corrupt); skipped")
-                continue
-            if p.id != pid:  # a queue file is anyone's to write: its name, not its content, says which it is
-                self.queue_problems.append(f"{pid}: its queue file names another id ({p.id!r}); skipped")
-                continue
-            if pid.startswith(EXTERNAL_PREFIX):  # memtui never queues one: it would pass for the external change
-                self.queue_problems.append(f"{pid}: a queue file with an external change's kind of id (memtui "
-                                           "queues p-…); skipped")
+            p = self._queued(pid, data)
+            if p is None:
                 continue
             foreign = unsealed_reason(data or b"", check)
             if foreign is not None and p.open:
-                # Not memtui's proposal: never listed as one, so never approved as one (`memtui queue show`
-                # still reads it, and a person may reject it). Named one by one up to a few: a folder of forged
-                # files must not become a flood of problems (each one a notice in the app).
-                unsealed_open.append(pid)
-                if len(unsealed_open) <= FOREIGN_NAMED:
-                    self.queue_problems.append(f"{pid}: {foreign}; not listed and cannot be approved. Read it with "
-                                               f"`memtui queue show {pid}`; reject it, and have it proposed again "
-                                               "if it is wanted")
+                self._foreign(pid, foreign, unsealed_open)
                 continue
             if foreign is not None and include_decided:
                 unsealed_decided += 1  # history memtui cannot vouch for (most often: decided before the seal)
@@ -393,17 +383,136 @@ class Memory(MemoryReader):
                 out.append(_shown(p))
             elif stamp:
                 self._decided[pid] = stamp
-        if len(unsealed_open) > FOREIGN_NAMED:
-            more = unsealed_open[FOREIGN_NAMED:]
-            self.queue_problems.append(f"{len(more)} more open queue files without memtui's seal ({more[0]} … "
-                                       f"{more[-1]}) are not listed and cannot be approved; `memtui doctor` names "
-                                       "each")
+        self._foreign_count(unsealed_open)
         if unsealed_decided:
             self.queue_problems.append(f"{unsealed_decided} decided queue file(s) without memtui's seal (decided "
                                        "before memtui sealed queue files, or written outside it) are not listed")
         if external:
             out.extend(self.external_proposals())
         return out
+
+    def _foreign(self, pid: str, why: str, unsealed_open: list[str]) -> None:
+        """An open queue file without memtui's seal: not memtui's proposal, never listed or counted as one, so
+        never approved as one (`memtui queue show` still reads it, and a person may reject it). Named one by one up
+        to a few: a folder of forged files must not become a flood of problems (each one a notice in the app)."""
+        unsealed_open.append(pid)
+        if len(unsealed_open) <= FOREIGN_NAMED:
+            self.queue_problems.append(f"{pid}: {why}; not listed and cannot be approved. Read it with "
+                                       f"`memtui queue show {pid}`; reject it, and have it proposed again "
+                                       "if it is wanted")
+
+    def _foreign_count(self, unsealed_open: list[str]) -> None:
+        if len(unsealed_open) > FOREIGN_NAMED:
+            more = unsealed_open[FOREIGN_NAMED:]
+            self.queue_problems.append(f"{len(more)} more open queue files without memtui's seal ({more[0]} … "
+                                       f"{more[-1]}) are not listed and cannot be approved; `memtui doctor` names "
+                                       "each")
+
+    def _queued(self, pid: str, data: bytes | None) -> Proposal | None:
+        """The proposal queue file `pid` holds, or None with the reason in `queue_problems`."""
+        try:
+            p = Proposal.from_json(data or b"")
+        except (ValueError, TypeError, json.JSONDecodeError):
+            self.queue_problems.append(f"{pid}: unreadable queue file (half-written or corrupt); skipped")
+            return None
+        if p.id != pid:  # a queue file is anyone's to write: its name, not its content, says which it is
+            self.queue_problems.append(f"{pid}: its queue file names another id ({p.id!r}); skipped")
+            return None
+        if pid.startswith(EXTERNAL_PREFIX):  # memtui never queues one: it would pass for the external change
+            self.queue_problems.append(f"{pid}: a queue file with an external change's kind of id (memtui "
+                                       "queues p-…); skipped")
+            return None
+        return p
+
+    def queue_page(self, limit: int | None = None, *, stop: Callable[[], bool] | None = None,
+                   count: bool = True, after: QueuePage | None = None) -> QueuePage:
+        """The oldest `limit` open proposals (None: `queue_page.PAGE`; 0: every one) read in full and
+        checked as `proposals` reads them, and every open one counted by actor and status: what a listing shows
+        with 100,000 proposals queued (memtui/core/queue_page.py). The others are parsed one at a time for their
+        id, actor and status and let go; where the store stamps its queue files, what was learnt of each is kept
+        while its stamp stays, so listing again reads only what changed. External changes are not in it.
+
+        `stop` is asked now and then (every few hundred files); once it says yes, `queue_page.Stopped` is raised:
+        an app quitting does not wait for a reader of 100,000 files. Without `count` the reading ends with the page
+        (its first screen does not wait for the count); `after` such a page, the count reuses its listing."""
+        from memtui.core.queue_page import PAGE, QueueHead, QueuePage, Stopped, head, oldest_first, ranked
+        from memtui.core.seal import verifier
+
+        limit = PAGE if limit is None else limit
+        self.queue_problems = []
+        check = verifier()
+        unsealed_open: list[str] = []
+        if stop is not None and stop():
+            raise Stopped("stopped reading the queue")
+        stamps = after.stamps if after is not None and after.stamps is not None else self.store.queue_stamps()
+        pids = sorted(stamps if stamps is not None else self.store.queue_ids(), key=oldest_first)
+        known: dict[str, Any] = {}
+        if stamps is not None:
+            kept = []
+            for n, pid in enumerate(pids):
+                if stop is not None and not n % 4096 and stop():
+                    raise Stopped("stopped reading the queue")
+                stamp = stamps[pid]
+                if stamp and self._decided.get(pid) == stamp:
+                    continue
+                was = self._heads.get(pid)
+                if stamp and was is not None and was[0] == stamp:
+                    known[pid] = was[1]
+                kept.append(pid)
+            pids = kept
+        reads = self.store.queue_read(pid for pid in pids if pid not in known)
+        shown: list[Proposal] = []
+        by_actor: Counter[str] = Counter()
+        by_status: Counter[str] = Counter()
+        for n, pid in enumerate(pids):
+            if stop is not None and not n % 256 and stop():
+                raise Stopped("stopped reading the queue")
+            full = not limit or len(shown) < limit
+            if not full and not count:
+                break
+            stamp = stamps.get(pid) if stamps is not None else None
+            h = known.get(pid)
+            data = None if h is not None else next(reads)[1]
+            if full:
+                if data is None:
+                    data = self.store.queue_load(pid)
+                p = self._queued(pid, data)
+                if p is None:
+                    continue
+                foreign = unsealed_reason(data or b"", check)
+                if foreign is not None:  # neither shown nor counted (nor kept: it is checked again next time)
+                    if p.open:
+                        self._foreign(pid, foreign, unsealed_open)
+                    continue
+                if p.open:
+                    shown.append(_shown(p))
+                h = QueueHead(p.id, p.actor, p.status)
+            elif h is None:  # `known` holds only sealed ones
+                h = head(data)
+                if h is None:
+                    self.queue_problems.append(f"{pid}: unreadable queue file (half-written or corrupt); skipped")
+                    continue
+                if h.id != pid or pid.startswith(EXTERNAL_PREFIX):
+                    self._queued(pid, data)  # says which, as a listing that reaches it would
+                    continue
+                foreign = unsealed_reason(data or b"", check)
+                if foreign is not None:
+                    if h.status in (PENDING, CONFLICT):
+                        self._foreign(pid, foreign, unsealed_open)
+                    continue
+            if h.status in (PENDING, CONFLICT):
+                by_actor[h.actor] += 1
+                by_status[h.status] += 1
+                if stamp:
+                    self._heads[pid] = (stamp, h)
+            elif stamp:
+                self._decided[pid] = stamp
+                self._heads.pop(pid, None)
+        self._foreign_count(unsealed_open)
+        page = QueuePage(shown, sum(by_status.values()), ranked(by_actor), ranked(by_status),
+                         list(self.queue_problems), counted=count or not limit or len(shown) < limit)
+        page.stamps = stamps
+        return page
 
     def external_proposals(self, paths: Collection[str] | None = None,
                            previous: Iterable[Proposal] = ()) -> list[Proposal]:

@@ -78,6 +78,8 @@ class ReviewPanel(Vertical):
         self.body_mounted = False
         self._shown_lineage: dict[str, list[str]] | None = None
         self._detail: str | None = None
+        # Open proposals past the list, counted (the app holds only the oldest page in full); None: being counted.
+        self.more: int | None = 0
 
     def compose(self) -> ComposeResult:
         yield Static("Review", id="review-title")
@@ -91,7 +93,7 @@ class ReviewPanel(Vertical):
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._fill())
         self.body_mounted = True
         if self.loaded:
-            self.set_proposals(self.proposals)
+            self.set_proposals(self.proposals, more=self.more)
 
     @property
     def option_list(self) -> OptionList:
@@ -123,7 +125,7 @@ class ReviewPanel(Vertical):
     def settled(self, pid: str) -> None:
         """`pid` was applied or rejected here: it leaves the list at once, and the cursor moves on from it."""
         if any(p.id == pid for p in self.proposals):
-            self.set_proposals([p for p in self.proposals if p.id != pid])
+            self.set_proposals([p for p in self.proposals if p.id != pid], more=self.more)
 
     def select(self, pid: str) -> bool:
         if not self.body_mounted:
@@ -134,10 +136,15 @@ class ReviewPanel(Vertical):
                 return True
         return False
 
-    def set_proposals(self, proposals: list[Proposal]) -> None:
+    def set_proposals(self, proposals: list[Proposal], *, more: int | None = 0) -> None:
+        """Show `proposals`, and `more` open ones past them as a count (each is listed once those before it are
+        decided; None: there are more, not counted yet)."""
+        changed_more, self.more = more != self.more, more
         if not self.body_mounted:
             self.proposals, self.loaded = proposals, True  # shown once the list is mounted
             return
+        if changed_more and self.loaded:
+            self._title()
         if self.loaded and self.lineage == self._shown_lineage and _same_list(self.proposals, proposals):
             # A sync after a change elsewhere (a log an agent appends to): nothing here changed, so nothing is
             # rebuilt, restyled or scrolled. Redrawing the list and a 500-row diff on every write took the app's
@@ -175,15 +182,22 @@ class ReviewPanel(Vertical):
         options.add_options([Option(self._prompt(p), id=p.id) for p in self.proposals])
         if highlighted is not None and self.proposals:
             options.highlighted = min(highlighted, len(self.proposals) - 1)
+        self._title()
+
+    def _title(self) -> None:
         n_conflict = sum(p.status == CONFLICT for p in self.proposals)
         n_ext = sum(p.external for p in self.proposals)
         n_pending = len(self.proposals) - n_conflict - n_ext
-        title = f"Review · {n_pending} pending"
+        title = f"Review · {n_pending + (self.more or 0):,}{'+' if self.more is None else ''} pending"
         if n_conflict:
             title += f" · {n_conflict} conflict"
         if n_ext:
             title += f" · {n_ext} external"
         self.query_one("#review-title", Static).update(title)
+        # Past the list: how many more wait (the oldest are listed; each decision brings the next one in).
+        listed = n_pending + n_conflict
+        self.option_list.border_subtitle = None if self.more == 0 else f"oldest {listed:,} · counting the rest…" \
+            if self.more is None else f"oldest {listed:,} · {self.more:,} more"
 
     def _prompt(self, p: Proposal) -> Text:
         style = self.get_component_rich_style
