@@ -29,7 +29,8 @@ def register(sub: Any) -> None:
     p.add_argument("--user-words", help="the user's own words that support an agent's [stated] entry")
     p.add_argument("--origin", choices=("user", "agent", "tool", "web"),
                    help="where the content came from; tool and web are marked untrusted")
-    p.add_argument("--allow-secret", action="store_true", help="keep a credential found in the text on purpose (it is committed and loaded into later sessions)")
+    p.add_argument("--allow-secret", action="store_true",
+                   help="keep a credential found in the text on purpose (committed, loaded into later sessions)")
     common(p)
     p.set_defaults(func=cmd_update)
 
@@ -54,7 +55,8 @@ def register(sub: Any) -> None:
     q.add_argument("id", nargs="?")
     q.add_argument("--all", action="store_true", help="approve every pending proposal")
     q.add_argument("--by")
-    q.add_argument("--allow-secret", action="store_true", help="keep a credential found in the text on purpose (it is committed and loaded into later sessions)")
+    q.add_argument("--allow-secret", action="store_true",
+                   help="keep a credential found in the text on purpose (committed, loaded into later sessions)")
     common(q)
     q = qs.add_parser("reject", help="reject a proposal; the reason and its content go to the audit log")
     q.add_argument("id")
@@ -67,14 +69,16 @@ def register(sub: Any) -> None:
     q.add_argument("--section")
     q.add_argument("--as", dest="tag")
     q.add_argument("--by")
-    q.add_argument("--allow-secret", action="store_true", help="keep a credential found in the text on purpose (it is committed and loaded into later sessions)")
+    q.add_argument("--allow-secret", action="store_true",
+                   help="keep a credential found in the text on purpose (committed, loaded into later sessions)")
     common(q)
 
     p = sub.add_parser("log", help="append a line to today's daily log")
     p.add_argument("text")
     p.add_argument("--as", dest="tag", default="observed")
     p.add_argument("--by")
-    p.add_argument("--allow-secret", action="store_true", help="keep a credential found in the text on purpose (it is committed and loaded into later sessions)")
+    p.add_argument("--allow-secret", action="store_true",
+                   help="keep a credential found in the text on purpose (committed, loaded into later sessions)")
     common(p)
     p.set_defaults(func=cmd_log)
 
@@ -82,7 +86,8 @@ def register(sub: Any) -> None:
     p.add_argument("name", help="a slug: a-z, 0-9, '-' and '_'")
     p.add_argument("--ttl", type=float, default=60, help="minutes until it expires (default 60)")
     p.add_argument("--by")
-    p.add_argument("--allow-secret", action="store_true", help="keep a credential found in the text on purpose (it is committed and loaded into later sessions)")
+    p.add_argument("--allow-secret", action="store_true",
+                   help="keep a credential found in the text on purpose (committed, loaded into later sessions)")
     common(p)
     p.set_defaults(func=cmd_scratch)
 

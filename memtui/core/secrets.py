@@ -52,8 +52,10 @@ _FORMATS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("AWS access key id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
      r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
     ("AWS secret access key", ("aws",),
-     r"(?i:aws)[\w.-]{0,30}?(?i:secret|sak)[\w.-]{0,20}[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[A-Za-z0-9/+]{40})(?![\w/+=])"),
-    ("GitHub token", ("gh", "github_pat_"), r"\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})\b"),
+     r"(?i:aws)[\w.-]{0,30}?(?i:secret|sak)[\w.-]{0,20}[\"']?[ \t]*[:=][ \t]*[\"']?"
+     r"(?P<v>[A-Za-z0-9/+]{40})(?![\w/+=])"),
+    ("GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+     r"\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})\b"),
     ("Anthropic API key", ("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
     ("OpenAI API key", ("sk-",), r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
     ("Slack token", ("xox", "xapp-"), r"\bxox[abprse]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{20,}"),
@@ -91,7 +93,8 @@ class Secret(NamedTuple):
 
     def describe(self, where: str) -> str:
         """``a GitHub token (ghp_****) in MEMORY.md line 3``: what a refusal or a lint finding says."""
-        return f"{_article(self.kind)} {self.kind} ({self.masked}) in {where}" + (f" line {self.line}" if self.line else "")
+        return f"{_article(self.kind)} {self.kind} ({self.masked}) in {where}" + \
+            (f" line {self.line}" if self.line else "")
 
 
 def scan(text: str | None) -> list[Secret]:

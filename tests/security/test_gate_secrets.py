@@ -391,7 +391,8 @@ def test_lint_and_doctor_report_a_key_already_in_memory_and_say_how_to_purge_it(
     mem.log(f"note {FAKES['secret after db_password']}", allow_secret=True)
     lint = cli(root, "lint", by=None)
     assert lint.returncode != 0
-    assert "MEMORY.md:" in lint.stdout and "[secret] Slack webhook (https://hooks.slack.com/services/****)" in lint.stdout
+    assert "MEMORY.md:" in lint.stdout
+    assert "[secret] Slack webhook (https://hooks.slack.com/services/****)" in lint.stdout
     assert "log/2026-08-20.md:" in lint.stdout and "secret after db_password" in lint.stdout
     assert _secret_part(value) not in lint.stdout
     doctor = cli(root, "doctor", by=None)
