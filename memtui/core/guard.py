@@ -139,15 +139,19 @@ def supporting_words(entry_text: str, user_words: str | None) -> str | None:
 # already in memory (removing an entry that holds a key must stay possible).
 SECRET_FIELDS = (("entry", "the entry"), ("content", "the text"), ("source", "the source"),
                  ("section", "the section name"), ("to_section", "the section name"))
+# Names every write carries, whatever its action: they reach git (a path, the author), the queue and the audit log.
+SECRET_NAMES = (("file", "the file name"), ("to", "the new file name"), ("actor", "the writer's name"))
 NEW_TEXT_ACTIONS = ("add", "revise", "append", "create", "edit")
 
 
 def secrets_in(p: Proposal) -> list[tuple[str, str, list]]:
-    """(field, how a message names it, the secrets found) for each field of `p` that holds one."""
+    """(field, how a message names it, the secrets found) for each field of `p` that holds one: its names always,
+    its text where the action brings new text."""
     from memtui.core import secrets
 
     out = []
-    for name, label in SECRET_FIELDS:
+    fields = SECRET_NAMES + SECRET_FIELDS if p.action in NEW_TEXT_ACTIONS else SECRET_NAMES
+    for name, label in fields:
         value = getattr(p, name, None)
         found = secrets.scan(value) if isinstance(value, str) else []
         if found:
@@ -165,6 +169,8 @@ def describe_secrets(p: Proposal, found: list[tuple[str, str, list]]) -> str:
             elif name == "content":
                 where = f"{label} of {p.file} line {s.line}" if p.action == "create" else \
                     f"{label} of the edit to {p.file} (its line {s.line})"
+            elif name in ("file", "to", "actor"):
+                where = label
             else:
                 where = f"{label} for {p.file}" + (f" § {p.section}" if p.section else "")
             parts.append(f"{'an' if s.kind[:1].lower() in 'aeiou' else 'a'} {s.kind} ({s.masked}) in {where}")
@@ -182,7 +188,7 @@ def mask_secrets(p: Proposal, found: list[tuple[str, str, list]]) -> None:
 def flag_queued_secrets(p: Proposal) -> Proposal:
     """`p` as read from its queue file, flagged when it holds a credential: the gate refuses an agent's, but a
     queue file is anyone's to write, and one queued before the gate existed is shown as it is."""
-    if p.action in NEW_TEXT_ACTIONS and p.status == "pending":
+    if p.status == "pending":
         found = secrets_in(p)
         if found:
             _flag(p, f"holds a credential: {describe_secrets(p, found)}. Reject it: approving commits the key")
@@ -190,17 +196,16 @@ def flag_queued_secrets(p: Proposal) -> Proposal:
 
 
 def _gate_secrets(p: Proposal, *, agent: bool, allow: bool) -> None:
-    if p.action not in NEW_TEXT_ACTIONS:
-        return
     found = secrets_in(p)
     if not found:
         return
-    what = describe_secrets(p, found)
-    if allow:
+    if allow and not any(name in ("file", "to", "actor") for name, _, _ in found):  # a name is never overridden
+        what = describe_secrets(p, found)
         _flag(p, f"holds a secret, written knowingly by {p.actor} with --allow-secret: {what}. It is committed and "
                  "loaded into later sessions; `memtui doctor` says how to purge it from history")
         return
-    mask_secrets(p, found)
+    mask_secrets(p, found)  # first: the message names the file, which may be what held the key
+    what = describe_secrets(p, found)
     _flag(p, "secret masked: each credential's value in this record is replaced by its mask")
     if agent:
         raise Refused(f"the write holds a credential: {what}. Memory is committed and loaded into every "

@@ -438,7 +438,7 @@ class Memory(MemoryReader):
                 p.reason = "revised by a person before approval"
             from memtui.core import guard, recurrence
 
-            held = guard.secrets_in(p) if p.action in guard.NEW_TEXT_ACTIONS else []
+            held = guard.secrets_in(p)
             if held and not allow_secret:
                 return WriteResult("refused", f"{pid} holds a credential: {guard.describe_secrets(p, held)}. "
                                    "Approving it commits the key to git and loads it into every later session: "

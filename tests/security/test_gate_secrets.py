@@ -407,3 +407,16 @@ def test_look_alike_entries_from_an_agent_are_queued_not_refused(agent_mem: Memo
         r = agent_mem.update("Projects", "add", text, actor=AGENT)
         assert r.status == "queued", (text, r.message)
         assert not any("credential" in f for f in r.flags)
+
+
+def test_a_key_in_a_file_name_or_the_writers_name_is_refused_even_with_the_override(agent_mem: Memory,
+                                                                                   root: Path) -> None:
+    """Names reach git (a path, the author), the queue and the audit log: no override lets a key in there."""
+    value = FAKES["GitHub token"]
+    for r in (agent_mem.create(f"notes/{value}.md", "# Notes\n", actor=AGENT),
+              agent_mem.log("deployed the release", actor=f"agent-{value}"),
+              agent_mem.create(f"{value}.md", "# Notes\n", actor="wes", allow_secret=True),
+              agent_mem.rename("MEMORY.md", f"{value}.md", actor="wes")):
+        assert r.status == "refused", r.message
+        assert "ghp_****" in r.message and ("file name" in r.message or "writer's name" in r.message), r.message
+    assert _secret_part(value).encode() not in everything_stored(root)
