@@ -77,6 +77,9 @@ _PRIVATE_BLOCK = re.compile(r"-----BEGIN[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?---
 # A run detect-secrets' detectors are asked about: long, and mixing letters with digits.
 _UNKNOWN_RUN = re.compile(r"[A-Za-z0-9_+/=.:-]{20,}")
 
+# (anchor, format index, matched case-insensitively): each format's literal prefixes, looked for before its regex.
+_ANCHORS = tuple((a.lower() if a == "aws" else a, i, a == "aws") for i, (_, anchors, _) in enumerate(_FORMATS)
+                 for a in anchors)
 _formats: list[tuple[str, tuple[str, ...], re.Pattern[str]]] | None = None
 _detectors: list[tuple[str, tuple[re.Pattern[str], ...]]] | None = None
 
@@ -100,13 +103,15 @@ class Secret(NamedTuple):
 def scan(text: str | None) -> list[Secret]:
     """Every credential in `text`, in order. A pattern runs only where its anchor (a literal prefix) is in the
     text: a line of prose costs a few substring searches."""
-    if not text:
+    if not text or len(text) < 12:  # no credential this scanner knows is shorter ("token=" and eight characters)
         return []
     out: list[Secret] = []
     taken: list[tuple[int, int]] = []
     lower = text.lower()
-    for kind, anchors, pattern in _patterns():
-        if not any((a.lower() in lower) if a == "aws" else (a in text) for a in anchors):
+    # One pass over the anchors (a generator per format cost more than the searches it saved).
+    present = {i for a, i, folded in _ANCHORS if (a in lower if folded else a in text)}
+    for i, (kind, _, pattern) in enumerate(_patterns()):
+        if i not in present:
             continue
         for m in pattern.finditer(text):
             start, end = m.span("v") if "v" in pattern.groupindex and m.group("v") is not None else m.span()
@@ -124,7 +129,7 @@ def scan(text: str | None) -> list[Secret]:
                 end = block.end()
             out.append(Secret(kind, _line_of(text, start), start, end, _masked(kind, value)))
             taken.append((m.start(), end))
-    if any(a in lower for a in _KEYWORD_ANCHORS):
+    if [a for a in _KEYWORD_ANCHORS if a in lower]:
         for m in _KEYWORD.finditer(text):
             start, end = m.span("value")
             name_start = m.start()
