@@ -85,6 +85,16 @@ def masked(rec: dict[str, Any]) -> dict[str, Any]:
                 kinds.extend(s.kind for s in found)
 
     clean(rec, _QUOTED)
+    if isinstance(rec.get("content_b64"), str):  # a rejected external change's bytes: masked, re-encoded
+        import base64
+
+        data = base64.b64decode(rec["content_b64"])
+        text = data.decode("utf-8", errors="surrogateescape")
+        found = secrets.scan(text)
+        if found:
+            rec["content_b64"] = base64.b64encode(
+                secrets.mask(text, found).encode("utf-8", errors="surrogateescape")).decode()
+            kinds.extend(s.kind for s in found)
     if isinstance(rec.get("snapshot"), dict):
         rec["snapshot"] = dict(rec["snapshot"])
         clean(rec["snapshot"], _SNAPSHOT_QUOTED)

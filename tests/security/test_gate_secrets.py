@@ -381,6 +381,9 @@ def test_an_external_change_holding_a_key_is_flagged_and_masked_in_every_view(ro
     assert mem.reject(ext[0].id, reason="holds a key", by="wes").status == "rejected"
     line = audit_lines(root)[-1]
     assert _secret_part(value) not in json.dumps(line)
+    kept = base64.b64decode(line["content_b64"]).decode()
+    assert kept.startswith("# Deploy\n\nUse this key:\n-----BEGIN RSA PRIVATE KEY-----\n****\n")
+    assert _secret_part(value) not in kept and line["secrets_masked"] == "private key"
 
 
 # lint and doctor ----------------------------------------------------------------------------------------------
