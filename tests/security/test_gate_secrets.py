@@ -423,3 +423,25 @@ def test_a_key_in_a_file_name_or_the_writers_name_is_refused_even_with_the_overr
         assert r.status == "refused", r.message
         assert "ghp_****" in r.message and ("file name" in r.message or "writer's name" in r.message), r.message
     assert _secret_part(value).encode() not in everything_stored(root)
+
+
+def test_doctor_and_lint_on_a_redis_store_report_a_key_kept_on_purpose(redis_url: str) -> None:
+    from memtui.core.doctor import diagnose
+    from memtui.core.lint import lint
+    from memtui.core.redis_store import RedisStore
+    from memtui.core.stores import init_store
+
+    store = RedisStore(redis_url)
+    init_store(store, author="wes")
+    rmem = Memory(store)
+    value = FAKES["Google API key"]
+    assert rmem.update("Preferences", "add", f"[stated] Maps key {value}", actor="wes").status == "refused"
+    assert rmem.update("Preferences", "add", f"[stated] Maps key {value}", actor="wes",
+                       allow_secret=True).status == "applied"
+    found = [f for f in lint(rmem) if f.check == "secret"]
+    assert [(f.file, f.level) for f in found] == [("MEMORY.md", "error")] and "AIza****" in found[0].message
+    report = diagnose(rmem)
+    secret = [f for f in report.findings if f.kind == "secret-in-history"]
+    assert len(secret) == 1 and secret[0].path == "MEMORY.md" and not report.ok
+    assert "AIza****" in secret[0].message and "rotate" in secret[0].message
+    assert _secret_part(value) not in report.render()
