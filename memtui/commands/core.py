@@ -246,9 +246,9 @@ def cmd_queue(args: argparse.Namespace) -> int:
 
 
 def one_line(text: str) -> str:
-    from memtui.core.visible import visible
+    from memtui.core.visible import reveal
 
-    return visible(text, newlines=False)
+    return reveal(text, newlines=False)
 
 
 def _refusal(pid: str, message: str) -> Any:

@@ -83,19 +83,19 @@ def _render_today(rep: Any) -> None:
     from rich.text import Text
 
     from memtui.core.history import short
-    from memtui.core.visible import visible
+    from memtui.core.visible import reveal, shown_name
 
     def cell(text: str, style: str = "") -> Text:
-        # File names, entries, actors and reasons are data: never Rich markup, and no control character reaches
-        # the terminal (Rich writes ESC as it is).
-        return Text(visible(text), style=style)
+        # File names, entries, actors and reasons are data: never Rich markup, no control character reaches the
+        # terminal (Rich writes ESC as it is), and a character a person cannot see is named (⟨U+E0041⟩).
+        return Text(reveal(text), style=style)
 
     console = Console()
     when = "today" if rep.since.endswith("T00:00:00") and rep.since[:10] == rep.until[:10] else f"since {rep.since}"
     counts = ", ".join(f"{n} {s}" for s, n in rep.counts.items()) or "nothing"
     console.print(Text.assemble(("What changed ", "bold"), (when, "bold"), f": {counts}"))
     for group in rep.files:
-        table = Table(title=cell(visible(group.file, newlines=False)), title_justify="left", title_style="bold", show_edge=False, expand=True)
+        table = Table(title=cell(shown_name(group.file)), title_justify="left", title_style="bold", show_edge=False, expand=True)
         table.add_column("time", no_wrap=True)
         table.add_column("who", no_wrap=True)
         table.add_column("status", no_wrap=True)

@@ -107,7 +107,22 @@ def append(store: Store, rec: dict[str, Any]) -> bool:
     """Add `rec` to the store's audit log; False when the log cannot be written (the caller's write reports its
     own outcome: an unwritable audit log must not turn a refusal or an undo into a crash)."""
     try:
-        store.audit_append(rec)
+        try:
+            store.audit_append(rec)
+        except UnicodeEncodeError:
+            # A lone surrogate (a name or an argument decoded with surrogateescape from bytes that are not UTF-8)
+            # has no UTF-8 form: the record is kept with it written as its escape, and says so.
+            store.audit_append({**_escaped(rec), "escaped": "lone surrogates are written as \\uXXXX text"})
     except (OSError, StoreError):
         return False
     return True
+
+
+def _escaped(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_escaped(k): _escaped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_escaped(v) for v in value]
+    return value

@@ -114,6 +114,8 @@ def diagnose(memory: Memory, *, fix: bool = False, lock_wait: float = LOCK_WAIT)
         index = _git_index(store)
         read = _check_git_index(store, index, report)
         healthy = not _index_damaged(report) and _check_git(store, report, fix)
+        if healthy:
+            _check_person_git(store, report)
         _check_temp_files(store, report, fix)
         _check_audit(store, report, fix)
         if healthy:
@@ -138,6 +140,47 @@ def diagnose(memory: Memory, *, fix: bool = False, lock_wait: float = LOCK_WAIT)
     _check_commit_cost(store, report, index, read)
     _check_loose_objects(store, report)
     return report
+
+
+def _check_person_git(store: FolderStore, report: DoctorReport) -> None:
+    """What the person's own git is in the middle of, which memtui's writes wait for: an operation in progress (a
+    merge, rebase, cherry-pick, revert, `git am`: memtui writes nothing until it is finished), files unmerged in
+    git's index, and versions staged and not committed (memtui refuses to commit over them). Two plumbing gits that
+    read only the index; nothing is changed."""
+    from memtui.core.folder import in_progress
+    from memtui.core.gitcall import plumbing_env, run_plumbing
+
+    doing = in_progress(store.git_dir)
+    if doing is not None:
+        what, marker, cont, abort = doing
+        report.findings.append(Finding(
+            "git-in-progress", f"a {what} is in progress here (git's {marker}): memtui writes and commits nothing "
+            f"until it is done; finish it (`{cont}`) or abort it (`{abort}`). Pending proposals wait",
+            f".git/{marker}", fixable=False))
+    env = {**os.environ, **plumbing_env(store.git_dir, store.root)}
+    listed = run_plumbing(["git", "ls-files", "--unmerged", "-z"], env, cwd=store.root)
+    unmerged = sorted({rec.partition(b"\t")[2].decode("utf-8", "replace") for rec in listed[1].split(b"\0")
+                       if rec} if listed is not None and listed[0] == 0 else set())
+    if unmerged:
+        report.findings.append(Finding(
+            "git-unmerged", f"{len(unmerged)} file(s) are unmerged in git's index ({_names(unmerged)}): memtui "
+            "writes none of them; resolve each and `git add` it, then finish the merge (or abort it)",
+            unmerged[0], fixable=False))
+    staged = run_plumbing(["git", "diff-index", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--"], env,
+                          cwd=store.root)
+    names = sorted({n.decode("utf-8", "replace") for n in staged[1].split(b"\0") if n} - set(unmerged)
+                   if staged is not None and staged[0] == 0 else set())
+    if names:
+        report.findings.append(Finding(
+            "git-staged", f"{len(names)} file(s) hold a version you staged and did not commit ({_names(names)}): "
+            "memtui commits none of them until you commit (`git commit`) or unstage it (`git restore --staged "
+            "FILE`), so your version is never replaced; other files are written as usual",
+            names[0], fixable=False, advice=True))
+
+
+def _names(rels: list[str], most: int = 5) -> str:
+    shown = ", ".join(visible(rel) for rel in rels[:most])
+    return shown + (f" and {len(rels) - most} more" if len(rels) > most else "")
 
 
 def _check_loose_objects(store: FolderStore, report: DoctorReport) -> None:
@@ -648,8 +691,13 @@ def _check_uncommitted(memory: Memory, report: DoctorReport, fix: bool, records:
                 trailers.append(f"Memtui-Proposal: {r['proposal']}")
             if by != actor:
                 trailers.append(f"Memtui-Approved-By: {by}")
-            sha = store.commit([ch.path], f"{r.get('action')} {ch.path} (committed by memtui doctor)\n\n"
-                               + "\n".join(trailers) + "\n", actor, by)
+            try:
+                sha = store.commit([ch.path], f"{r.get('action')} {ch.path} (committed by memtui doctor)\n\n"
+                                   + "\n".join(trailers) + "\n", actor, by)
+            except StoreError as exc:  # (a merge in progress, a version the person staged: it waits for them)
+                f.message += f"; not committed now: {exc}"
+                report.findings.append(f)
+                continue
             store.audit_append(audit.record(
                 APPLIED, actor=actor, action="commit", file=ch.path, commit=sha, proposal=r.get("proposal"),
                 decided_by=by, reason="memtui doctor committed an applied write that had no commit",

@@ -9,8 +9,9 @@ before the write stays:
   them as `user_words`. Without support the entry is downgraded to ``[suggested]`` and flagged for review.
 - Content from tool results or the web (`origin` "tool" or "web") is untrusted: its entry's source is prefixed
   ``untrusted:`` in the file itself, and the proposal is flagged.
-- Invisible characters (zero-width, bidi controls, soft hyphen…) are refused in an entry (update.clean_entry_text);
-  in the text of a file-level write they are stripped and the proposal is flagged.
+- Characters a person cannot see (visible.hidden: zero-width, bidi controls, tag characters, variation selectors,
+  fillers, private use…) are refused in an entry (update.clean_entry_text); in the text of a file-level write they
+  are stripped and the proposal is flagged, naming each.
 - An entry (or file text) from an agent, of any origin, or from an untrusted source, that reads as an instruction to
   the agent is flagged.
 - A credential (memtui/core/secrets.py) in an entry, a log line, a note or a file's text is refused: an agent's
@@ -26,7 +27,8 @@ from typing import TYPE_CHECKING, Callable
 
 from memtui.core.dedupe import tokens
 from memtui.core.entries import TAGS, format_body, split_inline
-from memtui.core.update import INVISIBLE, Outcome, Refused
+from memtui.core.update import Outcome, Refused
+from memtui.core.visible import code_points, strip_hidden
 
 if TYPE_CHECKING:
     from memtui.core.proposals import Proposal
@@ -257,10 +259,6 @@ def diff_secrets(path: str, diff: str) -> tuple[str, list[str]]:
     return secrets.mask(diff, found), flags
 
 
-def invisible_names(text: str) -> str:
-    return ", ".join(sorted({f"U+{ord(c):04X}" for c in INVISIBLE.findall(text)}))
-
-
 # internals --------------------------------------------------------------------------------------------------
 def _flag(p: Proposal, message: str) -> None:
     _flag_list(p.flags, message)
@@ -271,21 +269,14 @@ def _flag_list(flags: list[str], message: str) -> None:
         flags.append(message)
 
 
-# Control characters a file's text has no use for: ESC and the rest would reach a terminal that prints the file
-# (`memtui context`, `queue show`) as commands; line and paragraph separators split lines unseen.
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
-
-
 def _strip_invisible(p: Proposal) -> None:
-    hidden = INVISIBLE.findall(p.content or "")
-    if hidden:
-        names = invisible_names(p.content or "")
-        p.content = INVISIBLE.sub("", p.content or "")
-        _flag(p, f"stripped {len(hidden)} invisible character(s) ({names}) from the text")
-    control = _CONTROL.findall(p.content or "")
-    if control:
-        p.content = _CONTROL.sub("", p.content or "")
-        _flag(p, f"stripped {len(control)} control character(s) from the text")
+    """A file's text without what a person cannot see. Control characters go too: ESC and the rest would reach a
+    terminal that prints the file (`memtui context`, `queue show`) as commands, and line and paragraph separators
+    split lines unseen. A carriage return stays (a CRLF file keeps its line ends)."""
+    text, found = strip_hidden(p.content or "", keep="\t\n\r")
+    if found:
+        p.content = text
+        _flag(p, f"stripped {len(found)} invisible or control character(s) ({code_points(found)}) from the text")
 
 
 def _mark_untrusted_entry(p: Proposal) -> None:

@@ -75,6 +75,8 @@ class Change(Record):
 def apply(store: Store, change: Change) -> str | None:
     """Journal, write, commit and audit `change`; return the commit (None where the store keeps no history, or
     nothing changed). The caller holds the store's lock. Raises what the write or commit raised, undone."""
+    # A person's merge in progress, or a version they staged, refuses the change before anything is written.
+    store.check_change({**change.writes, **change.commits}, change.record)
     befores = {rel: store.read(rel) for rel in change.writes}
     from memtui.core.seal import seal
 

@@ -29,17 +29,19 @@ from memtui.core.proposals import (
 from memtui.core.reading import MEMORY_FILE, MemoryReader, ascii_digits, decoded
 from memtui.core.store import ExternalChange, StaleWrite, Store, StoreError, content_hash
 from memtui.core.update import Refused
+from memtui.core.visible import code_points, hidden
 
 if TYPE_CHECKING:
     from memtui.core.changes import Callback, Changes
 
 WRITE_ATTEMPTS = journal.WRITE_ATTEMPTS
+# What a queued write is told; a write queued for a reason of its own (over an unreviewed size cap) says that first.
+QUEUED_MESSAGE = "A person will approve, revise or reject it."
 SCRATCH_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 # Seconds opening a memory waits for the lock to finish an interrupted write; longer, and the next write does it.
 OPEN_WAIT = 2.0
 # A log line an agent may append unreviewed: "- HH:MM [tag] text", one line, current (not struck).
 LOG_LINE = re.compile(r"^- (?:[01][0-9]|2[0-3]):[0-5][0-9] \[(?:stated|observed|inferred|suggested)\] \S.*$")
-LOG_LINE_MAX = 2000
 
 
 class NotFound(LookupError):
@@ -84,6 +86,7 @@ class Memory(MemoryReader):
         # files are never removed, so listing the open ones reads only the files that changed, not every
         # proposal ever made.
         self._decided: dict[str, tuple[int, ...]] = {}
+        self._pending: Any = None  # memtui.core.pending.PendingCounter, made at the first agent write that queues
 
     # reading ----------------------------------------------------------------------------------------------
     def spec_for(self, doc: Document) -> FormatSpec:
@@ -153,10 +156,19 @@ class Memory(MemoryReader):
         """Append ``- HH:MM [tag] text`` to today's daily log."""
         now = clock.now()
         rel = f"{self.log_dir()}/{now:%Y-%m-%d}.md"
+        # Before the text is cleaned: that scan of 40 MB costs seconds, for a line that cannot pass. (A shorter one
+        # costs little to clean, and `submit` refuses it all the same: the config is not read twice for it.)
+        far = len(text) > 32_000 and self._far_over_cap(self._draft(actor, rel, "append", content=text),
+                                                         self.config.policy)
+        if far:
+            return self._refuse(self._draft(actor, rel, "append", content=text), far)
         try:
             body = update.clean_entry_text(text)
+            if tag:
+                update.clean_entry_text(tag)  # written into the line too: `[observed⟨U+E0049⟩…]` is hidden text
         except Refused as exc:
-            return self._refuse(self._draft(actor, rel, "append"), exc.message)
+            # The refused line is kept with the refusal (its hidden characters too): in the audit log, not lost.
+            return self._refuse(self._draft(actor, rel, "append", content=text), exc.message)
         line = f"- {now:%H:%M} " + (f"[{tag}] " if tag else "") + body
         return self.submit(self._draft(actor, rel, "append", content=line, origin=origin, session=session),
                            user_words=user_words, allow_secret=allow_secret)
@@ -282,6 +294,9 @@ class Memory(MemoryReader):
             # The config is read once for the write (each read checks HEAD and the config file): who counts as an
             # agent and what waits come from the same settings.
             policy = self.config.policy
+            refused = self._far_over_cap(p, policy)
+            if refused:  # before planning: the guard's scans of 40 MB cost seconds, for a write that cannot pass
+                raise Refused(refused)
             try:  # plans `p` with the defences applied
                 outcome = guard.check(planner.plan, p, before, user_words, agent=policy.is_agent(p.actor),
                                       allow_secret=allow_secret)
@@ -302,24 +317,38 @@ class Memory(MemoryReader):
                                is_agent=policy.is_agent, layout=self.layout)
         if held is not None:
             with self.store.numbering():  # numbered and saved under one hold (see the queueing below)
+                full = None if held.again else self._too_many_pending(held.proposal, policy)
+                if full:
+                    return self._refuse(p, full)
                 if not held.proposal.id:
                     held.proposal.id = f"p-{self.store.next_proposal_number():04d}"
                 self.store.queue_save(held.proposal.id, held.proposal.to_json())
             return held.result()
-        decision = policy.decide(p.actor, p.file, p.section, p.action,
-                                 fast_lane=self._fast_lane(p, before, outcome, policy))
+        fast = self._fast_lane(p, before, outcome, policy)
+        over = self._over_cap(p, policy) if fast else None
+        if over:  # the shape of a write that skips review, but longer than one may be: a person reads it first
+            p.flags.append(over)
+        decision = policy.decide(p.actor, p.file, p.section, p.action, fast_lane=fast and not over)
         if decision == "wait":
+            full = self._too_many_pending(p, policy)  # first outside the lock: a first count reads every queue file
+            if full:
+                return self._refuse(p, full)
             try:
                 # Numbered and saved under one hold of the lock: the number is kept from the next proposal only by
                 # `.seq` until its queue file stands, and an agent can reset `.seq` (to 0) meanwhile, so another
-                # writer's probe would find the number free and save its proposal over this one.
+                # writer's probe would find the number free and save its proposal over this one. The agent's
+                # pending proposals are counted under the same hold, so two writers cannot both take the last place.
                 with self.store.numbering():
+                    full = self._too_many_pending(p, policy)
+                    if full:
+                        return self._refuse(p, full)
                     p.id = f"p-{self.store.next_proposal_number():04d}"
                     self.store.queue_save(p.id, p.to_json())
             except (OSError, StoreError) as exc:
                 p.id = ""
                 return self._refuse(p, f"could not queue the proposal: {exc}; nothing was written")
-            return WriteResult("queued", "A person will approve, revise or reject it.", p.id, p.file, p.section,
+            why = f"It waits for a person instead of applying at once: {over}. " if over else ""
+            return WriteResult("queued", why + QUEUED_MESSAGE, p.id, p.file, p.section,
                                p.entry, None, p.diff, p.warnings, flags=list(p.flags),
                                files=self._named(planning.writes(p, before, outcome)))
         return self._apply(p, decided_by=p.actor)
@@ -475,6 +504,10 @@ class Memory(MemoryReader):
                 return WriteResult("refused", str(exc), file=".memtui/config.toml")
             if new == text:
                 return WriteResult("applied", f"theme {name} was already saved", file=".memtui/config.toml")
+            try:  # a merge in progress, or a config version the person staged, waits for them
+                self.store.check_change({".memtui/config.toml": new.encode()})
+            except StoreError as exc:
+                return WriteResult("refused", f"{exc} (the theme was not saved)", file=".memtui/config.toml")
             self.store.set_config(new)
             self._config = None
             sha = None
@@ -563,8 +596,8 @@ class Memory(MemoryReader):
             added = outcome.text[len(start):].lstrip("\n").split("\n")
             if added and added[-1] == "":
                 added.pop()
-            # One line per unreviewed append, of a bounded length: each line's tag is checked on its own.
-            return len(added) == 1 and len(added[0]) <= LOG_LINE_MAX and bool(LOG_LINE.match(added[0]))
+            # One line per unreviewed append (its length is `_over_cap`'s): each line's tag is checked on its own.
+            return len(added) == 1 and bool(LOG_LINE.match(added[0]))
         if p.action == "create" and before is None:
             folder, _, name = p.file.rpartition("/")
             stem, dash, slug = name.removesuffix(".md").partition("-")
@@ -575,6 +608,67 @@ class Memory(MemoryReader):
             now_ms = clock.now().timestamp() * 1000
             return now_ms < int(stem) <= now_ms + policy.scratch_max_ttl_min * 60_000
         return False
+
+    def _unreviewed_size(self, p: Proposal, policy: ReviewPolicy) -> tuple[str, int, int, str] | None:
+        """(what, size, cap, config key) of an agent's write shaped like one that skips review: a scratch note (its
+        bytes) or a line for today's log (its characters). None for any other write, which a person reviews whole."""
+        if not policy.is_agent(p.actor) or p.content is None:
+            return None
+        if p.action == "append" and p.file == f"{self.log_dir()}/{clock.now():%Y-%m-%d}.md":
+            return "log line", len(p.content.rstrip("\n")), policy.log_line_max, "log_line_max"
+        scratch = self.layout().scratch_dir
+        if p.action == "create" and scratch and p.file.startswith(scratch + "/"):
+            return "scratch note", len(p.content.encode("utf-8", "surrogatepass")), policy.scratch_max_bytes, \
+                "scratch_max_bytes"
+        return None
+
+    def _over_cap(self, p: Proposal, policy: ReviewPolicy) -> str | None:
+        """Why an agent's fast-lane write must wait for a person: longer than `[review]` lets one skip review."""
+        size = self._unreviewed_size(p, policy)
+        if size is None or size[1] <= size[2]:
+            return None
+        what, n, cap, key = size
+        unit = "bytes" if key == "scratch_max_bytes" else "characters"
+        return f"the {what} is {n:,} {unit}, over the {cap:,} an agent's {what} may have unreviewed ([review] {key})"
+
+    def _far_over_cap(self, p: Proposal, policy: ReviewPolicy) -> str | None:
+        """The refusal of a fast-lane write so far over its cap (`UNREVIEWED_REFUSE_FACTOR` times) that no person
+        would read it: queueing it would only move the flood from git to the queue."""
+        from memtui.core.config import UNREVIEWED_REFUSE_FACTOR
+
+        size = self._unreviewed_size(p, policy)
+        if size is None or size[1] <= size[2] * UNREVIEWED_REFUSE_FACTOR:
+            return None
+        what, n, cap, key = size
+        unit = "bytes" if key == "scratch_max_bytes" else "characters"
+        instead = ("split it into notes of at most {cap:,} bytes, or put what lasts in a topic file (a person "
+                   "reviews it)" if what == "scratch note" else "log one event per line, at most {cap:,} characters")
+        return (f"the {what} is {n:,} {unit}, more than {UNREVIEWED_REFUSE_FACTOR} times the {cap:,} an agent's "
+                f"{what} may have unreviewed ([review] {key}): too long to apply unreviewed or to queue for a "
+                f"person. Nothing was written; {instead.format(cap=cap)}")
+
+    def _too_many_pending(self, p: Proposal, policy: ReviewPolicy) -> str | None:
+        """The refusal of an agent's write that would queue one proposal more than `[review] agent_max_pending` (its
+        own) or `agents_max_pending` (all agents'); a person's writes are never capped. Counted by
+        `memtui.core.pending`, which reads only new queue files and the writer's open ones."""
+        if not policy.is_agent(p.actor):
+            return None
+        if self._pending is None:
+            from memtui.core.pending import PendingCounter
+
+            self._pending = PendingCounter(self.store)
+        n = self._pending.count(p.actor)
+        if n < policy.agent_max_pending:
+            together = self._pending.agents_open(policy.is_agent, policy.agents_max_pending)
+            if together < policy.agents_max_pending:
+                return None
+            return (f"agents already have {together:,} or more proposals waiting for a person, the most all agents "
+                    f"together may have ([review] agents_max_pending = {policy.agents_max_pending:,}); a person must "
+                    "catch up first (`memtui queue list`, then approve or reject). Nothing was written; try again "
+                    "once they have")
+        return (f"{p.actor} already has {n:,} proposals waiting for a person, the most an agent may have "
+                f"([review] agent_max_pending = {policy.agent_max_pending:,}); a person must catch up first "
+                "(`memtui queue list`, then approve or reject). Nothing was written; try again once they have")
 
     def _open_proposal(self, pid: str) -> Proposal | WriteResult:
         """The proposal to decide, or the refusal to give when it is unknown or already decided."""
@@ -868,5 +962,16 @@ def _external_proposal(ch: ExternalChange,
     diff, flags = cached
     return Proposal(
         id=external_id(ch.path), created=clock.now().isoformat(timespec="seconds"), actor="external",
-        file=ch.path, action=ch.kind, base_hash=before, after_hash=after, diff=diff, flags=list(flags),
+        file=ch.path, action=ch.kind, base_hash=before, after_hash=after, diff=diff,
+        flags=_hidden_flags(diff) + list(flags),
     )
+
+
+def _hidden_flags(diff: str) -> list[str]:
+    """A flag for characters a person cannot see on the lines an external change adds: the diff names each
+    (⟨U+E0049⟩), and the flag says so before the person reads that far."""
+    found = [c for line in diff.splitlines()[2:] if line.startswith("+") for c in hidden(line[1:])]
+    if not found:
+        return []
+    return [f"adds {len(found)} invisible or control character(s) ({code_points(found)}), drawn as ⟨U+…⟩ in the "
+            "diff: text a reader does not see; reject it unless you know why they are there"]

@@ -7,6 +7,7 @@ from typing import Any
 
 from memtui.core.jsontext import loads
 from memtui.core.record import Record, plain
+from memtui.core.visible import shown_name
 
 PENDING, APPLIED, REJECTED, CONFLICT = "pending", "applied", "rejected", "conflict"
 EXTERNAL_PREFIX = "x-"
@@ -130,7 +131,8 @@ class Proposal(Record):
 
     def summary(self) -> str:
         what = self.entry or self.replaces or self.to or ""
-        where = f"{self.file}" + (f" § {self.section}" if self.section else "")
+        # The name drawn so that `MEMORY.md ` (a trailing space) is not read as MEMORY.md.
+        where = shown_name(self.file) + (f" § {self.section}" if self.section else "")
         return f"{self.action} {where}: {what}".rstrip(": ")
 
 

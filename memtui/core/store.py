@@ -248,6 +248,11 @@ class Store(ABC):
         """The last recorded change (files left empty), or None where there is no history."""
         return None
 
+    def check_change(self, contents: dict[str, bytes | None], record: bool = True) -> None:
+        """Refuse (StoreError), before anything is written, a change the history's own state cannot take now:
+        `contents` is what each path will hold (None: removed), `record` whether it is committed. Default: none
+        (a folder with git refuses while a person's merge is in progress or a version they staged would be lost)."""
+
     def undo_point(self, rels: list[str]) -> Any:
         """Keep what `rels` hold now, so `undo` can put it back when a write fails halfway. Default: their bytes."""
         return {rel: self.read(rel) for rel in rels}

@@ -213,8 +213,13 @@ def _propose(target: Target, tool: str, tool_input: dict[str, Any], session: Any
     if result.status == "queued" and session is not None:
         _note_queued(target.root, {session: [result.id]})
     if result.status == "queued":
-        return (f"Queued as {result.id} for review; not in memory yet. memtui holds this {tool} of {where} until a "
-                "person approves, revises or rejects it in memtui; do not retry it or write the file another way. "
+        from memtui.core.memory import QUEUED_MESSAGE
+
+        why = result.message.removesuffix(QUEUED_MESSAGE).strip()  # why it waits, when it is one that would not
+        why = f"{why} " if why else ""
+        return (f"Queued as {result.id} for review; not in memory yet. {why}memtui holds this {tool} of {where} "
+                "until a person approves, revises or rejects it in memtui; do not retry it or write the file another "
+                "way. "
                 + ("You will be told the decision." if session is not None else
                    "This session's id cannot be kept, so the decision will not be told here: read the file later."))
     if result.status == "applied":

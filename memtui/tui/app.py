@@ -55,6 +55,7 @@ from memtui.core.config import ENTRY_ACTIONS
 from memtui.core.memory import MEMORY_FILE, Memory, default_actor
 from memtui.core.proposals import CONFLICT, PENDING
 from memtui.core.store import StoreUnavailable
+from memtui.core.visible import shown_name
 from memtui.tui import theme_files
 from memtui.tui.diff import DiffView, unified
 from memtui.tui.for_people import decided
@@ -680,7 +681,7 @@ class MemtuiApp(App[None]):
             viewer = self.viewer_for(rel)
         else:
             viewer = self.viewer(rel)
-            main.add_pane(TabPane(rel, viewer, id=pid))
+            main.add_pane(TabPane(shown_name(rel), viewer, id=pid))  # `log /x.md` is not `log/x.md`
             self.show_tab(pid)
         if viewer is not None:
             if line is not None:
@@ -860,7 +861,7 @@ class MemtuiApp(App[None]):
         if pid in main.pane_ids:
             main.get_pane(pid).query_one(DiffView).show(diff, empty, rel=message.rel)
         else:
-            main.add_pane(TabPane(f"Δ {message.rel}",
+            main.add_pane(TabPane(f"Δ {shown_name(message.rel)}",
                                   DiffView(diff, empty=empty, rel=message.rel), id=pid))
         self.show_tab(pid)
 

@@ -19,10 +19,11 @@ from textual.widgets.option_list import Option
 
 from memtui.core.entries import TAGS
 from memtui.core.proposals import CONFLICT, Proposal
+from memtui.core.visible import reveal, shown_name
 from memtui.tui.diff import DiffView
 from memtui.tui.messages import OpenFile
 from memtui.tui.for_people import for_person
-from memtui.tui.plain import plain, visible
+from memtui.tui.plain import revealed, visible
 
 
 def evidence_lines(p: Proposal, earlier: list[str]) -> list[str]:
@@ -183,9 +184,9 @@ class ReviewPanel(Vertical):
         head = Text.assemble((visible(p.id), style("review--id")), " ")
         if p.external:
             head.append("external ", style("review--external"))
-        head.append(visible(f"{p.action} {p.file}", newlines=False))
+        head.append(f"{reveal(p.action, newlines=False)} {shown_name(p.file)}")
         if p.section:
-            head.append(visible(f" § {p.section}", newlines=False), style("review--muted"))
+            head.append(reveal(f" § {p.section}", newlines=False), style("review--muted"))
         if p.status == CONFLICT:
             head.append("  conflict", style("review--conflict"))
         lines = [head]
@@ -193,14 +194,14 @@ class ReviewPanel(Vertical):
         if p.action == "remove" and p.replaces:
             what = p.replaces
         if what:
-            body = plain("  " + what, newlines=False)
+            body = revealed("  " + what, newlines=False)  # an entry ending in tag characters shows them named
             tag = p.provenance or next((t for t in TAGS if f"[{t}]" in what), None)
             if tag in TAGS:  # a queue file written by hand may name any provenance
                 body.highlight_words([f"[{tag}]"], style(f"review--{tag}"))
             lines.append(body)
         if p.status == CONFLICT and p.reason:
-            lines.append(plain("  " + for_person(p.reason), style("review--conflict"), newlines=False))
-        lines.append(plain(f"  by {p.actor} · {p.created[:16].replace('T', ' ')}", style("review--muted"),
+            lines.append(revealed("  " + for_person(p.reason), style("review--conflict"), newlines=False))
+        lines.append(revealed(f"  by {p.actor} · {p.created[:16].replace('T', ' ')}", style("review--muted"),
                            newlines=False))
         return Text("\n").join(lines)
 
@@ -240,7 +241,7 @@ class ReviewPanel(Vertical):
             return
         self._detail = text
         detail = self.query_one("#review-detail", Static)
-        shown = plain(text)
+        shown = revealed(text)
         # Laying the screen out again is most of what moving through the list costs: only when the height changes.
         width, most = detail.content_region.width, detail.styles.max_height
         limit = int(most.value) if most is not None and most.is_cells else 10_000
