@@ -6,7 +6,8 @@ every write is scanned (memtui/core/guard.py), and `lint` scans what is already 
 is built for text that holds no secret, which is nearly all of it:
 
 - memtui's own patterns (one compiled alternation, below) name the formats agents meet every day: AWS, GitHub,
-  Anthropic, OpenAI, Slack, Stripe, Google, private key blocks, JWTs, passwords in URLs, and a high-entropy value
+  Anthropic, OpenAI, Slack, Stripe, Google, private key blocks, JWTs, bearer tokens, passwords in URLs, and a
+  high-entropy value
   after ``key=``, ``token=``, ``secret=``, ``password=``. A line with none of their anchors costs one regex search.
 - detect-secrets (Yelp's maintained scanner) adds the services memtui does not name itself (GitLab, npm, PyPI,
   SendGrid, Twilio, Discord, Telegram, Azure, …). Importing it costs about a quarter of a second (it brings
@@ -16,7 +17,8 @@ is built for text that holds no secret, which is nearly all of it:
   base64 of prose, which the keyword rule here judges by the value's entropy instead.
 
 Look-alikes that must pass: UUIDs, git hashes and sha256 digests (hex), memtui's ids and hashes, base64 of prose
-(letters only), URLs without credentials, file paths. `mask` shows a found value as its kind's prefix and
+(no pattern names it, and an entropy judgement is made only after a credential's name), URLs without credentials,
+file paths. `mask` shows a found value as its kind's prefix and
 ``****`` (``ghp_****``), never any of its secret characters.
 """
 
@@ -66,6 +68,7 @@ _FORMATS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("Google API key", ("AIza",), r"\bAIza[0-9A-Za-z_-]{35}"),
     ("Google OAuth client secret", ("GOCSPX-",), r"\bGOCSPX-[A-Za-z0-9_-]{24,}"),
     ("JSON web token", ("eyJ",), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ("bearer token", ("earer",), r"(?i:bearer)[ \t]+(?P<v>[A-Za-z0-9._~+/-]{20,}=*)"),
     ("password in a URL", ("://",), r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/@:]*:(?P<v>[^\s/@]{3,})@[^\s/@]"),
 )
 # How much of a value `mask` keeps: the kind's public prefix, so a person can tell which key it was.
@@ -118,6 +121,8 @@ def scan(text: str | None) -> list[Secret]:
             value = text[start:end]
             if kind == "OpenAI API key" and not _tokenish(value[3:]):
                 continue  # sk-learn-style words, not a key
+            if kind == "bearer token" and (not _tokenish(value) or _lookalike(value)):
+                continue  # "bearer tokens-are-described-here", a path
             if kind == "password in a URL" and _placeholder(value):
                 continue
             if _inside(taken, start, end):

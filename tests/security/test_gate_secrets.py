@@ -70,6 +70,7 @@ FAKES: dict[str, str] = {
     "secret after token": "token=" + _body(32, seed=18),
     "secret after db_password": "db_password: " + _body(14, ALNUM + "!#%", 19),
     "AWS secret access key": "aws_secret_access_key = " + _body(40, ALNUM + "/+", 20),
+    "bearer token": "Authorization: Bear" + "er " + _body(40, ALNUM + "-_.", 25),
     "password in a URL": "postgres://app:" + _body(16, seed=21) + "@db.internal:5432/app",
     "GitLab Token": "gl" + "pat-" + _body(20, seed=22),  # found by detect-secrets' detector
     "SendGrid API Key": "S" + "G." + _body(22, ALNUM + "-_", 23) + "." + _body(43, ALNUM + "-_", 24),
@@ -107,6 +108,7 @@ LOOKALIKES: dict[str, str] = {
     "sk words": "[observed] Uses sk-learn-compatible-estimators-for-everything in the pipeline",
     "private key named": "[observed] Never paste a -----BEGIN PRIVATE KEY----- block into chat",
     "author": "[observed] author: JohnSmith1987 reviewed the change",
+    "bearer in prose": "[observed] The API takes a bearer token-in-the-authorization-header, see docs/auth.md",
 }
 
 
