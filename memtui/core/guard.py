@@ -75,6 +75,8 @@ def check(
     if untrusted:
         _flag(p, f"untrusted: content from a {p.origin or 'web'} source; check it before it becomes memory")
     outcome = plan(p, before)
+    if p.action == "edit" and outcome is not None and not (allow_secret and not agent):
+        _gate_joined(p, before, outcome.text)
     if agent:
         written = _written_line(p, outcome)
         if written is not None and _tag(written) == "stated":
@@ -220,6 +222,21 @@ def _gate_secrets(p: Proposal, *, agent: bool, allow: bool) -> None:
                   "later session; write it without the value (say where the key is kept), or, to keep it on "
                   "purpose, pass --allow-secret. Nothing was written; the audit log keeps this write with the "
                   "value masked")
+
+
+def _gate_joined(p: Proposal, before: str | None, after: str) -> None:
+    """An edit whose new text completes a key with text already in the file (``ghp_`` there, the rest sent now):
+    the lines it leaves that were not there before are scanned whole, not only the text it sent."""
+    from memtui.core import secrets
+
+    old = set((before or "").split("\n"))
+    new = "\n".join(line for line in after.split("\n") if line not in old)
+    found = secrets.scan(new)
+    if found:
+        what = "; ".join(f"{'an' if s.kind[:1].lower() in 'aeiou' else 'a'} {s.kind} ({s.masked})" for s in found)
+        _flag(p, "secret masked: each credential's value in this record is replaced by its mask")
+        raise Refused(f"the edit to {p.file} makes a credential out of the text around it: {what}. Send the edit "
+                      "without it; nothing was written")
 
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")

@@ -447,3 +447,13 @@ def test_doctor_and_lint_on_a_redis_store_report_a_key_kept_on_purpose(redis_url
     assert len(secret) == 1 and secret[0].path == "MEMORY.md" and not report.ok
     assert "AIza****" in secret[0].message and "rotate" in secret[0].message
     assert _secret_part(value) not in report.render()
+
+
+def test_an_edit_that_completes_a_key_with_text_already_in_the_file_is_refused(agent_mem: Memory, root: Path) -> None:
+    from support.by_hand import write_committed
+
+    value = FAKES["GitHub token"]
+    write_committed(root, "ci.md", f"# CI\n\nThe token starts {value[:12]} and is in the vault\n")
+    r = agent_mem.edit("ci.md", " and is in the vault", value[12:], actor=AGENT)
+    assert r.status == "refused" and "GitHub token (ghp_****)" in r.message, r.message
+    assert agent_mem.proposals() == []
