@@ -29,6 +29,8 @@ def register(sub: Any) -> None:
     p.add_argument("--user-words", help="the user's own words that support an agent's [stated] entry")
     p.add_argument("--origin", choices=("user", "agent", "tool", "web"),
                    help="where the content came from; tool and web are marked untrusted")
+    p.add_argument("--allow-secret", action="store_true",
+                   help="keep a credential found in the text on purpose (committed, loaded into later sessions)")
     common(p)
     p.set_defaults(func=cmd_update)
 
@@ -58,6 +60,8 @@ def register(sub: Any) -> None:
     q.add_argument("--all", action="store_true", help="approve every pending proposal")
     q.add_argument("--expect", metavar="DIGEST", help=expect_help)
     q.add_argument("--by")
+    q.add_argument("--allow-secret", action="store_true",
+                   help="keep a credential found in the text on purpose (committed, loaded into later sessions)")
     common(q)
     q = qs.add_parser("reject", help="reject a proposal; the reason and its content go to the audit log")
     q.add_argument("id")
@@ -72,12 +76,16 @@ def register(sub: Any) -> None:
     q.add_argument("--as", dest="tag")
     q.add_argument("--expect", metavar="DIGEST", help=expect_help)
     q.add_argument("--by")
+    q.add_argument("--allow-secret", action="store_true",
+                   help="keep a credential found in the text on purpose (committed, loaded into later sessions)")
     common(q)
 
     p = sub.add_parser("log", help="append a line to today's daily log")
     p.add_argument("text")
     p.add_argument("--as", dest="tag", default="observed")
     p.add_argument("--by")
+    p.add_argument("--allow-secret", action="store_true",
+                   help="keep a credential found in the text on purpose (committed, loaded into later sessions)")
     common(p)
     p.set_defaults(func=cmd_log)
 
@@ -85,6 +93,8 @@ def register(sub: Any) -> None:
     p.add_argument("name", help="a slug: a-z, 0-9, '-' and '_'")
     p.add_argument("--ttl", type=float, default=60, help="minutes until it expires (default 60)")
     p.add_argument("--by")
+    p.add_argument("--allow-secret", action="store_true",
+                   help="keep a credential found in the text on purpose (committed, loaded into later sessions)")
     common(p)
     p.set_defaults(func=cmd_scratch)
 
@@ -136,7 +146,8 @@ def cmd_update(args: argparse.Namespace) -> int:
     if args.action == "revise" and not replaces:
         return report(args, _usage("revise needs --replaces: the current entry's text (or a unique part of it)"))
     res = memory(args).update(args.section, args.action, entry, replaces, file=args.file, provenance=args.tag,
-                              source=args.source, actor=args.by, user_words=args.user_words, origin=args.origin)
+                              source=args.source, actor=args.by, user_words=args.user_words, origin=args.origin,
+                              allow_secret=args.allow_secret)
     return report(args, res)
 
 
@@ -214,7 +225,8 @@ def cmd_queue(args: argparse.Namespace) -> int:
         if args.all and args.expect:
             return report(args, _usage("--expect names one proposal's digest: approve that ID with it, not --all"))
         if args.all:
-            results = [mem.approve(p.id, by=by) for p in mem.proposals(external=False) if p.status == "pending"]
+            results = [mem.approve(p.id, by=by, allow_secret=args.allow_secret)
+                       for p in mem.proposals(external=False) if p.status == "pending"]
             emit(args, {"results": [r.to_dict() for r in results]},
                  "\n".join(f"{r.status} {r.id}: {r.message}" for r in results) or "nothing pending")
             return max((r.exit_code for r in results), default=EXIT_OK)
@@ -226,14 +238,15 @@ def cmd_queue(args: argparse.Namespace) -> int:
             return report(args, _refusal(pid, f"an external change is approved as the bytes you looked at: run "
                                               f"`memtui queue show {pid}` and approve with the id it prints "
                                               f"({pid}@HASH); nothing was committed"))
-        return report(args, mem.approve(pid, by=by, expect=expect or None, seen=args.expect))
+        return report(args, mem.approve(pid, by=by, expect=expect or None, seen=args.expect,
+                                        allow_secret=args.allow_secret))
     if args.queue_cmd == "reject":
         return report(args, mem.reject(args.id, reason=args.reason, by=by, seen=args.expect))
     if args.queue_cmd == "revise":
         if args.entry is None and args.section is None and args.tag is None:
             return report(args, _usage("revise needs --entry, --section or --as"))
         return report(args, mem.approve(args.id, by=by, entry=args.entry, section=args.section, tag=args.tag,
-                                        seen=args.expect))
+                                        seen=args.expect, allow_secret=args.allow_secret))
     return EXIT_ERROR
 
 
@@ -277,12 +290,13 @@ def _public(p: Any) -> dict[str, Any]:
 
 def cmd_log(args: argparse.Namespace) -> int:
     tag = None if args.tag in ("", "none") else args.tag
-    return report(args, memory(args).log(args.text, tag=tag, actor=args.by))
+    return report(args, memory(args).log(args.text, tag=tag, actor=args.by, allow_secret=args.allow_secret))
 
 
 def cmd_scratch(args: argparse.Namespace) -> int:
     body = sys.stdin.read() if not sys.stdin.isatty() else ""
-    return report(args, memory(args).scratch(args.name, body, ttl_minutes=args.ttl, actor=args.by))
+    return report(args, memory(args).scratch(args.name, body, ttl_minutes=args.ttl, actor=args.by,
+                                             allow_secret=args.allow_secret))
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

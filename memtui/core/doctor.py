@@ -93,6 +93,7 @@ def diagnose(memory: Memory, *, fix: bool = False, lock_wait: float = LOCK_WAIT)
         _check_intent(memory, report, fix)
         _check_queue(memory, report, fix, None)
         _check_readable(memory, report)
+        _check_secrets(memory, report)
         return report
     _check_lock_file(store, report, fix)
     try:
@@ -133,6 +134,8 @@ def diagnose(memory: Memory, *, fix: bool = False, lock_wait: float = LOCK_WAIT)
         locked.__exit__(None, None, None)
     _check_index(store, report, fix)
     _check_readable(memory, report)
+    if healthy:
+        _check_secrets(memory, report)
     _check_watch(report)
     _check_commit_cost(store, report, index, read)
     _check_loose_objects(store, report)
@@ -357,6 +360,36 @@ def _check_readable(memory: Memory, report: DoctorReport) -> None:
         problem = read_problem(memory.store, rel)
         if problem:
             report.findings.append(Finding("unreadable-file", problem, rel, fixable=False))
+
+
+def _check_secrets(memory: Memory, report: DoctorReport) -> None:
+    """A credential in a file as last recorded (the commit at HEAD on a folder): it is in history, and in every
+    clone and sync of it. memtui does not rewrite history; the finding says how the person does it."""
+    from memtui.core import secrets
+
+    try:
+        files = memory.files()
+        recorded = memory.base_bytes(files) if files else {}
+    except (OSError, StoreError, ValueError):
+        return  # the other checks say why the memory cannot be read
+    folder = isinstance(memory.store, FolderStore) and memory.store.has_git
+    for rel, data in sorted(recorded.items()):
+        found = secrets.scan(data.decode("utf-8", errors="replace")) if data else []
+        if not found:
+            continue
+        what = "; ".join(f"{s.kind} ({s.masked}) at line {s.line}" for s in found)
+        if folder:
+            how = (f"Treat the key as leaked: rotate it first. Then remove it from {rel} (`memtui update SECTION "
+                   f"remove …` or your editor) and purge it from history, which memtui does not do for you: put "
+                   f"the key in a file as `KEY==>REMOVED` and run `git filter-repo --replace-text FILE` (or "
+                   f"`git filter-repo --path {rel} --invert-paths` to drop the file's whole history), or with plain "
+                   f"git `git filter-branch --tree-filter \"sed -i 's/KEY/REMOVED/g' {rel}\" -- --all`; then "
+                   "force-push every remote and have every clone cloned again")
+        else:
+            how = (f"Treat the key as leaked: rotate it first. Then remove it from {rel} (`memtui update SECTION "
+                   "remove …`); the store's recorded history keeps the version holding it until it is deleted there")
+        report.findings.append(Finding("secret-in-history", f"{rel} as last recorded holds {what}. {how}", rel,
+                                       fixable=False))
 
 
 def _check_index(store: FolderStore, report: DoctorReport, fix: bool) -> None:

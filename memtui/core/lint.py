@@ -31,7 +31,7 @@ _POINTER = re.compile(r"^\s*\[[^\]]*\]\([^)]*\)\s*(?:[-—–:].*)?$")
 @dataclass(frozen=True)
 class Finding:
     level: str
-    check: str  # untagged | duplicate | two-versions | cap | file-cap | dangling-link | deleted-history
+    check: str  # untagged | duplicate | two-versions | cap | file-cap | dangling-link | deleted-history | secret
     file: str
     line: int | None
     message: str
@@ -52,6 +52,13 @@ def lint(memory: Memory) -> list[Finding]:
     out: list[Finding] = []
     listed = memory.files()
     files = [f for f in listed if layout.layer(f) in ("core", "topic")]
+    linted = set(files)
+    for rel in listed:  # logs, scratch and archives hold no entries to lint, but may hold a key
+        if rel not in linted:
+            try:
+                out += _secrets(rel, memory.read_text(rel))
+            except ValueError:
+                pass  # not text: no key is read out of it into a session either
     archived: list[set[tuple[str | None, str, str | None]]] = []  # the archive's entries, read at first need
     specs: dict[str, Any] = {}
     try:
@@ -65,6 +72,7 @@ def lint(memory: Memory) -> list[Finding]:
         except ValueError as exc:
             out.append(Finding(ERROR, "unreadable", rel, None, str(exc)))
             continue
+        out += _secrets(rel, doc.text)
         out += _entries(doc, layout)
         out += _caps(memory, doc, specs)
         if layout.layer(rel) == "core":
@@ -112,6 +120,16 @@ def _entries(doc: Document, layout: Layout) -> list[Finding]:
                                    f"two current versions of one fact? line {i + 1} {a.raw.strip()!r} and "
                                    f"{b.raw.strip()!r}: revise the old one so it is struck as superseded"))
     return out
+
+
+def _secrets(rel: str, text: str | None) -> list[Finding]:
+    """A credential already in a file (memtui/core/secrets.py): masked, with what to do about it."""
+    from memtui.core import secrets
+
+    return [Finding(ERROR, "secret", rel, s.line,
+                    f"{s.kind} ({s.masked}): treat it as leaked and rotate it, then remove it from the file; if "
+                    "it was committed, `memtui doctor` says how to purge it from git history")
+            for s in secrets.scan(text)]
 
 
 def _candidates(words: list[Words], texts: list[frozenset[str]]) -> list[tuple[int, int]]:

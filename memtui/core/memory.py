@@ -85,7 +85,7 @@ class Memory(MemoryReader):
         # An external change's diff by (file, hash before, hash after): the app lists external changes on every
         # sync, and decoding and diffing a 20 MB log again each time a writer touched another file held the GIL
         # the app's thread needed for the keys.
-        self._external_diffs: dict[tuple[str, str, str], str] = {}
+        self._external_diffs: dict[tuple[str, str, str], tuple[str, list[str]]] = {}
         # Decided proposals by id, with the stamp their queue file had when read (`Store.queue_stamps`): queue
         # files are never removed, so listing the open ones reads only the files that changed, not every
         # proposal ever made.
@@ -123,14 +123,15 @@ class Memory(MemoryReader):
         self, section: str, action: str, entry: str | None = None, replaces: str | None = None, *,
         file: str = MEMORY_FILE, provenance: str | None = None, source: str | None = None,
         actor: str | None = None, user_words: str | None = None, origin: str | None = None,
-        session: str | None = None, after: str | None = None,
+        session: str | None = None, after: str | None = None, allow_secret: bool = False,
     ) -> WriteResult:
         """memory_update: add, revise or remove one entry of a section (an add `after` a current entry goes just
         below it, else at the section's end).
 
         An agent loop passes `user_words` (the user's own text in this conversation: an agent's [stated] entry
         needs their support, memtui/core/guard.py), `origin` (user, agent, tool or web: tool and web content is
-        marked untrusted) and `session` (its conversation id, for the recurrence gate)."""
+        marked untrusted) and `session` (its conversation id, for the recurrence gate). `allow_secret` is a person's
+        knowing override of the secret gate (guard.py); an agent's is ignored."""
         if action not in ENTRY_ACTIONS:
             return self._refuse(
                 self._draft(actor, file, action, section=section, entry=entry),
@@ -141,7 +142,7 @@ class Memory(MemoryReader):
         p = self._draft(actor, file, action, section=section, entry=entry, replaces=replaces,
                         provenance=provenance, source=source, origin=origin, session=session,
                         after=after if action == "add" else None)
-        return self.submit(p, user_words=user_words)
+        return self.submit(p, user_words=user_words, allow_secret=allow_secret)
 
     def move(
         self, section: str, entry: str, to_section: str, *, file: str = MEMORY_FILE, to: str | None = None,
@@ -156,7 +157,7 @@ class Memory(MemoryReader):
 
     def log(
         self, text: str, *, tag: str | None = "observed", actor: str | None = None, user_words: str | None = None,
-        origin: str | None = None, session: str | None = None,
+        origin: str | None = None, session: str | None = None, allow_secret: bool = False,
     ) -> WriteResult:
         """Append ``- HH:MM [tag] text`` to today's daily log."""
         now = clock.now()
@@ -176,15 +177,16 @@ class Memory(MemoryReader):
             return self._refuse(self._draft(actor, rel, "append", content=text), exc.message)
         line = f"- {now:%H:%M} " + (f"[{tag}] " if tag else "") + body
         return self.submit(self._draft(actor, rel, "append", content=line, origin=origin, session=session),
-                           user_words=user_words)
+                           user_words=user_words, allow_secret=allow_secret)
 
-    def scratch(self, name: str, body: str, *, ttl_minutes: float = 60, actor: str | None = None) -> WriteResult:
+    def scratch(self, name: str, body: str, *, ttl_minutes: float = 60, actor: str | None = None,
+                allow_secret: bool = False) -> WriteResult:
         expires = int((clock.now() + timedelta(minutes=ttl_minutes)).timestamp() * 1000)
         rel = f"scratch/{expires}-{name}.md"
         p = self._draft(actor, rel, "create", content=body if body.endswith("\n") or not body else body + "\n")
         if not SCRATCH_NAME.match(name or ""):
             return self._refuse(p, f"bad scratch name {name!r}: use a slug of a-z, 0-9, '-' and '_' (at most 64)")
-        return self.submit(p)
+        return self.submit(p, allow_secret=allow_secret)
 
     @emits_change
     def sweep(self, *, actor: str | None = None) -> WriteResult:
@@ -215,11 +217,15 @@ class Memory(MemoryReader):
 
     def edit(
         self, file: str, old: str, new: str, *, actor: str | None = None, session: str | None = None,
+        allow_secret: bool = False,
     ) -> WriteResult:
-        return self.submit(self._draft(actor, file, "edit", old=old, content=new, session=session))
+        return self.submit(self._draft(actor, file, "edit", old=old, content=new, session=session),
+                           allow_secret=allow_secret)
 
-    def create(self, file: str, content: str, *, actor: str | None = None, session: str | None = None) -> WriteResult:
-        return self.submit(self._draft(actor, file, "create", content=content, session=session))
+    def create(self, file: str, content: str, *, actor: str | None = None, session: str | None = None,
+               allow_secret: bool = False) -> WriteResult:
+        return self.submit(self._draft(actor, file, "create", content=content, session=session),
+                           allow_secret=allow_secret)
 
     def delete(self, file: str, *, actor: str | None = None) -> WriteResult:
         return self.submit(self._draft(actor, file, "delete"))
@@ -277,8 +283,9 @@ class Memory(MemoryReader):
         return consolidate.due(doc, self.spec_for(doc), pending)
 
     @emits_change
-    def submit(self, p: Proposal, *, user_words: str | None = None) -> WriteResult:
-        """The one write path: validate, then apply at once or queue for a person, as the policy says."""
+    def submit(self, p: Proposal, *, user_words: str | None = None, allow_secret: bool = False) -> WriteResult:
+        """The one write path: validate, then apply at once or queue for a person, as the policy says.
+        `allow_secret`: a person keeps a credential in memory knowingly (guard.py); an agent cannot."""
         from memtui.core import guard, recurrence
 
         p.id = ""  # a caller's id is never trusted: memtui numbers what it queues
@@ -297,7 +304,8 @@ class Memory(MemoryReader):
             if refused:  # before planning: the guard's scans of 40 MB cost seconds, for a write that cannot pass
                 raise Refused(refused)
             try:  # plans `p` with the defences applied
-                outcome = guard.check(planner.plan, p, before, user_words, agent=policy.is_agent(p.actor))
+                outcome = guard.check(planner.plan, p, before, user_words, agent=policy.is_agent(p.actor),
+                                      allow_secret=allow_secret)
             except Refused as exc:
                 raise self._pending_hint(p, exc) from None
         except (Refused, PathRefused) as exc:
@@ -562,13 +570,14 @@ class Memory(MemoryReader):
     @emits_change
     def approve(
         self, pid: str, *, by: str | None = None, entry: str | None = None, section: str | None = None,
-        tag: str | None = None, expect: str | None = None, seen: str | None = None,
+        tag: str | None = None, expect: str | None = None, seen: str | None = None, allow_secret: bool = False,
     ) -> WriteResult:
         """Apply a pending proposal (revised first when entry, section or tag are given). Only a person decides:
         an agent's approval is refused, and so is a proposal whose queue file memtui did not seal. `expect` (an
         external change's `content_hash` as the person was shown it) refuses the approval if the file has changed
         again since; `seen` (the `Proposal.digest` of the proposal as the person was shown it) refuses it if the
-        proposal is not that one any more."""
+        proposal is not that one any more. A proposal (or revision) holding a credential is refused unless
+        `allow_secret`: approving it is the person's own write of the key."""
         by = clean_actor(by or default_actor())
         refused = self._not_a_person(pid, by)
         if refused is not None:
@@ -606,7 +615,17 @@ class Memory(MemoryReader):
                 p = p.replace(entry=new_entry, section=section if section is not None else p.section,
                               provenance=new_tag)
                 p.reason = "revised by a person before approval"
-            from memtui.core import recurrence
+            from memtui.core import guard, recurrence
+
+            held = guard.secrets_in(p)
+            if held and not allow_secret:
+                return WriteResult("refused", f"{pid} holds a credential: {guard.describe_secrets(p, held)}. "
+                                   "Approving it commits the key to git and loads it into every later session: "
+                                   f"reject it, or approve with --allow-secret to keep it on purpose; {pid} stays "
+                                   "pending", pid, p.file)
+            if held:
+                p.flags.append(f"holds a secret, approved knowingly by {by} with --allow-secret: "
+                               f"{guard.describe_secrets(p, held)}")
 
             # The gate stops an agent generalising alone; a person who read the diff and approves is the gate.
             # Their approval of a lesson short of its signals is recorded as their confirmation.
@@ -1070,8 +1089,10 @@ def _shown(p: Proposal) -> Proposal:
     if p.signals or any(f.startswith("candidate:") for f in p.flags):
         from memtui.core import recurrence
 
-        return recurrence.shown(p)
-    return p
+        p = recurrence.shown(p)
+    from memtui.core import guard
+
+    return guard.flag_queued_secrets(p)
 
 
 def _unbullet(line: str) -> str:
@@ -1081,19 +1102,26 @@ def _unbullet(line: str) -> str:
     return line.strip() if e is None else e.raw[len(e.indent) + len(e.bullet):].strip()
 
 
-def _external_proposal(ch: ExternalChange, diffs: dict[tuple[str, str, str], str] | None = None) -> Proposal:
+def _external_proposal(ch: ExternalChange,
+                       diffs: dict[tuple[str, str, str], tuple[str, list[str]]] | None = None) -> Proposal:
     def text(b: bytes | None) -> str | None:
         return None if b is None else b.decode("utf-8", errors="replace")
 
     before, after = content_hash(ch.before), ch.after_hash or content_hash(ch.after)
-    diff = None if diffs is None else diffs.get((ch.path, before, after))
-    if diff is None:
-        diff = unified_diff(ch.path, text(ch.before), text(ch.after if ch.stored is None else ch.stored))
+    cached = None if diffs is None else diffs.get((ch.path, before, after))
+    if cached is None:
+        from memtui.core.guard import diff_secrets
+
+        # A key in a file changed outside memtui is flagged, and masked in the diff a person is shown.
+        cached = diff_secrets(ch.path, unified_diff(ch.path, text(ch.before),
+                                                    text(ch.after if ch.stored is None else ch.stored)))
         if diffs is not None:
-            diffs[(ch.path, before, after)] = diff
+            diffs[(ch.path, before, after)] = cached
+    diff, flags = cached
     return Proposal(
         id=external_id(ch.path), created=clock.now().isoformat(timespec="seconds"), actor="external",
-        file=ch.path, action=ch.kind, base_hash=before, after_hash=after, diff=diff, flags=_hidden_flags(diff),
+        file=ch.path, action=ch.kind, base_hash=before, after_hash=after, diff=diff,
+        flags=_hidden_flags(diff) + list(flags),
     )
 
 
