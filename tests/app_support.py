@@ -18,8 +18,9 @@ SIZE = (150, 42)
 
 def build_template(folder: Path) -> Path:
     """Build the demo once (git commits take time); tests copy it."""
-    saved = {k: os.environ.get(k) for k in ("MEMTUI_NOW", "MEMTUI_USER")}
-    os.environ.update(MEMTUI_NOW=NOW, MEMTUI_USER="wes")
+    saved = {k: os.environ.get(k) for k in ("MEMTUI_NOW", "MEMTUI_USER", "XDG_STATE_HOME")}
+    # The demo's queue files are sealed with this key (memtui/core/seal.py): each copy takes it along (`demo_root`).
+    os.environ.update(MEMTUI_NOW=NOW, MEMTUI_USER="wes", XDG_STATE_HOME=str(folder / "state"))
     try:
         return make_demo(folder / "memory")
     finally:
@@ -37,6 +38,10 @@ def demo_root(tmp_path: Path, monkeypatch, template: Path) -> Path:
     monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(tmp_path / "config"))
     root = tmp_path / "memory"
     shutil.copytree(template, root, symlinks=True)
+    # The person's key the demo's queue files were sealed with: without it they are not memtui's proposals here.
+    if (template.parent / "state").is_dir():
+        shutil.copytree(template.parent / "state", tmp_path / "state", dirs_exist_ok=True)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     return root
 
 

@@ -14,6 +14,7 @@ import pytest
 from memtui.core.doctor import diagnose
 from memtui.core.folder import FolderStore
 from memtui.core.memory import Memory
+from memtui.core.proposals import Proposal
 from memtui.core.store import content_hash
 
 
@@ -116,9 +117,7 @@ def test_commit_without_audit_line_gets_one(mem: Memory, root: Path) -> None:
     audit = root / "memory-log.jsonl"
     audit.write_bytes(b"".join(audit.read_bytes().splitlines(keepends=True)[:-1]))
     q = root / ".memtui" / "queue" / f"{res.id}.json"
-    data = json.loads(q.read_text())
-    data["status"] = "pending"
-    q.write_text(json.dumps(data))
+    q.write_bytes(Proposal.from_json(q.read_bytes()).replace(status="pending").sealed_json())  # as memtui saved it
     report = diagnose(mem)
     assert "unaudited-commit" in kinds(report)
     assert diagnose(mem, fix=True).ok

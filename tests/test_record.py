@@ -65,7 +65,10 @@ def _twins() -> dict[type, type]:
     from dataclasses import dataclass, field
     from typing import Any
 
-    from memtui.core.config import DEFAULT_AGENTS, DEFAULT_MODEL, DEFAULT_SCRATCH_MAX_TTL_MIN
+    from memtui.core.config import (
+        DEFAULT_AGENT_MAX_PENDING, DEFAULT_AGENTS, DEFAULT_AGENTS_MAX_PENDING, DEFAULT_LOG_LINE_MAX, DEFAULT_MODEL, DEFAULT_SCRATCH_MAX_BYTES,
+        DEFAULT_SCRATCH_MAX_TTL_MIN,
+    )
     from memtui.core.document import DEFAULT_ENTRY_MAX
     from memtui.core.layout import MEMTUI
 
@@ -116,6 +119,10 @@ def _twins() -> dict[type, type]:
         agents: tuple[str, ...] = DEFAULT_AGENTS
         scratch_max_ttl_min: float = DEFAULT_SCRATCH_MAX_TTL_MIN
         fail_closed: bool = False
+        scratch_max_bytes: int = DEFAULT_SCRATCH_MAX_BYTES
+        log_line_max: int = DEFAULT_LOG_LINE_MAX
+        agent_max_pending: int = DEFAULT_AGENT_MAX_PENDING
+        agents_max_pending: int = DEFAULT_AGENTS_MAX_PENDING
 
     @dataclass(frozen=True)
     class Config:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,14 @@ def _git(root: Path, *args: str) -> bytes:
 
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def _queue_file(data: bytes) -> str:
+    """A queue file's text with its seal (an HMAC under this run's own key) checked, then written as `<seal>`."""
+    from memtui.core.proposals import unsealed_reason
+
+    assert unsealed_reason(data) is None
+    return re.sub(r'"memtui-seal": "[0-9a-f]{64}"', '"memtui-seal": "<seal>"', data.decode())
 
 
 def write_formats(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
@@ -61,9 +70,9 @@ def write_formats(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     created = mem.create("notes/plan.md", "# Plan\n\n- [inferred] Ship \u00e9t\u00e9 \"fast\"\n", actor="claude-bot")
     rejected = mem.reject(created.id, reason="not now", by="wes")
     out["results"] = [r.to_dict() for r in (person, queued, approved, revised, created, rejected)]
-    out["queue_file_queued"] = queue_file.decode()
-    out["queue_file_applied"] = (root / ".memtui" / "queue" / f"{queued.id}.json").read_bytes().decode()
-    out["queue_file_rejected"] = (root / ".memtui" / "queue" / f"{created.id}.json").read_bytes().decode()
+    out["queue_file_queued"] = _queue_file(queue_file)
+    out["queue_file_applied"] = _queue_file((root / ".memtui" / "queue" / f"{queued.id}.json").read_bytes())
+    out["queue_file_rejected"] = _queue_file((root / ".memtui" / "queue" / f"{created.id}.json").read_bytes())
     out["audit"] = log.read_bytes()[audit_at:].decode().splitlines()
     out["intents"] = intents
     out["head"] = _git(root, "rev-parse", "HEAD").decode().strip()

@@ -47,6 +47,8 @@ class ProposalCard:
     diff: str
     status: str = "pending"
     warnings: list[str] = field(default_factory=list)
+    # The proposal's digest as this card draws it (`Proposal.digest`): the card's decisions are bound to it.
+    digest: str | None = None
 
 
 @dataclass

@@ -32,12 +32,13 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from memtui.core.memory import Memory
+from memtui.core.memory import QUEUED_MESSAGE, Memory
 from memtui.core.paths import PathRefused
 from memtui.core.proposals import WriteResult
 from memtui.core.store import StoreError
 from memtui.core.tools import ToolOutcome
 from memtui.core.update import Refused
+from memtui.core.visible import hidden, reveal
 
 ROOT = "/memories"
 MAX_LINES = 999_999
@@ -394,6 +395,9 @@ class MemtuiMemoryTool(BetaAbstractMemoryTool):
         ids = ", ".join(r.id or "?" for r in results if r.status == "queued")
         text = (f"Queued as {ids} for review; not in memory yet: {what} once a person approves it (they may also "
                 "revise or reject it).")
+        # Why a write that would have applied at once waits (a scratch note over its size cap), as its result says.
+        text += "".join(" " + r.message.removesuffix(QUEUED_MESSAGE).strip() for r in results
+                        if r.status == "queued" and r.message != QUEUED_MESSAGE)
         diffs = [r.diff for r in results if r.diff]
         return "\n".join([text, *diffs]).rstrip("\n")
 
@@ -407,7 +411,16 @@ def _lines(content: str) -> list[str]:
 
 
 def _numbered(line: str, n: int) -> str:
-    return f"{n:>{LINE_WIDTH}}\t{line}"
+    return f"{n:>{LINE_WIDTH}}\t{_drawn(line)}"
+
+
+def _drawn(line: str) -> str:
+    """A line as the agent may read it: as the reference shows it (a CRLF line keeps its carriage return), but a
+    character a person cannot see named (⟨U+E0049⟩), as `memtui context` hands memory on, never raw."""
+    if line.isascii() and line.isprintable():
+        return line
+    body, cr = (line[:-1], "\r") if line.endswith("\r") else (line, "")
+    return (reveal(body) if hidden(body) else body) + cr
 
 
 def _human(size: int) -> str:

@@ -211,7 +211,7 @@ class ChatSession:
         p = self.memory.get(written.id or "")
         self.proposed[p.id] = ProposedWrite(p.id, p.summary(), p.section, p.entry)
         return ProposalCard(p.id, p.action, p.file, p.section, p.entry, p.replaces, p.diff, p.status,
-                            list(written.warnings))
+                            list(written.warnings), p.digest())
 
     def _add_user(self, content: list[dict[str, Any]]) -> None:
         # A turn cut short after tool results leaves a user message last; the API wants roles to alternate.

@@ -29,7 +29,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 async def _ask(args: argparse.Namespace, memory: Any) -> int:
     from memtui.agent.events import Decision, Error, ProposalCard, TextDelta, ToolCall, ToolResult, TurnEnd
     from memtui.agent.session import ChatSession
-    from memtui.core.visible import visible
+    from memtui.core.visible import reveal, shown_name, visible
 
     chat = ChatSession(memory, model=args.model)
     streaming = not args.json
@@ -85,10 +85,10 @@ async def _ask(args: argparse.Namespace, memory: Any) -> int:
         if reply and not "".join(reply).endswith("\n"):
             print()
         for card in cards:
-            where = card.file + (f" § {card.section}" if card.section else "")
+            where = shown_name(card.file) + (f" § {card.section}" if card.section else "")
             head = f"queued {card.id}: {card.action} {where}: {card.entry or card.replaces or ''}".rstrip(": ")
-            print("\n" + visible(head, newlines=False))
-            print(visible(card.diff.rstrip("\n")))
+            print("\n" + reveal(head, newlines=False))  # a card is reviewed: hidden characters named
+            print(reveal(card.diff.rstrip("\n")))
         if cards:
             print("\nNot in memory yet: `memtui queue` approves, revises or rejects them.")
         if due:

@@ -29,6 +29,8 @@ def register(sub: Any) -> None:
     p.add_argument("--user-words", help="the user's own words that support an agent's [stated] entry")
     p.add_argument("--origin", choices=("user", "agent", "tool", "web"),
                    help="where the content came from; tool and web are marked untrusted")
+    p.add_argument("--allow-secret", action="store_true",
+                   help="keep a credential found in the text on purpose (committed, loaded into later sessions)")
     common(p)
     p.set_defaults(func=cmd_update)
 
@@ -44,19 +46,27 @@ def register(sub: Any) -> None:
     common(p)
     p.set_defaults(func=cmd_queue, queue_cmd="list")
     q = qs.add_parser("list", help="pending proposals, conflicts and external changes")
-    q.add_argument("--all", action="store_true", help="include decided proposals")
+    q.add_argument("--all", action="store_true", help="include decided proposals (every one, read in full)")
+    q.add_argument("--limit", type=int, metavar="N",
+                   help="list the oldest N open proposals and count the rest (default 50; 0: every one)")
     common(q)
     q = qs.add_parser("show", help="one proposal with its diff")
     q.add_argument("id")
     common(q)
+    # --expect: the digest `queue show` printed; the decision is refused if the proposal is no longer that one.
+    expect_help = "the digest `memtui queue show ID` printed: refused if the proposal changed since"
     q = qs.add_parser("approve", help="apply a proposal (re-checked against the file as it is now)")
     q.add_argument("id", nargs="?")
     q.add_argument("--all", action="store_true", help="approve every pending proposal")
+    q.add_argument("--expect", metavar="DIGEST", help=expect_help)
     q.add_argument("--by")
+    q.add_argument("--allow-secret", action="store_true",
+                   help="keep a credential found in the text on purpose (committed, loaded into later sessions)")
     common(q)
     q = qs.add_parser("reject", help="reject a proposal; the reason and its content go to the audit log")
     q.add_argument("id")
     q.add_argument("--reason", required=True)
+    q.add_argument("--expect", metavar="DIGEST", help=expect_help)
     q.add_argument("--by")
     common(q)
     q = qs.add_parser("revise", help="approve with an edited entry, section or tag")
@@ -64,13 +74,18 @@ def register(sub: Any) -> None:
     q.add_argument("--entry")
     q.add_argument("--section")
     q.add_argument("--as", dest="tag")
+    q.add_argument("--expect", metavar="DIGEST", help=expect_help)
     q.add_argument("--by")
+    q.add_argument("--allow-secret", action="store_true",
+                   help="keep a credential found in the text on purpose (committed, loaded into later sessions)")
     common(q)
 
     p = sub.add_parser("log", help="append a line to today's daily log")
     p.add_argument("text")
     p.add_argument("--as", dest="tag", default="observed")
     p.add_argument("--by")
+    p.add_argument("--allow-secret", action="store_true",
+                   help="keep a credential found in the text on purpose (committed, loaded into later sessions)")
     common(p)
     p.set_defaults(func=cmd_log)
 
@@ -78,6 +93,8 @@ def register(sub: Any) -> None:
     p.add_argument("name", help="a slug: a-z, 0-9, '-' and '_'")
     p.add_argument("--ttl", type=float, default=60, help="minutes until it expires (default 60)")
     p.add_argument("--by")
+    p.add_argument("--allow-secret", action="store_true",
+                   help="keep a credential found in the text on purpose (committed, loaded into later sessions)")
     common(p)
     p.set_defaults(func=cmd_scratch)
 
@@ -129,7 +146,8 @@ def cmd_update(args: argparse.Namespace) -> int:
     if args.action == "revise" and not replaces:
         return report(args, _usage("revise needs --replaces: the current entry's text (or a unique part of it)"))
     res = memory(args).update(args.section, args.action, entry, replaces, file=args.file, provenance=args.tag,
-                              source=args.source, actor=args.by, user_words=args.user_words, origin=args.origin)
+                              source=args.source, actor=args.by, user_words=args.user_words, origin=args.origin,
+                              allow_secret=args.allow_secret)
     return report(args, res)
 
 
@@ -184,15 +202,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
     mem = memory(args)
     by = getattr(args, "by", None)
     if args.queue_cmd == "list":
-        props = mem.proposals(include_decided=getattr(args, "all", False))
-        for problem in mem.queue_problems:
-            say(f"memtui: {problem}")
-        # One line per proposal: a newline in a file name or an entry must not forge another one.
-        human = "\n".join(one_line(f"{p.id:8} {p.status:9} {p.actor:12} {p.summary()}")
-                          + "".join(f"\n{'':8} flag: {one_line(f)}" for f in p.flags) for p in props) \
-            or "nothing pending"
-        emit(args, {"proposals": [_public(p) for p in props], "problems": mem.queue_problems}, human)
-        return EXIT_OK
+        return _queue_list(args, mem)
     if args.queue_cmd == "show":
         from memtui.core.memory import NotFound
 
@@ -201,41 +211,71 @@ def cmd_queue(args: argparse.Namespace) -> int:
         except NotFound as exc:
             say(f"memtui: {exc}")
             return EXIT_ERROR
-        human = one_line(f"{p.id} {p.status} by {p.actor} at {p.created}") + f"\n{one_line(p.summary())}\n" + (
-            f"reason: {one_line(p.reason)}\n" if p.reason else "") \
+        foreign = (f"NOT MEMTUI'S PROPOSAL: {one_line(p.foreign)}; it cannot be approved (reject it)\n"
+                   if p.foreign else "")
+        human = one_line(f"{p.id} {p.status} by {p.actor} at {p.created}") + f"\n{one_line(p.summary())}\n" \
+            + foreign + (f"reason: {one_line(p.reason)}\n" if p.reason else "") \
             + "".join(f"flag: {one_line(f)}\n" for f in p.flags) + p.diff
         if p.external:
             human += f"\nTo commit exactly these bytes: memtui queue approve {p.id}@{p.after_hash}"
-        emit(args, _public(p), human.rstrip("\n"))
+        human = human.rstrip("\n") + f"\ndigest: {p.digest()} (to decide on exactly this: --expect {p.digest()})"
+        emit(args, {**_public(p), "foreign": p.foreign}, human)
         return EXIT_OK
     if args.queue_cmd == "approve":
+        if args.all and args.expect:
+            return report(args, _usage("--expect names one proposal's digest: approve that ID with it, not --all"))
         if args.all:
-            results = [mem.approve(p.id, by=by) for p in mem.proposals(external=False) if p.status == "pending"]
+            results = [mem.approve(p.id, by=by, allow_secret=args.allow_secret)
+                       for p in mem.proposals(external=False) if p.status == "pending"]
             emit(args, {"results": [r.to_dict() for r in results]},
                  "\n".join(f"{r.status} {r.id}: {r.message}" for r in results) or "nothing pending")
             return max((r.exit_code for r in results), default=EXIT_OK)
         if not args.id:
             return report(args, _usage("approve needs an ID (or --all)"))
         pid, _, expect = args.id.partition("@")
-        if pid.startswith("x-") and not expect:
+        if pid.startswith("x-") and not expect and not args.expect:
             # An external change's id names its file, not its bytes: the file may have changed since it was read.
             return report(args, _refusal(pid, f"an external change is approved as the bytes you looked at: run "
                                               f"`memtui queue show {pid}` and approve with the id it prints "
                                               f"({pid}@HASH); nothing was committed"))
-        return report(args, mem.approve(pid, by=by, expect=expect or None))
+        return report(args, mem.approve(pid, by=by, expect=expect or None, seen=args.expect,
+                                        allow_secret=args.allow_secret))
     if args.queue_cmd == "reject":
-        return report(args, mem.reject(args.id, reason=args.reason, by=by))
+        return report(args, mem.reject(args.id, reason=args.reason, by=by, seen=args.expect))
     if args.queue_cmd == "revise":
         if args.entry is None and args.section is None and args.tag is None:
             return report(args, _usage("revise needs --entry, --section or --as"))
-        return report(args, mem.approve(args.id, by=by, entry=args.entry, section=args.section, tag=args.tag))
+        return report(args, mem.approve(args.id, by=by, entry=args.entry, section=args.section, tag=args.tag,
+                                        seen=args.expect, allow_secret=args.allow_secret))
     return EXIT_ERROR
 
 
-def one_line(text: str) -> str:
-    from memtui.core.visible import visible
+def _queue_list(args: argparse.Namespace, mem: Any) -> int:
+    """The oldest open proposals (`--limit`), a line counting the rest by actor, then the external changes. Every
+    one of 100,000 queued took 6 s and 500 MB to list, and no one reads them all: `--limit 0` lists every one."""
+    more: dict[str, Any] = {}
+    if getattr(args, "all", False):
+        props = mem.proposals(include_decided=True)
+    else:
+        page = mem.queue_page(getattr(args, "limit", None))
+        props = page.proposals + mem.external_proposals()
+        more = {"waiting": page.waiting, "more": page.more, "by_actor": page.by_actor, "by_status": page.by_status}
+    for problem in mem.queue_problems:
+        say(f"memtui: {problem}")
+    # One line per proposal: a newline in a file name or an entry must not forge another one.
+    lines = [one_line(f"{p.id:8} {p.status:9} {p.actor:12} {p.summary()}")
+             + "".join(f"\n{'':8} flag: {one_line(f)}" for f in p.flags) for p in props]
+    if more.get("more"):
+        lines.append(one_line(page.more_line()) + ": `memtui queue list --limit 0` lists every one")
+    emit(args, {"proposals": [_public(p) for p in props], "problems": mem.queue_problems, **more},
+         "\n".join(lines) or "nothing pending")
+    return EXIT_OK
 
-    return visible(text, newlines=False)
+
+def one_line(text: str) -> str:
+    from memtui.core.visible import reveal
+
+    return reveal(text, newlines=False)
 
 
 def _refusal(pid: str, message: str) -> Any:
@@ -245,17 +285,18 @@ def _refusal(pid: str, message: str) -> Any:
 
 
 def _public(p: Any) -> dict[str, Any]:
-    return p.to_dict()
+    return {**p.to_dict(), "digest": p.digest()}
 
 
 def cmd_log(args: argparse.Namespace) -> int:
     tag = None if args.tag in ("", "none") else args.tag
-    return report(args, memory(args).log(args.text, tag=tag, actor=args.by))
+    return report(args, memory(args).log(args.text, tag=tag, actor=args.by, allow_secret=args.allow_secret))
 
 
 def cmd_scratch(args: argparse.Namespace) -> int:
     body = sys.stdin.read() if not sys.stdin.isatty() else ""
-    return report(args, memory(args).scratch(args.name, body, ttl_minutes=args.ttl, actor=args.by))
+    return report(args, memory(args).scratch(args.name, body, ttl_minutes=args.ttl, actor=args.by,
+                                             allow_secret=args.allow_secret))
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

@@ -38,25 +38,24 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     from memtui.core.redis_store import list_memories
     from memtui.core.stores import store_url
+    from memtui.core.visible import visible
 
     url = store_url(args.root, args.store)
     if not url:
         return fail(args, "list needs a Redis server or cluster: pass --store redis://host:port/0 (a cluster: "
                      "redis+cluster://host:port/) or set $MEMTUI_STORE", EXIT_ERROR)
-    from memtui.core.visible import visible
-
     found = list_memories(url)
     lines = []
     for m in found:
-        # A prefix is any key name another client wrote to the server: one line, its control characters drawn, so
-        # a newline in it cannot print a row of its own (a forged memory pointing elsewhere).
-        name = visible(m["prefix"], newlines=False)
+        # A prefix is any client's key name: one line each, its control characters drawn, so a newline in one
+        # cannot forge a row (and a URL) of its own.
+        m_shown = {k: visible(v, newlines=False) if isinstance(v, str) else v for k, v in m.items()}
         when = (f"{datetime.fromtimestamp(m['last_change'] / 1000):%Y-%m-%d %H:%M}" if m["last_change"]
                 else "no changes yet")
-        where = f"  on {m['node']}" if "node" in m else ""
         old = "  (older layout: moved to {…} when first opened)" if m["layout"] == "legacy" else ""
-        link = visible(m["url"], newlines=False)
-        lines.append(f"{name:24} {m['changes']:>6} change(s)  last {when}{where}{old}\n    {link}")
+        where = f"  on {m_shown['node']}" if "node" in m else ""
+        lines.append(f"{m_shown['prefix']:24} {m['changes']:>6} change(s)  last {when}{where}{old}\n"
+                     f"    {m_shown['url']}")
     emit(args, {"memories": found}, "\n".join(lines) or "no memories on this server")
     return EXIT_OK
 

@@ -81,20 +81,20 @@ def fail(args: argparse.Namespace, message: str, code: int) -> int:
 
 def emit(args: argparse.Namespace, data: Any, human: str) -> None:
     """Print a command's result: JSON with --json, else the text for people. Both are safe to print to a terminal:
-    a file name, entry, actor or model reply is an agent's text, and its control characters are made visible (the
-    JSON stays the same JSON to a parser)."""
-    from memtui.core.visible import json_safe, visible
+    a file name, entry, actor or model reply is an agent's text, and its control characters are made visible and
+    every other character a person cannot see named, `⟨U+E0041⟩` (the JSON stays the same JSON to a parser)."""
+    from memtui.core.visible import json_safe, reveal
 
     if args.json:
         import json
 
         print(json_safe(json.dumps(data, ensure_ascii=False, indent=2, default=str)))
     elif human:
-        print(visible(human))
+        print(reveal(human))
 
 
 def say(message: str) -> None:
-    """A line for the person on stderr, its control characters made visible (see `emit`)."""
-    from memtui.core.visible import visible
+    """A line for the person on stderr, its control and hidden characters made visible (see `emit`)."""
+    from memtui.core.visible import reveal
 
-    print(visible(message), file=sys.stderr)
+    print(reveal(message), file=sys.stderr)

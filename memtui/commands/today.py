@@ -18,6 +18,8 @@ def register(sub: Any) -> None:
     p.add_argument("--since", help="a date (2026-08-20), a time (2026-08-20T09:00) or a span (7d, 12h, 2w); "
                                    "default: local midnight")
     p.add_argument("--no-diff", action="store_true", help="leave each change's diff out of --json")
+    p.add_argument("--pending", type=int, metavar="N",
+                   help="list the oldest N pending proposals, count the rest per agent (default 20; 0: every one)")
     common(p)
     p.set_defaults(func=cmd_today)
 
@@ -67,7 +69,8 @@ def cmd_today(args: argparse.Namespace) -> int:
     from memtui.core.today import today
 
     try:
-        rep = today(_memory(args), args.since, diffs=args.json and not args.no_diff)
+        kw = {} if args.pending is None else {"pending": args.pending}
+        rep = today(_memory(args), args.since, diffs=args.json and not args.no_diff, **kw)
     except ValueError as exc:
         return fail(args, str(exc), EXIT_USAGE)
     if args.json:
@@ -83,19 +86,19 @@ def _render_today(rep: Any) -> None:
     from rich.text import Text
 
     from memtui.core.history import short
-    from memtui.core.visible import visible
+    from memtui.core.visible import reveal, shown_name
 
     def cell(text: str, style: str = "") -> Text:
-        # File names, entries, actors and reasons are data: never Rich markup, and no control character reaches
-        # the terminal (Rich writes ESC as it is).
-        return Text(visible(text), style=style)
+        # File names, entries, actors and reasons are data: never Rich markup, no control character reaches the
+        # terminal (Rich writes ESC as it is), and a character a person cannot see is named (⟨U+E0041⟩).
+        return Text(reveal(text), style=style)
 
     console = Console()
     when = "today" if rep.since.endswith("T00:00:00") and rep.since[:10] == rep.until[:10] else f"since {rep.since}"
     counts = ", ".join(f"{n} {s}" for s, n in rep.counts.items()) or "nothing"
     console.print(Text.assemble(("What changed ", "bold"), (when, "bold"), f": {counts}"))
     for group in rep.files:
-        table = Table(title=cell(visible(group.file, newlines=False)), title_justify="left", title_style="bold", show_edge=False, expand=True)
+        table = Table(title=cell(shown_name(group.file)), title_justify="left", title_style="bold", show_edge=False, expand=True)
         table.add_column("time", no_wrap=True)
         table.add_column("who", no_wrap=True)
         table.add_column("status", no_wrap=True)
@@ -120,6 +123,14 @@ def _render_today(rep: Any) -> None:
             table.add_row(cell(c.time[11:16] if c.time[:10] == rep.until[:10] else c.time[:16].replace("T", " ")),
                           cell(who), cell(c.status, style=STATUS_STYLE.get(c.status, "")), change, cell(ref))
         console.print(table)
+    if rep.queued.get("more"):
+        from memtui.core.queue_page import actors_line
+
+        more = rep.queued["more"]
+        # One line: an actor's name (anyone's to write in a queue file) must not start a row of its own.
+        console.print(Text(reveal(f"… and {more:,} more pending proposal{'s' if more > 1 else ''} waiting for you ("
+                                   f"{actors_line(rep.queued['by_actor'])}): `memtui queue list` pages them",
+                                   newlines=False), style="cyan"))
 
 
 def cmd_history(args: argparse.Namespace) -> int:

@@ -59,14 +59,70 @@ def of_proposal(p: Proposal, status: str, **extra: Any) -> dict[str, Any]:
     if p.action in ("append", "create", "edit") and status != "applied":
         out["content"] = p.content  # what was refused or rejected is kept here, and only here
     out.update(extra)
-    return out
+    return masked(out)
+
+
+# What an audit line may quote of a write's text: each is scanned, and a credential in one is masked.
+_QUOTED = ("entry", "replaces", "source", "content")
+_SNAPSHOT_QUOTED = ("entry", "replaces", "source", "content", "diff")
+
+
+def masked(rec: dict[str, Any]) -> dict[str, Any]:
+    """`rec` with every credential in the text it quotes masked (``ghp_****``), and the kinds masked named under
+    ``secrets_masked``: the audit log is kept for good and read by every tool, so a key in a refused write, a
+    rejected proposal or a person's knowing override is not kept a second time here. Only the value is lost: the
+    rest of the write's bytes stay."""
+    from memtui.core import secrets
+
+    kinds: list[str] = []
+
+    def clean(holder: dict[str, Any], keys: tuple[str, ...]) -> None:
+        for key in keys:
+            value = holder.get(key)
+            found = secrets.scan(value) if isinstance(value, str) else []
+            if found:
+                holder[key] = secrets.mask(value, found)
+                kinds.extend(s.kind for s in found)
+
+    clean(rec, _QUOTED)
+    if isinstance(rec.get("content_b64"), str):  # a rejected external change's bytes: masked, re-encoded
+        import base64
+
+        data = base64.b64decode(rec["content_b64"])
+        text = data.decode("utf-8", errors="surrogateescape")
+        found = secrets.scan(text)
+        if found:
+            rec["content_b64"] = base64.b64encode(
+                secrets.mask(text, found).encode("utf-8", errors="surrogateescape")).decode()
+            kinds.extend(s.kind for s in found)
+    if isinstance(rec.get("snapshot"), dict):
+        rec["snapshot"] = dict(rec["snapshot"])
+        clean(rec["snapshot"], _SNAPSHOT_QUOTED)
+    if kinds:
+        rec["secrets_masked"] = ", ".join(dict.fromkeys(kinds))
+    return rec
 
 
 def append(store: Store, rec: dict[str, Any]) -> bool:
     """Add `rec` to the store's audit log; False when the log cannot be written (the caller's write reports its
     own outcome: an unwritable audit log must not turn a refusal or an undo into a crash)."""
     try:
-        store.audit_append(rec)
+        try:
+            store.audit_append(rec)
+        except UnicodeEncodeError:
+            # A lone surrogate (a name or an argument decoded with surrogateescape from bytes that are not UTF-8)
+            # has no UTF-8 form: the record is kept with it written as its escape, and says so.
+            store.audit_append({**_escaped(rec), "escaped": "lone surrogates are written as \\uXXXX text"})
     except (OSError, StoreError):
         return False
     return True
+
+
+def _escaped(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_escaped(k): _escaped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_escaped(v) for v in value]
+    return value

@@ -11,6 +11,18 @@ from memtui.core.record import Frozen
 DEFAULT_MODEL = "claude-sonnet-5-5"  # anthropic 2.14 lists claude-sonnet-4-5 as deprecated (end of life 2026-11-30)
 DEFAULT_AGENTS = ("agent*", "claude*", "assistant*", "mcp*", "bot*", "*-agent")
 DEFAULT_SCRATCH_MAX_TTL_MIN = 7 * 24 * 60  # an agent's scratch note applies at once only if it expires within this
+# Bounds on what an agent writes unreviewed (README "Trust model"). A scratch note is work in progress, a few
+# paragraphs: 4 KB holds ~600 words, and three 40 MB notes once went into git at once. A log line is one event of
+# a day: 500 characters is three long sentences (a memory entry's own cap is 200). Over either, the write waits
+# for a person; over UNREVIEWED_REFUSE_FACTOR times it, no one would read it, and it is refused.
+DEFAULT_SCRATCH_MAX_BYTES = 4096
+DEFAULT_LOG_LINE_MAX = 500
+UNREVIEWED_REFUSE_FACTOR = 64
+# Proposals one agent may have waiting before its next ones are refused until a person catches up: a busy day's
+# worth (a review of 200 takes a person an hour), far below what swamps the queue (100,000 were queued in 112 s).
+DEFAULT_AGENT_MAX_PENDING = 200
+# And all agents together: an MCP client names itself, so one that reconnects under new names is many "agents".
+DEFAULT_AGENTS_MAX_PENDING = 2000
 FILE_ACTIONS = ("edit", "create", "delete", "rename", "append", "consolidate")
 ENTRY_ACTIONS = ("add", "revise", "remove")
 
@@ -22,6 +34,16 @@ CONFIG_TEMPLATE = """\
 agents = ["agent*", "claude*", "assistant*", "mcp*", "bot*", "*-agent"]
 # An agent's scratch note applies at once only when it expires within this ("30m", "12h", "7d" or minutes).
 scratch_max_ttl = "7d"
+# What an agent may write unreviewed: a longer scratch note (bytes) or log line (characters) waits for a person;
+# one over 64 times the cap is refused. (The defaults, shown commented out: a memtui older than these keys reads
+# a config that sets them as an error, and makes every agent write wait.)
+# scratch_max_bytes = 4096
+# log_line_max = 500
+# Proposals one agent may have waiting; past it, that agent's writes that would wait are refused until a person
+# catches up (`memtui queue list`). A person's own writes are never capped. agents_max_pending bounds all agents
+# together (an MCP client names itself, so one client can take many names).
+# agent_max_pending = 200
+# agents_max_pending = 2000
 # Rules are read top to bottom; the first that matches decides "apply" (at once) or "wait" (for a person).
 # Each may name actor, file, section and action as globs. Built-in defaults follow the rules listed here:
 # deletes and renames wait; a person's writes apply; an agent's appends of log lines to today's daily log and
@@ -84,14 +106,25 @@ class ReviewPolicy(Frozen):
     agents: tuple[str, ...] = DEFAULT_AGENTS
     scratch_max_ttl_min: float = DEFAULT_SCRATCH_MAX_TTL_MIN
     fail_closed: bool = False
+    scratch_max_bytes: int = DEFAULT_SCRATCH_MAX_BYTES
+    log_line_max: int = DEFAULT_LOG_LINE_MAX
+    agent_max_pending: int = DEFAULT_AGENT_MAX_PENDING
+    agents_max_pending: int = DEFAULT_AGENTS_MAX_PENDING
 
     def __init__(self, rules: tuple[Rule, ...] = (), agents: tuple[str, ...] = DEFAULT_AGENTS,
-                 scratch_max_ttl_min: float = DEFAULT_SCRATCH_MAX_TTL_MIN, fail_closed: bool = False) -> None:
+                 scratch_max_ttl_min: float = DEFAULT_SCRATCH_MAX_TTL_MIN, fail_closed: bool = False, *,
+                 scratch_max_bytes: int = DEFAULT_SCRATCH_MAX_BYTES, log_line_max: int = DEFAULT_LOG_LINE_MAX,
+                 agent_max_pending: int = DEFAULT_AGENT_MAX_PENDING,
+                 agents_max_pending: int = DEFAULT_AGENTS_MAX_PENDING) -> None:
         put = object.__setattr__
         put(self, "rules", rules)
         put(self, "agents", agents)
         put(self, "scratch_max_ttl_min", scratch_max_ttl_min)
         put(self, "fail_closed", fail_closed)
+        put(self, "scratch_max_bytes", scratch_max_bytes)
+        put(self, "log_line_max", log_line_max)
+        put(self, "agent_max_pending", agent_max_pending)
+        put(self, "agents_max_pending", agents_max_pending)
 
     def is_agent(self, actor: str) -> bool:
         # Judged on skeletons, so a look-alike of an agent's name (Cyrillic, fullwidth, accents) is an agent too.
@@ -145,7 +178,8 @@ class Config(Frozen):
 # key map) is `dict`. Anything not listed is an error, so a typo is never silently a different policy.
 _STR, _INT, _BOOL, _NUM = (str,), (int,), (bool,), (int, float, str)
 SCHEMA: dict[str, dict[str, Any]] = {
-    "review": {"agents": list, "rule": list, "scratch_max_ttl": _NUM},
+    "review": {"agents": list, "rule": list, "scratch_max_ttl": _NUM, "scratch_max_bytes": _INT, "log_line_max": _INT,
+               "agent_max_pending": _INT, "agents_max_pending": _INT},
     "agent": {"model": _STR, "tools": _STR, "max_tokens": _INT, "compact_at": _INT},
     "app": {"theme": _STR},
     "keys": dict,
@@ -208,6 +242,11 @@ def validate(raw: dict[str, Any]) -> list[str]:
         except ValueError:
             problems.append(f"[review] scratch_max_ttl must be a duration such as \"30m\", \"12h\" or \"7d\", "
                             f"not {review['scratch_max_ttl']!r}")
+    for key in ("scratch_max_bytes", "log_line_max", "agent_max_pending", "agents_max_pending"):
+        v = review.get(key)
+        if isinstance(v, int) and not isinstance(v, bool) and v < 1:
+            problems.append(f"[review] {key} must be at least 1, not {v} (a bound of 0 would stop every such write; "
+                            "to make them all wait, write a [[review.rule]] with decision = \"wait\")")
     rules = review.get("rule")
     for n, r in enumerate(rules if isinstance(rules, list) else [], 1):
         if not isinstance(r, dict):
@@ -254,7 +293,11 @@ def load_config(text: str | None) -> Config:
     agent = raw.get("agent", {})
     app = raw.get("app", {})
     return Config(
-        policy=ReviewPolicy(rules, agents, ttl),
+        policy=ReviewPolicy(rules, agents, ttl,
+                            scratch_max_bytes=review.get("scratch_max_bytes", DEFAULT_SCRATCH_MAX_BYTES),
+                            log_line_max=review.get("log_line_max", DEFAULT_LOG_LINE_MAX),
+                            agent_max_pending=review.get("agent_max_pending", DEFAULT_AGENT_MAX_PENDING),
+                            agents_max_pending=review.get("agents_max_pending", DEFAULT_AGENTS_MAX_PENDING)),
         model=str(agent.get("model", DEFAULT_MODEL)),
         theme=str(app.get("theme", "memtui-dark")),
         raw=raw,

@@ -23,7 +23,7 @@ from memtui.core.folder import (
 )
 from memtui.core.jsontext import loads
 from memtui.core.memory import Memory
-from memtui.core.proposals import APPLIED, PENDING, Proposal
+from memtui.core.proposals import APPLIED, PENDING, Proposal, unsealed_reason
 from memtui.core.store import LockTimeout, StoreError, content_hash
 from memtui.core.visible import visible
 
@@ -93,6 +93,7 @@ def diagnose(memory: Memory, *, fix: bool = False, lock_wait: float = LOCK_WAIT)
         _check_intent(memory, report, fix)
         _check_queue(memory, report, fix, None)
         _check_readable(memory, report)
+        _check_secrets(memory, report)
         return report
     _check_lock_file(store, report, fix)
     try:
@@ -113,6 +114,8 @@ def diagnose(memory: Memory, *, fix: bool = False, lock_wait: float = LOCK_WAIT)
         index = _git_index(store)
         read = _check_git_index(store, index, report)
         healthy = not _index_damaged(report) and _check_git(store, report, fix)
+        if healthy:
+            _check_person_git(store, report)
         _check_temp_files(store, report, fix)
         _check_audit(store, report, fix)
         if healthy:
@@ -131,10 +134,53 @@ def diagnose(memory: Memory, *, fix: bool = False, lock_wait: float = LOCK_WAIT)
         locked.__exit__(None, None, None)
     _check_index(store, report, fix)
     _check_readable(memory, report)
+    if healthy:
+        _check_secrets(memory, report)
     _check_watch(report)
     _check_commit_cost(store, report, index, read)
     _check_loose_objects(store, report)
     return report
+
+
+def _check_person_git(store: FolderStore, report: DoctorReport) -> None:
+    """What the person's own git is in the middle of, which memtui's writes wait for: an operation in progress (a
+    merge, rebase, cherry-pick, revert, `git am`: memtui writes nothing until it is finished), files unmerged in
+    git's index, and versions staged and not committed (memtui refuses to commit over them). Two plumbing gits that
+    read only the index; nothing is changed."""
+    from memtui.core.folder import in_progress
+    from memtui.core.gitcall import plumbing_env, run_plumbing
+
+    doing = in_progress(store.git_dir)
+    if doing is not None:
+        what, marker, cont, abort = doing
+        report.findings.append(Finding(
+            "git-in-progress", f"a {what} is in progress here (git's {marker}): memtui writes and commits nothing "
+            f"until it is done; finish it (`{cont}`) or abort it (`{abort}`). Pending proposals wait",
+            f".git/{marker}", fixable=False))
+    env = {**os.environ, **plumbing_env(store.git_dir, store.root)}
+    listed = run_plumbing(["git", "ls-files", "--unmerged", "-z"], env, cwd=store.root)
+    unmerged = sorted({rec.partition(b"\t")[2].decode("utf-8", "replace") for rec in listed[1].split(b"\0")
+                       if rec} if listed is not None and listed[0] == 0 else set())
+    if unmerged:
+        report.findings.append(Finding(
+            "git-unmerged", f"{len(unmerged)} file(s) are unmerged in git's index ({_names(unmerged)}): memtui "
+            "writes none of them; resolve each and `git add` it, then finish the merge (or abort it)",
+            unmerged[0], fixable=False))
+    staged = run_plumbing(["git", "diff-index", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--"], env,
+                          cwd=store.root)
+    names = sorted({n.decode("utf-8", "replace") for n in staged[1].split(b"\0") if n} - set(unmerged)
+                   if staged is not None and staged[0] == 0 else set())
+    if names:
+        report.findings.append(Finding(
+            "git-staged", f"{len(names)} file(s) hold a version you staged and did not commit ({_names(names)}): "
+            "memtui commits none of them until you commit (`git commit`) or unstage it (`git restore --staged "
+            "FILE`), so your version is never replaced; other files are written as usual",
+            names[0], fixable=False, advice=True))
+
+
+def _names(rels: list[str], most: int = 5) -> str:
+    shown = ", ".join(visible(rel) for rel in rels[:most])
+    return shown + (f" and {len(rels) - most} more" if len(rels) > most else "")
 
 
 def _check_loose_objects(store: FolderStore, report: DoctorReport) -> None:
@@ -314,6 +360,36 @@ def _check_readable(memory: Memory, report: DoctorReport) -> None:
         problem = read_problem(memory.store, rel)
         if problem:
             report.findings.append(Finding("unreadable-file", problem, rel, fixable=False))
+
+
+def _check_secrets(memory: Memory, report: DoctorReport) -> None:
+    """A credential in a file as last recorded (the commit at HEAD on a folder): it is in history, and in every
+    clone and sync of it. memtui does not rewrite history; the finding says how the person does it."""
+    from memtui.core import secrets
+
+    try:
+        files = memory.files()
+        recorded = memory.base_bytes(files) if files else {}
+    except (OSError, StoreError, ValueError):
+        return  # the other checks say why the memory cannot be read
+    folder = isinstance(memory.store, FolderStore) and memory.store.has_git
+    for rel, data in sorted(recorded.items()):
+        found = secrets.scan(data.decode("utf-8", errors="replace")) if data else []
+        if not found:
+            continue
+        what = "; ".join(f"{s.kind} ({s.masked}) at line {s.line}" for s in found)
+        if folder:
+            how = (f"Treat the key as leaked: rotate it first. Then remove it from {rel} (`memtui update SECTION "
+                   f"remove …` or your editor) and purge it from history, which memtui does not do for you: put "
+                   f"the key in a file as `KEY==>REMOVED` and run `git filter-repo --replace-text FILE` (or "
+                   f"`git filter-repo --path {rel} --invert-paths` to drop the file's whole history), or with plain "
+                   f"git `git filter-branch --tree-filter \"sed -i 's/KEY/REMOVED/g' {rel}\" -- --all`; then "
+                   "force-push every remote and have every clone cloned again")
+        else:
+            how = (f"Treat the key as leaked: rotate it first. Then remove it from {rel} (`memtui update SECTION "
+                   "remove …`); the store's recorded history keeps the version holding it until it is deleted there")
+        report.findings.append(Finding("secret-in-history", f"{rel} as last recorded holds {what}. {how}", rel,
+                                       fixable=False))
 
 
 def _check_index(store: FolderStore, report: DoctorReport, fix: bool) -> None:
@@ -574,6 +650,12 @@ def _check_queue(memory: Memory, report: DoctorReport, fix: bool, records: list[
                 f.fixable = False
             report.findings.append(f)
             continue
+        foreign = unsealed_reason(data or b"") if p.open and pid not in decided else None
+        if foreign is not None:  # never approvable: the person rejects it (and has it proposed again if wanted)
+            report.findings.append(Finding(
+                "queue-not-sealed", f"{pid} is open, but {foreign}: it cannot be approved; reject it (`memtui queue "
+                f"reject {pid} --reason …`) and have it proposed again if it is wanted", f"{STATE_DIR}/queue/{pid}.json",
+                fixable=False))
         r = decided.get(pid)
         if r is not None and p.status == PENDING:
             f = Finding("queue-out-of-date", f"{pid} is pending in the queue but the audit log says "
@@ -581,7 +663,7 @@ def _check_queue(memory: Memory, report: DoctorReport, fix: bool, records: list[
             if fix:
                 p.status, p.decided_by, p.commit = r["status"], r.get("decided_by"), r.get("commit")
                 p.decided_at = r.get("ts")
-                store.queue_save(pid, p.to_json())
+                store.queue_save(pid, p.sealed_json())
                 f.fixed = True
             report.findings.append(f)
 
@@ -615,8 +697,13 @@ def _check_uncommitted(memory: Memory, report: DoctorReport, fix: bool, records:
                 trailers.append(f"Memtui-Proposal: {r['proposal']}")
             if by != actor:
                 trailers.append(f"Memtui-Approved-By: {by}")
-            sha = store.commit([ch.path], f"{r.get('action')} {ch.path} (committed by memtui doctor)\n\n"
-                               + "\n".join(trailers) + "\n", actor, by)
+            try:
+                sha = store.commit([ch.path], f"{r.get('action')} {ch.path} (committed by memtui doctor)\n\n"
+                                   + "\n".join(trailers) + "\n", actor, by)
+            except StoreError as exc:  # (a merge in progress, a version the person staged: it waits for them)
+                f.message += f"; not committed now: {exc}"
+                report.findings.append(f)
+                continue
             store.audit_append(audit.record(
                 APPLIED, actor=actor, action="commit", file=ch.path, commit=sha, proposal=r.get("proposal"),
                 decided_by=by, reason="memtui doctor committed an applied write that had no commit",
@@ -661,6 +748,6 @@ def _check_unaudited_commits(memory: Memory, report: DoctorReport, fix: bool, re
             store.audit_append(record)
             if p is not None and p.open:
                 p.status, p.decided_by, p.commit = APPLIED, record["decided_by"], sha
-                store.queue_save(pid, p.to_json())
+                store.queue_save(pid, p.sealed_json())
             f.fixed = True
         report.findings.append(f)

@@ -87,6 +87,8 @@ class Change(Record):
 def apply(store: Store, change: Change) -> str | None:
     """Journal, write, commit and audit `change`; return the commit (None where the store keeps no history, or
     nothing changed). The caller holds the store's lock. Raises what the write or commit raised, undone."""
+    # A person's merge in progress, or a version they staged, refuses the change before anything is written.
+    store.check_change({**change.writes, **change.commits}, change.record)
     befores = {rel: store.read(rel) for rel in change.writes}
     from memtui.core.seal import seal
 
@@ -211,7 +213,7 @@ def _finish(store: Store, change: Change, sha: str | None, records: list[dict[st
     if p is not None:
         p.status, p.commit = APPLIED, sha
         if p.id:
-            store.queue_save(p.id, p.to_json())
+            store.queue_save(p.id, p.sealed_json())
     ok = True
     for rec in records:
         ok = audit.append(store, {**rec, "ts": clock.now().isoformat(timespec="seconds"), "commit": sha}) and ok

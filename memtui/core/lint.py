@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from memtui.core.dedupe import Words, tokens
 from memtui.core.document import Document
 from memtui.core.entries import Entry, parse_entry
 from memtui.core.layout import Layout
 from memtui.core.paths import PathRefused
+from memtui.core.reading import MEMORY_FILE
 from memtui.core.update import _file_warnings
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ _POINTER = re.compile(r"^\s*\[[^\]]*\]\([^)]*\)\s*(?:[-—–:].*)?$")
 @dataclass(frozen=True)
 class Finding:
     level: str
-    check: str  # untagged | duplicate | two-versions | cap | file-cap | dangling-link | deleted-history
+    check: str  # untagged | duplicate | two-versions | cap | file-cap | dangling-link | deleted-history | secret
     file: str
     line: int | None
     message: str
@@ -44,21 +45,51 @@ class Finding:
 
 
 def lint(memory: Memory) -> list[Finding]:
+    """Every check of every core and topic file. Linear in the files: the listing, each file's history (one walk
+    for all: `Store.past_versions_many`) and the archive (once, when an entry is missing) are read once each, not
+    once per file (2,000 files took 17.6 s, 8,000 files 221 s)."""
     layout = memory.layout()
     out: list[Finding] = []
-    files = [f for f in memory.files() if layout.layer(f) in ("core", "topic")]
+    listed = memory.files()
+    files = [f for f in listed if layout.layer(f) in ("core", "topic")]
+    linted = set(files)
+    for rel in listed:  # logs, scratch and archives hold no entries to lint, but may hold a key
+        if rel not in linted:
+            try:
+                out += _secrets(rel, memory.read_text(rel))
+            except ValueError:
+                pass  # not text: no key is read out of it into a session either
+    archived: list[set[tuple[str | None, str, str | None]]] = []  # the archive's entries, read at first need
+    specs: dict[str, Any] = {}
+    try:
+        histories = memory.store.past_versions_many(files, HISTORY_DEPTH)
+    except Exception:  # a broken or shallow repository, a store that is down: the other checks still run
+        histories = iter(())
     for rel in files:
+        past = _past(histories, rel)
         try:
             doc = memory.document(rel)
         except ValueError as exc:
             out.append(Finding(ERROR, "unreadable", rel, None, str(exc)))
             continue
+        out += _secrets(rel, doc.text)
         out += _entries(doc, layout)
-        out += _caps(memory, doc)
+        out += _caps(memory, doc, specs)
         if layout.layer(rel) == "core":
             out += _links(memory, doc)
-        out += _deleted_history(memory, rel, doc, layout)
+        out += _deleted_history(memory, rel, doc, layout, past, listed, archived)
     return out
+
+
+def _past(histories: Iterator[tuple[str, list[tuple[str, bytes]]]], rel: str) -> list[tuple[str, bytes]]:
+    """`rel`'s past versions, the next of `histories` (which names the files in the order lint reads them)."""
+    try:
+        got, versions = next(histories)
+    except StopIteration:
+        return []
+    except Exception:  # the store failed midway: this file's history is not checked
+        return []
+    return versions if got == rel else []
 
 
 def failed(findings: Iterable[Finding]) -> bool:
@@ -89,6 +120,16 @@ def _entries(doc: Document, layout: Layout) -> list[Finding]:
                                    f"two current versions of one fact? line {i + 1} {a.raw.strip()!r} and "
                                    f"{b.raw.strip()!r}: revise the old one so it is struck as superseded"))
     return out
+
+
+def _secrets(rel: str, text: str | None) -> list[Finding]:
+    """A credential already in a file (memtui/core/secrets.py): masked, with what to do about it."""
+    from memtui.core import secrets
+
+    return [Finding(ERROR, "secret", rel, s.line,
+                    f"{s.kind} ({s.masked}): treat it as leaked and rotate it, then remove it from the file; if "
+                    "it was committed, `memtui doctor` says how to purge it from git history")
+            for s in secrets.scan(text)]
 
 
 def _candidates(words: list[Words], texts: list[frozenset[str]]) -> list[tuple[int, int]]:
@@ -162,8 +203,12 @@ def _similar(strings: list[str], ids: list[int]) -> set[tuple[int, int]]:
     return pairs
 
 
-def _caps(memory: Memory, doc: Document) -> list[Finding]:
-    spec = memory.spec_for(doc)
+def _caps(memory: Memory, doc: Document, specs: dict[str, Any]) -> list[Finding]:
+    # A file without its own format comment takes MEMORY.md's entry-max: read once, not once per file.
+    key = "own" if doc.spec.present else doc.path if doc.path == MEMORY_FILE else "memory"
+    spec = doc.spec if key == "own" else specs.get(key)
+    if spec is None:
+        spec = specs[key] = memory.spec_for(doc)
     out = []
     for sec in doc.sections:
         cap = spec.cap_for(sec.title) if sec.heading is not None else None
@@ -199,20 +244,26 @@ def _links(memory: Memory, doc: Document) -> list[Finding]:
     return out
 
 
-def _deleted_history(memory: Memory, rel: str, doc: Document, layout: Layout) -> list[Finding]:
-    """Entries that the file's history once had and that are now nowhere: not current, not struck, not archived."""
-    past = _past_entries(memory, rel)
+def _deleted_history(memory: Memory, rel: str, doc: Document, layout: Layout, versions: list[tuple[str, bytes]],
+                     listed: list[str], archived: list[set[tuple[str | None, str, str | None]]]) -> list[Finding]:
+    """Entries that the file's history once had and that are now nowhere: not current, not struck, not archived.
+    `archived` holds the archive's entries once read (for the first file missing any)."""
+    past = _past_entries(rel, versions)
     if not past:
         return []
     here = {_key(e) for _, e in doc.entries()}
     missing = {k: v for k, v in past.items() if k not in here}
     if missing:
-        for arch in memory.files():
-            if layout.layer(arch) == "archive":
-                for line in (memory.read_text(arch) or "").splitlines():
-                    e = parse_entry(line)
-                    if e is not None:
-                        missing.pop(_key(e), None)
+        if not archived:
+            keys: set[tuple[str | None, str, str | None]] = set()
+            for arch in listed:
+                if layout.layer(arch) == "archive":
+                    for line in (memory.read_text(arch) or "").splitlines():
+                        e = parse_entry(line)
+                        if e is not None:
+                            keys.add(_key(e))
+            archived.append(keys)
+        missing = {k: v for k, v in missing.items() if k not in archived[0]}
     from memtui.core.history import short
 
     return [Finding(ERROR, "deleted-history", rel, None,
@@ -222,11 +273,8 @@ def _deleted_history(memory: Memory, rel: str, doc: Document, layout: Layout) ->
 
 
 # helpers ----------------------------------------------------------------------------------------------------
-def _past_entries(memory: Memory, rel: str) -> dict[tuple[str | None, str, str | None], tuple[str, str]]:
-    try:
-        versions = memory.store.past_versions(rel, HISTORY_DEPTH)
-    except Exception:  # a broken or shallow repository, a store that is down: the other checks still run
-        return {}
+def _past_entries(rel: str, versions: list[tuple[str, bytes]]) -> dict[tuple[str | None, str, str | None],
+                                                                       tuple[str, str]]:
     seen: dict[tuple[str | None, str, str | None], tuple[str, str]] = {}
     for change, data in versions:
         for _, e in Document(data.decode("utf-8", errors="replace"), rel).entries():

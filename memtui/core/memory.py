@@ -24,22 +24,28 @@ from memtui.core.own_writes import emits_change
 from memtui.core.patches import unified_diff
 from memtui.core.paths import PathRefused
 from memtui.core.proposals import (
-    APPLIED, CONFLICT, EXTERNAL_PREFIX, REJECTED, Proposal, WriteResult,
+    APPLIED, CHANGED_SINCE_SEEN, CONFLICT, EXTERNAL_PREFIX, PENDING, REJECTED, Proposal, WriteResult,
+    unsealed_reason,
 )
 from memtui.core.reading import MEMORY_FILE, MemoryReader, ascii_digits, decoded
 from memtui.core.store import ExternalChange, StaleWrite, Store, StoreError, content_hash
 from memtui.core.update import Refused
+from memtui.core.visible import code_points, hidden
 
 if TYPE_CHECKING:
     from memtui.core.changes import Callback, Changes
+    from memtui.core.queue_page import QueueHead, QueuePage
 
 WRITE_ATTEMPTS = journal.WRITE_ATTEMPTS
+# What a queued write is told; a write queued for a reason of its own (over an unreviewed size cap) says that first.
+QUEUED_MESSAGE = "A person will approve, revise or reject it."
 SCRATCH_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 # Seconds opening a memory waits for the lock to finish an interrupted write; longer, and the next write does it.
 OPEN_WAIT = 2.0
 # A log line an agent may append unreviewed: "- HH:MM [tag] text", one line, current (not struck).
 LOG_LINE = re.compile(r"^- (?:[01][0-9]|2[0-3]):[0-5][0-9] \[(?:stated|observed|inferred|suggested)\] \S.*$")
-LOG_LINE_MAX = 2000
+# Open queue files without memtui's seal named one by one in a listing's problems; past these, one line counts them.
+FOREIGN_NAMED = 10
 
 
 class NotFound(LookupError):
@@ -79,11 +85,14 @@ class Memory(MemoryReader):
         # An external change's diff by (file, hash before, hash after): the app lists external changes on every
         # sync, and decoding and diffing a 20 MB log again each time a writer touched another file held the GIL
         # the app's thread needed for the keys.
-        self._external_diffs: dict[tuple[str, str, str], str] = {}
+        self._external_diffs: dict[tuple[str, str, str], tuple[str, list[str]]] = {}
         # Decided proposals by id, with the stamp their queue file had when read (`Store.queue_stamps`): queue
         # files are never removed, so listing the open ones reads only the files that changed, not every
         # proposal ever made.
         self._decided: dict[str, tuple[int, ...]] = {}
+        self._pending: Any = None  # memtui.core.pending.PendingCounter, made at the first agent write that queues
+        # Open proposals a listing only counted (`queue_page`), with their stamp: listed again, they are not read.
+        self._heads: dict[str, tuple[tuple[int, ...], QueueHead]] = {}
 
     # reading ----------------------------------------------------------------------------------------------
     def spec_for(self, doc: Document) -> FormatSpec:
@@ -114,14 +123,15 @@ class Memory(MemoryReader):
         self, section: str, action: str, entry: str | None = None, replaces: str | None = None, *,
         file: str = MEMORY_FILE, provenance: str | None = None, source: str | None = None,
         actor: str | None = None, user_words: str | None = None, origin: str | None = None,
-        session: str | None = None, after: str | None = None,
+        session: str | None = None, after: str | None = None, allow_secret: bool = False,
     ) -> WriteResult:
         """memory_update: add, revise or remove one entry of a section (an add `after` a current entry goes just
         below it, else at the section's end).
 
         An agent loop passes `user_words` (the user's own text in this conversation: an agent's [stated] entry
         needs their support, memtui/core/guard.py), `origin` (user, agent, tool or web: tool and web content is
-        marked untrusted) and `session` (its conversation id, for the recurrence gate)."""
+        marked untrusted) and `session` (its conversation id, for the recurrence gate). `allow_secret` is a person's
+        knowing override of the secret gate (guard.py); an agent's is ignored."""
         if action not in ENTRY_ACTIONS:
             return self._refuse(
                 self._draft(actor, file, action, section=section, entry=entry),
@@ -132,7 +142,7 @@ class Memory(MemoryReader):
         p = self._draft(actor, file, action, section=section, entry=entry, replaces=replaces,
                         provenance=provenance, source=source, origin=origin, session=session,
                         after=after if action == "add" else None)
-        return self.submit(p, user_words=user_words)
+        return self.submit(p, user_words=user_words, allow_secret=allow_secret)
 
     def move(
         self, section: str, entry: str, to_section: str, *, file: str = MEMORY_FILE, to: str | None = None,
@@ -147,26 +157,36 @@ class Memory(MemoryReader):
 
     def log(
         self, text: str, *, tag: str | None = "observed", actor: str | None = None, user_words: str | None = None,
-        origin: str | None = None, session: str | None = None,
+        origin: str | None = None, session: str | None = None, allow_secret: bool = False,
     ) -> WriteResult:
         """Append ``- HH:MM [tag] text`` to today's daily log."""
         now = clock.now()
         rel = f"{self.log_dir()}/{now:%Y-%m-%d}.md"
+        # Before the text is cleaned: that scan of 40 MB costs seconds, for a line that cannot pass. (A shorter one
+        # costs little to clean, and `submit` refuses it all the same: the config is not read twice for it.)
+        far = len(text) > 32_000 and self._far_over_cap(self._draft(actor, rel, "append", content=text),
+                                                         self.config.policy)
+        if far:
+            return self._refuse(self._draft(actor, rel, "append", content=text), far)
         try:
             body = update.clean_entry_text(text)
+            if tag:
+                update.clean_entry_text(tag)  # written into the line too: `[observed⟨U+E0049⟩…]` is hidden text
         except Refused as exc:
-            return self._refuse(self._draft(actor, rel, "append"), exc.message)
+            # The refused line is kept with the refusal (its hidden characters too): in the audit log, not lost.
+            return self._refuse(self._draft(actor, rel, "append", content=text), exc.message)
         line = f"- {now:%H:%M} " + (f"[{tag}] " if tag else "") + body
         return self.submit(self._draft(actor, rel, "append", content=line, origin=origin, session=session),
-                           user_words=user_words)
+                           user_words=user_words, allow_secret=allow_secret)
 
-    def scratch(self, name: str, body: str, *, ttl_minutes: float = 60, actor: str | None = None) -> WriteResult:
+    def scratch(self, name: str, body: str, *, ttl_minutes: float = 60, actor: str | None = None,
+                allow_secret: bool = False) -> WriteResult:
         expires = int((clock.now() + timedelta(minutes=ttl_minutes)).timestamp() * 1000)
         rel = f"scratch/{expires}-{name}.md"
         p = self._draft(actor, rel, "create", content=body if body.endswith("\n") or not body else body + "\n")
         if not SCRATCH_NAME.match(name or ""):
             return self._refuse(p, f"bad scratch name {name!r}: use a slug of a-z, 0-9, '-' and '_' (at most 64)")
-        return self.submit(p)
+        return self.submit(p, allow_secret=allow_secret)
 
     @emits_change
     def sweep(self, *, actor: str | None = None) -> WriteResult:
@@ -197,11 +217,15 @@ class Memory(MemoryReader):
 
     def edit(
         self, file: str, old: str, new: str, *, actor: str | None = None, session: str | None = None,
+        allow_secret: bool = False,
     ) -> WriteResult:
-        return self.submit(self._draft(actor, file, "edit", old=old, content=new, session=session))
+        return self.submit(self._draft(actor, file, "edit", old=old, content=new, session=session),
+                           allow_secret=allow_secret)
 
-    def create(self, file: str, content: str, *, actor: str | None = None, session: str | None = None) -> WriteResult:
-        return self.submit(self._draft(actor, file, "create", content=content, session=session))
+    def create(self, file: str, content: str, *, actor: str | None = None, session: str | None = None,
+               allow_secret: bool = False) -> WriteResult:
+        return self.submit(self._draft(actor, file, "create", content=content, session=session),
+                           allow_secret=allow_secret)
 
     def delete(self, file: str, *, actor: str | None = None) -> WriteResult:
         return self.submit(self._draft(actor, file, "delete"))
@@ -259,8 +283,9 @@ class Memory(MemoryReader):
         return consolidate.due(doc, self.spec_for(doc), pending)
 
     @emits_change
-    def submit(self, p: Proposal, *, user_words: str | None = None) -> WriteResult:
-        """The one write path: validate, then apply at once or queue for a person, as the policy says."""
+    def submit(self, p: Proposal, *, user_words: str | None = None, allow_secret: bool = False) -> WriteResult:
+        """The one write path: validate, then apply at once or queue for a person, as the policy says.
+        `allow_secret`: a person keeps a credential in memory knowingly (guard.py); an agent cannot."""
         from memtui.core import guard, recurrence
 
         p.id = ""  # a caller's id is never trusted: memtui numbers what it queues
@@ -275,8 +300,12 @@ class Memory(MemoryReader):
             # The config is read once for the write (each read checks HEAD and the config file): who counts as an
             # agent and what waits come from the same settings.
             policy = self.config.policy
+            refused = self._far_over_cap(p, policy)
+            if refused:  # before planning: the guard's scans of 40 MB cost seconds, for a write that cannot pass
+                raise Refused(refused)
             try:  # plans `p` with the defences applied
-                outcome = guard.check(planner.plan, p, before, user_words, agent=policy.is_agent(p.actor))
+                outcome = guard.check(planner.plan, p, before, user_words, agent=policy.is_agent(p.actor),
+                                      allow_secret=allow_secret)
             except Refused as exc:
                 raise self._pending_hint(p, exc) from None
         except (Refused, PathRefused) as exc:
@@ -294,58 +323,204 @@ class Memory(MemoryReader):
                                is_agent=policy.is_agent, layout=self.layout)
         if held is not None:
             with self.store.numbering():  # numbered and saved under one hold (see the queueing below)
+                full = None if held.again else self._too_many_pending(held.proposal, policy)
+                if full:
+                    return self._refuse(p, full)
                 if not held.proposal.id:
                     held.proposal.id = f"p-{self.store.next_proposal_number():04d}"
-                self.store.queue_save(held.proposal.id, held.proposal.to_json())
+                self.store.queue_save(held.proposal.id, held.proposal.sealed_json())
             return held.result()
-        decision = policy.decide(p.actor, p.file, p.section, p.action,
-                                 fast_lane=self._fast_lane(p, before, outcome, policy))
+        fast = self._fast_lane(p, before, outcome, policy)
+        over = self._over_cap(p, policy) if fast else None
+        if over:  # the shape of a write that skips review, but longer than one may be: a person reads it first
+            p.flags.append(over)
+        decision = policy.decide(p.actor, p.file, p.section, p.action, fast_lane=fast and not over)
         if decision == "wait":
+            full = self._too_many_pending(p, policy)  # first outside the lock: a first count reads every queue file
+            if full:
+                return self._refuse(p, full)
             try:
                 # Numbered and saved under one hold of the lock: the number is kept from the next proposal only by
                 # `.seq` until its queue file stands, and an agent can reset `.seq` (to 0) meanwhile, so another
-                # writer's probe would find the number free and save its proposal over this one.
+                # writer's probe would find the number free and save its proposal over this one. The agent's
+                # pending proposals are counted under the same hold, so two writers cannot both take the last place.
                 with self.store.numbering():
+                    full = self._too_many_pending(p, policy)
+                    if full:
+                        return self._refuse(p, full)
                     p.id = f"p-{self.store.next_proposal_number():04d}"
-                    self.store.queue_save(p.id, p.to_json())
+                    self.store.queue_save(p.id, p.sealed_json())
             except (OSError, StoreError) as exc:
                 p.id = ""
                 return self._refuse(p, f"could not queue the proposal: {exc}; nothing was written")
-            return WriteResult("queued", "A person will approve, revise or reject it.", p.id, p.file, p.section,
+            why = f"It waits for a person instead of applying at once: {over}. " if over else ""
+            return WriteResult("queued", why + QUEUED_MESSAGE, p.id, p.file, p.section,
                                p.entry, None, p.diff, p.warnings, flags=list(p.flags),
                                files=self._named(planning.writes(p, before, outcome)))
         return self._apply(p, decided_by=p.actor)
 
     # deciding ---------------------------------------------------------------------------------------------
     def proposals(self, *, include_decided: bool = False, external: bool = True) -> list[Proposal]:
-        """Pending (and conflicting) proposals, oldest first, then external changes."""
+        """Pending (and conflicting) proposals, oldest first, then external changes. Every one, read in full: a
+        listing a person reads takes `queue_page` (the oldest few, the rest counted)."""
+        from memtui.core.queue_page import oldest_first
+        from memtui.core.seal import verifier
+
         out = []
         self.queue_problems = []
+        check = verifier()
+        unsealed_open: list[str] = []
+        unsealed_decided = 0
         stamps = None if include_decided else self.store.queue_stamps()
-        for pid in sorted(stamps) if stamps is not None else self.store.queue_ids():
+        for pid in sorted(stamps if stamps is not None else self.store.queue_ids(), key=oldest_first):
             stamp = stamps.get(pid) if stamps is not None else None
             if stamp and self._decided.get(pid) == stamp:
                 continue
             data = self.store.queue_load(pid)
-            try:
-                p = Proposal.from_json(data or b"")
-            except (ValueError, TypeError, json.JSONDecodeError):
-                self.queue_problems.append(f"{pid}: unreadable queue file (half-written or corrupt); skipped")
+            p = self._queued(pid, data)
+            if p is None:
                 continue
-            if p.id != pid:  # a queue file is anyone's to write: its name, not its content, says which it is
-                self.queue_problems.append(f"{pid}: its queue file names another id ({p.id!r}); skipped")
+            foreign = unsealed_reason(data or b"", check)
+            if foreign is not None and p.open:
+                self._foreign(pid, foreign, unsealed_open)
                 continue
-            if pid.startswith(EXTERNAL_PREFIX):  # memtui never queues one: it would pass for the external change
-                self.queue_problems.append(f"{pid}: a queue file with an external change's kind of id (memtui "
-                                           "queues p-…); skipped")
+            if foreign is not None and include_decided:
+                unsealed_decided += 1  # history memtui cannot vouch for (most often: decided before the seal)
                 continue
             if include_decided or p.open:
                 out.append(_shown(p))
             elif stamp:
                 self._decided[pid] = stamp
+        self._foreign_count(unsealed_open)
+        if unsealed_decided:
+            self.queue_problems.append(f"{unsealed_decided} decided queue file(s) without memtui's seal (decided "
+                                       "before memtui sealed queue files, or written outside it) are not listed")
         if external:
             out.extend(self.external_proposals())
         return out
+
+    def _foreign(self, pid: str, why: str, unsealed_open: list[str]) -> None:
+        """An open queue file without memtui's seal: not memtui's proposal, never listed or counted as one, so
+        never approved as one (`memtui queue show` still reads it, and a person may reject it). Named one by one up
+        to a few: a folder of forged files must not become a flood of problems (each one a notice in the app)."""
+        unsealed_open.append(pid)
+        if len(unsealed_open) <= FOREIGN_NAMED:
+            self.queue_problems.append(f"{pid}: {why}; not listed and cannot be approved. Read it with "
+                                       f"`memtui queue show {pid}`; reject it, and have it proposed again "
+                                       "if it is wanted")
+
+    def _foreign_count(self, unsealed_open: list[str]) -> None:
+        if len(unsealed_open) > FOREIGN_NAMED:
+            more = unsealed_open[FOREIGN_NAMED:]
+            self.queue_problems.append(f"{len(more)} more open queue files without memtui's seal ({more[0]} … "
+                                       f"{more[-1]}) are not listed and cannot be approved; `memtui doctor` names "
+                                       "each")
+
+    def _queued(self, pid: str, data: bytes | None) -> Proposal | None:
+        """The proposal queue file `pid` holds, or None with the reason in `queue_problems`."""
+        try:
+            p = Proposal.from_json(data or b"")
+        except (ValueError, TypeError, json.JSONDecodeError):
+            self.queue_problems.append(f"{pid}: unreadable queue file (half-written or corrupt); skipped")
+            return None
+        if p.id != pid:  # a queue file is anyone's to write: its name, not its content, says which it is
+            self.queue_problems.append(f"{pid}: its queue file names another id ({p.id!r}); skipped")
+            return None
+        if pid.startswith(EXTERNAL_PREFIX):  # memtui never queues one: it would pass for the external change
+            self.queue_problems.append(f"{pid}: a queue file with an external change's kind of id (memtui "
+                                       "queues p-…); skipped")
+            return None
+        return p
+
+    def queue_page(self, limit: int | None = None, *, stop: Callable[[], bool] | None = None,
+                   count: bool = True, after: QueuePage | None = None) -> QueuePage:
+        """The oldest `limit` open proposals (None: `queue_page.PAGE`; 0: every one) read in full and
+        checked as `proposals` reads them, and every open one counted by actor and status: what a listing shows
+        with 100,000 proposals queued (memtui/core/queue_page.py). The others are parsed one at a time for their
+        id, actor and status and let go; where the store stamps its queue files, what was learnt of each is kept
+        while its stamp stays, so listing again reads only what changed. External changes are not in it.
+
+        `stop` is asked now and then (every few hundred files); once it says yes, `queue_page.Stopped` is raised:
+        an app quitting does not wait for a reader of 100,000 files. Without `count` the reading ends with the page
+        (its first screen does not wait for the count); `after` such a page, the count reuses its listing."""
+        from memtui.core.queue_page import PAGE, QueueHead, QueuePage, Stopped, head, oldest_first, ranked
+        from memtui.core.seal import verifier
+
+        limit = PAGE if limit is None else limit
+        self.queue_problems = []
+        check = verifier()
+        unsealed_open: list[str] = []
+        if stop is not None and stop():
+            raise Stopped("stopped reading the queue")
+        stamps = after.stamps if after is not None and after.stamps is not None else self.store.queue_stamps()
+        pids = sorted(stamps if stamps is not None else self.store.queue_ids(), key=oldest_first)
+        known: dict[str, Any] = {}
+        if stamps is not None:
+            kept = []
+            for n, pid in enumerate(pids):
+                if stop is not None and not n % 4096 and stop():
+                    raise Stopped("stopped reading the queue")
+                stamp = stamps[pid]
+                if stamp and self._decided.get(pid) == stamp:
+                    continue
+                was = self._heads.get(pid)
+                if stamp and was is not None and was[0] == stamp:
+                    known[pid] = was[1]
+                kept.append(pid)
+            pids = kept
+        reads = self.store.queue_read(pid for pid in pids if pid not in known)
+        shown: list[Proposal] = []
+        by_actor: Counter[str] = Counter()
+        by_status: Counter[str] = Counter()
+        for n, pid in enumerate(pids):
+            if stop is not None and not n % 256 and stop():
+                raise Stopped("stopped reading the queue")
+            full = not limit or len(shown) < limit
+            if not full and not count:
+                break
+            stamp = stamps.get(pid) if stamps is not None else None
+            h = known.get(pid)
+            data = None if h is not None else next(reads)[1]
+            if full:
+                if data is None:
+                    data = self.store.queue_load(pid)
+                p = self._queued(pid, data)
+                if p is None:
+                    continue
+                foreign = unsealed_reason(data or b"", check)
+                if foreign is not None:  # neither shown nor counted (nor kept: it is checked again next time)
+                    if p.open:
+                        self._foreign(pid, foreign, unsealed_open)
+                    continue
+                if p.open:
+                    shown.append(_shown(p))
+                h = QueueHead(p.id, p.actor, p.status)
+            elif h is None:  # `known` holds only sealed ones
+                h = head(data)
+                if h is None:
+                    self.queue_problems.append(f"{pid}: unreadable queue file (half-written or corrupt); skipped")
+                    continue
+                if h.id != pid or pid.startswith(EXTERNAL_PREFIX):
+                    self._queued(pid, data)  # says which, as a listing that reaches it would
+                    continue
+                foreign = unsealed_reason(data or b"", check)
+                if foreign is not None:
+                    if h.status in (PENDING, CONFLICT):
+                        self._foreign(pid, foreign, unsealed_open)
+                    continue
+            if h.status in (PENDING, CONFLICT):
+                by_actor[h.actor] += 1
+                by_status[h.status] += 1
+                if stamp:
+                    self._heads[pid] = (stamp, h)
+            elif stamp:
+                self._decided[pid] = stamp
+                self._heads.pop(pid, None)
+        self._foreign_count(unsealed_open)
+        page = QueuePage(shown, sum(by_status.values()), ranked(by_actor), ranked(by_status),
+                         list(self.queue_problems), counted=count or not limit or len(shown) < limit)
+        page.stamps = stamps
+        return page
 
     def external_proposals(self, paths: Collection[str] | None = None,
                            previous: Iterable[Proposal] = ()) -> list[Proposal]:
@@ -384,18 +559,25 @@ class Memory(MemoryReader):
         if data is None:
             raise NotFound(f"no proposal {pid}; `memtui queue list` shows what is pending")
         try:
-            return _shown(Proposal.from_json(data))
+            p = _shown(Proposal.from_json(data))
         except (ValueError, TypeError, json.JSONDecodeError):
             raise NotFound(f"proposal {pid} is unreadable (half-written or corrupt); `memtui doctor` repairs it")
+        if p.id != pid:
+            raise NotFound(f"proposal {pid}'s queue file names another id ({p.id!r}); it is not {pid}")
+        p.foreign = unsealed_reason(data)
+        return p
 
     @emits_change
     def approve(
         self, pid: str, *, by: str | None = None, entry: str | None = None, section: str | None = None,
-        tag: str | None = None, expect: str | None = None,
+        tag: str | None = None, expect: str | None = None, seen: str | None = None, allow_secret: bool = False,
     ) -> WriteResult:
         """Apply a pending proposal (revised first when entry, section or tag are given). Only a person decides:
-        an agent's approval is refused. `expect` (an external change's `content_hash` as the person was shown
-        it) refuses the approval if the file has changed again since."""
+        an agent's approval is refused, and so is a proposal whose queue file memtui did not seal. `expect` (an
+        external change's `content_hash` as the person was shown it) refuses the approval if the file has changed
+        again since; `seen` (the `Proposal.digest` of the proposal as the person was shown it) refuses it if the
+        proposal is not that one any more. A proposal (or revision) holding a credential is refused unless
+        `allow_secret`: approving it is the person's own write of the key."""
         by = clean_actor(by or default_actor())
         refused = self._not_a_person(pid, by)
         if refused is not None:
@@ -408,14 +590,20 @@ class Memory(MemoryReader):
             except (OSError, StoreError) as exc:
                 return WriteResult("refused", f"an earlier interrupted write could not be finished ({exc}); nothing "
                                    "was written", pid)
-            p = self._open_proposal(pid)
+            p = self._open_proposal(pid, seen)
             if isinstance(p, WriteResult):
                 if finished and p.status == "refused" and p.commit:
                     return p.replace(status="applied", message=f"{finished}: {pid} is applied")
                 return p
+            if p.foreign is not None:
+                return WriteResult("refused", f"{pid} is not memtui's proposal: {p.foreign}. It cannot be approved; "
+                                   "nothing was written. Reject it, and have it proposed again if it is wanted",
+                                   pid, p.file)
             if p.external:
                 from memtui.core import refused_names
 
+                if expect is None and seen is not None:
+                    expect = p.after_hash  # the bytes the digest vouched for, and no others, are committed
                 why = refused_names.why_refused(self.store, p.file)
                 if why is not None:  # a name memtui refuses never becomes memory; rejecting it puts it back
                     return refused_names.approval_refused(p, why)
@@ -436,7 +624,17 @@ class Memory(MemoryReader):
                 p = p.replace(entry=new_entry, section=section if section is not None else p.section,
                               provenance=new_tag)
                 p.reason = "revised by a person before approval"
-            from memtui.core import recurrence
+            from memtui.core import guard, recurrence
+
+            held = guard.secrets_in(p)
+            if held and not allow_secret:
+                return WriteResult("refused", f"{pid} holds a credential: {guard.describe_secrets(p, held)}. "
+                                   "Approving it commits the key to git and loads it into every later session: "
+                                   f"reject it, or approve with --allow-secret to keep it on purpose; {pid} stays "
+                                   "pending", pid, p.file)
+            if held:
+                p.flags.append(f"holds a secret, approved knowingly by {by} with --allow-secret: "
+                               f"{guard.describe_secrets(p, held)}")
 
             # The gate stops an agent generalising alone; a person who read the diff and approves is the gate.
             # Their approval of a lesson short of its signals is recorded as their confirmation.
@@ -465,6 +663,10 @@ class Memory(MemoryReader):
                 return WriteResult("refused", str(exc), file=".memtui/config.toml")
             if new == text:
                 return WriteResult("applied", f"theme {name} was already saved", file=".memtui/config.toml")
+            try:  # a merge in progress, or a config version the person staged, waits for them
+                self.store.check_change({".memtui/config.toml": new.encode()})
+            except StoreError as exc:
+                return WriteResult("refused", f"{exc} (the theme was not saved)", file=".memtui/config.toml")
             self.store.set_config(new)
             self._config = None
             sha = None
@@ -474,7 +676,9 @@ class Memory(MemoryReader):
                                commit=sha)
 
     @emits_change
-    def reject(self, pid: str, *, reason: str, by: str | None = None) -> WriteResult:
+    def reject(self, pid: str, *, reason: str, by: str | None = None, seen: str | None = None) -> WriteResult:
+        """Reject a pending proposal, keeping its bytes in the audit log; `seen` as for `approve`. A proposal whose
+        queue file memtui did not seal may be rejected (that writes nothing to memory)."""
         by = clean_actor(by or default_actor())
         refused = self._not_a_person(pid, by)
         if refused is not None:
@@ -482,7 +686,7 @@ class Memory(MemoryReader):
         if not reason or not reason.strip():
             return WriteResult("refused", "a rejection needs a reason (--reason)", pid)
         with self.store.lock():
-            p = self._open_proposal(pid)
+            p = self._open_proposal(pid, seen)
             if isinstance(p, WriteResult):
                 return p
             if p.external:
@@ -492,7 +696,7 @@ class Memory(MemoryReader):
                     return refused_names.reject(self.store, p, by, reason)
                 return self._reject_external(p, by, reason)
             p.status, p.decided_by, p.decided_at, p.reason = REJECTED, by, clock.now().isoformat(timespec="seconds"), reason
-            self.store.queue_save(p.id, p.to_json())
+            self.store.queue_save(p.id, p.sealed_json())
             self._audit(p, "rejected", reason=reason, snapshot=json.loads(p.to_json()))
             return WriteResult("rejected", f"{pid} rejected: {reason}", pid, p.file, p.section, p.entry)
 
@@ -558,8 +762,8 @@ class Memory(MemoryReader):
             added = outcome.text[len(start):].lstrip("\n").split("\n")
             if added and added[-1] == "":
                 added.pop()
-            # One line per unreviewed append, of a bounded length: each line's tag is checked on its own.
-            return len(added) == 1 and len(added[0]) <= LOG_LINE_MAX and bool(LOG_LINE.match(added[0]))
+            # One line per unreviewed append (its length is `_over_cap`'s): each line's tag is checked on its own.
+            return len(added) == 1 and bool(LOG_LINE.match(added[0]))
         if p.action == "create" and before is None:
             folder, _, name = p.file.rpartition("/")
             stem, dash, slug = name.removesuffix(".md").partition("-")
@@ -571,8 +775,70 @@ class Memory(MemoryReader):
             return now_ms < int(stem) <= now_ms + policy.scratch_max_ttl_min * 60_000
         return False
 
-    def _open_proposal(self, pid: str) -> Proposal | WriteResult:
-        """The proposal to decide, or the refusal to give when it is unknown or already decided."""
+    def _unreviewed_size(self, p: Proposal, policy: ReviewPolicy) -> tuple[str, int, int, str] | None:
+        """(what, size, cap, config key) of an agent's write shaped like one that skips review: a scratch note (its
+        bytes) or a line for today's log (its characters). None for any other write, which a person reviews whole."""
+        if not policy.is_agent(p.actor) or p.content is None:
+            return None
+        if p.action == "append" and p.file == f"{self.log_dir()}/{clock.now():%Y-%m-%d}.md":
+            return "log line", len(p.content.rstrip("\n")), policy.log_line_max, "log_line_max"
+        scratch = self.layout().scratch_dir
+        if p.action == "create" and scratch and p.file.startswith(scratch + "/"):
+            return "scratch note", len(p.content.encode("utf-8", "surrogatepass")), policy.scratch_max_bytes, \
+                "scratch_max_bytes"
+        return None
+
+    def _over_cap(self, p: Proposal, policy: ReviewPolicy) -> str | None:
+        """Why an agent's fast-lane write must wait for a person: longer than `[review]` lets one skip review."""
+        size = self._unreviewed_size(p, policy)
+        if size is None or size[1] <= size[2]:
+            return None
+        what, n, cap, key = size
+        unit = "bytes" if key == "scratch_max_bytes" else "characters"
+        return f"the {what} is {n:,} {unit}, over the {cap:,} an agent's {what} may have unreviewed ([review] {key})"
+
+    def _far_over_cap(self, p: Proposal, policy: ReviewPolicy) -> str | None:
+        """The refusal of a fast-lane write so far over its cap (`UNREVIEWED_REFUSE_FACTOR` times) that no person
+        would read it: queueing it would only move the flood from git to the queue."""
+        from memtui.core.config import UNREVIEWED_REFUSE_FACTOR
+
+        size = self._unreviewed_size(p, policy)
+        if size is None or size[1] <= size[2] * UNREVIEWED_REFUSE_FACTOR:
+            return None
+        what, n, cap, key = size
+        unit = "bytes" if key == "scratch_max_bytes" else "characters"
+        instead = ("split it into notes of at most {cap:,} bytes, or put what lasts in a topic file (a person "
+                   "reviews it)" if what == "scratch note" else "log one event per line, at most {cap:,} characters")
+        return (f"the {what} is {n:,} {unit}, more than {UNREVIEWED_REFUSE_FACTOR} times the {cap:,} an agent's "
+                f"{what} may have unreviewed ([review] {key}): too long to apply unreviewed or to queue for a "
+                f"person. Nothing was written; {instead.format(cap=cap)}")
+
+    def _too_many_pending(self, p: Proposal, policy: ReviewPolicy) -> str | None:
+        """The refusal of an agent's write that would queue one proposal more than `[review] agent_max_pending` (its
+        own) or `agents_max_pending` (all agents'); a person's writes are never capped. Counted by
+        `memtui.core.pending`, which reads only new queue files and the writer's open ones."""
+        if not policy.is_agent(p.actor):
+            return None
+        if self._pending is None:
+            from memtui.core.pending import PendingCounter
+
+            self._pending = PendingCounter(self.store)
+        n = self._pending.count(p.actor)
+        if n < policy.agent_max_pending:
+            together = self._pending.agents_open(policy.is_agent, policy.agents_max_pending)
+            if together < policy.agents_max_pending:
+                return None
+            return (f"agents already have {together:,} or more proposals waiting for a person, the most all agents "
+                    f"together may have ([review] agents_max_pending = {policy.agents_max_pending:,}); a person must "
+                    "catch up first (`memtui queue list`, then approve or reject). Nothing was written; try again "
+                    "once they have")
+        return (f"{p.actor} already has {n:,} proposals waiting for a person, the most an agent may have "
+                f"([review] agent_max_pending = {policy.agent_max_pending:,}); a person must catch up first "
+                "(`memtui queue list`, then approve or reject). Nothing was written; try again once they have")
+
+    def _open_proposal(self, pid: str, seen: str | None = None) -> Proposal | WriteResult:
+        """The proposal to decide, or the refusal to give when it is unknown, already decided, or (`seen`: its
+        digest as the person was shown it) not the proposal they saw."""
         try:
             p = self.get(pid)
         except NotFound as exc:
@@ -580,6 +846,11 @@ class Memory(MemoryReader):
         if not p.open:
             return WriteResult("refused", f"{pid} was already {p.status} by {p.decided_by}", pid, p.file,
                                p.section, p.entry, p.commit)
+        if seen is not None and p.digest() != seen.strip().lower():
+            return WriteResult("refused", f"{pid} {CHANGED_SINCE_SEEN}: it is not the proposal you were shown "
+                               f"(digest {seen.strip()[:32]}, now {p.digest()}); nothing was written. Read it again "
+                               f"(`memtui queue show {pid}`) and decide on what it is now", pid, p.file, p.section,
+                               p.entry)
         return p
 
     def _draft(self, actor: str | None, file: str, action: str, **kw: Any) -> Proposal:
@@ -798,7 +1069,7 @@ class Memory(MemoryReader):
 
     def _conflict(self, p: Proposal, reason: str, by: str) -> WriteResult:
         p.status, p.reason = CONFLICT, reason
-        self.store.queue_save(p.id, p.to_json())
+        self.store.queue_save(p.id, p.sealed_json())
         self._audit(p, "conflict", reason=reason, decided_by=by)
         return WriteResult("conflict", f"the file moved on and {reason}", p.id, p.file, p.section, p.entry)
 
@@ -836,8 +1107,10 @@ def _shown(p: Proposal) -> Proposal:
     if p.signals or any(f.startswith("candidate:") for f in p.flags):
         from memtui.core import recurrence
 
-        return recurrence.shown(p)
-    return p
+        p = recurrence.shown(p)
+    from memtui.core import guard
+
+    return guard.flag_queued_secrets(p)
 
 
 def _unbullet(line: str) -> str:
@@ -847,17 +1120,34 @@ def _unbullet(line: str) -> str:
     return line.strip() if e is None else e.raw[len(e.indent) + len(e.bullet):].strip()
 
 
-def _external_proposal(ch: ExternalChange, diffs: dict[tuple[str, str, str], str] | None = None) -> Proposal:
+def _external_proposal(ch: ExternalChange,
+                       diffs: dict[tuple[str, str, str], tuple[str, list[str]]] | None = None) -> Proposal:
     def text(b: bytes | None) -> str | None:
         return None if b is None else b.decode("utf-8", errors="replace")
 
     before, after = content_hash(ch.before), ch.after_hash or content_hash(ch.after)
-    diff = None if diffs is None else diffs.get((ch.path, before, after))
-    if diff is None:
-        diff = unified_diff(ch.path, text(ch.before), text(ch.after if ch.stored is None else ch.stored))
+    cached = None if diffs is None else diffs.get((ch.path, before, after))
+    if cached is None:
+        from memtui.core.guard import diff_secrets
+
+        # A key in a file changed outside memtui is flagged, and masked in the diff a person is shown.
+        cached = diff_secrets(ch.path, unified_diff(ch.path, text(ch.before),
+                                                    text(ch.after if ch.stored is None else ch.stored)))
         if diffs is not None:
-            diffs[(ch.path, before, after)] = diff
+            diffs[(ch.path, before, after)] = cached
+    diff, flags = cached
     return Proposal(
         id=external_id(ch.path), created=clock.now().isoformat(timespec="seconds"), actor="external",
         file=ch.path, action=ch.kind, base_hash=before, after_hash=after, diff=diff,
+        flags=_hidden_flags(diff) + list(flags),
     )
+
+
+def _hidden_flags(diff: str) -> list[str]:
+    """A flag for characters a person cannot see on the lines an external change adds: the diff names each
+    (⟨U+E0049⟩), and the flag says so before the person reads that far."""
+    found = [c for line in diff.splitlines()[2:] if line.startswith("+") for c in hidden(line[1:])]
+    if not found:
+        return []
+    return [f"adds {len(found)} invisible or control character(s) ({code_points(found)}), drawn as ⟨U+…⟩ in the "
+            "diff: text a reader does not see; reject it unless you know why they are there"]

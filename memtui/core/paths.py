@@ -10,17 +10,14 @@ import unicodedata
 from pathlib import Path
 from urllib.parse import unquote
 
+from memtui.core.visible import is_hidden
+
 MAX_NAME = 255
 MAX_PATH = 1024
 
 # Names that are git's or memtui's own, in any case (a case-insensitive disk, or a clone onto one, makes `.GIT` the
 # repository). `.gitattributes` and `.gitmodules` name filter drivers and submodules: config, not memory.
 PROTECTED_NAMES = frozenset({".git", ".memtui", "memory-log.jsonl", ".gitattributes", ".gitmodules"})
-# Unicode categories that draw nothing or reorder what is drawn: control, format (bidi overrides, zero-width
-# characters, the BOM, soft hyphens), line and paragraph separators, surrogates and private use.
-INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co"})
-# Letters and marks that render as blank space (Hangul fillers, the braille blank, combining grapheme joiner).
-BLANK_CHARS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f\u180e")
 
 
 class PathRefused(ValueError):
@@ -28,9 +25,10 @@ class PathRefused(ValueError):
 
 
 def _bad_char(name: str) -> str | None:
-    for c in name:
-        if c in BLANK_CHARS or unicodedata.category(c) in INVISIBLE_CATEGORIES or (
-                unicodedata.category(c) == "Zs" and c != " "):
+    """The first character no file name may hold: one a person cannot see (visible.hidden, the definition every
+    surface shares), or a space other than U+0020 (a name that looks like another)."""
+    for i, c in enumerate(name):
+        if is_hidden(name, i) or c in "\t\n" or (unicodedata.category(c) == "Zs" and c != " "):
             return c
     return None
 

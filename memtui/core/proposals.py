@@ -7,9 +7,22 @@ from typing import Any
 
 from memtui.core.jsontext import loads
 from memtui.core.record import Record, plain
+from memtui.core.visible import shown_name
 
 PENDING, APPLIED, REJECTED, CONFLICT = "pending", "applied", "rejected", "conflict"
 EXTERNAL_PREFIX = "x-"
+# What a person is shown of a proposal and what decides what approving it writes: its digest (`Proposal.digest`)
+# is over these, so a decision bound to it is bound to what they saw. Not `created`, `decided_*`, `commit` (no
+# bearing on the write; an external change's `created` is the listing's time), nor `signals` and `session`, which
+# show only as the candidate flag they make (in `flags`), nor `status` and `reason`: an open proposal is approved
+# the same whether pending or in conflict, and the app shows a pending one whose file moved on as the conflict
+# approving it would be (a copy with those two changed) while its queue file stays as it is.
+SEEN_FIELDS = ("id", "actor", "file", "action", "section", "entry", "replaces", "provenance", "source", "old",
+               "content", "to", "base_hash", "after_hash", "diff", "flags", "warnings", "origin", "evidence",
+               "merged", "after", "to_section")
+# The key of a queue file's seal (memtui/core/seal.py's HMAC under the person's key), last in the file.
+QUEUE_SEAL = "memtui-seal"
+CHANGED_SINCE_SEEN = "changed since you saw it — look again"
 
 
 class Proposal(Record):
@@ -57,6 +70,9 @@ class Proposal(Record):
     # same file when `to` is None).
     after: str | None
     to_section: str | None
+    # Why its queue file is not memtui's (`unsealed_reason`), as `Memory.get` read it; None when it is. Not a
+    # field (no annotation): never saved, compared or copied.
+    foreign = None
 
     def __init__(
         self, id: str, created: str, actor: str, file: str, action: str, section: str | None = None,
@@ -128,10 +144,61 @@ class Proposal(Record):
                 raise ValueError(f"{name} is {type(value).__name__}, not {kind}")
         return cls(**values)
 
+    def digest(self) -> str:
+        """A short digest of the proposal as a person is shown it (`SEEN_FIELDS`): `memtui queue show` prints it
+        and the app keeps it with what it drew, and a decision given it is refused when the proposal differs.
+        16 hex digits (64 bits): a second proposal with the same digest is out of an agent's reach."""
+        from memtui.core.digests import sha256
+
+        seen = [getattr(self, name) for name in SEEN_FIELDS]
+        return sha256(json.dumps(seen, ensure_ascii=False, default=_nested).encode()).hexdigest()[:16]
+
+    def sealed_json(self) -> bytes:
+        """The queue file's bytes: `to_json`, with memtui's seal over them (an HMAC under the person's key, kept
+        outside the memory root) as its last key. A queue file written or altered by anyone else (an agent with
+        file access) does not verify (`unsealed_reason`). Without a key (none can be read or made) the file goes
+        unsealed, and so is never approvable: fail closed."""
+        from memtui.core.seal import mac
+
+        body = self.to_json()
+        seal = mac(_QUEUE_DOMAIN + body)
+        if seal is None:
+            return body
+        return body[:-3] + f',\n "{QUEUE_SEAL}": "{seal}"\n}}\n'.encode()
+
     def summary(self) -> str:
         what = self.entry or self.replaces or self.to or ""
-        where = f"{self.file}" + (f" § {self.section}" if self.section else "")
+        # The name drawn so that `MEMORY.md ` (a trailing space) is not read as MEMORY.md.
+        where = shown_name(self.file) + (f" § {self.section}" if self.section else "")
         return f"{self.action} {where}: {what}".rstrip(": ")
+
+
+_QUEUE_DOMAIN = b"memtui queue file\0"  # a queue file's seal vouches for nothing else (an intent, a signal)
+
+
+def unsealed_reason(data: bytes, check: object = None) -> str | None:
+    """Why the queue file `data` is not memtui's (this person's memtui did not seal these bytes), else None.
+    `check` is `memtui.core.seal.verifier()` read once for a listing (None: read the key now).
+
+    The seal covers the file's bytes before it, exactly as memtui wrote them: any change (a status set back to
+    pending, another entry, a rewrite by a JSON library) breaks it."""
+    marker = f',\n "{QUEUE_SEAL}": "'.encode()
+    at = data.rfind(marker)
+    if at < 0:
+        return "its queue file has no seal of memtui's: written outside memtui, or queued before memtui sealed them"
+    given, end = data[at + len(marker):].partition(b'"')[::2]
+    if end != b"\n}\n":
+        return "its queue file was changed after memtui sealed it"
+    if check is None:
+        from memtui.core.seal import verifier
+
+        check = verifier()
+    if check is None:
+        return "memtui's key (to check a queue file's seal) cannot be read"
+    body = data[:at] + b"\n}\n"
+    if not check(_QUEUE_DOMAIN + body, given.decode("ascii", errors="replace")):  # type: ignore[operator]
+        return "its queue file's seal does not match: written or changed outside memtui (or by another account)"
+    return None
 
 
 # Each field's type as written above (the annotations are strings): what a queue file's value must fit.

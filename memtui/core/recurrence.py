@@ -33,6 +33,7 @@ to hold; `Memory.submit` numbers and saves what it holds.
 from __future__ import annotations
 
 import os
+import re
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Callable, Iterable
 
@@ -116,14 +117,35 @@ def lessons(p: Proposal, tag: str | None) -> list[str]:
         return [f"[inferred] {e.text}" if e is not None and e.text else (p.entry or "")]
     if p.action not in FILE_WRITES:
         return []
-    # Every bullet line counts, fenced or not: a fragment of a file cannot tell, and over-counting only holds a
-    # write that waits for a person anyway.
-    old = {e.text.casefold() for e in _entries(p.old if p.action == "edit" else None) if e.tag == "inferred"}
+    # Every line counts, fenced or not: a fragment of a file cannot tell, and over-counting only holds a write that
+    # waits for a person anyway.
+    old = {text.casefold() for text in _file_lessons(p.old if p.action == "edit" else None)}
+    return list(dict.fromkeys(f"[inferred] {text}" for text in _file_lessons(p.content) if text.casefold() not in old))
+
+
+# An [inferred] tag as a reader (the next session's model) takes it, wherever it sits in a line: in bold, spaced, in
+# a quote or a heading, after a struck part. The entry grammar reads none of these as an [inferred] entry, yet each
+# line is a lesson to whoever loads the file.
+_INFERRED_TAG = re.compile(r"\[\s*[*_`~]*\s*inferred\s*[*_`~]*\s*\]", re.I)
+
+
+def _file_lessons(text: str | None) -> list[str]:
+    """The texts of the [inferred] lessons in a file write's `text`: its current [inferred] entries, and every other
+    line that carries an [inferred] tag (the words after the tag). A struck [inferred] entry is history, not one."""
     out: list[str] = []
-    for e in _entries(p.content):
-        if e.tag == "inferred" and e.current and e.text and e.text.casefold() not in old:
-            out.append(f"[inferred] {e.text}")
-    return list(dict.fromkeys(out))
+    for line in (text or "").splitlines():
+        if "inferred" not in line.casefold():
+            continue
+        e = parse_entry(line)
+        if e is not None and e.tag == "inferred":
+            if e.current and e.text:
+                out.append(e.text)
+            continue
+        found = _INFERRED_TAG.search(line)
+        rest = found and " ".join(line[found.end():].strip(" \t*_~`").split())
+        if rest:
+            out.append(rest)
+    return out
 
 
 def gated(p: Proposal, tag: str | None, *, is_agent: Callable[[str], bool], layout: Callable[[], Layout]) -> bool:
@@ -303,12 +325,6 @@ def _only_lessons(p: Proposal, tag: str | None) -> bool:
         if e is None or e.tag != "inferred" or f"[inferred] {e.text}".casefold() not in mine:
             return False
     return True
-
-
-def _entries(text: str | None) -> list:
-    if not text:
-        return []
-    return [e for e in map(parse_entry, text.splitlines()) if e is not None]
 
 
 def _set_flag(p: Proposal, t: Tally) -> None:

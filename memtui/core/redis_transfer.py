@@ -260,6 +260,10 @@ def _translate(raw: bytes, commits: dict[str, str]) -> bytes:
     except ValueError:
         return raw
     if isinstance(data, dict) and data.get("commit") in commits:
+        from memtui.core.proposals import Proposal, unsealed_reason
+
+        if unsealed_reason(raw) is None:  # memtui's own: sealed again once its commit is renamed
+            return Proposal.from_json(raw).replace(commit=commits[data["commit"]]).sealed_json()
         data["commit"] = commits[data["commit"]]
         return (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode()
     return raw

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from memtui.core.memory import Memory
     from memtui.core.proposals import Proposal
 
+# Pending proposals `today` lists one by one; the others it counts per actor (`memtui queue list` pages them).
+PENDING_LISTED = 20
 RELATIVE = re.compile(r"^\s*(\d+)\s*([dhw])\s*$", re.IGNORECASE)
 
 # What became of each change, as a person reads it.
@@ -118,6 +120,8 @@ class TodayReport:
     since: str
     until: str
     files: list[FileChanges] = field(default_factory=list)
+    # Open proposals in all (listed or not): waiting, more (not listed), by_actor, by_status (memtui/core/queue_page)
+    queued: dict[str, Any] = field(default_factory=dict)
 
     @property
     def changes(self) -> list[Change]:
@@ -141,11 +145,16 @@ class TodayReport:
                     continue
                 seen.add(key)  # type: ignore[arg-type]
             out[c.status] = out.get(c.status, 0) + 1
+        listed = {s: sum(1 for c in self.changes if c.status == s and c.commit is None and c.proposal
+                         and not c.proposal.startswith("x-")) for s in (self.queued.get("by_status") or {})}
+        for status, n in (self.queued.get("by_status") or {}).items():  # the proposals only counted, not listed
+            if n > listed[status]:
+                out[status] = out.get(status, 0) + n - listed[status]
         return out
 
     def to_dict(self) -> dict[str, Any]:
         return {"root": self.root, "since": self.since, "until": self.until, "counts": self.counts,
-                "files": [f.to_dict() for f in self.files]}
+                "files": [f.to_dict() for f in self.files], "queued": self.queued}
 
 
 def _status(rec: dict[str, Any]) -> str:
@@ -184,10 +193,13 @@ def _from_proposal(p: Proposal, status: str, time: str) -> Change:
                   reason=p.reason, to=p.to, diff=p.diff)
 
 
-def today(memory: Memory, since: str | datetime | None = None, *, diffs: bool = True) -> TodayReport:
+def today(memory: Memory, since: str | datetime | None = None, *, diffs: bool = True,
+          pending: int | None = PENDING_LISTED) -> TodayReport:
     """Changes since local midnight (or `since`), grouped by file, each file's changes in the order they happened.
 
-    `diffs=False` skips reading each commit's patch from git (faster, for a summary)."""
+    `diffs=False` skips reading each commit's patch from git (faster, for a summary). Of the proposals still
+    waiting, the oldest `pending` (0: every one) are listed and the rest counted per actor in `queued`: 100,000
+    queued by one agent made a report of 47 s and 860 MB that no one could read."""
     now = clock.now()
     start = since if isinstance(since, datetime) else parse_since(since, now)
     start = _local(start)
@@ -212,8 +224,10 @@ def today(memory: Memory, since: str | datetime | None = None, *, diffs: bool = 
             changes.append(Change(time=when.isoformat(timespec="seconds"), actor=t.get("actor") or author,
                                   action="commit", file=rel, status=APPLIED, after=message.split("\n", 1)[0],
                                   commit=sha, proposal=t.get("proposal")))
-    for p in memory.proposals(external=False):
+    page = memory.queue_page(pending)
+    for p in page.proposals:
         changes.append(_from_proposal(p, PENDING if p.status == "pending" else p.status, p.created))
+    queued = {"waiting": page.waiting, "more": page.more, "by_actor": page.by_actor, "by_status": page.by_status}
     stamp = now.isoformat(timespec="seconds")
     for p in memory.external_proposals():
         changes.append(_from_proposal(p, UNCOMMITTED, stamp))
@@ -235,7 +249,7 @@ def today(memory: Memory, since: str | datetime | None = None, *, diffs: bool = 
     order = {id(c): i for i, c in enumerate(changes)}
     for ch in sorted(changes, key=lambda c: (c.time, order[id(c)])):
         groups.setdefault(ch.file, FileChanges(ch.file)).changes.append(ch)
-    return TodayReport(memory.location, start.isoformat(timespec="seconds"), stamp, list(groups.values()))
+    return TodayReport(memory.location, start.isoformat(timespec="seconds"), stamp, list(groups.values()), queued)
 
 
 def _unaudited_commits(

@@ -17,6 +17,7 @@ from memtui.core.memory import Memory
 from memtui.core.paths import PathRefused
 from memtui.core.proposals import WriteResult
 from memtui.core.update import Refused
+from memtui.core.visible import reveal
 
 # A file read is bounded so one call cannot flood the context; the model narrows with `section` or search.
 READ_MAX_LINES = 400
@@ -95,7 +96,8 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
     {
         "name": "memory_log",
         "description": (
-            "Append one line to today's daily log: what happened, what you did, running context. Applied at once."
+            "Append one line to today's daily log: what happened, what you did, running context. Applied at once "
+            "when short (a line over 500 characters, or the memory's [review] log_line_max, waits for review)."
         ),
         "input_schema": {
             "type": "object",
@@ -107,8 +109,9 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
     {
         "name": "memory_scratch",
         "description": (
-            "Write a short-lived note (work in progress) that expires after ttl_minutes. Applied at once; never "
-            "use it for durable facts."
+            "Write a short-lived note (work in progress) that expires after ttl_minutes. Applied at once when "
+            "short (a note over 4 KB, or the memory's [review] scratch_max_bytes, waits for review); never use it "
+            "for durable facts."
         ),
         "input_schema": {
             "type": "object",
@@ -256,7 +259,8 @@ def _read(memory: Memory, args: dict[str, Any], caller: Caller) -> ToolOutcome:
         start, end = (sec.heading if sec.heading is not None else sec.start), sec.end
     shown_end = min(end, start + READ_MAX_LINES)
     width = len(str(shown_end))
-    lines = [f"{i + 1:>{width}}  {doc.lines[i]}".rstrip() for i in range(start, shown_end)]
+    # Drawn as context draws it: a hidden character reaches the agent named (⟨U+E0049⟩), never raw.
+    lines = [f"{i + 1:>{width}}  {reveal(doc.lines[i].rstrip())}".rstrip() for i in range(start, shown_end)]
     head = f"{path}" + (f" § {section}" if section else "") + f" (lines {start + 1}-{shown_end} of {len(doc.lines)})"
     if shown_end < end:
         lines.append(f"… {end - shown_end} more lines; read one section, or use memory_search")

@@ -6,9 +6,6 @@ agent to act on: what was wrong and what to send instead.
 
 from __future__ import annotations
 
-import re
-import unicodedata
-
 from memtui.core.dedupe import near_duplicate
 from memtui.core.document import Document, FormatSpec, Section
 from memtui.core.entries import TAGS, Entry, format_body, split_inline, strike
@@ -16,9 +13,8 @@ from memtui.core.entries import TAGS, Entry, format_body, split_inline, strike
 # that diff what they plan (memtui/core/patches.py).
 from memtui.core.patches import DIFF_MAX_CHARS, DIFF_MAX_LINES, diff_left_out, unified_diff  # noqa: F401
 from memtui.core.record import Record
+from memtui.core.visible import code_points, hidden
 
-# Zero-width, bidi controls and other invisible characters an entry may never carry.
-INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad\u180e]")
 
 
 class Refused(ValueError):
@@ -55,12 +51,13 @@ def clean_entry_text(raw: str) -> str:
         raise Refused("the entry is empty: send the fact as one line, e.g. '[stated] Prefers dark mode'")
     if "\n" in raw.strip() or "\r" in raw.strip():
         raise Refused("an entry is one line: send one fact per memory_update, without line breaks")
-    hidden = INVISIBLE.findall(raw)
-    if hidden:
-        names = ", ".join(sorted({f"U+{ord(c):04X}" for c in hidden}))
-        raise Refused(f"the entry contains invisible characters ({names}); send it as plain visible text")
-    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") and c != "\t" for c in raw):
-        raise Refused("the entry contains control characters or line separators; send it as plain text")
+    # Every character a person cannot see (visible.hidden: controls, format and tag characters, variation selectors,
+    # fillers, private use, unassigned), a zero-width joiner too: inside an emoji it only joins a picture, but
+    # between two letters, or repeated, it is text no one reads, and an entry needs no emoji family to say a fact.
+    unseen = hidden(raw)
+    if unseen:
+        raise Refused(f"the entry contains {len(unseen)} invisible or control character(s) ({code_points(unseen)}): "
+                      "a person reviewing it would not see them; send it as plain visible text without them")
     return raw.strip().lstrip("-*+ ").strip() if raw.strip()[:2] in ("- ", "* ", "+ ") else raw.strip()
 
 
@@ -159,6 +156,8 @@ def _new_line(
     if not body:
         raise Refused("the entry has a tag but no text: send the fact itself")
     line_body = format_body(tag, body, date or today, inline_source or source)
+    if source and not inline_source:
+        clean_entry_text(line_body)  # the source given beside the entry is written into the line too
     if len(line_body) > spec.entry_max:
         raise Refused(
             f"the entry is {len(line_body)} characters, over entry-max {spec.entry_max}: shorten it to one fact "

@@ -213,8 +213,13 @@ def _propose(target: Target, tool: str, tool_input: dict[str, Any], session: Any
     if result.status == "queued" and session is not None:
         _note_queued(target.root, {session: [result.id]})
     if result.status == "queued":
-        return (f"Queued as {result.id} for review; not in memory yet. memtui holds this {tool} of {where} until a "
-                "person approves, revises or rejects it in memtui; do not retry it or write the file another way. "
+        from memtui.core.memory import QUEUED_MESSAGE
+
+        why = result.message.removesuffix(QUEUED_MESSAGE).strip()  # why it waits, when it is one that would not
+        why = f"{why} " if why else ""
+        return (f"Queued as {result.id} for review; not in memory yet. {why}memtui holds this {tool} of {where} "
+                "until a person approves, revises or rejects it in memtui; do not retry it or write the file another "
+                "way. "
                 + ("You will be told the decision." if session is not None else
                    "This session's id cannot be kept, so the decision will not be told here: read the file later."))
     if result.status == "applied":
@@ -301,7 +306,7 @@ def _news(root: Path, session: str) -> list[str]:
 def _session_proposals(root: Path, memory: Any, folder: Path, session: str, told: set[str]) -> list[Any]:
     """The session's queued proposals not yet told: from its queued log, reading only those queue files. Without
     the marker, every proposal once, noting each session's ids in its log (the marker follows)."""
-    from memtui.core.proposals import Proposal
+    from memtui.core.proposals import Proposal, unsealed_reason
 
     if _read(folder / QUEUED_MARKER) is None:
         everything = memory.proposals(include_decided=True, external=False)
@@ -327,11 +332,12 @@ def _session_proposals(root: Path, memory: Any, folder: Path, session: str, told
     for pid in dict.fromkeys(logged):  # a log names what to read; the queue file says whose it is
         if pid in told or not _PID.fullmatch(pid):
             continue
+        data = memory.store.queue_load(pid) or b""
         try:
-            p = Proposal.from_json(memory.store.queue_load(pid) or b"")
+            p = Proposal.from_json(data)
         except (ValueError, TypeError):
             continue
-        if p.id == pid:
+        if p.id == pid and unsealed_reason(data) is None:  # a decision memtui did not record is not told
             out.append(p)
     return out
 

@@ -53,8 +53,10 @@ from textual.worker import Worker, WorkerState
 from memtui.core import clock
 from memtui.core.config import ENTRY_ACTIONS
 from memtui.core.memory import MEMORY_FILE, Memory, default_actor
-from memtui.core.proposals import CONFLICT, PENDING
+from memtui.core.proposals import CHANGED_SINCE_SEEN, CONFLICT, PENDING
 from memtui.core.store import StoreUnavailable
+from memtui.core.queue_page import Stopped
+from memtui.core.visible import shown_name
 from memtui.tui import theme_files
 from memtui.tui.diff import DiffView, unified
 from memtui.tui.for_people import decided
@@ -63,7 +65,7 @@ from memtui.tui.header import MemtuiHeader
 from memtui.tui.keys import KeyFooter
 from memtui.tui.messages import (
     Activity, CommittedLoaded, Consolidated, ConsolidationDue, Decided, FilesChanged, LogActivity, MemoryChanged,
-    OpenFile, ProposalsChanged, SessionEnded, StateSynced, approving,
+    OpenFile, ProposalsChanged, QueueCounted, SessionEnded, StateSynced, approving,
 )
 from memtui.tui.plain import visible
 from memtui.tui.review import ReviewPanel
@@ -86,6 +88,7 @@ THEME_SAVE_AFTER = 0.8  # seconds a chosen theme stays before it is saved to the
 REVIEW_ACTIONS = frozenset({"approve", "revise", "reject", "approve_all", "next_proposal", "prev_proposal"})
 # After a burst of changes the sync (queue, audit, `git status` over every file) waits this long, so the open
 # viewer re-reads and paints its live diff first instead of sharing the GIL and the cores with git.
+REVIEW_PAGE = 200  # proposals the review list holds in full; the others are counted in its title
 SYNC_AFTER = 0.1
 SYNC_POLL = 0.01  # while a viewer re-reads, the sync looks again this often
 SYNC_WAIT_MAX = 1.0  # and starts anyway after this long
@@ -256,6 +259,7 @@ class MemtuiApp(App[None]):
         # on the same proposal a second time (it would be refused as already applied, and say "not applied").
         self._deciding: set[str] = set()
         self._sync_lock = threading.Lock()
+        self._quitting = threading.Event()
         self._sync_files: set[str] | None = None  # files changed since a deferred sync was scheduled
         self._sync_whole = False  # and a change among them that names no files (the whole folder is read again)
         self._external_read: list[Any] | None = None  # the external changes the last sync read (its thread's)
@@ -460,6 +464,11 @@ class MemtuiApp(App[None]):
         """Leave for another memory on the same Redis server or cluster: `memtui.cli.run_app` opens it next."""
         self.exit(("switch-memory", url))
 
+    def exit(self, *args: Any, **kwargs: Any) -> None:
+        """Every way out: a sync still reading a big queue stops first (the process waits for its threads)."""
+        self._quitting.set()
+        super().exit(*args, **kwargs)
+
     async def on_unmount(self) -> None:
         # Stopped and joined here, off the event loop: a watcher left running would still be reading when the
         # interpreter tears down.
@@ -516,11 +525,16 @@ class MemtuiApp(App[None]):
         status` over every file) and the file count stay as they were shown (None: not read yet). Without `whole`
         only the `changed` files' external changes are read again, the others' kept from the last read."""
         with self._sync_lock:
+            if self._quitting.is_set():
+                return None
             seq = next(self._seq)
             try:
                 with self.memory.store.lock():
                     records = self._audit.read_new(initial)
-                    proposals = self.memory.proposals(external=False)
+                    # The oldest page in full, the rest counted: 100,000 proposals read and drawn took 27 s and
+                    # 1.36 GB; a quit stops the reading (`exit`).
+                    page = self.memory.queue_page(REVIEW_PAGE, stop=self._quitting.is_set, count=False)
+                    proposals = page.proposals
                     problems = list(self.memory.queue_problems)
                     if folder and not whole and changed and self._external_read is not None:
                         external = self.memory.external_proposals(changed, self._external_read)
@@ -544,10 +558,19 @@ class MemtuiApp(App[None]):
             except StoreUnavailable:
                 # The store is down: the header already says so, and reconnecting syncs again.
                 return None
+            except Stopped:
+                return None  # quitting
             synced = StateSynced(seq, proposals=proposals, external=external,
                                  activity=[activity_from_audit(r) for r in records], changed=changed,
-                                 file_count=count, problems=problems, lineage=lineage)
+                                 file_count=count, problems=problems, lineage=lineage,
+                                 more=page.more if page.counted else None)
             self.post_message(synced)
+            if not page.counted:  # shown first; the rest counted after, out of the store's lock
+                try:
+                    counted = self.memory.queue_page(REVIEW_PAGE, stop=self._quitting.is_set, after=page)
+                except (Stopped, StoreUnavailable):
+                    return synced
+                self.post_message(QueueCounted(seq, counted.more))
             return synced  # the first screen's is shown from here (`_first_data`)
 
     def _file_count(self, changed: frozenset[str]) -> int | None:
@@ -604,7 +627,9 @@ class MemtuiApp(App[None]):
             self._settled = {pid: mark for pid, mark in self._settled.items() if mark > message.seq}
         everything = proposals + external
         self.review.lineage = message.lineage
-        self.review.set_proposals(everything)
+        # Not counted yet (more than a page): the last count stands until this sync's comes (`on_queue_counted`).
+        more = message.more if message.more is not None else self.review.more or None
+        self.review.set_proposals(everything, more=more)
         if self._select_after_sync and self._listed_as_expected() and self.review.select(self._select_after_sync):
             self._select_after_sync = self._hash_after_sync = None
             if self._focus_after_sync is not None:
@@ -615,6 +640,10 @@ class MemtuiApp(App[None]):
         self._count_listed(message.file_count)
         for pane in self.panes.values():
             pane.post_message(ProposalsChanged(list(everything)))
+
+    def on_queue_counted(self, message: QueueCounted) -> None:
+        if message.seq == self._shown_seq and self.alive():  # the count of the page shown, not of an older one
+            self.review.set_proposals(self.review.proposals, more=message.more)
 
     def on_files_changed(self, message: FilesChanged) -> None:
         """The memory changed (one message per change event): reload what shows the changed files, then sync."""
@@ -680,7 +709,7 @@ class MemtuiApp(App[None]):
             viewer = self.viewer_for(rel)
         else:
             viewer = self.viewer(rel)
-            main.add_pane(TabPane(rel, viewer, id=pid))
+            main.add_pane(TabPane(shown_name(rel), viewer, id=pid))  # `log /x.md` is not `log/x.md`
             self.show_tab(pid)
         if viewer is not None:
             if line is not None:
@@ -860,7 +889,7 @@ class MemtuiApp(App[None]):
         if pid in main.pane_ids:
             main.get_pane(pid).query_one(DiffView).show(diff, empty, rel=message.rel)
         else:
-            main.add_pane(TabPane(f"Δ {message.rel}",
+            main.add_pane(TabPane(f"Δ {shown_name(message.rel)}",
                                   DiffView(diff, empty=empty, rel=message.rel), id=pid))
         self.show_tab(pid)
 
@@ -931,8 +960,9 @@ class MemtuiApp(App[None]):
         if p is not None and self.claim_decision(p.id):
             self.announce(p)
             self.review.decided(p.id)
-            # An external change is approved as the bytes its diff was made from, or not at all.
-            self.decide("approve", p.id, expect=p.after_hash if p.external else None)
+            # Bound to the proposal as drawn (its digest): one changed since is refused, not approved unseen. An
+            # external change is approved as the bytes its diff was made from, or not at all.
+            self.decide("approve", p.id, expect=p.after_hash if p.external else None, seen=p.digest())
 
     def action_reject(self) -> None:
         from memtui.tui.dialogs import RejectScreen
@@ -940,11 +970,12 @@ class MemtuiApp(App[None]):
         p = self._selected("reject")
         if p is None:
             return
+        seen = p.digest()  # the proposal the dialog names, as drawn
 
         def done(reason: str | None) -> None:
             if reason and self.claim_decision(p.id):  # a chat card may have started one meanwhile
                 self.review.decided(p.id)
-                self.decide("reject", p.id, reason)
+                self.decide("reject", p.id, reason, seen=seen)
 
         self.push_screen(RejectScreen(p), done)
 
@@ -972,6 +1003,7 @@ class MemtuiApp(App[None]):
         chosen = [p for p in self.review.proposals
                   if p.status == PENDING and not p.external and p.id not in self._deciding]
         ids = [p.id for p in chosen]
+        seen = {p.id: p.digest() for p in chosen}  # each as listed when the person confirmed
         if not ids:
             self.notify("No pending proposals to approve")
             return
@@ -981,27 +1013,28 @@ class MemtuiApp(App[None]):
                 for p in chosen:
                     self.announce(p)
                 self._deciding.update(ids)
-                self.decide_all(ids)
+                self.decide_all(ids, seen)
 
         self.push_screen(ConfirmScreen(f"Approve all {len(ids)} pending proposals ({', '.join(ids)})?"), done)
 
     @work(thread=True, group="decide", exit_on_error=False)
-    def decide(self, verb: str, pid: str, reason: str | None = None, expect: str | None = None) -> None:
+    def decide(self, verb: str, pid: str, reason: str | None = None, expect: str | None = None,
+               seen: str | None = None) -> None:
         try:
             if verb == "reject":
-                result = self.memory.reject(pid, reason=reason or "", by=self.by)
+                result = self.memory.reject(pid, reason=reason or "", by=self.by, seen=seen)
             else:
-                result = self.memory.approve(pid, by=self.by, expect=expect)
+                result = self.memory.approve(pid, by=self.by, expect=expect, seen=seen)
         except BaseException:
             self.release_decision(pid)  # no decision comes back (the failure is shown)
             raise
         self.post_message(Decided(verb, pid, result))
 
     @work(thread=True, group="decide", exit_on_error=False)
-    def decide_all(self, ids: list[str]) -> None:
+    def decide_all(self, ids: list[str], seen: dict[str, str] | None = None) -> None:
         for k, pid in enumerate(ids):
             try:
-                result = self.memory.approve(pid, by=self.by)
+                result = self.memory.approve(pid, by=self.by, seen=(seen or {}).get(pid))
             except BaseException:
                 self._deciding.difference_update(ids[k:])
                 raise
@@ -1022,6 +1055,15 @@ class MemtuiApp(App[None]):
             self._settled[message.pid] = next(self._seq)
             self.review.settled(message.pid)
             self._count_listed()
+        elif r.status == "refused" and CHANGED_SINCE_SEEN in r.message:
+            # Nothing was decided: the feed says so (its "approving …" line named what was seen, not what is
+            # there now). The change of its queue file is a change event of its own, whose sync draws the proposal
+            # as it is now: kept selected, not moved on from, for the person to look again.
+            self.feed.add(Activity(clock.now().strftime("%H:%M"), self.by, "refused",
+                                   f"{message.verb} of {message.pid} refused: {CHANGED_SINCE_SEEN}; nothing was "
+                                   "written", r.file))
+            self.review.look_again(message.pid)
+            self.select_when_listed(message.pid)
         self.notify(decided(message.pid, r.status, r.message), severity=severity,  # type: ignore[arg-type]
                     timeout=timeout)
 

@@ -24,7 +24,7 @@ from textual.widgets import Collapsible, Input, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from memtui.core.memory import Memory, NotFound, default_actor
-from memtui.core.proposals import APPLIED, CONFLICT, PENDING, REJECTED, Proposal
+from memtui.core.proposals import APPLIED, CHANGED_SINCE_SEEN, CONFLICT, PENDING, REJECTED, Proposal
 from memtui.tui.diff import DiffView
 from memtui.tui.messages import Decided, LogActivity, ProposalsChanged, SessionEnded, approving
 from memtui.tui.plain import content, markup_literal, visible
@@ -134,11 +134,27 @@ class ProposalCardView(Vertical, can_focus=True):
             self.post_message(LogActivity("approve", approving(self.card), self._by(), self.card.file))
             self.decide("approve")
 
+    def redraw(self, p: Proposal) -> None:
+        """Draw the card as proposal `p` is now (it changed since it was drawn): its decisions bind to this."""
+        from memtui.agent.events import ProposalCard
+
+        self.card = ProposalCard(p.id, p.action, p.file, p.section, p.entry, p.replaces, p.diff, p.status,
+                                 list(p.warnings), p.digest())
+        self.refresh(recompose=True)
+
+    def _as_drawn(self, p: Proposal) -> bool:
+        """Is `p` the proposal this card drew? Else the card is drawn again as it is now, and the person told."""
+        if self.card.digest is None or p.digest() == self.card.digest:
+            return True
+        self.redraw(p)
+        self.notify(f"{p.id} {CHANGED_SINCE_SEEN}: the card now shows it as it is", severity="warning", markup=False)
+        return False
+
     def action_revise(self) -> None:
         from memtui.tui.dialogs import ReviseScreen
 
         p = self._proposal() if self.open and self._idle() else None
-        if p is None:
+        if p is None or not self._as_drawn(p):
             return
 
         def done(result: Any) -> None:
@@ -151,7 +167,7 @@ class ProposalCardView(Vertical, can_focus=True):
         from memtui.tui.dialogs import RejectScreen
 
         p = self._proposal() if self.open and self._idle() else None
-        if p is None:
+        if p is None or not self._as_drawn(p):
             return
 
         def done(reason: str | None) -> None:
@@ -163,10 +179,11 @@ class ProposalCardView(Vertical, can_focus=True):
     @work(thread=True, group="chat-decide", exit_on_error=False)
     def decide(self, verb: str, reason: str | None = None) -> None:
         try:
+            # Bound to the proposal as this card drew it: one changed since is refused, and the card redrawn.
             if verb == "reject":
-                result = self.memory.reject(self.card.id, reason=reason or "", by=self._by())
+                result = self.memory.reject(self.card.id, reason=reason or "", by=self._by(), seen=self.card.digest)
             else:
-                result = self.memory.approve(self.card.id, by=self._by())
+                result = self.memory.approve(self.card.id, by=self._by(), seen=self.card.digest)
         except BaseException:
             self._release()  # no decision comes back (the failure is shown): the keys act on it again
             raise
@@ -337,9 +354,12 @@ class ChatPane(Vertical):
             pass
 
     def on_proposal_status(self, message: ProposalStatus) -> None:
+        p = message.proposal
         for card in self.cards:
-            if card.card.id == message.proposal.id:
-                card.show_decision(message.proposal)
+            if card.card.id == p.id:
+                if p.open and card.card.digest is not None and p.digest() != card.card.digest:
+                    card.redraw(p)  # changed since drawn (a decision on it was refused): drawn as it is now
+                card.show_decision(p)
 
     async def on_unmount(self) -> None:
         if self.session is not None:

@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from memtui.core.memory import Memory
-from memtui.core.proposals import Proposal, WriteResult
+from memtui.core.proposals import CHANGED_SINCE_SEEN, Proposal, WriteResult
 from memtui.tui.messages import Decided
 from memtui.tui.plain import content
 
@@ -117,15 +117,19 @@ class ReviseScreen(ModalScreen[WriteResult | None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False)
     def apply(self, entry: str, section: str | None) -> None:
-        result = self.memory.approve(self.proposal.id, by=self.by, entry=entry, section=section)
+        # Bound to the proposal this dialog was opened on: one changed since is refused (said inline).
+        result = self.memory.approve(self.proposal.id, by=self.by, entry=entry, section=section,
+                                     seen=self.proposal.digest())
         self.post_message(Decided("revise", self.proposal.id, result))
 
     @on(Decided)
     def decided(self, message: Decided) -> None:
         message.stop()
-        if message.result.status == "refused":
+        if message.result.status == "refused" and CHANGED_SINCE_SEEN not in message.result.message:
             self.query_one("#revise-error", Label).update(content(message.result.message))
             return
+        # Done, or refused because the proposal changed since this dialog was opened on it: what is behind the
+        # dialog is drawn again (as it is now) and the person looks again there, not at this dialog's old text.
         self.dismiss(message.result)
 
     def action_cancel(self) -> None:

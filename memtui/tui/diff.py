@@ -26,7 +26,7 @@ from textual.strip import Strip
 from memtui.core.patches import diff_left_out, unified_diff
 from memtui.tui.keys import HELP_FIRST
 from memtui.tui.messages import OpenFile
-from memtui.tui.plain import visible
+from memtui.core.visible import reveal
 from memtui.tui.worddiff import line_spans, split_text, styled, unified_wrapped
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
@@ -115,14 +115,14 @@ def layout(drawn: Rows, rel: str | None, empty: str) -> tuple[list[Line], int]:
     widest one's cells; plain strings, so a worker thread makes them."""
     rows = drawn.rows
     if not rows:
-        out: list[Line] = [("empty", "", visible(empty))]
+        out: list[Line] = [("empty", "", reveal(empty))]
     else:
         width = max((len(str(n)) for _, a, b, _ in rows for n in (a, b) if n is not None), default=1)
         out = []
         for kind, a, b, text in rows:
             if len(text) > ROW_CHARS:
                 text = text[:ROW_CHARS] + f" … ({len(text) - ROW_CHARS:,} more characters)"
-            text = visible(text).expandtabs(4)  # a file's bytes, never an escape sequence or a raw tab
+            text = reveal(text).expandtabs(4)  # a file's bytes, never an escape sequence or a raw tab
             if kind in ("file", "hunk", "note"):
                 out.append((kind, "", text))
             else:
@@ -165,7 +165,7 @@ def styled_lines(rows: Rows, lines: list[Line], look: Look) -> list[Text]:
     """The drawn lines, styled: the changed words of a changed line marked (a revise reads old → new), side by
     side or wrapped when asked. At most SHOWN_ROWS rows; pure, so it runs in a worker thread."""
     style = look.style
-    body = [(kind, a, b, visible(text).expandtabs(4)) for kind, a, b, text in rows.rows]
+    body = [(kind, a, b, reveal(text).expandtabs(4)) for kind, a, b, text in rows.rows]
 
     def plain_line(line: Line) -> Text:
         kind, gutter, text = line

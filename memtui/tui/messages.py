@@ -62,6 +62,16 @@ class StateSynced(Message):
     file_count: int | None
     problems: list[str]
     lineage: dict[str, list[str]] = field(default_factory=dict)  # revise id → versions its target replaced
+    # Open proposals past `proposals` (`Memory.queue_page`); None: more than a page, counted next (QueueCounted).
+    more: int | None = 0
+
+
+@dataclass
+class QueueCounted(Message):
+    """The sync numbered `seq` counted the open proposals past the page it showed."""
+
+    seq: int
+    more: int
 
 
 @dataclass

@@ -19,10 +19,11 @@ from textual.widgets.option_list import Option
 
 from memtui.core.entries import TAGS
 from memtui.core.proposals import CONFLICT, Proposal
+from memtui.core.visible import reveal, shown_name
 from memtui.tui.diff import DiffView
 from memtui.tui.messages import OpenFile
 from memtui.tui.for_people import for_person
-from memtui.tui.plain import plain, visible
+from memtui.tui.plain import revealed, visible
 
 
 def evidence_lines(p: Proposal, earlier: list[str]) -> list[str]:
@@ -77,6 +78,8 @@ class ReviewPanel(Vertical):
         self.body_mounted = False
         self._shown_lineage: dict[str, list[str]] | None = None
         self._detail: str | None = None
+        # Open proposals past the list, counted (the app holds only the oldest page in full); None: being counted.
+        self.more: int | None = 0
 
     def compose(self) -> ComposeResult:
         yield Static("Review", id="review-title")
@@ -90,7 +93,7 @@ class ReviewPanel(Vertical):
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._fill())
         self.body_mounted = True
         if self.loaded:
-            self.set_proposals(self.proposals)
+            self.set_proposals(self.proposals, more=self.more)
 
     @property
     def option_list(self) -> OptionList:
@@ -113,10 +116,16 @@ class ReviewPanel(Vertical):
         """A decision on `pid` was made: when the list next loads, move on from it."""
         self._decided = pid
 
+    def look_again(self, pid: str) -> None:
+        """A decision on `pid` was refused because it changed since it was drawn: when the list next loads, stay
+        on it (drawn as it is now), not on to the next."""
+        if self._decided == pid:
+            self._decided = None
+
     def settled(self, pid: str) -> None:
         """`pid` was applied or rejected here: it leaves the list at once, and the cursor moves on from it."""
         if any(p.id == pid for p in self.proposals):
-            self.set_proposals([p for p in self.proposals if p.id != pid])
+            self.set_proposals([p for p in self.proposals if p.id != pid], more=self.more)
 
     def select(self, pid: str) -> bool:
         if not self.body_mounted:
@@ -127,10 +136,15 @@ class ReviewPanel(Vertical):
                 return True
         return False
 
-    def set_proposals(self, proposals: list[Proposal]) -> None:
+    def set_proposals(self, proposals: list[Proposal], *, more: int | None = 0) -> None:
+        """Show `proposals`, and `more` open ones past them as a count (each is listed once those before it are
+        decided; None: there are more, not counted yet)."""
+        changed_more, self.more = more != self.more, more
         if not self.body_mounted:
             self.proposals, self.loaded = proposals, True  # shown once the list is mounted
             return
+        if changed_more and self.loaded:
+            self._title()
         if self.loaded and self.lineage == self._shown_lineage and _same_list(self.proposals, proposals):
             # A sync after a change elsewhere (a log an agent appends to): nothing here changed, so nothing is
             # rebuilt, restyled or scrolled. Redrawing the list and a 500-row diff on every write took the app's
@@ -168,24 +182,31 @@ class ReviewPanel(Vertical):
         options.add_options([Option(self._prompt(p), id=p.id) for p in self.proposals])
         if highlighted is not None and self.proposals:
             options.highlighted = min(highlighted, len(self.proposals) - 1)
+        self._title()
+
+    def _title(self) -> None:
         n_conflict = sum(p.status == CONFLICT for p in self.proposals)
         n_ext = sum(p.external for p in self.proposals)
         n_pending = len(self.proposals) - n_conflict - n_ext
-        title = f"Review · {n_pending} pending"
+        title = f"Review · {n_pending + (self.more or 0):,}{'+' if self.more is None else ''} pending"
         if n_conflict:
             title += f" · {n_conflict} conflict"
         if n_ext:
             title += f" · {n_ext} external"
         self.query_one("#review-title", Static).update(title)
+        # Past the list: how many more wait (the oldest are listed; each decision brings the next one in).
+        listed = n_pending + n_conflict
+        self.option_list.border_subtitle = None if self.more == 0 else f"oldest {listed:,} · counting the rest…" \
+            if self.more is None else f"oldest {listed:,} · {self.more:,} more"
 
     def _prompt(self, p: Proposal) -> Text:
         style = self.get_component_rich_style
         head = Text.assemble((visible(p.id), style("review--id")), " ")
         if p.external:
             head.append("external ", style("review--external"))
-        head.append(visible(f"{p.action} {p.file}", newlines=False))
+        head.append(f"{reveal(p.action, newlines=False)} {shown_name(p.file)}")
         if p.section:
-            head.append(visible(f" § {p.section}", newlines=False), style("review--muted"))
+            head.append(reveal(f" § {p.section}", newlines=False), style("review--muted"))
         if p.status == CONFLICT:
             head.append("  conflict", style("review--conflict"))
         lines = [head]
@@ -193,14 +214,14 @@ class ReviewPanel(Vertical):
         if p.action == "remove" and p.replaces:
             what = p.replaces
         if what:
-            body = plain("  " + what, newlines=False)
+            body = revealed("  " + what, newlines=False)  # an entry ending in tag characters shows them named
             tag = p.provenance or next((t for t in TAGS if f"[{t}]" in what), None)
             if tag in TAGS:  # a queue file written by hand may name any provenance
                 body.highlight_words([f"[{tag}]"], style(f"review--{tag}"))
             lines.append(body)
         if p.status == CONFLICT and p.reason:
-            lines.append(plain("  " + for_person(p.reason), style("review--conflict"), newlines=False))
-        lines.append(plain(f"  by {p.actor} · {p.created[:16].replace('T', ' ')}", style("review--muted"),
+            lines.append(revealed("  " + for_person(p.reason), style("review--conflict"), newlines=False))
+        lines.append(revealed(f"  by {p.actor} · {p.created[:16].replace('T', ' ')}", style("review--muted"),
                            newlines=False))
         return Text("\n").join(lines)
 
@@ -240,7 +261,7 @@ class ReviewPanel(Vertical):
             return
         self._detail = text
         detail = self.query_one("#review-detail", Static)
-        shown = plain(text)
+        shown = revealed(text)
         # Laying the screen out again is most of what moving through the list costs: only when the height changes.
         width, most = detail.content_region.width, detail.styles.max_height
         limit = int(most.value) if most is not None and most.is_cells else 10_000

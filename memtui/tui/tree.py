@@ -22,7 +22,7 @@ from textual.widgets.tree import TreeNode
 
 from memtui.core.memory import MEMORY_FILE
 from memtui.core.store import Store, StoreError
-from memtui.tui.plain import plain
+from memtui.tui.plain import file_name, plain
 
 HIDDEN_DIRS = {".git", ".memtui", "node_modules", "__pycache__"}
 
@@ -139,7 +139,7 @@ class MemoryTree(Tree[TreeEntry]):
                 if child is not None:
                     child.remove()
                 # A file name is data: as markup `a[/].md` would not draw, and `[@click=…]` would be an action.
-                label = plain(entry.name, newlines=False)
+                label = file_name(entry.name)  # `MEMORY.md ` drawn as MEMORY.md⟨U+0020⟩, not as MEMORY.md
                 if previous is None:
                     child = node.add(label, entry, before=0, allow_expand=entry.is_dir) if node.children \
                         else node.add(label, entry, allow_expand=entry.is_dir)

@@ -213,12 +213,11 @@ def test_signals_altered_or_moved_by_hand_do_not_count(root: Path, now, forge: s
     p = Memory(root).get(r.id)
     t = recurrence.tally(p)
     assert not t.met and t.sessions <= 1, t
-    # A person approving it is still recorded as confirming a lesson short of its signals.
+    # Since queue files are sealed, the rewritten one is not memtui's proposal: never approved.
     after = Memory(root)
     done = after.approve(r.id, by="wes")
-    assert done.status == "applied", done.message
-    [line] = [a for a in after.store.audit_records() if a["status"] == "applied" and a["proposal"] == r.id]
-    assert line["confirmed"]["by"] == "wes", line
+    assert done.status == "refused" and "not memtui's proposal" in done.message, done.message
+    assert not [a for a in after.store.audit_records() if a["status"] == "applied" and a["proposal"] == r.id]
 
 
 def test_an_agent_running_the_cli_with_its_own_clock_meets_the_gate_alone(root: Path) -> None:

@@ -273,18 +273,23 @@ async def test_the_app_shows_a_refused_name_escaped_and_the_person_rejects_it_wi
 @pytest.mark.parametrize("newlines", [True, False])
 def test_visible_replaces_the_same_characters_on_every_path(newlines: bool) -> None:
     """ASCII text and other text take different paths (one is a translation, the other a regex, for speed): both
-    replace exactly the characters of the table, one for one."""
+    replace exactly the characters of the table, and every other hidden character by the stand-in, one for one."""
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from memtui.core.visible import ONE_LINE, VISIBLE, visible
+    from memtui.core.visible import ONE_LINE, STAND_IN, VISIBLE, is_hidden, visible
 
     table = VISIBLE if newlines else ONE_LINE
 
+    def one_by_one(text: str) -> str:
+        return "".join(chr(table[ord(c)]) if ord(c) in table else STAND_IN if is_hidden(text, i) else c
+                       for i, c in enumerate(text))
+
     @settings(max_examples=300, deadline=None)
-    @given(st.text(alphabet=st.characters(max_codepoint=0x2100) | st.sampled_from(RAW + ["é", "✓", "\u2028"])))
+    @given(st.text(alphabet=st.characters(max_codepoint=0x2100) | st.sampled_from(
+        RAW + ["é", "✓", "\u2028", "\U000e0041", "\ufe0f", "❤", "\U0001f600", "\U0001fae8", "\U000f0000"])))
     def check(text: str) -> None:
-        assert visible(text, newlines=newlines) == text.translate(table)
+        assert visible(text, newlines=newlines) == one_by_one(text)
         assert len(visible(text, newlines=newlines)) == len(text)
 
     check()
