@@ -122,7 +122,11 @@ class MemtuiMemoryTool(BetaAbstractMemoryTool):
             raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
         if kind == "dir":
             return self._view_dir(path, rel)
-        lines = (self._read(rel) or "").split("\n")  # as the reference: a final newline shows as an empty line
+        # What is served is the reviewed text where bytes past it are nobody's reviewed work (a raw SET on Redis).
+        text = self.memory.shown_text(rel)
+        if text is None:
+            raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
+        lines = text.split("\n")  # as the reference: a final newline shows as an empty line
         if len(lines) > MAX_LINES:
             raise ToolError(f"File {path} exceeds maximum line limit of 999,999 lines.")
         start, shown = 0, lines

@@ -164,7 +164,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     mem = memory(args)
     try:
-        text = mem.read_text(args.file)
+        text = mem.shown_text(args.file)
     except (Refused, ValueError) as exc:
         problem = isinstance(exc, Refused) and read_problem(mem.store, args.file) or str(exc)
         return fail(args, problem, EXIT_REFUSED)

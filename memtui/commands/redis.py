@@ -89,10 +89,15 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_oplog(args: argparse.Namespace) -> int:
     from datetime import datetime
 
+    from memtui.core.visible import visible
+
+    def cell(value: Any) -> str:  # a list any client of the server may push to: each field one line, as data
+        return visible(str(value or ""), newlines=False)
+
     ops = _redis(args, "oplog").oplog(args.limit)
     human = "\n".join(
-        f"{datetime.fromtimestamp(o['ts'] / 1000):%Y-%m-%d %H:%M:%S}  {o.get('actor') or '':12} {o['op']:8} "
-        f"{o['bytes']:>7} B  {o['summary']}" for o in ops
+        f"{datetime.fromtimestamp(o['ts'] / 1000):%Y-%m-%d %H:%M:%S}  {cell(o.get('actor')):12} {cell(o['op']):8} "
+        f"{o['bytes']:>7} B  {cell(o['summary'])}" for o in ops
     )
     emit(args, {"oplog": ops}, human or "no operations yet")
     return EXIT_OK

@@ -27,12 +27,24 @@ from memtui.core import audit, clock
 from memtui.core.jsontext import loads
 from memtui.core.proposals import APPLIED, Proposal
 from memtui.core.record import Record
-from memtui.core.store import StaleWrite, Store, StoreError, content_hash
+from memtui.core.store import StaleWrite, Store, StoreError, StoreUnavailable, content_hash
 
 # A write that loses a race to another writer is re-planned against the new bytes this many times.
 WRITE_ATTEMPTS = 8
 INTENT_NAME = ".memtui/intent.json"
 T = TypeVar("T")
+
+
+class Interrupted(StoreError):
+    """The store went away after a change's intent was saved: some of it may be written, none of it is lost. The
+    intent is finished (or undone, if nothing was written) by the next write to the memory, or `memtui doctor`."""
+
+    def __init__(self, store: Store, change: Change, cause: StoreError) -> None:
+        super().__init__(
+            f"{store.location} went away in the middle of the {change.what} ({cause}). Part of it may already be "
+            "written; it is kept in the memory's journal and is finished by the next write to this memory: once "
+            "the store is back, run the same command again (or `memtui doctor`). Nothing of it is lost or done "
+            "twice.")
 
 
 class Change(Record):
@@ -94,15 +106,21 @@ def apply(store: Store, change: Change) -> str | None:
             else:
                 store.write(rel, data)
         sha = _commit(store, change)
-    except BaseException:
+    except BaseException as exc:
         try:
             store.undo(point)
             store.intent_save(None)
         except (OSError, StoreError):
-            pass  # the intent stays: the next write (or `memtui doctor`) finishes or undoes it
+            # The intent stays: the next write (or `memtui doctor`) finishes or undoes it. A store that went away
+            # may have taken a write whose reply was lost: the caller must not be told nothing was written.
+            if isinstance(exc, StoreUnavailable):
+                raise Interrupted(store, change, exc) from exc
         raise
     store.drop_undo_point(point)
-    _finish(store, change, sha, change.audit)
+    try:
+        _finish(store, change, sha, change.audit)
+    except StoreUnavailable as exc:  # recorded, its queue file or audit lines not yet: the intent finishes them
+        raise Interrupted(store, change, exc) from exc
     return sha
 
 

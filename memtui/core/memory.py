@@ -583,8 +583,17 @@ class Memory(MemoryReader):
         if refused is not None:
             return refused
         with self.store.lock():
+            # An approval a crash interrupted is finished first, so this one sees it decided (not planned again,
+            # which would find its entry already there and call it a conflict).
+            try:
+                finished = self.recover()
+            except (OSError, StoreError) as exc:
+                return WriteResult("refused", f"an earlier interrupted write could not be finished ({exc}); nothing "
+                                   "was written", pid)
             p = self._open_proposal(pid, seen)
             if isinstance(p, WriteResult):
+                if finished and p.status == "refused" and p.commit:
+                    return p.replace(status="applied", message=f"{finished}: {pid} is applied")
                 return p
             if p.foreign is not None:
                 return WriteResult("refused", f"{pid} is not memtui's proposal: {p.foreign}. It cannot be approved; "
@@ -695,7 +704,7 @@ class Memory(MemoryReader):
         """Put the file back as last committed, keeping the rejected bytes (set aside, and in the audit line): one
         transaction with nothing to commit, since the file returns to its committed version."""
         try:
-            self.recover()
+            finished = self.recover()
         except (OSError, StoreError) as exc:
             return WriteResult("refused", f"an earlier interrupted write could not be finished ({exc}); nothing was "
                                "changed", p.id, p.file)
@@ -705,6 +714,9 @@ class Memory(MemoryReader):
         except PathRefused as exc:
             return WriteResult("refused", f"{p.file} cannot be restored by memtui: {exc}; remove it by hand "
                                "(it is not memory)", p.id, p.file)
+        if finished and data == committed:  # it was memtui's own write, cut short by a crash, now recorded
+            return WriteResult("refused", f"{p.id} is no longer pending: {finished}, and {p.file} is as recorded; "
+                               "nothing was rejected (look at the queue again)", p.id, p.file)
         extra: dict[str, Any] = {}
         if data is not None:
             extra["content_b64"] = base64.b64encode(data).decode()
@@ -715,6 +727,8 @@ class Memory(MemoryReader):
             journal.apply(self.store, journal.Change(
                 f"rejection of the external {p.action} of {p.file}", {p.file: committed},
                 f"reject external {p.action} {p.file}\n\nMemtui-Actor: {by}\n", by, audit=[line], record=False))
+        except journal.Interrupted as exc:
+            return WriteResult("interrupted", str(exc), p.id, p.file)
         except (OSError, StoreError) as exc:
             return WriteResult("refused", f"could not put {p.file} back: {exc}; it is as it was", p.id, p.file)
         return WriteResult("rejected", f"{p.id} rejected: {reason}", p.id, p.file, p.section, p.entry,
@@ -992,6 +1006,8 @@ class Memory(MemoryReader):
                                           commits={rel: b for rel, b in commits.items() if writes.get(rel) != b})
             except StaleWrite:
                 raise
+            except journal.Interrupted as exc:  # not a refusal: part of it may be written, the journal finishes it
+                return WriteResult("interrupted", str(exc), p.id or None, p.file, p.section, p.entry)
             except (OSError, StoreError) as exc:
                 return self._refuse(p, f"could not write {p.file}: {exc}; nothing was changed")
             where = "committed as " + sha[:8] if sha else "not committed (no git repository)"
@@ -1043,6 +1059,8 @@ class Memory(MemoryReader):
                 f"approval of the external {p.action} of {p.file}", {},
                 f"external {p.action} {p.file}\n\nMemtui-Actor: {by}", by,
                 commits={p.file: data}, audit=[audit.of_proposal(p, "applied", after_hash=content_hash(data))]))
+        except journal.Interrupted as exc:
+            return WriteResult("interrupted", str(exc), p.id, p.file)
         except (OSError, StoreError) as exc:
             return WriteResult("refused", f"could not commit {p.file}: {exc}; nothing was committed", p.id, p.file)
         p.commit = sha

@@ -52,6 +52,12 @@ class MemoryReader:
         history (a pending external change on disk is not part of it), else the file as it is."""
         return decoded(rel, self.store.review_base(self.store.check_path(rel)))
 
+    def shown_text(self, rel: str) -> str | None:
+        """The text `show` and an agent's read serve: the reviewed version where the store's bytes past it are
+        nobody's reviewed work (`Store.shows_recorded`: a raw SET on Redis, a crashed writer's unrecorded write),
+        else the file as it is (a folder's working copy is the person's own)."""
+        return self.base_text(rel) if self.store.shows_recorded else self.read_text(rel)
+
     def base_bytes(self, rels: list[str]) -> dict[str, bytes | None]:
         """The reviewed bytes of each of `rels` (checked paths), fetched together: a reader that loads several
         files asks the store once (a folder starts one git for them all)."""

@@ -14,6 +14,7 @@ Every key lives under one prefix (``?prefix=NAME`` in the URL, default ``memtui`
     {p}:queue         hash     proposal id -> proposal JSON;  {p}:queue:seq  INCR counter for proposal numbers
     {p}:rejected      hash     bytes a person rejected, kept for recovery
     {p}:config        string   the memory's config.toml
+    {p}:wrote         hash     path -> "sha1 ms" of the bytes memtui last wrote there (a raw SET leaves it alone)
     {p}:lock          string   the memory lock: SET NX PX with a token, renewed while held, released by Lua
     {p}:done:<uuid>   string   short-lived marker that makes a retried change idempotent
 
@@ -65,11 +66,13 @@ SUBSCRIBED = ("subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscr
 _CLIENTS: dict[tuple[Any, ...], Any] = {}
 _CLIENTS_LOCK = threading.Lock()
 # The keys of the layout before the hash tag, under `p:` (moved by `migrate_legacy`). The lock is not moved.
-LEGACY_FIXED = ("recorded", "changes", "oplog", "audit", "queue", "queue:seq", "rejected", "config", "intent")
+LEGACY_FIXED = ("recorded", "changes", "oplog", "audit", "queue", "queue:seq", "rejected", "config", "intent",
+                "wrote")
 LEGACY_GLOBS = ("file:*", "blob:*", "done:*")
 
-# Replace (or delete) a file if it still holds the bytes this writer read; publish the write.
-# KEYS: file. ARGV: expected sha1 ('' = absent, '*' = any), 'set'|'del', data, new sha1, channel, event json.
+# Replace (or delete) a file if it still holds the bytes this writer read; note that memtui wrote them (and when);
+# publish the write. KEYS: file, the `wrote` hash. ARGV: expected sha1 ('' = absent, '*' = any), 'set'|'del', data,
+# new sha1, channel, event json, path.
 _WRITE = """
 local cur = redis.call('GET', KEYS[1])
 local cursha = ''
@@ -78,6 +81,8 @@ if ARGV[2] == 'set' and cursha == ARGV[4] then return 0 end
 if ARGV[2] == 'del' and not cur then return 0 end
 if ARGV[1] ~= '*' and cursha ~= ARGV[1] then return redis.error_reply('STALE ' .. cursha) end
 if ARGV[2] == 'set' then redis.call('SET', KEYS[1], ARGV[3]) else redis.call('DEL', KEYS[1]) end
+local t = redis.call('TIME')
+redis.call('HSET', KEYS[2], ARGV[7], ARGV[4] .. ' ' .. (t[1] * 1000 + math.floor(t[2] / 1000)))
 redis.call('PUBLISH', ARGV[5], ARGV[6])
 return 1
 """
@@ -141,6 +146,26 @@ end
 return out
 """
 
+# What a write is planned against, in one step (a cluster pipeline refuses TIME, and keys of one slot go together).
+# KEYS: recorded, changes, wrote, then one file key per path. ARGV: '1' to also hash the files and read their
+# `wrote` marks (under the lock), then the paths. Returns: has history (0/1), the server's time in ms, then per
+# path its recorded sha1 ('' = none), and with '1' its bytes' sha1 ('' = absent) and its `wrote` mark ('' = none).
+_BASES = """
+local hist = redis.call('EXISTS', KEYS[1], KEYS[2])
+local t = redis.call('TIME')
+local out = {hist, t[1] * 1000 + math.floor(t[2] / 1000)}
+for i = 1, #ARGV - 1 do
+  local path = ARGV[i + 1]
+  out[#out + 1] = redis.call('HGET', KEYS[1], path) or ''
+  if ARGV[1] == '1' then
+    local cur = redis.call('GET', KEYS[3 + i])
+    if cur then out[#out + 1] = redis.sha1hex(cur) else out[#out + 1] = '' end
+    out[#out + 1] = redis.call('HGET', KEYS[3], path) or ''
+  end
+end
+return out
+"""
+
 # Take the lock if free, or if a lock of this same store instance was left behind by a failed release.
 _ACQUIRE = """
 local cur = redis.call('GET', KEYS[1])
@@ -164,6 +189,10 @@ redis.call('PUBLISH', ARGV[3], ARGV[4])
 """
 _RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0"
 _RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+
+
+class _Replan(StaleWrite):
+    """The version a change was planned against is no longer the last recorded one: plan it again."""
 
 
 def sha1(data: bytes | None) -> str:
@@ -193,6 +222,7 @@ class RedisStore(Store):
         self.sharded = self.cluster and _major_version(self) >= 7
         self._register_publishers()
         self._hashes = self.client.register_script(_HASHES)
+        self._bases = self.client.register_script(_BASES)
         self._states = self.client.register_script(_STATES)
         self._acquire = self.client.register_script(_ACQUIRE)
         self._renew = self.client.register_script(_RENEW)
@@ -237,6 +267,7 @@ class RedisStore(Store):
         self.k_recorded, self.k_changes, self.k_oplog = f"{p}:recorded", f"{p}:changes", f"{p}:oplog"
         self.k_audit, self.k_queue, self.k_seq = f"{p}:audit", f"{p}:queue", f"{p}:queue:seq"
         self.k_config, self.k_lock, self.k_rejected = f"{p}:config", f"{p}:lock", f"{p}:rejected"
+        self.k_wrote = f"{p}:wrote"
         self.channel = f"{p}:events"
 
     def _connect(self, socket_timeout: float | None = -1.0) -> Any:
@@ -279,7 +310,7 @@ class RedisStore(Store):
                  "within the cluster's node timeout)" if self.cluster else "that redis-server is running")
         return StoreUnavailable(
             f"the Redis memory at {self.location} {what} ({redact(str(exc))}). Check {check} and the --store URL "
-            "(or [store] url), then try again; nothing was written by this step."
+            "(or [store] url), then try again"
         )
 
     def _not_a_cluster_url(self, exc: Exception, *, memory: bool = True) -> StoreError:
@@ -325,7 +356,7 @@ class RedisStore(Store):
                 ) from None
             raise StoreUnavailable(f"the Redis Cluster at {self.location} could not serve this step ({text}). "
                                    "Check that its nodes are running and cluster_state is ok, then try again; "
-                                   "nothing was written by this step.") from None
+                                   "it may have taken a write sent just before.") from None
 
     def _durable(self) -> None:
         """With ``wait=N``: block until N replicas have every write made so far, or say the last one may be lost.
@@ -453,14 +484,54 @@ class RedisStore(Store):
         compare-and-set against."""
         return getattr(self._local, "seen", None)
 
+    def _planned(self) -> tuple[dict[str, str], dict[str, bytes | None]] | None:
+        """Under the lock: (path -> sha1 of the recorded version this writer planned against, path -> bytes it
+        wrote). A change is recorded against the version it was planned on, with the bytes it wrote: where a
+        lapsed lock let another writer record or write in between, it is re-planned, neither recorded over that
+        writer's change nor absorbing bytes that writer left unrecorded. Tied to this lock's `_seen`."""
+        seen = self._seen()
+        if seen is None:
+            return None
+        scope = getattr(self._local, "planned", None)
+        if scope is None or scope[0] is not seen:
+            scope = self._local.planned = (seen, {}, {})
+        return scope[1], scope[2]
+
     def read(self, rel: str) -> bytes | None:
         with self._calls():
             data = self.client.get(self.key(rel))
         seen = self._seen()
         if seen is not None:
             # The first read under the lock is what a plan was made from; a later re-read must not move the mark.
-            seen.setdefault(clean_rel(rel), sha1(data))
+            rel = clean_rel(rel)
+            if rel not in seen:
+                seen[rel] = sha1(data)
+                planned = self._planned()
+                base = planned[0].get(rel) if planned is not None else None
+                if base is not None and seen[rel] != base and self._just_written(rel, seen[rel]):
+                    del seen[rel]  # a writer whose lock lapsed wrote since the plan's base was read: plan again
+                    raise StaleWrite(f"{rel} was written by another writer after this change was planned")
         return data
+
+    def _just_written(self, rel: str, sha: str) -> bool:
+        """Did memtui write these bytes of `rel` within a lock's time (see `_in_flight`)?"""
+        _, now_ms, states = self._base_states([rel], files=True)
+        return self._in_flight({}, {rel: (sha, states[rel][2])}, now_ms)
+
+    def _base_states(self, rels: list[str], *, files: bool) -> tuple[bool, int, dict[str, tuple[str, str, str]]]:
+        """(has the memory a history, the server's time in ms, path -> (recorded sha1, and with `files` its bytes'
+        sha1 and its `wrote` mark)), in one step (`_BASES`)."""
+        keys = [self.k_recorded, self.k_changes, self.k_wrote, *(self.key(r) for r in rels)] if files \
+            else [self.k_recorded, self.k_changes, self.k_wrote]
+        with self._calls():
+            raw = self._bases(keys=keys, args=["1" if files else "0", *rels])
+        text = [v.decode() if isinstance(v, bytes) else v for v in raw]
+        step = 3 if files else 1
+        states = {}
+        for n, rel in enumerate(rels):
+            row = text[2 + n * step: 2 + (n + 1) * step]
+            states[rel] = (row[0], row[1], row[2]) if files else (row[0], "", "")
+        return bool(int(text[0])), int(text[1]), states
 
     def read_many(self, rels: list[str]) -> list[bytes | None]:
         if not rels:
@@ -482,10 +553,13 @@ class RedisStore(Store):
         event = json.dumps({"kind": "write", "file": rel, "op": "del" if data is None else "set", "sha": new,
                             "bytes": len(data or b"")})
         with self._calls():
-            self._write(keys=[self.key(rel)],
-                        args=[expected, "del" if data is None else "set", data or b"", new, self.channel, event])
+            self._write(keys=[self.key(rel), self.k_wrote],
+                        args=[expected, "del" if data is None else "set", data or b"", new, self.channel, event, rel])
         if seen is not None:
             seen[rel] = new
+            planned = self._planned()
+            if planned is not None:
+                planned[1][rel] = data
 
     def list_files(self, pattern: str = "**/*.md") -> list[str]:
         head = f"{self.base}:file:"
@@ -575,11 +649,16 @@ class RedisStore(Store):
         stream); return the entry id."""
         # The files are already written: a commit that races another one (only possible once a lock has lapsed)
         # re-reads and records again rather than report the write as lost.
+        planned = self._planned()
         for attempt in range(50):
             try:
                 now = dict(zip(paths, self.read_many(paths)))
+                if planned is not None:  # what this writer wrote, not what another may have put there since
+                    now.update({rel: data for rel, data in planned[1].items() if rel in now})
                 now.update({clean_rel(rel): data for rel, data in (contents or {}).items()})
                 return self.record(now, message, author, committer, allow_empty=allow_empty)
+            except _Replan:
+                raise  # planned on a version that is no longer the last recorded: the writer plans again
             except StaleWrite:
                 time.sleep(0.001 * attempt * _jitter())
         raise StoreError(f"could not record the change to {', '.join(paths)} in {self.location}: other writers kept "
@@ -594,9 +673,12 @@ class RedisStore(Store):
         with self._calls():
             recorded = self.client.hmget(self.k_recorded, paths) if paths else []
         changes = []
+        planned = self._planned()
         for path, before_sha in zip(paths, recorded):
             after = files[path]
             before = (before_sha or b"").decode()
+            if planned is not None and planned[0].get(path, before) != before:
+                raise _Replan(f"{path} was recorded by another writer after this change was planned")
             if sha1(after) != before:
                 changes.append((path, before, after))
         if not changes and not allow_empty:
@@ -645,7 +727,10 @@ class RedisStore(Store):
             values = self.client.mget([f"{self.base}:blob:{s}" for s in wanted])
         missing = [s for s, v in zip(wanted, values) if v is None]
         if missing:
-            raise StoreError(f"the Redis memory at {self.location} lost recorded content {missing[0]}; "
+            from memtui.core.visible import visible  # `recorded` is a hash any client may write: a name, as data
+
+            raise StoreError(f"the Redis memory at {self.location} lost recorded content "
+                             f"{visible(missing[0], newlines=False)}; "
                              "restore it from an export (`memtui import`)")
         return dict(zip(wanted, values))
 
@@ -675,6 +760,55 @@ class RedisStore(Store):
         if not sha:
             return None
         return self._blobs([sha.decode()])[sha.decode()]
+
+    def review_base(self, rel: str) -> bytes | None:
+        rel = clean_rel(rel)
+        return self.review_bases([rel])[rel]
+
+    def review_bases(self, rels: list[str]) -> dict[str, bytes | None]:
+        """Each of `rels` as last recorded, as a folder's review base is its committed version: bytes a raw SET
+        put past memtui, or a write a crash left unrecorded, are an external change to decide, never what
+        context serves nor the base another writer's change is planned and recorded against (it would be
+        absorbed into that change, in that writer's name). A memory with nothing recorded yet has no base but
+        its bytes. One script for the hashes, one MGET for the blobs."""
+        rels = [clean_rel(r) for r in rels]
+        if not rels:
+            return {}
+        planned = self._planned()
+        deadline = time.monotonic() + 2.0
+        while True:
+            history, now_ms, states = self._base_states(rels, files=planned is not None)
+            found = {rel: st[0] for rel, st in states.items() if st[0]}
+            if not history or planned is None or not self._in_flight(
+                    found, {rel: (st[1], st[2]) for rel, st in states.items()}, now_ms):
+                break
+            if time.monotonic() > deadline:
+                raise StaleWrite(f"{', '.join(rels)} is being written by another writer whose lock lapsed")
+            time.sleep(0.002 + 0.005 * _jitter())  # until that writer records its change
+        if not history:
+            return dict(zip(rels, self.read_many(rels)))
+        if planned is not None:
+            for rel in rels:  # the first base read under the lock is what a plan was made from
+                planned[0].setdefault(rel, found.get(rel, ""))
+        blobs = self._blobs(list(found.values()))
+        return {rel: blobs[found[rel]] if rel in found else None for rel in rels}
+
+    def _in_flight(self, recorded: dict[str, str], now: dict[str, tuple[str, str]], now_ms: int) -> bool:
+        """Does one of `rels` hold bytes memtui itself wrote within a lock's time and did not record yet? Under the
+        lock, after `recover`, only a writer whose lock lapsed is in the middle of its change: a plan waits for it
+        (a plan on top of its bytes would take them as an external change). Bytes no memtui wrote (a raw SET), or
+        wrote longer ago than a lock lives (a crash whose journal is gone), are an external change for a person."""
+        for rel, (cur_sha, mark) in now.items():
+            if cur_sha == recorded.get(rel, "") or not mark:
+                continue
+            sha, _, when = mark.partition(" ")
+            if sha == cur_sha and when.isdigit() and now_ms - int(when) < self.lock_ttl_ms:
+                return True
+        return False
+
+    @property
+    def shows_recorded(self) -> bool:
+        return True  # no working copy: bytes past the last recorded change are nobody's reviewed work
 
     def blob(self, sha: str) -> bytes | None:
         """Bytes a recorded change produced, by their sha1 (the `blob` of a change's detail)."""

@@ -226,6 +226,13 @@ class Store(ABC):
         history (a pending external change is not part of it), else the current bytes."""
         return self.read(rel)
 
+    @property
+    def shows_recorded(self) -> bool:
+        """`show` and the agents' reads serve the review base, not the bytes as they are: true for a store with no
+        working copy of a person's (Redis), where bytes past the last recorded change are a raw write or a crashed
+        writer's, not anyone's reviewed work. A folder's working copy is the person's own, shown as it is."""
+        return False
+
     def review_bases(self, rels: list[str]) -> dict[str, bytes | None]:
         """`review_base` of each of `rels` (cleaned paths), for a reader that loads several files at once; a store
         may fetch them together (the folder asks git once)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from memtui.core.document import Document
 from memtui.core.memory import Memory
 from memtui.core.paths import PathRefused
 from memtui.core.proposals import WriteResult
@@ -242,12 +243,12 @@ def _context(memory: Memory, args: dict[str, Any], caller: Caller) -> ToolOutcom
 
 def _read(memory: Memory, args: dict[str, Any], caller: Caller) -> ToolOutcome:
     path = memory.store.check_path(args["path"].strip().lstrip("/"))
-    text = memory.read_text(path)
+    text = memory.shown_text(path)
     if text is None:
         files = [f for f in memory.files() if f.endswith(".md")]
         shown = ", ".join(files[:30]) + (f" … and {len(files) - 30} more" if len(files) > 30 else "")
         return ToolOutcome(f"No file {path}. Memory files: {shown or '(none)'}. Or use memory_search.", True)
-    doc = memory.document(path)
+    doc = Document(text, path)
     start, end = 0, len(doc.lines)
     section = args.get("section")
     if section:
