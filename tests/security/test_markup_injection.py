@@ -312,9 +312,13 @@ async def test_a_queue_file_of_the_wrong_types_is_reported_not_drawn(hostile) ->
     (queue / "p-0098.json").write_text(json.dumps({
         "id": "p-0098", "created": None, "actor": 5, "file": ["x"], "action": {"a": 1}, "entry": ["[/]"],
         "flags": "abc", "status": "pending", "diff": 3}))
-    (queue / "p-0099.json").write_text(json.dumps({
+    # p-0099 is sealed (as memtui queues what an agent sent): its markup-like text must be drawn as data
+    from memtui.core.proposals import Proposal
+
+    (queue / "p-0099.json").write_bytes(Proposal.from_json(json.dumps({
         "id": "p-0099", "created": "2026-08-20T14:05", "actor": "agent[/]", "file": "MEMORY.md", "action": "add",
-        "section": "Facts", "entry": "[bogus] x [/]", "provenance": "bogus", "status": "pending"}))
+        "section": "Facts", "entry": "[bogus] x [/]", "provenance": "bogus", "status": "pending"}).encode())
+        .sealed_json())
     app = RecordingApp(root, watch=False)
     async with app.run_test(size=(200, 50)) as pilot:
         await wait_for(pilot, lambda: settled(app), what="the app to settle")
