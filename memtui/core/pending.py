@@ -215,6 +215,17 @@ def short_age(seconds: int | None) -> str:
     return "now"
 
 
+def long_age(seconds: int | None) -> str:
+    """"2 days", "3 hours", "under a minute": an age as a sentence says it."""
+    if seconds is None:
+        return "of unknown age"
+    for unit, size in (("week", 7 * 86400), ("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size * (2 if unit == "week" else 1):
+            n = seconds // size
+            return f"{n} {unit}{'s' * (n > 1)}"
+    return "under a minute"
+
+
 def waiting(store: Store) -> Waiting:
     """Every open proposal in `store`'s queue, counted: the ids known decided (`PendingCounter`'s cache) are
     skipped, so a memory with 100,000 decided proposals costs a listing of names and a read of the open ones.
