@@ -1,0 +1,78 @@
+"""#43: a proposal queued by another process while the app is open announces itself: a feed line and a toast
+naming who proposed what where, drawn as data; a flood is one toast that counts them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
+from memtui.tui.app import MemtuiApp
+
+HOSTILE_ACTOR = "agent-[bold]x[/]"
+HOSTILE_ENTRY = "[stated] Deploys via [@click=app.quit]stg[/]"
+
+
+@pytest.fixture
+def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> Path:
+    return demo_root(tmp_path, monkeypatch, demo_template)
+
+
+def toasts(app) -> list[str]:
+    return [str(t.render()) for t in app.screen.query("Toast")]
+
+
+def cli(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "memtui", *argv, "--root", str(root)], capture_output=True,
+                          text=True, timeout=60, env=os.environ.copy())
+
+
+async def test_a_proposal_queued_by_the_cli_gets_a_feed_line_and_a_toast(demo: Path) -> None:
+    app = MemtuiApp(demo)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        await wait_for(pilot, lambda: app.watcher is not None, what="the watcher")
+        before = len(app.review.proposals)
+        assert not any("queued" in t and HOSTILE_ACTOR in t for t in app.feed.texts())
+        done = cli(demo, "update", "Projects", "add", HOSTILE_ENTRY, "--by", HOSTILE_ACTOR)
+        assert done.returncode == 4, done.stdout + done.stderr  # queued
+        pid = done.stdout.split()[1].rstrip(":")
+        await wait_for(pilot, lambda: any(pid in t and "queued" in t for t in app.feed.texts()),
+                       what="the feed line for the arriving proposal")
+        line = next(r for r in app.feed.records if r.kind == "queued" and r.text.startswith(pid))
+        assert line.actor == HOSTILE_ACTOR and line.file == "MEMORY.md"
+        assert "add MEMORY.md § Projects" in line.text and "Deploys via [@click=app.quit]stg[/]" in line.text
+        await wait_for(pilot, lambda: any(HOSTILE_ACTOR in t for t in toasts(app)), what="the toast")
+        toast = next(t for t in toasts(app) if HOSTILE_ACTOR in t)
+        # the markup is shown as the agent wrote it, not applied (no bold, no click action, the app still runs)
+        assert "proposes" in toast and "add MEMORY.md § Projects" in toast and "[@click=app.quit]" in toast
+        assert app.is_running and len(app.review.proposals) == before + 1
+        # the proposals there when the app opened were not announced as arrivals
+        assert [r.text.split()[0] for r in app.feed.records if r.kind == "queued"] == [pid]
+
+
+async def test_a_flood_of_50_is_one_summarising_toast(demo: Path) -> None:
+    app = MemtuiApp(demo)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        await wait_for(pilot, lambda: app.watcher is not None, what="the watcher")
+        shown_before = len(toasts(app))
+        script = ("import sys; from memtui.core.memory import Memory; m = Memory(sys.argv[1]); "
+                  "[m.update('Facts', 'add', f'[stated] flood fact {i}', actor=f'agent-{i % 2}') for i in range(50)]")
+        subprocess.run([sys.executable, "-c", script, str(demo)], check=True, timeout=120, env=os.environ.copy())
+        await wait_for(pilot, lambda: sum("flood fact" in t for t in app.feed.texts()) >= 20, timeout=40,
+                       what="the flood in the feed")
+        await wait_for(pilot, lambda: any("proposals arrived" in t for t in toasts(app)), what="the summary toast")
+        await pilot.pause(1.0)  # any later sync of the same flood must not add toasts
+        new = toasts(app)[shown_before:]
+        summary = [t for t in new if "proposals arrived" in t]
+        # the watcher may hear the flood as one burst or a few: one toast per burst, never one per proposal
+        assert 1 <= len(summary) <= 3 and not any("proposes" in t for t in new if "flood" in t), new
+        assert "agent-0" in summary[0] and "agent-1" in summary[0]
+        lines = [r for r in app.feed.records if r.kind == "queued"]
+        told = sum(int(r.text.split()[2]) for r in lines if r.text.startswith("… and"))
+        assert sum(1 for r in lines if "flood fact" in r.text) + told == 50
