@@ -76,3 +76,33 @@ async def test_a_flood_of_50_is_one_summarising_toast(demo: Path) -> None:
         lines = [r for r in app.feed.records if r.kind == "queued"]
         told = sum(int(r.text.split()[2]) for r in lines if r.text.startswith("… and"))
         assert sum(1 for r in lines if "flood fact" in r.text) + told == 50
+
+
+async def test_pending_proposals_show_their_age_and_the_old_ones_are_marked(demo: Path, monkeypatch) -> None:
+    from memtui.core.memory import Memory
+
+    monkeypatch.setenv("MEMTUI_NOW", "2026-08-17T09:00")
+    old = Memory(demo).update("Facts", "add", "[stated] Waited three days", actor="agent-x").id
+    monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T11:00")
+    recent = Memory(demo).update("Facts", "add", "[stated] Waited three hours", actor="agent-[red]y").id
+    monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T14:05")
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        options = app.review.option_list
+        prompts = {options.get_option_at_index(k).id: options.get_option_at_index(k).prompt
+                   for k in range(options.option_count)}
+        old_text, recent_text = prompts[old], prompts[recent]
+        assert old_text.plain.endswith("by agent-x · 2026-08-17 09:00 · ⌛ 3d waiting"), old_text.plain
+        assert recent_text.plain.endswith("by agent-[red]y · 2026-08-20 11:00 · 3h ago"), recent_text.plain
+        # the old one's mark is the theme's warning colour, bold, on the symbol and age alone
+        warning = app.review.get_component_rich_style("review--old")
+        mark = old_text.plain.index("⌛")
+        styles = [s.style for s in old_text.spans if s.start <= mark < s.end]
+        assert warning in styles and warning.bold and warning.reverse and warning.color is not None
+        muted = app.review.get_component_rich_style("review--muted")
+        assert warning.color != muted.color
+        assert not any(s.style == warning for s in recent_text.spans)
+        # the demo's own proposals, queued at this minute, show no age (the time beside them says it)
+        fresh = next(t for pid, t in prompts.items() if pid not in (old, recent) and not pid.startswith("x-"))
+        assert "ago" not in fresh.plain and "⌛" not in fresh.plain
