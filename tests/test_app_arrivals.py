@@ -93,7 +93,7 @@ async def test_pending_proposals_show_their_age_and_the_old_ones_are_marked(demo
         prompts = {options.get_option_at_index(k).id: options.get_option_at_index(k).prompt
                    for k in range(options.option_count)}
         old_text, recent_text = prompts[old], prompts[recent]
-        assert old_text.plain.endswith("by agent-x · 2026-08-17 09:00 · ⌛ 3d waiting"), old_text.plain
+        assert old_text.plain.endswith("by agent-x · 2026-08-17 09:00 · ⌛ 3d"), old_text.plain
         assert recent_text.plain.endswith("by agent-[red]y · 2026-08-20 11:00 · 3h ago"), recent_text.plain
         # the old one's mark is the theme's warning colour, bold, on the symbol and age alone
         warning = app.review.get_component_rich_style("review--old")

@@ -248,7 +248,7 @@ class ReviewPanel(Vertical):
 
             if age >= OLD_AFTER:  # a symbol as well as the colour: the mark reads without colour too
                 by.append(" · ")
-                by.append(f"⌛ {short_age(age)} waiting", style("review--old"))
+                by.append(f"⌛ {short_age(age)}", style("review--old"))
             else:
                 by.append(f" · {short_age(age)} ago", style("review--muted"))
         lines.append(by)
