@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
+from memtui.core.memory import Memory
 from memtui.tui.app import MemtuiApp
+from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
 HOSTILE_ACTOR = "agent-[bold]x[/]"
 HOSTILE_ENTRY = "[stated] Deploys via [@click=app.quit]stg[/]"
@@ -79,8 +81,6 @@ async def test_a_flood_of_50_is_one_summarising_toast(demo: Path) -> None:
 
 
 async def test_pending_proposals_show_their_age_and_the_old_ones_are_marked(demo: Path, monkeypatch) -> None:
-    from memtui.core.memory import Memory
-
     monkeypatch.setenv("MEMTUI_NOW", "2026-08-17T09:00")
     old = Memory(demo).update("Facts", "add", "[stated] Waited three days", actor="agent-x").id
     monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T11:00")
@@ -106,3 +106,50 @@ async def test_pending_proposals_show_their_age_and_the_old_ones_are_marked(demo
         # the demo's own proposals, queued at this minute, show no age (the time beside them says it)
         fresh = next(t for pid, t in prompts.items() if pid not in (old, recent) and not pid.startswith("x-"))
         assert "ago" not in fresh.plain and "⌛" not in fresh.plain
+
+
+async def test_an_mcp_clients_proposal_announces_itself_under_its_hostile_name(root: Path, monkeypatch) -> None:
+    """The MCP client's name becomes the actor: it is anyone's to choose, and it is drawn as data in the toast."""
+    from support.mcp_client import mcp_client, text_of
+
+    monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T14:05")
+    monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(root.parent / "config"))
+    app = MemtuiApp(root, user="wes")
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(pilot, lambda: settled(app) and app.watcher is not None, what="the app and its watcher")
+        env = {"MEMTUI_NOW": "2026-08-20T14:05", "MEMTUI_USER": "wes"}
+        async with mcp_client(sys.executable, ["-m", "memtui", "mcp", "--root", str(root)], env,
+                              client="Evil [b]Bot[/b] [@click=app.quit]") as s:
+            out = await s.call_tool("memory_update", {"section": "Decisions", "action": "add",
+                                                      "entry": "[observed] Renewals are signed in October"})
+        assert text_of(out).startswith("Queued as p-0001")
+        actor = Memory(root).get("p-0001").actor
+        await wait_for(pilot, lambda: any(actor in t and "proposes" in t for t in toasts(app)), what="the toast")
+        toast = next(t for t in toasts(app) if "proposes" in t)
+        assert "add MEMORY.md § Decisions" in toast and "Renewals are signed in October" in toast
+        line = next(r for r in app.feed.records if r.kind == "queued")
+        assert line.actor == actor and line.text.startswith("p-0001 add MEMORY.md § Decisions")
+        assert app.is_running
+
+
+async def test_a_proposal_arriving_in_a_redis_memory_is_announced(redis_url: str, tmp_path: Path,
+                                                                  monkeypatch) -> None:
+    from memtui.core.redis_store import RedisStore
+    from memtui.core.stores import init_store
+
+    monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T14:05")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.delenv("MEMTUI_STORE", raising=False)
+    store = RedisStore(redis_url)
+    init_store(store, author="wes")
+    app = MemtuiApp(memory=Memory(store), watch=True)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.synced and app.watcher is not None and app.watcher._sub.connected.is_set(),
+                       what="the app on Redis")
+        done = subprocess.run([sys.executable, "-m", "memtui", "update", "Facts", "add", "[stated] From Redis",
+                               "--by", "agent-r", "--store", redis_url], capture_output=True, text=True,
+                              timeout=60, env=os.environ.copy())
+        assert done.returncode == 4, done.stdout + done.stderr
+        await wait_for(pilot, lambda: any("agent-r proposes" in t for t in toasts(app)), what="the toast")
+        assert any(r.kind == "queued" and r.actor == "agent-r" and "From Redis" in r.text for r in app.feed.records)
