@@ -153,3 +153,29 @@ async def test_a_proposal_arriving_in_a_redis_memory_is_announced(redis_url: str
         assert done.returncode == 4, done.stdout + done.stderr
         await wait_for(pilot, lambda: any("agent-r proposes" in t for t in toasts(app)), what="the toast")
         assert any(r.kind == "queued" and r.actor == "agent-r" and "From Redis" in r.text for r in app.feed.records)
+
+
+async def test_a_claude_code_hooks_write_announces_itself(root: Path, monkeypatch) -> None:
+    """Claude Code's Write of a memory file, turned into a proposal by the PreToolUse hook in its own process."""
+    import json
+
+    monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T14:05")
+    monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(root.parent / "config"))
+    (root / "topics").mkdir()
+    app = MemtuiApp(root, user="wes")
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_for(pilot, lambda: settled(app) and app.watcher is not None, what="the app and its watcher")
+        payload = {"session_id": "s-1", "hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(root),
+                   "tool_input": {"file_path": str(root / "topics" / "deploys.md"),
+                                  "content": "# Deploys\n\n- [observed] [@click=app.quit]Friday[/] deploys fail\n"}}
+        done = subprocess.run([sys.executable, "-m", "memtui", "hook", "pre-tool-use", "--root", str(root)],
+                              input=json.dumps(payload), capture_output=True, text=True, timeout=60,
+                              env=os.environ.copy())
+        reason = json.loads(done.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+        assert reason.startswith("Queued as p-"), reason
+        pid = reason.split()[2]
+        await wait_for(pilot, lambda: any(pid in t and "topics/deploys.md" in t for t in toasts(app)),
+                       what="the hook's proposal's toast")
+        line = next(r for r in app.feed.records if r.kind == "queued" and r.text.startswith(pid))
+        assert line.file == "topics/deploys.md" and line.actor == Memory(root).get(pid).actor
+        assert app.is_running
