@@ -179,3 +179,21 @@ async def test_a_claude_code_hooks_write_announces_itself(root: Path, monkeypatc
         line = next(r for r in app.feed.records if r.kind == "queued" and r.text.startswith(pid))
         assert line.file == "topics/deploys.md" and line.actor == Memory(root).get(pid).actor
         assert app.is_running
+
+
+def test_a_proposal_entering_the_page_from_behind_is_no_arrival(root: Path, monkeypatch) -> None:
+    """A long queue is listed a page at a time: deciding the oldest brings an older-made one into the list, which
+    arrived before the app opened; one made since is news."""
+    from memtui.tui.arrivals import Arrivals
+
+    mem = Memory(root)
+    monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T09:00")
+    first, behind = (mem.update("Facts", "add", f"[stated] made early {i}", actor="agent").id for i in range(2))
+    monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T14:05")
+    arrivals = Arrivals()
+    listed = {p.id: p for p in mem.proposals(external=False)}
+    assert arrivals.new([listed[first]]) == []  # the first sync: a page of one
+    later = mem.update("Facts", "add", "[stated] made while open", actor="agent").id
+    listed = {p.id: p for p in mem.proposals(external=False)}
+    # `first` decided, the next page holds the one from behind and the new one
+    assert [p.id for p in arrivals.new([listed[behind], listed[later]])] == [later]

@@ -246,9 +246,8 @@ def waiting(store: Store) -> Waiting:
             if not data:
                 continue
             if unsealed_reason(data, counter._check()) is not None:
-                decided.add(pid)  # never memtui's: not read again (memtui never queues under a standing id)
-                known_open.pop(pid, None)
-                learnt = True
+                # Not memtui's (or the key cannot be read now): counted for no one, and read again next time
+                # rather than kept as decided, so a key restored later finds memtui's own proposals again.
                 continue
             p = Proposal.from_json(data)
         except (ValueError, TypeError, json.JSONDecodeError, StoreError, OSError):

@@ -9,8 +9,10 @@ number of feed lines: 10,000 queued at once must not bury the feed or the screen
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any, Iterable
 
+from memtui.core import clock
 from memtui.core.visible import reveal, shown_name
 from memtui.tui.messages import Activity
 
@@ -38,20 +40,28 @@ def what(p: Any) -> str:
 
 
 class Arrivals:
-    """Which listed proposals are new since the app's first sync; `seen` is None until that sync is shown."""
+    """Which listed proposals are new since the app's first sync; `seen` is None until that sync is shown.
+
+    The app lists only the oldest page of a long queue: deciding one brings the next into the list, and that one is
+    no arrival. So a proposal is news only if it was also made after the app opened (less `SKEW`, for another
+    machine's clock on a shared Redis memory)."""
+
+    SKEW = timedelta(minutes=5)
 
     def __init__(self) -> None:
         self.seen: set[str] | None = None
+        self.since = ""
 
     def new(self, proposals: Iterable[Any]) -> list[Any]:
         """The open queued proposals (not external changes) not listed before; the first call learns them."""
         listed = [p for p in proposals if not p.id.startswith("x-") and p.status in ("pending", "conflict")]
         if self.seen is None:
             self.seen = {p.id for p in listed}
+            self.since = (clock.now() - self.SKEW).isoformat(timespec="seconds")
             return []
         fresh = [p for p in listed if p.id not in self.seen]
         self.seen.update(p.id for p in fresh)
-        return fresh
+        return [p for p in fresh if isinstance(p.created, str) and p.created >= self.since]
 
 
 def feed_lines(fresh: list[Any], time: str) -> list[Activity]:
