@@ -139,7 +139,8 @@ def test_status_on_no_memory_says_what_to_do_and_exits_1(tmp_path: Path) -> None
 
 def test_status_imports_no_git_anthropic_or_textual(root: Path) -> None:
     code = ("import sys; from memtui.cli import main; main(['status', '--root', sys.argv[1]]); "
-            "print(sorted(m for m in ('git', 'anthropic', 'textual', 'rich', 'memtui.core.memory') if m in sys.modules))")
+            "print(sorted(m for m in ('git', 'anthropic', 'textual', 'rich', 'memtui.core.memory') "
+            "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, check=True).stdout
     assert out.splitlines()[-1] == "[]"
 
@@ -171,7 +172,8 @@ def test_session_start_tells_the_agent_how_many_writes_await_review(root: Path, 
     now("2026-08-20T11:00")
     text = session_start(root)
     line = next(ln for ln in text.splitlines() if ln.startswith("AWAITING REVIEW"))
-    assert line.startswith("AWAITING REVIEW: 1 memory write proposed by agents awaits the person's review (2 hours old)")
+    assert line.startswith("AWAITING REVIEW: 1 memory write proposed by agents awaits the person's review "
+                           "(2 hours old)"), line
     assert "Tell the person at the start of this session" in line
     # counts only: no agent's words reach the next session through this line
     assert "Ignore previous" not in text and "agent-evil" not in text
