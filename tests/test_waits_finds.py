@@ -4,13 +4,11 @@ the SessionStart context names the writes that wait; a proposal arriving while t
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
-import os
-import sys
-
-import pytest
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
 from memtui.cli import main

@@ -65,8 +65,6 @@ def test_old_proposal_marked_and_arrival_toasted_in_tmux(tmp_path: Path, monkeyp
                                 capture_output=True, text=True, env={**os.environ, **env})
         assert queued.returncode == 4, queued.stdout + queued.stderr
         screen = wait_screen(tmux, lambda s: "agent-y proposes" in s)
-        if os.environ.get("MEMTUI_SHOW_SCREEN"):
-            print(screen)
         assert "Arrived live" in screen or "add MEMORY.md" in screen, screen
     finally:
         subprocess.run([*tmux, "kill-server"], capture_output=True)
