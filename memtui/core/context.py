@@ -149,12 +149,16 @@ class ContextPack(Record):
 def build_context(memory: MemoryReader, budget: int = DEFAULT_BUDGET) -> ContextPack:
     """The context an agent loads at session start, at most `budget` tokens unless the `always` sections alone
     are larger (then they are still kept whole, and `over_budget` says so). It reads MEMORY.md, two daily logs and
-    the live scratch notes, nothing else: the cost follows those files, not the size of the memory."""
+    the live scratch notes, and counts the proposals that await review (their queue files, less those known decided),
+nothing else: the cost follows those files, not the size of the memory."""
     budget = max(0, int(budget))
     problems: list[str] = []
     parts = _parts(memory, problems)
     closing = _closing(memory)
     warning = [f"UNREADABLE MEMORY (left out below; tell the user before anything else): {p}" for p in problems]
+    waits = awaiting_review(memory)
+    if waits:
+        warning.append(waits)
     limit = budget * CHARS_PER_TOKEN - sum(len(w) + 1 for w in warning)
 
     # The text's size is kept up to date as parts shrink, one line at a time: recounting every part after each
@@ -374,6 +378,30 @@ def _writers(memory: Any, rels: set[str]) -> dict[str, str]:
             name = clean_actor(actor)
             out[rel] = name if re.fullmatch(r"[A-Za-z0-9_.:@-]+", name) else json_name(name)
     return out
+
+
+def awaiting_review(memory: Any) -> str:
+    """The line telling the agent how many proposed writes wait for the person, or "" when none do: a queue no one
+    looks at piles up unseen, and the session that starts is the one place sure to be read. Counts and an age only
+    (no actor or entry an agent wrote); the queue files known decided are not read (`pending.waiting`)."""
+    from memtui.core.pending import long_age, waiting
+
+    try:
+        found = waiting(memory.store)
+    except Exception:  # a count that cannot be made must not cost the session its memory
+        return ""
+    if not found.waiting:
+        return ""
+    n = found.waiting
+    age = found.age_seconds()
+    oldest = f" (oldest {long_age(age)})" if age is not None and n > 1 else f" ({long_age(age)} old)" \
+        if age is not None else ""
+    conflicts = "" if not found.conflicts else ", in conflict with the file as it is now" if n == 1 else \
+        f", {found.conflicts} of them in conflict with the files as they are now"
+    return (f"AWAITING REVIEW: {n} memory write{'s' * (n > 1)} proposed by agents {'await' if n > 1 else 'awaits'} "
+            f"the person's review{oldest}{conflicts}; until decided they are not in memory. Tell the person at the "
+            "start of this session, before anything else, so they can decide them (`memtui` opens the review; "
+            "`memtui queue list` lists them).")
 
 
 def _closing(memory: Any) -> str:

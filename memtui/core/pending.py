@@ -155,3 +155,122 @@ class PendingCounter:
             os.replace(tmp, path)
         except (OSError, ValueError):
             pass
+
+
+class Waiting:
+    """What waits for a person, counted for a shell prompt (`memtui status`): open proposals by status and actor,
+    and the oldest's id and time. No agent's string is in the line it makes (names go only to JSON), so a prompt
+    or status bar never draws an agent's bytes."""
+
+    def __init__(self, pending: int, conflicts: int, by_actor: dict[str, int], oldest: str | None,
+                 oldest_created: str | None) -> None:
+        self.pending = pending
+        self.conflicts = conflicts
+        self.by_actor = by_actor
+        self.oldest = oldest
+        self.oldest_created = oldest_created
+
+    @property
+    def waiting(self) -> int:
+        return self.pending + self.conflicts
+
+    def age_seconds(self, now: object = None) -> int | None:
+        """How long the oldest has waited, or None (nothing waits, or its time cannot be read)."""
+        from datetime import datetime
+
+        from memtui.core import clock
+
+        if not self.oldest_created:
+            return None
+        try:
+            then = datetime.fromisoformat(self.oldest_created)
+        except ValueError:
+            return None
+        if then.tzinfo is not None:
+            then = then.astimezone().replace(tzinfo=None)
+        return max(0, int(((now or clock.now()) - then).total_seconds()))  # type: ignore[operator]
+
+    def line(self, now: object = None) -> str:
+        """"memtui: 9 pending (oldest 3h), 1 conflict", or "memtui: 0 pending"."""
+        age = self.age_seconds(now)
+        oldest = f" (oldest {short_age(age)})" if age is not None and self.waiting else ""
+        text = f"memtui: {self.pending} pending" + (oldest if self.pending else "")
+        if self.conflicts:
+            text += f", {self.conflicts} conflict{'s' * (self.conflicts > 1)}" + ("" if self.pending else oldest)
+        return text
+
+    def to_dict(self, now: object = None) -> dict[str, object]:
+        return {"pending": self.pending, "conflicts": self.conflicts, "waiting": self.waiting,
+                "oldest": self.oldest, "oldest_created": self.oldest_created,
+                "oldest_age_seconds": self.age_seconds(now) if self.waiting else None, "by_actor": self.by_actor}
+
+
+def short_age(seconds: int | None) -> str:
+    """"now", "45m", "3h", "2d", "5w": an age in the fewest characters a status bar can spare."""
+    if seconds is None:
+        return "?"
+    for unit, size in (("w", 7 * 86400), ("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size * (2 if unit == "w" else 1):
+            return f"{seconds // size}{unit}"
+    return "now"
+
+
+def long_age(seconds: int | None) -> str:
+    """"2 days", "3 hours", "under a minute": an age as a sentence says it."""
+    if seconds is None:
+        return "of unknown age"
+    for unit, size in (("week", 7 * 86400), ("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size * (2 if unit == "week" else 1):
+            n = seconds // size
+            return f"{n} {unit}{'s' * (n > 1)}"
+    return "under a minute"
+
+
+def waiting(store: Store) -> Waiting:
+    """Every open proposal in `store`'s queue, counted: the ids known decided (`PendingCounter`'s cache) are
+    skipped, so a memory with 100,000 decided proposals costs a listing of names and a read of the open ones.
+    A file memtui did not seal, or one that cannot be read, counts for no one (as in `PendingCounter.count`)."""
+    from memtui.core.actors import skeleton
+    from memtui.core.proposals import Proposal, unsealed_reason
+    from memtui.core.queue_page import oldest_first
+
+    counter = PendingCounter(store)
+    decided, known_open = counter._load()
+    learnt = False
+    pending = conflicts = 0
+    by_actor: dict[str, int] = {}
+    oldest: tuple[tuple[int, str], str, str] | None = None
+    pids = [pid for pid in store.queue_ids() if pid not in decided]
+    for pid, data in store.queue_read(pids):
+        try:
+            if not data:
+                continue
+            if unsealed_reason(data, counter._check()) is not None:
+                # Not memtui's (or the key cannot be read now): counted for no one, and read again next time
+                # rather than kept as decided, so a key restored later finds memtui's own proposals again.
+                continue
+            p = Proposal.from_json(data)
+        except (ValueError, TypeError, json.JSONDecodeError, StoreError, OSError):
+            continue  # half-written: read again next time
+        if p.id != pid or not isinstance(p.actor, str):
+            continue
+        if not p.open:
+            decided.add(pid)
+            known_open.pop(pid, None)
+            learnt = True
+            continue
+        if known_open.get(pid) is None:
+            known_open[pid] = skeleton(p.actor) or "?"
+            learnt = True
+        if p.status == "conflict":
+            conflicts += 1
+        else:
+            pending += 1
+        by_actor[p.actor] = by_actor.get(p.actor, 0) + 1
+        key = oldest_first(pid)
+        if oldest is None or (p.created, key) < (oldest[2], oldest[0]):
+            oldest = (key, pid, p.created)
+    if learnt:
+        counter._save(decided, known_open)
+    ranked = dict(sorted(by_actor.items(), key=lambda kv: (-kv[1], kv[0])))
+    return Waiting(pending, conflicts, ranked, oldest[1] if oldest else None, oldest[2] if oldest else None)

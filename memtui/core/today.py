@@ -217,6 +217,8 @@ def today(memory: Memory, since: str | datetime | None = None, *, diffs: bool = 
             continue
         t = trailers(message)
         for rel in files:
+            if not is_memory_file(rel):
+                continue
             try:
                 rel = memory.store.check_path(rel)
             except Exception:
@@ -250,6 +252,13 @@ def today(memory: Memory, since: str | datetime | None = None, *, diffs: bool = 
     for ch in sorted(changes, key=lambda c: (c.time, order[id(c)])):
         groups.setdefault(ch.file, FileChanges(ch.file)).changes.append(ch)
     return TodayReport(memory.location, start.isoformat(timespec="seconds"), stamp, list(groups.values()), queued)
+
+
+def is_memory_file(rel: str) -> bool:
+    """Is a committed path a memory file, a change a person reviews? Memory is markdown (what the app's tree
+    shows, `changes.shown`); `memtui init`'s `.gitignore` and `.gitkeep`, its config and any other file in a commit
+    are bookkeeping, and listing them as changes buried the memory's own under the first screen of Today."""
+    return rel.lower().endswith(".md")
 
 
 def _unaudited_commits(

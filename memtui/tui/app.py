@@ -255,6 +255,7 @@ class MemtuiApp(App[None]):
         # Proposals this app applied or rejected → the first sync number that read the queue after the decision:
         # an older sync's listing (read before the decision was written) must not bring one back.
         self._settled: dict[str, int] = {}
+        self.arrivals: Any = None  # the ids listed so far (memtui/tui/arrivals.py), made at the first sync shown
         # Proposals a decision of this app is under way on: a key pressed again before it comes back must not act
         # on the same proposal a second time (it would be refused as already applied, and say "not applied").
         self._deciding: set[str] = set()
@@ -626,6 +627,7 @@ class MemtuiApp(App[None]):
             proposals = [p for p in proposals if self._settled.get(p.id, 0) <= message.seq]
             self._settled = {pid: mark for pid, mark in self._settled.items() if mark > message.seq}
         everything = proposals + external
+        self._announce(proposals, message, now)
         self.review.lineage = message.lineage
         # Not counted yet (more than a page): the last count stands until this sync's comes (`on_queue_counted`).
         more = message.more if message.more is not None else self.review.more or None
@@ -640,6 +642,24 @@ class MemtuiApp(App[None]):
         self._count_listed(message.file_count)
         for pane in self.panes.values():
             pane.post_message(ProposalsChanged(list(everything)))
+
+    def _announce(self, proposals: list[Any], message: StateSynced, now: str) -> None:
+        """A proposal that arrived since the last sync (another process queued it): a feed line and a toast
+        naming who proposed what where (memtui/tui/arrivals.py). Ones this app queued and told of already are
+        not told again."""
+        from memtui.tui.arrivals import Arrivals, feed_lines, toasts
+
+        if self.arrivals is None:
+            self.arrivals = Arrivals()
+        told = {r.text.split(" ", 1)[0] for r in self.feed.records[-200:] if r.kind == "queued"}
+        fresh = [p for p in self.arrivals.new(proposals) if p.id not in told]
+        if not fresh:
+            return
+        for line in feed_lines(fresh, now):
+            self.feed.add(line)
+        waiting = len(proposals) + (message.more or 0)
+        for title, text in toasts(fresh, waiting):
+            self.notify(text, title=title, timeout=8, markup=False)
 
     def on_queue_counted(self, message: QueueCounted) -> None:
         if message.seq == self._shown_seq and self.alive():  # the count of the page shown, not of an older one

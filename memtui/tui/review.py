@@ -26,6 +26,26 @@ from memtui.tui.for_people import for_person
 from memtui.tui.plain import revealed, visible
 
 
+# A proposal waiting this long (seconds) is marked old in the list: a queue no one looks at piles up unseen, and
+# the oldest are the ones a person has passed over. Under a minute no age is shown (the time beside it says it).
+OLD_AFTER = 24 * 3600
+
+
+def waited(created: str) -> int | None:
+    """Seconds since `created` (a proposal's local ISO time), or None when it cannot be read."""
+    from datetime import datetime
+
+    from memtui.core import clock
+
+    try:
+        then = datetime.fromisoformat(created)
+    except (TypeError, ValueError):
+        return None
+    if then.tzinfo is not None:
+        then = then.astimezone().replace(tzinfo=None)
+    return max(0, int((clock.now() - then).total_seconds()))
+
+
 def evidence_lines(p: Proposal, earlier: list[str]) -> list[str]:
     """What the person deciding needs at hand: for an agent's [stated] entry the user's words it rests on (or
     that there were none), for a revise the versions the entry it changes already replaced."""
@@ -66,7 +86,7 @@ class ReviewList(OptionList):
 class ReviewPanel(Vertical):
     """Proposals waiting for a person, oldest first, then external changes."""
 
-    COMPONENT_CLASSES = {"review--id", "review--conflict", "review--external", "review--muted",
+    COMPONENT_CLASSES = {"review--id", "review--conflict", "review--external", "review--muted", "review--old",
                          *(f"review--{t}" for t in TAGS)}
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -221,8 +241,17 @@ class ReviewPanel(Vertical):
             lines.append(body)
         if p.status == CONFLICT and p.reason:
             lines.append(revealed("  " + for_person(p.reason), style("review--conflict"), newlines=False))
-        lines.append(revealed(f"  by {p.actor} · {p.created[:16].replace('T', ' ')}", style("review--muted"),
-                           newlines=False))
+        by = revealed(f"  by {p.actor} · {p.created[:16].replace('T', ' ')}", style("review--muted"), newlines=False)
+        age = None if p.external else waited(p.created)
+        if age is not None and age >= 60:
+            from memtui.core.pending import short_age
+
+            if age >= OLD_AFTER:  # a symbol as well as the colour: the mark reads without colour too
+                by.append(" · ")
+                by.append(f"⌛ {short_age(age)}", style("review--old"))
+            else:
+                by.append(f" · {short_age(age)} ago", style("review--muted"))
+        lines.append(by)
         return Text("\n").join(lines)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:

@@ -1,0 +1,54 @@
+"""`memtui status`: one line for a shell prompt or tmux's status bar, saying what waits for a person.
+
+It runs on every prompt, so it imports only the store and the proposal format (no git, no Anthropic SDK, no app)
+and reads only the queue files not known decided (`memtui.core.pending.waiting`)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_QUEUED, common, fail, root_of
+
+HELP = """\
+prints one line: `memtui: 9 pending (oldest 3h), 1 conflict`, or `memtui: 0 pending`. Proposals wait in the
+queue until a person approves or rejects them (`memtui`, or `memtui queue list`). Edits made to the files outside
+memtui are not counted here (the app and `memtui today` list them: finding them costs a git status).
+
+exit status: 0 nothing waits, 4 proposals wait, 1 error (e.g. no memory there); a prompt can show the line only
+when something waits:  memtui status >/dev/null || memtui status
+
+--json: {"pending", "conflicts", "waiting", "oldest" (its id), "oldest_created", "oldest_age_seconds", "by_actor"}
+"""
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("status", help="one line for a shell prompt or tmux's status bar: what waits for review",
+                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    common(p)
+    p.set_defaults(func=cmd_status)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from memtui.core.pending import waiting
+    from memtui.core.stores import open_store, store_url
+
+    root = root_of(args, must_exist=False)
+    url = store_url(root, getattr(args, "store", None))
+    if url:
+        store: Any = open_store(url)
+    else:
+        if not (root / "MEMORY.md").is_file() and not (root / ".memtui").is_dir():
+            return fail(args, f"no memory root at {root}: run `memtui init {root}` first, or pass --root PATH",
+                        EXIT_ERROR)
+        from memtui.core.folder import FolderStore
+
+        store = FolderStore(root)
+    found = waiting(store)
+    if args.json:
+        import json
+
+        print(json.dumps(found.to_dict()))
+    else:
+        print(found.line())
+    return EXIT_QUEUED if found.waiting else EXIT_OK
