@@ -1,0 +1,118 @@
+"""#43 items 4 and 5 in the core: a proposed add paired with the current entry it gives another value of, approved
+as a revise of it (re-checked against the file as it is now), and the session-start context after a proposal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import git
+
+from memtui.core import contradictions
+from memtui.core.context import build_context
+from memtui.core.document import Document
+from memtui.core.memory import Memory
+from memtui.core.update import Refused
+
+AGENT = "agent:claude"
+OLD = "[stated] Deploys go out on Tuesday mornings"
+NEW = "[stated] Deploys go out on Friday mornings"
+
+
+def _queued(mem: Memory, entry: str = NEW, section: str = "Facts") -> str:
+    r = mem.update(section, "add", entry, actor=AGENT)
+    assert r.status == "queued", r.message
+    return r.id
+
+
+def _facts(root: Path) -> list[str]:
+    doc = Document((root / "MEMORY.md").read_text(), "MEMORY.md")
+    return [e.raw.strip() for _, e in doc.section("Facts").entries]
+
+
+def test_an_add_is_paired_with_the_current_entry_it_contradicts(mem: Memory) -> None:
+    assert mem.update("Facts", "add", OLD).status == "applied"
+    assert mem.update("Facts", "add", "[stated] The staging database is Postgres 16").status == "applied"
+    pid = _queued(mem)
+    found = contradictions.of_proposal(mem, mem.get(pid))
+    assert [e.text for e in found] == ["Deploys go out on Tuesday mornings"]
+    # Another fact, or the same value, is no contradiction; nor is a fact in another section.
+    other = _queued(mem, "[stated] Releases are tagged on Friday by the on-call")
+    assert contradictions.of_proposal(mem, mem.get(other)) == []
+    elsewhere = _queued(mem, NEW, section="Decisions")
+    assert contradictions.of_proposal(mem, mem.get(elsewhere)) == []
+
+
+def test_lint_and_the_review_agree_on_what_two_versions_are(mem: Memory, root: Path) -> None:
+    """The same rule: the pair the review shows is the pair lint would flag once both were written."""
+    from memtui.core.lint import lint
+
+    assert mem.update("Facts", "add", OLD).status == "applied"
+    pid = _queued(mem)
+    assert contradictions.of_proposal(mem, mem.get(pid))
+    assert mem.approve(pid).status == "applied"  # approved as an add, both are current: lint says so
+    assert any(f.check == "two-versions" for f in lint(mem))
+
+
+def test_approved_as_a_revise_the_old_line_is_struck_superseded_and_the_new_one_below(mem: Memory,
+                                                                                      root: Path) -> None:
+    assert mem.update("Facts", "add", OLD).status == "applied"
+    pid = _queued(mem)
+    old = contradictions.of_proposal(mem, mem.get(pid))[0]
+    r = mem.approve(pid, replaces=old.raw.strip())
+    assert r.status == "applied", r.message
+    lines = _facts(root)
+    assert len(lines) == 2
+    assert lines[0].startswith("- ~~") and "Tuesday" in lines[0] and "superseded" in lines[0]
+    assert "Friday" in lines[1] and "~~" not in lines[1]
+    assert mem.get(pid).status == "applied"
+    record = [json.loads(x) for x in (root / "memory-log.jsonl").read_text().splitlines()][-1]
+    assert record["action"] == "revise" and record["proposed"]["action"] == "add"
+    assert "Tuesday" in git.Repo(root).head.commit.diff("HEAD~1", create_patch=True)[0].diff.decode()
+
+
+def test_a_revise_against_an_entry_no_longer_current_is_refused_and_stays_pending(mem: Memory, root: Path) -> None:
+    assert mem.update("Facts", "add", OLD).status == "applied"
+    pid = _queued(mem)
+    old = contradictions.of_proposal(mem, mem.get(pid))[0].raw.strip()
+    # The person changed the fact meanwhile: the pairing the review showed is out of date.
+    assert mem.update("Facts", "revise", "[stated] Deploys go out on Thursday mornings", replaces=OLD).status \
+        == "applied"
+    before = (root / "MEMORY.md").read_bytes()
+    r = mem.approve(pid, replaces=old)
+    assert r.status == "refused" and "stays pending" in r.message and "no current entry" in r.message
+    assert (root / "MEMORY.md").read_bytes() == before and mem.get(pid).status == "pending"
+
+
+def test_only_an_add_can_become_a_revise(mem: Memory, root: Path) -> None:
+    assert mem.update("Facts", "add", OLD).status == "applied"
+    r = mem.update("Facts", "remove", None, replaces=OLD, actor=AGENT)
+    assert r.status == "queued"
+    refused = mem.approve(r.id, replaces=OLD)
+    assert refused.status == "refused" and "not an add" in refused.message
+    assert mem.get(r.id).status == "pending"
+
+
+def test_context_after_a_proposal_is_planned_in_memory_and_writes_nothing(mem: Memory, root: Path) -> None:
+    assert mem.update("Facts", "add", OLD).status == "applied"
+    pid = _queued(mem)
+    disk, sha = (root / "MEMORY.md").read_bytes(), git.Repo(root).head.commit.hexsha
+    now = build_context(mem)
+    after = contradictions.context_after(mem, mem.get(pid))
+    assert "Friday" in after.text and "Friday" not in now.text and "Tuesday" in after.text
+    assert after.tokens > now.tokens
+    revised = contradictions.context_after(mem, mem.get(pid).replace(action="revise", replaces=OLD))
+    assert "Friday" in revised.text and "Tuesday" not in revised.text  # struck history is not loaded
+    assert (root / "MEMORY.md").read_bytes() == disk and git.Repo(root).head.commit.hexsha == sha
+    assert mem.get(pid).status == "pending"
+
+
+def test_context_after_a_proposal_that_cannot_apply_says_why(mem: Memory, root: Path) -> None:
+    pid = _queued(mem, "[stated] Something new in a section", section="Facts")
+    p = mem.get(pid).replace(section="No such section")
+    try:
+        contradictions.context_after(mem, p)
+    except Refused as exc:
+        assert "No such section" in str(exc)
+    else:
+        raise AssertionError("planned a proposal into a section that does not exist")
