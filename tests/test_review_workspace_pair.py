@@ -8,7 +8,7 @@ from pathlib import Path
 
 import git
 
-from memtui.core import contradictions
+from memtui.core import contradictions, next_session
 from memtui.core.context import build_context
 from memtui.core.document import Document
 from memtui.core.memory import Memory
@@ -98,10 +98,10 @@ def test_context_after_a_proposal_is_planned_in_memory_and_writes_nothing(mem: M
     pid = _queued(mem)
     disk, sha = (root / "MEMORY.md").read_bytes(), git.Repo(root).head.commit.hexsha
     now = build_context(mem)
-    after = contradictions.context_after(mem, mem.get(pid))
+    after = next_session.context_after(mem, mem.get(pid))
     assert "Friday" in after.text and "Friday" not in now.text and "Tuesday" in after.text
     assert after.tokens > now.tokens
-    revised = contradictions.context_after(mem, mem.get(pid).replace(action="revise", replaces=OLD))
+    revised = next_session.context_after(mem, mem.get(pid).replace(action="revise", replaces=OLD))
     assert "Friday" in revised.text and "Tuesday" not in revised.text  # struck history is not loaded
     assert (root / "MEMORY.md").read_bytes() == disk and git.Repo(root).head.commit.hexsha == sha
     assert mem.get(pid).status == "pending"
@@ -111,8 +111,37 @@ def test_context_after_a_proposal_that_cannot_apply_says_why(mem: Memory, root: 
     pid = _queued(mem, "[stated] Something new in a section", section="Facts")
     p = mem.get(pid).replace(section="No such section")
     try:
-        contradictions.context_after(mem, p)
+        next_session.context_after(mem, p)
     except Refused as exc:
         assert "No such section" in str(exc)
     else:
         raise AssertionError("planned a proposal into a section that does not exist")
+
+
+def test_next_session_names_the_budget_the_cut_and_the_proposals_effect(mem: Memory, root: Path) -> None:
+    for k in range(40):  # Facts over a 150-token budget: the lowest-priority section is cut
+        assert mem.update("Facts", "add", f"[stated] Service number {k} listens on port {8000 + k}").status \
+            == "applied"
+    assert mem.update("Preferences", "add", "[stated] Prefers short answers").status == "applied"
+    pid = _queued(mem, "[stated] Prefers answers with code first", section="Preferences")
+    view = next_session.next_session(mem, mem.get(pid), budget=150)
+    assert view.now.tokens <= 150 + 40 and view.budget_line().startswith(f"{view.now.tokens:,} of 150 tokens")
+    assert any(line.startswith("cut: MEMORY.md § Facts:") and "entries left out" in line for line in view.cut_lines())
+    assert view.cut is None  # memtui's own layout: no Claude Code cut
+    effect = view.effect_lines()
+    assert effect[0].startswith(f"With {pid} applied:") and view.after is not None
+    assert any(line.startswith("+- [") and "Prefers answers with code first" in line for line in view.diff.splitlines())
+    assert (root / "MEMORY.md").read_text().count("code first") == 0 and mem.get(pid).status == "pending"
+    # Preferences is `always`: kept whole, so the new entry displaces Facts entries, and the view says so.
+    assert any("cut of MEMORY.md § Facts" in line for line in effect)
+    nothing = next_session.next_session(mem)
+    assert nothing.effect_lines() == ["Select a pending proposal to see how it would change this context."]
+
+
+def test_the_claude_code_cut_of_memory_md(tmp_path: Path) -> None:
+    cut = next_session.loaded_start("MEMORY.md", b"".join(b"- line %d\n" % k for k in range(250)), 200, 25_000)
+    assert cut.cut and cut.kept_lines == 200 and "lines 201-250" in cut.describe()
+    wide = next_session.loaded_start("MEMORY.md", b"x" * 99 + b"\n" + b"y" * 30_000 + b"\n", 200, 25_000)
+    assert wide.kept_lines == 1 and wide.kept_bytes == 100 and "lines 2-2" in wide.describe()
+    fits = next_session.loaded_start("MEMORY.md", b"- one\n", 200, 25_000)
+    assert not fits.cut and "all 1 lines" in fits.describe()
