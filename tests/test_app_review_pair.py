@@ -1,0 +1,112 @@
+"""#43 items 4 and 5 in the app: a contradicting add shows the current entry beside it and one key (R) approves it as
+a revise of that entry; the Next session tab shows the context the next agent session receives, its budget and
+cut, and how the selected proposal would change it. Agents' strings are drawn as data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.geometry import Region
+from textual.widget import Widget
+from textual.widgets import Static
+
+from app_support import wait_for
+from memtui.core.document import Document
+from memtui.core.memory import Memory
+from memtui.tui.app import MemtuiApp
+
+PERSON = "wes"
+AGENT = "agent:claude"
+OLD = "[stated] Deploys go out on Tuesday mornings"
+NEW = "[stated] Deploys go out on Friday mornings"
+QUIT = "[@click=app.quit]QUIT[/]"
+HOSTILE = f"[observed] The [bold]build[/bold] box runs {QUIT} on Tuesday nights [/]"
+SIZE = (150, 42)
+
+
+def rendered(widget: Widget) -> str:
+    """What a widget draws, as one line of words (a long line the widget wrapped reads as it was written)."""
+    lines = [strip.text for strip in widget.render_lines(Region(0, 0, *widget.outer_size))]
+    return " ".join(" ".join(lines).split())
+
+
+def clicks(widget: Widget) -> list[str]:
+    return [str(seg.style.meta["@click"]) for strip in widget.render_lines(Region(0, 0, *widget.outer_size))
+            for seg in strip if seg.style and seg.style.meta.get("@click")]
+
+
+def facts(root: Path) -> list[str]:
+    return [e.raw.strip() for _, e in Document((root / "MEMORY.md").read_text(), "MEMORY.md").section("Facts").entries]
+
+
+async def ready(pilot) -> None:
+    app = pilot.app
+    await wait_for(pilot, lambda: app.synced and app.folder_synced and app.review.loaded and app.review.selected,
+                   what="the review to load")
+
+
+async def test_a_contradicting_add_shows_the_current_entry_and_R_makes_it_a_revise(root: Path) -> None:
+    mem = Memory(root)
+    assert mem.update("Facts", "add", OLD).status == "applied"
+    pid = mem.update("Facts", "add", NEW, actor=AGENT).id
+    app = MemtuiApp(root, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await wait_for(pilot, lambda: pid in app.review.contradicts, what="the pairing")
+        detail = app.review.query_one("#review-detail", Static)
+        await wait_for(pilot, lambda: "current: - [stated] Deploys go out on Tuesday mornings" in rendered(detail),
+                       what="the current entry beside the add")
+        shown = rendered(detail)
+        assert "contradicts what memory says now" in shown and "R approves it as a revise" in shown
+        app.review.option_list.focus()
+        await pilot.press("R")
+        await wait_for(pilot, lambda: Memory(root).get(pid).status == "applied", what="the approval")
+    lines = facts(root)
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("- ~~[stated] Deploys go out on Tuesday mornings") and "superseded" in lines[0]
+    assert "Deploys go out on Friday mornings" in lines[1] and "~~" not in lines[1]
+
+
+async def test_R_on_an_add_that_contradicts_nothing_writes_nothing_and_says_why(root: Path) -> None:
+    mem = Memory(root)
+    assert mem.update("Facts", "add", OLD).status == "applied"
+    pid = mem.update("Facts", "add", "[stated] The staging database is Postgres 16", actor=AGENT).id
+    before = (root / "MEMORY.md").read_bytes()
+    app = MemtuiApp(root, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        app.review.option_list.focus()
+        await pilot.press("R")
+        await wait_for(pilot, lambda: any("contradicts no current entry" in str(n.message)
+                                          for n in app._notifications), what="the notice")
+    assert (root / "MEMORY.md").read_bytes() == before and Memory(root).get(pid).status == "pending"
+
+
+async def test_the_next_session_tab_shows_budget_cut_and_the_selected_proposals_effect(root: Path) -> None:
+    mem = Memory(root)
+    assert mem.update("Facts", "add", OLD).status == "applied"
+    assert mem.update("Facts", "add", HOSTILE).status == "applied"
+    pid = mem.update("Facts", "add", NEW, actor=AGENT).id
+    app = MemtuiApp(root, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        app.review.option_list.focus()
+        await pilot.press("N")
+        await wait_for(pilot, lambda: "next_session" in app.panes and app.panes["next_session"].view is not None
+                       and app.panes["next_session"].view.pid == pid, what="the context view")
+        pane = app.panes["next_session"]
+        await pilot.pause()
+        assert app.main.active == "pane-next_session"
+        summary = rendered(pane.query_one("#next-summary"))
+        view = pane.view
+        assert f"{view.now.tokens:,} of 1,000 tokens used" in summary and "nothing cut" in summary
+        effect = rendered(pane.query_one("#next-effect"))
+        assert f"With {pid} applied: {view.after.tokens:,} tokens (+" in effect
+        diff = pane.query_one("#next-diff")
+        assert diff.display and "Friday" in view.diff
+        text = rendered(pane.query_one("#next-text"))
+        assert text.startswith("PROJECT MEMORY - honor these facts and preferences")
+        # The hostile entry is drawn as written, brackets and all, and no click in it runs anything.
+        assert "[bold]build[/bold] box runs [@click=app.quit]QUIT[/] on Tuesday nights [/]" in text
+        assert clicks(pane.query_one("#next-text")) == [] and clicks(pane.query_one("#next-summary")) == []
+    assert "Friday" not in (root / "MEMORY.md").read_text()  # planned in memory: nothing written
