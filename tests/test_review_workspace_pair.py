@@ -145,3 +145,53 @@ def test_the_claude_code_cut_of_memory_md(tmp_path: Path) -> None:
     assert wide.kept_lines == 1 and wide.kept_bytes == 100 and "lines 2-2" in wide.describe()
     fits = next_session.loaded_start("MEMORY.md", b"- one\n", 200, 25_000)
     assert not fits.cut and "all 1 lines" in fits.describe()
+
+
+def _cli(root: Path, *args: str) -> "subprocess.CompletedProcess[str]":
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MEMTUI_ROOT": str(root)}
+    return subprocess.run([sys.executable, "-m", "memtui", *args], capture_output=True, text=True, env=env,
+                          timeout=60)
+
+
+def test_queue_show_names_the_contradicted_entry_and_the_revise_it_prints_works(mem: Memory, root: Path) -> None:
+    import shlex
+
+    from support.by_hand import write_committed
+
+    # A line written past memtui (memtui refuses control characters in a write it makes): escapes and markup.
+    hostile = "- [stated] Deploys go out on Tuesday mornings \x1b[2J\x1b]0;owned\x07 [bold]x[/] (2026-12-01)"
+    text = (root / "MEMORY.md").read_text().replace("## Facts\n", f"## Facts\n\n{hostile}\n", 1)
+    write_committed(root, "MEMORY.md", text)
+    pid = _queued(mem, "[stated] Deploys go out on Friday mornings [2J]0;owned [bold]x[/]")
+    shown = _cli(root, "queue", "show", pid)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    current = [ln for ln in lines if ln.startswith("contradicts current: ")]
+    assert len(current) == 1 and "Tuesday" in current[0] and "[bold]x[/]" in current[0]
+    assert "\x1b" not in "\n".join(current) and "\x07" not in "\n".join(current)  # drawn, not sent to the terminal
+    assert json.loads(_cli(root, "queue", "show", pid, "--json").stdout)["contradicts"][0].count("Tuesday") == 1
+    # The command it prints, run as printed, needs the entry as it is in the file: its escape characters were
+    # drawn (⟨ESC⟩), so it matches no current entry and is refused, keeping the proposal.
+    command = next(ln for ln in lines if ln.startswith("to replace it instead of keeping both: "))
+    argv = shlex.split(command.split(": ", 1)[1])[1:]
+    refused = _cli(root, *argv)
+    assert refused.returncode != 0 and "no current entry" in refused.stdout + refused.stderr
+    assert mem.get(pid).status == "pending"
+
+
+def test_queue_revise_replaces_approves_an_add_as_a_revise(mem: Memory, root: Path) -> None:
+    assert mem.update("Facts", "add", OLD).status == "applied"
+    pid = _queued(mem)
+    shown = _cli(root, "queue", "show", pid).stdout
+    assert f"contradicts current: - {OLD} (" in shown
+    command = next(ln for ln in shown.splitlines() if ln.startswith("to replace it instead of keeping both: "))
+    import shlex
+
+    done = _cli(root, *shlex.split(command.split(": ", 1)[1])[1:])
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = _facts(root)
+    assert "~~" in lines[0] and "superseded" in lines[0] and "Friday" in lines[1]
