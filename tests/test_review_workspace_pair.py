@@ -195,3 +195,26 @@ def test_queue_revise_replaces_approves_an_add_as_a_revise(mem: Memory, root: Pa
     assert done.returncode == 0, done.stdout + done.stderr
     lines = _facts(root)
     assert "~~" in lines[0] and "superseded" in lines[0] and "Friday" in lines[1]
+
+
+def test_next_session_of_a_claude_code_memory_names_claude_codes_cut(tmp_path: Path) -> None:
+    import subprocess
+
+    root = tmp_path / ".claude/projects/-home-wes-app/memory"
+    root.mkdir(parents=True)
+    index = "".join(f"- [Note {k}](note_{k}.md) — what note {k} is about\n" for k in range(230))
+    (root / "MEMORY.md").write_text(index)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(root), "commit", "-qm", "index"], check=True)
+    mem = Memory(root)
+    assert mem.layout().kind == "claude-code"
+    view = next_session.next_session(mem)
+    assert view.cut is not None and view.cut.cut and view.cut.kept_lines == 200
+    assert any("Claude Code loads the first 200 lines or 25,000 bytes of MEMORY.md: lines 201-230" in line
+               for line in view.cut_lines())
+    # With a write that shortens the index, the cut is planned from the new bytes, not the file on disk.
+    shorter = {"MEMORY.md": index.encode()[: index.encode().index(b"- [Note 150]")]}
+    after = next_session.claude_code_cut(mem, shorter)
+    assert after is not None and not after.cut and after.lines == 150
+    assert (root / "MEMORY.md").read_text() == index
