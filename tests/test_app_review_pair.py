@@ -54,10 +54,10 @@ async def test_a_contradicting_add_shows_the_current_entry_and_R_makes_it_a_revi
         await ready(pilot)
         await wait_for(pilot, lambda: pid in app.review.contradicts, what="the pairing")
         detail = app.review.query_one("#review-detail", Static)
-        await wait_for(pilot, lambda: "current: - [stated] Deploys go out on Tuesday mornings" in rendered(detail),
+        await wait_for(pilot, lambda: "now: - [stated] Deploys go out on Tuesday mornings" in rendered(detail),
                        what="the current entry beside the add")
         shown = rendered(detail)
-        assert "contradicts what memory says now" in shown and "R approves it as a revise" in shown
+        assert "contradicts a current entry" in shown and "R: approve as a revise of it" in shown
         app.review.option_list.focus()
         await pilot.press("R")
         await wait_for(pilot, lambda: Memory(root).get(pid).status == "applied", what="the approval")
@@ -87,6 +87,7 @@ async def test_the_next_session_tab_shows_budget_cut_and_the_selected_proposals_
     assert mem.update("Facts", "add", OLD).status == "applied"
     assert mem.update("Facts", "add", HOSTILE).status == "applied"
     pid = mem.update("Facts", "add", NEW, actor=AGENT).id
+    other = mem.update("Preferences", "add", "[stated] Prefers answers with code first", actor=AGENT).id
     app = MemtuiApp(root, watch=False, user=PERSON)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
@@ -109,4 +110,15 @@ async def test_the_next_session_tab_shows_budget_cut_and_the_selected_proposals_
         # The hostile entry is drawn as written, brackets and all, and no click in it runs anything.
         assert "[bold]build[/bold] box runs [@click=app.quit]QUIT[/] on Tuesday nights [/]" in text
         assert clicks(pane.query_one("#next-text")) == [] and clicks(pane.query_one("#next-summary")) == []
-    assert "Friday" not in (root / "MEMORY.md").read_text()  # planned in memory: nothing written
+        assert "Friday" not in (root / "MEMORY.md").read_text()  # planned in memory: nothing written
+        # The review's keys act from this tab: the next proposal's effect, then R on the first, seen here.
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: pane.view.pid == other, what="the next proposal's effect")
+        assert "code first" in pane.view.diff and "Friday" not in pane.view.diff
+        await pilot.press("left_square_bracket")
+        await wait_for(pilot, lambda: pane.view.pid == pid, what="the first proposal's effect again")
+        await pilot.press("R")
+        await wait_for(pilot, lambda: Memory(root).get(pid).status == "applied", what="the approval")
+        # The tab follows memory: Friday is now in the context, Tuesday struck and gone from it.
+        await wait_for(pilot, lambda: "Friday" in pane.view.now.text and "Tuesday mornings" not in pane.view.now.text,
+                       what="the context after the approval")

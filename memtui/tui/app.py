@@ -847,7 +847,10 @@ class MemtuiApp(App[None]):
         # (the base screen has one review panel).
         if focused is not None and any(isinstance(node, ReviewPanel) for node in focused.ancestors_with_self):
             return True
-        return self.active_plugin() is None
+        plugin = self.active_plugin()
+        # The Next session tab has no letter keys of its own: it shows what the selected proposal would do, so the
+        # review's keys (], [, a, R …) act there, on what it shows.
+        return plugin is None or plugin is self.panes.get("next_session")
 
     async def run_chosen_action(self, action: ActionParseResult) -> bool:
         """Run an action the person chose by name (the palette). The review keys' guard in `check_action` is for

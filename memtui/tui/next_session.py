@@ -24,7 +24,7 @@ from memtui.tui.diff import DiffView
 from memtui.tui.messages import MemoryChanged, ProposalsChanged
 from memtui.tui.plain import revealed
 
-TITLE = "Next session: the context `memtui context` and the SessionStart hook give now"
+TITLE = "Next session · the context as `memtui context` and the SessionStart hook give it"
 
 
 class NextSessionPane(Vertical, can_focus=False):

@@ -46,11 +46,10 @@ def contradiction_lines(p: Proposal, current: list[str]) -> list[str]:
     """The current entries an add gives another value of, beside it, and the key that makes it a revise of one."""
     if not current:
         return []
-    out = ["contradicts what memory says now (two current versions of one fact):"]
-    out += [f"  current: {line}" for line in current]
-    out.append(f"  proposed: {p.entry or ''}")
-    out.append("R approves it as a revise: the current line is struck as superseded, the new one added below it"
-               if len(current) == 1 else "e revises it: name the one entry it replaces")
+    out = ["contradicts a current entry (two versions of one fact):"]
+    out += [f"  now: {line}" for line in current]
+    out.append("R: approve as a revise of it (the old line struck as superseded)" if len(current) == 1 else
+               "e: revise it, naming the one entry it replaces")
     return out
 
 
