@@ -105,7 +105,7 @@ async def test_the_next_session_tab_shows_budget_cut_and_the_selected_proposals_
         assert f"With {pid} applied: {view.after.tokens:,} tokens (+" in effect
         diff = pane.query_one("#next-diff")
         assert diff.display and "Friday" in view.diff
-        text = rendered(pane.query_one("#next-text"))
+        text = rendered(pane.query_one("#next-text")).lstrip("─ ")  # below its rule
         assert text.startswith("PROJECT MEMORY - honor these facts and preferences")
         # The hostile entry is drawn as written, brackets and all, and no click in it runs anything.
         assert "[bold]build[/bold] box runs [@click=app.quit]QUIT[/] on Tuesday nights [/]" in text

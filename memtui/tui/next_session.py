@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from textual import work
 from textual.app import ComposeResult
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
@@ -27,8 +27,9 @@ from memtui.tui.plain import revealed
 TITLE = "Next session · the context as `memtui context` and the SessionStart hook give it"
 
 
-class NextSessionPane(Vertical, can_focus=False):
-    """The context as the next session receives it, its budget and cuts, and the selected proposal's effect."""
+class NextSessionPane(VerticalScroll, can_focus=True):
+    """The context as the next session receives it, its budget and cuts, and the selected proposal's effect: one
+    scroll, so at 80x24 the context reads below the effect instead of getting no rows at all."""
 
     @dataclass
     class Built(Message):
@@ -46,17 +47,12 @@ class NextSessionPane(Vertical, can_focus=False):
         yield Static("Building the context…", id="next-summary")
         yield Static("", id="next-effect")
         yield DiffView(empty="", id="next-diff")
-        with VerticalScroll(id="next-scroll"):
-            yield Static("", id="next-text")
+        yield Static("", id="next-text")
 
     def on_mount(self) -> None:
         review = getattr(self.app, "review", None)
         self.proposal = getattr(review, "selected", None)
         self.build()
-
-    def focus(self, scroll_visible: bool = True) -> NextSessionPane:
-        self.query_one("#next-scroll").focus(scroll_visible)
-        return self
 
     def show_for(self, p: Proposal | None) -> None:
         """The review's selection moved to `p`: its effect is worked out (again) when it is another proposal."""

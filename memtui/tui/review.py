@@ -275,10 +275,10 @@ class ReviewPanel(Vertical):
         lines = [f"{p.id}: {what}"]
         if p.status == CONFLICT and p.reason:
             lines.append(f"conflict: {for_person(p.reason)}")
+        lines += contradiction_lines(p, self.contradicts.get(p.id, []))  # before the rest: it is the decision
         lines += [f"⚑ {for_person(f)}" for f in p.flags]
         lines += [f"warning: {w}" for w in p.warnings]
         lines += evidence_lines(p, self.lineage.get(p.id, []))
-        lines += contradiction_lines(p, self.contradicts.get(p.id, []))
         self._update_detail("\n".join(lines))
         diff.show(p.diff, empty="(no diff)", rel=p.file)
 
