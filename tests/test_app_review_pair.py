@@ -14,6 +14,7 @@ from app_support import wait_for
 from memtui.core.document import Document
 from memtui.core.memory import Memory
 from memtui.tui.app import MemtuiApp
+from memtui.tui.commands import MemtuiCommands
 
 PERSON = "wes"
 AGENT = "agent:claude"
@@ -122,3 +123,25 @@ async def test_the_next_session_tab_shows_budget_cut_and_the_selected_proposals_
         # The tab follows memory: Friday is now in the context, Tuesday struck and gone from it.
         await wait_for(pilot, lambda: "Friday" in pane.view.now.text and "Tuesday mornings" not in pane.view.now.text,
                        what="the context after the approval")
+
+
+async def test_a_hostile_current_entry_and_add_are_drawn_as_data_beside_each_other(root: Path) -> None:
+    from support.by_hand import write_committed
+
+    # A current line written past memtui: markup that would colour, link or quit if it were read as markup.
+    current = f"- [stated] Deploys go out on [bold]Tuesday[/bold] mornings {QUIT} (2026-12-01)"
+    text = (root / "MEMORY.md").read_text().replace("## Facts\n", f"## Facts\n\n{current}\n", 1)
+    write_committed(root, "MEMORY.md", text)
+    pid = Memory(root).update("Facts", "add", f"[stated] Deploys go out on [bold]Friday[/bold] mornings {QUIT}",
+                              actor=f"agent{QUIT}").id
+    app = MemtuiApp(root, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await wait_for(pilot, lambda: pid in app.review.contradicts, what="the pairing")
+        detail = app.review.query_one("#review-detail", Static)
+        await wait_for(pilot, lambda: "now:" in rendered(detail), what="the current entry")
+        shown = rendered(detail)
+        assert f"now: {current}" in shown and clicks(detail) == []
+        commands = [name for name, _, _ in MemtuiCommands(app.screen).commands()]
+        assert "Next session: context and budget" in commands
+        assert "Approve the selected add as a revise of what it contradicts" in commands
