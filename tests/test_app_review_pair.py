@@ -62,6 +62,7 @@ async def test_a_contradicting_add_shows_the_current_entry_and_R_makes_it_a_revi
         app.review.option_list.focus()
         await pilot.press("R")
         await wait_for(pilot, lambda: Memory(root).get(pid).status == "applied", what="the approval")
+        assert any(r.text.startswith(f"approving {pid}: revise MEMORY.md § Facts") for r in app.feed.records)
     lines = facts(root)
     assert len(lines) == 2, lines
     assert lines[0].startswith("- ~~[stated] Deploys go out on Tuesday mornings") and "superseded" in lines[0]

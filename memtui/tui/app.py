@@ -1034,7 +1034,7 @@ class MemtuiApp(App[None]):
             self.notify(why, severity="warning", markup=False)
             return
         if self.claim_decision(p.id):
-            self.announce(p)
+            self.announce(p.replace(action="revise"))  # the feed says what it will be: a revise, not an add
             self.review.decided(p.id)
             self.decide("approve", p.id, seen=p.digest(), replaces=current[0])
 
