@@ -218,3 +218,13 @@ def test_next_session_of_a_claude_code_memory_names_claude_codes_cut(tmp_path: P
     after = next_session.claude_code_cut(mem, shorter)
     assert after is not None and not after.cut and after.lines == 150
     assert (root / "MEMORY.md").read_text() == index
+
+
+def test_an_external_change_is_never_approved_as_a_revise(mem: Memory, root: Path) -> None:
+    assert mem.update("Facts", "add", OLD).status == "applied"
+    sha = git.Repo(root).head.commit.hexsha
+    (root / "MEMORY.md").write_text((root / "MEMORY.md").read_text().replace("Tuesday", "Friday"))
+    ext = next(p for p in mem.proposals() if p.external)
+    r = mem.approve(ext.id, replaces=OLD, expect=ext.after_hash)
+    assert r.status == "refused" and "external change" in r.message and "not an add" in r.message
+    assert git.Repo(root).head.commit.hexsha == sha

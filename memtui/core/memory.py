@@ -601,6 +601,10 @@ class Memory(MemoryReader):
                 return WriteResult("refused", f"{pid} is not memtui's proposal: {p.foreign}. It cannot be approved; "
                                    "nothing was written. Reject it, and have it proposed again if it is wanted",
                                    pid, p.file)
+            if replaces is not None and (p.action != "add" or p.external):
+                kind = "an external change" if p.external else f"a {p.action}"
+                return WriteResult("refused", f"{pid} is {kind}, not an add: only an add can be approved as a revise "
+                                   "of a current entry; nothing was changed", pid, p.file)
             if p.external:
                 from memtui.core import refused_names
 
@@ -613,9 +617,6 @@ class Memory(MemoryReader):
                     return self._approve_external(p, by, expect)
                 except PathRefused as exc:
                     return WriteResult("refused", f"{p.file} cannot be committed: {exc}", pid, p.file)
-            if replaces is not None and p.action != "add":
-                return WriteResult("refused", f"{pid} is a {p.action}, not an add: only an add can be approved as a "
-                                   "revise of a current entry; nothing was changed", pid, p.file)
             revising = entry is not None or section is not None or tag is not None or replaces is not None
             if revising and p.action not in (*ENTRY_ACTIONS, "move"):
                 return WriteResult("refused", f"{pid} is a {p.action} of {p.file}, not an entry: it can only be "

@@ -81,7 +81,8 @@ def test_hostile_entries_in_the_pairing_and_the_context_stay_data(mem: Memory, r
 
 def test_queue_show_json_names_the_contradicted_entry_for_a_script(mem: Memory, root: Path) -> None:
     assert mem.update("Facts", "add", OLD).status == "applied"
-    pid = run_tool(mem, "memory_update", {"section": "Facts", "action": "add",
-                                          "entry": "[observed] Deploys go out on Friday mornings"}, "agent:chat").result.id
+    out = run_tool(mem, "memory_update", {"section": "Facts", "action": "add",
+                                          "entry": "[observed] Deploys go out on Friday mornings"}, "agent:chat")
+    pid = out.result.id
     data = json.loads(_cli(root, "queue", "show", pid, "--json").stdout)
     assert len(data["contradicts"]) == 1 and "Tuesday" in data["contradicts"][0]
