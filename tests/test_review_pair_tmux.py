@@ -81,8 +81,9 @@ def test_revise_a_contradicting_add_in_tmux(tmp_path: Path, monkeypatch: pytest.
         screen = wait_screen(tmux, lambda s: "now: - [stated] On-call rotation changes on Mondays" in review(s))
         assert "R: approve as a revise of it" in review(screen)
         subprocess.run([*tmux, "send-keys", "-t", "app", "N"], check=True)
-        screen = wait_screen(tmux, lambda s: f"With {pid} applied:" in main_area(s))
-        assert "of 1,000 tokens used" in main_area(screen) and "+++ b/next session" in main_area(screen)
+        # The diff is laid out in a thread after the lines above it: all of it, once drawn.
+        wait_screen(tmux, lambda s: all(x in main_area(s) for x in (f"With {pid} applied:", "of 1,000 tokens used",
+                                                                    "+++ b/next session")))
         subprocess.run([*tmux, "send-keys", "-t", "app", "R"], check=True)
         wait_screen(tmux, lambda s: f"approved {pid}: revise" in feed(s))
     finally:
