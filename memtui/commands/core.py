@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from typing import Any
 
@@ -72,6 +73,8 @@ def register(sub: Any) -> None:
     q = qs.add_parser("revise", help="approve with an edited entry, section or tag")
     q.add_argument("id")
     q.add_argument("--entry")
+    q.add_argument("--replaces", metavar="CURRENT",
+                   help="approve an add as a revise of this current entry, struck as superseded")
     q.add_argument("--section")
     q.add_argument("--as", dest="tag")
     q.add_argument("--expect", metavar="DIGEST", help=expect_help)
@@ -215,11 +218,12 @@ def cmd_queue(args: argparse.Namespace) -> int:
                    if p.foreign else "")
         human = one_line(f"{p.id} {p.status} by {p.actor} at {p.created}") + f"\n{one_line(p.summary())}\n" \
             + foreign + (f"reason: {one_line(p.reason)}\n" if p.reason else "") \
-            + "".join(f"flag: {one_line(f)}\n" for f in p.flags) + p.diff
+            + "".join(f"flag: {one_line(f)}\n" for f in p.flags) + _contradicts_lines(mem, p) + p.diff
         if p.external:
             human += f"\nTo commit exactly these bytes: memtui queue approve {p.id}@{p.after_hash}"
         human = human.rstrip("\n") + f"\ndigest: {p.digest()} (to decide on exactly this: --expect {p.digest()})"
-        emit(args, {**_public(p), "foreign": p.foreign}, human)
+        emit(args, {**_public(p), "foreign": p.foreign,
+                    "contradicts": [e.raw.strip() for e in _contradicted(mem, p)]}, human)
         return EXIT_OK
     if args.queue_cmd == "approve":
         if args.all and args.expect:
@@ -243,11 +247,30 @@ def cmd_queue(args: argparse.Namespace) -> int:
     if args.queue_cmd == "reject":
         return report(args, mem.reject(args.id, reason=args.reason, by=by, seen=args.expect))
     if args.queue_cmd == "revise":
-        if args.entry is None and args.section is None and args.tag is None:
-            return report(args, _usage("revise needs --entry, --section or --as"))
+        if args.entry is None and args.section is None and args.tag is None and args.replaces is None:
+            return report(args, _usage("revise needs --entry, --section, --as or --replaces"))
         return report(args, mem.approve(args.id, by=by, entry=args.entry, section=args.section, tag=args.tag,
-                                        seen=args.expect, allow_secret=args.allow_secret))
+                                        seen=args.expect, allow_secret=args.allow_secret, replaces=args.replaces))
     return EXIT_ERROR
+
+
+def _contradicted(mem: Any, p: Any) -> list[Any]:
+    from memtui.core.contradictions import of_proposal
+
+    return of_proposal(mem, p)
+
+
+def _contradicts_lines(mem: Any, p: Any) -> str:
+    """`queue show`'s lines naming the current entries a pending add gives another value of, and how to make it a
+    revise of one (the old line struck as superseded) instead of a second current version of the fact."""
+    found = _contradicted(mem, p)
+    if not found:
+        return ""
+    out = "".join(f"contradicts current: {one_line(e.raw.strip())}\n" for e in found)
+    if len(found) == 1:
+        out += (f"to replace it instead of keeping both: memtui queue revise {p.id} --replaces "
+                f"{shlex.quote(one_line(found[0].raw.strip()))}\n")
+    return out
 
 
 def _queue_list(args: argparse.Namespace, mem: Any) -> int:

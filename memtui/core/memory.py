@@ -571,8 +571,10 @@ class Memory(MemoryReader):
     def approve(
         self, pid: str, *, by: str | None = None, entry: str | None = None, section: str | None = None,
         tag: str | None = None, expect: str | None = None, seen: str | None = None, allow_secret: bool = False,
+        replaces: str | None = None,
     ) -> WriteResult:
-        """Apply a pending proposal (revised first when entry, section or tag are given). Only a person decides:
+        """Apply a pending proposal (revised first when entry, section or tag are given; an add made a revise of
+        the current entry `replaces` names, struck as superseded, when given). Only a person decides:
         an agent's approval is refused, and so is a proposal whose queue file memtui did not seal. `expect` (an
         external change's `content_hash` as the person was shown it) refuses the approval if the file has changed
         again since; `seen` (the `Proposal.digest` of the proposal as the person was shown it) refuses it if the
@@ -599,6 +601,10 @@ class Memory(MemoryReader):
                 return WriteResult("refused", f"{pid} is not memtui's proposal: {p.foreign}. It cannot be approved; "
                                    "nothing was written. Reject it, and have it proposed again if it is wanted",
                                    pid, p.file)
+            if replaces is not None and (p.action != "add" or p.external):
+                kind = "an external change" if p.external else f"a {p.action}"
+                return WriteResult("refused", f"{pid} is {kind}, not an add: only an add can be approved as a revise "
+                                   "of a current entry; nothing was changed", pid, p.file)
             if p.external:
                 from memtui.core import refused_names
 
@@ -611,11 +617,15 @@ class Memory(MemoryReader):
                     return self._approve_external(p, by, expect)
                 except PathRefused as exc:
                     return WriteResult("refused", f"{p.file} cannot be committed: {exc}", pid, p.file)
-            revising = entry is not None or section is not None or tag is not None
+            revising = entry is not None or section is not None or tag is not None or replaces is not None
             if revising and p.action not in (*ENTRY_ACTIONS, "move"):
                 return WriteResult("refused", f"{pid} is a {p.action} of {p.file}, not an entry: it can only be "
                                    "approved or rejected as it is; nothing was changed", pid, p.file)
             proposed = {"entry": p.entry, "section": p.section, "provenance": p.provenance} if revising else None
+            if replaces is not None and proposed is not None:
+                # Planned like any revise against the file as it is now: a `replaces` no longer current is refused.
+                proposed["action"] = p.action
+                p = p.replace(action="revise", replaces=replaces, after=None)
             if revising:
                 new_entry = entry if entry is not None else p.entry
                 new_tag = tag or (None if _tag_of(new_entry) else p.provenance or _tag_of(p.entry))

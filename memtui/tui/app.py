@@ -53,7 +53,7 @@ from textual.worker import Worker, WorkerState
 from memtui.core import clock
 from memtui.core.config import ENTRY_ACTIONS
 from memtui.core.memory import MEMORY_FILE, Memory, default_actor
-from memtui.core.proposals import CHANGED_SINCE_SEEN, CONFLICT, PENDING
+from memtui.core.proposals import CHANGED_SINCE_SEEN, CONFLICT, PENDING, Proposal
 from memtui.core.store import StoreUnavailable
 from memtui.core.queue_page import Stopped
 from memtui.core.visible import shown_name
@@ -85,7 +85,8 @@ SETTLE_WINDOW = 0.1  # seconds after the first layout in which its settling pass
 # The keys that decide what the review panel has selected: they act only while the panel is what the person looks
 # at, never while a text box has focus (there the letters are text) nor from inside a Chat or Search tab.
 THEME_SAVE_AFTER = 0.8  # seconds a chosen theme stays before it is saved to the config
-REVIEW_ACTIONS = frozenset({"approve", "revise", "reject", "approve_all", "next_proposal", "prev_proposal"})
+REVIEW_ACTIONS = frozenset({"approve", "revise", "reject", "approve_all", "next_proposal", "prev_proposal",
+                            "revise_of_current"})
 # After a burst of changes the sync (queue, audit, `git status` over every file) waits this long, so the open
 # viewer re-reads and paints its live diff first instead of sharing the GIL and the cores with git.
 REVIEW_PAGE = 200  # proposals the review list holds in full; the others are counted in its title
@@ -168,6 +169,43 @@ def _memtui_commands() -> type:
     return MemtuiCommands
 
 
+def _contradicts(memory: Memory, proposals: list[Proposal],
+                 known: dict[tuple[str, str, str | None, str | None], list[str]]) -> dict[str, list[str]]:
+    """Each pending add's id → the current entries of its section it gives another value of, each file's reviewed
+    text read once. Read with the queue, off the app's thread, but not for the first screen (see `sync`). `known`
+    holds the pairs of the last sync by (file text, id, section, entry) and is refilled: a sync after a log
+    line pairs nothing again (200 adds against a section of 1,000 entries took 0.27 s)."""
+    from memtui.core import contradictions
+    from memtui.core.store import StoreUnavailable
+
+    texts: dict[str, str | None] = {}
+    out: dict[str, list[str]] = {}
+    seen: dict[tuple[str, str, str | None, str | None], list[str]] = {}
+    for p in proposals:
+        if p.action != "add" or p.external or p.status != "pending":
+            continue
+        if p.file not in texts:
+            try:
+                texts[p.file] = memory.base_text(p.file)
+            except StoreUnavailable:
+                raise
+            except Exception:  # unreadable: the review and the approval say why
+                texts[p.file] = None
+        text = texts[p.file]
+        if text is None:
+            continue
+        key = (hashlib.sha1(text.encode()).hexdigest(), p.id, p.section, p.entry)
+        found = known.get(key)
+        if found is None:
+            found = [e.raw.strip() for e in contradictions.of_proposal(memory, p, text)]
+        seen[key] = found
+        if found:
+            out[p.id] = found
+    known.clear()
+    known.update(seen)
+    return out
+
+
 def tab_id(prefix: str, rel: str) -> str:
     return f"{prefix}-{hashlib.sha1(rel.encode()).hexdigest()[:12]}"
 
@@ -189,6 +227,11 @@ class MemtuiApp(App[None]):
         Binding("e", "revise", "Revise", id="revise", tooltip="Edit the selected proposal's entry, then approve"),
         Binding("r", "reject", "Reject", id="reject", tooltip="Reject the selected proposal (asks for a reason)"),
         Binding("A", "approve_all", "Approve all", id="approve_all", tooltip="Approve every pending proposal"),
+        Binding("R", "revise_of_current", "As revise", id="revise_of_current", show=False,
+                tooltip="Approve the selected add as a revise of the current entry it contradicts (struck as "
+                "superseded)"),
+        Binding("N", "open_pane('next_session')", "Next session", id="next_session", show=False,
+                tooltip="The context the next agent session receives, and how the selected proposal changes it"),
         Binding("right_square_bracket", "next_proposal", "Next", id="next_proposal", show=False,
                 tooltip="Select the next proposal in the review panel"),
         Binding("left_square_bracket", "prev_proposal", "Previous", id="prev_proposal", show=False,
@@ -264,6 +307,7 @@ class MemtuiApp(App[None]):
         self._sync_files: set[str] | None = None  # files changed since a deferred sync was scheduled
         self._sync_whole = False  # and a change among them that names no files (the whole folder is read again)
         self._external_read: list[Any] | None = None  # the external changes the last sync read (its thread's)
+        self._paired: dict[Any, list[str]] = {}  # the last sync's contradiction pairs (its thread's, `_contradicts`)
         self._folder_timer: Any = None  # the whole folder's read, once changes stop coming
         self._audit = AuditTail(self.memory.store)
         config = self.memory.config
@@ -550,6 +594,8 @@ class MemtuiApp(App[None]):
                 # the lock (its queue file is left alone: the approval checks again and records it).
                 proposals = [p if why is None else p.replace(status=CONFLICT, reason=why)
                              for p, why in zip(proposals, self.memory.conflicts(proposals))]
+                # Not for the first screen (nothing more before its first paint): the folder's sync brings them.
+                contradicts = _contradicts(self.memory, proposals, self._paired) if folder else None
                 count = self._file_count(changed) if folder else None
                 # MEMORY.md is what every session loads: if it cannot be read, the person hears it here.
                 if initial or MEMORY_FILE in changed:
@@ -563,7 +609,7 @@ class MemtuiApp(App[None]):
                 return None  # quitting
             synced = StateSynced(seq, proposals=proposals, external=external,
                                  activity=[activity_from_audit(r) for r in records], changed=changed,
-                                 file_count=count, problems=problems, lineage=lineage,
+                                 file_count=count, problems=problems, lineage=lineage, contradicts=contradicts,
                                  more=page.more if page.counted else None)
             self.post_message(synced)
             if not page.counted:  # shown first; the rest counted after, out of the store's lock
@@ -629,6 +675,8 @@ class MemtuiApp(App[None]):
         everything = proposals + external
         self._announce(proposals, message, now)
         self.review.lineage = message.lineage
+        if message.contradicts is not None:
+            self.review.contradicts = message.contradicts
         # Not counted yet (more than a page): the last count stands until this sync's comes (`on_queue_counted`).
         more = message.more if message.more is not None else self.review.more or None
         self.review.set_proposals(everything, more=more)
@@ -834,7 +882,10 @@ class MemtuiApp(App[None]):
         # (the base screen has one review panel).
         if focused is not None and any(isinstance(node, ReviewPanel) for node in focused.ancestors_with_self):
             return True
-        return self.active_plugin() is None
+        plugin = self.active_plugin()
+        # The Next session tab has no letter keys of its own: it shows what the selected proposal would do, so the
+        # review's keys (], [, a, R …) act there, on what it shows.
+        return plugin is None or plugin is self.panes.get("next_session")
 
     async def run_chosen_action(self, action: ActionParseResult) -> bool:
         """Run an action the person chose by name (the palette). The review keys' guard in `check_action` is for
@@ -984,6 +1035,29 @@ class MemtuiApp(App[None]):
             # external change is approved as the bytes its diff was made from, or not at all.
             self.decide("approve", p.id, expect=p.after_hash if p.external else None, seen=p.digest())
 
+    def on_review_panel_shown(self, message: ReviewPanel.Shown) -> None:
+        pane = self.panes.get("next_session")
+        if pane is not None:
+            pane.show_for(message.proposal)  # type: ignore[attr-defined]
+
+    def action_revise_of_current(self) -> None:
+        """Approve the selected add as a revise of the one current entry it contradicts: that line is struck as
+        superseded and the new one added below it. The approval plans it against the file as it is now."""
+        p = self._selected("approve as a revise")
+        if p is None:
+            return
+        current = self.review.contradicts.get(p.id, [])
+        if p.action != "add" or p.external or len(current) != 1:
+            why = (f"{p.id} contradicts {len(current)} current entries: revise it with e and name the one it replaces"
+                   if len(current) > 1 else f"{p.id} contradicts no current entry: approve it with a, or revise it "
+                   "with e")
+            self.notify(why, severity="warning", markup=False)
+            return
+        if self.claim_decision(p.id):
+            self.announce(p.replace(action="revise"))  # the feed says what it will be: a revise, not an add
+            self.review.decided(p.id)
+            self.decide("approve", p.id, seen=p.digest(), replaces=current[0])
+
     def action_reject(self) -> None:
         from memtui.tui.dialogs import RejectScreen
 
@@ -1039,12 +1113,12 @@ class MemtuiApp(App[None]):
 
     @work(thread=True, group="decide", exit_on_error=False)
     def decide(self, verb: str, pid: str, reason: str | None = None, expect: str | None = None,
-               seen: str | None = None) -> None:
+               seen: str | None = None, replaces: str | None = None) -> None:
         try:
             if verb == "reject":
                 result = self.memory.reject(pid, reason=reason or "", by=self.by, seen=seen)
             else:
-                result = self.memory.approve(pid, by=self.by, expect=expect, seen=seen)
+                result = self.memory.approve(pid, by=self.by, expect=expect, seen=seen, replaces=replaces)
         except BaseException:
             self.release_decision(pid)  # no decision comes back (the failure is shown)
             raise

@@ -62,6 +62,9 @@ class StateSynced(Message):
     file_count: int | None
     problems: list[str]
     lineage: dict[str, list[str]] = field(default_factory=dict)  # revise id → versions its target replaced
+    # add id → the current entries it gives another value of (memtui/core/contradictions.py); None: not read
+    # (the first screen's sync), the last ones shown still hold.
+    contradicts: dict[str, list[str]] | None = None
     # Open proposals past `proposals` (`Memory.queue_page`); None: more than a page, counted next (QueueCounted).
     more: int | None = 0
 

@@ -1,4 +1,4 @@
-"""The registry of plugin panes a tab can hold (Today, Search, Chat): kind → title and how to make one.
+"""The registry of plugin panes a tab can hold (Today, Search, Chat, Next session): kind → title and how to make one.
 
 A pane's module is imported when the pane first opens, not at start-up (Chat brings the agent, Search the index).
 The app sends every open pane `MemoryChanged` and `ProposalsChanged` (memtui/tui/messages.py).
@@ -40,8 +40,15 @@ def _chat(memory: Memory) -> Widget:
     return ChatPane(memory)
 
 
+def _next_session(memory: Memory) -> Widget:
+    from memtui.tui.next_session import NextSessionPane
+
+    return NextSessionPane(memory)
+
+
 PANES: dict[str, PaneKind] = {
     "today": PaneKind("Today", _today, "today.tcss"),
     "search": PaneKind("Search", _search, "search.tcss"),
     "chat": PaneKind("Chat", _chat, "chat.tcss"),
+    "next_session": PaneKind("Next session", _next_session, "next_session.tcss"),
 }

@@ -13,6 +13,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.geometry import Region, Size
+from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -61,6 +62,17 @@ def evidence_lines(p: Proposal, earlier: list[str]) -> list[str]:
     return out
 
 
+def contradiction_lines(p: Proposal, current: list[str]) -> list[str]:
+    """The current entries an add gives another value of, beside it, and the key that makes it a revise of one."""
+    if not current:
+        return []
+    out = ["contradicts a current entry (two versions of one fact):"]
+    out += [f"  now: {line}" for line in current]
+    out.append("R: approve as a revise of it (the old line struck as superseded)" if len(current) == 1 else
+               "e: revise it, naming the one entry it replaces")
+    return out
+
+
 class ReviewList(OptionList):
     """The queue's list. Textual's list forgets every drawn option on each Resize, which comes after the frame that
     first shows the new size (that frame draws the options kept from the old width; the next draws them again). The
@@ -86,6 +98,13 @@ class ReviewList(OptionList):
 class ReviewPanel(Vertical):
     """Proposals waiting for a person, oldest first, then external changes."""
 
+    class Shown(Message):
+        """The proposal drawn as selected now (None: none is): a pane that follows the selection hears of it."""
+
+        def __init__(self, proposal: Proposal | None) -> None:
+            super().__init__()
+            self.proposal = proposal
+
     COMPONENT_CLASSES = {"review--id", "review--conflict", "review--external", "review--muted", "review--old",
                          *(f"review--{t}" for t in TAGS)}
 
@@ -93,6 +112,9 @@ class ReviewPanel(Vertical):
         super().__init__(id=id)
         self.proposals: list[Proposal] = []
         self.lineage: dict[str, list[str]] = {}  # a revise's id → what its target entry replaced (the app's sync)
+        # An add's id → the current entries it gives another value of (the app's sync; memtui/core/contradictions.py)
+        self.contradicts: dict[str, list[str]] = {}
+        self._shown_contradicts: dict[str, list[str]] | None = None
         self._decided: str | None = None
         self.loaded = False
         self.body_mounted = False
@@ -165,12 +187,14 @@ class ReviewPanel(Vertical):
             return
         if changed_more and self.loaded:
             self._title()
-        if self.loaded and self.lineage == self._shown_lineage and _same_list(self.proposals, proposals):
+        if self.loaded and self.lineage == self._shown_lineage and self.contradicts == self._shown_contradicts \
+                and _same_list(self.proposals, proposals):
             # A sync after a change elsewhere (a log an agent appends to): nothing here changed, so nothing is
             # rebuilt, restyled or scrolled. Redrawing the list and a 500-row diff on every write took the app's
             # thread from the keys for most of each second under a busy writer.
             return
         self._shown_lineage = dict(self.lineage)
+        self._shown_contradicts = dict(self.contradicts)
         old = self.selected
         old_index = self.option_list.highlighted
         self.proposals = proposals
@@ -266,6 +290,7 @@ class ReviewPanel(Vertical):
 
     def _show_selected(self) -> None:
         p = self.selected
+        self.post_message(self.Shown(p))
         diff = self.query_one(DiffView)
         if p is None:
             self._update_detail("Nothing waits for you." if self.loaded else "Loading…")
@@ -279,6 +304,7 @@ class ReviewPanel(Vertical):
         lines = [f"{p.id}: {what}"]
         if p.status == CONFLICT and p.reason:
             lines.append(f"conflict: {for_person(p.reason)}")
+        lines += contradiction_lines(p, self.contradicts.get(p.id, []))  # before the rest: it is the decision
         lines += [f"⚑ {for_person(f)}" for f in p.flags]
         lines += [f"warning: {w}" for w in p.warnings]
         lines += evidence_lines(p, self.lineage.get(p.id, []))
