@@ -37,13 +37,14 @@ STAND_IN = "\u25cc"
 # soft hyphen, tag characters, interlinear annotation), private use (Co), surrogates (Cs), unassigned code points
 # (Cn), Unicode's Default_Ignorable_Code_Point set (variation selectors, Hangul fillers, the reserved U+2065 and
 # U+FFF0-FFF8, which a renderer draws as nothing even where they are unassigned), and letters and symbols that
-# draw as blank space (the braille blank U+2800 and the Hangul fillers, in case a font draws them wide).
+# draw as blank space (the braille blank U+2800, the Hangul fillers in case a font draws them wide, the Khitan filler
+# U+16FE4 and the musical null notehead U+1D159, which fonts draw as nothing).
 HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
 DEFAULT_IGNORABLE = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
                      (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
                      (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
                      (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
-BLANK = frozenset((0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800))
+BLANK = frozenset((0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x16FE4, 0x1D159))
 # Unicode adds pictographs here in every release (🫨 is unassigned to Python 3.11's Unicode 14): a terminal draws
 # one it does not know as a box, never as nothing, so an emoji newer than this Python is not a hidden character.
 NEW_EMOJI = (0x1F000, 0x1FAFF)

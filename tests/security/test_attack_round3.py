@@ -1,0 +1,104 @@
+"""Round three of the outside attack on issue 41's gate, written as an attacker writes it.
+
+Each test is one attack. Those that broke through and were fixed pass now; those that still break through are
+strict xfails naming what breaks; those the defence held against are kept as cheap passing tests.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memtui.core import secrets
+from memtui.core.memory import Memory
+from memtui.core.visible import hidden, shown_name
+from security.test_gate_secrets import FAKES, LOOKALIKES, _kind, agent_mem, everything_stored  # noqa: F401
+
+AGENT = "agent:claude"
+TODAY = "2026-08-20"
+GH = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+ANT = "sk-ant-api03-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa98765432" + "-AA"
+AWS = "AKIA" + "Z7Q3X9W2E5R8T1Y4"
+
+
+def cli(root: Path, *args: str, stdin: str | None = None, by: str = AGENT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "memtui", *args, "--root", str(root)], capture_output=True,
+                          text=True, timeout=60, input=stdin, env={**os.environ, "MEMTUI_USER": by})
+
+
+# secrets -------------------------------------------------------------------------------------------------------
+# A key in markdown italics, or glued to a name with `_`: `\b` counts `_` as a word character, so no pattern's
+# boundary matched and `_ghp_…_` went into memory. Fixed: a key's ends are "no letter or digit beside it".
+ITALIC = {"GitHub token": f"use _{GH}_ in CI", "Anthropic API key": f"the key is _{ANT}_",
+          "AWS access key id": f"id _{AWS}_ for prod", "GitHub token after a name": f"CI_TOKEN_{GH}"}
+
+
+@pytest.mark.parametrize("name", list(ITALIC))
+def test_a_key_in_markdown_italics_or_after_an_underscore_is_found(name: str) -> None:
+    found = secrets.scan(ITALIC[name])
+    assert found and name.split(" after")[0] in secrets.kinds(found), found
+
+
+def test_an_agents_italic_key_is_refused_on_the_cli(root: Path) -> None:
+    for args in (("log", f"pushed with _{GH}_"), ("scratch", "deploy")):
+        r = cli(root, *args, stdin=f"CI uses _{GH}_\n" if args[0] == "scratch" else None)
+        assert r.returncode != 0 and "GitHub token" in r.stdout + r.stderr, r.stdout + r.stderr
+    assert GH[4:].encode() not in everything_stored(root)
+
+
+def test_italic_look_alikes_still_pass_and_every_fake_key_is_still_found() -> None:
+    assert [name for name, text in LOOKALIKES.items() if secrets.scan(text)] == []
+    assert [name for name, value in FAKES.items() if [s.kind for s in secrets.scan(f"note: {value} (run)")]
+            != [_kind(name)]] == []
+    for text in ("see _sk-learn_ docs", "_AKIAtypo_ is not a key", "task-ant-colony-simulation-notes-2026",
+                 "_ghp_short_"):
+        assert secrets.scan(text) == [], text
+
+
+@pytest.mark.xfail(strict=True, reason="a key split over two lines of a scratch note (each half shorter than the "
+                   "pattern) is scanned line by line and applied at once; joining the lines gives the key back")
+def test_a_key_split_over_two_lines_of_a_note_is_refused(agent_mem: Memory, root: Path) -> None:  # noqa: F811
+    r = agent_mem.scratch("ci", f"token part 1: {GH[:20]}\ntoken part 2: {GH[20:]}\n", actor=AGENT)
+    assert r.status == "refused", r.message
+
+
+@pytest.mark.xfail(strict=True, reason="a key written as base64 (any model decodes it) passes the scanner: no "
+                   "pattern runs on decoded text")
+def test_a_base64_encoded_key_in_a_log_line_is_refused(agent_mem: Memory, root: Path) -> None:  # noqa: F811
+    r = agent_mem.log(f"CI token (base64): {base64.b64encode(GH.encode()).decode()}", actor=AGENT)
+    assert r.status == "refused", r.message
+
+
+@pytest.mark.xfail(strict=True, reason="an AWS secret access key named in prose ('The AWS secret key is …', no ':' "
+                   "or '=') is found by no rule: the AWS rule wants a name joined by [\\w.-] and an '=' or ':'")
+def test_an_aws_secret_in_prose_is_found() -> None:
+    assert secrets.scan("The AWS secret key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Hk2Lm9N")
+
+
+# hidden characters ---------------------------------------------------------------------------------------------
+# Two characters fonts draw as nothing were not in the one definition: the Khitan small script filler (Mn, not
+# Default_Ignorable) and the musical null notehead (So). Two blanks that pass are a binary alphabet; one after a
+# name draws `MEMORY.md` for another file. Fixed: both are blank-looking characters in `visible.BLANK`.
+BLANKS = {"khitan-filler": "\U00016fe4", "null-notehead": "\U0001d159"}
+
+
+@pytest.mark.parametrize("c", BLANKS.values(), ids=list(BLANKS))
+def test_a_blank_drawing_character_is_hidden_and_refused_in_an_entry(root: Path, c: str) -> None:
+    assert hidden(f"Prefers dark{c} mode") == [c]
+    assert f"U+{ord(c):04X}" in shown_name(f"MEMORY.md{c}")
+    r = cli(root, "update", "Preferences", "add", f"[stated] Prefers dark{c} mode")
+    assert r.returncode != 0 and f"U+{ord(c):04X}" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+def test_every_default_ignorable_and_format_character_is_hidden() -> None:
+    regex = pytest.importorskip("regex")
+    missed = [hex(c) for c in range(0x110000)
+              if not 0xD800 <= c < 0xE000 and not 0x1F000 <= c <= 0x1FAFF
+              and regex.match(r"[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Co}]", chr(c)) and not hidden(f"a{chr(c)}")]
+    assert missed == []
