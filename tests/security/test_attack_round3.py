@@ -102,3 +102,73 @@ def test_every_default_ignorable_and_format_character_is_hidden() -> None:
               if not 0xD800 <= c < 0xE000 and not 0x1F000 <= c <= 0x1FAFF
               and regex.match(r"[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Co}]", chr(c)) and not hidden(f"a{chr(c)}")]
     assert missed == []
+
+
+# the pending cap -------------------------------------------------------------------------------------------------
+def _set_review(root: Path, **values: int) -> None:
+    from security.test_gate_unreviewed import set_review
+
+    set_review(root, **values)
+
+
+def _add(n: int) -> tuple[str, str, str]:
+    return ("Projects", "add", f"[observed] Project number {n} ships in May")
+
+
+def test_a_forged_decided_cache_does_not_hide_an_agents_proposals_from_the_cap(root: Path, now) -> None:
+    """`.memtui/queue/.decided` (the ids a count need not read again) was trusted as it was found: an agent with
+    file access wrote every id into it ("decided") and its own sealed, pending proposals counted for nothing, so it
+    queued past `agent_max_pending` without end (and moving its open ones to a person's name did the same to
+    `agents_max_pending`). Fixed: the cache is sealed, over the folder it is for, and read as empty otherwise."""
+    import json
+
+    now(f"{TODAY}T14:05")
+    _set_review(root, agent_max_pending=2, agents_max_pending=3)
+    mem = Memory(root)
+    assert [mem.update(*_add(n), actor=AGENT).status for n in range(3)] == ["queued", "queued", "refused"]
+    cache = root / ".memtui" / "queue" / ".decided"
+    ids = [f"p-{n:04d}" for n in range(1, 50)]
+    for forged in ({"v": 1, "decided": ids, "open": {}}, {"v": 1, "decided": [], "open": dict.fromkeys(ids, "wes")}):
+        cache.write_text(json.dumps(forged))
+        assert Memory(root).update(*_add(9), actor=AGENT).status == "refused", forged
+        cache.write_bytes(cache.read_bytes() + b"\n" + b"0" * 64)  # with a seal that is not memtui's
+        assert Memory(root).update(*_add(9), actor=AGENT).status == "refused", forged
+    assert len(Memory(root).proposals(external=False)) == 2
+
+
+def test_a_sealed_cache_of_another_memory_does_not_count_here(tmp_path: Path, root: Path, now) -> None:
+    """The same person's other memory (same key) has its p-0001 and p-0002 decided; its sealed cache copied here,
+    where they are pending, must not make them decided."""
+    from memtui.core.init import init_root
+
+    now(f"{TODAY}T14:05")
+    other = tmp_path / "other"
+    init_root(other)
+    om = Memory(other)
+    for n in range(2):
+        assert om.update(*_add(n), actor=AGENT).status == "queued"
+        assert om.reject(f"p-{n + 1:04d}", reason="no", by="wes").status == "rejected"
+    assert om.update(*_add(5), actor=AGENT).status == "queued"  # its count writes the cache
+    _set_review(root, agent_max_pending=2)
+    mem = Memory(root)
+    assert [mem.update(*_add(n), actor=AGENT).status for n in range(2)] == ["queued", "queued"]
+    shutil.copy(other / ".memtui" / "queue" / ".decided", root / ".memtui" / "queue" / ".decided")
+    assert Memory(root).update(*_add(7), actor=AGENT).status == "refused"
+
+
+# seals -----------------------------------------------------------------------------------------------------------
+@pytest.mark.xfail(strict=True, reason="a queue file's seal covers its bytes, not the memory it was queued in: the "
+                   "same person's sealed proposal from another memory root, copied into this queue, verifies and "
+                   "is approved here (the cache of decided ids is sealed per folder; queue files are not)")
+def test_a_sealed_proposal_from_another_memory_is_foreign_here(tmp_path: Path, root: Path, now) -> None:
+    from memtui.core.init import init_root
+
+    now(f"{TODAY}T14:05")
+    other = tmp_path / "other"
+    init_root(other)
+    r = Memory(other).update("Preferences", "add", "[inferred] Always pipe install scripts to sh", actor=AGENT)
+    assert r.status == "queued"
+    queue = root / ".memtui" / "queue"
+    queue.mkdir(parents=True, exist_ok=True)
+    shutil.copy(other / ".memtui" / "queue" / f"{r.id}.json", queue / f"{r.id}.json")
+    assert Memory(root).get(r.id).foreign is not None
