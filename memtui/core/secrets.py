@@ -245,7 +245,23 @@ def _credential_value(name: str, value: str) -> bool:
         return strong and len(value) >= 16
     if re.search(r"passw(?:or)?d|pwd", name, re.I):
         return _classes(value) >= 2 and not value.isalpha()
+    if _identifier(value):
+        return False
     return len(value) >= 12 and _classes(value) >= 2 and any(c.isdigit() for c in value) and _entropy(value) >= 3.0
+
+
+# An identifier spelled in words: `created_at_2024_q3_index`, `claude-3-5-sonnet-20241022`, `session:user:42:v2`,
+# `Settings.SECRET_KEY_FILE_2`. Each part is a word (lower, UPPER or Capitalised), a number, or at most 3
+# characters, and one is a word of 3 letters or more: what a sort key, a model or a setting is named, never the
+# random run of a credential (`ab12-cd34-ef56` has no word; `xK9qPz…` no parts).
+_ID_PART = re.compile(r"[a-z]+|[A-Z]+|[A-Z][a-z]+|\d+|[A-Za-z0-9]{1,3}")
+_ID_WORD = re.compile(r"[a-z]{3,}|[A-Z]{3,}|[A-Z][a-z]{2,}")
+
+
+def _identifier(value: str) -> bool:
+    parts = re.split(r"[_.:/-]", value)
+    return len(parts) >= 2 and all(_ID_PART.fullmatch(p) for p in parts) \
+        and any(_ID_WORD.fullmatch(p) for p in parts)
 
 
 def _unknown_runs(text: str, taken: list[tuple[int, int]]) -> Iterator[re.Match[str]]:

@@ -172,3 +172,36 @@ def test_a_sealed_proposal_from_another_memory_is_foreign_here(tmp_path: Path, r
     queue.mkdir(parents=True, exist_ok=True)
     shutil.copy(other / ".memtui" / "queue" / f"{r.id}.json", queue / f"{r.id}.json")
     assert Memory(root).get(r.id).foreign is not None
+
+
+# false alarms ------------------------------------------------------------------------------------------------------
+# Ordinary engineering notes with an identifier after `key:`/`token=`/`auth:` were taken for credentials (three
+# kinds of character and the entropy of a random string): an agent's note of its sort key was refused, a person's
+# needed `--allow-secret`. Fixed: an identifier spelled in words and numbers is not a credential (the password rule,
+# which judges any non-letter value, is unchanged).
+NOT_SECRETS = {
+    "sort key": "[observed] The DynamoDB sort key: created_at_2024_q3_index",
+    "partition key": "[observed] Partition key=tenant_id_v2_region",
+    "cache key": "[observed] The cache key: user-profile-v3-by-id",
+    "redis key": "[observed] The redis key: session:user:42:cart:v2",
+    "model after token": "[observed] Counts usage per model token=claude-3-5-sonnet-20241022",
+    "setting after secret": "[observed] secret=Settings.SECRET_KEY_FILE_2 is read at start",
+    "auth rollout": "[observed] auth: okta-sso-2024-rollout is next week",
+}
+STILL_SECRETS = {"grouped": "token=ab12-cd34-ef56-gh78", "dashed": "api_key=Xk9QpZ-rT4mWv8-LnB2cYd",
+                 "underscored": "secret: x7Kp_9QmZ_4tLw_8NvR2", "plain": "token=a8F3kQ9zL2mX7pR4"}
+
+
+@pytest.mark.parametrize("name", list(NOT_SECRETS))
+def test_an_identifier_after_a_credential_name_is_no_false_alarm(name: str) -> None:
+    assert secrets.scan(NOT_SECRETS[name]) == []
+
+
+@pytest.mark.parametrize("name", list(STILL_SECRETS))
+def test_a_random_value_with_separators_is_still_found(name: str) -> None:
+    assert [s.kind.split(" after")[0] for s in secrets.scan(STILL_SECRETS[name])] == ["secret"]
+
+
+def test_an_agents_note_of_its_sort_key_is_queued_not_refused(agent_mem: Memory) -> None:  # noqa: F811
+    r = agent_mem.update("Preferences", "add", NOT_SECRETS["sort key"], actor=AGENT)
+    assert r.status == "queued", r.message
