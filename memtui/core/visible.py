@@ -160,12 +160,18 @@ def reveal(text: str, *, newlines: bool = True) -> str:
 
 
 def shown_name(rel: str) -> str:
-    """A file name as a person must see it to tell it from another: `reveal`ed on one line, and a space at either
-    end of a part and any space other than U+0020 named (`MEMORY.md⟨U+0020⟩` is not MEMORY.md)."""
+    """A file name as a person must see it to tell it from another: `reveal`ed on one line, a space at either
+    end of a part and any space other than U+0020 named (`MEMORY.md⟨U+0020⟩` is not MEMORY.md), and in a name not
+    in Unicode's composed form (NFC) its combining marks and conjoining jamo named (`cafe⟨U+0301⟩.md`, not café.md)."""
     shown = reveal(rel, newlines=False)
     if shown.isascii() and not shown.startswith(" ") and not shown.endswith(" ") and " /" not in shown \
             and "/ " not in shown:
         return shown
+    if unicodedata.normalize("NFC", shown) != shown:
+        # Not in the form every keyboard and every file name of this memory's making has: `cafe` + U+0301 draws as
+        # `café` (U+00E9), a second file of the same look. The marks NFC would compose are named.
+        shown = "".join(f"⟨U+{ord(c):04X}⟩" if unicodedata.category(c).startswith("M") or 0x1100 <= ord(c) <= 0x11FF
+                        else c for c in shown)
     return "/".join(_name_part(part) for part in shown.split("/"))
 
 
