@@ -88,7 +88,12 @@ def check(
                 _flag(p, f"downgraded [stated] → [suggested]: {why}; a person can restore [stated] on approval")
                 outcome = plan(p, before)
             else:
-                p.evidence = support
+                # The user's sentence goes into the queue file, the audit log and the review as it is: a key the user
+                # typed in it is masked, and a character no one sees is named, as in any other text kept.
+                from memtui.core import secrets
+                from memtui.core.visible import reveal
+
+                p.evidence = secrets.mask(reveal(support))
     written = _written_line(p, outcome)
     if written is None and agent and p.content and reads_as_instruction(p.content):
         _flag(p, "reads as an instruction to the agent, written by an agent: store it as data or reject it")
