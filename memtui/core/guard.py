@@ -149,7 +149,8 @@ def supporting_words(entry_text: str, user_words: str | None) -> str | None:
 SECRET_FIELDS = (("entry", "the entry"), ("content", "the text"), ("source", "the source"),
                  ("section", "the section name"), ("to_section", "the section name"))
 # Names every write carries, whatever its action: they reach git (a path, the author), the queue and the audit log.
-SECRET_NAMES = (("file", "the file name"), ("to", "the new file name"), ("actor", "the writer's name"))
+SECRET_NAMES = (("file", "the file name"), ("to", "the new file name"), ("actor", "the writer's name"),
+                ("session", "the session id"))
 NEW_TEXT_ACTIONS = ("add", "revise", "append", "create", "edit")
 
 
@@ -178,7 +179,7 @@ def describe_secrets(p: Proposal, found: list[tuple[str, str, list]]) -> str:
             elif name == "content":
                 where = f"{label} of {p.file} line {s.line}" if p.action == "create" else \
                     f"{label} of the edit to {p.file} (its line {s.line})"
-            elif name in ("file", "to", "actor"):
+            elif name in ("file", "to", "actor", "session"):
                 where = label
             else:
                 where = f"{label} for {p.file}" + (f" § {p.section}" if p.section else "")
@@ -210,7 +211,8 @@ def _gate_secrets(p: Proposal, *, agent: bool, allow: bool) -> None:
     found = secrets_in(p)
     if not found:
         return
-    if allow and not any(name in ("file", "to", "actor") for name, _, _ in found):  # a name is never overridden
+    names = ("file", "to", "actor", "session")  # a name is never overridden
+    if allow and not any(name in names for name, _, _ in found):
         what = describe_secrets(p, found)
         _flag(p, f"holds a secret, written knowingly by {p.actor} with --allow-secret: {what}. It is committed and "
                  "loaded into later sessions; `memtui doctor` says how to purge it from history")

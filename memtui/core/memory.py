@@ -1056,6 +1056,17 @@ class Memory(MemoryReader):
         return WriteResult("conflict", f"the file moved on and {reason}", p.id, p.file, p.section, p.entry)
 
     def _refuse(self, p: Proposal, message: str, candidates: list[str] | None = None) -> WriteResult:
+        # A refused write is kept in the audit log (committed with the next change) and said back: a key in any of
+        # its fields, even one the gate does not refuse for (a `replaces` that matched nothing, a provenance that is
+        # no tag), is masked in both, as the gate masks the fields it scans.
+        from memtui.core import secrets
+
+        for name in _KEPT_TEXT:
+            value = getattr(p, name, None)
+            found = secrets.scan(value) if isinstance(value, str) else []
+            if found:
+                setattr(p, name, secrets.mask(value, found))
+        message = secrets.mask(message)
         self._audit(p, "refused", reason=message)
         return WriteResult("refused", message, None, p.file, p.section, p.entry, None, "", [], candidates or [])
 
@@ -1065,6 +1076,11 @@ class Memory(MemoryReader):
     def _named(self, files: Iterable[str]) -> list[str]:
         """The files a write touches, as its diff names them (the real file behind a symlink)."""
         return list(dict.fromkeys(self._real(rel) for rel in files))
+
+
+# A proposal's text fields, as a refusal's audit line keeps them.
+_KEPT_TEXT = ("entry", "replaces", "provenance", "source", "old", "content", "to", "section", "to_section", "after",
+              "session", "evidence", "file", "actor")
 
 
 def _actor(actor: str | None) -> str:

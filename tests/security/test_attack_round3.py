@@ -236,3 +236,25 @@ def test_the_users_words_kept_as_evidence_hold_no_key_and_no_hidden_text(agent_m
     assert p.evidence and "ghp_****" in p.evidence and "⟨U+E0049⟩" in p.evidence, p.evidence
     assert GH[4:].encode() not in everything_stored(root)
     assert smuggled.encode() not in (root / ".memtui" / "queue" / f"{r.id}.json").read_bytes()
+
+
+# fields the gate did not scan ------------------------------------------------------------------------------------
+def test_a_key_in_a_refused_writes_other_fields_is_masked_in_the_reply_and_the_audit_log(agent_mem: Memory,  # noqa
+                                                                                          root: Path) -> None:
+    """The gate scanned entry, content, source and the names; a key sent as `replaces` (matching nothing) or as
+    the provenance tag was refused for that, with the key said back raw and kept raw in memory-log.jsonl (which
+    the next commit takes into git). A key as the session id was queued, raw in the queue file and the audit log.
+    Fixed: a refusal masks every field it keeps and its message; a session id is scanned as the names are."""
+    writes = [dict(action="revise", replaces=f"token {GH}", entry="[observed] Deploys on Fridays"),
+              dict(action="add", entry="[observed] Likes tea", provenance=GH),
+              dict(action="add", entry="[observed] Likes coffee", session=GH)]
+    for w in writes:
+        r = agent_mem.update("Preferences", w.pop("action"), actor=AGENT, **w)
+        assert r.status == "refused" and GH[4:] not in r.message and GH[4:].lower() not in r.message, r.message
+    assert mem_commit(agent_mem)  # the audit log goes into git with the next change
+    stored = everything_stored(root)
+    assert GH[4:].encode() not in stored and GH[4:].lower().encode() not in stored
+
+
+def mem_commit(mem: Memory) -> bool:
+    return mem.update("Preferences", "add", "[stated] Prefers tabs", actor="wes").status == "applied"
