@@ -198,7 +198,9 @@ class Memory(MemoryReader):
         def attempt() -> WriteResult:
             with self.store.lock():
                 self.recover()
-                expired = [rel for rel, ms in self._scratch_notes() if ms <= now_ms]
+                # A note changed since its last commit (a person's edit in their editor, listed as an external
+                # change) is kept: deleting it would lose bytes no commit holds. It waits for that review.
+                expired = [rel for rel, ms in self._scratch_notes() if ms <= now_ms and self._as_recorded(rel)]
                 if not expired:
                     return WriteResult("applied", "no expired scratch notes")
                 sha = journal.apply(self.store, journal.Change(
@@ -214,6 +216,13 @@ class Memory(MemoryReader):
                 "refused", f"the scratch notes kept changing under the sweep ({lost}); nothing was deleted, try again"))
         except (OSError, StoreError) as exc:
             return WriteResult("refused", f"could not sweep the scratch notes: {exc}; nothing was deleted")
+
+    def _as_recorded(self, rel: str) -> bool:
+        """Does `rel` hold what was last recorded of it (a folder without git records nothing: yes)?"""
+        recorded = self.store.committed(rel)
+        if recorded is None and not getattr(self.store, "has_git", True):
+            return True
+        return self.store.read(rel) == recorded
 
     def edit(
         self, file: str, old: str, new: str, *, actor: str | None = None, session: str | None = None,
