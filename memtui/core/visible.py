@@ -55,6 +55,7 @@ NEW_EMOJI = (0x1F000, 0x1FAFF)
 PRESENTATION = frozenset("\ufe0e\ufe0f")
 # The characters with an emoji form that are not symbols (So, Sm) by category: ‼️ ⁉️ ℹ️ 〰️ 〽️ and the keycap bases.
 EMOJI_NON_SYMBOLS = frozenset("\u203c\u2049\u2139\u3030\u303d#*0123456789")
+KEYCAP_BASES = frozenset("#*0123456789")
 # Kept as they are in text of many lines (and refused in an entry by the one-line check, which says why).
 LAYOUT = frozenset("\t\n")
 
@@ -99,10 +100,21 @@ def is_hidden(text: str, i: int) -> bool:
     c = ord(ch)
     if c < 0x80:
         return (c < 0x20 or c == 0x7F) and ch not in LAYOUT
-    if ch in PRESENTATION and i > 0 and (text[i - 1] in EMOJI_NON_SYMBOLS
-                                         or unicodedata.category(text[i - 1]) in ("So", "Sm")):
+    if ch in PRESENTATION and i > 0 and _presents(text, i):
         return False
     return c in _bmp_hidden() if c < 0x10000 else _astral_hidden(ch)
+
+
+def _presents(text: str, i: int) -> bool:
+    """Is the selector at `text[i]` an emoji's presentation, as phones send one? After a keycap base (a digit, #, *)
+    only when the keycap mark U+20E3 follows (1️⃣): a selector after a bare digit, or after an ASCII sign (+ < = > |
+    ~, which have no emoji form), draws nothing and would carry a bit beside each digit of a number."""
+    before = text[i - 1]
+    if before in KEYCAP_BASES:
+        return text[i + 1:i + 2] == "\u20e3"
+    if before < "\x80":
+        return False
+    return before in EMOJI_NON_SYMBOLS or unicodedata.category(before) in ("So", "Sm")
 
 
 def hidden(text: str) -> list[str]:

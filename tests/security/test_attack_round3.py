@@ -96,6 +96,21 @@ def test_a_blank_drawing_character_is_hidden_and_refused_in_an_entry(root: Path,
     assert r.returncode != 0 and f"U+{ord(c):04X}" in r.stdout + r.stderr, r.stdout + r.stderr
 
 
+def test_a_presentation_selector_after_a_digit_or_an_ascii_sign_is_hidden(root: Path) -> None:
+    """U+FE0E/U+FE0F passed after any digit, `#`, `*` or symbol by category, ASCII `+ < = > | ~` too: drawn as
+    nothing, one bit (two with FE0E) beside each digit of a number ("port 8080" carried 8 bits unflagged).
+    Fixed: after a keycap base only with the keycap mark (1️⃣); never after an ASCII sign."""
+    from security.test_gate_unseen import ORDINARY
+
+    bits = "".join(d + ("\ufe0f" if b == "1" else "\ufe0e") for d, b in zip("80804431", "01001001"))
+    assert len(hidden(f"port {bits}")) == 8
+    assert hidden("a+\ufe0fb=\ufe0ec|\ufe0f") == ["\ufe0f", "\ufe0e", "\ufe0f"]
+    assert [name for name, text in ORDINARY.items() if hidden(text)] == []
+    assert hidden("1\ufe0f\u20e3 #\ufe0f\u20e3 \u2764\ufe0f \u2194\ufe0f") == []
+    r = cli(root, "update", "Preferences", "add", f"[stated] Serves on port {bits}")
+    assert r.returncode != 0 and "U+FE0F" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
 def test_every_default_ignorable_and_format_character_is_hidden() -> None:
     regex = pytest.importorskip("regex")
     missed = [hex(c) for c in range(0x110000)
