@@ -313,3 +313,20 @@ def test_sweep_keeps_an_expired_note_a_person_edited_and_did_not_commit(root: Pa
     assert "my own notes" in (root / mine.file).read_text()
     assert not (root / theirs.file).exists()
     assert any(p.file == mine.file for p in Memory(root).proposals())  # still an external change to review
+
+
+# approve what you saw -------------------------------------------------------------------------------------------
+def test_a_revise_by_substring_cannot_strike_another_entry_once_the_file_moved_on(root: Path, now) -> None:
+    """Held: an agent's `revise --replaces dark` was shown striking "Prefers dark mode…"; the person removed that
+    entry and added another holding "dark" before approving with the digest they saw. The proposal keeps the
+    exact entry it resolved to, so the approval is a conflict, never a strike of the new entry."""
+    now(f"{TODAY}T14:05")
+    mem = Memory(root)
+    assert mem.update("Preferences", "add", "[stated] Prefers dark mode in the editor", actor="wes").status == "applied"
+    r = mem.update("Preferences", "revise", "[stated] Prefers light mode in the editor", replaces="dark", actor=AGENT)
+    seen = mem.get(r.id).digest()
+    assert mem.update("Preferences", "remove", replaces="Prefers dark mode in the editor", actor="wes").status == \
+        "applied"
+    assert mem.update("Preferences", "add", "[stated] Keeps the dark terminal theme", actor="wes").status == "applied"
+    assert mem.approve(r.id, by="wes", seen=seen).status == "conflict"
+    assert "- [stated] Keeps the dark terminal theme" in (root / "MEMORY.md").read_text()
