@@ -330,3 +330,15 @@ def test_a_revise_by_substring_cannot_strike_another_entry_once_the_file_moved_o
     assert mem.update("Preferences", "add", "[stated] Keeps the dark terminal theme", actor="wes").status == "applied"
     assert mem.approve(r.id, by="wes", seen=seen).status == "conflict"
     assert "- [stated] Keeps the dark terminal theme" in (root / "MEMORY.md").read_text()
+
+
+def test_a_key_split_by_a_selector_after_one_of_its_digits_is_kept_out(agent_mem: Memory,  # noqa: F811
+                                                                        root: Path) -> None:
+    """A selector after a digit inside a key ("ghp_a1" U+FE0F "B2…") was not hidden, so nothing stripped it and
+    the pattern stopped at it: the key went into memory with a character no one sees in it. Now it is hidden:
+    stripped from a note's text, after which the key is whole and refused."""
+    split = GH[:6] + "\ufe0f" + GH[6:]
+    assert GH[5] == "1"
+    r = agent_mem.scratch("ci", f"token {split}\n", actor=AGENT)
+    assert r.status == "refused" and "GitHub token" in r.message, r.message
+    assert GH[6:].encode() not in everything_stored(root)
