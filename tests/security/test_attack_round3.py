@@ -373,3 +373,33 @@ def test_a_section_name_holding_hidden_text_is_refused_in_a_move_and_stripped_in
     r = mem.create("notes/a.md", f"# Notes\n## Sec{tags}\n- [stated] x\n", actor=AGENT)
     p = mem.get(r.id)
     assert r.status == "queued" and not hidden(p.content) and any("U+E0049" in f for f in p.flags)
+
+
+# the italic key through the other surfaces -------------------------------------------------------------------------
+async def test_mcp_with_the_official_client_refuses_an_italic_key(root: Path) -> None:
+    from security.test_gate_unreviewed import memtui_mcp, server_env
+    from support.mcp_client import mcp_client, text_of
+
+    command, args = memtui_mcp(root)
+    async with mcp_client(command, args, server_env()) as s:
+        for tool, tool_args in (("memory_log", {"text": f"pushed with _{GH}_"}),
+                                ("memory_scratch", {"name": "ci", "body": f"CI uses _{ANT}_\n"}),
+                                ("memory_update", {"section": "Preferences", "action": "add",
+                                                   "entry": f"[observed] AWS id _{AWS}_"})):
+            out = await s.call_tool(tool, tool_args)
+            assert out.is_error and "****" in text_of(out), (tool, text_of(out))
+    stored = everything_stored(root)
+    assert GH[4:].encode() not in stored and ANT[13:].encode() not in stored and AWS[4:].encode() not in stored
+
+
+def test_the_memory_tool_and_the_chat_tools_refuse_an_italic_key(agent_mem: Memory, root: Path) -> None:  # noqa
+    from memtui.agent.memory_tool import MemtuiMemoryTool
+    from memtui.core.tools import run_tool
+
+    tool = MemtuiMemoryTool(agent_mem, actor=AGENT)
+    out = tool.run({"command": "create", "path": "/memories/ci.md", "file_text": f"# CI\nuses _{GH}_\n"})
+    assert out.is_error and "GitHub token" in out.text, out.text
+    out = run_tool(agent_mem, "memory_edit", {"path": "MEMORY.md", "old": "## Preferences\n",
+                                              "new": f"## Preferences\nCI_TOKEN_{GH}\n"}, AGENT)
+    assert out.is_error and "GitHub token" in out.text, out.text
+    assert GH[4:].encode() not in everything_stored(root)
