@@ -1065,9 +1065,9 @@ class Memory(MemoryReader):
         return WriteResult("conflict", f"the file moved on and {reason}", p.id, p.file, p.section, p.entry)
 
     def _refuse(self, p: Proposal, message: str, candidates: list[str] | None = None) -> WriteResult:
-        # A refused write is kept in the audit log (committed with the next change) and said back: a key in any of
-        # its fields, even one the gate does not refuse for (a `replaces` that matched nothing, a provenance that is
-        # no tag), is masked in both, as the gate masks the fields it scans.
+        # A refused write is kept in the audit log (committed with the next change) and said back: a key in a field
+        # the audit log does not mask itself (`audit.masked` takes the entry, replaces, source and content), or in
+        # the message (which may quote a `replaces` that matched nothing, a provenance that is no tag), is masked.
         from memtui.core import secrets
 
         for name in _KEPT_TEXT:
@@ -1075,7 +1075,8 @@ class Memory(MemoryReader):
             found = secrets.scan(value) if isinstance(value, str) else []
             if found:
                 setattr(p, name, secrets.mask(value, found))
-        message = secrets.mask(message)
+        if len(message) <= 100_000:  # memtui's own words around a quoted value; never a write's whole text
+            message = secrets.mask(message)
         self._audit(p, "refused", reason=message)
         return WriteResult("refused", message, None, p.file, p.section, p.entry, None, "", [], candidates or [])
 
@@ -1087,9 +1088,8 @@ class Memory(MemoryReader):
         return list(dict.fromkeys(self._real(rel) for rel in files))
 
 
-# A proposal's text fields, as a refusal's audit line keeps them.
-_KEPT_TEXT = ("entry", "replaces", "provenance", "source", "old", "content", "to", "section", "to_section", "after",
-              "session", "evidence", "file", "actor")
+# The text fields a refusal's audit line keeps and `audit.masked` does not scan.
+_KEPT_TEXT = ("provenance", "to", "section", "to_section", "session", "evidence", "file", "actor")
 
 
 def _actor(actor: str | None) -> str:
