@@ -244,9 +244,15 @@ def quoted(line: str) -> str:
     first = body.lstrip()[:1]
     if first and first not in "#>\\" and unicodedata.normalize("NFKC", first) in ("#", ">"):
         body = "\\" + body.lstrip()  # a fullwidth or small ＃ or ＞ reads as one too
-    if _HEADER_LIKE.search(body) or _HEADER_LIKE.search(_skeleton(body)):
+    if _HEADER_LIKE.search(body) or _HEADER_LIKE.search(_skeleton(body)) or _header_letters(body):
         body = "[imitates memtui's header] " + body
     return QUOTE + body
+
+
+def _header_letters(body: str) -> bool:
+    """The header's words in the letters and digits of `body` alone: `PROJECT_MEMORY` (`_` is a word character to
+    `\\W`) and `P R O J E C T  M E M O R Y` read as the header too."""
+    return "projectmemory" in re.sub(r"[\W_]+", "", _skeleton(body)).casefold()
 
 
 def _skeleton(text: str) -> str:

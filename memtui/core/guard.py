@@ -88,7 +88,12 @@ def check(
                 _flag(p, f"downgraded [stated] → [suggested]: {why}; a person can restore [stated] on approval")
                 outcome = plan(p, before)
             else:
-                p.evidence = support
+                # The user's sentence goes into the queue file, the audit log and the review as it is: a key the user
+                # typed in it is masked, and a character no one sees is named, as in any other text kept.
+                from memtui.core import secrets
+                from memtui.core.visible import reveal
+
+                p.evidence = secrets.mask(reveal(support))
     written = _written_line(p, outcome)
     if written is None and agent and p.content and reads_as_instruction(p.content):
         _flag(p, "reads as an instruction to the agent, written by an agent: store it as data or reject it")
@@ -144,7 +149,8 @@ def supporting_words(entry_text: str, user_words: str | None) -> str | None:
 SECRET_FIELDS = (("entry", "the entry"), ("content", "the text"), ("source", "the source"),
                  ("section", "the section name"), ("to_section", "the section name"))
 # Names every write carries, whatever its action: they reach git (a path, the author), the queue and the audit log.
-SECRET_NAMES = (("file", "the file name"), ("to", "the new file name"), ("actor", "the writer's name"))
+SECRET_NAMES = (("file", "the file name"), ("to", "the new file name"), ("actor", "the writer's name"),
+                ("session", "the session id"))
 NEW_TEXT_ACTIONS = ("add", "revise", "append", "create", "edit")
 
 
@@ -173,7 +179,7 @@ def describe_secrets(p: Proposal, found: list[tuple[str, str, list]]) -> str:
             elif name == "content":
                 where = f"{label} of {p.file} line {s.line}" if p.action == "create" else \
                     f"{label} of the edit to {p.file} (its line {s.line})"
-            elif name in ("file", "to", "actor"):
+            elif name in ("file", "to", "actor", "session"):
                 where = label
             else:
                 where = f"{label} for {p.file}" + (f" § {p.section}" if p.section else "")
@@ -205,7 +211,8 @@ def _gate_secrets(p: Proposal, *, agent: bool, allow: bool) -> None:
     found = secrets_in(p)
     if not found:
         return
-    if allow and not any(name in ("file", "to", "actor") for name, _, _ in found):  # a name is never overridden
+    names = ("file", "to", "actor", "session")  # a name is never overridden
+    if allow and not any(name in names for name, _, _ in found):
         what = describe_secrets(p, found)
         _flag(p, f"holds a secret, written knowingly by {p.actor} with --allow-secret: {what}. It is committed and "
                  "loaded into later sessions; `memtui doctor` says how to purge it from history")

@@ -198,7 +198,9 @@ class Memory(MemoryReader):
         def attempt() -> WriteResult:
             with self.store.lock():
                 self.recover()
-                expired = [rel for rel, ms in self._scratch_notes() if ms <= now_ms]
+                # A note changed since its last commit (a person's edit in their editor, listed as an external
+                # change) is kept: deleting it would lose bytes no commit holds. It waits for that review.
+                expired = [rel for rel, ms in self._scratch_notes() if ms <= now_ms and self._as_recorded(rel)]
                 if not expired:
                     return WriteResult("applied", "no expired scratch notes")
                 sha = journal.apply(self.store, journal.Change(
@@ -214,6 +216,13 @@ class Memory(MemoryReader):
                 "refused", f"the scratch notes kept changing under the sweep ({lost}); nothing was deleted, try again"))
         except (OSError, StoreError) as exc:
             return WriteResult("refused", f"could not sweep the scratch notes: {exc}; nothing was deleted")
+
+    def _as_recorded(self, rel: str) -> bool:
+        """Does `rel` hold what was last recorded of it (a folder without git records nothing: yes)?"""
+        recorded = self.store.committed(rel)
+        if recorded is None and not getattr(self.store, "has_git", True):
+            return True
+        return self.store.read(rel) == recorded
 
     def edit(
         self, file: str, old: str, new: str, *, actor: str | None = None, session: str | None = None,
@@ -1084,6 +1093,18 @@ class Memory(MemoryReader):
         return WriteResult("conflict", f"the file moved on and {reason}", p.id, p.file, p.section, p.entry)
 
     def _refuse(self, p: Proposal, message: str, candidates: list[str] | None = None) -> WriteResult:
+        # A refused write is kept in the audit log (committed with the next change) and said back: a key in a field
+        # the audit log does not mask itself (`audit.masked` takes the entry, replaces, source and content), or in
+        # the message (which may quote a `replaces` that matched nothing, a provenance that is no tag), is masked.
+        from memtui.core import secrets
+
+        for name in _KEPT_TEXT:
+            value = getattr(p, name, None)
+            found = secrets.scan(value) if isinstance(value, str) else []
+            if found:
+                setattr(p, name, secrets.mask(value, found))
+        if len(message) <= 100_000:  # memtui's own words around a quoted value; never a write's whole text
+            message = secrets.mask(message)
         self._audit(p, "refused", reason=message)
         return WriteResult("refused", message, None, p.file, p.section, p.entry, None, "", [], candidates or [])
 
@@ -1093,6 +1114,10 @@ class Memory(MemoryReader):
     def _named(self, files: Iterable[str]) -> list[str]:
         """The files a write touches, as its diff names them (the real file behind a symlink)."""
         return list(dict.fromkeys(self._real(rel) for rel in files))
+
+
+# The text fields a refusal's audit line keeps and `audit.masked` does not scan.
+_KEPT_TEXT = ("provenance", "to", "section", "to_section", "session", "evidence", "file", "actor")
 
 
 def _actor(actor: str | None) -> str:

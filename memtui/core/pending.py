@@ -7,8 +7,9 @@ process and in the local cache (the next `memtui` process, a hook, starts from t
 ids and reads only the new queue files and the ones the writing agent had open. The ids are kept beside
 the queue files (`.memtui/queue/.decided`, a name neither the queue's listing nor git's nor the watcher's takes),
 so they go with the memory; a store with no folder (Redis) keeps them in the process only. A queue file rewritten
-outside memtui is not looked at again once decided; whoever can do that can write queue files of their own too,
-which no count of memtui's bounds.
+outside memtui is not looked at again once decided. The cache is sealed as the queue files are (an HMAC under the
+person's key): one written outside memtui (every id "decided", an agent's open proposals given to a person) is read
+as empty, or an agent with file access could hide its own sealed proposals from the cap and queue without end.
 
 Proposals are counted by their actor's skeleton, so a look-alike of an agent's name (Cyrillic, fullwidth) shares
 its count with it.
@@ -27,6 +28,14 @@ from memtui.core.store import Store, StoreError
 CACHE_FILE = ".memtui/queue/.decided"
 # The cache's format: a file of another shape (an older memtui, a torn write) is read as empty, never trusted.
 CACHE_VERSION = 1
+_CACHE_DOMAIN = b"memtui pending cache\0"  # the cache's seal vouches for nothing else (a queue file, an intent)
+
+
+def _domain(path: Path) -> bytes:
+    """What a cache's seal is made over besides its bytes: the domain and the folder it is for, so a sealed cache
+    of another memory of this person's (whose ids are decided there, and pending here) is not taken for this one's.
+    A memory moved elsewhere reads its queue once again."""
+    return _CACHE_DOMAIN + os.fsencode(os.path.realpath(path.parent)) + b"\0"
 _UNREAD = object()
 
 
@@ -134,7 +143,12 @@ class PendingCounter:
             with os.fdopen(fd, "rb") as f:
                 if not stat.S_ISREG(os.fstat(fd).st_mode):
                     return set(), {}
-                raw = json.loads(f.read())
+                data = f.read()
+            body, _, given = data.rpartition(b"\n")
+            check = self._check()
+            if not body or not check(_domain(path) + body, given.decode("ascii", "replace")):  # type: ignore[operator]
+                return set(), {}  # not sealed by this person's memtui: every queue file is read again
+            raw = json.loads(body)
             if raw.get("v") != CACHE_VERSION or not isinstance(raw.get("decided"), list) \
                     or not isinstance(raw.get("open"), dict):
                 return set(), {}
@@ -148,10 +162,16 @@ class PendingCounter:
         path = self._path()
         if path is None or not path.parent.is_dir():
             return
+        from memtui.core.seal import mac
+
         try:
+            body = json.dumps({"v": CACHE_VERSION, "decided": sorted(decided), "open": known_open},
+                              separators=(",", ":")).encode()
+            seal = mac(_domain(path) + body)
+            if seal is None:
+                return  # no key: a cache no one can vouch for is not kept
             tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"v": CACHE_VERSION, "decided": sorted(decided), "open": known_open},
-                                      separators=(",", ":")))
+            tmp.write_bytes(body + b"\n" + seal.encode())
             os.replace(tmp, path)
         except (OSError, ValueError):
             pass

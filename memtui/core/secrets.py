@@ -48,26 +48,28 @@ _KEYWORD_ANCHORS = ("key", "token", "secret", "passw", "pwd", "credential", "aut
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 # kind → pattern; the secret is the group "v" when there is one (else the whole match). Anchored on prefixes, so a
-# line without any of them fails the combined search at once.
+# line without any of them fails the combined search at once. A key's ends are "no letter or digit beside it", not
+# `\b`: `\b` counts `_` as a word character, so a key in markdown italics (`_ghp_…_`) or after `NAME_` slipped.
 _FORMATS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("private key", ("PRIVATE KEY",), r"-----BEGIN[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----"),
     ("AWS access key id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
-     r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
+     r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])"),
     ("AWS secret access key", ("aws",),
      r"(?i:aws)[\w.-]{0,30}?(?i:secret|sak)[\w.-]{0,20}[\"']?[ \t]*[:=][ \t]*[\"']?"
      r"(?P<v>[A-Za-z0-9/+]{40})(?![\w/+=])"),
     ("GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-     r"\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})\b"),
-    ("Anthropic API key", ("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
-    ("OpenAI API key", ("sk-",), r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
-    ("Slack token", ("xox", "xapp-"), r"\bxox[abprse]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{20,}"),
+     r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})(?![A-Za-z0-9])"),
+    ("Anthropic API key", ("sk-ant-",), r"(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_-]{20,}"),
+    ("OpenAI API key", ("sk-",), r"(?<![A-Za-z0-9])sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+    ("Slack token", ("xox", "xapp-"),
+     r"(?<![A-Za-z0-9])xox[abprse]-[A-Za-z0-9-]{10,}|(?<![A-Za-z0-9])xapp-\d-[A-Za-z0-9-]{20,}"),
     ("Slack webhook", ("hooks.slack.com",),
      r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{20,}"),
     ("Stripe secret key", ("_live_", "_test_", "whsec_"),
-     r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9]{24,}"),
-    ("Google API key", ("AIza",), r"\bAIza[0-9A-Za-z_-]{35}"),
-    ("Google OAuth client secret", ("GOCSPX-",), r"\bGOCSPX-[A-Za-z0-9_-]{24,}"),
-    ("JSON web token", ("eyJ",), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+     r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|(?<![A-Za-z0-9])whsec_[A-Za-z0-9]{24,}"),
+    ("Google API key", ("AIza",), r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}"),
+    ("Google OAuth client secret", ("GOCSPX-",), r"(?<![A-Za-z0-9])GOCSPX-[A-Za-z0-9_-]{24,}"),
+    ("JSON web token", ("eyJ",), r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
     ("bearer token", ("earer",), r"(?i:bearer)[ \t]+(?P<v>[A-Za-z0-9._~+/-]{20,}=*)"),
     ("password in a URL", ("://",), r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/@:]*:(?P<v>[^\s/@]{3,})@[^\s/@]"),
 )
@@ -243,7 +245,23 @@ def _credential_value(name: str, value: str) -> bool:
         return strong and len(value) >= 16
     if re.search(r"passw(?:or)?d|pwd", name, re.I):
         return _classes(value) >= 2 and not value.isalpha()
+    if _identifier(value):
+        return False
     return len(value) >= 12 and _classes(value) >= 2 and any(c.isdigit() for c in value) and _entropy(value) >= 3.0
+
+
+# An identifier spelled in words: `created_at_2024_q3_index`, `claude-3-5-sonnet-20241022`, `session:user:42:v2`,
+# `Settings.SECRET_KEY_FILE_2`. Each part is a word (lower, UPPER or Capitalised), a number, or at most 3
+# characters, and one is a word of 3 letters or more: what a sort key, a model or a setting is named, never the
+# random run of a credential (`ab12-cd34-ef56` has no word; `xK9qPz…` no parts).
+_ID_PART = re.compile(r"[a-z]+|[A-Z]+|[A-Z][a-z]+|\d+|[A-Za-z0-9]{1,3}")
+_ID_WORD = re.compile(r"[a-z]{3,}|[A-Z]{3,}|[A-Z][a-z]{2,}")
+
+
+def _identifier(value: str) -> bool:
+    parts = re.split(r"[_.:/-]", value)
+    return len(parts) >= 2 and all(_ID_PART.fullmatch(p) for p in parts) \
+        and any(_ID_WORD.fullmatch(p) for p in parts)
 
 
 def _unknown_runs(text: str, taken: list[tuple[int, int]]) -> Iterator[re.Match[str]]:

@@ -37,13 +37,14 @@ STAND_IN = "\u25cc"
 # soft hyphen, tag characters, interlinear annotation), private use (Co), surrogates (Cs), unassigned code points
 # (Cn), Unicode's Default_Ignorable_Code_Point set (variation selectors, Hangul fillers, the reserved U+2065 and
 # U+FFF0-FFF8, which a renderer draws as nothing even where they are unassigned), and letters and symbols that
-# draw as blank space (the braille blank U+2800 and the Hangul fillers, in case a font draws them wide).
+# draw as blank space (the braille blank U+2800, the Hangul fillers in case a font draws them wide, the Khitan filler
+# U+16FE4 and the musical null notehead U+1D159, which fonts draw as nothing).
 HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
 DEFAULT_IGNORABLE = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
                      (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
                      (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
                      (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
-BLANK = frozenset((0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800))
+BLANK = frozenset((0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x16FE4, 0x1D159))
 # Unicode adds pictographs here in every release (🫨 is unassigned to Python 3.11's Unicode 14): a terminal draws
 # one it does not know as a box, never as nothing, so an emoji newer than this Python is not a hidden character.
 NEW_EMOJI = (0x1F000, 0x1FAFF)
@@ -54,6 +55,7 @@ NEW_EMOJI = (0x1F000, 0x1FAFF)
 PRESENTATION = frozenset("\ufe0e\ufe0f")
 # The characters with an emoji form that are not symbols (So, Sm) by category: ‼️ ⁉️ ℹ️ 〰️ 〽️ and the keycap bases.
 EMOJI_NON_SYMBOLS = frozenset("\u203c\u2049\u2139\u3030\u303d#*0123456789")
+KEYCAP_BASES = frozenset("#*0123456789")
 # Kept as they are in text of many lines (and refused in an entry by the one-line check, which says why).
 LAYOUT = frozenset("\t\n")
 
@@ -98,10 +100,21 @@ def is_hidden(text: str, i: int) -> bool:
     c = ord(ch)
     if c < 0x80:
         return (c < 0x20 or c == 0x7F) and ch not in LAYOUT
-    if ch in PRESENTATION and i > 0 and (text[i - 1] in EMOJI_NON_SYMBOLS
-                                         or unicodedata.category(text[i - 1]) in ("So", "Sm")):
+    if ch in PRESENTATION and i > 0 and _presents(text, i):
         return False
     return c in _bmp_hidden() if c < 0x10000 else _astral_hidden(ch)
+
+
+def _presents(text: str, i: int) -> bool:
+    """Is the selector at `text[i]` an emoji's presentation, as phones send one? After a keycap base (a digit, #, *)
+    only when the keycap mark U+20E3 follows (1️⃣): a selector after a bare digit, or after an ASCII sign (+ < = > |
+    ~, which have no emoji form), draws nothing and would carry a bit beside each digit of a number."""
+    before = text[i - 1]
+    if before in KEYCAP_BASES:
+        return text[i + 1:i + 2] == "\u20e3"
+    if before < "\x80":
+        return False
+    return before in EMOJI_NON_SYMBOLS or unicodedata.category(before) in ("So", "Sm")
 
 
 def hidden(text: str) -> list[str]:
@@ -159,12 +172,18 @@ def reveal(text: str, *, newlines: bool = True) -> str:
 
 
 def shown_name(rel: str) -> str:
-    """A file name as a person must see it to tell it from another: `reveal`ed on one line, and a space at either
-    end of a part and any space other than U+0020 named (`MEMORY.md⟨U+0020⟩` is not MEMORY.md)."""
+    """A file name as a person must see it to tell it from another: `reveal`ed on one line, a space at either
+    end of a part and any space other than U+0020 named (`MEMORY.md⟨U+0020⟩` is not MEMORY.md), and in a name not
+    in Unicode's composed form (NFC) its combining marks and conjoining jamo named (`cafe⟨U+0301⟩.md`, not café.md)."""
     shown = reveal(rel, newlines=False)
     if shown.isascii() and not shown.startswith(" ") and not shown.endswith(" ") and " /" not in shown \
             and "/ " not in shown:
         return shown
+    if unicodedata.normalize("NFC", shown) != shown:
+        # Not in the form every keyboard and every file name of this memory's making has: `cafe` + U+0301 draws as
+        # `café` (U+00E9), a second file of the same look. The marks NFC would compose are named.
+        shown = "".join(f"⟨U+{ord(c):04X}⟩" if unicodedata.category(c).startswith("M") or 0x1100 <= ord(c) <= 0x11FF
+                        else c for c in shown)
     return "/".join(_name_part(part) for part in shown.split("/"))
 
 
