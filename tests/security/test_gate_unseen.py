@@ -383,7 +383,12 @@ def test_ordinary_text_of_any_script_passes_unflagged_and_is_drawn_as_it_is(mem:
 
     assert hidden(text) == [] and reveal(text) == text and visible(text) == text
     # In a file name any space but U+0020 is named: `a\u00a0b.md` must not pass for `a b.md`.
-    assert shown_name(text) == text.replace("\u00a0", "⟨U+00A0⟩")
+    import unicodedata
+
+    if unicodedata.normalize("NFC", text) == text:
+        assert shown_name(text) == text.replace("\u00a0", "⟨U+00A0⟩")
+    else:  # a name not composed would pass for the composed one (cafe + U+0301 for café): its marks are named
+        assert shown_name(text) != text and "⟨U+0301⟩" in shown_name(text)
     res = mem.update("Preferences", "add", f"[stated] {text}")
     assert res.status == "applied", res.message
     assert mem.log(text).status == "applied"
