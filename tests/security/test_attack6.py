@@ -132,8 +132,14 @@ def test_a_lone_surrogate_in_a_queue_file_does_not_end_the_hook_or_lose_the_deci
     Memory(root).reject(forged, reason="no", by="wes")
     queue_file = root / ".memtui/queue" / f"{forged}.json"
     data = json.loads(queue_file.read_text())
+    data.pop("memtui-seal")
     data["reason"] = "no \udcff"
-    queue_file.write_text(json.dumps(data))  # ASCII: the surrogate as JSON's escape
+    # ASCII: the surrogate as JSON's escape; sealed with the person's key, as a memtui that queued it would have
+    from memtui.core.proposals import _QUEUE_DOMAIN, QUEUE_SEAL
+    from memtui.core.seal import mac
+
+    body = (json.dumps(data, indent=1) + "\n").encode()
+    queue_file.write_bytes(body[:-3] + f',\n "{QUEUE_SEAL}": "{mac(_QUEUE_DOMAIN + body)}"\n}}\n'.encode())
     r = subprocess.run([sys.executable, "-m", "memtui", "hook", "decisions", "--root", str(root)],
                        input=json.dumps(post_tool_use()), capture_output=True, text=True, timeout=60,
                        env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"})  # stdout as under a UTF-8 locale
