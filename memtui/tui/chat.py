@@ -278,10 +278,13 @@ class ChatPane(Vertical):
             await self.log_view.mount(Static(content(f"The chat failed: {exc}"), classes="chat-error"))
 
     def action_cancel_turn(self) -> None:
-        if self.running:
-            self.turn_worker.cancel()
-        else:
-            self.focus()
+        """Escape cancels a running turn; with none, it is the app's (it leaves the input: `q` and `?` are keys
+        again), not a way back into the input it came from."""
+        if not self.running:
+            from textual.actions import SkipAction
+
+            raise SkipAction()
+        self.turn_worker.cancel()
 
     # showing events -----------------------------------------------------------------------------------------
     async def show(self, event: Any) -> None:
