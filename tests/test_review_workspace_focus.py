@@ -287,3 +287,74 @@ async def test_help_rows_come_from_the_bindings(demo: Path) -> None:
             assert ids <= {bid for bid, *_ in rows[scope]}, (scope, ids)
         assert {bid for bid, *_ in rows["review"]} >= {"approve", "revise", "reject", "approve_all"}
         assert {bid for bid, *_ in rows["app"]} >= {"quit", "help", "back", "search", "chat", "today"}
+
+
+SECTIONS = ("User", "Preferences", "Projects", "Decisions")
+
+
+def chat_turn_with_cards() -> list:
+    """One turn: a long answer, then four adds (one card each), then a closing line."""
+    from support.anthropic_server import reply, tool_use
+
+    long = "\n\n".join(f"Paragraph {n}: what I know about your projects, at some length." for n in range(12))
+    adds = [tool_use("memory_update", {"section": s, "action": "add", "entry": f"[stated] note {n} for {s}"})
+            for n, s in enumerate(SECTIONS)]
+    return [reply(long, *adds), reply("Four notes proposed for your review.")]
+
+
+async def test_the_chat_keeps_its_place_after_a_card_decision(mem, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report: after a decision on a chat card the chat jumped to the top."""
+    from support.anthropic_server import FakeAnthropic
+    from memtui.tui.chat import ChatPane
+
+    with FakeAnthropic(*chat_turn_with_cards()) as server:
+        for key, value in server.env.items():
+            monkeypatch.setenv(key, value)
+        app = MemtuiApp(Path(mem.location), watch=False)
+        async with app.run_test(size=(120, 35)) as pilot:
+            await pilot.press("c")
+            await wait_for(pilot, lambda: app.query(ChatPane) and where(app) == "chat-input", what="the chat")
+            pane = app.query_one(ChatPane)
+            await pilot.press(*"note these", "enter")
+            await wait_for(pilot, lambda: len(pane.cards) == 4 and not pane.running, what="four cards")
+            await wait_for(pilot, lambda: len(app.review.proposals) == 4, what="the four in review")
+            log = pane.log_view
+            await wait_for(pilot, lambda: log.max_scroll_y > 20, what="a chat taller than its pane")
+            cards = pane.cards
+            # Scrolled so the second card's end and the third's title show (ten rows down the log).
+            log.scroll_to(y=cards[2].virtual_region.y - 10, animate=False, immediate=True)
+            cards[1].focus(scroll_visible=False)
+            await pilot.pause(0.1)
+            place = log.scroll_y
+            assert 0 < place < log.max_scroll_y
+            await pilot.press("a")
+            await wait_for(pilot, lambda: cards[1].status == "applied", what="the card approved")
+            await wait_for(pilot, lambda: len(app.review.proposals) == 3, what="the sync")
+            await pilot.pause(0.3)
+            assert log.scroll_y == place, (log.scroll_y, place)
+            # The keys go to the next open card whose title is on screen, and the chat stays where it is.
+            assert app.focused is cards[2]
+            await pilot.press("a")
+            await wait_for(pilot, lambda: cards[2].status == "applied", what="the next card approved")
+            await pilot.pause(0.3)
+            assert log.scroll_y == place, (log.scroll_y, place)
+            # No open card's title on screen now (the first is above, the fourth below): the keys go to the input,
+            # never to a card the person cannot see; `a` is a letter there.
+            assert app.focused is pane.query_one(Input)
+            await pilot.press("a")
+            await pilot.pause(0.3)
+            assert [c.status for c in cards] == ["pending", "applied", "applied", "pending"]
+            assert pane.query_one(Input).value == "a" and log.scroll_y == place
+
+            log.scroll_to_widget(cards[3], animate=False, immediate=True, top=True)
+            await pilot.pause(0.1)
+            place = log.scroll_y
+            cards[3].focus(scroll_visible=False)
+            await pilot.press("r")
+            await wait_for(pilot, lambda: len(app.screen_stack) == 2, what="the reject dialog")
+            await pilot.press(*"not now", "enter")
+            await wait_for(pilot, lambda: cards[3].status == "rejected", what="the card rejected")
+            await pilot.pause(0.3)
+            # At the log's end, which the shorter status line pulls up by its row; the card stays in view.
+            assert log.scroll_y == min(place, log.max_scroll_y) > 0, (log.scroll_y, place, log.max_scroll_y)
+            assert log.region.contains(cards[3].region.x, cards[3].region.y)
