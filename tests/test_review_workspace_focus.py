@@ -358,3 +358,37 @@ async def test_the_chat_keeps_its_place_after_a_card_decision(mem, monkeypatch: 
             # At the log's end, which the shorter status line pulls up by its row; the card stays in view.
             assert log.scroll_y == min(place, log.max_scroll_y) > 0, (log.scroll_y, place, log.max_scroll_y)
             assert log.region.contains(cards[3].region.x, cards[3].region.y)
+
+
+async def test_escape_from_today_goes_back_and_from_the_review_list_to_the_main_area(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        memory_tab = app.main.active
+        await pilot.press("t")
+        await wait_for(pilot, lambda: "today" in app.panes and app.focused is not None
+                       and app.panes["today"] in app.focused.ancestors_with_self, what="focus in Today")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.main.active == memory_tab and where(app) == "MemoryViewer",
+                       what=f"MEMORY.md again (focus on {app.focused!r})")
+        app.review.option_list.focus()
+        await pilot.pause()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: where(app) == "MemoryViewer", what="the main area's viewer")
+        assert statuses(demo)["p-0001"] == "pending"
+
+
+async def test_ctrl_c_copies_selected_text_in_a_box_instead_of_quitting(demo: Path) -> None:
+    app = MemtuiApp(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(app, pilot)
+        await pilot.press("slash")
+        await wait_for(pilot, lambda: where(app) == "search-input", what="the search input")
+        await pilot.press(*"billing", "ctrl+shift+a")  # Textual's select-all in an input
+        await pilot.pause()
+        assert app.focused.selected_text == "billing"
+        await pilot.press("ctrl+c")
+        await pilot.pause(0.2)
+        assert app.return_code is None and app.clipboard == "billing"
+        await pilot.press("end", "ctrl+c")  # nothing selected now: it quits
+        await wait_for(pilot, lambda: app.return_code is not None, what="ctrl+c to quit")
