@@ -335,7 +335,9 @@ class MemtuiApp(App[None]):
         with Horizontal(id="body"):
             yield MemoryTree(self.memory.store, self.root.name if self.folder else self.memory.store.location,
                              id="tree")
-            with Tabbed(id="main"):
+            with Tabbed(id="main") as main:
+                # The viewer has the focus from the start: marked so now, not restyled before the first frame.
+                main.strip.add_class("-focus-within")
                 with TabPane(MEMORY_FILE, id=tab_id("file", MEMORY_FILE)):
                     viewer = self.viewer(MEMORY_FILE)
                     viewer.focus_when_mounted = True
