@@ -97,7 +97,8 @@ async def test_the_focused_pane_is_marked_in_the_themes_accent(demo: Path, theme
         await start(app, pilot)
         assert app.theme == theme
         accent = Color.parse(app.get_css_variables()["accent"])  # as the stylesheet has it
-        edges = {"tree": lambda: app.tree.styles.border_right[1], "review-list": lambda: app.review.styles.border_left[1],
+        edges = {"tree": lambda: app.tree.styles.border_right[1],
+                 "review-list": lambda: app.review.styles.border_left[1],
                  "review-diff": lambda: app.review.query_one("#review-diff").styles.border_top[1],
                  "feed": lambda: app.feed.styles.border_top[1]}
         for target in ("tree", "review-list", "review-diff", "feed"):

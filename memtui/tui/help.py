@@ -54,7 +54,8 @@ class KeyTable(Widget):
             # Text cells, not strings: a rich Table reads a string as markup, and `[stated]` or `[keys]` would
             # vanish.
             # The title names the pane as text: a Table reads a string title as markup.
-            title = Text(f"memtui keys · lit: what works now{f' (focus in {self.focus_name})' if self.focus_name else ''}")
+            where = f" (focus in {self.focus_name})" if self.focus_name else ""
+            title = Text(f"memtui keys · lit: what works now{where}")
             table = Table(title=title, expand=True, show_edge=False, box=None, padding=(0, 1))
             table.add_column("where")
             table.add_column("key", style="bold")
