@@ -426,7 +426,8 @@ async def test_keys_rebind_from_config_and_help_lists_every_binding(demo: Path) 
         rows = app.screen.rows
         ids = {r[2] for r in rows}
         assert {b.id for b in app.BINDINGS} <= ids
-        assert ("app", "space", "approve") == rows[[r[2] for r in rows].index("approve")][:3]
+        # Listed under the pane it acts on (the review panel), with its rebound key.
+        assert ("review", "space", "approve") == rows[[r[2] for r in rows].index("approve")][:3]
         assert all(b.id and b.tooltip for b in app.all_bindings())
 
 

@@ -257,6 +257,14 @@ class MemtuiApp(App[None]):
                 tooltip="Propose one reviewed rewrite of each MEMORY.md section over its cap"),
         Binding("question_mark", "help", "Keys", id="help", tooltip="Show every key"),
         Binding("q", "quit", "Quit", id="quit", tooltip="Quit memtui"),
+        # Not a priority: a dialog's escape (cancel) and the viewer's (clear diff marks) come first, and a running
+        # chat turn's (cancel it). Elsewhere it leaves a text box, then goes back one level (`action_back`).
+        Binding("escape", "back", "Back", id="back", show=False,
+                tooltip="Leave the text box; again: back to the tab before (or the tree)"),
+        # Textual's ctrl+c copies in a text box and only says "press ctrl+q" elsewhere: here it quits from anywhere
+        # (ctrl+q too, Textual's), unless text is selected, which it copies as before.
+        Binding("ctrl+c", "quit_or_copy", "Quit", id="quit_ctrl_c", show=False, priority=True,
+                tooltip="Quit memtui (copies instead while text is selected)"),
     ]
 
     def __init__(self, root: str | Path | None = None, theme: str | None = None, *, watch: bool = True,
@@ -287,6 +295,7 @@ class MemtuiApp(App[None]):
         self.watcher: Any = None  # the subscription, when it watches for others' changes too
         self.changes: Any = None  # the subscription to the memory's change event
         self.panes: dict[str, Widget] = {}
+        self._tab_trail: list[str] = [tab_id("file", MEMORY_FILE)]  # the tabs shown, the last the latest
         self.changed_since_open: set[str] = set()
         self.synced = 0  # syncs shown; the first shows the queue
         self.folder_synced = 0  # of them, those that read the whole folder too (external changes, file count)
@@ -371,7 +380,9 @@ class MemtuiApp(App[None]):
         with Horizontal(id="body"):
             yield MemoryTree(self.memory.store, self.root.name if self.folder else self.memory.store.location,
                              id="tree")
-            with Tabbed(id="main"):
+            with Tabbed(id="main") as main:
+                # The viewer has the focus from the start: marked so now, not restyled before the first frame.
+                main.strip.add_class("-focus-within")
                 with TabPane(MEMORY_FILE, id=tab_id("file", MEMORY_FILE)):
                     viewer = self.viewer(MEMORY_FILE)
                     viewer.focus_when_mounted = True
@@ -811,6 +822,8 @@ class MemtuiApp(App[None]):
         for viewer in self.base.query(MemoryViewer):
             if viewer is not current and viewer.has_marks:
                 viewer.action_acknowledge()
+        if self.main.active and (not self._tab_trail or self._tab_trail[-1] != self.main.active):
+            self._tab_trail = [*self._tab_trail[-15:], self.main.active]  # for escape's "back" (action_back)
         plugin = self.active_plugin()
         if plugin is not None:
             self.call_after_refresh(self.focus_plugin, plugin)
@@ -861,6 +874,39 @@ class MemtuiApp(App[None]):
         content = pane.query(MemoryViewer) or pane.query(DiffView)
         if content:
             content.first().focus()
+
+    def action_back(self) -> None:
+        """Escape: out of a text box first (to the results or log beside it, else the tree), so the next letter
+        is a key again; then back one level: from a Chat, Search or Today tab to the tab shown before it (or the
+        tree), from the review panel or the feed to the main area."""
+        focused = self.focused
+        if self.screen is not self.base or focused is None:
+            return
+        plugin = self.active_plugin()
+        if isinstance(focused, Input) or _is_text_area(focused):
+            inside = plugin if plugin is not None and plugin in focused.ancestors else None
+            beside = [w for w in self.base.focus_chain if inside is not None and inside in w.ancestors
+                      and not isinstance(w, Input) and not _is_text_area(w)]
+            (beside[0] if beside else self.tree).focus()
+        elif plugin is not None and plugin in focused.ancestors_with_self:
+            before = next((t for t in reversed(self._tab_trail) if t != self.main.active and t in self.main.pane_ids),
+                          None)
+            if before is None:
+                self.tree.focus()
+            else:
+                self.show_tab(before)
+                self.call_after_refresh(self.focus_tab)
+        elif focused is not self.tree and not any(w is self.main for w in focused.ancestors):
+            self.focus_tab()
+
+    def action_quit_or_copy(self) -> None:
+        focused = self.focused
+        if isinstance(focused, Input) and focused.selected_text:
+            focused.action_copy()
+        elif self.screen.get_selected_text():
+            self.screen.action_copy_text()
+        else:
+            self.exit()
 
     def action_switch_tab(self, step: int) -> None:
         ids = self.main.pane_ids
@@ -1251,31 +1297,78 @@ class MemtuiApp(App[None]):
             out += [b for b in cls.BINDINGS if isinstance(b, Binding)]
         return out
 
-    def key_rows(self) -> list[tuple[str, str, str, str]]:
-        from memtui.tui.dialogs import ConfirmScreen, RejectScreen, ReviseScreen
+    def key_scopes(self) -> list[tuple[str, list[Binding]]]:
+        """Every pane's keys, in the screen's order, from the bindings themselves (help cannot drift from them):
+        the review keys are the app's, listed under the review panel where they act. The pane modules are imported
+        here, as help first opens, not at start."""
+        from textual.widgets import Tree
 
-        rows = [("app", "ctrl+p", "command_palette", "Command palette: open files, decide, switch theme"),
-                ("app", "tab", "-", "Move focus: tree, viewer, review list")]
-        scopes = [("app", self.BINDINGS), ("viewer", MemoryViewer.BINDINGS), ("revise", ReviseScreen.BINDINGS),
-                  ("reject", RejectScreen.BINDINGS), ("confirm", ConfirmScreen.BINDINGS)]
+        from memtui.tui.chat import ChatPane, ProposalCardView
+        from memtui.tui.dialogs import ConfirmScreen, RejectScreen, ReviseScreen
+        from memtui.tui.search import SearchPane
+        from memtui.tui.today import TodayPane
+
+        def own(*classes: type) -> list[Binding]:
+            return [b for cls in classes for b in cls.BINDINGS if isinstance(b, Binding)]
+
+        app = own(type(self))
+        return [("tree", own(MemoryTree) or own(Tree)), ("viewer", own(MemoryViewer)),
+                ("review", [b for b in app if b.action in REVIEW_ACTIONS] + own(DiffView)),
+                ("Today", own(TodayPane)), ("search", own(SearchPane)), ("chat", own(ChatPane, ProposalCardView)),
+                ("app", [b for b in app if b.action not in REVIEW_ACTIONS]), ("revise", own(ReviseScreen)),
+                ("reject", own(RejectScreen)), ("confirm", own(ConfirmScreen))]
+
+    def key_rows(self, lit: set[int] | None = None) -> list[tuple[str, str, str, str]]:
+        """(pane, keys, binding id, what it does) for every key; `lit`, if given, gets the indexes of the rows
+        whose key works now on the main screen (Textual's active bindings: the focused widget's, its ancestors',
+        the app's, each enabled by `check_action`, a key shadowed by a nearer widget's not)."""
+        now = {(b.binding.id or b.binding.action) for b in self.base.active_bindings.values() if b.enabled}
+        everywhere = [("app", "ctrl+p", "command_palette", "Command palette: open files, decide, switch theme"),
+                      ("app", "tab", "-", "Move focus: tree, main area (its tab bar, then the tab), review list, "
+                                          "diff, activity feed; shift+tab back")]
+        rows: list[tuple[str, str, str, str]] = []
         listed: set[str] = set()
-        for scope, bindings in scopes:
+        for scope, bindings in self.key_scopes():
+            if scope == "app":
+                if lit is not None:
+                    lit.update(range(len(rows), len(rows) + len(everywhere)))
+                rows += everywhere
             for b in bindings:
-                if isinstance(b, Binding):
-                    if b.id in listed:
-                        continue  # the same binding again (the viewer's `?`, first in its footer)
-                    listed.add(b.id or "")
-                    keys = self.keymap_config.get(b.id or "", b.key)
-                    rows.append((scope, keys, b.id or "-", b.tooltip or b.description))
+                if not (b.id or b.description):
+                    continue  # a key Textual's widget keeps to itself, undescribed
+                if b.id in listed or b.action.startswith("app."):
+                    continue  # the same binding again, or the app's (a pane's `?`, first in its footer): the app's
+                listed.add(b.id or "")
+                keys = self.keymap_config.get(b.id or "", b.key)
+                if lit is not None and (b.id or b.action) in now:
+                    lit.add(len(rows))
+                rows.append((scope, keys, b.id or "-", b.tooltip or b.description))
         return rows
 
+    def focus_name(self) -> str:
+        """The pane the focus is in, by the names help uses."""
+        focused = self.base.focused
+        if focused is None:
+            return ""
+        ancestors = focused.ancestors_with_self
+        plugin = next((kind for kind, w in self.panes.items() if w in ancestors), None)
+        if plugin is not None:
+            return {"today": "Today"}.get(plugin, plugin)
+        for widget, name in ((self.tree, "tree"), (self.review, "review"), (self.feed, "activity feed")):
+            if widget in ancestors:
+                return name
+        return "viewer" if isinstance(focused, MemoryViewer) else "main area"
+
     def action_help(self) -> None:
-        if not self.is_screen_installed("help"):  # the keys are fixed once the app started (keymap included)
+        lit: set[int] = set()
+        rows = self.key_rows(lit)  # as the keys are now: which work changes with the focus
+        if not self.is_screen_installed("help"):  # made once and kept (laid-out tables are cached by their rows)
             from memtui.tui.help import HelpScreen
 
-            self.install_screen(HelpScreen(self.key_rows()), "help")
+            self.install_screen(HelpScreen(rows, frozenset(lit), self.focus_name()), "help")
         help_screen = self.get_screen("help")
         if help_screen not in self.screen_stack:  # asked for again from the palette over the help
+            help_screen.show(rows, frozenset(lit), self.focus_name())
             self.push_screen(help_screen)
 
     def action_switch_theme(self, name: str) -> None:

@@ -278,10 +278,13 @@ class ChatPane(Vertical):
             await self.log_view.mount(Static(content(f"The chat failed: {exc}"), classes="chat-error"))
 
     def action_cancel_turn(self) -> None:
-        if self.running:
-            self.turn_worker.cancel()
-        else:
-            self.focus()
+        """Escape cancels a running turn; with none, it is the app's (it leaves the input: `q` and `?` are keys
+        again), not a way back into the input it came from."""
+        if not self.running:
+            from textual.actions import SkipAction
+
+            raise SkipAction()
+        self.turn_worker.cancel()
 
     # showing events -----------------------------------------------------------------------------------------
     async def show(self, event: Any) -> None:
@@ -337,8 +340,22 @@ class ChatPane(Vertical):
                 card.under_way = False
                 self._refresh(card)
                 if card is self.app.focused:
-                    later = [c for c in self.cards if c.open and c is not card]
-                    (later[0] if later else self).focus()
+                    self._focus_after(card)
+
+    def _focus_after(self, card: ProposalCardView) -> None:
+        """After a decision on the focused card the keys go to the next open card the person can see (after it,
+        else before it), without scrolling: the chat keeps its place (the first open card was focused, and the
+        chat jumped up to it). With none on screen, to the input, below the log (a/e/r are then letters): a card
+        off screen must not take a key meant for what is seen."""
+        cards = self.cards
+        at = cards.index(card)
+        seen = self.log_view.region
+        for other in [c for c in cards[at + 1:] if c.open] + [c for c in reversed(cards[:at]) if c.open]:
+            title = other.region
+            if title and seen.contains(title.x, title.y):
+                other.focus(scroll_visible=False)
+                return
+        self.focus()
 
     def on_proposals_changed(self, message: ProposalsChanged) -> None:
         pending = {p.id for p in message.proposals}

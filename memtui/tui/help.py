@@ -1,4 +1,5 @@
-"""`?`: every key the app knows, with its binding id (for `[keys]` in .memtui/config.toml) and what it does."""
+"""`?`: every key the app knows, by the pane it works in, with its binding id (for `[keys]` in .memtui/config.toml)
+and what it does; the keys that work now (in the focused pane, and the app's) lit, the rest dim."""
 
 from __future__ import annotations
 
@@ -33,25 +34,36 @@ class KeyTable(Widget):
     DEFAULT_CSS = "KeyTable { height: auto; }"
     _laid_out: LRUCache[tuple, list[list[Segment]]] = LRUCache(8)  # (rows, width) → lines, for every opening
 
-    def __init__(self, rows: list[Row]) -> None:
+    def __init__(self, rows: list[Row], lit: frozenset[int] = frozenset(), focus: str = "") -> None:
         super().__init__()
         self.rows = tuple(rows)
+        self.lit = lit  # indexes of the rows whose key works now
+        self.focus_name = focus  # the pane focus is in, for the title
+
+    def show(self, rows: list[Row], lit: frozenset[int], focus: str) -> None:
+        """The keys as they are at this opening: which work now changes with the focus."""
+        self.rows, self.lit, self.focus_name = tuple(rows), lit, focus
+        self.refresh(layout=True)
 
     def _lines(self, width: int) -> list[list[Segment]]:
-        key = (self.rows, width)
+        key = (self.rows, self.lit, self.focus_name, width)
         lines = self._laid_out.get(key)
         if lines is None:
             from rich.table import Table
 
             # Text cells, not strings: a rich Table reads a string as markup, and `[stated]` or `[keys]` would
             # vanish.
-            table = Table(title="memtui keys", expand=True, show_edge=False, box=None, padding=(0, 1))
-            table.add_column("where", style="dim")
+            # The title names the pane as text: a Table reads a string title as markup.
+            where = f" (focus in {self.focus_name})" if self.focus_name else ""
+            title = Text(f"memtui keys · lit: what works now{where}")
+            table = Table(title=title, expand=True, show_edge=False, box=None, padding=(0, 1))
+            table.add_column("where")
             table.add_column("key", style="bold")
-            table.add_column(Text("id (rebind in [keys])"), style="dim")
+            table.add_column(Text("id (rebind in [keys])"))
             table.add_column("what it does")
-            for where, keys, bid, what in self.rows:
-                table.add_row(Text(where), plain(key_names(keys)), plain(bid), Text(what))
+            for n, (where, keys, bid, what) in enumerate(self.rows):
+                table.add_row(Text(where), plain(key_names(keys)), plain(bid), Text(what),
+                              style=None if n in self.lit else "dim")
             console = self.app.console
             lines = console.render_lines(table, console.options.update_width(max(1, width)), pad=True)
             self._laid_out[key] = lines
@@ -76,14 +88,19 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close", id="help.close", tooltip="Close the help")]
 
-    def __init__(self, rows: list[Row]) -> None:
-        """rows: (where, keys, binding id, what it does)."""
+    def __init__(self, rows: list[Row], lit: frozenset[int] = frozenset(), focus: str = "") -> None:
+        """rows: (where, keys, binding id, what it does); lit: the indexes of those that work now."""
         super().__init__(classes="dialog-screen help-screen")
-        self.rows = rows
+        self.rows, self.lit, self.focus_name = rows, lit, focus
+
+    def show(self, rows: list[Row], lit: frozenset[int], focus: str) -> None:
+        self.rows, self.lit, self.focus_name = rows, lit, focus
+        for table in self.query(KeyTable):
+            table.show(rows, lit, focus)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog help"):
-            yield KeyTable(self.rows)
+            yield KeyTable(self.rows, self.lit, self.focus_name)
             yield Static("Rebind a key in .memtui/config.toml:  [keys]  approve = \"space,a\"", classes="dialog-hint",
                          markup=False)
 

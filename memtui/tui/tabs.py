@@ -295,6 +295,14 @@ class Tabbed(Widget):
         if self.active_pane is not None:
             self.post_message(self.TabActivated(self, self.active_pane))
 
+    # The main area's focus mark (app.tcss) is on the strip, a sibling of the focused widget's line of ancestors,
+    # which is all Textual restyles as focus moves: told here, by a class.
+    def on_descendant_focus(self) -> None:
+        self.strip.set_class(True, "-focus-within")
+
+    def on_descendant_blur(self) -> None:
+        self.strip.set_class(False, "-focus-within")
+
     @property
     def pane_ids(self) -> list[str]:
         return [p.id or "" for p in self._panes]
