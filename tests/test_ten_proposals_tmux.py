@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from support.ten_proposals import AGENT, LONG, PLAN, hand_written, queue_ten
+from support.tmux import wait_screen
 
 pytestmark = pytest.mark.tmux
 WIDTH, HEIGHT = 120, 42
@@ -30,21 +31,6 @@ REASONS = {"bun": "keeping pnpm", "maria": "not true, she is back in August"}
 FOR_AGENTS = ("send the exact", "send it again", "memory_update", "queue revise", "--as ", "use add, revise",
               "retry with", "the agent must", "you (the agent)")
 GARBLED = ("\\[", "[/", "[@", "\x1b", "right_square_bracket", "left_square_bracket", "  ,", "( )", " → :")
-
-
-def capture(tmux: list[str]) -> str:
-    return subprocess.run([*tmux, "capture-pane", "-p", "-t", "app"], capture_output=True, text=True).stdout
-
-
-def wait_screen(tmux: list[str], condition, what: str, timeout: float = 30.0) -> str:
-    deadline = time.monotonic() + timeout
-    screen = ""
-    while time.monotonic() < deadline:
-        screen = capture(tmux)
-        if condition(screen):
-            return screen
-        time.sleep(0.1)
-    raise AssertionError(f"the screen never showed {what}; last screen:\n{screen}")
 
 
 def keys(tmux: list[str], *sent: str) -> None:

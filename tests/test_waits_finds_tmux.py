@@ -15,24 +15,10 @@ import pytest
 
 from app_support import demo_root, demo_template  # noqa: F401 (fixture)
 from memtui.core.memory import Memory
+from support.tmux import wait_screen
 
 pytestmark = pytest.mark.tmux
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def capture(tmux: list[str]) -> str:
-    return subprocess.run([*tmux, "capture-pane", "-p", "-t", "app"], capture_output=True, text=True).stdout
-
-
-def wait_screen(tmux: list[str], condition, timeout: float = 30.0) -> str:
-    deadline = time.monotonic() + timeout
-    screen = ""
-    while time.monotonic() < deadline:
-        screen = capture(tmux)
-        if condition(screen):
-            return screen
-        time.sleep(0.1)
-    raise AssertionError(f"the screen never showed what was expected; last screen:\n{screen}")
 
 
 @pytest.mark.parametrize("size", [(120, 35), (80, 24)])
