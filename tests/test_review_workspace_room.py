@@ -17,7 +17,7 @@ import pytest
 from textual.geometry import Region
 from textual.widget import Widget
 
-from app_support import wait_for
+from app_support import demo_template, wait_for  # noqa: F401 (fixture)
 from memtui.tui import layout as layouts
 from memtui.tui.app import MemtuiApp
 from support.ten_proposals import hand_written, queue_ten
@@ -155,7 +155,9 @@ async def test_the_layout_chosen_is_the_next_starts_and_kept_out_of_the_memory(t
         await wait_for(pilot, lambda: ready(again), what="the queue")
         await wait_for(pilot, lambda: shown(again) == {"review"}, what="the queue alone, as left")
         assert {"-narrow", "-max-review"} <= again.base.classes, again.base.classes
-        assert again.focused is again.review.option_list  # the keys are the pane's that is shown
+        # The keys are the pane's that is shown.
+        await wait_for(pilot, lambda: again.focused is again.review.option_list, timeout=3,
+                       what=f"the queue focused, not {again.focused} ({again.base.focused}, {again.screen})")
         await pilot.press("z")
         await wait_for(pilot, lambda: "main" in shown(again), what="every pane back")
     assert json.loads(layouts.state_file().read_text())["maximized"] is None
@@ -178,3 +180,31 @@ def test_a_state_folder_that_cannot_be_written_says_so_and_what_still_holds(tmp_
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "file"))  # a file where the folder should be
     problem = layouts.save(layouts.Layout("main", "on"))
     assert problem and "not saved" in problem and "until memtui quits" in problem
+
+
+async def test_the_format_comment_folds_to_one_line_and_opens_with_f_or_a_click(tmp_path: Path, monkeypatch,
+                                                                                demo_template: Path) -> None:
+    from app_support import demo_root
+    from memtui.tui.viewer import MemoryViewer
+
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    comment = (root / "MEMORY.md").read_text().split("-->")[0].count("\n") + 1
+    app = MemtuiApp(root, watch=False)
+    async with app.run_test(size=(120, 35)) as pilot:
+        viewer = app.base.query_one(MemoryViewer)
+        await wait_for(pilot, lambda: viewer.state is not None and viewer.state.comment, what="MEMORY.md")
+        await pilot.pause(0.2)
+        first = rendered(viewer)
+        assert f"▸ memtui:format ({comment} lines, F shows them)" in words(first), first
+        assert "memtui:format" in first[0] and "-->" not in words(first)  # folded: the rules are not drawn
+        await pilot.press("F")
+        await wait_for(pilot, lambda: "-->" in words(rendered(viewer)), what="the comment whole")
+        assert "▸" not in words(rendered(viewer))
+        await pilot.press("F")
+        await wait_for(pilot, lambda: "-->" not in words(rendered(viewer)), what="folded again")
+        assert await pilot.click(viewer, offset=(6, 0))
+        await wait_for(pilot, lambda: "-->" in words(rendered(viewer)), what="opened by a click")
+        await pilot.press("v")  # raw shows the file as it is, the comment whole, folded or not
+        viewer.format_folded = True
+        await pilot.pause(0.1)
+        assert not viewer._folded_lines()

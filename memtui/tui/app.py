@@ -409,14 +409,15 @@ class MemtuiApp(App[None]):
         # Any way the person picks a theme (memtui's "Switch theme", Textual's theme picker) is saved; the picker
         # previews each theme it passes, so only the one that stays a moment is written.
         self.theme_changed_signal.subscribe(self, self._theme_chosen)
-        self.base.query_one(MemoryViewer).focus()
-        # A pane the person gave the screen last time has the keys too (the viewer is hidden behind it).
-        if self.layout.maximized not in (None, "main"):
-            pane = self.base.query_one(f"#{self.layout.maximized}")
-            target = pane if pane.focusable else next((w for w in pane.query("*") if w.focusable), None)
-            if target is not None:
-                target.focus()
-        self._layout_live = True  # from now on focus moving into a hidden pane gives it the screen
+        # A pane the person gave the screen last time has the keys (the viewer is hidden behind it): given now, and
+        # again after the first frame, when a focus the viewer took as it mounted may have been dropped as hidden.
+        if self.layout.maximized in (None, "main"):
+            self.base.query_one(MemoryViewer).focus()
+        else:
+            self._focus_shown_pane()
+            self.call_after_refresh(self._focus_shown_pane)
+        # From then on focus moving into a hidden pane gives it the screen (the focus moves above are done first).
+        self.call_after_refresh(setattr, self, "_layout_live", True)
         # The queue is read in a thread started as the screen was composed (see compose); the whole-folder work
         # (`git status` over every file, the file count) waits until the first screen is painted: started with it,
         # its walk of every file shared the GIL with that screen's frames.
@@ -1190,6 +1191,16 @@ class MemtuiApp(App[None]):
                 return widget.id
             widget = widget.parent  # type: ignore[assignment]
         return None
+
+    def _focus_shown_pane(self) -> None:
+        name = self.layout.maximized
+        if name is None or self.pane_of(self.base.focused) == name:
+            return
+        pane = self.base.query_one(f"#{name}")
+        # Asked by can_focus: before the first layout `focusable` is not yet known for the pane's widgets.
+        target = pane if pane.can_focus else next((w for w in pane.query("*") if w.can_focus), None)
+        if target is not None:
+            target.focus()
 
     def set_layout(self, new: layouts.Layout) -> None:
         if new == self.layout:
