@@ -208,3 +208,16 @@ async def test_the_format_comment_folds_to_one_line_and_opens_with_f_or_a_click(
         viewer.format_folded = True
         await pilot.pause(0.1)
         assert not viewer._folded_lines()
+
+
+def test_a_planted_link_in_place_of_the_state_file_is_replaced_not_written_through(tmp_path: Path,
+                                                                                  monkeypatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    target = tmp_path / "bashrc"
+    target.write_text("export PATH=/usr/bin\n")
+    layouts.state_file().parent.mkdir(parents=True)
+    layouts.state_file().symlink_to(target)
+    assert layouts.save(layouts.Layout("review", "off")) is None
+    assert target.read_text() == "export PATH=/usr/bin\n"
+    assert not layouts.state_file().is_symlink()
+    assert layouts.load() == layouts.Layout("review", "off")
