@@ -291,10 +291,18 @@ class MemoryViewer(ScrollView, can_focus=True):
         at_end = self.scroll_offset.y >= self.max_scroll_y
         if self.entry_cursor.own_write(message.state):
             message.state.added, message.state.ghosts, message.state.first_change = set(), {}, None
-        rows = self._rows is not None or self.entry_filter is not None
+        folded = self._folded_lines()
+        # Rows that are the lines less the folded format comment (no ghosts, no filter) stay comparable line by line.
+        fold_only = bool(folded) and previous is not None and not previous.ghosts and self.entry_filter is None \
+            and previous.comment == message.state.comment
+        rows = (self._rows is not None and not fold_only) or self.entry_filter is not None
         self.state = message.state
         self.loads += 1
         changed = None if rows else _changed_lines(previous, message.state, self.raw)
+        if changed is not None and folded:
+            # Drawn by row: a line below the folded comment is that many rows up.
+            changed = {i - len(folded) if i > max(folded) else min(i, min(folded) - 1)
+                       for i in changed}
         self._forget(changed)  # before the rows are counted again: the last screen's wrapped heights are new
         self._build_rows()
         self._repaint(changed)
