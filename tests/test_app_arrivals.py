@@ -93,8 +93,9 @@ async def test_pending_proposals_show_their_age_and_the_old_ones_are_marked(demo
         prompts = {options.get_option_at_index(k).id: options.get_option_at_index(k).prompt
                    for k in range(options.option_count)}
         old_text, recent_text = prompts[old], prompts[recent]
-        assert old_text.plain.endswith("by agent-x · 2026-08-17 09:00 · ⌛ 3d"), old_text.plain
-        assert recent_text.plain.endswith("by agent-[red]y · 2026-08-20 11:00 · 3h ago"), recent_text.plain
+        # the queue's two lines: the age first (the old marked), who, what where; then the entry
+        assert old_text.plain.startswith("⌛ 3d agent-x add MEMORY.md § Facts"), old_text.plain
+        assert recent_text.plain.startswith("3h agent-[red]y add MEMORY.md § Facts"), recent_text.plain
         # the old one's mark is the theme's warning colour, bold, on the symbol and age alone
         warning = app.review.get_component_rich_style("review--old")
         mark = old_text.plain.index("⌛")
@@ -103,9 +104,9 @@ async def test_pending_proposals_show_their_age_and_the_old_ones_are_marked(demo
         muted = app.review.get_component_rich_style("review--muted")
         assert warning.color != muted.color
         assert not any(s.style == warning for s in recent_text.spans)
-        # the demo's own proposals, queued at this minute, show no age (the time beside them says it)
+        # the demo's own proposals, queued at this minute, are `now`
         fresh = next(t for pid, t in prompts.items() if pid not in (old, recent) and not pid.startswith("x-"))
-        assert "ago" not in fresh.plain and "⌛" not in fresh.plain
+        assert fresh.plain.startswith("now ") and "⌛" not in fresh.plain
 
 
 async def test_an_mcp_clients_proposal_announces_itself_under_its_hostile_name(root: Path, monkeypatch) -> None:

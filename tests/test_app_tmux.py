@@ -46,7 +46,7 @@ def test_installed_memtui_in_tmux(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         # one of the changes found waiting for review, not news.
         screen = wait_screen(tmux, "app", lambda s: "pending" in s and "◆" in s and "p-0001" in s and "1 external" in s)
         assert "~/memory" in screen and "User  2/30" in screen and "Preferences  3/30" in screen
-        subprocess.run([*tmux, "send-keys", "-t", "app", "J", "J", "J"], check=True)  # the cursor down to Facts
+        subprocess.run([*tmux, "send-keys", "-t", "app", "J", "J", "J", "J"], check=True)  # down to Facts
         wait_screen(tmux, "app", lambda s: "Facts  4/3" in s and "over cap" in s, timeout=10)
 
         with open(root / "MEMORY.md", "a") as f:  # another terminal appends a line

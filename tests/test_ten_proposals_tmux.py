@@ -97,7 +97,7 @@ def test_ten_mixed_proposals_at_120_columns_one_key_each(tmp_path: Path, monkeyp
 
             def shown(s: str, pid: str = pid, changed: list[str] = changed, kind: str = kind) -> bool:
                 if kind == "bun":  # a conflict already: the panel shows why, and the keys that resolve it
-                    return f"{pid} revise" in "\n".join(review_panel(s))
+                    return f"{pid}: revise" in "\n".join(review_panel(s))
                 rows = diff_rows(review_panel(s))
                 return f"{pid}: " in "\n".join(review_panel(s)) and all(reads_whole(rows, ln) for ln in changed)
 

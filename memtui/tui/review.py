@@ -11,7 +11,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import Container, Vertical
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.strip import Strip
@@ -125,11 +125,14 @@ class ReviewPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("Review", id="review-title")
-        options = ReviewList(id="review-list")
-        options.border_title = "Pending"
-        yield options
-        yield Static("", id="review-detail")
-        yield DiffView(empty="Select a proposal to see its diff.", id="review-diff")
+        # The list above the selected one's detail and diff (side by side where the screen stacks: app.tcss).
+        with Container(id="review-body"):
+            options = ReviewList(id="review-list")
+            options.border_title = "Pending"
+            yield options
+            with Vertical(id="review-side"):
+                yield Static("", id="review-detail")
+                yield DiffView(empty="Select a proposal to see its diff.", id="review-diff")
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._fill())
@@ -244,39 +247,39 @@ class ReviewPanel(Vertical):
             if self.more is None else f"oldest {listed:,} · {self.more:,} more"
 
     def _prompt(self, p: Proposal) -> Text:
+        """Two lines, so the queue reads at a glance (at 120x35 six or more are listed): its age, who asks, what it
+        does where; then the start of its entry. Each is cut with … at the list's width: the detail below shows
+        the proposal whole. Every part an agent sent is drawn as text, never as markup."""
         style = self.get_component_rich_style
-        head = Text.assemble((visible(p.id), style("review--id")), " ")
+        head = Text(no_wrap=True, overflow="ellipsis", end="")
+        age = None if p.external else waited(p.created)
+        if age is not None and age >= OLD_AFTER:  # a symbol as well as the colour: the mark reads without colour too
+            head.append(f"⌛ {_age(p.created)}", style("review--old"))
+            head.append(" ")
+        else:
+            head.append(f"{_age(p.created)} ", style("review--muted"))
         if p.external:
             head.append("external ", style("review--external"))
+        else:
+            head.append_text(revealed(p.actor, newlines=False))
+            head.append(" ")
         head.append(f"{reveal(p.action, newlines=False)} {shown_name(p.file)}")
         if p.section:
             head.append(reveal(f" § {p.section}", newlines=False), style("review--muted"))
         if p.status == CONFLICT:
             head.append("  conflict", style("review--conflict"))
-        lines = [head]
         what = p.entry or p.replaces or p.to or ""
         if p.action == "remove" and p.replaces:
             what = p.replaces
-        if what:
-            body = revealed("  " + what, newlines=False)  # an entry ending in tag characters shows them named
+        if p.status == CONFLICT and p.reason:
+            body = revealed("    " + for_person(p.reason), style("review--conflict"), newlines=False)
+        else:
+            body = revealed("    " + what, newlines=False)  # an entry ending in tag characters shows them named
             tag = p.provenance or next((t for t in TAGS if f"[{t}]" in what), None)
             if tag in TAGS:  # a queue file written by hand may name any provenance
                 body.highlight_words([f"[{tag}]"], style(f"review--{tag}"))
-            lines.append(body)
-        if p.status == CONFLICT and p.reason:
-            lines.append(revealed("  " + for_person(p.reason), style("review--conflict"), newlines=False))
-        by = revealed(f"  by {p.actor} · {p.created[:16].replace('T', ' ')}", style("review--muted"), newlines=False)
-        age = None if p.external else waited(p.created)
-        if age is not None and age >= 60:
-            from memtui.core.pending import short_age
-
-            if age >= OLD_AFTER:  # a symbol as well as the colour: the mark reads without colour too
-                by.append(" · ")
-                by.append(f"⌛ {short_age(age)}", style("review--old"))
-            else:
-                by.append(f" · {short_age(age)} ago", style("review--muted"))
-        lines.append(by)
-        return Text("\n").join(lines)
+        body.no_wrap, body.overflow, body.end = True, "ellipsis", ""
+        return Text("\n", no_wrap=True, overflow="ellipsis").join([head, body])
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self._show_selected()
@@ -322,6 +325,28 @@ class ReviewPanel(Vertical):
         limit = int(most.value) if most is not None and most.is_cells else 10_000
         height = min(limit, len(shown.wrap(self.app.console, width))) if width > 0 else -1
         detail.update(shown, layout=height != detail.content_region.height)
+
+
+def _age(created: str) -> str:
+    """How long `created` (an ISO time) has waited, in its largest unit: `now`, `12m`, `5h`, `3d`, `8w`; `?` when
+    the time is not one (a queue file written by hand)."""
+    from datetime import datetime
+
+    from memtui.core import clock
+
+    try:
+        then = datetime.fromisoformat(created)
+        now = clock.now()
+        if then.tzinfo is not None:
+            then = then.astimezone().replace(tzinfo=None)
+        seconds = (now.replace(tzinfo=None) - then).total_seconds()
+    except (TypeError, ValueError):
+        return "?"
+    minutes = max(0, int(seconds // 60))
+    for unit, size in (("w", 7 * 24 * 60), ("d", 24 * 60), ("h", 60), ("m", 1)):
+        if minutes >= size:
+            return f"{minutes // size}{unit}"
+    return "now"
 
 
 def _same_list(old: list[Proposal], new: list[Proposal]) -> bool:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
@@ -194,6 +194,8 @@ class MemoryViewer(ScrollView, can_focus=True):
                 tooltip="Stop showing what changed on disk since you last looked; then leave the filter, "
                 "then the entry cursor", show=False),
         *CURSOR_BINDINGS,
+        Binding("F", "toggle_format", "Format comment", id="viewer.format", show=False,
+                tooltip="Show the memtui:format comment whole, or fold it to one line again"),
     ]
 
     raw: reactive[bool] = reactive(False)
@@ -226,6 +228,9 @@ class MemoryViewer(ScrollView, can_focus=True):
         self.reading: Any = None  # the worker reading the file (the app's first frame waits a moment for it)
         self.entry_cursor = EntryCursor(self, memory, person)
         self.focus_when_mounted = False  # the app's MEMORY.md viewer, composed with the main screen
+        # The `<!-- memtui:format … -->` comment drawn as one line (`▸ memtui:format (7 lines)`): its rules are for
+        # the agent and the validator, and unfolded they filled half the first screen. F or a click shows it whole.
+        self.format_folded = True
 
     def on_mount(self) -> None:
         self.set_reactive(MemoryViewer.wrap, bool(getattr(self.app, "diff_wrap", False)))
@@ -286,10 +291,18 @@ class MemoryViewer(ScrollView, can_focus=True):
         at_end = self.scroll_offset.y >= self.max_scroll_y
         if self.entry_cursor.own_write(message.state):
             message.state.added, message.state.ghosts, message.state.first_change = set(), {}, None
-        rows = self._rows is not None or self.entry_filter is not None
+        folded = self._folded_lines()
+        # Rows that are the lines less the folded format comment (no ghosts, no filter) stay comparable line by line.
+        fold_only = bool(folded) and previous is not None and not previous.ghosts and self.entry_filter is None \
+            and previous.comment == message.state.comment
+        rows = (self._rows is not None and not fold_only) or self.entry_filter is not None
         self.state = message.state
         self.loads += 1
         changed = None if rows else _changed_lines(previous, message.state, self.raw)
+        if changed is not None and folded:
+            # Drawn by row: a line below the folded comment is that many rows up.
+            changed = {i - len(folded) if i > max(folded) else min(i, min(folded) - 1)
+                       for i in changed}
         self._forget(changed)  # before the rows are counted again: the last screen's wrapped heights are new
         self._build_rows()
         self._repaint(changed)
@@ -333,7 +346,8 @@ class MemoryViewer(ScrollView, can_focus=True):
             self._rows = [(i, -1) for i in self.entry_cursor.filtered_rows()]
             self._size_rows(st.width + 24, max(1, len(self._rows)))
             return
-        if st is None or not st.ghosts:
+        folded = self._folded_lines()
+        if st is None or (not st.ghosts and not folded):
             self._rows = None
             count = 1 if st is None or st.missing or st.error else len(st.lines)
         else:
@@ -341,11 +355,43 @@ class MemoryViewer(ScrollView, can_focus=True):
             for i in range(len(st.lines) + 1):
                 for k in range(len(st.ghosts.get(i, ()))):
                     rows.append((i, k))
-                if i < len(st.lines):
+                if i < len(st.lines) and i not in folded:
                     rows.append((i, -1))
             self._rows = rows
             count = len(rows)
         self._size_rows((st.width if st else 0) + 24, count)
+
+    def _folded_lines(self) -> set[int]:
+        """The format comment's lines hidden under its first (none when unfolded, raw, or it is one line)."""
+        st = self.state
+        if st is None or not self.format_folded or self.raw or len(st.comment) < 2:
+            return set()
+        return set(st.comment) - {min(st.comment)}
+
+    def action_toggle_format(self) -> None:
+        """F: the format comment whole, or folded to one line again."""
+        if self.state is None or len(self.state.comment) < 2:
+            return
+        self.format_folded = not self.format_folded
+        self._forget(None)
+        self._build_rows()
+        self.refresh()
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on the folded format comment's line shows it whole."""
+        st = self.state
+        if st is None or self._rows is None or not self._folded_lines():
+            return
+        region = self.scrollable_content_region
+        y = event.y - (region.y - self.region.y)
+        if self.wrap:
+            frame = self._frame(self.scroll_offset.y, region.width, max(1, region.height))
+            unit = frame[y][0] if 0 <= y < len(frame) else -1
+        else:
+            unit = self.scroll_offset.y + y
+        if 0 <= unit < len(self._rows) and self._rows[unit] == (min(st.comment), -1):
+            event.stop()
+            self.action_toggle_format()
 
     def _size_rows(self, width: int | None = None, units: int | None = None) -> None:
         """The scrollable size: a row per unit and the widest line, or wrapped, no sideways scroll and as many
@@ -401,6 +447,8 @@ class MemoryViewer(ScrollView, can_focus=True):
 
     def watch_raw(self) -> None:
         self._heights.clear()  # the raw gutter is wider: the lines wrap elsewhere
+        if self.state is not None and len(self.state.comment) > 1 and self.entry_filter is None:
+            self._build_rows()  # raw shows the format comment whole
         self._size_rows()
         self._invalidate()
 
@@ -730,6 +778,9 @@ class MemoryViewer(ScrollView, can_focus=True):
         style = self.get_component_rich_style
         shown = visible(line)
         if i in st.comment:
+            if i == min(st.comment) and self._folded_lines():
+                return Text(f"▸ memtui:format ({len(st.comment)} lines, F shows them)",
+                            style("viewer--comment")), Text(" ")
             return Text(shown, style("viewer--comment")), Text(" ")
         heading = st.headings.get(i)
         if heading is not None:

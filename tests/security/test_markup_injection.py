@@ -135,8 +135,13 @@ async def test_markup_in_proposals_is_shown_literally_and_a_click_runs_nothing(h
     async with app.run_test(size=(200, 90)) as pilot:
         await wait_for(pilot, lambda: settled(app), what="the app to settle")
         review = app.review
+        # The queue given the whole screen (`z`): its two lines a proposal are cut at the column's width otherwise.
+        review.option_list.focus()
+        await pilot.press("z")
+        await wait_for(pilot, lambda: review.option_list.size.width > 150, what="the queue to take the screen")
+        await pilot.pause(0.1)
         listed = flat(rendered(review.option_list))
-        assert f"by {ACTOR}" in listed and "likes [bold]tea[/bold] [@click=app.quit]QUIT" in listed, listed
+        assert f"{ACTOR} add " in listed and "likes [bold]tea[/bold] [@click=app.quit]QUIT" in listed, listed
         assert "create notes/[bold]x[/].md" in listed and f"§ {HEADING}" in listed, listed
 
         detail = review.query_one("#review-detail")
@@ -156,6 +161,9 @@ async def test_markup_in_proposals_is_shown_literally_and_a_click_runs_nothing(h
         assert "likes [bold]tea[/bold]" in diff, diff
         assert await click_text(pilot, review.option_list, "QUIT")
 
+        await pilot.press("z")  # every pane shown again, the feed among them
+        await wait_for(pilot, lambda: app.feed.display and app.feed.size.height > 0, what="the feed to show")
+        await pilot.pause(0.1)
         feed = flat(rendered(app.feed))
         assert f"rejected {ids['rejected']}" in feed and "not [b]true[/b] [@click=app.quit]QUIT[/]" in feed, feed
         assert await click_text(pilot, app.feed, "QUIT")
