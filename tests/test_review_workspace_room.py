@@ -20,22 +20,14 @@ from textual.widget import Widget
 from app_support import demo_template, wait_for  # noqa: F401 (fixture)
 from memtui.tui import layout as layouts
 from memtui.tui.app import MemtuiApp
-from support.ten_proposals import hand_written, queue_ten
+from support.ten_proposals import ten_in_own_home
 
 AGE = re.compile(r"^\s*\d+[mhdw] |^\s*now ")  # a proposal's first line in the list starts with its age
 
 
 @pytest.fixture
 def ten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T10:00")
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(tmp_path / "config"))
-    root = tmp_path / "notes"
-    root.mkdir()
-    queue_ten(hand_written(root))
-    monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T13:00")  # three hours later
-    return root
+    return ten_in_own_home(tmp_path, monkeypatch)
 
 
 def rendered(widget: Widget) -> list[str]:

@@ -13,20 +13,12 @@ import pytest
 
 from app_support import wait_for
 from memtui.tui.app import MemtuiApp
-from support.ten_proposals import hand_written, queue_ten
+from support.ten_proposals import ten_in_own_home
 
 
 @pytest.fixture
 def ten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T10:00")
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(tmp_path / "config"))
-    root = tmp_path / "notes"
-    root.mkdir()
-    queue_ten(hand_written(root))
-    monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T13:00")
-    return root
+    return ten_in_own_home(tmp_path, monkeypatch)
 
 
 def ready(app: MemtuiApp) -> bool:

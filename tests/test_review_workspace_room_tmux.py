@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from support.ten_proposals import hand_written, queue_ten
+from support.ten_proposals import ten_in_own_home
 
 pytestmark = pytest.mark.tmux
 
@@ -59,13 +59,7 @@ def test_the_queue_and_its_diff_in_a_terminal(tmp_path: Path, monkeypatch: pytes
                                               height: int) -> None:
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed")
-    monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T10:00")
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(tmp_path / "config"))
-    root = tmp_path / "notes"
-    root.mkdir()
-    queue_ten(hand_written(root))
+    root = ten_in_own_home(tmp_path, monkeypatch)
     tmux = ["tmux", "-L", f"memtui-room-{os.getpid()}-{width}", "-f", "/dev/null"]
     start(tmux, tmp_path, root, width, height)
     try:

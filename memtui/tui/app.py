@@ -400,7 +400,9 @@ class MemtuiApp(App[None]):
                 main.strip.add_class("-focus-within")
                 with TabPane(MEMORY_FILE, id=tab_id("file", MEMORY_FILE)):
                     viewer = self.viewer(MEMORY_FILE)
-                    viewer.focus_when_mounted = True
+                    # Not when another pane has the screen: a focus the hidden viewer took as it mounted would be
+                    # dropped, and the shown pane left without the keys.
+                    viewer.focus_when_mounted = self.layout.maximized in (None, "main")
                     yield viewer
             yield ReviewPanel(id="review")
         yield ActivityFeed(id="feed")

@@ -102,3 +102,17 @@ if __name__ == "__main__":
     folder = Path(sys.argv[1]).expanduser().absolute()
     folder.mkdir(parents=True, exist_ok=True)
     print("\n".join(queue_ten(hand_written(folder))))
+
+
+def ten_in_own_home(tmp_path: Path, monkeypatch) -> Path:
+    """The hand-written memory with the ten proposals queued three hours ago (MEMTUI_NOW), in a home, state and
+    config folder of its own (so no layout or key of the person running the tests is read): its root."""
+    monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T10:00")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(tmp_path / "config"))
+    root = tmp_path / "notes"
+    root.mkdir()
+    queue_ten(hand_written(root))
+    monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T13:00")  # three hours later
+    return root
