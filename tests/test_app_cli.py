@@ -173,7 +173,7 @@ def test_open_with_store_shows_the_redis_memory(tmp_path: Path, redis_url: str) 
 
 def test_a_mistyped_command_is_not_made_a_memory(tmp_path: Path) -> None:
     """`memtui staus` used to create a git repository named staus and open the app on it."""
-    for word, hint in (("quue", "Did you mean `memtui queue`?"), ("status", "")):
+    for word, hint in (("quue", "Did you mean `memtui queue`?"), ("staus", "Did you mean `memtui status`?")):
         done = subprocess.run([sys.executable, "-m", "memtui", word], capture_output=True, text=True, cwd=tmp_path,
                               env={**os.environ, "MEMTUI_CONFIG_DIR": str(tmp_path / "config")})
         assert done.returncode == 2, done.stderr
