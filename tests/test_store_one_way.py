@@ -30,10 +30,12 @@ from memtui.tui.viewer import MemoryViewer
 PACKAGE = Path(__file__).resolve().parent.parent / "memtui"
 # The stores themselves: the only modules that know what kind of store they are.
 STORE_MODULES = {"core/store.py", "core/folder.py", "core/redis_store.py"}
-# Type checks that are not a caller probing its store, each with why it stays.
+# Type checks and lookups that are not a caller probing its store, each with why it stays.
 ALLOWED = {
     ("core/reading.py", "isinstance(root, Store)"): "MemoryReader(root) takes a folder path or a Store: argument types",
     ("commands/redis.py", "isinstance(store, RedisStore)"): "`memtui export/import` act on a Redis server itself",
+    ("core/next_session.py", "getattr(self._memory, name)"): "the memory as a proposal would leave it passes every "
+    "other attribute to the memory it wraps: a proxy, not a probe",
 }
 # `memtui doctor` examines and repairs each store's own files (a folder's lock, git locks, temp files; a Redis
 # memory's keys in an older layout): it is those stores' repair tool, not a reader of the memory.
@@ -68,7 +70,7 @@ def probes(package: Path = PACKAGE) -> list[str]:
                 on_store = "store" in target or "memory" in target
                 # `args.root`, `args.store`: parsed command-line options, not a store
                 option = target in ("args", "ns")
-                if on_store or (key in attrs and not option):
+                if (on_store or (key in attrs and not option)) and (rel, call) not in ALLOWED:
                     found.append(f"{rel}:{node.lineno}: {call}")
             elif name == "isinstance" and len(node.args) == 2:
                 kinds = ast.get_source_segment(source, node.args[1]) or ""

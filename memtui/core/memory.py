@@ -220,7 +220,7 @@ class Memory(MemoryReader):
     def _as_recorded(self, rel: str) -> bool:
         """Does `rel` hold what was last recorded of it (a folder without git records nothing: yes)?"""
         recorded = self.store.committed(rel)
-        if recorded is None and not getattr(self.store, "has_git", True):
+        if recorded is None and not self.store.has_git:
             return True
         return self.store.read(rel) == recorded
 
