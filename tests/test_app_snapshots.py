@@ -98,7 +98,7 @@ def test_revise_side_by_side(snap_compare, demo: Path) -> None:
 
 
 @pytest.mark.skip(reason="order-dependent: in a whole run (twice this stop) one row of the tree's edge draws `▏▎` "
-                  "where run alone it draws `▎`; skipped until found, not redrawn to either (issue 43's note)")
+                  "where run alone it draws `▎`; skipped and its snapshot removed until found (issue 43)")
 def test_revise_wrapped_at_100_columns(snap_compare, demo: Path) -> None:
     """The diff's long lines wrap (from the start; W cuts them) under their text, numbers and signs in their own
     column, nothing cut."""
