@@ -1375,7 +1375,7 @@ class MemtuiApp(App[None]):
         self.set_layout(layouts.Layout(self.layout.maximized, new))
         said = {"auto": f"stacked below {layouts.NARROW} columns", "on": "stacked at every width",
                 "off": "side by side at every width"}[new]
-        self.notify(f"Layout: {said} (Z changes it)", timeout=3)
+        self.notify(f"Layout: {said} (Z changes it)", timeout=3, markup=False)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         """Focus moved (Tab, a key that opens a pane, a click) into a pane hidden by another's zoom: that pane is
