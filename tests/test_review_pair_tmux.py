@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 
 from app_support import demo_root, demo_template  # noqa: F401 (fixture)
 from memtui.core.memory import Memory
-from support.tmux import capture, wait_screen
+from support.tmux import capture, start_app, wait_screen
 
 pytestmark = pytest.mark.tmux
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -54,15 +53,7 @@ def test_revise_a_contradicting_add_in_tmux(tmp_path: Path, monkeypatch: pytest.
     root = demo_root(tmp_path, monkeypatch, demo_template)
     mem = Memory(root)
     pid = mem.update("Facts", "add", "[observed] On-call rotation changes on Fridays", actor="agent-x").id
-    socket = f"memtui-pair-{os.getpid()}-{size[0]}"
-    tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
-    env = {"HOME": str(tmp_path), "MEMTUI_NOW": os.environ["MEMTUI_NOW"], "MEMTUI_USER": "wes",
-           "MEMTUI_CONFIG_DIR": str(tmp_path / "config"), "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"],
-           "TERM": "xterm-256color", "PATH": os.environ["PATH"],
-           "PYTHONPATH": os.environ.get("PYTHONPATH", str(Path(__file__).resolve().parents[1]))}
-    command = " ".join(f"{k}={v}" for k, v in env.items()) + f" {sys.executable} -m memtui {root}"
-    subprocess.run([*tmux, "new-session", "-d", "-s", "app", "-x", str(size[0]), "-y", str(size[1]),
-                    f"env -u COLUMNS -u LINES {command}"], check=True)
+    tmux = start_app("memtui-pair", tmp_path, root, size, os.environ["MEMTUI_NOW"])
     try:
         wait_screen(tmux, lambda s: "p-0001" in s and "pending" in s)
         for _ in range(12):  # to the new add, the last of the queue

@@ -15,7 +15,7 @@ import pytest
 
 from app_support import demo_root, demo_template  # noqa: F401 (fixture)
 from memtui.core.memory import Memory
-from support.tmux import wait_screen
+from support.tmux import start_app, wait_screen
 
 pytestmark = pytest.mark.tmux
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -34,21 +34,14 @@ def test_old_proposal_marked_and_arrival_toasted_in_tmux(tmp_path: Path, monkeyp
     monkeypatch.setenv("MEMTUI_NOW", "2026-08-17T09:00")
     Memory(root).update("Facts", "add", "[stated] Old news", actor="agent-x")
     monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T14:05")
-    socket = f"memtui-finds-{os.getpid()}-{size[0]}"
-    tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
-    env = {"HOME": str(tmp_path), "MEMTUI_NOW": "2026-08-20T14:05", "MEMTUI_USER": "wes",
-           "MEMTUI_CONFIG_DIR": str(tmp_path / "config"), "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"],
-           "TERM": "xterm-256color", "PATH": os.environ["PATH"],
-           "PYTHONPATH": os.environ.get("PYTHONPATH", str(Path(__file__).resolve().parents[1]))}
-    command = " ".join(f"{k}={v}" for k, v in env.items()) + f" {sys.executable} -m memtui {root}"
-    subprocess.run([*tmux, "new-session", "-d", "-s", "app", "-x", str(size[0]), "-y", str(size[1]),
-                    f"env -u COLUMNS -u LINES {command}"], check=True)
+    tmux = start_app("memtui-finds", tmp_path, root, size, "2026-08-20T14:05")
     try:
         screen = wait_screen(tmux, lambda s: "p-0" in s and "⌛ 3d" in s)
         time.sleep(1.0)  # the watcher is started after the first screen
         queued = subprocess.run([sys.executable, "-m", "memtui", "update", "Projects", "add",
                                  "[stated] Arrived live", "--by", "agent-y", "--root", str(root)],
-                                capture_output=True, text=True, env={**os.environ, **env})
+                                capture_output=True, text=True,
+                                env={**os.environ, "HOME": str(tmp_path), "MEMTUI_CONFIG_DIR": str(tmp_path / "config")})
         assert queued.returncode == 4, queued.stdout + queued.stderr
         screen = wait_screen(tmux, lambda s: "agent-y proposes" in s)
         assert "Arrived live" in screen or "add MEMORY.md" in screen, screen
