@@ -54,9 +54,13 @@ _FORMATS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("private key", ("PRIVATE KEY",), r"-----BEGIN[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----"),
     ("AWS access key id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
      r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    # After a name joined by `=`/`:` (`AWS_SECRET_ACCESS_KEY=…`), or named in prose on the same line ("the AWS
+    # secret key is …"): a 40-character run with a digit among its letters (see `_aws_prose`).
     ("AWS secret access key", ("aws",),
      r"(?i:aws)[\w.-]{0,30}?(?i:secret|sak)[\w.-]{0,20}[\"']?[ \t]*[:=][ \t]*[\"']?"
-     r"(?P<v>[A-Za-z0-9/+]{40})(?![\w/+=])"),
+     r"(?P<v>[A-Za-z0-9/+]{40})(?![\w/+=])|"
+     r"(?i:aws)[\w .-]{0,30}?(?i:secret|sak)[\w .'-]{0,30}?(?i:\bis|\bwas|\bof|\bto|[:=-])?[ \t]+[\"'`(]?"
+     r"(?P<p>[A-Za-z0-9/+]{40})(?![\w/+=])"),
     ("GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
      r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})(?![A-Za-z0-9])"),
     ("Anthropic API key", ("sk-ant-",), r"(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_-]{20,}"),
@@ -105,9 +109,11 @@ class Secret(NamedTuple):
             (f" line {self.line}" if self.line else "")
 
 
-def scan(text: str | None) -> list[Secret]:
+def scan(text: str | None, _inner: bool = False) -> list[Secret]:
     """Every credential in `text`, in order. A pattern runs only where its anchor (a literal prefix) is in the
-    text: a line of prose costs a few substring searches."""
+    text: a line of prose costs a few substring searches. A key written as base64, or cut in two at a line's end,
+    is found too (`_encoded`, `_split`); `_inner` is the scan of such a decoded or joined piece, which is not
+    decoded or joined again."""
     if not text or len(text) < 12:  # no credential this scanner knows is shorter ("token=" and eight characters)
         return []
     out: list[Secret] = []
@@ -119,8 +125,11 @@ def scan(text: str | None) -> list[Secret]:
         if i not in present:
             continue
         for m in pattern.finditer(text):
-            start, end = m.span("v") if "v" in pattern.groupindex and m.group("v") is not None else m.span()
+            group = next((g for g in ("v", "p") if g in pattern.groupindex and m.group(g) is not None), None)
+            start, end = m.span(group) if group else m.span()
             value = text[start:end]
+            if group == "p" and not _aws_prose(value):
+                continue  # forty letters of a word run, not a key
             if kind == "OpenAI API key" and not _tokenish(value[3:]):
                 continue  # sk-learn-style words, not a key
             if kind == "bearer token" and (not _tokenish(value) or _lookalike(value)):
@@ -148,7 +157,12 @@ def scan(text: str | None) -> list[Secret]:
             if not _inside(taken, start, end) and _credential_value(name, value):
                 out.append(Secret(f"secret after {name}", _line_of(text, start), start, end, _masked("", value)))
                 taken.append((start, end))
-    out += _detect_secrets(text, taken)
+    runs = list(_UNKNOWN_RUN.finditer(text))  # long runs of key characters: asked of detect-secrets, and decoded
+    out += _detect_secrets(text, runs, taken)
+    if not _inner:
+        out += _encoded(text, runs, taken)
+        if present and "\n" in text:  # a key's start (one of the anchors) is somewhere: it may end a line
+            out += _split(text, taken)
     out.sort(key=lambda s: s.start)
     return out
 
@@ -264,8 +278,8 @@ def _identifier(value: str) -> bool:
         and any(_ID_WORD.fullmatch(p) for p in parts)
 
 
-def _unknown_runs(text: str, taken: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
-    for m in _UNKNOWN_RUN.finditer(text):
+def _unknown_runs(runs: list[re.Match[str]], taken: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
+    for m in runs:
         run = m.group(0).strip(".:=-")
         if _inside(taken, m.start(), m.end()) or not _tokenish(run):
             continue
@@ -274,9 +288,9 @@ def _unknown_runs(text: str, taken: list[tuple[int, int]]) -> Iterator[re.Match[
         yield m
 
 
-def _detect_secrets(text: str, taken: list[tuple[int, int]]) -> list[Secret]:
+def _detect_secrets(text: str, runs: list[re.Match[str]], taken: list[tuple[int, int]]) -> list[Secret]:
     """What detect-secrets' service detectors find on the lines holding an unexplained token-like run."""
-    lines = {text.rfind("\n", 0, m.start()) + 1 for m in _unknown_runs(text, taken)}
+    lines = {text.rfind("\n", 0, m.start()) + 1 for m in _unknown_runs(runs, taken)}
     if not lines:
         return []
     out = []
@@ -325,6 +339,77 @@ def _load_detectors() -> list[tuple[str, tuple[re.Pattern[str], ...]]]:
             loaded.append((str(cls.secret_type), tuple(cls.denylist)))  # RegexBasedDetector's public patterns
         _detectors = loaded
     return _detectors
+
+
+# Keys spelled so that no pattern sees them: any model reading the memory undoes both spellings at once.
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
+_PREFIXES = tuple(a for _, anchors, _ in _FORMATS for a in anchors if a not in ("aws", "PRIVATE KEY", "://", "earer",
+                                                                                 "hooks.slack.com"))
+_KEY_RUN = re.compile(r"[A-Za-z0-9_+/=-]+")
+_HEAD = re.compile(r"[A-Za-z0-9_+/=-]{4,}")
+
+
+def _aws_prose(value: str) -> bool:
+    """An AWS secret key named in prose: mixed case with a digit (a key's 40 random characters, not a word run)."""
+    return any(c.isdigit() for c in value) and any(c.islower() for c in value) and any(c.isupper() for c in value)
+
+
+def _encoded(text: str, runs: list[re.Match[str]], taken: list[tuple[int, int]]) -> list[Secret]:
+    """Keys written as base64 (standard or URL-safe): each long run that decodes to printable text is scanned as
+    that text. Base64 of prose decodes to prose and is let be; a digest decodes to bytes that are not text."""
+    out = []
+    for m in (piece for run in runs for piece in _BASE64_RUN.finditer(text, run.start(), run.end())):
+        if _inside(taken, m.start(), m.end()):
+            continue
+        run = m.group(0).rstrip("=")
+        if run.islower() or run.isupper() or run.isalpha():
+            continue  # a slug, a path or a word run: base64 of eighteen bytes or more mixes case and digits
+        import base64
+        import binascii
+
+        try:
+            raw = base64.b64decode(run.replace("-", "+").replace("_", "/") + "=" * (-len(run) % 4), validate=True)
+            decoded = raw.decode("ascii")
+        except (binascii.Error, ValueError):
+            continue
+        if not decoded.isprintable():
+            continue
+        found = scan(decoded, _inner=True)
+        if found:
+            out.append(Secret(f"{found[0].kind} (base64)", _line_of(text, m.start()), m.start(), m.end(),
+                              "base64:****"))
+            taken.append(m.span())
+    return out
+
+
+def _split(text: str, taken: list[tuple[int, int]]) -> list[Secret]:
+    """A key cut at a line's end: a line ending in the start of a known key (`ghp_…`, `sk-ant-…`, `AKIA…`) is
+    joined to each run of key characters on the next line, and the joined piece scanned. Both halves are named
+    (and masked), on their own lines."""
+    out: list[Secret] = []
+    for prefix in _PREFIXES:
+        at = text.find(prefix)
+        while at >= 0:
+            if at and text[at - 1].isalnum():  # inside a word ("task-", "disk-"): no key starts there
+                at = text.find(prefix, at + 1)
+                continue
+            tail = _KEY_RUN.match(text, at)
+            end = tail.end() if tail else at
+            at = text.find(prefix, end + 1)
+            if not text.startswith("\n", end) or _inside(taken, end - 1, end):
+                continue
+            head = text[end - len(tail.group(0)):end] if tail else ""
+            start = end - len(head)
+            line_end = text.find("\n", end + 1)
+            for piece in _HEAD.finditer(text, end + 1, len(text) if line_end < 0 else line_end):
+                found = scan(head + piece.group(0), _inner=True)
+                if found and found[0].start == 0 and found[0].end > len(head):
+                    kind = f"{found[0].kind} (split over two lines)"
+                    out += [Secret(kind, _line_of(text, start), start, end, _masked(found[0].kind, head)),
+                            Secret(kind, _line_of(text, piece.start()), piece.start(), piece.end(), "****")]
+                    taken += [(start, end), piece.span()]
+                    break
+    return out
 
 
 def _article(kind: str) -> str:

@@ -61,24 +61,49 @@ def test_italic_look_alikes_still_pass_and_every_fake_key_is_still_found() -> No
         assert secrets.scan(text) == [], text
 
 
-@pytest.mark.xfail(strict=True, reason="a key split over two lines of a scratch note (each half shorter than the "
-                   "pattern) is scanned line by line and applied at once; joining the lines gives the key back")
+# A key split over two lines of a scratch note (each half shorter than the pattern) was scanned line by line and
+# applied at once; a key written as base64 passed (no pattern ran on decoded text); an AWS secret key named in prose
+# ("The AWS secret key is …", no ':' or '=') was found by no rule. Fixed: a line ending in a key's start is joined
+# to the next line's runs, long base64 runs that decode to text are scanned as that text, and the AWS rule takes
+# the secret named in a sentence on the same line.
 def test_a_key_split_over_two_lines_of_a_note_is_refused(agent_mem: Memory, root: Path) -> None:  # noqa: F811
     r = agent_mem.scratch("ci", f"token part 1: {GH[:20]}\ntoken part 2: {GH[20:]}\n", actor=AGENT)
     assert r.status == "refused", r.message
 
 
-@pytest.mark.xfail(strict=True, reason="a key written as base64 (any model decodes it) passes the scanner: no "
-                   "pattern runs on decoded text")
 def test_a_base64_encoded_key_in_a_log_line_is_refused(agent_mem: Memory, root: Path) -> None:  # noqa: F811
     r = agent_mem.log(f"CI token (base64): {base64.b64encode(GH.encode()).decode()}", actor=AGENT)
     assert r.status == "refused", r.message
 
 
-@pytest.mark.xfail(strict=True, reason="an AWS secret access key named in prose ('The AWS secret key is …', no ':' "
-                   "or '=') is found by no rule: the AWS rule wants a name joined by [\\w.-] and an '=' or ':'")
 def test_an_aws_secret_in_prose_is_found() -> None:
     assert secrets.scan("The AWS secret key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Hk2Lm9N")
+    assert secrets.scan("our aws secret access key was `wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Hk2Lm9N` until May")
+
+
+# What the three new readings must not take for keys: base64 of prose and of a digest, a key prefix named at a
+# line's end in prose, forty letters after "AWS secret".
+NOT_SPLIT_OR_ENCODED = {
+    "base64 of prose": "config blob: " + base64.b64encode(b"the build uses python 3.11 on debian").decode(),
+    "base64 of a digest": "sum: " + base64.b64encode(bytes(range(32))).decode(),
+    "a prefix named at a line's end": "GitHub tokens start with ghp_\nand are 40 characters long in all\n",
+    "AKIA named, then prose": "AWS key ids start with AKIA\nfollowed by sixteen capitals and digits\n",
+    "forty letters after AWS secret": "the AWS secret key is SomethingLikeThisIsNotAKeyAtAllReallyNope here",
+    "a sha256 in base64 url form": "etag: " + base64.urlsafe_b64encode(bytes(range(100, 132))).decode(),
+}
+
+
+@pytest.mark.parametrize("text", NOT_SPLIT_OR_ENCODED.values(), ids=list(NOT_SPLIT_OR_ENCODED))
+def test_the_new_readings_raise_no_false_alarm(text: str) -> None:
+    assert secrets.scan(text) == []
+
+
+def test_a_split_key_is_named_on_both_lines_and_masked() -> None:
+    text = f"token part 1: {GH[:20]}\ntoken part 2: {GH[20:]}\n"
+    found = secrets.scan(text)
+    assert [s.line for s in found] == [1, 2] and all("split over two lines" in s.kind for s in found)
+    shown = secrets.mask(text, found)
+    assert GH[4:20] not in shown and GH[20:] not in shown, shown
 
 
 # hidden characters ---------------------------------------------------------------------------------------------
