@@ -18,6 +18,9 @@ DEFAULT_SCRATCH_MAX_TTL_MIN = 7 * 24 * 60  # an agent's scratch note applies at 
 DEFAULT_SCRATCH_MAX_BYTES = 4096
 DEFAULT_LOG_LINE_MAX = 500
 UNREVIEWED_REFUSE_FACTOR = 64
+# An agent's scratch notes held at once (not yet expired and swept) skip review up to this many times
+# `scratch_max_bytes` in all: past it, the next note waits for a person, so notes cannot pile up unreviewed.
+SCRATCH_HELD_FACTOR = 16
 # Proposals one agent may have waiting before its next ones are refused until a person catches up: a busy day's
 # worth (a review of 200 takes a person an hour), far below what swamps the queue (100,000 were queued in 112 s).
 DEFAULT_AGENT_MAX_PENDING = 200
@@ -35,7 +38,8 @@ agents = ["agent*", "claude*", "assistant*", "mcp*", "bot*", "*-agent"]
 # An agent's scratch note applies at once only when it expires within this ("30m", "12h", "7d" or minutes).
 scratch_max_ttl = "7d"
 # What an agent may write unreviewed: a longer scratch note (bytes) or log line (characters) waits for a person;
-# one over 64 times the cap is refused. (The defaults, shown commented out: a memtui older than these keys reads
+# one over 64 times the cap is refused, and a note that would make the scratch notes held at once more than 16
+# times scratch_max_bytes in all waits too. (The defaults, shown commented out: a memtui older than these keys reads
 # a config that sets them as an error, and makes every agent write wait.)
 # scratch_max_bytes = 4096
 # log_line_max = 500

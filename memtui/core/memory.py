@@ -808,13 +808,33 @@ class Memory(MemoryReader):
         return None
 
     def _over_cap(self, p: Proposal, policy: ReviewPolicy) -> str | None:
-        """Why an agent's fast-lane write must wait for a person: longer than `[review]` lets one skip review."""
+        """Why an agent's fast-lane write must wait for a person: longer than `[review]` lets one skip review, or
+        a scratch note that would make the notes held at once more than `SCRATCH_HELD_FACTOR` times that (each
+        note is bounded; without this their number was not, and each is committed history)."""
         size = self._unreviewed_size(p, policy)
-        if size is None or size[1] <= size[2]:
+        if size is None:
             return None
         what, n, cap, key = size
+        if n <= cap and what == "scratch note":
+            from memtui.core.config import SCRATCH_HELD_FACTOR
+
+            held = self._scratch_held()
+            if held + n > cap * SCRATCH_HELD_FACTOR:
+                return (f"the scratch notes held now are {held:,} bytes; with this one they would pass the "
+                        f"{cap * SCRATCH_HELD_FACTOR:,} that may be held unreviewed ({SCRATCH_HELD_FACTOR} times "
+                        f"[review] scratch_max_bytes) until expired notes are swept (`memtui sweep`)")
+        if n <= cap:
+            return None
         unit = "bytes" if key == "scratch_max_bytes" else "characters"
         return f"the {what} is {n:,} {unit}, over the {cap:,} an agent's {what} may have unreviewed ([review] {key})"
+
+    def _scratch_held(self) -> int:
+        """Bytes of the scratch notes in the memory now, expired or not (a note lives until swept)."""
+        total = 0
+        for rel, _ in self._scratch_notes():
+            data = self.store.read(rel)
+            total += len(data) if data is not None else 0
+        return total
 
     def _far_over_cap(self, p: Proposal, policy: ReviewPolicy) -> str | None:
         """The refusal of a fast-lane write so far over its cap (`UNREVIEWED_REFUSE_FACTOR` times) that no person
