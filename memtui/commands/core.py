@@ -218,7 +218,8 @@ def cmd_queue(args: argparse.Namespace) -> int:
                    if p.foreign else "")
         human = one_line(f"{p.id} {p.status} by {p.actor} at {p.created}") + f"\n{one_line(p.summary())}\n" \
             + foreign + (f"reason: {one_line(p.reason)}\n" if p.reason else "") \
-            + "".join(f"flag: {one_line(f)}\n" for f in p.flags) + _contradicts_lines(mem, p) + p.diff
+            + "".join(f"flag: {one_line(f)}\n" for f in p.flags) \
+            + "".join(f"warning: {one_line(w)}\n" for w in p.warnings) + _contradicts_lines(mem, p) + p.diff
         if p.external:
             human += f"\nTo commit exactly these bytes: memtui queue approve {p.id}@{p.after_hash}"
         human = human.rstrip("\n") + f"\ndigest: {p.digest()} (to decide on exactly this: --expect {p.digest()})"
