@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, common, emit, fail, root_of, say
+
+if TYPE_CHECKING:
+    from memtui.core.memory import Memory
+    from memtui.core.proposals import Proposal
 
 
 def register(sub: Any) -> None:
@@ -201,6 +205,22 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _entry_lines(mem: Memory, p: Proposal) -> str:
+    """An external change's entries, added and removed, per section (memtui/core/formats/cline.py)."""
+    from memtui.core.formats.cline import entry_changes
+    from memtui.core.store import StoreError
+
+    try:
+        rel = mem.store.check_path(p.file)
+        before, after = mem.store.committed(rel), mem.store.read(rel)
+    except (OSError, ValueError, StoreError):
+        return ""
+    if (before and len(before) > 1_000_000) or (after and len(after) > 1_000_000):
+        return ""
+    text = [None if b is None else b.decode("utf-8", errors="replace") for b in (before, after)]
+    return "".join(f"\nentry {one_line(line)}" for line in entry_changes(rel, text[0], text[1]))
+
+
 def cmd_queue(args: argparse.Namespace) -> int:
     mem = memory(args)
     by = getattr(args, "by", None)
@@ -221,6 +241,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
             + "".join(f"flag: {one_line(f)}\n" for f in p.flags) \
             + "".join(f"warning: {one_line(w)}\n" for w in p.warnings) + _contradicts_lines(mem, p) + p.diff
         if p.external:
+            human += _entry_lines(mem, p)
             human += f"\nTo commit exactly these bytes: memtui queue approve {p.id}@{p.after_hash}"
         human = human.rstrip("\n") + f"\ndigest: {p.digest()} (to decide on exactly this: --expect {p.digest()})"
         emit(args, {**_public(p), "foreign": p.foreign,

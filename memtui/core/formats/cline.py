@@ -28,3 +28,39 @@ def _regular(path: Path) -> bool:
         return path.is_file() and not path.is_symlink()
     except OSError:
         return False
+
+
+ENTRY_LINES_SHOWN = 20  # an external change's entry lines listed before "and N more" (the diff has them all)
+
+
+def entry_changes(path: str, before: str | None, after: str | None) -> list[str]:
+    """What a write straight to disk changed, entry by entry: per section (by heading), each bullet or prose line
+    added or removed, in reading order; a person decides on these, the diff beside them. Lines are quoted with
+    repr, so what an outside writer put there is shown as text, never as anything else."""
+    from collections import Counter
+
+    from memtui.core.document import Document
+
+    def lines_of(text: str | None) -> list[tuple[str, str]]:
+        if not text:
+            return []
+        doc = Document(text, path)
+        out = []
+        for sec in doc.sections:
+            for i in range(sec.start, sec.end):
+                line = doc.lines[i].strip()
+                if line and i not in doc.hidden and not line.startswith("#"):
+                    out.append((sec.title or "(top)", line))
+        return out
+
+    was, now = lines_of(before), lines_of(after)
+    gone, new = Counter(was) - Counter(now), Counter(now) - Counter(was)
+    out = []
+    for sign, pairs, left in (("removed", was, gone), ("added", now, new)):
+        for section, line in pairs:
+            if left[(section, line)] > 0:
+                left[(section, line)] -= 1
+                out.append(f"{sign} in § {section}: {line!r}")
+    if len(out) > ENTRY_LINES_SHOWN:
+        out = out[:ENTRY_LINES_SHOWN] + [f"and {len(out) - ENTRY_LINES_SHOWN} more (the diff shows them all)"]
+    return out
