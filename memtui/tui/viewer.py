@@ -298,7 +298,10 @@ class MemoryViewer(ScrollView, can_focus=True):
         from memtui.core.reading import MEMORY_FILE
 
         try:
-            if self.memory.layout().kind != CLAUDE_CODE:
+            kind = self.memory.layout().kind
+            if kind in ("claude-code", "cline"):
+                state.extra["tagless"] = True  # the format has no provenance tags: a bullet without one is fine
+            if kind != CLAUDE_CODE:
                 return
             if self.rel == MEMORY_FILE:
                 cut = loaded_start(MEMORY_FILE, data, CLAUDE_CODE_SPEC.file_lines or 200,
@@ -895,6 +898,8 @@ class MemoryViewer(ScrollView, can_focus=True):
             return text, symbol
         text = Text(visible(line))
         flag = style("viewer--untagged") + Style(italic=True)
+        if entry.tag is None and self.state is not None and self.state.extra.get("tagless"):
+            return text, Text("·", style("viewer--meta"))
         tag = _TAG.search(line)
         if tag and entry.tag:
             text.stylize(style(f"viewer--{entry.tag}") + Style(bold=True), tag.start(), tag.end())
