@@ -25,23 +25,28 @@ _CLOSE = re.compile(r"\A(?:---|\.\.\.)[ \t]*\r?\n?\Z")
 _KEY = re.compile(r"\A(?P<key>[A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]+(?P<value>.*?))?[ \t]*\r?\n?\Z")
 # What else a YAML mapping's lines can be: blank, a comment, a continuation or a list item under a key.
 _OTHER = re.compile(r"\A(?:[ \t]*(?:#.*)?|[ \t]+\S.*|-(?:[ \t].*)?)\r?\n?\Z")
-INDEX_LINE = re.compile(r"\A[ \t]*[-*+][ \t]+\[(?P<title>[^\]\n]*)\]\((?P<target>[^)\s]*)\)(?:[ \t]*[-—–:][ \t]*"
+# A link's text may hold brackets in balanced pairs, as markdown allows: `[Notes [draft]](file.md)`.
+INDEX_LINE = re.compile(r"\A[ \t]*[-*+][ \t]+\[(?P<title>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\((?P<target>[^)\s]*)\)(?:[ \t]*[-—–:][ \t]*"
                         r"(?P<hook>.*?))?[ \t]*\r?\n?\Z")
 
 
 class FrontMatter(Frozen):
     """A file's front matter: lines 0 to `end` (one past the closing ``---``), its `fields` as written (values
-    unquoted; a key given twice keeps its first value), and its `size` in characters."""
+    unquoted; a key given twice keeps its first value), its `size` in characters, and the lines in it that are no
+    YAML a mapping holds (`malformed`, 0-based): still metadata, so one bad line cannot turn the block into
+    headings, but named for the person to fix."""
 
     end: int
     fields: dict[str, str]
     size: int
+    malformed: tuple[int, ...]
 
-    def __init__(self, end: int, fields: dict[str, str], size: int) -> None:
+    def __init__(self, end: int, fields: dict[str, str], size: int, malformed: tuple[int, ...] = ()) -> None:
         put = object.__setattr__
         put(self, "end", end)
         put(self, "fields", fields)
         put(self, "size", size)
+        put(self, "malformed", malformed)
 
     @property
     def type(self) -> str | None:
@@ -50,6 +55,10 @@ class FrontMatter(Frozen):
     def problems(self) -> list[str]:
         """What Claude Code's rules would miss in this front matter, each said so a person can fix it."""
         out = [f"front matter has no {k!r}: add '{k}: …' between the --- lines" for k in FIELDS if not self.fields.get(k)]
+        if self.malformed:
+            lines = ", ".join(str(i + 1) for i in self.malformed[:10]) + (" …" if len(self.malformed) > 10 else "")
+            out.append(f"front matter line(s) {lines} are not 'key: value': YAML readers (Claude Code's among them) "
+                       "may not read this file's metadata; write one 'key: value' a line")
         kind = self.fields.get("type")
         if kind and kind not in TYPES:
             out.append(f"type {kind!r} is not one of Claude Code's types: use {', '.join(TYPES)}")
@@ -62,23 +71,25 @@ class FrontMatter(Frozen):
 def front_matter(lines: list[str]) -> FrontMatter | None:
     """The front matter that opens `lines` (each with its ending), or None.
 
-    It is front matter only when every line between the fences is what a YAML mapping holds and one of them is a
-    key: a thematic break followed by prose stays markdown. The closing fence is searched for line by line, so a
-    huge block costs one pass and nothing more."""
-    if not lines or not _FENCE.match(lines[0]):
+    It is front matter when a ``---`` line opens the file, another closes the block and the block's first line
+    is a ``key:``: a thematic break followed by prose stays markdown. A line between that no YAML mapping holds
+    (a setext underline, a heading) does not end it: it is named in `malformed`, and never read as structure.
+    The closing fence is searched for line by line, so a huge block costs one pass and nothing more."""
+    if len(lines) < 3 or not _FENCE.match(lines[0]) or not _KEY.match(lines[1]):
         return None
     fields: dict[str, str] = {}
+    malformed: list[int] = []
     size = len(lines[0])
     for i in range(1, len(lines)):
         line = lines[i]
         size += len(line)
         if _CLOSE.match(line):
-            return FrontMatter(i + 1, fields, size) if fields else None
+            return FrontMatter(i + 1, fields, size, tuple(malformed))
         m = _KEY.match(line)
         if m:
             fields.setdefault(m["key"], _unquote(m["value"] or ""))
         elif not _OTHER.match(line):
-            return None
+            malformed.append(i)
     return None
 
 
