@@ -200,6 +200,8 @@ class MemoryViewer(ScrollView, can_focus=True):
         *CURSOR_BINDINGS,
         Binding("F", "toggle_format", "Format comment", id="viewer.format", show=False,
                 tooltip="Show the memtui:format comment whole, or fold it to one line again"),
+        Binding("enter", "follow_link", "Open linked file", id="viewer.follow_link", show=False,
+                tooltip="On a line of Claude Code's MEMORY.md index: open the topic file it links to"),
     ]
 
     raw: reactive[bool] = reactive(False)
@@ -304,6 +306,10 @@ class MemoryViewer(ScrollView, can_focus=True):
             if kind != CLAUDE_CODE:
                 return
             if self.rel == MEMORY_FILE:
+                doc = Document(data.decode("utf-8", errors="replace"), MEMORY_FILE)
+                links = {link.line: claude_code.linked_file(link.target)
+                         for link in claude_code.index_links(doc.lines, doc.hidden)}
+                state.extra["links"] = {i: rel for i, rel in links.items() if rel is not None}
                 cut = loaded_start(MEMORY_FILE, data, CLAUDE_CODE_SPEC.file_lines or 200,
                                    CLAUDE_CODE_SPEC.file_bytes or 25_000)
                 if cut.cut:
@@ -320,6 +326,15 @@ class MemoryViewer(ScrollView, can_focus=True):
                 state.extra["indexed"] = (link.line + 1, link.title, link.hook)
                 return
         state.extra["unlinked"] = True
+
+    def action_follow_link(self) -> None:
+        """enter on an index line of a Claude Code memory: its topic file, in a tab of its own (a link out of the
+        folder was never kept, so it opens nothing)."""
+        links = self.state.extra.get("links", {}) if self.state is not None else {}
+        if self.cursor is not None and self.cursor in links:
+            from memtui.tui.messages import OpenFile
+
+            self.post_message(OpenFile(links[self.cursor]))
 
     def on_memory_viewer_loaded(self, message: Loaded) -> None:
         if message.viewer is not self:

@@ -9,6 +9,7 @@ is not in the folder either (memtui's state kept beside the folder, under the us
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from support.foreign import changed, git_status
 
@@ -23,6 +24,10 @@ def untouched(before: dict[str, str], folder: str | os.PathLike[str], approved: 
 
     approved = approved or {}
     diff = changed(before, folder)
+    if repo is not None and Path(repo).resolve() == Path(folder).resolve():
+        # The person's own repository: an approved change is a commit there, so its .git moves; `git status`
+        # says what matters of it.
+        diff = {p: v for p, v in diff.items() if p != ".git" and not p.startswith(".git/")}
     own = {p: v for p, v in diff.items() if p.split("/", 1)[0] not in BOOKKEEPING and p not in approved}
     assert not own, f"files changed that nobody approved: {own}"
     now = listing(folder)
