@@ -61,6 +61,7 @@ def lint(memory: Memory) -> list[Finding]:
             except ValueError:
                 pass  # not text: no key is read out of it into a session either
     archived: list[set[tuple[str | None, str, str | None]]] = []  # the archive's entries, read at first need
+    fronts: dict[str, Document] = {}  # a Claude Code memory's files as read here, for their front matter
     specs: dict[str, Any] = {}
     try:
         histories = memory.store.past_versions_many(files, HISTORY_DEPTH)
@@ -79,8 +80,10 @@ def lint(memory: Memory) -> list[Finding]:
         if layout.layer(rel) == "core":
             out += _links(memory, doc)
         out += _deleted_history(memory, rel, doc, layout, past, listed, archived)
+        if layout.kind == CLAUDE_CODE:
+            fronts[rel] = doc
     if layout.kind == CLAUDE_CODE:  # MEMORY.md's load cut says what its whole-file cap would, in Claude Code's terms
-        out = [f for f in out if not (f.check == "file-cap" and f.file == MEMORY_FILE)] + _claude_code(memory, files)
+        out = [f for f in out if not (f.check == "file-cap" and f.file == MEMORY_FILE)] + _claude_code(memory, fronts)
     return out
 
 
@@ -127,7 +130,7 @@ def _entries(doc: Document, layout: Layout) -> list[Finding]:
     return out
 
 
-def _claude_code(memory: Memory, files: list[str]) -> list[Finding]:
+def _claude_code(memory: Memory, docs: dict[str, Document]) -> list[Finding]:
     """A Claude Code memory: MEMORY.md lines past the 200-line / 25 KB load cut, topic files that no index line
     links to (Claude Code never sees them named), and topic files' front matter that its rules would miss."""
     from memtui.core.formats import claude_code
@@ -140,27 +143,20 @@ def _claude_code(memory: Memory, files: list[str]) -> list[Finding]:
                            f"lines {cut.kept_lines + 1}-{cut.lines} of {MEMORY_FILE} are past what Claude Code loads "
                            f"(the first {cut.limit_lines} lines or {cut.limit_bytes:,} bytes): no session sees them; "
                            "shorten the index or move detail into topic files"))
-    try:
-        index = memory.document(MEMORY_FILE)
-    except (ValueError, PathRefused):
-        index = None
+    index = docs.get(MEMORY_FILE)
     linked = set()
     if index is not None:
         for link in claude_code.index_links(index.lines, index.hidden):
             target = claude_code.linked_file(link.target)
             if target is not None:
                 linked.add(target)
-    for rel in files:
+    for rel, doc in docs.items():
         if rel == MEMORY_FILE or not rel.endswith(".md"):
             continue
         if rel not in linked:
             out.append(Finding(WARNING, "unlinked", rel, None,
                                f"no line of {MEMORY_FILE} links to {rel}, so Claude Code is never told it exists: add "
                                f"'- [Title]({rel}) — one-line hook' to {MEMORY_FILE}, or delete the file"))
-        try:
-            doc = memory.document(rel)
-        except (ValueError, PathRefused):
-            continue
         if doc.front_matter is None:
             what = ("opens with --- but the front matter is not a list of 'key: value' lines closed by ---"
                     if claude_code.opens_with_fence(doc.text) else "has no front matter")
