@@ -280,3 +280,48 @@ def test_five_hundred_topic_files_lint_in_bounded_time(home: Path, capsys) -> No
     assert out.count("\n") == 1, out  # only the cut: 500 front matters read as metadata
     assert took < 20, f"lint of 500 topic files took {took:.1f} s"
     untouched(before, folder)
+
+
+# MCP ------------------------------------------------------------------------------------------------------------
+async def test_an_mcp_client_writes_to_a_topic_files_body_and_never_to_its_front_matter(folder: Path) -> None:
+    import sys as _sys
+
+    from support.mcp_client import mcp_client, text_of
+
+    before = listing(folder)
+    env = {"MEMTUI_NOW": "2026-08-20T14:05", "MEMTUI_USER": "wes", "HOME": str(folder.parents[3]),
+           "XDG_STATE_HOME": str(folder.parents[3] / "state")}
+    async with mcp_client(_sys.executable, ["-m", "memtui", "mcp", "--root", str(folder)], env) as s:
+        read = await s.call_tool("memory_read", {"path": "feedback_testing.md"})
+        assert "Integration tests must hit a real database" in text_of(read)
+        wrong = await s.call_tool("memory_update", {"file": "feedback_testing.md", "section": "type: feedback",
+                                                    "action": "add", "entry": "[observed] CI uses Postgres 16"})
+        assert wrong.is_error and "its body is its one section; send section \"\"" in text_of(wrong)
+        queued = await s.call_tool("memory_update", {"file": "feedback_testing.md", "section": "", "action": "add",
+                                                     "entry": "[observed] CI uses Postgres 16"})
+        assert text_of(queued).startswith("Queued as p-"), text_of(queued)
+    assert listing(folder)["feedback_testing.md"] == before["feedback_testing.md"]  # waits for a person
+    p = Memory(folder).get(text_of(queued).split()[2])
+    assert p.actor == "mcp:claude-code" and "+- [observed] CI uses Postgres 16 (2026-08-20)" in p.diff
+    assert "-type: feedback" not in p.diff and "+type" not in p.diff
+    untouched(before, folder)
+
+
+async def test_the_apps_review_says_a_proposal_pushes_index_lines_past_the_cut(home: Path) -> None:
+    from memtui.tui.app import MemtuiApp
+
+    folder = write_memory(memory_folder(home), many_topics(200))
+    last = (folder / "MEMORY.md").read_text().splitlines()[-1]
+    reply = claude_code.pre_tool_use(_payload("edit_index", folder, home, old_string=last + "\n",
+                                              new_string=last + "\n- [Deploys](project_deploys.md) — Fridays\n"),
+                                     [folder])
+    pid = reply["hookSpecificOutput"]["permissionDecisionReason"].split()[2]
+    before = listing(folder)
+    app = MemtuiApp(folder, watch=False)
+    async with app.run_test(size=(150, 42)) as pilot:
+        await wait_for(pilot, lambda: app.review.loaded and app.review.selected is not None, what="the review")
+        assert app.review.selected.id == pid
+        await wait_for(pilot, lambda: pid in (app.review._detail or ""), what="the proposal's detail")
+        assert "warning: with this change, Claude Code loads the first 200 lines or 25,000 bytes of MEMORY.md: " \
+               "lines 201-201" in app.review._detail, app.review._detail
+    untouched(before, folder)

@@ -201,3 +201,15 @@ async def test_the_app_opens_a_bank_on_its_files_with_their_sections(bank: Path)
         assert any(r.startswith(" §") and "## Next Steps" in r for r in rows), rows
         assert not any("untagged" in r for r in rows), rows
     untouched(before, bank)
+
+
+def test_layout_kind_overrides_detection_both_ways(bank: Path, tmp_path: Path) -> None:
+    before = listing(bank)
+    assert detect(str(bank), Config(raw={"layout": {"kind": "memtui"}})).kind == MEMTUI
+    assert detect(str(bank), Config(raw={"layout": {"kind": "claude-code"}})).kind == "claude-code"
+    plain = tmp_path / "plain"
+    write_to_file(plain, "notes.md", "# Notes\n- one\n")
+    assert detect(str(plain), Config()).kind == MEMTUI
+    forced = detect(str(plain), Config(raw={"layout": {"kind": "cline"}}))
+    assert forced.kind == CLINE and forced.layer("progress.md") == "core" and forced.log_dir is None
+    untouched(before, bank)
