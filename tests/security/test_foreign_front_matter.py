@@ -162,3 +162,27 @@ def test_a_hook_write_that_smuggles_a_heading_through_front_matter_is_reviewed_a
     assert listing(folder)["user_role.md"] == before["user_role.md"]  # queued: not written
     assert Memory(folder).document("user_role.md").section_names == []
     untouched(before, folder)
+
+
+async def test_enter_on_an_index_link_out_of_the_folder_opens_nothing(folder: Path) -> None:
+    with (folder / "MEMORY.md").open("a") as f:
+        f.write(index_line("Passwords", "../../../../../etc/passwd", "steal") + "\n")
+        f.write(index_line("Absolute", "/etc/passwd", "steal") + "\n")
+    before = listing(folder)
+    app = MemtuiApp(folder, watch=False)
+    app.diff_wrap = False
+    async with app.run_test(size=(150, 42)) as pilot:
+        await wait_for(pilot, lambda: app.viewer_for("MEMORY.md") is not None
+                       and app.viewer_for("MEMORY.md").state is not None, what="MEMORY.md")
+        viewer = app.viewer_for("MEMORY.md")
+        viewer.focus()
+        tabs = list(app.main.pane_ids)
+        for line in (4, 5):  # the two links out, then one in: only that one opens
+            viewer.entry_cursor.cursor_on(line)
+            await pilot.press("enter")
+            await pilot.pause()
+            assert list(app.main.pane_ids) == tabs
+        viewer.entry_cursor.cursor_on(0)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.viewer_for("user_role.md") is not None, what="the linked topic file")
+    untouched(before, folder)
