@@ -80,7 +80,12 @@ def test_show_update_and_approve_keep_front_matter_byte_for_byte(folder: Path, c
     before = listing(folder)
     original = (folder / "user_role.md").read_bytes()
     code, out = cli(capsys, "show", "--root", str(folder), "user_role.md")
-    assert code == 0 and "Explain React patterns" in out
+    assert code == 0 and out == original.decode()  # the whole file, its front matter too
+    code, out = cli(capsys, "show", "--root", str(folder), "user_role.md", "--json")
+    shown = json.loads(out)
+    assert shown["front_matter"] == {"name": "user_role", "type": "user",
+                                     "description": "User is a data scientist focused on observability"}
+    assert [s["section"] for s in shown["sections"]] == [""]
     code, out = cli(capsys, "update", "--root", str(folder), "--file", "user_role.md", "--by", "claude-code", "",
                     "add", "[observed] Reads diffs in the terminal, not in the browser")
     assert "queued p-" in out and "sections are" not in out, out

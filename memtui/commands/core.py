@@ -189,7 +189,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     data = []
     for sec in sections:
         assert sec is not None
-        start = sec.heading if sec.heading is not None else sec.start
+        # The whole file shows its front matter too (the preamble starts after it: metadata, not a section's text).
+        start = sec.heading if sec.heading is not None else 0 if not args.section else sec.start
         at = dict(sec.entries)  # line → entry: a log of 250,000 entries was a search per line (quadratic)
         for i in range(start, sec.end):
             entry = at.get(i)
@@ -201,7 +202,10 @@ def cmd_show(args: argparse.Namespace) -> int:
                 {"line": i + 1, "text": e.raw, "provenance": e.tag, "date": e.date, "source": e.source,
                  "current": e.current} for i, e in sec.entries if e.current or not args.current
             ]})
-    emit(args, {"file": doc.path, "sections": data}, "\n".join(out_lines))
+    shown: dict[str, Any] = {"file": doc.path, "sections": data}
+    if doc.front_matter is not None:  # a Claude Code topic file's name, description and type
+        shown["front_matter"] = doc.front_matter.fields
+    emit(args, shown, "\n".join(out_lines))
     return EXIT_OK
 
 
