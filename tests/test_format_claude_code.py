@@ -239,7 +239,7 @@ async def test_the_app_shows_a_topic_file_with_its_type_badge_and_index_line(fol
     app = MemtuiApp(folder, watch=False)
     app.diff_wrap = False
     async with app.run_test(size=(150, 42)) as pilot:
-        await wait_for(pilot, lambda: app.synced, what="the app's first sync")
+        await wait_for(pilot, lambda: app.synced and app.folder_synced, what="the first syncs")
         app.open_file("user_role.md")
         await wait_for(pilot, lambda: app.viewer_for("user_role.md") is not None
                        and app.viewer_for("user_role.md").state is not None, what="user_role.md")
@@ -265,6 +265,7 @@ async def test_the_app_marks_where_claude_code_stops_loading_memory_md(home: Pat
     app = MemtuiApp(folder, watch=False)
     app.diff_wrap = False
     async with app.run_test(size=(150, 42)) as pilot:
+        await wait_for(pilot, lambda: app.synced and app.folder_synced, what="the first syncs")
         await wait_for(pilot, lambda: app.viewer_for("MEMORY.md") is not None
                        and app.viewer_for("MEMORY.md").state is not None, what="MEMORY.md")
         viewer = app.viewer_for("MEMORY.md")
@@ -324,6 +325,7 @@ async def test_the_apps_review_says_a_proposal_pushes_index_lines_past_the_cut(h
     before = listing(folder)
     app = MemtuiApp(folder, watch=False)
     async with app.run_test(size=(150, 42)) as pilot:
+        await wait_for(pilot, lambda: app.synced and app.folder_synced, what="the first syncs")
         await wait_for(pilot, lambda: app.review.loaded and app.review.selected is not None, what="the review")
         assert app.review.selected.id == pid
         await wait_for(pilot, lambda: pid in (app.review._detail or ""), what="the proposal's detail")

@@ -191,7 +191,7 @@ async def test_the_app_opens_a_bank_on_its_files_with_their_sections(bank: Path)
     app = MemtuiApp(bank, watch=False)
     app.diff_wrap = False
     async with app.run_test(size=(150, 42)) as pilot:
-        await wait_for(pilot, lambda: app.synced, what="the app's first sync")
+        await wait_for(pilot, lambda: app.synced and app.folder_synced, what="the first syncs")
         app.open_file("activeContext.md")
         await wait_for(pilot, lambda: app.viewer_for("activeContext.md") is not None
                        and app.viewer_for("activeContext.md").state is not None, what="activeContext.md")

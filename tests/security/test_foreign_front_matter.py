@@ -90,6 +90,7 @@ async def test_a_hostile_name_and_type_are_drawn_as_text_and_run_nothing(folder:
     app = Recording(folder, watch=False)
     app.diff_wrap = False
     async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: app.synced and app.folder_synced, what="the first syncs")
         app.open_file("user_evil.md")
         await wait_for(pilot, lambda: app.viewer_for("user_evil.md") is not None
                        and app.viewer_for("user_evil.md").state is not None, what="the hostile topic file")
@@ -172,6 +173,7 @@ async def test_enter_on_an_index_link_out_of_the_folder_opens_nothing(folder: Pa
     app = MemtuiApp(folder, watch=False)
     app.diff_wrap = False
     async with app.run_test(size=(150, 42)) as pilot:
+        await wait_for(pilot, lambda: app.synced and app.folder_synced, what="the first syncs")
         await wait_for(pilot, lambda: app.viewer_for("MEMORY.md") is not None
                        and app.viewer_for("MEMORY.md").state is not None, what="MEMORY.md")
         viewer = app.viewer_for("MEMORY.md")
