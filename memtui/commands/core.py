@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, common, emit, fail, root_of, say
+
+if TYPE_CHECKING:
+    from memtui.core.memory import Memory
+    from memtui.core.proposals import Proposal
 
 
 def register(sub: Any) -> None:
@@ -185,7 +189,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     data = []
     for sec in sections:
         assert sec is not None
-        start = sec.heading if sec.heading is not None else sec.start
+        # The whole file shows its front matter too (the preamble starts after it: metadata, not a section's text).
+        start = sec.heading if sec.heading is not None else 0 if not args.section else sec.start
         at = dict(sec.entries)  # line → entry: a log of 250,000 entries was a search per line (quadratic)
         for i in range(start, sec.end):
             entry = at.get(i)
@@ -197,8 +202,27 @@ def cmd_show(args: argparse.Namespace) -> int:
                 {"line": i + 1, "text": e.raw, "provenance": e.tag, "date": e.date, "source": e.source,
                  "current": e.current} for i, e in sec.entries if e.current or not args.current
             ]})
-    emit(args, {"file": doc.path, "sections": data}, "\n".join(out_lines))
+    shown: dict[str, Any] = {"file": doc.path, "sections": data}
+    if doc.front_matter is not None:  # a Claude Code topic file's name, description and type
+        shown["front_matter"] = doc.front_matter.fields
+    emit(args, shown, "\n".join(out_lines))
     return EXIT_OK
+
+
+def _entry_lines(mem: Memory, p: Proposal) -> str:
+    """An external change's entries, added and removed, per section (memtui/core/formats/cline.py)."""
+    from memtui.core.formats.cline import entry_changes
+    from memtui.core.store import StoreError
+
+    try:
+        rel = mem.store.check_path(p.file)
+        before, after = mem.store.committed(rel), mem.store.read(rel)
+    except (OSError, ValueError, StoreError):
+        return ""
+    if (before and len(before) > 1_000_000) or (after and len(after) > 1_000_000):
+        return ""
+    text = [None if b is None else b.decode("utf-8", errors="replace") for b in (before, after)]
+    return "".join(f"\nentry {one_line(line)}" for line in entry_changes(rel, text[0], text[1]))
 
 
 def cmd_queue(args: argparse.Namespace) -> int:
@@ -218,8 +242,10 @@ def cmd_queue(args: argparse.Namespace) -> int:
                    if p.foreign else "")
         human = one_line(f"{p.id} {p.status} by {p.actor} at {p.created}") + f"\n{one_line(p.summary())}\n" \
             + foreign + (f"reason: {one_line(p.reason)}\n" if p.reason else "") \
-            + "".join(f"flag: {one_line(f)}\n" for f in p.flags) + _contradicts_lines(mem, p) + p.diff
+            + "".join(f"flag: {one_line(f)}\n" for f in p.flags) \
+            + "".join(f"warning: {one_line(w)}\n" for w in p.warnings) + _contradicts_lines(mem, p) + p.diff
         if p.external:
+            human += _entry_lines(mem, p)
             human += f"\nTo commit exactly these bytes: memtui queue approve {p.id}@{p.after_hash}"
         human = human.rstrip("\n") + f"\ndigest: {p.digest()} (to decide on exactly this: --expect {p.digest()})"
         emit(args, {**_public(p), "foreign": p.foreign,

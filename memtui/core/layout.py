@@ -1,9 +1,10 @@
 """Memory layouts: which files of a memory root are core, daily logs, scratch, archive or topic files.
 
-memtui's own layout (``MEMORY.md``, ``log/``, ``scratch/``, ``archive/``, topic files) is one of three it opens.
+memtui's own layout (``MEMORY.md``, ``log/``, ``scratch/``, ``archive/``, topic files) is one of those it opens.
 An OpenClaw workspace keeps ``MEMORY.md`` plus daily notes in ``memory/YYYY-MM-DD.md``; a Claude Code memory
 folder (``~/.claude/projects/<project>/memory/``) keeps a ``MEMORY.md`` index, one line per memory, plus one topic
-file per memory with YAML front matter. Detection only looks; it never writes, so a folder memtui did not create
+file per memory with YAML front matter (memtui/core/formats/claude_code.py); Cline's memory bank (``memory-bank/``)
+keeps six core documents, read whole at the start of every task (memtui/core/formats/cline.py). Detection only looks; it never writes, so a folder memtui did not create
 is never rewritten to fit.
 """
 
@@ -14,20 +15,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memtui.core.document import FormatSpec
+from memtui.core.formats import claude_code
 from memtui.core.record import Frozen
 
 if TYPE_CHECKING:
     from memtui.core.config import Config
 
-MEMTUI, OPENCLAW, CLAUDE_CODE = "memtui", "openclaw", "claude-code"
-KINDS = (MEMTUI, OPENCLAW, CLAUDE_CODE)
+MEMTUI, OPENCLAW, CLAUDE_CODE, CLINE = "memtui", "openclaw", "claude-code", "cline"
+KINDS = (MEMTUI, OPENCLAW, CLAUDE_CODE, CLINE)
 LAYERS = ("core", "log", "scratch", "archive", "topic")
 
 DAILY = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
 # OpenClaw's bootstrap files load with MEMORY.md at the start of every session, so they are core too.
 OPENCLAW_CORE = ("MEMORY.md", "memory.md", "USER.md", "SOUL.md", "IDENTITY.md", "AGENTS.md", "TOOLS.md")
 # Claude Code loads only the first 200 lines or 25 KB of its MEMORY.md index at session start.
-CLAUDE_CODE_SPEC = FormatSpec(file_lines=200, file_bytes=25_000)
+CLAUDE_CODE_SPEC = FormatSpec(file_lines=claude_code.LOAD_LINES, file_bytes=claude_code.LOAD_BYTES)
 _FRONT_MATTER = re.compile(r"\A---\r?\n(?:.*\r?\n)*?(?:name|description|type):", re.M)
 
 
@@ -96,6 +98,10 @@ def detect(location: str, config: Config) -> Layout:
         return _layout(OPENCLAW, root)
     if _looks_like_claude_code(root):
         return _layout(CLAUDE_CODE, root)
+    from memtui.core.formats import cline
+
+    if not has_log and cline.looks_like(root):
+        return _layout(CLINE, root)
     return Layout()
 
 
@@ -105,6 +111,10 @@ def _layout(kind: str, root: Path) -> Layout:
         return Layout(OPENCLAW, core, "memory")
     if kind == CLAUDE_CODE:
         return Layout(CLAUDE_CODE, ("MEMORY.md",), None)
+    if kind == CLINE:
+        from memtui.core.formats import cline
+
+        return Layout(CLINE, cline.CORE, None)
     return Layout()
 
 

@@ -324,6 +324,10 @@ class Memory(MemoryReader):
         p.base_hash = content_hash(None if before is None else before.encode())
         p.diff = planning.diff(planner, p, before, outcome)
         p.warnings = list(outcome.warnings) if outcome else []
+        if outcome is not None and p.file == MEMORY_FILE and self.layout().kind == "claude-code":
+            from memtui.core.formats.claude_code import cut_warnings  # Claude Code loads only its start
+
+            p.warnings = cut_warnings(before, outcome.text, p.warnings)
         if outcome and outcome.entry and p.action in (*ENTRY_ACTIONS, "move"):
             p.entry = _unbullet(outcome.entry)
             if outcome.replaced:

@@ -72,9 +72,12 @@ def _resolve_tag(inline: str | None, given: str | None, fallback: str | None) ->
 
 
 def _require_section(doc: Document, section: str) -> Section:
-    sec = doc.section(section) if section else None
+    sec = doc.section(section or "")
     if sec is None:
-        names = ", ".join(doc.section_names) or "(this file has no sections)"
+        if not doc.section_names:
+            raise Refused(f"{doc.path} has no headings: its body is its one section; send section \"\" (empty) to "
+                          "write to it")
+        names = ", ".join(doc.section_names)
         raise Refused(f"no section {section!r} in {doc.path}; sections are: {names}")
     return sec
 
