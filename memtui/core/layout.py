@@ -3,7 +3,8 @@
 memtui's own layout (``MEMORY.md``, ``log/``, ``scratch/``, ``archive/``, topic files) is one of three it opens.
 An OpenClaw workspace keeps ``MEMORY.md`` plus daily notes in ``memory/YYYY-MM-DD.md``; a Claude Code memory
 folder (``~/.claude/projects/<project>/memory/``) keeps a ``MEMORY.md`` index, one line per memory, plus one topic
-file per memory with YAML front matter. Detection only looks; it never writes, so a folder memtui did not create
+file per memory with YAML front matter; Hermes keeps `<home>/memories/MEMORY.md` and `USER.md`, entries joined by a
+line holding `§` (memtui/core/formats/hermes.py). Detection only looks; it never writes, so a folder memtui did not create
 is never rewritten to fit.
 """
 
@@ -19,8 +20,8 @@ from memtui.core.record import Frozen
 if TYPE_CHECKING:
     from memtui.core.config import Config
 
-MEMTUI, OPENCLAW, CLAUDE_CODE = "memtui", "openclaw", "claude-code"
-KINDS = (MEMTUI, OPENCLAW, CLAUDE_CODE)
+MEMTUI, OPENCLAW, CLAUDE_CODE, HERMES = "memtui", "openclaw", "claude-code", "hermes"
+KINDS = (MEMTUI, OPENCLAW, CLAUDE_CODE, HERMES)
 LAYERS = ("core", "log", "scratch", "archive", "topic")
 
 DAILY = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
@@ -94,6 +95,8 @@ def detect(location: str, config: Config) -> Layout:
         return _layout(OPENCLAW, root)
     if not has_log and daily.is_dir() and (root / "MEMORY.md").is_file():
         return _layout(OPENCLAW, root)
+    if _looks_like_hermes(root):
+        return _layout(HERMES, root)
     if _looks_like_claude_code(root):
         return _layout(CLAUDE_CODE, root)
     return Layout()
@@ -105,7 +108,28 @@ def _layout(kind: str, root: Path) -> Layout:
         return Layout(OPENCLAW, core, "memory")
     if kind == CLAUDE_CODE:
         return Layout(CLAUDE_CODE, ("MEMORY.md",), None)
+    if kind == HERMES:  # Hermes loads both files whole into every session (memtui/core/formats/hermes.py)
+        return Layout(HERMES, ("MEMORY.md", "USER.md"), None)
     return Layout()
+
+
+def _looks_like_hermes(root: Path) -> bool:
+    """Hermes' `<home>/memories` (MEMORY.md or USER.md and no other markdown), or those files holding entries
+    joined by Hermes' `§` line and nothing else markdown beside them. Only regular files are read."""
+    names = {p.name for p in root.glob("*.md") if not p.is_symlink() and p.is_file()}
+    if not names or not names <= {"MEMORY.md", "USER.md"} or (root / "log").is_dir():
+        return False
+    if root.name == "memories":
+        return True
+    for name in names:
+        try:
+            with open(root / name, encoding="utf-8", errors="replace", newline="") as f:
+                head = f.read(8192)
+        except OSError:
+            continue
+        if "\n§\n" in head.replace("\r\n", "\n"):
+            return True
+    return False
 
 
 def _looks_like_claude_code(root: Path) -> bool:
