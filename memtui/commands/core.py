@@ -176,6 +176,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         hint = f"; files: {', '.join(known[:12])}" + (f" and {len(known) - 12} more" if len(known) > 12 else "") \
             if known else ""
         return fail(args, f"no file {args.file} in {mem.store.location}{hint}", EXIT_ERROR)
+    if mem.grammar(mem.store.check_path(args.file)) == "hermes":
+        return _show_entries(args, mem.store.check_path(args.file), text)
     doc = Document(text, mem.store.check_path(args.file))
     if args.section and doc.section(args.section) is None:
         say(f"memtui: no section {args.section!r}; sections are: {', '.join(doc.section_names)}")
@@ -201,6 +203,26 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _show_entries(args: argparse.Namespace, rel: str, text: str) -> int:
+    """A Hermes file as Hermes reads it: numbered entries (an entry's lines kept together), its usage against
+    Hermes' limit, and what in it reads differently from how it looks."""
+    from memtui.core.formats import hermes
+    from memtui.core.visible import visible
+
+    found = hermes.spans(text)
+    warnings = hermes.review_flags(rel, text)
+    lines = [f"{rel} · Hermes memory · {len(found)} entr{'y' if len(found) == 1 else 'ies'} · "
+             f"{hermes.usage_line(rel, text)}"]
+    for n, s in enumerate(found, 1):
+        first, *rest = visible(s.text).split("\n")
+        lines += [f"{n:>3}  {first}", *(f"     {line}" for line in rest)]
+    lines += [f"warning: {w}" for w in warnings]
+    emit(args, {"file": rel, "format": "hermes", "usage": hermes.usage(text), "limit": hermes.limit(rel),
+                "entries": [{"entry": n, "line": s.first_line + 1, "text": s.text} for n, s in enumerate(found, 1)],
+                "warnings": warnings}, "\n".join(lines))
+    return EXIT_OK
+
+
 def cmd_queue(args: argparse.Namespace) -> int:
     mem = memory(args)
     by = getattr(args, "by", None)
@@ -218,7 +240,8 @@ def cmd_queue(args: argparse.Namespace) -> int:
                    if p.foreign else "")
         human = one_line(f"{p.id} {p.status} by {p.actor} at {p.created}") + f"\n{one_line(p.summary())}\n" \
             + foreign + (f"reason: {one_line(p.reason)}\n" if p.reason else "") \
-            + "".join(f"flag: {one_line(f)}\n" for f in p.flags) + _contradicts_lines(mem, p) + p.diff
+            + "".join(f"flag: {one_line(f)}\n" for f in p.flags) \
+            + "".join(f"warning: {one_line(w)}\n" for w in p.warnings) + _contradicts_lines(mem, p) + p.diff
         if p.external:
             human += f"\nTo commit exactly these bytes: memtui queue approve {p.id}@{p.after_hash}"
         human = human.rstrip("\n") + f"\ndigest: {p.digest()} (to decide on exactly this: --expect {p.digest()})"
