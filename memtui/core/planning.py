@@ -64,6 +64,15 @@ class Planner(Frozen):
 
 def plan(planner: Planner, p: Proposal, before: str | None) -> Outcome | None:
     """The file's next text for `p` against `before`; raises Refused. None means the file is deleted."""
+    outcome = _plan(planner, p, before)
+    if outcome is not None and p.action in ("edit", "create", "append") and planner.grammar(p.file) == "hermes":
+        from memtui.core.formats import hermes  # a whole-file write to a Hermes file: held to the entry rules
+
+        outcome.warnings += hermes.checked_write(p.file, before, outcome.text)
+    return outcome
+
+
+def _plan(planner: Planner, p: Proposal, before: str | None) -> Outcome | None:
     today = clock.today()
     if p.action == "consolidate":
         from memtui.core import consolidate  # only a consolidation needs it: not loaded for every start
@@ -149,7 +158,7 @@ def diff(planner: Planner, p: Proposal, before: str | None, outcome: Outcome | N
     """The diff a person reviews for `p`: every file it writes, each named as the file really written."""
     if p.action == "rename":
         return f"rename {p.file} → {p.to}\n"
-    if p.action in ENTRY_ACTIONS and outcome is not None and planner.grammar(p.file) == "hermes":
+    if outcome is not None and not outcome.also and planner.grammar(p.file) == "hermes":
         from memtui.core.formats import hermes  # reviewed by entry, as Hermes reads the file
 
         return hermes.entry_diff(planner.real(p.file), before, outcome.text)

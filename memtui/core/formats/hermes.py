@@ -158,6 +158,28 @@ def clean(raw: str | None, rel: str) -> str:
     return text
 
 
+def checked_write(rel: str, before: str | None, after: str) -> list[str]:
+    """A whole-file write to `rel` (an edit, the memory tool's str_replace or insert) held to what an entry write
+    may do: refused when it adds a line that only looks like a separator or an entry longer than the file's whole
+    limit; the warning when it leaves the file over Hermes' limit."""
+    if "\r" in after and "\r" not in (before or ""):
+        raise Refused(f"the write puts a carriage return (CR) into {rel}, which Hermes reads as a line break and "
+                      "its own tool never writes: send lines ended by a newline only")
+    if len(lookalikes(after)) > len(lookalikes(before or "")):
+        raise Refused(f"the write adds a line to {rel} that looks like the line between two entries ({SIGN} with "
+                      f"spaces or hidden characters around it) but is not one: Hermes reads it as entry text. Put "
+                      f"{SIGN} alone on its line between entries, or inside a sentence")
+    cap = limit(rel)
+    was = {s.text for s in spans(before or "")}
+    long = [s for s in spans(after) if cap is not None and len(s.text) > cap and s.text not in was]
+    if long:
+        raise Refused(f"the write leaves an entry of {len(long[0].text):,} characters in {rel}, longer than all of "
+                      f"it may be ({cap:,}): Hermes would take the file for one edited by hand and refuse its own "
+                      f"replace and remove. Keep each entry short and separate entries by a line holding {SIGN}")
+    warning = over_limit(rel, after)
+    return [warning] if warning else []
+
+
 def find(found: list[Span], replaces: str | None, rel: str) -> Span:
     """The entry `replaces` names, by Hermes' rule: its exact text, else the one entry holding it."""
     key = (replaces or "").strip()
