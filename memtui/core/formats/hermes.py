@@ -141,15 +141,15 @@ def clean(raw: str | None, rel: str) -> str:
     if "\r" in text:
         raise Refused("the entry holds a carriage return (CR): Hermes reads it as a line break; send lines ended by "
                       "a newline only")
-    unseen = hidden(text)
-    if unseen:
-        raise Refused(f"the entry contains {len(unseen)} invisible or control character(s) ({code_points(unseen)}): "
-                      "a person reviewing it would not see them; send it as plain visible text without them")
     for n, line in enumerate(text.split("\n"), 1):
         if looks_like_separator(line):
             raise Refused(f"line {n} of the entry is {visible(line, newlines=False)!r}, which reads as the line "
                           f"between two entries of {rel}: one entry would become two. Send one entry without a "
                           f"line that holds only {SIGN} (a {SIGN} inside a sentence is fine)")
+    unseen = hidden(text)
+    if unseen:
+        raise Refused(f"the entry contains {len(unseen)} invisible or control character(s) ({code_points(unseen)}): "
+                      "a person reviewing it would not see them; send it as plain visible text without them")
     cap = limit(rel)
     if cap is not None and len(text) > cap:
         raise Refused(f"the entry is {len(text):,} characters, longer than all of {rel} may be ({cap:,}, Hermes' "
