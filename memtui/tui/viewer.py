@@ -174,6 +174,8 @@ def _changed_lines(old: ViewerState | None, new: ViewerState, raw: bool) -> set[
         return None
     if old.extra.get("not_utf8") != new.extra.get("not_utf8") or old.comment != new.comment:
         return None
+    if old.extra.get("hermes") != new.extra.get("hermes"):
+        return None  # a Hermes file's entry marks and usage line move with any change of its entries
     a, b = old.lines, new.lines
     lo, hi = common_ends(a, b)
     # Lines after an insertion or a removal are drawn at other rows: from the change on, every row is new.
