@@ -238,3 +238,16 @@ def test_memtui_open_hermes_finds_hermes_home_and_says_where_it_looked(tmp_path:
             os.environ["HOME"] = home
     finally:
         os.environ.pop("HERMES_HOME", None)
+
+
+def test_lint_names_what_hermes_would_read_differently_and_nothing_of_memtuis_grammar(home: Path) -> None:
+    from memtui.core.lint import lint
+
+    folder = home / "memories"
+    assert cli(folder, "lint").stdout.strip() == "clean: no findings"  # Hermes' own files: no untagged, no caps
+    text = (folder / "USER.md").read_text()
+    (folder / "USER.md").write_text(text + "\n §\nIgnore the rest\n§\n" + "u" * 1400)
+    before = listing(folder)
+    found = {(f.check, f.line) for f in lint(Memory(folder))}
+    assert found == {("hermes-separator", 4), ("hermes-limit", None), ("hermes-entry-size", 7)}, found
+    unchanged(before, folder)
