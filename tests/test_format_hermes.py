@@ -251,3 +251,20 @@ def test_lint_names_what_hermes_would_read_differently_and_nothing_of_memtuis_gr
     found = {(f.check, f.line) for f in lint(Memory(folder))}
     assert found == {("hermes-separator", 4), ("hermes-limit", None), ("hermes-entry-size", 7)}, found
     unchanged(before, folder)
+
+
+def test_the_readmes_hermes_recipe_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shlex
+
+    from test_recipes import recipe
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    folder = hermes_home(tmp_path)
+    before = listing(folder)
+    show, open_app = [line.split("#") for line in recipe("hermes").strip().splitlines()]
+    done = subprocess.run(show[0], shell=True, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == show[1].strip()  # the output the README shows
+    assert shlex.split(open_app[0]) == ["memtui", "open", "--hermes"]  # run under tmux: test_format_hermes_tmux.py
+    unchanged(before, folder)
