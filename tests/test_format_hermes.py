@@ -268,3 +268,15 @@ def test_the_readmes_hermes_recipe_runs_as_written(tmp_path: Path, monkeypatch: 
     assert done.stdout.splitlines()[0] == show[1].strip()  # the output the README shows
     assert shlex.split(open_app[0]) == ["memtui", "open", "--hermes"]  # run under tmux: test_format_hermes_tmux.py
     unchanged(before, folder)
+
+
+def test_hermes_lock_file_made_by_its_first_write_to_user_md_is_not_a_change_to_review(tmp_path: Path,
+                                                                                       monkeypatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    folder = hermes_home(tmp_path, user=())  # Hermes has not written USER.md yet: no USER.md.lock either
+    mem = opened(folder)
+    assert hermes(tmp_path / ".hermes", ("add", "user", "Name: Bo"))[0]["success"]
+    assert (folder / "USER.md.lock").is_file()
+    assert [(p.file, p.action) for p in mem.external_proposals()] == [("USER.md", "create")]
+    (folder / "USER.md.lock").write_text("not empty: not Hermes' lock any more")
+    assert {p.file for p in mem.external_proposals()} == {"USER.md", "USER.md.lock"}

@@ -539,10 +539,11 @@ class Memory(MemoryReader):
         files are read again: `previous` (a whole listing read before) stands for every other file, as it was."""
         by_entry = self._by_entry()
         if paths is None:
-            out = [_external_proposal(ch, self._external_diffs, by_entry) for ch in self.store.external_changes()]
+            out = [_external_proposal(ch, self._external_diffs, by_entry) for ch in self.store.external_changes()
+                   if not (by_entry and _tool_state(ch))]
         else:
             fresh = {ch.path: _external_proposal(ch, self._external_diffs, by_entry)
-                     for ch in self.store.external_changes(paths)}
+                     for ch in self.store.external_changes(paths) if not (by_entry and _tool_state(ch))}
             out = []
             for p in previous:  # in the order listed, each file read again in its place (or gone)
                 if p.file not in paths:
@@ -1169,6 +1170,14 @@ def _unbullet(line: str) -> str:
 
     e = parse_entry(line)
     return line.strip() if e is None else e.raw[len(e.indent) + len(e.bullet):].strip()
+
+
+def _tool_state(ch: ExternalChange) -> bool:
+    """Hermes' own bookkeeping beside its memories (an empty flock file, a write's temporary file): not memory,
+    so not a change to review (memtui/core/formats/hermes.py)."""
+    from memtui.core.formats import hermes
+
+    return hermes.tool_state(ch.path, ch.after)
 
 
 def _external_proposal(ch: ExternalChange,

@@ -32,6 +32,16 @@ SIGN = "§"
 _TAG = re.compile(r"^\[(?:stated|observed|inferred|suggested)\]\s*", re.I)
 
 
+# Hermes' own files beside its memories: the empty lock file each write flocks (`MEMORY.md.lock`), and the temporary
+# file a write is renamed from (`.mem_XXXX.tmp`, there only for the moment of a write).
+_TOOL_STATE = re.compile(r"^(?:(?:MEMORY|USER)\.md\.lock|\.mem_[^/]*\.tmp)$")
+
+
+def tool_state(rel: str, data: bytes | None) -> bool:
+    """`rel` is one of Hermes' own bookkeeping files (empty, or gone), not memory."""
+    return bool(_TOOL_STATE.match(rel)) and not data
+
+
 class Span(NamedTuple):
     """One entry as Hermes reads it: its stripped text, where that text is in the file's (LF) text, its lines."""
 
