@@ -280,3 +280,12 @@ def test_hermes_lock_file_made_by_its_first_write_to_user_md_is_not_a_change_to_
     assert [(p.file, p.action) for p in mem.external_proposals()] == [("USER.md", "create")]
     (folder / "USER.md.lock").write_text("not empty: not Hermes' lock any more")
     assert {p.file for p in mem.external_proposals()} == {"USER.md", "USER.md.lock"}
+
+
+def test_an_entry_that_starts_like_a_bullet_is_approved_as_sent(home: Path) -> None:
+    folder = home / "memories"
+    mem = opened(folder)
+    res = mem.update("", "add", "- checklist: lint, test, tag", actor="agent-hermes")
+    assert res.status == "queued" and mem.get(res.id).entry == "- checklist: lint, test, tag"
+    assert mem.approve(res.id, by="wes").status == "applied"
+    assert (folder / "MEMORY.md").read_text().endswith("\n§\n- checklist: lint, test, tag")

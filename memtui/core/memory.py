@@ -327,9 +327,11 @@ class Memory(MemoryReader):
         p.diff = planning.diff(planner, p, before, outcome)
         p.warnings = list(outcome.warnings) if outcome else []
         if outcome and outcome.entry and p.action in (*ENTRY_ACTIONS, "move"):
-            p.entry = _unbullet(outcome.entry)
+            # A Hermes entry is written as sent: a leading "- " is its text, not memtui's bullet.
+            keep = (lambda t: t) if self.grammar(p.file) == "hermes" else _unbullet
+            p.entry = keep(outcome.entry)
             if outcome.replaced:
-                p.replaces = _unbullet(outcome.replaced)
+                p.replaces = keep(outcome.replaced)
         held = recurrence.hold(p, _tag_of(p.entry), lambda: self.proposals(external=False),
                                is_agent=policy.is_agent, layout=self.layout)
         if held is not None:
