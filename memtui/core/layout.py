@@ -10,6 +10,7 @@ is never rewritten to fit.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -116,8 +117,17 @@ def _layout(kind: str, root: Path) -> Layout:
 def _looks_like_hermes(root: Path) -> bool:
     """Hermes' `<home>/memories` (MEMORY.md or USER.md and no other markdown), or those files holding entries
     joined by Hermes' `§` line and nothing else markdown beside them. Only regular files are read."""
-    names = {p.name for p in root.glob("*.md") if not p.is_symlink() and p.is_file()}
-    if not names or not names <= {"MEMORY.md", "USER.md"} or (root / "log").is_dir():
+    if (root / "log").is_dir() or not ((root / "MEMORY.md").is_file() or (root / "USER.md").is_file()):
+        return False  # before the listing: a memtui root of 10,000 files is not listed on every layout() call
+    names = set()
+    try:
+        with os.scandir(root) as found:
+            for entry in found:  # stops at the first other markdown file: a big folder is not listed whole
+                if entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                    if entry.name not in ("MEMORY.md", "USER.md"):
+                        return False
+                    names.add(entry.name)
+    except OSError:
         return False
     if root.name == "memories":
         return True
