@@ -173,11 +173,13 @@ def test_hermes_own_writes_are_reviewed_by_entry_approve_commits_reject_restores
 
 def test_a_split_of_an_approved_entry_by_a_hand_edit_is_shown_as_a_new_entry(home: Path) -> None:
     folder = home / "memories"
+    before = listing(folder)
     mem = opened(folder)
     text = (folder / "MEMORY.md").read_text()
     (folder / "MEMORY.md").write_text(text.replace("\nRun tests with", "\n§\nRun tests with"))
     p = mem.external_proposals()[0]
     assert re.findall(r"^@@ .*? @@ (\w+ entry \d+)", p.diff, re.M) == ["replaced entry 1", "added entry 2"], p.diff
+    unchanged(before, folder, MEMORY__md=(folder / "MEMORY.md").read_bytes())  # the hand edit, still pending
 
 
 # the CLI ------------------------------------------------------------------------------------------------------
@@ -284,8 +286,10 @@ def test_hermes_lock_file_made_by_its_first_write_to_user_md_is_not_a_change_to_
 
 def test_an_entry_that_starts_like_a_bullet_is_approved_as_sent(home: Path) -> None:
     folder = home / "memories"
+    before = listing(folder)
     mem = opened(folder)
     res = mem.update("", "add", "- checklist: lint, test, tag", actor="agent-hermes")
     assert res.status == "queued" and mem.get(res.id).entry == "- checklist: lint, test, tag"
     assert mem.approve(res.id, by="wes").status == "applied"
     assert (folder / "MEMORY.md").read_text().endswith("\n§\n- checklist: lint, test, tag")
+    unchanged(before, folder, MEMORY__md=(folder / "MEMORY.md").read_bytes())
