@@ -25,11 +25,10 @@ import pytest
 from memtui.core.formats import hermes as grammar
 from memtui.core.layout import HERMES, MEMTUI, detect
 from memtui.core.memory import Memory
-from support.fixtures_hermes import MEMORY_ENTRIES, USER_ENTRIES, entries_of, hermes, hermes_home
-from support.foreign import changed, listing
+from support.fixtures_hermes import MEMORY_ENTRIES, USER_ENTRIES, entries_of, hermes, hermes_home, unchanged
+from support.foreign import listing
 
 NOW = "2026-08-20T14:05"
-BOOKKEEPING = (".memtui", ".git", "memory-log.jsonl")  # what opening leaves in the folder until part 1 lands
 
 
 @pytest.fixture
@@ -48,17 +47,6 @@ def opened(folder: Path) -> Memory:
 
     adopt_history(folder)
     return Memory(folder)
-
-
-def unchanged(before: dict[str, str], folder: Path, **now: bytes) -> None:
-    """The folder holds what it held, `now` aside (file -> the bytes a person approved): first nothing but memtui's
-    bookkeeping differs, then not even that (waits for part 1)."""
-    import hashlib
-
-    expected = {**before, **{name.replace("__", "."): hashlib.sha256(b).hexdigest() for name, b in now.items()}}
-    diff = changed(expected, folder)
-    assert not {p: v for p, v in diff.items() if p.split("/")[0] not in BOOKKEEPING}, diff
-    assert not diff, f"memtui left its own state in the folder: {sorted({p.split('/')[0] for p in diff})}"
 
 
 def cli(folder: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -125,7 +113,7 @@ def test_an_agents_add_revise_and_remove_are_written_as_hermes_writes_them(home:
     # Hermes reads memtui's writes back as its own: a replace after them passes its drift guard.
     assert hermes(home, ("replace", "memory", "uv for virtualenvs", "Uses uv"))[0]["success"]
     now = {name: (folder / name).read_bytes() for name in ("MEMORY.md", "USER.md")}
-    unchanged(before, folder, MEMORY__md=now["MEMORY.md"], USER__md=now["USER.md"])
+    unchanged(before, folder, now)
 
 
 def test_a_proposal_is_reviewed_by_entry_with_usage_and_an_add_over_the_limit_is_warned(home: Path) -> None:
@@ -168,7 +156,7 @@ def test_hermes_own_writes_are_reviewed_by_entry_approve_commits_reject_restores
     assert mem.reject(pending["USER.md"].id, reason="not said", by="wes").status == "rejected"
     assert (folder / "USER.md").read_bytes() == approved["USER.md"]
     assert mem.external_proposals() == []
-    unchanged(before, folder, MEMORY__md=hermes_wrote)
+    unchanged(before, folder, {"MEMORY.md": hermes_wrote})
 
 
 def test_a_split_of_an_approved_entry_by_a_hand_edit_is_shown_as_a_new_entry(home: Path) -> None:
@@ -179,7 +167,7 @@ def test_a_split_of_an_approved_entry_by_a_hand_edit_is_shown_as_a_new_entry(hom
     (folder / "MEMORY.md").write_text(text.replace("\nRun tests with", "\n§\nRun tests with"))
     p = mem.external_proposals()[0]
     assert re.findall(r"^@@ .*? @@ (\w+ entry \d+)", p.diff, re.M) == ["replaced entry 1", "added entry 2"], p.diff
-    unchanged(before, folder, MEMORY__md=(folder / "MEMORY.md").read_bytes())  # the hand edit, still pending
+    unchanged(before, folder, {"MEMORY.md": (folder / "MEMORY.md").read_bytes()})  # the hand edit, still pending
 
 
 # the CLI ------------------------------------------------------------------------------------------------------
@@ -292,4 +280,4 @@ def test_an_entry_that_starts_like_a_bullet_is_approved_as_sent(home: Path) -> N
     assert res.status == "queued" and mem.get(res.id).entry == "- checklist: lint, test, tag"
     assert mem.approve(res.id, by="wes").status == "applied"
     assert (folder / "MEMORY.md").read_text().endswith("\n§\n- checklist: lint, test, tag")
-    unchanged(before, folder, MEMORY__md=(folder / "MEMORY.md").read_bytes())
+    unchanged(before, folder, {"MEMORY.md": (folder / "MEMORY.md").read_bytes()})

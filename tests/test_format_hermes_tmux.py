@@ -11,12 +11,11 @@ from pathlib import Path
 import pytest
 
 from memtui.core.memory import Memory
-from support.fixtures_hermes import hermes, hermes_home
-from support.foreign import changed, listing
+from support.fixtures_hermes import hermes, hermes_home, unchanged
+from support.foreign import listing
 from support.tmux import start_app, wait_screen
 
 pytestmark = pytest.mark.tmux
-BOOKKEEPING = (".memtui", ".git", "memory-log.jsonl")  # opening leaves these until #42 part 1 moves them out
 
 
 @pytest.mark.parametrize("size", [(120, 35), (80, 24)])
@@ -42,6 +41,4 @@ def test_open_hermes_shows_entries_and_reviews_hermes_write(tmp_path: Path, monk
         subprocess.run([*tmux, "kill-server"], capture_output=True)
     assert Memory(folder).store.committed("MEMORY.md") == (folder / "MEMORY.md").read_bytes()
     assert (folder / "MEMORY.md").read_text().endswith("\n§\nCI cache key: uv.lock hash")
-    diff = changed({**before, "MEMORY.md": listing(folder)["MEMORY.md"]}, folder)
-    assert not {p: v for p, v in diff.items() if p.split("/")[0] not in BOOKKEEPING}, diff
-    assert not diff, f"memtui left its own state in the folder: {sorted({p.split('/')[0] for p in diff})}"
+    unchanged(before, folder, {"MEMORY.md": (folder / "MEMORY.md").read_bytes()})

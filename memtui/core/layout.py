@@ -4,8 +4,8 @@ memtui's own layout (``MEMORY.md``, ``log/``, ``scratch/``, ``archive/``, topic 
 An OpenClaw workspace keeps ``MEMORY.md`` plus daily notes in ``memory/YYYY-MM-DD.md``; a Claude Code memory
 folder (``~/.claude/projects/<project>/memory/``) keeps a ``MEMORY.md`` index, one line per memory, plus one topic
 file per memory with YAML front matter; Hermes keeps `<home>/memories/MEMORY.md` and `USER.md`, entries joined by a
-line holding `§` (memtui/core/formats/hermes.py). Detection only looks; it never writes, so a folder memtui did not create
-is never rewritten to fit.
+line holding `§` (memtui/core/formats/hermes.py). Detection only looks; it never writes, so a folder memtui did not
+create is never rewritten to fit.
 """
 
 from __future__ import annotations

@@ -88,3 +88,20 @@ def hermes_home(parent: Path, memory: tuple[str, ...] = MEMORY_ENTRIES, user: tu
 def entries_of(text: str) -> list[str]:
     """The entries as Hermes' own reader splits them (MemoryStore._read_file), for asserting on what Hermes sees."""
     return [e.strip() for e in text.split("\n§\n") if e.strip()]
+
+
+# What opening a folder leaves in it until memtui's state and history move beside the folder (#42 part 1).
+BOOKKEEPING = (".memtui", ".git", "memory-log.jsonl")
+
+
+def unchanged(before: dict[str, str], folder: Path, approved: dict[str, bytes] | None = None) -> None:
+    """The folder (`support.foreign.listing`) holds what it held, the files a person approved (`approved`: name ->
+    bytes) aside: first nothing but memtui's bookkeeping differs, then not even that (which waits for part 1)."""
+    import hashlib
+
+    from support.foreign import changed
+
+    expected = {**before, **{name: hashlib.sha256(data).hexdigest() for name, data in (approved or {}).items()}}
+    diff = changed(expected, folder)
+    assert not {p: v for p, v in diff.items() if p.split("/")[0] not in BOOKKEEPING}, diff
+    assert not diff, f"memtui left its own state in the folder: {sorted({p.split('/')[0] for p in diff})}"
