@@ -117,6 +117,8 @@ def build_parser(only: str | None = None, command: str | None = None) -> argpars
         app.add_argument("--claude-code", action="store_true",
                          help="open a Claude Code memory folder (~/.claude/projects/*/memory/): this project's, or "
                          "the only one; lists them when there are several")
+        app.add_argument("--hermes", action="store_true",
+                         help="open Hermes' memories ($HERMES_HOME/memories, else ~/.hermes/memories)")
         app.set_defaults(func=run_app)
     for name in MODULES if only is None else [only] if only else []:
         module = importlib.import_module(f"memtui.commands.{name}")
@@ -157,6 +159,10 @@ def run_app(args: argparse.Namespace) -> int:
     root = args.path or args.root
     if getattr(args, "claude_code", False) and not root:
         root = _claude_code_folder(args)
+        if root is None:
+            return EXIT_USAGE
+    if getattr(args, "hermes", False) and not root:
+        root = _hermes_folder(args)
         if root is None:
             return EXIT_USAGE
     refused = _not_a_memory(args.path, args.demo)
@@ -255,6 +261,17 @@ def _claude_code_folder(args: argparse.Namespace) -> Path | None:
 
     for folder in found:
         say(f"  {folder}")  # folder names on disk: anyone's to choose
+    return None
+
+
+def _hermes_folder(args: argparse.Namespace) -> Path | None:
+    """Hermes' memories folder: `<home>/memories`, home being $HERMES_HOME, else ~/.hermes (as Hermes finds it)."""
+    home = Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes").expanduser()
+    folder = home / "memories"
+    if folder.is_dir():
+        return folder
+    fail(args, f"no Hermes memories at {folder}: Hermes makes that folder when it first saves a memory; if it "
+               "keeps them elsewhere, set HERMES_HOME to its home (the folder holding memories/)", EXIT_USAGE)
     return None
 
 

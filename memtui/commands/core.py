@@ -180,6 +180,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         hint = f"; files: {', '.join(known[:12])}" + (f" and {len(known) - 12} more" if len(known) > 12 else "") \
             if known else ""
         return fail(args, f"no file {args.file} in {mem.store.location}{hint}", EXIT_ERROR)
+    if mem.grammar(mem.store.check_path(args.file)) == "hermes":
+        return _show_entries(args, mem.store.check_path(args.file), text)
     doc = Document(text, mem.store.check_path(args.file))
     if args.section and doc.section(args.section) is None:
         say(f"memtui: no section {args.section!r}; sections are: {', '.join(doc.section_names)}")
@@ -223,6 +225,24 @@ def _entry_lines(mem: Memory, p: Proposal) -> str:
         return ""
     text = [None if b is None else b.decode("utf-8", errors="replace") for b in (before, after)]
     return "".join(f"\nentry {one_line(line)}" for line in entry_changes(rel, text[0], text[1]))
+def _show_entries(args: argparse.Namespace, rel: str, text: str) -> int:
+    """A Hermes file as Hermes reads it: numbered entries (an entry's lines kept together), its usage against
+    Hermes' limit, and what in it reads differently from how it looks."""
+    from memtui.core.formats import hermes
+    from memtui.core.visible import visible
+
+    found = hermes.spans(text)
+    warnings = hermes.review_flags(rel, text)
+    lines = [f"{rel} · Hermes memory · {len(found)} entr{'y' if len(found) == 1 else 'ies'} · "
+             f"{hermes.usage_line(rel, text)}"]
+    for n, s in enumerate(found, 1):
+        first, *rest = visible(s.text).split("\n")
+        lines += [f"{n:>3}  {first}", *(f"     {line}" for line in rest)]
+    lines += [f"warning: {w}" for w in warnings]
+    emit(args, {"file": rel, "format": "hermes", "usage": hermes.usage(text), "limit": hermes.limit(rel),
+                "entries": [{"entry": n, "line": s.first_line + 1, "text": s.text} for n, s in enumerate(found, 1)],
+                "warnings": warnings}, "\n".join(lines))
+    return EXIT_OK
 
 
 def cmd_queue(args: argparse.Namespace) -> int:

@@ -4,12 +4,14 @@ memtui's own layout (``MEMORY.md``, ``log/``, ``scratch/``, ``archive/``, topic 
 An OpenClaw workspace keeps ``MEMORY.md`` plus daily notes in ``memory/YYYY-MM-DD.md``; a Claude Code memory
 folder (``~/.claude/projects/<project>/memory/``) keeps a ``MEMORY.md`` index, one line per memory, plus one topic
 file per memory with YAML front matter (memtui/core/formats/claude_code.py); Cline's memory bank (``memory-bank/``)
-keeps six core documents, read whole at the start of every task (memtui/core/formats/cline.py). Detection only looks; it never writes, so a folder memtui did not create
-is never rewritten to fit.
+keeps six core documents, read whole at the start of every task (memtui/core/formats/cline.py); Hermes keeps
+`<home>/memories/MEMORY.md` and `USER.md`, entries joined by a line holding `§` (memtui/core/formats/hermes.py).
+Detection only looks; it never writes, so a folder memtui did not create is never rewritten to fit.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,8 +23,8 @@ from memtui.core.record import Frozen
 if TYPE_CHECKING:
     from memtui.core.config import Config
 
-MEMTUI, OPENCLAW, CLAUDE_CODE, CLINE = "memtui", "openclaw", "claude-code", "cline"
-KINDS = (MEMTUI, OPENCLAW, CLAUDE_CODE, CLINE)
+MEMTUI, OPENCLAW, CLAUDE_CODE, CLINE, HERMES = "memtui", "openclaw", "claude-code", "cline", "hermes"
+KINDS = (MEMTUI, OPENCLAW, CLAUDE_CODE, CLINE, HERMES)
 LAYERS = ("core", "log", "scratch", "archive", "topic")
 
 DAILY = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
@@ -96,6 +98,8 @@ def detect(location: str, config: Config) -> Layout:
         return _layout(OPENCLAW, root)
     if not has_log and daily.is_dir() and (root / "MEMORY.md").is_file():
         return _layout(OPENCLAW, root)
+    if _looks_like_hermes(root):
+        return _layout(HERMES, root)
     if _looks_like_claude_code(root):
         return _layout(CLAUDE_CODE, root)
     from memtui.core.formats import cline
@@ -115,7 +119,37 @@ def _layout(kind: str, root: Path) -> Layout:
         from memtui.core.formats import cline
 
         return Layout(CLINE, cline.CORE, None)
+    if kind == HERMES:  # Hermes loads both files whole into every session (memtui/core/formats/hermes.py)
+        return Layout(HERMES, ("MEMORY.md", "USER.md"), None)
     return Layout()
+
+
+def _looks_like_hermes(root: Path) -> bool:
+    """Hermes' `<home>/memories` (MEMORY.md or USER.md and no other markdown), or those files holding entries
+    joined by Hermes' `§` line and nothing else markdown beside them. Only regular files are read."""
+    if (root / "log").is_dir() or not ((root / "MEMORY.md").is_file() or (root / "USER.md").is_file()):
+        return False  # before the listing: a memtui root of 10,000 files is not listed on every layout() call
+    names = set()
+    try:
+        with os.scandir(root) as found:
+            for entry in found:  # stops at the first other markdown file: a big folder is not listed whole
+                if entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                    if entry.name not in ("MEMORY.md", "USER.md"):
+                        return False
+                    names.add(entry.name)
+    except OSError:
+        return False
+    if root.name == "memories":
+        return True
+    for name in names:
+        try:
+            with open(root / name, encoding="utf-8", errors="replace", newline="") as f:
+                head = f.read(8192)
+        except OSError:
+            continue
+        if "\n§\n" in head.replace("\r\n", "\n"):
+            return True
+    return False
 
 
 def _looks_like_claude_code(root: Path) -> bool:

@@ -33,6 +33,7 @@ class Finding:
     level: str
     check: str  # untagged | duplicate | two-versions | cap | file-cap | dangling-link | deleted-history | secret
     # | past-load-cut | unlinked | front-matter (a Claude Code memory: memtui/core/formats/claude_code.py)
+    # | hermes-limit | hermes-entry-size | hermes-separator (memtui/core/formats/hermes.py)
     file: str
     line: int | None
     message: str
@@ -75,6 +76,9 @@ def lint(memory: Memory) -> list[Finding]:
             out.append(Finding(ERROR, "unreadable", rel, None, str(exc)))
             continue
         out += _secrets(rel, doc.text)
+        if memory.grammar(rel) == "hermes":  # §-separated entries, no tags, sections or caps of memtui's
+            out += _hermes(rel, doc.text)
+            continue
         out += _entries(doc, layout)
         out += _caps(memory, doc, specs)
         if layout.layer(rel) == "core":
@@ -103,6 +107,23 @@ def failed(findings: Iterable[Finding]) -> bool:
 
 
 # checks -----------------------------------------------------------------------------------------------------
+def _hermes(rel: str, text: str) -> list[Finding]:
+    """A Hermes file over Hermes' limit, a line that looks like a separator but is entry text, an entry longer than
+    the whole file may be (memtui/core/formats/hermes.py)."""
+    from memtui.core.formats import hermes
+
+    out = [Finding(WARNING, "hermes-limit", rel, None, w) for w in [hermes.over_limit(rel, text)] if w]
+    cap = hermes.limit(rel)
+    out += [Finding(ERROR, "hermes-entry-size", rel, s.first_line + 1,
+                    f"entry of {len(s.text):,} characters, longer than all of {rel} may be ({cap:,}): Hermes takes "
+                    "the file for one edited by hand and refuses its own replace and remove; split or shorten it")
+            for s in hermes.spans(text) if cap is not None and len(s.text) > cap]
+    out += [Finding(ERROR, "hermes-separator", rel, i + 1,
+                    f"this line looks like the line between two entries but is not one (Hermes reads it as entry "
+                    f"text): make it {hermes.SIGN} alone on its line, or remove it") for i in hermes.lookalikes(text)]
+    return out
+
+
 def _entries(doc: Document, layout: Layout) -> list[Finding]:
     out = []
     # Claude Code's and Cline's files have no provenance tags: an untagged line is their format, not a finding.

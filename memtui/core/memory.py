@@ -301,6 +301,8 @@ class Memory(MemoryReader):
         p.actor = clean_actor(p.actor)
         try:
             p.file = self.store.check_path(p.file)
+            if p.action in ENTRY_ACTIONS and self.grammar(p.file) == "hermes":
+                p.section = None  # Hermes' files have no sections: a name an agent sends is not shown as one
             if p.to is not None:
                 p.to = self.store.check_path(p.to)
             self.read_text(p.file)  # the bytes on disk must be UTF-8 too: a write is applied to them as well
@@ -329,9 +331,11 @@ class Memory(MemoryReader):
 
             p.warnings = cut_warnings(before, outcome.text, p.warnings)
         if outcome and outcome.entry and p.action in (*ENTRY_ACTIONS, "move"):
-            p.entry = _unbullet(outcome.entry)
+            # A Hermes entry is written as sent: a leading "- " is its text, not memtui's bullet.
+            keep = (lambda t: t) if self.grammar(p.file) == "hermes" else _unbullet
+            p.entry = keep(outcome.entry)
             if outcome.replaced:
-                p.replaces = _unbullet(outcome.replaced)
+                p.replaces = keep(outcome.replaced)
         held = recurrence.hold(p, _tag_of(p.entry), lambda: self.proposals(external=False),
                                is_agent=policy.is_agent, layout=self.layout)
         if held is not None:
@@ -539,10 +543,13 @@ class Memory(MemoryReader):
                            previous: Iterable[Proposal] = ()) -> list[Proposal]:
         """The pending external changes (files changed outside memtui), one proposal each. With `paths`, only those
         files are read again: `previous` (a whole listing read before) stands for every other file, as it was."""
+        by_entry = self._by_entry()
         if paths is None:
-            out = [_external_proposal(ch, self._external_diffs) for ch in self.store.external_changes()]
+            out = [_external_proposal(ch, self._external_diffs, by_entry) for ch in self.store.external_changes()
+                   if not (by_entry and _tool_state(ch))]
         else:
-            fresh = {ch.path: _external_proposal(ch, self._external_diffs) for ch in self.store.external_changes(paths)}
+            fresh = {ch.path: _external_proposal(ch, self._external_diffs, by_entry)
+                     for ch in self.store.external_changes(paths) if not (by_entry and _tool_state(ch))}
             out = []
             for p in previous:  # in the order listed, each file read again in its place (or gone)
                 if p.file not in paths:
@@ -905,7 +912,19 @@ class Memory(MemoryReader):
         paths are taken, the file a path really names, where archives go."""
         return planning.Planner(spec_for=self.spec_for, read=self.base_text, on_disk=self.store.read,
                                 committed=self.store.review_base, real=self._real,
-                                archive_dir=lambda: self.layout().archive_dir)
+                                archive_dir=lambda: self.layout().archive_dir, grammar=self.grammar)
+
+    def _by_entry(self) -> frozenset[str]:
+        """The files whose external changes are reviewed entry by entry (Hermes' MEMORY.md and USER.md)."""
+        from memtui.core.layout import HERMES
+
+        return frozenset(("MEMORY.md", "USER.md")) if self.layout().kind == HERMES else frozenset()
+
+    def grammar(self, rel: str) -> str:
+        """The format `rel`'s entries are written in: "hermes" for Hermes' MEMORY.md and USER.md, else "memtui"."""
+        from memtui.core.layout import HERMES
+
+        return "hermes" if rel in ("MEMORY.md", "USER.md") and self.layout().kind == HERMES else "memtui"
 
     def _is_agent(self, actor: str) -> bool:
         return self.config.policy.is_agent(actor)
@@ -1179,8 +1198,18 @@ def _unbullet(line: str) -> str:
     return line.strip() if e is None else e.raw[len(e.indent) + len(e.bullet):].strip()
 
 
+def _tool_state(ch: ExternalChange) -> bool:
+    """Hermes' own bookkeeping beside its memories (an empty flock file, a write's temporary file): not memory,
+    so not a change to review (memtui/core/formats/hermes.py)."""
+    from memtui.core.formats import hermes
+
+    return hermes.tool_state(ch.path, ch.after)
+
+
 def _external_proposal(ch: ExternalChange,
-                       diffs: dict[tuple[str, str, str], tuple[str, list[str]]] | None = None) -> Proposal:
+                       diffs: dict[tuple[str, str, str], tuple[str, list[str]]] | None = None,
+                       by_entry: Collection[str] = ()) -> Proposal:
+    """`ch` as a proposal to review; a file in `by_entry` (Hermes') is diffed by entry: added, replaced, removed."""
     def text(b: bytes | None) -> str | None:
         return None if b is None else b.decode("utf-8", errors="replace")
 
@@ -1189,9 +1218,16 @@ def _external_proposal(ch: ExternalChange,
     if cached is None:
         from memtui.core.guard import diff_secrets
 
+        now = text(ch.after if ch.stored is None else ch.stored)
+        if ch.path in by_entry:
+            from memtui.core.formats import hermes
+
+            diffed, extra = hermes.entry_diff(ch.path, text(ch.before), now), hermes.review_flags(ch.path, now)
+        else:
+            diffed, extra = unified_diff(ch.path, text(ch.before), now), []
         # A key in a file changed outside memtui is flagged, and masked in the diff a person is shown.
-        cached = diff_secrets(ch.path, unified_diff(ch.path, text(ch.before),
-                                                    text(ch.after if ch.stored is None else ch.stored)))
+        cached = diff_secrets(ch.path, diffed)
+        cached = (cached[0], extra + list(cached[1]))
         if diffs is not None:
             diffs[(ch.path, before, after)] = cached
     diff, flags = cached

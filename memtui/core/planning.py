@@ -26,6 +26,10 @@ def _archive() -> str:
     return "archive"
 
 
+def _memtui(rel: str) -> str:
+    return "memtui"
+
+
 class Planner(Frozen):
     """What planning reads about one memory, as functions of it (called only when a plan needs them)."""
 
@@ -35,10 +39,12 @@ class Planner(Frozen):
     committed: Callable[[str], bytes | None]  # a path's bytes as reviewed (committed), where history is kept
     real: Callable[[str], str]  # the file a path names, through a symlink: what a diff shows
     archive_dir: Callable[[], str]  # where a consolidation moves struck history
+    grammar: Callable[[str], str]  # the format a file's entries are written in: memtui's own, or "hermes"
 
     def __init__(self, spec_for: Callable[[Document], FormatSpec], read: Callable[[str], str | None],
                  on_disk: Callable[[str], bytes | None], committed: Callable[[str], bytes | None],
-                 real: Callable[[str], str] = _same, archive_dir: Callable[[], str] = _archive) -> None:
+                 real: Callable[[str], str] = _same, archive_dir: Callable[[], str] = _archive,
+                 grammar: Callable[[str], str] = _memtui) -> None:
         put = object.__setattr__
         put(self, "spec_for", spec_for)
         put(self, "read", read)
@@ -46,6 +52,7 @@ class Planner(Frozen):
         put(self, "committed", committed)
         put(self, "real", real)
         put(self, "archive_dir", archive_dir)
+        put(self, "grammar", grammar)
 
     def reading(self, read: Callable[[str], str | None]) -> Planner:
         """This planner, reading the other files a write touches with `read` instead."""
@@ -57,6 +64,15 @@ class Planner(Frozen):
 
 def plan(planner: Planner, p: Proposal, before: str | None) -> Outcome | None:
     """The file's next text for `p` against `before`; raises Refused. None means the file is deleted."""
+    outcome = _plan(planner, p, before)
+    if outcome is not None and p.action in ("edit", "create", "append") and planner.grammar(p.file) == "hermes":
+        from memtui.core.formats import hermes  # a whole-file write to a Hermes file: held to the entry rules
+
+        outcome.warnings += hermes.checked_write(p.file, before, outcome.text)
+    return outcome
+
+
+def _plan(planner: Planner, p: Proposal, before: str | None) -> Outcome | None:
     today = clock.today()
     if p.action == "consolidate":
         from memtui.core import consolidate  # only a consolidation needs it: not loaded for every start
@@ -65,6 +81,10 @@ def plan(planner: Planner, p: Proposal, before: str | None) -> Outcome | None:
                                 archive=lambda file, section, day: consolidate.archive_path(
                                     file, section, day, archive_dir=planner.archive_dir(),
                                     taken=lambda rel: planner.on_disk(rel) is not None))
+    if p.action in ENTRY_ACTIONS and planner.grammar(p.file) == "hermes":
+        from memtui.core.formats import hermes  # §-separated entries, no sections or tags
+
+        return hermes.plan(p.action, p.file, before, p.entry, p.replaces)
     if p.action in ENTRY_ACTIONS:
         if before is None:
             raise Refused(f"{p.file} does not exist; create it first (or use a file that has sections)")
@@ -138,6 +158,10 @@ def diff(planner: Planner, p: Proposal, before: str | None, outcome: Outcome | N
     """The diff a person reviews for `p`: every file it writes, each named as the file really written."""
     if p.action == "rename":
         return f"rename {p.file} → {p.to}\n"
+    if outcome is not None and not outcome.also and planner.grammar(p.file) == "hermes":
+        from memtui.core.formats import hermes  # reviewed by entry, as Hermes reads the file
+
+        return hermes.entry_diff(planner.real(p.file), before, outcome.text)
     # A write through a symlink changes (and commits) the file it names: the diff says which.
     out = unified_diff(planner.real(p.file), before, outcome.text if outcome else None)
     for rel, (was, now) in (outcome.also.items() if outcome else ()):

@@ -55,8 +55,11 @@ _META = re.compile(r"\(\d{4}-\d{2}-\d{2}(?:,[^()]*)?\)\s*$")
 _STRUCK = re.compile(r"^(?P<pre>\s*(?:[-*+]|\d{1,9}[.)])\s+)~~(?P<inner>.*)~~(?P<tail>.*)$")
 
 
-def scan(rel: str, text: str, previous: list[str] | None) -> ViewerState:
-    """Everything the viewer needs from a file's text; runs in a worker thread."""
+def scan(rel: str, text: str, previous: list[str] | None, grammar: str = "memtui") -> ViewerState:
+    """Everything the viewer needs from a file's text; runs in a worker thread. A Hermes file (`grammar`) is read
+    as Hermes reads it: entries between `§` lines, no headings, tags or struck history."""
+    if grammar == "hermes" and len(text) <= FULL_PARSE_LIMIT:
+        return _scan_hermes(rel, text, previous)
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -90,6 +93,31 @@ def scan(rel: str, text: str, previous: list[str] | None) -> ViewerState:
     # Tabs are drawn expanded: the widest line is measured the same way, so it scrolls to its end.
     width = max((len(ln.expandtabs(TAB_SIZE)) for ln in lines) if "\t" in text else map(len, lines), default=0)
     state = ViewerState(rel, lines, width, headings, entries, comment, extra=extra)
+    if previous is not None and previous != lines:
+        _mark_changes(state, previous)
+    return state
+
+
+def _scan_hermes(rel: str, text: str, previous: list[str] | None) -> ViewerState:
+    """A Hermes file's lines, each marked as an entry's first line (with its number), one of its further lines, a
+    separator, or a line that only looks like one; the file's usage against Hermes' limit goes on the first."""
+    from memtui.core.formats import hermes
+
+    text = hermes.lf(text)
+    lines = text.split("\n")
+    marks: dict[int, tuple[str, int]] = {}
+    found = hermes.spans(text)
+    for n, sp in enumerate(found, 1):
+        marks[sp.first_line] = ("first", n)
+        marks.update({i: ("more", n) for i in range(sp.first_line + 1, sp.last_line + 1)})
+    for i in hermes.lookalikes(text):
+        marks[i] = ("fake", marks[i][1])
+    seps = {i for i, ln in enumerate(lines) if ln == hermes.SIGN and i not in marks}
+    cap, used = hermes.limit(rel), hermes.usage(text)
+    width = max(map(len, lines), default=0)
+    extra = {"hermes": {"marks": marks, "seps": seps, "usage": hermes.usage_line(rel, text),
+                        "over": cap is not None and used > cap, "count": len(found)}, "current": {}, "sections": []}
+    state = ViewerState(rel, lines, width, {}, set(), extra=extra)
     if previous is not None and previous != lines:
         _mark_changes(state, previous)
     return state
@@ -150,6 +178,8 @@ def _changed_lines(old: ViewerState | None, new: ViewerState, raw: bool) -> set[
         return None
     if old.extra.get("not_utf8") != new.extra.get("not_utf8") or old.comment != new.comment:
         return None
+    if old.extra.get("hermes") != new.extra.get("hermes"):
+        return None  # a Hermes file's entry marks and usage line move with any change of its entries
     a, b = old.lines, new.lines
     lo, hi = common_ends(a, b)
     # Lines after an insertion or a removal are drawn at other rows: from the change on, every row is new.
@@ -233,6 +263,7 @@ class MemoryViewer(ScrollView, can_focus=True):
         self.loads = 0
         self.reading: Any = None  # the worker reading the file (the app's first frame waits a moment for it)
         self.memory = memory
+        self.grammar = memory.grammar(rel)  # "hermes": entries between § lines (memtui/core/formats/hermes.py)
         self.entry_cursor = EntryCursor(self, memory, person)
         self.focus_when_mounted = False  # the app's MEMORY.md viewer, composed with the main screen
         # The `<!-- memtui:format … -->` comment drawn as one line (`▸ memtui:format (7 lines)`): its rules are for
@@ -282,7 +313,7 @@ class MemoryViewer(ScrollView, can_focus=True):
         own = self.entry_cursor.own_versions
         if previous is not None and len(text) <= FULL_PARSE_LIMIT and version_of(text) in own:
             previous = None  # the person's own edit from this viewer: no live-diff marks for it
-        state = scan(self.rel, text, previous)
+        state = scan(self.rel, text, previous, self.grammar)
         self._claude_code_marks(state, data)
         if "\ufffd" in text:
             try:
@@ -835,6 +866,8 @@ class MemoryViewer(ScrollView, can_focus=True):
                 return Text(f"▸ memtui:format ({len(st.comment)} lines, F shows them)",
                             style("viewer--comment")), Text(" ")
             return Text(shown, style("viewer--comment")), Text(" ")
+        if "hermes" in st.extra:
+            return self._hermes_line(i, shown)
         front = st.extra.get("front_matter")
         if front is not None and i < front[0]:
             return self._front_matter(i, shown, front), Text(" ")
@@ -896,6 +929,22 @@ class MemoryViewer(ScrollView, can_focus=True):
             text.append("  ⚑ not linked from MEMORY.md: Claude Code is never told this file exists",
                         style("viewer--untagged"))
         return text
+
+    def _hermes_line(self, i: int, shown: str) -> tuple[Text, Text]:
+        """A line of a Hermes file: an entry's lines under one mark, separators as rules, look-alikes flagged."""
+        style = self.get_component_rich_style
+        info = self.state.extra["hermes"] if self.state is not None else {}
+        kind, n = info["marks"].get(i, ("", 0))
+        if i in info["seps"]:
+            return Text(f"§ {'─' * 12}", style("viewer--count")), Text(" ")
+        text = Text(shown)
+        if kind == "fake":
+            text.append("  looks like a separator, but Hermes reads it as text of this entry",
+                        style("viewer--untagged") + Style(italic=True))
+        if kind == "first" and n == 1:
+            text.append(f"  {info['usage']}", style("viewer--over-cap" if info["over"] else "viewer--count"))
+        mark = "•" if kind == "first" else "│" if kind in ("more", "fake") else " "
+        return text, Text(mark, style("viewer--meta"))
 
     def _entry(self, line: str, entry: Entry) -> tuple[Text, Text]:
         """An entry styled by its provenance; what breaks the grammar is flagged after it, never raised."""

@@ -1,1 +1,1 @@
-"""The grammars of memory formats memtui opens but did not define (memtui/core/layout.py names the kinds)."""
+"""The grammars of memory formats other tools own (one module each), read and written in their owner's terms."""
