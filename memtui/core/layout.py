@@ -78,6 +78,19 @@ class Layout(Frozen):
         """memtui's own files must tag every entry; other layouts' files were not written to that rule."""
         return self.kind == MEMTUI
 
+    @property
+    def tags(self) -> bool:
+        """Whether a written entry carries memtui's tag and date (``- [stated] text (DATE)``). An OpenClaw
+        workspace's files have no tags: an agent's plain bullet is written as sent, its provenance kept in history."""
+        return self.kind != OPENCLAW
+
+    @property
+    def strikes(self) -> bool:
+        """Whether a revise or remove keeps the old line in the file, struck through (memtui's grammar). OpenClaw
+        loads MEMORY.md and its bootstrap files whole into every session, so there a revise changes the line in
+        place and a remove deletes it; the older versions are read back from history (memtui/core/lineage.py)."""
+        return self.kind != OPENCLAW
+
 
 def detect(location: str, config: Config) -> Layout:
     """The layout of the memory root at `location`: `[layout] kind` in its `config` if set, else what the files

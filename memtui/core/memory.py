@@ -881,7 +881,7 @@ class Memory(MemoryReader):
         paths are taken, the file a path really names, where archives go."""
         return planning.Planner(spec_for=self.spec_for, read=self.base_text, on_disk=self.store.read,
                                 committed=self.store.review_base, real=self._real,
-                                archive_dir=lambda: self.layout().archive_dir)
+                                archive_dir=lambda: self.layout().archive_dir, layout=self.layout)
 
     def _is_agent(self, actor: str) -> bool:
         return self.config.policy.is_agent(actor)
