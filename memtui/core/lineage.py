@@ -3,9 +3,16 @@
 A revise strikes the old line (`~~old~~ superseded DATE`) and writes the new one directly below it, so the run of
 superseded lines just above a current entry is what it replaced, oldest first. Shown to the person deciding a
 revise, so they see the whole history of the entry they are about to change.
+
+A layout that keeps no struck lines (an OpenClaw workspace, `Layout.strikes`) changes a line in place, so there the
+versions come from history (`from_history`): the file's recorded versions, newest first, followed back line by line
+through each change that rewrote it. They are shown in the same struck form, and never written into the file.
 """
 
 from __future__ import annotations
+
+import difflib
+from datetime import datetime
 
 from memtui.core.document import Document
 from memtui.core.update import Refused, find_current
@@ -33,13 +40,106 @@ def earlier(text: str, section: str, replaces: str, path: str = "MEMORY.md") -> 
     return out[::-1]
 
 
+def traced(versions: list[tuple[str, str]], lines: list[int]) -> dict[int, list[tuple[str, str]]]:
+    """line → (date, text) of each earlier text of that line of `versions[0]`, newest first. `versions` is a file's
+    (date it was written, text) newest first; a line is followed back through each change that rewrote it in place
+    (a changed run of lines of the same length, or a run it is the first line of), and stops where it was added.
+    Each pair of versions is diffed once for all `lines`."""
+    out: dict[int, list[tuple[str, str]]] = {n: [] for n in lines}
+    at = {n: n for n in lines}  # where each followed line is in the version being read
+    for (day, newer), (_, older) in zip(versions, versions[1:]):
+        if not at:
+            break
+        old_lines = older.splitlines()
+        ops = difflib.SequenceMatcher(None, old_lines, newer.splitlines(), autojunk=False).get_opcodes()
+        for n, k in list(at.items()):
+            for op, o1, o2, n1, n2 in ops:
+                if not n1 <= k < n2:
+                    continue
+                if op == "equal":
+                    at[n] = o1 + (k - n1)
+                elif op == "replace" and (o2 - o1 == n2 - n1 or k == n1):
+                    at[n] = o1 + (k - n1)
+                    out[n].append((day, old_lines[at[n]]))
+                else:
+                    del at[n]  # the line was added by this change: nothing older
+                break
+            else:
+                at.pop(n, None)
+            if n in at and len(out[n]) >= MAX_VERSIONS:
+                del at[n]
+    return out
+
+
+def _versions(store, rel: str, limit: int) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    """(day, text) of `rel` as recorded, newest first, each distinct text once with the day it was written."""
+    versions: list[tuple[str, str]] = []
+    for c in store.history(rel)[:limit]:
+        data = store.file_at(rel, c.sha)
+        if data is None:
+            break
+        text = data.decode("utf-8", errors="replace")
+        day = datetime.fromtimestamp(c.time).strftime("%Y-%m-%d")
+        if versions and versions[-1][1] == text:
+            versions[-1] = (day, text)  # the same text recorded again: the older day is when it was written
+        else:
+            versions.append((day, text))
+    return versions
+
+
+def _struck(found: list[tuple[str, str]]) -> list[str]:
+    """Earlier texts (newest first) as memtui shows superseded lines, oldest first; the day beside each is the day
+    of the change that replaced it."""
+    return [f"- ~~{old.strip().lstrip('-*+').strip()}~~ superseded {day}" for day, old in found][::-1]
+
+
+def superseded_lines(store, rel: str, limit: int = 50) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
+    """Each current entry line of `rel` as committed → the versions it had before, oldest first, struck: what the
+    viewer shows for an entry in a layout that keeps no struck lines. Keyed by the line's text (the viewer's file
+    may have moved on from the committed one); entries with no earlier version are left out."""
+    if not store.keeps_history:
+        return {}
+    versions = _versions(store, rel, limit)
+    if len(versions) < 2:
+        return {}
+    doc = Document(versions[0][1], rel)
+    lines = [i for i, e in doc.entries() if e.current]
+    found = traced(versions, lines)
+    return {doc.lines[i].rstrip("\r\n"): _struck(f) for i, f in found.items() if f}
+
+
+def from_history(store, rel: str, section: str, replaces: str, limit: int = 50) -> list[str]:  # type: ignore[no-untyped-def]
+    """The versions the current entry `replaces` names (of `section` in `rel`, as committed) had before, oldest
+    first, each struck as memtui shows a superseded line (``- ~~old~~ superseded DATE``), DATE being the day the
+    change that replaced it was recorded; [] where nothing is recorded or the entry is not found."""
+    if not store.keeps_history:
+        return []
+    versions = _versions(store, rel, limit)
+    if not versions:
+        return []
+    sec = Document(versions[0][1], rel).section(section)
+    if sec is None:
+        return []
+    try:
+        i, _ = find_current(sec, replaces)
+    except Refused:
+        return []
+    return _struck(traced(versions, [i])[i])
+
+
 def lineages(memory, proposals) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
     """proposal id → the versions its revise target replaced, for the pending revises among `proposals` (each
-    file read once)."""
+    file read once): from the struck lines above it, or from history where the layout keeps none."""
     texts: dict[str, str | None] = {}
     out: dict[str, list[str]] = {}
+    strikes = memory.layout().strikes
     for p in proposals:
         if p.action != "revise" or not p.replaces or not p.section or p.external:
+            continue
+        if not strikes:
+            found = from_history(memory.store, p.file, p.section, p.replaces)
+            if found:
+                out[p.id] = found
             continue
         if p.file not in texts:
             data = memory.store.read(p.file)
