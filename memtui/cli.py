@@ -42,6 +42,7 @@ COMMANDS = {
     **dict.fromkeys(("search", "index", "context"), "search"),
     **dict.fromkeys(("today", "history", "blame", "revert", "restore", "undo"), "today"),
     "status": "status",
+    "found": "found",
 }
 # The order modules register in when the whole command line is built (`memtui --help`): "core" first.
 MODULES = sorted(set(COMMANDS.values()), key=lambda n: (n != "core", n))
@@ -117,6 +118,9 @@ def build_parser(only: str | None = None, command: str | None = None) -> argpars
         app.add_argument("--claude-code", action="store_true",
                          help="open a Claude Code memory folder (~/.claude/projects/*/memory/): this project's, or "
                          "the only one; lists them when there are several")
+        app.add_argument("--openclaw", action="store_true",
+                         help="open OpenClaw's workspace (OPENCLAW_WORKSPACE_DIR, openclaw.json, else "
+                         "~/.openclaw/workspace); lists them when there are several")
         app.set_defaults(func=run_app)
     for name in MODULES if only is None else [only] if only else []:
         module = importlib.import_module(f"memtui.commands.{name}")
@@ -157,6 +161,12 @@ def run_app(args: argparse.Namespace) -> int:
     root = args.path or args.root
     if getattr(args, "claude_code", False) and not root:
         root = _claude_code_folder(args)
+        if root is None:
+            return EXIT_USAGE
+    if getattr(args, "openclaw", False) and not root:
+        from memtui.integrations.openclaw import chosen_workspace
+
+        root = chosen_workspace()
         if root is None:
             return EXIT_USAGE
     refused = _not_a_memory(args.path, args.demo)
