@@ -187,10 +187,10 @@ def _plain_line(text: str, provenance: str | None, source: str | None, spec: For
     _resolve_tag(tag, provenance, None)  # an unknown provenance is still refused
     if not body:
         raise Refused("the entry has no text: send the fact itself")
-    if "~~" in body:
+    if "~~" in text:  # as sent: a whole struck line parses as its inner text, which would drop the marks unsaid
         raise Refused("the entry has strike-through (~~): this file keeps no struck history, memtui keeps it. Send "
                       "the fact as plain text; to replace an entry, send action 'revise' with replaces set to it")
-    if _HTML.search(body):
+    if _HTML.search(text):
         raise Refused("the entry holds HTML (a comment or a tag), which a rendered view hides but the agent still "
                       "loads: send the fact as plain text without < > markup")
     src = inline_source or source
