@@ -127,6 +127,37 @@ def from_history(store, rel: str, section: str, replaces: str, limit: int = 50) 
     return _struck(traced(versions, [i])[i])
 
 
+def entry_changes(diff: str) -> list[str]:
+    """An edit made outside memtui (OpenClaw's own write), entry by entry, from its unified diff: each run of
+    removed bullets paired in order with the run of added ones that replaces it (``changed: old → new``), the rest
+    ``added:`` or ``removed:``. Lines that are not bullets (headings, prose) are left to the diff."""
+    out: list[str] = []
+    gone: list[str] = []
+    came: list[str] = []
+
+    def flush() -> None:
+        for old, new in zip(gone, came):
+            out.append(f"changed: {old} → {new}")
+        out.extend(f"removed: {old}" for old in gone[len(came):])
+        out.extend(f"added: {new}" for new in came[len(gone):])
+        gone.clear()
+        came.clear()
+
+    for line in diff.splitlines()[2:]:
+        sign, text = line[:1], line[1:].strip()
+        bullet = text[:2] in ("- ", "* ", "+ ")
+        if sign == "-" and bullet:
+            if came:
+                flush()
+            gone.append(text)
+        elif sign == "+" and bullet:
+            came.append(text)
+        elif sign not in ("-", "+"):
+            flush()
+    flush()
+    return out[:MAX_VERSIONS * 5]
+
+
 def lineages(memory, proposals) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
     """proposal id → the versions its revise target replaced, for the pending revises among `proposals` (each
     file read once): from the struck lines above it, or from history where the layout keeps none."""
@@ -134,6 +165,11 @@ def lineages(memory, proposals) -> dict[str, list[str]]:  # type: ignore[no-unty
     out: dict[str, list[str]] = {}
     strikes = memory.layout().strikes
     for p in proposals:
+        if p.external and not strikes:
+            found = entry_changes(p.diff)
+            if found:
+                out[p.id] = found
+            continue
         if p.action != "revise" or not p.replaces or not p.section or p.external:
             continue
         if not strikes:

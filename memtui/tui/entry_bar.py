@@ -49,6 +49,9 @@ class EntryBar(Static):
                 text.append(" · " if k else "", muted)
                 text.append_text(plain(old, "strike", newlines=False))
                 text.append(f" ({when})", muted)
+        # Room for the earlier versions too where there are any (beside the queue the first line wraps to three);
+        # every other bar keeps its stylesheet's height.
+        self.styles.max_height = 6 if entry is not None and earlier else None
         self.update(text)
 
 
