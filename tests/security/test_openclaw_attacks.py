@@ -157,5 +157,10 @@ def test_an_inline_tag_is_not_a_way_past_the_stated_gate(ws: Path) -> None:
     assert out.status == "queued"
     (p,) = [p for p in mem.proposals() if not p.external]
     assert "[stated]" not in (p.entry or "")
-    assert p.provenance in ("stated", "suggested")
+    assert p.provenance == "suggested"
+    assert any("downgraded [stated]" in f for f in p.flags)
+    supported = mem.update("People", "add", "[stated] Wes prefers calls before 10:00", actor=AGENT,
+                           user_words="I prefer calls before 10:00.")
+    assert supported.status == "queued"
+    assert next(q for q in mem.proposals() if q.id == supported.id).provenance == "stated"
     assert (ws / "MEMORY.md").read_text().count("calendar") == 0
