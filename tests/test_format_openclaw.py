@@ -135,6 +135,58 @@ def test_memtuis_own_format_still_strikes_and_tags(root: Path, now) -> None:
     assert mem.update("Preferences", "add", "Prefers tabs", actor=AGENT).status == "refused"
 
 
+async def test_an_mcp_clients_plain_bullet_and_revise_wait_then_land_in_place(ws: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from support.mcp_client import mcp_client, text_of
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(ws.parent / "state"))
+    before, status = listing(ws), git_status(ws)
+    server = {"MEMTUI_NOW": NOW, "MEMTUI_USER": "wes", "XDG_STATE_HOME": str(ws.parent / "state")}
+    async with mcp_client(sys.executable, ["-m", "memtui", "mcp", "--root", str(ws)], server) as s:
+        added = await s.call_tool("memory_update", {"section": "People", "action": "add",
+                                                    "entry": "Dana is out 2026-12-08 to 2026-12-12"})
+        assert "queued" in text_of(added).lower(), text_of(added)
+        revised = await s.call_tool("memory_update", {"file": "USER.md", "section": "Directives", "action": "revise",
+                                                      "entry": "Prefer a one-line summary first.",
+                                                      "replaces": "Prefer concise progress updates"})
+        assert "queued" in text_of(revised).lower(), text_of(revised)
+    assert (ws / "MEMORY.md").read_text() == MEMORY and (ws / "USER.md").read_text() == USER
+    mem = Memory(ws)
+    for p in mem.proposals():
+        assert p.actor == "mcp:claude-code"
+        assert mem.approve(p.id, by="wes").status == "applied"
+    assert (ws / "MEMORY.md").read_text() == MEMORY.replace(
+        "before schema changes.\n", "before schema changes.\n- Dana is out 2026-12-08 to 2026-12-12\n")
+    assert (ws / "USER.md").read_text() == USER.replace("- Prefer concise progress updates during implementation "
+                                                        "work.", "- Prefer a one-line summary first.")
+    untouched_but_for_part_1(only_approved(before, ws, {"MEMORY.md", "USER.md"}), status, ws)
+
+
+async def test_the_chats_agent_revises_a_plain_bullet_through_the_real_sdk_and_it_lands_in_place(ws: Path) -> None:
+    from memtui.agent.events import ProposalCard
+    from memtui.agent.session import ChatSession
+    from support.anthropic_server import FakeAnthropic, reply, tool_use
+
+    before, status = listing(ws), git_status(ws)
+    mem = Memory(ws)
+    call = tool_use("memory_update", {"section": "Decisions", "action": "revise", "entry": "Use pnpm 9 for every "
+                                      "JavaScript repository.", "replaces": "Use pnpm for every JavaScript"})
+    with FakeAnthropic(reply("Updating memory.", call), reply("Queued for your review.")) as server:
+        chat = ChatSession(mem, api_key="test", base_url=server.url, max_retries=0)
+        try:
+            events = [e async for e in chat.turn("We pinned pnpm 9 everywhere.")]
+        finally:
+            await chat.aclose()
+    [card] = [e for e in events if isinstance(e, ProposalCard)]
+    assert card.status == "pending"
+    assert "-- Use pnpm for every JavaScript repository.\n+- Use pnpm 9 for every JavaScript repository.\n" in \
+        card.diff
+    assert (ws / "MEMORY.md").read_text() == MEMORY
+    assert mem.approve(card.id, by="wes").status == "applied"
+    assert (ws / "MEMORY.md").read_text() == MEMORY.replace("Use pnpm for", "Use pnpm 9 for")
+    untouched_but_for_part_1(only_approved(before, ws, {"MEMORY.md"}), status, ws)
+
+
 # older versions, from history ---------------------------------------------------------------------------------
 def test_older_versions_come_from_history_struck_and_are_never_written(ws: Path, now) -> None:
     mem = Memory(ws)
