@@ -227,6 +227,8 @@ def test_openclaws_own_edit_is_an_external_change_approve_records_it_in_the_pers
         external["MEMORY.md"].id: ["changed: - Use pnpm for every JavaScript repository. → - Use bun for every "
                                    "JavaScript repository."],
         external["memory/2026-12-06.md"].id: ["added: - 10:02 Dana confirmed the VAT export."]}
+    shown = cli(ws, "queue", "show", external["MEMORY.md"].id).stdout  # the same, for a person at a shell
+    assert "entries it changes (1):\n  changed: - Use pnpm for every JavaScript repository. → - Use bun" in shown
     for p in external.values():
         assert mem.approve(p.id, by="wes").status == "applied"
     assert (ws / "MEMORY.md").read_text() == edited  # approving records; it rewrites nothing
