@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 from datetime import datetime
+from typing import Any
 
 from memtui.core.document import Document
 from memtui.core.update import Refused, find_current
@@ -71,7 +72,7 @@ def traced(versions: list[tuple[str, str]], lines: list[int]) -> dict[int, list[
     return out
 
 
-def _versions(store, rel: str, limit: int) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+def _versions(store: Any, rel: str, limit: int) -> list[tuple[str, str]]:
     """(day, text) of `rel` as recorded, newest first, each distinct text once with the day it was written."""
     versions: list[tuple[str, str]] = []
     for c in store.history(rel)[:limit]:
@@ -93,7 +94,7 @@ def _struck(found: list[tuple[str, str]]) -> list[str]:
     return [f"- ~~{old.strip().lstrip('-*+').strip()}~~ superseded {day}" for day, old in found][::-1]
 
 
-def superseded_lines(store, rel: str, limit: int = 50) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
+def superseded_lines(store: Any, rel: str, limit: int = 50) -> dict[str, list[str]]:
     """Each current entry line of `rel` as committed → the versions it had before, oldest first, struck: what the
     viewer shows for an entry in a layout that keeps no struck lines. Keyed by the line's text (the viewer's file
     may have moved on from the committed one); entries with no earlier version are left out."""
@@ -108,13 +109,16 @@ def superseded_lines(store, rel: str, limit: int = 50) -> dict[str, list[str]]: 
     return {doc.lines[i].rstrip("\r\n"): _struck(f) for i, f in found.items() if f}
 
 
-def from_history(store, rel: str, section: str, replaces: str, limit: int = 50) -> list[str]:  # type: ignore[no-untyped-def]
+def from_history(store: Any, rel: str, section: str, replaces: str, limit: int = 50) -> list[str]:
     """The versions the current entry `replaces` names (of `section` in `rel`, as committed) had before, oldest
     first, each struck as memtui shows a superseded line (``- ~~old~~ superseded DATE``), DATE being the day the
     change that replaced it was recorded; [] where nothing is recorded or the entry is not found."""
     if not store.keeps_history:
         return []
-    versions = _versions(store, rel, limit)
+    return _from_versions(_versions(store, rel, limit), rel, section, replaces)
+
+
+def _from_versions(versions: list[tuple[str, str]], rel: str, section: str, replaces: str) -> list[str]:
     if not versions:
         return []
     sec = Document(versions[0][1], rel).section(section)
@@ -162,6 +166,7 @@ def lineages(memory, proposals) -> dict[str, list[str]]:  # type: ignore[no-unty
     """proposal id → the versions its revise target replaced, for the pending revises among `proposals` (each
     file read once): from the struck lines above it, or from history where the layout keeps none."""
     texts: dict[str, str | None] = {}
+    versions: dict[str, list[tuple[str, str]]] = {}
     out: dict[str, list[str]] = {}
     strikes = memory.layout().strikes
     for p in proposals:
@@ -173,7 +178,9 @@ def lineages(memory, proposals) -> dict[str, list[str]]:  # type: ignore[no-unty
         if p.action != "revise" or not p.replaces or not p.section or p.external:
             continue
         if not strikes:
-            found = from_history(memory.store, p.file, p.section, p.replaces)
+            if p.file not in versions:  # each file's history read once, however many revises name it
+                versions[p.file] = _versions(memory.store, p.file, 50) if memory.store.keeps_history else []
+            found = _from_versions(versions[p.file], p.file, p.section, p.replaces)
             if found:
                 out[p.id] = found
             continue

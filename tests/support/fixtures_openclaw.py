@@ -138,10 +138,11 @@ FILES = {
 
 
 def workspace(folder: Path, *, git: bool = False, files: dict[str, str] | None = None) -> Path:
-    """An OpenClaw workspace at `folder` as onboarding seeds it and the agent has since written it; with `git`,
-    kept in the person's own repository by the docs' recipe (their commit, their .gitignore, everything tracked)."""
+    """An OpenClaw workspace at `folder` as onboarding seeds it and the agent has since written it (`files`
+    replace or add to those); with `git`, kept in the person's own repository by the docs' recipe (their commit,
+    their .gitignore, everything tracked)."""
     folder.mkdir(parents=True, exist_ok=True)
-    for rel, text in (FILES if files is None else files).items():
+    for rel, text in {**FILES, **(files or {})}.items():
         path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")  # OpenClaw writes UTF-8 with \n line ends
@@ -149,7 +150,7 @@ def workspace(folder: Path, *, git: bool = False, files: dict[str, str] | None =
         (folder / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
         person_git(folder, "init", "-q", "-b", "main")
         person_git(folder, "add", "AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md", "memory/")
-        person_git(folder, "add", "MEMORY.md", ".gitignore")
+        person_git(folder, "add", "-A")  # MEMORY.md, the .gitignore, and whatever else the person keeps there
         person_git(folder, "commit", "-q", "-m", "Add agent workspace")
     return folder
 
