@@ -88,47 +88,59 @@ def _versions(store: Any, rel: str, limit: int) -> list[tuple[str, str]]:
     return versions
 
 
+HISTORY_LIMIT = 50  # recorded versions of a file read back: an entry last changed before them shows no history
+_HISTORIES: dict[tuple[str, str, bytes | None], tuple[Document | None, dict[int, list[str]]]] = {}
+
+
+def _histories(store: Any, rel: str) -> tuple[Document | None, dict[int, list[str]]]:
+    """`rel` as committed, and each of its current entries' (by line) earlier versions, struck, oldest first.
+    Kept while the file's committed bytes stay the same: the app asks on every sync, and reading 50 versions of a
+    400-entry MEMORY.md and diffing them took 0.3 s under the store's lock."""
+    if not store.keeps_history:
+        return None, {}
+    key = (str(store.location), rel, store.committed(rel))
+    hit = _HISTORIES.get(key)
+    if hit is not None:
+        return hit
+    versions = _versions(store, rel, HISTORY_LIMIT)
+    doc = Document(versions[0][1], rel) if versions else None
+    found: dict[int, list[str]] = {}
+    if doc is not None and len(versions) > 1:
+        traced_lines = traced(versions, [i for i, e in doc.entries() if e.current])
+        found = {i: _struck(f) for i, f in traced_lines.items() if f}
+    if len(_HISTORIES) >= 8:
+        _HISTORIES.pop(next(iter(_HISTORIES)))
+    _HISTORIES[key] = (doc, found)
+    return doc, found
+
+
 def _struck(found: list[tuple[str, str]]) -> list[str]:
     """Earlier texts (newest first) as memtui shows superseded lines, oldest first; the day beside each is the day
     of the change that replaced it."""
     return [f"- ~~{old.strip().lstrip('-*+').strip()}~~ superseded {day}" for day, old in found][::-1]
 
 
-def superseded_lines(store: Any, rel: str, limit: int = 50) -> dict[str, list[str]]:
+def superseded_lines(store: Any, rel: str) -> dict[str, list[str]]:
     """Each current entry line of `rel` as committed → the versions it had before, oldest first, struck: what the
     viewer shows for an entry in a layout that keeps no struck lines. Keyed by the line's text (the viewer's file
     may have moved on from the committed one); entries with no earlier version are left out."""
-    if not store.keeps_history:
-        return {}
-    versions = _versions(store, rel, limit)
-    if len(versions) < 2:
-        return {}
-    doc = Document(versions[0][1], rel)
-    lines = [i for i, e in doc.entries() if e.current]
-    found = traced(versions, lines)
-    return {doc.lines[i].rstrip("\r\n"): _struck(f) for i, f in found.items() if f}
+    doc, found = _histories(store, rel)
+    return {} if doc is None else {doc.lines[i].rstrip("\r\n"): v for i, v in found.items()}
 
 
-def from_history(store: Any, rel: str, section: str, replaces: str, limit: int = 50) -> list[str]:
+def from_history(store: Any, rel: str, section: str, replaces: str) -> list[str]:
     """The versions the current entry `replaces` names (of `section` in `rel`, as committed) had before, oldest
     first, each struck as memtui shows a superseded line (``- ~~old~~ superseded DATE``), DATE being the day the
     change that replaced it was recorded; [] where nothing is recorded or the entry is not found."""
-    if not store.keeps_history:
-        return []
-    return _from_versions(_versions(store, rel, limit), rel, section, replaces)
-
-
-def _from_versions(versions: list[tuple[str, str]], rel: str, section: str, replaces: str) -> list[str]:
-    if not versions:
-        return []
-    sec = Document(versions[0][1], rel).section(section)
+    doc, found = _histories(store, rel)
+    sec = None if doc is None else doc.section(section)
     if sec is None:
         return []
     try:
         i, _ = find_current(sec, replaces)
     except Refused:
         return []
-    return _struck(traced(versions, [i])[i])
+    return found.get(i, [])
 
 
 def entry_changes(diff: str) -> list[str]:
@@ -166,7 +178,6 @@ def lineages(memory, proposals) -> dict[str, list[str]]:  # type: ignore[no-unty
     """proposal id → the versions its revise target replaced, for the pending revises among `proposals` (each
     file read once): from the struck lines above it, or from history where the layout keeps none."""
     texts: dict[str, str | None] = {}
-    versions: dict[str, list[tuple[str, str]]] = {}
     out: dict[str, list[str]] = {}
     strikes = memory.layout().strikes
     for p in proposals:
@@ -178,9 +189,7 @@ def lineages(memory, proposals) -> dict[str, list[str]]:  # type: ignore[no-unty
         if p.action != "revise" or not p.replaces or not p.section or p.external:
             continue
         if not strikes:
-            if p.file not in versions:  # each file's history read once, however many revises name it
-                versions[p.file] = _versions(memory.store, p.file, 50) if memory.store.keeps_history else []
-            found = _from_versions(versions[p.file], p.file, p.section, p.replaces)
+            found = from_history(memory.store, p.file, p.section, p.replaces)
             if found:
                 out[p.id] = found
             continue
