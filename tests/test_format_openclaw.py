@@ -124,6 +124,20 @@ def test_a_tag_sent_inline_stays_in_the_proposal_not_in_the_file(ws: Path) -> No
                for r in mem.store.audit_records()) or "[observed]" in (ws / "memory-log.jsonl").read_text()
 
 
+def test_a_move_carries_the_line_as_it_is_and_leaves_no_struck_line_behind(ws: Path) -> None:
+    mem = Memory(ws)
+    within = mem.move("People", "Dana owns the billing service", "Decisions", actor="wes")
+    assert within.status == "applied", within.message
+    text = (ws / "MEMORY.md").read_text()
+    assert "~~" not in text and text.count("Dana owns the billing service") == 1
+    assert "- Deploys freeze on Fridays after 15:00.\n- Dana owns the billing service; ask her before schema " \
+           "changes.\n" in text
+    across = mem.move("Decisions", "Use pnpm", "Directives", to="USER.md", actor="wes")
+    assert across.status == "applied", across.message
+    assert "pnpm" not in (ws / "MEMORY.md").read_text() and "~~" not in (ws / "MEMORY.md").read_text()
+    assert "- Use pnpm for every JavaScript repository.\n" in (ws / "USER.md").read_text()
+
+
 def test_memtuis_own_format_still_strikes_and_tags(root: Path, now) -> None:
     now(NOW)
     mem = Memory(root)
