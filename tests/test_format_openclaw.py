@@ -138,6 +138,19 @@ def test_a_move_carries_the_line_as_it_is_and_leaves_no_struck_line_behind(ws: P
     assert "- Use pnpm for every JavaScript repository.\n" in (ws / "USER.md").read_text()
 
 
+def test_lint_asks_no_tag_of_openclaws_bullets_and_says_how_a_fact_is_replaced_there(ws: Path) -> None:
+    before, status = listing(ws), git_status(ws)
+    assert cli(ws, "lint").stdout.strip() == "clean: no findings"
+    assert changed(before, ws) == {} and git_status(ws) == status  # linting wrote nothing, not even bookkeeping
+    openclaw_writes(ws, "MEMORY.md", MEMORY.replace("- Deploys freeze on Fridays after 15:00.\n",
+                                                    "- Deploys freeze on Fridays after 15:00.\n"
+                                                    "- Deploys freeze on Thursdays after 15:00.\n"))
+    person_git(ws, "commit", "-qam", "two package managers")
+    out = cli(ws, "lint").stdout
+    assert "two current versions of one fact?" in out and "revise the old one so it is replaced (history keeps it)" \
+        in out and "untagged" not in out
+
+
 def test_memtuis_own_format_still_strikes_and_tags(root: Path, now) -> None:
     now(NOW)
     mem = Memory(root)

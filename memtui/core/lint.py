@@ -101,7 +101,8 @@ def _entries(doc: Document, layout: Layout) -> list[Finding]:
     out = []
     for sec in doc.sections:
         for i, e in sec.entries:
-            if e.tag is None and not e.struck and not _POINTER.match(e.text):  # struck lines are history, not claims
+            # Struck lines are history, not claims; a layout whose files carry no tags (OpenClaw) is not asked for one.
+            if layout.tags and e.tag is None and not e.struck and not _POINTER.match(e.text):
                 out.append(Finding(ERROR if layout.strict_tags else WARNING, "untagged", doc.path, i + 1,
                                    f"no provenance tag: {e.raw.strip()!r}; start it with [stated], [observed], "
                                    "[inferred] or [suggested]"))
@@ -118,7 +119,8 @@ def _entries(doc: Document, layout: Layout) -> list[Finding]:
                 sure = _one_word_apart_of(texts[k], texts[m])
                 out.append(Finding(ERROR if sure else WARNING, "two-versions", doc.path, j + 1,
                                    f"two current versions of one fact? line {i + 1} {a.raw.strip()!r} and "
-                                   f"{b.raw.strip()!r}: revise the old one so it is struck as superseded"))
+                                   f"{b.raw.strip()!r}: revise the old one so it is "
+                                   + ("struck as superseded" if layout.strikes else "replaced (history keeps it)")))
     return out
 
 
