@@ -151,6 +151,15 @@ def test_lint_asks_no_tag_of_openclaws_bullets_and_says_how_a_fact_is_replaced_t
         in out and "untagged" not in out
 
 
+def test_a_plain_bullets_own_date_and_parentheses_are_kept_as_sent(ws: Path) -> None:
+    mem = Memory(ws)
+    out = mem.update("People", "add", "[observed] Dana is out next week (2026-12-08, per her calendar)", actor=AGENT)
+    assert out.status == "queued", out.message
+    assert "+- Dana is out next week (2026-12-08, per her calendar)\n" in out.diff
+    web = mem.update("Projects", "add", "Postgres 17 is supported by RDS", actor=AGENT, origin="web")
+    assert web.status == "queued" and "+- Postgres 17 is supported by RDS (untrusted:web)\n" in web.diff
+
+
 def test_memtuis_own_format_still_strikes_and_tags(root: Path, now) -> None:
     now(NOW)
     mem = Memory(root)

@@ -194,7 +194,11 @@ def _plain_line(text: str, provenance: str | None, source: str | None, spec: For
         raise Refused("the entry holds HTML (a comment or a tag), which a rendered view hides but the agent still "
                       "loads: send the fact as plain text without < > markup")
     src = inline_source or source
-    line_body = f"{body} ({src})" if src and src.startswith("untrusted:") else body
+    if src and src.startswith("untrusted:"):
+        line_body = f"{body} ({src})"
+    else:  # only a known tag comes off: a date or a parenthesis the agent wrote is part of what it said
+        line_body = re.sub(r"^\[[A-Za-z]+\][ \t]*", "", text) if tag else text
+        line_body = line_body.lstrip("-*+ ").strip() if text[:2] in ("- ", "* ", "+ ") else line_body
     if len(line_body) > spec.entry_max:
         raise Refused(f"the entry is {len(line_body)} characters, over entry-max {spec.entry_max}: shorten it to one "
                       f"fact of at most {spec.entry_max} characters")
