@@ -288,6 +288,14 @@ def test_rejecting_openclaws_own_edit_restores_the_approved_bytes_exactly_and_ke
     import base64
 
     assert kept and base64.b64decode(kept[-1]["content_b64"]) == rewritten  # nothing is lost
+    # A daily note OpenClaw made on its own, rejected: the file goes, its bytes stay in the audit log.
+    note = b"# 2026-12-06\n\n- 10:40 Saved the deploy key to notes.\n"
+    (ws / "memory" / "2026-12-06.md").write_bytes(note)
+    (p,) = [p for p in mem.proposals() if p.external]
+    assert mem.reject(p.id, reason="not memory", by="wes").status == "rejected"
+    assert not (ws / "memory" / "2026-12-06.md").exists()
+    gone = [r for r in mem.store.audit_records() if r.get("file") == "memory/2026-12-06.md"]
+    assert base64.b64decode(gone[-1]["content_b64"]) == note
     assert person_status_without_ours(git_status(ws)) == status
     untouched_but_for_part_1(only_approved(before, ws, set()), status, ws)
 
