@@ -130,6 +130,7 @@ class EntryCursor:
         self._loads_at_write = 0  # the viewer's load count when its latest write began
         self._blame: dict[str, list[Any] | str] = {}
         self._earlier: dict[str, list[str]] = {}  # lineage.superseded_lines of the file, with the blame
+        self._tags: bool | None = None
         self._blame_asked: set[str] = set()
         self.own_versions: set[str] = set()  # versions of files this viewer's own writes left
         self._in_flight = 0
@@ -187,6 +188,8 @@ class EntryCursor:
 
     # moving -------------------------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "retag_entry" and not self._layout_tags():
+            return False  # the layout's files carry no tags (OpenClaw): a tag would not be written
         if action in EDIT_ACTIONS:
             return self.cursor is not None and self.entry_at(self.cursor) is not None
         if action in ("undo_own", "cycle_filter"):  # the shown binding with a cursor, the hidden one without
@@ -196,6 +199,12 @@ class EntryCursor:
         if action in CURSOR_ACTIONS:
             return self.entries_known()
         return True
+
+    def _layout_tags(self) -> bool:
+        """Whether entries of this memory carry tags (`Layout.tags`), asked once: bindings are checked often."""
+        if self._tags is None:
+            self._tags = self.memory.layout().tags
+        return self._tags
 
     def set_cursor(self, line: int | None) -> None:
         view = self.view
