@@ -42,6 +42,7 @@ COMMANDS = {
     **dict.fromkeys(("search", "index", "context"), "search"),
     **dict.fromkeys(("today", "history", "blame", "revert", "restore", "undo"), "today"),
     "status": "status",
+    "found": "found",
 }
 # The order modules register in when the whole command line is built (`memtui --help`): "core" first.
 MODULES = sorted(set(COMMANDS.values()), key=lambda n: (n != "core", n))
@@ -119,6 +120,9 @@ def build_parser(only: str | None = None, command: str | None = None) -> argpars
                          "the only one; lists them when there are several")
         app.add_argument("--hermes", action="store_true",
                          help="open Hermes' memories ($HERMES_HOME/memories, else ~/.hermes/memories)")
+        app.add_argument("--openclaw", action="store_true",
+                         help="open OpenClaw's workspace (OPENCLAW_WORKSPACE_DIR, openclaw.json, else "
+                         "~/.openclaw/workspace); lists them when there are several")
         app.set_defaults(func=run_app)
     for name in MODULES if only is None else [only] if only else []:
         module = importlib.import_module(f"memtui.commands.{name}")
@@ -163,6 +167,10 @@ def run_app(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     if getattr(args, "hermes", False) and not root:
         root = _hermes_folder(args)
+    if getattr(args, "openclaw", False) and not root:
+        from memtui.integrations.openclaw import chosen_workspace
+
+        root = chosen_workspace()
         if root is None:
             return EXIT_USAGE
     refused = _not_a_memory(args.path, args.demo)

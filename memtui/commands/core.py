@@ -263,7 +263,8 @@ def cmd_queue(args: argparse.Namespace) -> int:
         human = one_line(f"{p.id} {p.status} by {p.actor} at {p.created}") + f"\n{one_line(p.summary())}\n" \
             + foreign + (f"reason: {one_line(p.reason)}\n" if p.reason else "") \
             + "".join(f"flag: {one_line(f)}\n" for f in p.flags) \
-            + "".join(f"warning: {one_line(w)}\n" for w in p.warnings) + _contradicts_lines(mem, p) + p.diff
+            + "".join(f"warning: {one_line(w)}\n" for w in p.warnings) + _contradicts_lines(mem, p) \
+            + _lineage_lines(mem, p) + p.diff
         if p.external:
             human += _entry_lines(mem, p)
             human += f"\nTo commit exactly these bytes: memtui queue approve {p.id}@{p.after_hash}"
@@ -304,6 +305,20 @@ def _contradicted(mem: Any, p: Any) -> list[Any]:
     from memtui.core.contradictions import of_proposal
 
     return of_proposal(mem, p)
+
+
+def _lineage_lines(mem: Any, p: Any) -> str:
+    """In a layout that keeps no struck lines, what the review panel shows beside the diff (memtui/core/lineage.py):
+    a revise's earlier versions from history, an external change entry by entry."""
+    if mem.layout().strikes:  # memtui's own files keep the struck lines, which the diff's context shows
+        return ""
+    from memtui.core.lineage import lineages
+
+    found = lineages(mem, [p]).get(p.id, [])
+    if not found:
+        return ""
+    head = f"entries it changes ({len(found)}):" if p.external else f"history of the entry ({len(found)} earlier):"
+    return head + "\n" + "".join(f"  {one_line(line)}\n" for line in found)
 
 
 def _contradicts_lines(mem: Any, p: Any) -> str:

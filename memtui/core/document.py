@@ -192,6 +192,10 @@ class Document:
         ending = _ending(self.lines[index]) or self.newline
         self.lines[index] = new + ending
 
+    def delete_line(self, index: int) -> None:
+        """Drop a line, its line end with it (a remove in a layout that keeps no struck lines)."""
+        del self.lines[index]
+
     def insert_line(self, index: int, new: str) -> None:
         if index > 0 and not _ending(self.lines[index - 1]):
             self.lines[index - 1] += self.newline

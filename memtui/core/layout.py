@@ -82,6 +82,21 @@ class Layout(Frozen):
         """memtui's own files must tag every entry; other layouts' files were not written to that rule."""
         return self.kind == MEMTUI
 
+    @property
+    def tags(self) -> bool:
+        """Whether a written entry carries memtui's tag and date (``- [stated] text (DATE)``): memtui's own format
+        only. OpenClaw's, Claude Code's and Cline's files have no tags (Hermes' entries have a grammar of their own):
+        an agent's plain bullet is written as sent, its provenance kept in history (memtui/core/provenance.py)."""
+        return self.kind == MEMTUI
+
+    @property
+    def strikes(self) -> bool:
+        """Whether a revise or remove keeps the old line in the file, struck through (memtui's grammar). OpenClaw
+        loads MEMORY.md and its bootstrap files whole into every session, so there a revise changes the line in
+        place and a remove deletes it; the older versions are read back from history (memtui/core/lineage.py). So
+        in every format but memtui's own: no struck line is written into a file another tool loads."""
+        return self.kind == MEMTUI
+
 
 def detect(location: str, config: Config) -> Layout:
     """The layout of the memory root at `location`: `[layout] kind` in its `config` if set, else what the files

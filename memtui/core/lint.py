@@ -130,7 +130,8 @@ def _entries(doc: Document, layout: Layout) -> list[Finding]:
     tagless = layout.kind in (CLAUDE_CODE, CLINE)
     for sec in doc.sections:
         for i, e in sec.entries:
-            if e.tag is None and not e.struck and not tagless and not _POINTER.match(e.text):  # struck lines are history, not claims
+            # Struck lines are history, not claims; a layout whose files carry no tags is not asked for one.
+            if layout.tags and e.tag is None and not e.struck and not tagless and not _POINTER.match(e.text):
                 out.append(Finding(ERROR if layout.strict_tags else WARNING, "untagged", doc.path, i + 1,
                                    f"no provenance tag: {e.raw.strip()!r}; start it with [stated], [observed], "
                                    "[inferred] or [suggested]"))
@@ -147,7 +148,8 @@ def _entries(doc: Document, layout: Layout) -> list[Finding]:
                 sure = _one_word_apart_of(texts[k], texts[m])
                 out.append(Finding(ERROR if sure else WARNING, "two-versions", doc.path, j + 1,
                                    f"two current versions of one fact? line {i + 1} {a.raw.strip()!r} and "
-                                   f"{b.raw.strip()!r}: revise the old one so it is struck as superseded"))
+                                   f"{b.raw.strip()!r}: revise the old one so it is "
+                                   + ("struck as superseded" if layout.strikes else "replaced (history keeps it)")))
     return out
 
 

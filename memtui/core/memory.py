@@ -912,7 +912,8 @@ class Memory(MemoryReader):
         paths are taken, the file a path really names, where archives go."""
         return planning.Planner(spec_for=self.spec_for, read=self.base_text, on_disk=self.store.read,
                                 committed=self.store.review_base, real=self._real,
-                                archive_dir=lambda: self.layout().archive_dir, grammar=self.grammar)
+                                archive_dir=lambda: self.layout().archive_dir, grammar=self.grammar,
+                                layout=self.layout)
 
     def _by_entry(self) -> frozenset[str]:
         """The files whose external changes are reviewed entry by entry (Hermes' MEMORY.md and USER.md)."""

@@ -12,6 +12,8 @@ from typing import Callable
 from memtui.core import clock, update
 from memtui.core.config import ENTRY_ACTIONS, FILE_ACTIONS
 from memtui.core.document import Document, FormatSpec
+from memtui.core.entries import split_inline
+from memtui.core.layout import Layout
 from memtui.core.patches import unified_diff
 from memtui.core.proposals import Proposal
 from memtui.core.record import Frozen
@@ -28,6 +30,8 @@ def _archive() -> str:
 
 def _memtui(rel: str) -> str:
     return "memtui"
+def _memtui_layout() -> Layout:
+    return Layout()
 
 
 class Planner(Frozen):
@@ -40,11 +44,12 @@ class Planner(Frozen):
     real: Callable[[str], str]  # the file a path names, through a symlink: what a diff shows
     archive_dir: Callable[[], str]  # where a consolidation moves struck history
     grammar: Callable[[str], str]  # the format a file's entries are written in: memtui's own, or "hermes"
+    layout: Callable[[], Layout]  # the grammar a write follows: tags, and struck lines or changes in place
 
     def __init__(self, spec_for: Callable[[Document], FormatSpec], read: Callable[[str], str | None],
                  on_disk: Callable[[str], bytes | None], committed: Callable[[str], bytes | None],
                  real: Callable[[str], str] = _same, archive_dir: Callable[[], str] = _archive,
-                 grammar: Callable[[str], str] = _memtui) -> None:
+                 grammar: Callable[[str], str] = _memtui, layout: Callable[[], Layout] = _memtui_layout) -> None:
         put = object.__setattr__
         put(self, "spec_for", spec_for)
         put(self, "read", read)
@@ -53,6 +58,7 @@ class Planner(Frozen):
         put(self, "real", real)
         put(self, "archive_dir", archive_dir)
         put(self, "grammar", grammar)
+        put(self, "layout", layout)
 
     def reading(self, read: Callable[[str], str | None]) -> Planner:
         """This planner, reading the other files a write touches with `read` instead."""
@@ -90,13 +96,18 @@ def _plan(planner: Planner, p: Proposal, before: str | None) -> Outcome | None:
             raise Refused(f"{p.file} does not exist; create it first (or use a file that has sections)")
         doc = Document(before, p.file)
         spec = planner.spec_for(doc)
+        layout = planner.layout()
+        if not layout.tags and p.provenance is None and p.entry:
+            # The file will not carry the tag the entry was sent with: the proposal (and so the audit) keeps it.
+            p.provenance = split_inline(p.entry)[0]
         if p.action == "add":
             return update.add(doc, p.section or "", p.entry or "", provenance=p.provenance, source=p.source,
-                              today=today, spec=spec, after=p.after)
+                              today=today, spec=spec, after=p.after, tags=layout.tags)
         if p.action == "revise":
             return update.revise(doc, p.section or "", p.entry or "", p.replaces, provenance=p.provenance,
-                                 source=p.source, today=today, spec=spec)
-        return update.remove(doc, p.section or "", p.replaces or p.entry, today=today, spec=spec)
+                                 source=p.source, today=today, spec=spec, tags=layout.tags, strikes=layout.strikes)
+        return update.remove(doc, p.section or "", p.replaces or p.entry, today=today, spec=spec,
+                             strikes=layout.strikes)
     if p.action == "move":
         if before is None:
             raise Refused(f"{p.file} does not exist; nothing to move")
@@ -107,7 +118,8 @@ def _plan(planner: Planner, p: Proposal, before: str | None) -> Outcome | None:
                 raise Refused(f"{p.to} does not exist; create it with a section first")
             to_doc = Document(to_text, p.to)
         return update.move(Document(before, p.file), p.section or "", p.replaces or "", p.to_section or "",
-                           to_doc=to_doc, today=today, to_spec=planner.spec_for(to_doc or Document(before, p.file)))
+                           to_doc=to_doc, today=today, to_spec=planner.spec_for(to_doc or Document(before, p.file)),
+                           strikes=planner.layout().strikes)
     if p.action == "append":
         start = new_log_header(p.file) if before is None else before
         return capped(planner, p.file, update.append_text(start, p.content or ""))

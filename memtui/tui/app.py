@@ -638,7 +638,8 @@ class MemtuiApp(App[None]):
                         self._external_read = external
                     from memtui.core.lineage import lineages
 
-                    lineage = lineages(self.memory, proposals)
+                    # External changes too: in a layout that keeps no struck lines they are shown entry by entry.
+                    lineage = lineages(self.memory, [*proposals, *(self._external_read or [])])
                 # A pending proposal whose file moved on is shown as the conflict approving it would be, out of
                 # the lock (its queue file is left alone: the approval checks again and records it).
                 proposals = [p if why is None else p.replace(status=CONFLICT, reason=why)

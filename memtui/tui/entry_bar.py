@@ -21,7 +21,9 @@ class EntryBar(Static):
                          "entry-bar--inferred", "entry-bar--suggested", "entry-bar--untagged"}
 
     def show_entry(self, entry: Entry | None, section: str, symbol: str, *, who: BlameLine | str | None,
-                   filter_label: str | None, position: str) -> None:
+                   filter_label: str | None, position: str, earlier: list[str] | None = None) -> None:
+        """`earlier`: the entry's older versions from history, struck, in a layout that keeps none in the file
+        (an OpenClaw workspace): shown on a second line, newest last, as memtui's own files show them."""
         style = self.get_component_rich_style
         muted = style("entry-bar--muted")
         text = Text()
@@ -40,6 +42,16 @@ class EntryBar(Static):
         if filter_label is not None:
             text.append(" │ ", muted)
             text.append(f"filter: {filter_label} (f: next)", style("entry-bar--filter"))
+        if entry is not None and earlier:
+            text.append(f"\nearlier ({len(earlier)}, from history): ", muted)
+            for k, line in enumerate(earlier[-3:]):
+                old, _, when = line.removeprefix("- ~~").rpartition("~~ superseded ")
+                text.append(" · " if k else "", muted)
+                text.append_text(plain(old, "strike", newlines=False))
+                text.append(f" ({when})", muted)
+        # Room for the earlier versions too where there are any (beside the queue the first line wraps to three);
+        # every other bar keeps its stylesheet's height.
+        self.styles.max_height = 6 if entry is not None and earlier else None
         self.update(text)
 
 
