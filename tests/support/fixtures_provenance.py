@@ -93,6 +93,13 @@ def openclaw_workspace_in_git(folder: Path) -> Path:
     return folder
 
 
+def keep_in_git(folder: Path) -> None:
+    """The person starts keeping `folder` in git, one commit of everything in it."""
+    git(folder, "init", "-q", "-b", "main")
+    git(folder, "add", "-A")
+    git(folder, "commit", "-q", "-m", "Keep my memory in git")
+
+
 def person_commit(repo: Path, message: str, author: tuple[str, str] = PERSON) -> None:
     """Commit every change in the person's repository, with their own message (not through memtui)."""
     git(repo, "add", "-A", ".", ":!.memtui", ":!memory-log.jsonl", author=author)
