@@ -65,13 +65,19 @@ def styled(state: ViewerState, i: int, line: str, style: Any) -> tuple[Text, Tex
     """Line `i` drawn by its provenance (body, gutter symbol), or None where the viewer draws it as it would
     anyway: no provenance, a heading, a blank line, struck history."""
     marks = state.extra.get(KEY)
-    if marks is None or i >= len(marks) or not line.strip() or line.lstrip().startswith("#") or "~~" in line:
+    if marks is None or i >= len(marks) or not _marked(line):
         return None
     prov = marks[i]
     name = f"viewer--{prov.tag or 'untagged'}"
     symbol = Text(SYMBOLS[prov.tag], style(name))
     body = Text(visible(line), style(name))
-    if i == 0 or marks[i - 1] != prov:  # the first line of a run from one change says who, in words
+    before = next((j for j in range(i - 1, -1, -1) if _marked(state.lines[j])), None)
+    if before is None or marks[before] != prov:  # the first marked line of a run from one change says who, in words
         body.append(f"  {SYMBOLS[prov.tag]} {visible(prov.label(), newlines=False)}",
                     style("viewer--meta") + Style(italic=True))
     return body, symbol
+
+
+def _marked(line: str) -> bool:
+    """Lines drawn by provenance: not blank, not a heading (drawn as one), not struck history (drawn as it)."""
+    return bool(line.strip()) and not line.lstrip().startswith("#") and "~~" not in line
