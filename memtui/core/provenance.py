@@ -83,10 +83,26 @@ class LineProvenance:
             return f"an earlier version brought back by {self.who} ({self.via}){day}"
         what = f"agent {self.who}" if self.writer == AGENT else "outside writer"
         if self.writer == OUTSIDE and self.proposal is None:
-            return f"{what}, not reviewed: commit {self.commit[:8]} by {self.who} has no review record{day}"
+            return (f"written outside memtui, not reviewed here: commit {self.commit[:8]} by {self.who} has no "
+                    f"review record{day}")
         if self.approved_by is None:
             return f"{what} via {self.via}, not reviewed (applied at once){day}"
         return f"{what} via {self.via}, approved by {self.approved_by}{day}"
+
+    def brief(self) -> str:
+        """The words beside a line in the viewer: `agent mcp:claude via MCP, approved by wes` (no date, no commit)."""
+        if self.writer == PERSON:
+            return f"{self.who} (person)"
+        if self.writer == RESTORED:
+            return f"brought back by {self.who} ({self.via})"
+        what = f"agent {self.who} via {self.via}" if self.writer == AGENT else "outside writer"
+        if self.approved_by:
+            return f"{what}, approved by {self.approved_by}"
+        if self.writer == OUTSIDE and self.commit is None:
+            return f"{what}, not reviewed (not committed)"
+        if self.writer == OUTSIDE:
+            return f"written outside memtui, not reviewed here (committed by {self.who})"
+        return f"{what}, not reviewed"
 
     def short(self) -> str:
         """A blame column: `wes`, `mcp:claude ✓wes`, `outside ✓wes`, `outside, unreviewed`."""

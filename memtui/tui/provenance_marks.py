@@ -3,8 +3,8 @@
 In Claude Code's, OpenClaw's, Hermes' and Cline's files a line carries no `[stated]`-style tag, so the viewer draws
 it with the colour and symbol of the tag its history maps to (memtui/core/provenance.py): ◆ the person, ▲ an agent a
 person approved, ● an outside writer or an undo a person approved, ○ an agent not reviewed, ⚑ an outside writer not
-reviewed. The first line of each run from one change also says it in words (`▲ claude-code via the Claude Code
-hook, approved by wes 2026-12-06`), so the marks never rely on colour or on a legend read elsewhere.
+reviewed. The first line of each run from one change also says it in words (`· agent claude-code via the Claude Code
+hook, approved by wes`; the entry bar and `memtui blame` add when and which commit), so the marks never rely on colour or on a legend read elsewhere.
 
 `attach` and `read` run in the viewer's reading thread (blame is a git call, a quarter of a second on a 2,000-line
 file with 500 commits: the lines are posted first and the marks follow); `styled` runs per drawn line.
@@ -73,7 +73,7 @@ def styled(state: ViewerState, i: int, line: str, style: Any) -> tuple[Text, Tex
     body = Text(visible(line), style(name))
     before = next((j for j in range(i - 1, -1, -1) if _marked(state.lines[j])), None)
     if before is None or marks[before] != prov:  # the first marked line of a run from one change says who, in words
-        body.append(f"  {SYMBOLS[prov.tag]} {visible(prov.label(), newlines=False)}",
+        body.append(f"  · {visible(prov.brief(), newlines=False)}",
                     style("viewer--meta") + Style(italic=True))
     return body, symbol
 

@@ -71,10 +71,10 @@ DAILY_MD = f"""# {DAY}
 
 
 def git(repo: Path, *args: str, author: tuple[str, str] = PERSON) -> str:
-    """`git` in `repo` as `author` (name, email), the way a person runs it."""
+    """`git` in `repo` as `author` (name, email), the way a person runs it, dated the fixtures' day."""
     name, email = author
     env = {**os.environ, "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": name,
-           "GIT_COMMITTER_EMAIL": email}
+           "GIT_COMMITTER_EMAIL": email, "GIT_AUTHOR_DATE": f"{DAY}T09:00:00", "GIT_COMMITTER_DATE": f"{DAY}T09:00:00"}
     return subprocess.run(["git", "-C", str(repo), "-c", "commit.gpgsign=false", *args], check=True,
                           capture_output=True, text=True, env=env).stdout
 
