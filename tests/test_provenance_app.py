@@ -11,10 +11,17 @@ import pytest
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
 from memtui.core.memory import Memory
 from memtui.tui.app import MemtuiApp
+from memtui.tui.entry_bar import EntryBar
 from support.fixtures_provenance import DAY, agent_writes, openclaw_workspace_in_git
 from support.foreign import changed, git_status, listing
 
 NOW = f"{DAY}T14:05"
+
+
+def agent_commit(workspace: Path) -> str:
+    from support.fixtures_provenance import git
+
+    return git(workspace, "log", "-1", "--format=%H", "-S", "Wednesdays").strip()
 
 
 def row(viewer, needle: str) -> str:
@@ -62,6 +69,16 @@ async def test_the_viewer_marks_each_line_by_who_wrote_it_and_an_approval_change
         assert "written outside memtui" in row(viewer, "The public API uses REST")
         # Colour as well as shape: the agent's line in the [inferred] colour, the person's in [stated]'s.
         assert viewer.get_component_rich_style("viewer--inferred").color is not None
+
+        # The entry bar names the line's provenance where a tag would be: who, through what, approved by whom.
+        viewer.focus()
+        await pilot.press("j")
+        while viewer.cursor is not None and "on Wednesdays" not in viewer.state.lines[viewer.cursor]:
+            await pilot.press("j")
+        bar = str(app.query_one(EntryBar).render())
+        assert bar.startswith("▲ agent · § Decisions │ agent mcp:openclaw via MCP, approved by wes 2026-08-20")
+        assert "untagged" not in bar and f"commit {agent_commit(workspace)[:8]}" in bar
+        await pilot.press("escape")
 
         (ext,) = [p for p in app.memory.external_proposals()]
         assert app.review.select(ext.id)

@@ -50,7 +50,13 @@ def _put(memory: Memory | None, rel: str, state: ViewerState, *, cached_only: bo
     try:
         if not provenance.shows(memory):
             return False
-        lines = provenance.of_file(memory, rel, cached_only=cached_only)
+        if cached_only:
+            lines = provenance.of_file(memory, rel, cached_only=True)
+        else:
+            # Under the store's lock, as the entry bar's blame: git is read through one shared repository, which a
+            # write's commit in another thread must not be using at the same moment.
+            with memory.store.lock():
+                lines = provenance.of_file(memory, rel)
     except Exception as exc:  # provenance is a reading aid: the file still shows without it
         state.extra["provenance_error"] = str(exc)
         return False
