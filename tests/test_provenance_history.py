@@ -20,7 +20,7 @@ from memtui.core.layout import CLAUDE_CODE, OPENCLAW
 from memtui.core.memory import Memory
 from memtui.integrations import claude_code
 from support.fixtures_provenance import (
-    DAY, agent_writes, claude_code_memory, openclaw_workspace_in_git, person_commit,
+    DAY, agent_writes, claude_code_memory, openclaw_workspace_in_git,
 )
 from support.foreign import changed, git_status, listing
 from support.mcp_client import mcp_client
@@ -76,7 +76,8 @@ def test_each_line_of_an_openclaw_workspace_names_its_writer_surface_and_approve
     mine = lines["- Wes's manager is Dana Lee."]
     assert (mine.writer, mine.who, mine.tag, mine.reviewed) == ("person", "wes", "stated", True)
     agent = lines["- Staging deploys happen on Wednesdays."]
-    assert (agent.writer, agent.who, agent.via, agent.approved_by) == ("agent", "agent:claude", "the memory tool", "wes")
+    assert (agent.writer, agent.who, agent.via, agent.approved_by) == \
+        ("agent", "agent:claude", "the memory tool", "wes")
     assert agent.tag == "inferred" and agent.proposal == queued.id and agent.time == f"{DAY}T14:05:00"
     assert agent.label() == f"agent agent:claude via the memory tool, approved by wes {DAY}"
     approved = lines["- Acme's renewal is worth 40k a year."]
@@ -111,7 +112,8 @@ def test_an_agent_applied_at_once_and_each_surface_is_named(workspace: Path) -> 
         ("agent", "agent", "the CLI", None, False, "suggested")
     assert "not reviewed (applied at once)" in fast.label()
     user = marks(mem, "USER.md")["- **Timezone:** Europe/Lisbon"]
-    assert (user.writer, user.who, user.via, user.approved_by) == ("agent", "claude-code", "the Claude Code hook", "wes")
+    assert (user.writer, user.who, user.via, user.approved_by) == \
+        ("agent", "claude-code", "the Claude Code hook", "wes")
 
 
 async def test_an_mcp_clients_line_is_the_agents_even_when_it_calls_itself_the_person(workspace: Path) -> None:
@@ -125,7 +127,8 @@ async def test_an_mcp_clients_line_is_the_agents_even_when_it_calls_itself_the_p
     mem = Memory(workspace)
     assert mem.approve(pid, by="wes").status == "applied"
     line = next(p for t, p in marks(mem, "MEMORY.md").items() if "Omar" in t)
-    assert (line.writer, line.who, line.via, line.approved_by, line.tag) == ("agent", "mcp:wes", "MCP", "wes", "inferred")
+    assert (line.writer, line.who, line.via, line.approved_by, line.tag) == \
+        ("agent", "mcp:wes", "MCP", "wes", "inferred")
     assert not_bookkeeping(only(changed(before, workspace), "MEMORY.md")) == {}
 
 
@@ -141,7 +144,8 @@ def test_an_undo_brings_back_an_agents_line_without_making_it_the_persons(worksp
                     actor="wes").status == "applied"
     assert revert(mem, mem.store.head().sha, "wes").status == "applied"  # type: ignore[union-attr]
     back = marks(mem, "MEMORY.md")["- The public API uses tRPC."]
-    assert (back.writer, back.who, back.via, back.approved_by, back.tag) == ("restored", "wes", "undo", "wes", "observed")
+    assert (back.writer, back.who, back.via, back.approved_by, back.tag) == \
+        ("restored", "wes", "undo", "wes", "observed")
     assert restore(mem, "MEMORY.md", first.sha, "wes").status == "applied"
 
 

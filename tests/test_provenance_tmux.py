@@ -4,7 +4,6 @@ MEMORY.md shows who wrote it (the marks and the words), and approving the outsid
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from pathlib import Path

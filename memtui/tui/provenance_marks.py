@@ -4,7 +4,8 @@ In Claude Code's, OpenClaw's, Hermes' and Cline's files a line carries no `[stat
 it with the colour and symbol of the tag its history maps to (memtui/core/provenance.py): ◆ the person, ▲ an agent a
 person approved, ● an outside writer or an undo a person approved, ○ an agent not reviewed, ⚑ an outside writer not
 reviewed. The first line of each run from one change also says it in words (`· agent claude-code via the Claude Code
-hook, approved by wes`; the entry bar and `memtui blame` add when and which commit), so the marks never rely on colour or on a legend read elsewhere.
+hook, approved by wes`; the entry bar and `memtui blame` add when and which commit), so the marks never rely on
+colour or on a legend read elsewhere.
 
 `attach` and `read` run in the viewer's reading thread (blame is a git call, a quarter of a second on a 2,000-line
 file with 500 commits: the lines are posted first and the marks follow); `styled` runs per drawn line.
