@@ -87,6 +87,11 @@ def test_each_line_of_an_openclaw_workspace_names_its_writer_surface_and_approve
     loose = lines["- Priya prefers calls after 10:00."]
     assert (loose.writer, loose.commit, loose.reviewed, loose.tag) == ("outside", None, False, None)
     assert not any(p.writer == "person" for t, p in lines.items() if t != "- Wes's manager is Dana Lee.")
+    # Plain blame and history (the entry bar in memtui's format, `memtui history`) say so too.
+    from memtui.core.history import blame, history
+
+    assert next(b for b in blame(mem, "MEMORY.md") if "40k" in b.text).actor == "external"
+    assert history(mem, "MEMORY.md")[0].actor == "external"
 
     # Only the approved file changed; the rest differs by memtui's bookkeeping alone (part 1 moves it out).
     diff = changed(before, workspace)
@@ -201,3 +206,20 @@ def test_cli_blame_of_a_missing_file_says_so_and_changes_nothing(workspace: Path
     assert main(["blame", "nope.md", "--root", str(workspace), "--json"]) == 1
     assert "nope.md does not exist" in json.loads(capsys.readouterr().out)["message"]
     assert changed(before, workspace) == {}
+
+
+def test_a_layout_forced_in_the_config_draws_provenance_from_history(root: Path, now) -> None:
+    from support.by_hand import write_committed
+
+    now(NOW)
+    mem = Memory(root)
+    assert not provenance.shows(mem)
+    cfg = root / ".memtui" / "config.toml"
+    write_committed(root, ".memtui/config.toml", cfg.read_text() + '\n[layout]\nkind = "openclaw"\n')
+    forced = Memory(root)
+    assert forced.layout().kind == OPENCLAW and provenance.shows(forced)
+    res = forced.update("Facts", "add", "[observed] The office moves in May", actor="mcp:claude")
+    assert forced.approve(res.id or "", by="wes").status == "applied"
+    line = next(p for t, p in marks(forced, "MEMORY.md").items() if "office moves" in t)
+    assert (line.writer, line.who, line.via, line.approved_by, line.tag) == \
+        ("agent", "mcp:claude", "MCP", "wes", "inferred")
