@@ -103,3 +103,15 @@ async def test_memtuis_own_format_still_draws_its_tags(tmp_path: Path, monkeypat
         tagged = next(i for i, line in enumerate(viewer.state.lines) if line.startswith("- [stated]"))
         assert viewer.row_text(viewer._row_of(tagged)).lstrip().startswith("◆")
         assert "approved by" not in viewer.row_text(viewer._row_of(tagged))
+
+
+def test_snapshot_of_a_workspace_drawn_by_provenance(snap_compare, workspace: Path) -> None:
+    """The marks' colours in the theme: ◆ stated's, ▲ inferred's, ⚑ the untagged warning's, and the words."""
+
+    async def marked(pilot) -> None:
+        await wait_for(pilot, lambda: settled(pilot.app), what="the app to settle")
+        viewer = pilot.app.viewer_for("MEMORY.md")
+        await wait_for(pilot, lambda: "provenance" in viewer.state.extra, what="the provenance marks")
+        await pilot.pause(0.1)
+
+    assert snap_compare(MemtuiApp(workspace, watch=False), terminal_size=SIZE, run_before=marked)
