@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from memtui.core import audit, journal
 from memtui.core.own_writes import emits_change
-from memtui.core.proposals import WriteResult
+from memtui.core.proposals import EXTERNAL_PREFIX, WriteResult
 from memtui.core.store import NoHistory, StaleWrite, StoreError, content_hash
 
 if TYPE_CHECKING:
@@ -53,6 +53,14 @@ def audit_by_commit(records: Iterable[dict[str, Any]]) -> dict[str, list[dict[st
 
 def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts).isoformat(timespec="seconds")
+
+
+def _actor(trailer: dict[str, str], record: dict[str, Any], author: str) -> str:
+    """Who a commit's change is by. An approved external change is committed under the approver's name, but the
+    lines are an outside writer's: `external` (as `memtui today` says), never the person's."""
+    if str(record.get("proposal") or "").startswith(EXTERNAL_PREFIX):
+        return "external"
+    return trailer.get("actor") or record.get("actor") or author
 
 
 @dataclass
@@ -89,7 +97,7 @@ def history(memory: Memory, rel: str) -> list[FileCommit]:
         recs = [r for r in audit.get(c.sha, []) if r.get("file") in (rel, None) or r.get("to") == rel]
         first = recs[0] if recs else {}
         out.append(FileCommit(
-            commit=c.sha, time=_iso(c.time), author=c.author, actor=t.get("actor") or first.get("actor") or c.author,
+            commit=c.sha, time=_iso(c.time), author=c.author, actor=_actor(t, first, c.author),
             proposal=t.get("proposal") or first.get("proposal"), approved_by=t.get("approved-by"),
             subject=c.message.split("\n", 1)[0], action=first.get("action"), audit=recs,
         ))
@@ -135,7 +143,7 @@ def blame(memory: Memory, rel: str) -> list[BlameLine]:
             t = trailers(commit.message)
             recs = [r for r in audit.get(sha, []) if r.get("file") == rel or r.get("to") == rel]
             first = recs[0] if recs else {}
-            cache[sha] = (sha, commit.author, _iso(commit.time), t.get("actor") or first.get("actor") or commit.author,
+            cache[sha] = (sha, commit.author, _iso(commit.time), _actor(t, first, commit.author),
                           t.get("proposal") or first.get("proposal"), t.get("approved-by"), first.get("action"))
         for text in lines:
             out.append(BlameLine(len(out) + 1, text, *cache[sha]))

@@ -347,7 +347,10 @@ class EntryCursor:
         shown = self.shown_lines()
         where = f"{shown.index(self.cursor) + 1}/{len(shown)}" if self.cursor in shown else f"–/{len(shown)}"
         who: Any = None
-        if entry is not None and st is not None:
+        marks = st.extra.get("provenance") if st is not None else None
+        if entry is not None and marks is not None and self.cursor is not None and self.cursor < len(marks):
+            who = marks[self.cursor]  # a format without tags: who wrote it, by memtui's record (the viewer read it)
+        elif entry is not None and st is not None:
             version = st.extra.get("version", "")
             blame = self._blame.get(version)
             if isinstance(blame, str):

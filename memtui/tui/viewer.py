@@ -36,6 +36,7 @@ from memtui.core.entries import TAGS, Entry, parse_entry
 from memtui.core.paths import PathRefused
 from memtui.core.store import StoreError
 from memtui.core.patches import common_ends
+from memtui.tui import provenance_marks
 from memtui.tui.entry_bar import EntryBar
 from memtui.tui.entry_cursor import CURSOR_BINDINGS, BlameLoaded, EntryCursor, EntryWritten, version_of
 from memtui.tui.messages import ViewerState
@@ -180,6 +181,8 @@ def _changed_lines(old: ViewerState | None, new: ViewerState, raw: bool) -> set[
         return None
     if old.extra.get("hermes") != new.extra.get("hermes"):
         return None  # a Hermes file's entry marks and usage line move with any change of its entries
+    if old.extra.get(provenance_marks.KEY) is not new.extra.get(provenance_marks.KEY):
+        return None  # who wrote the lines was read again (an approval, a commit): any row's mark may differ
     a, b = old.lines, new.lines
     lo, hi = common_ends(a, b)
     # Lines after an insertion or a removal are drawn at other rows: from the change on, every row is new.
@@ -315,12 +318,16 @@ class MemoryViewer(ScrollView, can_focus=True):
             previous = None  # the person's own edit from this viewer: no live-diff marks for it
         state = scan(self.rel, text, previous, self.grammar)
         self._claude_code_marks(state, data)
+        # Formats without tags: each line's provenance from history, at once when known, else posted after the lines.
+        unread = provenance_marks.attach(self.entry_cursor.memory, self.rel, state)
         if "\ufffd" in text:
             try:
                 data.decode("utf-8")
             except UnicodeDecodeError:
                 state.extra["not_utf8"] = True  # the lines with a � are flagged: their bytes are not UTF-8
         self.post_message(self.Loaded(self, state))
+        if unread and (marked := provenance_marks.read(self.entry_cursor.memory, self.rel, state)) is not None:
+            self.post_message(self.Loaded(self, marked))
 
     def _claude_code_marks(self, state: ViewerState, data: bytes) -> None:
         """In a Claude Code memory (worker thread): where Claude Code stops loading MEMORY.md, and for a topic file
@@ -893,6 +900,9 @@ class MemoryViewer(ScrollView, can_focus=True):
             return text, Text("§", style("viewer--heading"))
         if line.startswith("#"):
             return Text(shown, style("viewer--heading")), Text(" ")
+        marked = provenance_marks.styled(st, i, line, style)
+        if marked is not None:
+            return marked
         is_entry = st.entries is None or i in st.entries
         entry = parse_entry(line) if is_entry else None
         if entry is None:
