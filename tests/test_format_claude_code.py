@@ -95,7 +95,7 @@ def test_show_update_and_approve_keep_front_matter_byte_for_byte(folder: Path, c
     assert code == 0, out
     after = (folder / "user_role.md").read_bytes()
     assert after.startswith(original.split(b"\n\n", 1)[0] + b"\n\n")  # the front matter, byte for byte
-    assert after.endswith(b"- [observed] Reads diffs in the terminal, not in the browser (2026-08-20)\n")
+    assert after.endswith(b"- Reads diffs in the terminal, not in the browser\n")
     untouched(before, folder, {"user_role.md": sha(after)})
 
 
@@ -117,8 +117,7 @@ def test_crlf_and_bom_files_are_written_in_their_own_line_endings(home: Path, ca
     assert code == 0, out
     data = (folder / "reference_linear.md").read_bytes()
     assert data.startswith(b"\xef\xbb\xbf---\r\nname: reference_linear\r\n")
-    assert data.endswith(b"INGEST\"; check it before filing a new one.\r\n- [stated] Infra bugs go to INFRA instead "
-                         b"(2026-08-20)\r\n")
+    assert data.endswith(b"INGEST\"; check it before filing a new one.\r\n- Infra bugs go to INFRA instead\r\n")
     assert b"\n" not in data.replace(b"\r\n", b"")
     untouched(before, folder, {"reference_linear.md": sha(data)})
 
@@ -308,7 +307,7 @@ async def test_an_mcp_client_writes_to_a_topic_files_body_and_never_to_its_front
         assert text_of(queued).startswith("Queued as p-"), text_of(queued)
     assert listing(folder)["feedback_testing.md"] == before["feedback_testing.md"]  # waits for a person
     p = Memory(folder).get(text_of(queued).split()[2])
-    assert p.actor == "mcp:claude-code" and "+- [observed] CI uses Postgres 16 (2026-08-20)" in p.diff
+    assert p.actor == "mcp:claude-code" and "+- CI uses Postgres 16" in p.diff
     assert "-type: feedback" not in p.diff and "+type" not in p.diff
     untouched(before, folder)
 

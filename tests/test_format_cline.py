@@ -97,7 +97,7 @@ def test_an_agents_entry_waits_and_lands_in_its_section(bank: Path, capsys) -> N
     code, out = cli(capsys, "queue", "approve", pid, "--root", str(bank))
     assert code == 0, out
     data = (bank / "progress.md").read_bytes()
-    assert data == FILES["progress.md"].encode() + b"- [observed] Scanner drops codes under 2 lux (2026-08-20)\n"
+    assert data == FILES["progress.md"].encode() + b"- Scanner drops codes under 2 lux\n"
     untouched(before, bank, {"progress.md": sha(data)})
 
 
@@ -112,7 +112,7 @@ def test_crlf_and_bom_banks_keep_their_bytes(home: Path, newline: str, bom: bool
     assert code == 0, out
     data = (bank / "projectbrief.md").read_bytes()
     original = (("\ufeff" if bom else "") + FILES["projectbrief.md"].replace("\n", newline)).encode()
-    assert data == original + f"- [stated] Pilot in the Leeds warehouse first (2026-08-20){newline}".encode()
+    assert data == original + f"- Pilot in the Leeds warehouse first{newline}".encode()
     untouched(before, bank, {"projectbrief.md": sha(data)})
 
 
