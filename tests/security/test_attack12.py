@@ -269,7 +269,7 @@ def _link_write_unlink_unheard(root, mem, alias: Path) -> None:
 @pytest.mark.xfail(strict=True, reason="a hard link to a memory file made in a hidden folder (or `.memtui/`), written "
                    "through and removed before the watch handles its creation: `_linked` finds nothing at handling "
                    "time and the write is heard under a hidden name only, so the index never re-checks the memory "
-                   "file (stale warm answer). Not new with DirectWatch (the Observer handled it as late); fixed only "
+                   "file (stale warm answer). Not new with the watch's own thread (the Observer handled it as late); fixed only "
                    "for the cookie folder (a write into a cookie is unnamed)")
 def test_a_hard_link_in_a_hidden_folder_written_through_and_removed_before_it_is_heard(root, mem):
     (root / ".hidden").mkdir()
