@@ -51,6 +51,8 @@ ONLYDIR, DONT_FOLLOW, ISDIR = 0x01000000, 0x02000000, 0x40000000
 MASK = MODIFY | ATTRIB | CLOSE_WRITE | MOVED_FROM | MOVED_TO | CREATE | DELETE | DELETE_SELF | ONLYDIR
 
 PAIRING = 0.5  # seconds a rename's first half waits for its second (and every event behind it waits with it)
+HELD_MAX = 65536  # events read and held behind a waiting first half; past it the kernel holds the rest (and may drop
+# them: an overflow, answered by a rebuild), not this process's memory
 
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # inotify_add_watch refused for want of resources (the user's max_user_watches, kernel memory, descriptors): the
@@ -171,6 +173,8 @@ class FolderWatch:
         poller = select.poll()
         poller.register(self._ino.fileno(), select.POLLIN)
         poller.register(self._kill_r, select.POLLIN)
+        stopper = select.poll()  # while too many events are held: woken by stop() only
+        stopper.register(self._kill_r, select.POLLIN)
         pending: deque[tuple[Any, float]] = deque()  # (event, when read): the rename halves wait here
         to_by_cookie: dict[int, Any] = {}  # a rename's second half read, by its cookie
         try:
@@ -178,12 +182,13 @@ class FolderWatch:
                 wait = None
                 if pending:  # a rename's first half waits for its second
                     wait = max(0, int((pending[0][1] + PAIRING - time.monotonic()) * 1000) + 1)
-                if not poller.poll(wait) and not pending:
+                full = len(pending) >= HELD_MAX
+                if not (stopper if full else poller).poll(wait) and not pending:
                     continue
                 if self._stopping:
                     break
                 now = time.monotonic()
-                for event in self._ino.read(timeout=0):
+                for event in () if full else self._ino.read(timeout=0):
                     pending.append((event, now))
                     if event.mask & MOVED_TO:
                         to_by_cookie[event.cookie] = event

@@ -98,3 +98,29 @@ def test_names_that_are_not_utf8_do_not_stop_the_watch(root, mem):
         assert watch.alive() and watch.failures == 0
         assert os.fsdecode(base + b"/\xc3(") in watch._wds
         assert comparable(s.search("otter")) == scan(mem, "otter")
+
+
+def test_a_flood_behind_a_held_rename_waits_in_the_kernel_and_is_all_heard(root, mem, tmp_path, monkeypatch):
+    """A file moved out (its rename's first half held for PAIRING), then a flood of writes: what is held in this
+    process is bounded (HELD_MAX, lowered here to 50), the rest waits in the kernel's queue, and every file is
+    heard by name once the first half is let go."""
+    from memtui.core import inotify_watch
+
+    monkeypatch.setattr(inotify_watch, "HELD_MAX", 50)
+    write(root, "gone.md", "- [stated] the otter leaves\n")
+    (root / "flood").mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    with Searcher(mem, watch=True) as s:
+        s.search("otter")
+        hub = s._watcher.hub
+        assert hub.feed.barrier()
+        with hearing(hub) as heard:
+            os.rename(root / "gone.md", outside / "gone.md")
+            for i in range(500):
+                (root / "flood" / f"f{i}.md").write_text(f"- [stated] the heron {i}\n")
+            assert hub.feed.barrier()
+            assert "gone.md" in heard.paths
+            assert {f"flood/f{i}.md" for i in range(500)} <= set(heard.paths)
+        assert comparable(s.search("heron")) == scan(mem, "heron")
+        assert hub.feed._observer.alive()
