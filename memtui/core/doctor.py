@@ -315,20 +315,19 @@ def _git_reads_index(store: FolderStore) -> tuple[int, bytes, bytes] | None:
 
 
 def _check_watch(report: DoctorReport) -> None:
-    """The folder watch's walk that follows no link (`changes._iterative_watch_group`) is built on watchdog 7.1.0's
-    insides; on another watchdog it falls back to watchdog's own walk, which an agent's planted link can lead
-    astray (a stale index or live diff). Said here, not at every start: finding out imports watchdog."""
+    """On Linux the folder watch is memtui's own (`inotify_watch`: a walk that follows no link), over the
+    `inotify_simple` binding; without it watchdog's Observer watches, whose walk an agent's planted link can lead
+    astray (a stale index or live diff). Any watchdog of the major version memtui asks for will do: only its public
+    API is used. Said here, not at every start."""
+    import sys
+
     from memtui.core.changes import hardened_walk
 
-    try:
-        from watchdog.version import VERSION_STRING
-    except ImportError:
-        VERSION_STRING = "unknown"
-    if not hardened_walk():
+    if sys.platform.startswith("linux") and not hardened_walk():
         report.findings.append(Finding(
-            "watch-unhardened", f"the installed watchdog ({VERSION_STRING}) is not the release memtui's folder "
-            "watch is built on (7.1.0): files are watched by watchdog's own walk, which follows a folder an agent "
-            "swaps for a link. Install it: pip install 'watchdog==7.1.0'", "", fixable=False))
+            "watch-unhardened", "the inotify binding memtui's folder watch is built on (inotify_simple) is not "
+            "installed: files are watched by watchdog's own walk, which follows a folder an agent swaps for a link. "
+            "Install it: pip install 'inotify_simple>=2,<3'", "", fixable=False))
 
 
 def _check_legacy_keys(store: Any, report: DoctorReport, fix: bool) -> None:
