@@ -1,7 +1,10 @@
 """The folder store: memory files on disk, history in git (gitpython), audit in memory-log.jsonl.
 
-Writes are atomic (temp file in the same folder, fsync, rename) and happen under an `fcntl` lock on
-``.memtui/lock`` that every memtui process honours. git is imported only when history is first needed.
+Where memtui's state, the audit log and git live is decided by `memtui.core.places` alone: inside the folder for a
+root made by `memtui init` (`.memtui/`, `memory-log.jsonl`, `.git`), beside it for any other folder (nothing of
+memtui's is written into a folder it did not make). Writes are atomic (temp file in the same folder, fsync, rename)
+and happen under an `fcntl` lock on the state folder's ``lock`` that every memtui process honours. git is imported
+only when history is first needed.
 """
 
 from __future__ import annotations
@@ -23,11 +26,10 @@ from memtui.core.gitobjects import GitUnreadable, removed_on_failure
 from memtui.core.gitobjects import read_file as _read_plain
 from memtui.core.gitobjects import tree_entries as _tree_entries
 from memtui.core.paths import PathRefused, check_rel, clean_rel, plain_name, protected_name, resolve_inside
+from memtui.core.places import AUDIT_FILE, STATE_DIR, places_for
 from memtui.core.record import Frozen
 from memtui.core.store import Commit, ExternalChange, LockTimeout, NoHistory, Store, StoreError
 
-STATE_DIR = ".memtui"
-AUDIT_FILE = "memory-log.jsonl"
 # The change being applied right now (see Memory._apply): finished or undone after a crash.
 INTENT_FILE = "intent.json"
 # Hard links to the files a write replaces, kept until its commit is made (see FolderStore.undo_point).
@@ -71,7 +73,9 @@ class FolderStore(Store):
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).expanduser().absolute()
         self.location = str(self.root)
-        self._git = GitOwner(self.root)
+        # Where the state, audit log and history are (memtui.core.places): decided once, when the store is opened.
+        self.places = places_for(self.root)
+        self._git = GitOwner(self.root, self.places.git_dir if self.places.own_history else None)
         self._batch: Any = None  # memtui.core.gitobjects.Batch, started on first use
         self._settings: tuple[Any, dict[str, str]] | None = None
         # git index entries a commit could not set (index.lock held past the wait); the next commit sets them.
@@ -102,7 +106,27 @@ class FolderStore(Store):
     # paths ------------------------------------------------------------------------------------------------
     @property
     def state(self) -> Path:
-        return self.root / STATE_DIR
+        return self.places.state
+
+    @property
+    def audit_path(self) -> Path:
+        return self.places.audit
+
+    def state_ready(self) -> Path:
+        """The state folder, made if missing (beside: mode 0700 and its folder's path recorded; one that is not this
+        user's own is refused, see `places.check_state`)."""
+        from memtui.core.places import PlaceRefused
+
+        try:
+            self.places.ready()
+        except PlaceRefused as exc:
+            raise StoreError(str(exc)) from None
+        self.state.mkdir(parents=True, exist_ok=True)
+        return self.state
+
+    def where(self) -> str:
+        """One line for a person: where this memory's history is kept."""
+        return self.places.describe()
 
     def check_path(self, rel: str) -> str:
         """The cleaned path, if it names an ordinary memory file inside the root (see `paths.resolve_inside`)."""
@@ -219,8 +243,7 @@ class FolderStore(Store):
     @contextmanager
     def _process_lock(self, timeout: float) -> Iterator[None]:
         """flock on .memtui/lock; the holder's pid is written in it as a hint for `memtui doctor`."""
-        self.state.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.state / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.state_ready() / "lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             deadline = time.monotonic() + timeout
             while True:
@@ -254,7 +277,7 @@ class FolderStore(Store):
     # time, with repository config that could run programs overridden.
     @property
     def has_git(self) -> bool:
-        return (self.root / ".git").exists()
+        return self.places.has_git()
 
     @property
     def repo(self) -> Any:
@@ -277,9 +300,7 @@ class FolderStore(Store):
 
     @property
     def git_dir(self) -> Path:
-        from memtui.core.gitcall import git_dir_of
-
-        return git_dir_of(self.root)
+        return self.places.git_dir
 
     def _objects(self) -> Any:
         """The repository's one `git cat-file --batch` (memtui/core/gitobjects.py); use it under `_git.serial()`."""
@@ -301,16 +322,61 @@ class FolderStore(Store):
             self._settings = (stamp, core_settings(self.git_dir, self.root))
         return self._settings[1]
 
-    def init_git(self, author: str = "memtui") -> str | None:
-        from memtui.core.gitcall import repo_class
+    def init_git(self, author: str = "memtui", *, beside: bool = False) -> str | None:
+        """Start history with the folder's files as they are: git in the folder (`memtui init --git`, the person's
+        request; a folder kept beside then has the person's repository), or with `beside` memtui's own repository
+        in its state folder (`ensure_history`), nothing written into the folder. Returns the first commit."""
+        from dataclasses import replace
 
+        from memtui.core.gitcall import git_dir_of, repo_class
+
+        if not beside and self.places.own_history:
+            self.forget_git()
+            self.places = replace(self.places, git_dir=git_dir_of(self.root), own_history=False)
+            self._git = GitOwner(self.root, None)
         with self._git.use("git init"):
-            self._git.adopt(repo_class().init(self.root, initial_branch="main"))
+            if beside and self.places.own_history:
+                self.state_ready()
+                self._git.adopt(_init_beside(self.places.git_dir, self.root))
+            else:
+                self._git.adopt(repo_class().init(self.root, initial_branch="main"))
             self._close_batch()
         files = [c.path for c in self.external_changes() if self._committable(c.path)]
-        if (self.state / "config.toml").exists():
+        if self.places.inside and (self.state / "config.toml").exists():
             files.append(f"{STATE_DIR}/config.toml")
         return self.commit(files, "memtui: initialise memory root", author, allow_empty=True)
+
+    def ensure_history(self) -> str | None:
+        """Start memtui's own history beside a folder that has none (`places`: no `.git` of the person's, state kept
+        beside): the folder's files committed as they are, in the state folder. The first commit, or None when
+        there is history already, the folder keeps its state inside (`memtui init --git` starts git there), or is
+        not a folder."""
+        if not self.places.own_history or self.has_git or not self.root.is_dir():
+            return None
+        return self.init_git(beside=True)
+
+    def move_history_in(self) -> str:
+        """`memtui init --git` on a folder whose history is memtui's, beside it: the repository becomes the
+        folder's own `.git` (every commit kept), so the person's git sees it. Returns where it went."""
+        import shutil
+
+        from memtui.core.gitcall import run_plumbing
+
+        if not self.places.own_history or not self.has_git:
+            raise StoreError(f"{self.root} has no history of memtui's beside it to move")
+        target = self.root / ".git"
+        if os.path.lexists(target):
+            raise StoreError(f"{target} exists already; move it aside first. Nothing was moved")
+        with self.lock():
+            self.forget_git()
+            shutil.move(str(self.places.git_dir), str(target))
+            done = run_plumbing(["git", "config", "--unset", "core.worktree"], {**os.environ, "GIT_DIR": str(target)})
+            if done is None or done[0] not in (0, 5):
+                raise StoreError(f"git could not drop core.worktree in {target}; run `git --git-dir {target} "
+                                 "config --unset core.worktree`")
+        self.places = places_for(self.root)
+        self._git = GitOwner(self.root, None)
+        return str(target)
 
     def _check_branch(self) -> None:
         """Refuse to write where a commit could not land on a branch: a detached HEAD would leave the commit on no
@@ -1339,6 +1405,7 @@ class FolderStore(Store):
         spec = () if paths is None else ("--", *(":(literal)" + p for p in sorted(paths)))
         if paths is not None and not spec[1:]:
             return []
+        self.ensure_history()
         if self.has_git and not self._git.opened:
             found = self._plumbing_external_changes(spec)
             if found is not None:
@@ -1370,9 +1437,9 @@ class FolderStore(Store):
         """`external_changes` through the git CLI (the same status, memtui's overrides and the repository's filter
         drivers switched off) and one `cat-file --batch` for the committed versions, before GitPython is opened:
         the app's first sync then imports no git library. None when git cannot say (GitPython then tells)."""
-        from memtui.core.gitcall import config_env, git_dir_of, run_plumbing
+        from memtui.core.gitcall import config_env, run_plumbing
 
-        git_dir = git_dir_of(self.root)
+        git_dir = self.git_dir
         env = {**os.environ, **config_env(git_dir, self.root), "GIT_DIR": str(git_dir)}
         with self._git.serial():
             done = run_plumbing(["git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
@@ -1593,7 +1660,9 @@ class FolderStore(Store):
         import json  # here, not at the top: readers such as `memtui context` write no audit
 
         line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode()
-        fd = os.open(self.root / AUDIT_FILE, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        if self.places.beside:
+            self.state_ready()
+        fd = os.open(self.places.audit, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             # A writer killed mid-append leaves a line with no newline; start on a fresh line so this record is
             # not glued to the torn one (and lost with it). `memtui doctor --fix` sets the torn bytes aside.
@@ -1612,7 +1681,7 @@ class FolderStore(Store):
         from memtui.core.jsontext import loads
 
         try:
-            f = open(self.root / AUDIT_FILE, encoding="utf-8", errors="replace")
+            f = open(self.places.audit, encoding="utf-8", errors="replace")
         except FileNotFoundError:
             return
         with f:
@@ -1633,7 +1702,7 @@ class FolderStore(Store):
 
         offset = cursor if isinstance(cursor, int) else 0
         try:
-            with open(self.root / AUDIT_FILE, "rb") as f:
+            with open(self.places.audit, "rb") as f:
                 size = f.seek(0, 2)
                 if backlog is not None:
                     start = max(0, size - 64 * 1024)
@@ -1668,6 +1737,8 @@ class FolderStore(Store):
         """The queue folder, made if missing; refused (StoreError) when it or `.memtui` is no folder of the memory's
         own: a symlink an agent planted there (to a folder outside the root) would have every number and proposal
         written through it."""
+        if self.places.beside:
+            self.state_ready()
         for folder in (self.state, self.queue_dir):
             try:
                 os.mkdir(folder)
@@ -1773,9 +1844,10 @@ class FolderStore(Store):
         kept as well as the link, so undoing a write through it or a delete of it puts both back.
 
         Called before anything is written, so a HEAD that cannot take a commit refuses the write here."""
+        self.ensure_history()
         self._check_branch()
         keep: dict[str, Any] = {}
-        folder = self.state / UNDO_DIR
+        folder = self.state_ready() / UNDO_DIR
         folder.mkdir(parents=True, exist_ok=True)
         for k, rel in enumerate(rels):
             src = self._full(rel)
@@ -1818,6 +1890,7 @@ class FolderStore(Store):
             except FileNotFoundError:
                 pass
         else:
+            self.state_ready()
             atomic_write(path, data)
 
     def intent_load(self) -> bytes | None:
@@ -1833,9 +1906,9 @@ class FolderStore(Store):
 
             digest = sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
             name = f"{name.encode()[:160].decode('utf-8', 'ignore')}-{digest}"
-        dest = self.state / "rejected" / name
+        dest = self.state_ready() / "rejected" / name
         atomic_write(dest, data)
-        return str(dest.relative_to(self.root))
+        return str(dest.relative_to(self.root)) if self.places.inside else str(dest)
 
     def config_text(self) -> str | None:
         try:
@@ -1845,7 +1918,7 @@ class FolderStore(Store):
 
     def reviewed_config(self) -> tuple[str | None, str | None]:
         disk = self.config_text()
-        if not self.has_git:
+        if not self.has_git or not self.places.inside:  # beside: the person's own state folder, not the memory's
             return disk, None
         stamp = self._head_stamp()
         cached = self._reviewed_config
@@ -1866,7 +1939,7 @@ class FolderStore(Store):
         """Cheap signs that the commit HEAD names may have moved, so what is committed may differ: git rewrites
         the index on a commit, and HEAD, its branch's ref or packed-refs whenever HEAD moves (`git reset --soft`
         leaves the index alone). A file is rewritten by renaming a new one over it, so its inode changes too."""
-        git_dir = os.path.join(self.root, ".git")
+        git_dir = str(self.git_dir)
         try:  # non-blocking: a FIFO planted as HEAD must not hang every read of the config
             fd = os.open(os.path.join(git_dir, "HEAD"), os.O_RDONLY | os.O_NONBLOCK)
             try:
@@ -1889,8 +1962,22 @@ class FolderStore(Store):
         return tuple(stamp)
 
     def set_config(self, text: str) -> None:
-        self.state.mkdir(exist_ok=True)
-        atomic_write(self.state / "config.toml", text.encode("utf-8"))
+        atomic_write(self.state_ready() / "config.toml", text.encode("utf-8"))
+
+
+def _init_beside(git_dir: Path, work_tree: Path) -> Any:
+    """memtui's own repository for a folder it keeps beside: a git dir in the state folder whose work tree is the
+    folder (`core.bare = false`, `core.worktree`), made without a `.git` or anything else in the folder (`git init
+    --separate-git-dir` would leave a gitlink file there). Its calls get `GIT_DIR` and `GIT_WORK_TREE` from the git
+    owner, so git never looks for a repository above the folder."""
+    from memtui.core.gitcall import repo_class
+
+    repo = repo_class().init(git_dir, bare=True, initial_branch="main")
+    with repo.config_writer() as config:
+        config.set_value("core", "bare", False)
+        config.set_value("core", "worktree", os.path.realpath(work_tree))
+        config.set_value("core", "logAllRefUpdates", True)
+    return repo_class()(git_dir)
 
 
 def atomic_write(path: Path, data: bytes, *, sync_dir: bool = True, sync_file: bool = True) -> None:
