@@ -54,9 +54,9 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def state_key(real: str) -> str:
-    """`<name>-<hash>`: the folder's name made safe (plain letters, digits, '.', '-', '_'; at most 40) for a person
+    """`<name>-<hash>`: the folder's name made safe (plain letters, digits, '.', '-', '_'; at most 24, so a socket path under it fits) for a person
     reading the state folder's listing, and 16 hex digits of the real path's sha256, which make it unique."""
-    name = _UNSAFE.sub("_", os.path.basename(real.rstrip("/")) or "root").strip("._-")[:40] or "memory"
+    name = _UNSAFE.sub("_", os.path.basename(real.rstrip("/")) or "root").strip("._-")[:24] or "memory"
     digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
     return f"{name}-{digest}"
 
@@ -168,6 +168,16 @@ def places_for(root: str | os.PathLike[str]) -> Places:
 
         return Places(root, real, False, state, state / AUDIT_FILE, git_dir_of(root), False)
     return Places(root, real, False, state, state / AUDIT_FILE, state / GIT_BESIDE, True)
+
+
+def state_of(root: str | os.PathLike[str]) -> Path:
+    """The state folder of the folder memory at `root` (inside or beside; not made)."""
+    return places_for(root).state
+
+
+def beside(root: str | os.PathLike[str]) -> bool:
+    """Does the folder at `root` keep memtui's state beside it (nothing of memtui's may be written into it)?"""
+    return not _is_inside(Path(root).expanduser().absolute())
 
 
 def recorded_root(state: Path) -> str | None:
