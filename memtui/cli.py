@@ -42,6 +42,7 @@ COMMANDS = {
     **dict.fromkeys(("search", "index", "context"), "search"),
     **dict.fromkeys(("today", "history", "blame", "revert", "restore", "undo"), "today"),
     "status": "status",
+    "moved": "places",
 }
 # The order modules register in when the whole command line is built (`memtui --help`): "core" first.
 MODULES = sorted(set(COMMANDS.values()), key=lambda n: (n != "core", n))

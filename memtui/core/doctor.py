@@ -506,6 +506,15 @@ def _check_git_locks(store: FolderStore, report: DoctorReport, fix: bool) -> Non
 # git --------------------------------------------------------------------------------------------------------------
 def _check_git(store: FolderStore, report: DoctorReport, fix: bool) -> bool:
     git_dir = store.git_dir
+    if store.places.beside:
+        from memtui.core.places import orphaned
+
+        for state, old in orphaned():
+            report.findings.append(Finding(
+                "state-left-behind", f"memtui state for {old!r}, a folder no longer there, is kept at {state}; if "
+                f"that folder is now {store.root}, run `memtui moved {old} {store.root}` (in quotes if it has "
+                "spaces) to keep its history, else remove the state folder", str(state), fixable=False,
+                advice=True))
     if store.places.own_history and not store.has_git:
         f = Finding("no-history", f"{store.root} has no history yet: memtui keeps it beside the folder "
                     f"({git_dir}) and starts it when the memory is first opened for review or written; `memtui "

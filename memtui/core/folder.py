@@ -326,13 +326,11 @@ class FolderStore(Store):
         """Start history with the folder's files as they are: git in the folder (`memtui init --git`, the person's
         request; a folder kept beside then has the person's repository), or with `beside` memtui's own repository
         in its state folder (`ensure_history`), nothing written into the folder. Returns the first commit."""
-        from dataclasses import replace
-
-        from memtui.core.gitcall import git_dir_of, repo_class
+        from memtui.core.gitcall import repo_class
 
         if not beside and self.places.own_history:
             self.forget_git()
-            self.places = replace(self.places, git_dir=git_dir_of(self.root), own_history=False)
+            self.places = self.places.with_git_in_folder()
             self._git = GitOwner(self.root, None)
         with self._git.use("git init"):
             if beside and self.places.own_history:

@@ -22,13 +22,12 @@ a symlink to one) is refused, since its queue and config decide what is applied.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
+
+# Imported where used (hashlib, json, re, dataclasses): `memtui search` and `memtui context` on a memory with its
+# state inside read this module and nothing else of it (tests/test_cli_commands.py counts their imports).
 
 STATE_DIR = ".memtui"
 AUDIT_FILE = "memory-log.jsonl"
@@ -50,13 +49,13 @@ def memories_home() -> Path:
     return state_home() / "memories"
 
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
 def state_key(real: str) -> str:
     """`<name>-<hash>`: the folder's name made safe (plain letters, digits, '.', '-', '_'; at most 24, so a socket path under it fits) for a person
     reading the state folder's listing, and 16 hex digits of the real path's sha256, which make it unique."""
-    name = _UNSAFE.sub("_", os.path.basename(real.rstrip("/")) or "root").strip("._-")[:24] or "memory"
+    import hashlib
+    import re
+
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(real.rstrip("/")) or "root").strip("._-")[:24] or "memory"
     digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
     return f"{name}-{digest}"
 
@@ -78,18 +77,22 @@ def _repo_top(real: str) -> bool:
     return os.path.lexists(os.path.join(real, ".git"))
 
 
-@dataclass(frozen=True)
 class Places:
     """Where one folder memory's parts are. `inside`: today's layout; else state beside. `git_dir`: the repository
     (it may not exist yet); `own_history`: memtui's repository beside the folder, not the person's."""
 
-    root: Path
-    real: str
-    inside: bool
-    state: Path
-    audit: Path
-    git_dir: Path
-    own_history: bool
+    __slots__ = ("root", "real", "inside", "state", "audit", "git_dir", "own_history")
+
+    def __init__(self, root: Path, real: str, inside: bool, state: Path, audit: Path, git_dir: Path,
+                 own_history: bool) -> None:
+        self.root, self.real, self.inside, self.state = root, real, inside, state
+        self.audit, self.git_dir, self.own_history = audit, git_dir, own_history
+
+    def with_git_in_folder(self) -> Places:
+        """The same places once git is started in the folder itself (`memtui init --git`): the person's."""
+        from memtui.core.gitcall import git_dir_of
+
+        return Places(self.root, self.real, self.inside, self.state, self.audit, git_dir_of(self.root), False)
 
     @property
     def work_tree(self) -> Path:
@@ -115,14 +118,9 @@ class Places:
         this user's own (see `check_state`). Nothing is made for a root that keeps its state inside."""
         if self.inside:
             return
-        for folder in (state_home(), memories_home(), self.state):
-            try:
-                os.mkdir(folder, 0o700)
-            except FileExistsError:
-                pass
-            except FileNotFoundError:
-                os.makedirs(folder, 0o700, exist_ok=True)
-            check_state(folder, shared=folder == state_home())
+        _make_private(self.state)
+        import json
+
         record = self.state / PLACE_FILE
         text = json.dumps({"root": self.real}, ensure_ascii=False) + "\n"
         try:
@@ -130,9 +128,21 @@ class Places:
                 return
         except (OSError, UnicodeDecodeError):
             pass
-        from memtui.core.folder import atomic_write
+        tmp = record.with_name(f".{PLACE_FILE}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, record)  # whole or not at all (a record lost in a crash is written again next time)
 
-        atomic_write(record, text.encode("utf-8"))
+
+def _make_private(state: Path | None = None) -> None:
+    """`$XDG_STATE_HOME/memtui/memories/` (and `state` in it) made if missing, mode 0700, each checked."""
+    for folder in (state_home(), memories_home(), *((state,) if state is not None else ())):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+        except FileNotFoundError:
+            os.makedirs(folder, 0o700, exist_ok=True)
+        check_state(folder, shared=folder == state_home())
 
 
 def check_state(folder: Path, *, shared: bool = False) -> None:
@@ -182,6 +192,8 @@ def beside(root: str | os.PathLike[str]) -> bool:
 
 def recorded_root(state: Path) -> str | None:
     """The folder path recorded in a state folder beside (None when there is none or it cannot be read)."""
+    import json
+
     try:
         raw = json.loads((state / PLACE_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -221,15 +233,30 @@ def move_state(old: str | os.PathLike[str], new: str | os.PathLike[str]) -> Path
         source = found[0]
     check_state(source)
     if os.path.lexists(new_places.state):
-        raise PlaceRefused(f"{new} already has memtui state at {new_places.state}; move that aside first")
-    new_places.ready()
-    os.rmdir(new_places.state)
+        if _holds_record(new_places.state):
+            raise PlaceRefused(f"{new} already has memtui history or reviews of its own at {new_places.state}; "
+                               "move that aside first (nothing was moved)")
+        import shutil
+
+        check_state(new_places.state)
+        shutil.rmtree(new_places.state)  # a lock, an index, the path record: nothing a person made
+    _make_private()
     os.rename(source, new_places.state)
     new_places.ready()
     git_dir = new_places.state / GIT_BESIDE
     if git_dir.is_dir():
         _set_worktree(git_dir, Path(new_places.real))
     return new_places.state
+
+
+def _holds_record(state: Path) -> bool:
+    """Does a state folder hold anything a person would miss: history, the audit log, a proposal?"""
+    queue = state / "queue"
+    try:
+        proposals = any(n.endswith(".json") for n in os.listdir(queue)) if queue.is_dir() else False
+    except OSError:
+        proposals = True
+    return os.path.lexists(state / GIT_BESIDE) or os.path.lexists(state / AUDIT_FILE) or proposals
 
 
 def _set_worktree(git_dir: Path, work_tree: Path) -> None:
