@@ -1971,9 +1971,13 @@ def _init_beside(git_dir: Path, work_tree: Path) -> Any:
     from memtui.core.gitcall import repo_class
 
     repo = repo_class().init(git_dir, bare=True, initial_branch="main")
+    real = os.path.realpath(work_tree)
     with repo.config_writer() as config:
         config.set_value("core", "bare", False)
-        config.set_value("core", "worktree", os.path.realpath(work_tree))
+        # For a person's `git --git-dir …` (memtui names the work tree on every call): a path holding a line break
+        # cannot be a config value, and is left out.
+        if not any(c in real for c in "\r\n\0"):
+            config.set_value("core", "worktree", real)
         config.set_value("core", "logAllRefUpdates", True)
     return repo_class()(git_dir)
 

@@ -244,7 +244,7 @@ def move_state(old: str | os.PathLike[str], new: str | os.PathLike[str]) -> Path
     os.rename(source, new_places.state)
     new_places.ready()
     git_dir = new_places.state / GIT_BESIDE
-    if git_dir.is_dir():
+    if git_dir.is_dir() and not any(c in new_places.real for c in "\r\n\0"):
         _set_worktree(git_dir, Path(new_places.real))
     return new_places.state
 
