@@ -118,3 +118,32 @@ def test_a_folder_path_with_a_newline_keeps_history_and_reviews_outside_edits(tm
     assert cli(root, "queue", "reject", xid, "--reason", "not mine").returncode == 0
     assert (root / "MEMORY.md").read_bytes() == approved
     assert sorted(os.listdir(root)) == ["MEMORY.md"]
+
+
+def test_the_first_history_beside_holds_every_file_exactly_whatever_its_name_or_attributes(tmp_path: Path) -> None:
+    """History beside starts with one `git fast-import` stream: a name with a quote, a backslash or a line break
+    must not end a command early, and a `.gitattributes` asking for conversion must not change the bytes kept."""
+    root = folder(tmp_path)
+    (root / ".gitattributes").write_text("* text eol=lf\n")
+    names = {'quote"d.md': b"q\r\n", "back\\slash.md": b"b\r\n", "crlf.md": b"- one\r\n- two\r\n", "M\nx.md": b"x\n"}
+    for name, data in names.items():
+        (root / name).write_bytes(data)
+    (root / "link.md").symlink_to("crlf.md")
+    assert cli(root, "queue", "list").returncode == 0
+    git_dir = str(places_for(root).git_dir)
+
+    def kept(name: str) -> bytes:
+        return subprocess.run(["git", "--git-dir", git_dir, "cat-file", "blob", f"HEAD:{name}"], capture_output=True,
+                              check=True).stdout
+
+    for name, data in names.items():
+        if "\n" not in name:  # a name with a line break is no memory path: left out, shown as a change
+            assert kept(name) == data, name
+    listed = subprocess.run(["git", "--git-dir", git_dir, "ls-tree", "HEAD", "link.md"], capture_output=True,
+                            text=True, check=True).stdout
+    assert listed.startswith("120000 blob") and kept("link.md") == b"crlf.md"
+    (root / "crlf.md").write_bytes(b"- one\r\n- planted\r\n")
+    listed = cli(root, "queue", "list").stdout
+    xid = next(w for w in listed.split() if w.startswith("x-") and "crlf.md" in listed)
+    assert cli(root, "queue", "reject", xid, "--reason", "no").returncode == 0
+    assert (root / "crlf.md").read_bytes() == b"- one\r\n- two\r\n"
