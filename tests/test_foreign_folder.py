@@ -264,3 +264,26 @@ async def test_the_app_opens_a_foreign_folder_says_where_history_is_and_changes_
     assert set(mine(before, root, kind)) == {"MEMORY.md"}  # the outside write alone
     if repo:
         assert status == "" and git_status(repo) == " M MEMORY.md\n"
+
+
+async def test_a_running_app_hears_an_agents_proposal_to_a_folder_kept_beside(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The queue and the audit log of a folder memtui did not make are in the state folder beside it: the app
+    watches that too, so another process's proposal reaches the review panel as it does for a memtui memory."""
+    from app_support import SIZE, settled, wait_for
+    from memtui.tui.app import MemtuiApp
+
+    monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(tmp_path / "config"))
+    root, _ = make(tmp_path, "plain")
+    before = listing(root)
+    app = MemtuiApp(root, user="wes")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app) and app.watcher is not None, what="the app and its watcher")
+        cli(root, "update", "--by", "agent", "Notes", "add", "[observed] Drinks green tea", check=4)
+        await wait_for(pilot, lambda: [p.id for p in app.review.proposals] == ["p-0001"], timeout=20,
+                       what="the other process's proposal in the review panel")
+        await wait_for(pilot, lambda: app.review.selected is not None and app.review.selected.id == "p-0001",
+                       what="p-0001 selected")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: app.review.proposals == [], what="p-0001 decided")
+    assert set(changed(before, root)) == {"MEMORY.md"} and "Drinks green tea" in (root / "MEMORY.md").read_text()
