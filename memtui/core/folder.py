@@ -106,6 +106,16 @@ class FolderStore(Store):
         return self.places.state
 
     @property
+    def state_folder(self) -> Path:
+        return self.places.state
+
+    @property
+    def history_kept(self) -> str | None:
+        if self.places.inside:
+            return None
+        return "history beside the folder" if self.places.own_history else "history in your git"
+
+    @property
     def audit_path(self) -> Path:
         return self.places.audit
 

@@ -62,7 +62,7 @@ from memtui.tui import theme_files
 from memtui.tui.diff import DiffView, unified
 from memtui.tui.for_people import decided
 from memtui.tui.feed import ActivityFeed, AuditTail, activity_from_audit
-from memtui.tui.header import MemtuiHeader, history_label
+from memtui.tui.header import MemtuiHeader
 from memtui.tui.keys import KeyFooter
 from memtui.tui.messages import (
     Activity, CommittedLoaded, Consolidated, ConsolidationDue, Decided, FilesChanged, LogActivity, MemoryChanged,
@@ -391,7 +391,7 @@ class MemtuiApp(App[None]):
         # from on_mount, it came after the first layout had begun and was shown in a second layout and frame. Its
         # result is shown before the first layout (`_first_data`).
         self._first_sync = self.sync(frozenset(), True, folder=False)
-        yield MemtuiHeader(self.folder or self.memory.store.location, history=history_label(self.memory.store),
+        yield MemtuiHeader(self.folder or self.memory.store.location, history=self.memory.store.history_kept,
                            id="header")
         with Horizontal(id="body"):
             yield MemoryTree(self.memory.store, self.root.name if self.folder else self.memory.store.location,

@@ -19,15 +19,6 @@ def short_root(root: Path) -> str:
     return text
 
 
-def history_label(store: object) -> str | None:
-    """Where a folder memory memtui did not make keeps its history, in two words for the header (`memtui doctor`
-    gives the whole path); None for a memory that keeps it inside, or a store."""
-    places = getattr(store, "places", None)
-    if places is None or places.inside:
-        return None
-    return "history beside the folder" if places.own_history else "history in your git"
-
-
 class MemtuiHeader(Static):
     COMPONENT_CLASSES = {"header--name", "header--root", "header--count", "header--alert"}
 
