@@ -50,8 +50,9 @@ def memories_home() -> Path:
 
 
 def state_key(real: str) -> str:
-    """`<name>-<hash>`: the folder's name made safe (plain letters, digits, '.', '-', '_'; at most 24, so a socket path under it fits) for a person
-    reading the state folder's listing, and 16 hex digits of the real path's sha256, which make it unique."""
+    """`<name>-<hash>`: the folder's name made safe (plain letters, digits, '.', '-', '_'; at most 24, so a socket
+    path under it fits) for a person reading the state folder's listing, and 16 hex digits of the real path's
+    sha256, which make it unique."""
     import hashlib
     import re
 
