@@ -287,3 +287,16 @@ async def test_a_running_app_hears_an_agents_proposal_to_a_folder_kept_beside(tm
         await pilot.press("a")
         await wait_for(pilot, lambda: app.review.proposals == [], what="p-0001 decided")
     assert set(changed(before, root)) == {"MEMORY.md"} and "Drinks green tea" in (root / "MEMORY.md").read_text()
+
+
+def test_status_counts_what_waits_in_a_folder_without_memory_md(tmp_path: Path) -> None:
+    """A Cline memory bank has no MEMORY.md: once memtui keeps its state beside it, `memtui status` counts it."""
+    bank = tmp_path / "memory-bank"
+    bank.mkdir()
+    (bank / "activeContext.md").write_text("# Active Context\n\n## Current Focus\n- Billing migration\n")
+    before = listing(bank)
+    assert cli(bank, "status", check=None).returncode == 1  # never opened: no memory memtui knows there
+    cli(bank, "queue", "list")
+    assert cli(bank, "status").stdout.strip() == "memtui: 0 pending"
+    assert listing(bank) == before
+
