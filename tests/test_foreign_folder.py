@@ -300,3 +300,27 @@ def test_status_counts_what_waits_in_a_folder_without_memory_md(tmp_path: Path) 
     assert cli(bank, "status").stdout.strip() == "memtui: 0 pending"
     assert listing(bank) == before
 
+
+
+def test_a_folder_that_cannot_be_written_opens_reads_and_refuses_writes_losing_nothing(tmp_path: Path) -> None:
+    """Read-only for everyone, root too: `chattr +i` (a mode bit does not stop root, who runs these tests here)."""
+    root, _ = make(tmp_path, "plain")
+    locked = subprocess.run(["chattr", "+i", str(root / "MEMORY.md"), str(root)], capture_output=True)
+    if locked.returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    try:
+        before = listing(root)
+        assert "nothing pending" in cli(root, "queue", "list").stdout
+        assert "billing.md" in cli(root, "search", "postgres").stdout
+        assert "p-0001" in cli(root, "update", "--by", "agent", "Notes", "add", "[observed] Drinks green tea",
+                                 check=4).stdout
+        refused = cli(root, "queue", "approve", "p-0001", check=3)
+        assert "could not write MEMORY.md" in refused.stdout and "nothing was changed" in refused.stdout
+        assert "p-0001   pending" in cli(root, "queue", "list").stdout  # still waiting: nothing lost
+        own = cli(root, "update", "Notes", "add", "[stated] Prefers oolong", check=3)
+        assert "nothing was changed" in own.stdout
+        audit = places_for(root).audit.read_text()
+        assert "Prefers oolong" in audit and '"status": "refused"' in audit  # the refused write's words are kept
+        assert listing(root) == before
+    finally:
+        subprocess.run(["chattr", "-i", str(root), str(root / "MEMORY.md")], capture_output=True)
