@@ -145,7 +145,8 @@ def test_claude_code_hooks_recipe_puts_claude_codes_own_edit_in_the_review_queue
     folder.mkdir(parents=True)
     (folder / "MEMORY.md").write_text("- [User role](user_role.md) — senior Go developer\n")
     env = {"HOME": str(home), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "MEMTUI_NOW": NOW,
-           "MEMTUI_USER": "wes", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+           "MEMTUI_USER": "wes", "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+           "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]}  # where this process's Memory finds the queue
     for line in recipe("claude-code-hooks").splitlines():
         command = line.split("   #", 1)[0].strip()
         if command.startswith("memtui open"):

@@ -109,6 +109,23 @@ def classify(root: Path, path: str) -> tuple[str, str] | None:
     return ("file", rel)
 
 
+def classify_state(state: Path, path: str) -> str | None:
+    """For a memory whose state is kept beside it (memtui.core.places): what a path in its state folder is, as
+    `classify` names the same paths under `.memtui/` ("queue", "audit", "intent"), else None."""
+    from memtui.core.folder import AUDIT_FILE, INTENT_FILE
+
+    try:
+        rel = Path(path).relative_to(state).as_posix()
+    except ValueError:
+        return None
+    name = rel.rsplit("/", 1)[-1]
+    if rel == AUDIT_FILE:
+        return "audit"
+    if rel == "queue" or (rel.startswith("queue/") and name.endswith(".json") and not name.startswith(".")):
+        return "queue"
+    return "intent" if rel == INTENT_FILE else None
+
+
 def shown(rel: str, is_dir: bool) -> bool:
     """Does the app show this path (a memory file or a folder of them)?"""
     return is_dir or rel.endswith(".md")
@@ -335,6 +352,7 @@ class FolderFeed:
         self._lock = threading.Lock()
         self._cookies: _Kept | None = None  # the cookie folder kept open
         self._cookie_lock = threading.Lock()
+        self._state_watch: Any = None  # the state folder's watch, for a memory whose state is kept beside it
         self._cookie_path = os.path.join(str(self.root), COOKIES)
         self._state_path = os.path.join(str(self.root), STATE_DIR)
 
@@ -347,7 +365,50 @@ class FolderFeed:
         except OSError:
             pass  # a read-only memory: no barrier, so an own write's late echo may be a second event
         self._observer = direct_watch(self, str(self.root))
+        self._watch_state()
         self.burst.start_flusher("memtui-changes-flush")
+
+    def _watch_state(self) -> None:
+        """A memory whose state is kept beside its folder (memtui.core.places) is heard there too: proposals, the
+        audit log and the intent of another process's write land in the state folder, not under the root."""
+        from memtui.core.places import PlaceRefused, places_for
+
+        places = places_for(self.root)
+        if places.inside:
+            return
+        try:
+            places.ready()
+            (places.state / "queue").mkdir(exist_ok=True)  # watched from the start: its first file is heard
+        except (OSError, PlaceRefused):
+            return  # a state folder refused: every write says so; nothing to hear
+        feed, state = self, places.state
+
+        class StateFeed:  # what direct_watch tells: the state folder's events, and a watch that lost some
+            def event(self, event: Any) -> None:
+                feed.state_event(state, event)
+
+            def overflowed(self, rebuilt: bool = False) -> None:
+                feed.overflowed(rebuilt=rebuilt)
+
+        self._state_watch = direct_watch(StateFeed(), str(state))  # type: ignore[arg-type]
+
+    def state_event(self, state: Path, event: Any) -> None:
+        kind = event.event_type
+        if kind in ("opened", "closed_no_write"):
+            return
+        src = os.fsdecode(event.src_path)
+        dest = os.fsdecode(getattr(event, "dest_path", "") or "")
+        for path in (src, dest):
+            what = classify_state(state, path) if path else None
+            if what == "queue":
+                self.burst.add(queue=True, settled=path == dest or kind == "closed")
+            elif what == "audit":
+                self.burst.add(audit=True)
+            elif what == "intent":
+                if path == dest or kind == "created":
+                    self.burst.writing_elsewhere(True)
+                elif kind == "deleted":
+                    self.burst.writing_elsewhere(False)
 
     def overflowed(self, rebuilt: bool = False) -> None:
         """Events were dropped: what changed can no longer be named file by file. After the watches were `rebuilt`,
@@ -582,12 +643,14 @@ class FolderFeed:
         if publisher is not None:
             publisher.stop()
         made, self._observer = self._observer, None
-        if made is not None:
-            made.stop()
-            try:
-                made.join(timeout=2)
-            except RuntimeError:
-                pass  # stopped from the Observer's own thread (a handler's callback): it ends as that returns
+        beside, self._state_watch = self._state_watch, None
+        for watch in (made, beside):
+            if watch is not None:
+                watch.stop()
+                try:
+                    watch.join(timeout=2)
+                except RuntimeError:
+                    pass  # stopped from the Observer's own thread (a handler's callback): it ends as that returns
         with self._cookie_lock:
             self._forget_cookie_folder()
         self.burst.stop_flusher()

@@ -50,6 +50,7 @@ class Finding:
 class DoctorReport:
     root: str
     findings: list[Finding] = field(default_factory=list)
+    where: str = ""  # where history is kept (memtui.core.places), for a folder memory
 
     @property
     def problems(self) -> list[Finding]:
@@ -60,12 +61,14 @@ class DoctorReport:
         return not self.problems
 
     def to_dict(self) -> dict[str, Any]:
-        return {"root": self.root, "ok": self.ok, "findings": [asdict(f) for f in self.findings]}
+        return {"root": self.root, "ok": self.ok, "findings": [asdict(f) for f in self.findings],
+                **({"where": self.where} if self.where else {})}
 
     def render(self) -> str:
+        head = [f"{self.root}: {self.where}"] if self.where else []
         if not self.findings:
-            return f"{self.root}: no problems found"
-        lines = []
+            return "\n".join(head + [f"{self.root}: no problems found"])
+        lines = head
         for f in self.findings:
             mark = "advice" if f.advice else "fixed" if f.fixed else ("found" if f.fixable else "needs you")
             lines.append(f"{mark:9} {f.kind}: {f.message}")
@@ -95,6 +98,7 @@ def diagnose(memory: Memory, *, fix: bool = False, lock_wait: float = LOCK_WAIT)
         _check_readable(memory, report)
         _check_secrets(memory, report)
         return report
+    report.where = store.where()
     _check_lock_file(store, report, fix)
     try:
         locked = store.lock(timeout=lock_wait)
@@ -485,7 +489,7 @@ def _lock_holder(store: FolderStore) -> str:
 
 
 def _check_git_locks(store: FolderStore, report: DoctorReport, fix: bool) -> None:
-    git_dir = store.root / ".git"
+    git_dir = store.git_dir
     if not git_dir.is_dir():
         return
     stale = git_lock_files(git_dir)
@@ -493,15 +497,32 @@ def _check_git_locks(store: FolderStore, report: DoctorReport, fix: bool) -> Non
         return
     removed = set(clear_stale_git_locks(git_dir)) if fix else set()
     for lock in stale:
-        rel = str(lock.relative_to(store.root))
+        rel = str(lock.relative_to(store.root)) if lock.is_relative_to(store.root) else str(lock)
         report.findings.append(Finding("stale-git-lock", f"{rel} was left by a writer killed mid-commit; every "
                                        "later commit fails until it is removed", rel, fixed=lock in removed))
 
 
 # git --------------------------------------------------------------------------------------------------------------
 def _check_git(store: FolderStore, report: DoctorReport, fix: bool) -> bool:
-    git_dir = store.root / ".git"
-    if not git_dir.exists():
+    git_dir = store.git_dir
+    if store.places.beside:
+        from memtui.core.places import orphaned
+
+        for state, old in orphaned():
+            report.findings.append(Finding(
+                "state-left-behind", f"memtui state for {old!r}, a folder no longer there, is kept at {state}; if "
+                f"that folder is now {store.root}, run `memtui moved {old} {store.root}` (in quotes if it has "
+                "spaces) to keep its history, else remove the state folder", str(state), fixable=False,
+                advice=True))
+    if store.places.own_history and not store.has_git:
+        f = Finding("no-history", f"{store.root} has no history yet: memtui keeps it beside the folder "
+                    f"({git_dir}) and starts it when the memory is first opened for review or written; `memtui "
+                    "doctor --fix` starts it now (nothing is written into the folder)", str(git_dir))
+        if fix:
+            f.fixed = store.ensure_history() is not None
+        report.findings.append(f)
+        return True
+    if not store.has_git:
         report.findings.append(Finding(
             "no-git", f"{store.root} has no git repository, so writes have no history or undo; run "
             f"`memtui init --git {store.root}` to start one", ".git", fixable=False))
@@ -589,7 +610,7 @@ def _check_temp_files(store: FolderStore, report: DoctorReport, fix: bool) -> No
 
 # audit log ------------------------------------------------------------------------------------------------------
 def _check_audit(store: FolderStore, report: DoctorReport, fix: bool) -> None:
-    path = store.root / AUDIT_FILE
+    path = store.audit_path
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -615,7 +636,7 @@ def _check_audit(store: FolderStore, report: DoctorReport, fix: bool) -> None:
         if bad:
             aside = store.state / "corrupt" / f"{AUDIT_FILE}.{clock.now():%Y%m%dT%H%M%S}.{os.getpid()}"
             atomic_write(aside, b"".join(bad))
-            f.message += f"; set aside in {aside.relative_to(store.root)}"
+            f.message += f"; set aside in {aside.relative_to(store.root) if store.places.inside else aside}"
         # Refusals append without the lock; rewrite only if nobody appended meanwhile.
         if path.stat().st_size == len(data):
             atomic_write(path, b"".join(good))

@@ -120,6 +120,19 @@ class Store(ABC):
         return False
 
     @property
+    def state_folder(self) -> Path | None:
+        """The folder on this machine that holds memtui's own state for this memory (queue, intents, caches):
+        `.memtui/` in a folder memtui made, beside any other folder (memtui.core.places); None for a store that
+        keeps it elsewhere."""
+        return None
+
+    @property
+    def history_kept(self) -> str | None:
+        """Where history is kept, in a few words for the app's header, when it is not where a memtui memory keeps
+        it (a folder memtui did not make: "history beside the folder", "history in your git"); else None."""
+        return None
+
+    @property
     def cache_name(self) -> str:
         """What names this memory in a local cache (the search index of a memory with no `local_root`)."""
         return self.location

@@ -403,7 +403,8 @@ class MemtuiApp(App[None]):
         # from on_mount, it came after the first layout had begun and was shown in a second layout and frame. Its
         # result is shown before the first layout (`_first_data`).
         self._first_sync = self.sync(frozenset(), True, folder=False)
-        yield MemtuiHeader(self.folder or self.memory.store.location, id="header")
+        yield MemtuiHeader(self.folder or self.memory.store.location, history=self.memory.store.history_kept,
+                           id="header")
         with Horizontal(id="body"):
             yield MemoryTree(self.memory.store, self.root.name if self.folder else self.memory.store.location,
                              id="tree")

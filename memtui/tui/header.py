@@ -22,9 +22,12 @@ def short_root(root: Path) -> str:
 class MemtuiHeader(Static):
     COMPONENT_CLASSES = {"header--name", "header--root", "header--count", "header--alert"}
 
-    def __init__(self, root: Path | str, *, id: str | None = None) -> None:
+    def __init__(self, root: Path | str, *, history: str | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
         self.root = root
+        # Where history is kept, for a folder memtui did not make (memtui.core.places): "history beside" or "your
+        # git"; None for a memory that keeps it inside (`memtui init`), whose header is as it always was.
+        self.history = history
         self.connected = True
         self.counts: dict[str, int | None] = {"files": None, "pending": None, "conflict": 0, "external": 0}
 
@@ -47,6 +50,8 @@ class MemtuiHeader(Static):
                              (visible(where, newlines=False), style("header--root")))
         c = self.counts
         parts = [] if self.connected else [("disconnected, reconnecting", "header--alert")]
+        if self.history:
+            parts.append((self.history, "header--count"))
         if c["files"] is not None:
             parts.append((f"{c['files']} file{'' if c['files'] == 1 else 's'}", "header--count"))
         if c["pending"] is not None:
