@@ -43,9 +43,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def opened(folder: Path) -> Memory:
     """The memory as the app opens it: history started for a folder without one (cli.adopt_history, which part 1
     moves beside the folder), then the memory."""
-    from memtui.cli import adopt_history
+    from memtui.cli import start_history
 
-    adopt_history(folder)
+    start_history(folder)
     return Memory(folder)
 
 

@@ -28,10 +28,10 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 async def test_the_app_shows_hermes_entries_and_reviews_hermes_own_writes(folder: Path) -> None:
-    from memtui.cli import adopt_history
+    from memtui.cli import start_history
 
     before = listing(folder)
-    adopt_history(folder)  # what `memtui PATH` does before the app starts (part 1 moves it beside the folder)
+    start_history(folder)  # what `memtui PATH` does before the app starts (part 1 moves it beside the folder)
     approved_user = (folder / "USER.md").read_bytes()
     app = MemtuiApp(folder, user="wes")
     async with app.run_test(size=SIZE) as pilot:

@@ -40,9 +40,9 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T14:05")
     folder = hermes_home(tmp_path)
     BEFORE[folder] = listing(folder)  # as Hermes left it, before memtui opened it
-    from memtui.cli import adopt_history
+    from memtui.cli import start_history
 
-    adopt_history(folder)  # what opening it in the app does today
+    start_history(folder)  # what opening it in the app does today
     return folder
 
 
