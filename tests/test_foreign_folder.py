@@ -180,13 +180,13 @@ def test_a_named_root_that_does_not_exist_is_refused_not_made(tmp_path: Path) ->
     for argv, envs in ((["open", str(gone)], {}), ([], {"MEMTUI_ROOT": str(gone)})):
         done = subprocess.run([sys.executable, "-m", "memtui", *argv], capture_output=True, text=True,
                               env={**env(), **envs}, timeout=60)
-        assert done.returncode == 1, done.stderr
+        assert done.returncode == 2, done.stderr
         assert f"memtui init {gone}" in done.stderr and "memtui --demo" in done.stderr
         assert not gone.exists()
     afile = tmp_path / "a-file"
     afile.write_text("x")
     done = subprocess.run([sys.executable, "-m", "memtui", str(afile)], capture_output=True, text=True, env=env())
-    assert done.returncode == 1 and "is not a folder" in done.stderr and afile.read_text() == "x"
+    assert done.returncode == 2 and "is not a folder" in done.stderr and afile.read_text() == "x"
 
 
 def test_a_memory_folder_that_is_a_symlink_shares_its_state_with_the_folder(tmp_path: Path) -> None:
