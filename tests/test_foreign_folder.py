@@ -324,3 +324,18 @@ def test_a_folder_that_cannot_be_written_opens_reads_and_refuses_writes_losing_n
         assert listing(root) == before
     finally:
         subprocess.run(["chattr", "-i", str(root), str(root / "MEMORY.md")], capture_output=True)
+
+
+def test_a_hook_in_memtuis_own_repository_runs_against_it_not_the_project_around_the_folder(tmp_path: Path) -> None:
+    """A folder nested in a project: memtui's history is beside it. A pre-commit hook the person put in that
+    repository sees it (git's own GIT_DIR), never the project's repository that git would find above the folder."""
+    root, repo = make(tmp_path, "nested")
+    cli(root, "queue", "list")  # history beside starts
+    git_dir = places_for(root).git_dir
+    seen = tmp_path / "hook-saw"
+    hook = git_dir / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\ngit rev-parse --absolute-git-dir > '{seen}'\n")
+    hook.chmod(0o755)
+    cli(root, "update", "Notes", "add", "[stated] Prefers oolong")
+    assert seen.read_text().strip() == os.path.realpath(git_dir)
+    assert len(list(git.Repo(repo).iter_commits())) == 1
