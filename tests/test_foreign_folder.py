@@ -145,6 +145,7 @@ def test_init_git_moves_history_beside_into_the_folder_with_every_change_kept(tm
     done = cli(root, "init", "--git")
     assert "moved into the folder" in done.stdout
     assert (root / ".git").is_dir() and places_for(root).own_history is False
+    assert not (root / ".git" / "info" / "attributes").exists()  # memtui's exact-bytes rule stays memtui's
     assert cli(root, "history", "MEMORY.md").stdout == before
     assert git_status(root) == ""  # the person's git now sees it: clean, nothing of memtui's in it
 
