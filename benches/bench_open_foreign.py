@@ -77,13 +77,15 @@ def run(work: Path, *, files: int, megabytes: float, runs: int) -> dict:
         times["foreign again"].append(opened(copy, env))
         if k:
             shutil.rmtree(copy)
-    left = sorted(p.relative_to(work / "foreign-0").as_posix() for p in (work / "foreign-0").iterdir())
+    def names(folder: Path) -> list[tuple[str, int]]:  # every path under it (hidden ones too) and its size
+        return sorted((p.relative_to(folder).as_posix(), p.lstat().st_size) for p in folder.rglob("*"))
+
     medians = {name: statistics.median(values) for name, values in times.items()}
     return {"files": files, "megabytes": megabytes, "runs": runs,
             "median_ms": {name: round(v * 1000, 1) for name, v in medians.items()},
             "ratio_first": round(medians["foreign first"] / medians["memtui"], 2),
             "ratio_again": round(medians["foreign again"] / medians["memtui"], 2),
-            "folder_untouched": left == sorted(p.relative_to(plain).as_posix() for p in plain.iterdir())}
+            "folder_untouched": names(work / "foreign-0") == names(plain)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -194,9 +194,9 @@ def run_app(args: argparse.Namespace) -> int:
         refused = refusal(Path(root).expanduser().absolute())
     named = args.path or args.root or os.environ.get("MEMTUI_ROOT")
     if not refused and not args.demo and named and not store_given(args):
-        refused = _missing_root(Path(named).expanduser())
+        refused = _missing_root(Path(os.path.expanduser(named)))  # `~nobody`: no such user, the path as given
         if refused:
-            return fail(args, refused, EXIT_ERROR)
+            return fail(args, refused, EXIT_USAGE)  # a path that names no folder: the command line is wrong
     refused = refused or _no_terminal()  # after the refusals above: they hold with or without a terminal
     if refused:
         return fail(args, refused, EXIT_USAGE)

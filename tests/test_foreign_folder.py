@@ -145,6 +145,7 @@ def test_init_git_moves_history_beside_into_the_folder_with_every_change_kept(tm
     done = cli(root, "init", "--git")
     assert "moved into the folder" in done.stdout
     assert (root / ".git").is_dir() and places_for(root).own_history is False
+    assert not (root / ".git" / "info" / "attributes").exists()  # memtui's exact-bytes rule stays memtui's
     assert cli(root, "history", "MEMORY.md").stdout == before
     assert git_status(root) == ""  # the person's git now sees it: clean, nothing of memtui's in it
 
@@ -180,13 +181,13 @@ def test_a_named_root_that_does_not_exist_is_refused_not_made(tmp_path: Path) ->
     for argv, envs in ((["open", str(gone)], {}), ([], {"MEMTUI_ROOT": str(gone)})):
         done = subprocess.run([sys.executable, "-m", "memtui", *argv], capture_output=True, text=True,
                               env={**env(), **envs}, timeout=60)
-        assert done.returncode == 1, done.stderr
+        assert done.returncode == 2, done.stderr
         assert f"memtui init {gone}" in done.stderr and "memtui --demo" in done.stderr
         assert not gone.exists()
     afile = tmp_path / "a-file"
     afile.write_text("x")
     done = subprocess.run([sys.executable, "-m", "memtui", str(afile)], capture_output=True, text=True, env=env())
-    assert done.returncode == 1 and "is not a folder" in done.stderr and afile.read_text() == "x"
+    assert done.returncode == 2 and "is not a folder" in done.stderr and afile.read_text() == "x"
 
 
 def test_a_memory_folder_that_is_a_symlink_shares_its_state_with_the_folder(tmp_path: Path) -> None:
@@ -324,3 +325,18 @@ def test_a_folder_that_cannot_be_written_opens_reads_and_refuses_writes_losing_n
         assert listing(root) == before
     finally:
         subprocess.run(["chattr", "-i", str(root), str(root / "MEMORY.md")], capture_output=True)
+
+
+def test_a_hook_in_memtuis_own_repository_runs_against_it_not_the_project_around_the_folder(tmp_path: Path) -> None:
+    """A folder nested in a project: memtui's history is beside it. A pre-commit hook the person put in that
+    repository sees it (git's own GIT_DIR), never the project's repository that git would find above the folder."""
+    root, repo = make(tmp_path, "nested")
+    cli(root, "queue", "list")  # history beside starts
+    git_dir = places_for(root).git_dir
+    seen = tmp_path / "hook-saw"
+    hook = git_dir / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\ngit rev-parse --absolute-git-dir > '{seen}'\n")
+    hook.chmod(0o755)
+    cli(root, "update", "Notes", "add", "[stated] Prefers oolong")
+    assert seen.read_text().strip() == os.path.realpath(git_dir)
+    assert len(list(git.Repo(repo).iter_commits())) == 1

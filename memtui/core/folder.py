@@ -401,6 +401,9 @@ class FolderStore(Store):
         with self.lock():
             self.forget_git()
             shutil.move(str(self.places.git_dir), str(target))
+            ours = target / "info" / "attributes"  # the exact-bytes rule of memtui's own repository: the
+            if ours.is_file() and ours.read_text(errors="replace") == BESIDE_ATTRIBUTES:  # person's git is theirs
+                ours.unlink()
             done = run_plumbing(["git", "config", "--unset", "core.worktree"], {**os.environ, "GIT_DIR": str(target)})
             if done is None or done[0] not in (0, 5):
                 raise StoreError(f"git could not drop core.worktree in {target}; run `git --git-dir {target} "
@@ -1741,6 +1744,9 @@ def _fast_import_path(rel: str) -> bytes:
     return bytes(out + b'"')
 
 
+BESIDE_ATTRIBUTES = "* -text -ident -filter -working-tree-encoding\n"
+
+
 def _init_beside(git_dir: Path, work_tree: Path) -> Any:
     """memtui's own repository for a folder it keeps beside: a git dir in the state folder whose work tree is the
     folder (`core.bare = false`, `core.worktree`), made without a `.git` or anything else in the folder (`git init
@@ -1752,7 +1758,7 @@ def _init_beside(git_dir: Path, work_tree: Path) -> Any:
     # Every file's bytes stored exactly, whatever the folder's `.gitattributes` or the person's global config ask
     # (`$GIT_DIR/info/attributes` comes before both): history beside is a record of what was on disk.
     (git_dir / "info").mkdir(exist_ok=True)
-    (git_dir / "info" / "attributes").write_text("* -text -ident -filter -working-tree-encoding\n")
+    (git_dir / "info" / "attributes").write_text(BESIDE_ATTRIBUTES)
     real = os.path.realpath(work_tree)
     with repo.config_writer() as config:
         config.set_value("core", "bare", False)
