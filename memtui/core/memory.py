@@ -773,7 +773,7 @@ class Memory(MemoryReader):
 
     def _fast_lane(self, p: Proposal, before: str | None, outcome: update.Outcome | None,
                    policy: ReviewPolicy) -> bool:
-        """Is `p` one of the two writes an agent may make unreviewed (README "Trust model")? Log lines appended to
+        """Is `p` one of the two writes an agent may make unreviewed (docs/ "Trust model")? Log lines appended to
         today's daily log of the layout in use, each a well-formed "- HH:MM [tag] text" line and nothing else
         changed; or a new scratch note, directly in the scratch folder, that expires within
         `[review] scratch_max_ttl`. Judged from the planned change, never from the file's name alone. `policy` is
