@@ -86,7 +86,7 @@ def test_the_docs_show_commands_at_all() -> None:
     shown = shown_commands()
     assert len({page for page, _ in shown}) >= 6, shown
     assert ["queue", "approve", "p-0001"] in [argv for _, argv in shown]
-    assert ["init", "--git", "$d"] in [argv for _, argv in shown]  # inside `for …; do …; done`
+    assert ["hook", "install", "--claude-code"] in [argv for _, argv in shown]
 
 
 def test_every_memtui_command_in_the_docs_is_one_memtui_has() -> None:

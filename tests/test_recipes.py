@@ -182,3 +182,5 @@ def test_claude_code_hooks_recipe_puts_claude_codes_own_edit_in_the_review_queue
     assert "new to React" not in (folder / "MEMORY.md").read_text()
     assert Memory(folder).approve("p-0001", by="wes").status == "applied"
     assert "new to React" in (folder / "MEMORY.md").read_text()
+    # Claude Code's folder holds its own files only: memtui's history and state are kept beside it.
+    assert sorted(p.name for p in folder.iterdir()) == ["MEMORY.md"]
