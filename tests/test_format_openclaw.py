@@ -338,6 +338,8 @@ async def test_the_app_shows_history_struck_for_the_entry_and_in_review_and_open
             await pilot.pause()
         await wait_for(pilot, lambda: "earlier (1, from history)" in bar_text(), what="the entry's earlier version")
         assert "Billing service moved to Postgres 16 in November. (2026-12-06)" in bar_text()
+        mark = viewer.state.extra["provenance"][viewer.cursor]  # who wrote it, from history, shown beside them
+        assert mark.label() in bar_text() and mark.writer in ("person", "agent"), (mark, bar_text())
         keys = {b.binding.action for b in app.screen.active_bindings.values() if b.enabled}
         assert "revise_entry" in keys and "retag_entry" not in keys  # no Tag key where no tag is written
         assert (ws / "MEMORY.md").read_text().count("~~") == 0
