@@ -194,7 +194,7 @@ def run_app(args: argparse.Namespace) -> int:
         refused = refusal(Path(root).expanduser().absolute())
     named = args.path or args.root or os.environ.get("MEMTUI_ROOT")
     if not refused and not args.demo and named and not store_given(args):
-        refused = _missing_root(Path(named).expanduser())
+        refused = _missing_root(Path(os.path.expanduser(named)))  # `~nobody` stays as typed: Path's raises
         if refused:
             return fail(args, refused, EXIT_ERROR)
     refused = refused or _no_terminal()  # after the refusals above: they hold with or without a terminal
