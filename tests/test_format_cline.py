@@ -176,11 +176,19 @@ def test_a_bank_inside_the_persons_project_repository(home: Path, capsys) -> Non
     git(project, "add", "-A")
     git(project, "commit", "-qm", "project with its memory bank")
     status = git_status(project)
-    replace_in_file(bank, "progress.md", "- Reports\n", "- Reports (started)\n")
     before = listing(bank)
+    # A bank that merely sits in a project's repository gets memtui's own history beside it (memtui never commits
+    # into the project's repository): the first `queue list` starts it with the files as they are, nothing pending.
     code, out = cli(capsys, "queue", "list", "--root", str(bank))
-    assert "progress.md" in out and "external" in out, out  # history is the project's repository
-    untouched(before, bank, repo=project, status=status + "")
+    assert code == 0 and "nothing pending" in out, out
+    assert Memory(bank).store.where().startswith("history: memtui's, beside the folder")
+    untouched(before, bank, repo=project, status=status)
+    # Cline writes past memtui after that first open: `queue list` alone shows it as an external change.
+    replace_in_file(bank, "progress.md", "- Reports\n", "- Reports (started)\n")
+    before, status = listing(bank), git_status(project)
+    code, out = cli(capsys, "queue", "list", "--root", str(bank))
+    assert "progress.md" in out and "external" in out, out
+    untouched(before, bank, repo=project, status=status)
 
 
 # the app ----------------------------------------------------------------------------------------------------------

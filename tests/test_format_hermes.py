@@ -6,9 +6,8 @@ revise and remove through memtui written byte for byte as Hermes' own add, repla
 nothing of memtui's format with them; Hermes' own writes, which go straight to disk, reviewed entry by entry:
 approve commits them, reject puts the approved bytes back exactly.
 
-Every test that opens a fixture compares its listing before and after. Until memtui's state and history move beside
-the folder (#42 part 1), opening it leaves `.memtui/`, `memory-log.jsonl` and `.git` in it: `unchanged` first
-checks that nothing else differs, then fails on those alone.
+Every test that opens a fixture compares its listing before and after: memtui's state and history are kept beside
+the folder, so `unchanged` finds nothing in it but what a person approved (memtui's bookkeeping named apart).
 """
 
 from __future__ import annotations
@@ -41,8 +40,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def opened(folder: Path) -> Memory:
-    """The memory as the app opens it: history started for a folder without one (cli.adopt_history, which part 1
-    moves beside the folder), then the memory."""
+    """The memory as the app opens it: history started beside a folder without one (cli.start_history), then the
+    memory."""
     from memtui.cli import start_history
 
     start_history(folder)

@@ -31,7 +31,7 @@ async def test_the_app_shows_hermes_entries_and_reviews_hermes_own_writes(folder
     from memtui.cli import start_history
 
     before = listing(folder)
-    start_history(folder)  # what `memtui PATH` does before the app starts (part 1 moves it beside the folder)
+    start_history(folder)  # what `memtui PATH` does before the app starts: history beside the folder
     approved_user = (folder / "USER.md").read_bytes()
     app = MemtuiApp(folder, user="wes")
     async with app.run_test(size=SIZE) as pilot:

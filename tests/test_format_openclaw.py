@@ -4,10 +4,9 @@ The workspaces are built by OpenClaw's documented rules (tests/support/fixtures_
 person's own git repository as OpenClaw's docs recommend. Every test that opens one compares the folder's listing
 and the person's `git status` before and after: what differs must be only what a person approved.
 
-Until memtui's state moves beside the folder (#42 part 1, built on another branch), opening a workspace still leaves
-`.memtui/`, `memory-log.jsonl` (and `.git` where there was none) in it: each test checks hard that nothing else
-differs, then `untouched_but_for_part_1` makes the whole comparison, and xfails naming what is left while that
-bookkeeping is the only difference (the test passes as it is once part 1 has merged).
+memtui's state and history are kept beside a workspace (or in the person's own repository), so each test checks that
+only the approved files differ, then `nothing_else_changed` makes the whole comparison: the folder and the person's
+`git status` hold nothing of memtui's bookkeeping.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from support.foreign import changed, git_status, listing
 
 NOW = "2026-12-06T10:15"
 AGENT = "agent:openclaw"
-# memtui's own bookkeeping, which part 1 moves out of the folder: the only difference allowed until it merges.
+# memtui's own bookkeeping, kept beside the folder: none of it may appear in the folder.
 BOOKKEEPING = (".memtui", "memory-log.jsonl", ".git")
 
 
@@ -45,18 +44,12 @@ def only_approved(before: dict[str, str], ws: Path, approved: set[str]) -> dict[
     return {p: d for p, d in diff.items() if p not in approved and not (theirs and p.startswith(".git/"))}
 
 
-def untouched_but_for_part_1(rest: dict[str, tuple[str | None, str | None]], status: str, ws: Path) -> None:
-    """The whole comparison: nothing but what was approved differs, in the folder and in the person's `git status`.
-    What is left is memtui's own bookkeeping (the callers checked that first), which part 1 moves out: xfail."""
-    now = git_status(ws) if status is not None else None
-    if rest or now != status:
-        assert all(ours(p) for p in rest)
-        assert person_status_without_ours(now or "") == person_status_without_ours(status or "")
-        pytest.xfail(f"waits for #42 part 1: memtui's bookkeeping is still in the folder ({', '.join(sorted(rest))})")
-
-
-def person_status_without_ours(status: str) -> str:
-    return "".join(line + "\n" for line in status.splitlines() if not ours(line[3:].strip('"')))
+def nothing_else_changed(rest: dict[str, tuple[str | None, str | None]], status: str, ws: Path) -> None:
+    """The whole comparison: nothing but what was approved differs, in the folder and in the person's `git status`
+    (memtui's bookkeeping is kept beside the folder, none of it in it)."""
+    assert rest == {}, f"memtui left bookkeeping in the workspace: {sorted(rest)}"
+    if status is not None:
+        assert git_status(ws) == status, git_status(ws)
 
 
 @pytest.fixture
@@ -94,8 +87,8 @@ def test_an_agents_plain_bullet_revise_and_remove_through_the_cli_change_lines_i
     log = person_git(ws, "log", "--format=%s", "--", "MEMORY.md").splitlines()
     assert log[:3] == ["remove MEMORY.md § Decisions", "revise MEMORY.md § Projects: Invoices go out on the 2nd of "
                        "each month", "add MEMORY.md § Projects: Invoices go out on the 1st of each month"]
-    assert person_status_without_ours(git_status(ws)) == status
-    untouched_but_for_part_1(only_approved(before, ws, {"MEMORY.md"}), status, ws)
+    assert git_status(ws) == status
+    nothing_else_changed(only_approved(before, ws, {"MEMORY.md"}), status, ws)
 
 
 def test_a_revise_in_user_md_keeps_openclaws_observed_line_and_changes_the_directive_in_place(ws: Path) -> None:
@@ -109,7 +102,7 @@ def test_a_revise_in_user_md_keeps_openclaws_observed_line_and_changes_the_direc
     assert (ws / "USER.md").read_text() == USER.replace("- Always write dates as YYYY-MM-DD.",
                                                         "- Always write dates as DD.MM.YYYY.")
     assert "<!-- observed: 2026-11-20 | status: active -->" in (ws / "USER.md").read_text()
-    untouched_but_for_part_1(only_approved(before, ws, {"USER.md"}), status, ws)
+    nothing_else_changed(only_approved(before, ws, {"USER.md"}), status, ws)
 
 
 def test_a_tag_sent_inline_stays_in_the_proposal_not_in_the_file(ws: Path) -> None:
@@ -195,7 +188,7 @@ async def test_an_mcp_clients_plain_bullet_and_revise_wait_then_land_in_place(ws
         "before schema changes.\n", "before schema changes.\n- Dana is out 2026-12-08 to 2026-12-12\n")
     assert (ws / "USER.md").read_text() == USER.replace("- Prefer concise progress updates during implementation "
                                                         "work.", "- Prefer a one-line summary first.")
-    untouched_but_for_part_1(only_approved(before, ws, {"MEMORY.md", "USER.md"}), status, ws)
+    nothing_else_changed(only_approved(before, ws, {"MEMORY.md", "USER.md"}), status, ws)
 
 
 async def test_the_chats_agent_revises_a_plain_bullet_through_the_real_sdk_and_it_lands_in_place(ws: Path) -> None:
@@ -220,7 +213,7 @@ async def test_the_chats_agent_revises_a_plain_bullet_through_the_real_sdk_and_i
     assert (ws / "MEMORY.md").read_text() == MEMORY
     assert mem.approve(card.id, by="wes").status == "applied"
     assert (ws / "MEMORY.md").read_text() == MEMORY.replace("Use pnpm for", "Use pnpm 9 for")
-    untouched_but_for_part_1(only_approved(before, ws, {"MEMORY.md"}), status, ws)
+    nothing_else_changed(only_approved(before, ws, {"MEMORY.md"}), status, ws)
 
 
 # older versions, from history ---------------------------------------------------------------------------------
@@ -270,8 +263,8 @@ def test_openclaws_own_edit_is_an_external_change_approve_records_it_in_the_pers
     assert (ws / "MEMORY.md").read_text() == edited  # approving records; it rewrites nothing
     assert person_git(ws, "show", "HEAD:MEMORY.md") == edited
     assert not [p for p in mem.proposals() if p.external]
-    assert person_status_without_ours(git_status(ws)) == status
-    untouched_but_for_part_1(only_approved(before, ws, {"MEMORY.md", "memory/2026-12-06.md"}), status, ws)
+    assert git_status(ws) == status
+    nothing_else_changed(only_approved(before, ws, {"MEMORY.md", "memory/2026-12-06.md"}), status, ws)
 
 
 def test_rejecting_openclaws_own_edit_restores_the_approved_bytes_exactly_and_keeps_the_rejected_ones(
@@ -296,8 +289,8 @@ def test_rejecting_openclaws_own_edit_restores_the_approved_bytes_exactly_and_ke
     assert not (ws / "memory" / "2026-12-06.md").exists()
     gone = [r for r in mem.store.audit_records() if r.get("file") == "memory/2026-12-06.md"]
     assert base64.b64decode(gone[-1]["content_b64"]) == note
-    assert person_status_without_ours(git_status(ws)) == status
-    untouched_but_for_part_1(only_approved(before, ws, set()), status, ws)
+    assert git_status(ws) == status
+    nothing_else_changed(only_approved(before, ws, set()), status, ws)
 
 
 # the app ---------------------------------------------------------------------------------------------------------
@@ -338,6 +331,8 @@ async def test_the_app_shows_history_struck_for_the_entry_and_in_review_and_open
             await pilot.pause()
         await wait_for(pilot, lambda: "earlier (1, from history)" in bar_text(), what="the entry's earlier version")
         assert "Billing service moved to Postgres 16 in November. (2026-12-06)" in bar_text()
+        mark = viewer.state.extra["provenance"][viewer.cursor]  # who wrote it, from history, shown beside them
+        assert mark.label() in bar_text() and mark.writer in ("person", "agent"), (mark, bar_text())
         keys = {b.binding.action for b in app.screen.active_bindings.values() if b.enabled}
         assert "revise_entry" in keys and "retag_entry" not in keys  # no Tag key where no tag is written
         assert (ws / "MEMORY.md").read_text().count("~~") == 0
@@ -352,7 +347,7 @@ async def test_the_app_shows_history_struck_for_the_entry_and_in_review_and_open
         detail = str(app.review.query_one("#review-detail").render())
         assert "entries it changes (1):" in detail
         assert "changed: - Use pnpm for every JavaScript repository. → - Use bun for every JavaScript" in detail
-    untouched_but_for_part_1(only_approved(before, ws, set()), status, ws)
+    nothing_else_changed(only_approved(before, ws, set()), status, ws)
 
 
 # a real terminal ---------------------------------------------------------------------------------------------------
@@ -395,4 +390,4 @@ def test_a_newcomer_opens_the_workspace_with_open_openclaw_in_a_terminal(tmp_pat
         print(capture(tmux))
         subprocess.run([*tmux, "kill-server"], capture_output=True)
     assert "~~" not in (ws / "MEMORY.md").read_text()
-    untouched_but_for_part_1(only_approved(before, ws, set()), status, ws)
+    nothing_else_changed(only_approved(before, ws, set()), status, ws)

@@ -90,7 +90,7 @@ async def test_the_viewer_marks_each_line_by_who_wrote_it_and_an_approval_change
     after = {p: v for p, v in changed(before, workspace).items() if p != ".git" and not p.startswith(".git/")}
     assert {p for p in after if p.split("/")[0] not in (".memtui", "memory-log.jsonl")} == set()
     assert " M MEMORY.md\n" in status and git_status(workspace) == status.replace(" M MEMORY.md\n", "")
-    assert after == {}  # waits for part 1 of #42 (memtui's bookkeeping beside the folder)
+    assert after == {}  # memtui's bookkeeping is beside the folder, not in it
 
 
 async def test_memtuis_own_format_still_draws_its_tags(tmp_path: Path, monkeypatch, demo_template: Path) -> None:

@@ -26,7 +26,7 @@ from support.foreign import changed, git_status, listing
 from support.mcp_client import mcp_client
 
 NOW = f"{DAY}T14:05"
-# memtui's own bookkeeping, which part 1 of #42 moves beside the folder; until then it is the only other change.
+# memtui's own bookkeeping, kept beside the folder: checked apart first, so a failure names it.
 BOOKKEEPING = (".memtui", "memory-log.jsonl", ".git")
 
 
@@ -93,11 +93,11 @@ def test_each_line_of_an_openclaw_workspace_names_its_writer_surface_and_approve
     assert next(b for b in blame(mem, "MEMORY.md") if "40k" in b.text).actor == "external"
     assert history(mem, "MEMORY.md")[0].actor == "external"
 
-    # Only the approved file changed; the rest differs by memtui's bookkeeping alone (part 1 moves it out).
+    # Only the approved file changed, and nothing of memtui's bookkeeping is in the folder.
     diff = changed(before, workspace)
     assert not_bookkeeping(only(diff, "MEMORY.md")) == {}
-    assert only(diff, "MEMORY.md") == {}  # waits for part 1 of #42
-    assert git_status(workspace) == status + " M MEMORY.md\n"  # waits for part 1 of #42
+    assert only(diff, "MEMORY.md") == {}
+    assert git_status(workspace) == status + " M MEMORY.md\n"
 
 
 def test_an_agent_applied_at_once_and_each_surface_is_named(workspace: Path) -> None:
@@ -171,7 +171,7 @@ def test_memtuis_own_format_keeps_its_tags_and_the_rest_use_history(tmp_path: Pa
     cc = Memory(folder)
     assert cc.layout().kind == CLAUDE_CODE and provenance.shows(cc)
     assert not_bookkeeping(changed(before, folder)) == {}
-    assert changed(before, folder) == {}  # waits for part 1 of #42 (today opening it runs `git init`)
+    assert changed(before, folder) == {}  # no `git init`, no bookkeeping in the folder
 
 
 def test_cli_blame_prints_each_lines_provenance(workspace: Path, capsys) -> None:

@@ -70,7 +70,7 @@ def test_who_wrote_each_line_in_a_real_terminal(tmp_path: Path, monkeypatch: pyt
     assert git_status(ws) == status.replace(" M MEMORY.md\n", "")
     diff = {p: v for p, v in changed(before, ws).items() if p != ".git" and not p.startswith(".git/")}
     assert {p for p in diff if p.split("/")[0] not in (".memtui", "memory-log.jsonl")} == set()
-    assert diff == {}  # waits for part 1 of #42 (memtui's bookkeeping beside the folder)
+    assert diff == {}  # memtui's bookkeeping is beside the folder, not in it
 
 
 def foreground_of(coloured: str, symbol: str) -> str | None:

@@ -88,6 +88,7 @@ class FileCommit:
 def history(memory: Memory, rel: str) -> list[FileCommit]:
     """Every commit touching `rel`, newest first."""
     rel = memory.store.check_path(rel)
+    memory.store.ensure_history()  # a folder memtui did not make: its history beside it starts at the first look
     if not memory.store.keeps_history:
         raise NoHistory(f"{memory.location} has no git history; run `memtui init --git` to start one")
     audit = audit_by_commit(memory.store.audit_records())
@@ -125,6 +126,7 @@ class BlameLine:
 def blame(memory: Memory, rel: str) -> list[BlameLine]:
     """Per line of the file as it is on disk now; lines not yet committed have no commit (actor "uncommitted")."""
     rel = memory.store.check_path(rel)
+    memory.store.ensure_history()
     chunks = memory.store.blame_chunks(rel)  # raises NoHistory before a missing file is looked for, as before
     data = memory.store.read(rel)
     if data is None:

@@ -306,6 +306,7 @@ class Memory(MemoryReader):
             if p.to is not None:
                 p.to = self.store.check_path(p.to)
             self.read_text(p.file)  # the bytes on disk must be UTF-8 too: a write is applied to them as well
+            self.store.ensure_history()  # a folder memtui did not make: history beside it starts before the base
             before = self.base_text(p.file)
             planner = self._planner()
             # The config is read once for the write (each read checks HEAD and the config file): who counts as an

@@ -97,8 +97,9 @@ def _plan(planner: Planner, p: Proposal, before: str | None) -> Outcome | None:
         doc = Document(before, p.file)
         spec = planner.spec_for(doc)
         layout = planner.layout()
-        if not layout.tags and p.provenance is None and p.entry:
+        if not layout.tags and p.provenance is None and p.entry and len(p.entry.strip().splitlines()) == 1:
             # The file will not carry the tag the entry was sent with: the proposal (and so the audit) keeps it.
+            # An entry of several lines is not one entry: the write below refuses it with the reason.
             p.provenance = split_inline(p.entry)[0]
         if p.action == "add":
             return update.add(doc, p.section or "", p.entry or "", provenance=p.provenance, source=p.source,

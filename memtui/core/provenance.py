@@ -130,6 +130,8 @@ def of_file(memory: Memory, rel: str, *, cached_only: bool = False) -> list[Line
     none, FileNotFoundError for a missing file."""
     store = memory.store
     rel = store.check_path(rel)
+    if not cached_only:
+        store.ensure_history()  # a folder memtui did not make: its history beside it starts at the first look
     if not store.keeps_history:
         raise NoHistory(f"{memory.location} has no history; run `memtui init --git` to start one")
     data = store.read(rel)

@@ -119,6 +119,12 @@ class Store(ABC):
         """Past versions can be read (`history`, `resolve_change`, `file_at`, `blame_chunks`)."""
         return False
 
+    def ensure_history(self) -> str | None:
+        """Start history where the store keeps it itself and has none yet (a folder memtui did not make: its own
+        repository beside it). Called by every surface that reads history, so the first look starts it; returns
+        the first change, or None (history already there, or a store whose history is not started this way)."""
+        return None
+
     @property
     def state_folder(self) -> Path | None:
         """The folder on this machine that holds memtui's own state for this memory (queue, intents, caches):

@@ -350,6 +350,10 @@ class EntryCursor:
         marks = st.extra.get("provenance") if st is not None else None
         if entry is not None and marks is not None and self.cursor is not None and self.cursor < len(marks):
             who = marks[self.cursor]  # a format without tags: who wrote it, by memtui's record (the viewer read it)
+            version = st.extra.get("version", "") if st is not None else ""
+            if version not in self._blame_asked:  # the entry's earlier versions, from history: no blame needed
+                self._blame_asked.add(version)
+                self.load_blame(version, blame_too=False)
         elif entry is not None and st is not None:
             version = st.extra.get("version", "")
             blame = self._blame.get(version)
@@ -365,11 +369,14 @@ class EntryCursor:
                        SYMBOLS.get(entry.tag if entry else None, "⚑"), who=who, filter_label=label,
                        position=f"entry {where}", earlier=self._earlier.get(entry.raw) if entry else None)
 
-    def load_blame(self, version: str) -> None:
-        self.view.run_worker(partial(self._read_blame, version), name="load_blame", group="blame", thread=True,
-                             exit_on_error=False)
+    def load_blame(self, version: str, *, blame_too: bool = True) -> None:
+        """Read the file's blame and (in a layout that keeps no struck lines) its entries' earlier versions in a
+        thread; `blame_too` False where the viewer has each line's provenance already and only the earlier
+        versions are wanted."""
+        self.view.run_worker(partial(self._read_blame, version, blame_too), name="load_blame", group="blame",
+                             thread=True, exit_on_error=False)
 
-    def _read_blame(self, version: str) -> None:
+    def _read_blame(self, version: str, blame_too: bool = True) -> None:
         from memtui.core.history import NoHistory, blame
 
         try:
@@ -379,7 +386,7 @@ class EntryCursor:
                 data = self.memory.store.read(self.rel)
                 if data is None or version_of(data.decode("utf-8", errors="replace")) != version:
                     return  # the file moved on; the next load asks again
-                lines: list[Any] | str = blame(self.memory, self.rel)
+                lines: list[Any] | str = blame(self.memory, self.rel) if blame_too else []
                 earlier: dict[str, list[str]] = {}
                 if not self.memory.layout().strikes:
                     from memtui.core.lineage import superseded_lines

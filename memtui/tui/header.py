@@ -50,8 +50,6 @@ class MemtuiHeader(Static):
                              (visible(where, newlines=False), style("header--root")))
         c = self.counts
         parts = [] if self.connected else [("disconnected, reconnecting", "header--alert")]
-        if self.history:
-            parts.append((self.history, "header--count"))
         if c["files"] is not None:
             parts.append((f"{c['files']} file{'' if c['files'] == 1 else 's'}", "header--count"))
         if c["pending"] is not None:
@@ -60,6 +58,8 @@ class MemtuiHeader(Static):
             parts.append((f"{c['conflict']} conflict", "header--alert"))
         if c["external"]:
             parts.append((f"{c['external']} external", "header--alert"))
+        if self.history:  # last: what waits for the person stays in view in an 80-column terminal
+            parts.append((self.history, "header--count"))
         for label, cls in parts:
             text.append("  ·  ", style("header--count"))
             text.append(label, style(cls))

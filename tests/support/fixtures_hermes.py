@@ -90,13 +90,13 @@ def entries_of(text: str) -> list[str]:
     return [e.strip() for e in text.split("\n§\n") if e.strip()]
 
 
-# What opening a folder leaves in it until memtui's state and history move beside the folder (#42 part 1).
+# memtui's bookkeeping, which it keeps beside the folder: named apart when it is found in it.
 BOOKKEEPING = (".memtui", ".git", "memory-log.jsonl")
 
 
 def unchanged(before: dict[str, str], folder: Path, approved: dict[str, bytes] | None = None) -> None:
     """The folder (`support.foreign.listing`) holds what it held, the files a person approved (`approved`: name ->
-    bytes) aside: first nothing but memtui's bookkeeping differs, then not even that (which waits for part 1)."""
+    bytes) aside: first nothing but memtui's bookkeeping differs, then not even that."""
     import hashlib
 
     from support.foreign import changed
