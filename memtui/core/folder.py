@@ -92,6 +92,7 @@ class FolderStore(Store):
         self._reviewed_config: tuple[Any, tuple[str | None, str | None]] | None = None
         # Big files changed past memtui, as last listed for review: path -> (bytes, hash). See _bytes_now.
         self._seen: dict[str, tuple[bytes, str]] = {}
+        self._before: dict[str, dict[str, bool]] = {}  # began → commit → an ancestor of it (see before_memtui)
 
     # capabilities (see Store) -----------------------------------------------------------------------------
     @property
@@ -381,10 +382,55 @@ class FolderStore(Store):
         """Start memtui's own history beside a folder that has none (`places`: no `.git` of the person's, state kept
         beside): the folder's files committed as they are, in the state folder. The first commit, or None when
         there is history already, the folder keeps its state inside (`memtui init --git` starts git there), or is
-        not a folder."""
+        not a folder. Where memtui first keeps a folder, the commit history stands at is recorded (`began`)."""
         if not self.places.own_history or self.has_git or not self.root.is_dir():
+            self.began(record=True)
             return None
-        return self.init_git(beside=True)
+        sha = self.init_git(beside=True)
+        self.began(record=True)
+        return sha
+
+    def began(self, *, record: bool = False) -> str | None:
+        """The commit history stood at when memtui first kept this folder (its state beside it): what came before
+        is the starting point, there before memtui reviewed anything (memtui/core/provenance.py). Recorded in the
+        state folder when memtui first keeps the folder (`ensure_history`, with `record`); None for a memory memtui
+        made, with no history, or before that."""
+        if self.places.inside:
+            return None
+        path = self.places.state / "began"
+        try:
+            text = path.read_text(encoding="ascii").strip()
+            return text if len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text) else None
+        except FileNotFoundError:
+            pass
+        except (OSError, UnicodeDecodeError):
+            return None
+        head = self.head() if record and self.has_git else None
+        if head is None:
+            return None
+        try:
+            self.places.ready()
+            atomic_write(path, (head.sha + "\n").encode())
+        except OSError:
+            pass  # not recorded: asked again next time
+        return head.sha
+
+    def before_memtui(self, sha: str) -> bool:
+        began = self.began()
+        if began is None:
+            return False
+        if sha == began:
+            return True
+        known = self._before.get(began)
+        if known is None:
+            known = self._before[began] = {}
+        if sha not in known:
+            with self._git.use("reading history") as repo:
+                try:
+                    known[sha] = bool(repo is not None and repo.is_ancestor(sha, began))
+                except Exception:  # noqa: BLE001 - an unknown or unreadable commit: not the starting point
+                    known[sha] = False
+        return known[sha]
 
     def move_history_in(self) -> str:
         """`memtui init --git` on a folder whose history is memtui's, beside it: the repository becomes the

@@ -132,6 +132,11 @@ class Store(ABC):
         it (a folder memtui did not make: "history beside the folder", "history in your git"); else None."""
         return None
 
+    def before_memtui(self, sha: str) -> bool:
+        """Was commit `sha` in history already when memtui first kept this memory (a folder memtui did not make):
+        the starting point of what the person's agent wrote before memtui came. A memory memtui made has none."""
+        return False
+
     @property
     def cache_name(self) -> str:
         """What names this memory in a local cache (the search index of a memory with no `local_root`)."""
