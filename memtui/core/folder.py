@@ -93,6 +93,7 @@ class FolderStore(Store):
         # Big files changed past memtui, as last listed for review: path -> (bytes, hash). See _bytes_now.
         self._seen: dict[str, tuple[bytes, str]] = {}
         self._before: dict[str, dict[str, bool]] = {}  # began → commit → an ancestor of it (see before_memtui)
+        self._record: Any = None  # memtui.core.queue_record.QueueRecord, made on first use
 
     # capabilities (see Store) -----------------------------------------------------------------------------
     @property
@@ -388,6 +389,7 @@ class FolderStore(Store):
             return None
         sha = self.init_git(beside=True)
         self.began(record=True)
+        self.start_queue_record()
         return sha
 
     def began(self, *, record: bool = False) -> str | None:
@@ -1653,7 +1655,35 @@ class FolderStore(Store):
             return n
 
     def queue_save(self, pid: str, data: bytes) -> None:
+        record = self._queue_record()
         self.kept.queue_save(pid, data)
+        record.wrote([(pid, data)])
+
+    def _queue_record(self) -> Any:
+        """memtui.core.queue_record's record of this memory's queue writes, kept beside it; started (trust on first
+        use) with the queue files there are when it is first made."""
+        from memtui.core.places import memories_home, state_key
+        from memtui.core.queue_record import QueueRecord
+
+        if self._record is None:
+            self._record = QueueRecord(memories_home() / state_key(self.places.real))
+        if not self._record.exists():
+            held = [(pid, data) for pid, data in self.kept.queue_read(self.kept.queue_ids()) if data is not None]
+            self._record.wrote(held)
+        return self._record
+
+    def start_queue_record(self) -> None:
+        """Start the record of queue writes now (a new memory: empty), not at first use, which trusts what is there."""
+        try:
+            self._queue_record()
+        except OSError:
+            pass  # started at first use instead
+
+    def queue_vouched(self, pid: str, data: bytes) -> str | None:
+        try:
+            return self._queue_record().vouches(pid, data)
+        except OSError as exc:
+            return f"memtui's record of its queue writes cannot be read ({exc.strerror or exc})"
 
     def queue_load(self, pid: str) -> bytes | None:
         return self.kept.queue_load(pid)
