@@ -31,7 +31,9 @@ class QueueRecord:
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / RECORD_FILE
-        self._seen: tuple[tuple[int, int], dict[str, str]] | None = None
+        self._known: dict[str, str] = {}
+        self._read = 0  # bytes of the record read into `_known`
+        self._ino = -1
 
     def exists(self) -> bool:
         return self.path.is_file()
@@ -49,21 +51,26 @@ class QueueRecord:
             os.close(fd)
 
     def last(self) -> dict[str, str]:
-        """Proposal id -> the hash of the bytes memtui last wrote for it (read again only when the file changed)."""
+        """Proposal id -> the hash of the bytes memtui last wrote for it. The record only grows: what was added since
+        the last read is read (a flood of 100,000 queue writes is not parsed again on every listing)."""
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
             return {}
-        stamp = (st.st_size, st.st_mtime_ns)
-        if self._seen is not None and self._seen[0] == stamp:
-            return self._seen[1]
-        known: dict[str, str] = {}
-        with open(self.path, "rb") as f:
-            for raw in f:
+        known, read = self._known, self._read
+        if st.st_ino != self._ino or st.st_size < read:  # replaced or cut: read whole again
+            known, read = {}, 0
+        if st.st_size > read:
+            with open(self.path, "rb") as f:
+                f.seek(read)
+                chunk = f.read(st.st_size - read)
+            whole = chunk[:chunk.rfind(b"\n") + 1]  # a line being appended is read next time, whole
+            for raw in whole.splitlines():
                 pid, _, digest = raw.decode("ascii", "replace").strip().partition(" ")
                 if pid and digest:
                     known[pid] = digest
-        self._seen = (stamp, known)
+            read += len(whole)
+        self._known, self._read, self._ino = known, read, st.st_ino
         return known
 
     def vouches(self, pid: str, data: bytes) -> str | None:
