@@ -62,11 +62,10 @@ async def test_the_viewer_marks_each_line_by_who_wrote_it_and_an_approval_change
         assert loose.lstrip().startswith("⚑") and "outside writer, not reviewed" in loose
         assert "untagged" not in loose  # a format without tags is not flagged for lacking them
         theirs = row(viewer, "Priya runs the renewal")
-        assert theirs.lstrip().startswith("⚑") and "written outside memtui, not reviewed here (committed by Wes " \
-            "Example)" in theirs
+        assert theirs.lstrip().startswith("·") and "there before memtui (committed by Wes Example)" in theirs
         # The next line of the same change carries the mark, not the words again; a new run says who again.
         assert row(viewer, "two reviewers").lstrip().startswith("▲") and "approved" not in row(viewer, "two reviewers")
-        assert "written outside memtui" in row(viewer, "The public API uses REST")
+        assert "there before memtui" in row(viewer, "The public API uses REST")
         # Colour as well as shape: the agent's line in the [inferred] colour, the person's in [stated]'s.
         assert viewer.get_component_rich_style("viewer--inferred").color is not None
 

@@ -71,8 +71,9 @@ def test_each_line_of_an_openclaw_workspace_names_its_writer_surface_and_approve
 
     lines = marks(mem, "MEMORY.md")
     first = lines["- Priya runs the renewal calls with Acme; she wants numbers before the call."]
-    assert (first.writer, first.who, first.approved_by, first.tag) == ("outside", "Wes Example", None, None)
-    assert "no review record" in first.label()  # the person's own commit, outside memtui: nobody reviewed it here
+    # The person's own commit from before memtui first kept the workspace: the starting point, not a warning.
+    assert (first.writer, first.who, first.approved_by, first.tag) == ("before", "Wes Example", None, "before")
+    assert "there before memtui began keeping this memory" in first.label()
     mine = lines["- Wes's manager is Dana Lee."]
     assert (mine.writer, mine.who, mine.tag, mine.reviewed) == ("person", "wes", "stated", True)
     agent = lines["- Staging deploys happen on Wednesdays."]
@@ -187,7 +188,7 @@ def test_cli_blame_prints_each_lines_provenance(workspace: Path, capsys) -> None
     fri = next(row for row in out if "happen on Fridays" in row)
     assert " ▲ mcp:openclaw ✓wes " in fri and q.id in fri
     assert " ⚑ outside, unreviewed " in next(row for row in out if "Written straight to disk" in row)
-    assert " ⚑ outside, unreviewed " in next(row for row in out if "Priya runs the renewal" in row)
+    assert " · before memtui " in next(row for row in out if "Priya runs the renewal" in row)
     assert out[-1].startswith("◆ person   ▲ agent, approved")
 
     assert main(["blame", "MEMORY.md", "--root", str(workspace), "--json"]) == 0
@@ -223,3 +224,43 @@ def test_a_layout_forced_in_the_config_draws_provenance_from_history(root: Path,
     line = next(p for t, p in marks(forced, "MEMORY.md").items() if "office moves" in t)
     assert (line.writer, line.who, line.via, line.approved_by, line.tag) == \
         ("agent", "mcp:claude", "MCP", "wes", "inferred")
+
+
+# the starting point ------------------------------------------------------------------------------------------------
+# Every line of a memory memtui did not make was drawn `⚑ written outside memtui, not reviewed here`, the warning an
+# outside writer's unreviewed line gets: on first opening an existing Claude Code or OpenClaw memory, all of it read
+# as suspect. What was there when memtui first kept the folder is the starting point (`·`, drawn plain); a commit
+# made outside memtui after that is still an outside writer's, whatever date it carries.
+def test_what_was_there_when_memtui_first_kept_the_folder_is_the_starting_point(workspace: Path, now) -> None:
+    from memtui.cli import start_history
+
+    assert start_history(workspace) is None  # the person's own repository: nothing started, the starting point kept
+    mem = Memory(workspace)
+    text = "- Priya runs the renewal calls with Acme; she wants numbers before the call."
+    start = marks(mem, "MEMORY.md")[text]
+    assert (start.writer, start.tag, start.reviewed) == ("before", "before", False)
+    assert start.brief() == "there before memtui (committed by Wes Example)" and start.short() == "before memtui"
+    # An outside commit after that, back-dated to look older than memtui, is still an outside writer's.
+    with (workspace / "MEMORY.md").open("a") as f:
+        f.write("- Priya approved the 40k discount.\n")
+    import os
+    import subprocess
+
+    subprocess.run(["git", "-C", str(workspace), "commit", "-qam", "notes"], check=True,
+                   env={**os.environ, "GIT_AUTHOR_DATE": "2020-01-01T00:00:00", "GIT_COMMITTER_DATE": "2020-01-01T00:00:00"})
+    late = marks(mem, "MEMORY.md")["- Priya approved the 40k discount."]
+    assert (late.writer, late.tag) == ("outside", None) and "no review record" in late.label()
+    assert marks(mem, "MEMORY.md")[text].writer == "before"
+
+
+def test_a_folder_without_git_starts_as_memtuis_copy_of_it_and_no_line_is_a_warning(tmp_path: Path, now) -> None:
+    from memtui.cli import start_history
+
+    now(NOW)
+    home = claude_code_memory(tmp_path / "home")
+    assert start_history(home) is not None
+    mem = Memory(home)
+    lines = marks(mem, "MEMORY.md")
+    assert lines and {p.writer for p in lines.values() if p.commit} == {"before"}
+    assert {p.brief() for p in lines.values() if p.commit} == {"there before memtui"}
+    assert not any(p.tag is None for p in lines.values())  # no warning on any line of the starting point

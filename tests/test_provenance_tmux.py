@@ -52,9 +52,9 @@ def test_who_wrote_each_line_in_a_real_terminal(tmp_path: Path, monkeypatch: pyt
         words = flat(screen)
         assert "▲ - Staging deploys happen on Wednesdays. · agent mcp:openclaw via MCP, approved by wes" in words
         assert "⚑ - Acme's renewal is worth 40k a year. · outside writer, not reviewed (not committed)" in words
-        assert "⚑ - Priya runs the renewal calls with Acme; she wants numbers before the call. · written outside " \
-            "memtui, not reviewed here (committed by Wes Example)" in words
-        assert "⚑ - The public API uses REST. ▲ - Staging" in words  # same change as the line above: the mark only
+        assert "· - Priya runs the renewal calls with Acme; she wants numbers before the call. · there before " \
+            "memtui (committed by Wes Example)" in words
+        assert "· - The public API uses REST. ▲ - Staging" in words  # same change as the line above: the mark only
         # Colour as well as shape: the agent's mark and the outside writer's are drawn in different colours.
         coloured = capture(tmux, escapes=True)
         assert None is not foreground_of(coloured, "▲") != foreground_of(coloured, "⚑") is not None

@@ -223,7 +223,10 @@ def _entry_lines(mem: Memory, p: Proposal) -> str:
         return ""
     if (before and len(before) > 1_000_000) or (after and len(after) > 1_000_000):
         return ""
-    text = [None if b is None else b.decode("utf-8", errors="replace") for b in (before, after)]
+    from memtui.core.secrets import mask
+
+    # Masked as the diff is: an entry holding a key is listed with its kind's prefix and ****, never the key.
+    text = [None if b is None else mask(b.decode("utf-8", errors="replace")) for b in (before, after)]
     return "".join(f"\nentry {one_line(line)}" for line in entry_changes(rel, text[0], text[1]))
 def _show_entries(args: argparse.Namespace, rel: str, text: str) -> int:
     """A Hermes file as Hermes reads it: numbered entries (an entry's lines kept together), its usage against
@@ -264,9 +267,9 @@ def cmd_queue(args: argparse.Namespace) -> int:
             + foreign + (f"reason: {one_line(p.reason)}\n" if p.reason else "") \
             + "".join(f"flag: {one_line(f)}\n" for f in p.flags) \
             + "".join(f"warning: {one_line(w)}\n" for w in p.warnings) + _contradicts_lines(mem, p) \
-            + _lineage_lines(mem, p) + p.diff
+            + (lineage := _lineage_lines(mem, p)) + p.diff
         if p.external:
-            human += _entry_lines(mem, p)
+            human += "" if lineage else _entry_lines(mem, p)  # once: a layout without struck lines listed them
             human += f"\nTo commit exactly these bytes: memtui queue approve {p.id}@{p.after_hash}"
         human = human.rstrip("\n") + f"\ndigest: {p.digest()} (to decide on exactly this: --expect {p.digest()})"
         emit(args, {**_public(p), "foreign": p.foreign,

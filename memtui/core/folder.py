@@ -92,6 +92,8 @@ class FolderStore(Store):
         self._reviewed_config: tuple[Any, tuple[str | None, str | None]] | None = None
         # Big files changed past memtui, as last listed for review: path -> (bytes, hash). See _bytes_now.
         self._seen: dict[str, tuple[bytes, str]] = {}
+        self._before: dict[str, dict[str, bool]] = {}  # began → commit → an ancestor of it (see before_memtui)
+        self._record: Any = None  # memtui.core.queue_record.QueueRecord, made on first use
 
     # capabilities (see Store) -----------------------------------------------------------------------------
     @property
@@ -381,10 +383,56 @@ class FolderStore(Store):
         """Start memtui's own history beside a folder that has none (`places`: no `.git` of the person's, state kept
         beside): the folder's files committed as they are, in the state folder. The first commit, or None when
         there is history already, the folder keeps its state inside (`memtui init --git` starts git there), or is
-        not a folder."""
+        not a folder. Where memtui first keeps a folder, the commit history stands at is recorded (`began`)."""
         if not self.places.own_history or self.has_git or not self.root.is_dir():
+            self.began(record=True)
             return None
-        return self.init_git(beside=True)
+        sha = self.init_git(beside=True)
+        self.began(record=True)
+        self.start_queue_record()
+        return sha
+
+    def began(self, *, record: bool = False) -> str | None:
+        """The commit history stood at when memtui first kept this folder (its state beside it): what came before
+        is the starting point, there before memtui reviewed anything (memtui/core/provenance.py). Recorded in the
+        state folder when memtui first keeps the folder (`ensure_history`, with `record`); None for a memory memtui
+        made, with no history, or before that."""
+        if self.places.inside:
+            return None
+        path = self.places.state / "began"
+        try:
+            text = path.read_text(encoding="ascii").strip()
+            return text if len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text) else None
+        except FileNotFoundError:
+            pass
+        except (OSError, UnicodeDecodeError):
+            return None
+        head = self.head() if record and self.has_git else None
+        if head is None:
+            return None
+        try:
+            self.places.ready()
+            atomic_write(path, (head.sha + "\n").encode())
+        except OSError:
+            pass  # not recorded: asked again next time
+        return head.sha
+
+    def before_memtui(self, sha: str) -> bool:
+        began = self.began()
+        if began is None:
+            return False
+        if sha == began:
+            return True
+        known = self._before.get(began)
+        if known is None:
+            known = self._before[began] = {}
+        if sha not in known:
+            with self._git.use("reading history") as repo:
+                try:
+                    known[sha] = bool(repo is not None and repo.is_ancestor(sha, began))
+                except Exception:  # noqa: BLE001 - an unknown or unreadable commit: not the starting point
+                    known[sha] = False
+        return known[sha]
 
     def move_history_in(self) -> str:
         """`memtui init --git` on a folder whose history is memtui's, beside it: the repository becomes the
@@ -1610,7 +1658,35 @@ class FolderStore(Store):
             return n
 
     def queue_save(self, pid: str, data: bytes) -> None:
+        record = self._queue_record()
         self.kept.queue_save(pid, data)
+        record.wrote([(pid, data)])
+
+    def _queue_record(self) -> Any:
+        """memtui.core.queue_record's record of this memory's queue writes, kept beside it; started (trust on first
+        use) with the queue files there are when it is first made."""
+        from memtui.core.places import memories_home, state_key
+        from memtui.core.queue_record import QueueRecord
+
+        if self._record is None:
+            self._record = QueueRecord(memories_home() / state_key(self.places.real))
+        if not self._record.exists():
+            held = [(pid, data) for pid, data in self.kept.queue_read(self.kept.queue_ids()) if data is not None]
+            self._record.wrote(held)
+        return self._record
+
+    def start_queue_record(self) -> None:
+        """Start the record of queue writes now (a new memory: empty), not at first use, which trusts what is there."""
+        try:
+            self._queue_record()
+        except OSError:
+            pass  # started at first use instead
+
+    def queue_vouched(self, pid: str, data: bytes) -> str | None:
+        try:
+            return self._queue_record().vouches(pid, data)
+        except OSError as exc:
+            return f"memtui's record of its queue writes cannot be read ({exc.strerror or exc})"
 
     def queue_load(self, pid: str) -> bytes | None:
         return self.kept.queue_load(pid)

@@ -93,4 +93,5 @@ def init_root(path: str | Path, template: str = "personal", *, adopt_git: bool =
         atomic_write(root / ".gitignore", GITIGNORE.encode())
     store = FolderStore(root)  # opened again: the root keeps its state inside now (`.memtui/`), as places decides
     sha = store.init_git()
+    store.start_queue_record()  # from here every queue file is memtui's only if it wrote it (queue_record.py)
     return InitResult(root, True, sha, f"created a {template} memory root at {root}")

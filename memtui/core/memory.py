@@ -398,7 +398,7 @@ class Memory(MemoryReader):
             p = self._queued(pid, data)
             if p is None:
                 continue
-            foreign = unsealed_reason(data or b"", check)
+            foreign = self._unvouched(pid, data, check)
             if foreign is not None and p.open:
                 self._foreign(pid, foreign, unsealed_open)
                 continue
@@ -505,7 +505,7 @@ class Memory(MemoryReader):
                 p = self._queued(pid, data)
                 if p is None:
                     continue
-                foreign = unsealed_reason(data or b"", check)
+                foreign = self._unvouched(pid, data, check)
                 if foreign is not None:  # neither shown nor counted (nor kept: it is checked again next time)
                     if p.open:
                         self._foreign(pid, foreign, unsealed_open)
@@ -521,7 +521,7 @@ class Memory(MemoryReader):
                 if h.id != pid or pid.startswith(EXTERNAL_PREFIX):
                     self._queued(pid, data)  # says which, as a listing that reaches it would
                     continue
-                foreign = unsealed_reason(data or b"", check)
+                foreign = self._unvouched(pid, data, check)
                 if foreign is not None:
                     if h.status in (PENDING, CONFLICT):
                         self._foreign(pid, foreign, unsealed_open)
@@ -585,8 +585,14 @@ class Memory(MemoryReader):
             raise NotFound(f"proposal {pid} is unreadable (half-written or corrupt); `memtui doctor` repairs it")
         if p.id != pid:
             raise NotFound(f"proposal {pid}'s queue file names another id ({p.id!r}); it is not {pid}")
-        p.foreign = unsealed_reason(data)
+        p.foreign = self._unvouched(pid, data, None)
         return p
+
+    def _unvouched(self, pid: str, data: bytes | None, check: object) -> str | None:
+        """Why queue file `data` of `pid` is not memtui's own latest here: no seal of this person's memtui over
+        its bytes (`unsealed_reason`), or not the version memtui last wrote in this memory (`Store.queue_vouched`:
+        an earlier version put back, or one copied from another memory)."""
+        return unsealed_reason(data or b"", check) or self.store.queue_vouched(pid, data or b"")
 
     @emits_change
     def approve(

@@ -26,7 +26,7 @@ from __future__ import annotations
 import threading
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from memtui.core.actors import clean_actor
 from memtui.core.proposals import EXTERNAL_PREFIX
@@ -36,14 +36,17 @@ if TYPE_CHECKING:
     from memtui.core.memory import Memory
     from memtui.core.store import Commit
 
-PERSON, AGENT, OUTSIDE, RESTORED = "person", "agent", "outside", "restored"
+PERSON, AGENT, OUTSIDE, RESTORED, BEFORE = "person", "agent", "outside", "restored", "before"
 # Least trusted first: of several writers behind one commit of a file, the first in this order is shown.
 DISTRUST = (OUTSIDE, AGENT, RESTORED, PERSON)
 FILE_TOOLS = ("create", "edit", "delete", "rename")  # the Anthropic memory tool's actions (memtui/agent/memory_tool.py)
 HOOK_ACTOR = "claude-code"  # memtui/integrations/claude_code.py ACTOR (core does not import integrations)
 SYMBOLS = {"stated": "◆", "observed": "●", "inferred": "▲", "suggested": "○", None: "⚑"}  # as the viewer's tags
 LEGEND = (("stated", "person"), ("inferred", "agent, approved"), ("observed", "outside writer or undo, approved"),
-          ("suggested", "agent, not reviewed"), (None, "outside writer, not reviewed"))
+          ("suggested", "agent, not reviewed"), (None, "outside writer, not reviewed"),
+          ("before", "there before memtui began keeping this memory"))
+# A line already in history when memtui first kept this folder: neither reviewed nor a warning, the starting point.
+SYMBOLS["before"] = "·"
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,10 @@ class LineProvenance:
 
     @property
     def tag(self) -> str | None:
-        """The tag whose colour and symbol this line is drawn with (None: the untagged warning)."""
+        """The tag whose colour and symbol this line is drawn with (None: the untagged warning; "before": the
+        starting point, drawn plain with `·`)."""
+        if self.writer == BEFORE:
+            return "before"
         if self.writer == PERSON:
             return "stated"
         if not self.reviewed:
@@ -77,6 +83,8 @@ class LineProvenance:
         if self.commit is None:
             return "outside writer, not reviewed: changed on disk, not committed"
         day = f" {self.time[:10]}" if self.time else ""
+        if self.writer == BEFORE:
+            return f"there before memtui began keeping this memory: commit {self.commit[:8]} by {self.who}{day}"
         if self.writer == PERSON:
             return f"{self.who} (person) via {self.via}{day}"
         if self.writer == RESTORED:
@@ -91,6 +99,8 @@ class LineProvenance:
 
     def brief(self) -> str:
         """The words beside a line in the viewer: `agent mcp:claude via MCP, approved by wes` (no date, no commit)."""
+        if self.writer == BEFORE:  # memtui's own first record of a folder names no writer: it only took a copy
+            return "there before memtui" + (f" (committed by {self.who})" if self.who != "memtui" else "")
         if self.writer == PERSON:
             return f"{self.who} (person)"
         if self.writer == RESTORED:
@@ -105,7 +115,9 @@ class LineProvenance:
         return f"{what}, not reviewed"
 
     def short(self) -> str:
-        """A blame column: `wes`, `mcp:claude ✓wes`, `outside ✓wes`, `outside, unreviewed`."""
+        """A blame column: `wes`, `mcp:claude ✓wes`, `outside ✓wes`, `outside, unreviewed`, `before memtui`."""
+        if self.writer == BEFORE:
+            return "before memtui"
         if self.writer == PERSON:
             return self.who
         if self.writer == RESTORED:
@@ -167,7 +179,7 @@ def _compute(memory: Memory, rel: str, data: bytes) -> list[LineProvenance]:
         prov = seen.get(sha)
         if prov is None:
             assert commit is not None
-            prov = seen[sha] = _of_commit(commit, records.get(commit.sha, []), is_agent)
+            prov = seen[sha] = _of_commit(commit, records.get(commit.sha, []), is_agent, memory.store.before_memtui)
         out.extend([prov] * len(lines))
     return out[:count] + [NOT_COMMITTED] * (count - len(out))
 
@@ -182,12 +194,16 @@ def _applied_by_commit(records: Iterable[dict[str, Any]], rel: str) -> dict[str,
     return out
 
 
-def _of_commit(commit: Commit, records: list[dict[str, Any]], is_agent: Any) -> LineProvenance:
+def _of_commit(commit: Commit, records: list[dict[str, Any]], is_agent: Any,
+               before: Callable[[str], bool]) -> LineProvenance:
     when = datetime.fromtimestamp(commit.time).isoformat(timespec="seconds")
     if not records:
-        # Not recorded by memtui: its trailers are not believed (anyone can write them), its author is named.
-        return LineProvenance(OUTSIDE, clean_actor(commit.author), "git, outside memtui", None, when, commit.sha,
-                              None)
+        # Not recorded by memtui: its trailers are not believed (anyone can write them), its author is named. A
+        # commit already in history when memtui first kept this folder is the starting point, not a warning: what the
+        # person's agent wrote before memtui came (memtui's first commit of a folder, or the person's own history
+        # up to then). One made outside memtui since is an outside writer's, not reviewed here.
+        kind, via = (BEFORE, "history before memtui") if before(commit.sha) else (OUTSIDE, "git, outside memtui")
+        return LineProvenance(kind, clean_actor(commit.author), via, None, when, commit.sha, None)
     found = [_of_record(rec, is_agent, when, commit.sha) for rec in records]
     return min(found, key=lambda p: DISTRUST.index(p.writer))
 

@@ -138,6 +138,17 @@ class Store(ABC):
         it (a folder memtui did not make: "history beside the folder", "history in your git"); else None."""
         return None
 
+    def queue_vouched(self, pid: str, data: bytes) -> str | None:
+        """Why the queue file `data` of `pid` is not the one memtui last wrote in this memory, or None when it is (a
+        folder memory keeps that record beside it: memtui.core.queue_record). A store shared between machines
+        (Redis) keeps none: any of its writers may write the queue, and the seal alone vouches."""
+        return None
+
+    def before_memtui(self, sha: str) -> bool:
+        """Was commit `sha` in history already when memtui first kept this memory (a folder memtui did not make):
+        the starting point of what the person's agent wrote before memtui came. A memory memtui made has none."""
+        return False
+
     @property
     def cache_name(self) -> str:
         """What names this memory in a local cache (the search index of a memory with no `local_root`)."""

@@ -16,7 +16,8 @@ from memtui.core.provenance import SYMBOLS, LineProvenance
 from memtui.tui.plain import plain, visible
 
 
-WRITERS = {"person": "person", "agent": "agent", "outside": "outside writer", "restored": "from history"}
+WRITERS = {"person": "person", "agent": "agent", "outside": "outside writer", "restored": "from history",
+           "before": "before memtui"}
 
 
 class EntryBar(Static):
@@ -37,7 +38,8 @@ class EntryBar(Static):
             text.append("no entry here" if filter_label is None else "no entry matches this filter", muted)
         elif isinstance(who, LineProvenance):
             # A format without tags: the line's provenance is its history's, in the colour and symbol it maps to.
-            text.append(f"{SYMBOLS[who.tag]} {WRITERS[who.writer]}", style(f"entry-bar--{who.tag or 'untagged'}"))
+            kind = "muted" if who.tag == "before" else who.tag or "untagged"
+            text.append(f"{SYMBOLS[who.tag]} {WRITERS[who.writer]}", style(f"entry-bar--{kind}"))
             if section:
                 text.append(visible(f" · § {section}", newlines=False), muted)
             text.append(" │ ", muted)

@@ -75,9 +75,12 @@ def styled(state: ViewerState, i: int, line: str, style: Any) -> tuple[Text, Tex
     if marks is None or i >= len(marks) or not _marked(line):
         return None
     prov = marks[i]
-    name = f"viewer--{prov.tag or 'untagged'}"
-    symbol = Text(SYMBOLS[prov.tag], style(name))
-    body = Text(visible(line), style(name))
+    if prov.tag == "before":  # the starting point: drawn plain, neither reviewed nor a warning
+        symbol, body = Text(SYMBOLS["before"], style("viewer--meta")), Text(visible(line))
+    else:
+        name = f"viewer--{prov.tag or 'untagged'}"
+        symbol = Text(SYMBOLS[prov.tag], style(name))
+        body = Text(visible(line), style(name))
     before = next((j for j in range(i - 1, -1, -1) if _marked(state.lines[j])), None)
     if before is None or marks[before] != prov:  # the first marked line of a run from one change says who, in words
         body.append(f"  · {visible(prov.brief(), newlines=False)}",

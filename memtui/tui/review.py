@@ -298,6 +298,8 @@ class ReviewPanel(Vertical):
         p = self.selected
         self.post_message(self.Shown(p))
         diff = self.query_one(DiffView)
+        # Stacked on a narrow screen, an empty queue is its title alone: the file above gets the room (app.tcss).
+        self.set_class(self.loaded and not self.proposals, "-empty")
         if p is None:
             self._update_detail("Nothing waits for you." if self.loaded else "Loading…")
             diff.show("", empty="No proposal selected.")
