@@ -407,15 +407,32 @@ class FolderStore(Store):
             pass
         except (OSError, UnicodeDecodeError):
             return None
-        head = self.head() if record and self.has_git else None
-        if head is None:
+        sha = self._head_sha() if record and self.has_git else None
+        if not sha:
             return None
         try:
             self.places.ready()
-            atomic_write(path, (head.sha + "\n").encode())
+            atomic_write(path, (sha + "\n").encode())
         except OSError:
             pass  # not recorded: asked again next time
-        return head.sha
+        return sha
+
+    def _head_sha(self) -> str | None:
+        """HEAD's commit read as git stores it, without opening GitPython (which would turn every later status into
+        GitPython's, the slow path); git's own `rev-parse` where only git can say (packed refs, reftable)."""
+        try:
+            with self._git.serial():
+                sha = self._objects()._head()
+        except Exception:  # noqa: BLE001 - unreadable: git says, below
+            sha = None
+        if sha is None:
+            from memtui.core.gitcall import config_env, run_plumbing
+
+            env = {**os.environ, **config_env(self.git_dir, self.root), "GIT_DIR": str(self.git_dir),
+                   "GIT_WORK_TREE": str(self.root)}
+            done = run_plumbing(["git", "rev-parse", "-q", "--verify", "HEAD^{commit}"], env, None, cwd=self.root)
+            sha = done[1].strip().decode("ascii", "replace") if done and done[0] == 0 else None
+        return sha or None
 
     def before_memtui(self, sha: str) -> bool:
         began = self.began()
