@@ -387,9 +387,12 @@ class FolderStore(Store):
         if not self.places.own_history or self.has_git or not self.root.is_dir():
             self.began(record=True)
             return None
-        sha = self.init_git(beside=True)
-        self.began(record=True)
-        self.start_queue_record()
+        with self.lock():  # one start, though the app's threads and a hook's process look at once
+            if self.has_git:
+                return None
+            sha = self.init_git(beside=True)
+            self.began(record=True)
+            self.start_queue_record()
         return sha
 
     def began(self, *, record: bool = False) -> str | None:
