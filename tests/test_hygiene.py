@@ -466,7 +466,7 @@ def test_a_claude_code_memory_folder(tmp_path: Path) -> None:
     lay = mem.layout()
     assert lay.kind == CLAUDE_CODE and lay.layer("MEMORY.md") == "core" and lay.layer("user_role.md") == "topic"
     findings = {f.check: f for f in lint.lint(mem)}
-    assert set(findings) == {"dangling-link", "file-cap"}  # pointer lines need no tag; the index is over 200 lines
+    assert set(findings) == {"dangling-link", "past-load-cut"}  # pointer lines need no tag; 201 lines: one past the cut
     assert "feedback_testing.md" in findings["dangling-link"].message
     assert _snapshot(folder) == before
     plain = tmp_path / "plain"

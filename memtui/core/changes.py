@@ -400,15 +400,23 @@ class FolderFeed:
         dest = os.fsdecode(getattr(event, "dest_path", "") or "")
         for path in (src, dest):
             what = classify_state(state, path) if path else None
-            if what == "queue":
-                self.burst.add(queue=True, settled=path == dest or kind == "closed")
-            elif what == "audit":
-                self.burst.add(audit=True)
-            elif what == "intent":
-                if path == dest or kind == "created":
-                    self.burst.writing_elsewhere(True)
-                elif kind == "deleted":
-                    self.burst.writing_elsewhere(False)
+            if what is not None:
+                self._bookkeeping(what, kind, path == dest or kind == "closed",
+                                  arrived=path == dest or kind == "created")
+
+    def _bookkeeping(self, what: str, kind: str, settled: bool, *, arrived: bool) -> None:
+        """One event on memtui's own files, inside the root or in the state folder beside it: a queue file (a
+        proposal or a decision), the audit log (an applied change), or another process's intent (a write under
+        way while it stands)."""
+        if what == "queue":
+            self.burst.add(queue=True, settled=settled)
+        elif what == "audit":
+            self.burst.add(audit=True)
+        elif what == "intent":
+            if arrived:
+                self.burst.writing_elsewhere(True)
+            elif kind == "deleted":
+                self.burst.writing_elsewhere(False)
 
     def overflowed(self, rebuilt: bool = False) -> None:
         """Events were dropped: what changed can no longer be named file by file. After the watches were `rebuilt`,
@@ -464,15 +472,8 @@ class FolderFeed:
                     # closed unwritten): a hard link to a memory file planted under a cookie's name, written
                     # through, maybe removed before its creation was handled (then `_linked` found nothing).
                     unnamed = True
-            elif what == "queue":
-                self.burst.add(queue=True, settled=settled)
-            elif what == "audit":
-                self.burst.add(audit=True)
-            elif what == "intent":
-                if path == dest or kind == "created":
-                    self.burst.writing_elsewhere(True)
-                elif kind == "deleted":
-                    self.burst.writing_elsewhere(False)
+            elif what in ("queue", "audit", "intent"):
+                self._bookkeeping(what, kind, settled, arrived=path == dest or kind == "created")
             else:
                 files.append(rel)
                 if shown(rel, event.is_directory):

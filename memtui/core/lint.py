@@ -15,7 +15,7 @@ from memtui.core.dedupe import Words, tokens
 from memtui.core.document import Document
 from memtui.core.entries import Entry, parse_entry
 from memtui.core.layout import CLAUDE_CODE, CLINE, Layout
-from memtui.core.paths import PathRefused
+from memtui.core.paths import PathRefused, join_link
 from memtui.core.reading import MEMORY_FILE
 from memtui.core.update import _file_warnings
 
@@ -302,7 +302,7 @@ def _links(memory: Memory, doc: Document) -> list[Finding]:
             target = m.group(1).split("#", 1)[0]
             if not target or re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("/"):
                 continue
-            rel = _join(base, target)
+            rel = join_link(base, target)
             try:
                 exists = rel is not None and (memory.store.read(rel) is not None or _is_dir(memory, rel))
             except PathRefused:  # a link into .git, .memtui or the audit log: no memory file is there
@@ -375,22 +375,6 @@ def _one_word_apart_of(ta: frozenset[str], tb: frozenset[str]) -> bool:
 def _hidden_lines(doc: Document) -> frozenset[int]:
     # The document's own parse: asking markdown-it again cost a second parse of every file over the cache's size.
     return doc.hidden
-
-
-def _join(base: str, target: str) -> str | None:
-    from urllib.parse import unquote
-
-    parts: list[str] = [p for p in base.split("/") if p]
-    for part in unquote(target).split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not parts:
-                return None
-            parts.pop()
-        else:
-            parts.append(part)
-    return "/".join(parts) or None
 
 
 def _is_dir(memory: Memory, rel: str) -> bool:

@@ -140,22 +140,12 @@ def is_index_line(text: str) -> bool:
 def linked_file(target: str) -> str | None:
     """The root-relative topic file an index link names, or None when it leaves the folder or is a URL: a link
     `](../../etc/passwd)` names nothing memtui reads."""
-    from urllib.parse import unquote
+    from memtui.core.paths import join_link
 
     target = target.split("#", 1)[0]
     if not target or re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("/"):
         return None
-    parts: list[str] = []
-    for part in unquote(target).split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not parts:
-                return None
-            parts.pop()
-        else:
-            parts.append(part)
-    return "/".join(parts) or None
+    return join_link("", target)
 
 
 # the load cut ---------------------------------------------------------------------------------------------------
