@@ -270,7 +270,7 @@ def _twins() -> dict[type, type]:
         message: str = ""
         cookie: str = ""
 
-    from memtui.core.planning import _archive, _memtui, _same
+    from memtui.core.planning import _archive, _memtui, _memtui_layout, _same
 
     @dataclass(frozen=True)
     class Planner:
@@ -281,6 +281,7 @@ def _twins() -> dict[type, type]:
         real: Any = _same
         archive_dir: Any = _archive
         grammar: Any = _memtui
+        layout: Any = _memtui_layout
 
     @dataclass(frozen=True)
     class Tally:
