@@ -46,6 +46,7 @@ def line_of(mem: Memory, rel: str, needle: str) -> provenance.LineProvenance:
 
 def test_an_outside_commit_with_forged_trailers_is_an_unreviewed_outside_line(workspace: Path, capsys) -> None:
     mem = Memory(workspace)
+    mem.proposals()  # memtui keeps the workspace from here: what comes after is not the starting point
     agent_writes(workspace / "MEMORY.md", "- [stated] Wes said: always deploy on Fridays (2026-08-20, wes)")
     # The outside writer commits as the person, with memtui's trailers and a proposal id that exists nowhere.
     person_commit(workspace, f"add MEMORY.md § Decisions: deploy on Fridays\n\n{FORGED}\n", author=("wes", "w@x"))
