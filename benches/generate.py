@@ -781,9 +781,13 @@ def _topic_plans(rng: random.Random, corpus: _Corpus, count: int) -> list[_Topic
 
 
 def generate(
-    root: Path, *, files: int = 10_000, megabytes: float = 90, seed: int = 7, big_log_mb: float = 0
+    root: Path, *, files: int = 10_000, megabytes: float = 90, seed: int = 7, big_log_mb: float = 0,
+    state_inside: bool = True,
 ) -> GenStats:
     """Write a memory folder of exactly `files` files and about `megabytes` MB under `root` (empty or missing).
+
+    With `state_inside` (the default) it is a memtui memory that keeps its state inside (an empty `.memtui/`, as
+    `memtui init` makes; memtui.core.places); without, a folder memtui did not make, whose state is kept beside it.
 
     With `big_log_mb`, one more daily log of that size is written (see `GenStats.big_log`); the returned totals
     include it. Raises FileExistsError if `root` already holds anything, ValueError for impossible sizes.
@@ -796,6 +800,8 @@ def generate(
     if root.exists() and any(root.iterdir()):
         raise FileExistsError(f"{root} is not empty; give a new or empty folder")
     root.mkdir(parents=True, exist_ok=True)
+    if state_inside:
+        (root / ".memtui").mkdir()
 
     rng = random.Random(f"memtui-bench:{seed}")
     n_scratch = min(len(SCRATCH_NOTES), max(2, files // 50))

@@ -1,8 +1,8 @@
 """The benchmark runner: every memtui figure next to a baseline measured in the same run, with peak RSS.
 
-    python benches/run.py                 # full run (10,000 files / 90 MB, medians of 5), rewrites README's table
+    python benches/run.py                 # full run (10,000 files / 90 MB, medians of 5), rewrites docs/benchmarks.md
     python benches/run.py --quick         # fewer repetitions, same memory (about half the time)
-    python benches/run.py --smoke         # tiny memory, one run each, no README (what CI runs)
+    python benches/run.py --smoke         # tiny memory, one run each, no docs rewrite (what CI runs)
     python benches/run.py --out DIR --no-readme --runs N --seed S
 
 The generated memories are cached in --out (default benches/out/) by seed and size, each made a real memory root
@@ -10,7 +10,7 @@ The generated memories are cached in --out (default benches/out/) by seed and si
 Every measured program is a fresh process (benches/probes.py, the memtui CLI, rg, git, a bare Textual app); its
 peak RSS comes from `os.wait4`, i.e. the kernel's ru_maxrss for that process alone.
 Results go to OUT/results.json and OUT/table.md, and between `<!-- bench:table -->` and `<!-- /bench:table -->` in
-README.md (only that block is rewritten).
+docs/benchmarks.md (only that block is rewritten; the growth table likewise between `<!-- bench:growth -->` markers).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any, Callable
 BENCHES = Path(__file__).resolve().parent
 REPO = BENCHES.parent
 PROBES = BENCHES / "probes.py"
-README = REPO / "README.md"
+README = REPO / "docs" / "benchmarks.md"  # the page whose tables a run rewrites (named README before the docs split)
 # What a command that builds a memory's search index from nothing may take: a 100,000-file index took over 120 s
 # (the default) on a slow machine, and a run of 40 minutes ended there, twice.
 INDEX_BUILD_TIMEOUT = 1800
@@ -1153,11 +1153,11 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="fewer repetitions on the same 10,000-file memory")
-    mode.add_argument("--smoke", action="store_true", help="tiny memory, one run each, no README (CI)")
+    mode.add_argument("--smoke", action="store_true", help="tiny memory, one run each, no docs rewrite (CI)")
     parser.add_argument("--out", type=Path, default=BENCHES / "out", help="cache and results (default benches/out)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--runs", type=int, default=None, help="repetitions for medians (default 5, quick 3)")
-    parser.add_argument("--no-readme", action="store_true", help="don't rewrite README.md's table")
+    parser.add_argument("--no-readme", action="store_true", help="don't rewrite docs/benchmarks.md's tables")
     parser.add_argument("--only", default="", help="comma-separated: growth,startup,viewer,live,search,update,"
                         "context,context-scale,scale")
     parser.add_argument("--big", "--scale-100k", dest="big", action="store_true", help="also measure at 100,000 "

@@ -3,7 +3,7 @@
 Writers: CLI processes, in-process threads, `memtui mcp` servers driven by MCP clients, and a headless app
 approving and rejecting from its review panel (on both stores), alongside SIGKILLed worker processes (Redis).
 
-    python benches/stress.py            # a few minutes; prints the README's reliability table
+    python benches/stress.py            # a few minutes; prints docs/reliability.md's table
     python benches/stress.py --kills 20 --writes 10   # shorter
 
 Every figure comes from the run itself; "lost or corrupted" counts every lost update, torn file or read,

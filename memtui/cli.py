@@ -42,6 +42,8 @@ COMMANDS = {
     **dict.fromkeys(("search", "index", "context"), "search"),
     **dict.fromkeys(("today", "history", "blame", "revert", "restore", "undo"), "today"),
     "status": "status",
+    "found": "found",
+    "moved": "places",
 }
 # The order modules register in when the whole command line is built (`memtui --help`): "core" first.
 MODULES = sorted(set(COMMANDS.values()), key=lambda n: (n != "core", n))
@@ -117,6 +119,11 @@ def build_parser(only: str | None = None, command: str | None = None) -> argpars
         app.add_argument("--claude-code", action="store_true",
                          help="open a Claude Code memory folder (~/.claude/projects/*/memory/): this project's, or "
                          "the only one; lists them when there are several")
+        app.add_argument("--hermes", action="store_true",
+                         help="open Hermes' memories ($HERMES_HOME/memories, else ~/.hermes/memories)")
+        app.add_argument("--openclaw", action="store_true",
+                         help="open OpenClaw's workspace (OPENCLAW_WORKSPACE_DIR, openclaw.json, else "
+                         "~/.openclaw/workspace); lists them when there are several")
         app.set_defaults(func=run_app)
     for name in MODULES if only is None else [only] if only else []:
         module = importlib.import_module(f"memtui.commands.{name}")
@@ -134,7 +141,20 @@ def _not_a_memory(path: str | None, demo: bool) -> str | None:
     near = difflib.get_close_matches(path, [*COMMANDS, "open"], n=1)
     hint = f"Did you mean `memtui {near[0]}`? " if near else ""
     return (f"{path!r} is not a command, and there is no folder of that name here. {hint}To make a new memory "
-            f"there: memtui ./{path} (or memtui init {path}); every command: memtui --help")
+            f"there: memtui init {path}; every command: memtui --help")
+
+
+def _missing_root(root: Path) -> str | None:
+    """A memory root the person named (argument, --root or $MEMTUI_ROOT) that is not a folder: opening it never
+    makes one (a memory moved or deleted would be replaced by an empty one, silently). The default per-user root is
+    memtui's own and is made on first use."""
+    if root.is_dir():
+        return None
+    if root.exists() or root.is_symlink():
+        return (f"{root} is not a folder (a file, or a link to nothing); give the folder that holds the memory, "
+                "e.g. memtui ~/notes")
+    return (f"there is no memory at {root} (no such folder). To make one: memtui init {root}; to try memtui on an "
+            "example first: memtui --demo")
 
 
 def _no_terminal() -> str | None:
@@ -159,11 +179,24 @@ def run_app(args: argparse.Namespace) -> int:
         root = _claude_code_folder(args)
         if root is None:
             return EXIT_USAGE
+    if getattr(args, "hermes", False) and not root:
+        root = _hermes_folder(args)
+    if getattr(args, "openclaw", False) and not root:
+        from memtui.integrations.openclaw import chosen_workspace
+
+        root = chosen_workspace()
+        if root is None:
+            return EXIT_USAGE
     refused = _not_a_memory(args.path, args.demo)
     if not refused and args.demo and root:
         from memtui.demo import refusal
 
         refused = refusal(Path(root).expanduser().absolute())
+    named = args.path or args.root or os.environ.get("MEMTUI_ROOT")
+    if not refused and not args.demo and named and not store_given(args):
+        refused = _missing_root(Path(os.path.expanduser(named)))  # `~nobody`: no such user, the path as given
+        if refused:
+            return fail(args, refused, EXIT_USAGE)  # a path that names no folder: the command line is wrong
     refused = refused or _no_terminal()  # after the refusals above: they hold with or without a terminal
     if refused:
         return fail(args, refused, EXIT_USAGE)
@@ -187,12 +220,12 @@ def run_app(args: argparse.Namespace) -> int:
 
         memory = open_memory(root, args.store)
         init_store(memory.store, author=default_actor())  # an empty store gets MEMORY.md, as a new folder does
-    elif not (root / "MEMORY.md").exists() and not root.exists() or (root.exists() and not any(root.iterdir())):
+    elif not root.exists() or (root.is_dir() and not any(root.iterdir())):
         from memtui.core.init import init_root
 
-        init_root(root)
+        init_root(root)  # the per-user default memory (a named root that is missing was refused), or an empty folder
     else:
-        adopt_history(root)
+        start_history(root)
     from memtui.tui import crash
     from memtui.tui.app import MemtuiApp
 
@@ -219,20 +252,24 @@ def run_app(args: argparse.Namespace) -> int:
     return EXIT_ERROR if code else EXIT_OK
 
 
-def adopt_history(root: Path) -> str | None:
-    """Start git in a memory folder that has none (its files committed exactly as they are, nothing rewritten):
-    without history an edit made outside memtui cannot be told apart from memory, let alone reviewed. Not inside
-    another git work tree, whose repository a nested one would surprise. Returns the first commit, or None."""
-    if not (root / "MEMORY.md").is_file() or (root / ".git").exists():
-        return None
-    if any((parent / ".git").exists() for parent in root.resolve().parents):
-        return None
-    from memtui.core.init import init_root
+def store_given(args: argparse.Namespace) -> bool:
+    from memtui.core.stores import STORE_ENV
 
-    sha = init_root(root, adopt_git=True).commit
+    return bool(getattr(args, "store", None) or os.environ.get(STORE_ENV))
+
+
+def start_history(root: Path) -> str | None:
+    """Start memtui's history beside a folder that has none (memtui.core.places): its files committed exactly as
+    they are into a repository in memtui's state folder, nothing written into the folder. Without history an edit
+    made outside memtui cannot be told apart from memory, let alone reviewed. Returns the first commit, or None (a
+    folder with history already, or one that keeps its state inside: `memtui init --git` starts git there)."""
+    from memtui.core.folder import FolderStore
+
+    store = FolderStore(root)
+    sha = store.ensure_history()
     if sha:
-        print(f"memtui: {root} had no git history; started one with its files as they are ({sha[:8]}), so edits "
-              "made outside memtui show up for review", file=sys.stderr)
+        print(f"memtui: {root} had no history; started memtui's own beside it with its files as they are "
+              f"({sha[:8]}; {store.where()}), so edits made outside memtui show up for review", file=sys.stderr)
     return sha
 
 
@@ -255,6 +292,17 @@ def _claude_code_folder(args: argparse.Namespace) -> Path | None:
 
     for folder in found:
         say(f"  {folder}")  # folder names on disk: anyone's to choose
+    return None
+
+
+def _hermes_folder(args: argparse.Namespace) -> Path | None:
+    """Hermes' memories folder: `<home>/memories`, home being $HERMES_HOME, else ~/.hermes (as Hermes finds it)."""
+    home = Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes").expanduser()
+    folder = home / "memories"
+    if folder.is_dir():
+        return folder
+    fail(args, f"no Hermes memories at {folder}: Hermes makes that folder when it first saves a memory; if it "
+               "keeps them elsewhere, set HERMES_HOME to its home (the folder holding memories/)", EXIT_USAGE)
     return None
 
 

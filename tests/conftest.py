@@ -10,6 +10,15 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+# The person's state folder (memtui's state for folders it keeps beside, the seal key, crash reports, the layout):
+# one temporary folder for the whole session, so no test reads or writes the real ~/.local/state. Set before
+# anything is imported and inherited by every subprocess; a test that needs its own sets XDG_STATE_HOME again.
+if not os.environ.get("MEMTUI_TESTS_STATE"):
+    import tempfile
+
+    os.environ["MEMTUI_TESTS_STATE"] = tempfile.mkdtemp(prefix="memtui-tests-state-")
+    os.environ["XDG_STATE_HOME"] = os.environ["MEMTUI_TESTS_STATE"]
+
 from memtui.core.init import init_root  # noqa: E402
 from memtui.core.memory import Memory  # noqa: E402
 

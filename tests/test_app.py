@@ -477,7 +477,7 @@ def test_app_start_path_imports_neither_git_nor_the_sdk(demo: Path) -> None:
     code = (
         "import sys; from memtui.tui.app import MemtuiApp; "
         f"app = MemtuiApp({str(demo)!r}, watch=False); "
-        "print(sorted(m for m in ('git', 'anthropic', 'watchdog') if m in sys.modules))"
+        "print(sorted(m for m in ('git', 'anthropic', 'watchdog', 'inotify_simple') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

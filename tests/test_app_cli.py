@@ -178,15 +178,16 @@ def test_a_mistyped_command_is_not_made_a_memory(tmp_path: Path) -> None:
                               env={**os.environ, "MEMTUI_CONFIG_DIR": str(tmp_path / "config")})
         assert done.returncode == 2, done.stderr
         assert f"{word!r} is not a command, and there is no folder of that name here." in done.stderr
-        assert hint in done.stderr and f"memtui ./{word}" in done.stderr
+        assert hint in done.stderr and f"memtui init {word}" in done.stderr
         assert not (tmp_path / word).exists()
 
 
 def test_the_app_without_a_terminal_says_so_and_makes_nothing(tmp_path: Path) -> None:
     """With its output a pipe the app drew for no one, at full CPU, until killed."""
     new = tmp_path / "new-memory"
+    new.mkdir()  # an empty folder, which the app would make a memory in (a missing one is refused first)
     done = subprocess.run([sys.executable, "-m", "memtui", str(new)], capture_output=True, text=True, timeout=60,
                           stdin=subprocess.DEVNULL, env={**os.environ, "MEMTUI_CONFIG_DIR": str(tmp_path / "c")})
     assert done.returncode == 2, done.stderr
     assert "the app needs a terminal, and its output is not one" in done.stderr
-    assert "memtui show MEMORY.md" in done.stderr and not new.exists()
+    assert "memtui show MEMORY.md" in done.stderr and not any(new.iterdir())

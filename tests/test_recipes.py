@@ -1,5 +1,5 @@
-"""The README's integration recipes, run as written: each block is read from README.md and its command executed with
-HOME pointing at a test folder, so `~/agent-memory` is a fresh memory root."""
+"""The documentation's integration recipes, run as written: each block is read from README.md or a page in docs/ and its
+command executed with HOME pointing at a test folder, so `~/agent-memory` is a fresh memory root."""
 
 from __future__ import annotations
 
@@ -16,15 +16,31 @@ from memtui.core.init import init_root
 from memtui.core.memory import Memory
 from support.mcp_client import mcp_client, text_of
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+REPO = Path(__file__).resolve().parent.parent
 NOW = "2026-08-20T14:05"
+RECIPE = re.compile(r"<!-- recipe:([\w-]+) -->\n```\w*\n(.*?)```", re.S)
+
+
+def pages() -> list[Path]:
+    """Where recipes are shown: the README and every page of docs/."""
+    return [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+def recipes() -> dict[str, str]:
+    """Every `<!-- recipe:NAME -->` block by name; a name shown twice would leave one copy untested: an error."""
+    found: dict[str, str] = {}
+    for page in pages():
+        for name, body in RECIPE.findall(page.read_text(encoding="utf-8")):
+            assert name not in found, f"recipe {name!r} is shown twice; show it once and link to it"
+            found[name] = body
+    return found
 
 
 def recipe(name: str) -> str:
-    """The fenced block that follows `<!-- recipe:NAME -->` in the README."""
-    m = re.search(rf"<!-- recipe:{re.escape(name)} -->\n```\w*\n(.*?)```", README.read_text(), re.S)
-    assert m, f"README.md has no recipe {name!r}"
-    return m.group(1)
+    """The fenced block that follows `<!-- recipe:NAME -->` in README.md or docs/."""
+    found = recipes()
+    assert name in found, f"no recipe {name!r} in README.md or docs/*.md"
+    return found[name]
 
 
 @pytest.fixture
@@ -145,7 +161,8 @@ def test_claude_code_hooks_recipe_puts_claude_codes_own_edit_in_the_review_queue
     folder.mkdir(parents=True)
     (folder / "MEMORY.md").write_text("- [User role](user_role.md) — senior Go developer\n")
     env = {"HOME": str(home), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "MEMTUI_NOW": NOW,
-           "MEMTUI_USER": "wes", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+           "MEMTUI_USER": "wes", "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+           "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]}  # where this process's Memory finds the queue
     for line in recipe("claude-code-hooks").splitlines():
         command = line.split("   #", 1)[0].strip()
         if command.startswith("memtui open"):
@@ -165,3 +182,5 @@ def test_claude_code_hooks_recipe_puts_claude_codes_own_edit_in_the_review_queue
     assert "new to React" not in (folder / "MEMORY.md").read_text()
     assert Memory(folder).approve("p-0001", by="wes").status == "applied"
     assert "new to React" in (folder / "MEMORY.md").read_text()
+    # Claude Code's folder holds its own files only: memtui's history and state are kept beside it.
+    assert sorted(p.name for p in folder.iterdir()) == ["MEMORY.md"]

@@ -53,7 +53,7 @@ SAMPLES = {
                      ("w", {"a.md": None}, "m", "a", "wes", {"b.md": b"y"}, [{"status": "applied"}],
                       Proposal("p-1", "t", "a", "f", "add"), False)],
     changes.Change: [(), (frozenset({"a.md"}), True, False, True, False, None, "lost", "c-1")],
-    Planner: [(len, str, bytes, bytes), (len, str, bytes, bytes, str, tuple)],
+    Planner: [(len, str, bytes, bytes), (len, str, bytes, bytes, str, tuple, str)],
     Tally: [(1.5, 2, 3)],
     Candidate: [(Proposal("p-1", "t", "a", "f", "add"), Tally(1.0, 1, 1))],
     Held: [(Proposal("p-1", "t", "a", "f", "add"), Tally(1.0, 1, 1), True)],
@@ -270,7 +270,7 @@ def _twins() -> dict[type, type]:
         message: str = ""
         cookie: str = ""
 
-    from memtui.core.planning import _archive, _same
+    from memtui.core.planning import _archive, _memtui, _memtui_layout, _same
 
     @dataclass(frozen=True)
     class Planner:
@@ -280,6 +280,8 @@ def _twins() -> dict[type, type]:
         committed: Any
         real: Any = _same
         archive_dir: Any = _archive
+        grammar: Any = _memtui
+        layout: Any = _memtui_layout
 
     @dataclass(frozen=True)
     class Tally:

@@ -138,7 +138,7 @@ def test_a_warm_searcher_follows_edits_renames_and_deletes(generated, tmp_path):
     import shutil
 
     root = tmp_path / "copy"
-    shutil.copytree(generated, root, ignore=shutil.ignore_patterns(".memtui"))
+    shutil.copytree(generated, root, ignore=shutil.ignore_patterns("index.sqlite*"))
     topic = next(p for p in sorted(root.rglob("*.md")) if "rollback" in p.read_text().lower()
                  and p.parent.name != "log" and p.name != "MEMORY.md")
     with Searcher(root) as warm:
@@ -207,7 +207,7 @@ def test_a_warm_searcher_keeps_texts_only_while_they_fit_its_budget(generated, t
     import memtui.core.search as search_module
 
     root = tmp_path / "copy"
-    shutil.copytree(generated, root, ignore=shutil.ignore_patterns(".memtui"))
+    shutil.copytree(generated, root, ignore=shutil.ignore_patterns("index.sqlite*"))
     with Searcher(root) as warm:
         same_everywhere(root, [warm], "postgres", 5)
         assert warm._corpus is not None  # a small memory: its texts are kept

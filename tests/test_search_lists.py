@@ -68,7 +68,7 @@ def test_lists_equal_the_reference_through_edits(generated, tmp_path, monkeypatc
         monkeypatch.setattr(index_mod, "TOP_PER_WORD", caps)  # tiny lists: left-off files everywhere
     outcomes = listed_outcomes(monkeypatch)
     root = tmp_path / "m"
-    shutil.copytree(generated, root, ignore=shutil.ignore_patterns(".memtui"))
+    shutil.copytree(generated, root, ignore=shutil.ignore_patterns("index.sqlite*"))
     with Searcher(root) as warm, Searcher(root, keep_texts=False) as cold:
         both = [warm, cold]
         for q in WORDS:
@@ -117,7 +117,7 @@ def test_lists_equal_the_reference_through_edits(generated, tmp_path, monkeypatc
 def tampered(generated: Path, tmp_path: Path, *statements: tuple) -> Path:
     """A copy of the generated memory whose index was built, then changed by `statements` ((sql, params), ...)."""
     root = tmp_path / "m"
-    shutil.copytree(generated, root, ignore=shutil.ignore_patterns(".memtui"))
+    shutil.copytree(generated, root, ignore=shutil.ignore_patterns("index.sqlite*"))
     with Searcher(root) as s:
         s.search("postgres")
     db = sqlite3.connect(root / ".memtui" / "index.sqlite")

@@ -59,7 +59,7 @@ def generated(tmp_path_factory) -> Path:
 @pytest.fixture
 def root(generated: Path, tmp_path: Path) -> Path:
     copy = tmp_path / "m"
-    shutil.copytree(generated, copy, ignore=shutil.ignore_patterns(".memtui"))
+    shutil.copytree(generated, copy, ignore=shutil.ignore_patterns("index.sqlite*"))
     return copy
 
 

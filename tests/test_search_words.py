@@ -56,7 +56,7 @@ def test_word_counts_equal_the_reference(generated, monkeypatch):
 
 def test_word_counts_stay_fresh(generated, tmp_path, monkeypatch):
     root = tmp_path / "m"
-    shutil.copytree(generated, root, ignore=shutil.ignore_patterns(".memtui"))
+    shutil.copytree(generated, root, ignore=shutil.ignore_patterns("index.sqlite*"))
     with Searcher(root) as warm:
         for q in WORDS:
             same_everywhere(root, [warm], q, 5)
@@ -83,7 +83,7 @@ def test_an_old_schema_index_is_rebuilt(generated, tmp_path):
     import sqlite3
 
     root = tmp_path / "m"
-    shutil.copytree(generated, root, ignore=shutil.ignore_patterns(".memtui"))
+    shutil.copytree(generated, root, ignore=shutil.ignore_patterns("index.sqlite*"))
     with Searcher(root) as s:
         s.search("postgres")
     db = sqlite3.connect(root / ".memtui" / "index.sqlite")

@@ -79,12 +79,12 @@ def test_ten_mixed_proposals_at_120_columns_one_key_each(tmp_path: Path, monkeyp
     monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(tmp_path / "config"))
     root = hand_written(tmp_path / "notes")
     ids = queue_ten(root)
-    queued = {pid: json.loads((root / ".memtui/queue" / f"{pid}.json").read_text()) for pid in ids}
+    queued = {pid: json.loads((queue_dir(root) / f"{pid}.json").read_text()) for pid in ids}
     socket = f"memtui-ten-{os.getpid()}"
     tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
     env = {"HOME": str(tmp_path), "MEMTUI_NOW": os.environ["MEMTUI_NOW"],
            "MEMTUI_USER": "dana", "MEMTUI_CONFIG_DIR": str(tmp_path / "config"), "TERM": "xterm-256color",
-           "PATH": os.environ["PATH"],
+           "PATH": os.environ["PATH"], "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"],  # where the queue is kept
            "PYTHONPATH": os.environ.get("PYTHONPATH", str(Path(__file__).resolve().parents[1]))}
     env.update({k: v for k, v in os.environ.items() if k.startswith("GIT_")})
     command = " ".join(f"{k}={v}" for k, v in env.items()) + f" {sys.executable} -m memtui {root}"
@@ -123,7 +123,7 @@ def test_ten_mixed_proposals_at_120_columns_one_key_each(tmp_path: Path, monkeyp
                 keys(tmux, REASONS[kind], "Enter")
             status = "applied" if decision == "a" else "rejected"
             deadline = time.monotonic() + 15
-            while json.loads((root / ".memtui/queue" / f"{pid}.json").read_text())["status"] != status:
+            while json.loads((queue_dir(root) / f"{pid}.json").read_text())["status"] != status:
                 assert time.monotonic() < deadline, f"{decision} did not {status[:-2]} {pid} ({kind})"
                 time.sleep(0.1)
         said(wait_screen(tmux, lambda s: "Nothing waits for you" in s or "0 pending" in s, "an empty queue"))
@@ -151,7 +151,7 @@ def test_ten_mixed_proposals_at_120_columns_one_key_each(tmp_path: Path, monkeyp
     assert "bun" not in head["MEMORY.md"]
     assert "chargeback service" in head["people/maria.md"] and "on leave" not in head["people/maria.md"]
     assert head["projects/kestrel.md"].startswith("# Kestrel")
-    audit = [json.loads(x) for x in (root / "memory-log.jsonl").read_text().splitlines()]
+    audit = [json.loads(x) for x in (queue_dir(root).parent / "memory-log.jsonl").read_text().splitlines()]
     for pid, (kind, _) in zip(ids, PLAN):
         if pid in rejected:
             rec = [r for r in audit if r.get("proposal") == pid and r.get("status") == "rejected"]
@@ -162,3 +162,12 @@ def test_ten_mixed_proposals_at_120_columns_one_key_each(tmp_path: Path, monkeyp
     for pid in approved:
         assert named[pid][1] == "dana" and "Memtui-Approved-By: dana" in named[pid][2], named[pid]
         assert f"Memtui-Actor: {AGENT}" in named[pid][2]
+
+
+def queue_dir(root: Path) -> Path:
+    """Where the queue of a folder memtui did not make is kept: beside it (memtui.core.places); the audit log is
+    beside the queue."""
+    from memtui.core.places import places_for
+
+    return places_for(root).state / "queue"
+

@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, common, emit, fail, root_of, say
+
+if TYPE_CHECKING:
+    from memtui.core.memory import Memory
+    from memtui.core.proposals import Proposal
 
 
 def register(sub: Any) -> None:
@@ -176,6 +180,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         hint = f"; files: {', '.join(known[:12])}" + (f" and {len(known) - 12} more" if len(known) > 12 else "") \
             if known else ""
         return fail(args, f"no file {args.file} in {mem.store.location}{hint}", EXIT_ERROR)
+    if mem.grammar(mem.store.check_path(args.file)) == "hermes":
+        return _show_entries(args, mem.store.check_path(args.file), text)
     doc = Document(text, mem.store.check_path(args.file))
     if args.section and doc.section(args.section) is None:
         say(f"memtui: no section {args.section!r}; sections are: {', '.join(doc.section_names)}")
@@ -185,7 +191,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     data = []
     for sec in sections:
         assert sec is not None
-        start = sec.heading if sec.heading is not None else sec.start
+        # The whole file shows its front matter too (the preamble starts after it: metadata, not a section's text).
+        start = sec.heading if sec.heading is not None else 0 if not args.section else sec.start
         at = dict(sec.entries)  # line → entry: a log of 250,000 entries was a search per line (quadratic)
         for i in range(start, sec.end):
             entry = at.get(i)
@@ -197,7 +204,47 @@ def cmd_show(args: argparse.Namespace) -> int:
                 {"line": i + 1, "text": e.raw, "provenance": e.tag, "date": e.date, "source": e.source,
                  "current": e.current} for i, e in sec.entries if e.current or not args.current
             ]})
-    emit(args, {"file": doc.path, "sections": data}, "\n".join(out_lines))
+    shown: dict[str, Any] = {"file": doc.path, "sections": data}
+    if doc.front_matter is not None:  # a Claude Code topic file's name, description and type
+        shown["front_matter"] = doc.front_matter.fields
+    emit(args, shown, "\n".join(out_lines))
+    return EXIT_OK
+
+
+def _entry_lines(mem: Memory, p: Proposal) -> str:
+    """An external change's entries, added and removed, per section (memtui/core/formats/cline.py)."""
+    from memtui.core.formats.cline import entry_changes
+    from memtui.core.store import StoreError
+
+    try:
+        rel = mem.store.check_path(p.file)
+        before, after = mem.store.committed(rel), mem.store.read(rel)
+    except (OSError, ValueError, StoreError):
+        return ""
+    if (before and len(before) > 1_000_000) or (after and len(after) > 1_000_000):
+        return ""
+    from memtui.core.secrets import mask
+
+    # Masked as the diff is: an entry holding a key is listed with its kind's prefix and ****, never the key.
+    text = [None if b is None else mask(b.decode("utf-8", errors="replace")) for b in (before, after)]
+    return "".join(f"\nentry {one_line(line)}" for line in entry_changes(rel, text[0], text[1]))
+def _show_entries(args: argparse.Namespace, rel: str, text: str) -> int:
+    """A Hermes file as Hermes reads it: numbered entries (an entry's lines kept together), its usage against
+    Hermes' limit, and what in it reads differently from how it looks."""
+    from memtui.core.formats import hermes
+    from memtui.core.visible import visible
+
+    found = hermes.spans(text)
+    warnings = hermes.review_flags(rel, text)
+    lines = [f"{rel} · Hermes memory · {len(found)} entr{'y' if len(found) == 1 else 'ies'} · "
+             f"{hermes.usage_line(rel, text)}"]
+    for n, s in enumerate(found, 1):
+        first, *rest = visible(s.text).split("\n")
+        lines += [f"{n:>3}  {first}", *(f"     {line}" for line in rest)]
+    lines += [f"warning: {w}" for w in warnings]
+    emit(args, {"file": rel, "format": "hermes", "usage": hermes.usage(text), "limit": hermes.limit(rel),
+                "entries": [{"entry": n, "line": s.first_line + 1, "text": s.text} for n, s in enumerate(found, 1)],
+                "warnings": warnings}, "\n".join(lines))
     return EXIT_OK
 
 
@@ -218,8 +265,11 @@ def cmd_queue(args: argparse.Namespace) -> int:
                    if p.foreign else "")
         human = one_line(f"{p.id} {p.status} by {p.actor} at {p.created}") + f"\n{one_line(p.summary())}\n" \
             + foreign + (f"reason: {one_line(p.reason)}\n" if p.reason else "") \
-            + "".join(f"flag: {one_line(f)}\n" for f in p.flags) + _contradicts_lines(mem, p) + p.diff
+            + "".join(f"flag: {one_line(f)}\n" for f in p.flags) \
+            + "".join(f"warning: {one_line(w)}\n" for w in p.warnings) + _contradicts_lines(mem, p) \
+            + (lineage := _lineage_lines(mem, p)) + p.diff
         if p.external:
+            human += "" if lineage else _entry_lines(mem, p)  # once: a layout without struck lines listed them
             human += f"\nTo commit exactly these bytes: memtui queue approve {p.id}@{p.after_hash}"
         human = human.rstrip("\n") + f"\ndigest: {p.digest()} (to decide on exactly this: --expect {p.digest()})"
         emit(args, {**_public(p), "foreign": p.foreign,
@@ -258,6 +308,20 @@ def _contradicted(mem: Any, p: Any) -> list[Any]:
     from memtui.core.contradictions import of_proposal
 
     return of_proposal(mem, p)
+
+
+def _lineage_lines(mem: Any, p: Any) -> str:
+    """In a layout that keeps no struck lines, what the review panel shows beside the diff (memtui/core/lineage.py):
+    a revise's earlier versions from history, an external change entry by entry."""
+    if mem.layout().strikes:  # memtui's own files keep the struck lines, which the diff's context shows
+        return ""
+    from memtui.core.lineage import lineages
+
+    found = lineages(mem, [p]).get(p.id, [])
+    if not found:
+        return ""
+    head = f"entries it changes ({len(found)}):" if p.external else f"history of the entry ({len(found)} earlier):"
+    return head + "\n" + "".join(f"  {one_line(line)}\n" for line in found)
 
 
 def _contradicts_lines(mem: Any, p: Any) -> str:

@@ -136,7 +136,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             return EXIT_OK
         return _watch(root)
     except IndexUnavailable as exc:
-        print(f"memtui index: {exc}; make {root}/.memtui writable, or search with --no-index", file=sys.stderr)
+        print(f"memtui index: {exc}; make {index.path.parent} writable, or search with --no-index", file=sys.stderr)
         return EXIT_ERROR
     finally:
         index.close()

@@ -38,7 +38,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if url:
         store: Any = open_store(url)
     else:
-        if not (root / "MEMORY.md").is_file() and not (root / ".memtui").is_dir():
+        if not (root / "MEMORY.md").is_file() and not (root / ".memtui").is_dir() and not _state_beside(root):
             return fail(args, f"no memory root at {root}: run `memtui init {root}` first, or pass --root PATH",
                         EXIT_ERROR)
         from memtui.core.folder import FolderStore
@@ -52,3 +52,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     else:
         print(found.line())
     return EXIT_QUEUED if found.waiting else EXIT_OK
+
+
+def _state_beside(root: Any) -> bool:
+    """A folder memtui did not make (a Cline memory bank has no MEMORY.md) that memtui has opened: its state is
+    kept beside it (memtui.core.places)."""
+    from memtui.core.places import beside, state_of
+
+    return root.is_dir() and beside(root) and state_of(root).is_dir()

@@ -28,7 +28,8 @@ def register(sub: Any) -> None:
     common(p)
     p.set_defaults(func=cmd_history)
 
-    p = sub.add_parser("blame", help="per line of a memory file: the commit, author, time and proposal that wrote it")
+    p = sub.add_parser("blame", help="per line of a memory file: who wrote it (person, agent or outside writer), "
+                                     "through what, who approved it, the commit and the proposal")
     p.add_argument("file")
     common(p)
     p.set_defaults(func=cmd_blame)
@@ -153,16 +154,23 @@ def cmd_history(args: argparse.Namespace) -> int:
 def cmd_blame(args: argparse.Namespace) -> int:
     from memtui.core.history import NoHistory, blame, short
     from memtui.core.paths import PathRefused
+    from memtui.core.provenance import LEGEND, SYMBOLS, of_file
 
     try:
-        lines = blame(_memory(args), args.file)
+        memory = _memory(args)
+        lines = blame(memory, args.file)
+        # Who wrote each line by memtui's own record (audit log), not by what a commit message claims.
+        marks = of_file(memory, args.file) or []
     except (NoHistory, PathRefused, FileNotFoundError) as exc:
         return fail(args, str(exc))
-    human = "\n".join(
-        f"{short(b.commit) if b.commit else 'uncommit':8} {(b.time or '')[:16].replace('T', ' '):16} "
-        f"{(b.actor or '')[:12]:12} "
-        f"{(b.proposal or ''):7} {b.line:4} {b.text}" for b in lines)
-    emit(args, {"file": args.file, "lines": [b.to_dict() for b in lines]}, human)
+    rows = []
+    for b, p in zip(lines, marks):
+        rows.append(f"{short(b.commit) if b.commit else 'uncommit':8} {(b.time or '')[:16].replace('T', ' '):16} "
+                    f"{SYMBOLS[p.tag]} {p.short()[:26]:26} {(b.proposal or ''):7} {b.line:4} {b.text}")
+    legend = "   ".join(f"{SYMBOLS[tag]} {what}" for tag, what in LEGEND)
+    human = "\n".join(rows + ([legend] if rows else []))
+    emit(args, {"file": args.file, "lines": [{**b.to_dict(), "provenance": p.to_dict()}
+                                             for b, p in zip(lines, marks)]}, human)
     return EXIT_OK
 
 

@@ -1,6 +1,6 @@
 """The memory's one change event: `subscribe(callback)`, fed by one watcher per root and by memtui's own writes.
 
-Three sources say that a memory changed: a watchdog observer on a folder (another process, an editor, git), the
+Three sources say that a memory changed: a watch on a folder (another process, an editor, git: `direct_watch`), the
 event channel of a Redis memory (other processes' writes and raw SETs), and this process's own writes through
 `Memory`. They all arrive here, per memory location, as `Change` events:
 
@@ -17,7 +17,6 @@ about Textual; the app turns each event into one message.
 
 from __future__ import annotations
 
-import errno
 import os
 import secrets
 import stat
@@ -38,8 +37,8 @@ QUIET = 0.04  # seconds without events that end a burst
 SETTLED = 0.003  # the quiet that ends a burst whose last event finished a write (a rename into place, a close)
 CEILING = 0.25  # a burst is flushed at the latest this long after its first event
 HOLD_MAX = 2.0  # an own write that takes longer than this no longer holds back what the watcher saw
-BARRIER_WAIT = 1.5  # seconds a finished write waits for the watcher to have seen all of it (watchdog holds an
-# unpaired rename's first half, and every event behind it, for up to 0.5 s)
+BARRIER_WAIT = 1.5  # seconds a finished write waits for the watcher to have seen all of it (the watch holds an
+# unpaired rename's first half, and every event behind it, for up to 0.5 s: `inotify_watch.PAIRING`)
 
 
 
@@ -110,6 +109,23 @@ def classify(root: Path, path: str) -> tuple[str, str] | None:
     return ("file", rel)
 
 
+def classify_state(state: Path, path: str) -> str | None:
+    """For a memory whose state is kept beside it (memtui.core.places): what a path in its state folder is, as
+    `classify` names the same paths under `.memtui/` ("queue", "audit", "intent"), else None."""
+    from memtui.core.folder import AUDIT_FILE, INTENT_FILE
+
+    try:
+        rel = Path(path).relative_to(state).as_posix()
+    except ValueError:
+        return None
+    name = rel.rsplit("/", 1)[-1]
+    if rel == AUDIT_FILE:
+        return "audit"
+    if rel == "queue" or (rel.startswith("queue/") and name.endswith(".json") and not name.startswith(".")):
+        return "queue"
+    return "intent" if rel == INTENT_FILE else None
+
+
 def shown(rel: str, is_dir: bool) -> bool:
     """Does the app show this path (a memory file or a folder of them)?"""
     return is_dir or rel.endswith(".md")
@@ -144,418 +160,59 @@ def observer() -> Any:
     return made
 
 
-class _Handing:
-    """An emitter's event queue that hands each event to the handler at once, on the emitter's own thread."""
-
-    def __init__(self, handler: Any) -> None:
-        self.handler = handler
-
-    def put(self, item: tuple[Any, Any], block: bool = True, timeout: float | None = None) -> None:
-        try:
-            self.handler.dispatch(item[0])
-        except Exception:  # noqa: BLE001 - an escaped error would end the emitter's thread, and the watch with it
-            self.failed()
-
-    def failed(self) -> None:
-        """Set by `FolderFeed` (to tell everyone that what changed can no longer be named)."""
-
-
-SUB_EVENTS = 256  # files and folders named one by one under a folder moved or made; past that, "everything"
-
-
-class _TooMany(Exception):
-    """More under a folder moved or made than are named one by one."""
-
-
-_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-# inotify_add_watch refused for want of resources (the user's max_user_watches, kernel memory, descriptors): the
-# watch no longer covers the memory, and its barriers must not vouch for it.
-_SHORT_OF = frozenset({errno.ENOSPC, errno.ENOMEM, errno.EMFILE, errno.ENFILE})
-
-
-def _list_folder(fd: int) -> tuple[list[bytes], list[bytes]]:
-    """The names in the folder open at `fd`: its folders (a link to one is not one), and everything else."""
-    dirs: list[bytes] = []
-    files: list[bytes] = []
-    with os.scandir(fd) as entries:
-        for entry in entries:
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                is_dir = False
-            (dirs if is_dir else files).append(os.fsencode(entry.name))
-    return dirs, files
-
-
-def _group_insides_known(group: type) -> bool:
-    """Are watchdog's InotifyWatchGroup insides the ones `_iterative_watch_group` builds on (watchdog 7.1.0's)? Its
-    walk writes a watched folder's path and wd into the group's two maps; watchdog 7.1.1 keeps a tree of folders and
-    makes those maps properties computed afresh at each read, so writes to them went nowhere and every event was
-    dropped as from an unknown watch (no live diff, every barrier waited its whole time). Elsewhere watchdog's own
-    group watches, unhardened."""
-    import dataclasses
-
-    fields = {f.name for f in dataclasses.fields(group)} if dataclasses.is_dataclass(group) else set()
-    return {"_active_callbacks_by_path", "_active_callbacks_by_watch"} <= fields and all(
-        hasattr(group, name) for name in ("_add_all_callbacks", "_recursive_simulate", "on_queue_overflow",
-                                          "on_watch_deleted", "_build_event_source_path"))
+SUB_EVENTS = 256  # files and folders named one by one under a folder moved in or renamed; past that, "everything"
 
 
 def hardened_walk() -> bool:
-    """Does the folder watch use the walk that follows no link (`_iterative_watch_group`) with the installed
-    watchdog? (`memtui doctor` says so when it does not.)"""
-    return _iterative_watch_group() is not None
+    """Does the folder watch here walk without following links (memtui's own inotify watch,
+    `memtui.core.inotify_watch`)? On Linux it needs the `inotify_simple` binding; without it, and on other systems,
+    watchdog's Observer watches (`memtui doctor` says so on Linux, where an agent's planted link can lead its walk
+    astray)."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import inotify_simple  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
-def _iterative_watch_group() -> Any:
-    """watchdog's InotifyWatchGroup, its walks of a folder made, moved in or watched again made one walk of its own:
-    each folder opened without following a link, from a folder already verified (by descriptor, or by its
-    identity), watched through the descriptor it was opened by (`FD.add_folder`), then listed. None where watchdog's
-    group has other insides. What it answers, each once a test of `tests/security/test_attack12.py`:
-
-    - Python 3.11's os.walk recurses: a folder chain deeper than the recursion limit ended watchdog's thread (and
-      the watch) with RecursionError. This walk keeps a stack of its own.
-    - Each folder is watched before it is listed, so what is made in it later is an event of its own, and a folder
-      watched already (its own creation event, handled after a walk from above reached it) is not walked again:
-      each of a chain's N folders walked the whole chain below it (N² watches and events: `mkdir -p` of 1,100
-      folders took the watch's thread 3-15 s).
-    - watchdog's walk followed a folder swapped for a link before its creation was handled (`mkdir x; rmdir x; ln
-      -s notes x`): it watched `notes/`'s folders as `x/…` (a write there was told under a name the index refuses:
-      stale for good), the tree behind a link to a folder outside the memory (its files told as memory files), or
-      the cookie folder behind a link to `.memtui` (every barrier failed after its whole wait, for good).
-    - A folder watched but not listed (renamed, or replaced, while its walk was under way: `mkdir -p` then `mv`)
-      holds folders never watched, whose creations were no events: it is walked again when a move brings it (or
-      what holds it) to its new name. Any other move walks nothing (a folder renamed back and forth 300 times
-      walked its 2,000 folders each time: 39 s of the watch's thread).
-    - A folder the kernel would not let it watch or list (mode 000; watchdog recorded a watch with wd -1 and
-      never watched it again) is walked when its mode changes.
-    - A watch refused for want of resources (watchdog skipped it in silence) makes the group `incomplete`: the watch
-      reports itself not alive, so barriers fail and every query re-checks the folder, until a rebuild."""
-    from watchdog.observers.inotify import InotifyWatchGroup
-    from watchdog.observers.inotify_c import InotifyConstants, InotifyEvent
-    from watchdog.observers.inotify_move_event_grouper import PathedInotifyEvent
-
-    if not _group_insides_known(InotifyWatchGroup):
-        return None
-    made_dir = InotifyConstants.IN_CREATE | InotifyConstants.IN_ISDIR
-
-    class Walked(InotifyWatchGroup):  # type: ignore[misc]
-        _listed: tuple[bytes, list[tuple[bytes, list[bytes], list[bytes]]]] | None = None
-
-        def __post_init__(self) -> None:
-            self._ids: dict[Any, tuple[int, int]] = {}  # wd → (st_dev, st_ino) of the folder it watches
-            self._partial: set[Any] = set()  # wds of folders watched but not listed
-            self._unreadable: set[bytes] = set()  # folders the kernel would not let it watch or list
-            self.incomplete = False
-            super().__post_init__()
-
-        def on_event(self, event: Any) -> None:
-            super().on_event(event)
-            if not (self.is_recursive and event.is_directory and (event.is_moved_to or event.is_attrib)):
-                return
-            with self._lock:
-                path = self._build_event_source_path(event) if self.is_active else None
-                if path is None:
-                    return
-                if event.is_moved_to:
-                    # The folders moved that were watched but never listed, walked now under their new names.
-                    below = path + b"/"
-                    for wd in list(self._partial):
-                        where = self._active_callbacks_by_watch.get(wd)
-                        if where is None:
-                            self._partial.discard(wd)
-                        elif where == path or where.startswith(below):
-                            self._add_all_callbacks(where, again=True)
-                elif path in self._unreadable:
-                    self._add_all_callbacks(path)
-                    for sub_event in self._recursive_simulate(path):
-                        sub_path = self._build_event_source_path(sub_event)
-                        if sub_path is not None:
-                            self._move_event_grouper.put_event(PathedInotifyEvent(sub_event, sub_path))
-
-        def on_watch_deleted(self, wd: Any) -> None:
-            super().on_watch_deleted(wd)
-            with self._lock:
-                self._ids.pop(wd, None)
-                self._partial.discard(wd)
-
-        def on_queue_overflow(self) -> None:
-            with self._lock:
-                self._ids.clear()
-                self._partial.clear()
-                self._unreadable.clear()
-                self.incomplete = False
-            super().on_queue_overflow()  # every watch removed, then the root walked again
-
-        def _refused(self, path: bytes, exc: OSError, wd: Any = None) -> None:
-            if exc.errno in _SHORT_OF:
-                self.incomplete = True
-            elif exc.errno == errno.EACCES:
-                self._unreadable.add(path)
-            elif wd is not None:
-                self._partial.add(wd)  # gone or replaced meanwhile: a move of it walks it again
-
-        def _open_top(self, path: bytes) -> int | None:
-            """The folder at `path`, opened: the root as given; any other only as a folder (not a link) whose parent
-            is the folder watched as its parent (`..` is the parent a folder really has, whatever the path went
-            through). None where it is not."""
-            if path == self.path:
-                return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            parent = self._active_callbacks_by_path.get(os.path.dirname(path))
-            expected = self._ids.get(parent) if parent is not None else None
-            if expected is None:
-                return None
-            fd = os.open(path, _FOLDER)
-            try:
-                up = os.stat(b"..", dir_fd=fd, follow_symlinks=False)
-            except OSError:
-                os.close(fd)
-                raise
-            if (up.st_dev, up.st_ino) != expected:
-                os.close(fd)
-                return None
-            return fd
-
-        def _watch(self, path: bytes, fd: int) -> tuple[Any, bool, tuple[int, int]] | None:
-            """Watch the folder open at `fd` as `path`: (its wd, watched as that very folder before, its identity),
-            or None where the kernel refused."""
-            before = self._active_callbacks_by_path.get(path)
-            try:
-                wd = self._inotify_fd.add_folder(path, fd, self.event_mask, self._callback, self._id)
-                st = os.fstat(fd)
-            except OSError as exc:
-                if path == self.path:
-                    raise
-                self._refused(path, exc)
-                return None
-            ident = (st.st_dev, st.st_ino)
-            self._ids[wd] = ident
-            self._active_callbacks_by_path[path] = wd
-            self._active_callbacks_by_watch[wd] = path
-            self._unreadable.discard(path)
-            return wd, before == wd, ident
-
-        def _add_all_callbacks(self, path: bytes, again: bool = False) -> None:
-            listed: list[tuple[bytes, list[bytes], list[bytes]]] = []
-            self._listed = (path, listed)
-            try:
-                fd = self._open_top(path)
-            except OSError as exc:
-                if path == self.path:
-                    raise
-                self._refused(path, exc)
-                return
-            if fd is None:
-                return
-            try:
-                made = self._watch(path, fd)
-                if made is not None and self.is_recursive and (again or not made[1]):
-                    self._walk(path, fd, made[0], listed, again)
-            finally:
-                os.close(fd)
-
-        def _walk(self, top: bytes, top_fd: int, top_wd: Any, listed: list[Any], again: bool) -> None:
-            # Each folder is opened from its parent's descriptor; kept open only while it is listed (a wide tree
-            # would otherwise hold a descriptor per folder waiting on the stack), then opened again by its path
-            # and believed only if it is the very folder (device, inode) that was watched.
-            stack: list[tuple[bytes, Any, tuple[int, int] | None]] = [(top, top_wd, None)]
-            while stack:
-                folder, wd, ident = stack.pop()
-                if ident is None:
-                    fd, own = top_fd, False
-                else:
-                    try:
-                        fd, own = os.open(folder, _FOLDER), True
-                    except OSError as exc:
-                        self._refused(folder, exc, wd)
-                        continue
-                try:
-                    if ident is not None:
-                        st = os.fstat(fd)
-                        if (st.st_dev, st.st_ino) != ident:
-                            self._partial.add(wd)
-                            continue
-                    try:
-                        dirs, files = _list_folder(fd)
-                    except OSError as exc:
-                        self._refused(folder, exc, wd)
-                        continue
-                    self._partial.discard(wd)
-                    listed.append((folder, dirs, files))
-                    for name in reversed(dirs):
-                        child = os.path.join(folder, name)
-                        try:
-                            child_fd = os.open(name, _FOLDER, dir_fd=fd)
-                        except OSError as exc:
-                            self._refused(child, exc)  # gone, or a link now: its own events tell
-                            continue
-                        try:
-                            made = self._watch(child, child_fd)
-                        finally:
-                            os.close(child_fd)
-                        if made is not None and (again or not made[1]):
-                            stack.append((child, made[0], made[2]))
-                finally:
-                    if own:
-                        os.close(fd)
-
-        def _recursive_simulate(self, src_path: bytes) -> list[Any]:
-            # The creations of what the walk just now found, in the folders it watched (on_event walks, then calls
-            # this for the same folder, under one hold of the lock).
-            found = self._listed
-            self._listed = None
-            events = []
-            for root, dirnames, filenames in found[1] if found is not None and found[0] == src_path else ():
-                wd_root = self._active_callbacks_by_path.get(root)
-                if wd_root is None:
-                    continue  # not watched: its own creation event, when it comes, watches it and reports its content
-                events.extend(InotifyEvent(wd_root, made_dir, 0, name) for name in dirnames)
-                events.extend(InotifyEvent(wd_root, InotifyConstants.IN_CREATE, 0, name) for name in filenames)
-            return events
-
-    return Walked
-
-
-class DirectWatch:
-    """watchdog's inotify emitter, its events handled on the emitter's thread rather than queued for an observer's.
-
-    An Observer puts each event in a queue read by a thread of its own, one more thread hand-off between a file
-    event and its handler: a barrier (`FolderFeed.barrier`), which waits for its cookie's event before every warm
-    query, paid ~0.2 ms of its ~1 ms for it. Made only where watchdog (7+) builds inotify emitters this way
-    (`direct_watch`); elsewhere the Observer."""
-
-    def __init__(self, handler: Any, path: str, event_filter: list[Any]) -> None:
-        import ctypes
-
-        from watchdog.observers.api import ObservedWatch
-        from watchdog.observers.inotify import InotifyEmitter
-        from watchdog.observers.inotify_c import InotifyConstants, InotifyFD, Watch, inotify_add_watch
-
-        group = _iterative_watch_group()
-        proc = os.path.isdir("/proc/self/fd")
-        dont_follow, only_dir = InotifyConstants.IN_DONT_FOLLOW, InotifyConstants.IN_ONLYDIR
-        direct = self
-
-        class Emitter(InotifyEmitter):  # type: ignore[misc]
-            def on_thread_start(self) -> None:
-                if group is None:
-                    return super().on_thread_start()
-                self._inotify = group(self._inotify_fd, os.fsencode(self.watch.path),
-                                      is_recursive=self.watch.is_recursive,
-                                      event_mask=self.get_event_mask_from_filter(),
-                                      follow_symlink=self.watch.follow_symlink)
-
-            _named = 0
-
-            def build_and_queue_event(self, *args: Any, **kwargs: Any) -> None:
-                self._named = 0
-                try:
-                    super().build_and_queue_event(*args, **kwargs)
-                except Exception:  # noqa: BLE001 - watchdog names what a folder made or moved in holds by os.walk
-                    direct.queue.failed()  # the event itself was told first: only the files under it go unnamed
-
-            def queue_event(self, event: Any) -> None:
-                if event.is_synthetic:
-                    # watchdog names each file and folder a folder moved or made holds, walking it: one rename
-                    # cost as much as the folder holds (300 renames of a folder of 2,000 folders kept the watch's
-                    # threads busy for 39 s). Past SUB_EVENTS the rest is told as "everything" (`build_and_queue
-                    # _event` above), and the walk ends there.
-                    self._named += 1
-                    if self._named > SUB_EVENTS:
-                        raise _TooMany
-                super().queue_event(event)
-
-        class FD(InotifyFD):  # type: ignore[misc]
-            def handle_event(self, event: Any) -> None:
-                try:
-                    super().handle_event(event)
-                except Exception:  # noqa: BLE001 - an escaped error would end this thread, and the watch with it
-                    direct._rebuild()
-
-            def add_folder(self, path: bytes, fd: int, mask: Any, callback: Any, id_: Any) -> Any:
-                """Watch the folder open at `fd` (not whatever `path` names by now), its events told as `path`'s. A
-                folder watched a second time is the same watch (watchdog warned of it with a message holding the
-                repr of every watched path, made even when filtered: a chain of N folders cost N²)."""
-                if proc:
-                    # The descriptor's magic link, followed to the very folder it opened.
-                    target, flags = b"/proc/self/fd/%d" % fd, (mask & ~dont_follow) | only_dir
-                else:
-                    target, flags = path, mask | dont_follow | only_dir
-                with self._lock:
-                    wd = inotify_add_watch(self._inotify_fd, target, flags)
-                    if wd == -1:
-                        err = ctypes.get_errno()
-                        raise OSError(err, os.strerror(err), path)
-                    watch = self._watch_for_wd.get(wd)
-                    if watch is None:
-                        watch = self._watch_for_wd[wd] = Watch(wd, mask, path)
-                    watch.callbacks[id_] = callback
-                    return wd
-
-        self._fd = FD()
-        self.queue = _Handing(handler)
-        watch = ObservedWatch(path, recursive=True, event_filter=event_filter)
-        self.emitters = [Emitter(self.queue, watch, event_filter=event_filter, inotify_fd=self._fd)]
-        self.failures = 0  # errors caught on its threads (each one answered as an overflow)
-        self.broken = False
-
-    def _rebuild(self) -> None:
-        """An event's handling failed half way in watchdog's code (its watches may be wrong now): answered as the
-        kernel's queue overflowing is, every watch made again and everything told changed."""
-        self.failures += 1
-        try:
-            for emitter in self.emitters:
-                group = getattr(emitter, "_inotify", None)
-                if group is not None:
-                    group.on_queue_overflow()
-        except Exception:  # noqa: BLE001 - its watches cannot be made again: over, as a thread that died is
-            self.broken = True
-
-    def start(self) -> None:
-        self._fd.start()
-        try:
-            for emitter in self.emitters:
-                emitter.start()  # its watches are in place when this returns (on_thread_start runs first)
-        except BaseException:
-            self.stop()
-            raise
-
-    def stop(self) -> None:
-        for emitter in self.emitters:
-            emitter.stop()
-        self._fd.stop()
-
-    def alive(self) -> bool:
-        """Does it still hear the whole memory? Not when a thread of its own ended (no event comes after that), its
-        watches could not be made again, or the kernel refused a folder a watch for want of resources (the user's
-        max_user_watches reached): a barrier then answers False at once, and every query re-checks the folder."""
-        return not self.broken and self._fd.is_alive() and all(
-            emitter.is_alive() and not getattr(getattr(emitter, "_inotify", None), "incomplete", False)
-            for emitter in self.emitters)
-
-    def join(self, timeout: float | None = None) -> None:
-        here = threading.current_thread()
-        for thread in (*self.emitters, self._fd):
-            if thread is not here:  # stopped from a handler (a raw subscriber's callback): it ends as it returns
-                thread.join(timeout)
-
-
-def direct_watch(handler: Any, path: str, event_filter: list[Any]) -> Any:
-    """A started watch of `path` (recursive) feeding `handler`: a `DirectWatch` on Linux with watchdog 7+, else a
-    watchdog Observer."""
+def direct_watch(feed: "FolderFeed", path: str) -> Any:
+    """A started watch of `path` (recursive) telling `feed`: memtui's own inotify watch on Linux (events handled on
+    its thread, a walk that follows no link), else watchdog's Observer (its public API only: FSEvents, kqueue,
+    ReadDirectoryChangesW, or inotify where the binding is missing)."""
     import sys
 
     if sys.platform.startswith("linux"):
         try:
-            made: Any = DirectWatch(handler, path, event_filter)
-        except (ImportError, TypeError, AttributeError, OSError):
-            pass  # another watchdog's inotify classes: its Observer
+            from memtui.core.inotify_watch import FolderWatch
+
+            made: Any = FolderWatch(path, feed.event, unnamed=feed.overflowed,
+                                    rebuilt=lambda: feed.overflowed(rebuilt=True), sub_events=SUB_EVENTS)
+        except (ImportError, OSError):
+            pass  # no binding, or no inotify instance to be had (max_user_instances): watchdog's Observer
         else:
-            _quiet_stops()
             made.start()
             return made
+    from watchdog import events as ev
+    from watchdog.events import FileSystemEventHandler
+
+    class Handler(FileSystemEventHandler):  # type: ignore[misc]
+        def on_any_event(self, event: Any) -> None:
+            try:
+                feed.event(event)
+            except Exception:  # noqa: BLE001 - an escaped error would end the Observer's thread, and the watch
+                feed.overflowed()
+
+    # Writes only: every process that reads the files (rg, a scan) would otherwise queue an open and a close event
+    # per file in front of a reader's cookie. A chmod makes a file unreadable or readable again.
+    writes = [ev.FileCreatedEvent, ev.DirCreatedEvent, ev.FileModifiedEvent, ev.DirModifiedEvent,
+              ev.FileMovedEvent, ev.DirMovedEvent, ev.FileDeletedEvent, ev.DirDeletedEvent, ev.FileClosedEvent]
+    writes += [getattr(ev, name) for name in ("FileAttribEvent", "DirAttribEvent") if hasattr(ev, name)]
     made = observer()
-    made.schedule(handler, path, recursive=True, event_filter=event_filter)
+    made.schedule(Handler(), path, recursive=True, event_filter=writes)
     made.start()
     return made
 
@@ -681,7 +338,7 @@ class _Kept:
 
 
 class FolderFeed:
-    """The one watchdog observer of a folder memory: classifies each event once, tells raw subscribers and the
+    """The one watch of a folder memory (`direct_watch`): classifies each event once, tells raw subscribers and the
     change journal at once, and notes it in the burst for everyone else."""
 
     def __init__(self, root: Path, hub: "Changes") -> None:
@@ -695,25 +352,11 @@ class FolderFeed:
         self._lock = threading.Lock()
         self._cookies: _Kept | None = None  # the cookie folder kept open
         self._cookie_lock = threading.Lock()
+        self._state_watch: Any = None  # the state folder's watch, for a memory whose state is kept beside it
         self._cookie_path = os.path.join(str(self.root), COOKIES)
         self._state_path = os.path.join(str(self.root), STATE_DIR)
 
     def start(self) -> None:
-        from watchdog import events as ev
-        from watchdog.events import FileSystemEventHandler
-
-        feed = self
-
-        class Handler(FileSystemEventHandler):
-            def on_any_event(self, event: Any) -> None:
-                feed.event(event)
-
-        # Writes only: every process that reads the files (rg, a scan) would otherwise queue an open and a close
-        # event per file in front of a reader's cookie.
-        writes = [ev.FileCreatedEvent, ev.DirCreatedEvent, ev.FileModifiedEvent, ev.DirModifiedEvent,
-                  ev.FileMovedEvent, ev.DirMovedEvent, ev.FileDeletedEvent, ev.DirDeletedEvent, ev.FileClosedEvent]
-        # A chmod makes a file unreadable or readable again (watchdog 7 tells it apart from a write).
-        writes += [getattr(ev, name) for name in ("FileAttribEvent", "DirAttribEvent") if hasattr(ev, name)]
         try:
             from memtui.core.fsmonitor import cookie_folder
 
@@ -721,32 +364,59 @@ class FolderFeed:
             os.close(cookie_folder(self.root))
         except OSError:
             pass  # a read-only memory: no barrier, so an own write's late echo may be a second event
-        made = direct_watch(Handler(), str(self.root), writes)
-        self._hear_overflows(made)
-        queue = getattr(made, "queue", None)
-        if queue is not None:
-            queue.failed = self.overflowed  # an event this code failed to handle: its change unnamed
-        self._observer = made
+        self._observer = direct_watch(self, str(self.root))
+        self._watch_state()
         self.burst.start_flusher("memtui-changes-flush")
 
-    def _hear_overflows(self, made: Any) -> None:
-        """Be told when the kernel's inotify queue overflows: the events it dropped are lost for good, and watchdog
-        (7) only rebuilds its watches, telling no handler; the cookies that come after would vouch for the gap."""
-        for emitter in list(getattr(made, "emitters", ())):
-            group = getattr(emitter, "_inotify", None)
-            rebuild = getattr(group, "on_queue_overflow", None)
-            if rebuild is None:
-                continue
+    def _watch_state(self) -> None:
+        """A memory whose state is kept beside its folder (memtui.core.places) is heard there too: proposals, the
+        audit log and the intent of another process's write land in the state folder, not under the root."""
+        from memtui.core.places import PlaceRefused, places_for
 
-            def on_queue_overflow(rebuild: Any = rebuild) -> None:
-                # Watches made again first, then everything told: a change made while the old watches were being
-                # replaced is heard by no watch, but it comes before the telling, which covers it.
-                try:
-                    rebuild()
-                finally:
-                    self.overflowed(rebuilt=True)
+        places = places_for(self.root)
+        if places.inside:
+            return
+        try:
+            places.ready()
+            (places.state / "queue").mkdir(exist_ok=True)  # watched from the start: its first file is heard
+        except (OSError, PlaceRefused):
+            return  # a state folder refused: every write says so; nothing to hear
+        feed, state = self, places.state
 
-            group.on_queue_overflow = on_queue_overflow
+        class StateFeed:  # what direct_watch tells: the state folder's events, and a watch that lost some
+            def event(self, event: Any) -> None:
+                feed.state_event(state, event)
+
+            def overflowed(self, rebuilt: bool = False) -> None:
+                feed.overflowed(rebuilt=rebuilt)
+
+        self._state_watch = direct_watch(StateFeed(), str(state))  # type: ignore[arg-type]
+
+    def state_event(self, state: Path, event: Any) -> None:
+        kind = event.event_type
+        if kind in ("opened", "closed_no_write"):
+            return
+        src = os.fsdecode(event.src_path)
+        dest = os.fsdecode(getattr(event, "dest_path", "") or "")
+        for path in (src, dest):
+            what = classify_state(state, path) if path else None
+            if what is not None:
+                self._bookkeeping(what, kind, path == dest or kind == "closed",
+                                  arrived=path == dest or kind == "created")
+
+    def _bookkeeping(self, what: str, kind: str, settled: bool, *, arrived: bool) -> None:
+        """One event on memtui's own files, inside the root or in the state folder beside it: a queue file (a
+        proposal or a decision), the audit log (an applied change), or another process's intent (a write under
+        way while it stands)."""
+        if what == "queue":
+            self.burst.add(queue=True, settled=settled)
+        elif what == "audit":
+            self.burst.add(audit=True)
+        elif what == "intent":
+            if arrived:
+                self.burst.writing_elsewhere(True)
+            elif kind == "deleted":
+                self.burst.writing_elsewhere(False)
 
     def overflowed(self, rebuilt: bool = False) -> None:
         """Events were dropped: what changed can no longer be named file by file. After the watches were `rebuilt`,
@@ -802,15 +472,8 @@ class FolderFeed:
                     # closed unwritten): a hard link to a memory file planted under a cookie's name, written
                     # through, maybe removed before its creation was handled (then `_linked` found nothing).
                     unnamed = True
-            elif what == "queue":
-                self.burst.add(queue=True, settled=settled)
-            elif what == "audit":
-                self.burst.add(audit=True)
-            elif what == "intent":
-                if path == dest or kind == "created":
-                    self.burst.writing_elsewhere(True)
-                elif kind == "deleted":
-                    self.burst.writing_elsewhere(False)
+            elif what in ("queue", "audit", "intent"):
+                self._bookkeeping(what, kind, settled, arrived=path == dest or kind == "created")
             else:
                 files.append(rel)
                 if shown(rel, event.is_directory):
@@ -981,12 +644,14 @@ class FolderFeed:
         if publisher is not None:
             publisher.stop()
         made, self._observer = self._observer, None
-        if made is not None:
-            made.stop()
-            try:
-                made.join(timeout=2)
-            except RuntimeError:
-                pass  # stopped from the Observer's own thread (a handler's callback): it ends as that returns
+        beside, self._state_watch = self._state_watch, None
+        for watch in (made, beside):
+            if watch is not None:
+                watch.stop()
+                try:
+                    watch.join(timeout=2)
+                except RuntimeError:
+                    pass  # stopped from the Observer's own thread (a handler's callback): it ends as that returns
         with self._cookie_lock:
             self._forget_cookie_folder()
         self.burst.stop_flusher()

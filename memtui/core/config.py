@@ -11,7 +11,7 @@ from memtui.core.record import Frozen
 DEFAULT_MODEL = "claude-sonnet-5-5"  # anthropic 2.14 lists claude-sonnet-4-5 as deprecated (end of life 2026-11-30)
 DEFAULT_AGENTS = ("agent*", "claude*", "assistant*", "mcp*", "bot*", "*-agent")
 DEFAULT_SCRATCH_MAX_TTL_MIN = 7 * 24 * 60  # an agent's scratch note applies at once only if it expires within this
-# Bounds on what an agent writes unreviewed (README "Trust model"). A scratch note is work in progress, a few
+# Bounds on what an agent writes unreviewed (docs/write-path.md#trust-model). A scratch note is work in progress, a few
 # paragraphs: 4 KB holds ~600 words, and three 40 MB notes once went into git at once. A log line is one event of
 # a day: 500 characters is three long sentences (a memory entry's own cap is 200). Over either, the write waits
 # for a person; over UNREVIEWED_REFUSE_FACTOR times it, no one would read it, and it is refused.

@@ -50,6 +50,7 @@ class Finding:
 class DoctorReport:
     root: str
     findings: list[Finding] = field(default_factory=list)
+    where: str = ""  # where history is kept (memtui.core.places), for a folder memory
 
     @property
     def problems(self) -> list[Finding]:
@@ -60,12 +61,14 @@ class DoctorReport:
         return not self.problems
 
     def to_dict(self) -> dict[str, Any]:
-        return {"root": self.root, "ok": self.ok, "findings": [asdict(f) for f in self.findings]}
+        return {"root": self.root, "ok": self.ok, "findings": [asdict(f) for f in self.findings],
+                **({"where": self.where} if self.where else {})}
 
     def render(self) -> str:
+        head = [f"{self.root}: {self.where}"] if self.where else []
         if not self.findings:
-            return f"{self.root}: no problems found"
-        lines = []
+            return "\n".join(head + [f"{self.root}: no problems found"])
+        lines = head
         for f in self.findings:
             mark = "advice" if f.advice else "fixed" if f.fixed else ("found" if f.fixable else "needs you")
             lines.append(f"{mark:9} {f.kind}: {f.message}")
@@ -95,6 +98,7 @@ def diagnose(memory: Memory, *, fix: bool = False, lock_wait: float = LOCK_WAIT)
         _check_readable(memory, report)
         _check_secrets(memory, report)
         return report
+    report.where = store.where()
     _check_lock_file(store, report, fix)
     try:
         locked = store.lock(timeout=lock_wait)
@@ -315,20 +319,19 @@ def _git_reads_index(store: FolderStore) -> tuple[int, bytes, bytes] | None:
 
 
 def _check_watch(report: DoctorReport) -> None:
-    """The folder watch's walk that follows no link (`changes._iterative_watch_group`) is built on watchdog 7.1.0's
-    insides; on another watchdog it falls back to watchdog's own walk, which an agent's planted link can lead
-    astray (a stale index or live diff). Said here, not at every start: finding out imports watchdog."""
+    """On Linux the folder watch is memtui's own (`inotify_watch`: a walk that follows no link), over the
+    `inotify_simple` binding; without it watchdog's Observer watches, whose walk an agent's planted link can lead
+    astray (a stale index or live diff). Any watchdog of the major version memtui asks for will do: only its public
+    API is used. Said here, not at every start."""
+    import sys
+
     from memtui.core.changes import hardened_walk
 
-    try:
-        from watchdog.version import VERSION_STRING
-    except ImportError:
-        VERSION_STRING = "unknown"
-    if not hardened_walk():
+    if sys.platform.startswith("linux") and not hardened_walk():
         report.findings.append(Finding(
-            "watch-unhardened", f"the installed watchdog ({VERSION_STRING}) is not the release memtui's folder "
-            "watch is built on (7.1.0): files are watched by watchdog's own walk, which follows a folder an agent "
-            "swaps for a link. Install it: pip install 'watchdog==7.1.0'", "", fixable=False))
+            "watch-unhardened", "the inotify binding memtui's folder watch is built on (inotify_simple) is not "
+            "installed: files are watched by watchdog's own walk, which follows a folder an agent swaps for a link. "
+            "Install it: pip install 'inotify_simple>=2,<3'", "", fixable=False))
 
 
 def _check_legacy_keys(store: Any, report: DoctorReport, fix: bool) -> None:
@@ -486,7 +489,7 @@ def _lock_holder(store: FolderStore) -> str:
 
 
 def _check_git_locks(store: FolderStore, report: DoctorReport, fix: bool) -> None:
-    git_dir = store.root / ".git"
+    git_dir = store.git_dir
     if not git_dir.is_dir():
         return
     stale = git_lock_files(git_dir)
@@ -494,15 +497,32 @@ def _check_git_locks(store: FolderStore, report: DoctorReport, fix: bool) -> Non
         return
     removed = set(clear_stale_git_locks(git_dir)) if fix else set()
     for lock in stale:
-        rel = str(lock.relative_to(store.root))
+        rel = str(lock.relative_to(store.root)) if lock.is_relative_to(store.root) else str(lock)
         report.findings.append(Finding("stale-git-lock", f"{rel} was left by a writer killed mid-commit; every "
                                        "later commit fails until it is removed", rel, fixed=lock in removed))
 
 
 # git --------------------------------------------------------------------------------------------------------------
 def _check_git(store: FolderStore, report: DoctorReport, fix: bool) -> bool:
-    git_dir = store.root / ".git"
-    if not git_dir.exists():
+    git_dir = store.git_dir
+    if store.places.beside:
+        from memtui.core.places import orphaned
+
+        for state, old in orphaned():
+            report.findings.append(Finding(
+                "state-left-behind", f"memtui state for {old!r}, a folder no longer there, is kept at {state}; if "
+                f"that folder is now {store.root}, run `memtui moved {old} {store.root}` (in quotes if it has "
+                "spaces) to keep its history, else remove the state folder", str(state), fixable=False,
+                advice=True))
+    if store.places.own_history and not store.has_git:
+        f = Finding("no-history", f"{store.root} has no history yet: memtui keeps it beside the folder "
+                    f"({git_dir}) and starts it when the memory is first opened for review or written; `memtui "
+                    "doctor --fix` starts it now (nothing is written into the folder)", str(git_dir))
+        if fix:
+            f.fixed = store.ensure_history() is not None
+        report.findings.append(f)
+        return True
+    if not store.has_git:
         report.findings.append(Finding(
             "no-git", f"{store.root} has no git repository, so writes have no history or undo; run "
             f"`memtui init --git {store.root}` to start one", ".git", fixable=False))
@@ -590,7 +610,7 @@ def _check_temp_files(store: FolderStore, report: DoctorReport, fix: bool) -> No
 
 # audit log ------------------------------------------------------------------------------------------------------
 def _check_audit(store: FolderStore, report: DoctorReport, fix: bool) -> None:
-    path = store.root / AUDIT_FILE
+    path = store.audit_path
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -616,7 +636,7 @@ def _check_audit(store: FolderStore, report: DoctorReport, fix: bool) -> None:
         if bad:
             aside = store.state / "corrupt" / f"{AUDIT_FILE}.{clock.now():%Y%m%dT%H%M%S}.{os.getpid()}"
             atomic_write(aside, b"".join(bad))
-            f.message += f"; set aside in {aside.relative_to(store.root)}"
+            f.message += f"; set aside in {aside.relative_to(store.root) if store.places.inside else aside}"
         # Refusals append without the lock; rewrite only if nobody appended meanwhile.
         if path.stat().st_size == len(data):
             atomic_write(path, b"".join(good))

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from functools import lru_cache
 
 from memtui.core.entries import Entry, parse_entry
+from memtui.core.formats.claude_code import FrontMatter, front_matter
 from memtui.core.record import Frozen, Record
 
 DEFAULT_ENTRY_MAX = 200
@@ -119,13 +120,15 @@ class Document:
         self.text = text
         self.lines: list[str] = text.splitlines(keepends=True)
         self.sections: list[Section] = []
-        self.hidden: frozenset[int] = frozenset()  # lines inside fences, code and HTML blocks
+        self.hidden: frozenset[int] = frozenset()  # lines inside fences, code and HTML blocks, and front matter
+        # YAML front matter (a Claude Code topic file's name, description and type): metadata, never a section.
+        self.front_matter: FrontMatter | None = None
         self._by_title: dict[str, Section] | None = None
         parsed = _parsed.get(text) if len(text) <= STRUCTURE_CACHE_MAX_CHARS else None
         if parsed is not None:
             # The same text parsed before (a write plans the text it read, and the text it leaves, when proposed
             # and again when approved): its sections are copied, so editing this document changes no other.
-            self.spec, self.hidden, sections = parsed
+            self.spec, self.hidden, sections, self.front_matter = parsed
             self.sections = [Section(s.title, s.level, s.heading, s.start, s.end, list(s.entries)) for s in sections]
             return
         self.spec = parse_spec(text)
@@ -133,7 +136,8 @@ class Document:
         if len(text) <= STRUCTURE_CACHE_MAX_CHARS:
             with _structures_lock:
                 _parsed[text] = (self.spec, self.hidden, tuple(
-                    Section(s.title, s.level, s.heading, s.start, s.end, list(s.entries)) for s in self.sections))
+                    Section(s.title, s.level, s.heading, s.start, s.end, list(s.entries)) for s in self.sections),
+                    self.front_matter)
                 while len(_parsed) > PARSED_CACHE_SIZE:
                     del _parsed[next(iter(_parsed))]
 
@@ -145,13 +149,15 @@ class Document:
         return "".join(self.lines)
 
     def _parse(self) -> None:
-        headings, hidden = _structure(self.text)
-        self.hidden = hidden
+        self.front_matter = front_matter(self.lines)
+        skip = self.front_matter.end if self.front_matter else 0
+        headings, hidden = _structure(_structured_text(self.text, self.lines, skip))
+        self.hidden = hidden | frozenset(range(skip)) if skip else hidden
         level = 2 if any(lv == 2 for _, lv, _ in headings) else 1
         tops = [(ln, lv, title) for ln, lv, title in headings if lv == level]
         n = len(self.lines)
         first = tops[0][0] if tops else n
-        self.sections.append(Section("", 0, None, 0, first))
+        self.sections.append(Section("", 0, None, skip, first))
         for k, (ln, lv, title) in enumerate(tops):
             end = tops[k + 1][0] if k + 1 < len(tops) else n
             self.sections.append(Section(title, lv, ln, ln + 1, end))
@@ -164,7 +170,10 @@ class Document:
                     sec.entries.append((i, e))
 
     def section(self, name: str) -> Section | None:
-        """The first section titled `name` (case and spacing folded); one dict lookup, not a walk of them all."""
+        """The first section titled `name` (case and spacing folded); one dict lookup, not a walk of them all.
+        In a file without headings (a Claude Code topic file's body, a plain note) the name "" is its body."""
+        if not name.strip() and len(self.sections) == 1:
+            return self.sections[0]
         if self._by_title is None:
             self._by_title = {}
             for sec in self.sections:
@@ -183,6 +192,10 @@ class Document:
         ending = _ending(self.lines[index]) or self.newline
         self.lines[index] = new + ending
 
+    def delete_line(self, index: int) -> None:
+        """Drop a line, its line end with it (a remove in a layout that keeps no struck lines)."""
+        del self.lines[index]
+
     def insert_line(self, index: int, new: str) -> None:
         if index > 0 and not _ending(self.lines[index - 1]):
             self.lines[index - 1] += self.newline
@@ -197,6 +210,14 @@ class Document:
         while i > sec.start and not self.lines[i - 1].strip():
             i -= 1
         return i if i > sec.start else sec.start
+
+
+def _structured_text(text: str, lines: list[str], skip: int) -> str:
+    """The text whose structure is the document's: front matter blanked (its lines kept, so line numbers hold) and
+    a byte order mark dropped, which CommonMark would read as text in front of a first heading."""
+    if skip:
+        return "\n" * skip + "".join(lines[skip:])
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def _ending(line: str) -> str:
@@ -230,7 +251,7 @@ _structures: OrderedDict[bytes, tuple[tuple[tuple[int, int, str], ...], frozense
 _structures_lock = threading.Lock()
 # Whole parses (spec, hidden lines, sections with their entries) of the last few texts, keyed by the text itself.
 PARSED_CACHE_SIZE = 8
-_parsed: dict[str, tuple[FormatSpec, frozenset[int], tuple[Section, ...]]] = {}
+_parsed: dict[str, tuple[FormatSpec, frozenset[int], tuple[Section, ...], FrontMatter | None]] = {}
 parse_count = 0  # texts markdown-it has parsed in this process (the cache's misses): what the tests count
 
 

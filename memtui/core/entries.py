@@ -154,10 +154,13 @@ def strike(entry: Entry, kind: str, date: str) -> str:
 
 def split_inline(entry_text: str) -> tuple[str | None, str, str | None, str | None]:
     """Split an entry as a caller typed it (``[stated] text (2026-08-20, src)``, bullet optional)
-    into (tag, text, date, source). An unknown ``[tag]`` stays part of the text."""
+    into (tag, text, date, source). An unknown ``[tag]`` stays part of the text. Text of several lines (a Hermes
+    entry may span lines; anything an agent sends may) is no entry line: it is all text, with no tag, date or
+    source read from it, and the write that takes it decides whether it may span lines."""
     line = entry_text.strip()
     if not _BULLET.match(line):
         line = "- " + line
     e = parse_entry(line)
-    assert e is not None
+    if e is None:
+        return None, entry_text.strip(), None, None
     return e.tag, e.text, e.date, e.source

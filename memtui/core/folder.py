@@ -1,13 +1,14 @@
 """The folder store: memory files on disk, history in git (gitpython), audit in memory-log.jsonl.
 
-Writes are atomic (temp file in the same folder, fsync, rename) and happen under an `fcntl` lock on
-``.memtui/lock`` that every memtui process honours. git is imported only when history is first needed.
+Where memtui's state, the audit log and git live is decided by `memtui.core.places` alone: inside the folder for a
+root made by `memtui init` (`.memtui/`, `memory-log.jsonl`, `.git`), beside it for any other folder (nothing of
+memtui's is written into a folder it did not make). Writes are atomic (temp file in the same folder, fsync, rename)
+and happen under an `fcntl` lock on the state folder's ``lock`` that every memtui process honours. git is imported
+only when history is first needed.
 """
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
 import re
 import stat
@@ -23,18 +24,16 @@ from memtui.core.gitobjects import GitUnreadable, removed_on_failure
 from memtui.core.gitobjects import read_file as _read_plain
 from memtui.core.gitobjects import tree_entries as _tree_entries
 from memtui.core.paths import PathRefused, check_rel, clean_rel, plain_name, protected_name, resolve_inside
+from memtui.core.folder_state import (  # noqa: F401 - names other modules import from here
+    INTENT_FILE, QUEUE_ID, UNDO_DIR, FolderState, _put_floor, _queue_bytes, _regular_bytes, _seq_floor, atomic_write,
+)
+from memtui.core.folder_history import FolderHistory, _files_changed
+from memtui.core.places import AUDIT_FILE, STATE_DIR, places_for
 from memtui.core.record import Frozen
-from memtui.core.store import Commit, ExternalChange, LockTimeout, NoHistory, Store, StoreError
+from memtui.core.store import Commit, ExternalChange, LockTimeout, Store, StoreError  # noqa: F401 (LockTimeout)
 
-STATE_DIR = ".memtui"
-AUDIT_FILE = "memory-log.jsonl"
-# The change being applied right now (see Memory._apply): finished or undone after a crash.
-INTENT_FILE = "intent.json"
-# Hard links to the files a write replaces, kept until its commit is made (see FolderStore.undo_point).
-UNDO_DIR = "undo"
 # Paths that are memtui's own bookkeeping, never memory content and never an external change.
 PRIVATE = (STATE_DIR + "/", AUDIT_FILE, ".git/")
-QUEUE_ID = re.compile(r"^p-[0-9]{1,12}$")
 SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
 # A file changed past memtui from this size up keeps its hash while its bytes stand (FolderStore._bytes_now).
 SEEN_MIN_BYTES = 1 << 20
@@ -71,7 +70,11 @@ class FolderStore(Store):
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).expanduser().absolute()
         self.location = str(self.root)
-        self._git = GitOwner(self.root)
+        # Where the state, audit log and history are (memtui.core.places): decided once, when the store is opened.
+        self.places = places_for(self.root)
+        self.kept = FolderState(self.places, self.root)  # memtui's state: audit, queue, intents, undo, config, lock
+        self._git = GitOwner(self.root, self.places.git_dir if self.places.own_history else None)
+        self.past = FolderHistory(self)  # history and blame, read through this store's git owner
         self._batch: Any = None  # memtui.core.gitobjects.Batch, started on first use
         self._settings: tuple[Any, dict[str, str]] | None = None
         # git index entries a commit could not set (index.lock held past the wait); the next commit sets them.
@@ -89,6 +92,8 @@ class FolderStore(Store):
         self._reviewed_config: tuple[Any, tuple[str | None, str | None]] | None = None
         # Big files changed past memtui, as last listed for review: path -> (bytes, hash). See _bytes_now.
         self._seen: dict[str, tuple[bytes, str]] = {}
+        self._before: dict[str, dict[str, bool]] = {}  # began → commit → an ancestor of it (see before_memtui)
+        self._record: Any = None  # memtui.core.queue_record.QueueRecord, made on first use
 
     # capabilities (see Store) -----------------------------------------------------------------------------
     @property
@@ -102,7 +107,29 @@ class FolderStore(Store):
     # paths ------------------------------------------------------------------------------------------------
     @property
     def state(self) -> Path:
-        return self.root / STATE_DIR
+        return self.places.state
+
+    @property
+    def state_folder(self) -> Path:
+        return self.places.state
+
+    @property
+    def history_kept(self) -> str | None:
+        if self.places.inside:
+            return None
+        return "history beside the folder" if self.places.own_history else "history in your git"
+
+    @property
+    def audit_path(self) -> Path:
+        return self.places.audit
+
+    def state_ready(self) -> Path:
+        """The state folder, made if missing (see `FolderState.ready`)."""
+        return self.kept.ready()
+
+    def where(self) -> str:
+        """One line for a person: where this memory's history is kept."""
+        return self.places.describe()
 
     def check_path(self, rel: str) -> str:
         """The cleaned path, if it names an ordinary memory file inside the root (see `paths.resolve_inside`)."""
@@ -216,45 +243,15 @@ class FolderStore(Store):
         return folder + "/"
 
     # lock -------------------------------------------------------------------------------------------------
-    @contextmanager
-    def _process_lock(self, timeout: float) -> Iterator[None]:
-        """flock on .memtui/lock; the holder's pid is written in it as a hint for `memtui doctor`."""
-        self.state.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.state / "lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            deadline = time.monotonic() + timeout
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except OSError as exc:
-                    if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                        raise
-                    if time.monotonic() > deadline:
-                        raise LockTimeout(
-                            f"the memory at {self.root} is locked by another process for over {timeout:.0f}s"
-                        ) from None
-                    time.sleep(0.005)
-            try:
-                os.ftruncate(fd, 0)
-                os.write(fd, f"{os.getpid()}\n".encode())
-            except OSError:
-                pass  # the pid is only a hint for `memtui doctor`; a full disk must not stop the lock
-            try:
-                yield
-            finally:
-                # An empty lock file means "free"; a pid left in it names a holder that died (see doctor).
-                os.ftruncate(fd, 0)
-                fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
+    def _process_lock(self, timeout: float) -> AbstractContextManager[None]:
+        return self.kept.process_lock(timeout)
 
     # history (git) ----------------------------------------------------------------------------------------
     # Every git call goes through `self._git` (memtui.core.gitcall.GitOwner): one thread at a time, bounded in
     # time, with repository config that could run programs overridden.
     @property
     def has_git(self) -> bool:
-        return (self.root / ".git").exists()
+        return self.places.has_git()
 
     @property
     def repo(self) -> Any:
@@ -277,9 +274,7 @@ class FolderStore(Store):
 
     @property
     def git_dir(self) -> Path:
-        from memtui.core.gitcall import git_dir_of
-
-        return git_dir_of(self.root)
+        return self.places.git_dir
 
     def _objects(self) -> Any:
         """The repository's one `git cat-file --batch` (memtui/core/gitobjects.py); use it under `_git.serial()`."""
@@ -301,16 +296,190 @@ class FolderStore(Store):
             self._settings = (stamp, core_settings(self.git_dir, self.root))
         return self._settings[1]
 
-    def init_git(self, author: str = "memtui") -> str | None:
+    def init_git(self, author: str = "memtui", *, beside: bool = False) -> str | None:
+        """Start history with the folder's files as they are: git in the folder (`memtui init --git`, the person's
+        request; a folder kept beside then has the person's repository), or with `beside` memtui's own repository
+        in its state folder (`ensure_history`), nothing written into the folder. Returns the first commit."""
         from memtui.core.gitcall import repo_class
 
+        if not beside and self.places.own_history:
+            self.forget_git()
+            self.places = self.kept.places = self.places.with_git_in_folder()
+            self._git = GitOwner(self.root, None)
         with self._git.use("git init"):
-            self._git.adopt(repo_class().init(self.root, initial_branch="main"))
+            if beside and self.places.own_history:
+                self.state_ready()
+                self._git.adopt(_init_beside(self.places.git_dir, self.root))
+            else:
+                self._git.adopt(repo_class().init(self.root, initial_branch="main"))
             self._close_batch()
+        if beside and self.places.own_history:
+            # The paths git's status names (every one untracked), without the stored form and diff of each that
+            # an external change carries: a third of a 10,000-file first open.
+            rels = self._status_rels(())
+            if rels is not None:
+                return self._first_commit_beside([r for r in rels if self._committable(r)], author)
         files = [c.path for c in self.external_changes() if self._committable(c.path)]
-        if (self.state / "config.toml").exists():
+        if beside and self.places.own_history:
+            return self._first_commit_beside(files, author)
+        if self.places.inside and (self.state / "config.toml").exists():
             files.append(f"{STATE_DIR}/config.toml")
         return self.commit(files, "memtui: initialise memory root", author, allow_empty=True)
+
+    def _first_commit_beside(self, files: list[str], author: str) -> str | None:
+        """History beside a folder starts with its files as they are, written by `git fast-import` as one pack
+        (git's own `add` writes a loose object per file: 10,000 files took 17 s through the commit path and 8 s
+        through `git add`), then the index read from that tree and refreshed from the disk (`read-tree`, `update-index
+        --refresh`). memtui's own repository stores every file's bytes exactly (`info/attributes`: no conversion),
+        so a reject restores what was on disk."""
+        import time as _time
+
+        from memtui.core.gitcall import config_env, run_plumbing
+
+        email = f"{_slug(author)}@memtui.local"
+        dates = _pinned_dates()
+        when = dates.get("author_date") or f"{int(_time.time())} +0000"
+        message = b"memtui: initialise memory root\n\nhistory beside the folder, its files as they were\n"
+        name = author.replace("<", "").replace(">", "").replace("\n", " ").encode("utf-8", "replace")
+        parts: list[bytes] = []
+        entries: list[bytes] = []
+        for k, rel in enumerate(files, 1):
+            full = os.path.join(self.root, rel)
+            try:
+                st = os.lstat(full)
+                if stat.S_ISLNK(st.st_mode):
+                    data, mode = os.fsencode(os.readlink(full)), b"120000"
+                elif stat.S_ISREG(st.st_mode):
+                    data = _regular_bytes(Path(full)) or b""
+                    mode = b"100755" if st.st_mode & 0o111 else b"100644"
+                else:
+                    continue
+            except OSError:
+                continue  # gone or unreadable since the listing: it shows as an external change
+            parts += [b"blob\nmark :%d\ndata %d\n" % (k, len(data)), data, b"\n"]
+            entries.append(b"M %s :%d %s\n" % (mode, k, _fast_import_path(rel)))
+        head = b"commit refs/heads/main\nauthor %s <%s> %s\ncommitter %s <%s> %s\ndata %d\n" % (
+            name, email.encode(), when.encode(), name, email.encode(), when.encode(), len(message))
+        parts += [head, message, *entries, b"\ndone\n"]
+        env = {**os.environ, **config_env(self.git_dir, self.root), "GIT_DIR": str(self.git_dir),
+               "GIT_WORK_TREE": str(self.root)}
+        with self.lock(), self._git.serial():
+            # Level 1: the pack is written once and read rarely; zlib at its default level took most of the time.
+            for args, stdin in ((["git", "-c", "pack.compression=1", "fast-import", "--quiet", "--done"],
+                                 b"".join(parts)),
+                                (["git", "read-tree", "HEAD"], None),
+                                (["git", "update-index", "-q", "--refresh"], None),
+                                (["git", "rev-parse", "HEAD"], None)):
+                done = run_plumbing(args, env, stdin, cwd=self.root)
+                step = next(a for a in args[1:] if not a.startswith(("-", "pack.")))
+                if done is None or (done[0] != 0 and step != "update-index"):  # refresh: 1 when a file changed
+                    said = (done[2] if done else b"no answer").decode(errors="replace")[:300]
+                    raise StoreError(f"could not start history beside {self.root} ({step}: {said}); nothing "
+                                     "was written into the folder. Run `memtui doctor`")
+        self.forget_git()
+        return done[1].strip().decode()
+
+    def ensure_history(self) -> str | None:
+        """Start memtui's own history beside a folder that has none (`places`: no `.git` of the person's, state kept
+        beside): the folder's files committed as they are, in the state folder. The first commit, or None when
+        there is history already, the folder keeps its state inside (`memtui init --git` starts git there), or is
+        not a folder. Where memtui first keeps a folder, the commit history stands at is recorded (`began`)."""
+        if not self.places.own_history or self.has_git or not self.root.is_dir():
+            self.began(record=True)
+            return None
+        with self.lock():  # one start, though the app's threads and a hook's process look at once
+            if self.has_git:
+                return None
+            sha = self.init_git(beside=True)
+            self.began(record=True)
+            self.start_queue_record()
+        return sha
+
+    def began(self, *, record: bool = False) -> str | None:
+        """The commit history stood at when memtui first kept this folder (its state beside it): what came before
+        is the starting point, there before memtui reviewed anything (memtui/core/provenance.py). Recorded in the
+        state folder when memtui first keeps the folder (`ensure_history`, with `record`); None for a memory memtui
+        made, with no history, or before that."""
+        if self.places.inside:
+            return None
+        path = self.places.state / "began"
+        try:
+            text = path.read_text(encoding="ascii").strip()
+            return text if len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text) else None
+        except FileNotFoundError:
+            pass
+        except (OSError, UnicodeDecodeError):
+            return None
+        sha = self._head_sha() if record and self.has_git else None
+        if not sha:
+            return None
+        try:
+            self.places.ready()
+            atomic_write(path, (sha + "\n").encode())
+        except OSError:
+            pass  # not recorded: asked again next time
+        return sha
+
+    def _head_sha(self) -> str | None:
+        """HEAD's commit read as git stores it, without opening GitPython (which would turn every later status into
+        GitPython's, the slow path); git's own `rev-parse` where only git can say (packed refs, reftable)."""
+        try:
+            with self._git.serial():
+                sha = self._objects()._head()
+        except Exception:  # noqa: BLE001 - unreadable: git says, below
+            sha = None
+        if sha is None:
+            from memtui.core.gitcall import config_env, run_plumbing
+
+            env = {**os.environ, **config_env(self.git_dir, self.root), "GIT_DIR": str(self.git_dir),
+                   "GIT_WORK_TREE": str(self.root)}
+            done = run_plumbing(["git", "rev-parse", "-q", "--verify", "HEAD^{commit}"], env, None, cwd=self.root)
+            sha = done[1].strip().decode("ascii", "replace") if done and done[0] == 0 else None
+        return sha or None
+
+    def before_memtui(self, sha: str) -> bool:
+        began = self.began()
+        if began is None:
+            return False
+        if sha == began:
+            return True
+        known = self._before.get(began)
+        if known is None:
+            known = self._before[began] = {}
+        if sha not in known:
+            with self._git.use("reading history") as repo:
+                try:
+                    known[sha] = bool(repo is not None and repo.is_ancestor(sha, began))
+                except Exception:  # noqa: BLE001 - an unknown or unreadable commit: not the starting point
+                    known[sha] = False
+        return known[sha]
+
+    def move_history_in(self) -> str:
+        """`memtui init --git` on a folder whose history is memtui's, beside it: the repository becomes the
+        folder's own `.git` (every commit kept), so the person's git sees it. Returns where it went."""
+        import shutil
+
+        from memtui.core.gitcall import run_plumbing
+
+        if not self.places.own_history or not self.has_git:
+            raise StoreError(f"{self.root} has no history of memtui's beside it to move")
+        target = self.root / ".git"
+        if os.path.lexists(target):
+            raise StoreError(f"{target} exists already; move it aside first. Nothing was moved")
+        with self.lock():
+            self.forget_git()
+            shutil.move(str(self.places.git_dir), str(target))
+            ours = target / "info" / "attributes"  # the exact-bytes rule of memtui's own repository: the
+            if ours.is_file() and ours.read_text(errors="replace") == BESIDE_ATTRIBUTES:  # person's git is theirs
+                ours.unlink()
+            done = run_plumbing(["git", "config", "--unset", "core.worktree"], {**os.environ, "GIT_DIR": str(target)})
+            if done is None or done[0] not in (0, 5):
+                raise StoreError(f"git could not drop core.worktree in {target}; run `git --git-dir {target} "
+                                 "config --unset core.worktree`")
+        self.places = places_for(self.root)
+        self.kept = FolderState(self.places, self.root)  # memtui's state: audit, queue, intents, undo, config, lock
+        self._git = GitOwner(self.root, None)
+        return str(target)
 
     def _check_branch(self) -> None:
         """Refuse to write where a commit could not land on a branch: a detached HEAD would leave the commit on no
@@ -1339,6 +1508,7 @@ class FolderStore(Store):
         spec = () if paths is None else ("--", *(":(literal)" + p for p in sorted(paths)))
         if paths is not None and not spec[1:]:
             return []
+        self.ensure_history()
         if self.has_git and not self._git.opened:
             found = self._plumbing_external_changes(spec)
             if found is not None:
@@ -1366,13 +1536,25 @@ class FolderStore(Store):
                     found.append((rel, before, after, None))
             return self._with_stored(found)
 
+    def _status_rels(self, spec: tuple[str, ...]) -> list[str] | None:
+        """The paths git's status names that could be memory (`_status_paths`), or None when git cannot say."""
+        from memtui.core.gitcall import config_env, run_plumbing
+
+        env = {**os.environ, **config_env(self.git_dir, self.root), "GIT_DIR": str(self.git_dir)}
+        with self._git.serial():
+            done = run_plumbing(["git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+                                 "--ignore-submodules=all", "--ignored=traditional", *spec], env, cwd=self.root)
+        if done is None or done[0] != 0:
+            return None
+        return _status_paths(done[1].decode("utf-8", "surrogateescape"))
+
     def _plumbing_external_changes(self, spec: tuple[str, ...] = ()) -> list[ExternalChange] | None:
         """`external_changes` through the git CLI (the same status, memtui's overrides and the repository's filter
         drivers switched off) and one `cat-file --batch` for the committed versions, before GitPython is opened:
         the app's first sync then imports no git library. None when git cannot say (GitPython then tells)."""
-        from memtui.core.gitcall import config_env, git_dir_of, run_plumbing
+        from memtui.core.gitcall import config_env, run_plumbing
 
-        git_dir = git_dir_of(self.root)
+        git_dir = self.git_dir
         env = {**os.environ, **config_env(git_dir, self.root), "GIT_DIR": str(git_dir)}
         with self._git.serial():
             done = run_plumbing(["git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
@@ -1418,271 +1600,56 @@ class FolderStore(Store):
         seen[rel] = hit
         return data, hit[1]
 
+    # history and blame (memtui.core.folder_history): read from git, as the git owner allows ----------------------
     def history(self, rel: str | None = None, since: float | None = None) -> list[Commit]:
-        with self._git.use("reading history") as repo:
-            if repo is None or not repo.head.is_valid():
-                return []
-            kwargs: dict[str, Any] = {}
-            if since is not None:
-                kwargs["since"] = f"@{int(since)}"
-            commits = list(repo.iter_commits(paths=rel, **kwargs) if rel else repo.iter_commits(**kwargs))
-            files = _files_changed(repo, [c.hexsha for c in commits])
-            return [Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, files.get(c.hexsha, ()))
-                    for c in commits]
+        return self.past.history(rel, since)
 
     def changes_since(self, since: float, known: set[str]) -> list[Commit]:
-        """Listing a commit's files costs git work: only for the commits not in `known` (usually none)."""
-        with self._git.use("reading recent commits") as repo:
-            if repo is None or not repo.head.is_valid():
-                return []
-            commits = [c for c in repo.iter_commits(since=f"@{int(since)}") if c.hexsha not in known]
-            files = _files_changed(repo, [c.hexsha for c in commits])
-            return [Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, files.get(c.hexsha, ()))
-                    for c in commits]
+        return self.past.changes_since(since, known)
 
     def commit_files(self, sha: str) -> tuple[str, ...]:
-        """The files one commit changed (plumbing: no diff driver or textconv of the repository's runs)."""
-        with self._git.use("reading a commit") as repo:
-            return _files_changed(repo, [sha]).get(sha, ())
-
-    # past versions (memtui.core.history): git itself --------------------------------------------------------
-    def _history_repo(self, repo: Any) -> Any:
-        if repo is None or not repo.head.is_valid():
-            raise NoHistory(f"{self.root} has no git history; run `memtui init --git` to start one")
-        return repo
+        return self.past.commit_files(sha)
 
     def resolve_change(self, ref: str) -> Commit | None:
-        import git
-
-        with self._git.use("reading a commit") as repo:
-            repo = self._history_repo(repo)
-            try:
-                c = repo.commit(ref)
-            except (git.BadName, ValueError, git.GitCommandError):
-                return None
-            changed = repo.git.diff_tree("--no-commit-id", "--name-only", "-r", "--no-renames", "-z", c.hexsha)
-            return Commit(c.hexsha, c.author.name, float(c.authored_date), c.message,
-                          tuple(filter(None, changed.split("\0"))), tuple(p.hexsha for p in c.parents))
+        return self.past.resolve_change(ref)
 
     def file_at(self, rel: str, change: str) -> bytes | None:
-        with self._git.use("reading a past version") as repo:
-            try:
-                return (self._history_repo(repo).commit(change).tree / rel).data_stream.read()
-            except KeyError:
-                return None
+        return self.past.file_at(rel, change)
 
     def blame_chunks(self, rel: str) -> list[tuple[Commit | None, list[str]]] | None:
-        import git
-
-        with self._git.use("git blame") as repo:
-            repo = self._history_repo(repo)
-            try:
-                chunks = repo.blame(None, rel, no_textconv=True)
-            except git.GitCommandError as exc:
-                if timed_out(exc):
-                    raise
-                return None  # never committed: every line is new
-            out: list[tuple[Commit | None, list[str]]] = []
-            for c, lines in chunks:
-                texts = [t.decode("utf-8", errors="replace") if isinstance(t, bytes) else t for t in lines]
-                if set(c.hexsha) == {"0"}:
-                    out.append((None, texts))
-                else:
-                    out.append((Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, ()), texts))
-            return out
+        return self.past.blame_chunks(rel)
 
     def change_patches(self, changes: list[str]) -> dict[str, dict[str, str]]:
-        from memtui.core.patches import commit_patches
-
-        with self._git.use("reading diffs") as repo:
-            return commit_patches(repo, changes) if repo is not None else {}
+        return self.past.change_patches(changes)
 
     def change_patch(self, change: str, rel: str) -> str:
-        """`git show` of one file (plumbing flags: no diff driver, textconv or external diff the repo names)."""
-        import git
-
-        with self._git.use("reading a diff") as repo:
-            if repo is None:
-                return ""
-            try:
-                return repo.git.show("--format=", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv",
-                                     change, "--", rel) + "\n"
-            except (git.GitCommandError, ValueError):
-                return ""  # a commit that is gone (another branch checked out) has no diff to show
+        return self.past.change_patch(change, rel)
 
     def past_versions(self, rel: str, limit: int) -> list[tuple[str, bytes]]:
-        """git's own walk of the file's commits, each distinct blob read once."""
-        out: list[tuple[str, bytes]] = []
-        with self._git.use("reading past versions") as repo:
-            if repo is None or not repo.head.is_valid():
-                return []
-            blobs: set[str] = set()
-            for c in repo.iter_commits(paths=rel, max_count=limit):
-                try:
-                    blob = c.tree / rel
-                except KeyError:
-                    continue
-                if blob.hexsha not in blobs:
-                    blobs.add(blob.hexsha)
-                    out.append((c.hexsha, blob.data_stream.read()))
-        return out
+        return self.past.past_versions(rel, limit)
 
     def past_versions_many(self, rels: list[str], limit: int) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
-        """One walk of the history (`git log --raw`: each commit's changed files with their new blob ids) for every
-        file, and each distinct blob read through the repository's one `git cat-file --batch`: `past_versions`
-        per file was a `git rev-list` and GitPython's parse of the root tree for each (2,000 files 17.6 s, 8,000
-        files 221 s). The commits are the non-merge ones that changed the file, newest first (a merge's own
-        resolution is not among them)."""
-        wanted = set(rels)
-        found: dict[str, list[tuple[str, str]]] = {}
-        with self._git.use("reading past versions") as repo:
-            raw = b""
-            if repo is not None and repo.head.is_valid():
-                raw = repo.git.log("--raw", "--no-renames", "--no-abbrev", "-z", "--format=%x01%H", "--no-color",
-                                   "--no-ext-diff", "--no-textconv", "--no-show-signature", "HEAD", "--",
-                                   stdout_as_string=False)
-        commit, meta = "", None
-        for token in raw.split(b"\0"):
-            token = token.lstrip(b"\n")
-            if token.startswith(b"\x01"):
-                commit, meta = token[1:].decode("ascii", "replace").strip(), None
-            elif token.startswith(b":"):
-                meta = token
-            elif meta is not None:
-                rel, fields, meta = token.decode("utf-8", "surrogateescape"), meta.split(), None
-                if rel in wanted and len(fields) >= 5 and fields[4] != b"D":
-                    versions = found.setdefault(rel, [])
-                    if len(versions) < limit:
-                        versions.append((commit, fields[3].decode("ascii", "replace")))
-        for rel in rels:
-            out: list[tuple[str, bytes]] = []
-            seen: set[str] = set()
-            with self._git.serial():
-                batch = self._objects()
-                for change, blob in found.get(rel, ()):
-                    if blob in seen:
-                        continue
-                    seen.add(blob)
-                    try:
-                        got = batch.get(blob)
-                    except GitUnreadable:
-                        got = None
-                    if got is not None and got.kind == "blob":
-                        out.append((change, got.data))
-            yield rel, out
+        return self.past.past_versions_many(rels, limit)
 
     def merge3(self, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
-        """`git merge-file`: git's own merge, as `git revert` would do it."""
-        with self._git.use("git merge-file") as repo, \
-                tempfile.TemporaryDirectory(prefix="memtui-revert-") as tmp:
-            repo = self._history_repo(repo)
-            paths = []
-            for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
-                path = os.path.join(tmp, name)
-                with open(path, "wb") as f:
-                    f.write(data)
-                paths.append(path)
-            status, out, _ = repo.git.execute(
-                ["git", "merge-file", "-p", "--quiet", *paths], with_extended_output=True, with_exceptions=False,
-                stdout_as_string=False, strip_newline_in_stdout=False,
-            )
-        return out if status == 0 else None
+        return self.past.merge3(ours, base, theirs)
 
-    # audit ------------------------------------------------------------------------------------------------
+    # memtui's state (memtui.core.folder_state): the audit log, the queue, intents, rejected bytes, config ------
     def audit_append(self, record: dict[str, Any]) -> None:
-        import json  # here, not at the top: readers such as `memtui context` write no audit
-
-        line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode()
-        fd = os.open(self.root / AUDIT_FILE, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            # A writer killed mid-append leaves a line with no newline; start on a fresh line so this record is
-            # not glued to the torn one (and lost with it). `memtui doctor --fix` sets the torn bytes aside.
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                line = b"\n" + line
-            view = memoryview(line)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        self.kept.audit_append(record)
 
     def audit_records(self) -> Iterator[dict[str, Any]]:
-        import json
-        from memtui.core.jsontext import loads
-
-        try:
-            f = open(self.root / AUDIT_FILE, encoding="utf-8", errors="replace")
-        except FileNotFoundError:
-            return
-        with f:
-            for line in f:
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    yield loads(line)
-                except json.JSONDecodeError:
-                    continue  # a torn last line from a crash; `memtui doctor` reports it
+        return self.kept.audit_records()
 
     def audit_since(self, cursor: Any, backlog: int | None = None) -> tuple[list[dict[str, Any]], Any]:
-        """Tails memory-log.jsonl by byte offset (the cursor): only the bytes added since are read, and with a
-        `backlog` only the last 64 KB; a line still being written waits for the next call."""
-        import json
-        from memtui.core.jsontext import loads
+        return self.kept.audit_since(cursor, backlog)
 
-        offset = cursor if isinstance(cursor, int) else 0
-        try:
-            with open(self.root / AUDIT_FILE, "rb") as f:
-                size = f.seek(0, 2)
-                if backlog is not None:
-                    start = max(0, size - 64 * 1024)
-                elif size < offset:
-                    start = 0  # the log was replaced or truncated: read it again from the top
-                else:
-                    start = offset
-                f.seek(start)
-                data = f.read(size - start)
-        except FileNotFoundError:
-            return [], 0
-        end = data.rfind(b"\n") + 1
-        lines = data[:end].splitlines()
-        if backlog is not None and start > 0 and lines:
-            lines = lines[1:]  # the first line read from the middle of the log is a piece of one
-        records = []
-        for line in lines:
-            try:
-                record = loads(line)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                continue
-            if isinstance(record, dict):
-                records.append(record)
-        return (records[-backlog:] if backlog is not None else records), start + end
-
-    # queue ------------------------------------------------------------------------------------------------
     @property
     def queue_dir(self) -> Path:
-        return self.state / "queue"
+        return self.kept.queue_dir
 
     def _queue_folder(self) -> Path:
-        """The queue folder, made if missing; refused (StoreError) when it or `.memtui` is no folder of the memory's
-        own: a symlink an agent planted there (to a folder outside the root) would have every number and proposal
-        written through it."""
-        for folder in (self.state, self.queue_dir):
-            try:
-                os.mkdir(folder)
-            except FileExistsError:
-                pass
-            except OSError as exc:
-                raise StoreError(f"could not make {folder}: {exc}") from None
-            try:
-                st = os.lstat(folder)
-            except OSError as exc:
-                raise StoreError(f"could not reach {folder}: {exc}") from None
-            if not stat.S_ISDIR(st.st_mode):
-                raise StoreError(f"refused to queue through {folder}: it is no folder of this memory's own (a "
-                                 "symlink?); run `memtui doctor`")
-        return self.queue_dir
+        return self.kept.queue_folder()
 
     def numbering(self) -> AbstractContextManager[None]:
         return self.lock()
@@ -1711,61 +1678,47 @@ class FolderStore(Store):
             return n
 
     def queue_save(self, pid: str, data: bytes) -> None:
-        if not QUEUE_ID.match(pid):  # the id names the file: only memtui's own numbering may
-            raise StoreError(f"not a proposal id: {pid!r}; nothing was queued")
-        self._queue_folder()
-        atomic_write(self.queue_dir / f"{pid}.json", data)
+        record = self._queue_record()
+        self.kept.queue_save(pid, data)
+        record.wrote([(pid, data)])
+
+    def _queue_record(self) -> Any:
+        """memtui.core.queue_record's record of this memory's queue writes, kept beside it; started (trust on first
+        use) with the queue files there are when it is first made."""
+        from memtui.core.places import memories_home, state_key
+        from memtui.core.queue_record import QueueRecord
+
+        if self._record is None:
+            self._record = QueueRecord(memories_home() / state_key(self.places.real))
+        if not self._record.exists():
+            held = [(pid, data) for pid, data in self.kept.queue_read(self.kept.queue_ids()) if data is not None]
+            self._record.wrote(held)
+        return self._record
+
+    def start_queue_record(self) -> None:
+        """Start the record of queue writes now (a new memory: empty), not at first use, which trusts what is there."""
+        try:
+            self._queue_record()
+        except OSError:
+            pass  # started at first use instead
+
+    def queue_vouched(self, pid: str, data: bytes) -> str | None:
+        try:
+            return self._queue_record().vouches(pid, data)
+        except OSError as exc:
+            return f"memtui's record of its queue writes cannot be read ({exc.strerror or exc})"
 
     def queue_load(self, pid: str) -> bytes | None:
-        """A queue file's bytes; None when there is none, or it is no regular file that can be read (a FIFO would
-        block the review list, a symlink loop or an unreadable file would end it): the list reports it."""
-        try:
-            return _regular_bytes(self.queue_dir / f"{clean_rel(pid)}.json")
-        except (OSError, PathRefused):
-            return None
+        return self.kept.queue_load(pid)
 
     def queue_read(self, pids: Iterable[str]) -> Iterator[tuple[str, bytes | None]]:
-        """`queue_load` for many: the folder opened once and each file by its name in it (a path built and checked
-        for each of 100,000 proposals was half the time of reading them). The same files as `queue_load` reads:
-        regular files only, opened without blocking, through a link."""
-        try:
-            folder = os.open(self.queue_dir, os.O_RDONLY | os.O_DIRECTORY)
-        except OSError:
-            yield from ((pid, None) for pid in pids)
-            return
-        try:
-            for pid in pids:
-                yield pid, _queue_bytes(folder, pid) if _QUEUE_NAME.match(pid) else self.queue_load(pid)
-        finally:
-            os.close(folder)
+        return self.kept.queue_read(pids)
 
     def queue_ids(self) -> list[str]:
-        # Names only (a glob made a Path of each: 0.5 s for 100,000 queue files, listing them 0.05 s); dot files
-        # (`.seq`, a temp file) are not proposals, as the glob had it.
-        try:
-            names = os.listdir(self.queue_dir)
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        return sorted(n[:-5] for n in names if n.endswith(".json") and not n.startswith("."))
+        return self.kept.queue_ids()
 
     def queue_stamps(self) -> dict[str, tuple[int, ...]]:
-        """Each queue file's (inode, size, mtime, ctime), as `queue_load` would read it (through a link). Queue
-        files are replaced whole by a rename (a new inode), and an edit in place moves the ctime, which no one
-        can set back; a file that cannot be stat'ed gets a stamp of its own, so it is read (and reported)."""
-        try:
-            it = os.scandir(self.queue_dir)
-        except (FileNotFoundError, NotADirectoryError):
-            return {}
-        out: dict[str, tuple[int, ...]] = {}
-        with it:
-            for d in it:
-                if d.name.endswith(".json") and len(d.name) > 5:
-                    try:
-                        st = d.stat()
-                        out[d.name[:-5]] = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-                    except OSError:
-                        out[d.name[:-5]] = ()
-        return out
+        return self.kept.queue_stamps()
 
     def undo_point(self, rels: list[str]) -> dict[str, Any]:
         """Hard-link each file's current inode under .memtui/undo/: undoing is then a rename, which a full disk
@@ -1773,9 +1726,10 @@ class FolderStore(Store):
         kept as well as the link, so undoing a write through it or a delete of it puts both back.
 
         Called before anything is written, so a HEAD that cannot take a commit refuses the write here."""
+        self.ensure_history()
         self._check_branch()
         keep: dict[str, Any] = {}
-        folder = self.state / UNDO_DIR
+        folder = self.state_ready() / UNDO_DIR
         folder.mkdir(parents=True, exist_ok=True)
         for k, rel in enumerate(rels):
             src = self._full(rel)
@@ -1811,41 +1765,20 @@ class FolderStore(Store):
                 kept.data.unlink(missing_ok=True)
 
     def intent_save(self, data: bytes | None) -> None:
-        path = self.state / INTENT_FILE
-        if data is None:
-            try:
-                path.unlink()
-            except FileNotFoundError:
-                pass
-        else:
-            atomic_write(path, data)
+        self.kept.intent_save(data)
 
     def intent_load(self) -> bytes | None:
-        try:
-            return (self.state / INTENT_FILE).read_bytes()
-        except FileNotFoundError:
-            return None
+        return self.kept.intent_load()
 
     def keep_rejected(self, rel: str, data: bytes, stamp: str) -> str | None:
-        name = f"{stamp}-{rel.replace('/', '__')}"
-        if len(name.encode()) > 180:  # a deep path, or a name made visible (3 bytes a symbol), passes NAME_MAX
-            from memtui.core.digests import sha256
-
-            digest = sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
-            name = f"{name.encode()[:160].decode('utf-8', 'ignore')}-{digest}"
-        dest = self.state / "rejected" / name
-        atomic_write(dest, data)
-        return str(dest.relative_to(self.root))
+        return self.kept.keep_rejected(rel, data, stamp)
 
     def config_text(self) -> str | None:
-        try:
-            return (self.state / "config.toml").read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
+        return self.kept.config_text()
 
     def reviewed_config(self) -> tuple[str | None, str | None]:
         disk = self.config_text()
-        if not self.has_git:
+        if not self.has_git or not self.places.inside:  # beside: the person's own state folder, not the memory's
             return disk, None
         stamp = self._head_stamp()
         cached = self._reviewed_config
@@ -1866,7 +1799,7 @@ class FolderStore(Store):
         """Cheap signs that the commit HEAD names may have moved, so what is committed may differ: git rewrites
         the index on a commit, and HEAD, its branch's ref or packed-refs whenever HEAD moves (`git reset --soft`
         leaves the index alone). A file is rewritten by renaming a new one over it, so its inode changes too."""
-        git_dir = os.path.join(self.root, ".git")
+        git_dir = str(self.git_dir)
         try:  # non-blocking: a FIFO planted as HEAD must not hang every read of the config
             fd = os.open(os.path.join(git_dir, "HEAD"), os.O_RDONLY | os.O_NONBLOCK)
             try:
@@ -1889,86 +1822,56 @@ class FolderStore(Store):
         return tuple(stamp)
 
     def set_config(self, text: str) -> None:
-        self.state.mkdir(exist_ok=True)
-        atomic_write(self.state / "config.toml", text.encode("utf-8"))
+        self.kept.set_config(text)
 
 
-def atomic_write(path: Path, data: bytes, *, sync_dir: bool = True, sync_file: bool = True) -> None:
-    """Write via a temp file in the same folder, fsync, rename, fsync the folder: old or new, never torn.
-
-    `sync_dir=False` leaves the folder's fsync to a write that follows in the same folder; `sync_file=False` is for
-    a file whose loss in a crash costs nothing (the caller says why)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with removed_on_failure(tmp):
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            if sync_file:
-                os.fsync(f.fileno())
-        try:
-            os.chmod(tmp, path.stat().st_mode & 0o777)
-        except FileNotFoundError:
-            os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    if not sync_dir:
-        return
-    dfd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
+def _fast_import_path(rel: str) -> bytes:
+    """A path as `git fast-import` reads it: C-quoted (quotes, backslashes and control characters escaped), so a
+    name with a line break or a quote cannot end the command early."""
+    raw = rel.encode("utf-8", "surrogateescape")
+    out = bytearray(b'"')
+    for b in raw:
+        if b in (0x22, 0x5C):
+            out += b"\\" + bytes([b])
+        elif b < 0x20 or b == 0x7F:
+            out += b"\\%03o" % b
+        else:
+            out.append(b)
+    return bytes(out + b'"')
 
 
-# Bytes of git index past which a store's first commit leaves the edit to git rather than walking the index once in
-# Python (~1 µs an entry, where git's process costs ~3 ms and then ~0.5 µs an entry): about 5,000 entries.
+BESIDE_ATTRIBUTES = "* -text -ident -filter -working-tree-encoding\n"
+
+
+def _init_beside(git_dir: Path, work_tree: Path) -> Any:
+    """memtui's own repository for a folder it keeps beside: a git dir in the state folder whose work tree is the
+    folder (`core.bare = false`, `core.worktree`), made without a `.git` or anything else in the folder (`git init
+    --separate-git-dir` would leave a gitlink file there). Its calls get `GIT_DIR` and `GIT_WORK_TREE` from the git
+    owner, so git never looks for a repository above the folder."""
+    from memtui.core.gitcall import repo_class
+
+    repo = repo_class().init(git_dir, bare=True, initial_branch="main")
+    # Every file's bytes stored exactly, whatever the folder's `.gitattributes` or the person's global config ask
+    # (`$GIT_DIR/info/attributes` comes before both): history beside is a record of what was on disk.
+    (git_dir / "info").mkdir(exist_ok=True)
+    (git_dir / "info" / "attributes").write_text(BESIDE_ATTRIBUTES)
+    real = os.path.realpath(work_tree)
+    with repo.config_writer() as config:
+        config.set_value("core", "bare", False)
+        # For a person's `git --git-dir …` (memtui names the work tree on every call): a path holding a line break
+        # cannot be a config value, and is left out.
+        if not any(c in real for c in "\r\n\0"):
+            config.set_value("core", "worktree", real)
+        config.set_value("core", "logAllRefUpdates", True)
+    return repo_class()(git_dir)
+
+
 INDEX_WALK_AT_ONCE = 512 * 1024
 _HEADER_SIZE = 12  # of git's index file
 
 # Config names that can change how git writes its index (see FolderStore._index_editable).
 _INDEX_SETTINGS = (b"index", b"feature", b"untrackedcache", b"splitindex", b"sharedrepository", b"fsync",
                    b"sparse")
-
-
-def _put_floor(seq: Path, n: int) -> None:
-    """`.seq` made to hold `n`: rewritten in place when it is a regular file with no other name (never through a
-    symlink: O_NOFOLLOW; a FIFO with no reader fails to open without blocking), else replaced by a new file, so
-    bytes meant for the floor never land in a file it is linked to. The new number is never shorter than one
-    `_seq_floor` read; a crash between the write and the truncation leaves a number `_seq_floor` reads as no
-    floor, which costs only a longer probe."""
-    data = b"%d\n" % n
-    try:
-        fd = os.open(seq, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        fd = None
-    if fd is not None:
-        try:
-            st = os.fstat(fd)
-            if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
-                os.pwrite(fd, data, 0)
-                os.ftruncate(fd, len(data))
-                return
-        finally:
-            os.close(fd)
-    atomic_write(seq, data, sync_dir=False, sync_file=False)
-
-
-def _seq_floor(seq: Path) -> int:
-    """The number `.seq` holds, 0 when it is missing, not a regular file (a FIFO would block the read), or not
-    plain ASCII digits below the ids' 12-digit bound (a negative, huge or non-ASCII number would make an id
-    `queue_save` refuses, for every proposal after it): the probe above the floor finds a free number anyway."""
-    try:
-        fd = os.open(seq, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return 0
-    try:
-        st = os.fstat(fd)
-        text = os.read(fd, 64).strip() if stat.S_ISREG(st.st_mode) else b""
-    except OSError:
-        text = b""
-    finally:
-        os.close(fd)
-    return int(text) if text.isdigit() and len(text) < 12 else 0
 
 
 def _read_all(fd: int, size: int) -> bytes:
@@ -2350,58 +2253,6 @@ def _as_git_sees(path: Path) -> bytes | None:
 
 
 # A queue file's name as listed in its folder (no separator, no dot-name): read by name in the open folder.
-_QUEUE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
-
-
-def _queue_bytes(folder: int, pid: str) -> bytes | None:
-    """`_regular_bytes` of `pid`'s queue file in the open `folder`; None where it is no regular file to read."""
-    try:
-        fd = os.open(f"{pid}.json", os.O_RDONLY | os.O_NONBLOCK, dir_fd=folder)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def _regular_bytes(path: Path) -> bytes | None:
-    """A regular file's bytes; None for anything else. Opened without blocking: an agent may put a FIFO under a
-    tracked name (git lists it as modified), and a plain open of one waits for a writer for ever."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return f.read()
-
-
-def _files_changed(repo: Any, shas: list[str]) -> dict[str, tuple[str, ...]]:
-    """Each commit's changed files, from one `git diff-tree --stdin` (plumbing: runs no diff driver, textconv or
-    external diff the repository's config might name). Commits that changed nothing are absent."""
-    if not shas:
-        return {}
-    with tempfile.TemporaryFile() as feed:
-        feed.write(("\n".join(shas) + "\n").encode())
-        feed.seek(0)
-        raw = repo.git.diff_tree("--stdin", "-r", "--name-only", "--no-renames", "--root", "-z", istream=feed)
-    out: dict[str, list[str]] = {}
-    wanted = set(shas)
-    current: list[str] | None = None
-    for token in raw.split("\0"):
-        if token in wanted and token not in out:
-            current = out[token] = []  # the header of the next commit (one with no changes prints none)
-        elif token and current is not None:
-            current.append(token)
-    return {sha: tuple(files) for sha, files in out.items()}
-
-
 def _status_paths(raw: str) -> list[str]:
     """The paths `git status --porcelain=v1 -z` names that could be memory: memtui's own files and ignored folders
     memtui does not read either (list_files skips them) left out."""

@@ -37,13 +37,21 @@ Token = str  # "journal-id:offset"
 
 
 def _state(root: Path) -> Path:
-    return root / STATE_DIR
+    from memtui.core.places import state_of
+
+    return state_of(root)
 
 
 def cookie_folder(root: Path) -> int:
     """A descriptor of the memory's cookie folder, made if missing, reached without following a link: the watcher
     follows none, so a cookie made through a planted `.memtui` or cookie-folder link would never be heard (each
     barrier would wait its whole time) and would be a file written outside the memory."""
+    from memtui.core.places import beside
+
+    if beside(root):
+        # A cookie is heard only inside the watched folder, and nothing of memtui's is written into a folder it
+        # keeps beside: no barrier there, so readers walk (as for a read-only memory).
+        raise OSError(f"no cookie folder: {root} keeps memtui's state beside it")
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
     fd = os.open(root, flags)
     try:
@@ -74,6 +82,10 @@ class Publisher:
 
     def start(self) -> bool:
         """Take the lock and start a journal; False when another watcher already publishes for this root."""
+        from memtui.core.places import beside
+
+        if beside(self.root):
+            return False  # no cookies there (`cookie_folder`): a journal no reader could prove fresh is no use
         state = _state(self.root)
         try:
             (state / COOKIES).mkdir(parents=True, exist_ok=True)

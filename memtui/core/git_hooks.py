@@ -78,6 +78,10 @@ def before_commit(
     with tempfile.TemporaryDirectory(prefix="memtui-hooks-", dir=git_dir) as tmp:
         index = Path(tmp) / "index"
         env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+        if Path(git_dir) != Path(work_tree) / ".git" and not (Path(work_tree) / ".git").exists():
+            # memtui's repository beside the folder (memtui.core.places): named, or git would find none (or the
+            # project's, above a folder nested in one)
+            env.update(GIT_DIR=str(git_dir), GIT_WORK_TREE=str(work_tree))
         env.update(GIT_INDEX_FILE=str(index), GIT_EDITOR=":", GIT_AUTHOR_NAME=author[0], GIT_AUTHOR_EMAIL=author[1])
         if author_date:
             env["GIT_AUTHOR_DATE"] = author_date

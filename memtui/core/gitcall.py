@@ -235,8 +235,11 @@ class GitOwner:
     """The one way memtui reaches a repository: `with owner.use() as repo:` serialises every git call on it across
     threads, and stops a git that does not answer within `timeout` seconds with a `StoreError`."""
 
-    def __init__(self, root: Path, timeout: float | None = None) -> None:
+    def __init__(self, root: Path, git_dir: Path | None = None, timeout: float | None = None) -> None:
         self.root = root
+        # A repository kept beside the folder (memtui.core.places): every call names it (GIT_DIR), so git neither
+        # looks for `.git` in the folder nor finds a repository above it. None: `<root>/.git`, found as git finds it.
+        self.git_dir = git_dir
         self.timeout = git_timeout() if timeout is None else timeout
         self._lock = threading.RLock()
         self._depth = 0
@@ -253,14 +256,15 @@ class GitOwner:
     def repo(self) -> Any:
         """The Repo, opened on first use (None when the root has no repository); use it only inside `use()`."""
         with self._lock:
-            if self._repo is None and os.path.lexists(self.root / ".git"):
+            where = self.root / ".git" if self.git_dir is None else self.git_dir
+            if self._repo is None and os.path.lexists(where):
                 import git
 
                 try:
-                    self._repo = repo_class()(self.root)
+                    self._repo = repo_class()(self.root if self.git_dir is None else self.git_dir)
                 except (git.exc.GitError, ValueError, OSError) as exc:
                     raise StoreError(
-                        f"the git repository at {self.root / '.git'} is unreadable ({type(exc).__name__}: {exc}); "
+                        f"the git repository at {where} is unreadable ({type(exc).__name__}: {exc}); "
                         "run `memtui doctor` to see what is wrong. Memory files were not changed"
                     ) from None
                 self._env_key = None
@@ -272,7 +276,7 @@ class GitOwner:
         """Take over a Repo opened elsewhere (`git init`): its calls get the same overrides."""
         self.forget()
         if not isinstance(repo, repo_class()):
-            repo = repo_class()(repo.working_tree_dir)
+            repo = repo_class()(repo.working_tree_dir if self.git_dir is None else self.git_dir)
         self._repo = repo
         self._refresh_env()
         return repo
@@ -295,7 +299,10 @@ class GitOwner:
         except OSError:
             key = None
         if key != self._env_key:
-            self._repo.git.update_environment(**config_env(git_dir, self.root))
+            env = config_env(git_dir, self.root)
+            if self.git_dir is not None:
+                env["GIT_DIR"] = str(self.git_dir)
+            self._repo.git.update_environment(**env)
             self._env_key = key
 
     @contextmanager

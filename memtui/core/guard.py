@@ -79,7 +79,9 @@ def check(
         _gate_joined(p, before, outcome.text)
     if agent:
         written = _written_line(p, outcome)
-        if written is not None and _tag(written) == "stated":
+        # In a layout whose lines carry no tag (an OpenClaw workspace) the claim is the proposal's provenance.
+        claimed = None if written is None else _tag(written) or (p.provenance or "").lower() or None
+        if claimed == "stated":
             support = supporting_words(_text_of(written), user_words)
             if support is None:
                 _downgrade(p)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from memtui.core import audit, journal
 from memtui.core.own_writes import emits_change
-from memtui.core.proposals import WriteResult
+from memtui.core.proposals import EXTERNAL_PREFIX, WriteResult
 from memtui.core.store import NoHistory, StaleWrite, StoreError, content_hash
 
 if TYPE_CHECKING:
@@ -55,6 +55,14 @@ def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts).isoformat(timespec="seconds")
 
 
+def _actor(trailer: dict[str, str], record: dict[str, Any], author: str) -> str:
+    """Who a commit's change is by. An approved external change is committed under the approver's name, but the
+    lines are an outside writer's: `external` (as `memtui today` says), never the person's."""
+    if str(record.get("proposal") or "").startswith(EXTERNAL_PREFIX):
+        return "external"
+    return trailer.get("actor") or record.get("actor") or author
+
+
 @dataclass
 class FileCommit:
     """One commit that touched a file, with who asked for it and the audit line behind it."""
@@ -80,6 +88,7 @@ class FileCommit:
 def history(memory: Memory, rel: str) -> list[FileCommit]:
     """Every commit touching `rel`, newest first."""
     rel = memory.store.check_path(rel)
+    memory.store.ensure_history()  # a folder memtui did not make: its history beside it starts at the first look
     if not memory.store.keeps_history:
         raise NoHistory(f"{memory.location} has no git history; run `memtui init --git` to start one")
     audit = audit_by_commit(memory.store.audit_records())
@@ -89,7 +98,7 @@ def history(memory: Memory, rel: str) -> list[FileCommit]:
         recs = [r for r in audit.get(c.sha, []) if r.get("file") in (rel, None) or r.get("to") == rel]
         first = recs[0] if recs else {}
         out.append(FileCommit(
-            commit=c.sha, time=_iso(c.time), author=c.author, actor=t.get("actor") or first.get("actor") or c.author,
+            commit=c.sha, time=_iso(c.time), author=c.author, actor=_actor(t, first, c.author),
             proposal=t.get("proposal") or first.get("proposal"), approved_by=t.get("approved-by"),
             subject=c.message.split("\n", 1)[0], action=first.get("action"), audit=recs,
         ))
@@ -117,6 +126,7 @@ class BlameLine:
 def blame(memory: Memory, rel: str) -> list[BlameLine]:
     """Per line of the file as it is on disk now; lines not yet committed have no commit (actor "uncommitted")."""
     rel = memory.store.check_path(rel)
+    memory.store.ensure_history()
     chunks = memory.store.blame_chunks(rel)  # raises NoHistory before a missing file is looked for, as before
     data = memory.store.read(rel)
     if data is None:
@@ -135,7 +145,7 @@ def blame(memory: Memory, rel: str) -> list[BlameLine]:
             t = trailers(commit.message)
             recs = [r for r in audit.get(sha, []) if r.get("file") == rel or r.get("to") == rel]
             first = recs[0] if recs else {}
-            cache[sha] = (sha, commit.author, _iso(commit.time), t.get("actor") or first.get("actor") or commit.author,
+            cache[sha] = (sha, commit.author, _iso(commit.time), _actor(t, first, commit.author),
                           t.get("proposal") or first.get("proposal"), t.get("approved-by"), first.get("action"))
         for text in lines:
             out.append(BlameLine(len(out) + 1, text, *cache[sha]))

@@ -32,7 +32,7 @@ import stat
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from memtui.core.paths import plain_name
 from memtui.core.record import Record as _Value
@@ -507,7 +507,14 @@ class Index:
     def __init__(self, root: str | os.PathLike[str], path: str | os.PathLike[str] | None = None, *,
                  source: Source | None = None) -> None:
         self.root = Path(root).expanduser().absolute()
-        self.path = Path(path) if path else self.root / STATE_DIR / INDEX_FILE
+        # Under the memory's state folder, wherever `memtui.core.places` keeps it (beside a folder memtui did not
+        # make: the index is never written into it).
+        self._places: Any = None
+        if path is None:
+            from memtui.core.places import places_for
+
+            self._places = places_for(self.root)
+        self.path = Path(path) if path else self._places.state / INDEX_FILE
         # Where the files are read from: the folder at `root`, or a store (then `root` only holds the index).
         self.source: Source = source if source is not None else FolderSource(self.root)
         self._lock = threading.RLock()
@@ -528,6 +535,8 @@ class Index:
         if self._db is not None:
             return self._db
         try:
+            if self._places is not None and self._places.beside:
+                self._places.ready()  # mode 0700, this user's own (a planted one is refused)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             try:
                 db = self._open()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from memtui.core.config import CONFIG_TEMPLATE, DEFAULT_MODEL
 from memtui.core.folder import AUDIT_FILE, STATE_DIR, FolderStore, atomic_write
+from memtui.core.store import StoreError
 
 TEMPLATES = {
     "personal": ("User", "Preferences", "Projects", "Facts", "Decisions"),
@@ -67,10 +68,18 @@ class InitResult:
 def init_root(path: str | Path, template: str = "personal", *, adopt_git: bool = False) -> InitResult:
     """Create a memory root (with git). On an existing memory nothing changes, unless `adopt_git` asks for git."""
     root = Path(path).expanduser().absolute()
+    if root.exists() and not root.is_dir():
+        raise StoreError(f"{root} is a file, not a folder; give a folder for the memory (nothing was changed)")
     store = FolderStore(root)
-    if (root / "MEMORY.md").exists() or (root / STATE_DIR).exists():
+    # A folder with files of its own (another tool's memory) is opened as it is; only --git changes anything.
+    holds_files = root.is_dir() and any(root.iterdir())
+    if (root / "MEMORY.md").exists() or (root / STATE_DIR).exists() or (adopt_git and holds_files):
+        if adopt_git and store.places.own_history and store.has_git:
+            where = store.move_history_in()
+            return InitResult(root, False, None, f"{root}: memtui's history moved into the folder ({where}), every "
+                                                 "change kept; your git now sees it")
         if adopt_git and not store.has_git:
-            sha = store.init_git()
+            sha = store.init_git()  # the person asks for git in their folder: theirs; memtui's state stays beside
             return InitResult(root, False, sha, f"{root} is already a memory root; initialised git with its files")
         return InitResult(root, False, None, f"{root} is already a memory root; nothing changed")
     text = memory_template(template)
@@ -82,5 +91,7 @@ def init_root(path: str | Path, template: str = "personal", *, adopt_git: bool =
     atomic_write(root / STATE_DIR / "config.toml", CONFIG_TEMPLATE.format(model=DEFAULT_MODEL).encode())
     if not (root / ".gitignore").exists():
         atomic_write(root / ".gitignore", GITIGNORE.encode())
+    store = FolderStore(root)  # opened again: the root keeps its state inside now (`.memtui/`), as places decides
     sha = store.init_git()
+    store.start_queue_record()  # from here every queue file is memtui's only if it wrote it (queue_record.py)
     return InitResult(root, True, sha, f"created a {template} memory root at {root}")

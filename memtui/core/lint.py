@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 from memtui.core.dedupe import Words, tokens
 from memtui.core.document import Document
 from memtui.core.entries import Entry, parse_entry
-from memtui.core.layout import Layout
-from memtui.core.paths import PathRefused
+from memtui.core.layout import CLAUDE_CODE, CLINE, Layout
+from memtui.core.paths import PathRefused, join_link
 from memtui.core.reading import MEMORY_FILE
 from memtui.core.update import _file_warnings
 
@@ -32,6 +32,8 @@ _POINTER = re.compile(r"^\s*\[[^\]]*\]\([^)]*\)\s*(?:[-—–:].*)?$")
 class Finding:
     level: str
     check: str  # untagged | duplicate | two-versions | cap | file-cap | dangling-link | deleted-history | secret
+    # | past-load-cut | unlinked | front-matter (a Claude Code memory: memtui/core/formats/claude_code.py)
+    # | hermes-limit | hermes-entry-size | hermes-separator (memtui/core/formats/hermes.py)
     file: str
     line: int | None
     message: str
@@ -60,6 +62,7 @@ def lint(memory: Memory) -> list[Finding]:
             except ValueError:
                 pass  # not text: no key is read out of it into a session either
     archived: list[set[tuple[str | None, str, str | None]]] = []  # the archive's entries, read at first need
+    fronts: dict[str, Document] = {}  # a Claude Code memory's files as read here, for their front matter
     specs: dict[str, Any] = {}
     try:
         histories = memory.store.past_versions_many(files, HISTORY_DEPTH)
@@ -73,11 +76,18 @@ def lint(memory: Memory) -> list[Finding]:
             out.append(Finding(ERROR, "unreadable", rel, None, str(exc)))
             continue
         out += _secrets(rel, doc.text)
+        if memory.grammar(rel) == "hermes":  # §-separated entries, no tags, sections or caps of memtui's
+            out += _hermes(rel, doc.text)
+            continue
         out += _entries(doc, layout)
         out += _caps(memory, doc, specs)
         if layout.layer(rel) == "core":
             out += _links(memory, doc)
         out += _deleted_history(memory, rel, doc, layout, past, listed, archived)
+        if layout.kind == CLAUDE_CODE:
+            fronts[rel] = doc
+    if layout.kind == CLAUDE_CODE:  # MEMORY.md's load cut says what its whole-file cap would, in Claude Code's terms
+        out = [f for f in out if not (f.check == "file-cap" and f.file == MEMORY_FILE)] + _claude_code(memory, fronts)
     return out
 
 
@@ -97,11 +107,31 @@ def failed(findings: Iterable[Finding]) -> bool:
 
 
 # checks -----------------------------------------------------------------------------------------------------
+def _hermes(rel: str, text: str) -> list[Finding]:
+    """A Hermes file over Hermes' limit, a line that looks like a separator but is entry text, an entry longer than
+    the whole file may be (memtui/core/formats/hermes.py)."""
+    from memtui.core.formats import hermes
+
+    out = [Finding(WARNING, "hermes-limit", rel, None, w) for w in [hermes.over_limit(rel, text)] if w]
+    cap = hermes.limit(rel)
+    out += [Finding(ERROR, "hermes-entry-size", rel, s.first_line + 1,
+                    f"entry of {len(s.text):,} characters, longer than all of {rel} may be ({cap:,}): Hermes takes "
+                    "the file for one edited by hand and refuses its own replace and remove; split or shorten it")
+            for s in hermes.spans(text) if cap is not None and len(s.text) > cap]
+    out += [Finding(ERROR, "hermes-separator", rel, i + 1,
+                    f"this line looks like the line between two entries but is not one (Hermes reads it as entry "
+                    f"text): make it {hermes.SIGN} alone on its line, or remove it") for i in hermes.lookalikes(text)]
+    return out
+
+
 def _entries(doc: Document, layout: Layout) -> list[Finding]:
     out = []
+    # Claude Code's and Cline's files have no provenance tags: an untagged line is their format, not a finding.
+    tagless = layout.kind in (CLAUDE_CODE, CLINE)
     for sec in doc.sections:
         for i, e in sec.entries:
-            if e.tag is None and not e.struck and not _POINTER.match(e.text):  # struck lines are history, not claims
+            # Struck lines are history, not claims; a layout whose files carry no tags is not asked for one.
+            if layout.tags and e.tag is None and not e.struck and not tagless and not _POINTER.match(e.text):
                 out.append(Finding(ERROR if layout.strict_tags else WARNING, "untagged", doc.path, i + 1,
                                    f"no provenance tag: {e.raw.strip()!r}; start it with [stated], [observed], "
                                    "[inferred] or [suggested]"))
@@ -118,7 +148,46 @@ def _entries(doc: Document, layout: Layout) -> list[Finding]:
                 sure = _one_word_apart_of(texts[k], texts[m])
                 out.append(Finding(ERROR if sure else WARNING, "two-versions", doc.path, j + 1,
                                    f"two current versions of one fact? line {i + 1} {a.raw.strip()!r} and "
-                                   f"{b.raw.strip()!r}: revise the old one so it is struck as superseded"))
+                                   f"{b.raw.strip()!r}: revise the old one so it is "
+                                   + ("struck as superseded" if layout.strikes else "replaced (history keeps it)")))
+    return out
+
+
+def _claude_code(memory: Memory, docs: dict[str, Document]) -> list[Finding]:
+    """A Claude Code memory: MEMORY.md lines past the 200-line / 25 KB load cut, topic files that no index line
+    links to (Claude Code never sees them named), and topic files' front matter that its rules would miss."""
+    from memtui.core.formats import claude_code
+    from memtui.core.next_session import claude_code_cut
+
+    out = []
+    cut = claude_code_cut(memory)
+    if cut is not None and cut.cut:
+        out.append(Finding(WARNING, "past-load-cut", MEMORY_FILE, cut.kept_lines + 1,
+                           f"lines {cut.kept_lines + 1}-{cut.lines} of {MEMORY_FILE} are past what Claude Code loads "
+                           f"(the first {cut.limit_lines} lines or {cut.limit_bytes:,} bytes): no session sees them; "
+                           "shorten the index or move detail into topic files"))
+    index = docs.get(MEMORY_FILE)
+    linked = set()
+    if index is not None:
+        for link in claude_code.index_links(index.lines, index.hidden):
+            target = claude_code.linked_file(link.target)
+            if target is not None:
+                linked.add(target)
+    for rel, doc in docs.items():
+        if rel == MEMORY_FILE or not rel.endswith(".md"):
+            continue
+        if rel not in linked:
+            out.append(Finding(WARNING, "unlinked", rel, None,
+                               f"no line of {MEMORY_FILE} links to {rel}, so Claude Code is never told it exists: add "
+                               f"'- [Title]({rel}) — one-line hook' to {MEMORY_FILE}, or delete the file"))
+        if doc.front_matter is None:
+            what = ("opens with --- but the front matter is not a list of 'key: value' lines closed by ---"
+                    if claude_code.opens_with_fence(doc.text) else "has no front matter")
+            out.append(Finding(WARNING, "front-matter", rel, 1,
+                               f"{rel} {what}: Claude Code's topic files start with ---, name:, description:, type: "
+                               f"({', '.join(claude_code.TYPES)}), ---"))
+        else:
+            out += [Finding(WARNING, "front-matter", rel, 1, problem) for problem in doc.front_matter.problems()]
     return out
 
 
@@ -233,12 +302,16 @@ def _links(memory: Memory, doc: Document) -> list[Finding]:
             target = m.group(1).split("#", 1)[0]
             if not target or re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("/"):
                 continue
-            rel = _join(base, target)
+            rel = join_link(base, target)
             try:
                 exists = rel is not None and (memory.store.read(rel) is not None or _is_dir(memory, rel))
             except PathRefused:  # a link into .git, .memtui or the audit log: no memory file is there
                 exists = False
-            if not exists:
+            if rel is None:
+                out.append(Finding(ERROR, "dangling-link", doc.path, n + 1,
+                                   f"link to {target!r} leads out of the memory folder, which memtui never follows: "
+                                   "link a file inside the folder or remove the line"))
+            elif not exists:
                 out.append(Finding(ERROR, "dangling-link", doc.path, n + 1,
                                    f"link to {target!r} points nowhere: fix the path or remove the line"))
     return out
@@ -302,22 +375,6 @@ def _one_word_apart_of(ta: frozenset[str], tb: frozenset[str]) -> bool:
 def _hidden_lines(doc: Document) -> frozenset[int]:
     # The document's own parse: asking markdown-it again cost a second parse of every file over the cache's size.
     return doc.hidden
-
-
-def _join(base: str, target: str) -> str | None:
-    from urllib.parse import unquote
-
-    parts: list[str] = [p for p in base.split("/") if p]
-    for part in unquote(target).split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not parts:
-                return None
-            parts.pop()
-        else:
-            parts.append(part)
-    return "/".join(parts) or None
 
 
 def _is_dir(memory: Memory, rel: str) -> bool:

@@ -301,9 +301,12 @@ class Memory(MemoryReader):
         p.actor = clean_actor(p.actor)
         try:
             p.file = self.store.check_path(p.file)
+            if p.action in ENTRY_ACTIONS and self.grammar(p.file) == "hermes":
+                p.section = None  # Hermes' files have no sections: a name an agent sends is not shown as one
             if p.to is not None:
                 p.to = self.store.check_path(p.to)
             self.read_text(p.file)  # the bytes on disk must be UTF-8 too: a write is applied to them as well
+            self.store.ensure_history()  # a folder memtui did not make: history beside it starts before the base
             before = self.base_text(p.file)
             planner = self._planner()
             # The config is read once for the write (each read checks HEAD and the config file): who counts as an
@@ -324,10 +327,16 @@ class Memory(MemoryReader):
         p.base_hash = content_hash(None if before is None else before.encode())
         p.diff = planning.diff(planner, p, before, outcome)
         p.warnings = list(outcome.warnings) if outcome else []
+        if outcome is not None and p.file == MEMORY_FILE and self.layout().kind == "claude-code":
+            from memtui.core.formats.claude_code import cut_warnings  # Claude Code loads only its start
+
+            p.warnings = cut_warnings(before, outcome.text, p.warnings)
         if outcome and outcome.entry and p.action in (*ENTRY_ACTIONS, "move"):
-            p.entry = _unbullet(outcome.entry)
+            # A Hermes entry is written as sent: a leading "- " is its text, not memtui's bullet.
+            keep = (lambda t: t) if self.grammar(p.file) == "hermes" else _unbullet
+            p.entry = keep(outcome.entry)
             if outcome.replaced:
-                p.replaces = _unbullet(outcome.replaced)
+                p.replaces = keep(outcome.replaced)
         held = recurrence.hold(p, _tag_of(p.entry), lambda: self.proposals(external=False),
                                is_agent=policy.is_agent, layout=self.layout)
         if held is not None:
@@ -389,7 +398,7 @@ class Memory(MemoryReader):
             p = self._queued(pid, data)
             if p is None:
                 continue
-            foreign = unsealed_reason(data or b"", check)
+            foreign = self._unvouched(pid, data, check)
             if foreign is not None and p.open:
                 self._foreign(pid, foreign, unsealed_open)
                 continue
@@ -496,7 +505,7 @@ class Memory(MemoryReader):
                 p = self._queued(pid, data)
                 if p is None:
                     continue
-                foreign = unsealed_reason(data or b"", check)
+                foreign = self._unvouched(pid, data, check)
                 if foreign is not None:  # neither shown nor counted (nor kept: it is checked again next time)
                     if p.open:
                         self._foreign(pid, foreign, unsealed_open)
@@ -512,7 +521,7 @@ class Memory(MemoryReader):
                 if h.id != pid or pid.startswith(EXTERNAL_PREFIX):
                     self._queued(pid, data)  # says which, as a listing that reaches it would
                     continue
-                foreign = unsealed_reason(data or b"", check)
+                foreign = self._unvouched(pid, data, check)
                 if foreign is not None:
                     if h.status in (PENDING, CONFLICT):
                         self._foreign(pid, foreign, unsealed_open)
@@ -535,10 +544,13 @@ class Memory(MemoryReader):
                            previous: Iterable[Proposal] = ()) -> list[Proposal]:
         """The pending external changes (files changed outside memtui), one proposal each. With `paths`, only those
         files are read again: `previous` (a whole listing read before) stands for every other file, as it was."""
+        by_entry = self._by_entry()
         if paths is None:
-            out = [_external_proposal(ch, self._external_diffs) for ch in self.store.external_changes()]
+            out = [_external_proposal(ch, self._external_diffs, by_entry) for ch in self.store.external_changes()
+                   if not (by_entry and _tool_state(ch))]
         else:
-            fresh = {ch.path: _external_proposal(ch, self._external_diffs) for ch in self.store.external_changes(paths)}
+            fresh = {ch.path: _external_proposal(ch, self._external_diffs, by_entry)
+                     for ch in self.store.external_changes(paths) if not (by_entry and _tool_state(ch))}
             out = []
             for p in previous:  # in the order listed, each file read again in its place (or gone)
                 if p.file not in paths:
@@ -573,8 +585,14 @@ class Memory(MemoryReader):
             raise NotFound(f"proposal {pid} is unreadable (half-written or corrupt); `memtui doctor` repairs it")
         if p.id != pid:
             raise NotFound(f"proposal {pid}'s queue file names another id ({p.id!r}); it is not {pid}")
-        p.foreign = unsealed_reason(data)
+        p.foreign = self._unvouched(pid, data, None)
         return p
+
+    def _unvouched(self, pid: str, data: bytes | None, check: object) -> str | None:
+        """Why queue file `data` of `pid` is not memtui's own latest here: no seal of this person's memtui over
+        its bytes (`unsealed_reason`), or not the version memtui last wrote in this memory (`Store.queue_vouched`:
+        an earlier version put back, or one copied from another memory)."""
+        return unsealed_reason(data or b"", check) or self.store.queue_vouched(pid, data or b"")
 
     @emits_change
     def approve(
@@ -762,7 +780,7 @@ class Memory(MemoryReader):
 
     def _fast_lane(self, p: Proposal, before: str | None, outcome: update.Outcome | None,
                    policy: ReviewPolicy) -> bool:
-        """Is `p` one of the two writes an agent may make unreviewed (README "Trust model")? Log lines appended to
+        """Is `p` one of the two writes an agent may make unreviewed (docs/ "Trust model")? Log lines appended to
         today's daily log of the layout in use, each a well-formed "- HH:MM [tag] text" line and nothing else
         changed; or a new scratch note, directly in the scratch folder, that expires within
         `[review] scratch_max_ttl`. Judged from the planned change, never from the file's name alone. `policy` is
@@ -901,7 +919,20 @@ class Memory(MemoryReader):
         paths are taken, the file a path really names, where archives go."""
         return planning.Planner(spec_for=self.spec_for, read=self.base_text, on_disk=self.store.read,
                                 committed=self.store.review_base, real=self._real,
-                                archive_dir=lambda: self.layout().archive_dir)
+                                archive_dir=lambda: self.layout().archive_dir, grammar=self.grammar,
+                                layout=self.layout)
+
+    def _by_entry(self) -> frozenset[str]:
+        """The files whose external changes are reviewed entry by entry (Hermes' MEMORY.md and USER.md)."""
+        from memtui.core.layout import HERMES
+
+        return frozenset(("MEMORY.md", "USER.md")) if self.layout().kind == HERMES else frozenset()
+
+    def grammar(self, rel: str) -> str:
+        """The format `rel`'s entries are written in: "hermes" for Hermes' MEMORY.md and USER.md, else "memtui"."""
+        from memtui.core.layout import HERMES
+
+        return "hermes" if rel in ("MEMORY.md", "USER.md") and self.layout().kind == HERMES else "memtui"
 
     def _is_agent(self, actor: str) -> bool:
         return self.config.policy.is_agent(actor)
@@ -1175,8 +1206,18 @@ def _unbullet(line: str) -> str:
     return line.strip() if e is None else e.raw[len(e.indent) + len(e.bullet):].strip()
 
 
+def _tool_state(ch: ExternalChange) -> bool:
+    """Hermes' own bookkeeping beside its memories (an empty flock file, a write's temporary file): not memory,
+    so not a change to review (memtui/core/formats/hermes.py)."""
+    from memtui.core.formats import hermes
+
+    return hermes.tool_state(ch.path, ch.after)
+
+
 def _external_proposal(ch: ExternalChange,
-                       diffs: dict[tuple[str, str, str], tuple[str, list[str]]] | None = None) -> Proposal:
+                       diffs: dict[tuple[str, str, str], tuple[str, list[str]]] | None = None,
+                       by_entry: Collection[str] = ()) -> Proposal:
+    """`ch` as a proposal to review; a file in `by_entry` (Hermes') is diffed by entry: added, replaced, removed."""
     def text(b: bytes | None) -> str | None:
         return None if b is None else b.decode("utf-8", errors="replace")
 
@@ -1185,9 +1226,16 @@ def _external_proposal(ch: ExternalChange,
     if cached is None:
         from memtui.core.guard import diff_secrets
 
+        now = text(ch.after if ch.stored is None else ch.stored)
+        if ch.path in by_entry:
+            from memtui.core.formats import hermes
+
+            diffed, extra = hermes.entry_diff(ch.path, text(ch.before), now), hermes.review_flags(ch.path, now)
+        else:
+            diffed, extra = unified_diff(ch.path, text(ch.before), now), []
         # A key in a file changed outside memtui is flagged, and masked in the diff a person is shown.
-        cached = diff_secrets(ch.path, unified_diff(ch.path, text(ch.before),
-                                                    text(ch.after if ch.stored is None else ch.stored)))
+        cached = diff_secrets(ch.path, diffed)
+        cached = (cached[0], extra + list(cached[1]))
         if diffs is not None:
             diffs[(ch.path, before, after)] = cached
     diff, flags = cached

@@ -12,52 +12,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memtui.core.context import DEFAULT_BUDGET, ContextPack, build_context
+from memtui.core.formats.claude_code import FileCut, loaded_start  # noqa: F401 (named here for callers)
 from memtui.core.record import Record
 
 if TYPE_CHECKING:
     from memtui.core.memory import Memory
     from memtui.core.proposals import Proposal
     from memtui.core.reading import MemoryReader
-
-
-class FileCut(Record):
-    """A file an agent tool loads only the start of: `kept_lines` of `lines` lines, `kept_bytes` of `size`."""
-
-    file: str
-    lines: int
-    size: int
-    kept_lines: int
-    kept_bytes: int
-    limit_lines: int
-    limit_bytes: int
-
-    def __init__(self, file: str, lines: int, size: int, kept_lines: int, kept_bytes: int, limit_lines: int,
-                 limit_bytes: int) -> None:
-        self.file, self.lines, self.size = file, lines, size
-        self.kept_lines, self.kept_bytes = kept_lines, kept_bytes
-        self.limit_lines, self.limit_bytes = limit_lines, limit_bytes
-
-    @property
-    def cut(self) -> bool:
-        return self.kept_lines < self.lines
-
-    def describe(self) -> str:
-        limits = f"the first {self.limit_lines} lines or {self.limit_bytes:,} bytes"
-        if not self.cut:
-            return (f"Claude Code loads {limits} of {self.file}: all {self.lines} lines ({self.size:,} bytes) fit")
-        return (f"Claude Code loads {limits} of {self.file}: lines {self.kept_lines + 1}-{self.lines} "
-                f"({self.size - self.kept_bytes:,} of {self.size:,} bytes) are cut; move them to topic files")
-
-
-def loaded_start(file: str, data: bytes, limit_lines: int, limit_bytes: int) -> FileCut:
-    """How much of `data` a loader that stops at `limit_lines` lines or `limit_bytes` bytes keeps: whole lines."""
-    lines = data.splitlines(keepends=True)
-    kept = used = 0
-    for line in lines[:limit_lines]:
-        if used + len(line) > limit_bytes:
-            break
-        kept, used = kept + 1, used + len(line)
-    return FileCut(file, len(lines), len(data), kept, used, limit_lines, limit_bytes)
 
 
 def claude_code_cut(memory: MemoryReader, writes: dict[str, bytes | None] | None = None) -> FileCut | None:

@@ -184,3 +184,21 @@ def _holds_git(folder: str) -> bool:
     """Does this folder hold a `.git` (a repository, or a gitlink file naming one)? One lstat, not a listing: git
     itself finds a repository by this exact name (a case-insensitive disk answers for `.GIT` too)."""
     return os.path.lexists(os.path.join(folder, ".git"))
+
+
+def join_link(base: str, target: str) -> str | None:
+    """The root-relative path a markdown link `target` names from the folder `base` ("" for the root), or None
+    where it climbs out of the root: `](../../etc/passwd)` names nothing memtui reads. `%XX` escapes are undone."""
+    from urllib.parse import unquote
+
+    parts: list[str] = [p for p in base.split("/") if p]
+    for part in unquote(target).split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        else:
+            parts.append(part)
+    return "/".join(parts) or None

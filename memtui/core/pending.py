@@ -131,6 +131,9 @@ class PendingCounter:
 
     def _path(self) -> Path | None:
         root = self.store.local_root
+        state = self.store.state_folder  # a folder memory's, inside (`.memtui/`) or beside it
+        if state is not None:
+            return state / "queue" / ".decided"
         return None if root is None else root / CACHE_FILE
 
     def _load(self) -> tuple[set[str], dict[str, str]]:

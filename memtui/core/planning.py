@@ -12,6 +12,8 @@ from typing import Callable
 from memtui.core import clock, update
 from memtui.core.config import ENTRY_ACTIONS, FILE_ACTIONS
 from memtui.core.document import Document, FormatSpec
+from memtui.core.entries import split_inline
+from memtui.core.layout import Layout
 from memtui.core.patches import unified_diff
 from memtui.core.proposals import Proposal
 from memtui.core.record import Frozen
@@ -26,6 +28,12 @@ def _archive() -> str:
     return "archive"
 
 
+def _memtui(rel: str) -> str:
+    return "memtui"
+def _memtui_layout() -> Layout:
+    return Layout()
+
+
 class Planner(Frozen):
     """What planning reads about one memory, as functions of it (called only when a plan needs them)."""
 
@@ -35,10 +43,13 @@ class Planner(Frozen):
     committed: Callable[[str], bytes | None]  # a path's bytes as reviewed (committed), where history is kept
     real: Callable[[str], str]  # the file a path names, through a symlink: what a diff shows
     archive_dir: Callable[[], str]  # where a consolidation moves struck history
+    grammar: Callable[[str], str]  # the format a file's entries are written in: memtui's own, or "hermes"
+    layout: Callable[[], Layout]  # the grammar a write follows: tags, and struck lines or changes in place
 
     def __init__(self, spec_for: Callable[[Document], FormatSpec], read: Callable[[str], str | None],
                  on_disk: Callable[[str], bytes | None], committed: Callable[[str], bytes | None],
-                 real: Callable[[str], str] = _same, archive_dir: Callable[[], str] = _archive) -> None:
+                 real: Callable[[str], str] = _same, archive_dir: Callable[[], str] = _archive,
+                 grammar: Callable[[str], str] = _memtui, layout: Callable[[], Layout] = _memtui_layout) -> None:
         put = object.__setattr__
         put(self, "spec_for", spec_for)
         put(self, "read", read)
@@ -46,6 +57,8 @@ class Planner(Frozen):
         put(self, "committed", committed)
         put(self, "real", real)
         put(self, "archive_dir", archive_dir)
+        put(self, "grammar", grammar)
+        put(self, "layout", layout)
 
     def reading(self, read: Callable[[str], str | None]) -> Planner:
         """This planner, reading the other files a write touches with `read` instead."""
@@ -57,6 +70,15 @@ class Planner(Frozen):
 
 def plan(planner: Planner, p: Proposal, before: str | None) -> Outcome | None:
     """The file's next text for `p` against `before`; raises Refused. None means the file is deleted."""
+    outcome = _plan(planner, p, before)
+    if outcome is not None and p.action in ("edit", "create", "append") and planner.grammar(p.file) == "hermes":
+        from memtui.core.formats import hermes  # a whole-file write to a Hermes file: held to the entry rules
+
+        outcome.warnings += hermes.checked_write(p.file, before, outcome.text)
+    return outcome
+
+
+def _plan(planner: Planner, p: Proposal, before: str | None) -> Outcome | None:
     today = clock.today()
     if p.action == "consolidate":
         from memtui.core import consolidate  # only a consolidation needs it: not loaded for every start
@@ -65,18 +87,28 @@ def plan(planner: Planner, p: Proposal, before: str | None) -> Outcome | None:
                                 archive=lambda file, section, day: consolidate.archive_path(
                                     file, section, day, archive_dir=planner.archive_dir(),
                                     taken=lambda rel: planner.on_disk(rel) is not None))
+    if p.action in ENTRY_ACTIONS and planner.grammar(p.file) == "hermes":
+        from memtui.core.formats import hermes  # §-separated entries, no sections or tags
+
+        return hermes.plan(p.action, p.file, before, p.entry, p.replaces)
     if p.action in ENTRY_ACTIONS:
         if before is None:
             raise Refused(f"{p.file} does not exist; create it first (or use a file that has sections)")
         doc = Document(before, p.file)
         spec = planner.spec_for(doc)
+        layout = planner.layout()
+        if not layout.tags and p.provenance is None and p.entry and len(p.entry.strip().splitlines()) == 1:
+            # The file will not carry the tag the entry was sent with: the proposal (and so the audit) keeps it.
+            # An entry of several lines is not one entry: the write below refuses it with the reason.
+            p.provenance = split_inline(p.entry)[0]
         if p.action == "add":
             return update.add(doc, p.section or "", p.entry or "", provenance=p.provenance, source=p.source,
-                              today=today, spec=spec, after=p.after)
+                              today=today, spec=spec, after=p.after, tags=layout.tags)
         if p.action == "revise":
             return update.revise(doc, p.section or "", p.entry or "", p.replaces, provenance=p.provenance,
-                                 source=p.source, today=today, spec=spec)
-        return update.remove(doc, p.section or "", p.replaces or p.entry, today=today, spec=spec)
+                                 source=p.source, today=today, spec=spec, tags=layout.tags, strikes=layout.strikes)
+        return update.remove(doc, p.section or "", p.replaces or p.entry, today=today, spec=spec,
+                             strikes=layout.strikes)
     if p.action == "move":
         if before is None:
             raise Refused(f"{p.file} does not exist; nothing to move")
@@ -87,7 +119,8 @@ def plan(planner: Planner, p: Proposal, before: str | None) -> Outcome | None:
                 raise Refused(f"{p.to} does not exist; create it with a section first")
             to_doc = Document(to_text, p.to)
         return update.move(Document(before, p.file), p.section or "", p.replaces or "", p.to_section or "",
-                           to_doc=to_doc, today=today, to_spec=planner.spec_for(to_doc or Document(before, p.file)))
+                           to_doc=to_doc, today=today, to_spec=planner.spec_for(to_doc or Document(before, p.file)),
+                           strikes=planner.layout().strikes)
     if p.action == "append":
         start = new_log_header(p.file) if before is None else before
         return capped(planner, p.file, update.append_text(start, p.content or ""))
@@ -138,6 +171,10 @@ def diff(planner: Planner, p: Proposal, before: str | None, outcome: Outcome | N
     """The diff a person reviews for `p`: every file it writes, each named as the file really written."""
     if p.action == "rename":
         return f"rename {p.file} → {p.to}\n"
+    if outcome is not None and not outcome.also and planner.grammar(p.file) == "hermes":
+        from memtui.core.formats import hermes  # reviewed by entry, as Hermes reads the file
+
+        return hermes.entry_diff(planner.real(p.file), before, outcome.text)
     # A write through a symlink changes (and commits) the file it names: the diff says which.
     out = unified_diff(planner.real(p.file), before, outcome.text if outcome else None)
     for rel, (was, now) in (outcome.also.items() if outcome else ()):

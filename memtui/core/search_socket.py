@@ -41,7 +41,11 @@ def socket_path(root: str | os.PathLike[str], *, cache: bool = False) -> str:
     """The socket of a folder memory at `root` (under its .memtui/), or with `cache`, of the memory whose local
     cache folder is `root` (a Redis memory's: `memtui.core.store_urls.cache_dir`, where its index lives)."""
     root = os.path.abspath(os.fspath(root))
-    return os.path.join(root, SOCKET) if cache else os.path.join(root, ".memtui", SOCKET)
+    if cache:
+        return os.path.join(root, SOCKET)
+    from memtui.core.places import state_of
+
+    return os.path.join(state_of(root), SOCKET)
 
 
 def _peer_uid(sock: socket.socket) -> int | None:

@@ -119,6 +119,36 @@ class Store(ABC):
         """Past versions can be read (`history`, `resolve_change`, `file_at`, `blame_chunks`)."""
         return False
 
+    def ensure_history(self) -> str | None:
+        """Start history where the store keeps it itself and has none yet (a folder memtui did not make: its own
+        repository beside it). Called by every surface that reads history, so the first look starts it; returns
+        the first change, or None (history already there, or a store whose history is not started this way)."""
+        return None
+
+    @property
+    def state_folder(self) -> Path | None:
+        """The folder on this machine that holds memtui's own state for this memory (queue, intents, caches):
+        `.memtui/` in a folder memtui made, beside any other folder (memtui.core.places); None for a store that
+        keeps it elsewhere."""
+        return None
+
+    @property
+    def history_kept(self) -> str | None:
+        """Where history is kept, in a few words for the app's header, when it is not where a memtui memory keeps
+        it (a folder memtui did not make: "history beside the folder", "history in your git"); else None."""
+        return None
+
+    def queue_vouched(self, pid: str, data: bytes) -> str | None:
+        """Why the queue file `data` of `pid` is not the one memtui last wrote in this memory, or None when it is (a
+        folder memory keeps that record beside it: memtui.core.queue_record). A store shared between machines
+        (Redis) keeps none: any of its writers may write the queue, and the seal alone vouches."""
+        return None
+
+    def before_memtui(self, sha: str) -> bool:
+        """Was commit `sha` in history already when memtui first kept this memory (a folder memtui did not make):
+        the starting point of what the person's agent wrote before memtui came. A memory memtui made has none."""
+        return False
+
     @property
     def cache_name(self) -> str:
         """What names this memory in a local cache (the search index of a memory with no `local_root`)."""

@@ -40,11 +40,19 @@ def open_store(url: str) -> Store:
 
 
 def configured_url(root: str | os.PathLike[str]) -> str | None:
-    """`[store] url` in a folder root's .memtui/config.toml: the folder then only names where the memory is."""
+    """`[store] url` in a folder root's config (`.memtui/config.toml`, or in the state folder beside a folder memtui
+    did not make: memtui.core.places): the folder then only names where the memory is."""
     try:
         text = (Path(root) / ".memtui" / "config.toml").read_text(encoding="utf-8")
     except OSError:
-        return None
+        from memtui.core.places import beside, state_of
+
+        if not os.path.isdir(root) or not beside(root):
+            return None
+        try:
+            text = (state_of(root) / "config.toml").read_text(encoding="utf-8")
+        except OSError:
+            return None
     if "store" not in text and "\\" not in text:
         return None  # no [store] table can be spelled without those (a cold `memtui search` skips tomllib)
     import tomllib

@@ -81,7 +81,8 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
         "input_schema": {
             "type": "object",
             "properties": {
-                "section": {"type": "string", "description": "the section heading, e.g. Projects"},
+                "section": {"type": "string", "description": "the section heading, e.g. Projects; \"\" for the body "
+                            "of a file without headings (a Claude Code topic file)"},
                 "action": {"type": "string", "enum": ["add", "revise", "remove"]},
                 "entry": {"type": "string",
                           "description": 'the new entry for add/revise, e.g. "[stated] Uses Postgres for memtui"'},

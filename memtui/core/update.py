@@ -6,6 +6,8 @@ agent to act on: what was wrong and what to send instead.
 
 from __future__ import annotations
 
+import re
+
 from memtui.core.dedupe import near_duplicate
 from memtui.core.document import Document, FormatSpec, Section
 from memtui.core.entries import TAGS, Entry, format_body, split_inline, strike
@@ -15,6 +17,8 @@ from memtui.core.patches import DIFF_MAX_CHARS, DIFF_MAX_LINES, diff_left_out, u
 from memtui.core.record import Record
 from memtui.core.visible import code_points, hidden
 
+# Markup a rendered markdown view hides: an HTML comment, or a tag (``<span hidden>``, ``<details>``, ``<img …>``).
+_HTML = re.compile(r"<!--|<[A-Za-z/!?][^<>]*>")
 
 
 class Refused(ValueError):
@@ -72,9 +76,12 @@ def _resolve_tag(inline: str | None, given: str | None, fallback: str | None) ->
 
 
 def _require_section(doc: Document, section: str) -> Section:
-    sec = doc.section(section) if section else None
+    sec = doc.section(section or "")
     if sec is None:
-        names = ", ".join(doc.section_names) or "(this file has no sections)"
+        if not doc.section_names:
+            raise Refused(f"{doc.path} has no headings: its body is its one section; send section \"\" (empty) to "
+                          "write to it")
+        names = ", ".join(doc.section_names)
         raise Refused(f"no section {section!r} in {doc.path}; sections are: {names}")
     return sec
 
@@ -143,9 +150,11 @@ def find_current(sec: Section, replaces: str) -> tuple[int, Entry]:
 
 def _new_line(
     raw: str, provenance: str | None, source: str | None, today: str, spec: FormatSpec, fallback_tag: str | None,
-    bullet: str = "-", indent: str = "",
+    bullet: str = "-", indent: str = "", *, tags: bool = True,
 ) -> tuple[str, Entry]:
     text = clean_entry_text(raw)
+    if not tags:
+        return _plain_line(text, provenance, source, spec, bullet, indent)
     inline_tag, body, date, inline_source = split_inline(text)
     tag = _resolve_tag(inline_tag, provenance, fallback_tag)
     if tag is None:
@@ -168,12 +177,44 @@ def _new_line(
     return entry.raw, entry
 
 
+def _plain_line(text: str, provenance: str | None, source: str | None, spec: FormatSpec, bullet: str,
+                indent: str) -> tuple[str, Entry]:
+    """An entry line in a layout without tags (an OpenClaw workspace): the text as sent, without memtui's tag
+    and date, which that tool's files do not carry (the tag stays in the proposal and the audit log). Only an
+    untrusted source is written into the line too (guard.py), so whoever reads the file sees where it came from.
+
+    What the file's reader would take for something else is refused: a struck ``~~…~~`` line reads as history the
+    person approved, and an HTML comment or tag is hidden when the markdown is rendered, yet loaded into every
+    session of the tool whose file it is."""
+    tag, body, _date, inline_source = split_inline(text)
+    _resolve_tag(tag, provenance, None)  # an unknown provenance is still refused
+    if not body:
+        raise Refused("the entry has no text: send the fact itself")
+    if "~~" in text:  # as sent: a whole struck line parses as its inner text, which would drop the marks unsaid
+        raise Refused("the entry has strike-through (~~): this file keeps no struck history, memtui keeps it. Send "
+                      "the fact as plain text; to replace an entry, send action 'revise' with replaces set to it")
+    if _HTML.search(text):
+        raise Refused("the entry holds HTML (a comment or a tag), which a rendered view hides but the agent still "
+                      "loads: send the fact as plain text without < > markup")
+    src = inline_source or source
+    if src and src.startswith("untrusted:"):
+        line_body = f"{body} ({src})"
+    else:  # only a known tag comes off: a date or a parenthesis the agent wrote is part of what it said
+        line_body = re.sub(r"^\[[A-Za-z]+\][ \t]*", "", text) if tag else text
+        line_body = line_body.lstrip("-*+ ").strip() if text[:2] in ("- ", "* ", "+ ") else line_body
+    if len(line_body) > spec.entry_max:
+        raise Refused(f"the entry is {len(line_body)} characters, over entry-max {spec.entry_max}: shorten it to one "
+                      f"fact of at most {spec.entry_max} characters")
+    entry = Entry(raw=f"{indent}{bullet} {line_body}", indent=indent, bullet=bullet, text=line_body)
+    return entry.raw, entry
+
+
 def add(doc: Document, section: str, entry: str, *, provenance: str | None, source: str | None, today: str,
-        spec: FormatSpec, after: str | None = None) -> Outcome:
+        spec: FormatSpec, after: str | None = None, tags: bool = True) -> Outcome:
     """Add an entry at the end of `section`, or just below the current entry `after` names (a person's `o` in
     the app); when that entry is gone by the time the write applies, at the section's end."""
     sec = _require_section(doc, section)
-    line, new = _new_line(entry, provenance, source, today, spec, None)
+    line, new = _new_line(entry, provenance, source, today, spec, None, tags=tags)
     for _, e in sec.current:
         if near_duplicate(e.body, new.body):
             raise Refused(
@@ -200,12 +241,14 @@ def add(doc: Document, section: str, entry: str, *, provenance: str | None, sour
 
 
 def revise(doc: Document, section: str, entry: str, replaces: str, *, provenance: str | None,
-           source: str | None, today: str, spec: FormatSpec) -> Outcome:
+           source: str | None, today: str, spec: FormatSpec, tags: bool = True, strikes: bool = True) -> Outcome:
+    """The current entry `replaces` names, superseded by `entry`: struck with the new line below it, or, where
+    the layout keeps no struck lines (`strikes` False), changed in place."""
     sec = _require_section(doc, section)
     if replaces is None:
         raise Refused("revise needs replaces: the current entry's text (or a unique part of it)")
     i, old = find_current(sec, replaces)
-    line, new = _new_line(entry, provenance, source, today, spec, old.tag, old.bullet, old.indent)
+    line, new = _new_line(entry, provenance, source, today, spec, old.tag, old.bullet, old.indent, tags=tags)
     if new.body == old.body:
         raise Refused(f"the revised entry is the same as the current one ({old.raw.strip()!r}); nothing to change")
     for j, e in sec.current:
@@ -215,6 +258,10 @@ def revise(doc: Document, section: str, entry: str, replaces: str, *, provenance
                 "instead of revising into a duplicate",
                 [e.raw.strip()],
             )
+    if not strikes:
+        doc.replace_line(i, line)
+        text = doc.render()
+        return Outcome(text, i, line, old.raw.strip(), _file_warnings(text, spec))
     doc.replace_line(i, strike(old, "superseded", today))
     doc.insert_line(i + 1, line)
     text = doc.render()
@@ -233,7 +280,7 @@ def _below(sec: Section, after: str | None) -> int | None:
 
 
 def move(doc: Document, section: str, replaces: str, to_section: str, *, to_doc: Document | None, today: str,
-         to_spec: FormatSpec) -> Outcome:
+         to_spec: FormatSpec, strikes: bool = True) -> Outcome:
     """Move a current entry to another section, of this file (`to_doc` None) or of `to_doc`.
 
     The entry keeps its tag, date and source (the fact did not change, only where it is kept). Where it was, it
@@ -255,8 +302,11 @@ def move(doc: Document, section: str, replaces: str, to_section: str, *, to_doc:
     for _, e in target.current:
         if near_duplicate(e.body, old.body):
             raise Refused(f"{where} already says this: {e.raw.strip()!r}; remove this one instead", [e.raw.strip()])
-    doc.replace_line(i, strike(old, "superseded", today) + f" (moved to {where})")
-    line = f"{old.indent}{old.bullet} {body}"
+    line = f"{old.indent}{old.bullet} {body}" if strikes else old.raw
+    if strikes:
+        doc.replace_line(i, strike(old, "superseded", today) + f" (moved to {where})")
+    else:  # the line moves as it is; where it was, history remembers it
+        doc.delete_line(i)
     if to_doc is None:
         again = Document(doc.render(), doc.path)
         dest = again.section(to_section)
@@ -273,11 +323,17 @@ def move(doc: Document, section: str, replaces: str, to_section: str, *, to_doc:
                    also={to_doc.path: (before, after)})
 
 
-def remove(doc: Document, section: str, replaces: str, *, today: str, spec: FormatSpec) -> Outcome:
+def remove(doc: Document, section: str, replaces: str, *, today: str, spec: FormatSpec,
+           strikes: bool = True) -> Outcome:
+    """The current entry `replaces` names struck ``removed DATE``, or deleted where the layout keeps no struck
+    lines (`strikes` False: history holds it)."""
     sec = _require_section(doc, section)
     if replaces is None:
         raise Refused("remove needs replaces (or entry): the current entry's text (or a unique part of it)")
     i, old = find_current(sec, replaces)
+    if not strikes:
+        doc.delete_line(i)
+        return Outcome(doc.render(), i, None, old.raw.strip())
     struck = strike(old, "removed", today)
     doc.replace_line(i, struck)
     return Outcome(doc.render(), i, struck, old.raw.strip())

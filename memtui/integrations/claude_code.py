@@ -384,8 +384,17 @@ def _odd(path: Path) -> bool:
 
 
 def _told_dir(root: Path, *, create: bool = False) -> Path | None:
-    """`.memtui/claude-code/` when it is a plain folder (not a link an agent put there); None else."""
-    state = root / ".memtui"
+    """`claude-code/` in the memory's state folder (`.memtui/`, or beside a folder memtui did not make:
+    memtui.core.places) when it is a plain folder (not a link an agent put there); None else."""
+    from memtui.core.places import places_for
+
+    places = places_for(root)
+    state = places.state
+    if create and places.beside:
+        try:
+            places.ready()
+        except OSError:
+            return None
     if not state.is_dir() or state.is_symlink():
         return None
     folder = state / TOLD_DIR

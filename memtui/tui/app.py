@@ -218,6 +218,17 @@ def tab_id(prefix: str, rel: str) -> str:
     return f"{prefix}-{hashlib.sha1(rel.encode()).hexdigest()[:12]}"
 
 
+def first_file(memory: Memory) -> str:
+    """MEMORY.md, or in a Cline memory bank (which has none) the first of its core documents there is: a person
+    opening the bank sees its files, not a MEMORY.md that does not exist."""
+    try:
+        layout = memory.layout()
+        if layout.kind == "cline":
+            return next((name for name in layout.core if memory.store.read(name) is not None), MEMORY_FILE)
+    except (OSError, ValueError):
+        pass
+    return MEMORY_FILE
+
 class MemtuiApp(App[None]):
     """The memtui app on one memory root."""
 
@@ -288,6 +299,7 @@ class MemtuiApp(App[None]):
                 raise ValueError("MemtuiApp needs a memory root or a memory")
             memory = Memory(Path(root).expanduser().absolute())
         self.memory = memory
+        self.first_file = first_file(memory)  # the tab the app opens on
         # A folder memory's root; a memory elsewhere (Redis) has none, and the app reads it through its store.
         folder = memory.store.local_root
         self.folder: Path | None = folder.absolute() if folder is not None else None
@@ -307,7 +319,7 @@ class MemtuiApp(App[None]):
         self.watcher: Any = None  # the subscription, when it watches for others' changes too
         self.changes: Any = None  # the subscription to the memory's change event
         self.panes: dict[str, Widget] = {}
-        self._tab_trail: list[str] = [tab_id("file", MEMORY_FILE)]  # the tabs shown, the last the latest
+        self._tab_trail: list[str] = [tab_id("file", self.first_file)]  # the tabs shown, the last the latest
         self.changed_since_open: set[str] = set()
         self.synced = 0  # syncs shown; the first shows the queue
         self.folder_synced = 0  # of them, those that read the whole folder too (external changes, file count)
@@ -391,15 +403,16 @@ class MemtuiApp(App[None]):
         # from on_mount, it came after the first layout had begun and was shown in a second layout and frame. Its
         # result is shown before the first layout (`_first_data`).
         self._first_sync = self.sync(frozenset(), True, folder=False)
-        yield MemtuiHeader(self.folder or self.memory.store.location, id="header")
+        yield MemtuiHeader(self.folder or self.memory.store.location, history=self.memory.store.history_kept,
+                           id="header")
         with Horizontal(id="body"):
             yield MemoryTree(self.memory.store, self.root.name if self.folder else self.memory.store.location,
                              id="tree")
             with Tabbed(id="main") as main:
                 # The viewer has the focus from the start: marked so now, not restyled before the first frame.
                 main.strip.add_class("-focus-within")
-                with TabPane(MEMORY_FILE, id=tab_id("file", MEMORY_FILE)):
-                    viewer = self.viewer(MEMORY_FILE)
+                with TabPane(self.first_file, id=tab_id("file", self.first_file)):
+                    viewer = self.viewer(self.first_file)
                     # Not when another pane has the screen: a focus the hidden viewer took as it mounted would be
                     # dropped, and the shown pane left without the keys.
                     viewer.focus_when_mounted = self.layout.maximized in (None, "main")
@@ -415,7 +428,7 @@ class MemtuiApp(App[None]):
         so the queue's first sync is shown here from its worker's result (its message, when it comes, is a repeat
         that `on_state_synced` drops by its number)."""
         deadline = time.monotonic() + FIRST_DATA_WAIT
-        viewer, tree = self.viewer_for(MEMORY_FILE), self.tree
+        viewer, tree = self.viewer_for(self.first_file), self.tree
         loads = [w for w in (self._first_sync, getattr(viewer, "reading", None), tree.listing) if w is not None]
         ended, shown = 0, False
         while time.monotonic() < deadline:
@@ -493,7 +506,7 @@ class MemtuiApp(App[None]):
             return
         if self._first_screen_done:
             return  # a tick already queued when the timer was stopped: the folder is being read once already
-        viewer = self.viewer_for(MEMORY_FILE)
+        viewer = self.viewer_for(self.first_file)
         shown = self.synced and "" in self.tree.loaded and (viewer is None or viewer.state is not None)
         # A MEMORY.md that cannot be read never loads: past a moment the folder is read anyway.
         waited = time.monotonic() - self._first_screen_since > FIRST_SCREEN_WAIT
@@ -626,7 +639,8 @@ class MemtuiApp(App[None]):
                         self._external_read = external
                     from memtui.core.lineage import lineages
 
-                    lineage = lineages(self.memory, proposals)
+                    # External changes too: in a layout that keeps no struck lines they are shown entry by entry.
+                    lineage = lineages(self.memory, [*proposals, *(self._external_read or [])])
                 # A pending proposal whose file moved on is shown as the conflict approving it would be, out of
                 # the lock (its queue file is left alone: the approval checks again and records it).
                 proposals = [p if why is None else p.replace(status=CONFLICT, reason=why)

@@ -18,7 +18,7 @@ import os
 import shlex
 import subprocess
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, cast
 
@@ -93,6 +93,8 @@ class EntryWritten(Message):
 class BlameLoaded(Message):
     version: str
     lines: list[Any] | str
+    # An entry line → its earlier versions, struck, where the layout keeps them in history, not in the file.
+    earlier: dict[str, list[str]] = field(default_factory=dict)
 
 
 def version_of(text: str) -> str:
@@ -127,6 +129,8 @@ class EntryCursor:
         self._reading = True
         self._loads_at_write = 0  # the viewer's load count when its latest write began
         self._blame: dict[str, list[Any] | str] = {}
+        self._earlier: dict[str, list[str]] = {}  # lineage.superseded_lines of the file, with the blame
+        self._tags: bool | None = None
         self._blame_asked: set[str] = set()
         self.own_versions: set[str] = set()  # versions of files this viewer's own writes left
         self._in_flight = 0
@@ -184,6 +188,8 @@ class EntryCursor:
 
     # moving -------------------------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "retag_entry" and not self._layout_tags():
+            return False  # the layout's files carry no tags (OpenClaw): a tag would not be written
         if action in EDIT_ACTIONS:
             return self.cursor is not None and self.entry_at(self.cursor) is not None
         if action in ("undo_own", "cycle_filter"):  # the shown binding with a cursor, the hidden one without
@@ -193,6 +199,12 @@ class EntryCursor:
         if action in CURSOR_ACTIONS:
             return self.entries_known()
         return True
+
+    def _layout_tags(self) -> bool:
+        """Whether entries of this memory carry tags (`Layout.tags`), asked once: bindings are checked often."""
+        if self._tags is None:
+            self._tags = self.memory.layout().tags
+        return self._tags
 
     def set_cursor(self, line: int | None) -> None:
         view = self.view
@@ -335,7 +347,14 @@ class EntryCursor:
         shown = self.shown_lines()
         where = f"{shown.index(self.cursor) + 1}/{len(shown)}" if self.cursor in shown else f"–/{len(shown)}"
         who: Any = None
-        if entry is not None and st is not None:
+        marks = st.extra.get("provenance") if st is not None else None
+        if entry is not None and marks is not None and self.cursor is not None and self.cursor < len(marks):
+            who = marks[self.cursor]  # a format without tags: who wrote it, by memtui's record (the viewer read it)
+            version = st.extra.get("version", "") if st is not None else ""
+            if version not in self._blame_asked:  # the entry's earlier versions, from history: no blame needed
+                self._blame_asked.add(version)
+                self.load_blame(version, blame_too=False)
+        elif entry is not None and st is not None:
             version = st.extra.get("version", "")
             blame = self._blame.get(version)
             if isinstance(blame, str):
@@ -348,13 +367,16 @@ class EntryCursor:
         label = None if self.entry_filter is None else curate.FILTER_LABELS[self.entry_filter]
         bar.show_entry(entry, self.section_at(self.cursor) if self.cursor is not None else "",
                        SYMBOLS.get(entry.tag if entry else None, "⚑"), who=who, filter_label=label,
-                       position=f"entry {where}")
+                       position=f"entry {where}", earlier=self._earlier.get(entry.raw) if entry else None)
 
-    def load_blame(self, version: str) -> None:
-        self.view.run_worker(partial(self._read_blame, version), name="load_blame", group="blame", thread=True,
-                             exit_on_error=False)
+    def load_blame(self, version: str, *, blame_too: bool = True) -> None:
+        """Read the file's blame and (in a layout that keeps no struck lines) its entries' earlier versions in a
+        thread; `blame_too` False where the viewer has each line's provenance already and only the earlier
+        versions are wanted."""
+        self.view.run_worker(partial(self._read_blame, version, blame_too), name="load_blame", group="blame",
+                             thread=True, exit_on_error=False)
 
-    def _read_blame(self, version: str) -> None:
+    def _read_blame(self, version: str, blame_too: bool = True) -> None:
         from memtui.core.history import NoHistory, blame
 
         try:
@@ -364,15 +386,21 @@ class EntryCursor:
                 data = self.memory.store.read(self.rel)
                 if data is None or version_of(data.decode("utf-8", errors="replace")) != version:
                     return  # the file moved on; the next load asks again
-                lines: list[Any] | str = blame(self.memory, self.rel)
+                lines: list[Any] | str = blame(self.memory, self.rel) if blame_too else []
+                earlier: dict[str, list[str]] = {}
+                if not self.memory.layout().strikes:
+                    from memtui.core.lineage import superseded_lines
+
+                    earlier = superseded_lines(self.memory.store, self.rel)
         except NoHistory:
             lines = "no git history: who wrote it is unknown"
         except Exception as exc:  # blame is a nicety: the bar says why it is missing
             lines = f"who wrote it: unavailable ({exc})"
-        self.view.post_message(BlameLoaded(version, lines))
+        self.view.post_message(BlameLoaded(version, lines, earlier if isinstance(lines, list) else {}))
 
     def blame_loaded(self, message: BlameLoaded) -> None:
         self._blame = {message.version: message.lines}  # one version kept: the file as it is now
+        self._earlier = message.earlier
         self.update_bar()
 
     # edits --------------------------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ def activity_from_audit(record: dict[str, Any]) -> Activity:
     pid = get("proposal")
     confirmed = record.get("confirmed")
     if status == "applied" and pid and decided and isinstance(confirmed, dict):
-        # A person approved an agent's lesson short of its signals: they are the gate (README "Trust model").
+        # A person approved an agent's lesson short of its signals: they are the gate (docs/write-path.md#trust-model).
         signals = confirmed.get("signals")
         kind, text, actor = "approve", f"approved {pid} and confirmed the lesson ({signals}): {action} {where}", \
             decided

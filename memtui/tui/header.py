@@ -22,9 +22,12 @@ def short_root(root: Path) -> str:
 class MemtuiHeader(Static):
     COMPONENT_CLASSES = {"header--name", "header--root", "header--count", "header--alert"}
 
-    def __init__(self, root: Path | str, *, id: str | None = None) -> None:
+    def __init__(self, root: Path | str, *, history: str | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
         self.root = root
+        # Where history is kept, for a folder memtui did not make (memtui.core.places): "history beside" or "your
+        # git"; None for a memory that keeps it inside (`memtui init`), whose header is as it always was.
+        self.history = history
         self.connected = True
         self.counts: dict[str, int | None] = {"files": None, "pending": None, "conflict": 0, "external": 0}
 
@@ -40,22 +43,39 @@ class MemtuiHeader(Static):
         self.counts.update(counts)
         self._draw()
 
+    def on_resize(self) -> None:
+        self._draw()
+
     def _draw(self) -> None:
+        """The memory, then what waits. Where the line is wider than the screen the path gives way first (its middle
+        drawn as …), then the file count and where history is kept: the counts that ask for a person stay."""
         style = self.get_component_rich_style
-        where = short_root(self.root) if isinstance(self.root, Path) else self.root
-        text = Text.assemble((" memtui ", style("header--name")), " ",
-                             (visible(where, newlines=False), style("header--root")))
+        where = visible(short_root(self.root) if isinstance(self.root, Path) else self.root, newlines=False)
         c = self.counts
-        parts = [] if self.connected else [("disconnected, reconnecting", "header--alert")]
+        # (words, style, the order in which it gives way on a narrow screen: 0 never)
+        parts = [] if self.connected else [("disconnected, reconnecting", "header--alert", 0)]
         if c["files"] is not None:
-            parts.append((f"{c['files']} file{'' if c['files'] == 1 else 's'}", "header--count"))
+            parts.append((f"{c['files']} file{'' if c['files'] == 1 else 's'}", "header--count", 1))
         if c["pending"] is not None:
-            parts.append((f"{c['pending']} pending", "header--alert" if c["pending"] else "header--count"))
+            parts.append((f"{c['pending']} pending", "header--alert" if c["pending"] else "header--count", 0))
         if c["conflict"]:
-            parts.append((f"{c['conflict']} conflict", "header--alert"))
+            parts.append((f"{c['conflict']} conflict", "header--alert", 0))
         if c["external"]:
-            parts.append((f"{c['external']} external", "header--alert"))
-        for label, cls in parts:
+            parts.append((f"{c['external']} external", "header--alert", 0))
+        if self.history:  # last: what waits for the person comes first
+            parts.append((self.history, "header--count", 2))
+        width = self.size.width
+        if width > 0:
+            room = width - len(" memtui  ") - sum(5 + len(label) for label, _, _ in parts)
+            while room < min(len(where), 24) and any(order for _, _, order in parts):  # the path keeps 24 first
+                gone = min((part[2], i) for i, part in enumerate(parts) if part[2])[1]
+                room += 5 + len(parts.pop(gone)[0])
+            if len(where) > room:
+                keep = max(room - 1, 8)
+                head = keep // 3
+                where = where[:head] + "…" + where[len(where) - (keep - head):]
+        text = Text.assemble((" memtui ", style("header--name")), " ", (where, style("header--root")))
+        for label, cls, _ in parts:
             text.append("  ·  ", style("header--count"))
             text.append(label, style(cls))
         self.update(text)

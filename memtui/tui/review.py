@@ -56,7 +56,10 @@ def evidence_lines(p: Proposal, earlier: list[str]) -> list[str]:
     if p.action in ("add", "revise") and stated:  # a proposal is an agent's: a person's own add applies at once
         out.append(f"your words: “{p.evidence}”" if p.evidence else
                    "your words: none were given for this [stated] entry")
-    if earlier:
+    if earlier and p.external:  # an edit made outside memtui, entry by entry (lineage.entry_changes)
+        out.append(f"entries it changes ({len(earlier)}):")
+        out += [f"  {line}" for line in earlier]
+    elif earlier:
         out.append(f"history of the entry it changes ({len(earlier)} earlier):")
         out += [f"  {line}" for line in earlier]
     return out
@@ -295,6 +298,8 @@ class ReviewPanel(Vertical):
         p = self.selected
         self.post_message(self.Shown(p))
         diff = self.query_one(DiffView)
+        # Stacked on a narrow screen, an empty queue is its title alone: the file above gets the room (app.tcss).
+        self.set_class(self.loaded and not self.proposals, "-empty")
         if p is None:
             self._update_detail("Nothing waits for you." if self.loaded else "Loading…")
             diff.show("", empty="No proposal selected.")

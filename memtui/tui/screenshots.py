@@ -1,4 +1,4 @@
-"""Render the README's SVG screenshots from the real app: `python -m memtui.tui.screenshots [OUT_DIR]`.
+"""Render the docs' SVG screenshots from the real app: `python -m memtui.tui.screenshots [OUT_DIR]`.
 
 Each scene runs the app headless on a fresh demo memory (clock pinned, so dates and times are the same on
 every run) at a fixed size, drives it like a person would, and saves what is on screen.

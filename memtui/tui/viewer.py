@@ -36,6 +36,7 @@ from memtui.core.entries import TAGS, Entry, parse_entry
 from memtui.core.paths import PathRefused
 from memtui.core.store import StoreError
 from memtui.core.patches import common_ends
+from memtui.tui import provenance_marks
 from memtui.tui.entry_bar import EntryBar
 from memtui.tui.entry_cursor import CURSOR_BINDINGS, BlameLoaded, EntryCursor, EntryWritten, version_of
 from memtui.tui.messages import ViewerState
@@ -55,8 +56,11 @@ _META = re.compile(r"\(\d{4}-\d{2}-\d{2}(?:,[^()]*)?\)\s*$")
 _STRUCK = re.compile(r"^(?P<pre>\s*(?:[-*+]|\d{1,9}[.)])\s+)~~(?P<inner>.*)~~(?P<tail>.*)$")
 
 
-def scan(rel: str, text: str, previous: list[str] | None) -> ViewerState:
-    """Everything the viewer needs from a file's text; runs in a worker thread."""
+def scan(rel: str, text: str, previous: list[str] | None, grammar: str = "memtui") -> ViewerState:
+    """Everything the viewer needs from a file's text; runs in a worker thread. A Hermes file (`grammar`) is read
+    as Hermes reads it: entries between `§` lines, no headings, tags or struck history."""
+    if grammar == "hermes" and len(text) <= FULL_PARSE_LIMIT:
+        return _scan_hermes(rel, text, previous)
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -76,6 +80,10 @@ def scan(rel: str, text: str, previous: list[str] | None) -> ViewerState:
         extra = {"current": {i: e for i, e in doc.entries() if e.current},
                  "sections": [(s.heading, s.title) for s in doc.sections if s.heading is not None],
                  "version": version_of(text)}
+        if doc.front_matter is not None:
+            # A Claude Code topic file's metadata: drawn as such, never as text of the body or a heading.
+            fm = doc.front_matter
+            extra["front_matter"] = (fm.end, fm.fields.get("type"), fm.fields.get("name"))
         start = next((i for i, ln in enumerate(lines[:200]) if "<!-- memtui:format" in ln), None)
         if start is not None:
             end = next((i for i in range(start, len(lines)) if "-->" in lines[i]), start)
@@ -86,6 +94,31 @@ def scan(rel: str, text: str, previous: list[str] | None) -> ViewerState:
     # Tabs are drawn expanded: the widest line is measured the same way, so it scrolls to its end.
     width = max((len(ln.expandtabs(TAB_SIZE)) for ln in lines) if "\t" in text else map(len, lines), default=0)
     state = ViewerState(rel, lines, width, headings, entries, comment, extra=extra)
+    if previous is not None and previous != lines:
+        _mark_changes(state, previous)
+    return state
+
+
+def _scan_hermes(rel: str, text: str, previous: list[str] | None) -> ViewerState:
+    """A Hermes file's lines, each marked as an entry's first line (with its number), one of its further lines, a
+    separator, or a line that only looks like one; the file's usage against Hermes' limit goes on the first."""
+    from memtui.core.formats import hermes
+
+    text = hermes.lf(text)
+    lines = text.split("\n")
+    marks: dict[int, tuple[str, int]] = {}
+    found = hermes.spans(text)
+    for n, sp in enumerate(found, 1):
+        marks[sp.first_line] = ("first", n)
+        marks.update({i: ("more", n) for i in range(sp.first_line + 1, sp.last_line + 1)})
+    for i in hermes.lookalikes(text):
+        marks[i] = ("fake", marks[i][1])
+    seps = {i for i, ln in enumerate(lines) if ln == hermes.SIGN and i not in marks}
+    cap, used = hermes.limit(rel), hermes.usage(text)
+    width = max(map(len, lines), default=0)
+    extra = {"hermes": {"marks": marks, "seps": seps, "usage": hermes.usage_line(rel, text),
+                        "over": cap is not None and used > cap, "count": len(found)}, "current": {}, "sections": []}
+    state = ViewerState(rel, lines, width, {}, set(), extra=extra)
     if previous is not None and previous != lines:
         _mark_changes(state, previous)
     return state
@@ -146,6 +179,10 @@ def _changed_lines(old: ViewerState | None, new: ViewerState, raw: bool) -> set[
         return None
     if old.extra.get("not_utf8") != new.extra.get("not_utf8") or old.comment != new.comment:
         return None
+    if old.extra.get("hermes") != new.extra.get("hermes"):
+        return None  # a Hermes file's entry marks and usage line move with any change of its entries
+    if old.extra.get(provenance_marks.KEY) is not new.extra.get(provenance_marks.KEY):
+        return None  # who wrote the lines was read again (an approval, a commit): any row's mark may differ
     a, b = old.lines, new.lines
     lo, hi = common_ends(a, b)
     # Lines after an insertion or a removal are drawn at other rows: from the change on, every row is new.
@@ -196,6 +233,8 @@ class MemoryViewer(ScrollView, can_focus=True):
         *CURSOR_BINDINGS,
         Binding("F", "toggle_format", "Format comment", id="viewer.format", show=False,
                 tooltip="Show the memtui:format comment whole, or fold it to one line again"),
+        Binding("enter", "follow_link", "Open linked file", id="viewer.follow_link", show=False,
+                tooltip="On a line of Claude Code's MEMORY.md index: open the topic file it links to"),
     ]
 
     raw: reactive[bool] = reactive(False)
@@ -226,6 +265,8 @@ class MemoryViewer(ScrollView, can_focus=True):
         self._pending_line: int | None = None
         self.loads = 0
         self.reading: Any = None  # the worker reading the file (the app's first frame waits a moment for it)
+        self.memory = memory
+        self.grammar = memory.grammar(rel)  # "hermes": entries between § lines (memtui/core/formats/hermes.py)
         self.entry_cursor = EntryCursor(self, memory, person)
         self.focus_when_mounted = False  # the app's MEMORY.md viewer, composed with the main screen
         # The `<!-- memtui:format … -->` comment drawn as one line (`▸ memtui:format (7 lines)`): its rules are for
@@ -275,13 +316,63 @@ class MemoryViewer(ScrollView, can_focus=True):
         own = self.entry_cursor.own_versions
         if previous is not None and len(text) <= FULL_PARSE_LIMIT and version_of(text) in own:
             previous = None  # the person's own edit from this viewer: no live-diff marks for it
-        state = scan(self.rel, text, previous)
+        state = scan(self.rel, text, previous, self.grammar)
+        self._claude_code_marks(state, data)
+        # Formats without tags: each line's provenance from history, at once when known, else posted after the lines.
+        unread = provenance_marks.attach(self.entry_cursor.memory, self.rel, state)
         if "\ufffd" in text:
             try:
                 data.decode("utf-8")
             except UnicodeDecodeError:
                 state.extra["not_utf8"] = True  # the lines with a � are flagged: their bytes are not UTF-8
         self.post_message(self.Loaded(self, state))
+        if unread and (marked := provenance_marks.read(self.entry_cursor.memory, self.rel, state)) is not None:
+            self.post_message(self.Loaded(self, marked))
+
+    def _claude_code_marks(self, state: ViewerState, data: bytes) -> None:
+        """In a Claude Code memory (worker thread): where Claude Code stops loading MEMORY.md, and for a topic file
+        the index line that links it (its title and hook, drawn with the file's metadata) or that none does."""
+        from memtui.core.formats import claude_code
+        from memtui.core.layout import CLAUDE_CODE, CLAUDE_CODE_SPEC
+        from memtui.core.next_session import loaded_start
+        from memtui.core.reading import MEMORY_FILE
+
+        try:
+            kind = self.memory.layout().kind
+            if kind in ("claude-code", "cline"):
+                state.extra["tagless"] = True  # the format has no provenance tags: a bullet without one is fine
+            if kind != CLAUDE_CODE:
+                return
+            if self.rel == MEMORY_FILE:
+                doc = Document(data.decode("utf-8", errors="replace"), MEMORY_FILE)
+                links = {link.line: claude_code.linked_file(link.target)
+                         for link in claude_code.index_links(doc.lines, doc.hidden)}
+                state.extra["links"] = {i: rel for i, rel in links.items() if rel is not None}
+                cut = loaded_start(MEMORY_FILE, data, CLAUDE_CODE_SPEC.file_lines or 200,
+                                   CLAUDE_CODE_SPEC.file_bytes or 25_000)
+                if cut.cut:
+                    state.extra["cut"] = (cut.kept_lines, cut.limit_lines, cut.limit_bytes)
+                return
+            if not self.rel.endswith(".md"):
+                return
+            index = (self.read(MEMORY_FILE) or b"").decode("utf-8", errors="replace")
+        except (OSError, StoreError, PathRefused, ValueError):
+            return
+        doc = Document(index, MEMORY_FILE)
+        for link in claude_code.index_links(doc.lines, doc.hidden):
+            if claude_code.linked_file(link.target) == self.rel:
+                state.extra["indexed"] = (link.line + 1, link.title, link.hook)
+                return
+        state.extra["unlinked"] = True
+
+    def action_follow_link(self) -> None:
+        """enter on an index line of a Claude Code memory: its topic file, in a tab of its own (a link out of the
+        folder was never kept, so it opens nothing)."""
+        links = self.state.extra.get("links", {}) if self.state is not None else {}
+        if self.cursor is not None and self.cursor in links:
+            from memtui.tui.messages import OpenFile
+
+            self.post_message(OpenFile(links[self.cursor]))
 
     def on_memory_viewer_loaded(self, message: Loaded) -> None:
         if message.viewer is not self:
@@ -782,6 +873,20 @@ class MemoryViewer(ScrollView, can_focus=True):
                 return Text(f"▸ memtui:format ({len(st.comment)} lines, F shows them)",
                             style("viewer--comment")), Text(" ")
             return Text(shown, style("viewer--comment")), Text(" ")
+        if "hermes" in st.extra:
+            return self._hermes_line(i, shown)
+        front = st.extra.get("front_matter")
+        if front is not None and i < front[0]:
+            return self._front_matter(i, shown, front), Text(" ")
+        if front is None and i == 0 and st.extra.get("unlinked"):
+            return Text(shown).append("  ⚑ not linked from MEMORY.md", style("viewer--untagged")), Text(" ")
+        cut = st.extra.get("cut")
+        if cut is not None and i >= cut[0]:
+            text = Text(shown, style("viewer--struck"))
+            if i == cut[0]:
+                text.append(f"  ✂ Claude Code stops loading here (first {cut[1]} lines or {cut[2]:,} bytes): from "
+                            "this line on, no session sees MEMORY.md", style("viewer--over-cap"))
+            return text, Text("✂" if i == cut[0] else " ", style("viewer--over-cap"))
         heading = st.headings.get(i)
         if heading is not None:
             title, level, count, cap = heading
@@ -795,11 +900,61 @@ class MemoryViewer(ScrollView, can_focus=True):
             return text, Text("§", style("viewer--heading"))
         if line.startswith("#"):
             return Text(shown, style("viewer--heading")), Text(" ")
+        marked = provenance_marks.styled(st, i, line, style)
+        if marked is not None:
+            return marked
         is_entry = st.entries is None or i in st.entries
         entry = parse_entry(line) if is_entry else None
         if entry is None:
             return Text(shown), Text(" ")
         return self._entry(line, entry)
+
+    def _front_matter(self, i: int, shown: str, front: tuple[int, str | None, str | None]) -> Text:
+        """A line of a topic file's front matter: the opening fence carries the type as a badge and the index
+        line that links the file (or a mark that none does); the other lines are metadata, drawn quietly."""
+        from memtui.core.formats.claude_code import TYPES
+
+        st = self.state
+        assert st is not None
+        style = self.get_component_rich_style
+        meta = style("viewer--meta")
+        if i != 0:
+            return Text(shown, meta)
+        end, kind, _name = front
+        text = Text(shown, meta)
+        if kind:
+            badge = style("viewer--heading") + Style(reverse=True, bold=True)
+            text.append("  ")
+            text.append(f" {visible(kind, newlines=False)} ", badge)
+            if kind not in TYPES:
+                text.append(f"  not a Claude Code type ({', '.join(TYPES)})", style("viewer--untagged"))
+        indexed = st.extra.get("indexed")
+        if indexed is not None:
+            line, title, hook = indexed
+            text.append(f"  MEMORY.md:{line} ", meta)
+            text.append(visible(title, newlines=False), style("viewer--heading"))
+            if hook:
+                text.append(" — " + visible(hook, newlines=False))
+        elif st.extra.get("unlinked"):
+            text.append("  ⚑ not linked from MEMORY.md: Claude Code is never told this file exists",
+                        style("viewer--untagged"))
+        return text
+
+    def _hermes_line(self, i: int, shown: str) -> tuple[Text, Text]:
+        """A line of a Hermes file: an entry's lines under one mark, separators as rules, look-alikes flagged."""
+        style = self.get_component_rich_style
+        info = self.state.extra["hermes"] if self.state is not None else {}
+        kind, n = info["marks"].get(i, ("", 0))
+        if i in info["seps"]:
+            return Text(f"§ {'─' * 12}", style("viewer--count")), Text(" ")
+        text = Text(shown)
+        if kind == "fake":
+            text.append("  looks like a separator, but Hermes reads it as text of this entry",
+                        style("viewer--untagged") + Style(italic=True))
+        if kind == "first" and n == 1:
+            text.append(f"  {info['usage']}", style("viewer--over-cap" if info["over"] else "viewer--count"))
+        mark = "•" if kind == "first" else "│" if kind in ("more", "fake") else " "
+        return text, Text(mark, style("viewer--meta"))
 
     def _entry(self, line: str, entry: Entry) -> tuple[Text, Text]:
         """An entry styled by its provenance; what breaks the grammar is flagged after it, never raised."""
@@ -817,6 +972,8 @@ class MemoryViewer(ScrollView, can_focus=True):
             return text, symbol
         text = Text(visible(line))
         flag = style("viewer--untagged") + Style(italic=True)
+        if entry.tag is None and self.state is not None and self.state.extra.get("tagless"):
+            return text, Text("·", style("viewer--meta"))
         tag = _TAG.search(line)
         if tag and entry.tag:
             text.stylize(style(f"viewer--{entry.tag}") + Style(bold=True), tag.start(), tag.end())

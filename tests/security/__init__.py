@@ -1,1 +1,1 @@
-"""Attacks on the trust boundary (README "Trust model"), written as an attacker would write them."""
+"""Attacks on the trust boundary (docs/write-path.md#trust-model), written as an attacker would write them."""

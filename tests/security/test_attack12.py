@@ -1,4 +1,4 @@
-"""An outsider's attacks on the watch handing events on from watchdog's inotify emitter thread (`DirectWatch`), on the
+"""An outsider's attacks on the watch handing events on from its own thread (`inotify_watch.FolderWatch`), on the
 barrier's cookie folder kept open between barriers (`FolderFeed._cookie_folder`), on `.seq` rewritten in place
 (`folder._put_floor`) and on `gitobjects.common_dir` memoized. Real files, real git, real watchdog; the reference
 for every warm search is a full scan."""
@@ -269,7 +269,7 @@ def _link_write_unlink_unheard(root, mem, alias: Path) -> None:
 @pytest.mark.xfail(strict=True, reason="a hard link to a memory file made in a hidden folder (or `.memtui/`), written "
                    "through and removed before the watch handles its creation: `_linked` finds nothing at handling "
                    "time and the write is heard under a hidden name only, so the index never re-checks the memory "
-                   "file (stale warm answer). Not new with DirectWatch (the Observer handled it as late); fixed only "
+                   "file (stale warm answer). Not new with the watch's own thread (the Observer handled it as late); fixed only "
                    "for the cookie folder (a write into a cookie is unnamed)")
 def test_a_hard_link_in_a_hidden_folder_written_through_and_removed_before_it_is_heard(root, mem):
     (root / ".hidden").mkdir()
@@ -356,8 +356,9 @@ def test_a_deep_folder_renamed_does_not_end_the_watch(deep_root, mem):
     """A folder chain deeper than Python's recursion limit made and renamed inside the memory. Was: watchdog's
     threads walk it with os.walk (recursive in Python 3.11) as its watches are moved and as the files it holds are
     named, die of RecursionError, and the watch is over for good: no event for the app, every warm query re-checks
-    every file. The watch's walks are iterative now (`changes._iterative_watch_group`), and whatever watchdog still raises names the
-    change as "everything": the watch lives, hears a write at the bottom of the renamed chain, and answers."""
+    every file. The watch's walks are iterative now (`inotify_watch.FolderWatch`), and whatever it still raises
+    names the change as "everything": the watch lives, hears a write at the bottom of the renamed chain, and
+    answers."""
     root = deep_root
     write(root, "a.md", "- [stated] the otter swims\n")
     with Searcher(mem, watch=True) as s:
@@ -370,7 +371,7 @@ def test_a_deep_folder_renamed_does_not_end_the_watch(deep_root, mem):
             watch = s._watcher.hub.feed._observer
             deadline = time.monotonic() + 20
             while not s._watcher.hub.feed.barrier() and time.monotonic() < deadline:
-                pass  # watchdog's thread is still watching the chain's 1,100 folders
+                pass  # the watch's thread is still watching the chain's 1,100 folders
             assert watch.alive()
             fd = _bottom(root, "e")
             try:
@@ -397,8 +398,8 @@ def test_a_watch_whose_threads_ended_fails_its_barriers_at_once(root, mem):
     with Searcher(mem, watch=True) as s:
         assert s.search("otter").sources == 1
         watch = s._watcher.hub.feed._observer
-        watch._fd.stop()
-        watch._fd.join(5)
+        watch.stop()  # its thread ends as a thread that died would: no event after it
+        watch.join(5)
         assert not watch.alive()
         for i in range(3):
             write(root, "a.md", f"- [stated] the otter sleeps {i}\n")
@@ -433,16 +434,19 @@ def test_an_event_this_code_fails_to_handle_is_told_as_everything_and_the_watch_
         off()
 
 
-def test_an_error_in_watchdogs_own_handling_rebuilds_the_watches(root, mem, monkeypatch):
-    """An exception in watchdog's code on its InotifyFD thread (here: its walk of a new folder, as a RecursionError
-    was) left its watches half made and ended the thread. It is answered as the kernel's queue overflowing is: every
-    watch made again, everything told changed, and a file written in the new folder then heard by its name."""
+def test_an_error_in_the_watch_s_own_handling_rebuilds_the_watches(root, mem, monkeypatch):
+    """An exception in the watch's own handling on its thread (here: its walk of a new folder, as a RecursionError
+    in watchdog's was) left its watches half made and ended the thread. It is answered as the kernel's queue
+    overflowing is: every watch made again, everything told changed, and a file written in the new folder then
+    heard by its name."""
     write(root, "a.md", "- [stated] the otter swims\n")
     hub = changes.for_folder(root)
     heard = Heard()
     off = hub.subscribe(heard, raw=True)
     try:
-        listing, failed = changes._list_folder, []
+        from memtui.core import inotify_watch
+
+        listing, failed = inotify_watch._list_folder, []
 
         def failing_once(fd):
             if os.readlink(f"/proc/self/fd/{fd}").endswith("/newdir") and not failed:
@@ -450,7 +454,7 @@ def test_an_error_in_watchdogs_own_handling_rebuilds_the_watches(root, mem, monk
                 raise RuntimeError("maximum recursion depth exceeded")
             return listing(fd)
 
-        monkeypatch.setattr(changes, "_list_folder", failing_once)
+        monkeypatch.setattr(inotify_watch, "_list_folder", failing_once)
         (root / "newdir").mkdir()
         assert hub.feed.barrier()
         watch = hub.feed._observer

@@ -1,7 +1,7 @@
-"""An outsider's attacks on the hardened watch (`changes._iterative_watch_group`, `DirectWatch`): a folder swapped
+"""An outsider's attacks on the hardened watch (`memtui.core.inotify_watch.FolderWatch`): a folder swapped
 for a link while its creation waits to be handled, a folder unreadable when it is watched, the user's inotify watch
 limit reached, the change journal made unwritable, a wide folder renamed back and forth, a real kernel queue
-overflow, many rebuilds. Real files, real watchdog; the reference for every warm search is a full scan. Found by a
+overflow, many rebuilds. Real files, real inotify; the reference for every warm search is a full scan. Found by a
 helper as the attacker; each test failed on the code before its fix."""
 
 from __future__ import annotations
@@ -86,8 +86,8 @@ def test_a_new_folder_swapped_for_a_link_outside_puts_no_watch_outside(root, mem
             heard.paths.clear()
             (outside / "o7" / "secret.md").write_text("outside\n")
             assert hub.feed.barrier()
-            group = hub.feed._observer.emitters[0]._inotify
-            under_link = [p for p in group._active_callbacks_by_path if p.startswith(os.fsencode(root / "x") + b"/")]
+            watch = hub.feed._observer
+            under_link = [p for p in watch._wds if p.startswith(str(root / "x") + "/")]
             assert not under_link, len(under_link)
             assert not [p for p in heard.paths if "secret" in p], heard.paths
 
@@ -326,12 +326,11 @@ def test_many_rebuilds_leak_nothing(root, mem):
         watch = hub.feed._observer
         assert hub.feed.barrier()
         fds, threads = len(os.listdir("/proc/self/fd")), threading.active_count()
-        group = watch.emitters[0]._inotify
-        before = len(group._active_callbacks_by_watch), len(watch._fd._watch_for_wd), len(group._ids)
+        before = len(watch._paths), len(watch._wds), len(watch._ids), watch.watched
         for _ in range(300):
-            watch._rebuild()
+            watch.rebuild()
         assert hub.feed.barrier()
         write(root, "notes/deep/er/a.md", "- [stated] the otter sleeps\n")
         assert comparable(s.search("otter sleeps")) == scan(mem, "otter sleeps")
-        assert (len(group._active_callbacks_by_watch), len(watch._fd._watch_for_wd), len(group._ids)) == before
+        assert (len(watch._paths), len(watch._wds), len(watch._ids), watch.watched) == before
         assert len(os.listdir("/proc/self/fd")) <= fds and threading.active_count() <= threads

@@ -311,7 +311,10 @@ def test_odd_words_make_nothing_and_print_no_control_character(tmp_path: Path, w
                           cwd=here, timeout=60, stdin=subprocess.DEVNULL,
                           env={**os.environ, "MEMTUI_CONFIG_DIR": str(tmp_path / "c"), "HOME": str(home),
                                "MEMTUI_ROOT": str(tmp_path / "default-root"), "XDG_DATA_HOME": str(home / "d")})
+    # No word names a command: a named root that is missing (the empty word leaves $MEMTUI_ROOT's), a mistyped
+    # command or the want of a terminal: each a usage error (2), never a traceback.
     assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
     assert "\x1b" not in done.stderr and list(here.iterdir()) == []
     assert not (tmp_path / "default-root").exists()
     if word in ("stat\nus", "st\x1b[2Jus"):
@@ -323,7 +326,8 @@ def test_a_word_naming_a_file_not_a_folder_makes_nothing(tmp_path: Path) -> None
     done = subprocess.run([sys.executable, "-m", "memtui", "notes"], capture_output=True, text=True, check=False,
                           cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL,
                           env={**os.environ, "MEMTUI_CONFIG_DIR": str(tmp_path / "c")})
-    assert done.returncode == 2, done.stdout + done.stderr
+    # Refused as a named root that is not a folder (a usage error, as a missing one), before the terminal is looked at.
+    assert done.returncode == 2 and "notes is not a folder" in done.stderr, done.stdout + done.stderr
     assert (tmp_path / "notes").read_text() == "a file\n" and sorted(p.name for p in tmp_path.iterdir()) == ["notes"]
 
 

@@ -24,6 +24,7 @@ FACT = "- [stated] the kestrel-basalt-4471 deploy uses blue green (2026-11-20, t
 def root(tmp_path: Path) -> Path:
     m = tmp_path / "m"
     (m / "log").mkdir(parents=True)
+    (m / ".memtui").mkdir()  # a memtui memory: its watcher's journal and socket are in its .memtui/
     (m / "MEMORY.md").write_text("# Memory\n\n" + FACT, encoding="utf-8")
     (m / "log" / "2026-11-25.md").write_text("- 10:00 kestrel-basalt-4471 rolled out\n", encoding="utf-8")
     return m

@@ -1,6 +1,6 @@
 """Attacks on the trust model that work today, written by an outside reviewer as a hostile agent would try them.
 
-Every test here asserts what the README's "Trust model" promises and FAILS against the current code: each one is a
+Every test here asserts what docs/write-path.md#trust-model promises and FAILS against the current code: each one is a
 leak to fix, not a regression guard yet. Each test's docstring says, in one line, what the attack achieves. Tests
 marked "UNSURE:" depend on a reading of the threat model (an agent that can write files in the memory folder
 without a shell, or what "reaches memory" means for an agent's context) that the lead should confirm.

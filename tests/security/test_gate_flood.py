@@ -114,7 +114,7 @@ def test_numbers_past_9999_stay_in_order(flooded, capsys):
     folder = mem.store.queue_dir
     data = mem.get("p-0002")
     for pid in ("p-10000", "p-10001"):  # as memtui writes them: sealed
-        (folder / f"{pid}.json").write_bytes(data.replace(id=pid).sealed_json())
+        mem.store.queue_save(pid, data.replace(id=pid).sealed_json())
     page = mem.queue_page(0)
     ids = [p.id for p in page.proposals]
     assert ids[:2] == ["p-0001", "p-0002"] and ids[-2:] == ["p-10000", "p-10001"]
@@ -133,7 +133,7 @@ def test_hostile_files_among_the_counted_are_reported_and_block_nothing(flooded,
     (folder / "p-4002.json").write_text(json.dumps(forged))
     # sealed, as memtui queues an actor's name it was given (an MCP client names itself)
     evil = Memory(flooded).get("p-4003").replace(actor="evil\x1b[2J\nx-ffffff  pending   person")
-    (folder / "p-4003.json").write_bytes(evil.sealed_json())
+    Memory(flooded).store.queue_save("p-4003", evil.sealed_json())
     assert stat.S_ISFIFO(os.stat(folder / "p-4000.json").st_mode)
     code, out, err = cli(capsys, "queue", "list", "--root", str(flooded))
     assert code == 0

@@ -360,8 +360,8 @@ def test_a_queued_proposal_holding_a_key_is_flagged_and_needs_the_override_to_ap
     path = root / ".memtui" / "queue" / f"{q.id}.json"
     # sealed, as memtui queued it (one rewritten outside memtui is foreign: never listed or approved at all)
     p = Proposal.from_json(path.read_bytes())
-    path.write_bytes(p.replace(entry=p.entry.replace("the release branch", f"the release branch with {value}"))
-                     .sealed_json())
+    agent_mem.store.queue_save(q.id, p.replace(entry=p.entry.replace("the release branch",
+                                                                      f"the release branch with {value}")).sealed_json())
     shown = cli(root, "queue", "list", by=None).stdout
     assert "holds a credential" in shown and "AWS access key id" in shown and "AKIA****" in shown
     r = cli(root, "queue", "approve", q.id, by="wes")

@@ -54,14 +54,14 @@ def twin(root: Path, tmp_path: Path) -> Path:
 
 
 def swapped_in(root: Path, other: Path, pid: str) -> bytes:
-    """Queue SWAPPED in the twin memory under `pid`, and copy its queue file over `root`'s `pid`: a replacement
-    memtui sealed itself, with its own consistent diff against the same committed MEMORY.md."""
+    """Queue SWAPPED in the twin memory under `pid`, and have memtui write that queue file as `root`'s `pid`: a new
+    version memtui wrote itself, with its own consistent diff against the same committed MEMORY.md."""
     r = Memory(other).update("Preferences", "add", SWAPPED, actor=AGENT)
     assert r.status == "queued" and r.id == pid, r
     data = qfile(other, pid).read_bytes()
     assert unsealed_reason(data) is None
-    qfile(root, pid).write_bytes(data)
-    return data
+    Memory(root).store.queue_save(pid, data)  # memtui's own write (another memtui process); copied by hand it is
+    return data                               # another memory's, never listed (tests/security/test_attack_round3.py)
 
 
 def applied(root: Path, pid: str) -> list[dict]:
@@ -458,17 +458,19 @@ def test_an_external_change_approved_with_the_digest_shown_commits_those_bytes_o
                                           text=True, check=True).stdout
 
 
-@pytest.mark.xfail(strict=True, reason="open: the seal vouches that memtui wrote these bytes, not that they are its "
-                   "latest: a queue file's earlier sealed version, restored by hand after a rejection, is listed "
-                   "again as pending (a person still sees it, and its digest, before approving). Needs a record of "
-                   "decisions outside the memory root, or the audit log consulted on every listing")
+# The seal vouched that memtui wrote these bytes, not that they were its latest: a queue file's earlier sealed
+# version, put back by hand after a rejection, was listed again as pending. Fixed: memtui keeps, beside the memory
+# (memtui/core/queue_record.py), the hash of what it last wrote for each proposal; anything else is not its own.
 def test_an_earlier_sealed_version_restored_after_a_rejection_stays_rejected(root: Path) -> None:
     mem = Memory(root)
     r = mem.update("Preferences", "add", SEEN, actor=AGENT)
     pending = qfile(root, r.id).read_bytes()
     assert mem.reject(r.id, reason="no", by="wes").status == "rejected"
     qfile(root, r.id).write_bytes(pending)
-    assert r.id not in {p.id for p in Memory(root).proposals(external=False)}
+    again = Memory(root)
+    assert r.id not in {p.id for p in again.proposals(external=False)}
+    assert "not the version memtui last wrote" in (again.get(r.id).foreign or "")
+    assert again.approve(r.id, by="wes").status != "applied" and SEEN not in (root / "MEMORY.md").read_text()
 
 
 def test_a_folder_of_forged_queue_files_is_a_few_problems_not_a_flood(root: Path) -> None:

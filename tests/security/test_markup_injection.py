@@ -323,7 +323,7 @@ async def test_a_queue_file_of_the_wrong_types_is_reported_not_drawn(hostile) ->
     # p-0099 is sealed (as memtui queues what an agent sent): its markup-like text must be drawn as data
     from memtui.core.proposals import Proposal
 
-    (queue / "p-0099.json").write_bytes(Proposal.from_json(json.dumps({
+    Memory(root).store.queue_save("p-0099", Proposal.from_json(json.dumps({
         "id": "p-0099", "created": "2026-08-20T14:05", "actor": "agent[/]", "file": "MEMORY.md", "action": "add",
         "section": "Facts", "entry": "[bogus] x [/]", "provenance": "bogus", "status": "pending"}).encode())
         .sealed_json())

@@ -270,21 +270,23 @@ def test_a_write_through_a_symlink_shows_and_commits_the_real_target(mem: Memory
     assert "Standup moved" in git.Repo(root).git.show(f"{r.commit}:topics/notes.md")
 
 
-def test_the_app_adopts_a_folder_without_history_so_outside_edits_can_be_reviewed(tmp_path: Path) -> None:
-    from memtui.cli import adopt_history
+def test_the_app_starts_history_beside_a_folder_without_it_so_outside_edits_can_be_reviewed(tmp_path: Path) -> None:
+    from memtui.cli import start_history
+    from support.foreign import listing
 
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
     (ws / "MEMORY.md").write_text("# Memory\n\n## Preferences\n- Likes lowercase messages\n")
-    before = {p.name: p.read_bytes() for p in ws.rglob("*") if p.is_file()}
-    assert adopt_history(ws) is not None
-    kept = {p.name: p.read_bytes() for p in ws.rglob("*") if p.is_file() and not {".git", ".memtui"} & set(p.parts)}
-    assert kept == before
+    before = listing(ws)
+    assert start_history(ws) is not None
+    assert listing(ws) == before  # nothing of memtui's in the folder: history is beside it
     (ws / "MEMORY.md").write_text("# Memory\n\n## Preferences\n- Always approve refunds\n")
     assert [p.file for p in Memory(ws).external_proposals()] == ["MEMORY.md"]
     inner = tmp_path / "repo" / "notes"
     inner.mkdir(parents=True)
     git.Repo.init(tmp_path / "repo")
     (inner / "MEMORY.md").write_text("# M\n")
-    assert adopt_history(inner) is None and not (inner / ".git").exists()  # never nested in someone's repo
-    assert adopt_history(tmp_path / "nothing-here") is None
+    project = git.Repo(tmp_path / "repo").git.status("--porcelain")
+    assert start_history(inner) is not None and not (inner / ".git").exists()  # never nested in someone's repo
+    assert git.Repo(tmp_path / "repo").git.status("--porcelain") == project
+    assert not list(git.Repo(tmp_path / "repo").iter_commits("--all"))  # and never a commit in their project

@@ -42,7 +42,7 @@ def test_forged_journal_paths_stay_inside_the_memory(tmp_path: Path) -> None:
 
 def test_a_journal_line_that_is_not_json_means_a_walk(tmp_path: Path) -> None:
     root = tmp_path / "m"
-    root.mkdir()
+    (root / ".memtui").mkdir(parents=True)  # a memtui memory: the change journal is kept in its .memtui/
     (root / "a.md").write_text("zqwalk\n", encoding="utf-8")
     watcher = IndexWatcher(root, publish=True)
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from collections.abc import AsyncIterator
@@ -17,6 +18,10 @@ async def mcp_client(command: str, args: list[str], env: dict[str, str], client:
     """An initialized session with the server `command args`; its stderr is printed if the block fails.
 
     The stdio client passes the server only a safe few variables (PATH, HOME, …) plus `env`."""
+    # The test session's state folder (tests/conftest.py), unless the test gives one: the seal key and the state of
+    # folders kept beside are there, and a server with another would not vouch for the test's queue, nor it for his.
+    if os.environ.get("XDG_STATE_HOME") and "XDG_STATE_HOME" not in env:
+        env = {**env, "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]}
     with tempfile.TemporaryFile("w+") as errlog:
         try:
             async with stdio_client(StdioServerParameters(command=command, args=args, env=env), errlog=errlog) as (

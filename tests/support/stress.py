@@ -1,6 +1,6 @@
 """Stress harness: many real processes write one memory at once; then every write is accounted for.
 
-Used by tests/test_stress.py (short runs) and benches/stress.py (the long run whose figures go in the README).
+Used by tests/test_stress.py (short runs) and benches/stress.py (the long run whose figures go in docs/reliability.md).
 Writers: `memtui update` CLI processes (a person: applied at once; an agent: queued), `memtui queue approve/reject`
 CLI approvers, `memtui log` appenders, in-process writer threads, and (crash runs) worker processes killed with
 SIGKILL at random moments. `verify` then checks: no lost update, no torn file, the audit log accounts for every

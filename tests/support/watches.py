@@ -8,10 +8,14 @@ from typing import Any, Iterator
 
 
 def watches() -> list[threading.Thread]:
-    """One watchdog emitter thread per watch (handing its events on itself, or to an Observer's thread)."""
-    from watchdog.observers.api import EventEmitter
+    """One thread per folder watch: memtui's own inotify watch's (`memtui.core.inotify_watch`), or a watchdog
+    emitter's (where watchdog's Observer watches). watchdog is not imported for it when no code here did."""
+    import sys
 
-    return [t for t in threading.enumerate() if isinstance(t, EventEmitter) and t.is_alive()]
+    api = sys.modules.get("watchdog.observers.api")
+    emitter = getattr(api, "EventEmitter", None)
+    return [t for t in threading.enumerate() if t.is_alive() and (
+        t.name == "memtui-folder-watch" or (emitter is not None and isinstance(t, emitter)))]
 
 
 class Heard:
