@@ -55,6 +55,16 @@ async def wait_for(pilot, condition: Callable[[], object], timeout: float = 20.0
         await pilot.pause(0.02)
 
 
+async def drawn_rows(pilot, app, rel: str) -> list[str]:
+    """Open `rel` in the app once its first syncs are done, as a person does, and return its viewer's rows as drawn."""
+    await wait_for(pilot, lambda: app.synced and app.folder_synced, what="the first syncs")
+    app.open_file(rel)
+    await wait_for(pilot, lambda: app.viewer_for(rel) is not None and app.viewer_for(rel).state is not None, what=rel)
+    viewer = app.viewer_for(rel)
+    await pilot.pause()
+    return [viewer.row_text(r) for r in range(len(viewer.state.lines))]
+
+
 async def click_tab(pilot, app, pane_id: str) -> None:
     """Click a tab's title in the main area's strip, as a person does."""
     strip = app.main.strip

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from app_support import wait_for
+from app_support import drawn_rows, wait_for
 from memtui.cli import main
 from memtui.core.document import Document
 from memtui.core.layout import CLAUDE_CODE
@@ -238,21 +238,10 @@ async def test_the_app_shows_a_topic_file_with_its_type_badge_and_index_line(fol
     app = MemtuiApp(folder, watch=False)
     app.diff_wrap = False
     async with app.run_test(size=(150, 42)) as pilot:
-        await wait_for(pilot, lambda: app.synced and app.folder_synced, what="the first syncs")
-        app.open_file("user_role.md")
-        await wait_for(pilot, lambda: app.viewer_for("user_role.md") is not None
-                       and app.viewer_for("user_role.md").state is not None, what="user_role.md")
-        viewer = app.viewer_for("user_role.md")
-        await pilot.pause()
-        rows = [viewer.row_text(r) for r in range(len(viewer.state.lines))]
+        rows = await drawn_rows(pilot, app, "user_role.md")
         assert " user " in rows[0] and "MEMORY.md:1 User role — User is a data scientist" in rows[0], rows[0]
         assert not any("§" in r for r in rows), rows
-        app.open_file("project_orphan.md")
-        await wait_for(pilot, lambda: app.viewer_for("project_orphan.md") is not None
-                       and app.viewer_for("project_orphan.md").state is not None, what="the orphan")
-        orphan = app.viewer_for("project_orphan.md")
-        await pilot.pause()
-        assert "⚑ not linked from MEMORY.md" in orphan.row_text(0)
+        assert "⚑ not linked from MEMORY.md" in (await drawn_rows(pilot, app, "project_orphan.md"))[0]
     untouched(before, folder)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app_support import wait_for
+from app_support import drawn_rows, wait_for
 from memtui.cli import main
 from memtui.core.config import Config
 from memtui.core.layout import CLINE, MEMTUI, detect
@@ -199,13 +199,7 @@ async def test_the_app_opens_a_bank_on_its_files_with_their_sections(bank: Path)
     app = MemtuiApp(bank, watch=False)
     app.diff_wrap = False
     async with app.run_test(size=(150, 42)) as pilot:
-        await wait_for(pilot, lambda: app.synced and app.folder_synced, what="the first syncs")
-        app.open_file("activeContext.md")
-        await wait_for(pilot, lambda: app.viewer_for("activeContext.md") is not None
-                       and app.viewer_for("activeContext.md").state is not None, what="activeContext.md")
-        viewer = app.viewer_for("activeContext.md")
-        await pilot.pause()
-        rows = [viewer.row_text(r) for r in range(len(viewer.state.lines))]
+        rows = await drawn_rows(pilot, app, "activeContext.md")
         assert any(r.startswith(" §") and "## Next Steps" in r for r in rows), rows
         assert not any("untagged" in r for r in rows), rows
     untouched(before, bank)

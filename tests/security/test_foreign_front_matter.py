@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app_support import wait_for
+from app_support import drawn_rows, wait_for
 from memtui.cli import main
 from memtui.core.document import Document
 from memtui.core.formats.claude_code import linked_file
@@ -90,13 +90,8 @@ async def test_a_hostile_name_and_type_are_drawn_as_text_and_run_nothing(folder:
     app = Recording(folder, watch=False)
     app.diff_wrap = False
     async with app.run_test(size=(160, 40)) as pilot:
-        await wait_for(pilot, lambda: app.synced and app.folder_synced, what="the first syncs")
-        app.open_file("user_evil.md")
-        await wait_for(pilot, lambda: app.viewer_for("user_evil.md") is not None
-                       and app.viewer_for("user_evil.md").state is not None, what="the hostile topic file")
+        first = (await drawn_rows(pilot, app, "user_evil.md"))[0]
         viewer = app.viewer_for("user_evil.md")
-        await pilot.pause()
-        first = viewer.row_text(0)
         assert f"user{QUIT}" in first and f"Evil {QUIT}" in first and f"hook {QUIT}" in first, first
         assert "\x1b" not in first and "not a Claude Code type" in first
         strip = viewer.render_line(0)
