@@ -554,9 +554,26 @@ class FolderStore(Store):
         rels = [rel for rel in new if rel not in self._index_behind]
         why = _staged_refusal(new, head, self._index_entries(rels))
         if why is not None:
-            why = _staged_refusal(new, head, self._index_entries(rels, sure=True))
+            entries = self._index_entries(rels, sure=True)
+            why = _staged_refusal(new, head, {rel: found for rel, found in entries.items()
+                                              if not self._committed_before(rel, found)})
         if why is not None:
             raise StoreError(why)
+
+    def _committed_before(self, rel: str, found: list[Any]) -> bool:
+        """Is the version of `rel` in git's index one this history committed before (HEAD's parent or earlier)? A
+        memtui writer killed between its commit and its index update leaves that, not a person's `git add`: a staged
+        version nobody committed is the person's (asked only where a staged version seems to be in the way)."""
+        import hashlib
+
+        staged = next((e for e in found if e[0] == 0), None)
+        if staged is None or staged[3]:
+            return False
+        try:
+            past = self.past_versions(rel, 8)
+        except Exception:  # noqa: BLE001 - no history to tell by: the person's, as before
+            return False
+        return any(hashlib.sha1(b"blob %d\0" % len(data) + data).digest() == staged[1] for _, data in past)
 
     def _head_entries(self, rels: list[str]) -> dict[str, tuple[int, bytes] | None]:
         """(mode, object id) HEAD's tree records for each of `rels`, None where it has none (or no commit yet), read
