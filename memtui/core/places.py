@@ -129,7 +129,11 @@ class Places:
                 return
         except (OSError, UnicodeDecodeError):
             pass
-        tmp = record.with_name(f".{PLACE_FILE}.{os.getpid()}.tmp")
+        import threading
+
+        # One name per writer, thread included: two threads of one process writing the record at once each rename
+        # their own file (with the pid alone, the second rename found the first had taken it).
+        tmp = record.with_name(f".{PLACE_FILE}.{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, record)  # whole or not at all (a record lost in a crash is written again next time)
 
