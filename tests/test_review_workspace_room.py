@@ -155,6 +155,42 @@ async def test_the_layout_chosen_is_the_next_starts_and_kept_out_of_the_memory(t
     assert json.loads(layouts.state_file().read_text())["maximized"] is None
 
 
+async def test_the_last_layout_chosen_is_kept_when_saves_finish_out_of_order(ten: Path, monkeypatch) -> None:
+    """`z` on then off quickly starts two saving threads; the first one slowed (a busy disk) finishes last. The
+    file keeps the later choice, and a choice made just before quitting is written before the app is gone."""
+    import threading
+    import time
+
+    real_save, calls, first = layouts.save, [], threading.Event()
+
+    def slow_first(layout, path=None):
+        calls.append(layout)
+        if len(calls) == 1:
+            first.set()
+            time.sleep(0.6)  # the first thread still writing while the second choice is made and saved
+        return real_save(layout, path)
+
+    monkeypatch.setattr(layouts, "save", slow_first)
+    app = MemtuiApp(ten, watch=False)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await wait_for(pilot, lambda: ready(app), what="the queue")
+        app.review.option_list.focus()
+        await pilot.press("z")
+        await wait_for(pilot, first.is_set, what="the first save under way")
+        await pilot.press("z")  # every pane back, while the first thread still writes "review"
+        await wait_for(pilot, lambda: "main" in shown(app), what="every pane back")
+        await pilot.pause(1.0)
+    assert json.loads(layouts.state_file().read_text())["maximized"] is None
+
+    quick = MemtuiApp(ten, watch=False)
+    async with quick.run_test(size=(120, 35)) as pilot:
+        await wait_for(pilot, lambda: ready(quick), what="the queue")
+        quick.review.option_list.focus()
+        calls.clear()
+        await pilot.press("z")  # and quit at once, its save slowed
+    assert json.loads(layouts.state_file().read_text())["maximized"] == "review"
+
+
 @pytest.mark.parametrize("text", [
     '{"maximized": "body", "stack": "sideways"}',  # names no pane, no choice
     '{"maximized": "review -max-tree", "stack": ["on"]}',  # a class smuggled in a name; a list

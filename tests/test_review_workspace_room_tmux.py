@@ -83,11 +83,17 @@ def test_the_queue_and_its_diff_in_a_terminal(tmp_path: Path, monkeypatch: pytes
         keys(tmux, "z")  # the queue zoomed, kept for the next start
         wait_screen(tmux, lambda s: "# Memory" not in s, "the queue alone")
         keys(tmux, "q")
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and (tmp_path / "state/memtui/layout.json").read_text().find("review") < 0:
+        # Gone once it has quit (and so has kept its layout): the session ends with the app.
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and subprocess.run([*tmux, "has-session", "-t", "app"],
+                                                             capture_output=True).returncode == 0:
             time.sleep(0.1)
+        assert "review" in (tmp_path / "state/memtui/layout.json").read_text()
         subprocess.run([*tmux, "kill-server"], capture_output=True)
-        start(tmux, tmp_path, root, width, height)
-        wait_screen(tmux, lambda s: "9 pending" in s and "# Memory" not in s and heads(s) >= 6, "the queue, as left")
+        # The next start in a server of its own: the first one may still be exiting (its last session just
+        # ended), and a client that reaches a dying server fails with "server exited unexpectedly".
+        tmux = again = [*tmux[:2], f"{tmux[2]}-again", *tmux[3:]]
+        start(again, tmp_path, root, width, height)
+        wait_screen(again, lambda s: "9 pending" in s and "# Memory" not in s and heads(s) >= 6, "the queue, as left")
     finally:
         subprocess.run([*tmux, "kill-server"], capture_output=True)

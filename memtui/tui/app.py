@@ -336,6 +336,7 @@ class MemtuiApp(App[None]):
         # on the same proposal a second time (it would be refused as already applied, and say "not applied").
         self._deciding: set[str] = set()
         self._sync_lock = threading.Lock()
+        self._layout_lock = threading.Lock()
         self._quitting = threading.Event()
         self._sync_files: set[str] | None = None  # files changed since a deferred sync was scheduled
         self._sync_whole = False  # and a change among them that names no files (the whole folder is read again)
@@ -351,6 +352,7 @@ class MemtuiApp(App[None]):
         # The person's layout (a pane given the screen, stacked or not), from their state folder: one small read,
         # so the first frame has it (memtui/tui/layout.py).
         self.layout = layouts.load()
+        self._layout_saved = self.layout  # the layout the state folder holds (the last one written)
         for t in theme_files.shipped_themes():
             self.register_theme(t)
         users, problems = theme_files.user_themes()
@@ -568,6 +570,8 @@ class MemtuiApp(App[None]):
         # Stopped and joined here, off the event loop: a watcher left running would still be reading when the
         # interpreter tears down.
         _settle_gc()
+        if self._layout_saved != self.layout:
+            await asyncio.to_thread(self._write_layout)  # a layout chosen just before quitting is still kept
         watcher, self.watcher, self.changes = self.changes, None, None
         if watcher is not None:
             await asyncio.to_thread(watcher.stop)
@@ -1368,9 +1372,21 @@ class MemtuiApp(App[None]):
     @work(thread=True, group="layout", exit_on_error=False)
     def save_layout(self, chosen: layouts.Layout) -> None:
         """The layout chosen is the next start's too: saved to the person's state folder, never the memory's."""
-        problem = layouts.save(chosen)
+        problem = self._write_layout()
         if problem:
             self.call_from_thread(self.notify, problem, severity="warning", markup=False)
+
+    def _write_layout(self) -> str | None:
+        """Write the layout in force now (not the one a thread was started for: `z` pressed twice starts two
+        threads, which may finish in either order, and the later choice must be the one kept)."""
+        with self._layout_lock:
+            current = self.layout
+            if current == self._layout_saved:
+                return None
+            problem = layouts.save(current)
+            if problem is None:
+                self._layout_saved = current
+            return problem
 
     def action_toggle_maximize(self) -> None:
         """`z`: the focused pane (Today, Search, Chat or a file in the main area, the review queue, the tree, the
