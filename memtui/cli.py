@@ -265,7 +265,14 @@ def start_history(root: Path) -> str | None:
     folder with history already, or one that keeps its state inside: `memtui init --git` starts git there)."""
     from memtui.core.folder import FolderStore
 
+    from memtui.core.baseline import begin
+
     store = FolderStore(root)
+    if begin(store):  # a large folder: its first look taken, its history written in the background
+        print(f"memtui: {root} had no history; memtui took note of its files as they are and is starting its own "
+              f"history beside it ({store.where()}); anything changed from now on shows up for review",
+              file=sys.stderr)
+        return None
     sha = store.ensure_history()
     if sha:
         print(f"memtui: {root} had no history; started memtui's own beside it with its files as they are "
