@@ -160,28 +160,31 @@ def written(places: Any) -> None:
         pass
 
 
-def begin(store: Any) -> bool:
+def begin(store: Any) -> str | None:
     """Take the first look at a large folder without history and start writing its baseline in the background.
-    True while the baseline is pending (taken now or before); False when there is history, the folder is small
-    (`ensure_history` commits it at once), or memtui keeps no history of its own for it."""
+    While the baseline is pending: "taken" (the look was taken by this call: nothing differs from it yet) or
+    "pending" (taken before); None when there is history, the folder is small (`ensure_history` commits it at
+    once), or memtui keeps no history of its own for it."""
     places = store.places
     if not places.own_history or store.has_git or not store.root.is_dir():
-        return False
+        return None
     record = places.state / MANIFEST
+    state = "pending"
     if not os.path.lexists(record):
         with store.lock():
             if store.has_git:
-                return False
+                return None
             if not os.path.lexists(record):
                 look = take(store.root, DEFER_AT)
                 if look is None:
-                    return False
+                    return None
                 from memtui.core.folder_state import atomic_write
 
                 store.state_ready()
                 atomic_write(record, look.to_bytes())
+                state = "taken"
     _run_in_background(store)
-    return True
+    return state
 
 
 def _run_in_background(store: Any) -> None:

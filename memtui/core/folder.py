@@ -1548,8 +1548,9 @@ class FolderStore(Store):
             return []
         from memtui.core import baseline
 
-        if baseline.begin(self):  # a large folder's first look: its baseline written in the background
-            return baseline.changes_since_look(self, paths)
+        look = baseline.begin(self)  # a large folder's first look: its baseline written in the background
+        if look is not None:  # nothing differs from a look just taken
+            return [] if look == "taken" else baseline.changes_since_look(self, paths)
         self.ensure_history()
         if self.has_git and not self._git.opened:
             found = self._plumbing_external_changes(spec)
