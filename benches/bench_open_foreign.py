@@ -95,8 +95,11 @@ def run(work: Path, *, files: int, megabytes: float, runs: int) -> dict:
         times["foreign again"].append(opened(copy, env))
         if k:
             shutil.rmtree(copy)
-    def names(folder: Path) -> list[tuple[str, int]]:  # every path under it (hidden ones too) and its size
-        return sorted((p.relative_to(folder).as_posix(), p.lstat().st_size) for p in folder.rglob("*"))
+    def names(folder: Path) -> list[tuple[str, int]]:  # every path under it (hidden ones too) and a file's size
+        # A folder's own size is left out: a copy's differs from its original's with nothing written (ext4 keeps a
+        # directory's blocks as its history of entries left them), and said "changed" of every run.
+        return sorted((p.relative_to(folder).as_posix(), -1 if p.is_dir() else p.lstat().st_size)
+                      for p in folder.rglob("*"))
 
     medians = {name: statistics.median(values) for name, values in times.items()}
     return {"files": files, "megabytes": megabytes, "runs": runs,
