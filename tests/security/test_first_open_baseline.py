@@ -146,3 +146,28 @@ def test_a_write_through_memtui_while_the_baseline_is_pending_waits_for_it(tmp_p
     kept = FolderStore(folder)
     assert kept.file_at("MEMORY.md", kept.began()) == b"# Memory\n\n- the person's own line\n"
     assert {c.path for c in kept.external_changes()} == {"topic-4/note-4.md"}
+
+
+async def test_an_mcp_write_while_the_baseline_is_pending_is_a_proposal_and_nothing_else_is_absorbed(
+        tmp_path: Path) -> None:
+    """Through MCP: the server's write waits for the baseline, and is queued against it; a write on disk made in the
+    same seconds stays an external change, in no commit."""
+    from memtui.core.memory import Memory
+    from support.mcp_client import mcp_client, text_of
+
+    folder = _folder(tmp_path)
+    store = FolderStore(folder)
+    assert baseline.begin(store) == "taken"
+    (folder / "topic-5/note-5.md").write_text("- rewritten on disk by an agent\n")
+    async with mcp_client(sys.executable, ["-m", "memtui", "mcp", "--root", str(folder)], {}) as s:
+        res = await s.call_tool("memory_update", {"section": "Memory", "action": "add",
+                                                  "entry": "[observed] The deploy runs on Fridays"})
+        assert res.structured_content and res.structured_content.get("status") == "queued", text_of(res)
+    kept = FolderStore(folder)
+    assert kept.has_git and kept.file_at("topic-5/note-5.md", kept.began()) is None
+    mem = Memory(folder)
+    queued = [p for p in mem.proposals() if not p.external]
+    assert len(queued) == 1 and mem.approve(queued[0].id, by="wes").status == "applied"
+    head = FolderStore(folder).history()[0]
+    assert head.files == ("MEMORY.md",)  # the approved change and nothing else
+    assert {c.path for c in FolderStore(folder).external_changes()} == {"topic-5/note-5.md"}
