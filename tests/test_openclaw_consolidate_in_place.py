@@ -26,7 +26,8 @@ def ws(tmp_path: Path, now, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     assert NEW in MEMORY
     # OpenClaw's agent wrote the fact twice, the shorter wording first (its own plain bullets, no tags).
-    return workspace(tmp_path / ".openclaw" / "workspace", git=True, files={"MEMORY.md": MEMORY.replace(NEW, OLD + NEW)})
+    return workspace(tmp_path / ".openclaw" / "workspace", git=True,
+                     files={"MEMORY.md": MEMORY.replace(NEW, OLD + NEW)})
 
 
 def cli(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -6,15 +6,17 @@ looked: what that commit holds is trusted as "there before memtui" (memtui.core.
 unsafe: an agent's write in those seconds would be read into the baseline and never reviewed.
 
 So the first look is a **stat manifest**, taken synchronously (an `lstat` per file: tens of milliseconds for
-10,000): each file's size, mtime_ns, ctime_ns, inode and mode. A file modified so recently that a later write could carry the
-same mtime (within `RACY_NS` of the look: file-system clocks tick coarsely) has its bytes hashed in the look as
-well. The baseline is then written in the background (a process of its own, so a CLI command that opened the folder
-can exit: `FolderStore.ensure_history` writes it from the look); until it is committed and the look removed, the
-folder counts as having no history (`Places.has_git`), so no reader sees half a history. A file whose stat before or after it is read differs from the manifest (or whose
-hash does), or that was not there at the look, is **left out** of the baseline: it comes up for review as an
-external change, its bytes not trusted as "there before memtui". Until the baseline is in place, the external
-changes are the files that differ from the manifest (`changes_since_look`), and everything that needs history (a
-write, history, blame, approving) waits for it (`FolderStore.ensure_history` builds it in process if no one is).
+10,000): each file's size, mtime_ns, ctime_ns, inode and mode. A file modified so recently that a later write could
+carry the same mtime (within `RACY_NS` of the look: file-system clocks tick coarsely) has its bytes hashed in the
+look as well (one bigger than `RACY_READ_MAX` is not read: it is left out of the baseline, for review). The baseline
+is then written in the background (a process of its own, so a CLI command that opened the folder can exit:
+`FolderStore.ensure_history` writes it from the look); until it is committed and the look removed, the folder counts
+as having no history (`Places.has_git`), so no reader sees half a history. A file whose stat before or after it is
+read differs from the manifest (or whose hash does), or that was not there at the look, is **left out** of the
+baseline: it comes up for review as an external change, its bytes not trusted as "there before memtui". Until the
+baseline is in place, the external changes are the files that differ from the manifest (`changes_since_look`), and
+everything that needs history (a write, history, blame, approving) waits for it (`FolderStore.ensure_history` builds
+it in process if no one is).
 
 A folder of fewer than `DEFER_AT` files is committed at once, as before: the wait is short and nothing is deferred.
 A file deleted during the baseline is in neither: its bytes were never read, and nothing unreviewed is absorbed.
@@ -38,6 +40,7 @@ DEFER_AT = 1000  # files: below this the baseline is written at once (as fast as
 # A file modified this close to the look is hashed in it: a later write in the same tick of the file system's clock
 # (1-10 ms on Linux) would keep its mtime and ctime. A second covers coarse and network file systems.
 RACY_NS = 1_000_000_000
+RACY_READ_MAX = 4 << 20  # bytes: a file modified that recently and bigger than this is not read at the look
 SKIPPED = (".git",)  # never looked into: a repository's own files are not memory
 
 
@@ -131,8 +134,10 @@ def take(root: Path, at_least: int = 0) -> Look | None:
     for rel, st in seen:
         digest = None
         if max(st.st_mtime_ns, st.st_ctime_ns) >= taken - RACY_NS:
-            data = _content(root, rel, st)
-            digest = hashlib.sha256(data).hexdigest() if data is not None else "unreadable"
+            # A big file just written is not read at the look (it would make the open as slow as before): its
+            # digest matches nothing, so it is left out of the baseline and comes up for review.
+            data = _content(root, rel, st) if st.st_size <= RACY_READ_MAX else None
+            digest = hashlib.sha256(data).hexdigest() if data is not None else "not read at the look"
         files[rel] = [*_stat(st), digest]
     return Look(taken, files)
 

@@ -171,3 +171,17 @@ async def test_an_mcp_write_while_the_baseline_is_pending_is_a_proposal_and_noth
     head = FolderStore(folder).history()[0]
     assert head.files == ("MEMORY.md",)  # the approved change and nothing else
     assert {c.path for c in FolderStore(folder).external_changes()} == {"topic-5/note-5.md"}
+
+
+def test_a_big_file_written_just_before_the_look_is_left_for_review_not_read(tmp_path: Path) -> None:
+    """Reading it at the look would make the first open slow again; trusting its stat alone would let a write in
+    the same clock tick through: it is left out of the baseline and shown for review."""
+    folder = _folder(tmp_path)
+    big = folder / "big.md"
+    big.write_bytes(b"- line\n" * ((baseline.RACY_READ_MAX // 7) + 10))
+    store = FolderStore(folder)
+    assert baseline.begin(store) == "taken"
+    assert store.ensure_history() is not None or FolderStore(folder).has_git
+    kept = FolderStore(folder)
+    assert kept.file_at("big.md", kept.began()) is None and kept.file_at("MEMORY.md", kept.began()) is not None
+    assert [c.path for c in kept.external_changes()] == ["big.md"]
