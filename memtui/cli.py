@@ -263,9 +263,15 @@ def start_history(root: Path) -> str | None:
     they are into a repository in memtui's state folder, nothing written into the folder. Without history an edit
     made outside memtui cannot be told apart from memory, let alone reviewed. Returns the first commit, or None (a
     folder with history already, or one that keeps its state inside: `memtui init --git` starts git there)."""
+    from memtui.core.baseline import begin
     from memtui.core.folder import FolderStore
 
     store = FolderStore(root)
+    if begin(store):  # a large folder: its first look taken, its history written in the background
+        print(f"memtui: {root} had no history; memtui took note of its files as they are and is starting its own "
+              f"history beside it ({store.where()}); anything changed from now on shows up for review",
+              file=sys.stderr)
+        return None
     sha = store.ensure_history()
     if sha:
         print(f"memtui: {root} had no history; started memtui's own beside it with its files as they are "

@@ -296,7 +296,8 @@ def test_status_counts_what_waits_in_a_folder_without_memory_md(tmp_path: Path) 
     bank.mkdir()
     (bank / "activeContext.md").write_text("# Active Context\n\n## Current Focus\n- Billing migration\n")
     before = listing(bank)
-    assert cli(bank, "status", check=None).returncode == 1  # never opened: no memory memtui knows there
+    never = cli(bank, "status", check=None)  # never opened: what it is, where history would be; nothing waits
+    assert never.returncode == 0 and "not opened yet: a Cline memory bank" in never.stdout, never
     cli(bank, "queue", "list")
     assert cli(bank, "status").stdout.strip() == "memtui: 0 pending"
     assert listing(bank) == before

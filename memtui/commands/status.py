@@ -15,6 +15,9 @@ prints one line: `memtui: 9 pending (oldest 3h), 1 conflict`, or `memtui: 0 pend
 queue until a person approves or rejects them (`memtui`, or `memtui queue list`). Edits made to the files outside
 memtui are not counted here (the app and `memtui today` list them: finding them costs a git status).
 
+A folder memtui has never opened (a Claude Code, Hermes, OpenClaw or Cline memory) is described instead: its
+kind and where its history would be kept; nothing is written into it or beside it.
+
 exit status: 0 nothing waits, 4 proposals wait, 1 error (e.g. no memory there); a prompt can show the line only
 when something waits:  memtui status >/dev/null || memtui status
 
@@ -38,6 +41,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     if url:
         store: Any = open_store(url)
     else:
+        if root.is_dir() and _never_opened(root):
+            return _not_opened(args, root)
         if not (root / "MEMORY.md").is_file() and not (root / ".memtui").is_dir() and not _state_beside(root):
             return fail(args, f"no memory root at {root}: run `memtui init {root}` first, or pass --root PATH",
                         EXIT_ERROR)
@@ -52,6 +57,45 @@ def cmd_status(args: argparse.Namespace) -> int:
     else:
         print(found.line())
     return EXIT_QUEUED if found.waiting else EXIT_OK
+
+
+KINDS = {"claude-code": "a Claude Code memory folder", "hermes": "a Hermes memories folder",
+         "openclaw": "an OpenClaw workspace", "cline": "a Cline memory bank", "memtui": "a folder of markdown notes"}
+
+
+def _not_opened(args: argparse.Namespace, root: Any) -> int:
+    """A folder memtui has never opened (no state beside it): what it is and where its history would be kept, read
+    without writing anything. Nothing waits there yet (an agent's first write through memtui opens it)."""
+    from memtui.core.config import Config
+    from memtui.core.layout import detect
+    from memtui.core.places import places_for
+
+    kind = detect(str(root), Config()).kind
+    places = places_for(root)
+    where = (f"memtui's own, beside the folder at {places.git_dir}" if places.own_history
+             else f"your git repository at {places.git_dir}")
+    if args.json:
+        import json
+
+        print(json.dumps({"pending": 0, "conflicts": 0, "waiting": 0, "opened": False, "kind": kind,
+                          "history": str(places.git_dir), "state": str(places.state)}))
+    else:
+        import shlex
+
+        from memtui.core.visible import reveal
+
+        # Path names are anyone's to choose: drawn visibly, on one line.
+        print(reveal(f"memtui: not opened yet: {KINDS.get(kind, kind)}; its history would be kept in {where} and "
+                     f"nothing is written into it. `memtui open {shlex.quote(str(root))}` opens it for review",
+                     newlines=False))
+    return EXIT_OK
+
+
+def _never_opened(root: Any) -> bool:
+    """A folder memtui did not make, holding something, that memtui has never opened (no state beside it)."""
+    from memtui.core.places import beside, state_of
+
+    return beside(root) and not state_of(root).exists() and any(root.iterdir())
 
 
 def _state_beside(root: Any) -> bool:

@@ -13,7 +13,9 @@ again when approved. This module drafts, checks and plans from plain data; `Memo
 
 Struck lines and merged-away entries move to a new file ``archive/<file-stem>-<section-slug>-<date>.md`` (e.g.
 ``archive/MEMORY-decisions-2026-08-20.md``), in the same commit as the rewrite: nothing is lost, it is only no
-longer loaded. Archives are frozen: each consolidation writes a new file and never appends to an old one.
+longer loaded. Archives are frozen: each consolidation writes a new file and never appends to an old one. In a
+layout without strikes (an OpenClaw workspace, which never writes struck text) nothing is archived: the lines taken
+out leave the file and stay in its history (git), where the viewer reads older versions from.
 """
 
 from __future__ import annotations
@@ -176,9 +178,11 @@ def model_draft(doc: Document, sec: Section, spec: FormatSpec, model: str) -> Dr
 
 # checking and applying ------------------------------------------------------------------------------------------
 def plan(p: Proposal, before: str | None, *, spec_for: Callable[[Document], FormatSpec],
-         archive: Callable[[str, str, str], str]) -> Outcome:
+         archive: Callable[[str, str, str], str], strikes: bool = True, tags: bool = True) -> Outcome:
     """The file's next text for a consolidation proposal, plus its archive file (named by `archive(file,
-    section, day)`); raises Refused."""
+    section, day)`); raises Refused. In a layout without strikes or tags (`Layout.strikes`, `Layout.tags`: an
+    OpenClaw workspace) no archive is written (struck text that tool never writes) and no tag is asked of an
+    entry: the lines a consolidation takes out leave the file and stay in its history."""
     if before is None:
         raise Refused(f"{p.file} does not exist; nothing to consolidate")
     doc = Document(before, p.file)
@@ -192,21 +196,23 @@ def plan(p: Proposal, before: str | None, *, spec_for: Callable[[Document], Form
     new_doc = Document(doc.lines[sec.heading] + (p.content or ""), p.file)
     new_sec = new_doc.sections[-1]
     new_entries = [e for _, e in new_sec.entries]
-    check(sec, new_entries, p.merged, spec.cap_for(sec.title), spec.entry_max)
+    check(sec, new_entries, p.merged, spec.cap_for(sec.title), spec.entry_max, tags=tags)
     text = "".join(doc.lines[:sec.start]) + (p.content or "") + "".join(doc.lines[sec.end:])
     kept = {e.body for e in new_entries}
     today = clock.today()
     moved = [e.raw.strip() for _, e in sec.struck if e.body not in kept]
     moved += [strike(e, "superseded", today).strip() for _, e in sec.current if e.body not in kept]
     also: dict[str, tuple[str | None, str]] = {}
-    if moved:
+    if moved and strikes:
         rel = archive(p.file, sec.title, today)
         also[rel] = (None, _archive_text(None, p.file, sec.title, today, moved))
     return Outcome(text, warnings=_file_warnings(text, spec), also=also)
 
 
-def check(old: Section, new: list[Entry], merged: dict[str, str], cap: int | None, entry_max: int) -> None:
-    """Refuse a draft that drops or invents a fact, loses a tag, or does not fit the cap."""
+def check(old: Section, new: list[Entry], merged: dict[str, str], cap: int | None, entry_max: int, *,
+          tags: bool = True) -> None:
+    """Refuse a draft that drops or invents a fact, loses a tag (where the layout has tags), or does not fit the
+    cap."""
     new_current = [e for e in new if e.current]
     new_bodies = {e.body for e in new_current}
     old_current = [e for _, e in old.current]
@@ -230,7 +236,7 @@ def check(old: Section, new: list[Entry], merged: dict[str, str], cap: int | Non
     if invented:
         raise Refused(f"the draft adds entries that are not in {old.title}: " + "; ".join(invented)
                       + ". A consolidation only keeps, merges and archives", invented)
-    untagged = [e.raw.strip() for e in new_current if e.tag is None]
+    untagged = [e.raw.strip() for e in new_current if e.tag is None] if tags else []
     if untagged:
         raise Refused("every entry keeps its provenance tag; untagged in the draft: " + "; ".join(untagged), untagged)
     long = [e.raw.strip() for e in new_current if len(e.body) > entry_max]

@@ -296,10 +296,11 @@ class FolderStore(Store):
             self._settings = (stamp, core_settings(self.git_dir, self.root))
         return self._settings[1]
 
-    def init_git(self, author: str = "memtui", *, beside: bool = False) -> str | None:
+    def init_git(self, author: str = "memtui", *, beside: bool = False, look: Any = None) -> str | None:
         """Start history with the folder's files as they are: git in the folder (`memtui init --git`, the person's
         request; a folder kept beside then has the person's repository), or with `beside` memtui's own repository
-        in its state folder (`ensure_history`), nothing written into the folder. Returns the first commit."""
+        in its state folder (`ensure_history`), nothing written into the folder; `look`: only the files still as
+        that first look saw them (memtui.core.baseline.Look). Returns the first commit."""
         from memtui.core.gitcall import repo_class
 
         if not beside and self.places.own_history:
@@ -318,20 +319,21 @@ class FolderStore(Store):
             # an external change carries: a third of a 10,000-file first open.
             rels = self._status_rels(())
             if rels is not None:
-                return self._first_commit_beside([r for r in rels if self._committable(r)], author)
+                return self._first_commit_beside([r for r in rels if self._committable(r)], author, look)
         files = [c.path for c in self.external_changes() if self._committable(c.path)]
         if beside and self.places.own_history:
-            return self._first_commit_beside(files, author)
+            return self._first_commit_beside(files, author, look)
         if self.places.inside and (self.state / "config.toml").exists():
             files.append(f"{STATE_DIR}/config.toml")
         return self.commit(files, "memtui: initialise memory root", author, allow_empty=True)
 
-    def _first_commit_beside(self, files: list[str], author: str) -> str | None:
+    def _first_commit_beside(self, files: list[str], author: str, look: Any = None) -> str | None:
         """History beside a folder starts with its files as they are, written by `git fast-import` as one pack
         (git's own `add` writes a loose object per file: 10,000 files took 17 s through the commit path and 8 s
         through `git add`), then the index read from that tree and refreshed from the disk (`read-tree`, `update-index
         --refresh`). memtui's own repository stores every file's bytes exactly (`info/attributes`: no conversion),
-        so a reject restores what was on disk."""
+        so a reject restores what was on disk. With `look` (a large folder's first look, memtui/core/baseline.py), a
+        file made or changed since, by its stat before or after the read, is left out: it comes up for review."""
         import time as _time
 
         from memtui.core.gitcall import config_env, run_plumbing
@@ -343,8 +345,12 @@ class FolderStore(Store):
         name = author.replace("<", "").replace(">", "").replace("\n", " ").encode("utf-8", "replace")
         parts: list[bytes] = []
         entries: list[bytes] = []
+        left = 0
         for k, rel in enumerate(files, 1):
             full = os.path.join(self.root, rel)
+            if look is not None and rel not in look.files:
+                left += 1
+                continue
             try:
                 st = os.lstat(full)
                 if stat.S_ISLNK(st.st_mode):
@@ -354,10 +360,15 @@ class FolderStore(Store):
                     mode = b"100755" if st.st_mode & 0o111 else b"100644"
                 else:
                     continue
+                if look is not None and not look.unchanged(rel, st, data, os.lstat(full)):
+                    left += 1
+                    continue
             except OSError:
                 continue  # gone or unreadable since the listing: it shows as an external change
             parts += [b"blob\nmark :%d\ndata %d\n" % (k, len(data)), data, b"\n"]
             entries.append(b"M %s :%d %s\n" % (mode, k, _fast_import_path(rel)))
+        if left:
+            message += b"(%d made or changed since memtui's first look are left out: they come up for review)\n" % left
         head = b"commit refs/heads/main\nauthor %s <%s> %s\ncommitter %s <%s> %s\ndata %d\n" % (
             name, email.encode(), when.encode(), name, email.encode(), when.encode(), len(message))
         parts += [head, message, *entries, b"\ndone\n"]
@@ -390,7 +401,17 @@ class FolderStore(Store):
         with self.lock():  # one start, though the app's threads and a hook's process look at once
             if self.has_git:
                 return None
-            sha = self.init_git(beside=True)
+            from memtui.core import baseline
+
+            # A large folder's first look was taken and its baseline deferred (memtui/core/baseline.py): written
+            # from that look (here, unless the background process did it first), never from the files as they are.
+            look = baseline.load(self.places.state)
+            if look is not None and os.path.lexists(self.places.git_dir):
+                import shutil
+
+                shutil.rmtree(self.places.git_dir)  # a baseline a crash left half written: no commit came after it
+            sha = self.init_git(beside=True, look=look)
+            baseline.written(self.places)
             self.began(record=True)
             self.start_queue_record()
         return sha
@@ -1525,6 +1546,11 @@ class FolderStore(Store):
         spec = () if paths is None else ("--", *(":(literal)" + p for p in sorted(paths)))
         if paths is not None and not spec[1:]:
             return []
+        from memtui.core import baseline
+
+        look = baseline.begin(self)  # a large folder's first look: its baseline written in the background
+        if look is not None:  # nothing differs from a look just taken
+            return [] if look == "taken" else baseline.changes_since_look(self, paths)
         self.ensure_history()
         if self.has_git and not self._git.opened:
             found = self._plumbing_external_changes(spec)

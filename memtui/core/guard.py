@@ -354,6 +354,8 @@ def _downgrade(p: Proposal) -> None:
     """[stated] → [suggested] wherever the tag came from: the entry, the provenance, or the replaced line."""
     if p.action == "append":
         p.content = (p.content or "").replace("[stated]", "[suggested]", 1)
+        if p.provenance == "stated":  # a daily note without tags: the claim is the proposal's
+            p.provenance = "suggested"
         return
     tag, text, date, source = split_inline(p.entry or "")
     if tag is not None:

@@ -17,6 +17,8 @@ TEMPLATES = {
 }
 ALWAYS = {"personal": ("Preferences",), "project": ("Preferences", "Known Issues & Failed Approaches")}
 
+INIT_RECORD = "init.json"  # the first commit and who ran `memtui init`, sealed (memtui/core/provenance.py)
+
 GITIGNORE = f"""\
 # memtui's own state: the review queue, the search index, locks and rejected bytes are not memory.
 {STATE_DIR}/queue/
@@ -94,4 +96,45 @@ def init_root(path: str | Path, template: str = "personal", *, adopt_git: bool =
     store = FolderStore(root)  # opened again: the root keeps its state inside now (`.memtui/`), as places decides
     sha = store.init_git()
     store.start_queue_record()  # from here every queue file is memtui's only if it wrote it (queue_record.py)
+    if sha:
+        _record_init(store, sha)
     return InitResult(root, True, sha, f"created a {template} memory root at {root}")
+
+
+def init_record(root: Path) -> Path:
+    """Where the record of who ran `memtui init` on `root` is kept: the person's state folder, by the real path."""
+    import os
+
+    from memtui.core.places import memories_home, state_key
+
+    return memories_home() / state_key(os.path.realpath(root)) / INIT_RECORD
+
+
+def _record_init(store: FolderStore, sha: str) -> None:
+    """Who ran `memtui init`: the template's lines are theirs, not an unreviewed outside writer's (blame showed them
+    so: the first commit has no audit line). Kept in the person's state folder, outside the memory (`init_record`:
+    nothing new in the memory's files or its `git status`), and sealed with their key (memtui/core/seal.py): a
+    record planted or altered by anything that writes files names no one."""
+    import json
+    import os
+
+    from memtui.core import seal
+    from memtui.core.actors import clean_actor
+
+    by = os.environ.get("MEMTUI_USER")
+    if not by:
+        import getpass
+
+        try:
+            by = getpass.getuser()
+        except (KeyError, OSError):
+            by = "person"
+    payload = json.dumps({"commit": sha, "by": clean_actor(by or "person"), "root": str(store.root)}).encode()
+    try:
+        from memtui.core.places import _make_private
+
+        record = init_record(store.root)
+        _make_private(record.parent)
+        atomic_write(record, seal.seal(payload))
+    except OSError:
+        pass  # not recorded: blame shows the template's lines as a commit without a review record, as before

@@ -44,6 +44,7 @@ SCRATCH_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 OPEN_WAIT = 2.0
 # A log line an agent may append unreviewed: "- HH:MM [tag] text", one line, current (not struck).
 LOG_LINE = re.compile(r"^- (?:[01][0-9]|2[0-3]):[0-5][0-9] \[(?:stated|observed|inferred|suggested)\] \S.*$")
+PLAIN_LOG_LINE = re.compile(r"^- (?:[01][0-9]|2[0-3]):[0-5][0-9] \S.*$")  # a daily note where lines carry no tag
 # Open queue files without memtui's seal named one by one in a listing's problems; past these, one line counts them.
 FOREIGN_NAMED = 10
 
@@ -159,9 +160,12 @@ class Memory(MemoryReader):
         self, text: str, *, tag: str | None = "observed", actor: str | None = None, user_words: str | None = None,
         origin: str | None = None, session: str | None = None, allow_secret: bool = False,
     ) -> WriteResult:
-        """Append ``- HH:MM [tag] text`` to today's daily log."""
+        """Append ``- HH:MM [tag] text`` to today's daily log; in a layout without tags (an OpenClaw workspace's
+        daily notes) ``- HH:MM text``, as that tool writes its own: the tag is not written, who wrote the line is
+        kept in history (memtui/core/provenance.py)."""
         now = clock.now()
-        rel = f"{self.log_dir()}/{now:%Y-%m-%d}.md"
+        layout = self.layout()
+        rel = f"{layout.log_dir or 'log'}/{now:%Y-%m-%d}.md"
         # Before the text is cleaned: that scan of 40 MB costs seconds, for a line that cannot pass. (A shorter one
         # costs little to clean, and `submit` refuses it all the same: the config is not read twice for it.)
         far = len(text) > 32_000 and self._far_over_cap(self._draft(actor, rel, "append", content=text),
@@ -175,8 +179,9 @@ class Memory(MemoryReader):
         except Refused as exc:
             # The refused line is kept with the refusal (its hidden characters too): in the audit log, not lost.
             return self._refuse(self._draft(actor, rel, "append", content=text), exc.message)
-        line = f"- {now:%H:%M} " + (f"[{tag}] " if tag else "") + body
-        return self.submit(self._draft(actor, rel, "append", content=line, origin=origin, session=session),
+        line = f"- {now:%H:%M} " + (f"[{tag}] " if tag and layout.tags else "") + body
+        claim = {} if layout.tags or not tag else {"provenance": tag}  # the claim kept with the proposal, not the line
+        return self.submit(self._draft(actor, rel, "append", content=line, origin=origin, session=session, **claim),
                            user_words=user_words, allow_secret=allow_secret)
 
     def scratch(self, name: str, body: str, *, ttl_minutes: float = 60, actor: str | None = None,
@@ -781,7 +786,8 @@ class Memory(MemoryReader):
     def _fast_lane(self, p: Proposal, before: str | None, outcome: update.Outcome | None,
                    policy: ReviewPolicy) -> bool:
         """Is `p` one of the two writes an agent may make unreviewed (docs/ "Trust model")? Log lines appended to
-        today's daily log of the layout in use, each a well-formed "- HH:MM [tag] text" line and nothing else
+        today's daily log of the layout in use, each a well-formed "- HH:MM [tag] text" line ("- HH:MM text" in a
+        layout without tags) and nothing else
         changed; or a new scratch note, directly in the scratch folder, that expires within
         `[review] scratch_max_ttl`. Judged from the planned change, never from the file's name alone. `policy` is
         the config's review policy as the write read it."""
@@ -800,7 +806,7 @@ class Memory(MemoryReader):
             if added and added[-1] == "":
                 added.pop()
             # One line per unreviewed append (its length is `_over_cap`'s): each line's tag is checked on its own.
-            return len(added) == 1 and bool(LOG_LINE.match(added[0]))
+            return len(added) == 1 and bool((LOG_LINE if layout.tags else PLAIN_LOG_LINE).match(added[0]))
         if p.action == "create" and before is None:
             folder, _, name = p.file.rpartition("/")
             stem, dash, slug = name.removesuffix(".md").partition("-")

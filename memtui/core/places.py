@@ -33,6 +33,7 @@ STATE_DIR = ".memtui"
 AUDIT_FILE = "memory-log.jsonl"
 PLACE_FILE = "place.json"  # in a state folder beside: {"root": the folder's real path}
 GIT_BESIDE = "git"  # memtui's own repository in a state folder beside
+LOOK_FILE = "baseline-look.json"  # the first look at a large folder, until its baseline is committed (core/baseline.py)
 
 
 class PlaceRefused(OSError):
@@ -104,7 +105,9 @@ class Places:
         return not self.inside
 
     def has_git(self) -> bool:
-        return os.path.lexists(self.git_dir) if self.own_history else os.path.lexists(self.root / ".git")
+        if self.own_history:  # memtui's own, once its baseline is written whole (not while the first look stands)
+            return os.path.lexists(self.git_dir) and not os.path.lexists(self.state / LOOK_FILE)
+        return os.path.lexists(self.root / ".git")
 
     def describe(self) -> str:
         """One line for a person: where history is kept."""

@@ -83,10 +83,12 @@ def _plan(planner: Planner, p: Proposal, before: str | None) -> Outcome | None:
     if p.action == "consolidate":
         from memtui.core import consolidate  # only a consolidation needs it: not loaded for every start
 
+        layout = planner.layout()
         return consolidate.plan(p, before, spec_for=planner.spec_for,
                                 archive=lambda file, section, day: consolidate.archive_path(
                                     file, section, day, archive_dir=planner.archive_dir(),
-                                    taken=lambda rel: planner.on_disk(rel) is not None))
+                                    taken=lambda rel: planner.on_disk(rel) is not None),
+                                strikes=layout.strikes, tags=layout.tags)
     if p.action in ENTRY_ACTIONS and planner.grammar(p.file) == "hermes":
         from memtui.core.formats import hermes  # §-separated entries, no sections or tags
 

@@ -172,6 +172,7 @@ def _compute(memory: Memory, rel: str, data: bytes) -> list[LineProvenance]:
         return [NOT_COMMITTED] * count
     records = _applied_by_commit(memory.store.audit_records(), rel)
     is_agent = memory.config.policy.is_agent
+    init = _init_record(memory.store)
     seen: dict[str | None, LineProvenance] = {None: NOT_COMMITTED}
     out: list[LineProvenance] = []
     for commit, lines in chunks:
@@ -179,7 +180,8 @@ def _compute(memory: Memory, rel: str, data: bytes) -> list[LineProvenance]:
         prov = seen.get(sha)
         if prov is None:
             assert commit is not None
-            prov = seen[sha] = _of_commit(commit, records.get(commit.sha, []), is_agent, memory.store.before_memtui)
+            prov = seen[sha] = _of_commit(commit, records.get(commit.sha, []), is_agent, memory.store.before_memtui,
+                                          init)
         out.extend([prov] * len(lines))
     return out[:count] + [NOT_COMMITTED] * (count - len(out))
 
@@ -194,9 +196,34 @@ def _applied_by_commit(records: Iterable[dict[str, Any]], rel: str) -> dict[str,
     return out
 
 
+def _init_record(store: Any) -> tuple[str, str] | None:
+    """(first commit, person) of a memory `memtui init` made, from its sealed record (memtui/core/init.py); None
+    for any other memory, or a record this person's memtui did not seal."""
+    places = getattr(store, "places", None)
+    if places is None or not places.inside:
+        return None
+    import json
+
+    from memtui.core import seal
+    from memtui.core.init import init_record
+
+    try:
+        payload = seal.unseal(init_record(store.root).read_bytes())
+        raw = json.loads(payload) if payload is not None else None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(raw, dict) or raw.get("root") != str(store.root):
+        return None
+    sha, by = raw.get("commit"), raw.get("by")
+    return (sha, clean_actor(by)) if isinstance(sha, str) and isinstance(by, str) else None
+
+
 def _of_commit(commit: Commit, records: list[dict[str, Any]], is_agent: Any,
-               before: Callable[[str], bool]) -> LineProvenance:
+               before: Callable[[str], bool], init: tuple[str, str] | None = None) -> LineProvenance:
     when = datetime.fromtimestamp(commit.time).isoformat(timespec="seconds")
+    if not records and init is not None and commit.sha == init[0]:
+        # `memtui init`'s template: written by the person who ran it (its first commit has no audit line).
+        return LineProvenance(PERSON, init[1], "memtui init (the template)", None, when, commit.sha, None)
     if not records:
         # Not recorded by memtui: its trailers are not believed (anyone can write them), its author is named. A
         # commit already in history when memtui first kept this folder is the starting point, not a warning: what the
