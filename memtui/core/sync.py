@@ -1,0 +1,511 @@
+"""Sync through a git remote: what another machine or a teammate pushed comes in as proposals for a person.
+
+A sync is four steps, each safe to cut short and run again:
+
+- `fetch`: `git fetch` of the remote's branch (the one this memory is on) into a private ref,
+  `refs/memtui/fetched/<remote>`. A remote whose branch no longer contains what this memory already merged from it
+  (`refs/memtui/seen/<remote>`: a force-push, a rewritten history) is refused before anything is recorded: the old
+  fetched ref stays, nothing local changes.
+- `incoming`: each file the remote changed since the merge base becomes one proposal in the review queue, submitted
+  through the one write path with `review=True` (guarded as an agent's write and always queued, whatever the
+  policy's rules say): the commits' authors, subjects and approval trailers are its evidence. A path memtui refuses
+  (`.memtui/`, its config, `.git`, `.gitmodules`, a symlink, a submodule, a file outside the layout's grammar, one
+  over `MAX_INCOMING` bytes, bytes that are not UTF-8) is never queued: the refusal and the reason go to the audit
+  log and the merge keeps this memory's version. Where both sides changed a file since the merge base the change is
+  merged line by line; where both changed one entry, that entry comes in as a revise of ours (approving it strikes
+  ours as superseded, rejecting keeps ours: neither is lost, the other stays in history).
+- `decide`: once no proposal of the fetched range is open, a merge commit (parents: HEAD and the fetched commit)
+  whose tree is HEAD's — what was approved is already committed there, what was rejected or refused stays ours —
+  so the same change never comes back and the remote can be fast-forwarded.
+- `push`: a plain `git push` of HEAD to the remote's branch. Never forced: a remote that moved on refuses it, and
+  the person is told to sync again. Nothing is lost either way.
+
+The range being decided is recorded in the queue folder (`.sync-<remote>.json`) so that a second `memtui sync`
+before the decisions adds nothing twice. git runs as a subprocess with the memory's git dir, prompts off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from memtui.core.record import Record
+
+MAX_INCOMING = 1_000_000  # bytes: a memory file larger than this from a remote is refused, not read
+_REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_FETCHED, _SEEN = "refs/memtui/fetched/", "refs/memtui/seen/"
+_LINK, _GITLINK = "120000", "160000"
+
+
+class SyncRefused(Exception):
+    """A sync step that was not done, and why, in words for the person (nothing local was changed)."""
+
+
+class SyncStatus(Record):
+    """Where this memory stands against a remote, as last fetched: commits here not there (`ahead`), there not
+    here (`behind`), and proposals of the fetched range still waiting for a person (`incoming`)."""
+
+    remote: str
+    ahead: int
+    behind: int
+    incoming: int
+
+    def __init__(self, remote: str, ahead: int, behind: int, incoming: int) -> None:
+        self.remote, self.ahead, self.behind, self.incoming = remote, ahead, behind, incoming
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"remote": self.remote, "ahead": self.ahead, "behind": self.behind, "incoming": self.incoming}
+
+
+class Report(Record):
+    """What one `sync` did: the lines for a person, the proposals queued, the files refused, whether it pushed."""
+
+    lines: list[str]
+    queued: list[str]
+    refused: list[dict[str, str]]
+    pushed: bool
+
+    def __init__(self, lines: list[str], queued: list[str], refused: list[dict[str, str]], pushed: bool) -> None:
+        self.lines, self.queued, self.refused, self.pushed = lines, queued, refused, pushed
+
+
+# git ----------------------------------------------------------------------------------------------------------
+def _git(memory: Any, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "GIT_CONFIG_NOSYSTEM": "1",
+           "LC_ALL": "C"}
+    cmd = ["git", "--git-dir", str(memory.store.git_dir), *args]
+    done = subprocess.run(cmd, capture_output=True, env=env, timeout=timeout, stdin=subprocess.DEVNULL)
+    if check and done.returncode != 0:
+        raise SyncRefused(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()[-500:]}")
+    return done
+
+
+def _out(memory: Any, *args: str) -> str:
+    return _git(memory, *args).stdout.decode(errors="replace").strip()
+
+
+def _ref(memory: Any, ref: str) -> str | None:
+    done = _git(memory, "rev-parse", "-q", "--verify", ref + "^{commit}", check=False)
+    return done.stdout.decode().strip() or None if done.returncode == 0 else None
+
+
+def _ancestor(memory: Any, older: str, newer: str) -> bool:
+    return _git(memory, "merge-base", "--is-ancestor", older, newer, check=False).returncode == 0
+
+
+def _check_remote(memory: Any, remote: str) -> None:
+    if not _REMOTE_NAME.fullmatch(remote) or ".." in remote:
+        raise SyncRefused(f"{remote!r} is not a remote name: give one of `git remote`'s names (letters, digits, "
+                          "'.', '-', '_'), e.g. origin")
+    if not memory.store.has_git:
+        raise SyncRefused("this memory has no git history to sync: run `memtui init --git` first")
+    names = _out(memory, "remote").split()
+    if remote not in names:
+        known = ", ".join(names) or "none"
+        raise SyncRefused(f"no remote named {remote} (remotes: {known}); add one with `git remote add {remote} URL` "
+                          "in the memory's repository")
+
+
+def _branch(memory: Any) -> str:
+    done = _git(memory, "symbolic-ref", "--short", "-q", "HEAD", check=False)
+    name = done.stdout.decode().strip()
+    if done.returncode != 0 or not name:
+        raise SyncRefused("this memory's repository is not on a branch (a detached HEAD); check out its branch "
+                          "and sync again")
+    return name
+
+
+# the record of a range being decided --------------------------------------------------------------------------
+def _record_path(memory: Any, remote: str) -> Path:
+    """`.sync-<remote>.json` in the queue folder: memtui's state, out of git (the queue is ignored) and out of the
+    queue's listing (a dot file is no proposal)."""
+    memory.store.state_ready()
+    return Path(memory.store.queue_dir) / f".sync-{remote}.json"
+
+
+def _load(memory: Any, remote: str) -> dict[str, Any]:
+    try:
+        raw = json.loads(_record_path(memory, remote).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return raw if isinstance(raw, dict) else {}
+
+
+def _save(memory: Any, remote: str, record: dict[str, Any]) -> None:
+    path = _record_path(memory, remote)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _open_items(memory: Any, record: dict[str, Any]) -> list[str]:
+    out = []
+    for pid in record.get("items", []):
+        try:
+            if memory.get(pid).open:
+                out.append(pid)
+        except LookupError:
+            continue
+    return out
+
+
+# the API ------------------------------------------------------------------------------------------------------
+def status(memory: Any, remote: str = "origin") -> SyncStatus:
+    """Ahead, behind and incoming against `remote` as last fetched (no network: `fetch` first for news)."""
+    _check_remote(memory, remote)
+    head, tip = _ref(memory, "HEAD"), _ref(memory, _FETCHED + remote)
+    ahead = behind = 0
+    if head and tip:
+        counts = _out(memory, "rev-list", "--left-right", "--count", f"{head}...{tip}").split()
+        ahead, behind = int(counts[0]), int(counts[1])
+    elif head:
+        ahead = int(_out(memory, "rev-list", "--count", head))
+    return SyncStatus(remote, ahead, behind, len(_open_items(memory, _load(memory, remote))))
+
+
+def fetch(memory: Any, remote: str = "origin") -> str | None:
+    """Fetch the remote's branch into `refs/memtui/fetched/<remote>`; its commit (None: the remote has no such
+    branch yet). Refused, with nothing changed, when the remote dropped commits this memory already merged."""
+    _check_remote(memory, remote)
+    branch = _branch(memory)
+    landing = f"refs/memtui/fetching/{remote}"
+    done = _git(memory, "fetch", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head", remote,
+                f"+refs/heads/{branch}:{landing}", check=False)
+    if done.returncode != 0:
+        err = done.stderr.decode(errors="replace").strip()
+        if "couldn't find remote ref" in err:
+            return None
+        raise SyncRefused(f"could not fetch from {remote}: {err[-400:]}. Nothing here changed; try again when the "
+                          "remote can be reached")
+    tip = _ref(memory, landing)
+    assert tip is not None
+    seen = _ref(memory, _SEEN + remote)
+    if seen and not _ancestor(memory, seen, tip):
+        _git(memory, "update-ref", "-d", landing, check=False)
+        memory.store.audit_append({"event": "sync-refused", "remote": remote, "seen": seen, "fetched": tip,
+                                   "reason": "history rewritten"})
+        raise SyncRefused(
+            f"{remote}'s {branch} no longer contains commit {seen[:12]}, which this memory already merged from it: "
+            "its history was rewritten (a force-push). Nothing here changed. Ask whoever pushed it to push the "
+            f"dropped commits back, or check the remote by hand (`git log {seen[:12]}` here shows them)")
+    _git(memory, "update-ref", _FETCHED + remote, tip)
+    _git(memory, "update-ref", "-d", landing, check=False)
+    return tip
+
+
+def incoming(memory: Any, remote: str = "origin") -> tuple[list[str], list[dict[str, str]]]:
+    """Queue the fetched range's changes as proposals: (ids queued, files refused with the reason). A range
+    already queued is not queued again; a newer range waits until the earlier one is decided."""
+    tip = _ref(memory, _FETCHED + remote)
+    head = _ref(memory, "HEAD")
+    if tip is None or head is None or _ancestor(memory, tip, head):
+        return [], []
+    record = _load(memory, remote)
+    if record.get("tip") == tip:
+        return [], []
+    if record.get("tip") and _open_items(memory, record):
+        raise SyncRefused(f"changes fetched from {remote} earlier still wait for a decision (`memtui queue list`); "
+                          "decide them, then sync again to bring in what came since")
+    base = _git(memory, "merge-base", head, tip, check=False).stdout.decode().strip()
+    if not base:
+        raise SyncRefused(f"{remote}'s history shares no commit with this memory's: it is another memory. Nothing "
+                          "was brought in; clone the remote to start from it, or sync with the right remote")
+    # A sync cut short after queueing some files of this range left their proposals: found again by their source,
+    # they are kept and their files not queued twice.
+    source = f"{remote} {tip[:12]}"
+    earlier: dict[str, list[str]] = {}
+    for p in memory.proposals(include_decided=True, external=False):
+        if p.source == source:
+            earlier.setdefault(p.file, []).append(p.id)
+    queued: list[str] = []
+    refused: list[dict[str, str]] = []
+    for mode, path in _changed(memory, base, tip):
+        if path in earlier:
+            queued.extend(earlier[path])
+            continue
+        why = _refused(memory, path, mode, tip)
+        if why:
+            refused.append({"file": path, "reason": why})
+            memory.store.audit_append({"event": "sync-refused", "remote": remote, "fetched": tip, "file": path,
+                                       "reason": why})
+            continue
+        for result in _propose(memory, remote, base, head, tip, path):
+            if result.status == "queued" and result.id:
+                queued.append(result.id)
+            elif result.status == "refused":
+                refused.append({"file": path, "reason": result.message})
+    _save(memory, remote, {"tip": tip, "base": base, "head": head, "items": queued, "refused": refused})
+    return queued, refused
+
+
+def decide(memory: Any, remote: str = "origin") -> str | None:
+    """Close the fetched range once nothing of it waits: a merge commit (HEAD and the fetched commit as parents,
+    HEAD's tree) so it never comes in again. Its sha; None when there is nothing to close or items still wait."""
+    record = _load(memory, remote)
+    tip = _ref(memory, _FETCHED + remote)
+    if tip is None or record.get("tip") != tip or _open_items(memory, record):
+        return None
+    from memtui.core.memory import default_actor
+
+    by = default_actor()
+    with memory.store.lock():
+        head = _ref(memory, "HEAD")
+        if head is None or _ancestor(memory, tip, head):
+            return None
+        if _ancestor(memory, head, tip) and _out(memory, "rev-parse", f"{head}^{{tree}}") == \
+                _out(memory, "rev-parse", f"{tip}^{{tree}}"):
+            # The remote holds exactly these files, on top of this history (another machine merged what this one
+            # pushed): a fast-forward changes no file, and a merge commit would only bounce between machines.
+            _git(memory, "update-ref", "-m", f"memtui sync: fast-forward to {remote}", "HEAD", tip, head)
+            _git(memory, "update-ref", _SEEN + remote, tip)
+            memory.store.audit_append({"event": "sync-fast-forward", "remote": remote, "fetched": tip,
+                                       "decided_by": by})
+            return tip
+        n = len(record.get("items", []))
+        message = (f"memtui: merge {remote} ({tip[:12]}) after review\n\n{n} incoming change(s) decided, "
+                   f"{len(record.get('refused', []))} refused\n\nMemtui-Actor: {by}\n")
+        env = {**os.environ, "GIT_AUTHOR_NAME": by, "GIT_COMMITTER_NAME": by,
+               "GIT_AUTHOR_EMAIL": "memtui@localhost", "GIT_COMMITTER_EMAIL": "memtui@localhost"}
+        made = subprocess.run(["git", "--git-dir", str(memory.store.git_dir), "commit-tree", f"{head}^{{tree}}",
+                               "-p", head, "-p", tip], input=message.encode(), capture_output=True, env=env,
+                              check=True)
+        merge = made.stdout.decode().strip()
+        _git(memory, "update-ref", "-m", f"memtui sync: merge {remote}", "HEAD", merge, head)
+        _git(memory, "update-ref", _SEEN + remote, tip)
+        memory.store.audit_append({"event": "sync-merged", "remote": remote, "fetched": tip, "commit": merge,
+                                   "decided_by": by, "items": record.get("items", [])})
+    return merge
+
+
+def push(memory: Any, remote: str = "origin") -> tuple[bool, str]:
+    """Push HEAD to the remote's branch, never forced: (pushed, what happened in words for the person)."""
+    _check_remote(memory, remote)
+    branch = _branch(memory)
+    head = _ref(memory, "HEAD")
+    if head is None:
+        return False, "nothing to push: this memory has no commits yet"
+    tip = _ref(memory, _FETCHED + remote)
+    if tip == head:
+        return False, f"{remote} has everything here; nothing to push"
+    if tip is not None and not _ancestor(memory, tip, head):
+        return False, (f"not pushed: {remote} has changes this memory has not merged; decide them "
+                       "(`memtui queue list`) and sync again")
+    done = _git(memory, "push", "--no-verify", "--porcelain", remote, f"{head}:refs/heads/{branch}", check=False)
+    if done.returncode != 0:
+        said = (done.stderr + done.stdout).decode(errors="replace").splitlines()
+        # What the remote said (a hook's words) and git's reason, not git's progress.
+        why = [line.strip() for line in said if line.startswith("remote:") or "rejected" in line or "fatal" in line]
+        why = why or [line.strip() for line in said if line.strip()][-2:]
+        return False, (f"{remote} refused the push: {' / '.join(why)[-600:]}. Nothing here was lost; sync again "
+                       "when the remote takes pushes (a remote that moved on is brought in first)")
+    _git(memory, "update-ref", _FETCHED + remote, head)
+    _git(memory, "update-ref", _SEEN + remote, head)
+    return True, f"pushed {head[:12]} to {remote}/{branch}"
+
+
+def sync(memory: Any, remote: str = "origin", *, push_after: bool = True) -> Report:
+    """`memtui sync`: fetch, queue what came in, close a range fully decided, push. Raises SyncRefused."""
+    lines: list[str] = []
+    tip = fetch(memory, remote)
+    lines.append(f"fetched {remote}: {tip[:12]}" if tip else f"{remote} has no {_branch(memory)} branch yet")
+    queued, refused = incoming(memory, remote)
+    for item in refused:
+        lines.append(f"refused {item['file']}: {item['reason']}")
+    if queued:
+        lines.append(f"{len(queued)} incoming change(s) wait for review: {', '.join(queued)} (`memtui queue list`)")
+    merged = decide(memory, remote)
+    if merged:
+        lines.append(f"fast-forwarded to {remote} ({merged[:12]})" if merged == tip else
+                     f"merged {remote} as {merged[:12]}: what was approved is kept, what was rejected stays ours")
+    waiting = _open_items(memory, _load(memory, remote))
+    pushed = False
+    if waiting:
+        lines.append(f"{len(waiting)} incoming change(s) from {remote} wait for a decision; approve or reject them, "
+                     "then run `memtui sync` again to merge and push")
+    elif push_after:
+        pushed, said = push(memory, remote)
+        lines.append(said)
+    return Report(lines, queued, refused, pushed)
+
+
+# one incoming file --------------------------------------------------------------------------------------------
+def _changed(memory: Any, base: str, tip: str) -> list[tuple[str, str]]:
+    """(new mode, path) of every path the remote changed since `base` (renames as a delete and an add)."""
+    raw = _git(memory, "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", base, tip).stdout
+    parts = raw.split(b"\0")
+    out = []
+    for i in range(0, len(parts) - 1, 2):
+        meta, path = parts[i].decode(), parts[i + 1].decode("utf-8", errors="surrogateescape")
+        fields = meta.lstrip(":").split()
+        if len(fields) >= 5:
+            out.append((fields[1], path))
+    return out
+
+
+def _refused(memory: Any, path: str, mode: str, tip: str) -> str | None:
+    """Why an incoming path is never queued (None: it is reviewed like any write)."""
+    parts = path.split("/")
+    if any(part.lower() in (".git", ".memtui") for part in parts) or path.lower() == ".gitmodules":
+        return "memtui's own state, git's or a submodule list: never taken from a remote"
+    if path.lower().endswith(".toml") or path == "memory-log.jsonl":
+        return "a config file or the audit log: only a person of this memory changes it, here"
+    if mode == _LINK:
+        return "a symlink: memory files are plain files"
+    if mode == _GITLINK:
+        return "a submodule: memory holds no other repositories"
+    if not path.endswith(".md"):
+        return "not a memory file (the layout holds .md files)"
+    try:
+        memory.store.check_path(path)
+    except Exception as exc:  # PathRefused, and any name the store cannot hold
+        return f"a path memory refuses: {exc}"
+    if mode != "000000":
+        size = int(_out(memory, "cat-file", "-s", f"{tip}:{path}"))
+        if size > MAX_INCOMING:
+            return f"{size} bytes, over the {MAX_INCOMING} bytes a memory file from a remote may have"
+        try:
+            _blob(memory, tip, path).decode("utf-8")
+        except UnicodeDecodeError:
+            return "not UTF-8 text"
+    return None
+
+
+def _blob(memory: Any, commit: str, path: str) -> bytes:
+    return _git(memory, "cat-file", "blob", f"{commit}:{path}").stdout
+
+
+def _text_at(memory: Any, commit: str, path: str) -> str | None:
+    done = _git(memory, "cat-file", "-e", f"{commit}:{path}", check=False)
+    if done.returncode != 0:
+        return None
+    return _blob(memory, commit, path).decode("utf-8")
+
+
+def _evidence(memory: Any, base: str, tip: str, path: str) -> str:
+    """The remote's commits of `path` in the range: sha, author, subject and trailers (approvals carried)."""
+    fmt = "%h %an <%ae>: %s%n%(trailers:only,unfold)"
+    text = _out(memory, "log", "--no-color", f"--format={fmt}", f"{base}..{tip}", "--", path)
+    return "\n".join(line for line in text.splitlines() if line.strip())[:4000]
+
+
+def _propose(memory: Any, remote: str, base: str, head: str, tip: str, path: str) -> list[Any]:
+    """Submit the remote's change of `path` for review: one proposal, or for a file both sides changed, one for
+    what merges cleanly plus one revise for each entry both sides changed."""
+    from memtui.core.proposals import Proposal
+
+    theirs = _text_at(memory, tip, path)
+    ours = _text_at(memory, head, path)
+    old = _text_at(memory, base, path)
+    if theirs == ours:
+        return []
+    author = _out(memory, "log", "-1", "--format=%an", f"{base}..{tip}", "--", path) or "unknown"
+    from memtui.core import clock
+
+    draft = {"id": "", "created": clock.now().isoformat(timespec="seconds"), "actor": f"{author} via {remote}",
+             "file": path,
+             "source": f"{remote} {tip[:12]}", "evidence": _evidence(memory, base, tip, path)}
+    proposals: list[Proposal] = []
+    if ours == old or ours is None or theirs is None:
+        if theirs is None:
+            proposals.append(Proposal(action="delete", **draft))
+        elif ours is None:
+            proposals.append(Proposal(action="create", content=theirs, **draft))
+        else:
+            proposals.append(Proposal(action="edit", old=ours, content=theirs, **draft))
+    else:
+        merged, both = merge_entries(ours, old or "", theirs)
+        if merged != ours:
+            proposals.append(Proposal(action="edit", old=ours, content=merged, **draft))
+        for mine, other in both:
+            if len(mine) == 1 and len(other) == 1 and _entry(mine[0]) and _entry(other[0]):
+                proposals.append(Proposal(action="revise", section=_section_of(ours, path, mine[0]),
+                                          replaces=_entry(mine[0]), entry=_entry(other[0]), **draft))
+            else:  # not one entry each: their version of the lines, shown against ours
+                proposals.append(Proposal(action="edit", old="".join(mine), content="".join(other), **draft))
+    return [memory.submit(p, review=True) for p in proposals]
+
+
+def _section_of(text: str, path: str, line: str) -> str | None:
+    """The title of the section holding `line` in `text`, as the grammar reads it (None: before any heading)."""
+    from memtui.core.document import Document
+
+    doc = Document(text, path)
+    lines = text.splitlines()
+    for sec in doc.sections:
+        if sec.heading is not None and any(lines[i] == line.rstrip("\n") for i in range(sec.start, sec.end)):
+            return sec.title
+    return None
+
+
+def _entry(line: str) -> str | None:
+    """An entry line's text without its bullet (None for a line that is no entry)."""
+    m = re.match(r"^\s*[-*]\s+(.*\S)\s*$", line)
+    return m.group(1) if m else None
+
+
+def merge_entries(ours: str, base: str, theirs: str) -> tuple[str, list[tuple[list[str], list[str]]]]:
+    """Three-way merge by lines, which in memtui's grammar are entries: every change made on one side only is
+    taken; where both sides changed the same lines differently, ours is kept in the text and the pair (our lines,
+    their lines) returned for a person to choose between."""
+    from memtui.core.merge3 import _hunks
+
+    b, o, t = (x.splitlines(keepends=True) for x in (base, ours, theirs))
+    for lines in (b, o, t):  # a last line without its newline would run into the next one merged after it
+        if lines and not lines[-1].endswith("\n"):
+            lines[-1] += "\n"
+    hunks = sorted(_hunks(b, o, 0) + _hunks(b, t, 1), key=lambda h: (h[0], h[1], h[3]))  # type: ignore[arg-type]
+    out: list[str] = []
+    both: list[tuple[list[str], list[str]]] = []
+    pos = i = 0
+    while i < len(hunks):
+        cluster = [hunks[i]]
+        end = hunks[i][1]
+        i += 1
+        while i < len(hunks) and hunks[i][0] <= end:
+            cluster.append(hunks[i])
+            end = max(end, hunks[i][1])
+            i += 1
+        start = cluster[0][0]
+        out.extend(b[pos:start])
+        sides = {h[3] for h in cluster}
+        if len(sides) == 2 and not (len(cluster) == 2 and cluster[0][:3] == cluster[1][:3]):
+            mine = _side(b, cluster, 0, start, end)
+            other = _side(b, cluster, 1, start, end)
+            out.extend(mine)
+            # Lines both sides wrote alike (the same old entry struck by both revises) are no choice to make.
+            lead = 0
+            while lead < min(len(mine), len(other)) and mine[lead] == other[lead]:
+                lead += 1
+            tail = 0
+            while tail < min(len(mine), len(other)) - lead and mine[-1 - tail] == other[-1 - tail]:
+                tail += 1
+            both.append((mine[lead:len(mine) - tail], other[lead:len(other) - tail]))
+        else:
+            p = start
+            for h_start, h_end, lines, _ in cluster[:1] if len(sides) == 2 else cluster:
+                out.extend(b[p:h_start])
+                out.extend(lines)  # type: ignore[arg-type]
+                p = h_end
+            out.extend(b[p:end])
+        pos = end
+    out.extend(b[pos:])
+    return "".join(out), both
+
+
+def _side(b: list[str], cluster: list[Any], side: int, start: int, end: int) -> list[str]:
+    """One side's version of base lines start..end, from its hunks in the cluster."""
+    out: list[str] = []
+    p = start
+    for h_start, h_end, lines, s in cluster:
+        if s != side:
+            continue
+        out.extend(b[p:h_start])
+        out.extend(lines)
+        p = h_end
+    out.extend(b[p:end])
+    return out
