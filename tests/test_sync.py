@@ -70,7 +70,8 @@ def test_two_machines_and_a_teammate_see_changes_only_after_approval(tmp_path: P
     (item,) = [p for p in items if "origin" in p["actor"]]
     shown = Memory(server).get(item["id"])
     assert "uv" in shown.diff and shown.source.startswith("origin ")
-    assert "Memtui-Actor: wes" in (shown.evidence or "")  # the approval trailers the commit carries
+    came = [f for f in shown.flags if f.startswith("incoming from origin")]
+    assert came and "Memtui-Actor: wes" in came[0]  # the commits, with the approval trailers they carry
     assert sync.status(Memory(server)).incoming == 1
     # Nothing is pushed while it waits, and a second sync does not queue it twice.
     out = run_cli(server, "sync")

@@ -8,8 +8,8 @@ A sync is four steps, each safe to cut short and run again:
   fetched ref stays, nothing local changes.
 - `incoming`: each file the remote changed since the merge base becomes one proposal in the review queue, submitted
   through the one write path with `review=True` (guarded as an agent's write and always queued, whatever the
-  policy's rules say): the commits' authors, subjects and approval trailers are its evidence. A path memtui refuses
-  (`.memtui/`, its config, `.git`, `.gitmodules`, a symlink, a submodule, a file outside the layout's grammar, one
+  policy's rules say): the commits' authors, subjects and approval trailers are named in its flags. A path memtui
+  refuses (`.memtui/`, its config, `.git`, `.gitmodules`, a symlink, a submodule, a file outside the layout's grammar, one
   over `MAX_INCOMING` bytes, bytes that are not UTF-8) is never queued: the refusal and the reason go to the audit
   log and the merge keeps this memory's version. Where both sides changed a file since the merge base the change is
   merged line by line; where both changed one entry, that entry comes in as a revise of ours (approving it strikes
@@ -390,7 +390,9 @@ def _evidence(memory: Any, base: str, tip: str, path: str) -> str:
     """The remote's commits of `path` in the range: sha, author, subject and trailers (approvals carried)."""
     fmt = "%h %an <%ae>: %s%n%(trailers:only,unfold)"
     text = _out(memory, "log", "--no-color", f"--format={fmt}", f"{base}..{tip}", "--", path)
-    return "\n".join(line for line in text.splitlines() if line.strip())[:4000]
+    from memtui.core import secrets
+
+    return secrets.mask("; ".join(line.strip() for line in text.splitlines() if line.strip())[:4000])
 
 
 def _propose(memory: Any, remote: str, base: str, head: str, tip: str, path: str) -> list[Any]:
@@ -408,7 +410,8 @@ def _propose(memory: Any, remote: str, base: str, head: str, tip: str, path: str
 
     draft = {"id": "", "created": clock.now().isoformat(timespec="seconds"), "actor": f"{author} via {remote}",
              "file": path,
-             "source": f"{remote} {tip[:12]}", "evidence": _evidence(memory, base, tip, path)}
+             "source": f"{remote} {tip[:12]}"}
+    came = f"incoming from {remote}, applied only if you approve it; its commits: " + _evidence(memory, base, tip, path)
     proposals: list[Proposal] = []
     if ours == old or ours is None or theirs is None:
         if theirs is None:
@@ -427,6 +430,8 @@ def _propose(memory: Any, remote: str, base: str, head: str, tip: str, path: str
                                           replaces=_entry(mine[0]), entry=_entry(other[0]), **draft))
             else:  # not one entry each: their version of the lines, shown against ours
                 proposals.append(Proposal(action="edit", old="".join(mine), content="".join(other), **draft))
+    for p in proposals:  # a flag: shown with the proposal in `memtui queue show` and the app, like the guard's
+        p.flags.append(came)
     return [memory.submit(p, review=True) for p in proposals]
 
 

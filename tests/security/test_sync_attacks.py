@@ -203,3 +203,12 @@ def test_a_remote_name_is_not_an_option(machines: tuple[Path, Path, Path], remot
     out = run_cli(victim, "sync", "--", remote)
     assert out.returncode in (2, 3) and not Path("/tmp/pwned-by-sync").exists()
     assert out.returncode == 2 or "not a remote name" in out.stderr or "no remote named" in out.stderr
+
+
+def test_a_key_in_a_commit_message_is_not_copied_into_the_queue(machines: tuple[Path, Path, Path]) -> None:
+    victim, attacker, _ = machines
+    token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    push_files(attacker, {"MEMORY.md": with_fact(attacker)}, f"moved; deploy with {token}")
+    assert run_cli(victim, "sync").returncode == 4
+    (p,) = Memory(victim).proposals(external=False)
+    assert any("moved; deploy with" in f for f in p.flags) and token not in json.dumps(p.flags)
