@@ -6,14 +6,14 @@ A sync is four steps, each safe to cut short and run again:
   `refs/memtui/fetched/<remote>`. A remote whose branch no longer contains what this memory already merged from it
   (`refs/memtui/seen/<remote>`: a force-push, a rewritten history) is refused before anything is recorded: the old
   fetched ref stays, nothing local changes.
-- `incoming`: each file the remote changed since the merge base becomes one proposal in the review queue, submitted
-  through the one write path with `review=True` (guarded as an agent's write and always queued, whatever the
-  policy's rules say): the commits' authors, subjects and approval trailers are named in its flags. A path memtui
-  refuses (`.memtui/`, its config, `.git`, `.gitmodules`, a symlink, a submodule, a file outside the layout's grammar, one
-  over `MAX_INCOMING` bytes, bytes that are not UTF-8) is never queued: the refusal and the reason go to the audit
-  log and the merge keeps this memory's version. Where both sides changed a file since the merge base the change is
-  merged line by line; where both changed one entry, that entry comes in as a revise of ours (approving it strikes
-  ours as superseded, rejecting keeps ours: neither is lost, the other stays in history).
+- `incoming`: each file the remote changed since the merge base becomes one proposal in the review queue,
+  submitted through the one write path with `review=True` (guarded as an agent's write and always queued, whatever
+  the policy's rules say); a flag names the commits' authors, subjects and approval trailers. A path memtui refuses
+  (`.memtui/`, a config, `.git`, `.gitmodules`, a symlink, a submodule, a file outside the layout's grammar, one
+  over `MAX_INCOMING` bytes, bytes that are not UTF-8) is never queued: the refusal and its reason go to the audit
+  log, and the merge keeps this memory's version. Where both sides changed a file since the merge base, what each
+  side changed alone is merged line by line (a line is an entry); an entry both changed comes in as a revise of
+  ours (approving strikes ours as superseded, rejecting keeps ours: neither is lost, the other stays in history).
 - `decide`: once no proposal of the fetched range is open, a merge commit (parents: HEAD and the fetched commit)
   whose tree is HEAD's — what was approved is already committed there, what was rejected or refused stays ours —
   so the same change never comes back and the remote can be fast-forwarded.
