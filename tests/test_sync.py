@@ -251,3 +251,18 @@ def test_a_push_the_remote_refuses_is_said_and_nothing_is_lost(tmp_path: Path) -
 def test_unknown_remote_is_named(root: Path) -> None:
     out = run_cli(root, "sync", "upstream")
     assert out.returncode == 3 and "no remote named upstream" in out.stderr and "git remote add" in out.stderr
+
+
+def test_the_recipe_in_the_docs_runs_as_written(tmp_path: Path) -> None:
+    import re
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "sync.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"<!-- recipe:sync-two-machines -->\n```\w*\n(.*?)```", page, re.S)
+    from memtui.core.init import init_root
+
+    init_root(tmp_path / "agent-memory")
+    env = {**os.environ, "HOME": str(tmp_path), "MEMTUI_USER": "wes"}
+    done = subprocess.run(["bash", "-ec", block], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "The build uses uv" in memory_text(tmp_path / "laptop-memory")
+    assert git(tmp_path / "remote.git", "rev-parse", "main") == git(tmp_path / "laptop-memory", "rev-parse", "HEAD")
