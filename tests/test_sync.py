@@ -204,8 +204,8 @@ def test_sync_killed_while_queueing_does_not_queue_twice(tmp_path: Path) -> None
     sync.fetch(mem)
     queued, _ = sync.incoming(mem)
     assert len(queued) == 2
-    # A process killed after queueing but before recording the range: its record is missing.
-    (Path(mem.store.queue_dir) / ".sync-origin.json").unlink()
+    # A process killed after queueing but before marking the range queued whole.
+    git(server, "update-ref", "-d", "refs/memtui/queued/origin")
     again, _ = sync.incoming(Memory(server))
     assert sorted(again) == sorted(queued) and len(Memory(server).proposals(external=False)) == 2
 
@@ -266,3 +266,33 @@ def test_the_recipe_in_the_docs_runs_as_written(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "The build uses uv" in memory_text(tmp_path / "laptop-memory")
     assert git(tmp_path / "remote.git", "rev-parse", "main") == git(tmp_path / "laptop-memory", "rev-parse", "HEAD")
+
+
+def test_what_came_since_waits_until_the_earlier_range_is_decided(tmp_path: Path) -> None:
+    url = "file://" + str(bare(tmp_path / "remote.git"))
+    laptop = first_machine(tmp_path, url)
+    server = clone(url, tmp_path / "server", "wes")
+    add(laptop, FACT, "wes")
+    assert run_cli(laptop, "sync").returncode == 0
+    assert run_cli(server, "sync").returncode == 4
+    add(laptop, "[stated] Releases are tagged vX.Y (2026-12-06, laptop)", "wes")
+    assert run_cli(laptop, "sync").returncode == 0
+    out = run_cli(server, "sync")
+    assert out.returncode == 3 and "still wait for a decision" in out.stderr
+    (p,) = Memory(server).proposals(external=False)
+    assert "tagged" not in p.diff
+    assert Memory(server).approve(p.id, by="wes").status == "applied"
+    assert run_cli(server, "sync").returncode == 4  # now the newer range comes in, against the file as approved
+    (q,) = Memory(server).proposals(external=False)
+    assert "+- [stated] Releases are tagged" in q.diff and "+- [stated] The build uses uv" not in q.diff
+
+
+@pytest.mark.parametrize("ours, base, theirs, merged, both", [
+    ("a\nU\nb\n", "a\nb\n", "a\nU\nT\nb\n", "a\nU\nT\nb\n", []),  # theirs holds ours' addition and one more
+    ("a\nU\nT\nb\n", "a\nb\n", "a\nU\nb\n", "a\nU\nT\nb\n", []),  # ours holds theirs'
+    ("a\nB\nc\nd\n", "a\nb\nc\nd\n", "a\nX\nc\nD\n", "a\nB\nc\nD\n", [(["B\n"], ["X\n"])]),
+    ("a\n~b~\nB\n", "a\nb\n", "a\n~b~\nX\n", "a\n~b~\nB\n", [(["B\n"], ["X\n"])]),  # both struck b, revised apart
+    ("a\nb", "a\nb", "a\nb\nc\n", "a\nb\nc\n", []),  # a last line without its newline
+])
+def test_merge_by_entries(ours: str, base: str, theirs: str, merged: str, both: list) -> None:
+    assert sync.merge_entries(ours, base, theirs) == (merged, both)

@@ -20,24 +20,22 @@ A sync is four steps, each safe to cut short and run again:
 - `push`: a plain `git push` of HEAD to the remote's branch. Never forced: a remote that moved on refuses it, and
   the person is told to sync again. Nothing is lost either way.
 
-The range being decided is recorded in the queue folder (`.sync-<remote>.json`) so that a second `memtui sync`
-before the decisions adds nothing twice. git runs as a subprocess with the memory's git dir, prompts off.
+Which range was queued whole is `refs/memtui/queued/<remote>`, so a second `memtui sync` before the decisions adds
+nothing twice; its proposals are found again by their source (`<remote> <commit>`). git runs as a subprocess with the memory's git dir, prompts off.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
-from pathlib import Path
 from typing import Any
 
 from memtui.core.record import Record
 
 MAX_INCOMING = 1_000_000  # bytes: a memory file larger than this from a remote is refused, not read
 _REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-_FETCHED, _SEEN = "refs/memtui/fetched/", "refs/memtui/seen/"
+_FETCHED, _SEEN, _QUEUED = "refs/memtui/fetched/", "refs/memtui/seen/", "refs/memtui/queued/"
 _LINK, _GITLINK = "120000", "160000"
 
 
@@ -119,39 +117,14 @@ def _branch(memory: Any) -> str:
     return name
 
 
-# the record of a range being decided --------------------------------------------------------------------------
-def _record_path(memory: Any, remote: str) -> Path:
-    """`.sync-<remote>.json` in the queue folder: memtui's state, out of git (the queue is ignored) and out of the
-    queue's listing (a dot file is no proposal)."""
-    memory.store.state_ready()
-    return Path(memory.store.queue_dir) / f".sync-{remote}.json"
-
-
-def _load(memory: Any, remote: str) -> dict[str, Any]:
-    try:
-        raw = json.loads(_record_path(memory, remote).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return raw if isinstance(raw, dict) else {}
-
-
-def _save(memory: Any, remote: str, record: dict[str, Any]) -> None:
-    path = _record_path(memory, remote)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def _open_items(memory: Any, record: dict[str, Any]) -> list[str]:
-    out = []
-    for pid in record.get("items", []):
-        try:
-            if memory.get(pid).open:
-                out.append(pid)
-        except LookupError:
-            continue
-    return out
+# the range being decided --------------------------------------------------------------------------------------
+def _items(memory: Any, remote: str, tip: str | None = None, *, decided: bool = False) -> list[Any]:
+    """The proposals `incoming` queued from `remote` (of the range ending at `tip`, when given): open ones, and
+    decided ones too when `decided`. Found by their source and actor, as `_propose` wrote them."""
+    want = f"{remote} {tip[:12]}" if tip else None
+    return [p for p in memory.proposals(include_decided=decided, external=False)
+            if p.source and p.actor.endswith(f" via {remote}")
+            and (p.source == want if want else p.source.startswith(f"{remote} "))]
 
 
 # the API ------------------------------------------------------------------------------------------------------
@@ -165,7 +138,7 @@ def status(memory: Any, remote: str = "origin") -> SyncStatus:
         ahead, behind = int(counts[0]), int(counts[1])
     elif head:
         ahead = int(_out(memory, "rev-list", "--count", head))
-    return SyncStatus(remote, ahead, behind, len(_open_items(memory, _load(memory, remote))))
+    return SyncStatus(remote, ahead, behind, len(_items(memory, remote)))
 
 
 def fetch(memory: Any, remote: str = "origin") -> str | None:
@@ -205,23 +178,20 @@ def incoming(memory: Any, remote: str = "origin") -> tuple[list[str], list[dict[
     head = _ref(memory, "HEAD")
     if tip is None or head is None or _ancestor(memory, tip, head):
         return [], []
-    record = _load(memory, remote)
-    if record.get("tip") == tip:
+    if _ref(memory, _QUEUED + remote) == tip:
         return [], []
-    if record.get("tip") and _open_items(memory, record):
+    if any(p.source != f"{remote} {tip[:12]}" for p in _items(memory, remote)):
         raise SyncRefused(f"changes fetched from {remote} earlier still wait for a decision (`memtui queue list`); "
                           "decide them, then sync again to bring in what came since")
     base = _git(memory, "merge-base", head, tip, check=False).stdout.decode().strip()
     if not base:
         raise SyncRefused(f"{remote}'s history shares no commit with this memory's: it is another memory. Nothing "
                           "was brought in; clone the remote to start from it, or sync with the right remote")
-    # A sync cut short after queueing some files of this range left their proposals: found again by their source,
-    # they are kept and their files not queued twice.
-    source = f"{remote} {tip[:12]}"
+    # A sync cut short after queueing some files of this range left their proposals: found again, they are kept
+    # and their files not queued twice.
     earlier: dict[str, list[str]] = {}
-    for p in memory.proposals(include_decided=True, external=False):
-        if p.source == source:
-            earlier.setdefault(p.file, []).append(p.id)
+    for p in _items(memory, remote, tip, decided=True):
+        earlier.setdefault(p.file, []).append(p.id)
     queued: list[str] = []
     refused: list[dict[str, str]] = []
     for mode, path in _changed(memory, base, tip):
@@ -239,16 +209,15 @@ def incoming(memory: Any, remote: str = "origin") -> tuple[list[str], list[dict[
                 queued.append(result.id)
             elif result.status == "refused":
                 refused.append({"file": path, "reason": result.message})
-    _save(memory, remote, {"tip": tip, "base": base, "head": head, "items": queued, "refused": refused})
+    _git(memory, "update-ref", _QUEUED + remote, tip)  # the range is queued whole: the next sync adds nothing
     return queued, refused
 
 
 def decide(memory: Any, remote: str = "origin") -> str | None:
     """Close the fetched range once nothing of it waits: a merge commit (HEAD and the fetched commit as parents,
     HEAD's tree) so it never comes in again. Its sha; None when there is nothing to close or items still wait."""
-    record = _load(memory, remote)
     tip = _ref(memory, _FETCHED + remote)
-    if tip is None or record.get("tip") != tip or _open_items(memory, record):
+    if tip is None or _ref(memory, _QUEUED + remote) != tip or _items(memory, remote):
         return None
     from memtui.core.memory import default_actor
 
@@ -266,9 +235,10 @@ def decide(memory: Any, remote: str = "origin") -> str | None:
             memory.store.audit_append({"event": "sync-fast-forward", "remote": remote, "fetched": tip,
                                        "decided_by": by})
             return tip
-        n = len(record.get("items", []))
-        message = (f"memtui: merge {remote} ({tip[:12]}) after review\n\n{n} incoming change(s) decided, "
-                   f"{len(record.get('refused', []))} refused\n\nMemtui-Actor: {by}\n")
+        items = _items(memory, remote, tip, decided=True)
+        message = (f"memtui: merge {remote} ({tip[:12]}) after review\n\n"
+                   f"{sum(p.status == 'applied' for p in items)} incoming change(s) approved, "
+                   f"{sum(p.status != 'applied' for p in items)} rejected\n\nMemtui-Actor: {by}\n")
         env = {**os.environ, "GIT_AUTHOR_NAME": by, "GIT_COMMITTER_NAME": by,
                "GIT_AUTHOR_EMAIL": "memtui@localhost", "GIT_COMMITTER_EMAIL": "memtui@localhost"}
         made = subprocess.run(["git", "--git-dir", str(memory.store.git_dir), "commit-tree", f"{head}^{{tree}}",
@@ -278,7 +248,7 @@ def decide(memory: Any, remote: str = "origin") -> str | None:
         _git(memory, "update-ref", "-m", f"memtui sync: merge {remote}", "HEAD", merge, head)
         _git(memory, "update-ref", _SEEN + remote, tip)
         memory.store.audit_append({"event": "sync-merged", "remote": remote, "fetched": tip, "commit": merge,
-                                   "decided_by": by, "items": record.get("items", [])})
+                                   "decided_by": by, "items": [p.id for p in items]})
     return merge
 
 
@@ -322,7 +292,7 @@ def sync(memory: Any, remote: str = "origin", *, push_after: bool = True) -> Rep
     if merged:
         lines.append(f"fast-forwarded to {remote} ({merged[:12]})" if merged == tip else
                      f"merged {remote} as {merged[:12]}: what was approved is kept, what was rejected stays ours")
-    waiting = _open_items(memory, _load(memory, remote))
+    waiting = _items(memory, remote)
     pushed = False
     if waiting:
         lines.append(f"{len(waiting)} incoming change(s) from {remote} wait for a decision; approve or reject them, "
@@ -481,15 +451,18 @@ def merge_entries(ours: str, base: str, theirs: str) -> tuple[str, list[tuple[li
         if len(sides) == 2 and not (len(cluster) == 2 and cluster[0][:3] == cluster[1][:3]):
             mine = _side(b, cluster, 0, start, end)
             other = _side(b, cluster, 1, start, end)
-            out.extend(mine)
-            # Lines both sides wrote alike (the same old entry struck by both revises) are no choice to make.
+            # Lines both sides wrote alike (the same old entry struck by both revises, the same entry added) are no
+            # choice to make; where one side's lines hold all of the other's, that side's version is the merge.
             lead = 0
             while lead < min(len(mine), len(other)) and mine[lead] == other[lead]:
                 lead += 1
             tail = 0
             while tail < min(len(mine), len(other)) - lead and mine[-1 - tail] == other[-1 - tail]:
                 tail += 1
-            both.append((mine[lead:len(mine) - tail], other[lead:len(other) - tail]))
+            ours_left, theirs_left = mine[lead:len(mine) - tail], other[lead:len(other) - tail]
+            out.extend(other if not ours_left else mine)
+            if ours_left and theirs_left:
+                both.append((ours_left, theirs_left))
         else:
             p = start
             for h_start, h_end, lines, _ in cluster[:1] if len(sides) == 2 else cluster:
