@@ -296,3 +296,34 @@ def test_what_came_since_waits_until_the_earlier_range_is_decided(tmp_path: Path
 ])
 def test_merge_by_entries(ours: str, base: str, theirs: str, merged: str, both: list) -> None:
     assert sync.merge_entries(ours, base, theirs) == (merged, both)
+
+
+def test_a_claude_code_folder_with_history_beside_syncs_and_stays_untouched_until_approval(tmp_path: Path) -> None:
+    import shlex
+
+    from support.fixtures_claude_code import memory_folder, write_memory
+    from support.foreign import changed, listing
+
+    folder = write_memory(memory_folder(tmp_path / "home"))
+    mem = Memory(folder)
+    mem.store.ensure_history()
+    assert mem.store.places.own_history
+    before = listing(folder)
+    out = run_cli(folder, "sync")
+    assert out.returncode == 3 and "--git-dir" in out.stderr, out.stderr
+    add_remote = out.stderr.split("`")[1].replace("URL", shlex.quote("file://" + str(bare(tmp_path / "remote.git"))))
+    subprocess.run(shlex.split(add_remote), check=True)
+    out = run_cli(folder, "sync")
+    assert out.returncode == 0 and "pushed" in out.stdout, out.stdout + out.stderr
+    assert changed(before, folder) == {}  # nothing of memtui's was written into the folder
+    teammate = clone("file://" + str(tmp_path / "remote.git"), tmp_path / "teammate", "ana")
+    (topic,) = [name for name in before if name != "MEMORY.md" and name.endswith(".md")][:1]
+    text = (teammate / topic).read_text(encoding="utf-8")
+    push_files(teammate, {topic: (text + "Also: staging deploys need a ticket.\n").encode()}, "staging rule")
+    out = run_cli(folder, "sync")
+    assert out.returncode == 4 and changed(before, folder) == {}
+    (p,) = Memory(folder).proposals(external=False)
+    assert Memory(folder).approve(p.id, by="wes").status == "applied"
+    assert list(changed(before, folder)) == [topic] and "staging deploys" in (folder / topic).read_text()
+    out = run_cli(folder, "sync")
+    assert out.returncode == 0 and "pushed" in out.stdout and list(changed(before, folder)) == [topic]

@@ -104,8 +104,12 @@ def _check_remote(memory: Any, remote: str) -> None:
     names = _out(memory, "remote").split()
     if remote not in names:
         known = ", ".join(names) or "none"
-        raise SyncRefused(f"no remote named {remote} (remotes: {known}); add one with `git remote add {remote} URL` "
-                          "in the memory's repository")
+        places = getattr(memory.store, "places", None)
+        # memtui's own history beside a folder is found only through its git dir: name it in the command.
+        where = f"--git-dir {memory.store.git_dir}" if places is not None and places.own_history else \
+            f"-C {memory.store.root}"
+        raise SyncRefused(f"no remote named {remote} (remotes: {known}); add one with "
+                          f"`git {where} remote add {remote} URL`, then sync again")
 
 
 def _branch(memory: Any) -> str:
