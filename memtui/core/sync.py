@@ -21,7 +21,8 @@ A sync is four steps, each safe to cut short and run again:
   the person is told to sync again. Nothing is lost either way.
 
 Which range was queued whole is `refs/memtui/queued/<remote>`, so a second `memtui sync` before the decisions adds
-nothing twice; its proposals are found again by their source (`<remote> <commit>`). git runs as a subprocess with the memory's git dir, prompts off.
+nothing twice; its proposals are found again by their source (`<remote> <commit>`). git runs as a subprocess with
+the memory's git dir, prompts off.
 """
 
 from __future__ import annotations
