@@ -250,7 +250,8 @@ def test_a_push_the_remote_refuses_is_said_and_nothing_is_lost(tmp_path: Path) -
 
 def test_unknown_remote_is_named(root: Path) -> None:
     out = run_cli(root, "sync", "upstream")
-    assert out.returncode == 3 and "no remote named upstream" in out.stderr and "git remote add" in out.stderr
+    assert out.returncode == 3 and "no remote named upstream" in out.stderr
+    assert f"`git -C {root} remote add upstream URL`" in out.stderr
 
 
 def test_the_recipe_in_the_docs_runs_as_written(tmp_path: Path) -> None:

@@ -35,6 +35,7 @@ from typing import Any
 from memtui.core.record import Record
 
 MAX_INCOMING = 1_000_000  # bytes: a memory file larger than this from a remote is refused, not read
+MAX_FILES = 500  # files one sync may queue: a remote that floods the review queue is refused whole
 _REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _FETCHED, _SEEN, _QUEUED = "refs/memtui/fetched/", "refs/memtui/seen/", "refs/memtui/queued/"
 _LINK, _GITLINK = "120000", "160000"
@@ -73,10 +74,24 @@ class Report(Record):
 
 
 # git ----------------------------------------------------------------------------------------------------------
+def _safe_config() -> list[str]:
+    """memtui's overrides for every git it runs (no hooks, no fsmonitor, no gc, no submodules: gitcall.py), except
+    the three that keep git off the network: a sync's transport and the person's credentials are its own."""
+    from memtui.core.gitcall import NO_HOOKS, SAFE_CONFIG
+
+    network = ("protocol.allow", "core.sshCommand", "credential.helper")
+    out: list[str] = []
+    for key, value in (*SAFE_CONFIG, NO_HOOKS):
+        if key not in network:
+            out += ["-c", f"{key}={value}"]
+    return out
+
+
+_SAFE = _safe_config()
+
 def _git(memory: Any, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "GIT_CONFIG_NOSYSTEM": "1",
-           "LC_ALL": "C"}
-    cmd = ["git", "--git-dir", str(memory.store.git_dir), *args]
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "LC_ALL": "C"}
+    cmd = ["git", *_SAFE, "--git-dir", str(memory.store.git_dir), *args]
     done = subprocess.run(cmd, capture_output=True, env=env, timeout=timeout, stdin=subprocess.DEVNULL)
     if check and done.returncode != 0:
         raise SyncRefused(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()[-500:]}")
@@ -107,8 +122,10 @@ def _check_remote(memory: Any, remote: str) -> None:
         known = ", ".join(names) or "none"
         places = getattr(memory.store, "places", None)
         # memtui's own history beside a folder is found only through its git dir: name it in the command.
-        where = f"--git-dir {memory.store.git_dir}" if places is not None and places.own_history else \
-            f"-C {memory.store.root}"
+        from shlex import quote
+
+        where = f"--git-dir {quote(str(memory.store.git_dir))}" if places is not None and places.own_history else \
+            f"-C {quote(str(memory.store.root))}"
         raise SyncRefused(f"no remote named {remote} (remotes: {known}); add one with "
                           f"`git {where} remote add {remote} URL`, then sync again")
 
@@ -199,7 +216,14 @@ def incoming(memory: Any, remote: str = "origin") -> tuple[list[str], list[dict[
         earlier.setdefault(p.file, []).append(p.id)
     queued: list[str] = []
     refused: list[dict[str, str]] = []
-    for mode, path in _changed(memory, base, tip):
+    changes = _changed(memory, base, tip)
+    if len(changes) > MAX_FILES:
+        memory.store.audit_append({"event": "sync-refused", "remote": remote, "fetched": tip,
+                                   "reason": f"{len(changes)} files changed"})
+        raise SyncRefused(f"{remote} changed {len(changes)} files since this memory last merged it, more than the "
+                          f"{MAX_FILES} one sync puts in the review queue; nothing was queued. Look at it with "
+                          f"`git log --stat {base[:12]}..{tip[:12]}` and bring in what you want by hand")
+    for mode, path in changes:
         if path in earlier:
             queued.extend(earlier[path])
             continue
@@ -246,7 +270,7 @@ def decide(memory: Any, remote: str = "origin") -> str | None:
                    f"{sum(p.status != 'applied' for p in items)} rejected\n\nMemtui-Actor: {by}\n")
         env = {**os.environ, "GIT_AUTHOR_NAME": by, "GIT_COMMITTER_NAME": by,
                "GIT_AUTHOR_EMAIL": "memtui@localhost", "GIT_COMMITTER_EMAIL": "memtui@localhost"}
-        made = subprocess.run(["git", "--git-dir", str(memory.store.git_dir), "commit-tree", f"{head}^{{tree}}",
+        made = subprocess.run(["git", *_SAFE, "--git-dir", str(memory.store.git_dir), "commit-tree", f"{head}^{{tree}}",
                                "-p", head, "-p", tip], input=message.encode(), capture_output=True, env=env,
                               check=True)
         merge = made.stdout.decode().strip()

@@ -212,3 +212,18 @@ def test_a_key_in_a_commit_message_is_not_copied_into_the_queue(machines: tuple[
     assert run_cli(victim, "sync").returncode == 4
     (p,) = Memory(victim).proposals(external=False)
     assert any("moved; deploy with" in f for f in p.flags) and token not in json.dumps(p.flags)
+
+
+def test_a_remote_that_floods_the_queue_is_refused_whole(machines: tuple[Path, Path, Path]) -> None:
+    victim, attacker, _ = machines
+    files = {f"notes/n{k:04d}.md": f"- [stated] note {k}\n".encode() for k in range(sync.MAX_FILES + 1)}
+    for rel, data in files.items():
+        (attacker / rel).parent.mkdir(parents=True, exist_ok=True)
+        (attacker / rel).write_bytes(data)
+    (attacker / "MEMORY.md").write_bytes(with_fact(attacker))
+    git(attacker, "add", "-A")
+    git(attacker, "commit", "-q", "-m", "many notes")
+    git(attacker, "push", "-q", "origin", "HEAD:main")
+    out = run_cli(victim, "sync")
+    assert out.returncode == 3 and f"more than the {sync.MAX_FILES}" in out.stderr, out.stderr
+    assert not Memory(victim).proposals(external=False) and not (victim / "notes").exists()
