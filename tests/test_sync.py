@@ -91,6 +91,8 @@ def test_two_machines_and_a_teammate_see_changes_only_after_approval(tmp_path: P
     assert "uv" not in memory_text(teammate)
     out = run_cli(teammate, "sync")
     assert out.returncode == 0 and "merged" in out.stdout and "pushed" in out.stdout, out.stdout + out.stderr
+    assert git(teammate, "log", "-1", "--format=%an %s") == "ana memtui: merge origin (" + \
+        git(teammate, "rev-parse", "HEAD^2")[:12] + ") after review"  # merged by the person who decided
     assert "uv" not in memory_text(teammate) and not Memory(teammate).proposals(external=False)
     rejected = [r for r in Memory(teammate).store.audit_records() if r.get("status") == "rejected"]
     assert rejected and "uv" in rejected[-1]["snapshot"]["diff"]  # the rejected change kept in the audit log

@@ -248,13 +248,18 @@ def decide(memory: Any, remote: str = "origin") -> str | None:
     tip = _ref(memory, _FETCHED + remote)
     if tip is None or _ref(memory, _QUEUED + remote) != tip or _items(memory, remote):
         return None
+    from memtui.core.actors import clean_actor
     from memtui.core.memory import default_actor
 
-    by = default_actor()
     with memory.store.lock():
         head = _ref(memory, "HEAD")
         if head is None or _ancestor(memory, tip, head):
             return None
+        items = _items(memory, remote, tip, decided=True)
+        # The merge is the decision of the person who decided the range last (the one syncing, when nothing was
+        # queued: every file refused, or none changed).
+        last = max(items, key=lambda p: p.decided_at or "", default=None)
+        by = clean_actor(last.decided_by) if last is not None and last.decided_by else default_actor()
         if _ancestor(memory, head, tip) and _out(memory, "rev-parse", f"{head}^{{tree}}") == \
                 _out(memory, "rev-parse", f"{tip}^{{tree}}"):
             # The remote holds exactly these files, on top of this history (another machine merged what this one
@@ -264,7 +269,6 @@ def decide(memory: Any, remote: str = "origin") -> str | None:
             memory.store.audit_append({"event": "sync-fast-forward", "remote": remote, "fetched": tip,
                                        "decided_by": by})
             return tip
-        items = _items(memory, remote, tip, decided=True)
         message = (f"memtui: merge {remote} ({tip[:12]}) after review\n\n"
                    f"{sum(p.status == 'applied' for p in items)} incoming change(s) approved, "
                    f"{sum(p.status != 'applied' for p in items)} rejected\n\nMemtui-Actor: {by}\n")
