@@ -144,9 +144,17 @@ def _items(memory: Any, remote: str, tip: str | None = None, *, decided: bool = 
     """The proposals `incoming` queued from `remote` (of the range ending at `tip`, when given): open ones, and
     decided ones too when `decided`. Found by their source and actor, as `_propose` wrote them."""
     want = f"{remote} {tip[:12]}" if tip else None
+    # An agent can send any source and call itself "x via origin", but not a flag: only memtui writes those (and
+    # the sealed queue file keeps them). Without the flag check an agent's proposal named like an incoming one
+    # would stand in for a remote's change of its file, which would then never be queued.
+    mark = _came_from(remote)
     return [p for p in memory.proposals(include_decided=decided, external=False)
-            if p.source and p.actor.endswith(f" via {remote}")
+            if p.source and p.actor.endswith(f" via {remote}") and any(f.startswith(mark) for f in p.flags)
             and (p.source == want if want else p.source.startswith(f"{remote} "))]
+
+
+def _came_from(remote: str) -> str:
+    return f"incoming from {remote}, applied only if you approve it; its commits: "
 
 
 # the API ------------------------------------------------------------------------------------------------------
@@ -414,7 +422,7 @@ def _propose(memory: Any, remote: str, base: str, head: str, tip: str, path: str
     draft = {"id": "", "created": clock.now().isoformat(timespec="seconds"), "actor": f"{author} via {remote}",
              "file": path,
              "source": f"{remote} {tip[:12]}"}
-    came = f"incoming from {remote}, applied only if you approve it; its commits: " + _evidence(memory, base, tip, path)
+    came = _came_from(remote) + _evidence(memory, base, tip, path)
     proposals: list[Proposal] = []
     if ours == old or ours is None or theirs is None:
         if theirs is None:

@@ -227,3 +227,22 @@ def test_a_remote_that_floods_the_queue_is_refused_whole(machines: tuple[Path, P
     out = run_cli(victim, "sync")
     assert out.returncode == 3 and f"more than the {sync.MAX_FILES}" in out.stderr, out.stderr
     assert not Memory(victim).proposals(external=False) and not (victim / "notes").exists()
+
+
+def test_an_agents_proposal_dressed_as_incoming_does_not_stand_in_for_the_remotes_change(
+        machines: tuple[Path, Path, Path]) -> None:
+    victim, attacker, _ = machines
+    tip = push_files(attacker, {"MEMORY.md": with_fact(attacker)}, "the office moved")
+    mem = Memory(victim)
+    assert sync.fetch(mem) == tip
+    # An agent that read the fetched commit sends a write named like the one sync is about to queue.
+    decoy = mem.update("Facts", "add", "[inferred] The office is fine (2026-12-06, x)", actor="agent via origin",
+                       source=f"origin {tip[:12]}")
+    assert decoy.status == "queued"
+    assert sync.status(mem).incoming == 0  # not counted as incoming
+    queued, _ = sync.incoming(Memory(victim))
+    assert decoy.id not in queued and len(queued) == 1
+    assert "Lyon" in Memory(victim).get(queued[0]).diff
+    # Rejecting the decoy does not close the range either: the real change still waits.
+    assert Memory(victim).reject(decoy.id, reason="decoy", by="wes").status == "rejected"
+    assert sync.decide(Memory(victim)) is None
