@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from pathlib import Path
 from typing import Any
 
 from memtui.core.record import Record
@@ -153,6 +154,17 @@ def _items(memory: Any, remote: str, tip: str | None = None, *, decided: bool = 
             and (p.source == want if want else p.source.startswith(f"{remote} "))]
 
 
+def _audit(memory: Any, status: str, remote: str, file: str | None, *, by: str | None = None,
+           commit: str | None = None, **extra: Any) -> None:
+    """One audit line of a sync step (action `sync`, actor `sync from <remote>`): a file refused, a history
+    refused, a range merged. Stamped like every other line, so Today and the activity feed list it."""
+    from memtui.core import audit
+
+    audit.append(memory.store, audit.masked(audit.record(status, actor=f"sync from {remote}", action="sync",
+                                                         file=file, commit=commit, decided_by=by, remote=remote,
+                                                         **extra)))
+
+
 def _came_from(remote: str) -> str:
     return f"incoming from {remote}, applied only if you approve it; its commits: "
 
@@ -190,8 +202,7 @@ def fetch(memory: Any, remote: str = "origin") -> str | None:
     seen = _ref(memory, _SEEN + remote)
     if seen and not _ancestor(memory, seen, tip):
         _git(memory, "update-ref", "-d", landing, check=False)
-        memory.store.audit_append({"event": "sync-refused", "remote": remote, "seen": seen, "fetched": tip,
-                                   "reason": "history rewritten"})
+        _audit(memory, "refused", remote, None, reason="history rewritten (a force-push)", seen=seen, fetched=tip)
         raise SyncRefused(
             f"{remote}'s {branch} no longer contains commit {seen[:12]}, which this memory already merged from it: "
             "its history was rewritten (a force-push). Nothing here changed. Ask whoever pushed it to push the "
@@ -226,8 +237,7 @@ def incoming(memory: Any, remote: str = "origin") -> tuple[list[str], list[dict[
     refused: list[dict[str, str]] = []
     changes = _changed(memory, base, tip)
     if len(changes) > MAX_FILES:
-        memory.store.audit_append({"event": "sync-refused", "remote": remote, "fetched": tip,
-                                   "reason": f"{len(changes)} files changed"})
+        _audit(memory, "refused", remote, None, reason=f"{len(changes)} files changed", fetched=tip)
         raise SyncRefused(f"{remote} changed {len(changes)} files since this memory last merged it, more than the "
                           f"{MAX_FILES} one sync puts in the review queue; nothing was queued. Look at it with "
                           f"`git log --stat {base[:12]}..{tip[:12]}` and bring in what you want by hand")
@@ -238,8 +248,7 @@ def incoming(memory: Any, remote: str = "origin") -> tuple[list[str], list[dict[
         why = _refused(memory, path, mode, tip)
         if why:
             refused.append({"file": path, "reason": why})
-            memory.store.audit_append({"event": "sync-refused", "remote": remote, "fetched": tip, "file": path,
-                                       "reason": why})
+            _audit(memory, "refused", remote, path, reason=why, fetched=tip)
             continue
         for result in _propose(memory, remote, base, head, tip, path):
             if result.status == "queued" and result.id:
@@ -274,8 +283,7 @@ def decide(memory: Any, remote: str = "origin") -> str | None:
             # pushed): a fast-forward changes no file, and a merge commit would only bounce between machines.
             _git(memory, "update-ref", "-m", f"memtui sync: fast-forward to {remote}", "HEAD", tip, head)
             _git(memory, "update-ref", _SEEN + remote, tip)
-            memory.store.audit_append({"event": "sync-fast-forward", "remote": remote, "fetched": tip,
-                                       "decided_by": by})
+            _audit(memory, "applied", remote, None, by=by, commit=tip, fetched=tip, fast_forward=True)
             return tip
         message = (f"memtui: merge {remote} ({tip[:12]}) after review\n\n"
                    f"{sum(p.status == 'applied' for p in items)} incoming change(s) approved, "
@@ -288,8 +296,7 @@ def decide(memory: Any, remote: str = "origin") -> str | None:
         merge = made.stdout.decode().strip()
         _git(memory, "update-ref", "-m", f"memtui sync: merge {remote}", "HEAD", merge, head)
         _git(memory, "update-ref", _SEEN + remote, tip)
-        memory.store.audit_append({"event": "sync-merged", "remote": remote, "fetched": tip, "commit": merge,
-                                   "decided_by": by, "items": [p.id for p in items]})
+        _audit(memory, "applied", remote, None, by=by, commit=merge, fetched=tip, items=[p.id for p in items])
     return merge
 
 
@@ -342,6 +349,30 @@ def sync(memory: Any, remote: str = "origin", *, push_after: bool = True) -> Rep
         pushed, said = push(memory, remote)
         lines.append(said)
     return Report(lines, queued, refused, pushed)
+
+
+def arrived(memory: Any) -> set[str]:
+    """Commits that came from a remote and were merged, not made here: reachable from what was fetched and merged
+    (`refs/memtui/seen/*`) but not on HEAD's first-parent line. Their trailers (a `Memtui-Proposal: p-0003`, a
+    `Memtui-Actor`) speak of another machine's queue and audit log, not this one's: `memtui doctor` must not take
+    them for this machine's writes cut short, nor Today list them as changes applied here (what of them was taken
+    is the local commit of each approval). Empty, without running git, for a memory that never synced."""
+    git_dir = getattr(memory.store, "git_dir", None)
+    if git_dir is None:
+        return set()
+    git_dir = Path(git_dir)
+    try:
+        packed = (git_dir / "packed-refs").read_bytes()
+    except OSError:
+        packed = b""
+    if not (git_dir / "refs" / "memtui" / "seen").is_dir() and b" refs/memtui/seen/" not in packed:
+        return set()
+    done = _git(memory, "for-each-ref", "--format=%(objectname)", "refs/memtui/seen/", check=False)
+    tips = done.stdout.decode().split()
+    if not tips or _ref(memory, "HEAD") is None:
+        return set()
+    merged = set(_out(memory, "rev-list", *tips).split())
+    return merged - set(_out(memory, "rev-list", "--first-parent", "HEAD").split())
 
 
 # one incoming file --------------------------------------------------------------------------------------------

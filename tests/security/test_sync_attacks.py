@@ -56,7 +56,8 @@ def sync_refusing(victim: Path, *expected: str) -> tuple[subprocess.CompletedPro
     refused = {r["file"]: r["reason"] for r in report["refused"]}
     for rel in expected:
         assert rel in refused, (rel, report)
-    audited = [r for r in Memory(victim).store.audit_records() if r.get("event") == "sync-refused"]
+    audited = [r for r in Memory(victim).store.audit_records()
+               if r.get("action") == "sync" and r["status"] == "refused"]
     assert {r["file"] for r in audited} >= set(expected)
     return out, report["refused"]
 
@@ -246,3 +247,26 @@ def test_an_agents_proposal_dressed_as_incoming_does_not_stand_in_for_the_remote
     # Rejecting the decoy does not close the range either: the real change still waits.
     assert Memory(victim).reject(decoy.id, reason="decoy", by="wes").status == "rejected"
     assert sync.decide(Memory(victim)) is None
+
+
+def test_another_machines_trailers_do_not_decide_this_machines_queue(machines: tuple[Path, Path, Path]) -> None:
+    victim, attacker, _ = machines
+    # Pending here: an agent's p-0001. The remote's commit claims to be memtui's write of a p-0001.
+    pending = Memory(victim).update("Facts", "add", "[inferred] Lyon office opens in May (2026-12-06, x)",
+                                    actor="agent-x")
+    assert pending.status == "queued" and pending.id == "p-0001"
+    (attacker / "notes.md").write_bytes(b"# Notes\n\n- [stated] harmless (2026-12-06, ana)\n")
+    git(attacker, "add", "notes.md")
+    git(attacker, "commit", "-q", "-m", "add notes.md\n\nMemtui-Actor: wes\nMemtui-Proposal: p-0001\n")
+    git(attacker, "push", "-q", "origin", "HEAD:main")
+    theirs = git(attacker, "rev-parse", "HEAD")
+    assert run_cli(victim, "sync").returncode == 4
+    (came,) = [p for p in Memory(victim).proposals(external=False) if p.id != "p-0001"]
+    assert Memory(victim).reject(came.id, reason="not wanted", by="wes").status == "rejected"
+    assert run_cli(victim, "sync").returncode == 0
+    out = run_cli(victim, "doctor", "--fix")
+    assert "unaudited-commit" not in out.stdout + out.stderr
+    assert Memory(victim).get("p-0001").status == "pending"  # not marked applied by another machine's commit
+    today = run_cli(victim, "today", "--json")
+    # The rejection is listed; their commit is not, as if it were a change applied here.
+    assert today.returncode == 0 and f'"commit": "{theirs}"' not in today.stdout
