@@ -269,6 +269,7 @@ def decide(memory: Any, remote: str = "origin") -> str | None:
     from memtui.core.memory import default_actor
 
     with memory.store.lock():
+        memory.recover()  # a write a crash cut short is finished (or undone) before HEAD moves under it
         head = _ref(memory, "HEAD")
         if head is None or _ancestor(memory, tip, head):
             return None
