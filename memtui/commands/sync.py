@@ -15,7 +15,8 @@ and trailers: approve or reject it like any other (`memtui queue approve ID`). W
 here) and pushes. Never forced: a remote that moved on refuses the push and is brought in at the next sync.
 
 refused, never queued: memtui's config and state, `.git`, `.gitmodules`, symlinks, submodules, files that are not
-.md, files over 1 MB, and a remote whose history dropped commits this memory already merged (a force-push).
+.md, files over 1 MB, more than 500 files at once, and a remote whose history dropped commits this memory already
+merged (a force-push).
 
 exit status: 0 done, 4 incoming changes wait for review, 3 refused (nothing changed here) or not pushed, 1 error
 """

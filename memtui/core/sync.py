@@ -143,7 +143,7 @@ def _branch(memory: Any) -> str:
 # the range being decided --------------------------------------------------------------------------------------
 def _items(memory: Any, remote: str, tip: str | None = None, *, decided: bool = False) -> list[Any]:
     """The proposals `incoming` queued from `remote` (of the range ending at `tip`, when given): open ones, and
-    decided ones too when `decided`. Found by their source and actor, as `_propose` wrote them."""
+    decided ones too when `decided`. Found by their source, actor and memtui's flag, as `_propose` wrote them."""
     want = f"{remote} {tip[:12]}" if tip else None
     # An agent can send any source and call itself "x via origin", but not a flag: only memtui writes those (and
     # the sealed queue file keeps them). Without the flag check an agent's proposal named like an incoming one
