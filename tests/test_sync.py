@@ -330,3 +330,51 @@ def test_a_claude_code_folder_with_history_beside_syncs_and_stays_untouched_unti
     assert list(changed(before, folder)) == [topic] and "staging deploys" in (folder / topic).read_text()
     out = run_cli(folder, "sync")
     assert out.returncode == 0 and "pushed" in out.stdout and list(changed(before, folder)) == [topic]
+
+
+def test_a_claude_code_index_line_changed_on_both_sides_comes_in_for_a_choice(tmp_path: Path) -> None:
+    from support.fixtures_claude_code import memory_folder, write_memory
+
+    folder = write_memory(memory_folder(tmp_path / "home"))
+    Memory(folder).store.ensure_history()
+    remote = bare(tmp_path / "remote.git")
+    subprocess.run(["git", "--git-dir", str(Memory(folder).store.git_dir), "remote", "add", "origin",
+                    "file://" + str(remote)], check=True)
+    assert run_cli(folder, "sync").returncode == 0
+    teammate = clone("file://" + str(remote), tmp_path / "teammate", "ana")
+    index = (folder / "MEMORY.md").read_text(encoding="utf-8")
+    first = index.splitlines()[0]
+    assert first.startswith("- ")
+    push_files(teammate, {"MEMORY.md": index.replace(first, first + " (theirs)").encode()}, "index: theirs")
+    mine = Memory(folder).edit("MEMORY.md", first, first + " (ours)", actor="wes")
+    assert mine.status == "applied", mine.message
+    out = run_cli(folder, "sync")
+    assert out.returncode == 4 and "refused" not in out.stdout, out.stdout
+    (p,) = Memory(folder).proposals(external=False)
+    assert "(theirs)" in (p.entry or p.content or "") and "(ours)" in (p.replaces or p.old or "")
+    assert Memory(folder).approve(p.id, by="wes").status == "applied"
+    assert "(theirs)" in (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert run_cli(folder, "sync").returncode == 0
+
+
+def test_a_line_no_revise_can_name_still_comes_in_as_their_version(tmp_path: Path) -> None:
+    url = "file://" + str(bare(tmp_path / "remote.git"))
+    laptop = first_machine(tmp_path, url)
+    text = memory_text(laptop)
+    # A bulleted line above every section: the grammar has no section to revise it in.
+    assert Memory(laptop).edit("MEMORY.md", "## User", "- pinned: read docs/ first\n\n## User",
+                               actor="wes").status == "applied"
+    assert run_cli(laptop, "sync").returncode == 0
+    server = clone(url, tmp_path / "server", "wes")
+    assert text != memory_text(laptop)
+    assert Memory(laptop).edit("MEMORY.md", "- pinned: read docs/ first", "- pinned: read docs/ and README first",
+                               actor="wes").status == "applied"
+    assert run_cli(laptop, "sync").returncode == 0
+    assert Memory(server).edit("MEMORY.md", "- pinned: read docs/ first", "- pinned: read the wiki first",
+                               actor="wes").status == "applied"
+    out = run_cli(server, "sync")
+    assert out.returncode == 4 and "refused" not in out.stdout, out.stdout
+    (p,) = Memory(server).proposals(external=False)
+    assert p.action == "edit" and "README" in p.content and "wiki" in p.old
+    assert Memory(server).approve(p.id, by="wes").status == "applied"
+    assert "- pinned: read docs/ and README first" in memory_text(server)

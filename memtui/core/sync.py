@@ -473,9 +473,18 @@ def _propose(memory: Any, remote: str, base: str, head: str, tip: str, path: str
                                           replaces=_entry(mine[0]), entry=_entry(other[0]), **draft))
             else:  # not one entry each: their version of the lines, shown against ours
                 proposals.append(Proposal(action="edit", old="".join(mine), content="".join(other), **draft))
+    results = []
     for p in proposals:  # a flag: shown with the proposal in `memtui queue show` and the app, like the guard's
         p.flags.append(came)
-    return [memory.submit(p, review=True) for p in proposals]
+        fallback = None
+        if p.action == "revise":  # kept: the layout's grammar may refuse a revise (no sections, other entries)
+            fallback = Proposal(action="edit", old=f"{p.replaces}", content=f"{p.entry}", flags=[came], **draft)
+        result = memory.submit(p, review=True)
+        if result.status == "refused" and fallback is not None:
+            # Their version still comes in, as the line it is, rather than being lost to a refused revise.
+            result = memory.submit(fallback, review=True)
+        results.append(result)
+    return results
 
 
 def _section_of(text: str, path: str, line: str) -> str | None:
