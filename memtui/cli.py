@@ -44,6 +44,7 @@ COMMANDS = {
     "status": "status",
     "found": "found",
     "moved": "places",
+    "sync": "sync",
 }
 # The order modules register in when the whole command line is built (`memtui --help`): "core" first.
 MODULES = sorted(set(COMMANDS.values()), key=lambda n: (n != "core", n))

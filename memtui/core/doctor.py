@@ -735,7 +735,9 @@ def _check_uncommitted(memory: Memory, report: DoctorReport, fix: bool, records:
 def _check_unaudited_commits(memory: Memory, report: DoctorReport, fix: bool, records: list[dict[str, Any]]) -> None:
     store = memory.store
     assert isinstance(store, FolderStore)
-    audited = {r.get("commit") for r in records if r.get("commit")}
+    from memtui.core.sync import arrived  # another machine's commits, merged by `memtui sync`: not this one's
+
+    audited = {r.get("commit") for r in records if r.get("commit")} | arrived(memory)
     with store.git("reading history") as repo:
         if not repo.head.is_valid():
             return

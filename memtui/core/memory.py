@@ -297,9 +297,12 @@ class Memory(MemoryReader):
         return consolidate.due(doc, self.spec_for(doc), pending)
 
     @emits_change
-    def submit(self, p: Proposal, *, user_words: str | None = None, allow_secret: bool = False) -> WriteResult:
+    def submit(self, p: Proposal, *, user_words: str | None = None, allow_secret: bool = False,
+               review: bool = False) -> WriteResult:
         """The one write path: validate, then apply at once or queue for a person, as the policy says.
-        `allow_secret`: a person keeps a credential in memory knowingly (guard.py); an agent cannot."""
+        `allow_secret`: a person keeps a credential in memory knowingly (guard.py); an agent cannot. `review`: the
+        write is another writer's whatever its actor's name (a change fetched by `memtui sync`): guarded as an
+        agent's and always queued, whatever the policy's rules say."""
         from memtui.core import guard, recurrence
 
         p.id = ""  # a caller's id is never trusted: memtui numbers what it queues
@@ -321,7 +324,7 @@ class Memory(MemoryReader):
             if refused:  # before planning: the guard's scans of 40 MB cost seconds, for a write that cannot pass
                 raise Refused(refused)
             try:  # plans `p` with the defences applied
-                outcome = guard.check(planner.plan, p, before, user_words, agent=policy.is_agent(p.actor),
+                outcome = guard.check(planner.plan, p, before, user_words, agent=review or policy.is_agent(p.actor),
                                       allow_secret=allow_secret)
             except Refused as exc:
                 raise self._pending_hint(p, exc) from None
@@ -357,7 +360,8 @@ class Memory(MemoryReader):
         over = self._over_cap(p, policy) if fast else None
         if over:  # the shape of a write that skips review, but longer than one may be: a person reads it first
             p.flags.append(over)
-        decision = policy.decide(p.actor, p.file, p.section, p.action, fast_lane=fast and not over)
+        decision = "wait" if review else policy.decide(p.actor, p.file, p.section, p.action,
+                                                       fast_lane=fast and not over)
         if decision == "wait":
             full = self._too_many_pending(p, policy)  # first outside the lock: a first count reads every queue file
             if full:

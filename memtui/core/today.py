@@ -206,6 +206,9 @@ def today(memory: Memory, since: str | datetime | None = None, *, diffs: bool = 
     changes: list[Change] = []
     records = list(memory.store.audit_records())
     seen_commits = set(audit_by_commit(records))
+    from memtui.core.sync import arrived  # commits merged from a remote: another machine's writes, not today's here
+
+    seen_commits |= arrived(memory)
     for rec in records:
         when = _parse_ts(rec.get("ts"))
         if when is None or when < start or when > now:
