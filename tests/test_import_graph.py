@@ -146,3 +146,63 @@ def test_a_store_imports_nothing_above_it(store: str) -> None:
     assert store in edges, f"no {store}.py in {CORE}"
     up = [" → ".join(chain) for target, chain in sorted(reached(edges, store).items()) if target in ABOVE_STORES]
     assert not up, f"{store}.py reaches up into the modules above the stores:\n  " + "\n  ".join(up)
+
+
+# The whole package: every module under memtui/ by its dotted name, subpackages included, so a circle between the
+# app and its commands, or between two folders, is found wherever it runs.
+MEMTUI = CORE.parent
+# Each folder of memtui/ (and the CLI) that must hold no circle of its own nor share one with another.
+PARTS = ("memtui.core", "memtui.tui", "memtui.commands", "memtui.agent", "memtui.integrations", "memtui.cli")
+
+
+def module_name(path: Path, root: Path) -> str:
+    """`memtui/tui/app.py` → `memtui.tui.app`; a package's `__init__.py` is the package."""
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def package_graph(root: Path) -> dict[str, dict[str, int]]:
+    """Each module under `root` (a package folder, read recursively) -> the modules under it that it imports, by
+    dotted name, with a line of each. An import of a name from a package (`from memtui.tui import layout`) is the
+    module when there is one, and of a name from a module (`from memtui.core.memory import Memory`) that module."""
+    files = {module_name(p, root): p for p in sorted(root.rglob("*.py"))}
+    edges: dict[str, dict[str, int]] = {name: {} for name in files}
+    for name, path in files.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for target, line in imports_of(path, package, set(files)):
+            while target and target not in files:
+                target = target.rpartition(".")[0]  # `memtui.core.memory.Memory` → `memtui.core.memory`
+            if target and target != name:
+                edges[name].setdefault(target, line)
+    return edges
+
+
+def test_the_package_graph_reads_subpackages_and_relative_imports(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "top.py").write_text("from pkg.sub.low import f\n")
+    (pkg / "sub" / "low.py").write_text("def f():\n    from ..top import g\n")
+    (pkg / "sub" / "other.py").write_text("from . import low\nfrom .low import f\n")
+    edges = package_graph(pkg)
+    assert edges["pkg.top"] == {"pkg.sub.low": 1}
+    assert edges["pkg.sub.low"] == {"pkg.top": 2}
+    assert edges["pkg.sub.other"] == {"pkg.sub.low": 1}
+    assert cycles(edges) == [["pkg.sub.low", "pkg.top"]]
+
+
+def describe_dotted(component: list[str], edges: dict[str, dict[str, int]]) -> str:
+    inside = set(component)
+    return ", ".join(f"{a}→{b} ({a.replace('.', '/')}.py:{line})" for a in component
+                     for b, line in sorted(edges[a].items()) if b in inside)
+
+
+def test_memtui_has_no_import_cycle_anywhere() -> None:
+    """No circle in any of memtui's folders, the UI and the commands included, nor between them."""
+    edges = package_graph(MEMTUI)
+    for part in PARTS:
+        assert any(m == part or m.startswith(part + ".") for m in edges), f"read no module of {part}"
+    found = cycles(edges)
+    assert not found, "import cycles in memtui/:\n" + "\n".join(
+        f"  {{{', '.join(c)}}}: {describe_dotted(c, edges)}" for c in found)
