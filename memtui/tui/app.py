@@ -63,7 +63,7 @@ from memtui.tui.diff import DiffView, unified
 from memtui.tui.for_people import decided
 from memtui.tui.feed import ActivityFeed, AuditTail, activity_from_audit
 from memtui.tui.header import MemtuiHeader
-from memtui.tui.keys import KeyFooter
+from memtui.tui.keys import APP_BINDINGS, REVIEW_ACTIONS, KeyFooter
 from memtui.tui.messages import (
     Activity, CommittedLoaded, Consolidated, ConsolidationDue, Decided, FilesChanged, LogActivity, MemoryChanged,
     OpenFile, ProposalsChanged, QueueCounted, SessionEnded, StateSynced, approving,
@@ -83,11 +83,7 @@ FIRST_SCREEN_WAIT = 2.0  # seconds the whole-folder sync waits for the first scr
 FIRST_DATA_WAIT = 0.3
 SETTLE_WINDOW = 0.1  # seconds after the first layout in which its settling pass is not paced (MainScreen)
 
-# The keys that decide what the review panel has selected: they act only while the panel is what the person looks
-# at, never while a text box has focus (there the letters are text) nor from inside a Chat or Search tab.
 THEME_SAVE_AFTER = 0.8  # seconds a chosen theme stays before it is saved to the config
-REVIEW_ACTIONS = frozenset({"approve", "revise", "reject", "approve_all", "next_proposal", "prev_proposal",
-                            "revise_of_current"})
 # After a burst of changes the sync (queue, audit, `git status` over every file) waits this long, so the open
 # viewer re-reads and paints its live diff first instead of sharing the GIL and the cores with git.
 REVIEW_PAGE = 200  # proposals the review list holds in full; the others are counted in its title
@@ -241,54 +237,7 @@ class MemtuiApp(App[None]):
         "app.tcss", "header.tcss", "tree.tcss", "viewer.tcss", "diff.tcss", "review.tcss", "feed.tcss", "curate.tcss")]
     COMMANDS = App.COMMANDS | {_memtui_commands}
     _screen_composed = False  # composed: from then on a CSS refresh re-parses, as Textual's does
-    BINDINGS = [
-        Binding("a", "approve", "Approve", id="approve", tooltip="Apply the selected proposal and commit it"),
-        Binding("e", "revise", "Revise", id="revise", tooltip="Edit the selected proposal's entry, then approve"),
-        Binding("r", "reject", "Reject", id="reject", tooltip="Reject the selected proposal (asks for a reason)"),
-        Binding("A", "approve_all", "Approve all", id="approve_all", tooltip="Approve every pending proposal"),
-        Binding("R", "revise_of_current", "As revise", id="revise_of_current", show=False,
-                tooltip="Approve the selected add as a revise of the current entry it contradicts (struck as "
-                "superseded)"),
-        Binding("N", "open_pane('next_session')", "Next session", id="next_session", show=False,
-                tooltip="The context the next agent session receives, and how the selected proposal changes it"),
-        Binding("right_square_bracket", "next_proposal", "Next", id="next_proposal", show=False,
-                tooltip="Select the next proposal in the review panel"),
-        Binding("left_square_bracket", "prev_proposal", "Previous", id="prev_proposal", show=False,
-                tooltip="Select the previous proposal in the review panel"),
-        Binding("slash", "open_pane('search')", "Search", id="search", tooltip="Search the memory"),
-        Binding("t", "open_pane('today')", "Today", id="today", tooltip="Today's log and changes"),
-        Binding("c", "open_pane('chat')", "Chat", id="chat", tooltip="Chat with the embedded agent"),
-        Binding("v", "toggle_raw", "Raw", id="toggle_raw", tooltip="Toggle between rendered and raw source"),
-        Binding("d", "diff_commit", "Diff", id="diff_commit", tooltip="Diff the open file against its last commit"),
-        # Not in the footer (nor W): at 120 columns it cut "? Keys" off the end; both are in the ? help.
-        Binding("S", "toggle_split", "Side by side", id="toggle_split", show=False,
-                tooltip="Show diffs side by side (old left, new right), or unified again"),
-        Binding("W", "toggle_wrap", "Wrap", id="toggle_wrap", show=False,
-                tooltip="Wrap long lines in files and diffs (symbols, line numbers and signs stay in their column), "
-                "or cut them at the edge again"),
-        Binding("w", "close_tab", "Close tab", id="close_tab", show=False, tooltip="Close the current tab"),
-        # Priority: an input's scrolling ancestors bind these keys to sideways paging, which no tab here needs.
-        Binding("ctrl+pagedown", "switch_tab(1)", "Next tab", id="next_tab", show=False, priority=True,
-                tooltip="Show the next tab (also from inside a text box)"),
-        Binding("ctrl+pageup", "switch_tab(-1)", "Previous tab", id="previous_tab", show=False, priority=True,
-                tooltip="Show the previous tab (also from inside a text box)"),
-        Binding("C", "consolidate", "Consolidate", id="consolidate", show=False,
-                tooltip="Propose one reviewed rewrite of each MEMORY.md section over its cap"),
-        Binding("z", "toggle_maximize", "Zoom", id="maximize",
-                tooltip="Give the focused pane the whole screen, or give it back"),
-        Binding("Z", "toggle_stack", "Stack", id="toggle_stack", show=False,
-                tooltip="Stack the panes (main area above the review queue) below 100 columns, always or never"),
-        Binding("question_mark", "help", "Keys", id="help", tooltip="Show every key"),
-        Binding("q", "quit", "Quit", id="quit", tooltip="Quit memtui"),
-        # Not a priority: a dialog's escape (cancel) and the viewer's (clear diff marks) come first, and a running
-        # chat turn's (cancel it). Elsewhere it leaves a text box, then goes back one level (`action_back`).
-        Binding("escape", "back", "Back", id="back", show=False,
-                tooltip="Leave the text box; again: back to the tab before (or the tree)"),
-        # Textual's ctrl+c copies in a text box and only says "press ctrl+q" elsewhere: here it quits from anywhere
-        # (ctrl+q too, Textual's), unless text is selected, which it copies as before.
-        Binding("ctrl+c", "quit_or_copy", "Quit", id="quit_ctrl_c", show=False, priority=True,
-                tooltip="Quit memtui (copies instead while text is selected)"),
-    ]
+    BINDINGS = APP_BINDINGS
 
     def __init__(self, root: str | Path | None = None, theme: str | None = None, *, watch: bool = True,
                  user: str | None = None, memory: Memory | None = None) -> None:
@@ -1426,78 +1375,21 @@ class MemtuiApp(App[None]):
             out += [b for b in cls.BINDINGS if isinstance(b, Binding)]
         return out
 
-    def key_scopes(self) -> list[tuple[str, list[Binding]]]:
-        """Every pane's keys, in the screen's order, from the bindings themselves (help cannot drift from them):
-        the review keys are the app's, listed under the review panel where they act. The pane modules are imported
-        here, as help first opens, not at start."""
-        from textual.widgets import Tree
-
-        from memtui.tui.chat import ChatPane, ProposalCardView
-        from memtui.tui.dialogs import ConfirmScreen, RejectScreen, ReviseScreen
-        from memtui.tui.search import SearchPane
-        from memtui.tui.today import TodayPane
-
-        def own(*classes: type) -> list[Binding]:
-            return [b for cls in classes for b in cls.BINDINGS if isinstance(b, Binding)]
-
-        app = own(type(self))
-        return [("tree", own(MemoryTree) or own(Tree)), ("viewer", own(MemoryViewer)),
-                ("review", [b for b in app if b.action in REVIEW_ACTIONS] + own(DiffView)),
-                ("Today", own(TodayPane)), ("search", own(SearchPane)), ("chat", own(ChatPane, ProposalCardView)),
-                ("app", [b for b in app if b.action not in REVIEW_ACTIONS]), ("revise", own(ReviseScreen)),
-                ("reject", own(RejectScreen)), ("confirm", own(ConfirmScreen))]
-
     def key_rows(self, lit: set[int] | None = None) -> list[tuple[str, str, str, str]]:
-        """(pane, keys, binding id, what it does) for every key; `lit`, if given, gets the indexes of the rows
-        whose key works now on the main screen (Textual's active bindings: the focused widget's, its ancestors',
-        the app's, each enabled by `check_action`, a key shadowed by a nearer widget's not)."""
-        now = {(b.binding.id or b.binding.action) for b in self.base.active_bindings.values() if b.enabled}
-        everywhere = [("app", "ctrl+p", "command_palette", "Command palette: open files, decide, switch theme"),
-                      ("app", "tab", "-", "Move focus: tree, main area (its tab bar, then the tab), review list, "
-                                          "diff, activity feed; shift+tab back")]
-        rows: list[tuple[str, str, str, str]] = []
-        listed: set[str] = set()
-        for scope, bindings in self.key_scopes():
-            if scope == "app":
-                if lit is not None:
-                    lit.update(range(len(rows), len(rows) + len(everywhere)))
-                rows += everywhere
-            for b in bindings:
-                if not (b.id or b.description):
-                    continue  # a key Textual's widget keeps to itself, undescribed
-                if b.id in listed or b.action.startswith("app."):
-                    continue  # the same binding again, or the app's (a pane's `?`, first in its footer): the app's
-                listed.add(b.id or "")
-                keys = self.keymap_config.get(b.id or "", b.key)
-                if lit is not None and (b.id or b.action) in now:
-                    lit.add(len(rows))
-                rows.append((scope, keys, b.id or "-", b.tooltip or b.description))
-        return rows
+        from memtui.tui.help import key_rows
 
-    def focus_name(self) -> str:
-        """The pane the focus is in, by the names help uses."""
-        focused = self.base.focused
-        if focused is None:
-            return ""
-        ancestors = focused.ancestors_with_self
-        plugin = next((kind for kind, w in self.panes.items() if w in ancestors), None)
-        if plugin is not None:
-            return {"today": "Today"}.get(plugin, plugin)
-        for widget, name in ((self.tree, "tree"), (self.review, "review"), (self.feed, "activity feed")):
-            if widget in ancestors:
-                return name
-        return "viewer" if isinstance(focused, MemoryViewer) else "main area"
+        return key_rows(self, lit)
 
     def action_help(self) -> None:
+        from memtui.tui.help import HelpScreen, focus_name
+
         lit: set[int] = set()
         rows = self.key_rows(lit)  # as the keys are now: which work changes with the focus
         if not self.is_screen_installed("help"):  # made once and kept (laid-out tables are cached by their rows)
-            from memtui.tui.help import HelpScreen
-
-            self.install_screen(HelpScreen(rows, frozenset(lit), self.focus_name()), "help")
+            self.install_screen(HelpScreen(rows, frozenset(lit), focus_name(self)), "help")
         help_screen = self.get_screen("help")
         if help_screen not in self.screen_stack:  # asked for again from the palette over the help
-            help_screen.show(rows, frozenset(lit), self.focus_name())
+            help_screen.show(rows, frozenset(lit), focus_name(self))
             self.push_screen(help_screen)
 
     def action_switch_theme(self, name: str) -> None:
