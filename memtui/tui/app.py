@@ -57,7 +57,6 @@ from memtui.core.proposals import CHANGED_SINCE_SEEN, CONFLICT, PENDING, Proposa
 from memtui.core.store import StoreUnavailable
 from memtui.core.queue_page import Stopped
 from memtui.core.visible import shown_name
-from memtui.tui import layout as layouts
 from memtui.tui import theme_files
 from memtui.tui.diff import DiffView, unified
 from memtui.tui.for_people import decided
@@ -70,6 +69,7 @@ from memtui.tui.messages import (
 )
 from memtui.tui.plain import visible
 from memtui.tui.review import ReviewPanel
+from memtui.tui.room import Room
 from memtui.tui.tabs import Tabbed, TabPane
 from memtui.tui.tree import MemoryTree
 from memtui.tui.viewer import MemoryViewer
@@ -141,9 +141,9 @@ class MainScreen(Screen):
     def on_resize(self, event: events.Resize) -> None:
         """Stack below layouts.NARROW columns (or as the person chose): a class, so the same layout as the size
         changes (a class already set is no change)."""
-        apply = getattr(self.app, "apply_layout", None)
-        if apply is not None:
-            apply(event.size.width)
+        room = getattr(self.app, "room", None)
+        if room is not None:
+            room.apply(event.size.width)
 
     def _on_screen_resume(self, event: events.ScreenResume) -> None:
         # Each widget on it was styled as it mounted, by the stylesheets then parsed (a widget's own CSS is added
@@ -285,7 +285,6 @@ class MemtuiApp(App[None]):
         # on the same proposal a second time (it would be refused as already applied, and say "not applied").
         self._deciding: set[str] = set()
         self._sync_lock = threading.Lock()
-        self._layout_lock = threading.Lock()
         self._quitting = threading.Event()
         self._sync_files: set[str] | None = None  # files changed since a deferred sync was scheduled
         self._sync_whole = False  # and a change among them that names no files (the whole folder is read again)
@@ -298,10 +297,7 @@ class MemtuiApp(App[None]):
             if problem:
                 self.problems.append(problem)
         self.keymap_config = {str(k): str(v) for k, v in config.section("keys").items()}
-        # The person's layout (a pane given the screen, stacked or not), from their state folder: one small read,
-        # so the first frame has it (memtui/tui/layout.py).
-        self.layout = layouts.load()
-        self._layout_saved = self.layout  # the layout the state folder holds (the last one written)
+        self.room = Room(self)  # the person's layout, read now: the first frame has it (memtui/tui/room.py)
         for t in theme_files.shipped_themes():
             self.register_theme(t)
         users, problems = theme_files.user_themes()
@@ -366,7 +362,7 @@ class MemtuiApp(App[None]):
                     viewer = self.viewer(self.first_file)
                     # Not when another pane has the screen: a focus the hidden viewer took as it mounted would be
                     # dropped, and the shown pane left without the keys.
-                    viewer.focus_when_mounted = self.layout.maximized in (None, "main")
+                    viewer.focus_when_mounted = self.room.layout.maximized in (None, "main")
                     yield viewer
             yield ReviewPanel(id="review")
         yield ActivityFeed(id="feed")
@@ -404,7 +400,7 @@ class MemtuiApp(App[None]):
         moved the focus twice (Textual's auto focus gave it to the activity feed first): each move restyles the
         widget it leaves and the one it reaches, before the first frame."""
         screen = MainScreen(id="_default")
-        self.apply_layout(self.size.width, screen)  # before the first layout: the first frame has the person's
+        self.room.apply(self.size.width, screen)  # before the first layout: the first frame has the person's
         screen.hold_layout = True  # until the app's mount has the first data (on_mount releases it)
         return screen
 
@@ -433,13 +429,13 @@ class MemtuiApp(App[None]):
         self.theme_changed_signal.subscribe(self, self._theme_chosen)
         # A pane the person gave the screen last time has the keys (the viewer is hidden behind it): given now, and
         # again after the first frame, when a focus the viewer took as it mounted may have been dropped as hidden.
-        if self.layout.maximized in (None, "main"):
+        if self.room.layout.maximized in (None, "main"):
             self.base.query_one(MemoryViewer).focus()
         else:
-            self._focus_shown_pane()
-            self.call_after_refresh(self._focus_shown_pane)
+            self.room.focus_shown_pane()
+            self.call_after_refresh(self.room.focus_shown_pane)
         # From then on focus moving into a hidden pane gives it the screen (the focus moves above are done first).
-        self.call_after_refresh(setattr, self, "_layout_live", True)
+        self.call_after_refresh(setattr, self.room, "live", True)
         # The queue is read in a thread started as the screen was composed (see compose); the whole-folder work
         # (`git status` over every file, the file count) waits until the first screen is painted: started with it,
         # its walk of every file shared the GIL with that screen's frames.
@@ -519,8 +515,8 @@ class MemtuiApp(App[None]):
         # Stopped and joined here, off the event loop: a watcher left running would still be reading when the
         # interpreter tears down.
         _settle_gc()
-        if self._layout_saved != self.layout:
-            await asyncio.to_thread(self._write_layout)  # a layout chosen just before quitting is still kept
+        if self.room.unsaved:
+            await asyncio.to_thread(self.room.write)  # a layout chosen just before quitting is still kept
         watcher, self.watcher, self.changes = self.changes, None, None
         if watcher is not None:
             await asyncio.to_thread(watcher.stop)
@@ -1281,90 +1277,15 @@ class MemtuiApp(App[None]):
         self.feed.add(Activity(clock.now().strftime("%H:%M"), "memtui", "problem", text, MEMORY_FILE))
         self.notify(text, severity="warning", timeout=15)
 
-    # room for each view ---------------------------------------------------------------------------------------
-    def apply_layout(self, width: int | None = None, screen: Screen | None = None) -> None:
-        """Set the main screen's classes for `self.layout` at `width` (app.tcss): which pane has the screen, and
-        whether the body stacks. Classes already set are no change (no layout)."""
-        screen = screen or self.base
-        width = self.size.width if width is None else width
-        pane = self.layout.maximized
-        screen.set_class(self.layout.stacked(width), "-narrow")
-        screen.set_class(pane is not None, "-max")
-        for name in layouts.PANES:
-            screen.set_class(pane == name, f"-max-{name}")
-
-    def pane_of(self, widget: Widget | None) -> str | None:
-        """The screen pane (layouts.PANES, by id) `widget` is in."""
-        while widget is not None:
-            if widget.id in layouts.PANES and widget.parent is not None and widget.screen is self.base:
-                return widget.id
-            widget = widget.parent  # type: ignore[assignment]
-        return None
-
-    def _focus_shown_pane(self) -> None:
-        name = self.layout.maximized
-        if name is None or self.pane_of(self.base.focused) == name:
-            return
-        pane = self.base.query_one(f"#{name}")
-        # Asked by can_focus: before the first layout `focusable` is not yet known for the pane's widgets.
-        target = pane if pane.can_focus else next((w for w in pane.query("*") if w.can_focus), None)
-        if target is not None:
-            target.focus()
-
-    def set_layout(self, new: layouts.Layout) -> None:
-        if new == self.layout:
-            return
-        self.layout = new
-        self.apply_layout()
-        self.save_layout(new)
-
-    @work(thread=True, group="layout", exit_on_error=False)
-    def save_layout(self, chosen: layouts.Layout) -> None:
-        """The layout chosen is the next start's too: saved to the person's state folder, never the memory's."""
-        problem = self._write_layout()
-        if problem:
-            self.call_from_thread(self.notify, problem, severity="warning", markup=False)
-
-    def _write_layout(self) -> str | None:
-        """Write the layout in force now (not the one a thread was started for: `z` pressed twice starts two
-        threads, which may finish in either order, and the later choice must be the one kept)."""
-        with self._layout_lock:
-            current = self.layout
-            if current == self._layout_saved:
-                return None
-            problem = layouts.save(current)
-            if problem is None:
-                self._layout_saved = current
-            return problem
-
+    # room for each view (memtui/tui/room.py) ---------------------------------------------------------------
     def action_toggle_maximize(self) -> None:
-        """`z`: the focused pane (Today, Search, Chat or a file in the main area, the review queue, the tree, the
-        feed) takes the body's whole width and height; again, every pane is shown (JupyterLab's single-document
-        mode, tmux's zoom)."""
-        if self.layout.maximized is not None:
-            self.set_layout(self.layout.with_maximized(None))
-            return
-        pane = self.pane_of(self.base.focused) or "main"
-        self.set_layout(self.layout.with_maximized(pane))
+        self.room.toggle_maximize()
 
     def action_toggle_stack(self) -> None:
-        """`Z`: stack the body below layouts.NARROW columns (the default), always, or never; said in a toast."""
-        order = layouts.STACK_CHOICES
-        new = order[(order.index(self.layout.stack) + 1) % len(order)]
-        self.set_layout(layouts.Layout(self.layout.maximized, new))
-        said = {"auto": f"stacked below {layouts.NARROW} columns", "on": "stacked at every width",
-                "off": "side by side at every width"}[new]
-        self.notify(f"Layout: {said} (Z changes it)", timeout=3, markup=False)
+        self.room.toggle_stack()
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        """Focus moved (Tab, a key that opens a pane, a click) into a pane hidden by another's zoom: that pane is
-        given the screen instead, so the focused widget is always in view."""
-        pane = self.layout.maximized
-        if pane is None or not getattr(self, "_layout_live", False):
-            return
-        where = self.pane_of(event.widget)
-        if where is not None and where != pane:
-            self.set_layout(self.layout.with_maximized(where))
+        self.room.focus_moved(event.widget)
 
     # keys and themes --------------------------------------------------------------------------------------
     def all_bindings(self) -> list[Binding]:
