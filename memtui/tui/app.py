@@ -51,21 +51,20 @@ from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
 from memtui.core import clock
-from memtui.core.config import ENTRY_ACTIONS
 from memtui.core.memory import MEMORY_FILE, Memory, default_actor
-from memtui.core.proposals import CHANGED_SINCE_SEEN, CONFLICT, PENDING, Proposal
+from memtui.core.proposals import CONFLICT, Proposal
 from memtui.core.store import StoreUnavailable
 from memtui.core.queue_page import Stopped
 from memtui.core.visible import shown_name
 from memtui.tui import theme_files
+from memtui.tui.deciding import Deciding
 from memtui.tui.diff import DiffView, unified
-from memtui.tui.for_people import decided
 from memtui.tui.feed import ActivityFeed, AuditTail, activity_from_audit
 from memtui.tui.header import MemtuiHeader
 from memtui.tui.keys import APP_BINDINGS, REVIEW_ACTIONS, KeyFooter
 from memtui.tui.messages import (
     Activity, CommittedLoaded, Consolidated, ConsolidationDue, Decided, FilesChanged, LogActivity, MemoryChanged,
-    OpenFile, ProposalsChanged, QueueCounted, SessionEnded, StateSynced, approving,
+    OpenFile, ProposalsChanged, QueueCounted, SessionEnded, StateSynced,
 )
 from memtui.tui.plain import visible
 from memtui.tui.review import ReviewPanel
@@ -258,9 +257,6 @@ class MemtuiApp(App[None]):
         # Long lines wrapped (W) in diffs, viewers and the feed; one mounted later starts the same way. On from the
         # start: at 120 columns the review panel is 40 wide, and a change cut at its edge is a change not seen.
         self.diff_wrap = True
-        self._select_after_sync: str | None = None  # a proposal the app just made, selected once it is listed
-        self._focus_after_sync: str | None = None  # and then the review list focused, and this said (see below)
-        self._hash_after_sync: str | None = None  # and only when listed with these bytes (select_when_listed)
         self.consolidation_offer: list[str] = []
         self.by = user or default_actor()
         self.watch_enabled = watch
@@ -277,13 +273,7 @@ class MemtuiApp(App[None]):
         self.problems: list[str] = []
         self._seq = itertools.count(1)
         self._shown_seq = 0
-        # Proposals this app applied or rejected → the first sync number that read the queue after the decision:
-        # an older sync's listing (read before the decision was written) must not bring one back.
-        self._settled: dict[str, int] = {}
         self.arrivals: Any = None  # the ids listed so far (memtui/tui/arrivals.py), made at the first sync shown
-        # Proposals a decision of this app is under way on: a key pressed again before it comes back must not act
-        # on the same proposal a second time (it would be refused as already applied, and say "not applied").
-        self._deciding: set[str] = set()
         self._sync_lock = threading.Lock()
         self._quitting = threading.Event()
         self._sync_files: set[str] | None = None  # files changed since a deferred sync was scheduled
@@ -297,6 +287,7 @@ class MemtuiApp(App[None]):
             if problem:
                 self.problems.append(problem)
         self.keymap_config = {str(k): str(v) for k, v in config.section("keys").items()}
+        self.deciding = Deciding(self)  # the person's decisions on the review list (memtui/tui/deciding.py)
         self.room = Room(self)  # the person's layout, read now: the first frame has it (memtui/tui/room.py)
         for t in theme_files.shipped_themes():
             self.register_theme(t)
@@ -649,8 +640,8 @@ class MemtuiApp(App[None]):
         else:
             external = self._external = message.external
             self.folder_synced += 1
-        if self._settled:  # an external change approved or rejected here: its id is its file's, listed the same
-            external = [p for p in external if self._settled.get(p.id, 0) <= message.seq]
+        # An external change approved or rejected here: its id is its file's, listed the same.
+        external = self.deciding.unsettled(external, message.seq)
         written = {a.file for a in message.activity}
         now = clock.now().strftime("%H:%M")
         for p in message.external or ():
@@ -669,9 +660,8 @@ class MemtuiApp(App[None]):
                 self.feed.add(Activity(now, "memtui", "problem", problem))
                 self.notify(problem, severity="warning", timeout=10, markup=False)
         proposals = message.proposals
-        if self._settled:
-            proposals = [p for p in proposals if self._settled.get(p.id, 0) <= message.seq]
-            self._settled = {pid: mark for pid, mark in self._settled.items() if mark > message.seq}
+        proposals = self.deciding.unsettled(proposals, message.seq)
+        self.deciding.shown(message.seq)
         everything = proposals + external
         self._announce(proposals, message, now)
         self.review.lineage = message.lineage
@@ -680,14 +670,8 @@ class MemtuiApp(App[None]):
         # Not counted yet (more than a page): the last count stands until this sync's comes (`on_queue_counted`).
         more = message.more if message.more is not None else self.review.more or None
         self.review.set_proposals(everything, more=more)
-        if self._select_after_sync and self._listed_as_expected() and self.review.select(self._select_after_sync):
-            self._select_after_sync = self._hash_after_sync = None
-            if self._focus_after_sync is not None:
-                self.review.option_list.focus()
-                if self._focus_after_sync:
-                    self.notify(self._focus_after_sync, markup=False)
-                self._focus_after_sync = None
-        self._count_listed(message.file_count)
+        self.deciding.listed()
+        self.deciding.count_listed(message.file_count)
         for pane in self.panes.values():
             pane.post_message(ProposalsChanged(list(everything)))
 
@@ -1030,189 +1014,40 @@ class MemtuiApp(App[None]):
     def action_prev_proposal(self) -> None:
         self.review.option_list.action_cursor_up()
 
-    def _selected(self, verb: str):
-        p = self.review.selected
-        if p is None:
-            self.notify(markup=False, message=f"Nothing to {verb}: no proposal is selected in the review panel")
-        elif self._under_way(p.id):
-            return None
-        return p
+    def action_approve(self) -> None:
+        self.deciding.approve()
 
-    def _under_way(self, pid: str) -> bool:
-        """Is a decision of this app on `pid` under way? Said to the person when it is."""
-        if pid in self._deciding:
-            self.notify(markup=False, message=f"{pid} is being decided; the list moves on once it is")
-            return True
-        return False
+    def action_revise(self) -> None:
+        self.deciding.revise()
+
+    def action_reject(self) -> None:
+        self.deciding.reject()
+
+    def action_approve_all(self) -> None:
+        self.deciding.approve_all()
+
+    def action_revise_of_current(self) -> None:
+        self.deciding.revise_of_current()
+
+    def on_decided(self, message: Decided) -> None:
+        if self.alive():
+            self.deciding.decided(message)
 
     def claim_decision(self, pid: str) -> bool:
-        """Mark `pid` as being decided here (the review keys, a chat card); False, said to the person, when a
-        decision on it is under way already. The mark goes when its decision comes back (`on_decided`)."""
-        if self._under_way(pid):
-            return False
-        self._deciding.add(pid)
-        return True
+        """Mark `pid` as being decided (a chat card's approval, as the review keys'): see `Deciding.claim`."""
+        return self.deciding.claim(pid)
 
     def release_decision(self, pid: str) -> None:
-        """A decision on `pid` ended with no result to come back (its worker failed): the keys act on it again."""
-        self._deciding.discard(pid)
+        self.deciding.release(pid)
 
-    def announce(self, p) -> None:
-        """Say in the feed exactly which proposal an approval acts on, before it runs: id, file, entry."""
-        self.feed.add(Activity(clock.now().strftime("%H:%M"), self.by, "approve", approving(p), p.file))
-
-    def action_approve(self) -> None:
-        p = self._selected("approve")
-        if p is not None and self.claim_decision(p.id):
-            self.announce(p)
-            self.review.decided(p.id)
-            # Bound to the proposal as drawn (its digest): one changed since is refused, not approved unseen. An
-            # external change is approved as the bytes its diff was made from, or not at all.
-            self.decide("approve", p.id, expect=p.after_hash if p.external else None, seen=p.digest())
+    def select_when_listed(self, pid: str, notice: str = "", after_hash: str | None = None) -> None:
+        """Select and focus `pid` in review once it is listed, then say `notice` (`Deciding.select_when_listed`)."""
+        self.deciding.select_when_listed(pid, notice, after_hash)
 
     def on_review_panel_shown(self, message: ReviewPanel.Shown) -> None:
         pane = self.panes.get("next_session")
         if pane is not None:
             pane.show_for(message.proposal)  # type: ignore[attr-defined]
-
-    def action_revise_of_current(self) -> None:
-        """Approve the selected add as a revise of the one current entry it contradicts: that line is struck as
-        superseded and the new one added below it. The approval plans it against the file as it is now."""
-        p = self._selected("approve as a revise")
-        if p is None:
-            return
-        current = self.review.contradicts.get(p.id, [])
-        if p.action != "add" or p.external or len(current) != 1:
-            why = (f"{p.id} contradicts {len(current)} current entries: revise it with e and name the one it replaces"
-                   if len(current) > 1 else f"{p.id} contradicts no current entry: approve it with a, or revise it "
-                   "with e")
-            self.notify(why, severity="warning", markup=False)
-            return
-        if self.claim_decision(p.id):
-            self.announce(p.replace(action="revise"))  # the feed says what it will be: a revise, not an add
-            self.review.decided(p.id)
-            self.decide("approve", p.id, seen=p.digest(), replaces=current[0])
-
-    def action_reject(self) -> None:
-        from memtui.tui.dialogs import RejectScreen
-
-        p = self._selected("reject")
-        if p is None:
-            return
-        seen = p.digest()  # the proposal the dialog names, as drawn
-
-        def done(reason: str | None) -> None:
-            if reason and self.claim_decision(p.id):  # a chat card may have started one meanwhile
-                self.review.decided(p.id)
-                self.decide("reject", p.id, reason, seen=seen)
-
-        self.push_screen(RejectScreen(p), done)
-
-    def action_revise(self) -> None:
-        from memtui.tui.dialogs import ReviseScreen
-
-        p = self._selected("revise")
-        if p is None:
-            return
-        if p.external or p.action not in ENTRY_ACTIONS:
-            self.notify(markup=False, severity="warning",
-                        message=f"{p.id} is a whole-file {p.action}: approve or reject it (revise works on one entry)")
-            return
-
-        def done(result) -> None:
-            if result is not None:
-                self.review.decided(p.id)
-                self.post_message(Decided("revise", p.id, result))
-
-        self.push_screen(ReviseScreen(self.memory, p, self.by), done)
-
-    def action_approve_all(self) -> None:
-        from memtui.tui.dialogs import ConfirmScreen
-
-        chosen = [p for p in self.review.proposals
-                  if p.status == PENDING and not p.external and p.id not in self._deciding]
-        ids = [p.id for p in chosen]
-        seen = {p.id: p.digest() for p in chosen}  # each as listed when the person confirmed
-        if not ids:
-            self.notify("No pending proposals to approve")
-            return
-
-        def done(yes: bool | None) -> None:
-            if yes:
-                for p in chosen:
-                    self.announce(p)
-                self._deciding.update(ids)
-                self.decide_all(ids, seen)
-
-        self.push_screen(ConfirmScreen(f"Approve all {len(ids)} pending proposals ({', '.join(ids)})?"), done)
-
-    @work(thread=True, group="decide", exit_on_error=False)
-    def decide(self, verb: str, pid: str, reason: str | None = None, expect: str | None = None,
-               seen: str | None = None, replaces: str | None = None) -> None:
-        try:
-            if verb == "reject":
-                result = self.memory.reject(pid, reason=reason or "", by=self.by, seen=seen)
-            else:
-                result = self.memory.approve(pid, by=self.by, expect=expect, seen=seen, replaces=replaces)
-        except BaseException:
-            self.release_decision(pid)  # no decision comes back (the failure is shown)
-            raise
-        self.post_message(Decided(verb, pid, result))
-
-    @work(thread=True, group="decide", exit_on_error=False)
-    def decide_all(self, ids: list[str], seen: dict[str, str] | None = None) -> None:
-        for k, pid in enumerate(ids):
-            try:
-                result = self.memory.approve(pid, by=self.by, seen=(seen or {}).get(pid))
-            except BaseException:
-                self._deciding.difference_update(ids[k:])
-                raise
-            self.post_message(Decided("approve", pid, result))
-
-    def on_decided(self, message: Decided) -> None:
-        if not self.alive():
-            return
-        self._deciding.discard(message.pid)
-        r = message.result
-        severity = {"applied": "information", "rejected": "information", "conflict": "warning"}.get(r.status, "error")
-        # A decision that went through is in the feed too: its notice goes soon, so notices of a quick run of
-        # decisions do not pile up over the next proposal's diff. One that did not go through stays to be read.
-        timeout = 1.5 if r.status in ("applied", "rejected") else self.NOTIFICATION_TIMEOUT
-        if r.status in ("applied", "rejected"):
-            # Gone from the list now, not at the sync the write brings (~0.1 s on): a key pressed in between
-            # would act on a proposal already decided, and be refused.
-            self._settled[message.pid] = next(self._seq)
-            self.review.settled(message.pid)
-            self._count_listed()
-        elif r.status == "refused" and CHANGED_SINCE_SEEN in r.message:
-            # Nothing was decided: the feed says so (its "approving …" line named what was seen, not what is
-            # there now). The change of its queue file is a change event of its own, whose sync draws the proposal
-            # as it is now: kept selected, not moved on from, for the person to look again.
-            self.feed.add(Activity(clock.now().strftime("%H:%M"), self.by, "refused",
-                                   f"{message.verb} of {message.pid} refused: {CHANGED_SINCE_SEEN}; nothing was "
-                                   "written", r.file))
-            self.review.look_again(message.pid)
-            self.select_when_listed(message.pid)
-        self.notify(decided(message.pid, r.status, r.message), severity=severity,  # type: ignore[arg-type]
-                    timeout=timeout)
-
-    def _count_listed(self, file_count: int | None = None) -> None:
-        """The header's counts and the tree's badges as the review list stands: after each sync, and after a
-        decision took a proposal off the list before the sync its write brings."""
-        listed = self.review.proposals
-        queued = [p for p in listed if not p.external]
-        pending: dict[str, int] = {}
-        for p in queued:
-            pending[p.file] = pending.get(p.file, 0) + 1
-        self.tree.set_badges(pending=pending, external={p.file for p in listed if p.external},
-                             changed=set(self.changed_since_open))
-        counts: dict[str, int | None] = {"pending": sum(p.status == PENDING for p in queued),
-                                         "conflict": sum(p.status == CONFLICT for p in queued)}
-        if self.folder_synced:  # the external changes are known once the whole folder was read
-            counts["external"] = sum(p.external for p in listed)
-        if file_count is not None:
-            counts["files"] = file_count
-        self.base.query_one(MemtuiHeader).set_counts(**counts)
 
     # consolidation ----------------------------------------------------------------------------------------
     def action_consolidate(self, section: str | None = None) -> None:
@@ -1223,25 +1058,6 @@ class MemtuiApp(App[None]):
     def consolidate(self, section: str | None = None) -> None:
         self.post_message(Consolidated(self.memory.consolidate(section, actor=self.by)))
 
-    def select_when_listed(self, pid: str, notice: str = "", after_hash: str | None = None) -> None:
-        """Select and focus `pid` in review, then say `notice`: now if it is listed, else once the sync that lists
-        it is shown. Said only then: a notice naming a key (`a approve`) must not come while the key would still
-        act on another proposal. With `after_hash`, only a listing of those bytes counts: an external change's id
-        is its file's, so an older listing, or an agent's rewrite of the file, must not be announced as the
-        person's edit."""
-        self._select_after_sync, self._focus_after_sync, self._hash_after_sync = pid, notice, after_hash
-        if self._listed_as_expected() and self.review.select(pid):
-            self._select_after_sync = self._focus_after_sync = self._hash_after_sync = None
-            self.review.option_list.focus()
-            if notice:
-                self.notify(notice, markup=False)
-
-    def _listed_as_expected(self) -> bool:
-        if self._hash_after_sync is None:
-            return True
-        return any(p.id == self._select_after_sync and p.after_hash == self._hash_after_sync
-                   for p in self.review.proposals)
-
     def on_consolidated(self, message: Consolidated) -> None:
         if not self.alive():
             return
@@ -1249,7 +1065,7 @@ class MemtuiApp(App[None]):
         for r in message.results:
             where = f"{r.file} § {r.section}" if r.section else (r.file or MEMORY_FILE)
             if r.status == "queued" and r.id:
-                self._select_after_sync, self._focus_after_sync, self._hash_after_sync = r.id, None, None
+                self.deciding.select_after_sync(r.id)
                 self.feed.add(Activity(now, self.by, "queued", f"{r.id} consolidate {where}: waiting for review",
                                        r.file))
                 self.notify(f"{r.id}: consolidation of {where} waits for review", timeout=6, markup=False)
