@@ -57,12 +57,11 @@ async def test_a_decided_proposal_leaves_the_list_at_once_and_an_older_sync_does
     """Between a decision and the sync its write brings, the list must not offer the decided proposal: a second
     key press on it (`r` after `a`) would act on a proposal already applied. Nor may a sync that read the queue
     before the decision was written list it again."""
-    import memtui.tui.app as app_module
     from dataclasses import replace as copy_with
 
     from memtui.tui.messages import StateSynced
 
-    monkeypatch.setattr(app_module, "SYNC_AFTER", 30.0)  # the sync the write brings: not within this test
+    monkeypatch.setattr("memtui.tui.syncing.SYNC_AFTER", 30.0)  # the sync the write brings: not within this test
 
     class Keeping(MemtuiApp):
         last: StateSynced | None = None
@@ -75,7 +74,7 @@ async def test_a_decided_proposal_leaves_the_list_at_once_and_an_older_sync_does
         await start(app, pilot)
         assert app.review.selected.id == "p-0001"
         synced, before = app.synced, app.last
-        in_flight = next(app._seq)  # a sync that read the queue before the decision, and is shown after it
+        in_flight = next(app.state_sync.seq)  # a sync that read the queue before the decision, and is shown after it
         await pilot.press("a")
         await wait_for(pilot, lambda: "p-0001" not in [p.id for p in app.review.proposals], what="p-0001 to go")
         assert app.synced == synced  # no sync came: the decision itself took it off

@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import hashlib
-import itertools
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -52,23 +50,21 @@ from textual.worker import Worker, WorkerState
 
 from memtui.core import clock
 from memtui.core.memory import MEMORY_FILE, Memory, default_actor
-from memtui.core.proposals import CONFLICT, Proposal
-from memtui.core.store import StoreUnavailable
-from memtui.core.queue_page import Stopped
 from memtui.core.visible import shown_name
 from memtui.tui import theme_files
 from memtui.tui.deciding import Deciding
 from memtui.tui.diff import DiffView, unified
-from memtui.tui.feed import ActivityFeed, AuditTail, activity_from_audit
+from memtui.tui.feed import ActivityFeed
 from memtui.tui.header import MemtuiHeader
 from memtui.tui.keys import APP_BINDINGS, REVIEW_ACTIONS, KeyFooter
 from memtui.tui.messages import (
-    Activity, CommittedLoaded, Consolidated, ConsolidationDue, Decided, FilesChanged, LogActivity, MemoryChanged,
-    OpenFile, ProposalsChanged, QueueCounted, SessionEnded, StateSynced,
+    Activity, CommittedLoaded, Consolidated, ConsolidationDue, Decided, FilesChanged, LogActivity, OpenFile,
+    QueueCounted, SessionEnded, StateSynced,
 )
 from memtui.tui.plain import visible
 from memtui.tui.review import ReviewPanel
 from memtui.tui.room import Room
+from memtui.tui.syncing import StateSync
 from memtui.tui.tabs import Tabbed, TabPane
 from memtui.tui.tree import MemoryTree
 from memtui.tui.viewer import MemoryViewer
@@ -83,16 +79,6 @@ FIRST_DATA_WAIT = 0.3
 SETTLE_WINDOW = 0.1  # seconds after the first layout in which its settling pass is not paced (MainScreen)
 
 THEME_SAVE_AFTER = 0.8  # seconds a chosen theme stays before it is saved to the config
-# After a burst of changes the sync (queue, audit, `git status` over every file) waits this long, so the open
-# viewer re-reads and paints its live diff first instead of sharing the GIL and the cores with git.
-REVIEW_PAGE = 200  # proposals the review list holds in full; the others are counted in its title
-SYNC_AFTER = 0.1
-SYNC_POLL = 0.01  # while a viewer re-reads, the sync looks again this often
-SYNC_WAIT_MAX = 1.0  # and starts anyway after this long
-# A sync after files changed reads their external changes only (git status of those paths); the whole folder's
-# (a quarter of a second of lstat at 100,000 files, which delayed the next append's live diff) is read again once
-# no change came for this long: a change no event names (a commit made outside memtui) is shown then.
-FOLDER_READ_QUIET = 2.0
 
 
 class MainScreen(Screen):
@@ -172,43 +158,6 @@ def _memtui_commands() -> type:
     return MemtuiCommands
 
 
-def _contradicts(memory: Memory, proposals: list[Proposal],
-                 known: dict[tuple[str, str, str | None, str | None], list[str]]) -> dict[str, list[str]]:
-    """Each pending add's id → the current entries of its section it gives another value of, each file's reviewed
-    text read once. Read with the queue, off the app's thread, but not for the first screen (see `sync`). `known`
-    holds the pairs of the last sync by (file text, id, section, entry) and is refilled: a sync after a log
-    line pairs nothing again (200 adds against a section of 1,000 entries took 0.27 s)."""
-    from memtui.core import contradictions
-    from memtui.core.store import StoreUnavailable
-
-    texts: dict[str, str | None] = {}
-    out: dict[str, list[str]] = {}
-    seen: dict[tuple[str, str, str | None, str | None], list[str]] = {}
-    for p in proposals:
-        if p.action != "add" or p.external or p.status != "pending":
-            continue
-        if p.file not in texts:
-            try:
-                texts[p.file] = memory.base_text(p.file)
-            except StoreUnavailable:
-                raise
-            except Exception:  # unreadable: the review and the approval say why
-                texts[p.file] = None
-        text = texts[p.file]
-        if text is None:
-            continue
-        key = (hashlib.sha1(text.encode()).hexdigest(), p.id, p.section, p.entry)
-        found = known.get(key)
-        if found is None:
-            found = [e.raw.strip() for e in contradictions.of_proposal(memory, p, text)]
-        seen[key] = found
-        if found:
-            out[p.id] = found
-    known.clear()
-    known.update(seen)
-    return out
-
-
 def tab_id(prefix: str, rel: str) -> str:
     return f"{prefix}-{hashlib.sha1(rel.encode()).hexdigest()[:12]}"
 
@@ -268,20 +217,8 @@ class MemtuiApp(App[None]):
         self.changed_since_open: set[str] = set()
         self.synced = 0  # syncs shown; the first shows the queue
         self.folder_synced = 0  # of them, those that read the whole folder too (external changes, file count)
-        self._external: list[Any] = []  # the external changes last read
-        self._files: set[str] | None = None  # the memory files last counted (by the sync thread)
         self.problems: list[str] = []
-        self._seq = itertools.count(1)
-        self._shown_seq = 0
-        self.arrivals: Any = None  # the ids listed so far (memtui/tui/arrivals.py), made at the first sync shown
-        self._sync_lock = threading.Lock()
-        self._quitting = threading.Event()
-        self._sync_files: set[str] | None = None  # files changed since a deferred sync was scheduled
-        self._sync_whole = False  # and a change among them that names no files (the whole folder is read again)
-        self._external_read: list[Any] | None = None  # the external changes the last sync read (its thread's)
-        self._paired: dict[Any, list[str]] = {}  # the last sync's contradiction pairs (its thread's, `_contradicts`)
-        self._folder_timer: Any = None  # the whole folder's read, once changes stop coming
-        self._audit = AuditTail(self.memory.store)
+        self.state_sync = StateSync(self)  # the syncs that keep what is shown current (memtui/tui/syncing.py)
         config = self.memory.config
         for problem in (config.error, config.pending):
             if problem:
@@ -499,7 +436,7 @@ class MemtuiApp(App[None]):
 
     def exit(self, *args: Any, **kwargs: Any) -> None:
         """Every way out: a sync still reading a big queue stops first (the process waits for its threads)."""
-        self._quitting.set()
+        self.state_sync.quitting.set()
         super().exit(*args, **kwargs)
 
     async def on_unmount(self) -> None:
@@ -550,199 +487,22 @@ class MemtuiApp(App[None]):
                 return v
         return None
 
-    # state from disk --------------------------------------------------------------------------------------
+    # state from disk (memtui/tui/syncing.py) --------------------------------------------------------------
     @work(thread=True, group="sync", exit_on_error=False)
     def sync(self, changed: frozenset[str] = frozenset(), initial: bool = False, *, folder: bool = True,
              whole: bool = True) -> StateSynced | None:
-        """Read the queue, the new audit records and the external changes, consistently, under the lock.
-
-        Without `folder` only what the queue needs is read (the first screen's): the external changes (`git
-        status` over every file) and the file count stay as they were shown (None: not read yet). Without `whole`
-        only the `changed` files' external changes are read again, the others' kept from the last read."""
-        with self._sync_lock:
-            if self._quitting.is_set():
-                return None
-            seq = next(self._seq)
-            try:
-                with self.memory.store.lock():
-                    records = self._audit.read_new(initial)
-                    # The oldest page in full, the rest counted: 100,000 proposals read and drawn took 27 s and
-                    # 1.36 GB; a quit stops the reading (`exit`).
-                    page = self.memory.queue_page(REVIEW_PAGE, stop=self._quitting.is_set, count=False)
-                    proposals = page.proposals
-                    problems = list(self.memory.queue_problems)
-                    if folder and not whole and changed and self._external_read is not None:
-                        external = self.memory.external_proposals(changed, self._external_read)
-                    else:
-                        external = self.memory.external_proposals() if folder else None
-                    if external is not None:
-                        self._external_read = external
-                    from memtui.core.lineage import lineages
-
-                    # External changes too: in a layout that keeps no struck lines they are shown entry by entry.
-                    lineage = lineages(self.memory, [*proposals, *(self._external_read or [])])
-                # A pending proposal whose file moved on is shown as the conflict approving it would be, out of
-                # the lock (its queue file is left alone: the approval checks again and records it).
-                proposals = [p if why is None else p.replace(status=CONFLICT, reason=why)
-                             for p, why in zip(proposals, self.memory.conflicts(proposals))]
-                # Not for the first screen (nothing more before its first paint): the folder's sync brings them.
-                contradicts = _contradicts(self.memory, proposals, self._paired) if folder else None
-                count = self._file_count(changed) if folder else None
-                # MEMORY.md is what every session loads: if it cannot be read, the person hears it here.
-                if initial or MEMORY_FILE in changed:
-                    from memtui.core.readable import problems as read_problems
-
-                    problems += read_problems(self.memory.store, [MEMORY_FILE])
-            except StoreUnavailable:
-                # The store is down: the header already says so, and reconnecting syncs again.
-                return None
-            except Stopped:
-                return None  # quitting
-            synced = StateSynced(seq, proposals=proposals, external=external,
-                                 activity=[activity_from_audit(r) for r in records], changed=changed,
-                                 file_count=count, problems=problems, lineage=lineage, contradicts=contradicts,
-                                 more=page.more if page.counted else None)
-            self.post_message(synced)
-            if not page.counted:  # shown first; the rest counted after, out of the store's lock
-                try:
-                    counted = self.memory.queue_page(REVIEW_PAGE, stop=self._quitting.is_set, after=page)
-                except (Stopped, StoreUnavailable):
-                    return synced
-                self.post_message(QueueCounted(seq, counted.more))
-            return synced  # the first screen's is shown from here (`_first_data`)
-
-    def _file_count(self, changed: frozenset[str]) -> int | None:
-        """The header's count of memory files, or None when it stands: each changed file was counted and its
-        folder still lists it (one scandir each), so an append to MEMORY.md does not walk all 10,000 files."""
-        known = self._files
-        if known is not None and not changed:
-            return None
-        if known is not None and all(rel in known and self._listed(rel) for rel in changed):
-            return None
-        files = self.memory.files()
-        self._files = set(files)
-        return len(files)
-
-    def _listed(self, rel: str) -> bool:
-        folder, _, name = rel.rpartition("/")
-        return (name, False) in self.memory.store.list_dir(folder)
+        """Read the queue, the new audit records and the external changes (`StateSync.read`), in a thread."""
+        return self.state_sync.read(changed, initial, folder=folder, whole=whole)
 
     def on_state_synced(self, message: StateSynced) -> None:
-        if message.seq <= self._shown_seq or not self.alive():  # older, or shown already (`_first_data`)
-            return
-        initial = self.folder_synced == 0 and message.external is not None  # the external changes, first read
-        self._shown_seq = message.seq
-        self.synced += 1
-        for item in message.activity:
-            self.feed.add(item)
-        if message.external is None:
-            external = self._external
-        else:
-            external = self._external = message.external
-            self.folder_synced += 1
-        # An external change approved or rejected here: its id is its file's, listed the same.
-        external = self.deciding.unsettled(external, message.seq)
-        written = {a.file for a in message.activity}
-        now = clock.now().strftime("%H:%M")
-        for p in message.external or ():
-            if initial:
-                self.feed.add(Activity(now, "external", "external", f"{p.id} {p.action} {p.file}: waiting for review",
-                                       p.file))
-            elif p.file in message.changed and p.file not in written:
-                told = Activity(now, "external", "external", f"{p.file} changed on disk ({p.action}, not through "
-                                "memtui)", p.file)
-                last = self.feed.records[-1] if self.feed.records else None
-                if last is None or (last.kind, last.text) != (told.kind, told.text):  # a log appended to, again
-                    self.feed.add(told)
-        for problem in message.problems:
-            if problem not in self.problems:
-                self.problems.append(problem)
-                self.feed.add(Activity(now, "memtui", "problem", problem))
-                self.notify(problem, severity="warning", timeout=10, markup=False)
-        proposals = message.proposals
-        proposals = self.deciding.unsettled(proposals, message.seq)
-        self.deciding.shown(message.seq)
-        everything = proposals + external
-        self._announce(proposals, message, now)
-        self.review.lineage = message.lineage
-        if message.contradicts is not None:
-            self.review.contradicts = message.contradicts
-        # Not counted yet (more than a page): the last count stands until this sync's comes (`on_queue_counted`).
-        more = message.more if message.more is not None else self.review.more or None
-        self.review.set_proposals(everything, more=more)
-        self.deciding.listed()
-        self.deciding.count_listed(message.file_count)
-        for pane in self.panes.values():
-            pane.post_message(ProposalsChanged(list(everything)))
-
-    def _announce(self, proposals: list[Any], message: StateSynced, now: str) -> None:
-        """A proposal that arrived since the last sync (another process queued it): a feed line and a toast
-        naming who proposed what where (memtui/tui/arrivals.py). Ones this app queued and told of already are
-        not told again."""
-        from memtui.tui.arrivals import Arrivals, feed_lines, toasts
-
-        if self.arrivals is None:
-            self.arrivals = Arrivals()
-        told = {r.text.split(" ", 1)[0] for r in self.feed.records[-200:] if r.kind == "queued"}
-        fresh = [p for p in self.arrivals.new(proposals) if p.id not in told]
-        if not fresh:
-            return
-        for line in feed_lines(fresh, now):
-            self.feed.add(line)
-        waiting = len(proposals) + (message.more or 0)
-        for title, text in toasts(fresh, waiting):
-            self.notify(text, title=title, timeout=8, markup=False)
+        self.state_sync.show(message)
 
     def on_queue_counted(self, message: QueueCounted) -> None:
-        if message.seq == self._shown_seq and self.alive():  # the count of the page shown, not of an older one
-            self.review.set_proposals(self.review.proposals, more=message.more)
+        self.state_sync.counted(message)
 
     def on_files_changed(self, message: FilesChanged) -> None:
-        """The memory changed (one message per change event): reload what shows the changed files, then sync."""
-        if not self.alive():
-            return
-        if message.connected is not None:
-            self.store_connection(message.connected, message.message)
-            if not message.connected:
-                return
-        files = frozenset(p for p in message.paths if not p.endswith("/"))
-        self.changed_since_open |= files
-        for viewer in self.base.query(MemoryViewer):
-            if viewer.rel in files:
-                viewer.reload()
-        self.tree.reload_paths(message.paths)
-        if files or message.queue or message.audit:
-            if self._sync_files is None:
-                self._sync_files = set()
-                self.set_timer(SYNC_AFTER, self._sync_deferred)
-            self._sync_files |= files
-            self._sync_whole = self._sync_whole or bool(message.everything) or not files
-        if files:
-            for pane in self.panes.values():
-                pane.post_message(MemoryChanged(files))
+        self.state_sync.changed(message)
 
-    def _sync_deferred(self, waited: float = 0.0) -> None:
-        if not self.alive():
-            self._sync_files = None
-            return
-        # An open viewer still re-reading its file: its live diff is painted first, then the sync starts.
-        reading = any(w.group == "viewer-read" and w.is_running for w in self.workers)
-        if reading and waited < SYNC_WAIT_MAX:
-            self.set_timer(SYNC_POLL, lambda: self._sync_deferred(waited + SYNC_POLL))
-            return
-        files, self._sync_files = frozenset(self._sync_files or ()), None
-        whole, self._sync_whole = self._sync_whole, False
-        self.call_after_refresh(self.sync, files, whole=whole)
-        if not whole:
-            if self._folder_timer is not None:
-                self._folder_timer.stop()
-            self._folder_timer = self.set_timer(FOLDER_READ_QUIET, self._read_folder)
-
-    def _read_folder(self) -> None:
-        """Changes stopped coming: the whole folder's external changes are read again (see FOLDER_READ_QUIET)."""
-        self._folder_timer = None
-        if self.alive() and self._sync_files is None:
-            self.sync()
 
     @on(Worker.StateChanged)
     def worker_failed(self, event: Worker.StateChanged) -> None:

@@ -261,7 +261,7 @@ class Deciding:
         if r.status in ("applied", "rejected"):
             # Gone from the list now, not at the sync the write brings (~0.1 s on): a key pressed in between
             # would act on a proposal already decided, and be refused.
-            self.settled[message.pid] = next(app._seq)  # the first sync number that reads the queue after it
+            self.settled[message.pid] = next(app.state_sync.seq)  # the first sync that reads the queue after it
             app.review.settled(message.pid)
             self.count_listed()
         elif r.status == "refused" and CHANGED_SINCE_SEEN in r.message:
