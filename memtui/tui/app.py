@@ -52,6 +52,7 @@ from memtui.core import clock
 from memtui.core.memory import MEMORY_FILE, Memory, default_actor
 from memtui.core.visible import shown_name
 from memtui.tui import theme_files
+from memtui.tui.consolidating import Consolidating
 from memtui.tui.deciding import Deciding
 from memtui.tui.diff import DiffView, unified
 from memtui.tui.feed import ActivityFeed
@@ -206,7 +207,6 @@ class MemtuiApp(App[None]):
         # Long lines wrapped (W) in diffs, viewers and the feed; one mounted later starts the same way. On from the
         # start: at 120 columns the review panel is 40 wide, and a change cut at its edge is a change not seen.
         self.diff_wrap = True
-        self.consolidation_offer: list[str] = []
         self.by = user or default_actor()
         self.watch_enabled = watch
         self.chosen_action: str | None = None  # the action the palette is running (run_chosen_action)
@@ -224,6 +224,7 @@ class MemtuiApp(App[None]):
             if problem:
                 self.problems.append(problem)
         self.keymap_config = {str(k): str(v) for k, v in config.section("keys").items()}
+        self.consolidating = Consolidating(self)  # the consolidation offered and drafted (tui/consolidating.py)
         self.deciding = Deciding(self)  # the person's decisions on the review list (memtui/tui/deciding.py)
         self.room = Room(self)  # the person's layout, read now: the first frame has it (memtui/tui/room.py)
         for t in theme_files.shipped_themes():
@@ -502,7 +503,6 @@ class MemtuiApp(App[None]):
 
     def on_files_changed(self, message: FilesChanged) -> None:
         self.state_sync.changed(message)
-
 
     @on(Worker.StateChanged)
     def worker_failed(self, event: Worker.StateChanged) -> None:
@@ -809,49 +809,22 @@ class MemtuiApp(App[None]):
         if pane is not None:
             pane.show_for(message.proposal)  # type: ignore[attr-defined]
 
-    # consolidation ----------------------------------------------------------------------------------------
+    # consolidation (memtui/tui/consolidating.py) ---------------------------------------------------------
     def action_consolidate(self, section: str | None = None) -> None:
-        self.notify(markup=False, message=f"Drafting a consolidation of {section or 'every section over its cap'}…")
-        self.consolidate(section)
-
-    @work(thread=True, group="consolidate", exit_on_error=False)
-    def consolidate(self, section: str | None = None) -> None:
-        self.post_message(Consolidated(self.memory.consolidate(section, actor=self.by)))
+        self.consolidating.start(section)
 
     def on_consolidated(self, message: Consolidated) -> None:
-        if not self.alive():
-            return
-        now = clock.now().strftime("%H:%M")
-        for r in message.results:
-            where = f"{r.file} § {r.section}" if r.section else (r.file or MEMORY_FILE)
-            if r.status == "queued" and r.id:
-                self.deciding.select_after_sync(r.id)
-                self.feed.add(Activity(now, self.by, "queued", f"{r.id} consolidate {where}: waiting for review",
-                                       r.file))
-                self.notify(f"{r.id}: consolidation of {where} waits for review", timeout=6, markup=False)
-            else:
-                self.notify(r.message, severity="information" if r.status == "applied" else "warning", timeout=8)
+        if self.alive():
+            self.consolidating.drafted(message)
 
     def on_session_ended(self, message: SessionEnded) -> None:
         """An agent session ended: if MEMORY.md is over its caps, offer the consolidation (never applied unasked)."""
         if self.alive():
-            self.check_consolidation()
-
-    @work(thread=True, group="consolidate", exit_on_error=False)
-    def check_consolidation(self) -> None:
-        self.post_message(ConsolidationDue(self.memory.consolidation_due()))
+            self.consolidating.check()
 
     def on_consolidation_due(self, message: ConsolidationDue) -> None:
-        if not self.alive() or not message.sections:
-            return
-        from memtui.tui.help import key_names
-
-        key = key_names(self.keymap_config.get("consolidate", "C"))
-        text = (f"{MEMORY_FILE} is over its cap in {', '.join(message.sections)}: press {key} to propose a "
-                "consolidation (you review it before it applies)")
-        self.consolidation_offer = message.sections
-        self.feed.add(Activity(clock.now().strftime("%H:%M"), "memtui", "problem", text, MEMORY_FILE))
-        self.notify(text, severity="warning", timeout=15)
+        if self.alive():
+            self.consolidating.due(message)
 
     # room for each view (memtui/tui/room.py) ---------------------------------------------------------------
     def action_toggle_maximize(self) -> None:
