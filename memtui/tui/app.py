@@ -1,6 +1,9 @@
 """MemtuiApp: wiring only. Widgets live in their own modules; IO runs in thread workers that post messages.
 
-Layout (like JupyterLab): header; memory tree | tabbed main area | review panel; activity feed; footer.
+Layout (like JupyterLab): header; memory tree | tabbed main area | review panel; activity feed; footer. The app's
+keys are keys.py's; the jobs it wires are helpers it holds, each beside what it serves: `state_sync` (syncing.py),
+`deciding` (deciding.py), `room` (room.py), `consolidating` (consolidating.py). Its actions and message handlers keep
+their names (the keymap, help and the palette know them) and hand each on.
 """
 
 # ruff: noqa: E402
