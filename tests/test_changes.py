@@ -231,8 +231,8 @@ def test_no_ui_module_makes_a_change_message_or_syncs_by_hand() -> None:
                 if name == "sync" or any(isinstance(a, ast.Attribute) and a.attr == "sync" for a in node.args):
                     syncs.append(where)
     assert sorted(set(made)) == ["watch.py:message_for"]
-    assert sorted(set(syncs)) == ["app.py:_after_first_screen", "app.py:_read_folder", "app.py:_sync_deferred",
-                                  "app.py:compose"]
+    assert sorted(set(syncs)) == ["app.py:_after_first_screen", "app.py:compose", "syncing.py:_read_folder",
+                                  "syncing.py:_sync_deferred"]
 
 
 def test_the_search_pane_keeps_no_watcher_of_its_own() -> None:

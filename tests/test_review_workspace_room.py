@@ -75,7 +75,7 @@ async def test_each_pane_takes_the_screen_with_z_and_gives_it_back(ten: Path) ->
             target = next(w for w in pane.query("*") if w.focusable and not _types_text(w))
             target.focus()
             await pilot.pause()
-            assert app.pane_of(app.focused) == "main", (key, app.focused)
+            assert app.room.pane_of(app.focused) == "main", (key, app.focused)
             await pilot.press("z")
             await wait_for(pilot, lambda: shown(app) == {"main"}, what=f"the main area alone ({key or 'a file'})")
             assert app.main.size.width == 120 and app.main.size.height == 33  # all but the header and footer

@@ -18,12 +18,12 @@ from textual.style import Style
 from memtui.tui.plain import markup_literal, visible
 
 if TYPE_CHECKING:
-    from memtui.tui.app import MemtuiApp
+    from memtui.tui.host import Host
 
 MAX_FILES = 2000  # files offered by name; a huge memory is better searched with /
 
 
-def _due(app: MemtuiApp) -> list[str]:
+def _due(app: Host) -> list[str]:
     from memtui.core.store import StoreError
 
     try:
@@ -32,7 +32,7 @@ def _due(app: MemtuiApp) -> list[str]:
         return []
 
 
-def _memories(app: MemtuiApp) -> list[tuple[str, str]]:
+def _memories(app: Host) -> list[tuple[str, str]]:
     """(prefix, url) of the other memories on this Redis server or cluster; none for a folder."""
     from memtui.core.store import StoreError
 
@@ -56,8 +56,8 @@ class MemtuiCommands(Provider):
         self.memories: list[tuple[str, str]] = []
 
     @property
-    def memtui(self) -> MemtuiApp:
-        return cast("MemtuiApp", self.app)
+    def memtui(self) -> Host:
+        return cast("Host", self.app)
 
     async def startup(self) -> None:
         app = self.memtui

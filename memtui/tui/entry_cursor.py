@@ -20,7 +20,7 @@ import subprocess
 import threading
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, cast
+from typing import TYPE_CHECKING, Any, Callable, Protocol, cast
 
 from textual.app import SuspendNotSupported
 from textual.binding import Binding
@@ -31,15 +31,17 @@ from memtui.core import clock, curate
 from memtui.core.changes import touched
 from memtui.core.entries import Entry
 from memtui.core.proposals import WriteResult
+from memtui.core.provenance import SYMBOLS
 from memtui.tui.for_people import typed
 from memtui.tui.keys import HELP_FIRST
 
 if TYPE_CHECKING:
+    from textual.geometry import Offset, Region
+
     from memtui.core.memory import Memory
-    from memtui.tui.app import MemtuiApp
     from memtui.tui.entry_bar import EntryBar
+    from memtui.tui.host import Host
     from memtui.tui.messages import ViewerState
-    from memtui.tui.viewer import MemoryViewer
 
 EDIT_ACTIONS = {"revise_entry", "remove_entry", "retag_entry", "move_entry", "add_entry"}
 CURSOR_ACTIONS = {"cursor_down", "cursor_up", "next_section", "previous_section", "cycle_filter"}
@@ -112,10 +114,47 @@ def section_at(st: ViewerState, line: int) -> str:
     return sections[k][1] if k >= 0 else ""
 
 
+class CursorView(Protocol):
+    """The viewer as its entry cursor drives it (memtui/tui/viewer.py's MemoryViewer is the one): named here, not
+    imported, since the viewer makes its cursor."""
+
+    rel: str
+    state: ViewerState | None
+    loads: int
+    wrap: bool
+
+    @property
+    def app(self) -> Any: ...
+
+    @property
+    def scroll_offset(self) -> Offset: ...
+
+    @property
+    def scrollable_content_region(self) -> Region: ...
+
+    def _build_rows(self) -> None: ...
+
+    def _invalidate(self) -> None: ...
+
+    def _row_of(self, line: int) -> int: ...
+
+    def keep_in_view(self, line: int) -> None: ...
+
+    def scroll_to(self, *args: Any, **kwargs: Any) -> None: ...
+
+    def run_worker(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def post_message(self, message: Message) -> bool: ...
+
+    def refresh_bindings(self) -> None: ...
+
+    def notify(self, message: str, **kwargs: Any) -> None: ...
+
+
 class EntryCursor:
     """Cursor state and the edits on the entry under it, for one viewer (`view`), written as `person`."""
 
-    def __init__(self, view: MemoryViewer, memory: Memory, person: str) -> None:
+    def __init__(self, view: CursorView, memory: Memory, person: str) -> None:
         self.view = view
         self.memory = memory
         self.person = person
@@ -137,8 +176,8 @@ class EntryCursor:
         self._in_flight_lock = threading.Lock()
 
     @property
-    def app(self) -> MemtuiApp:
-        return cast("MemtuiApp", self.view.app)
+    def app(self) -> Host:
+        return cast("Host", self.view.app)
 
     @property
     def rel(self) -> str:
@@ -340,8 +379,6 @@ class EntryCursor:
         bar.display = active
         if not active:
             return
-        from memtui.tui.viewer import SYMBOLS
-
         st = self.view.state
         entry = self.entry_at(self.cursor)
         shown = self.shown_lines()

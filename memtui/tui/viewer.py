@@ -34,6 +34,7 @@ from textual.strip import Strip
 from memtui.core.document import Document
 from memtui.core.entries import TAGS, Entry, parse_entry
 from memtui.core.paths import PathRefused
+from memtui.core.provenance import SYMBOLS  # provenance is never colour alone: each has its own shape
 from memtui.core.store import StoreError
 from memtui.core.patches import common_ends
 from memtui.tui import provenance_marks
@@ -45,8 +46,6 @@ from memtui.tui.plain import visible
 if TYPE_CHECKING:
     from memtui.core.memory import Memory
 
-# Provenance is never colour alone: each has its own shape in the gutter.
-SYMBOLS = {"stated": "◆", "observed": "●", "inferred": "▲", "suggested": "○", None: "⚑"}
 TAB_SIZE = 4
 FULL_PARSE_LIMIT = 1_000_000  # bytes; bigger files get a light line scan instead of a markdown parse
 DIFF_LIMIT = 20_000  # lines; bigger files are diffed only when the change is an append

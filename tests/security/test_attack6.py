@@ -261,7 +261,7 @@ async def test_the_header_count_goes_down_with_the_list_when_a_proposal_is_decid
     import memtui.tui.app as app_module
     from memtui.tui.header import MemtuiHeader
 
-    monkeypatch.setattr(app_module, "SYNC_AFTER", 30.0)  # the sync the write brings: not within this test
+    monkeypatch.setattr("memtui.tui.syncing.SYNC_AFTER", 30.0)  # the sync the write brings: not within this test
     app = app_module.MemtuiApp(demo, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: settled(app), what="the app to settle")
@@ -287,7 +287,7 @@ async def test_an_older_sync_does_not_bring_back_an_external_change_just_approve
 
     from memtui.tui.messages import StateSynced
 
-    monkeypatch.setattr(app_module, "SYNC_AFTER", 30.0)
+    monkeypatch.setattr("memtui.tui.syncing.SYNC_AFTER", 30.0)
 
     class Keeping(app_module.MemtuiApp):
         last: StateSynced | None = None
@@ -301,7 +301,7 @@ async def test_an_older_sync_does_not_bring_back_an_external_change_just_approve
         change = next(p for p in app.review.proposals if p.external)
         synced, before = app.synced, app.last
         assert before.external is not None and change.id in [p.id for p in before.external]
-        in_flight = next(app._seq)  # a sync that read the folder before the decision, and is shown after it
+        in_flight = next(app.state_sync.seq)  # a sync that read the folder before the decision, and is shown after it
         assert app.review.select(change.id)
         await pilot.press("a")
         await wait_for(pilot, lambda: change.id not in [p.id for p in app.review.proposals], what="it to go")

@@ -136,7 +136,7 @@ def test_short_paths_are_still_kept_and_refusals_still_raised() -> None:
     assert info.hits >= 2 and info.currsize == 1
 
 
-# --- the app's decisions under way (memtui/tui/app.py `_deciding`): none is left stuck ------------------------
+# --- the app's decisions under way (memtui/tui/deciding.py `under_way`): none is left stuck ---------------------------
 
 @pytest.fixture
 def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> Path:
@@ -173,7 +173,7 @@ async def test_no_proposal_is_left_under_way_by_a_dismissed_dialog_or_an_approve
         assert isinstance(app.screen, RejectScreen)
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, RejectScreen), what="the dialog to go")
-        assert not app._deciding and status("p-0001") == "pending"
+        assert not app.deciding.under_way and status("p-0001") == "pending"
         pending = [p.id for p in app.review.proposals if p.status == "pending" and not p.external]
         assert "p-0002" in pending and len(pending) >= 3
         done = subprocess.run([sys.executable, "-m", "memtui", "queue", "reject", "p-0002", "--root", str(demo),
@@ -182,7 +182,7 @@ async def test_no_proposal_is_left_under_way_by_a_dismissed_dialog_or_an_approve
         await pilot.press("A")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirm dialog")
         await pilot.press("y")
-        await wait_for(pilot, lambda: all(status(pid) != "pending" for pid in pending) and not app._deciding,
+        await wait_for(pilot, lambda: all(status(pid) != "pending" for pid in pending) and not app.deciding.under_way,
                        what="approve-all to finish")
         assert status("p-0002") == "rejected"
         assert all(status(pid) == "applied" for pid in pending if pid != "p-0002")

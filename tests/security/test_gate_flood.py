@@ -275,7 +275,8 @@ async def test_the_app_shows_the_first_says_how_many_more_and_quits_on_q(flooded
     import time
 
     from app_support import wait_for
-    from memtui.tui.app import REVIEW_PAGE, MemtuiApp
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.syncing import REVIEW_PAGE
 
     app = MemtuiApp(flooded, watch=False, user="wes")
     async with app.run_test(size=(150, 42)) as pilot:
