@@ -19,23 +19,18 @@ from typing import Any, Collection, Iterable, Iterator
 from memtui.core.folder_commit import (  # noqa: F401 - names other modules import from here
     CommitEngine, _pinned_dates, _slug, clear_stale_git_locks, git_lock_files, in_progress,
 )
+from memtui.core.folder_external import SKIP_DIRS, ExternalReview, _status_paths
 from memtui.core.folder_index import REBUILD_INDEX  # noqa: F401 - named by memtui doctor
-from memtui.core.gitcall import GitOwner, timed_out
+from memtui.core.gitcall import GitOwner
 from memtui.core.gitobjects import GitUnreadable
 from memtui.core.paths import PathRefused, check_rel, clean_rel, plain_name, protected_name, resolve_inside
 from memtui.core.folder_state import (  # noqa: F401 - names other modules import from here
     INTENT_FILE, QUEUE_ID, UNDO_DIR, FolderState, _put_floor, _queue_bytes, _regular_bytes, _seq_floor, atomic_write,
 )
 from memtui.core.folder_history import FolderHistory, _files_changed
-from memtui.core.places import AUDIT_FILE, STATE_DIR, places_for
+from memtui.core.places import AUDIT_FILE, STATE_DIR, places_for  # noqa: F401 (AUDIT_FILE, imported from here)
 from memtui.core.record import Frozen
 from memtui.core.store import Commit, ExternalChange, LockTimeout, Store, StoreError  # noqa: F401 (LockTimeout)
-
-# Paths that are memtui's own bookkeeping, never memory content and never an external change.
-PRIVATE = (STATE_DIR + "/", AUDIT_FILE, ".git/")
-SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
-# A file changed past memtui from this size up keeps its hash while its bytes stand (FolderStore._bytes_now).
-SEEN_MIN_BYTES = 1 << 20
 
 
 class FolderStore(Store):
@@ -50,12 +45,11 @@ class FolderStore(Store):
         self.past = FolderHistory(self)  # history and blame, read through this store's git owner
         self._batch: Any = None  # memtui.core.gitobjects.Batch, started on first use
         self.commits = CommitEngine(self)  # the commit and git index engine, writing to this store's git
+        self.outside = ExternalReview(self)  # the changes made past memtui, listed for review
         self._local = threading.local()
         self._thread_lock = threading.RLock()
         # (config text on disk, git index mtime) -> (config in effect, pending edit): see reviewed_config.
         self._reviewed_config: tuple[Any, tuple[str | None, str | None]] | None = None
-        # Big files changed past memtui, as last listed for review: path -> (bytes, hash). See _bytes_now.
-        self._seen: dict[str, tuple[bytes, str]] = {}
         self._before: dict[str, dict[str, bool]] = {}  # began → commit → an ancestor of it (see before_memtui)
         self._record: Any = None  # memtui.core.queue_record.QueueRecord, made on first use
 
@@ -578,39 +572,9 @@ class FolderStore(Store):
                 return None
             return blob.data_stream.read()
 
+    # external changes (memtui.core.folder_external): what changed past memtui, for a person's review ------------
     def external_changes(self, paths: Collection[str] | None = None) -> list[ExternalChange]:
-        # With `paths`, git's status is asked of those paths only (literal pathspecs): at 100,000 files a whole
-        # status is a quarter of a second of lstat, for the one file an append changed.
-        spec = () if paths is None else ("--", *(":(literal)" + p for p in sorted(paths)))
-        if paths is not None and not spec[1:]:
-            return []
-        self.ensure_history()
-        if self.has_git and not self._git.opened:
-            found = self._plumbing_external_changes(spec)
-            if found is not None:
-                return found
-        import git
-
-        with self._git.use("git status") as repo:
-            if repo is None:
-                return []
-            try:
-                # Ignored files too: a .gitignore (even one that ignores itself) must not hide from review a
-                # file that memtui reads as memory.
-                raw = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
-                                      "--ignore-submodules=all", "--ignored=traditional", *spec)
-            except git.exc.GitError as exc:
-                if timed_out(exc):
-                    raise
-                raise StoreError(f"git cannot read the repository at {self.root} ({str(exc).strip()[-200:]}); "
-                                 "run `memtui doctor`") from None
-            found = []
-            for rel in _status_paths(raw):
-                before = self.committed(rel)
-                after = _as_git_sees(self.root / rel)
-                if before != after:
-                    found.append((rel, before, after, None))
-            return self._with_stored(found)
+        return self.outside.changes(paths)
 
     def _status_rels(self, spec: tuple[str, ...]) -> list[str] | None:
         """The paths git's status names that could be memory (`_status_paths`), or None when git cannot say."""
@@ -623,58 +587,6 @@ class FolderStore(Store):
         if done is None or done[0] != 0:
             return None
         return _status_paths(done[1].decode("utf-8", "surrogateescape"))
-
-    def _plumbing_external_changes(self, spec: tuple[str, ...] = ()) -> list[ExternalChange] | None:
-        """`external_changes` through the git CLI (the same status, memtui's overrides and the repository's filter
-        drivers switched off) and one `cat-file --batch` for the committed versions, before GitPython is opened:
-        the app's first sync then imports no git library. None when git cannot say (GitPython then tells)."""
-        from memtui.core.gitcall import config_env, run_plumbing
-
-        git_dir = self.git_dir
-        env = {**os.environ, **config_env(git_dir, self.root), "GIT_DIR": str(git_dir)}
-        with self._git.serial():
-            done = run_plumbing(["git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
-                                 "--ignore-submodules=all", "--ignored=traditional", *spec], env, cwd=self.root)
-        if done is None or done[0] != 0:
-            return None
-        rels = _status_paths(done[1].decode("utf-8", "surrogateescape"))
-        if not rels:
-            return []
-        committed = self._plumbing_batch(rels)
-        if committed is None:
-            return None
-        found = []
-        seen: dict[str, tuple[bytes, str]] = {}
-        for rel in rels:
-            after, known = self._bytes_now(rel, seen)
-            if committed[rel] != after:
-                found.append((rel, committed[rel], after, known))
-        changes = self._with_stored(found)
-        # Only the files listed now stay kept (of those asked about, with paths: the others' stay as they were).
-        asked = {p.removeprefix(":(literal)") for p in spec[1:]}
-        self._seen = seen if not spec else {**{k: v for k, v in self._seen.items() if k not in asked}, **seen}
-        return changes
-
-    def _with_stored(self, found: list[tuple[str, bytes | None, bytes | None, str | None]]) -> list[ExternalChange]:
-        """The external changes (path, committed bytes, bytes now, their hash), each with what git would store."""
-        stored = self.commits._stored_all([(rel, after) for rel, _, after, _ in found])
-        return [ExternalChange(rel, before, after, known, stored.get(rel)) for rel, before, after, known in found]
-
-    def _bytes_now(self, rel: str, seen: dict[str, tuple[bytes, str]]) -> tuple[bytes | None, str | None]:
-        """A changed file's bytes as git sees them, and their content_hash when known: a big file whose bytes are
-        those of the last listing is not hashed again (an agent's 20 MB log was hashed at every sync). The bytes
-        are read and compared every time; no stat stands in for them (a write through a shared mmap can change a
-        file and none of its times)."""
-        data = _as_git_sees(self.root / rel)
-        if data is None or len(data) < SEEN_MIN_BYTES:
-            return data, None
-        hit = self._seen.get(rel)
-        if hit is None or hit[0] != data:
-            from memtui.core.store import content_hash
-
-            hit = (data, content_hash(data))
-        seen[rel] = hit
-        return data, hit[1]
 
     # history and blame (memtui.core.folder_history): read from git, as the git owner allows ----------------------
     def history(self, rel: str | None = None, since: float | None = None) -> list[Commit]:
@@ -957,39 +869,5 @@ class _Kept(Frozen):
         put(self, "data", data)
         put(self, "link", link)
         put(self, "name", name)
-
-
-def _as_git_sees(path: Path) -> bytes | None:
-    """A file's bytes as git would record them: a symlink is its target's name, never what it points at (a link to
-    `.git/config` must not put the config on the reviewer's screen)."""
-    try:
-        if os.path.islink(path):
-            return os.readlink(path).encode("utf-8", errors="surrogateescape")
-        return _regular_bytes(path)
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
-
-
-# A queue file's name as listed in its folder (no separator, no dot-name): read by name in the open folder.
-def _status_paths(raw: str) -> list[str]:
-    """The paths `git status --porcelain=v1 -z` names that could be memory: memtui's own files and ignored folders
-    memtui does not read either (list_files skips them) left out."""
-    out = []
-    for item in raw.split("\0"):
-        if len(item) < 4:
-            continue
-        rel = item[3:]
-        if _ignored_private(rel):
-            continue
-        if item.startswith("!!") and (rel.endswith("/") or any(
-                part in SKIP_DIRS or part.startswith(".") for part in rel.split("/")[:-1])):
-            continue
-        out.append(rel)
-    return out
-
-
-def _ignored_private(rel: str) -> bool:
-    name = rel.rsplit("/", 1)[-1]
-    return rel.startswith(PRIVATE) or rel == AUDIT_FILE or (name.startswith(".") and name.endswith(".tmp"))
 
 
