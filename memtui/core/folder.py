@@ -5,6 +5,11 @@ root made by `memtui init` (`.memtui/`, `memory-log.jsonl`, `.git`), beside it f
 memtui's is written into a folder it did not make). Writes are atomic (temp file in the same folder, fsync, rename)
 and happen under an `fcntl` lock on the state folder's ``lock`` that every memtui process honours. git is imported
 only when history is first needed.
+
+The store keeps the files, the paths and where history starts; each other job is a part it composes and delegates
+to: memtui's state (memtui.core.folder_state), commits (memtui.core.folder_commit, with git's index in
+memtui.core.folder_index), the changes made past memtui (memtui.core.folder_external) and history reads
+(memtui.core.folder_history).
 """
 
 from __future__ import annotations

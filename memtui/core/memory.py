@@ -1,7 +1,8 @@
 """Memory: the one write path. Every write becomes a Proposal; the ReviewPolicy applies it or queues it.
 
 Applying re-checks the proposal against the file as it is now, writes atomically under the store's lock, makes
-one commit and one audit line. Rejecting keeps the proposal and its bytes in the audit log.
+one commit and one audit line. Rejecting keeps the proposal and its bytes in the audit log. Reading the queue is
+memtui.core.queue_listing's, and which agent writes skip review (or must wait, or are refused) memtui.core.admission's.
 """
 
 from __future__ import annotations
