@@ -61,11 +61,11 @@ def test_same_trees_as_the_indexfile_commit(tmp_path: Path, first_by_index: bool
                 put(r, rel, text, 0o755 if rel.endswith(".sh") else None)
         with fast.lock():
             if k == 0 and first_by_index:
-                a = fast._commit_with_index(paths, f"step {k}", "agent", "wes")
+                a = fast.commits._commit_with_index(paths, f"step {k}", "agent", "wes")
             else:
-                a = fast._commit(paths, f"step {k}", "agent", "wes")
+                a = fast.commits._commit(paths, f"step {k}", "agent", "wes")
         with slow.lock():
-            b = slow._commit_with_index(paths, f"step {k}", "agent", "wes")
+            b = slow.commits._commit_with_index(paths, f"step {k}", "agent", "wes")
         assert (a is None) == (b is None), f"step {k}: one side saw nothing to commit"
         assert fast.repo.head.commit.tree.hexsha == slow.repo.head.commit.tree.hexsha, f"step {k}"
         assert sh(fast_root, "status", "--porcelain", "--untracked-files=no") == "", f"step {k}"
@@ -221,10 +221,11 @@ def test_index_held_by_a_live_git_past_the_wait_is_set_by_the_next_commit(root: 
     store = FolderStore(root)
     store.index_wait = 0.1
     put(root, "MEMORY.md", (root / "MEMORY.md").read_text() + "\n")
-    leaf = store._blob(lambda kind, data: gitobjects.write_object(root / ".git" / "objects", kind, data), "MEMORY.md")
+    objects = root / ".git" / "objects"
+    leaf = store.commits._blob(lambda kind, data: gitobjects.write_object(objects, kind, data), "MEMORY.md")
     lock = root / ".git" / "index.lock"
     lock.write_text("")  # a person's `git add` running right after memtui moved the branch
-    store._sync_index({"MEMORY.md": leaf})  # waits, then leaves the entry for the next commit
+    store.commits.index.sync({"MEMORY.md": leaf})  # waits, then leaves the entry for the next commit
     lock.unlink()
     assert sh(root, "diff", "--cached", "--name-only").strip() == ""  # index untouched: the lock was honoured
     put(root, "notes.md", "# n\n")

@@ -20,9 +20,10 @@ PACKAGE = "memtui.core"
 FORBIDDEN_IN_CORE = ("textual", "rich", "memtui.tui", "memtui.agent", "memtui.commands", "memtui.cli",
                      "memtui.integrations")
 # The stores hold bytes, history and the queue; the write path, the policies and the readers are above them.
-STORES = ("folder", "redis_store", "store", "gitcall")
-ABOVE_STORES = ("memory", "guard", "consolidate", "recurrence", "history", "layout", "tools", "search", "today",
-                "context", "doctor", "planning", "update", "stores")
+STORES = ("folder", "folder_commit", "folder_external", "folder_index", "gittree", "redis_store", "redis_history",
+          "redis_legacy", "store", "gitcall")
+ABOVE_STORES = ("memory", "queue_listing", "admission", "guard", "consolidate", "recurrence", "history", "layout",
+                "tools", "search", "today", "context", "doctor", "planning", "update", "stores")
 
 
 def imports_of(path: Path, package: str, modules: set[str]) -> list[tuple[str, int]]:

@@ -1,7 +1,7 @@
 """A folder memory's history and blame, read from git: the commits that touched a file, a file as it was, who
 wrote each line, diffs, past versions and git's own three-way merge. One job: reading history, wherever the
 repository is (the folder's own `.git`, or memtui's beside it: memtui.core.places); writing commits is the store's
-git engine (memtui.core.folder). Every call goes through the store's git owner (memtui.core.gitcall).
+commit engine (memtui.core.folder_commit). Every call goes through the store's git owner (memtui.core.gitcall).
 """
 
 from __future__ import annotations

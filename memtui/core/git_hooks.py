@@ -1,6 +1,6 @@
 """The repository's `pre-commit` and `commit-msg` hooks, run for memtui's own commits as `git commit` runs them.
 
-memtui commits with plumbing (memtui/core/folder.py writes the objects and moves the branch itself), which never
+memtui commits with plumbing (memtui/core/folder_commit.py writes the objects and moves the branch itself), which never
 runs hooks, so a repository guarded by a memory-lint hook would take any line memtui wrote. Before each commit the
 hooks found where git looks (`core.hooksPath`, else `.git/hooks`; executable files only, as git ignores the rest)
 run in the work tree with git's environment for them: `GIT_INDEX_FILE` names a temporary index holding exactly the

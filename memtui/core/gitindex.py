@@ -908,7 +908,7 @@ def set_split_entries(index: Split, changes: Mapping[str, tuple[bytes, int] | No
     return out
 
 
-# what a path's entries are (memtui/core/folder.py checks them before it commits: a person's conflict or staged
+# what a path's entries are (memtui/core/folder_commit.py checks them before it commits: a person's conflict or staged
 # version is never replaced) -------------------------------------------------------------------------------------
 _ENTRY_MODES = (0o100644, 0o100755, 0o120000, 0o160000)
 _ITA = 0x20  # intent-to-add, in the first byte of the extended flags

@@ -1,7 +1,8 @@
 """Memory: the one write path. Every write becomes a Proposal; the ReviewPolicy applies it or queues it.
 
 Applying re-checks the proposal against the file as it is now, writes atomically under the store's lock, makes
-one commit and one audit line. Rejecting keeps the proposal and its bytes in the audit log.
+one commit and one audit line. Rejecting keeps the proposal and its bytes in the audit log. Reading the queue is
+memtui.core.queue_listing's, and which agent writes skip review (or must wait, or are refused) memtui.core.admission's.
 """
 
 from __future__ import annotations
@@ -10,47 +11,33 @@ import base64
 import json
 import os
 import re
-from collections import Counter
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable
 
 from memtui.core import audit, clock, journal, planning, update
 from memtui.core.actors import clean_actor
+from memtui.core.admission import SCRATCH_NAME, Admission
 from memtui.core.audit import tag_of as _tag_of
-from memtui.core.config import ENTRY_ACTIONS, ReviewPolicy
+from memtui.core.config import ENTRY_ACTIONS
 from memtui.core.document import Document, FormatSpec, parse_spec
 from memtui.core.entries import TAGS
 from memtui.core.own_writes import emits_change
-from memtui.core.patches import unified_diff
 from memtui.core.paths import PathRefused
-from memtui.core.proposals import (
-    APPLIED, CHANGED_SINCE_SEEN, CONFLICT, EXTERNAL_PREFIX, PENDING, REJECTED, Proposal, WriteResult,
-    unsealed_reason,
-)
-from memtui.core.reading import MEMORY_FILE, MemoryReader, ascii_digits, decoded
-from memtui.core.store import ExternalChange, StaleWrite, Store, StoreError, content_hash
+from memtui.core.proposals import APPLIED, CHANGED_SINCE_SEEN, CONFLICT, REJECTED, Proposal, WriteResult
+from memtui.core.queue_listing import NotFound, QueueListing, external_id  # noqa: F401 (NotFound, imported from here)
+from memtui.core.reading import MEMORY_FILE, MemoryReader, decoded
+from memtui.core.store import StaleWrite, Store, StoreError, content_hash
 from memtui.core.update import Refused
-from memtui.core.visible import code_points, hidden
 
 if TYPE_CHECKING:
     from memtui.core.changes import Callback, Changes
-    from memtui.core.queue_page import QueueHead, QueuePage
+    from memtui.core.queue_page import QueuePage
 
 WRITE_ATTEMPTS = journal.WRITE_ATTEMPTS
 # What a queued write is told; a write queued for a reason of its own (over an unreviewed size cap) says that first.
 QUEUED_MESSAGE = "A person will approve, revise or reject it."
-SCRATCH_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 # Seconds opening a memory waits for the lock to finish an interrupted write; longer, and the next write does it.
 OPEN_WAIT = 2.0
-# A log line an agent may append unreviewed: "- HH:MM [tag] text", one line, current (not struck).
-LOG_LINE = re.compile(r"^- (?:[01][0-9]|2[0-3]):[0-5][0-9] \[(?:stated|observed|inferred|suggested)\] \S.*$")
-PLAIN_LOG_LINE = re.compile(r"^- (?:[01][0-9]|2[0-3]):[0-5][0-9] \S.*$")  # a daily note where lines carry no tag
-# Open queue files without memtui's seal named one by one in a listing's problems; past these, one line counts them.
-FOREIGN_NAMED = 10
-
-
-class NotFound(LookupError):
-    pass
 
 
 def default_actor() -> str:
@@ -77,23 +64,13 @@ class Memory(MemoryReader):
         `memtui doctor` to report. Where that cannot be done now (the store is down, the lock is held), the next
         write does it."""
         super().__init__(root)
-        self.queue_problems: list[str] = []
+        self.listing = QueueListing(self)  # the queue as a person reads it: proposals, external changes
+        self.admission = Admission(self)  # which agent writes skip review, and how many may wait
         if recover:
             try:
                 journal.recover(self.store, wait=OPEN_WAIT)
             except (OSError, StoreError):
                 pass
-        # An external change's diff by (file, hash before, hash after): the app lists external changes on every
-        # sync, and decoding and diffing a 20 MB log again each time a writer touched another file held the GIL
-        # the app's thread needed for the keys.
-        self._external_diffs: dict[tuple[str, str, str], tuple[str, list[str]]] = {}
-        # Decided proposals by id, with the stamp their queue file had when read (`Store.queue_stamps`): queue
-        # files are never removed, so listing the open ones reads only the files that changed, not every
-        # proposal ever made.
-        self._decided: dict[str, tuple[int, ...]] = {}
-        self._pending: Any = None  # memtui.core.pending.PendingCounter, made at the first agent write that queues
-        # Open proposals a listing only counted (`queue_page`), with their stamp: listed again, they are not read.
-        self._heads: dict[str, tuple[tuple[int, ...], QueueHead]] = {}
 
     # reading ----------------------------------------------------------------------------------------------
     def spec_for(self, doc: Document) -> FormatSpec:
@@ -168,7 +145,7 @@ class Memory(MemoryReader):
         rel = f"{layout.log_dir or 'log'}/{now:%Y-%m-%d}.md"
         # Before the text is cleaned: that scan of 40 MB costs seconds, for a line that cannot pass. (A shorter one
         # costs little to clean, and `submit` refuses it all the same: the config is not read twice for it.)
-        far = len(text) > 32_000 and self._far_over_cap(self._draft(actor, rel, "append", content=text),
+        far = len(text) > 32_000 and self.admission.far_over_cap(self._draft(actor, rel, "append", content=text),
                                                          self.config.policy)
         if far:
             return self._refuse(self._draft(actor, rel, "append", content=text), far)
@@ -320,7 +297,7 @@ class Memory(MemoryReader):
             # The config is read once for the write (each read checks HEAD and the config file): who counts as an
             # agent and what waits come from the same settings.
             policy = self.config.policy
-            refused = self._far_over_cap(p, policy)
+            refused = self.admission.far_over_cap(p, policy)
             if refused:  # before planning: the guard's scans of 40 MB cost seconds, for a write that cannot pass
                 raise Refused(refused)
             try:  # plans `p` with the defences applied
@@ -349,21 +326,22 @@ class Memory(MemoryReader):
                                is_agent=policy.is_agent, layout=self.layout)
         if held is not None:
             with self.store.numbering():  # numbered and saved under one hold (see the queueing below)
-                full = None if held.again else self._too_many_pending(held.proposal, policy)
+                full = None if held.again else self.admission.too_many_pending(held.proposal, policy)
                 if full:
                     return self._refuse(p, full)
                 if not held.proposal.id:
                     held.proposal.id = f"p-{self.store.next_proposal_number():04d}"
                 self.store.queue_save(held.proposal.id, held.proposal.sealed_json())
             return held.result()
-        fast = self._fast_lane(p, before, outcome, policy)
-        over = self._over_cap(p, policy) if fast else None
+        fast = self.admission.fast_lane(p, before, outcome, policy)
+        over = self.admission.over_cap(p, policy) if fast else None
         if over:  # the shape of a write that skips review, but longer than one may be: a person reads it first
             p.flags.append(over)
         decision = "wait" if review else policy.decide(p.actor, p.file, p.section, p.action,
                                                        fast_lane=fast and not over)
         if decision == "wait":
-            full = self._too_many_pending(p, policy)  # first outside the lock: a first count reads every queue file
+            # first outside the lock: a first count reads every queue file
+            full = self.admission.too_many_pending(p, policy)
             if full:
                 return self._refuse(p, full)
             try:
@@ -372,7 +350,7 @@ class Memory(MemoryReader):
                 # writer's probe would find the number free and save its proposal over this one. The agent's
                 # pending proposals are counted under the same hold, so two writers cannot both take the last place.
                 with self.store.numbering():
-                    full = self._too_many_pending(p, policy)
+                    full = self.admission.too_many_pending(p, policy)
                     if full:
                         return self._refuse(p, full)
                     p.id = f"p-{self.store.next_proposal_number():04d}"
@@ -386,223 +364,27 @@ class Memory(MemoryReader):
                                files=self._named(planning.writes(p, before, outcome)))
         return self._apply(p, decided_by=p.actor)
 
-    # deciding ---------------------------------------------------------------------------------------------
+    # the queue (memtui.core.queue_listing): what waits for a person ------------------------------------------
+    @property
+    def queue_problems(self) -> list[str]:
+        """What the last listing of the queue could not list, and why (unreadable or unsealed queue files)."""
+        return self.listing.queue_problems
+
     def proposals(self, *, include_decided: bool = False, external: bool = True) -> list[Proposal]:
-        """Pending (and conflicting) proposals, oldest first, then external changes. Every one, read in full: a
-        listing a person reads takes `queue_page` (the oldest few, the rest counted)."""
-        from memtui.core.queue_page import oldest_first
-        from memtui.core.seal import verifier
-
-        out = []
-        self.queue_problems = []
-        check = verifier()
-        unsealed_open: list[str] = []
-        unsealed_decided = 0
-        stamps = None if include_decided else self.store.queue_stamps()
-        for pid in sorted(stamps if stamps is not None else self.store.queue_ids(), key=oldest_first):
-            stamp = stamps.get(pid) if stamps is not None else None
-            if stamp and self._decided.get(pid) == stamp:
-                continue
-            data = self.store.queue_load(pid)
-            p = self._queued(pid, data)
-            if p is None:
-                continue
-            foreign = self._unvouched(pid, data, check)
-            if foreign is not None and p.open:
-                self._foreign(pid, foreign, unsealed_open)
-                continue
-            if foreign is not None and include_decided:
-                unsealed_decided += 1  # history memtui cannot vouch for (most often: decided before the seal)
-                continue
-            if include_decided or p.open:
-                out.append(_shown(p))
-            elif stamp:
-                self._decided[pid] = stamp
-        self._foreign_count(unsealed_open)
-        if unsealed_decided:
-            self.queue_problems.append(f"{unsealed_decided} decided queue file(s) without memtui's seal (decided "
-                                       "before memtui sealed queue files, or written outside it) are not listed")
-        if external:
-            out.extend(self.external_proposals())
-        return out
-
-    def _foreign(self, pid: str, why: str, unsealed_open: list[str]) -> None:
-        """An open queue file without memtui's seal: not memtui's proposal, never listed or counted as one, so
-        never approved as one (`memtui queue show` still reads it, and a person may reject it). Named one by one up
-        to a few: a folder of forged files must not become a flood of problems (each one a notice in the app)."""
-        unsealed_open.append(pid)
-        if len(unsealed_open) <= FOREIGN_NAMED:
-            self.queue_problems.append(f"{pid}: {why}; not listed and cannot be approved. Read it with "
-                                       f"`memtui queue show {pid}`; reject it, and have it proposed again "
-                                       "if it is wanted")
-
-    def _foreign_count(self, unsealed_open: list[str]) -> None:
-        if len(unsealed_open) > FOREIGN_NAMED:
-            more = unsealed_open[FOREIGN_NAMED:]
-            self.queue_problems.append(f"{len(more)} more open queue files without memtui's seal ({more[0]} … "
-                                       f"{more[-1]}) are not listed and cannot be approved; `memtui doctor` names "
-                                       "each")
-
-    def _queued(self, pid: str, data: bytes | None) -> Proposal | None:
-        """The proposal queue file `pid` holds, or None with the reason in `queue_problems`."""
-        try:
-            p = Proposal.from_json(data or b"")
-        except (ValueError, TypeError, json.JSONDecodeError):
-            self.queue_problems.append(f"{pid}: unreadable queue file (half-written or corrupt); skipped")
-            return None
-        if p.id != pid:  # a queue file is anyone's to write: its name, not its content, says which it is
-            self.queue_problems.append(f"{pid}: its queue file names another id ({p.id!r}); skipped")
-            return None
-        if pid.startswith(EXTERNAL_PREFIX):  # memtui never queues one: it would pass for the external change
-            self.queue_problems.append(f"{pid}: a queue file with an external change's kind of id (memtui "
-                                       "queues p-…); skipped")
-            return None
-        return p
+        return self.listing.proposals(include_decided=include_decided, external=external)
 
     def queue_page(self, limit: int | None = None, *, stop: Callable[[], bool] | None = None,
                    count: bool = True, after: QueuePage | None = None) -> QueuePage:
-        """The oldest `limit` open proposals (None: `queue_page.PAGE`; 0: every one) read in full and
-        checked as `proposals` reads them, and every open one counted by actor and status: what a listing shows
-        with 100,000 proposals queued (memtui/core/queue_page.py). The others are parsed one at a time for their
-        id, actor and status and let go; where the store stamps its queue files, what was learnt of each is kept
-        while its stamp stays, so listing again reads only what changed. External changes are not in it.
-
-        `stop` is asked now and then (every few hundred files); once it says yes, `queue_page.Stopped` is raised:
-        an app quitting does not wait for a reader of 100,000 files. Without `count` the reading ends with the page
-        (its first screen does not wait for the count); `after` such a page, the count reuses its listing."""
-        from memtui.core.queue_page import PAGE, QueueHead, QueuePage, Stopped, head, oldest_first, ranked
-        from memtui.core.seal import verifier
-
-        limit = PAGE if limit is None else limit
-        self.queue_problems = []
-        check = verifier()
-        unsealed_open: list[str] = []
-        if stop is not None and stop():
-            raise Stopped("stopped reading the queue")
-        stamps = after.stamps if after is not None and after.stamps is not None else self.store.queue_stamps()
-        pids = sorted(stamps if stamps is not None else self.store.queue_ids(), key=oldest_first)
-        known: dict[str, Any] = {}
-        if stamps is not None:
-            kept = []
-            for n, pid in enumerate(pids):
-                if stop is not None and not n % 4096 and stop():
-                    raise Stopped("stopped reading the queue")
-                stamp = stamps[pid]
-                if stamp and self._decided.get(pid) == stamp:
-                    continue
-                was = self._heads.get(pid)
-                if stamp and was is not None and was[0] == stamp:
-                    known[pid] = was[1]
-                kept.append(pid)
-            pids = kept
-        reads = self.store.queue_read(pid for pid in pids if pid not in known)
-        shown: list[Proposal] = []
-        by_actor: Counter[str] = Counter()
-        by_status: Counter[str] = Counter()
-        for n, pid in enumerate(pids):
-            if stop is not None and not n % 256 and stop():
-                raise Stopped("stopped reading the queue")
-            full = not limit or len(shown) < limit
-            if not full and not count:
-                break
-            stamp = stamps.get(pid) if stamps is not None else None
-            h = known.get(pid)
-            data = None if h is not None else next(reads)[1]
-            if full:
-                if data is None:
-                    data = self.store.queue_load(pid)
-                p = self._queued(pid, data)
-                if p is None:
-                    continue
-                foreign = self._unvouched(pid, data, check)
-                if foreign is not None:  # neither shown nor counted (nor kept: it is checked again next time)
-                    if p.open:
-                        self._foreign(pid, foreign, unsealed_open)
-                    continue
-                if p.open:
-                    shown.append(_shown(p))
-                h = QueueHead(p.id, p.actor, p.status)
-            elif h is None:  # `known` holds only sealed ones
-                h = head(data)
-                if h is None:
-                    self.queue_problems.append(f"{pid}: unreadable queue file (half-written or corrupt); skipped")
-                    continue
-                if h.id != pid or pid.startswith(EXTERNAL_PREFIX):
-                    self._queued(pid, data)  # says which, as a listing that reaches it would
-                    continue
-                foreign = self._unvouched(pid, data, check)
-                if foreign is not None:
-                    if h.status in (PENDING, CONFLICT):
-                        self._foreign(pid, foreign, unsealed_open)
-                    continue
-            if h.status in (PENDING, CONFLICT):
-                by_actor[h.actor] += 1
-                by_status[h.status] += 1
-                if stamp:
-                    self._heads[pid] = (stamp, h)
-            elif stamp:
-                self._decided[pid] = stamp
-                self._heads.pop(pid, None)
-        self._foreign_count(unsealed_open)
-        page = QueuePage(shown, sum(by_status.values()), ranked(by_actor), ranked(by_status),
-                         list(self.queue_problems), counted=count or not limit or len(shown) < limit)
-        page.stamps = stamps
-        return page
+        return self.listing.queue_page(limit, stop=stop, count=count, after=after)
 
     def external_proposals(self, paths: Collection[str] | None = None,
                            previous: Iterable[Proposal] = ()) -> list[Proposal]:
-        """The pending external changes (files changed outside memtui), one proposal each. With `paths`, only those
-        files are read again: `previous` (a whole listing read before) stands for every other file, as it was."""
-        by_entry = self._by_entry()
-        if paths is None:
-            out = [_external_proposal(ch, self._external_diffs, by_entry) for ch in self.store.external_changes()
-                   if not (by_entry and _tool_state(ch))]
-        else:
-            fresh = {ch.path: _external_proposal(ch, self._external_diffs, by_entry)
-                     for ch in self.store.external_changes(paths) if not (by_entry and _tool_state(ch))}
-            out = []
-            for p in previous:  # in the order listed, each file read again in its place (or gone)
-                if p.file not in paths:
-                    out.append(p if p.id == external_id(p.file) else p.replace(id=external_id(p.file)))
-                elif p.file in fresh:
-                    out.append(fresh.pop(p.file))
-            out += fresh.values()
-        ids = Counter(p.id for p in out)
-        for i, p in enumerate(out):
-            if ids[p.id] > 1:  # two names whose ids (6 hex digits of a hash) are the same: each its own, in full
-                out[i] = p.replace(id=external_id(p.file, full=True))
-        if paths is not None:
-            return out  # the diffs of the files not read again are still listed: none is forgotten
-        listed = {(p.file, p.base_hash, p.after_hash) for p in out}
-        for key in list(self._external_diffs):  # a copy: another thread may list them at the same time
-            if key not in listed:
-                self._external_diffs.pop(key, None)  # only the changes listed now are kept
-        return out
+        return self.listing.external_proposals(paths, previous)
 
     def get(self, pid: str) -> Proposal:
-        if pid.startswith(EXTERNAL_PREFIX):
-            for p in self.external_proposals():
-                if p.id == pid:
-                    return p
-            raise NotFound(f"no pending external change {pid}; `memtui queue list` shows what is pending")
-        data = self.store.queue_load(pid)
-        if data is None:
-            raise NotFound(f"no proposal {pid}; `memtui queue list` shows what is pending")
-        try:
-            p = _shown(Proposal.from_json(data))
-        except (ValueError, TypeError, json.JSONDecodeError):
-            raise NotFound(f"proposal {pid} is unreadable (half-written or corrupt); `memtui doctor` repairs it")
-        if p.id != pid:
-            raise NotFound(f"proposal {pid}'s queue file names another id ({p.id!r}); it is not {pid}")
-        p.foreign = self._unvouched(pid, data, None)
-        return p
+        return self.listing.get(pid)
 
-    def _unvouched(self, pid: str, data: bytes | None, check: object) -> str | None:
-        """Why queue file `data` of `pid` is not memtui's own latest here: no seal of this person's memtui over
-        its bytes (`unsealed_reason`), or not the version memtui last wrote in this memory (`Store.queue_vouched`:
-        an earlier version put back, or one copied from another memory)."""
-        return unsealed_reason(data or b"", check) or self.store.queue_vouched(pid, data or b"")
-
+    # deciding ---------------------------------------------------------------------------------------------
     @emits_change
     def approve(
         self, pid: str, *, by: str | None = None, entry: str | None = None, section: str | None = None,
@@ -786,122 +568,6 @@ class Memory(MemoryReader):
             return None
         return WriteResult("refused", f"{by} is an agent, and agents cannot approve, reject or revise proposals: a "
                            f"person decides {pid}. Nothing was changed", pid)
-
-    def _fast_lane(self, p: Proposal, before: str | None, outcome: update.Outcome | None,
-                   policy: ReviewPolicy) -> bool:
-        """Is `p` one of the two writes an agent may make unreviewed (docs/ "Trust model")? Log lines appended to
-        today's daily log of the layout in use, each a well-formed "- HH:MM [tag] text" line ("- HH:MM text" in a
-        layout without tags) and nothing else
-        changed; or a new scratch note, directly in the scratch folder, that expires within
-        `[review] scratch_max_ttl`. Judged from the planned change, never from the file's name alone. `policy` is
-        the config's review policy as the write read it."""
-        if p.action not in ("append", "create") or not policy.is_agent(p.actor):
-            return False
-        if self._real(p.file) != p.file:
-            return False  # through a symlink: the file really written is not the one named
-        layout = self.layout()
-        if p.action == "append" and outcome is not None:
-            if p.file != f"{layout.log_dir or 'log'}/{clock.now():%Y-%m-%d}.md":
-                return False
-            start = planning.new_log_header(p.file) if before is None else before
-            if not outcome.text.startswith(start) or outcome.also:
-                return False
-            added = outcome.text[len(start):].lstrip("\n").split("\n")
-            if added and added[-1] == "":
-                added.pop()
-            # One line per unreviewed append (its length is `_over_cap`'s): each line's tag is checked on its own.
-            return len(added) == 1 and bool((LOG_LINE if layout.tags else PLAIN_LOG_LINE).match(added[0]))
-        if p.action == "create" and before is None:
-            folder, _, name = p.file.rpartition("/")
-            stem, dash, slug = name.removesuffix(".md").partition("-")
-            if folder != layout.scratch_dir or not name.endswith(".md") or not dash or not ascii_digits(stem):
-                return False
-            if not SCRATCH_NAME.match(slug):
-                return False
-            now_ms = clock.now().timestamp() * 1000
-            return now_ms < int(stem) <= now_ms + policy.scratch_max_ttl_min * 60_000
-        return False
-
-    def _unreviewed_size(self, p: Proposal, policy: ReviewPolicy) -> tuple[str, int, int, str] | None:
-        """(what, size, cap, config key) of an agent's write shaped like one that skips review: a scratch note (its
-        bytes) or a line for today's log (its characters). None for any other write, which a person reviews whole."""
-        if not policy.is_agent(p.actor) or p.content is None:
-            return None
-        if p.action == "append" and p.file == f"{self.log_dir()}/{clock.now():%Y-%m-%d}.md":
-            return "log line", len(p.content.rstrip("\n")), policy.log_line_max, "log_line_max"
-        scratch = self.layout().scratch_dir
-        if p.action == "create" and scratch and p.file.startswith(scratch + "/"):
-            return "scratch note", len(p.content.encode("utf-8", "surrogatepass")), policy.scratch_max_bytes, \
-                "scratch_max_bytes"
-        return None
-
-    def _over_cap(self, p: Proposal, policy: ReviewPolicy) -> str | None:
-        """Why an agent's fast-lane write must wait for a person: longer than `[review]` lets one skip review, or
-        a scratch note that would make the notes held at once more than `SCRATCH_HELD_FACTOR` times that (each
-        note is bounded; without this their number was not, and each is committed history)."""
-        size = self._unreviewed_size(p, policy)
-        if size is None:
-            return None
-        what, n, cap, key = size
-        if n <= cap and what == "scratch note":
-            from memtui.core.config import SCRATCH_HELD_FACTOR
-
-            held = self._scratch_held()
-            if held + n > cap * SCRATCH_HELD_FACTOR:
-                return (f"the scratch notes held now are {held:,} bytes; with this one they would pass the "
-                        f"{cap * SCRATCH_HELD_FACTOR:,} that may be held unreviewed ({SCRATCH_HELD_FACTOR} times "
-                        f"[review] scratch_max_bytes) until expired notes are swept (`memtui sweep`)")
-        if n <= cap:
-            return None
-        unit = "bytes" if key == "scratch_max_bytes" else "characters"
-        return f"the {what} is {n:,} {unit}, over the {cap:,} an agent's {what} may have unreviewed ([review] {key})"
-
-    def _scratch_held(self) -> int:
-        """Bytes of the scratch notes in the memory now, expired or not (a note lives until swept)."""
-        total = 0
-        for rel, _ in self._scratch_notes():
-            data = self.store.read(rel)
-            total += len(data) if data is not None else 0
-        return total
-
-    def _far_over_cap(self, p: Proposal, policy: ReviewPolicy) -> str | None:
-        """The refusal of a fast-lane write so far over its cap (`UNREVIEWED_REFUSE_FACTOR` times) that no person
-        would read it: queueing it would only move the flood from git to the queue."""
-        from memtui.core.config import UNREVIEWED_REFUSE_FACTOR
-
-        size = self._unreviewed_size(p, policy)
-        if size is None or size[1] <= size[2] * UNREVIEWED_REFUSE_FACTOR:
-            return None
-        what, n, cap, key = size
-        unit = "bytes" if key == "scratch_max_bytes" else "characters"
-        instead = ("split it into notes of at most {cap:,} bytes, or put what lasts in a topic file (a person "
-                   "reviews it)" if what == "scratch note" else "log one event per line, at most {cap:,} characters")
-        return (f"the {what} is {n:,} {unit}, more than {UNREVIEWED_REFUSE_FACTOR} times the {cap:,} an agent's "
-                f"{what} may have unreviewed ([review] {key}): too long to apply unreviewed or to queue for a "
-                f"person. Nothing was written; {instead.format(cap=cap)}")
-
-    def _too_many_pending(self, p: Proposal, policy: ReviewPolicy) -> str | None:
-        """The refusal of an agent's write that would queue one proposal more than `[review] agent_max_pending` (its
-        own) or `agents_max_pending` (all agents'); a person's writes are never capped. Counted by
-        `memtui.core.pending`, which reads only new queue files and the writer's open ones."""
-        if not policy.is_agent(p.actor):
-            return None
-        if self._pending is None:
-            from memtui.core.pending import PendingCounter
-
-            self._pending = PendingCounter(self.store)
-        n = self._pending.count(p.actor)
-        if n < policy.agent_max_pending:
-            together = self._pending.agents_open(policy.is_agent, policy.agents_max_pending)
-            if together < policy.agents_max_pending:
-                return None
-            return (f"agents already have {together:,} or more proposals waiting for a person, the most all agents "
-                    f"together may have ([review] agents_max_pending = {policy.agents_max_pending:,}); a person must "
-                    "catch up first (`memtui queue list`, then approve or reject). Nothing was written; try again "
-                    "once they have")
-        return (f"{p.actor} already has {n:,} proposals waiting for a person, the most an agent may have "
-                f"([review] agent_max_pending = {policy.agent_max_pending:,}); a person must catch up first "
-                "(`memtui queue list`, then approve or reject). Nothing was written; try again once they have")
 
     def _open_proposal(self, pid: str, seen: str | None = None) -> Proposal | WriteResult:
         """The proposal to decide, or the refusal to give when it is unknown, already decided, or (`seen`: its
@@ -1186,29 +852,6 @@ def _actor(actor: str | None) -> str:
     return clean_actor(actor) if actor else default_actor()
 
 
-
-
-def external_id(rel: str, *, full: bool = False) -> str:
-    """The id an external change of `rel` is listed under: 6 hex digits of its name's hash, all 40 (`full`) where
-    two listed changes' short ids would be the same."""
-    from memtui.core.digests import sha1
-
-    digest = sha1(rel.encode()).hexdigest()
-    return EXTERNAL_PREFIX + (digest if full else digest[:6])
-
-
-def _shown(p: Proposal) -> Proposal:
-    """`p` as read from its queue file, its candidate flag counted again from its sealed signals (a flag in the file
-    is anyone's to write; `recurrence.shown`). The gate's module is read only for a proposal that has either."""
-    if p.signals or any(f.startswith("candidate:") for f in p.flags):
-        from memtui.core import recurrence
-
-        p = recurrence.shown(p)
-    from memtui.core import guard
-
-    return guard.flag_queued_secrets(p)
-
-
 def _unbullet(line: str) -> str:
     from memtui.core.entries import parse_entry
 
@@ -1216,51 +859,3 @@ def _unbullet(line: str) -> str:
     return line.strip() if e is None else e.raw[len(e.indent) + len(e.bullet):].strip()
 
 
-def _tool_state(ch: ExternalChange) -> bool:
-    """Hermes' own bookkeeping beside its memories (an empty flock file, a write's temporary file): not memory,
-    so not a change to review (memtui/core/formats/hermes.py)."""
-    from memtui.core.formats import hermes
-
-    return hermes.tool_state(ch.path, ch.after)
-
-
-def _external_proposal(ch: ExternalChange,
-                       diffs: dict[tuple[str, str, str], tuple[str, list[str]]] | None = None,
-                       by_entry: Collection[str] = ()) -> Proposal:
-    """`ch` as a proposal to review; a file in `by_entry` (Hermes') is diffed by entry: added, replaced, removed."""
-    def text(b: bytes | None) -> str | None:
-        return None if b is None else b.decode("utf-8", errors="replace")
-
-    before, after = content_hash(ch.before), ch.after_hash or content_hash(ch.after)
-    cached = None if diffs is None else diffs.get((ch.path, before, after))
-    if cached is None:
-        from memtui.core.guard import diff_secrets
-
-        now = text(ch.after if ch.stored is None else ch.stored)
-        if ch.path in by_entry:
-            from memtui.core.formats import hermes
-
-            diffed, extra = hermes.entry_diff(ch.path, text(ch.before), now), hermes.review_flags(ch.path, now)
-        else:
-            diffed, extra = unified_diff(ch.path, text(ch.before), now), []
-        # A key in a file changed outside memtui is flagged, and masked in the diff a person is shown.
-        cached = diff_secrets(ch.path, diffed)
-        cached = (cached[0], extra + list(cached[1]))
-        if diffs is not None:
-            diffs[(ch.path, before, after)] = cached
-    diff, flags = cached
-    return Proposal(
-        id=external_id(ch.path), created=clock.now().isoformat(timespec="seconds"), actor="external",
-        file=ch.path, action=ch.kind, base_hash=before, after_hash=after, diff=diff,
-        flags=_hidden_flags(diff) + list(flags),
-    )
-
-
-def _hidden_flags(diff: str) -> list[str]:
-    """A flag for characters a person cannot see on the lines an external change adds: the diff names each
-    (⟨U+E0049⟩), and the flag says so before the person reads that far."""
-    found = [c for line in diff.splitlines()[2:] if line.startswith("+") for c in hidden(line[1:])]
-    if not found:
-        return []
-    return [f"adds {len(found)} invisible or control character(s) ({code_points(found)}), drawn as ⟨U+…⟩ in the "
-            "diff: text a reader does not see; reject it unless you know why they are there"]

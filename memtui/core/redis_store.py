@@ -50,9 +50,11 @@ from memtui.core.folder import AUDIT_FILE, LockTimeout, STATE_DIR
 from memtui.core.jsontext import loads
 from memtui.core.paths import PathRefused, check_rel, clean_rel
 from memtui.core.redact import redact
+from memtui.core.redis_history import RedisHistory
+from memtui.core.redis_legacy import LegacyLayout, _escape_glob
 from memtui.core.store_urls import CLUSTER_SCHEMES, DEFAULT_PREFIX, TRUE, parse_store_url  # noqa: F401
 from memtui.core.store import (
-    Commit, ExternalChange, NoHistory, StaleWrite, Store, StoreError, StoreUnavailable, content_hash,
+    Commit, ExternalChange, StaleWrite, Store, StoreError, StoreUnavailable, content_hash,
 )
 
 OPLOG_MAX = 200
@@ -60,15 +62,10 @@ LOCK_TTL_MS = 15_000  # renewed every third of it while held, so only a dead hol
 DONE_TTL_S = 3600
 QUEUE_BATCH = 500  # queue fields read per round trip: a whole queue in few, no reply of more than a few MB
 PRIVATE = (STATE_DIR + "/", ".git/")
-STREAM_ID = re.compile(r"^\d+(?:-\d+)?$")
 _CONNECTION_ERRORS = (redis.ConnectionError, redis.TimeoutError, ConnectionError, TimeoutError, OSError)
 SUBSCRIBED = ("subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe")
 _CLIENTS: dict[tuple[Any, ...], Any] = {}
 _CLIENTS_LOCK = threading.Lock()
-# The keys of the layout before the hash tag, under `p:` (moved by `migrate_legacy`). The lock is not moved.
-LEGACY_FIXED = ("recorded", "changes", "oplog", "audit", "queue", "queue:seq", "rejected", "config", "intent",
-                "wrote")
-LEGACY_GLOBS = ("file:*", "blob:*", "done:*")
 
 # Replace (or delete) a file if it still holds the bytes this writer read; note that memtui wrote them (and when);
 # publish the write. KEYS: file, the `wrote` hash. ARGV: expected sha1 ('' = absent, '*' = any), 'set'|'del', data,
@@ -199,8 +196,6 @@ def sha1(data: bytes | None) -> str:
     return "" if data is None else hashlib.sha1(data).hexdigest()
 
 
-
-
 class RedisStore(Store):
     """A memory in Redis. `url` is ``redis://host:port/db?prefix=NAME[&timeout=SECONDS][&lock_ttl=SECONDS]``, or
     ``redis+cluster://host:port/?prefix=NAME[&nodes=host:port,…][&wait=REPLICAS]`` for a Redis Cluster."""
@@ -236,6 +231,8 @@ class RedisStore(Store):
         self._renewer: threading.Thread | None = None
         self._renew_wake = threading.Event()
         self.lock_lost = False
+        self.past = RedisHistory(self)  # history, past versions and blame, replayed from the changes stream
+        self.legacy = LegacyLayout(self)  # keys of the layout before the hash tag, moved on first open
 
     # capabilities (see Store): no folder, no git; the `changes` stream keeps every recorded version
     @property
@@ -392,81 +389,15 @@ class RedisStore(Store):
         with self._calls():
             self.client.ping()
 
-    # the layout before the hash tag ---------------------------------------------------------------------
+    # the layout before the hash tag (memtui.core.redis_legacy) ---------------------------------------------
     def legacy_keys(self) -> list[str]:
-        """This memory's keys in the layout before the hash tag (``p:file:…``, ``p:changes``…), on one server.
-
-        A cluster never held that layout (its keys span slots, so no command worked), so there are none there."""
-        if self.cluster:
-            return []
-        old = _escape_glob(self.prefix) + ":"
-        with self._calls():
-            pipe = self.client.pipeline(transaction=False)
-            for k in LEGACY_FIXED:
-                pipe.exists(f"{self.prefix}:{k}")
-            found = [f"{self.prefix}:{k}" for k, n in zip(LEGACY_FIXED, pipe.execute()) if n]
-            for glob in LEGACY_GLOBS:
-                found += [k.decode("utf-8", "replace") for k in self.client.scan_iter(match=old + glob, count=1000)]
-        return sorted(set(found))
+        return self.legacy.legacy_keys()
 
     def migrate_legacy(self, timeout: float = 30.0) -> dict[str, int]:
-        """Move this memory's keys from the old layout (``p:…``) to the hash-tagged one (``{p}:…``), losing nothing.
-
-        Runs under both the old lock (so a writer of an older memtui is not mid-write) and the new one. A key whose
-        new name is free is renamed; one whose new name holds the same value is dropped; one whose new name holds
-        something else (an older memtui wrote after a migration) is kept as ``{p}:legacy:<ms>:<name>`` for a person
-        to look at. Returns counts: moved, same, kept."""
-        counts = {"moved": 0, "same": 0, "kept": 0}
-        if self.cluster or not self.legacy_keys():
-            return counts
-        old_lock = f"{self.prefix}:lock"
-        token = f"{self._owner}migrate"
-        deadline = time.monotonic() + timeout
-        while True:
-            with self._calls():
-                if self._acquire(keys=[old_lock], args=[token, self.lock_ttl_ms, self._owner]):
-                    break
-            if time.monotonic() > deadline:
-                raise LockTimeout(f"the Redis memory at {self.location} is held by a writer of an older memtui "
-                                  f"({old_lock}) for over {timeout:.0f} s; stop it and try again")
-            time.sleep(0.05)
-        try:
-            with self.lock(timeout):
-                head = len(self.prefix) + 1
-                stamp = int(time.time() * 1000)
-                for n, key in enumerate(self.legacy_keys()):
-                    new = f"{self.base}:{key[head:]}"
-                    with self._calls():
-                        if n % 500 == 499:  # a long move keeps the old lock (the new one renews itself)
-                            self._renew(keys=[old_lock], args=[token, self.lock_ttl_ms])
-                        if self.client.renamenx(key, new):
-                            counts["moved"] += 1
-                        elif self.client.dump(key) == self.client.dump(new):
-                            self.client.delete(key)
-                            counts["same"] += 1
-                        elif self.client.renamenx(key, f"{self.base}:legacy:{stamp}:{key[head:]}"):
-                            counts["kept"] += 1
-        finally:
-            with self._calls():
-                self._release(keys=[old_lock], args=[token])
-        self.note("migrate", f"moved {counts['moved']} key(s) from {self.prefix}:… to {self.base}:… "
-                  f"({counts['same']} already there, {counts['kept']} kept as {self.base}:legacy:{stamp}:…)")
-        return counts
+        return self.legacy.migrate_legacy(timeout)
 
     def migrate_if_legacy(self) -> dict[str, int] | None:
-        """On open: when this memory exists only in the old layout, move it (see `migrate_legacy`); else None.
-
-        One round trip when there is nothing to move; a server that cannot be reached is left for later."""
-        if self.cluster:
-            return None
-        try:
-            with self._calls():
-                old = self.client.exists(*[f"{self.prefix}:{k}" for k in ("recorded", "changes", "config")])
-                if not old or self.client.exists(self.k_recorded, self.k_changes, self.k_config):
-                    return None
-        except StoreUnavailable:
-            return None
-        return self.migrate_legacy()
+        return self.legacy.migrate_if_legacy()
 
     # paths ------------------------------------------------------------------------------------------------
     def check_path(self, rel: str) -> str:
@@ -849,26 +780,6 @@ class RedisStore(Store):
             start = "(" + out[-1][0]
         return out[:count] if count is not None else out
 
-    def history(self, rel: str | None = None, since: float | None = None) -> list[Commit]:
-        out = []
-        for sid, f in reversed(self.changes()):
-            files = tuple(json.loads(f.get("files") or "[]"))
-            if since is not None and int(f.get("ts", "0")) < since * 1000:
-                continue
-            if rel is not None and clean_rel(rel) not in files:
-                continue
-            out.append(Commit(sid, f.get("actor", ""), int(f.get("ts", "0")) / 1000, f.get("message", ""), files))
-        return out
-
-    def head(self) -> Commit | None:
-        with self._calls():
-            last = self.client.xrevrange(self.k_changes, count=1)
-        if not last:
-            return None
-        sid, f = last[0]
-        f = {k.decode(): v.decode("utf-8", "replace") for k, v in f.items()}
-        return Commit(sid.decode(), f.get("actor", ""), int(f.get("ts", "0")) / 1000, f.get("message", ""), ())
-
     # the change being applied (see Memory._write_through): one per memory, written under the lock
     def intent_save(self, data: bytes | None) -> None:
         with self._calls():
@@ -881,91 +792,30 @@ class RedisStore(Store):
         with self._calls():
             return self.client.get(f"{self.base}:intent")
 
+    # history and past versions (memtui.core.redis_history): replayed from the stream ------------------------
+    def history(self, rel: str | None = None, since: float | None = None) -> list[Commit]:
+        return self.past.history(rel, since)
+
+    def head(self) -> Commit | None:
+        return self.past.head()
+
     def change(self, sid: str) -> dict[str, str] | None:
-        entries = self.changes(sid, count=1)
-        return entries[0][1] if entries and entries[0][0] == sid else None
+        return self.past.change(sid)
 
-    # past versions (memtui.core.history): replayed from the stream -----------------------------------------
     def resolve_change(self, ref: str) -> Commit | None:
-        """A stream id (`1755676800000-0`, or its millisecond part when only one change has it)."""
-        if self.head() is None:
-            raise NoHistory(f"the Redis memory at {self.location} has no recorded changes yet")
-        ref = ref.strip()
-        if not STREAM_ID.match(ref):
-            return None
-        with self._calls():
-            found = self.client.xrange(self.k_changes, min=ref, max=ref, count=2)
-            if len(found) != 1:
-                return None
-            sid = found[0][0].decode()
-            before = self.client.xrevrange(self.k_changes, max="(" + sid, count=1)
-        f = {k.decode(): v.decode("utf-8", "replace") for k, v in found[0][1].items()}
-        return _as_commit(sid, f, (before[0][0].decode(),) if before else ())
-
-    def _versions(self, rel: str, until: str = "+") -> list[tuple[Commit, str]]:
-        """Each recorded change to `rel` up to `until`, oldest first, with the sha1 of the bytes it left ('' gone)."""
-        rel = clean_rel(rel)
-        out = []
-        for sid, f in self.changes(until=until):
-            if rel not in json.loads(f.get("files") or "[]"):
-                continue
-            blob = next((d.get("blob", "") for d in json.loads(f.get("changes") or "[]") if d.get("file") == rel), "")
-            out.append((_as_commit(sid, f), blob))
-        return out
+        return self.past.resolve_change(ref)
 
     def file_at(self, rel: str, change: str) -> bytes | None:
-        versions = self._versions(rel, until=change)
-        if not versions or not versions[-1][1]:
-            return None
-        return self._blobs([versions[-1][1]])[versions[-1][1]]
+        return self.past.file_at(rel, change)
 
     def past_versions(self, rel: str, limit: int) -> list[tuple[str, bytes]]:
-        """One walk of the stream and one MGET of the blobs."""
-        versions = [(c.sha, b) for c, b in reversed(self._versions(rel))][:limit]
-        versions = [(sha, b) for sha, b in versions if b]  # '' : the change deleted the file
-        blobs = self._blobs([b for _, b in versions])
-        out, seen = [], set()
-        for sha, b in versions:
-            if b not in seen:
-                seen.add(b)
-                out.append((sha, blobs[b]))
-        return out
+        return self.past.past_versions(rel, limit)
 
     def blame_chunks(self, rel: str) -> list[tuple[Commit | None, list[str]]] | None:
-        """Replays the file's recorded versions: a line keeps the change that first wrote it until one replaces it."""
-        from difflib import SequenceMatcher
-
-        versions = self._versions(rel)
-        if not versions:
-            return None
-        blobs = self._blobs([b for _, b in versions])
-        steps: list[tuple[Commit | None, bytes | None]] = [(c, blobs[b] if b else None) for c, b in versions]
-        steps.append((None, self.read(rel)))  # lines not recorded yet (a raw SET) have no change
-        lines: list[str] = []
-        origins: list[Commit | None] = []
-        for commit, data in steps:
-            new = (data or b"").decode("utf-8", errors="replace").splitlines()
-            kept: list[Commit | None] = []
-            for tag, i1, i2, j1, j2 in SequenceMatcher(None, lines, new, autojunk=False).get_opcodes():
-                kept += origins[i1:i2] if tag == "equal" else [commit] * (j2 - j1)
-            lines, origins = new, kept
-        chunks: list[tuple[Commit | None, list[str]]] = []
-        for line, origin in zip(lines, origins):
-            if chunks and chunks[-1][0] is origin:
-                chunks[-1][1].append(line)
-            else:
-                chunks.append((origin, [line]))
-        return chunks
+        return self.past.blame_chunks(rel)
 
     def change_patches(self, changes: list[str]) -> dict[str, dict[str, str]]:
-        from memtui.core.patches import split_patch
-
-        out = {}
-        for sid in changes:
-            entry = self.change(sid) if STREAM_ID.match(sid) else None
-            if entry is not None:
-                out[sid] = split_patch(entry.get("diff", ""))
-        return out
+        return self.past.change_patches(changes)
 
     # oplog ------------------------------------------------------------------------------------------------
     def note(self, op: str, summary: str, nbytes: int = 0, actor: str | None = None) -> None:
@@ -1271,11 +1121,6 @@ def _major_version(store: RedisStore) -> int:
     return _VERSIONS[id(client)]
 
 
-def _as_commit(sid: str, f: dict[str, str], parents: tuple[str, ...] = ()) -> Commit:
-    return Commit(sid, f.get("actor", ""), int(f.get("ts", "0")) / 1000, f.get("message", ""),
-                  tuple(json.loads(f.get("files") or "[]")), parents)
-
-
 def _decoded_last_id(client: redis.Redis, key: str) -> str:
     last = client.xrevrange(key, count=1)
     return last[0][0].decode() if last else "0-0"
@@ -1288,10 +1133,6 @@ def _since(client: redis.Redis, key: str, last_id: str) -> list[tuple[str, dict[
 
 def _text(data: bytes | None) -> str | None:
     return None if data is None else data.decode("utf-8", "replace")
-
-
-def _escape_glob(s: str) -> str:
-    return "".join("\\" + c if c in "*?[]\\" else c for c in s)
 
 
 def _listable(rel: str) -> bool:

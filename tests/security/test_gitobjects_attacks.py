@@ -1,4 +1,4 @@
-"""Attacks on memtui's in-process commit (memtui/core/gitobjects.py, FolderStore._commit_in): a person's git
+"""Attacks on memtui's in-process commit (memtui/core/gitobjects.py, CommitEngine._commit_in): a person's git
 running at the same moment, a memtui process killed between its steps, two memtui processes, hostile paths,
 messages and names. git itself is the judge: fsck, status, log and reflog."""
 
