@@ -156,10 +156,6 @@ MEMTUI = CORE.parent
 # Each folder of memtui/ (and the CLI) that must hold no circle of its own nor share one with another.
 PARTS = ("memtui.core", "memtui.tui", "memtui.commands", "memtui.agent", "memtui.integrations", "memtui.cli")
 MAX_CLASS_LINES = 800
-# Classes over MAX_CLASS_LINES whose split is under way: each is listed here until it is under, and the test that
-# it is fails (strictly) as soon as it is, so the entry is taken off rather than left to excuse a new giant.
-SPLIT_IN_PROGRESS = ("memtui/core/folder.py:FolderStore", "memtui/core/memory.py:Memory",
-                     "memtui/core/redis_store.py:RedisStore")
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -230,23 +226,9 @@ def test_no_class_in_memtui_passes_800_lines() -> None:
     """A class past ~800 lines does more than one job: the app keeps the wiring, the rest is its widgets'."""
     lengths = class_lengths(MEMTUI)
     assert "memtui/tui/app.py:MemtuiApp" in lengths
-    over = {name: n for name, n in lengths.items() if n > MAX_CLASS_LINES and name not in SPLIT_IN_PROGRESS}
+    over = {name: n for name, n in lengths.items() if n > MAX_CLASS_LINES}
     assert not over, f"classes over {MAX_CLASS_LINES} lines (split them by the jobs they do):\n  " + "\n  ".join(
         f"{name}: {n}" for name, n in sorted(over.items()))
-
-
-@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="split in progress"))
-                                  for name in SPLIT_IN_PROGRESS])
-def test_a_class_being_split_is_under_800_lines(name: str) -> None:
-    lengths = class_lengths(MEMTUI)
-    assert lengths.get(name, 0) <= MAX_CLASS_LINES, f"{name} is {lengths[name]} lines"
-
-
-def test_each_class_being_split_is_still_there() -> None:
-    """A class that was split away under another name is taken off SPLIT_IN_PROGRESS (its xfail would hide it)."""
-    lengths = class_lengths(MEMTUI)
-    gone = [name for name in SPLIT_IN_PROGRESS if name not in lengths]
-    assert not gone, f"no such class any more: take {', '.join(gone)} off SPLIT_IN_PROGRESS"
 
 
 def test_class_lengths_counts_decorators_and_nested_classes(tmp_path: Path) -> None:
