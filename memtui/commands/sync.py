@@ -36,7 +36,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
     from memtui.core import sync
 
     memory = memory_of(args)
-    if getattr(memory.store, "git_dir", None) is None:
+    if memory.store.git_dir is None:
         return fail(args, "sync works on a folder memory kept in git; this memory is not one", EXIT_ERROR)
     try:
         if args.status:

@@ -199,7 +199,7 @@ def _applied_by_commit(records: Iterable[dict[str, Any]], rel: str) -> dict[str,
 def _init_record(store: Any) -> tuple[str, str] | None:
     """(first commit, person) of a memory `memtui init` made, from its sealed record (memtui/core/init.py); None
     for any other memory, or a record this person's memtui did not seal."""
-    places = getattr(store, "places", None)
+    places = store.places
     if places is None or not places.inside:
         return None
     import json

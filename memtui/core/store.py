@@ -115,6 +115,15 @@ class Store(ABC):
         return False
 
     @property
+    def git_dir(self) -> Path | None:
+        """The git directory that holds this memory's history (a remote is synced through it), or None."""
+        return None
+
+    # Where a folder memory keeps its parts (memtui.core.places.Places): its state, audit log and history; None
+    # for a store that is not a folder.
+    places: Any = None
+
+    @property
     def keeps_history(self) -> bool:
         """Past versions can be read (`history`, `resolve_change`, `file_at`, `blame_chunks`)."""
         return False

@@ -121,7 +121,7 @@ def _check_remote(memory: Any, remote: str) -> None:
     names = _out(memory, "remote").split()
     if remote not in names:
         known = ", ".join(names) or "none"
-        places = getattr(memory.store, "places", None)
+        places = memory.store.places
         # memtui's own history beside a folder is found only through its git dir: name it in the command.
         from shlex import quote
 
@@ -358,7 +358,7 @@ def arrived(memory: Any) -> set[str]:
     `Memtui-Actor`) speak of another machine's queue and audit log, not this one's: `memtui doctor` must not take
     them for this machine's writes cut short, nor Today list them as changes applied here (what of them was taken
     is the local commit of each approval). Empty, without running git, for a memory that never synced."""
-    git_dir = getattr(memory.store, "git_dir", None)
+    git_dir = memory.store.git_dir
     if git_dir is None:
         return set()
     git_dir = Path(git_dir)
