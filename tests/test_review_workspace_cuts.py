@@ -34,7 +34,8 @@ def feed_rows(feed) -> list[str]:
     return [feed.render_line(y).text for y in range(feed.size.height)]
 
 
-async def test_at_80_columns_a_feed_line_past_the_edge_ends_in_an_ellipsis_and_a_hover_shows_it_whole(ten: Path) -> None:
+async def test_at_80_columns_a_feed_line_past_the_edge_ends_in_an_ellipsis_and_a_hover_shows_it_whole(
+        ten: Path) -> None:
     app = MemtuiApp(ten, watch=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: app.synced and app.review.loaded, what="the app")
