@@ -114,7 +114,7 @@ class QueueRow:
             return whole
         out = line(self.file, self.section, None)
         room = width - out.cell_len - 3
-        if room >= 5 and self.who is not None:  # a cut name still says which agent, where most of it fits
+        if room >= 10 and self.who is not None:  # a cut name still tells agents apart where ten cells of it fit
             who = self.who.copy()
             who.truncate(room, overflow="ellipsis")
             return line(self.file, self.section, who)
