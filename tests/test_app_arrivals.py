@@ -92,10 +92,10 @@ async def test_pending_proposals_show_their_age_and_the_old_ones_are_marked(demo
         options = app.review.option_list
         prompts = {options.get_option_at_index(k).id: options.get_option_at_index(k).prompt
                    for k in range(options.option_count)}
-        old_text, recent_text = prompts[old], prompts[recent]
-        # the queue's two lines: the age first (the old marked), who, what where; then the entry
-        assert old_text.plain.startswith("⌛ 3d agent-x add MEMORY.md § Facts"), old_text.plain
-        assert recent_text.plain.startswith("3h agent-[red]y add MEMORY.md § Facts"), recent_text.plain
+        old_text, recent_text = prompts[old].whole, prompts[recent].whole  # each row as drawn with room
+        # the queue's two lines: the age first (the old marked), what where, who; then the entry
+        assert old_text.plain.startswith("⌛ 3d add MEMORY.md § Facts · agent-x\n"), old_text.plain
+        assert recent_text.plain.startswith("3h add MEMORY.md § Facts · agent-[red]y\n"), recent_text.plain
         # the old one's mark is the theme's warning colour, bold, on the symbol and age alone
         warning = app.review.get_component_rich_style("review--old")
         mark = old_text.plain.index("⌛")

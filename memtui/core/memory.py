@@ -66,9 +66,11 @@ class Memory(MemoryReader):
         super().__init__(root)
         self.listing = QueueListing(self)  # the queue as a person reads it: proposals, external changes
         self.admission = Admission(self)  # which agent writes skip review, and how many may wait
+        # What opening finished (an approve a crash cut short), told by the approve of that proposal that follows.
+        self._finished_at_open: str | None = None
         if recover:
             try:
-                journal.recover(self.store, wait=OPEN_WAIT)
+                self._finished_at_open = journal.recover(self.store, wait=OPEN_WAIT)
             except (OSError, StoreError):
                 pass
 
@@ -410,10 +412,11 @@ class Memory(MemoryReader):
             except (OSError, StoreError) as exc:
                 return WriteResult("refused", f"an earlier interrupted write could not be finished ({exc}); nothing "
                                    "was written", pid)
+            finished, self._finished_at_open = finished or self._finished_at_open, None
             p = self._open_proposal(pid, seen)
             if isinstance(p, WriteResult):
-                if finished and p.status == "refused" and p.commit:
-                    return p.replace(status="applied", message=f"{finished}: {pid} is applied")
+                if finished and p.status == "refused" and p.commit and f"(commit {p.commit[:8]})" in finished:
+                    return p.replace(status="applied", message=f"{finished}: {pid} is applied")  # it was this one
                 return p
             if p.foreign is not None:
                 return WriteResult("refused", f"{pid} is not memtui's proposal: {p.foreign}. It cannot be approved; "

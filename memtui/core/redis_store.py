@@ -28,6 +28,7 @@ in Redis the only "outside" writer is a raw SET/DEL that bypassed memtui.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -188,6 +189,38 @@ _RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPI
 _RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 
 
+@functools.cache
+def _machine() -> str:
+    """This kernel's boot and this process namespace's id: where a pid means the same process ('' where unknown,
+    and then no holder is ever judged by its pid)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
+            boot = f.read().strip()
+        return f"{boot}.{os.stat('/proc/self/ns/pid').st_ino}"
+    except (OSError, ValueError):
+        return ""
+
+
+HOLDER = re.compile(r"^(\d+)-[0-9a-f]{12}@([0-9a-f-]+\.\d+):")
+
+
+def _holder_exited(token: str) -> bool:
+    """Is `token` (a lock's value) held by a process of this machine that no longer exists?"""
+    m = HOLDER.match(token)
+    if m is None or m.group(2) != _machine() or not _machine():
+        return False
+    pid = int(m.group(1))
+    if pid == os.getpid() or pid <= 1:
+        return False  # this process's own instances retake their locks by their prefix (`_ACQUIRE`)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OSError):
+        return False  # it exists (another account's): alive
+    return False
+
+
 class _Replan(StaleWrite):
     """The version a change was planned against is no longer the last recorded one: plan it again."""
 
@@ -222,8 +255,9 @@ class RedisStore(Store):
         self._acquire = self.client.register_script(_ACQUIRE)
         self._renew = self.client.register_script(_RENEW)
         self._release = self.client.register_script(_RELEASE)
-        # Lock tokens start with this instance's id, so a lock whose release failed (server gone) is ours to retake.
-        self._owner = f"{os.getpid()}-{uuid.uuid4().hex[:12]}:"
+        # Lock tokens start with this instance's id, so a lock whose release failed (server gone) is ours to retake,
+        # and name its process and machine, so a writer beside it can tell that it exited (`_holder_exited`).
+        self._owner = f"{os.getpid()}-{uuid.uuid4().hex[:12]}@{_machine()}:"
         self._tokens = itertools.count(1)
         self._local = threading.local()
         self._thread_lock = threading.RLock()
@@ -527,12 +561,16 @@ class RedisStore(Store):
         """SET NX PX with a token, renewed while held, released by a compare-and-delete."""
         token = f"{self._owner}{next(self._tokens)}"
         deadline = time.monotonic() + timeout
-        pause = 0.001
+        pause, look = 0.001, time.monotonic()
         while True:
             with self._calls():
                 got = self._acquire(keys=[self.k_lock], args=[token, self.lock_ttl_ms, self._owner])
             if got:
                 break
+            if time.monotonic() >= look:  # a few times a second: whose is it?
+                look = time.monotonic() + 0.2
+                if self._take_from_exited():
+                    continue
             if time.monotonic() > deadline:
                 raise LockTimeout(
                     f"the Redis memory at {self.location} has been locked by another writer for over "
@@ -555,6 +593,20 @@ class RedisStore(Store):
                 self._release(keys=[self.k_lock], args=[token])
             except _CONNECTION_ERRORS:
                 pass  # the lock lapses by itself; this instance retakes it at once (its token prefix)
+
+    def _take_from_exited(self) -> bool:
+        """Free the lock if its holder is a process of this machine that has exited: redis-server killed during a
+        write leaves the writer's lock on disk (AOF) with up to `lock_ttl_ms` to live, and the writer, told the
+        server went away, exits; every next write waited that out (15 s). Only a holder of this very kernel and
+        process namespace is judged, by its pid; one from elsewhere, an older memtui's (no machine named) or one
+        whose pid lives (or was taken by another process since) is waited for. Freed by compare-and-delete of the
+        value read, so a lock taken meanwhile by anyone else stays theirs."""
+        with self._calls():
+            held = self.client.get(self.k_lock)
+        if not held or not _holder_exited(held.decode("utf-8", "replace")):
+            return False
+        with self._calls():
+            return bool(self._release(keys=[self.k_lock], args=[held]))
 
     def _ensure_renewer(self) -> None:
         if self._renewer is None or not self._renewer.is_alive():

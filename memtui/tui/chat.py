@@ -309,7 +309,9 @@ class ChatPane(Vertical):
             tool = self._tools.get(event.id)
             if tool is not None:
                 first = event.text.splitlines()[0] if event.text else ""
-                tool.title = f"{tool.title} → {markup_literal(first[:80], newlines=False)}"
+                if len(first) > 80 or len(event.text.splitlines()) > 1:  # the whole result is in the line's details
+                    first = first[:79] + "…"
+                tool.title = f"{tool.title} → {markup_literal(first, newlines=False)}"
                 tool.set_class(event.is_error, "-error")
                 await tool.query_one("Contents").mount(Static(content(event.text), classes="chat-note"))
         elif isinstance(event, ev.ProposalCard):

@@ -8,6 +8,8 @@ layout and paint of the screen before the queue was shown (the queue is read bef
 
 from __future__ import annotations
 
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -74,6 +76,60 @@ def contradiction_lines(p: Proposal, current: list[str]) -> list[str]:
     out.append("R: approve as a revise of it (the old line struck as superseded)" if len(current) == 1 else
                "e: revise it, naming the one entry it replaces")
     return out
+
+
+class QueueRow:
+    """A proposal's two lines in the queue, laid out at the width they are drawn at (a Rich renderable: Textual
+    draws it at the list's width, again when that changes). What identifies a proposal is kept longest: the age
+    (short, and how the oldest stand out), the action and the file whole, then the section; the asker (named whole
+    in the detail, and most often the same agent all down a queue) gives way first, then the section's end, then a
+    file's folders (`…/name.md`). At 80 columns the stacked list is about 30 wide: cut from the end alone, the
+    rows read "3h agent-claude revise MEMO…"."""
+
+    def __init__(self, lead: Text, file: str, section: Text, who: Text | None, body: Text, muted: Style) -> None:
+        self.lead, self.file, self.section, self.who, self.body, self.muted = lead, file, section, who, body, muted
+
+    @property
+    def whole(self) -> Text:
+        """Both lines with room for everything (what a test or a copy reads)."""
+        return self.lines(1_000_000)
+
+    @property
+    def plain(self) -> str:
+        return self.whole.plain.rstrip("\n")
+
+    def head(self, width: int) -> Text:
+        """The first line within `width` cells, cut with … where it must be (never the file before the asker)."""
+        def line(file: str, section: Text, who: Text | None) -> Text:
+            out = self.lead.copy()
+            out.append(file)
+            out.append_text(section)
+            if who is not None:
+                out.append(" · ", self.muted)
+                out.append_text(who)
+            return out
+
+        whole = line(self.file, self.section, self.who)
+        if whole.cell_len <= width:
+            return whole
+        out = line(self.file, self.section, None)
+        room = width - out.cell_len - 3
+        if room >= 10 and self.who is not None:  # a cut name still tells agents apart where ten cells of it fit
+            who = self.who.copy()
+            who.truncate(room, overflow="ellipsis")
+            return line(self.file, self.section, who)
+        if out.cell_len > width and self.lead.cell_len + len(self.file) > width and "/" in self.file:
+            out = line("…/" + self.file.rsplit("/", 1)[1], self.section, None)  # the name kept, its folders cut
+        out.truncate(width, overflow="ellipsis")
+        return out
+
+    def lines(self, width: int) -> Text:
+        body = self.body.copy()
+        body.truncate(width, overflow="ellipsis")
+        return Text("\n").join([self.head(width), body])  # its end "\n": Textual counts a row's lines by them
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.lines(max(1, options.max_width))
 
 
 class ReviewList(OptionList):
@@ -249,28 +305,25 @@ class ReviewPanel(Vertical):
         self.option_list.border_subtitle = None if self.more == 0 else f"oldest {listed:,} · counting the rest…" \
             if self.more is None else f"oldest {listed:,} · {self.more:,} more"
 
-    def _prompt(self, p: Proposal) -> Text:
-        """Two lines, so the queue reads at a glance (at 120x35 six or more are listed): its age, who asks, what it
-        does where; then the start of its entry. Each is cut with … at the list's width: the detail below shows
-        the proposal whole. Every part an agent sent is drawn as text, never as markup."""
+    def _prompt(self, p: Proposal) -> QueueRow:
+        """Two lines, so the queue reads at a glance (at 120x35 six or more are listed): its age, what it does where,
+        who asks; then the start of its entry, laid out at the list's width (QueueRow). The detail beside shows the
+        proposal whole. Every part an agent sent is drawn as text, never as markup."""
         style = self.get_component_rich_style
-        head = Text(no_wrap=True, overflow="ellipsis", end="")
+        lead = Text(end="")
         age = None if p.external else waited(p.created)
         if age is not None and age >= OLD_AFTER:  # a symbol as well as the colour: the mark reads without colour too
-            head.append(f"⌛ {_age(p.created)}", style("review--old"))
-            head.append(" ")
+            lead.append(f"⌛ {_age(p.created)}", style("review--old"))
+            lead.append(" ")
         else:
-            head.append(f"{_age(p.created)} ", style("review--muted"))
+            lead.append(f"{_age(p.created)} ", style("review--muted"))
         if p.external:
-            head.append("external ", style("review--external"))
-        else:
-            head.append_text(revealed(p.actor, newlines=False))
-            head.append(" ")
-        head.append(f"{reveal(p.action, newlines=False)} {shown_name(p.file)}")
-        if p.section:
-            head.append(reveal(f" § {p.section}", newlines=False), style("review--muted"))
-        if p.status == CONFLICT:
-            head.append("  conflict", style("review--conflict"))
+            lead.append("external ", style("review--external"))
+        if p.status == CONFLICT:  # before the file: a conflict asks for other keys than the rest
+            lead.append("conflict ", style("review--conflict"))
+        lead.append(f"{reveal(p.action, newlines=False)} ")
+        section = reveal(f" § {p.section}", newlines=False) if p.section else ""
+        who = None if p.external else revealed(p.actor, newlines=False)
         what = p.entry or p.replaces or p.to or ""
         if p.action == "remove" and p.replaces:
             what = p.replaces
@@ -281,8 +334,8 @@ class ReviewPanel(Vertical):
             tag = p.provenance or next((t for t in TAGS if f"[{t}]" in what), None)
             if tag in TAGS:  # a queue file written by hand may name any provenance
                 body.highlight_words([f"[{tag}]"], style(f"review--{tag}"))
-        body.no_wrap, body.overflow, body.end = True, "ellipsis", ""
-        return Text("\n", no_wrap=True, overflow="ellipsis").join([head, body])
+        return QueueRow(lead, shown_name(p.file), Text(section, style("review--muted"), end=""), who, body,
+                        style("review--muted"))
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self._show_selected()
