@@ -70,6 +70,7 @@ from memtui.tui.messages import (
 )
 from memtui.tui.plain import visible
 from memtui.tui.review import ReviewPanel
+from memtui.tui.sync_view import SyncView
 from memtui.tui.tabs import Tabbed, TabPane
 from memtui.tui.tree import MemoryTree
 from memtui.tui.viewer import MemoryViewer
@@ -274,6 +275,9 @@ class MemtuiApp(App[None]):
                 tooltip="Show the previous tab (also from inside a text box)"),
         Binding("C", "consolidate", "Consolidate", id="consolidate", show=False,
                 tooltip="Propose one reviewed rewrite of each MEMORY.md section over its cap"),
+        Binding("P", "sync_remote", "Sync", id="sync_remote", show=False,
+                tooltip="Sync with the memory's git remote: fetch, queue what came in for review, push what was "
+                "approved (memtui/tui/sync_view.py)"),
         Binding("z", "toggle_maximize", "Zoom", id="maximize",
                 tooltip="Give the focused pane the whole screen, or give it back"),
         Binding("Z", "toggle_stack", "Stack", id="toggle_stack", show=False,
@@ -422,6 +426,7 @@ class MemtuiApp(App[None]):
             yield ReviewPanel(id="review")
         yield ActivityFeed(id="feed")
         yield KeyFooter()
+        yield SyncView(self.memory, id="git-sync")
 
     async def _first_data(self) -> None:
         """Wait (at most FIRST_DATA_WAIT) until MEMORY.md, the tree's top level and the queue are on the widgets, so
@@ -743,6 +748,7 @@ class MemtuiApp(App[None]):
                     self.notify(self._focus_after_sync, markup=False)
                 self._focus_after_sync = None
         self._count_listed(message.file_count)
+        self.base.query_one(SyncView).changed()  # ahead/behind and incoming in the header
         for pane in self.panes.values():
             pane.post_message(ProposalsChanged(list(everything)))
 
@@ -1268,6 +1274,9 @@ class MemtuiApp(App[None]):
         if file_count is not None:
             counts["files"] = file_count
         self.base.query_one(MemtuiHeader).set_counts(**counts)
+
+    def action_sync_remote(self) -> None:
+        self.base.query_one(SyncView).start()
 
     # consolidation ----------------------------------------------------------------------------------------
     def action_consolidate(self, section: str | None = None) -> None:

@@ -109,6 +109,7 @@ class ReviewPanel(Vertical):
             self.proposal = proposal
 
     COMPONENT_CLASSES = {"review--id", "review--conflict", "review--external", "review--muted", "review--old",
+                         "review--incoming",
                          *(f"review--{t}" for t in TAGS)}
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -187,6 +188,7 @@ class ReviewPanel(Vertical):
     def set_proposals(self, proposals: list[Proposal], *, more: int | None = 0) -> None:
         """Show `proposals`, and `more` open ones past them as a count (each is listed once those before it are
         decided; None: there are more, not counted yet)."""
+        proposals = grouped(proposals)
         changed_more, self.more = more != self.more, more
         if not self.body_mounted:
             self.proposals, self.loaded = proposals, True  # shown once the list is mounted
@@ -229,7 +231,8 @@ class ReviewPanel(Vertical):
         options = self.option_list
         highlighted = options.highlighted
         options.clear_options()
-        options.add_options([Option(self._prompt(p), id=p.id) for p in self.proposals])
+        headings = group_headings(self.proposals)
+        options.add_options([Option(self._prompt(p, headings.get(p.id)), id=p.id) for p in self.proposals])
         if highlighted is not None and self.proposals:
             options.highlighted = min(highlighted, len(self.proposals) - 1)
         self._title()
@@ -249,11 +252,16 @@ class ReviewPanel(Vertical):
         self.option_list.border_subtitle = None if self.more == 0 else f"oldest {listed:,} · counting the rest…" \
             if self.more is None else f"oldest {listed:,} · {self.more:,} more"
 
-    def _prompt(self, p: Proposal) -> Text:
+    def _prompt(self, p: Proposal, heading: str | None = None) -> Text:
         """Two lines, so the queue reads at a glance (at 120x35 six or more are listed): its age, who asks, what it
         does where; then the start of its entry. Each is cut with … at the list's width: the detail below shows
-        the proposal whole. Every part an agent sent is drawn as text, never as markup."""
+        the proposal whole. Every part an agent sent is drawn as text, never as markup. The first of a group of
+        incoming changes (one remote, one author) has the group's heading above it."""
         style = self.get_component_rich_style
+        if heading is not None:
+            top = revealed(heading, style("review--incoming"), newlines=False)
+            top.no_wrap, top.overflow, top.end = True, "ellipsis", ""
+            return Text("\n", no_wrap=True, overflow="ellipsis").join([top, self._prompt(p)])
         head = Text(no_wrap=True, overflow="ellipsis", end="")
         age = None if p.external else waited(p.created)
         if age is not None and age >= OLD_AFTER:  # a symbol as well as the colour: the mark reads without colour too
@@ -352,6 +360,43 @@ def _age(created: str) -> str:
         if minutes >= size:
             return f"{minutes // size}{unit}"
     return "now"
+
+
+def grouped(proposals: list[Proposal]) -> list[Proposal]:
+    """The queue with the changes incoming from a git remote gathered by remote and author, each group where its
+    oldest stands (the rest of the queue keeps its order): a teammate's ten changes are read, and decided, as one
+    pull request is. Which are incoming is memtui's flag's word (memtui.core.sync.came_in), not the actor's."""
+    from memtui.core.sync import came_in
+
+    groups: dict[tuple[str, str], list[Proposal]] = {}
+    order: list[Proposal | tuple[str, str]] = []
+    for p in proposals:
+        key = came_in(p)
+        if key is None:
+            order.append(p)
+            continue
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(p)
+    if not groups:
+        return proposals
+    return [q for item in order for q in (groups[item] if isinstance(item, tuple) else [item])]
+
+
+def group_headings(proposals: list[Proposal]) -> dict[str, str]:
+    """The id of the first of each group of incoming changes → its heading: the remote, the author, how many."""
+    from memtui.core.sync import came_in
+
+    counts: dict[tuple[str, str], int] = {}
+    first: dict[tuple[str, str], str] = {}
+    for p in proposals:
+        key = came_in(p)
+        if key is not None:
+            counts[key] = counts.get(key, 0) + 1
+            first.setdefault(key, p.id)
+    return {pid: f"⇣ from {key[0]} · {key[1]} · {counts[key]} change{'' if counts[key] == 1 else 's'}"
+            for key, pid in first.items()}
 
 
 def _same_list(old: list[Proposal], new: list[Proposal]) -> bool:
