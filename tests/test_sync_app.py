@@ -71,6 +71,10 @@ def test_the_sync_key_brings_in_a_change_for_review_then_merges_and_pushes_it(tm
             await pilot.press("P")
             await synced_once(pilot, app)
             await wait_for(pilot, lambda: "pushed" in feed_text(app), what="the push")
+            told = [n.message for n in app._notifications if n.title == "Synced with origin"]
+            # The first sync's toast names the app's key, not the command line's `memtui sync`.
+            assert "decide them, then press P to merge and push" in told[0] and "memtui sync" not in told[0]
+            await wait_for(pilot, lambda: "wes approve merged origin at" in feed_text(app), what="the merge's audit line")
             await wait_for(pilot, lambda: "origin ↑0 ↓0" in header_text(app), what="even with the remote")
 
     import asyncio

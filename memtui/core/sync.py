@@ -348,7 +348,8 @@ def sync(memory: Any, remote: str = "origin", *, push_after: bool = True,
     say(f"fetching {remote}…")
     tip = fetch(memory, remote)
     lines.append(f"fetched {remote}: {tip[:12]}" if tip else f"{remote} has no {_branch(memory)} branch yet")
-    say(f"fetched {remote}: {tip[:12]}; queueing what changed…" if tip else f"{remote} has nothing yet")
+    if tip:
+        say(f"queueing what {remote} changed…")
     queued, refused = incoming(memory, remote)
     for item in refused:
         lines.append(f"refused {item['file']}: {item['reason']}")

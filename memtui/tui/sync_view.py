@@ -171,13 +171,25 @@ class SyncView(Widget):
                             timeout=20, markup=False)
         else:
             report = message.report
+            from memtui.tui.help import key_names
+
+            key = key_names(self.app.keymap_config.get("sync_remote", "P"))
+            waiting = next((line for line in report.lines if "wait for a decision" in line), None)
             for line in report.lines:
+                if line is waiting:  # the command line's words name `memtui sync`: here it is the key
+                    line = (f"{line.split(' wait', 1)[0]} wait for a decision; approve or reject them, then press "
+                            f"{key} to merge and push")
                 self._feed("refused" if line.startswith(("refused", "not pushed", f"{self.remote} refused"))
                            else "queued" if "wait" in line else "write", line)
-            said = report.lines[-1] if report.lines else "nothing to do"
+            if waiting is not None:
+                n = len(report.queued)
+                said = (f"{n} incoming change{'' if n == 1 else 's'} from {self.remote} wait for review in the queue"
+                        if n else f"incoming changes from {self.remote} still wait for review")
+                said += f"; decide them, then press {key} to merge and push"
+            else:
+                said = report.lines[-1] if report.lines else "nothing to do"
             if not (self.quiet and not report.queued and not report.refused):
-                waiting = f"{len(report.queued)} incoming change(s) wait for review. " if report.queued else ""
-                self.app.notify(waiting + said, title=f"Synced with {self.remote}",
+                self.app.notify(said, title=f"Synced with {self.remote}",
                                 severity="warning" if report.refused else "information", timeout=8, markup=False)
         self.read_status()
         if message.report is not None and message.report.queued:
