@@ -173,3 +173,25 @@ def test_a_hostile_author_is_drawn_as_text_and_changes_are_grouped_by_remote_and
     import asyncio
 
     asyncio.run(run())
+
+
+def test_an_unreachable_remote_on_the_interval_is_told_once_and_each_try_is_in_the_feed(tmp_path: Path) -> None:
+    laptop, server, _ = two_machines(tmp_path)
+    (tmp_path / "remote.git").rename(tmp_path / "gone.git")  # the remote's host is down
+    config = server / ".memtui" / "config.toml"
+    config.write_text((config.read_text() if config.exists() else "") + '\n[sync]\ninterval = "0.01m"\n')
+    git(server, "add", ".memtui/config.toml")
+    git(server, "commit", "-q", "-m", "sync every 0.6 s")
+
+    async def run() -> None:
+        app = MemtuiApp(server, watch=False, user="wes")
+        async with app.run_test(size=(120, 35)) as pilot:
+            await wait_for(pilot, lambda: feed_text(app).count("could not fetch from origin") >= 3,
+                           what="three tries on the interval")
+            refusals = [n for n in app._notifications if n.title == "Sync with origin refused"]
+            assert len(refusals) == 1 and "Nothing here changed" in refusals[0].message
+            assert app.query_one(SyncView).has_remote  # the header still shows where it stood
+
+    import asyncio
+
+    asyncio.run(run())

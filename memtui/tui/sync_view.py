@@ -17,6 +17,7 @@ from memtui.core import clock
 from memtui.tui.messages import Activity
 
 STATUS_EVERY = 2.0  # seconds: at most one read of ahead/behind/incoming (three `git` runs) for a burst of syncs
+FIRST_STATUS_AFTER = 0.5  # seconds after mount: the first screen is painted before git is run for the header
 
 
 def settings(config: Any) -> tuple[str, float | None]:
@@ -69,12 +70,19 @@ class SyncView(Widget):
         self.has_remote: bool | None = None  # unknown until the first status read
         self._status_due = False
         self._status_timer: Any = None
+        self._ready = False
+        self._last_refused: str | None = None
+        self.quiet = False
         self.timer: Any = None
 
     def on_mount(self) -> None:
-        self.read_status()
+        self.set_timer(FIRST_STATUS_AFTER, self._first_status)
         if self.interval is not None:
             self.timer = self.set_interval(self.interval * 60, self.on_interval)
+
+    def _first_status(self) -> None:
+        self._ready = True
+        self.changed()
 
     def on_interval(self) -> None:
         if self.has_remote and not self.running:
@@ -83,7 +91,7 @@ class SyncView(Widget):
     def changed(self) -> None:
         """The queue or the history changed (the app's sync was shown): read the status again, at most every
         STATUS_EVERY seconds, never while a sync runs (its end reads it)."""
-        if self.has_remote is False or self.running:
+        if not self._ready or self.has_remote is False or self.running:
             return
         if self._status_timer is None:
             self.read_status()
@@ -166,10 +174,14 @@ class SyncView(Widget):
         self.running = False
         if message.refused is not None:
             # Whole: it names what happened and the command to run; a toast that cut it would lose the what-to-do.
+            # The interval's refusal told once until it changes (a remote down all afternoon is not a toast an hour).
             self._feed("refused", message.refused)
-            self.app.notify(message.refused, title=f"Sync with {self.remote} refused", severity="error",
-                            timeout=20, markup=False)
+            if not (self.quiet and message.refused == self._last_refused):
+                self.app.notify(message.refused, title=f"Sync with {self.remote} refused", severity="error",
+                                timeout=20, markup=False)
+            self._last_refused = message.refused
         else:
+            self._last_refused = None
             report = message.report
             from memtui.tui.help import key_names
 
