@@ -74,7 +74,8 @@ def test_the_sync_key_brings_in_a_change_for_review_then_merges_and_pushes_it(tm
             told = [n.message for n in app._notifications if n.title == "Synced with origin"]
             # The first sync's toast names the app's key, not the command line's `memtui sync`.
             assert "decide them, then press P to merge and push" in told[0] and "memtui sync" not in told[0]
-            await wait_for(pilot, lambda: "wes approve merged origin at" in feed_text(app), what="the merge's audit line")
+            await wait_for(pilot, lambda: "wes approve merged origin at" in feed_text(app),
+                           what="the merge's audit line")
             await wait_for(pilot, lambda: "origin ↑0 ↓0" in header_text(app), what="even with the remote")
 
     import asyncio
@@ -91,6 +92,12 @@ def test_a_memory_without_a_remote_shows_nothing_and_the_key_says_what_to_do(tmp
             view = app.query_one(SyncView)
             await wait_for(pilot, lambda: view.has_remote is False, what="the status read")
             assert "↑" not in header_text(app) and "incoming" not in header_text(app)
+            # The key is in the help (from its binding) and the palette, though not in the footer.
+            assert ("app", "P", "sync_remote") in [row[:3] for row in app.key_rows()]
+            from memtui.tui.commands import MemtuiCommands
+
+            names = [name for name, _, _ in MemtuiCommands(app.screen).commands()]
+            assert "Sync with the git remote" in names
             await pilot.press("P")
             await synced_once(pilot, app)
             await wait_for(pilot, lambda: any("refused" in n.title for n in app._notifications), what="the refusal")

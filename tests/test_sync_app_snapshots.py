@@ -51,9 +51,9 @@ def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     git(bo, "pull", "-q", "--no-rebase", "origin", "main")
     git(bo, "push", "-q", "origin", "HEAD:main")
     memory = Memory(server)
-    assert memory.submit(Proposal(id="", created="2026-12-06T10:55:00", actor="claude-code", action="add",
-                                  file="MEMORY.md", section="Facts",
-                                  entry="[observed] CI runs on every push (2026-12-06)"), review=True).status == "queued"
+    agents = Proposal(id="", created="2026-12-06T10:55:00", actor="claude-code", action="add", file="MEMORY.md",
+                      section="Facts", entry="[observed] CI runs on every push (2026-12-06)")
+    assert memory.submit(agents, review=True).status == "queued"
     assert len(sync.sync(memory).queued) == 3
     return server
 
