@@ -4,6 +4,7 @@ and incoming changes grouped by remote and author in the review queue, every nam
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -200,5 +201,27 @@ def test_an_unreachable_remote_on_the_interval_is_told_once_and_each_try_is_in_t
             assert app.query_one(SyncView).has_remote  # the header still shows where it stood
 
     import asyncio
+
+    asyncio.run(run())
+
+
+def test_a_slow_fetch_shows_its_step_and_seconds_in_the_header_and_the_keys_still_work(tmp_path: Path) -> None:
+    laptop, server, _ = two_machines(tmp_path)
+    # A remote on a slow link: git's own upload-pack, started three seconds late.
+    git(server, "config", "remote.origin.uploadpack", "sleep 3; git-upload-pack")
+
+    async def run() -> None:
+        app = MemtuiApp(server, watch=False, user="wes")
+        async with app.run_test(size=(120, 35)) as pilot:
+            view = app.query_one(SyncView)
+            await wait_for(pilot, lambda: view.has_remote is True, what="the remote's status")
+            await pilot.press("P")
+            await wait_for(pilot, lambda: "fetching origin… 2s" in header_text(app), what="the seconds counted")
+            assert "origin ↑" not in header_text(app)  # the step instead of a count that is being changed
+            await pilot.press("t")  # the UI is not blocked: Today opens while git fetches
+            await wait_for(pilot, lambda: "today" in app.panes, what="Today")
+            assert view.running
+            await synced_once(pilot, app)
+            await wait_for(pilot, lambda: "origin ↑" in header_text(app), what="the count back")
 
     asyncio.run(run())

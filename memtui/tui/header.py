@@ -33,7 +33,7 @@ class MemtuiHeader(Static):
         # Against the memory's git remote (memtui/tui/sync_view.py), None for a memory without one: nothing shown.
         self.remote: str | None = None
         self.ahead = self.behind = self.incoming = 0
-        self.syncing = False
+        self.syncing: str | None = None  # the step of a sync under way, as the header shows it
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._draw())
@@ -48,8 +48,9 @@ class MemtuiHeader(Static):
         self._draw()
 
     def set_sync(self, remote: str | None, ahead: int = 0, behind: int = 0, incoming: int = 0, *,
-                 syncing: bool = False) -> None:
-        """Where the memory stands against `remote` as last fetched (None: it has no remote, nothing is shown)."""
+                 syncing: str | None = None) -> None:
+        """Where the memory stands against `remote` as last fetched (None: it has no remote, nothing is shown);
+        `syncing`: the step of a sync under way (`fetching origin… 12s`), shown instead of ahead/behind."""
         self.remote, self.ahead, self.behind, self.incoming, self.syncing = remote, ahead, behind, incoming, syncing
         self._draw()
 
@@ -78,7 +79,7 @@ class MemtuiHeader(Static):
             if self.incoming:
                 parts.append((f"{self.incoming} incoming", "header--alert", 0))
             if self.syncing:
-                parts.append((visible(f"syncing {self.remote}…", newlines=False), "header--count", 0))
+                parts.append((visible(self.syncing, newlines=False), "header--count", 0))
             else:
                 parts.append((visible(f"{self.remote} ↑{self.ahead} ↓{self.behind}", newlines=False),
                               "header--count", 1))

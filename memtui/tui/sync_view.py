@@ -7,6 +7,7 @@ refusal whole. It is a widget with no cells, so its workers post to it and it re
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from textual import on, work
@@ -73,6 +74,8 @@ class SyncView(Widget):
         self._ready = False
         self._last_refused: str | None = None
         self.quiet = False
+        self.step, self.began = "", 0.0  # the step of the sync under way and when it began (time.monotonic)
+        self._ticker: Any = None
         self.timer: Any = None
 
     def on_mount(self) -> None:
@@ -124,7 +127,10 @@ class SyncView(Widget):
             self.app.notify(f"A sync with {self.remote} is under way already", timeout=4, markup=False)
             return False
         self.running, self.quiet = True, quiet
+        self.step, self.began = f"syncing {self.remote}…", time.monotonic()
         self._header(syncing=True)
+        # A fetch or push over a slow link: the header counts the seconds of the step under way.
+        self._ticker = self.set_interval(1.0, lambda: self._header(syncing=True))
         self.run_sync()
         return True
 
@@ -149,12 +155,14 @@ class SyncView(Widget):
         from memtui.tui.header import MemtuiHeader
 
         header = self.app.screen_stack[0].query_one(MemtuiHeader)
-        if status is None and not syncing:
-            header.set_sync(None)
+        if syncing:
+            took = int(time.monotonic() - self.began)
+            header.set_sync(self.remote, header.ahead, header.behind, header.incoming,
+                            syncing=self.step + (f" {took}s" if took >= 2 else ""))
         elif status is None:
-            header.set_sync(self.remote, header.ahead, header.behind, header.incoming, syncing=True)
+            header.set_sync(None)
         else:
-            header.set_sync(status.remote, status.ahead, status.behind, status.incoming, syncing=syncing)
+            header.set_sync(status.remote, status.ahead, status.behind, status.incoming)
 
     def _feed(self, kind: str, text: str) -> None:
         self.app.feed.add(Activity(clock.now().strftime("%H:%M"), f"sync {self.remote}", kind, text))
@@ -167,11 +175,17 @@ class SyncView(Widget):
 
     @on(Step)
     def _step(self, message: Step) -> None:
+        self.step = message.text
         self._feed("write", message.text)
+        if self.running:
+            self._header(syncing=True)
 
     @on(Done)
     def _done(self, message: Done) -> None:
         self.running = False
+        if self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
         if message.refused is not None:
             # Whole: it names what happened and the command to run; a toast that cut it would lose the what-to-do.
             # The interval's refusal told once until it changes (a remote down all afternoon is not a toast an hour).
