@@ -51,8 +51,10 @@ class MemtuiHeader(Static):
                  syncing: str | None = None) -> None:
         """Where the memory stands against `remote` as last fetched (None: it has no remote, nothing is shown);
         `syncing`: the step of a sync under way (`fetching origin… 12s`), shown instead of ahead/behind."""
-        self.remote, self.ahead, self.behind, self.incoming, self.syncing = remote, ahead, behind, incoming, syncing
-        self._draw()
+        now = (remote, ahead, behind, incoming, syncing)
+        if now != (self.remote, self.ahead, self.behind, self.incoming, self.syncing):  # a memory with no remote:
+            self.remote, self.ahead, self.behind, self.incoming, self.syncing = now  # never drawn again for it
+            self._draw()
 
     def on_resize(self) -> None:
         self._draw()
