@@ -282,6 +282,14 @@ class ReviewPanel(Vertical):
         what = p.entry or p.replaces or p.to or ""
         if p.action == "remove" and p.replaces:
             what = p.replaces
+        if not what and p.source and " via " in p.actor:
+            # A file a remote changed has no one entry to show: its commits (sha, author, subject) from memtui's
+            # flag, which only an incoming change has; the e-mail left to the detail, the subject in view.
+            import re
+
+            what = next((f.split("; its commits: ", 1)[1] for f in p.flags if f.startswith("incoming from ")
+                         and "; its commits: " in f), "")
+            what = re.sub(r" <[^<>]*>:", ":", what)
         if p.status == CONFLICT and p.reason:
             body = revealed("    " + for_person(p.reason), style("review--conflict"), newlines=False)
         else:

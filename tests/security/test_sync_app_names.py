@@ -40,6 +40,9 @@ def test_a_hostile_author_is_shown_as_its_characters_in_the_group_heading(tmp_pa
             prompt = app.review.option_list.get_option_at_index(0).prompt
             heading = str(prompt).split("\n", 1)[0]
             assert heading.startswith("⇣ from origin · ")
+            # Below it, the commits as memtui's flag names them (git's author, as sent): controls shown, not sent.
+            assert not any(c in str(prompt) for c in "\x1b\x07\u202e\U000e0041")
+            assert "[@click=app.quit]x[/]" in str(prompt).split("\n")[2]
             assert "\x1b" not in heading and "\x07" not in heading and "\u202e" not in heading
             assert "[@click=app.quit]x[/]" in heading  # literal, not an action
             # The actor memtui recorded lost its controls and hidden characters; the rest is shown as it is.
