@@ -191,6 +191,7 @@ SCHEMA: dict[str, dict[str, Any]] = {
     "layout": {"kind": _STR},
     "store": {"url": _STR},
     "git": {"hooks": _BOOL},
+    "sync": {"interval": _NUM, "remote": _STR},  # the app's sync with a git remote (docs/sync.md); off by default
 }
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([mhd]?)\s*$")
 
@@ -246,6 +247,13 @@ def validate(raw: dict[str, Any]) -> list[str]:
         except ValueError:
             problems.append(f"[review] scratch_max_ttl must be a duration such as \"30m\", \"12h\" or \"7d\", "
                             f"not {review['scratch_max_ttl']!r}")
+    syncing = raw.get("sync") if isinstance(raw.get("sync"), dict) else {}
+    if "interval" in syncing and syncing["interval"] not in ("off", ""):
+        try:
+            parse_minutes(syncing["interval"])
+        except ValueError:
+            problems.append(f"[sync] interval must be a duration such as \"15m\" or \"1h\" (or \"off\", the "
+                            f"default), not {syncing['interval']!r}; the app syncs only when you press its key")
     for key in ("scratch_max_bytes", "log_line_max", "agent_max_pending", "agents_max_pending"):
         v = review.get(key)
         if isinstance(v, int) and not isinstance(v, bool) and v < 1:

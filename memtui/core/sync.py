@@ -31,7 +31,7 @@ import os
 import re
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from memtui.core.record import Record
 
@@ -167,6 +167,18 @@ def _audit(memory: Any, status: str, remote: str, file: str | None, *, by: str |
 
 def _came_from(remote: str) -> str:
     return f"incoming from {remote}, applied only if you approve it; its commits: "
+
+
+def came_in(proposal: Any) -> tuple[str, str] | None:
+    """(remote, author) of a proposal `incoming` queued, by the same test as `_items` (memtui's flag, which no agent
+    can send, matching its actor and source); None for any other writer's, whatever it calls itself."""
+    actor, source = proposal.actor or "", proposal.source or ""
+    if proposal.external or " via " not in actor:
+        return None
+    author, _, remote = actor.rpartition(" via ")
+    if not source.startswith(f"{remote} ") or not any(f.startswith(_came_from(remote)) for f in proposal.flags):
+        return None
+    return remote, author
 
 
 # the API ------------------------------------------------------------------------------------------------------
@@ -327,11 +339,17 @@ def push(memory: Any, remote: str = "origin") -> tuple[bool, str]:
     return True, f"pushed {head[:12]} to {remote}/{branch}"
 
 
-def sync(memory: Any, remote: str = "origin", *, push_after: bool = True) -> Report:
-    """`memtui sync`: fetch, queue what came in, close a range fully decided, push. Raises SyncRefused."""
+def sync(memory: Any, remote: str = "origin", *, push_after: bool = True,
+         progress: Callable[[str], None] | None = None) -> Report:
+    """`memtui sync`: fetch, queue what came in, close a range fully decided, push. Raises SyncRefused. `progress`,
+    if given, hears the step under way (the app's feed: a fetch or a push over a slow link takes a while)."""
+    say = progress or (lambda _step: None)
     lines: list[str] = []
+    say(f"fetching {remote}…")
     tip = fetch(memory, remote)
     lines.append(f"fetched {remote}: {tip[:12]}" if tip else f"{remote} has no {_branch(memory)} branch yet")
+    if tip:
+        say(f"queueing what {remote} changed…")
     queued, refused = incoming(memory, remote)
     for item in refused:
         lines.append(f"refused {item['file']}: {item['reason']}")
@@ -347,6 +365,7 @@ def sync(memory: Any, remote: str = "origin", *, push_after: bool = True) -> Rep
         lines.append(f"{len(waiting)} incoming change(s) from {remote} wait for a decision; approve or reject them, "
                      "then run `memtui sync` again to merge and push")
     elif push_after:
+        say(f"pushing to {remote}…")
         pushed, said = push(memory, remote)
         lines.append(said)
     return Report(lines, queued, refused, pushed)

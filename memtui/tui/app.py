@@ -69,6 +69,7 @@ from memtui.tui.plain import visible
 from memtui.tui.review import ReviewPanel
 from memtui.tui.room import Room
 from memtui.tui.syncing import StateSync
+from memtui.tui.sync_view import SyncView
 from memtui.tui.tabs import Tabbed, TabPane
 from memtui.tui.tree import MemoryTree
 from memtui.tui.viewer import MemoryViewer
@@ -299,6 +300,7 @@ class MemtuiApp(App[None]):
             yield ReviewPanel(id="review")
         yield ActivityFeed(id="feed")
         yield KeyFooter()
+        yield SyncView(self.memory, id="git-sync")
 
     async def _first_data(self) -> None:
         """Wait (at most FIRST_DATA_WAIT) until MEMORY.md, the tree's top level and the queue are on the widgets, so
@@ -811,6 +813,9 @@ class MemtuiApp(App[None]):
         pane = self.panes.get("next_session")
         if pane is not None:
             pane.show_for(message.proposal)  # type: ignore[attr-defined]
+
+    def action_sync_remote(self) -> None:
+        self.base.query_one(SyncView).start()
 
     # consolidation (memtui/tui/consolidating.py) ---------------------------------------------------------
     def action_consolidate(self, section: str | None = None) -> None:

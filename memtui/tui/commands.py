@@ -88,6 +88,8 @@ class MemtuiCommands(Provider):
             ("Approve the selected add as a revise of what it contradicts", act("revise_of_current"),
              "the current entry is struck as superseded, the new one added below it"),
             ("Show keys", act("help"), "every key and its id"),
+            ("Sync with the git remote", act("sync_remote"),
+             "fetch, queue incoming changes for review, push what was approved"),
             ("Consolidate section…", act("consolidate"),
              "one reviewed rewrite of each MEMORY.md section over its cap"),
         ]

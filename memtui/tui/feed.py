@@ -46,6 +46,9 @@ def activity_from_audit(record: dict[str, Any]) -> Activity:
             decided
     elif status == "applied" and pid and decided and decided != actor:
         kind, text, actor = "approve", f"approved {pid}: {action} {where}", decided
+    elif status == "applied" and action == "sync":  # memtui.core.sync closed a range a person decided
+        how = "fast-forwarded to" if record.get("fast_forward") else "merged"
+        kind, text, actor = "approve", f"{how} {get('remote')} at {get('commit')[:12]}", decided or actor
     elif status == "applied" and actor == "external":
         kind, text, actor = "approve", f"committed external {action} {file}", decided or actor
     elif status == "applied":

@@ -51,6 +51,9 @@ APP_BINDINGS = [
             tooltip="Show the previous tab (also from inside a text box)"),
     Binding("C", "consolidate", "Consolidate", id="consolidate", show=False,
             tooltip="Propose one reviewed rewrite of each MEMORY.md section over its cap"),
+    Binding("P", "sync_remote", "Sync", id="sync_remote", show=False,
+            tooltip="Sync with the memory's git remote: fetch, queue what came in for review, push what was "
+            "approved (memtui/tui/sync_view.py)"),
     Binding("z", "toggle_maximize", "Zoom", id="maximize",
             tooltip="Give the focused pane the whole screen, or give it back"),
     Binding("Z", "toggle_stack", "Stack", id="toggle_stack", show=False,

@@ -86,8 +86,10 @@ class QueueRow:
     file's folders (`…/name.md`). At 80 columns the stacked list is about 30 wide: cut from the end alone, the
     rows read "3h agent-claude revise MEMO…"."""
 
-    def __init__(self, lead: Text, file: str, section: Text, who: Text | None, body: Text, muted: Style) -> None:
+    def __init__(self, lead: Text, file: str, section: Text, who: Text | None, body: Text, muted: Style,
+                 heading: Text | None = None) -> None:
         self.lead, self.file, self.section, self.who, self.body, self.muted = lead, file, section, who, body, muted
+        self.heading = heading  # a group's heading above the first of its rows (incoming changes of one remote)
 
     @property
     def whole(self) -> Text:
@@ -126,7 +128,12 @@ class QueueRow:
     def lines(self, width: int) -> Text:
         body = self.body.copy()
         body.truncate(width, overflow="ellipsis")
-        return Text("\n").join([self.head(width), body])  # its end "\n": Textual counts a row's lines by them
+        rows = [self.head(width), body]
+        if self.heading is not None:
+            top = self.heading.copy()
+            top.truncate(width, overflow="ellipsis")
+            rows.insert(0, top)
+        return Text("\n").join(rows)  # its end "\n": Textual counts a row's lines by them
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.lines(max(1, options.max_width))
@@ -165,6 +172,7 @@ class ReviewPanel(Vertical):
             self.proposal = proposal
 
     COMPONENT_CLASSES = {"review--id", "review--conflict", "review--external", "review--muted", "review--old",
+                         "review--incoming",
                          *(f"review--{t}" for t in TAGS)}
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -243,6 +251,7 @@ class ReviewPanel(Vertical):
     def set_proposals(self, proposals: list[Proposal], *, more: int | None = 0) -> None:
         """Show `proposals`, and `more` open ones past them as a count (each is listed once those before it are
         decided; None: there are more, not counted yet)."""
+        proposals = grouped(proposals)
         changed_more, self.more = more != self.more, more
         if not self.body_mounted:
             self.proposals, self.loaded = proposals, True  # shown once the list is mounted
@@ -285,7 +294,8 @@ class ReviewPanel(Vertical):
         options = self.option_list
         highlighted = options.highlighted
         options.clear_options()
-        options.add_options([Option(self._prompt(p), id=p.id) for p in self.proposals])
+        headings = group_headings(self.proposals)
+        options.add_options([Option(self._prompt(p, headings.get(p.id)), id=p.id) for p in self.proposals])
         if highlighted is not None and self.proposals:
             options.highlighted = min(highlighted, len(self.proposals) - 1)
         self._title()
@@ -305,10 +315,11 @@ class ReviewPanel(Vertical):
         self.option_list.border_subtitle = None if self.more == 0 else f"oldest {listed:,} · counting the rest…" \
             if self.more is None else f"oldest {listed:,} · {self.more:,} more"
 
-    def _prompt(self, p: Proposal) -> QueueRow:
+    def _prompt(self, p: Proposal, heading: str | None = None) -> QueueRow:
         """Two lines, so the queue reads at a glance (at 120x35 six or more are listed): its age, what it does where,
         who asks; then the start of its entry, laid out at the list's width (QueueRow). The detail beside shows the
-        proposal whole. Every part an agent sent is drawn as text, never as markup."""
+        proposal whole. Every part an agent sent is drawn as text, never as markup. The first of a group of
+        incoming changes (one remote, one author) has the group's heading above it."""
         style = self.get_component_rich_style
         lead = Text(end="")
         age = None if p.external else waited(p.created)
@@ -327,6 +338,14 @@ class ReviewPanel(Vertical):
         what = p.entry or p.replaces or p.to or ""
         if p.action == "remove" and p.replaces:
             what = p.replaces
+        if not what and p.source and " via " in p.actor:
+            # A file a remote changed has no one entry to show: its commits (sha, author, subject) from memtui's
+            # flag, which only an incoming change has; the e-mail left to the detail, the subject in view.
+            import re
+
+            what = next((f.split("; its commits: ", 1)[1] for f in p.flags if f.startswith("incoming from ")
+                         and "; its commits: " in f), "")
+            what = re.sub(r" <[^<>]*>:", ":", what)
         if p.status == CONFLICT and p.reason:
             body = revealed("    " + for_person(p.reason), style("review--conflict"), newlines=False)
         else:
@@ -334,8 +353,9 @@ class ReviewPanel(Vertical):
             tag = p.provenance or next((t for t in TAGS if f"[{t}]" in what), None)
             if tag in TAGS:  # a queue file written by hand may name any provenance
                 body.highlight_words([f"[{tag}]"], style(f"review--{tag}"))
+        top = None if heading is None else revealed(heading, style("review--incoming"), newlines=False)
         return QueueRow(lead, shown_name(p.file), Text(section, style("review--muted"), end=""), who, body,
-                        style("review--muted"))
+                        style("review--muted"), top)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self._show_selected()
@@ -405,6 +425,43 @@ def _age(created: str) -> str:
         if minutes >= size:
             return f"{minutes // size}{unit}"
     return "now"
+
+
+def grouped(proposals: list[Proposal]) -> list[Proposal]:
+    """The queue with the changes incoming from a git remote gathered by remote and author, each group where its
+    oldest stands (the rest of the queue keeps its order): a teammate's ten changes are read, and decided, as one
+    pull request is. Which are incoming is memtui's flag's word (memtui.core.sync.came_in), not the actor's."""
+    from memtui.core.sync import came_in
+
+    groups: dict[tuple[str, str], list[Proposal]] = {}
+    order: list[Proposal | tuple[str, str]] = []
+    for p in proposals:
+        key = came_in(p)
+        if key is None:
+            order.append(p)
+            continue
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(p)
+    if not groups:
+        return proposals
+    return [q for item in order for q in (groups[item] if isinstance(item, tuple) else [item])]
+
+
+def group_headings(proposals: list[Proposal]) -> dict[str, str]:
+    """The id of the first of each group of incoming changes → its heading: the remote, the author, how many."""
+    from memtui.core.sync import came_in
+
+    counts: dict[tuple[str, str], int] = {}
+    first: dict[tuple[str, str], str] = {}
+    for p in proposals:
+        key = came_in(p)
+        if key is not None:
+            counts[key] = counts.get(key, 0) + 1
+            first.setdefault(key, p.id)
+    return {pid: f"⇣ from {key[0]} · {key[1]} · {counts[key]} change{'' if counts[key] == 1 else 's'}"
+            for key, pid in first.items()}
 
 
 def _same_list(old: list[Proposal], new: list[Proposal]) -> bool:

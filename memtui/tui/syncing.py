@@ -23,6 +23,7 @@ from memtui.tui.feed import AuditTail, activity_from_audit
 from memtui.tui.messages import (
     Activity, FilesChanged, MemoryChanged, ProposalsChanged, QueueCounted, StateSynced,
 )
+from memtui.tui.sync_view import SyncView
 from memtui.tui.viewer import MemoryViewer
 
 if TYPE_CHECKING:
@@ -221,6 +222,7 @@ class StateSync:
         app.review.set_proposals(everything, more=more)
         app.deciding.listed()
         app.deciding.count_listed(message.file_count)
+        app.base.query_one(SyncView).changed()  # ahead/behind and incoming in the header
         for pane in app.panes.values():
             pane.post_message(ProposalsChanged(list(everything)))
 
