@@ -100,6 +100,9 @@ class QueueRow:
     def plain(self) -> str:
         return self.whole.plain.rstrip("\n")
 
+    def __str__(self) -> str:  # as a Text reads: its characters
+        return self.plain
+
     def head(self, width: int) -> Text:
         """The first line within `width` cells, cut with … where it must be (never the file before the asker)."""
         def line(file: str, section: Text, who: Text | None) -> Text:
