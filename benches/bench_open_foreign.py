@@ -52,11 +52,11 @@ def opened(root: Path, env: dict[str, str]) -> float:
 
 def baseline_written(state: Path, count: int) -> float:
     """Seconds until `count` folders have memtui's history beside them: a large folder's first open takes a look and
-    writes the baseline of its history in a background process (memtui/core/baseline.py), timed here to its end so
-    that it does not run under the next measurement."""
+    writes the baseline of its history in a background process (memtui/core/storage/baseline.py), timed here to its end
+    so that it does not run under the next measurement."""
     started = time.perf_counter()
     memories = state / "memtui" / "memories"
-    from memtui.core.places import LOOK_FILE
+    from memtui.core.storage.places import LOOK_FILE
 
     while sum((s / "git").is_dir() and not (s / LOOK_FILE).exists() for s in memories.iterdir()) < count:
         if time.perf_counter() - started > 600:
@@ -70,8 +70,8 @@ def git(root: Path, *args: str) -> None:
 
 
 def run(work: Path, *, files: int, megabytes: float, runs: int) -> dict:
-    from memtui.core.config import CONFIG_TEMPLATE, DEFAULT_MODEL
-    from memtui.core.init import GITIGNORE
+    from memtui.core.grammar.config import CONFIG_TEMPLATE, DEFAULT_MODEL
+    from memtui.core.storage.init import GITIGNORE
 
     plain = work / "plain"
     generate(plain, files=files, megabytes=megabytes, seed=7, state_inside=False)

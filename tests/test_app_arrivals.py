@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from memtui.tui.app import MemtuiApp
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
@@ -63,7 +63,7 @@ async def test_a_flood_of_50_is_one_summarising_toast(demo: Path) -> None:
         await wait_for(pilot, lambda: settled(app), what="the app to settle")
         await wait_for(pilot, lambda: app.watcher is not None, what="the watcher")
         shown_before = len(toasts(app))
-        script = ("import sys; from memtui.core.memory import Memory; m = Memory(sys.argv[1]); "
+        script = ("import sys; from memtui.core.writing.memory import Memory; m = Memory(sys.argv[1]); "
                   "[m.update('Facts', 'add', f'[stated] flood fact {i}', actor=f'agent-{i % 2}') for i in range(50)]")
         subprocess.run([sys.executable, "-c", script, str(demo)], check=True, timeout=120, env=os.environ.copy())
         await wait_for(pilot, lambda: sum("flood fact" in t for t in app.feed.texts()) >= 20, timeout=40,
@@ -135,8 +135,8 @@ async def test_an_mcp_clients_proposal_announces_itself_under_its_hostile_name(r
 
 async def test_a_proposal_arriving_in_a_redis_memory_is_announced(redis_url: str, tmp_path: Path,
                                                                   monkeypatch) -> None:
-    from memtui.core.redis_store import RedisStore
-    from memtui.core.stores import init_store
+    from memtui.core.access.stores import init_store
+    from memtui.core.storage.redis_store import RedisStore
 
     monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T14:05")
     monkeypatch.setenv("HOME", str(tmp_path))

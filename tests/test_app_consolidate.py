@@ -11,8 +11,8 @@ import pytest
 from app_support import SIZE, demo_root, demo_template, palette_choose, settled, wait_for  # noqa: F401 (fixture)
 from support.anthropic_server import FakeAnthropic
 
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
+from memtui.core.storage.init import init_root
+from memtui.core.writing.memory import Memory
 from memtui.tui.app import MemtuiApp
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
-from memtui.core.memory import MEMORY_FILE
+from memtui.core.writing.memory import MEMORY_FILE
 from memtui.tui.app import MemtuiApp
 from memtui.tui.header import MemtuiHeader
 

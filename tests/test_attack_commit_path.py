@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import folder_index
-from memtui.core.doctor import diagnose
-from memtui.core.folder import FolderStore
-from memtui.core.gitobjects import Deflates
-from memtui.core.memory import Memory
+from memtui.core.hygiene.doctor import diagnose
+from memtui.core.storage import folder_index
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.gitobjects import Deflates
+from memtui.core.writing.memory import Memory
 from support.attack import failing_compressobj, run_in_threads
 from support.git_judge import fsck, sh, status
 
@@ -311,8 +311,8 @@ def test_an_index_write_that_fails_keeps_everything_old(mem: Memory, root: Path,
 
 _CRASH = r"""
 import os, sys
-from memtui.core import folder_index
-from memtui.core.memory import Memory
+from memtui.core.storage import folder_index
+from memtui.core.writing.memory import Memory
 real_write_all = folder_index._write_all
 def write_all(fd, data):
     if os.readlink(f"/proc/self/fd/{fd}").endswith("index.lock"):
@@ -526,8 +526,8 @@ def test_doctor_gc_auto_read_through_a_config_including_a_fifo_is_bounded(mem: M
     call is bounded like every other plumbing call (MEMTUI_GIT_TIMEOUT), and the check then says nothing."""
     import time
 
-    from memtui.core import doctor
-    from memtui.core.doctor import DoctorReport
+    from memtui.core.hygiene import doctor
+    from memtui.core.hygiene.doctor import DoctorReport
 
     mem.update("Facts", "add", "[stated] one write")
     _plant_fan_out(root, 30)  # past git's default line (27): only gc.auto, unreadable here, could say otherwise
@@ -608,7 +608,7 @@ def test_doctor_with_a_hostile_git_index(mem: Memory, root: Path, tmp_path: Path
 def test_doctor_advice_alone_exits_zero_and_fix_changes_nothing(mem: Memory, root: Path, monkeypatch) -> None:
     """Both pieces of advice at once (monkeypatched lines): `ok`, exit 0, and `--fix` sets no config and runs no
     gc; the rendered tail says no problems."""
-    from memtui.core import doctor
+    from memtui.core.hygiene import doctor
 
     mem.update("Facts", "add", "[stated] one write")
     monkeypatch.setattr(doctor, "BIG_INDEX", 1)
@@ -662,8 +662,8 @@ def test_git_s_index_written_in_process_is_not_allocated_ahead(tmp_path: Path, m
 
 _POWER_CUT = r"""
 import fcntl, os, struct, sys
-from memtui.core import folder_index
-from memtui.core.folder import FolderStore
+from memtui.core.storage import folder_index
+from memtui.core.storage.folder import FolderStore
 root = sys.argv[1]
 rel = "topics/t0001.md"
 with open(os.path.join(root, rel), "w") as f:

@@ -1,4 +1,4 @@
-"""The memory's one change event (memtui.core.changes): one watcher per root, own writes as exactly one event,
+"""The memory's one change event (memtui.core.writing.changes): one watcher per root, own writes as exactly one event,
 external writes as one event per burst, raw subscribers told at once, and no UI module faking any of it."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import changes
-from memtui.core.changes import Change, classify
-from memtui.core.index_watch import IndexWatcher
-from memtui.core.memory import Memory
+from memtui.core.recall.index_watch import IndexWatcher
+from memtui.core.writing import changes
+from memtui.core.writing.changes import Change, classify
+from memtui.core.writing.memory import Memory
 from tests.support.watches import watches
 
 TUI = Path(__file__).resolve().parent.parent / "memtui" / "tui"

@@ -10,9 +10,9 @@ from pathlib import Path
 import git
 import pytest
 
-from memtui.core import gitobjects
-from memtui.core.folder import FolderStore
-from memtui.core.memory import Memory
+from memtui.core.storage import gitobjects
+from memtui.core.storage.folder import FolderStore
+from memtui.core.writing.memory import Memory
 
 
 def sh(root: Path, *args: str) -> str:
@@ -161,7 +161,7 @@ def test_packed_branch_and_a_large_first_commit(tmp_path: Path) -> None:
 
 
 def test_one_propose_and_approve_parses_each_text_once(mem: Memory, root: Path) -> None:
-    from memtui.core import document
+    from memtui.core.grammar import document
 
     target = root / "notes" / "topic.md"
     # An HTML block: a text only markdown-it settles (a fence in column 0 needs no parser at all).
@@ -184,7 +184,7 @@ def test_one_propose_and_approve_parses_each_text_once(mem: Memory, root: Path) 
 
 
 def test_cached_structure_is_the_parse_of_that_text() -> None:
-    from memtui.core.document import Document, _parse_structure, _structure
+    from memtui.core.grammar.document import Document, _parse_structure, _structure
 
     texts = ["# A\n\n## B\n- x\n", "# A\n\n## B\n- x\n\n```\n## C\n```\n", "# A\n\n## B\n- x\n## C\n"]
     for _ in range(2):
@@ -208,7 +208,7 @@ TRICKY = [
 def test_block_only_parse_finds_what_a_full_parse_finds(text: str) -> None:
     from markdown_it import MarkdownIt
 
-    from memtui.core.document import _parse_structure
+    from memtui.core.grammar.document import _parse_structure
 
     tokens = MarkdownIt("commonmark").parse(text)
     headings = tuple((t.map[0], int(t.tag[1]), tokens[k + 1].content.strip())

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 
 
 def test_a_listing_of_named_files_is_the_whole_listing_s_part_for_them(mem: Memory, root: Path) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import git
 import pytest
 
-from memtui.core.places import places_for
+from memtui.core.storage.places import places_for
 from support.foreign import changed, git_status, listing
 
 WORKTREE = Path(__file__).resolve().parent.parent
@@ -31,7 +31,7 @@ KINDS = ("plain", "own-repo", "nested", "memtui")
 def make(tmp_path: Path, kind: str) -> tuple[Path, Path | None]:
     """(memory folder, the person's repository or None), written as the person (or their tool) wrote them."""
     if kind == "memtui":
-        from memtui.core.init import init_root
+        from memtui.core.storage.init import init_root
 
         root = tmp_path / "memory"
         init_root(root)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.places import places_for
+from memtui.core.storage.places import places_for
 from support.fixtures_cline import write_bank
 from support.fixtures_hermes import hermes_home
 from support.fixtures_openclaw import workspace

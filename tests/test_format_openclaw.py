@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.layout import OPENCLAW
-from memtui.core.lineage import from_history, lineages, superseded_lines
-from memtui.core.memory import Memory
+from memtui.core.grammar.layout import OPENCLAW
+from memtui.core.timeline.lineage import from_history, lineages, superseded_lines
+from memtui.core.writing.memory import Memory
 from support.fixtures_openclaw import MEMORY, USER, openclaw_writes, person_git, workspace
 from support.foreign import changed, git_status, listing
 

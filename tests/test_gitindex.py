@@ -1,5 +1,6 @@
-"""memtui/core/gitindex.py against git itself: for the same index and the same records, the bytes `git update-index
--z --index-info` writes, byte for byte, or None (memtui then runs that git). Real repositories, real git."""
+"""memtui/core/storage/gitindex.py against git itself: for the same index and the same records, the bytes
+`git update-index -z --index-info` writes, byte for byte, or None (memtui then runs that git). Real repositories, real
+git."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import gitindex
-from memtui.core.folder import FolderStore
-from memtui.core.gitcall import plumbing_env
-from memtui.core.memory import Memory
+from memtui.core.storage import gitindex
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.gitcall import plumbing_env
+from memtui.core.writing.memory import Memory
 
 PAST = time.time() - 3 * 86400  # files' mtimes: no entry racily clean unless a test means it
 
@@ -428,7 +429,7 @@ def test_a_big_index_is_left_to_git_by_a_store_s_first_commit_and_walked_by_its_
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, walks: list[int]) -> None:
     """A one-shot `memtui update` on a big memory would pay a Python walk of every entry for one edit, where git's
     own edit is cheaper; a store that commits again walks it once and edits it from then on."""
-    from memtui.core import folder_index
+    from memtui.core.storage import folder_index
 
     monkeypatch.setattr(folder_index, "INDEX_WALK_AT_ONCE", 4096)
     root = repo(tmp_path / "m", tree_of_files(random.Random(37), 300))

@@ -1,6 +1,6 @@
-"""git's split index (memtui/core/gitindex.py `Split`): a big index is written split by memtui, so a commit rewrites a
-few kilobytes instead of every entry; a split index git wrote is read and edited in process. Checked with git 2.39
-itself reading the result: `git status`, `git diff --cached`, `git fsck`, `git ls-files -s`, and a person's `git
+"""git's split index (memtui/core/storage/gitindex.py `Split`): a big index is written split by memtui, so a commit
+rewrites a few kilobytes instead of every entry; a split index git wrote is read and edited in process. Checked with git
+2.39 itself reading the result: `git status`, `git diff --cached`, `git fsck`, `git ls-files -s`, and a person's `git
 add` between memtui's commits. Real repositories, real git."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import folder_index, gitindex
-from memtui.core.folder import FolderStore
-from memtui.core.store import StoreError
+from memtui.core.storage import folder_index, gitindex
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.store import StoreError
 
 PAST = time.time() - 3 * 86400
 

@@ -167,14 +167,15 @@ def module_name(path: Path, root: Path) -> str:
 def package_graph(root: Path) -> dict[str, dict[str, int]]:
     """Each module under `root` (a package folder, read recursively) -> the modules under it that it imports, by
     dotted name, with a line of each. An import of a name from a package (`from memtui.tui import layout`) is the
-    module when there is one, and of a name from a module (`from memtui.core.memory import Memory`) that module."""
+    module when there is one, and of a name from a module (`from memtui.core.writing.memory import Memory`) that
+    module."""
     files = {module_name(p, root): p for p in sorted(root.rglob("*.py"))}
     edges: dict[str, dict[str, int]] = {name: {} for name in files}
     for name, path in files.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         for target, line in imports_of(path, package, set(files)):
             while target and target not in files:
-                target = target.rpartition(".")[0]  # `memtui.core.memory.Memory` → `memtui.core.memory`
+                target = target.rpartition(".")[0]  # `memtui.core.writing.memory.Memory` → `memtui.core.writing.memory`
             if target and target != name:
                 edges[name].setdefault(target, line)
     return edges

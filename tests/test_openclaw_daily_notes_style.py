@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from support.fixtures_openclaw import person_git, workspace
 from support.foreign import changed, git_status, listing
 
@@ -53,7 +53,7 @@ def test_an_agents_log_line_is_openclaw_style_and_its_writer_is_in_history(ws: P
     result = mem.log("Staging deploy of billing failed on migration 0042", actor="agent:openclaw")
     assert result.status == "applied", result.message  # a daily log line applies at once, as in every layout
     assert (ws / NOTE).read_text() == "# 2026-12-06\n\n- 10:15 Staging deploy of billing failed on migration 0042\n"
-    from memtui.core.history import blame
+    from memtui.core.timeline.history import blame
 
     lines = blame(Memory(ws), NOTE)
     assert lines[-1].actor == "agent:openclaw" and lines[-1].text.endswith("migration 0042")

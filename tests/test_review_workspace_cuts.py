@@ -12,7 +12,7 @@ from textual.widgets import Collapsible
 from textual.widgets._collapsible import CollapsibleTitle
 
 from app_support import wait_for
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from memtui.tui.app import MemtuiApp
 from memtui.tui.chat import ChatPane
 from memtui.tui.messages import Activity

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app_support import wait_for
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from memtui.tui.app import MemtuiApp
 from support.ten_proposals import AGENT, ten_in_own_home
 

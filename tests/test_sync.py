@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import sync
-from memtui.core.memory import Memory
+from memtui.core.writing import sync
+from memtui.core.writing.memory import Memory
 from support.git_remote import GitDaemon, bare, clone, first_machine, git, push_files
 
 FACT = "[stated] The build uses uv (2026-12-06, laptop)"
@@ -261,7 +261,7 @@ def test_the_recipe_in_the_docs_runs_as_written(tmp_path: Path) -> None:
 
     page = (Path(__file__).resolve().parent.parent / "docs" / "sync.md").read_text(encoding="utf-8")
     (block,) = re.findall(r"<!-- recipe:sync-two-machines -->\n```\w*\n(.*?)```", page, re.S)
-    from memtui.core.init import init_root
+    from memtui.core.storage.init import init_root
 
     init_root(tmp_path / "agent-memory")
     env = {**os.environ, "HOME": str(tmp_path), "MEMTUI_USER": "wes"}

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from app_support import wait_for
-from memtui.core import sync
-from memtui.core.config import load_config
-from memtui.core.memory import Memory
+from memtui.core.grammar.config import load_config
+from memtui.core.writing import sync
+from memtui.core.writing.memory import Memory
 from memtui.tui.app import MemtuiApp
 from memtui.tui.header import MemtuiHeader
 from memtui.tui.sync_view import SyncView, settings
@@ -155,7 +155,7 @@ def test_a_hostile_author_is_drawn_as_text_and_changes_are_grouped_by_remote_and
     git(teammate, "push", "-q", "origin", "HEAD:main")
     # An agent on the server naming itself like an incoming change: not grouped with them (no memtui flag).
     local = Memory(server)
-    from memtui.core.proposals import Proposal
+    from memtui.core.writing.proposals import Proposal
 
     forged = local.submit(Proposal(id="", created="2026-12-06T10:00:00", actor=f"{HOSTILE} via origin",
                                    source="origin 0123456789ab", action="create", file="notes/c.md",

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from app_support import wait_for
-from memtui.core import sync
-from memtui.core.memory import Memory
-from memtui.core.proposals import Proposal
+from memtui.core.writing import sync
+from memtui.core.writing.memory import Memory
+from memtui.core.writing.proposals import Proposal
 from memtui.tui.app import MemtuiApp
 from memtui.tui.header import MemtuiHeader
 from memtui.tui.sync_view import SyncView

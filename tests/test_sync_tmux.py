@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from support.git_remote import bare, clone, first_machine
 from support.tmux import capture, start_app, wait_screen
 

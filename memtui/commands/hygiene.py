@@ -50,7 +50,7 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from memtui.core.lint import failed, lint
+    from memtui.core.hygiene.lint import failed, lint
 
     findings = lint(_memory(args))
     bad = failed(findings)
@@ -60,7 +60,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_candidates(args: argparse.Namespace) -> int:
-    from memtui.core.recurrence import candidates
+    from memtui.core.writing.recurrence import candidates
 
     found = candidates(_memory(args).proposals(external=False))
     human = "\n".join(f"{c.proposal.id:8} {c.tally.describe():48} {c.proposal.entry}" for c in found)

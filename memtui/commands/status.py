@@ -1,7 +1,7 @@
 """`memtui status`: one line for a shell prompt or tmux's status bar, saying what waits for a person.
 
 It runs on every prompt, so it imports only the store and the proposal format (no git, no Anthropic SDK, no app)
-and reads only the queue files not known decided (`memtui.core.pending.waiting`)."""
+and reads only the queue files not known decided (`memtui.core.writing.pending.waiting`)."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ def register(sub: Any) -> None:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from memtui.core.pending import waiting
-    from memtui.core.stores import open_store, store_url
+    from memtui.core.access.stores import open_store, store_url
+    from memtui.core.writing.pending import waiting
 
     root = root_of(args, must_exist=False)
     url = store_url(root, getattr(args, "store", None))
@@ -46,7 +46,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         if not (root / "MEMORY.md").is_file() and not (root / ".memtui").is_dir() and not _state_beside(root):
             return fail(args, f"no memory root at {root}: run `memtui init {root}` first, or pass --root PATH",
                         EXIT_ERROR)
-        from memtui.core.folder import FolderStore
+        from memtui.core.storage.folder import FolderStore
 
         store = FolderStore(root)
     found = waiting(store)
@@ -66,9 +66,9 @@ KINDS = {"claude-code": "a Claude Code memory folder", "hermes": "a Hermes memor
 def _not_opened(args: argparse.Namespace, root: Any) -> int:
     """A folder memtui has never opened (no state beside it): what it is and where its history would be kept, read
     without writing anything. Nothing waits there yet (an agent's first write through memtui opens it)."""
-    from memtui.core.config import Config
-    from memtui.core.layout import detect
-    from memtui.core.places import places_for
+    from memtui.core.grammar.config import Config
+    from memtui.core.grammar.layout import detect
+    from memtui.core.storage.places import places_for
 
     kind = detect(str(root), Config()).kind
     places = places_for(root)
@@ -82,7 +82,7 @@ def _not_opened(args: argparse.Namespace, root: Any) -> int:
     else:
         import shlex
 
-        from memtui.core.visible import reveal
+        from memtui.core.basics.visible import reveal
 
         # Path names are anyone's to choose: drawn visibly, on one line.
         print(reveal(f"memtui: not opened yet: {KINDS.get(kind, kind)}; its history would be kept in {where} and "
@@ -93,14 +93,14 @@ def _not_opened(args: argparse.Namespace, root: Any) -> int:
 
 def _never_opened(root: Any) -> bool:
     """A folder memtui did not make, holding something, that memtui has never opened (no state beside it)."""
-    from memtui.core.places import beside, state_of
+    from memtui.core.storage.places import beside, state_of
 
     return beside(root) and not state_of(root).exists() and any(root.iterdir())
 
 
 def _state_beside(root: Any) -> bool:
     """A folder memtui did not make (a Cline memory bank has no MEMORY.md) that memtui has opened: its state is
-    kept beside it (memtui.core.places)."""
-    from memtui.core.places import beside, state_of
+    kept beside it (memtui.core.storage.places)."""
+    from memtui.core.storage.places import beside, state_of
 
     return root.is_dir() and beside(root) and state_of(root).is_dir()

@@ -33,7 +33,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
-    from memtui.core import sync
+    from memtui.core.writing import sync
 
     memory = memory_of(args)
     if memory.store.git_dir is None:

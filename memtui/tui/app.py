@@ -51,9 +51,9 @@ from textual.widget import Widget
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
-from memtui.core import clock
-from memtui.core.memory import MEMORY_FILE, Memory, default_actor
-from memtui.core.visible import shown_name
+from memtui.core.basics import clock
+from memtui.core.basics.visible import shown_name
+from memtui.core.writing.memory import MEMORY_FILE, Memory, default_actor
 from memtui.tui import theme_files
 from memtui.tui.consolidating import Consolidating
 from memtui.tui.deciding import Deciding
@@ -68,8 +68,8 @@ from memtui.tui.messages import (
 from memtui.tui.plain import visible
 from memtui.tui.review import ReviewPanel
 from memtui.tui.room import Room
-from memtui.tui.syncing import StateSync
 from memtui.tui.sync_view import SyncView
+from memtui.tui.syncing import StateSync
 from memtui.tui.tabs import Tabbed, TabPane
 from memtui.tui.tree import MemoryTree
 from memtui.tui.viewer import MemoryViewer

@@ -23,8 +23,8 @@ from textual.message import Message
 from textual.widgets import Collapsible, Input, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
-from memtui.core.memory import Memory, NotFound, default_actor
-from memtui.core.proposals import APPLIED, CHANGED_SINCE_SEEN, CONFLICT, PENDING, REJECTED, Proposal
+from memtui.core.writing.memory import Memory, NotFound, default_actor
+from memtui.core.writing.proposals import APPLIED, CHANGED_SINCE_SEEN, CONFLICT, PENDING, REJECTED, Proposal
 from memtui.tui.diff import DiffView
 from memtui.tui.messages import Decided, LogActivity, ProposalsChanged, SessionEnded, approving
 from memtui.tui.plain import content, markup_literal, visible

@@ -24,7 +24,7 @@ MAX_FILES = 2000  # files offered by name; a huge memory is better searched with
 
 
 def _due(app: Host) -> list[str]:
-    from memtui.core.store import StoreError
+    from memtui.core.storage.store import StoreError
 
     try:
         return app.memory.consolidation_due()
@@ -34,7 +34,7 @@ def _due(app: Host) -> list[str]:
 
 def _memories(app: Host) -> list[tuple[str, str]]:
     """(prefix, url) of the other memories on this Redis server or cluster; none for a folder."""
-    from memtui.core.store import StoreError
+    from memtui.core.storage.store import StoreError
 
     try:
         return app.memory.store.other_memories()

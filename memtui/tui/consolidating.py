@@ -11,8 +11,8 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from memtui.core import clock
-from memtui.core.memory import MEMORY_FILE
+from memtui.core.basics import clock
+from memtui.core.writing.memory import MEMORY_FILE
 from memtui.tui.messages import Activity, Consolidated, ConsolidationDue
 
 

@@ -12,15 +12,15 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from memtui.core import clock
-from memtui.core.config import ENTRY_ACTIONS
-from memtui.core.proposals import CHANGED_SINCE_SEEN, CONFLICT, PENDING
+from memtui.core.basics import clock
+from memtui.core.grammar.config import ENTRY_ACTIONS
+from memtui.core.writing.proposals import CHANGED_SINCE_SEEN, CONFLICT, PENDING
 from memtui.tui.for_people import decided
 from memtui.tui.header import MemtuiHeader
 from memtui.tui.messages import Activity, Decided, approving
 
 if TYPE_CHECKING:
-    from memtui.core.proposals import Proposal
+    from memtui.core.writing.proposals import Proposal
 
 
 class Deciding:

@@ -27,18 +27,19 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.notifications import SeverityLevel
 
-from memtui.core import clock, curate
-from memtui.core.changes import touched
-from memtui.core.entries import Entry
-from memtui.core.proposals import WriteResult
-from memtui.core.provenance import SYMBOLS
+from memtui.core.basics import clock
+from memtui.core.grammar.entries import Entry
+from memtui.core.hygiene import curate
+from memtui.core.timeline.provenance import SYMBOLS
+from memtui.core.writing.changes import touched
+from memtui.core.writing.proposals import WriteResult
 from memtui.tui.for_people import typed
 from memtui.tui.keys import HELP_FIRST
 
 if TYPE_CHECKING:
     from textual.geometry import Offset, Region
 
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
     from memtui.tui.entry_bar import EntryBar
     from memtui.tui.host import Host
     from memtui.tui.messages import ViewerState
@@ -414,7 +415,7 @@ class EntryCursor:
                              thread=True, exit_on_error=False)
 
     def _read_blame(self, version: str, blame_too: bool = True) -> None:
-        from memtui.core.history import NoHistory, blame
+        from memtui.core.timeline.history import NoHistory, blame
 
         try:
             # Under the store's lock: git objects are read through one shared repository, which a write's commit
@@ -426,7 +427,7 @@ class EntryCursor:
                 lines: list[Any] | str = blame(self.memory, self.rel) if blame_too else []
                 earlier: dict[str, list[str]] = {}
                 if not self.memory.layout().strikes:
-                    from memtui.core.lineage import superseded_lines
+                    from memtui.core.timeline.lineage import superseded_lines
 
                     earlier = superseded_lines(self.memory.store, self.rel)
         except NoHistory:
@@ -608,7 +609,7 @@ class EntryCursor:
         self.app.push_screen(MoveScreen(memory, rel, section, entry, self.dialog_write(write)), done)
 
     def undo_own(self) -> None:
-        from memtui.core.history import NoHistory, undo_last
+        from memtui.core.timeline.history import NoHistory, undo_last
 
         memory, person = self.memory, self.person
 
@@ -647,7 +648,7 @@ class EntryCursor:
             self.view.notify(markup=False,
                              message=f"{self.rel} is unchanged" + (f" ({editor} exited with {code})" if code else ""))
             return
-        from memtui.core.memory import external_id
+        from memtui.core.writing.memory import external_id
 
         self.focus_external_change(external_id(self.rel), after)
 
@@ -655,7 +656,7 @@ class EntryCursor:
         """Select the edit in review once the app's sync lists it, however long the sync takes, and say so then (a
         poll of 5 s left a slow sync's edit unselected and unannounced). Only a listing of the bytes the editor
         left (`after`, else the file's now) is the person's edit: the file may be rewritten before a sync lists it."""
-        from memtui.core.store import content_hash
+        from memtui.core.storage.store import content_hash
 
         if after is None:
             root = self.memory.store.local_root

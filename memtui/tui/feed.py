@@ -11,7 +11,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from memtui.core.store import Store
+from memtui.core.storage.store import Store
 from memtui.tui.for_people import for_person
 from memtui.tui.messages import Activity
 from memtui.tui.plain import visible
@@ -46,7 +46,7 @@ def activity_from_audit(record: dict[str, Any]) -> Activity:
             decided
     elif status == "applied" and pid and decided and decided != actor:
         kind, text, actor = "approve", f"approved {pid}: {action} {where}", decided
-    elif status == "applied" and action == "sync":  # memtui.core.sync closed a range a person decided
+    elif status == "applied" and action == "sync":  # memtui.core.writing.sync closed a range a person decided
         how = "fast-forwarded to" if record.get("fast_forward") else "merged"
         kind, text, actor = "approve", f"{how} {get('remote')} at {get('commit')[:12]}", decided or actor
     elif status == "applied" and actor == "external":

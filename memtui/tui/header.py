@@ -25,8 +25,8 @@ class MemtuiHeader(Static):
     def __init__(self, root: Path | str, *, history: str | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
         self.root = root
-        # Where history is kept, for a folder memtui did not make (memtui.core.places): "history beside" or "your
-        # git"; None for a memory that keeps it inside (`memtui init`), whose header is as it always was.
+        # Where history is kept, for a folder memtui did not make (memtui.core.storage.places): "history beside" or
+        # "your git"; None for a memory that keeps it inside (`memtui init`), whose header is as it always was.
         self.history = history
         self.connected = True
         self.counts: dict[str, int | None] = {"files": None, "pending": None, "conflict": 0, "external": 0}

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ContextManager, Protocol
 if TYPE_CHECKING:
     from textual.actions import ActionParseResult
 
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
 
 
 class Host(Protocol):

@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widget import Widget
 
-from memtui.core.visible import visible
+from memtui.core.basics.visible import visible
 
 # The app's `?` (same id, so a rebinding in [keys] moves it too), also first among the keys of a widget whose own
 # keys make the footer wider than the screen: the footer is cut at its end, where the app's `? Keys` is.

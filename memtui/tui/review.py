@@ -20,12 +20,12 @@ from textual.strip import Strip
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from memtui.core.entries import TAGS
-from memtui.core.proposals import CONFLICT, Proposal
-from memtui.core.visible import reveal, shown_name
+from memtui.core.basics.visible import reveal, shown_name
+from memtui.core.grammar.entries import TAGS
+from memtui.core.writing.proposals import CONFLICT, Proposal
 from memtui.tui.diff import DiffView
-from memtui.tui.messages import OpenFile
 from memtui.tui.for_people import for_person
+from memtui.tui.messages import OpenFile
 from memtui.tui.plain import revealed, visible
 
 
@@ -38,7 +38,7 @@ def waited(created: str) -> int | None:
     """Seconds since `created` (a proposal's local ISO time), or None when it cannot be read."""
     from datetime import datetime
 
-    from memtui.core import clock
+    from memtui.core.basics import clock
 
     try:
         then = datetime.fromisoformat(created)
@@ -182,7 +182,8 @@ class ReviewPanel(Vertical):
         super().__init__(id=id)
         self.proposals: list[Proposal] = []
         self.lineage: dict[str, list[str]] = {}  # a revise's id → what its target entry replaced (the app's sync)
-        # An add's id → the current entries it gives another value of (the app's sync; memtui/core/contradictions.py)
+        # An add's id → the current entries it gives another value of (the app's sync;
+        # memtui/core/hygiene/contradictions.py)
         self.contradicts: dict[str, list[str]] = {}
         self._shown_contradicts: dict[str, list[str]] | None = None
         self._decided: str | None = None
@@ -413,7 +414,7 @@ def _age(created: str) -> str:
     the time is not one (a queue file written by hand)."""
     from datetime import datetime
 
-    from memtui.core import clock
+    from memtui.core.basics import clock
 
     try:
         then = datetime.fromisoformat(created)
@@ -433,8 +434,8 @@ def _age(created: str) -> str:
 def grouped(proposals: list[Proposal]) -> list[Proposal]:
     """The queue with the changes incoming from a git remote gathered by remote and author, each group where its
     oldest stands (the rest of the queue keeps its order): a teammate's ten changes are read, and decided, as one
-    pull request is. Which are incoming is memtui's flag's word (memtui.core.sync.came_in), not the actor's."""
-    from memtui.core.sync import came_in
+    pull request is. Which are incoming is memtui's flag's word (memtui.core.writing.sync.came_in), not the actor's."""
+    from memtui.core.writing.sync import came_in
 
     groups: dict[tuple[str, str], list[Proposal]] = {}
     order: list[Proposal | tuple[str, str]] = []
@@ -454,7 +455,7 @@ def grouped(proposals: list[Proposal]) -> list[Proposal]:
 
 def group_headings(proposals: list[Proposal]) -> dict[str, str]:
     """The id of the first of each group of incoming changes → its heading: the remote, the author, how many."""
-    from memtui.core.sync import came_in
+    from memtui.core.writing.sync import came_in
 
     counts: dict[tuple[str, str], int] = {}
     first: dict[tuple[str, str], str] = {}
@@ -479,7 +480,7 @@ def _same_list(old: list[Proposal], new: list[Proposal]) -> bool:
 def _refused_name(rel: str) -> bool:
     """Is `rel` a name no memory file may have (a control character, `.gitattributes`)? Judged from the name alone;
     approving it says so too, and names the reason."""
-    from memtui.core.paths import PathRefused, check_rel
+    from memtui.core.grammar.paths import PathRefused, check_rel
 
     try:
         check_rel(rel)

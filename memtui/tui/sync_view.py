@@ -1,7 +1,7 @@
 """Sync with the memory's git remote from the app: on a key and, if configured, on an interval, in a thread.
 
-What a sync does is memtui.core.sync's (docs/sync.md); this shows it: the header's ahead/behind and incoming count,
-each step in the activity feed as it runs (a fetch over a slow link takes a while), the outcome in a toast, and a
+What a sync does is memtui.core.writing.sync's (docs/sync.md); this shows it: the header's ahead/behind and incoming
+count, each step in the activity feed as it runs (a fetch over a slow link takes a while), the outcome in a toast, and a
 refusal whole. It is a widget with no cells, so its workers post to it and it reacts to their messages.
 """
 
@@ -14,7 +14,7 @@ from textual import on, work
 from textual.message import Message
 from textual.widget import Widget
 
-from memtui.core import clock
+from memtui.core.basics import clock
 from memtui.tui.messages import Activity
 
 STATUS_EVERY = 2.0  # seconds: at most one read of ahead/behind/incoming (three `git` runs) for a burst of syncs
@@ -24,7 +24,7 @@ FIRST_STATUS_AFTER = 0.5  # seconds after mount: the first screen is painted bef
 def settings(config: Any) -> tuple[str, float | None]:
     """(remote, minutes between syncs or None: off) from the memory's `[sync]` config. A bad interval is refused
     by the config's validation (the app shows that problem at start) and leaves the interval off."""
-    from memtui.core.config import parse_minutes
+    from memtui.core.grammar.config import parse_minutes
 
     section = config.section("sync")
     remote = str(section.get("remote", "origin"))
@@ -110,7 +110,7 @@ class SyncView(Widget):
 
     @work(thread=True, group="sync-status", exclusive=True, exit_on_error=False)
     def read_status(self) -> None:
-        from memtui.core import sync
+        from memtui.core.writing import sync
 
         if not getattr(self.memory.store, "has_git", False):
             self.post_message(self.Status(None))
@@ -136,7 +136,7 @@ class SyncView(Widget):
 
     @work(thread=True, group="git-sync", exit_on_error=False)
     def run_sync(self) -> None:
-        from memtui.core import sync
+        from memtui.core.writing import sync
 
         if not getattr(self.memory.store, "has_git", False):
             self.post_message(self.Done(refused="this memory is not kept in git, so there is no remote to sync "

@@ -14,11 +14,11 @@ import itertools
 import threading
 from typing import TYPE_CHECKING, Any
 
-from memtui.core import clock
-from memtui.core.memory import MEMORY_FILE
-from memtui.core.proposals import CONFLICT
-from memtui.core.queue_page import Stopped
-from memtui.core.store import StoreUnavailable
+from memtui.core.basics import clock
+from memtui.core.storage.store import StoreUnavailable
+from memtui.core.writing.memory import MEMORY_FILE
+from memtui.core.writing.proposals import CONFLICT
+from memtui.core.writing.queue_page import Stopped
 from memtui.tui.feed import AuditTail, activity_from_audit
 from memtui.tui.messages import (
     Activity, FilesChanged, MemoryChanged, ProposalsChanged, QueueCounted, StateSynced,
@@ -27,8 +27,8 @@ from memtui.tui.sync_view import SyncView
 from memtui.tui.viewer import MemoryViewer
 
 if TYPE_CHECKING:
-    from memtui.core.memory import Memory
-    from memtui.core.proposals import Proposal
+    from memtui.core.writing.memory import Memory
+    from memtui.core.writing.proposals import Proposal
 
 # After a burst of changes the sync (queue, audit, `git status` over every file) waits this long, so the open
 # viewer re-reads and paints its live diff first instead of sharing the GIL and the cores with git.
@@ -48,7 +48,7 @@ def _contradicts(memory: Memory, proposals: list[Proposal],
     text read once. Read with the queue, off the app's thread, but not for the first screen (see `sync`). `known`
     holds the pairs of the last sync by (file text, id, section, entry) and is refilled: a sync after a log
     line pairs nothing again (200 adds against a section of 1,000 entries took 0.27 s)."""
-    from memtui.core import contradictions
+    from memtui.core.hygiene import contradictions
 
     texts: dict[str, str | None] = {}
     out: dict[str, list[str]] = {}
@@ -125,7 +125,7 @@ class StateSync:
                         external = self.memory.external_proposals() if folder else None
                     if external is not None:
                         self._external_read = external
-                    from memtui.core.lineage import lineages
+                    from memtui.core.timeline.lineage import lineages
 
                     # External changes too: in a layout that keeps no struck lines they are shown entry by entry.
                     lineage = lineages(self.memory, [*proposals, *(self._external_read or [])])
@@ -138,7 +138,7 @@ class StateSync:
                 count = self._file_count(changed) if folder else None
                 # MEMORY.md is what every session loads: if it cannot be read, the person hears it here.
                 if initial or MEMORY_FILE in changed:
-                    from memtui.core.readable import problems as read_problems
+                    from memtui.core.storage.readable import problems as read_problems
 
                     problems += read_problems(self.memory.store, [MEMORY_FILE])
             except StoreUnavailable:

@@ -20,8 +20,8 @@ from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from memtui.core.memory import MEMORY_FILE
-from memtui.core.store import Store, StoreError
+from memtui.core.storage.store import Store, StoreError
+from memtui.core.writing.memory import MEMORY_FILE
 from memtui.tui.plain import file_name, plain
 
 HIDDEN_DIRS = {".git", ".memtui", "node_modules", "__pycache__"}

@@ -17,8 +17,8 @@ import pytest
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
 from support.git_judge import person_repo, sh, status
 
-from memtui.core.memory import Memory
-from memtui.core.store import content_hash
+from memtui.core.storage.store import content_hash
+from memtui.core.writing.memory import Memory
 
 BIG = 2 << 20  # past SEEN_MIN_BYTES
 
@@ -281,7 +281,7 @@ def test_the_queue_cli_refuses_a_backslash_name_and_prints_no_control_character(
     name = "x\\..\\\x1b]0;owned\x07mem.md"
     (root / name).write_text("- [stated] planted\n")
     head = sh(root, "rev-parse", "HEAD")
-    from memtui.core.memory import external_id
+    from memtui.core.writing.memory import external_id
 
     pid = external_id(name)
     out = cli(root, "queue", "list")

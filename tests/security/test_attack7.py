@@ -1,6 +1,6 @@
-"""Attacks on today's caches: the kept git objects (memtui/core/gitobjects.py) and the kept path checks
-(memtui/core/paths.py). What is measured is the memory each really holds (its entries' sizes, or tracemalloc), not
-the cache's own count."""
+"""Attacks on today's caches: the kept git objects (memtui/core/storage/gitobjects.py) and the kept path checks
+(memtui/core/grammar/paths.py). What is measured is the memory each really holds (its entries' sizes, or tracemalloc),
+not the cache's own count."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from app_support import demo_template  # noqa: F401 (fixture)
-from memtui.core import gitobjects, paths
-from memtui.core.paths import check_rel, clean_rel
+from memtui.core.grammar import paths
+from memtui.core.grammar.paths import check_rel, clean_rel
+from memtui.core.storage import gitobjects
 
 TINY = 20_000
 
@@ -79,10 +80,10 @@ def test_tiny_objects_cannot_hold_many_times_the_object_cache_s_bound(
 
 def test_tiny_packed_objects_cannot_hold_many_times_the_pack_reader_s_bound(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same in the pack reader's cache of whole objects and delta bases (memtui/core/gitpack.py, 16 MB): it
+    """The same in the pack reader's cache of whole objects and delta bases (memtui/core/storage/gitpack.py, 16 MB): it
     counted bytes alone too, so 20,000 packed objects of ~4 bytes counted 90 KB and held ~5 MB; at its bound,
     objects of a few bytes could hold ~800 MB. What it keeps, counted as it costs, stays under the bound."""
-    from memtui.core import gitpack
+    from memtui.core.storage import gitpack
 
     root = tmp_path / "memory"
     blobs = tiny_repo(root)

@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 
-from memtui.core.memory import Memory
-from memtui.core.store import content_hash
+from memtui.core.storage.store import content_hash
+from memtui.core.writing.memory import Memory
 from support.git_judge import person_repo
 
 BIG = 2 << 20  # past SEEN_MIN_BYTES

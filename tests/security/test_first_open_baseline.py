@@ -1,5 +1,5 @@
 """The first open of a large folder memtui did not make takes a stat look at once and writes its history's baseline
-in the background (memtui/core/baseline.py). The attacker is an agent writing straight to disk in those seconds,
+in the background (memtui/core/storage/baseline.py). The attacker is an agent writing straight to disk in those seconds,
 hiding its write from a stat check where it can (same size, mtime set back, a rename over the file): nothing written
 after the first look may reach the baseline, so every such write comes up for review, with the agent's bytes."""
 
@@ -12,8 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-from memtui.core import baseline
-from memtui.core.folder import FolderStore
+from memtui.core.storage import baseline
+from memtui.core.storage.folder import FolderStore
 from support.foreign import listing
 
 FILES = baseline.DEFER_AT + 200
@@ -131,7 +131,7 @@ def test_an_agent_writing_while_the_cli_opened_folder_builds_its_baseline(tmp_pa
 def test_a_write_through_memtui_while_the_baseline_is_pending_waits_for_it(tmp_path: Path) -> None:
     """An agent's proposal made while the baseline is pending is computed against the baseline, and history has it
     once approved; nothing else is absorbed."""
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
 
     folder = _folder(tmp_path)
     store = FolderStore(folder)
@@ -152,7 +152,7 @@ async def test_an_mcp_write_while_the_baseline_is_pending_is_a_proposal_and_noth
         tmp_path: Path) -> None:
     """Through MCP: the server's write waits for the baseline, and is queued against it; a write on disk made in the
     same seconds stays an external change, in no commit."""
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
     from support.mcp_client import mcp_client, text_of
 
     folder = _folder(tmp_path)

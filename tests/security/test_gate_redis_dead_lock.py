@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from memtui.core.memory import Memory
-from memtui.core.redis_store import RedisStore
-from memtui.core.stores import init_store
+from memtui.core.access.stores import init_store
+from memtui.core.storage.redis_store import RedisStore
+from memtui.core.writing.memory import Memory
 from support.redis_server import RedisServer
 from security.test_gate_redis import AGENT, ENTRY, KillingProxy, memtui
 
@@ -80,7 +80,7 @@ def test_a_live_writers_lock_is_still_waited_for(tmp_path) -> None:
         init_store(RedisStore(url), author="wes")
         holder = subprocess.Popen([sys.executable, "-c", (
             "import sys, time\n"
-            "from memtui.core.redis_store import RedisStore\n"
+            "from memtui.core.storage.redis_store import RedisStore\n"
             f"s = RedisStore({url!r})\n"
             "with s.lock(timeout=5):\n"
             "    print('held', flush=True)\n"

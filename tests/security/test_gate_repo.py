@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import gitindex
-from memtui.core.doctor import diagnose
-from memtui.core.folder import FolderStore
-from memtui.core.memory import Memory
-from memtui.core.store import StoreError
+from memtui.core.hygiene.doctor import diagnose
+from memtui.core.storage import gitindex
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.store import StoreError
+from memtui.core.writing.memory import Memory
 from support.git_judge import fsck, sh
 
 MEMORY = "MEMORY.md"

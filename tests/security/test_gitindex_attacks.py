@@ -1,5 +1,5 @@
-"""Attacks on the in-process index edit (memtui/core/gitindex.py): names and file data that imitate another entry,
-paths that are prefixes of others, a broken index, a lock a person's git holds. Real git is the judge."""
+"""Attacks on the in-process index edit (memtui/core/storage/gitindex.py): names and file data that imitate another
+entry, paths that are prefixes of others, a broken index, a lock a person's git holds. Real git is the judge."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import gitindex
-from memtui.core.folder import FolderStore
-from memtui.core.store import StoreError
+from memtui.core.storage import gitindex
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.store import StoreError
 from support.git_judge import fsck, sh, status
 from security.test_attack2 import fake_git
 from test_gitindex import PAST, git_sets, index_of, same_as_git

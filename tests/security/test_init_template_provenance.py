@@ -11,10 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memtui.core import provenance
-from memtui.core.init import init_record, init_root
-from memtui.core.memory import Memory
-from memtui.core.provenance import OUTSIDE, PERSON
+from memtui.core.storage.init import init_record, init_root
+from memtui.core.timeline import provenance
+from memtui.core.timeline.provenance import OUTSIDE, PERSON
+from memtui.core.writing.memory import Memory
 
 
 def test_the_template_lines_are_the_person_who_ran_init(root: Path) -> None:

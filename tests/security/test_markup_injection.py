@@ -18,7 +18,7 @@ from textual.geometry import Region
 from textual.widget import Widget
 
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from memtui.tui.app import MemtuiApp
 from memtui.tui.help import HelpScreen
 from memtui.tui.viewer import MemoryViewer
@@ -323,7 +323,7 @@ async def test_a_queue_file_of_the_wrong_types_is_reported_not_drawn(hostile) ->
         "id": "p-0098", "created": None, "actor": 5, "file": ["x"], "action": {"a": 1}, "entry": ["[/]"],
         "flags": "abc", "status": "pending", "diff": 3}))
     # p-0099 is sealed (as memtui queues what an agent sent): its markup-like text must be drawn as data
-    from memtui.core.proposals import Proposal
+    from memtui.core.writing.proposals import Proposal
 
     Memory(root).store.queue_save("p-0099", Proposal.from_json(json.dumps({
         "id": "p-0099", "created": "2026-08-20T14:05", "actor": "agent[/]", "file": "MEMORY.md", "action": "add",

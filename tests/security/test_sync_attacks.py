@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import sync
-from memtui.core.memory import Memory
+from memtui.core.writing import sync
+from memtui.core.writing.memory import Memory
 from support.git_remote import bare, blob, clone, first_machine, git, push_files, push_raw_entries, tree_of
 
 NEW_FACT = b"- [stated] The office moved to Lyon (2026-12-06, ana)\n"

@@ -9,7 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from memtui.core.init import init_root
+from memtui.core.storage.init import init_root
 
 
 def git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:

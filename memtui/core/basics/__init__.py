@@ -1,0 +1,2 @@
+"""Plain tools every layer shares and that know no memory: the clock, digests, value records, JSON anyone may have
+written, actor names, what a person can see, unified diffs, redacted URLs."""
