@@ -10,6 +10,7 @@ run time). The graph is read with `ast` from the source files, so nothing is imp
 from __future__ import annotations
 
 import ast
+import re
 from functools import cache
 from pathlib import Path
 
@@ -356,3 +357,11 @@ def test_class_lengths_counts_decorators_and_nested_classes(tmp_path: Path) -> N
     (pkg / "a.py").write_text("import dataclasses\n\n@dataclasses.dataclass\nclass A:\n    x: int\n\n"
                               "    class B:\n        pass\n")
     assert class_lengths(pkg) == {"pkg/a.py:A": 6, "pkg/a.py:B": 2}
+
+
+def test_the_internals_page_names_every_core_package_in_its_layer_order() -> None:
+    """docs/internals.md is where a newcomer learns the layers: each package in its table, ground floor first."""
+    text = (MEMTUI.parent / "docs" / "internals.md").read_text(encoding="utf-8")
+    rows = [m.group(1) for m in re.finditer(r"^\| `(\w+)/` \|", text, re.M)]
+    assert rows == [package for layer in LAYERS for package in layer], (
+        f"docs/internals.md's package table lists {rows}; LAYERS in this test has {LAYERS}: make them agree")
