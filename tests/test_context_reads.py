@@ -136,8 +136,8 @@ def test_external_changes_by_plumbing_are_gitpythons(root: Path, mem: Memory) ->
 
 
 def _modules_of_a_fresh_sync(root: Path) -> list[str]:
-    probe = ("import sys; from memtui.core.writing.memory import Memory; m = Memory(sys.argv[1]); m.external_proposals(); "
-             "m.proposals(external=False); print('\\n'.join(sys.modules))")
+    probe = ("import sys; from memtui.core.writing.memory import Memory; m = Memory(sys.argv[1]); "
+             "m.external_proposals(); m.proposals(external=False); print('\\n'.join(sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe, str(root)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout.split()

@@ -32,10 +32,11 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memtui"
 STORE_MODULES = {"core/storage/store.py", "core/storage/folder.py", "core/storage/redis_store.py"}
 # Type checks and lookups that are not a caller probing its store, each with why it stays.
 ALLOWED = {
-    ("core/storage/reading.py", "isinstance(root, Store)"): "MemoryReader(root) takes a folder path or a Store: argument types",
+    ("core/storage/reading.py", "isinstance(root, Store)"): "MemoryReader(root) takes a folder path or a Store: "
+    "argument types",
     ("commands/redis.py", "isinstance(store, RedisStore)"): "`memtui export/import` act on a Redis server itself",
-    ("core/recall/next_session.py", "getattr(self._memory, name)"): "the memory as a proposal would leave it passes every "
-    "other attribute to the memory it wraps: a proxy, not a probe",
+    ("core/recall/next_session.py", "getattr(self._memory, name)"): "the memory as a proposal would leave it passes "
+    "every other attribute to the memory it wraps: a proxy, not a probe",
 }
 # `memtui doctor` examines and repairs each store's own files (a folder's lock, git locks, temp files; a Redis
 # memory's keys in an older layout): it is those stores' repair tool, not a reader of the memory.
