@@ -1,6 +1,6 @@
 """`memtui context` reads only what it loads: MEMORY.md, two logs and the live scratch notes, their committed
-versions read in process (loose or packed objects) or from one git process, whatever the size of the memory; and it agrees with the context the full memory
-builds (the agent's tool and session use `Memory`)."""
+versions read in process (loose or packed objects) or from one git process, whatever the size of the memory; and
+it agrees with the context the full memory builds (the agent's tool and session use `Memory`)."""
 
 from __future__ import annotations
 

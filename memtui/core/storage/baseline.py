@@ -206,7 +206,8 @@ def _run_in_background(store: Any) -> None:
     import sys
 
     try:
-        proc = subprocess.Popen([sys.executable, "-c", "import sys; from memtui.core.storage.folder import FolderStore; "
+        proc = subprocess.Popen([sys.executable, "-c",
+                                 "import sys; from memtui.core.storage.folder import FolderStore; "
                                  "FolderStore(sys.argv[1]).ensure_history()", str(store.root)],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True, close_fds=True)

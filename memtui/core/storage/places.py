@@ -33,7 +33,8 @@ STATE_DIR = ".memtui"
 AUDIT_FILE = "memory-log.jsonl"
 PLACE_FILE = "place.json"  # in a state folder beside: {"root": the folder's real path}
 GIT_BESIDE = "git"  # memtui's own repository in a state folder beside
-LOOK_FILE = "baseline-look.json"  # the first look at a large folder, until its baseline is committed (core/storage/baseline.py)
+# The first look at a large folder, until its baseline is committed (memtui/core/storage/baseline.py).
+LOOK_FILE = "baseline-look.json"
 
 
 class PlaceRefused(OSError):

@@ -207,7 +207,8 @@ def today(memory: Memory, since: str | datetime | None = None, *, diffs: bool = 
     changes: list[Change] = []
     records = list(memory.store.audit_records())
     seen_commits = set(audit_by_commit(records))
-    from memtui.core.writing.sync import arrived  # commits merged from a remote: another machine's writes, not today's here
+    # Commits merged from a remote: another machine's writes, not today's here.
+    from memtui.core.writing.sync import arrived
 
     seen_commits |= arrived(memory)
     for rec in records:

@@ -30,7 +30,8 @@ class Admission:
 
     def __init__(self, memory: Any) -> None:
         self.memory = memory
-        self._pending: Any = None  # memtui.core.writing.pending.PendingCounter, made at the first agent write that queues
+        # memtui.core.writing.pending.PendingCounter, made at the first agent write that queues
+        self._pending: Any = None
 
     @property
     def store(self) -> Store:
@@ -40,8 +41,8 @@ class Admission:
                    policy: ReviewPolicy) -> bool:
         """Is `p` one of the two writes an agent may make unreviewed (docs/ "Trust model")? Log lines appended to
         today's daily log of the layout in use, each a well-formed "- HH:MM [tag] text" line ("- HH:MM text" in a
-        layout without tags) and nothing else changed; or a new scratch note, directly in the scratch folder, that expires within
-        `[review] scratch_max_ttl`. Judged from the planned change, never from the file's name alone. `policy` is
+        layout without tags) and nothing else changed; or a new scratch note, directly in the scratch folder, that
+        expires within `[review] scratch_max_ttl`. Judged from the planned change, never from the file's name alone. `policy` is
         the config's review policy as the write read it."""
         if p.action not in ("append", "create") or not policy.is_agent(p.actor):
             return False

@@ -29,7 +29,8 @@ from memtui.core.writing.admission import SCRATCH_NAME, Admission
 from memtui.core.writing.audit import tag_of as _tag_of
 from memtui.core.writing.own_writes import emits_change
 from memtui.core.writing.proposals import APPLIED, CHANGED_SINCE_SEEN, CONFLICT, REJECTED, Proposal, WriteResult
-from memtui.core.writing.queue_listing import NotFound, QueueListing, external_id  # noqa: F401 (NotFound, imported from here)
+# NotFound is imported from here too.
+from memtui.core.writing.queue_listing import NotFound, QueueListing, external_id  # noqa: F401
 
 if TYPE_CHECKING:
     from memtui.core.writing.changes import Callback, Changes
@@ -528,7 +529,8 @@ class Memory(MemoryReader):
                 if refused_names.why_refused(self.store, p.file) is not None:
                     return refused_names.reject(self.store, p, by, reason)
                 return self._reject_external(p, by, reason)
-            p.status, p.decided_by, p.decided_at, p.reason = REJECTED, by, clock.now().isoformat(timespec="seconds"), reason
+            p.status, p.decided_by, p.reason = REJECTED, by, reason
+            p.decided_at = clock.now().isoformat(timespec="seconds")
             self.store.queue_save(p.id, p.sealed_json())
             self._audit(p, "rejected", reason=reason, snapshot=json.loads(p.to_json()))
             return WriteResult("rejected", f"{pid} rejected: {reason}", pid, p.file, p.section, p.entry)
