@@ -68,7 +68,7 @@ def _intent(mem: Memory, root: Path, entry: str) -> tuple[bytes, bytes]:
     after = before.replace(b"## Facts\n", f"## Facts\n- [stated] {entry} (2026-08-20)\n".encode(), 1)
     p = {"id": "", "created": "2026-08-20T14:05:00", "actor": "wes", "file": "MEMORY.md", "action": "add",
          "section": "Facts", "entry": f"[stated] {entry} (2026-08-20)", "base_hash": content_hash(before)}
-    from memtui.core.writing.seal import seal  # as memtui writes it: sealed with the person's key
+    from memtui.core.basics.seal import seal  # as memtui writes it: sealed with the person's key
 
     mem.store.intent_save(seal(json.dumps({
         "proposal": p, "decided_by": "wes", "extra": {}, "before": {"MEMORY.md": content_hash(before)},

@@ -21,7 +21,7 @@ from memtui.core.storage.folder import FolderStore
 from memtui.core.storage.redis_store import RedisStore
 from memtui.core.timeline import history
 from memtui.core.writing.memory import Memory
-from memtui.core.writing.seal import unseal
+from memtui.core.basics.seal import unseal
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
 AGENT = "agent-claude"

@@ -18,7 +18,7 @@ import pytest
 from memtui.core.storage.folder import FolderStore
 from memtui.core.storage.init import init_root
 from memtui.core.writing.memory import Memory
-from memtui.core.writing.seal import unseal
+from memtui.core.basics.seal import unseal
 
 EXPECTED = Path(__file__).parent / "support" / "write_formats.json"
 

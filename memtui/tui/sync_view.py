@@ -112,7 +112,7 @@ class SyncView(Widget):
     def read_status(self) -> None:
         from memtui.core.writing import sync
 
-        if not getattr(self.memory.store, "has_git", False):
+        if not self.memory.store.has_git:
             self.post_message(self.Status(None))
             return
         try:
@@ -138,7 +138,7 @@ class SyncView(Widget):
     def run_sync(self) -> None:
         from memtui.core.writing import sync
 
-        if not getattr(self.memory.store, "has_git", False):
+        if not self.memory.store.has_git:
             self.post_message(self.Done(refused="this memory is not kept in git, so there is no remote to sync "
                                                 "with (a folder memory made with `memtui init --git` is)"))
             return

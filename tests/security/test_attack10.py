@@ -238,7 +238,7 @@ def test_a_queue_file_of_many_forged_signals_is_checked_with_the_key_read_once(
     """Broke before the fix: `counted` read the key file and parsed the candidate's lessons again for every
     signal, so 100k forged signals (a 16 MB queue file, 0.13 s to load) took 7.5 s in every tally (listing,
     `memtui candidates`, approval). Now one key read and one lesson parse per tally; none of them counts."""
-    from memtui.core.writing import seal
+    from memtui.core.basics import seal
 
     mem, r = _candidate(root, now)
     q = _qfile(mem, r.id)

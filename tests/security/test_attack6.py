@@ -136,7 +136,7 @@ def test_a_lone_surrogate_in_a_queue_file_does_not_end_the_hook_or_lose_the_deci
     data["reason"] = "no \udcff"
     # ASCII: the surrogate as JSON's escape; sealed with the person's key, as a memtui that queued it would have
     from memtui.core.writing.proposals import _QUEUE_DOMAIN, QUEUE_SEAL
-    from memtui.core.writing.seal import mac
+    from memtui.core.basics.seal import mac
 
     body = (json.dumps(data, indent=1) + "\n").encode()
     queue_file.write_bytes(body[:-3] + f',\n "{QUEUE_SEAL}": "{mac(_QUEUE_DOMAIN + body)}"\n}}\n'.encode())

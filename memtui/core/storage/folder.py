@@ -291,50 +291,14 @@ class FolderStore(Store):
         so a reject restores what was on disk. With `look` (a large folder's first look,
         memtui/core/storage/baseline.py), a file made or changed since, by its stat before or after the read, is left
         out: it comes up for review."""
-        import time as _time
-
         from memtui.core.storage.gitcall import config_env, run_plumbing
 
-        email = f"{_slug(author)}@memtui.local"
-        dates = _pinned_dates()
-        when = dates.get("author_date") or f"{int(_time.time())} +0000"
-        message = b"memtui: initialise memory root\n\nhistory beside the folder, its files as they were\n"
-        name = author.replace("<", "").replace(">", "").replace("\n", " ").encode("utf-8", "replace")
-        parts: list[bytes] = []
-        entries: list[bytes] = []
-        left = 0
-        for k, rel in enumerate(files, 1):
-            full = os.path.join(self.root, rel)
-            if look is not None and rel not in look.files:
-                left += 1
-                continue
-            try:
-                st = os.lstat(full)
-                if stat.S_ISLNK(st.st_mode):
-                    data, mode = os.fsencode(os.readlink(full)), b"120000"
-                elif stat.S_ISREG(st.st_mode):
-                    data = _regular_bytes(Path(full)) or b""
-                    mode = b"100755" if st.st_mode & 0o111 else b"100644"
-                else:
-                    continue
-                if look is not None and not look.unchanged(rel, st, data, os.lstat(full)):
-                    left += 1
-                    continue
-            except OSError:
-                continue  # gone or unreadable since the listing: it shows as an external change
-            parts += [b"blob\nmark :%d\ndata %d\n" % (k, len(data)), data, b"\n"]
-            entries.append(b"M %s :%d %s\n" % (mode, k, _fast_import_path(rel)))
-        if left:
-            message += b"(%d made or changed since memtui's first look are left out: they come up for review)\n" % left
-        head = b"commit refs/heads/main\nauthor %s <%s> %s\ncommitter %s <%s> %s\ndata %d\n" % (
-            name, email.encode(), when.encode(), name, email.encode(), when.encode(), len(message))
-        parts += [head, message, *entries, b"\ndone\n"]
+        stream = _first_commit_stream(self.root, files, author, look)
         env = {**os.environ, **config_env(self.git_dir, self.root), "GIT_DIR": str(self.git_dir),
                "GIT_WORK_TREE": str(self.root)}
         with self.lock(), self._git.serial():
             # Level 1: the pack is written once and read rarely; zlib at its default level took most of the time.
-            for args, stdin in ((["git", "-c", "pack.compression=1", "fast-import", "--quiet", "--done"],
-                                 b"".join(parts)),
+            for args, stdin in ((["git", "-c", "pack.compression=1", "fast-import", "--quiet", "--done"], stream),
                                 (["git", "read-tree", "HEAD"], None),
                                 (["git", "update-index", "-q", "--refresh"], None),
                                 (["git", "rev-parse", "HEAD"], None)):
@@ -904,3 +868,43 @@ class _Kept(Frozen):
         put(self, "name", name)
 
 
+def _first_commit_stream(root: Path, files: list[str], author: str, look: Any = None) -> bytes:
+    """The `git fast-import` stream of history's first commit beside a folder: `files` as they are on disk (with
+    `look`, only those still as the first look saw them; the rest are named in the message and come up for review)."""
+    import time as _time
+
+    email = f"{_slug(author)}@memtui.local"
+    dates = _pinned_dates()
+    when = dates.get("author_date") or f"{int(_time.time())} +0000"
+    message = b"memtui: initialise memory root\n\nhistory beside the folder, its files as they were\n"
+    name = author.replace("<", "").replace(">", "").replace("\n", " ").encode("utf-8", "replace")
+    parts: list[bytes] = []
+    entries: list[bytes] = []
+    left = 0
+    for k, rel in enumerate(files, 1):
+        full = os.path.join(root, rel)
+        if look is not None and rel not in look.files:
+            left += 1
+            continue
+        try:
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                data, mode = os.fsencode(os.readlink(full)), b"120000"
+            elif stat.S_ISREG(st.st_mode):
+                data = _regular_bytes(Path(full)) or b""
+                mode = b"100755" if st.st_mode & 0o111 else b"100644"
+            else:
+                continue
+            if look is not None and not look.unchanged(rel, st, data, os.lstat(full)):
+                left += 1
+                continue
+        except OSError:
+            continue  # gone or unreadable since the listing: it shows as an external change
+        parts += [b"blob\nmark :%d\ndata %d\n" % (k, len(data)), data, b"\n"]
+        entries.append(b"M %s :%d %s\n" % (mode, k, _fast_import_path(rel)))
+    if left:
+        message += b"(%d made or changed since memtui's first look are left out: they come up for review)\n" % left
+    head = b"commit refs/heads/main\nauthor %s <%s> %s\ncommitter %s <%s> %s\ndata %d\n" % (
+        name, email.encode(), when.encode(), name, email.encode(), when.encode(), len(message))
+    parts += [head, message, *entries, b"\ndone\n"]
+    return b"".join(parts)

@@ -113,13 +113,13 @@ def init_record(root: Path) -> Path:
 def _record_init(store: FolderStore, sha: str) -> None:
     """Who ran `memtui init`: the template's lines are theirs, not an unreviewed outside writer's (blame showed them
     so: the first commit has no audit line). Kept in the person's state folder, outside the memory (`init_record`:
-    nothing new in the memory's files or its `git status`), and sealed with their key (memtui/core/writing/seal.py): a
+    nothing new in the memory's files or its `git status`), and sealed with their key (memtui/core/basics/seal.py): a
     record planted or altered by anything that writes files names no one."""
     import json
     import os
 
     from memtui.core.basics.actors import clean_actor
-    from memtui.core.writing import seal
+    from memtui.core.basics import seal
 
     by = os.environ.get("MEMTUI_USER")
     if not by:

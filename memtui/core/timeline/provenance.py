@@ -205,7 +205,7 @@ def _init_record(store: Any) -> tuple[str, str] | None:
     import json
 
     from memtui.core.storage.init import init_record
-    from memtui.core.writing import seal
+    from memtui.core.basics import seal
 
     try:
         payload = seal.unseal(init_record(store.root).read_bytes())

@@ -91,7 +91,7 @@ def apply(store: Store, change: Change) -> str | None:
     # A person's merge in progress, or a version they staged, refuses the change before anything is written.
     store.check_change({**change.writes, **change.commits}, change.record)
     befores = {rel: store.read(rel) for rel in change.writes}
-    from memtui.core.writing.seal import seal
+    from memtui.core.basics.seal import seal
 
     store.intent_save(seal(json.dumps(_payload(change, befores)).encode()))
     try:
@@ -150,7 +150,7 @@ def recover(store: Store, wait: float = 30.0) -> str | None:
         raw = store.intent_load()
         if raw is None:
             return None
-        from memtui.core.writing.seal import unseal
+        from memtui.core.basics.seal import unseal
 
         payload = unseal(raw)
         if payload is None:

@@ -124,7 +124,7 @@ class PendingCounter:
     def _check(self) -> object:
         """The seal's verifier, read once per counter (None: no key, and every file is foreign)."""
         if self._verifier is _UNREAD:
-            from memtui.core.writing.seal import verifier
+            from memtui.core.basics.seal import verifier
 
             self._verifier = verifier()
         return self._verifier if self._verifier is not None else (lambda *_: False)
@@ -165,7 +165,7 @@ class PendingCounter:
         path = self._path()
         if path is None or not path.parent.is_dir():
             return
-        from memtui.core.writing.seal import mac
+        from memtui.core.basics.seal import mac
 
         try:
             body = json.dumps({"v": CACHE_VERSION, "decided": sorted(decided), "open": known_open},

@@ -20,7 +20,7 @@ EXTERNAL_PREFIX = "x-"
 SEEN_FIELDS = ("id", "actor", "file", "action", "section", "entry", "replaces", "provenance", "source", "old",
                "content", "to", "base_hash", "after_hash", "diff", "flags", "warnings", "origin", "evidence",
                "merged", "after", "to_section")
-# The key of a queue file's seal (memtui/core/writing/seal.py's HMAC under the person's key), last in the file.
+# The key of a queue file's seal (memtui/core/basics/seal.py's HMAC under the person's key), last in the file.
 QUEUE_SEAL = "memtui-seal"
 CHANGED_SINCE_SEEN = "changed since you saw it — look again"
 
@@ -158,7 +158,7 @@ class Proposal(Record):
         outside the memory root) as its last key. A queue file written or altered by anyone else (an agent with
         file access) does not verify (`unsealed_reason`). Without a key (none can be read or made) the file goes
         unsealed, and so is never approvable: fail closed."""
-        from memtui.core.writing.seal import mac
+        from memtui.core.basics.seal import mac
 
         body = self.to_json()
         seal = mac(_QUEUE_DOMAIN + body)
@@ -178,7 +178,7 @@ _QUEUE_DOMAIN = b"memtui queue file\0"  # a queue file's seal vouches for nothin
 
 def unsealed_reason(data: bytes, check: object = None) -> str | None:
     """Why the queue file `data` is not memtui's (this person's memtui did not seal these bytes), else None.
-    `check` is `memtui.core.writing.seal.verifier()` read once for a listing (None: read the key now).
+    `check` is `memtui.core.basics.seal.verifier()` read once for a listing (None: read the key now).
 
     The seal covers the file's bytes before it, exactly as memtui wrote them: any change (a status set back to
     pending, another entry, a rewrite by a JSON library) breaks it."""
@@ -190,7 +190,7 @@ def unsealed_reason(data: bytes, check: object = None) -> str | None:
     if end != b"\n}\n":
         return "its queue file was changed after memtui sealed it"
     if check is None:
-        from memtui.core.writing.seal import verifier
+        from memtui.core.basics.seal import verifier
 
         check = verifier()
     if check is None:

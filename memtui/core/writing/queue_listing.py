@@ -53,7 +53,7 @@ class QueueListing:
         """Pending (and conflicting) proposals, oldest first, then external changes. Every one, read in full: a
         listing a person reads takes `queue_page` (the oldest few, the rest counted)."""
         from memtui.core.writing.queue_page import oldest_first
-        from memtui.core.writing.seal import verifier
+        from memtui.core.basics.seal import verifier
 
         out = []
         self.queue_problems = []
@@ -133,7 +133,7 @@ class QueueListing:
         an app quitting does not wait for a reader of 100,000 files. Without `count` the reading ends with the page
         (its first screen does not wait for the count); `after` such a page, the count reuses its listing."""
         from memtui.core.writing.queue_page import PAGE, QueueHead, QueuePage, Stopped, head, oldest_first, ranked
-        from memtui.core.writing.seal import verifier
+        from memtui.core.basics.seal import verifier
 
         limit = PAGE if limit is None else limit
         self.queue_problems = []

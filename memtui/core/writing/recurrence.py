@@ -13,7 +13,7 @@ past it (an approval of a lesson short of its signals is recorded as the person'
   `similar`), as memtui recorded it on the candidate. Signals are memtui's own records, never text an agent
   writes: daily-log lines do not count (an agent can write any number of them in one conversation), and
   proposing the lesson again in the same session adds nothing. Each is sealed as memtui records it (an HMAC under
-  the person's key outside the memory root, `memtui.core.writing.seal`) to the candidate it counts for: one written into
+  the person's key outside the memory root, `memtui.core.basics.seal`) to the candidate it counts for: one written into
   a queue file by hand, altered, or copied from another candidate does not count.
 - *Session*: the conversation a signal came from, as memtui attests it: a conversation memtui itself started (the
   embedded agent's, which a person starts in the app or with `memtui ask`: `new_session`), else the day memtui
@@ -183,9 +183,9 @@ def _signal_payload(p: Proposal, signal: dict, lesson_texts: list[str] | None = 
 
 
 def _sealed(p: Proposal, signal: dict) -> dict:
-    """`signal`, counted for candidate `p`, with memtui's seal (`memtui.core.writing.seal.mac`; none when no key can be
+    """`signal`, counted for candidate `p`, with memtui's seal (`memtui.core.basics.seal.mac`; none when no key can be
     read or made, and then it does not count)."""
-    from memtui.core.writing.seal import mac
+    from memtui.core.basics.seal import mac
 
     seal = mac(_signal_payload(p, signal))
     return {**signal, "seal": seal} if seal is not None else signal
@@ -195,7 +195,7 @@ def counted(p: Proposal) -> list[dict]:
     """The signals of `p` that memtui recorded for it: a queue file (or a Redis queue entry) is anyone's to write
     who can write the memory's files, so a signal written there by hand, changed, copied from another candidate,
     or recorded before signals were sealed does not count."""
-    from memtui.core.writing.seal import verifier
+    from memtui.core.basics.seal import verifier
 
     # The candidate's lessons and the key are read once: a queue file of many thousand signals (anyone can write
     # one) costs one HMAC each, not a parse of the candidate and a read of the key each.
