@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from memtui.core.storage.folder_state import read_open
 from memtui.core.storage.places import AUDIT_FILE, LOOK_FILE, STATE_DIR
 
 MANIFEST = LOOK_FILE  # in the state folder beside: the first look, until the baseline is in place
@@ -110,17 +111,7 @@ def _content(root: Path, rel: str, st: os.stat_result) -> bytes | None:
         fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    return read_open(fd)
 
 
 def take(root: Path, at_least: int = 0) -> Look | None:

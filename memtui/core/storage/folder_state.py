@@ -359,6 +359,12 @@ def _queue_bytes(folder: int, pid: str) -> bytes | None:
         fd = os.open(f"{pid}.json", os.O_RDONLY | os.O_NONBLOCK, dir_fd=folder)
     except OSError:
         return None
+    return read_open(fd)
+
+
+def read_open(fd: int) -> bytes | None:
+    """All of the open file `fd` when it is a regular file, else (a FIFO, a device, a read that failed) None;
+    `fd` is closed either way."""
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None

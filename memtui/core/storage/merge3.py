@@ -8,24 +8,22 @@ conflict is refused as a whole (None), never written with markers: undo either a
 from __future__ import annotations
 
 from difflib import SequenceMatcher
+from typing import Iterator, Sequence
 
 Hunk = tuple[int, int, list[bytes], int]  # base start, base end, replacement lines, side (0 ours, 1 theirs)
 
 
-def _hunks(base: list[bytes], other: list[bytes], side: int) -> list[Hunk]:
+def _hunks(base: Sequence, other: Sequence, side: int) -> list[Hunk]:
     matcher = SequenceMatcher(None, base, other, autojunk=False)
     return [(i1, i2, other[j1:j2], side) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
 
 
-def merge3(ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
-    """`base` changed into `ours` and into `theirs`; both changes together, or None when they conflict."""
-    b, o, t = (x.splitlines(keepends=True) for x in (base, ours, theirs))
-    hunks = sorted(_hunks(b, o, 0) + _hunks(b, t, 1), key=lambda h: (h[0], h[1], h[3]))
-    out: list[bytes] = []
-    pos = 0
+def clusters(base: Sequence, ours: Sequence, theirs: Sequence) -> Iterator[tuple[list[Hunk], int]]:
+    """Both sides' changes to `base` (lists of lines), in base order, chained into clusters by overlap or adjacency
+    (git's rule: changes need an unchanged base line between them): each cluster with the base line it ends at."""
+    hunks = sorted(_hunks(base, ours, 0) + _hunks(base, theirs, 1), key=lambda h: (h[0], h[1], h[3]))
     i = 0
     while i < len(hunks):
-        # A cluster: hunks chained by overlap or adjacency (git's rule: they need a base line between them).
         cluster = [hunks[i]]
         end = hunks[i][1]
         i += 1
@@ -33,6 +31,15 @@ def merge3(ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
             cluster.append(hunks[i])
             end = max(end, hunks[i][1])
             i += 1
+        yield cluster, end
+
+
+def merge3(ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
+    """`base` changed into `ours` and into `theirs`; both changes together, or None when they conflict."""
+    b, o, t = (x.splitlines(keepends=True) for x in (base, ours, theirs))
+    out: list[bytes] = []
+    pos = 0
+    for cluster, end in clusters(b, o, t):
         sides = {h[3] for h in cluster}
         if len(sides) == 2:
             if len(cluster) != 2 or cluster[0][:3] != cluster[1][:3]:

@@ -528,24 +528,16 @@ def merge_entries(ours: str, base: str, theirs: str) -> tuple[str, list[tuple[li
     """Three-way merge by lines, which in memtui's grammar are entries: every change made on one side only is
     taken; where both sides changed the same lines differently, ours is kept in the text and the pair (our lines,
     their lines) returned for a person to choose between."""
-    from memtui.core.storage.merge3 import _hunks
+    from memtui.core.storage.merge3 import clusters
 
     b, o, t = (x.splitlines(keepends=True) for x in (base, ours, theirs))
     for lines in (b, o, t):  # a last line without its newline would run into the next one merged after it
         if lines and not lines[-1].endswith("\n"):
             lines[-1] += "\n"
-    hunks = sorted(_hunks(b, o, 0) + _hunks(b, t, 1), key=lambda h: (h[0], h[1], h[3]))  # type: ignore[arg-type]
     out: list[str] = []
     both: list[tuple[list[str], list[str]]] = []
-    pos = i = 0
-    while i < len(hunks):
-        cluster = [hunks[i]]
-        end = hunks[i][1]
-        i += 1
-        while i < len(hunks) and hunks[i][0] <= end:
-            cluster.append(hunks[i])
-            end = max(end, hunks[i][1])
-            i += 1
+    pos = 0
+    for cluster, end in clusters(b, o, t):
         start = cluster[0][0]
         out.extend(b[pos:start])
         sides = {h[3] for h in cluster}
