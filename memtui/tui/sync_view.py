@@ -218,5 +218,3 @@ class SyncView(Widget):
                 self.app.notify(said, title=f"Synced with {self.remote}",
                                 severity="warning" if report.refused else "information", timeout=8, markup=False)
         self.read_status()
-        if message.report is not None and message.report.queued:
-            self.app.call_later(self.app.sync)  # the queue shows them now, not at the next change event
