@@ -19,7 +19,7 @@ import stat
 import threading
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Collection, Iterable, Iterator
+from typing import Any, Callable, Collection, Iterable, Iterator
 
 from memtui.core.basics.record import Frozen
 from memtui.core.grammar.paths import PathRefused, check_rel, clean_rel, plain_name, protected_name, resolve_inside
@@ -612,8 +612,9 @@ class FolderStore(Store):
     def past_versions(self, rel: str, limit: int) -> list[tuple[str, bytes]]:
         return self.past.past_versions(rel, limit)
 
-    def past_versions_many(self, rels: list[str], limit: int) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
-        return self.past.past_versions_many(rels, limit)
+    def past_versions_many(self, rels: list[str], limit: int, current: Callable[[str], bytes | None] | None = None,
+                           ) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
+        return self.past.past_versions_many(rels, limit, current)
 
     def merge3(self, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
         return self.past.merge3(ours, base, theirs)

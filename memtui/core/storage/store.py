@@ -9,7 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, Collection, Iterable, Iterator
+from typing import Any, Callable, Collection, Iterable, Iterator
 
 from memtui.core.basics.record import Frozen
 
@@ -374,10 +374,13 @@ class Store(ABC):
         return out
 
 
-    def past_versions_many(self, rels: list[str], limit: int) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
+    def past_versions_many(self, rels: list[str], limit: int, current: Callable[[str], bytes | None] | None = None,
+                           ) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
         """`past_versions` of each of `rels`, in that order, one file at a time (a reader of every file's history
         holds one file's). A store that can read many histories in one walk overrides it: asked file by file, a
-        folder's git parsed its whole tree again for each (lint of 8,000 files: 221 s)."""
+        folder's git parsed its whole tree again for each (lint of 8,000 files: 221 s). `current(rel)`, asked once
+        a file's turn comes, is the bytes the reader holds of it: a store that can tell a version is those bytes
+        by its id alone gives them back instead of reading them again (the same bytes either way)."""
         for rel in rels:
             yield rel, self.past_versions(rel, limit)
 
