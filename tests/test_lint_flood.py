@@ -85,6 +85,11 @@ def planted(root: Path, count: int = 40) -> Path:
             (root / "notes" / "gone-later.md").unlink()
             (root / "log" / "2026-08-02.md").write_text(f"- 09:00 pasted {TOKEN}\n")
         _commit(root, f"version {version}")
+    outside = root.parent / "outside"  # an attacker's links out of the folder: lint reads nothing through them
+    outside.mkdir()
+    (outside / "secret.md").write_text(f"# Outside\n\n## Facts\n\n- outside line {TOKEN}\n- outside line {TOKEN}.\n")
+    (root / "notes" / "link-out.md").symlink_to(outside / "secret.md")
+    (root / "notes" / "dir-out").symlink_to(outside, target_is_directory=True)
     (root / "notes" / "latin1.md").write_bytes("# Caf\xe9\n\n- [stated] caf\xe9 au lait\n".encode("latin-1"))
     (root / "notes" / "note-005.md").write_text(_topic(5, 3).replace("fact 0", "fact zero"))  # not committed
     return root
@@ -130,6 +135,7 @@ def test_lint_findings_on_planted_problems_are_the_same_as_before(tmp_path: Path
     expected = json.loads(EXPECTED.read_text())
     for name in expected:
         assert got[name] == expected[name], name
+    assert not [line for lines in got.values() for line in lines if "outside" in line or "-out" in line]
     checks = {re.search(r"\[([a-z-]+)\]", line).group(1) for lines in got.values() for line in lines}
     assert checks >= {"untagged", "duplicate", "two-versions", "cap", "dangling-link", "deleted-history", "secret",
                       "unreadable", "past-load-cut", "unlinked", "front-matter"}, checks

@@ -104,8 +104,7 @@ def _read(memory: Memory, rel: str) -> tuple[Document, bytes | None]:
     """`memory.document(rel)` and its bytes, with the path checked once (it was checked three times)."""
     from memtui.core.storage.reading import decoded
 
-    path = memory.store.check_path(rel)
-    data = memory.store.read(path)
+    path, data = memory.store.read_checked(rel)
     return Document(decoded(path, data) or "", path), data
 
 

@@ -125,6 +125,10 @@ class FolderStore(Store):
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
 
+    def read_checked(self, rel: str) -> tuple[str, bytes | None]:
+        """`check_path` is `check_rel` and `resolve_inside`, which `read` does itself (one walk of the path)."""
+        return check_rel(rel), self.read(rel)
+
     def write(self, rel: str, data: bytes) -> None:
         atomic_write(self._full(rel), data)
 

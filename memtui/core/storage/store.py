@@ -185,6 +185,12 @@ class Store(ABC):
         """Several files at once, in order (None for a missing one). Default: one `read` each."""
         return [self.read(rel) for rel in rels]
 
+    def read_checked(self, rel: str) -> tuple[str, bytes | None]:
+        """`check_path(rel)` and the bytes at that path: a store whose `read` checks the path as `check_path` does
+        checks it once (a reader of every file, lint, did it twice per file)."""
+        path = self.check_path(rel)
+        return path, self.read(path)
+
     def file_states(self, paths: list[str] | None = None) -> dict[str, tuple[str, int]]:
         """{path: (content hash, length)} of every file (or of those of `paths` that exist): how a search index
         fed by this store tells which files changed. Default: hash the bytes read."""
