@@ -19,7 +19,7 @@ import stat
 import threading
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Collection, Iterable, Iterator
+from typing import Any, Callable, Collection, Iterable, Iterator
 
 from memtui.core.basics.record import Frozen
 from memtui.core.grammar.paths import PathRefused, check_rel, clean_rel, plain_name, protected_name, resolve_inside
@@ -124,6 +124,10 @@ class FolderStore(Store):
             return _regular_bytes(path)
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
+
+    def read_checked(self, rel: str) -> tuple[str, bytes | None]:
+        """`check_path` is `check_rel` and `resolve_inside`, which `read` does itself (one walk of the path)."""
+        return check_rel(rel), self.read(rel)
 
     def write(self, rel: str, data: bytes) -> None:
         atomic_write(self._full(rel), data)
@@ -612,8 +616,9 @@ class FolderStore(Store):
     def past_versions(self, rel: str, limit: int) -> list[tuple[str, bytes]]:
         return self.past.past_versions(rel, limit)
 
-    def past_versions_many(self, rels: list[str], limit: int) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
-        return self.past.past_versions_many(rels, limit)
+    def past_versions_many(self, rels: list[str], limit: int, current: Callable[[str], bytes | None] | None = None,
+                           ) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
+        return self.past.past_versions_many(rels, limit, current)
 
     def merge3(self, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
         return self.past.merge3(ours, base, theirs)

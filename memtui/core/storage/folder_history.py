@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from memtui.core.storage.gitcall import timed_out
 from memtui.core.storage.gitobjects import GitUnreadable
@@ -130,12 +130,14 @@ class FolderHistory:
                     out.append((c.hexsha, blob.data_stream.read()))
         return out
 
-    def past_versions_many(self, rels: list[str], limit: int) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
+    def past_versions_many(self, rels: list[str], limit: int, current: Callable[[str], bytes | None] | None = None,
+                           ) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
         """One walk of the history (`git log --raw`: each commit's changed files with their new blob ids) for every
         file, and each distinct blob read through the repository's one `git cat-file --batch`: `past_versions`
         per file was a `git rev-list` and GitPython's parse of the root tree for each (2,000 files 17.6 s, 8,000
         files 221 s). The commits are the non-merge ones that changed the file, newest first (a merge's own
-        resolution is not among them)."""
+        resolution is not among them). A version whose blob id is that of `current(rel)` (the bytes the reader
+        holds) is those bytes, not read again: lint read each file's last version twice, once from git."""
         wanted = set(rels)
         found: dict[str, list[tuple[str, str]]] = {}
         with self.store._git.use("reading past versions") as repo:
@@ -160,12 +162,17 @@ class FolderHistory:
         for rel in rels:
             out: list[tuple[str, bytes]] = []
             seen: set[str] = set()
+            held = current(rel) if current is not None and rel in found else None
+            held_ids = _blob_ids(held) if held is not None else ()
             with self.store._git.serial():
                 batch = self.store._objects()
                 for change, blob in found.get(rel, ()):
                     if blob in seen:
                         continue
                     seen.add(blob)
+                    if blob in held_ids:
+                        out.append((change, held))  # type: ignore[arg-type]  # held is not None here
+                        continue
                     try:
                         got = batch.get(blob)
                     except GitUnreadable:
@@ -190,6 +197,14 @@ class FolderHistory:
                 stdout_as_string=False, strip_newline_in_stdout=False,
             )
         return out if status == 0 else None
+
+
+def _blob_ids(data: bytes) -> tuple[str, str]:
+    """`data`'s git blob id in both object formats (sha1, sha256): which one a repository uses shows in its ids."""
+    import hashlib
+
+    header = b"blob %d\0" % len(data)
+    return hashlib.sha1(header + data).hexdigest(), hashlib.sha256(header + data).hexdigest()
 
 
 def _files_changed(repo: Any, shas: list[str]) -> dict[str, tuple[str, ...]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, Collection, Iterable, Iterator
+from typing import Any, Callable, Collection, Iterable, Iterator
 
 from memtui.core.basics.record import Frozen
 
@@ -184,6 +184,12 @@ class Store(ABC):
     def read_many(self, rels: list[str]) -> list[bytes | None]:
         """Several files at once, in order (None for a missing one). Default: one `read` each."""
         return [self.read(rel) for rel in rels]
+
+    def read_checked(self, rel: str) -> tuple[str, bytes | None]:
+        """`check_path(rel)` and the bytes at that path: a store whose `read` checks the path as `check_path` does
+        checks it once (a reader of every file, lint, did it twice per file)."""
+        path = self.check_path(rel)
+        return path, self.read(path)
 
     def file_states(self, paths: list[str] | None = None) -> dict[str, tuple[str, int]]:
         """{path: (content hash, length)} of every file (or of those of `paths` that exist): how a search index
@@ -374,10 +380,13 @@ class Store(ABC):
         return out
 
 
-    def past_versions_many(self, rels: list[str], limit: int) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
+    def past_versions_many(self, rels: list[str], limit: int, current: Callable[[str], bytes | None] | None = None,
+                           ) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
         """`past_versions` of each of `rels`, in that order, one file at a time (a reader of every file's history
         holds one file's). A store that can read many histories in one walk overrides it: asked file by file, a
-        folder's git parsed its whole tree again for each (lint of 8,000 files: 221 s)."""
+        folder's git parsed its whole tree again for each (lint of 8,000 files: 221 s). `current(rel)`, asked once
+        a file's turn comes, is the bytes the reader holds of it: a store that can tell a version is those bytes
+        by its id alone gives them back instead of reading them again (the same bytes either way)."""
         for rel in rels:
             yield rel, self.past_versions(rel, limit)
 
