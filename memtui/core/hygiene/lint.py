@@ -8,7 +8,7 @@ linted for tags or duplicates: logs are append-only notes and the archive is his
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from memtui.core.grammar.dedupe import Words, tokens
@@ -84,15 +84,18 @@ def lint(memory: Memory) -> list[Finding]:
             continue
         held[rel] = data
         past = [(change, old) for change, old in _past(histories, rel) if old != data]  # now's: nothing deleted
+        mark = len(out)
         out += _secrets(rel, doc.text)
         if memory.grammar(rel) == "hermes":  # §-separated entries, no tags, sections or caps of memtui's
             out += _hermes(rel, doc.text)
+            _mask_quotes(out, mark, doc.text)
             continue
         out += _entries(doc, layout)
         out += _caps(memory, doc, specs)
         if layout.layer(rel) == "core":
             out += _links(memory, doc)
         out += _deleted_history(memory, rel, doc, layout, past, listed, archived)
+        _mask_quotes(out, mark, doc.text)
         if layout.kind == CLAUDE_CODE:
             fronts[rel] = doc
     if layout.kind == CLAUDE_CODE:  # MEMORY.md's load cut says what its whole-file cap would, in Claude Code's terms
@@ -211,6 +214,26 @@ def _claude_code(memory: Memory, docs: dict[str, Document]) -> list[Finding]:
         else:
             out += [Finding(WARNING, "front-matter", rel, 1, problem) for problem in doc.front_matter.problems()]
     return out
+
+
+def _mask_quotes(out: list[Finding], mark: int, text: str) -> None:
+    """The findings from `mark` on (one file's) quote its lines: a credential in one is masked there as the secret
+    finding masks it (an untagged or duplicate line quoted whole printed the key in full beside its `ghp_****`), and
+    one in a past version that deleted-history quotes too."""
+    from memtui.core.writing import secrets
+
+    found = [(text[s.start:s.end], s.masked) for s in secrets.scan(text)] if any(
+        f.check == "secret" for f in out[mark:]) else []
+    for i in range(mark, len(out)):
+        f = out[i]
+        if f.check == "secret" or not (found or f.check == "deleted-history"):
+            continue
+        message = f.message
+        for raw, masked in found:
+            message = message.replace(raw, masked)
+        message = secrets.mask(message)
+        if message != f.message:
+            out[i] = replace(f, message=message)
 
 
 def _secrets(rel: str, text: str | None) -> list[Finding]:
