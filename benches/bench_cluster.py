@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from memtui.core.redis_store import RedisStore  # noqa: E402
-from memtui.core.stores import init_store  # noqa: E402
+from memtui.core.access.stores import init_store  # noqa: E402
+from memtui.core.storage.redis_store import RedisStore  # noqa: E402
 from support.redis_server import RedisClusterServers, RedisServer  # noqa: E402
 
 

@@ -55,8 +55,8 @@ asyncio.run(main(sys.argv[1], None if sys.argv[2] == "-" else float(sys.argv[2])
 
 def queue_memory(out: Path, count: int) -> Path:
     """A memory root with `count` pending proposals from four agents (cached by size)."""
-    from memtui.core.init import init_root
-    from memtui.core.memory import Memory
+    from memtui.core.storage.init import init_root
+    from memtui.core.writing.memory import Memory
 
     root = out / f"queue-{count}" / "memory"
     done = root.parent / "made"
@@ -71,7 +71,7 @@ def queue_memory(out: Path, count: int) -> Path:
 
 
 def files_memory(out: Path, count: int) -> Path:
-    from memtui.core.init import init_root
+    from memtui.core.storage.init import init_root
 
     root = out / f"files-{count}" / "memory"
     done = root.parent / "made"

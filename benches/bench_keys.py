@@ -34,7 +34,7 @@ NOW = "2026-08-20T14:05"
 
 
 def external_id(rel: str) -> str:
-    from memtui.core.proposals import EXTERNAL_PREFIX
+    from memtui.core.writing.proposals import EXTERNAL_PREFIX
 
     return EXTERNAL_PREFIX + hashlib.sha1(rel.encode()).hexdigest()[:6]
 

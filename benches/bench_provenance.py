@@ -18,7 +18,7 @@ LINES, CHANGES = 2_000, 500
 
 
 def build(root: Path) -> None:
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
 
     (root / "memory").mkdir(parents=True)
     body = "".join(f"- fact number {i} about the project\n" for i in range(LINES))
@@ -55,8 +55,8 @@ def build(root: Path) -> None:
 
 
 def measure(root: Path) -> dict[str, float]:
-    from memtui.core import provenance
-    from memtui.core.memory import Memory
+    from memtui.core.timeline import provenance
+    from memtui.core.writing.memory import Memory
 
     mem = Memory(root)
     t = time.perf_counter()

@@ -21,10 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from memtui.core.init import init_root  # noqa: E402
-from memtui.core.memory import Memory  # noqa: E402
-from memtui.core.redis_store import RedisStore  # noqa: E402
-from memtui.core.stores import init_store, open_memory  # noqa: E402
+from memtui.core.access.stores import init_store, open_memory  # noqa: E402
+from memtui.core.storage.init import init_root  # noqa: E402
+from memtui.core.storage.redis_store import RedisStore  # noqa: E402
+from memtui.core.writing.memory import Memory  # noqa: E402
 from support.redis_server import RedisServer  # noqa: E402
 
 NOTES = "# notes\n\n## Log\n\n"

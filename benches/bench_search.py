@@ -29,8 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memtui.core.index import Index, walk  # noqa: E402
-from memtui.core.search import Searcher  # noqa: E402
+from memtui.core.recall.index import Index, walk  # noqa: E402
+from memtui.core.recall.search import Searcher  # noqa: E402
 
 # Common words and phrases of the generated memories, from thousands of matching lines down to a few.
 COMMON = ["rollback", "postgres", "failover", "public api"]

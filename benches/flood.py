@@ -18,7 +18,7 @@ ACTORS = ("agent-claude", "agent-cursor", "agent-ci", "mcp-scraper")
 
 def flood_queue(mem: Any, count: int, actors: Sequence[str] = ACTORS) -> list[str]:
     """Queue `count` pending proposals in `mem` (a `Memory`, folder or Redis), oldest first; their ids."""
-    from memtui.core.proposals import Proposal
+    from memtui.core.writing.proposals import Proposal
 
     first = mem.update("Projects", "add", "[observed] Flood fact 0", actor=actors[0])
     if first.status != "queued":

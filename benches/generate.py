@@ -787,7 +787,8 @@ def generate(
     """Write a memory folder of exactly `files` files and about `megabytes` MB under `root` (empty or missing).
 
     With `state_inside` (the default) it is a memtui memory that keeps its state inside (an empty `.memtui/`, as
-    `memtui init` makes; memtui.core.places); without, a folder memtui did not make, whose state is kept beside it.
+    `memtui init` makes; memtui.core.storage.places); without, a folder memtui did not make, whose state is kept beside
+    it.
 
     With `big_log_mb`, one more daily log of that size is written (see `GenStats.big_log`); the returned totals
     include it. Raises FileExistsError if `root` already holds anything, ValueError for impossible sizes.

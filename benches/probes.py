@@ -180,7 +180,7 @@ def viewer(root: str, rel: str, pages: str) -> None:
                 yield self.widget
 
     async def main() -> None:
-        from memtui.core.memory import Memory
+        from memtui.core.writing.memory import Memory
 
         memory = Memory(Path(root))
         view = Viewer(Path(root), rel, memory=memory, person="bench", read=memory.store.read)  # through the store, as in the app
@@ -306,8 +306,8 @@ def writer(root: str, rel: str, count: str, gap: str) -> None:
 # writes through the one write path ---------------------------------------------------------------------------------
 def update(root: str, count: str, url: str = "") -> None:
     """An agent proposes an entry (queued for review), a person approves it (applied, committed, audited)."""
-    from memtui.core.memory import Memory
-    from memtui.core.stores import open_memory
+    from memtui.core.access.stores import open_memory
+    from memtui.core.writing.memory import Memory
 
     memory = open_memory(root, url) if url else Memory(root)
     files = sorted(f for f in memory.files() if f.startswith("projects/"))[:int(count)] or ["MEMORY.md"]
@@ -346,7 +346,7 @@ def update(root: str, count: str, url: str = "") -> None:
 # search and context ------------------------------------------------------------------------------------------------
 def search(root: str, runs: str, *queries: str) -> None:
     """Warm search as the app does it: one Searcher kept open, with its watcher, each query repeated."""
-    from memtui.core.search import Searcher
+    from memtui.core.recall.search import Searcher
 
     started = time.monotonic()
     with Searcher(root, watch=True) as searcher:
@@ -363,8 +363,8 @@ def search(root: str, runs: str, *queries: str) -> None:
 
 
 def context(root: str, runs: str) -> None:
-    from memtui.core.context import build_context
-    from memtui.core.memory import Memory
+    from memtui.core.recall.context import build_context
+    from memtui.core.writing.memory import Memory
 
     memory = Memory(root)
     built, read = [], []

@@ -313,8 +313,8 @@ def git(root: Path, *args: str) -> None:
 
 def make_root(root: Path, *, files: int, megabytes: float, seed: int, big_log_mb: float) -> dict[str, Any]:
     """A generated memory made a memory root as `memtui init` would leave it, every file committed; cached."""
-    from memtui.core.config import CONFIG_TEMPLATE, DEFAULT_MODEL
-    from memtui.core.init import GITIGNORE
+    from memtui.core.grammar.config import CONFIG_TEMPLATE, DEFAULT_MODEL
+    from memtui.core.storage.init import GITIGNORE
 
     stamp = root.with_name(root.name + ".json")
     params = {"files": files, "megabytes": megabytes, "seed": seed, "big_log_mb": big_log_mb,
@@ -506,7 +506,7 @@ def redis_round_trip_baseline(url: str, count: int) -> float:
     """A write and its history record with nothing around them: the floor of any Redis-backed memory write."""
     import redis
 
-    from memtui.core.redis_store import parse_store_url
+    from memtui.core.storage.redis_store import parse_store_url
 
     redis_url, prefix, _ = parse_store_url(url)
     client = redis.Redis.from_url(redis_url)
@@ -786,7 +786,7 @@ def _growth_writes(out: Path, root: Path, size: str, plan: Plan, python: float, 
         rows.append(Row(f"{size}: propose + approve, folder, in process", rate, "/s",
                         "append + git add + git commit (git CLI)", 1 / git_commit, rss_mb, None, "≥ 50/s",
                         rate >= 50, f"{per:.0f} fsyncs per propose + approve"))
-        from memtui.core.doctor import BIG_INDEX
+        from memtui.core.hygiene.doctor import BIG_INDEX
 
         if (copy / ".git" / "index").stat().st_size >= BIG_INDEX:
             # What the person who takes doctor's advice gets, on the same copy.
@@ -991,10 +991,10 @@ def bench_redis_search(root: Path, url: str, size: str, queries: tuple[str, ...]
     scanning the same keys."""
     import tempfile as _tempfile
 
-    from memtui.core.index import fold
-    from memtui.core.memory import Memory
-    from memtui.core.redis_store import RedisStore
-    from memtui.core.search import Searcher, literal_lines
+    from memtui.core.recall.index import fold
+    from memtui.core.recall.search import Searcher, literal_lines
+    from memtui.core.storage.redis_store import RedisStore
+    from memtui.core.writing.memory import Memory
 
     import_to_redis(root, url)
     store = RedisStore(url)
@@ -1083,8 +1083,8 @@ class Redis:
 
 
 def import_to_redis(root: Path, url: str) -> float:
-    from memtui.core.redis_store import RedisStore
-    from memtui.core.redis_transfer import import_memory
+    from memtui.core.access.redis_transfer import import_memory
+    from memtui.core.storage.redis_store import RedisStore
 
     started = time.monotonic()
     import_memory(root, RedisStore(url), history=False)

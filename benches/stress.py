@@ -23,8 +23,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from memtui.core.doctor import diagnose  # noqa: E402
-from memtui.core.memory import Memory  # noqa: E402
+from memtui.core.hygiene.doctor import diagnose  # noqa: E402
+from memtui.core.writing.memory import Memory  # noqa: E402
 from support.hostile import HOSTILE_PATHS, make_hostile_root, try_paths  # noqa: E402
 from support.stress import DECIDERS, Plan, Run, crash_run, logged_outcomes, make_root, verify  # noqa: E402
 

@@ -44,6 +44,7 @@ COMMANDS = {
     "status": "status",
     "found": "found",
     "moved": "places",
+    "sync": "sync",
 }
 # The order modules register in when the whole command line is built (`memtui --help`): "core" first.
 MODULES = sorted(set(COMMANDS.values()), key=lambda n: (n != "core", n))
@@ -212,16 +213,16 @@ def run_app(args: argparse.Namespace) -> int:
             return fail(args, str(exc), EXIT_USAGE)
         temporary = None if args.path or args.root else root.parent
     root = Path(root).expanduser() if root else default_root()
-    from memtui.core.stores import open_memory, store_url
+    from memtui.core.access.stores import open_memory, store_url
 
     if not args.demo and store_url(root, args.store):
-        from memtui.core.memory import default_actor
-        from memtui.core.stores import init_store
+        from memtui.core.access.stores import init_store
+        from memtui.core.writing.memory import default_actor
 
         memory = open_memory(root, args.store)
         init_store(memory.store, author=default_actor())  # an empty store gets MEMORY.md, as a new folder does
     elif not root.exists() or (root.is_dir() and not any(root.iterdir())):
-        from memtui.core.init import init_root
+        from memtui.core.storage.init import init_root
 
         init_root(root)  # the per-user default memory (a named root that is missing was refused), or an empty folder
     else:
@@ -253,19 +254,25 @@ def run_app(args: argparse.Namespace) -> int:
 
 
 def store_given(args: argparse.Namespace) -> bool:
-    from memtui.core.stores import STORE_ENV
+    from memtui.core.access.stores import STORE_ENV
 
     return bool(getattr(args, "store", None) or os.environ.get(STORE_ENV))
 
 
 def start_history(root: Path) -> str | None:
-    """Start memtui's history beside a folder that has none (memtui.core.places): its files committed exactly as
+    """Start memtui's history beside a folder that has none (memtui.core.storage.places): its files committed exactly as
     they are into a repository in memtui's state folder, nothing written into the folder. Without history an edit
     made outside memtui cannot be told apart from memory, let alone reviewed. Returns the first commit, or None (a
     folder with history already, or one that keeps its state inside: `memtui init --git` starts git there)."""
-    from memtui.core.folder import FolderStore
+    from memtui.core.storage.baseline import begin
+    from memtui.core.storage.folder import FolderStore
 
     store = FolderStore(root)
+    if begin(store):  # a large folder: its first look taken, its history written in the background
+        print(f"memtui: {root} had no history; memtui took note of its files as they are and is starting its own "
+              f"history beside it ({store.where()}); anything changed from now on shows up for review",
+              file=sys.stderr)
+        return None
     sha = store.ensure_history()
     if sha:
         print(f"memtui: {root} had no history; started memtui's own beside it with its files as they are "
@@ -349,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     except Exception as exc:
         # Imported here: the store module costs start-up time that `search` does not need.
-        from memtui.core.store import StoreError
+        from memtui.core.storage.store import StoreError
 
         if not isinstance(exc, (OSError, StoreError)):
             raise

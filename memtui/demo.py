@@ -2,7 +2,7 @@
 
 It has several sections with struck history and an over-cap section, topic files, yesterday's and today's
 daily logs, pending proposals from an agent and one external change (a file edited without memtui), so a new
-user sees the whole product in one command. Dates follow `memtui.core.clock` (pin them with MEMTUI_NOW).
+user sees the whole product in one command. Dates follow `memtui.core.basics.clock` (pin them with MEMTUI_NOW).
 
 A demo is built only into a new or empty folder and marked (.memtui/demo) once it is complete; a marked folder is
 opened as it is, never rebuilt, and any other folder with something in it is refused: it may be someone's memory.
@@ -14,10 +14,10 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
-from memtui.core import clock
-from memtui.core.folder import STATE_DIR, FolderStore, atomic_write
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
+from memtui.core.basics import clock
+from memtui.core.storage.folder import STATE_DIR, FolderStore, atomic_write
+from memtui.core.storage.init import init_root
+from memtui.core.writing.memory import Memory
 
 MARKER = f"{STATE_DIR}/demo"
 PERSON = "wes"

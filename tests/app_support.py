@@ -19,7 +19,8 @@ SIZE = (150, 42)
 def build_template(folder: Path) -> Path:
     """Build the demo once (git commits take time); tests copy it."""
     saved = {k: os.environ.get(k) for k in ("MEMTUI_NOW", "MEMTUI_USER", "XDG_STATE_HOME")}
-    # The demo's queue files are sealed with this key (memtui/core/seal.py): each copy takes it along (`demo_root`).
+    # The demo's queue files are sealed with this key (memtui/core/basics/seal.py): each copy takes it along
+    # (`demo_root`).
     os.environ.update(MEMTUI_NOW=NOW, MEMTUI_USER="wes", XDG_STATE_HOME=str(folder / "state"))
     try:
         return make_demo(folder / "memory")

@@ -19,8 +19,8 @@ if not os.environ.get("MEMTUI_TESTS_STATE"):
     os.environ["MEMTUI_TESTS_STATE"] = tempfile.mkdtemp(prefix="memtui-tests-state-")
     os.environ["XDG_STATE_HOME"] = os.environ["MEMTUI_TESTS_STATE"]
 
-from memtui.core.init import init_root  # noqa: E402
-from memtui.core.memory import Memory  # noqa: E402
+from memtui.core.storage.init import init_root  # noqa: E402
+from memtui.core.writing.memory import Memory  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

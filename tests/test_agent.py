@@ -15,7 +15,7 @@ from memtui.agent.events import (
 )
 from memtui.agent.prompt import FLUSH_PROMPT, MEMORY_RULES
 from memtui.agent.session import ChatSession
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from support.anthropic_server import FakeAnthropic, RecordedRequest, error, reply, text, tool_use
 from support.by_hand import write_committed
 
@@ -256,7 +256,7 @@ async def test_the_system_prompt_puts_the_cached_rules_first(mem: Memory) -> Non
 
 
 async def test_the_system_prompt_carries_the_memory_context(projects: Memory) -> None:
-    from memtui.core import context
+    from memtui.core.recall import context
 
     with FakeAnthropic("hello") as server:
         await run(session(projects, server), "hi")

@@ -12,7 +12,7 @@ from textual.widgets import Collapsible, Input, Markdown, Static
 
 from memtui import tui
 from memtui.agent.session import ChatSession
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from memtui.tui.chat import ChatPane, ProposalCardView
 from support.anthropic_server import FakeAnthropic, error, reply, tool_use
 

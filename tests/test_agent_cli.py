@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from support.anthropic_server import FakeAnthropic, reply, tool_use
 
 REDIS = "[stated] memtui: uses Redis for storage"

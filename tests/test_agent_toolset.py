@@ -7,8 +7,8 @@ from pathlib import Path
 from memtui.agent.events import ProposalCard, ToolResult
 from memtui.agent.session import ChatSession
 from memtui.agent.toolset import toolset_for
-from memtui.core.memory import Memory
-from memtui.core.tools import TOOL_SCHEMAS
+from memtui.core.access.tools import TOOL_SCHEMAS
+from memtui.core.writing.memory import Memory
 from support.anthropic_server import FakeAnthropic, reply, tool_use
 from support.by_hand import write_committed
 

@@ -57,12 +57,11 @@ async def test_a_decided_proposal_leaves_the_list_at_once_and_an_older_sync_does
     """Between a decision and the sync its write brings, the list must not offer the decided proposal: a second
     key press on it (`r` after `a`) would act on a proposal already applied. Nor may a sync that read the queue
     before the decision was written list it again."""
-    import memtui.tui.app as app_module
     from dataclasses import replace as copy_with
 
     from memtui.tui.messages import StateSynced
 
-    monkeypatch.setattr(app_module, "SYNC_AFTER", 30.0)  # the sync the write brings: not within this test
+    monkeypatch.setattr("memtui.tui.syncing.SYNC_AFTER", 30.0)  # the sync the write brings: not within this test
 
     class Keeping(MemtuiApp):
         last: StateSynced | None = None
@@ -75,7 +74,7 @@ async def test_a_decided_proposal_leaves_the_list_at_once_and_an_older_sync_does
         await start(app, pilot)
         assert app.review.selected.id == "p-0001"
         synced, before = app.synced, app.last
-        in_flight = next(app._seq)  # a sync that read the queue before the decision, and is shown after it
+        in_flight = next(app.state_sync.seq)  # a sync that read the queue before the decision, and is shown after it
         await pilot.press("a")
         await wait_for(pilot, lambda: "p-0001" not in [p.id for p in app.review.proposals], what="p-0001 to go")
         assert app.synced == synced  # no sync came: the decision itself took it off
@@ -87,7 +86,7 @@ async def test_a_decided_proposal_leaves_the_list_at_once_and_an_older_sync_does
         assert app.review.selected.id == "p-0002"
         app.sync()  # a sync that reads the queue now: p-0001 is decided there too
         await wait_for(pilot, lambda: app.synced == synced + 2, what="a fresh sync")
-        assert "p-0001" not in [p.id for p in app.review.proposals] and not app._settled
+        assert "p-0001" not in [p.id for p in app.review.proposals] and not app.deciding.settled
 
 
 async def test_a_key_pressed_again_while_a_decision_is_under_way_does_not_act_on_that_proposal_again(
@@ -114,7 +113,7 @@ async def test_a_key_pressed_again_while_a_decision_is_under_way_does_not_act_on
         fcntl.flock(fd, fcntl.LOCK_EX)  # another process holds the memory: the approval waits for it
         try:
             await pilot.press("a")
-            await wait_for(pilot, lambda: "p-0001" in app._deciding, what="the approval to start")
+            await wait_for(pilot, lambda: "p-0001" in app.deciding.under_way, what="the approval to start")
             await pilot.press("a", "r")
             await pilot.pause(0.2)
             assert app.review.selected.id == "p-0001" and not isinstance(app.screen, RejectScreen)
@@ -125,7 +124,7 @@ async def test_a_key_pressed_again_while_a_decision_is_under_way_does_not_act_on
         await wait_for(pilot, lambda: "p-0001" not in [p.id for p in app.review.proposals], what="p-0001 to go")
         assert queue_status(demo, "p-0001")["status"] == "applied"
         assert queue_status(demo, "p-0002")["status"] == "pending"
-        assert app.review.selected.id == "p-0002" and not app._deciding
+        assert app.review.selected.id == "p-0002" and not app.deciding.under_way
         assert not [n for n in app.notices if "not applied" in n]
         await pilot.press("a")  # and the next press decides the next one, as it did
         await wait_for(pilot, lambda: queue_status(demo, "p-0002")["status"] == "applied", what="p-0002 applied")
@@ -145,7 +144,7 @@ async def test_a_decision_a_chat_card_has_under_way_is_not_started_again_from_th
         app.release_decision("p-0001")
         await pilot.press("a")
         await wait_for(pilot, lambda: queue_status(demo, "p-0001")["status"] == "applied", what="p-0001 applied")
-        assert not app._deciding
+        assert not app.deciding.under_way
 
 
 async def test_reject_key_asks_for_a_reason_and_keeps_the_file(demo: Path) -> None:

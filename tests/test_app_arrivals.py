@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from memtui.tui.app import MemtuiApp
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
@@ -63,7 +63,7 @@ async def test_a_flood_of_50_is_one_summarising_toast(demo: Path) -> None:
         await wait_for(pilot, lambda: settled(app), what="the app to settle")
         await wait_for(pilot, lambda: app.watcher is not None, what="the watcher")
         shown_before = len(toasts(app))
-        script = ("import sys; from memtui.core.memory import Memory; m = Memory(sys.argv[1]); "
+        script = ("import sys; from memtui.core.writing.memory import Memory; m = Memory(sys.argv[1]); "
                   "[m.update('Facts', 'add', f'[stated] flood fact {i}', actor=f'agent-{i % 2}') for i in range(50)]")
         subprocess.run([sys.executable, "-c", script, str(demo)], check=True, timeout=120, env=os.environ.copy())
         await wait_for(pilot, lambda: sum("flood fact" in t for t in app.feed.texts()) >= 20, timeout=40,
@@ -92,10 +92,10 @@ async def test_pending_proposals_show_their_age_and_the_old_ones_are_marked(demo
         options = app.review.option_list
         prompts = {options.get_option_at_index(k).id: options.get_option_at_index(k).prompt
                    for k in range(options.option_count)}
-        old_text, recent_text = prompts[old], prompts[recent]
-        # the queue's two lines: the age first (the old marked), who, what where; then the entry
-        assert old_text.plain.startswith("⌛ 3d agent-x add MEMORY.md § Facts"), old_text.plain
-        assert recent_text.plain.startswith("3h agent-[red]y add MEMORY.md § Facts"), recent_text.plain
+        old_text, recent_text = prompts[old].whole, prompts[recent].whole  # each row as drawn with room
+        # the queue's two lines: the age first (the old marked), what where, who; then the entry
+        assert old_text.plain.startswith("⌛ 3d add MEMORY.md § Facts · agent-x\n"), old_text.plain
+        assert recent_text.plain.startswith("3h add MEMORY.md § Facts · agent-[red]y\n"), recent_text.plain
         # the old one's mark is the theme's warning colour, bold, on the symbol and age alone
         warning = app.review.get_component_rich_style("review--old")
         mark = old_text.plain.index("⌛")
@@ -135,8 +135,8 @@ async def test_an_mcp_clients_proposal_announces_itself_under_its_hostile_name(r
 
 async def test_a_proposal_arriving_in_a_redis_memory_is_announced(redis_url: str, tmp_path: Path,
                                                                   monkeypatch) -> None:
-    from memtui.core.redis_store import RedisStore
-    from memtui.core.stores import init_store
+    from memtui.core.access.stores import init_store
+    from memtui.core.storage.redis_store import RedisStore
 
     monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T14:05")
     monkeypatch.setenv("HOME", str(tmp_path))

@@ -166,7 +166,7 @@ def test_open_with_store_shows_the_redis_memory(tmp_path: Path, redis_url: str) 
         app.quit()
     finally:
         app.close()
-    from memtui.core.redis_store import RedisStore
+    from memtui.core.storage.redis_store import RedisStore
 
     assert RedisStore(redis_url).read("MEMORY.md") is not None  # the empty store was given a memory
 

@@ -11,8 +11,8 @@ import pytest
 from app_support import SIZE, demo_root, demo_template, palette_choose, settled, wait_for  # noqa: F401 (fixture)
 from support.anthropic_server import FakeAnthropic
 
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
+from memtui.core.storage.init import init_root
+from memtui.core.writing.memory import Memory
 from memtui.tui.app import MemtuiApp
 
 
@@ -65,10 +65,10 @@ async def test_chat_session_ending_over_cap_offers_consolidation_on_a_key(demo: 
             await pilot.press("enter")
             await wait_for(pilot, lambda: pane.query(".chat-reply") and not pane.running, timeout=10,
                            what="the reply")
-            assert not app.consolidation_offer  # nothing offered while the session goes on
+            assert not app.consolidating.offer  # nothing offered while the session goes on
             app.action_close_tab()
-            await wait_for(pilot, lambda: app.consolidation_offer, what="the offer after the session")
-            assert app.consolidation_offer == ["Facts"]
+            await wait_for(pilot, lambda: app.consolidating.offer, what="the offer after the session")
+            assert app.consolidating.offer == ["Facts"]
             # The toast is mounted on a later frame than the offer is set: wait for it (it raced under load).
             await wait_for(pilot, lambda: any("over its cap in Facts: press C" in t for t in toasts(app)),
                            what="the offer's toast")

@@ -22,7 +22,7 @@ NAMES = ("alpha", "beta")  # words, not numbers: "writer 0 fact 1" and "writer 1
 
 WRITER = """
 import sys
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 m = Memory(sys.argv[1])
 for i in range(int(sys.argv[3])):
     r = m.update("Facts", "add", f"[observed] cli {sys.argv[2]} wrote fact {i}")

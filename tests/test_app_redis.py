@@ -11,9 +11,9 @@ import pytest
 from app_support import SIZE, wait_for
 from support.redis_server import RedisServer, redis_server, redis_url  # noqa: F401  (fixtures)
 
-from memtui.core.memory import Memory
-from memtui.core.redis_store import RedisStore
-from memtui.core.stores import init_store
+from memtui.core.access.stores import init_store
+from memtui.core.storage.redis_store import RedisStore
+from memtui.core.writing.memory import Memory
 from memtui.tui.app import MemtuiApp
 from memtui.tui.header import MemtuiHeader
 from memtui.tui.viewer import MemoryViewer

@@ -148,7 +148,7 @@ def audit(root: Path) -> list[dict]:
 
 
 async def test_a_person_approves_a_held_lesson_with_a_and_the_feed_says_they_confirmed_it(demo: Path) -> None:
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
 
     held = Memory(demo).update("User", "add", "[inferred] Deploys on Fridays tend to fail", actor="agent-claude",
                                session="chat-1")
@@ -210,7 +210,7 @@ async def test_a_search_hit_opens_with_the_cursor_on_the_hit(demo: Path) -> None
 async def test_the_chosen_theme_survives_a_restart_and_the_config_stays_valid(demo: Path) -> None:
     import git
 
-    from memtui.core.config import load_config
+    from memtui.core.grammar.config import load_config
 
     before = (demo / ".memtui" / "config.toml").read_text()
     app = MemtuiApp(demo, watch=False, user=PERSON)
@@ -245,7 +245,7 @@ async def test_a_broken_config_is_not_rewritten_by_a_theme_choice(demo: Path) ->
         await pilot.pause(1.5)
         assert app.theme == "memtui-light"  # used now, not saved
     assert path.read_text() == broken
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
 
     result = Memory(demo).set_theme("memtui-light", by=PERSON)
     assert result.status == "refused" and "colour" in result.message
@@ -280,7 +280,7 @@ async def test_a_persons_revise_keeps_the_source_unless_they_write_another(demo:
 
 
 async def test_the_panel_shows_the_users_words_and_the_entrys_history(demo: Path) -> None:
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
 
     mem = Memory(demo)
     said = mem.update("User", "revise", "[stated] Works from Porto only, UTC+0/+1", "Works from Lisbon and Porto",

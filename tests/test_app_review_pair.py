@@ -11,8 +11,8 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from app_support import wait_for
-from memtui.core.document import Document
-from memtui.core.memory import Memory
+from memtui.core.grammar.document import Document
+from memtui.core.writing.memory import Memory
 from memtui.tui.app import MemtuiApp
 from memtui.tui.commands import MemtuiCommands
 

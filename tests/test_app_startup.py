@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
-from memtui.core.memory import MEMORY_FILE
+from memtui.core.writing.memory import MEMORY_FILE
 from memtui.tui.app import MemtuiApp
 from memtui.tui.header import MemtuiHeader
 
@@ -451,9 +451,7 @@ async def test_the_whole_folder_is_read_once_after_the_first_screen_even_if_its_
     """The poll that starts the whole-folder read after the first screen is a timer: a tick already queued when it
     is stopped (a busy app, a loaded CI machine) ran it again, and the folder was read twice (a third sync that a
     test counting syncs saw)."""
-    import memtui.tui.app as app_module
-
-    monkeypatch.setattr(app_module, "SYNC_AFTER", 30.0)
+    monkeypatch.setattr("memtui.tui.syncing.SYNC_AFTER", 30.0)
     root = demo_root(tmp_path, monkeypatch, demo_template)
     app = MemtuiApp(root, watch=False)
     asked: list[int] = []

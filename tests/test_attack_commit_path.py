@@ -1,5 +1,5 @@
 """An outsider's attacks on this session's commit path: big trees compressed in segments kept between commits
-(`gitobjects.Deflates`), git's index written in process (`folder._write_pieces`: its blocks were allocated ahead,
+(`gitobjects.Deflates`), git's index written in process (`folder_index._write_pieces`: its blocks were allocated ahead,
 until a power cut on ext4 left it as zeros), and
 doctor's new advice (`_check_commit_cost`, `_check_loose_objects`). git is the judge: `git fsck --strict`, `git status`
 clean, `git write-tree` == HEAD's tree, every loose object one whole zlib stream named by its SHA-1."""
@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import folder
-from memtui.core.doctor import diagnose
-from memtui.core.folder import FolderStore
-from memtui.core.gitobjects import Deflates
-from memtui.core.memory import Memory
+from memtui.core.hygiene.doctor import diagnose
+from memtui.core.storage import folder_index
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.gitobjects import Deflates
+from memtui.core.writing.memory import Memory
 from support.attack import failing_compressobj, run_in_threads
 from support.git_judge import fsck, sh, status
 
@@ -280,7 +280,7 @@ def test_an_index_write_that_fails_keeps_everything_old(mem: Memory, root: Path,
     is refused, the memory file, git's index and HEAD are as before, no index.lock is left, and the next write
     commits with git agreeing."""
     mem.update("Facts", "add", "[stated] before the full disk")
-    real_write_all = folder._write_all
+    real_write_all = folder_index._write_all
 
     def write_all(fd: int, data) -> None:
         if _index_lock_fd(fd):
@@ -290,7 +290,7 @@ def test_an_index_write_that_fails_keeps_everything_old(mem: Memory, root: Path,
             raise OSError(errno.ENOSPC, "No space left on device")
         real_write_all(fd, data)
 
-    monkeypatch.setattr(folder, "_write_all", write_all)
+    monkeypatch.setattr(folder_index, "_write_all", write_all)
     index = (root / ".git" / "index").read_bytes()
     head = sh(root, "rev-parse", "HEAD")
     text = (root / "MEMORY.md").read_bytes()
@@ -301,7 +301,7 @@ def test_an_index_write_that_fails_keeps_everything_old(mem: Memory, root: Path,
     assert (root / "MEMORY.md").read_bytes() == text
     assert not (root / ".git" / "index.lock").exists()
     assert_git_agrees(root)
-    monkeypatch.setattr(folder, "_write_all", real_write_all)
+    monkeypatch.setattr(folder_index, "_write_all", real_write_all)
     res = mem.update("Facts", "add", "[stated] after the disk has room")
     assert res.status == "applied", res
     assert_git_agrees(root)
@@ -311,15 +311,15 @@ def test_an_index_write_that_fails_keeps_everything_old(mem: Memory, root: Path,
 
 _CRASH = r"""
 import os, sys
-from memtui.core import folder
-from memtui.core.memory import Memory
-real_write_all = folder._write_all
+from memtui.core.storage import folder_index
+from memtui.core.writing.memory import Memory
+real_write_all = folder_index._write_all
 def write_all(fd, data):
     if os.readlink(f"/proc/self/fd/{fd}").endswith("index.lock"):
         os.write(fd, bytes(len(data) // 2))
         os._exit(9)  # killed half way through git's new index: the lock holds a torn file
     real_write_all(fd, data)
-folder._write_all = write_all
+folder_index._write_all = write_all
 Memory(sys.argv[1]).update("Facts", "add", "[stated] the crash entry")
 os._exit(0)
 """
@@ -526,8 +526,8 @@ def test_doctor_gc_auto_read_through_a_config_including_a_fifo_is_bounded(mem: M
     call is bounded like every other plumbing call (MEMTUI_GIT_TIMEOUT), and the check then says nothing."""
     import time
 
-    from memtui.core import doctor
-    from memtui.core.doctor import DoctorReport
+    from memtui.core.hygiene import doctor
+    from memtui.core.hygiene.doctor import DoctorReport
 
     mem.update("Facts", "add", "[stated] one write")
     _plant_fan_out(root, 30)  # past git's default line (27): only gc.auto, unreadable here, could say otherwise
@@ -608,7 +608,7 @@ def test_doctor_with_a_hostile_git_index(mem: Memory, root: Path, tmp_path: Path
 def test_doctor_advice_alone_exits_zero_and_fix_changes_nothing(mem: Memory, root: Path, monkeypatch) -> None:
     """Both pieces of advice at once (monkeypatched lines): `ok`, exit 0, and `--fix` sets no config and runs no
     gc; the rendered tail says no problems."""
-    from memtui.core import doctor
+    from memtui.core.hygiene import doctor
 
     mem.update("Facts", "add", "[stated] one write")
     monkeypatch.setattr(doctor, "BIG_INDEX", 1)
@@ -632,7 +632,7 @@ def test_git_s_index_written_in_process_is_not_allocated_ahead(tmp_path: Path, m
     index then commits without its data, and a power cut left `.git/index` as zeros (the test below shows it on a
     real ext4, run with `-m stress`). git does not fsync its index either: the rename is all it has."""
     # (nor kept aside at import, where the patch below would not see it)
-    assert not any(value is os.posix_fallocate for value in vars(folder).values())
+    assert not any(value is os.posix_fallocate for value in vars(folder_index).values())
     allocated: list[int] = []
     real = os.posix_fallocate
 
@@ -643,13 +643,13 @@ def test_git_s_index_written_in_process_is_not_allocated_ahead(tmp_path: Path, m
 
     monkeypatch.setattr(os, "posix_fallocate", fallocate)
     written: list[int] = []
-    real_pieces = folder._write_pieces
+    real_pieces = folder_index._write_pieces
 
     def pieces(fd: int, parts) -> None:
         written.append(fd)
         real_pieces(fd, parts)
 
-    monkeypatch.setattr(folder, "_write_pieces", pieces)
+    monkeypatch.setattr(folder_index, "_write_pieces", pieces)
     root = fresh(tmp_path / "m")
     big_folder(root, 40, aged=True)
     store = FolderStore(root)
@@ -662,8 +662,8 @@ def test_git_s_index_written_in_process_is_not_allocated_ahead(tmp_path: Path, m
 
 _POWER_CUT = r"""
 import fcntl, os, struct, sys
-from memtui.core import folder
-from memtui.core.folder import FolderStore
+from memtui.core.storage import folder_index
+from memtui.core.storage.folder import FolderStore
 root = sys.argv[1]
 rel = "topics/t0001.md"
 with open(os.path.join(root, rel), "w") as f:

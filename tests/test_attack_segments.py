@@ -20,12 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import doctor
-from memtui.core.folder import FolderStore
-from memtui.core.gitobjects import Deflates, write_object
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
-from memtui.core.store import StoreError
+from memtui.core.hygiene import doctor
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.gitobjects import Deflates, write_object
+from memtui.core.storage.init import init_root
+from memtui.core.storage.store import StoreError
+from memtui.core.writing.memory import Memory
 from support.attack import failing_compressobj, run_in_threads
 from support.git_judge import fsck, sh, status
 from test_attack_commit_path import assert_git_agrees, assert_loose_objects_whole, fresh, tree_bytes, write

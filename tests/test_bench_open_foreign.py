@@ -19,6 +19,6 @@ def test_the_open_benchmark_times_a_foreign_folder_against_a_memtui_memory(tmp_p
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
     assert result["files"] == 300 and result["folder_untouched"] is True
-    assert set(result["median_ms"]) == {"memtui", "foreign first", "foreign again"}
+    assert set(result["median_ms"]) == {"memtui", "foreign first", "baseline", "foreign again"}
     assert all(v > 0 for v in result["median_ms"].values())
     assert result["ratio_first"] > 0 and result["ratio_again"] > 0

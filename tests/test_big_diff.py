@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
-from memtui.core import patches
-from memtui.core.memory import Memory
-from memtui.core.patches import diff_left_out, unified_diff
+from memtui.core.basics import patches
+from memtui.core.basics.patches import diff_left_out, unified_diff
+from memtui.core.writing.memory import Memory
 from memtui.tui.app import MemtuiApp
 from memtui.tui.diff import SHOWN_ROWS, DiffView
 from memtui.tui.viewer import MemoryViewer
@@ -114,8 +114,8 @@ def test_a_big_file_diff_finds_the_change_in_one_pass_and_applies():
 
 
 def test_the_history_a_redis_store_records_keeps_the_whole_patch(redis_url: str):
-    from memtui.core.redis_store import RedisStore
-    from memtui.core.stores import init_store
+    from memtui.core.access.stores import init_store
+    from memtui.core.storage.redis_store import RedisStore
 
     store = RedisStore(redis_url)
     init_store(store, author="wes")

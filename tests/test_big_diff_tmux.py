@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from app_support import demo_root, demo_template  # noqa: F401 (fixture)
-from memtui.core.proposals import EXTERNAL_PREFIX
+from memtui.core.writing.proposals import EXTERNAL_PREFIX
 
 pytestmark = pytest.mark.tmux
 

@@ -16,8 +16,8 @@ import pytest
 
 import memtui.commands
 from memtui.cli import COMMANDS, build_parser, main
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
+from memtui.core.storage.init import init_root
+from memtui.core.writing.memory import Memory
 
 COMMAND_MODULES = [m.name for m in pkgutil.iter_modules(memtui.commands.__path__) if m.name != "shared"]
 
@@ -64,7 +64,7 @@ def test_context_loads_only_what_it_reads(tmp_path: Path) -> None:
     code, modules = _modules_after(["context", "--root", str(root)], root)
     assert code == 0
     assert not _tops(modules) & {"git", "gitdb", "markdown_it", "anthropic", "textual", "rich", "redis"}
-    assert "memtui.core.memory" not in modules and "memtui.core.update" not in modules
+    assert "memtui.core.writing.memory" not in modules and "memtui.core.grammar.update" not in modules
     assert {m for m in modules if m.startswith("memtui.commands.")} == {"memtui.commands.search",
                                                                           "memtui.commands.shared"}
     # Nor the pieces only writes need (dataclasses and the inspect it imports, OpenSSL's hashes), nor, on a
@@ -73,7 +73,7 @@ def test_context_loads_only_what_it_reads(tmp_path: Path) -> None:
     assert not modules & light
     subprocess.run(["git", "-C", str(root), "gc", "-q", "--prune=now"], check=True)
     code, modules = _modules_after(["context", "--root", str(root)], root)
-    assert code == 0 and not modules & light and "memtui.core.gitpack" in modules
+    assert code == 0 and not modules & light and "memtui.core.storage.gitpack" in modules
 
 
 def test_a_persons_update_loads_no_markdown_parser_and_no_other_command(tmp_path: Path) -> None:
@@ -90,9 +90,9 @@ def test_a_persons_update_loads_no_markdown_parser_and_no_other_command(tmp_path
     # ~10 ms of a write's start, and each dataclass it makes compiles its methods.
     assert not modules & {"dataclasses", "inspect"}
     # Nor the change event: nothing in a one-shot command subscribes to it, so it has no one to tell.
-    assert "memtui.core.changes" not in modules
+    assert "memtui.core.writing.changes" not in modules
     # Nor OpenSSL: its hashes (a file's, a few git objects', a small index's, the journal's seal) are small enough
-    # for CPython's own (memtui/core/digests.py).
+    # for CPython's own (memtui/core/basics/digests.py).
     assert not modules & {"hashlib", "_hashlib", "hmac", "secrets"}
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memtui.core.config import CONFIG_TEMPLATE, load_config, with_theme
+from memtui.core.grammar.config import CONFIG_TEMPLATE, load_config, with_theme
 
 
 def test_the_template_changes_one_line() -> None:

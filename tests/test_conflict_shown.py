@@ -8,7 +8,7 @@ from pathlib import Path
 import git
 
 from app_support import settled, wait_for
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from memtui.tui.app import MemtuiApp
 
 AGENT = "agent:claude"

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from memtui.cli import main
-from memtui.core.context import HEADER, build_context, count_tokens
-from memtui.core.memory import Memory
+from memtui.core.recall.context import HEADER, build_context, count_tokens
+from memtui.core.writing.memory import Memory
 
 
 def write(root: Path, rel: str, text: str) -> None:

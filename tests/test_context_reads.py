@@ -1,6 +1,6 @@
 """`memtui context` reads only what it loads: MEMORY.md, two logs and the live scratch notes, their committed
-versions read in process (loose or packed objects) or from one git process, whatever the size of the memory; and it agrees with the context the full memory
-builds (the agent's tool and session use `Memory`)."""
+versions read in process (loose or packed objects) or from one git process, whatever the size of the memory; and
+it agrees with the context the full memory builds (the agent's tool and session use `Memory`)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memtui.core.context import build_context
-from memtui.core.folder import FolderStore
-from memtui.core.memory import Memory
-from memtui.core.reading import MemoryReader
+from memtui.core.recall.context import build_context
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.reading import MemoryReader
+from memtui.core.writing.memory import Memory
 
 
 def _populate(mem: Memory, now) -> None:
@@ -136,8 +136,8 @@ def test_external_changes_by_plumbing_are_gitpythons(root: Path, mem: Memory) ->
 
 
 def _modules_of_a_fresh_sync(root: Path) -> list[str]:
-    probe = ("import sys; from memtui.core.memory import Memory; m = Memory(sys.argv[1]); m.external_proposals(); "
-             "m.proposals(external=False); print('\\n'.join(sys.modules))")
+    probe = ("import sys; from memtui.core.writing.memory import Memory; m = Memory(sys.argv[1]); "
+             "m.external_proposals(); m.proposals(external=False); print('\\n'.join(sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe, str(root)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout.split()

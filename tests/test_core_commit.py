@@ -10,9 +10,9 @@ from pathlib import Path
 import git
 import pytest
 
-from memtui.core import gitobjects
-from memtui.core.folder import FolderStore
-from memtui.core.memory import Memory
+from memtui.core.storage import gitobjects
+from memtui.core.storage.folder import FolderStore
+from memtui.core.writing.memory import Memory
 
 
 def sh(root: Path, *args: str) -> str:
@@ -61,11 +61,11 @@ def test_same_trees_as_the_indexfile_commit(tmp_path: Path, first_by_index: bool
                 put(r, rel, text, 0o755 if rel.endswith(".sh") else None)
         with fast.lock():
             if k == 0 and first_by_index:
-                a = fast._commit_with_index(paths, f"step {k}", "agent", "wes")
+                a = fast.commits._commit_with_index(paths, f"step {k}", "agent", "wes")
             else:
-                a = fast._commit(paths, f"step {k}", "agent", "wes")
+                a = fast.commits._commit(paths, f"step {k}", "agent", "wes")
         with slow.lock():
-            b = slow._commit_with_index(paths, f"step {k}", "agent", "wes")
+            b = slow.commits._commit_with_index(paths, f"step {k}", "agent", "wes")
         assert (a is None) == (b is None), f"step {k}: one side saw nothing to commit"
         assert fast.repo.head.commit.tree.hexsha == slow.repo.head.commit.tree.hexsha, f"step {k}"
         assert sh(fast_root, "status", "--porcelain", "--untracked-files=no") == "", f"step {k}"
@@ -161,7 +161,7 @@ def test_packed_branch_and_a_large_first_commit(tmp_path: Path) -> None:
 
 
 def test_one_propose_and_approve_parses_each_text_once(mem: Memory, root: Path) -> None:
-    from memtui.core import document
+    from memtui.core.grammar import document
 
     target = root / "notes" / "topic.md"
     # An HTML block: a text only markdown-it settles (a fence in column 0 needs no parser at all).
@@ -184,7 +184,7 @@ def test_one_propose_and_approve_parses_each_text_once(mem: Memory, root: Path) 
 
 
 def test_cached_structure_is_the_parse_of_that_text() -> None:
-    from memtui.core.document import Document, _parse_structure, _structure
+    from memtui.core.grammar.document import Document, _parse_structure, _structure
 
     texts = ["# A\n\n## B\n- x\n", "# A\n\n## B\n- x\n\n```\n## C\n```\n", "# A\n\n## B\n- x\n## C\n"]
     for _ in range(2):
@@ -208,7 +208,7 @@ TRICKY = [
 def test_block_only_parse_finds_what_a_full_parse_finds(text: str) -> None:
     from markdown_it import MarkdownIt
 
-    from memtui.core.document import _parse_structure
+    from memtui.core.grammar.document import _parse_structure
 
     tokens = MarkdownIt("commonmark").parse(text)
     headings = tuple((t.map[0], int(t.tag[1]), tokens[k + 1].content.strip())
@@ -221,10 +221,11 @@ def test_index_held_by_a_live_git_past_the_wait_is_set_by_the_next_commit(root: 
     store = FolderStore(root)
     store.index_wait = 0.1
     put(root, "MEMORY.md", (root / "MEMORY.md").read_text() + "\n")
-    leaf = store._blob(lambda kind, data: gitobjects.write_object(root / ".git" / "objects", kind, data), "MEMORY.md")
+    objects = root / ".git" / "objects"
+    leaf = store.commits._blob(lambda kind, data: gitobjects.write_object(objects, kind, data), "MEMORY.md")
     lock = root / ".git" / "index.lock"
     lock.write_text("")  # a person's `git add` running right after memtui moved the branch
-    store._sync_index({"MEMORY.md": leaf})  # waits, then leaves the entry for the next commit
+    store.commits.index.sync({"MEMORY.md": leaf})  # waits, then leaves the entry for the next commit
     lock.unlink()
     assert sh(root, "diff", "--cached", "--name-only").strip() == ""  # index untouched: the lock was honoured
     put(root, "notes.md", "# n\n")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import git
 
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 
 CONFIG = ".memtui/config.toml"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from memtui.core.document import Document, parse_spec
-from memtui.core.entries import TAGS, Entry, format_entry, parse_entry, strike
+from memtui.core.grammar.document import Document, parse_spec
+from memtui.core.grammar.entries import TAGS, Entry, format_entry, parse_entry, strike
 
 
 def test_parses_the_three_forms_of_design_md() -> None:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from memtui.core import consolidate, guard, planning, recurrence
-from memtui.core.document import Document, FormatSpec
-from memtui.core.layout import Layout
-from memtui.core.proposals import Proposal
-from memtui.core.update import Refused
+from memtui.core.grammar.document import Document, FormatSpec
+from memtui.core.grammar.layout import Layout
+from memtui.core.grammar.update import Refused
+from memtui.core.writing import consolidate, guard, planning, recurrence
+from memtui.core.writing.proposals import Proposal
 
 MEMORY = "# Memory\n\n## Preferences\n\n- [stated] Likes tea (2026-08-01)\n\n## Decisions\n"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import git
 import pytest
 
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from support.by_hand import write_committed
 
 AGENT = "agent:claude"
@@ -176,7 +176,7 @@ def test_rejecting_an_external_edit_restores_the_committed_file(mem: Memory, roo
 
 RACE = """
 import sys
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 r = Memory(sys.argv[1]).approve(sys.argv[2], by=sys.argv[3])
 print(r.status)
 """
@@ -195,7 +195,7 @@ def test_two_processes_approving_the_same_proposal(mem: Memory, root: Path) -> N
 
 WRITER = """
 import sys
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 m = Memory(sys.argv[1])
 for i in range(int(sys.argv[3])):
     r = m.update("Facts", "add", f"[observed] fact {sys.argv[2]} number {i}")

@@ -8,8 +8,8 @@ from pathlib import Path
 import git
 import pytest
 
-from memtui.core.document import Document
-from memtui.core.memory import Memory
+from memtui.core.grammar.document import Document
+from memtui.core.writing.memory import Memory
 from support.by_hand import write_committed
 
 
@@ -113,7 +113,7 @@ def test_remove_strikes_with_removed_date(mem: Memory, root: Path, now) -> None:
 
 
 def test_over_cap_still_writes_and_warns(tmp_path: Path) -> None:
-    from memtui.core.init import init_root
+    from memtui.core.storage.init import init_root
 
     init_root(tmp_path / "m")
     p = tmp_path / "m" / "MEMORY.md"
@@ -181,7 +181,7 @@ def test_twenty_writes_stay_within_caps_and_deduplicated(mem: Memory, root: Path
     assert len(writes) > 20
     assert statuses.count("refused") == 4
     doc = Document((root / "MEMORY.md").read_text())
-    from memtui.core.dedupe import near_duplicate
+    from memtui.core.grammar.dedupe import near_duplicate
 
     for sec in doc.sections[1:]:
         cur = [e for _, e in sec.current]

@@ -253,7 +253,7 @@ async def test_add_below_the_cursor_in_its_section(demo: Path) -> None:
 
 
 async def test_undo_reverts_the_persons_own_last_edit_not_an_agents_later_write(demo: Path) -> None:
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
 
     app = MemtuiApp(demo, watch=False, user=PERSON)
     async with app.run_test(size=SIZE) as pilot:

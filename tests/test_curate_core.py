@@ -7,10 +7,10 @@ from pathlib import Path
 import git
 import pytest
 
-from memtui.core import curate
-from memtui.core.config import load_config
-from memtui.core.entries import parse_entry
-from memtui.core.memory import Memory
+from memtui.core.grammar.config import load_config
+from memtui.core.grammar.entries import parse_entry
+from memtui.core.hygiene import curate
+from memtui.core.writing.memory import Memory
 
 NOTES = "# Notes\n\n## Inbox\n- [stated] Ship the viewer first (2026-08-01, chat)\n\n## Done\n"
 

@@ -1,4 +1,4 @@
-"""memtui/core/digests.py gives hashlib's and hmac's digests, by CPython's builtin hashes for small data (so a
+"""memtui/core/basics/digests.py gives hashlib's and hmac's digests, by CPython's builtin hashes for small data (so a
 one-shot write never loads OpenSSL) and by OpenSSL's for big data or once hashlib is loaded."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from memtui.core import digests
+from memtui.core.basics import digests
 
 SIZES = [0, 1, 55, 56, 63, 64, 65, 1000, digests.SMALL - 1, digests.SMALL, digests.SMALL + 7]
 
@@ -47,7 +47,7 @@ def test_same_compares_as_compare_digest() -> None:
 
 
 def test_a_process_that_keeps_hashing_loads_openssl_once_the_builtin_has_cost_as_much() -> None:
-    probe = ("import json, sys\nfrom memtui.core import digests\n"
+    probe = ("import json, sys\nfrom memtui.core.basics import digests\n"
              "before = [digests.sha1(b'a' * 100_000).hexdigest() for _ in range(4)]\n"
              "loaded = 'hashlib' in sys.modules\n"
              "after = [digests.sha1(b'a' * 100_000).hexdigest() for _ in range(2)]\n"
@@ -59,7 +59,7 @@ def test_a_process_that_keeps_hashing_loads_openssl_once_the_builtin_has_cost_as
 
 
 def test_small_data_loads_no_openssl_and_the_builtin_agrees_with_it() -> None:
-    probe = ("import json, sys\nfrom memtui.core import digests\n"
+    probe = ("import json, sys\nfrom memtui.core.basics import digests\n"
              "out = [digests.sha1(b'x' * 1000).hexdigest(), digests.sha256(b'y').hexdigest(),"
              " digests.hmac_sha256(b'k' * 70, b'message'), 'hashlib' in sys.modules, '_hashlib' in sys.modules]\n"
              "print(json.dumps(out))")

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.doctor import diagnose
-from memtui.core.folder import FolderStore
-from memtui.core.memory import Memory
-from memtui.core.proposals import Proposal
-from memtui.core.store import content_hash
+from memtui.core.hygiene.doctor import diagnose
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.store import content_hash
+from memtui.core.writing.memory import Memory
+from memtui.core.writing.proposals import Proposal
 
 
 def kinds(report) -> set[str]:
@@ -68,7 +68,7 @@ def _intent(mem: Memory, root: Path, entry: str) -> tuple[bytes, bytes]:
     after = before.replace(b"## Facts\n", f"## Facts\n- [stated] {entry} (2026-08-20)\n".encode(), 1)
     p = {"id": "", "created": "2026-08-20T14:05:00", "actor": "wes", "file": "MEMORY.md", "action": "add",
          "section": "Facts", "entry": f"[stated] {entry} (2026-08-20)", "base_hash": content_hash(before)}
-    from memtui.core.seal import seal  # as memtui writes it: sealed with the person's key
+    from memtui.core.basics.seal import seal  # as memtui writes it: sealed with the person's key
 
     mem.store.intent_save(seal(json.dumps({
         "proposal": p, "decided_by": "wes", "extra": {}, "before": {"MEMORY.md": content_hash(before)},
@@ -208,7 +208,7 @@ def test_doctor_cli_json_and_exit_status(root: Path) -> None:
 
 
 def test_store_without_git_is_reported_not_broken(tmp_path: Path) -> None:
-    from memtui.core.init import init_root
+    from memtui.core.storage.init import init_root
 
     r = tmp_path / "m"
     init_root(r)
@@ -224,7 +224,7 @@ def test_store_without_git_is_reported_not_broken(tmp_path: Path) -> None:
 
 
 def test_search_index_out_of_date_is_found_and_refreshed(mem: Memory, root: Path) -> None:
-    index_mod = __import__("pytest").importorskip("memtui.core.index")
+    index_mod = __import__("pytest").importorskip("memtui.core.recall.index")
     idx = index_mod.Index(root)
     idx.refresh()
     idx.close()
@@ -254,7 +254,7 @@ def test_a_big_index_gets_advice_to_split_it(mem: Memory, root: Path, monkeypatc
     """Past BIG_INDEX bytes of git index, doctor advises a split index until it is split; advice is no problem
     (exit 0), and memtui makes no setting itself. core.looseCompression is not advised (the trees are compressed in
     segments: storing them gained ~3%)."""
-    from memtui.core import doctor
+    from memtui.core.hygiene import doctor
 
     mem.update("Facts", "add", "[stated] One write makes the index")
     assert "commits-slow" not in kinds(diagnose(mem))  # a small index: nothing to say

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
+from memtui.core.storage.init import init_root
+from memtui.core.writing.memory import Memory
 from memtui.tui.entry_cursor import EntryCursor, version_of
 from memtui.tui.viewer import scan
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 
 
 def test_a_listing_of_named_files_is_the_whole_listing_s_part_for_them(mem: Memory, root: Path) -> None:
@@ -42,11 +42,10 @@ def test_proposals_for_named_files_keep_the_others_as_they_were_listed(mem: Memo
 
 async def test_a_sync_after_an_append_reads_that_file_and_the_whole_folder_after_a_quiet_moment(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
-    import memtui.tui.app as app_module
     from memtui.tui.app import MemtuiApp
 
     root = demo_root(tmp_path, monkeypatch, demo_template)
-    monkeypatch.setattr(app_module, "FOLDER_READ_QUIET", 0.5)
+    monkeypatch.setattr("memtui.tui.syncing.FOLDER_READ_QUIET", 0.5)
     app = MemtuiApp(root, watch=True)
     asked: list[object] = []
     changes = app.memory.store.external_changes
@@ -54,7 +53,7 @@ async def test_a_sync_after_an_append_reads_that_file_and_the_whole_folder_after
                         lambda paths=None: (asked.append(None if paths is None else sorted(paths)), changes(paths))[1])
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: settled(app) and app.changes is not None, what="the first screen")
-        await wait_for(pilot, lambda: asked and app._sync_files is None, what="the watcher's first sync")
+        await wait_for(pilot, lambda: asked and app.state_sync.waiting is None, what="the watcher's first sync")
         await pilot.pause(0.6)
         asked.clear()
         memory_md = root / "MEMORY.md"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memtui.core import update
-from memtui.core.document import Document
+from memtui.core.grammar import update
+from memtui.core.grammar.document import Document
 from memtui.tui.for_people import decided, for_person
 
 TEXT = ("# MEMORY.md\n\n## User\n- [stated] Works from Lisbon (2026-03-02, chat)\n"
@@ -46,7 +46,7 @@ def test_unknown_messages_are_shown_as_written_and_hostile_text_stays_text() -> 
 
 
 def test_what_a_person_typed_is_refused_in_words_for_them() -> None:
-    from memtui.core.document import FormatSpec
+    from memtui.core.grammar.document import FormatSpec
     from memtui.tui.for_people import typed
 
     untagged = refusal(lambda: update._new_line("Name is Wes", None, None, "2026-12-01", FormatSpec(), None))
@@ -59,8 +59,8 @@ def test_what_a_person_typed_is_refused_in_words_for_them() -> None:
 
 
 def test_a_hand_written_line_with_its_tag_elsewhere_is_revised_with_the_tag_in_front() -> None:
-    from memtui.core.curate import editable_text
-    from memtui.core.entries import parse_entry
+    from memtui.core.grammar.entries import parse_entry
+    from memtui.core.hygiene.curate import editable_text
 
     assert editable_text(parse_entry("- Name is Wes [stated] (2024-01-02)")) == "[stated] Name is Wes"
     assert editable_text(parse_entry("- Uses uv not pip [observed]")) == "[observed] Uses uv not pip"
@@ -71,7 +71,7 @@ def test_a_hand_written_line_with_its_tag_elsewhere_is_revised_with_the_tag_in_f
 
 
 def test_the_feed_says_a_refusal_to_the_person_reading_it() -> None:
-    from memtui.core.document import FormatSpec
+    from memtui.core.grammar.document import FormatSpec
     from memtui.tui.feed import activity_from_audit
 
     untagged = refusal(lambda: update._new_line("Name is Wes", None, None, "2026-12-01", FormatSpec(), None))
@@ -82,8 +82,8 @@ def test_the_feed_says_a_refusal_to_the_person_reading_it() -> None:
 
 
 def test_a_name_memtui_refuses_is_said_with_the_key_that_decides_it() -> None:
-    from memtui.core.proposals import Proposal
-    from memtui.core.refused_names import approval_refused
+    from memtui.core.writing.proposals import Proposal
+    from memtui.core.writing.refused_names import approval_refused
 
     p = Proposal(id="x-abc123", created="", actor="external", file="evil\x1b[8m.md", action="create")
     said = for_person(approval_refused(p, "path contains a NUL or control character: 'evil\\x1b[8m.md'").message)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memtui.cli import main
-from memtui.core.places import places_for
+from memtui.core.storage.places import places_for
 from support.fixtures_cline import replace_in_file, write_bank
 from support.foreign import changed, listing
 from support.mcp_client import mcp_client

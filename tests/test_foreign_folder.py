@@ -19,7 +19,7 @@ from pathlib import Path
 import git
 import pytest
 
-from memtui.core.places import places_for
+from memtui.core.storage.places import places_for
 from support.foreign import changed, git_status, listing
 
 WORKTREE = Path(__file__).resolve().parent.parent
@@ -31,7 +31,7 @@ KINDS = ("plain", "own-repo", "nested", "memtui")
 def make(tmp_path: Path, kind: str) -> tuple[Path, Path | None]:
     """(memory folder, the person's repository or None), written as the person (or their tool) wrote them."""
     if kind == "memtui":
-        from memtui.core.init import init_root
+        from memtui.core.storage.init import init_root
 
         root = tmp_path / "memory"
         init_root(root)
@@ -296,7 +296,8 @@ def test_status_counts_what_waits_in_a_folder_without_memory_md(tmp_path: Path) 
     bank.mkdir()
     (bank / "activeContext.md").write_text("# Active Context\n\n## Current Focus\n- Billing migration\n")
     before = listing(bank)
-    assert cli(bank, "status", check=None).returncode == 1  # never opened: no memory memtui knows there
+    never = cli(bank, "status", check=None)  # never opened: what it is, where history would be; nothing waits
+    assert never.returncode == 0 and "not opened yet: a Cline memory bank" in never.stdout, never
     cli(bank, "queue", "list")
     assert cli(bank, "status").stdout.strip() == "memtui: 0 pending"
     assert listing(bank) == before

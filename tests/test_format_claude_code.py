@@ -17,9 +17,9 @@ import pytest
 
 from app_support import drawn_rows, wait_for
 from memtui.cli import main
-from memtui.core.document import Document
-from memtui.core.layout import CLAUDE_CODE
-from memtui.core.memory import Memory
+from memtui.core.grammar.document import Document
+from memtui.core.grammar.layout import CLAUDE_CODE
+from memtui.core.writing.memory import Memory
 from memtui.integrations import claude_code
 from support.fixtures_claude_code import TOPICS, index_line, many_topics, memory_folder, topic_text, write_memory
 from support.foreign import listing

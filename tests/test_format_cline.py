@@ -14,9 +14,9 @@ import pytest
 
 from app_support import drawn_rows, wait_for
 from memtui.cli import main
-from memtui.core.config import Config
-from memtui.core.layout import CLINE, MEMTUI, detect
-from memtui.core.memory import Memory
+from memtui.core.grammar.config import Config
+from memtui.core.grammar.layout import CLINE, MEMTUI, detect
+from memtui.core.writing.memory import Memory
 from support.fixtures_cline import FILES, replace_in_file, write_bank, write_to_file
 from support.foreign import git_status, listing
 from support.untouched import untouched

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.formats import hermes as grammar
-from memtui.core.layout import HERMES, MEMTUI, detect
-from memtui.core.memory import Memory
+from memtui.core.grammar.formats import hermes as grammar
+from memtui.core.grammar.layout import HERMES, MEMTUI, detect
+from memtui.core.writing.memory import Memory
 from support.fixtures_hermes import MEMORY_ENTRIES, USER_ENTRIES, entries_of, hermes, hermes_home, unchanged
 from support.foreign import listing
 
@@ -69,7 +69,7 @@ def test_entries_and_usage_are_what_hermes_itself_reads_and_counts(home: Path) -
 
 
 def test_a_hermes_memories_folder_is_found_by_place_and_by_content(home: Path, tmp_path: Path) -> None:
-    from memtui.core.config import Config
+    from memtui.core.grammar.config import Config
 
     folder = home / "memories"
     before = listing(folder)
@@ -230,7 +230,7 @@ def test_memtui_open_hermes_finds_hermes_home_and_says_where_it_looked(tmp_path:
 
 
 def test_lint_names_what_hermes_would_read_differently_and_nothing_of_memtuis_grammar(home: Path) -> None:
-    from memtui.core.lint import lint
+    from memtui.core.hygiene.lint import lint
 
     folder = home / "memories"
     assert cli(folder, "lint").stdout.strip() == "clean: no findings"  # Hermes' own files: no untagged, no caps

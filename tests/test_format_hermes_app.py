@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app_support import settled, wait_for
-from memtui.core.formats import hermes as grammar
+from memtui.core.grammar.formats import hermes as grammar
 from memtui.tui.app import MemtuiApp
 from memtui.tui.viewer import MemoryViewer
 from support.fixtures_hermes import hermes, hermes_home, unchanged

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from support.fixtures_hermes import hermes, hermes_home, unchanged
 from support.foreign import listing
 from support.tmux import start_app, wait_screen

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.layout import OPENCLAW
-from memtui.core.lineage import from_history, lineages, superseded_lines
-from memtui.core.memory import Memory
+from memtui.core.grammar.layout import OPENCLAW
+from memtui.core.timeline.lineage import from_history, lineages, superseded_lines
+from memtui.core.writing.memory import Memory
 from support.fixtures_openclaw import MEMORY, USER, openclaw_writes, person_git, workspace
 from support.foreign import changed, git_status, listing
 
@@ -378,8 +378,14 @@ def test_a_newcomer_opens_the_workspace_with_open_openclaw_in_a_terminal(tmp_pat
     try:
         screen = wait_screen(tmux, lambda s: "~/.openclaw/workspace" in s and "1 pending" in s and "1 external" in s,
                              "the workspace found and its queue")
-        screen = wait_screen(tmux, lambda s: "history of the entry it changes (1 earlier)" in s, "the revise's history")
-        assert "~~Billing service moved to Postgres 16 in" in screen
+        def detail(s: str) -> str:
+            """The text right of the stacked queue's divider, its wrapped lines read as one (at 80 columns the
+            detail beside the list wraps)."""
+            return " ".join(" ".join(line.rsplit("│", 1)[-1].split()) for line in s.splitlines())
+
+        screen = wait_screen(tmux, lambda s: "history of the entry it changes (1 earlier)" in s + detail(s),
+                             "the revise's history")
+        assert "~~Billing service moved to Postgres 16 in" in screen + detail(screen)
         subprocess.run([*tmux, "send-keys", "-t", "app", "j"], check=True)
         screen = wait_screen(tmux, lambda s: "earlier (1, from history)" in s, "the entry bar's earlier version")
         subprocess.run([*tmux, "send-keys", "-t", "app", "Tab"], check=True)

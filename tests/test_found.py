@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from memtui.integrations.openclaw import json5_to_json, workspaces
 from support.fixtures_openclaw import config, workspace
 from support.foreign import changed, git_status, listing

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from memtui.core.document import Document, parse_spec
-from memtui.core.entries import TAGS, Entry, format_entry, parse_entry
-from memtui.core.paths import PathRefused, clean_rel, resolve_inside
+from memtui.core.grammar.document import Document, parse_spec
+from memtui.core.grammar.entries import TAGS, Entry, format_entry, parse_entry
+from memtui.core.grammar.paths import PathRefused, clean_rel, resolve_inside
 
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -120,8 +120,8 @@ class MemoryUpdateMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        from memtui.core.init import init_root
-        from memtui.core.memory import Memory
+        from memtui.core.storage.init import init_root
+        from memtui.core.writing.memory import Memory
 
         self.dir = tempfile.mkdtemp(prefix="memtui-fuzz-")
         init_root(Path(self.dir) / "m")
@@ -215,9 +215,9 @@ QUERY_FRAGMENTS = ["(", ")", "[", "]", "*", "+", "?", "{", "}", "|", "\\", "^", 
 
 @pytest.fixture(scope="module")
 def search_memory(tmp_path_factory):
-    search = pytest.importorskip("memtui.core.search")
-    from memtui.core.init import init_root
-    from memtui.core.memory import Memory
+    search = pytest.importorskip("memtui.core.recall.search")
+    from memtui.core.storage.init import init_root
+    from memtui.core.writing.memory import Memory
 
     root = tmp_path_factory.mktemp("search") / "m"
     init_root(root)

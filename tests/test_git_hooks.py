@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import git_hooks
-from memtui.core.memory import Memory
+from memtui.core.storage import git_hooks
+from memtui.core.writing.memory import Memory
 from support.by_hand import write_committed
 
 # A memory-lint pre-commit hook as a person would write it: every added entry line must carry a provenance tag.

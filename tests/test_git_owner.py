@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.doctor import diagnose
-from memtui.core.folder import FolderStore
-from memtui.core.memory import Memory
-from memtui.core.store import StoreError
+from memtui.core.hygiene.doctor import diagnose
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.store import StoreError
+from memtui.core.writing.memory import Memory
 
 
 _VOCAB = ("amber basil cedar delta ember fjord garnet harbor iris juniper kelp lantern meadow nectar onyx pepper "
@@ -163,7 +163,7 @@ def test_a_hung_git_status_is_stopped_too(root: Path, hung_git: Path) -> None:
 
 def test_doctor_reports_a_lock_held_by_a_stuck_process_instead_of_hanging(root: Path) -> None:
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from memtui.core.folder import FolderStore\n"
+        [sys.executable, "-c", "import sys, time; from memtui.core.storage.folder import FolderStore\n"
          f"s = FolderStore({str(root)!r})\nwith s.lock():\n    print('held', flush=True); time.sleep(120)\n"],
         stdout=subprocess.PIPE, text=True)
     try:

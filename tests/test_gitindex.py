@@ -1,5 +1,6 @@
-"""memtui/core/gitindex.py against git itself: for the same index and the same records, the bytes `git update-index
--z --index-info` writes, byte for byte, or None (memtui then runs that git). Real repositories, real git."""
+"""memtui/core/storage/gitindex.py against git itself: for the same index and the same records, the bytes
+`git update-index -z --index-info` writes, byte for byte, or None (memtui then runs that git). Real repositories, real
+git."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import gitindex
-from memtui.core.folder import FolderStore
-from memtui.core.gitcall import plumbing_env
-from memtui.core.memory import Memory
+from memtui.core.storage import gitindex
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.gitcall import plumbing_env
+from memtui.core.writing.memory import Memory
 
 PAST = time.time() - 3 * 86400  # files' mtimes: no entry racily clean unless a test means it
 
@@ -371,11 +372,11 @@ def test_commits_through_the_fast_path_leave_git_clean_and_a_person_s_commit_wor
     (root / "notes").mkdir(exist_ok=True)
     (root / "notes" / "new file.md").write_text("# new\n")
     assert store.commit(["notes/new file.md"], "add a note", "wes")
-    known = store._index_known
+    known = store.commits.index._index_known
     assert known and known[-1].data == (root / ".git" / "index").read_bytes()  # written in process
     (root / "notes" / "new file.md").unlink()
     assert store.commit(["notes/new file.md"], "drop it", "wes")
-    assert store._index_known[-1].data == (root / ".git" / "index").read_bytes()
+    assert store.commits.index._index_known[-1].data == (root / ".git" / "index").read_bytes()
     assert sh(root, "status", "--porcelain", "--untracked-files=no") == ""
     assert sh(root, "diff", "--cached", "--name-only") == ""
     assert subprocess.run(["git", "-C", str(root), "fsck", "--strict"], capture_output=True).returncode == 0
@@ -397,7 +398,7 @@ def test_an_unchanged_tree_sets_the_index_in_process_under_git_s_lock(root: Path
     before = (root / ".git" / "index").read_bytes()
     assert store.commit(["MEMORY.md"], "nothing new", "wes") is None  # same tree: only the index is set
     after = (root / ".git" / "index").read_bytes()
-    assert after != before and store._index_known[-1].data == after
+    assert after != before and store.commits.index._index_known[-1].data == after
     assert (root / "MEMORY.md").read_bytes() == text
     assert sh(root, "status", "--porcelain") == "" and not (root / ".git" / "index.lock").exists()
 
@@ -420,7 +421,7 @@ def test_the_next_commit_edits_memtui_s_own_index_without_walking_it_again(tmp_p
         (root / "mem.md").write_text(f"{k}\n")
         assert store.commit(["mem.md"], f"write {k}", "wes")
     assert len(walks) == 1  # the person's index once; memtui's own four times after that from what it kept
-    assert store._index_known[-1].data == (root / ".git" / "index").read_bytes()
+    assert store.commits.index._index_known[-1].data == (root / ".git" / "index").read_bytes()
     assert sh(root, "status", "--porcelain", "--untracked-files=no") == ""
 
 
@@ -428,9 +429,9 @@ def test_a_big_index_is_left_to_git_by_a_store_s_first_commit_and_walked_by_its_
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, walks: list[int]) -> None:
     """A one-shot `memtui update` on a big memory would pay a Python walk of every entry for one edit, where git's
     own edit is cheaper; a store that commits again walks it once and edits it from then on."""
-    from memtui.core import folder
+    from memtui.core.storage import folder_index
 
-    monkeypatch.setattr(folder, "INDEX_WALK_AT_ONCE", 4096)
+    monkeypatch.setattr(folder_index, "INDEX_WALK_AT_ONCE", 4096)
     root = repo(tmp_path / "m", tree_of_files(random.Random(37), 300))
     assert (root / ".git" / "index").stat().st_size > 4096
     store = FolderStore(root)
@@ -438,7 +439,7 @@ def test_a_big_index_is_left_to_git_by_a_store_s_first_commit_and_walked_by_its_
         (root / "mem.md").write_text(f"{k}\n")
         assert store.commit(["mem.md"], f"write {k}", "wes")
         assert len(walks) == (0 if k == 0 else 1)
-        assert bool(store._index_known) == (k > 0)
+        assert bool(store.commits.index._index_known) == (k > 0)
     # (not after each commit: `git status` rewrites the index with the file's stat data of this very second, a
     # racily clean entry that the next commit leaves to git)
     assert sh(root, "status", "--porcelain", "--untracked-files=no") == ""
@@ -455,7 +456,7 @@ def test_settings_that_change_how_git_writes_its_index_leave_it_to_git(tmp_path:
     store = FolderStore(root)
     (root / "mem.md").write_text("memtui\n")
     assert store.commit(["mem.md"], "write", "wes")
-    assert store._index_known == []  # git made the index
+    assert store.commits.index._index_known == []  # git made the index
     assert sh(root, "status", "--porcelain", "--untracked-files=no") == ""
 
 
@@ -468,16 +469,17 @@ def test_a_setting_given_in_the_environment_leaves_the_index_to_git(tmp_path: Pa
     store = FolderStore(root)
     (root / "mem.md").write_text("memtui\n")
     assert store.commit(["mem.md"], "write", "wes")
-    assert store._index_known == []
+    assert store.commits.index._index_known == []
     monkeypatch.delenv("GIT_CONFIG_KEY_0")
     monkeypatch.delenv("GIT_CONFIG_VALUE_0")
     monkeypatch.delenv("GIT_CONFIG_COUNT")
     (root / "mem.md").write_text("memtui again\n")
     assert store.commit(["mem.md"], "write", "wes")
-    assert store._index_known == []  # the index git wrote has an end-of-index table: git again (and drops it)
+    # the index git wrote has an end-of-index table: git again (and drops it)
+    assert store.commits.index._index_known == []
     (root / "mem.md").write_text("memtui a third time\n")
     assert store.commit(["mem.md"], "write", "wes")
-    assert store._index_known[-1].data == (root / ".git" / "index").read_bytes()
+    assert store.commits.index._index_known[-1].data == (root / ".git" / "index").read_bytes()
 
 
 @pytest.mark.parametrize("chunk", [64, 997, 1 << 20])

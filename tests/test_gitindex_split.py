@@ -1,6 +1,6 @@
-"""git's split index (memtui/core/gitindex.py `Split`): a big index is written split by memtui, so a commit rewrites a
-few kilobytes instead of every entry; a split index git wrote is read and edited in process. Checked with git 2.39
-itself reading the result: `git status`, `git diff --cached`, `git fsck`, `git ls-files -s`, and a person's `git
+"""git's split index (memtui/core/storage/gitindex.py `Split`): a big index is written split by memtui, so a commit
+rewrites a few kilobytes instead of every entry; a split index git wrote is read and edited in process. Checked with git
+2.39 itself reading the result: `git status`, `git diff --cached`, `git fsck`, `git ls-files -s`, and a person's `git
 add` between memtui's commits. Real repositories, real git."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import folder, gitindex
-from memtui.core.folder import FolderStore
-from memtui.core.store import StoreError
+from memtui.core.storage import folder_index, gitindex
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.store import StoreError
 
 PAST = time.time() - 3 * 86400
 
@@ -93,7 +93,7 @@ def test_git_reads_memtui_s_split_index_after_many_commits(tmp_path: Path, small
                 continue
             (root / rel).unlink()
         assert store.commit([rel], f"write {k}", "wes")
-        known = store._index_known[-1]
+        known = store.commits.index._index_known[-1]
         assert isinstance(known, gitindex.Split) and known.data == index_bytes(root)  # written in process
         if k % 10 == 0:
             git_agrees(root)
@@ -122,7 +122,7 @@ def test_a_person_s_git_add_between_two_memtui_commits_is_kept(tmp_path: Path, s
     assert staged.split() == ["d1/f1.md", "person.md"]
     write(root, "mem.md", "two\n")
     assert store.commit(["mem.md"], "memtui two", "wes")
-    assert isinstance(store._index_known[-1], gitindex.Split)  # git's split index was read in process
+    assert isinstance(store.commits.index._index_known[-1], gitindex.Split)  # git's split index was read in process
     assert sh(root, "show", "--name-only", "--format=", "HEAD").split() == ["mem.md"]  # not the person's files
     assert sh(root, "diff", "--cached", "--name-only") == staged  # still staged, as the person left them
     assert sh(root, "status", "--porcelain", "--untracked-files=no").split() == ["M", "d1/f1.md", "A", "person.md"]
@@ -151,7 +151,7 @@ def test_memtui_reads_a_split_index_git_wrote(tmp_path: Path, after: list[str]) 
     for k in range(3):
         write(root, "d5/f5.md" if k != 1 else "brand/new.md", f"memtui {k}\n")
         assert store.commit(["d5/f5.md" if k != 1 else "brand/new.md"], f"memtui {k}", "wes")
-        assert isinstance(store._index_known[-1], gitindex.Split)
+        assert isinstance(store.commits.index._index_known[-1], gitindex.Split)
         git_agrees(root)
     assert shared_files(root) == [f"sharedindex.{link.hex()}"]  # git's shared index, no new one
 
@@ -212,7 +212,7 @@ def test_a_new_shared_index_is_written_past_git_s_share_of_changed_entries(tmp_p
         write(root, f"new/n{k}.md", f"{k}\n")
         assert store.commit([f"new/n{k}.md"], f"new {k}", "wes")
     assert len(shared_files(root)) == 2  # the old one stays until git's expiry, as git leaves it
-    assert store._index_known[-1].base_sha.hex() != first[0].split(".")[1]
+    assert store.commits.index._index_known[-1].base_sha.hex() != first[0].split(".")[1]
     git_agrees(root)
     # a refresh that rewrote every entry's stat data (git status after a touch): the next commit re-splits
     for rel in sh(root, "ls-files", "-z").split("\0")[:-1]:
@@ -276,14 +276,14 @@ def test_a_one_shot_command_leaves_a_big_split_index_to_git(tmp_path: Path, monk
     """As for a plain index: a store's first commit leaves a big (split + shared) index to git."""
     root = repo(tmp_path / "m", 300)
     sh(root, "-c", "core.splitIndex=true", "update-index", "--split-index")
-    monkeypatch.setattr(folder, "INDEX_WALK_AT_ONCE", 4096)
+    monkeypatch.setattr(folder_index, "INDEX_WALK_AT_ONCE", 4096)
     store = FolderStore(root)
     write(root, "mem.md", "one\n")
     assert store.commit(["mem.md"], "one", "wes")
-    assert store._index_known == []
+    assert store.commits.index._index_known == []
     write(root, "mem.md", "two\n")
     assert store.commit(["mem.md"], "two", "wes")
-    assert isinstance(store._index_known[-1], gitindex.Split)
+    assert isinstance(store.commits.index._index_known[-1], gitindex.Split)
     git_agrees(root)
 
 
@@ -291,7 +291,7 @@ def test_by_default_memtui_never_splits_a_plain_index(tmp_path: Path, monkeypatc
     """Readers of .git/index other than git's CLI (libgit2, isomorphic-git, GitPython's IndexFile) refuse a split
     index: memtui keeps a plain one plain however big, and edits a split one only where a person split it."""
     assert gitindex.SPLIT_AT is None
-    monkeypatch.setattr(folder, "INDEX_WALK_AT_ONCE", 1)  # even a big index is edited in process from the start
+    monkeypatch.setattr(folder_index, "INDEX_WALK_AT_ONCE", 1)  # even a big index is edited in process from the start
     root = repo(tmp_path / "m", 300)
     store = FolderStore(root)
     for k in range(5):

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import gitobjects
-from memtui.core.folder import FolderStore
+from memtui.core.storage import gitobjects
+from memtui.core.storage.folder import FolderStore
 
 
 def git(root: Path, *args: str) -> str:

@@ -1,4 +1,4 @@
-"""memtui's own object writer and ref mover (memtui/core/gitobjects.py) against the git CLI as judge: repository
+"""memtui's own object writer and ref mover (memtui/core/storage/gitobjects.py) against the git CLI as judge: repository
 layouts, settings and maintenance a person's git may have, each followed by `git fsck --full --strict`,
 `git status --porcelain` and the log."""
 
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.folder import FolderStore
-from memtui.core.memory import Memory
-from memtui.core.paths import PathRefused
-from memtui.core.store import StoreError
+from memtui.core.grammar.paths import PathRefused
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.store import StoreError
+from memtui.core.writing.memory import Memory
 
 
 def sh(root: Path, *args: str, check: bool = True) -> str:
@@ -421,7 +421,7 @@ def test_shared_repository_modes_are_git_s_own(tmp_path: Path, shared: str, umas
                  "head log": root / ".git/logs/HEAD", "branch log": root / ".git/logs/refs/heads/main"}
         return {name: stat.S_IMODE(p.stat().st_mode) for name, p in paths.items()}
 
-    from memtui.core import gitobjects
+    from memtui.core.storage import gitobjects
 
     saved = gitobjects._UMASK
     gitobjects._UMASK = None  # read again under this test's umask
@@ -497,7 +497,7 @@ def test_loose_objects_are_compressed_at_git_s_configured_level(tmp_path: Path, 
 
 @pytest.mark.parametrize("value", ["12", "fast"])
 def test_a_compression_level_git_refuses_refuses_the_commit_and_loses_nothing(tmp_path: Path, value: str) -> None:
-    from memtui.core.gitobjects import loose_level
+    from memtui.core.storage.gitobjects import loose_level
 
     assert loose_level({"core.loosecompression": value}) == 1  # memtui's own guess, were git not asked
     root = fresh(tmp_path / "m")
@@ -531,7 +531,7 @@ def test_a_big_tree_compresses_again_only_the_segments_that_changed(monkeypatch)
     a segment's boundary, the last one), over a chain of edits, at any level, and with the size changing."""
     import zlib
 
-    from memtui.core.gitobjects import Deflates
+    from memtui.core.storage.gitobjects import Deflates
 
     monkeypatch.setattr(Deflates, "SMALLEST", 4096)
     monkeypatch.setattr(Deflates, "SEGMENT", 2048)
@@ -592,7 +592,7 @@ def test_deflates_reuses_no_last_segment_for_one_that_is_not_last(monkeypatch) -
     bytes there, has that segment compressed again, and the reverse; otherwise the stream would end early or never."""
     import zlib
 
-    from memtui.core.gitobjects import Deflates
+    from memtui.core.storage.gitobjects import Deflates
 
     monkeypatch.setattr(Deflates, "SMALLEST", 1024)
     monkeypatch.setattr(Deflates, "SEGMENT", 1024)
@@ -610,7 +610,7 @@ def test_commits_into_a_big_folder_write_trees_git_reads(tmp_path: Path, monkeyp
     """Commits that change entries of a folder whose tree is compressed in segments (`Deflates`, its threshold
     lowered to this folder's size): every tree is the one git would write, `git fsck --strict` passes,
     and `git status` is clean, with a file added (another size) and one removed between."""
-    from memtui.core.gitobjects import Deflates
+    from memtui.core.storage.gitobjects import Deflates
 
     monkeypatch.setattr(Deflates, "SMALLEST", 2048)
     monkeypatch.setattr(Deflates, "SEGMENT", 512)

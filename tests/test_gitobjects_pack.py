@@ -1,6 +1,6 @@
-"""Packed objects read in process (memtui/core/gitpack.py) against git as the judge: every object of repositories
-git packed (long OFS_DELTA and REF_DELTA chains, two packs, a blob over 2 MB, an empty and a binary blob) reads
-as `git cat-file --batch` gives it, with no git started; a damaged pack never gives a wrong answer."""
+"""Packed objects read in process (memtui/core/storage/gitpack.py) against git as the judge: every object of
+repositories git packed (long OFS_DELTA and REF_DELTA chains, two packs, a blob over 2 MB, an empty and a binary blob)
+reads as `git cat-file --batch` gives it, with no git started; a damaged pack never gives a wrong answer."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.folder import FolderStore
-from memtui.core.gitobjects import Batch
-from memtui.core.gitpack import OFS_DELTA, REF_DELTA, Packs
-from memtui.core.store import StoreError
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.gitobjects import Batch
+from memtui.core.storage.gitpack import OFS_DELTA, REF_DELTA, Packs
+from memtui.core.storage.store import StoreError
 from support.git_judge import sh
 
 
@@ -234,7 +234,7 @@ def _entries_one_by_one(data: bytes) -> dict[bytes, tuple[bytes, bytes]]:
 
 
 def test_tree_entries_of_odd_and_damaged_trees_are_the_entries_one_by_one() -> None:
-    from memtui.core.gitobjects import tree_entries
+    from memtui.core.storage.gitobjects import tree_entries
 
     rng = random.Random(3)
     sha = bytes(range(20))

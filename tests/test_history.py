@@ -9,9 +9,9 @@ import git
 import pytest
 
 from memtui.cli import main
-from memtui.core.history import blame, history, restore, revert, undo_last
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
+from memtui.core.storage.init import init_root
+from memtui.core.timeline.history import blame, history, restore, revert, undo_last
+from memtui.core.writing.memory import Memory
 
 
 @pytest.fixture

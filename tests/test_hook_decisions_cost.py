@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from memtui.integrations import claude_code
 from support.claude_hooks import OTHER, SESSION, loads_fixture, root_fixture, told, write  # noqa: F401 (fixtures)
 

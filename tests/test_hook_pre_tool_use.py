@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from memtui.integrations import claude_code
 from support.by_hand import write_committed
 

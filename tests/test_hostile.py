@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.doctor import diagnose
-from memtui.core.memory import Memory
+from memtui.core.hygiene.doctor import diagnose
+from memtui.core.writing.memory import Memory
 from support.by_hand import write_committed
 from support.hostile import HOSTILE_PATHS, make_hostile_root, tree_digest, try_paths
 
@@ -148,7 +148,7 @@ def test_read_only_folder_gives_a_clear_error_and_loses_nothing(mountable: Path,
 def test_full_disk_at_every_point_of_a_write_leaves_old_or_new(mountable: Path) -> None:
     """Fill a small tmpfs so the write fails at a different step each time (temp file, rename, git objects,
     index, ref, audit): afterwards the file is old (refused) or new (applied and committed), never torn."""
-    from memtui.core.init import init_root
+    from memtui.core.storage.init import init_root
 
     disk = mountable / "disk"
     disk.mkdir()
@@ -200,7 +200,7 @@ def test_file_size_limit_efbig_is_refused_cleanly(root: Path) -> None:
 
 
 def test_search_survives_fifos_devices_and_hostile_regexes(tmp_path: Path) -> None:
-    search = pytest.importorskip("memtui.core.search")
+    search = pytest.importorskip("memtui.core.recall.search")
     root, _ = make_hostile_root(tmp_path)
     mem = Memory(root)
     mem.update("Facts", "add", "[stated] " + "a" * 40 + "b marks the spot")

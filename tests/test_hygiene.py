@@ -11,10 +11,11 @@ from pathlib import Path
 import git
 import pytest
 
-from memtui.core import consolidate, guard, lint, recurrence
-from memtui.core.document import Document
-from memtui.core.layout import CLAUDE_CODE, MEMTUI, OPENCLAW, Layout
-from memtui.core.memory import Memory
+from memtui.core.grammar.document import Document
+from memtui.core.grammar.layout import CLAUDE_CODE, MEMTUI, OPENCLAW, Layout
+from memtui.core.hygiene import lint
+from memtui.core.writing import consolidate, guard, recurrence
+from memtui.core.writing.memory import Memory
 from support.anthropic_server import FakeAnthropic, error, reply
 from support.by_hand import write_committed
 

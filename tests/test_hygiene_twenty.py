@@ -10,9 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memtui.core.dedupe import near_duplicate
-from memtui.core.document import Document
-from memtui.core.memory import Memory
+from memtui.core.grammar.dedupe import near_duplicate
+from memtui.core.grammar.document import Document
+from memtui.core.writing.memory import Memory
 
 AGENT = "agent:claude"
 
@@ -144,7 +144,7 @@ def test_twenty_writes_across_sessions_end_to_end(mem: Memory, root: Path, now) 
     assert "- [inferred] Deploys on Fridays tend to fail" in doc.text
 
     # a fresh session's context still carries the early facts
-    from memtui.core.context import build_context
+    from memtui.core.recall.context import build_context
 
     context = build_context(Memory(root)).text
     for early in ("Name is Priya", "Works on the billing service", "CI runs on GitHub Actions",

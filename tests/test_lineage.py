@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memtui.core.lineage import earlier
+from memtui.core.timeline.lineage import earlier
 
 TEXT = """# MEMORY.md
 

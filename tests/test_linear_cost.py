@@ -14,10 +14,10 @@ from typing import Callable
 
 import pytest
 
-from memtui.core import document
-from memtui.core.context import build_context
-from memtui.core.lint import lint
-from memtui.core.memory import Memory
+from memtui.core.grammar import document
+from memtui.core.hygiene.lint import lint
+from memtui.core.recall.context import build_context
+from memtui.core.writing.memory import Memory
 from memtui.tui.entry_cursor import section_at
 from memtui.tui.viewer import scan
 

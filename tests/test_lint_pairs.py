@@ -1,7 +1,7 @@
 """Lint within one huge section: the same findings as comparing every pair, at a cost that follows the entries.
 
 The pairwise checks (near duplicates, two current versions of one fact) look only at pairs that share a key
-they must share (memtui/core/lint.py `_candidates`); here that is checked against every pair on random sections
+they must share (memtui/core/hygiene/lint.py `_candidates`); here that is checked against every pair on random sections
 built to hold both kinds, and the work of a section 4x as big is about 4x (counted, as test_linear_cost does).
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import random
 
-from memtui.core.dedupe import Words, tokens
-from memtui.core.document import Document
-from memtui.core.layout import Layout
-from memtui.core.lint import _candidates, _entries, _two_versions_of
+from memtui.core.grammar.dedupe import Words, tokens
+from memtui.core.grammar.document import Document
+from memtui.core.grammar.layout import Layout
+from memtui.core.hygiene.lint import _candidates, _entries, _two_versions_of
 from test_linear_cost import LINEAR, steps
 
 WORDS = ("deploy staging postgres billing invoice nightly cache rates table owner payments review morning "

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.context import build_context
-from memtui.core.memory import Memory
-from memtui.core.tools import TOOL_SCHEMAS
+from memtui.core.access.tools import TOOL_SCHEMAS
+from memtui.core.recall.context import build_context
+from memtui.core.writing.memory import Memory
 from memtui.integrations.mcp_server import MCP_TOOLS, client_actor
 from support.mcp_client import mcp_client, text_of
 
@@ -32,7 +32,7 @@ def test_client_names_become_agent_actors() -> None:
     assert client_actor("claude-ai") == "mcp:claude-ai"
     assert client_actor(None) == "mcp:client"
     assert client_actor("../../x y") == "mcp:..-..-x-y"
-    from memtui.core.config import ReviewPolicy
+    from memtui.core.grammar.config import ReviewPolicy
 
     assert ReviewPolicy().is_agent(client_actor("Cursor"))
 

@@ -10,7 +10,7 @@ import anthropic
 import pytest
 
 from memtui.agent.memory_tool import MemtuiMemoryTool, _as_edit, _human
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from support.anthropic_server import FakeAnthropic, reply, tool_use
 from support.by_hand import write_committed
 
@@ -119,7 +119,7 @@ def test_an_agents_new_topic_file_waits_for_review(tool: MemtuiMemoryTool, mem: 
 
 def soon(minutes: float = 30) -> int:
     """A scratch expiry (ms) within [review] scratch_max_ttl: such a note applies at once."""
-    from memtui.core import clock
+    from memtui.core.basics import clock
 
     return int((clock.now().timestamp() + minutes * 60) * 1000)
 

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memtui.agent.memory_tool import MemtuiMemoryTool
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 
 APPLY_ALL = '[[review.rule]]\nactor = "*"\ndecision = "apply"\n'
 SEED = {"a.md": "# A\n- one\n- two\n- one\n", "dir/b.md": "b\r\nline two\r\n", "dir/sub/c.md": "ü\n\nend",

@@ -40,7 +40,7 @@ async def test_at_80_columns_the_header_keeps_the_counts_and_an_empty_queue_give
         main = app.query_one("#main")
         assert main.size.height >= 16, main.size  # the file, not an empty list, has the screen
         # Something arrives: the queue opens again.
-        from memtui.core.memory import Memory
+        from memtui.core.writing.memory import Memory
 
         r = Memory(folder).update("", "add", "Prefers short answers", actor="agent:claude", file="user_role.md")
         assert r.status == "queued", r.message

@@ -1,5 +1,5 @@
-"""Every write surface goes through the one transaction (memtui/core/journal.py): one journal entry, one commit and
-one audit line each, on a folder memory and on a Redis memory; and a revert killed between its write and its
+"""Every write surface goes through the one transaction (memtui/core/writing/journal.py): one journal entry, one commit
+and one audit line each, on a folder memory and on a Redis memory; and a revert killed between its write and its
 commit is finished the next time the memory is opened."""
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import Any, Callable
 import pytest
 
 import memtui
-from memtui.core import history
-from memtui.core.folder import FolderStore
-from memtui.core.memory import Memory
-from memtui.core.redis_store import RedisStore
-from memtui.core.seal import unseal
-from memtui.core.stores import init_store
+from memtui.core.access.stores import init_store
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.redis_store import RedisStore
+from memtui.core.timeline import history
+from memtui.core.writing.memory import Memory
+from memtui.core.basics.seal import unseal
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
 AGENT = "agent-claude"
@@ -237,9 +237,9 @@ def test_history_writers_keep_the_one_audit_format(mem: Memory) -> None:
 
 CRASH = """
     import os, signal, sys
-    from memtui.core import history
-    from memtui.core.folder import FolderStore
-    from memtui.core.memory import Memory
+    from memtui.core.timeline import history
+    from memtui.core.storage.folder import FolderStore
+    from memtui.core.writing.memory import Memory
 
     class KilledAtCommit(FolderStore):
         def commit(self, *args, **kwargs):
@@ -289,9 +289,9 @@ def test_a_revert_killed_between_its_write_and_its_commit_is_finished_on_the_nex
 
 REDIS_CRASH = """
     import os, signal, sys
-    from memtui.core import history
-    from memtui.core.memory import Memory
-    from memtui.core.redis_store import RedisStore
+    from memtui.core.timeline import history
+    from memtui.core.writing.memory import Memory
+    from memtui.core.storage.redis_store import RedisStore
 
     class KilledAtCommit(RedisStore):
         def commit(self, *args, **kwargs):
@@ -303,7 +303,7 @@ REDIS_CRASH = """
 
 
 def test_a_redis_revert_killed_before_its_change_is_recorded_is_finished_on_the_next_open(redis_url: str) -> None:
-    from memtui.core.stores import open_memory
+    from memtui.core.access.stores import open_memory
 
     store = RedisStore(redis_url)
     init_store(store, author="wes")

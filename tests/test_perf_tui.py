@@ -6,8 +6,8 @@ import os
 import threading
 import time
 
-from memtui.core import changes
-from memtui.core.init import init_root
+from memtui.core.storage.init import init_root
+from memtui.core.writing import changes
 
 
 def test_an_atomic_write_is_settled_by_its_rename(tmp_path):

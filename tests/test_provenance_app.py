@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from memtui.tui.app import MemtuiApp
 from memtui.tui.entry_bar import EntryBar
 from support.fixtures_provenance import DAY, agent_writes, openclaw_workspace_in_git

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from memtui.cli import main
-from memtui.core import provenance
-from memtui.core.layout import CLAUDE_CODE, OPENCLAW
-from memtui.core.memory import Memory
+from memtui.core.grammar.layout import CLAUDE_CODE, OPENCLAW
+from memtui.core.timeline import provenance
+from memtui.core.writing.memory import Memory
 from memtui.integrations import claude_code
 from support.fixtures_provenance import (
     DAY, agent_writes, claude_code_memory, openclaw_workspace_in_git,
@@ -89,7 +89,7 @@ def test_each_line_of_an_openclaw_workspace_names_its_writer_surface_and_approve
     assert (loose.writer, loose.commit, loose.reviewed, loose.tag) == ("outside", None, False, None)
     assert not any(p.writer == "person" for t, p in lines.items() if t != "- Wes's manager is Dana Lee.")
     # Plain blame and history (the entry bar in memtui's format, `memtui history`) say so too.
-    from memtui.core.history import blame, history
+    from memtui.core.timeline.history import blame, history
 
     assert next(b for b in blame(mem, "MEMORY.md") if "40k" in b.text).actor == "external"
     assert history(mem, "MEMORY.md")[0].actor == "external"
@@ -142,7 +142,7 @@ def test_an_undo_brings_back_an_agents_line_without_making_it_the_persons(worksp
     mem = Memory(workspace)
     q = mem.edit("MEMORY.md", "- The public API uses REST.", "- The public API uses tRPC.", actor="agent:claude")
     assert mem.approve(q.id or "", by="wes").status == "applied"
-    from memtui.core.history import restore, revert
+    from memtui.core.timeline.history import restore, revert
 
     first = mem.store.head()
     assert first is not None

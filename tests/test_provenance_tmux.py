@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from support.fixtures_provenance import DAY, agent_writes, openclaw_workspace_in_git
 from support.foreign import changed, git_status, listing
 from support.tmux import capture, start_app, wait_screen

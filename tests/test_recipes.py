@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.context import build_context
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
+from memtui.core.recall.context import build_context
+from memtui.core.storage.init import init_root
+from memtui.core.writing.memory import Memory
 from support.mcp_client import mcp_client, text_of
 
 REPO = Path(__file__).resolve().parent.parent

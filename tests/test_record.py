@@ -1,4 +1,4 @@
-"""The records on `memtui context`'s path (memtui/core/record.py) behave as the dataclasses they were: each is
+"""The records on `memtui context`'s path (memtui/core/basics/record.py) behave as the dataclasses they were: each is
 compared with a real `@dataclass` twin made from its own fields and defaults — the same repr, equality, hash,
 frozenness, defaults (fresh per instance where a factory was), pickling and copying."""
 
@@ -11,19 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import changes, journal
-from memtui.core.config import Config, ReviewPolicy, Rule
-from memtui.core.context import ContextPack, _Part
-from memtui.core.document import FormatSpec, Section
-from memtui.core.entries import Entry, parse_entry
-from memtui.core.folder import _Kept
-from memtui.core.layout import Layout
-from memtui.core.planning import Planner
-from memtui.core.proposals import Proposal, WriteResult
-from memtui.core.record import Frozen
-from memtui.core.recurrence import Candidate, Held, Tally
-from memtui.core.store import Commit, ExternalChange
-from memtui.core.update import Outcome
+from memtui.core.basics.record import Frozen
+from memtui.core.grammar.config import Config, ReviewPolicy, Rule
+from memtui.core.grammar.document import FormatSpec, Section
+from memtui.core.grammar.entries import Entry, parse_entry
+from memtui.core.grammar.layout import Layout
+from memtui.core.grammar.update import Outcome
+from memtui.core.recall.context import ContextPack, _Part
+from memtui.core.storage.folder import _Kept
+from memtui.core.storage.store import Commit, ExternalChange
+from memtui.core.writing import changes, journal
+from memtui.core.writing.planning import Planner
+from memtui.core.writing.proposals import Proposal, WriteResult
+from memtui.core.writing.recurrence import Candidate, Held, Tally
 
 SAMPLES = {
     Entry: [("- [stated] Likes tea (2026-08-20, wes)",), {"raw": "- x", "text": "x", "struck": True}],
@@ -65,12 +65,12 @@ def _twins() -> dict[type, type]:
     from dataclasses import dataclass, field
     from typing import Any
 
-    from memtui.core.config import (
+    from memtui.core.grammar.config import (
         DEFAULT_AGENT_MAX_PENDING, DEFAULT_AGENTS, DEFAULT_AGENTS_MAX_PENDING, DEFAULT_LOG_LINE_MAX, DEFAULT_MODEL, DEFAULT_SCRATCH_MAX_BYTES,
         DEFAULT_SCRATCH_MAX_TTL_MIN,
     )
-    from memtui.core.document import DEFAULT_ENTRY_MAX
-    from memtui.core.layout import MEMTUI
+    from memtui.core.grammar.document import DEFAULT_ENTRY_MAX
+    from memtui.core.grammar.layout import MEMTUI
 
     @dataclass(frozen=True, slots=True)
     class Entry:
@@ -270,7 +270,7 @@ def _twins() -> dict[type, type]:
         message: str = ""
         cookie: str = ""
 
-    from memtui.core.planning import _archive, _memtui, _memtui_layout, _same
+    from memtui.core.writing.planning import _archive, _memtui, _memtui_layout, _same
 
     @dataclass(frozen=True)
     class Planner:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
-from memtui.core.redis_store import RedisStore
-from memtui.core.stores import init_store
+from memtui.core.access.stores import init_store
+from memtui.core.storage.init import init_root
+from memtui.core.storage.redis_store import RedisStore
+from memtui.core.writing.memory import Memory
 
 
 def memtui(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -58,7 +58,7 @@ def test_search_reads_the_redis_memory_not_the_folder(tmp_path: Path, redis_url:
 
 
 def test_the_agent_search_tool_searches_a_redis_memory(tmp_path: Path, redis_url: str, monkeypatch) -> None:
-    from memtui.core.tools import run_tool
+    from memtui.core.access.tools import run_tool
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     two_memories(tmp_path, redis_url)

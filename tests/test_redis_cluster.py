@@ -17,14 +17,14 @@ import pytest
 import redis as redis_py
 
 from memtui.cli import main
-from memtui.core.history import history, undo_last
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
-from memtui.core.redis_store import RedisStore, list_memories
-from memtui.core.redis_transfer import import_memory
-from memtui.core.store import StoreError, StoreUnavailable
-from memtui.core.stores import init_store, open_memory
-from memtui.core.today import today
+from memtui.core.access.redis_transfer import import_memory
+from memtui.core.access.stores import init_store, open_memory
+from memtui.core.storage.init import init_root
+from memtui.core.storage.redis_store import RedisStore, list_memories
+from memtui.core.storage.store import StoreError, StoreUnavailable
+from memtui.core.timeline.history import history, undo_last
+from memtui.core.timeline.today import today
+from memtui.core.writing.memory import Memory
 from support.redis_server import RedisClusterServers, redis_server  # noqa: F401  (fixture)
 
 AGENT = "agent-claude"
@@ -175,7 +175,7 @@ def test_many_writers_lose_no_update(cluster: RedisClusterServers) -> None:
     url, mem = fresh(cluster, lock_ttl=5)
     procs, each = 4, 6
     # each entry a distinct token, so no two look alike to the near-duplicate check
-    code = ("import hashlib, sys\nfrom memtui.core.stores import open_memory\n"
+    code = ("import hashlib, sys\nfrom memtui.core.access.stores import open_memory\n"
             "m = open_memory(url=sys.argv[1])\n"
             "for i in range(int(sys.argv[3])):\n"
             "    token = hashlib.sha1(f'{sys.argv[2]}-{i}'.encode()).hexdigest()\n"

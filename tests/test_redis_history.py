@@ -11,12 +11,12 @@ import pytest
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
 from memtui.cli import main
-from memtui.core.history import blame, history, restore, revert, short, undo_last
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
-from memtui.core.merge3 import merge3
-from memtui.core.redis_store import RedisStore
-from memtui.core.stores import init_store
+from memtui.core.access.stores import init_store
+from memtui.core.storage.init import init_root
+from memtui.core.storage.merge3 import merge3
+from memtui.core.storage.redis_store import RedisStore
+from memtui.core.timeline.history import blame, history, restore, revert, short, undo_last
+from memtui.core.writing.memory import Memory
 
 ANA = b"# Ana\n\n- [stated] Ana runs the API team (2026-08-20)\n"
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 from memtui.cli import main
-from memtui.core.doctor import diagnose
-from memtui.core.memory import Memory
-from memtui.core.redis_store import RedisStore, list_memories
-from memtui.core.stores import init_store, open_memory
+from memtui.core.access.stores import init_store, open_memory
+from memtui.core.hygiene.doctor import diagnose
+from memtui.core.storage.redis_store import RedisStore, list_memories
+from memtui.core.writing.memory import Memory
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
 AGENT = "agent-claude"

@@ -9,16 +9,16 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from memtui.core.memory import Memory
-from memtui.core.redis_store import RedisStore
-from memtui.core.stores import init_store
+from memtui.core.access.stores import init_store
+from memtui.core.storage.redis_store import RedisStore
+from memtui.core.writing.memory import Memory
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
 NOTES = "# notes\n\n## Log\n\n"
 WRITER = """
 import sys
-from memtui.core.memory import Memory
-from memtui.core.redis_store import RedisStore
+from memtui.core.writing.memory import Memory
+from memtui.core.storage.redis_store import RedisStore
 url, n, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 mem = Memory(RedisStore(url))
 for i in range(count):

@@ -6,10 +6,10 @@ from __future__ import annotations
 import threading
 import time
 
-from memtui.core.memory import Memory
-from memtui.core.redis_store import RedisStore
-from memtui.core.store import StoreUnavailable
-from memtui.core.stores import init_store
+from memtui.core.access.stores import init_store
+from memtui.core.storage.redis_store import RedisStore
+from memtui.core.storage.store import StoreUnavailable
+from memtui.core.writing.memory import Memory
 from support.redis_server import RedisServer
 
 

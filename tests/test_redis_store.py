@@ -12,11 +12,11 @@ import pytest
 import redis as redis_py
 
 from memtui.cli import main
-from memtui.core.folder import LockTimeout
-from memtui.core.memory import Memory
-from memtui.core.redis_store import OPLOG_MAX, RedisStore, sha1
-from memtui.core.store import StaleWrite, StoreUnavailable, content_hash
-from memtui.core.stores import init_store, open_memory
+from memtui.core.access.stores import init_store, open_memory
+from memtui.core.storage.folder import LockTimeout
+from memtui.core.storage.redis_store import OPLOG_MAX, RedisStore, sha1
+from memtui.core.storage.store import StaleWrite, StoreUnavailable, content_hash
+from memtui.core.writing.memory import Memory
 from support.redis_server import free_port, redis_server, redis_url  # noqa: F401  (fixtures)
 
 AGENT = "agent-claude"

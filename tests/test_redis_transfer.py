@@ -7,11 +7,11 @@ from pathlib import Path
 import git
 
 from memtui.cli import main
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
-from memtui.core.redis_store import RedisStore
-from memtui.core.redis_transfer import export_memory, import_memory
-from memtui.core.stores import init_store
+from memtui.core.access.redis_transfer import export_memory, import_memory
+from memtui.core.access.stores import init_store
+from memtui.core.storage.init import init_root
+from memtui.core.storage.redis_store import RedisStore
+from memtui.core.writing.memory import Memory
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
 

@@ -8,9 +8,9 @@ import subprocess
 import sys
 import threading
 
-from memtui.core.memory import Memory
-from memtui.core.redis_store import RedisStore
-from memtui.core.stores import init_store
+from memtui.core.access.stores import init_store
+from memtui.core.storage.redis_store import RedisStore
+from memtui.core.writing.memory import Memory
 from memtui.tui.messages import FilesChanged
 from memtui.tui.redis_watch import RedisWatcher, watcher_for
 from memtui.tui.watch import MemoryWatcher

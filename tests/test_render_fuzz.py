@@ -19,8 +19,8 @@ from textual.geometry import Region
 from textual.widget import Widget
 
 from app_support import demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
-from memtui.core.proposals import Proposal
-from memtui.core.today import Change, FileChanges, TodayReport
+from memtui.core.timeline.today import Change, FileChanges, TodayReport
+from memtui.core.writing.proposals import Proposal
 from memtui.tui.app import MemtuiApp
 from memtui.tui.diff import unified
 from memtui.tui.feed import activity_from_audit

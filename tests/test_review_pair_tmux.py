@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from app_support import demo_root, demo_template  # noqa: F401 (fixture)
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from support.tmux import capture, start_app, wait_screen
 
 pytestmark = pytest.mark.tmux

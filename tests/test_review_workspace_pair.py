@@ -8,11 +8,12 @@ from pathlib import Path
 
 import git
 
-from memtui.core import contradictions, next_session
-from memtui.core.context import build_context
-from memtui.core.document import Document
-from memtui.core.memory import Memory
-from memtui.core.update import Refused
+from memtui.core.grammar.document import Document
+from memtui.core.grammar.update import Refused
+from memtui.core.hygiene import contradictions
+from memtui.core.recall import next_session
+from memtui.core.recall.context import build_context
+from memtui.core.writing.memory import Memory
 
 AGENT = "agent:claude"
 OLD = "[stated] Deploys go out on Tuesday mornings"
@@ -45,7 +46,7 @@ def test_an_add_is_paired_with_the_current_entry_it_contradicts(mem: Memory) -> 
 
 def test_lint_and_the_review_agree_on_what_two_versions_are(mem: Memory, root: Path) -> None:
     """The same rule: the pair the review shows is the pair lint would flag once both were written."""
-    from memtui.core.lint import lint
+    from memtui.core.hygiene.lint import lint
 
     assert mem.update("Facts", "add", OLD).status == "applied"
     pid = _queued(mem)
@@ -124,7 +125,7 @@ def test_next_session_names_the_budget_the_cut_and_the_proposals_effect(mem: Mem
             == "applied"
     assert mem.update("Preferences", "add", "[stated] Prefers short answers").status == "applied"
     pid = _queued(mem, "[stated] Prefers answers with code first", section="Preferences")
-    from memtui.core.context import CHARS_PER_TOKEN, awaiting_review
+    from memtui.core.recall.context import CHARS_PER_TOKEN, awaiting_review
 
     # The budget leaves 150 tokens beside the line telling the agent that a write awaits review.
     budget = 150 + len(awaiting_review(mem)) // CHARS_PER_TOKEN + 1

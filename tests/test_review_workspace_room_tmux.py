@@ -6,6 +6,7 @@ start's."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -50,8 +51,8 @@ def keys(tmux: list[str], *sent: str) -> None:
 
 
 def heads(screen: str) -> int:
-    """Proposals whose first line (age, who, action) is on screen."""
-    return sum(1 for line in screen.splitlines() if "3h agent-claude " in line)
+    """Proposals whose first line (age, action, file) is on screen."""
+    return sum(1 for line in screen.splitlines() if re.search(r"3h (add|revise|remove|create|edit) ", line))
 
 
 @pytest.mark.parametrize("width,height", [(120, 35), (80, 24)])

@@ -15,10 +15,10 @@ import pytest
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
 from app_support import SIZE, wait_for
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
-from memtui.core.redis_store import RedisStore
-from memtui.core.stores import init_store
+from memtui.core.access.stores import init_store
+from memtui.core.storage.init import init_root
+from memtui.core.storage.redis_store import RedisStore
+from memtui.core.writing.memory import Memory
 
 LATIN1 = "# MEMORY.md\n\n## User\n- [stated] Runs a café in Lisbon (2024-01-02, me)\n".encode("latin-1")
 OFFSET = LATIN1.index(b"\xe9")
@@ -225,7 +225,7 @@ async def test_the_app_says_memory_md_cannot_be_read(root: Path) -> None:
 WATCHERS = textwrap.dedent("""
     import sys, threading, time
     from pathlib import Path
-    from memtui.core.index_watch import IndexWatcher
+    from memtui.core.recall.index_watch import IndexWatcher
     from memtui.tui.watch import MemoryWatcher
 
     root = Path(sys.argv[1])

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from memtui.cli import main
-from memtui.core.memory import Memory
-from memtui.core.search import Searcher, freshness, search
+from memtui.core.recall.search import Searcher, freshness, search
+from memtui.core.writing.memory import Memory
 
 
 def three_versions(mem: Memory, now) -> None:
@@ -176,7 +176,7 @@ def test_undated_entries_are_of_unknown_freshness(root, mem, now):
 
 
 def test_binary_non_utf8_and_huge_files_are_skipped_and_counted(root, mem, monkeypatch):
-    import memtui.core.index as index_mod
+    import memtui.core.recall.index as index_mod
 
     monkeypatch.setattr(index_mod, "MAX_FILE_BYTES", 10_000)
     write(root, "notes/ok.md", "needle here\n")

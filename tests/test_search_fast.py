@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.search import Searcher, search
-from memtui.core.sources import lineage_blocks, rank_bound
+from memtui.core.recall.search import Searcher, search
+from memtui.core.recall.sources import lineage_blocks, rank_bound
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benches"))
 
@@ -160,7 +160,7 @@ def test_the_search_command_builds_only_its_own_parser(root):
 
     probe = ("import sys; from memtui.cli import main; code = main(['search', '--json', '--root', sys.argv[1], "
              "'nothing-here']); print(sorted(m for m in sys.modules if m.startswith('memtui.commands.')), "
-             "'memtui.core.memory' in sys.modules, code)")
+             "'memtui.core.writing.memory' in sys.modules, code)")
     out = subprocess.run([sys.executable, "-c", probe, str(root)], capture_output=True, text=True, check=True)
     # (memtui.commands.shared holds the helpers every command uses.)
     assert out.stdout.strip().splitlines()[-1] == "['memtui.commands.search', 'memtui.commands.shared'] False 0"
@@ -174,7 +174,7 @@ def test_fenced_lines_are_found_with_the_cheap_precheck_as_without_it() -> None:
     import random
     import re
 
-    from memtui.core.sources import _FENCE, _Lines
+    from memtui.core.recall.sources import _FENCE, _Lines
 
     def reference(text: str) -> set[int]:
         out: set[int] = set()
@@ -204,7 +204,7 @@ def test_fenced_lines_are_found_with_the_cheap_precheck_as_without_it() -> None:
 def test_a_warm_searcher_keeps_texts_only_while_they_fit_its_budget(generated, tmp_path, monkeypatch):
     import shutil
 
-    import memtui.core.search as search_module
+    import memtui.core.recall.search as search_module
 
     root = tmp_path / "copy"
     shutil.copytree(generated, root, ignore=shutil.ignore_patterns("index.sqlite*"))
@@ -233,6 +233,6 @@ def test_a_warm_searcher_keeps_texts_only_while_they_fit_its_budget(generated, t
 
 def held(index) -> int:
     """What keeping every record takes, counted the long way: texts, lineage blocks, and each record's own cost."""
-    from memtui.core.index import RECORD_BYTES
+    from memtui.core.recall.index import RECORD_BYTES
 
     return sum(len(r[4]) + len(r[5]) + RECORD_BYTES for r in index.records())

@@ -11,8 +11,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from memtui.core.index import Index, trigram_query
-from memtui.core.search import Searcher, search
+from memtui.core.recall.index import Index, trigram_query
+from memtui.core.recall.search import Searcher, search
 from support.search_text import comparable, write
 
 
@@ -88,7 +88,7 @@ def test_an_index_in_small_pages_is_made_again_in_large_ones(root, mem, monkeypa
     # (by an older memtui) is made again in `PAGE_SIZE` pages, and answers the same.
     import sqlite3
 
-    from memtui.core import index as index_module
+    from memtui.core.recall import index as index_module
 
     write(root, "people/priya.md", "- [stated] Priya leads billing (2026-05-01, 1:1)\n" + "filler line\n" * 2000)
     monkeypatch.setattr(index_module, "PAGE_SIZE", 4096, raising=False)
@@ -174,7 +174,7 @@ def test_a_second_write_in_the_same_clock_tick_is_seen(root, mem, monkeypatch):
     # A coarse file system clock (a jiffy on older Linux kernels, 2 s on FAT): simulated by flooring every stamp
     # to 100 s, so a rewrite of the same size right after a refresh read the file keeps its stamp. The refresh
     # that read it within the clock's current tick reads it again next time, as git does a racily clean entry.
-    import memtui.core.index as index_module
+    import memtui.core.recall.index as index_module
 
     real = index_module.stamp
     monkeypatch.setattr(index_module, "stamp", lambda st: (real(st)[0] // 10**11 * 10**11, real(st)[1]))

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import fsmonitor
-from memtui.core.search import Searcher, search
+from memtui.core.recall.search import Searcher, search
+from memtui.core.storage import fsmonitor
 
 WORKTREE = Path(__file__).resolve().parent.parent
 TERM = "zqfresh"

@@ -7,8 +7,8 @@ from pathlib import Path
 from textual.app import App, ComposeResult
 
 from memtui import tui
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
+from memtui.core.storage.init import init_root
+from memtui.core.writing.memory import Memory
 from memtui.tui.messages import LogActivity, MemoryChanged, OpenFile
 from memtui.tui.search import SearchPane
 

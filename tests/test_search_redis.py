@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
-from memtui.core.index import walk
-from memtui.core.memory import Memory
-from memtui.core.redis_store import RedisStore
-from memtui.core.search import Searcher, search
+from memtui.core.recall.index import walk
+from memtui.core.recall.search import Searcher, search
+from memtui.core.storage.redis_store import RedisStore
+from memtui.core.writing.memory import Memory
 
 BENCHES = Path(__file__).resolve().parent.parent / "benches"
 QUERIES = ["postgres", "rollback", "public api", "superseded", "- [stated]", "the", "(2026-", "## ", "zz-none", "ab"]

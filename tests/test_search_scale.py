@@ -26,8 +26,8 @@ def high_water():
     with open("/proc/self/status") as fh:
         return next(int(l.split()[1]) * 1024 for l in fh if l.startswith("VmHWM:"))
 
-from memtui.core.index import Index, fold
-from memtui.core.search import search
+from memtui.core.recall.index import Index, fold
+from memtui.core.recall.search import search
 
 root, query = sys.argv[1], sys.argv[2]
 base = high_water()
@@ -51,7 +51,7 @@ def big(tmp_path_factory) -> Path:
 
     root = tmp_path_factory.mktemp("big")
     generate(root, files=2000, megabytes=24, seed=5)
-    from memtui.core.index import Index
+    from memtui.core.recall.index import Index
 
     index = Index(root)
     index.refresh()  # built here, so the probe times and measures a query alone

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import search_socket
-from memtui.core.search import search
+from memtui.core.recall import search_socket
+from memtui.core.recall.search import search
 
 WORKTREE = Path(__file__).resolve().parent.parent
 QUERIES = [("postgres", False, 5, None), ("narwhal-quartz-2057", False, 5, None), ("rollback", False, 2, "log/*"),

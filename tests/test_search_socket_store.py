@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from support.redis_server import RedisServer
 
-from memtui.core import search_socket
-from memtui.core.memory import Memory
-from memtui.core.redis_store import RedisStore
-from memtui.core.search import search
-from memtui.core.store_urls import cache_dir, cache_name
+from memtui.core.recall import search_socket
+from memtui.core.recall.search import search
+from memtui.core.storage.redis_store import RedisStore
+from memtui.core.storage.store_urls import cache_dir, cache_name
+from memtui.core.writing.memory import Memory
 
 WORKTREE = Path(__file__).resolve().parent.parent
 QUERIES = [("postgres", False, 5, None), ("narwhal-quartz-2057", False, 5, None), ("rollback", False, 2, "log/*"),
@@ -47,7 +47,7 @@ def generated(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def store(server: RedisServer, generated: Path, monkeypatch: pytest.MonkeyPatch):
-    from memtui.core.redis_transfer import import_memory
+    from memtui.core.access.redis_transfer import import_memory
 
     import tempfile
 
@@ -111,8 +111,8 @@ def test_the_cache_is_found_from_the_url_alone_as_the_open_store_names_it(server
     for url in (server.url("a"), server.url("a") + "&timeout=2", "redis://:secret@127.0.0.1:1/3?prefix=x:y:",
                 "redis+cluster://127.0.0.1:7000/?prefix=c&nodes=127.0.0.1:7001"):
         if "secret" in url or "cluster" in url:
-            from memtui.core.redact import redact
-            from memtui.core.store_urls import parse_store_url
+            from memtui.core.basics.redact import redact
+            from memtui.core.storage.store_urls import parse_store_url
 
             prefix = parse_store_url(url)[1]
             assert cache_name(url) == f"{redact(url)}\0{{{prefix}}}" and "secret" not in cache_name(url)
@@ -199,7 +199,7 @@ def test_an_answered_cold_search_imports_no_redis_client(store: RedisStore) -> N
         code = ("import sys, io, contextlib\nfrom memtui.cli import main\nout = io.StringIO()\n"
                 "with contextlib.redirect_stdout(out):\n"
                 f"    rc = main(['search', 'postgres', '--store', {store.url!r}, '--json'])\n"
-                "print(rc, 'redis' in sys.modules, 'memtui.core.search' in sys.modules)\n")
+                "print(rc, 'redis' in sys.modules, 'memtui.core.recall.search' in sys.modules)\n")
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env(), timeout=60)
         assert done.stdout.split() == ["0", "False", "False"], done.stderr
     finally:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import index as index_mod
-from memtui.core.search import Searcher
+from memtui.core.recall import index as index_mod
+from memtui.core.recall.search import Searcher
 from test_search_fast import comparable, same_everywhere, write
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benches"))

@@ -17,9 +17,9 @@ from support.serve import read_until, serving
 
 from memtui.cli import build_parser
 from memtui.commands.integrations import _loopback
-from memtui.core.memory import Memory
-from memtui.core.redis_store import RedisStore
-from memtui.core.stores import init_store
+from memtui.core.access.stores import init_store
+from memtui.core.storage.redis_store import RedisStore
+from memtui.core.writing.memory import Memory
 
 
 def test_serve_listens_on_loopback_unless_told_otherwise() -> None:

@@ -12,16 +12,16 @@ import pytest
 from app_support import SIZE, wait_for
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
-from memtui.core.folder import FolderStore
-from memtui.core.history import history
-from memtui.core.init import init_root
-from memtui.core.lint import lint
-from memtui.core.memory import Memory
-from memtui.core.redis_store import RedisStore
-from memtui.core.search import search
-from memtui.core.store import Store
-from memtui.core.stores import init_store
-from memtui.core.today import today
+from memtui.core.access.stores import init_store
+from memtui.core.hygiene.lint import lint
+from memtui.core.recall.search import search
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.init import init_root
+from memtui.core.storage.redis_store import RedisStore
+from memtui.core.storage.store import Store
+from memtui.core.timeline.history import history
+from memtui.core.timeline.today import today
+from memtui.core.writing.memory import Memory
 from memtui.tui.app import MemtuiApp
 from memtui.tui.feed import AuditTail
 from memtui.tui.tree import children
@@ -29,17 +29,18 @@ from memtui.tui.viewer import MemoryViewer
 
 PACKAGE = Path(__file__).resolve().parent.parent / "memtui"
 # The stores themselves: the only modules that know what kind of store they are.
-STORE_MODULES = {"core/store.py", "core/folder.py", "core/redis_store.py"}
+STORE_MODULES = {"core/storage/store.py", "core/storage/folder.py", "core/storage/redis_store.py"}
 # Type checks and lookups that are not a caller probing its store, each with why it stays.
 ALLOWED = {
-    ("core/reading.py", "isinstance(root, Store)"): "MemoryReader(root) takes a folder path or a Store: argument types",
+    ("core/storage/reading.py", "isinstance(root, Store)"): "MemoryReader(root) takes a folder path or a Store: "
+    "argument types",
     ("commands/redis.py", "isinstance(store, RedisStore)"): "`memtui export/import` act on a Redis server itself",
-    ("core/next_session.py", "getattr(self._memory, name)"): "the memory as a proposal would leave it passes every "
-    "other attribute to the memory it wraps: a proxy, not a probe",
+    ("core/recall/next_session.py", "getattr(self._memory, name)"): "the memory as a proposal would leave it passes "
+    "every other attribute to the memory it wraps: a proxy, not a probe",
 }
 # `memtui doctor` examines and repairs each store's own files (a folder's lock, git locks, temp files; a Redis
 # memory's keys in an older layout): it is those stores' repair tool, not a reader of the memory.
-ALLOWED_MODULES = {"core/doctor.py"}
+ALLOWED_MODULES = {"core/hygiene/doctor.py"}
 
 
 def _store_attributes() -> set[str]:
@@ -136,7 +137,7 @@ def twins(tmp_path: Path, redis_url: str, now, monkeypatch: pytest.MonkeyPatch) 
         old = mem.read_text("MEMORY.md") or ""
         assert mem.edit("MEMORY.md", old, FILES["MEMORY.md"], actor="wes").status == "applied"
         now("2026-08-20T10:00")
-        # an agent's [stated] with no user words to back it is kept as [suggested] (memtui/core/guard.py)
+        # an agent's [stated] with no user words to back it is kept as [suggested] (memtui/core/writing/guard.py)
         assert mem.update("Facts", "add", "[stated] Ana moved to Porto", actor="agent").status == "queued"
         now("2026-08-20T10:05")
         [p] = mem.proposals(external=False)

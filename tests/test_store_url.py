@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.stores import configured_url
+from memtui.core.access.stores import configured_url
 
 URL = "redis://127.0.0.1:6379/0?prefix=x"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.doctor import diagnose
-from memtui.core.memory import Memory
+from memtui.core.hygiene.doctor import diagnose
+from memtui.core.writing.memory import Memory
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures: a real redis-server)
 from support.stress import Plan, Run, crash_run, logged_outcomes, make_redis_memory, make_root, redis_run, verify
 

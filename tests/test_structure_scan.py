@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from memtui.core.document import _markdown, scan_structure
+from memtui.core.grammar.document import _markdown, scan_structure
 
 
 def markdown_it_structure(text: str) -> tuple[tuple[tuple[int, int, str], ...], frozenset[int]]:
@@ -86,7 +86,7 @@ def test_generated_memory_files_need_no_markdown_parser(tmp_path) -> None:
 
 
 def test_memtuis_own_templates_need_no_markdown_parser() -> None:
-    from memtui.core.init import memory_template
+    from memtui.core.storage.init import memory_template
 
     for template in ("personal", "project"):
         text = memory_template(template)

@@ -14,7 +14,7 @@ from textual.widgets import Label, TabbedContent
 from textual.widgets import TabPane as TextualPane
 
 from app_support import wait_for
-from memtui.core.visible import visible
+from memtui.core.basics.visible import visible
 from memtui.tui.tabs import Tabbed, TabPane
 
 SIZE = (60, 8)

@@ -165,9 +165,9 @@ def test_ten_mixed_proposals_at_120_columns_one_key_each(tmp_path: Path, monkeyp
 
 
 def queue_dir(root: Path) -> Path:
-    """Where the queue of a folder memtui did not make is kept: beside it (memtui.core.places); the audit log is
+    """Where the queue of a folder memtui did not make is kept: beside it (memtui.core.storage.places); the audit log is
     beside the queue."""
-    from memtui.core.places import places_for
+    from memtui.core.storage.places import places_for
 
     return places_for(root).state / "queue"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from memtui.cli import main
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
-from memtui.core.today import parse_since, today
+from memtui.core.storage.init import init_root
+from memtui.core.timeline.today import parse_since, today
+from memtui.core.writing.memory import Memory
 
 
 def scripted_day(tmp_path: Path, now) -> tuple[Path, dict[str, str]]:
@@ -167,7 +167,7 @@ def test_core_stays_free_of_the_ui():
     import subprocess
     import sys
 
-    code = ("import sys, memtui.core.today, memtui.core.history; "
+    code = ("import sys, memtui.core.timeline.today, memtui.core.timeline.history; "
             "assert 'textual' not in sys.modules and 'rich' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
 

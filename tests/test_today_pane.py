@@ -8,9 +8,9 @@ import git
 from textual.app import App, ComposeResult
 
 from memtui import tui
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
-from memtui.core.today import Change
+from memtui.core.storage.init import init_root
+from memtui.core.timeline.today import Change
+from memtui.core.writing.memory import Memory
 from memtui.tui.messages import MemoryChanged, OpenFile
 from memtui.tui.today import TodayPane
 

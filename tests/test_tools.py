@@ -1,4 +1,4 @@
-"""The agent's memory tools (memtui.core.tools): schemas, the one write path, and errors an agent can act on."""
+"""The agent's memory tools (memtui.core.access.tools): schemas, the one write path, and errors an agent can act on."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from memtui.core.memory import Memory
-from memtui.core.tools import TOOL_NAMES, TOOL_SCHEMAS, run_tool
+from memtui.core.access.tools import TOOL_NAMES, TOOL_SCHEMAS, run_tool
+from memtui.core.writing.memory import Memory
 
 AGENT = "agent:claude"
 
@@ -137,14 +137,14 @@ def test_bad_input_is_an_error_the_agent_can_act_on(mem: Memory, name: str, args
 
 
 def test_the_tools_module_imports_no_sdk_and_no_ui() -> None:
-    code = ("import sys, memtui.core.tools; "
+    code = ("import sys, memtui.core.access.tools; "
             "print([m for m in ('anthropic', 'textual', 'rich', 'mcp') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
 def test_search_returns_the_bounded_bundle_with_provenance(mem: Memory, now) -> None:
-    from memtui.core.search import search
+    from memtui.core.recall.search import search
 
     now("2026-08-20T14:05")
     mem.update("Projects", "add", "[stated] memtui stores its index in Redis")
@@ -165,7 +165,7 @@ def test_search_errors_are_tool_errors(mem: Memory) -> None:
 
 
 def test_context_is_the_session_start_pack(mem: Memory) -> None:
-    from memtui.core.context import build_context
+    from memtui.core.recall.context import build_context
 
     mem.update("Preferences", "add", "[stated] Prefers lowercase messages")
     out = run_tool(mem, "memory_context", {}, AGENT)

@@ -12,8 +12,8 @@ from pathlib import Path
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
 from memtui.cli import main
-from memtui.core.memory import Memory
-from memtui.core.today import today
+from memtui.core.timeline.today import today
+from memtui.core.writing.memory import Memory
 
 
 def git(root: Path, *args: str) -> str:
@@ -137,14 +137,14 @@ def test_status_on_no_memory_says_what_to_do_and_exits_1(tmp_path: Path) -> None
 
 def test_status_imports_no_git_anthropic_or_textual(root: Path) -> None:
     code = ("import sys; from memtui.cli import main; main(['status', '--root', sys.argv[1]]); "
-            "print(sorted(m for m in ('git', 'anthropic', 'textual', 'rich', 'memtui.core.memory') "
+            "print(sorted(m for m in ('git', 'anthropic', 'textual', 'rich', 'memtui.core.writing.memory') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, check=True).stdout
     assert out.splitlines()[-1] == "[]"
 
 
 def test_status_of_a_memory_in_redis(redis_url: str) -> None:
-    from memtui.core.stores import init_store, open_memory
+    from memtui.core.access.stores import init_store, open_memory
 
     mem = open_memory(None, redis_url)
     init_store(mem.store)

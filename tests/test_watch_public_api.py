@@ -33,8 +33,8 @@ elif mode == "observer":
 os.environ.update(MEMTUI_USER="wes", GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
                   GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
 from pathlib import Path
-from memtui.core import changes
-from memtui.core.init import init_root
+from memtui.core.writing import changes
+from memtui.core.storage.init import init_root
 
 root = Path(root)
 init_root(root)

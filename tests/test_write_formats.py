@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from memtui.core.folder import FolderStore
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
-from memtui.core.seal import unseal
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.init import init_root
+from memtui.core.writing.memory import Memory
+from memtui.core.basics.seal import unseal
 
 EXPECTED = Path(__file__).parent / "support" / "write_formats.json"
 
@@ -33,7 +33,7 @@ def _digest(data: bytes) -> str:
 
 def _queue_file(data: bytes) -> str:
     """A queue file's text with its seal (an HMAC under this run's own key) checked, then written as `<seal>`."""
-    from memtui.core.proposals import unsealed_reason
+    from memtui.core.writing.proposals import unsealed_reason
 
     assert unsealed_reason(data) is None
     return re.sub(r'"memtui-seal": "[0-9a-f]{64}"', '"memtui-seal": "<seal>"', data.decode())

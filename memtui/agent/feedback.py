@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memtui.agent.events import Decision
-from memtui.core.memory import Memory, NotFound
-from memtui.core.proposals import APPLIED, CONFLICT, PENDING, REJECTED, Proposal
+from memtui.core.writing.memory import Memory, NotFound
+from memtui.core.writing.proposals import APPLIED, CONFLICT, PENDING, REJECTED, Proposal
 
 REVISED_MARK = "revised by a person before approval"
 

@@ -32,13 +32,13 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from memtui.core.memory import QUEUED_MESSAGE, Memory
-from memtui.core.paths import PathRefused
-from memtui.core.proposals import WriteResult
-from memtui.core.store import StoreError
-from memtui.core.tools import ToolOutcome
-from memtui.core.update import Refused
-from memtui.core.visible import hidden, reveal
+from memtui.core.access.tools import ToolOutcome
+from memtui.core.basics.visible import hidden, reveal
+from memtui.core.grammar.paths import PathRefused
+from memtui.core.grammar.update import Refused
+from memtui.core.storage.store import StoreError
+from memtui.core.writing.memory import QUEUED_MESSAGE, Memory
+from memtui.core.writing.proposals import WriteResult
 
 ROOT = "/memories"
 MAX_LINES = 999_999

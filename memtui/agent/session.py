@@ -1,7 +1,7 @@
 """ChatSession: one conversation with the agent, run as an async generator of typed events per turn.
 
 The loop streams a reply from Anthropic's Messages API (the real SDK, imported only when the first request is
-made), runs the memory tools the model asks for through `memtui.core.tools.run_tool` (so every write goes through
+made), runs the memory tools the model asks for through `memtui.core.access.tools.run_tool` (so every write goes through
 the one write path, as this session's agent actor), and feeds the results back until the model stops. Failures
 (no key, network, 429, 5xx, 529) become an `Error` event; the history stays valid for the next turn.
 """
@@ -21,9 +21,9 @@ from memtui.agent.events import (
 from memtui.agent.feedback import ProposedWrite, decide_feedback, feedback_text
 from memtui.agent.prompt import FLUSH_PROMPT, system_blocks
 from memtui.agent.toolset import toolset_for
-from memtui.core import recurrence
-from memtui.core.memory import Memory
-from memtui.core.proposals import WriteResult
+from memtui.core.writing import recurrence
+from memtui.core.writing.memory import Memory
+from memtui.core.writing.proposals import WriteResult
 
 DEFAULT_ACTOR = "agent:claude"
 DEFAULT_MAX_TOKENS = 4096
@@ -104,7 +104,7 @@ class ChatSession:
 
     def _context_text(self) -> str:
         try:
-            from memtui.core.context import build_context
+            from memtui.core.recall.context import build_context
 
             return build_context(self.memory, budget=self.context_budget).text
         except Exception as exc:  # a broken memory file must not stop the conversation
@@ -332,7 +332,7 @@ def describe_error(exc: BaseException, base_url: str) -> Error:
     """A failure as a message a person can act on (a password in the base URL shown as ***)."""
     import anthropic
 
-    from memtui.core.redact import redact
+    from memtui.core.basics.redact import redact
 
     base_url = redact(base_url)
 

@@ -1,7 +1,7 @@
 """The embedded agent's memory tools, chosen by `[agent] tools` in .memtui/config.toml.
 
-- `"memtui"` (the default): memtui's own tools (memory_update, memory_search, …, memtui/core/tools.py), which know
-  sections, entries and provenance.
+- `"memtui"` (the default): memtui's own tools (memory_update, memory_search, …, memtui/core/access/tools.py), which
+  know sections, entries and provenance.
 - `"anthropic-memory"`: Anthropic's memory tool (`memory_20250818`: view, create, str_replace, insert, delete,
   rename on /memories), for models and prompts built around it; its writes are proposals all the same.
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from memtui.core.memory import Memory
-from memtui.core.tools import TOOL_SCHEMAS, ToolOutcome, run_tool
+from memtui.core.access.tools import TOOL_SCHEMAS, ToolOutcome, run_tool
+from memtui.core.writing.memory import Memory
 
 TOOLSETS = ("memtui", "anthropic-memory")
 DEFAULT_TOOLSET = "memtui"

@@ -29,7 +29,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 async def _ask(args: argparse.Namespace, memory: Any) -> int:
     from memtui.agent.events import Decision, Error, ProposalCard, TextDelta, ToolCall, ToolResult, TurnEnd
     from memtui.agent.session import ChatSession
-    from memtui.core.visible import reveal, shown_name, visible
+    from memtui.core.basics.visible import reveal, shown_name, visible
 
     chat = ChatSession(memory, model=args.model)
     streaming = not args.json
@@ -101,7 +101,7 @@ async def _ask(args: argparse.Namespace, memory: Any) -> int:
 
 def _consolidation_due(memory: Any) -> list[str]:
     """The sections the session left over their caps (offered when a session ends; never applied unasked)."""
-    from memtui.core.store import StoreError
+    from memtui.core.storage.store import StoreError
 
     try:
         return memory.consolidation_due()

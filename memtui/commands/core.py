@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, common, emit, fail, root_of, say
 
 if TYPE_CHECKING:
-    from memtui.core.memory import Memory
-    from memtui.core.proposals import Proposal
+    from memtui.core.writing.memory import Memory
+    from memtui.core.writing.proposals import Proposal
 
 
 def register(sub: Any) -> None:
@@ -132,8 +132,8 @@ def report(args: argparse.Namespace, result: Any) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from memtui.core.init import init_root
-    from memtui.core.stores import is_store_url
+    from memtui.core.access.stores import is_store_url
+    from memtui.core.storage.init import init_root
 
     if args.store or is_store_url(args.path):
         from memtui.commands.redis import init_redis
@@ -159,15 +159,15 @@ def cmd_update(args: argparse.Namespace) -> int:
 
 
 def _usage(message: str) -> Any:
-    from memtui.core.proposals import WriteResult
+    from memtui.core.writing.proposals import WriteResult
 
     return WriteResult("refused", message)
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from memtui.core.document import Document
-    from memtui.core.readable import read_problem
-    from memtui.core.update import Refused
+    from memtui.core.grammar.document import Document
+    from memtui.core.grammar.update import Refused
+    from memtui.core.storage.readable import read_problem
 
     mem = memory(args)
     try:
@@ -212,9 +212,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def _entry_lines(mem: Memory, p: Proposal) -> str:
-    """An external change's entries, added and removed, per section (memtui/core/formats/cline.py)."""
-    from memtui.core.formats.cline import entry_changes
-    from memtui.core.store import StoreError
+    """An external change's entries, added and removed, per section (memtui/core/grammar/formats/cline.py)."""
+    from memtui.core.grammar.formats.cline import entry_changes
+    from memtui.core.storage.store import StoreError
 
     try:
         rel = mem.store.check_path(p.file)
@@ -223,7 +223,7 @@ def _entry_lines(mem: Memory, p: Proposal) -> str:
         return ""
     if (before and len(before) > 1_000_000) or (after and len(after) > 1_000_000):
         return ""
-    from memtui.core.secrets import mask
+    from memtui.core.writing.secrets import mask
 
     # Masked as the diff is: an entry holding a key is listed with its kind's prefix and ****, never the key.
     text = [None if b is None else mask(b.decode("utf-8", errors="replace")) for b in (before, after)]
@@ -231,8 +231,8 @@ def _entry_lines(mem: Memory, p: Proposal) -> str:
 def _show_entries(args: argparse.Namespace, rel: str, text: str) -> int:
     """A Hermes file as Hermes reads it: numbered entries (an entry's lines kept together), its usage against
     Hermes' limit, and what in it reads differently from how it looks."""
-    from memtui.core.formats import hermes
-    from memtui.core.visible import visible
+    from memtui.core.basics.visible import visible
+    from memtui.core.grammar.formats import hermes
 
     found = hermes.spans(text)
     warnings = hermes.review_flags(rel, text)
@@ -254,7 +254,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
     if args.queue_cmd == "list":
         return _queue_list(args, mem)
     if args.queue_cmd == "show":
-        from memtui.core.memory import NotFound
+        from memtui.core.writing.memory import NotFound
 
         try:
             p = mem.get(args.id)
@@ -305,17 +305,17 @@ def cmd_queue(args: argparse.Namespace) -> int:
 
 
 def _contradicted(mem: Any, p: Any) -> list[Any]:
-    from memtui.core.contradictions import of_proposal
+    from memtui.core.hygiene.contradictions import of_proposal
 
     return of_proposal(mem, p)
 
 
 def _lineage_lines(mem: Any, p: Any) -> str:
-    """In a layout that keeps no struck lines, what the review panel shows beside the diff (memtui/core/lineage.py):
-    a revise's earlier versions from history, an external change entry by entry."""
+    """In a layout that keeps no struck lines, what the review panel shows beside the diff
+    (memtui/core/timeline/lineage.py): a revise's earlier versions from history, an external change entry by entry."""
     if mem.layout().strikes:  # memtui's own files keep the struck lines, which the diff's context shows
         return ""
-    from memtui.core.lineage import lineages
+    from memtui.core.timeline.lineage import lineages
 
     found = lineages(mem, [p]).get(p.id, [])
     if not found:
@@ -360,13 +360,13 @@ def _queue_list(args: argparse.Namespace, mem: Any) -> int:
 
 
 def one_line(text: str) -> str:
-    from memtui.core.visible import reveal
+    from memtui.core.basics.visible import reveal
 
     return reveal(text, newlines=False)
 
 
 def _refusal(pid: str, message: str) -> Any:
-    from memtui.core.proposals import WriteResult
+    from memtui.core.writing.proposals import WriteResult
 
     return WriteResult("refused", message, pid)
 

@@ -23,7 +23,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from memtui.core.doctor import diagnose
+    from memtui.core.hygiene.doctor import diagnose
 
     # --store, $MEMTUI_STORE or the root's [store] url: the memory checked is the one every other command uses.
     # Opened without finishing an interrupted write: doctor reports it, and repairs it only with --fix.

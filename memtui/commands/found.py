@@ -68,7 +68,7 @@ def memories(env: dict[str, str] | None = None, cwd: Path | None = None) -> list
 def waiting(folder: Path) -> dict[str, Any]:
     """What waits in `folder`: its open proposals and its files changed outside memtui, read without recovering or
     writing anything; `history` False where memtui keeps none for it yet (nothing can be pending there)."""
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
 
     try:
         memory = Memory(folder, recover=False)

@@ -93,7 +93,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         print(f"memtui serve: --port must be between 1 and 65535, not {args.port}", file=sys.stderr)
         return EXIT_ERROR
-    from memtui.core.stores import STORE_ENV, store_url
+    from memtui.core.access.stores import STORE_ENV, store_url
     from memtui.integrations.serve import allowed_name
 
     allow = [allowed_name(name) for name in args.allow_host]
@@ -132,9 +132,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_hook_session_start(args: argparse.Namespace) -> int:
     # A SessionStart hook runs before every session: it must be quick and must never print a traceback.
-    from memtui.core.context import build_context
+    from memtui.core.recall.context import build_context
 
-    from memtui.core.visible import visible
+    from memtui.core.basics.visible import visible
 
     pack = build_context(memory_of(args, read_only=True), budget=args.budget)
     if args.text:
@@ -191,7 +191,7 @@ def cmd_hook_decisions(args: argparse.Namespace) -> int:
 
 
 def cmd_hook_install(args: argparse.Namespace) -> int:
-    from memtui.core.folder import atomic_write
+    from memtui.core.storage.folder import atomic_write
     from memtui.integrations.claude_code import merged_settings, settings_diff, settings_path
 
     path = settings_path(Path(args.project).expanduser().absolute() if args.project else None)
@@ -204,7 +204,7 @@ def cmd_hook_install(args: argparse.Namespace) -> int:
     if before is not None and json.loads(before) == json.loads(after):
         print(f"{path}: memtui's hooks are already installed; nothing changed")
         return EXIT_OK
-    from memtui.core.visible import visible
+    from memtui.core.basics.visible import visible
 
     sys.stdout.write(visible(settings_diff(path, before, after)))  # the settings file is anyone's to write
     if args.dry_run:

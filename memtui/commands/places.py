@@ -1,5 +1,5 @@
-"""`memtui moved OLD NEW`: a folder memtui keeps beside (memtui.core.places) was moved or renamed; its history and
-state follow it. `memtui doctor` names state folders whose folder is gone."""
+"""`memtui moved OLD NEW`: a folder memtui keeps beside (memtui.core.storage.places) was moved or renamed; its history
+and state follow it. `memtui doctor` names state folders whose folder is gone."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_moved(args: argparse.Namespace) -> int:
-    from memtui.core.places import PlaceRefused, move_state
+    from memtui.core.storage.places import PlaceRefused, move_state
 
     new = Path(args.new).expanduser()
     if not new.is_dir():

@@ -36,9 +36,9 @@ def register(sub: Any) -> None:
 def cmd_list(args: argparse.Namespace) -> int:
     from datetime import datetime
 
-    from memtui.core.redis_store import list_memories
-    from memtui.core.stores import store_url
-    from memtui.core.visible import visible
+    from memtui.core.access.stores import store_url
+    from memtui.core.basics.visible import visible
+    from memtui.core.storage.redis_store import list_memories
 
     url = store_url(args.root, args.store)
     if not url:
@@ -61,7 +61,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _redis(args: argparse.Namespace, why: str) -> Any:
-    from memtui.core.redis_store import RedisStore
+    from memtui.core.storage.redis_store import RedisStore
 
     store = memory_of(args).store
     if not isinstance(store, RedisStore):
@@ -71,7 +71,7 @@ def _redis(args: argparse.Namespace, why: str) -> Any:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from memtui.core.redis_transfer import export_memory
+    from memtui.core.access.redis_transfer import export_memory
 
     res = export_memory(_redis(args, "export"), args.to)
     emit(args, {"status": "exported", **res.to_dict(), "to": str(args.to)}, res.message)
@@ -79,7 +79,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from memtui.core.redis_transfer import import_memory
+    from memtui.core.access.redis_transfer import import_memory
 
     res = import_memory(args.path, _redis(args, "import"), history=not args.no_history)
     emit(args, {"status": "imported", **res.to_dict()}, res.message)
@@ -89,7 +89,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_oplog(args: argparse.Namespace) -> int:
     from datetime import datetime
 
-    from memtui.core.visible import visible
+    from memtui.core.basics.visible import visible
 
     def cell(value: Any) -> str:  # a list any client of the server may push to: each field one line, as data
         return visible(str(value or ""), newlines=False)
@@ -105,8 +105,8 @@ def cmd_oplog(args: argparse.Namespace) -> int:
 
 def init_redis(args: argparse.Namespace, url: str) -> int:
     """`memtui init --store URL`: MEMORY.md from a template and the default config, in an empty Redis memory."""
-    from memtui.core.memory import default_actor
-    from memtui.core.stores import init_store, open_store
+    from memtui.core.access.stores import init_store, open_store
+    from memtui.core.writing.memory import default_actor
 
     store = open_store(url)
     created, sid = init_store(store, args.template, author=default_actor())

@@ -73,7 +73,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     store = _in_a_store(args)
     answer = None
     if not args.no_index:
-        from memtui.core.search_socket import ask
+        from memtui.core.recall.search_socket import ask
 
         where, cache = (_cache_of(store), True) if store else (root_of(args), False)
         if where is not None:
@@ -82,7 +82,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if answer is not None:
         found, text = answer["bundle"], answer["text"]
     else:
-        from memtui.core.search import search
+        from memtui.core.recall.search import search
 
         bundle = search(memory_of(args) if store else root_of(args), args.query, regex=args.regex,
                         limit=args.limit, path_glob=args.path_glob, use_index=not args.no_index)
@@ -101,8 +101,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 def _cache_of(url: str) -> Any:
     """The local cache folder of the store at `url`, where its watcher's socket would be; None for a URL that does
     not parse (opening the store then says what is wrong with it). Nothing is made, and no Redis client imported."""
-    from memtui.core.store import StoreError
-    from memtui.core.store_urls import cache_dir, cache_name
+    from memtui.core.storage.store import StoreError
+    from memtui.core.storage.store_urls import cache_dir, cache_name
 
     try:
         return cache_dir(cache_name(url), make=False)
@@ -114,7 +114,7 @@ def _in_a_store(args: argparse.Namespace) -> str | None:
     """The store URL (--store, $MEMTUI_STORE, the root's `[store] url`) when the memory is not the folder."""
     from pathlib import Path
 
-    from memtui.core.stores import store_url
+    from memtui.core.access.stores import store_url
 
     root = Path(args.root).expanduser() if args.root else default_root()
     return store_url(root, args.store)
@@ -123,7 +123,7 @@ def _in_a_store(args: argparse.Namespace) -> str | None:
 def cmd_index(args: argparse.Namespace) -> int:
     if _in_a_store(args):
         return _index_store(args)
-    from memtui.core.index import Index, IndexUnavailable
+    from memtui.core.recall.index import Index, IndexUnavailable
 
     root = root_of(args)
     index = Index(root)
@@ -144,8 +144,8 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def _index_store(args: argparse.Namespace) -> int:
     """A memory with no folder here (Redis): its index, in the local cache, is fed through the store."""
-    from memtui.core.index import IndexUnavailable
-    from memtui.core.search import Searcher
+    from memtui.core.recall.index import IndexUnavailable
+    from memtui.core.recall.search import Searcher
 
     memory = memory_of(args)
     if args.watch:
@@ -166,7 +166,7 @@ def _index_store(args: argparse.Namespace) -> int:
 
 
 def _watch(root: Any) -> int:
-    from memtui.core.search import Searcher
+    from memtui.core.recall.search import Searcher
 
     # The warm searcher's own watcher journals every change for cold searches (it publishes), and the searcher
     # answers those that ask on the memory's socket.
@@ -185,7 +185,7 @@ def _watch_store(memory: Any) -> int:
     `memtui search` processes on a socket in the memory's local cache, one watcher per memory (a lock there)."""
     import fcntl
 
-    from memtui.core.search import Searcher
+    from memtui.core.recall.search import Searcher
 
     searcher = Searcher(memory, watch=True)
     if searcher.index is None:
@@ -223,7 +223,7 @@ def _serve(searcher: Any, where: Any, *, cache: bool, what: str) -> int:
     import signal
     import threading
 
-    from memtui.core.search_socket import Server
+    from memtui.core.recall.search_socket import Server
 
     lock = threading.Lock()
 
@@ -259,7 +259,7 @@ def _serve(searcher: Any, where: Any, *, cache: bool, what: str) -> int:
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    from memtui.core.context import build_context
+    from memtui.core.recall.context import build_context
 
     # The context is read through the memory's store, so --store, $MEMTUI_STORE and [store] url reach it.
     pack = build_context(memory_of(args, read_only=True), budget=args.budget)

@@ -47,17 +47,17 @@ def memory_of(args: argparse.Namespace, *, read_only: bool = False, recover: boo
     `read_only` opens only its reading half (`MemoryReader`), for commands that write nothing: the write path's
     modules are not imported. An interrupted write is finished on opening the write path, unless `recover` is
     False (`memtui doctor` reports it instead)."""
-    from memtui.core.stores import open_store, store_url
+    from memtui.core.access.stores import open_store, store_url
 
     root = Path(args.root).expanduser() if getattr(args, "root", None) else default_root()
     url = store_url(root, getattr(args, "store", None))
     where = open_store(url) if url else root_of(args)
     if read_only:
-        from memtui.core.reading import MemoryReader
+        from memtui.core.storage.reading import MemoryReader
 
         memory: Any = MemoryReader(where)
     else:
-        from memtui.core.memory import Memory
+        from memtui.core.writing.memory import Memory
 
         memory = Memory(where, recover=recover)
     config = memory.config
@@ -83,7 +83,7 @@ def emit(args: argparse.Namespace, data: Any, human: str) -> None:
     """Print a command's result: JSON with --json, else the text for people. Both are safe to print to a terminal:
     a file name, entry, actor or model reply is an agent's text, and its control characters are made visible and
     every other character a person cannot see named, `⟨U+E0041⟩` (the JSON stays the same JSON to a parser)."""
-    from memtui.core.visible import json_safe, reveal
+    from memtui.core.basics.visible import json_safe, reveal
 
     if args.json:
         import json
@@ -95,6 +95,6 @@ def emit(args: argparse.Namespace, data: Any, human: str) -> None:
 
 def say(message: str) -> None:
     """A line for the person on stderr, its control and hidden characters made visible (see `emit`)."""
-    from memtui.core.visible import reveal
+    from memtui.core.basics.visible import reveal
 
     print(reveal(message), file=sys.stderr)

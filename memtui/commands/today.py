@@ -67,7 +67,7 @@ def fail(args: argparse.Namespace, message: str, code: int = EXIT_ERROR) -> int:
 
 
 def cmd_today(args: argparse.Namespace) -> int:
-    from memtui.core.today import today
+    from memtui.core.timeline.today import today
 
     try:
         kw = {} if args.pending is None else {"pending": args.pending}
@@ -86,8 +86,8 @@ def _render_today(rep: Any) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from memtui.core.history import short
-    from memtui.core.visible import reveal, shown_name
+    from memtui.core.basics.visible import reveal, shown_name
+    from memtui.core.timeline.history import short
 
     def cell(text: str, style: str = "") -> Text:
         # File names, entries, actors and reasons are data: never Rich markup, no control character reaches the
@@ -125,7 +125,7 @@ def _render_today(rep: Any) -> None:
                           cell(who), cell(c.status, style=STATUS_STYLE.get(c.status, "")), change, cell(ref))
         console.print(table)
     if rep.queued.get("more"):
-        from memtui.core.queue_page import actors_line
+        from memtui.core.writing.queue_page import actors_line
 
         more = rep.queued["more"]
         # One line: an actor's name (anyone's to write in a queue file) must not start a row of its own.
@@ -135,8 +135,8 @@ def _render_today(rep: Any) -> None:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from memtui.core.history import NoHistory, history
-    from memtui.core.paths import PathRefused
+    from memtui.core.grammar.paths import PathRefused
+    from memtui.core.timeline.history import NoHistory, history
 
     try:
         commits = history(_memory(args), args.file)
@@ -152,9 +152,9 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_blame(args: argparse.Namespace) -> int:
-    from memtui.core.history import NoHistory, blame, short
-    from memtui.core.paths import PathRefused
-    from memtui.core.provenance import LEGEND, SYMBOLS, of_file
+    from memtui.core.grammar.paths import PathRefused
+    from memtui.core.timeline.history import NoHistory, blame, short
+    from memtui.core.timeline.provenance import LEGEND, SYMBOLS, of_file
 
     try:
         memory = _memory(args)
@@ -176,8 +176,8 @@ def cmd_blame(args: argparse.Namespace) -> int:
 
 def _undo_report(args: argparse.Namespace, call: Any) -> int:
     from memtui.commands.core import report
-    from memtui.core.history import NoHistory
-    from memtui.core.paths import PathRefused
+    from memtui.core.grammar.paths import PathRefused
+    from memtui.core.timeline.history import NoHistory
 
     try:
         return report(args, call())
@@ -186,18 +186,18 @@ def _undo_report(args: argparse.Namespace, call: Any) -> int:
 
 
 def cmd_revert(args: argparse.Namespace) -> int:
-    from memtui.core.history import revert
+    from memtui.core.timeline.history import revert
 
     return _undo_report(args, lambda: revert(_memory(args), args.commit, args.by))
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    from memtui.core.history import restore
+    from memtui.core.timeline.history import restore
 
     return _undo_report(args, lambda: restore(_memory(args), args.file, args.commit, args.by))
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
-    from memtui.core.history import undo_last
+    from memtui.core.timeline.history import undo_last
 
     return _undo_report(args, lambda: undo_last(_memory(args), args.by, args.actor))

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memtui.core.jsontext import loads
+from memtui.core.basics.jsontext import loads
 
 ACTOR = "claude-code"
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit")
@@ -183,10 +183,10 @@ def pre_tool_use(payload: Any, roots: list[Path]) -> dict[str, Any] | None:
 
 
 def _propose(target: Target, tool: str, tool_input: dict[str, Any], session: Any) -> str:
-    from memtui.core.memory import Memory
-    from memtui.core.paths import PathRefused
-    from memtui.core.store import StoreError
-    from memtui.core.update import Refused
+    from memtui.core.grammar.paths import PathRefused
+    from memtui.core.grammar.update import Refused
+    from memtui.core.storage.store import StoreError
+    from memtui.core.writing.memory import Memory
 
     memory = Memory(target.root)
     try:
@@ -213,7 +213,7 @@ def _propose(target: Target, tool: str, tool_input: dict[str, Any], session: Any
     if result.status == "queued" and session is not None:
         _note_queued(target.root, {session: [result.id]})
     if result.status == "queued":
-        from memtui.core.memory import QUEUED_MESSAGE
+        from memtui.core.writing.memory import QUEUED_MESSAGE
 
         why = result.message.removesuffix(QUEUED_MESSAGE).strip()  # why it waits, when it is one that would not
         why = f"{why} " if why else ""
@@ -265,8 +265,8 @@ def decisions(payload: Any, roots: list[Path]) -> dict[str, Any] | None:
 
 
 def _news(root: Path, session: str) -> list[str]:
-    from memtui.core.memory import Memory
-    from memtui.core.proposals import APPLIED, CONFLICT, REJECTED
+    from memtui.core.writing.memory import Memory
+    from memtui.core.writing.proposals import APPLIED, CONFLICT, REJECTED
 
     folder = _told_dir(root, create=True)
     if folder is None:
@@ -294,7 +294,7 @@ def _news(root: Path, session: str) -> list[str]:
             continue
         newly.append(p.id)
     if newly:
-        from memtui.core.folder import atomic_write
+        from memtui.core.storage.folder import atomic_write
 
         try:
             atomic_write(told_file, json.dumps(sorted(told | set(newly))).encode())
@@ -306,7 +306,7 @@ def _news(root: Path, session: str) -> list[str]:
 def _session_proposals(root: Path, memory: Any, folder: Path, session: str, told: set[str]) -> list[Any]:
     """The session's queued proposals not yet told: from its queued log, reading only those queue files. Without
     the marker, every proposal once, noting each session's ids in its log (the marker follows)."""
-    from memtui.core.proposals import Proposal, unsealed_reason
+    from memtui.core.writing.proposals import Proposal, unsealed_reason
 
     if _read(folder / QUEUED_MARKER) is None:
         everything = memory.proposals(include_decided=True, external=False)
@@ -315,7 +315,7 @@ def _session_proposals(root: Path, memory: Any, folder: Path, session: str, told
             if p.actor == ACTOR and p.session:
                 by_session.setdefault(p.session, []).append(p.id)
         if _note_queued(root, by_session, skip_odd=True):
-            from memtui.core.folder import atomic_write
+            from memtui.core.storage.folder import atomic_write
 
             marker = folder / QUEUED_MARKER
             try:
@@ -385,8 +385,8 @@ def _odd(path: Path) -> bool:
 
 def _told_dir(root: Path, *, create: bool = False) -> Path | None:
     """`claude-code/` in the memory's state folder (`.memtui/`, or beside a folder memtui did not make:
-    memtui.core.places) when it is a plain folder (not a link an agent put there); None else."""
-    from memtui.core.places import places_for
+    memtui.core.storage.places) when it is a plain folder (not a link an agent put there); None else."""
+    from memtui.core.storage.places import places_for
 
     places = places_for(root)
     state = places.state
@@ -412,7 +412,7 @@ def _session_file(folder: Path, session: str, suffix: str) -> Path:
 
 def _read(path: Path) -> bytes | None:
     """A regular file's bytes, or None (missing, a FIFO, a link loop, unreadable): a hook never waits on a file."""
-    from memtui.core.folder import _regular_bytes
+    from memtui.core.storage.folder import _regular_bytes
 
     try:
         return _regular_bytes(path)

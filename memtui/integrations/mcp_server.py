@@ -1,9 +1,9 @@
 """The MCP server: the embedded agent's memory tools, over stdio, for Claude Code, Claude Desktop, Cursor and others.
 
-The tools, their fields and their result texts are the embedded agent's own (memtui/core/tools.py); this module only
-speaks MCP. Every call runs as the actor ``mcp:<client name>`` (the name the client gave in its initialize request),
-which the ReviewPolicy counts as an agent: writes to MEMORY.md and topic files wait in the review queue a running
-app shows, daily-log lines and scratch notes apply at once, and the result text says which happened.
+The tools, their fields and their result texts are the embedded agent's own (memtui/core/access/tools.py); this module
+only speaks MCP. Every call runs as the actor ``mcp:<client name>`` (the name the client gave in its initialize
+request), which the ReviewPolicy counts as an agent: writes to MEMORY.md and topic files wait in the review queue a
+running app shows, daily-log lines and scratch notes apply at once, and the result text says which happened.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from memtui import __version__
-from memtui.core.memory import Memory
-from memtui.core.tools import TOOL_SCHEMAS, run_tool
+from memtui.core.access.tools import TOOL_SCHEMAS, run_tool
+from memtui.core.writing.memory import Memory
 
 # What other agents get: reading, searching, the guarded entry write, the log, scratch notes and the start-up
 # context. Free-form edits (memory_edit) stay with the embedded agent, whose person watches it.
@@ -97,7 +97,7 @@ def run(root: str | Path | Memory) -> None:
     memory = root if isinstance(root, Memory) else Memory(root)
     watcher = None
     if memory.store.local_root is not None:
-        from memtui.core.index_watch import IndexWatcher
+        from memtui.core.recall.index_watch import IndexWatcher
 
         # While the server runs it journals the folder's changes, so its own and others' searches need no walk.
         watcher = IndexWatcher(memory.location, publish=True)

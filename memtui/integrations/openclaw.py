@@ -153,7 +153,7 @@ def chosen_workspace(env: Mapping[str, str] | None = None) -> Path | None:
               f"OPENCLAW_WORKSPACE_DIR and {config_path(env)}); `openclaw setup` creates one, or open a folder "
               "with `memtui open PATH`", file=sys.stderr)
         return None
-    from memtui.core.visible import reveal
+    from memtui.core.basics.visible import reveal
 
     print("memtui: several OpenClaw workspaces; open one with `memtui open PATH`:", file=sys.stderr)
     for folder in found:

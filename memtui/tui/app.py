@@ -1,6 +1,9 @@
 """MemtuiApp: wiring only. Widgets live in their own modules; IO runs in thread workers that post messages.
 
-Layout (like JupyterLab): header; memory tree | tabbed main area | review panel; activity feed; footer.
+Layout (like JupyterLab): header; memory tree | tabbed main area | review panel; activity feed; footer. The app's
+keys are keys.py's; the jobs it wires are helpers it holds, each beside what it serves: `state_sync` (syncing.py),
+`deciding` (deciding.py), `room` (room.py), `consolidating` (consolidating.py). Its actions and message handlers keep
+their names (the keymap, help and the palette know them) and hand each on.
 """
 
 # ruff: noqa: E402
@@ -9,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import hashlib
-import itertools
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -50,26 +51,25 @@ from textual.widget import Widget
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
-from memtui.core import clock
-from memtui.core.config import ENTRY_ACTIONS
-from memtui.core.memory import MEMORY_FILE, Memory, default_actor
-from memtui.core.proposals import CHANGED_SINCE_SEEN, CONFLICT, PENDING, Proposal
-from memtui.core.store import StoreUnavailable
-from memtui.core.queue_page import Stopped
-from memtui.core.visible import shown_name
-from memtui.tui import layout as layouts
+from memtui.core.basics import clock
+from memtui.core.basics.visible import shown_name
+from memtui.core.writing.memory import MEMORY_FILE, Memory, default_actor
 from memtui.tui import theme_files
+from memtui.tui.consolidating import Consolidating
+from memtui.tui.deciding import Deciding
 from memtui.tui.diff import DiffView, unified
-from memtui.tui.for_people import decided
-from memtui.tui.feed import ActivityFeed, AuditTail, activity_from_audit
+from memtui.tui.feed import ActivityFeed
 from memtui.tui.header import MemtuiHeader
-from memtui.tui.keys import KeyFooter
+from memtui.tui.keys import APP_BINDINGS, REVIEW_ACTIONS, KeyFooter
 from memtui.tui.messages import (
-    Activity, CommittedLoaded, Consolidated, ConsolidationDue, Decided, FilesChanged, LogActivity, MemoryChanged,
-    OpenFile, ProposalsChanged, QueueCounted, SessionEnded, StateSynced, approving,
+    Activity, CommittedLoaded, Consolidated, ConsolidationDue, Decided, FilesChanged, LogActivity, OpenFile,
+    QueueCounted, SessionEnded, StateSynced,
 )
 from memtui.tui.plain import visible
 from memtui.tui.review import ReviewPanel
+from memtui.tui.room import Room
+from memtui.tui.sync_view import SyncView
+from memtui.tui.syncing import StateSync
 from memtui.tui.tabs import Tabbed, TabPane
 from memtui.tui.tree import MemoryTree
 from memtui.tui.viewer import MemoryViewer
@@ -83,21 +83,7 @@ FIRST_SCREEN_WAIT = 2.0  # seconds the whole-folder sync waits for the first scr
 FIRST_DATA_WAIT = 0.3
 SETTLE_WINDOW = 0.1  # seconds after the first layout in which its settling pass is not paced (MainScreen)
 
-# The keys that decide what the review panel has selected: they act only while the panel is what the person looks
-# at, never while a text box has focus (there the letters are text) nor from inside a Chat or Search tab.
 THEME_SAVE_AFTER = 0.8  # seconds a chosen theme stays before it is saved to the config
-REVIEW_ACTIONS = frozenset({"approve", "revise", "reject", "approve_all", "next_proposal", "prev_proposal",
-                            "revise_of_current"})
-# After a burst of changes the sync (queue, audit, `git status` over every file) waits this long, so the open
-# viewer re-reads and paints its live diff first instead of sharing the GIL and the cores with git.
-REVIEW_PAGE = 200  # proposals the review list holds in full; the others are counted in its title
-SYNC_AFTER = 0.1
-SYNC_POLL = 0.01  # while a viewer re-reads, the sync looks again this often
-SYNC_WAIT_MAX = 1.0  # and starts anyway after this long
-# A sync after files changed reads their external changes only (git status of those paths); the whole folder's
-# (a quarter of a second of lstat at 100,000 files, which delayed the next append's live diff) is read again once
-# no change came for this long: a change no event names (a commit made outside memtui) is shown then.
-FOLDER_READ_QUIET = 2.0
 
 
 class MainScreen(Screen):
@@ -145,9 +131,9 @@ class MainScreen(Screen):
     def on_resize(self, event: events.Resize) -> None:
         """Stack below layouts.NARROW columns (or as the person chose): a class, so the same layout as the size
         changes (a class already set is no change)."""
-        apply = getattr(self.app, "apply_layout", None)
-        if apply is not None:
-            apply(event.size.width)
+        room = getattr(self.app, "room", None)
+        if room is not None:
+            room.apply(event.size.width)
 
     def _on_screen_resume(self, event: events.ScreenResume) -> None:
         # Each widget on it was styled as it mounted, by the stylesheets then parsed (a widget's own CSS is added
@@ -177,43 +163,6 @@ def _memtui_commands() -> type:
     return MemtuiCommands
 
 
-def _contradicts(memory: Memory, proposals: list[Proposal],
-                 known: dict[tuple[str, str, str | None, str | None], list[str]]) -> dict[str, list[str]]:
-    """Each pending add's id → the current entries of its section it gives another value of, each file's reviewed
-    text read once. Read with the queue, off the app's thread, but not for the first screen (see `sync`). `known`
-    holds the pairs of the last sync by (file text, id, section, entry) and is refilled: a sync after a log
-    line pairs nothing again (200 adds against a section of 1,000 entries took 0.27 s)."""
-    from memtui.core import contradictions
-    from memtui.core.store import StoreUnavailable
-
-    texts: dict[str, str | None] = {}
-    out: dict[str, list[str]] = {}
-    seen: dict[tuple[str, str, str | None, str | None], list[str]] = {}
-    for p in proposals:
-        if p.action != "add" or p.external or p.status != "pending":
-            continue
-        if p.file not in texts:
-            try:
-                texts[p.file] = memory.base_text(p.file)
-            except StoreUnavailable:
-                raise
-            except Exception:  # unreadable: the review and the approval say why
-                texts[p.file] = None
-        text = texts[p.file]
-        if text is None:
-            continue
-        key = (hashlib.sha1(text.encode()).hexdigest(), p.id, p.section, p.entry)
-        found = known.get(key)
-        if found is None:
-            found = [e.raw.strip() for e in contradictions.of_proposal(memory, p, text)]
-        seen[key] = found
-        if found:
-            out[p.id] = found
-    known.clear()
-    known.update(seen)
-    return out
-
-
 def tab_id(prefix: str, rel: str) -> str:
     return f"{prefix}-{hashlib.sha1(rel.encode()).hexdigest()[:12]}"
 
@@ -241,54 +190,7 @@ class MemtuiApp(App[None]):
         "app.tcss", "header.tcss", "tree.tcss", "viewer.tcss", "diff.tcss", "review.tcss", "feed.tcss", "curate.tcss")]
     COMMANDS = App.COMMANDS | {_memtui_commands}
     _screen_composed = False  # composed: from then on a CSS refresh re-parses, as Textual's does
-    BINDINGS = [
-        Binding("a", "approve", "Approve", id="approve", tooltip="Apply the selected proposal and commit it"),
-        Binding("e", "revise", "Revise", id="revise", tooltip="Edit the selected proposal's entry, then approve"),
-        Binding("r", "reject", "Reject", id="reject", tooltip="Reject the selected proposal (asks for a reason)"),
-        Binding("A", "approve_all", "Approve all", id="approve_all", tooltip="Approve every pending proposal"),
-        Binding("R", "revise_of_current", "As revise", id="revise_of_current", show=False,
-                tooltip="Approve the selected add as a revise of the current entry it contradicts (struck as "
-                "superseded)"),
-        Binding("N", "open_pane('next_session')", "Next session", id="next_session", show=False,
-                tooltip="The context the next agent session receives, and how the selected proposal changes it"),
-        Binding("right_square_bracket", "next_proposal", "Next", id="next_proposal", show=False,
-                tooltip="Select the next proposal in the review panel"),
-        Binding("left_square_bracket", "prev_proposal", "Previous", id="prev_proposal", show=False,
-                tooltip="Select the previous proposal in the review panel"),
-        Binding("slash", "open_pane('search')", "Search", id="search", tooltip="Search the memory"),
-        Binding("t", "open_pane('today')", "Today", id="today", tooltip="Today's log and changes"),
-        Binding("c", "open_pane('chat')", "Chat", id="chat", tooltip="Chat with the embedded agent"),
-        Binding("v", "toggle_raw", "Raw", id="toggle_raw", tooltip="Toggle between rendered and raw source"),
-        Binding("d", "diff_commit", "Diff", id="diff_commit", tooltip="Diff the open file against its last commit"),
-        # Not in the footer (nor W): at 120 columns it cut "? Keys" off the end; both are in the ? help.
-        Binding("S", "toggle_split", "Side by side", id="toggle_split", show=False,
-                tooltip="Show diffs side by side (old left, new right), or unified again"),
-        Binding("W", "toggle_wrap", "Wrap", id="toggle_wrap", show=False,
-                tooltip="Wrap long lines in files and diffs (symbols, line numbers and signs stay in their column), "
-                "or cut them at the edge again"),
-        Binding("w", "close_tab", "Close tab", id="close_tab", show=False, tooltip="Close the current tab"),
-        # Priority: an input's scrolling ancestors bind these keys to sideways paging, which no tab here needs.
-        Binding("ctrl+pagedown", "switch_tab(1)", "Next tab", id="next_tab", show=False, priority=True,
-                tooltip="Show the next tab (also from inside a text box)"),
-        Binding("ctrl+pageup", "switch_tab(-1)", "Previous tab", id="previous_tab", show=False, priority=True,
-                tooltip="Show the previous tab (also from inside a text box)"),
-        Binding("C", "consolidate", "Consolidate", id="consolidate", show=False,
-                tooltip="Propose one reviewed rewrite of each MEMORY.md section over its cap"),
-        Binding("z", "toggle_maximize", "Zoom", id="maximize",
-                tooltip="Give the focused pane the whole screen, or give it back"),
-        Binding("Z", "toggle_stack", "Stack", id="toggle_stack", show=False,
-                tooltip="Stack the panes (main area above the review queue) below 100 columns, always or never"),
-        Binding("question_mark", "help", "Keys", id="help", tooltip="Show every key"),
-        Binding("q", "quit", "Quit", id="quit", tooltip="Quit memtui"),
-        # Not a priority: a dialog's escape (cancel) and the viewer's (clear diff marks) come first, and a running
-        # chat turn's (cancel it). Elsewhere it leaves a text box, then goes back one level (`action_back`).
-        Binding("escape", "back", "Back", id="back", show=False,
-                tooltip="Leave the text box; again: back to the tab before (or the tree)"),
-        # Textual's ctrl+c copies in a text box and only says "press ctrl+q" elsewhere: here it quits from anywhere
-        # (ctrl+q too, Textual's), unless text is selected, which it copies as before.
-        Binding("ctrl+c", "quit_or_copy", "Quit", id="quit_ctrl_c", show=False, priority=True,
-                tooltip="Quit memtui (copies instead while text is selected)"),
-    ]
+    BINDINGS = APP_BINDINGS
 
     def __init__(self, root: str | Path | None = None, theme: str | None = None, *, watch: bool = True,
                  user: str | None = None, memory: Memory | None = None) -> None:
@@ -309,10 +211,6 @@ class MemtuiApp(App[None]):
         # Long lines wrapped (W) in diffs, viewers and the feed; one mounted later starts the same way. On from the
         # start: at 120 columns the review panel is 40 wide, and a change cut at its edge is a change not seen.
         self.diff_wrap = True
-        self._select_after_sync: str | None = None  # a proposal the app just made, selected once it is listed
-        self._focus_after_sync: str | None = None  # and then the review list focused, and this said (see below)
-        self._hash_after_sync: str | None = None  # and only when listed with these bytes (select_when_listed)
-        self.consolidation_offer: list[str] = []
         self.by = user or default_actor()
         self.watch_enabled = watch
         self.chosen_action: str | None = None  # the action the palette is running (run_chosen_action)
@@ -323,36 +221,16 @@ class MemtuiApp(App[None]):
         self.changed_since_open: set[str] = set()
         self.synced = 0  # syncs shown; the first shows the queue
         self.folder_synced = 0  # of them, those that read the whole folder too (external changes, file count)
-        self._external: list[Any] = []  # the external changes last read
-        self._files: set[str] | None = None  # the memory files last counted (by the sync thread)
         self.problems: list[str] = []
-        self._seq = itertools.count(1)
-        self._shown_seq = 0
-        # Proposals this app applied or rejected → the first sync number that read the queue after the decision:
-        # an older sync's listing (read before the decision was written) must not bring one back.
-        self._settled: dict[str, int] = {}
-        self.arrivals: Any = None  # the ids listed so far (memtui/tui/arrivals.py), made at the first sync shown
-        # Proposals a decision of this app is under way on: a key pressed again before it comes back must not act
-        # on the same proposal a second time (it would be refused as already applied, and say "not applied").
-        self._deciding: set[str] = set()
-        self._sync_lock = threading.Lock()
-        self._layout_lock = threading.Lock()
-        self._quitting = threading.Event()
-        self._sync_files: set[str] | None = None  # files changed since a deferred sync was scheduled
-        self._sync_whole = False  # and a change among them that names no files (the whole folder is read again)
-        self._external_read: list[Any] | None = None  # the external changes the last sync read (its thread's)
-        self._paired: dict[Any, list[str]] = {}  # the last sync's contradiction pairs (its thread's, `_contradicts`)
-        self._folder_timer: Any = None  # the whole folder's read, once changes stop coming
-        self._audit = AuditTail(self.memory.store)
+        self.state_sync = StateSync(self)  # the syncs that keep what is shown current (memtui/tui/syncing.py)
         config = self.memory.config
         for problem in (config.error, config.pending):
             if problem:
                 self.problems.append(problem)
         self.keymap_config = {str(k): str(v) for k, v in config.section("keys").items()}
-        # The person's layout (a pane given the screen, stacked or not), from their state folder: one small read,
-        # so the first frame has it (memtui/tui/layout.py).
-        self.layout = layouts.load()
-        self._layout_saved = self.layout  # the layout the state folder holds (the last one written)
+        self.consolidating = Consolidating(self)  # the consolidation offered and drafted (tui/consolidating.py)
+        self.deciding = Deciding(self)  # the person's decisions on the review list (memtui/tui/deciding.py)
+        self.room = Room(self)  # the person's layout, read now: the first frame has it (memtui/tui/room.py)
         for t in theme_files.shipped_themes():
             self.register_theme(t)
         users, problems = theme_files.user_themes()
@@ -417,11 +295,12 @@ class MemtuiApp(App[None]):
                     viewer = self.viewer(self.first_file)
                     # Not when another pane has the screen: a focus the hidden viewer took as it mounted would be
                     # dropped, and the shown pane left without the keys.
-                    viewer.focus_when_mounted = self.layout.maximized in (None, "main")
+                    viewer.focus_when_mounted = self.room.layout.maximized in (None, "main")
                     yield viewer
             yield ReviewPanel(id="review")
         yield ActivityFeed(id="feed")
         yield KeyFooter()
+        yield SyncView(self.memory, id="git-sync")
 
     async def _first_data(self) -> None:
         """Wait (at most FIRST_DATA_WAIT) until MEMORY.md, the tree's top level and the queue are on the widgets, so
@@ -455,7 +334,7 @@ class MemtuiApp(App[None]):
         moved the focus twice (Textual's auto focus gave it to the activity feed first): each move restyles the
         widget it leaves and the one it reaches, before the first frame."""
         screen = MainScreen(id="_default")
-        self.apply_layout(self.size.width, screen)  # before the first layout: the first frame has the person's
+        self.room.apply(self.size.width, screen)  # before the first layout: the first frame has the person's
         screen.hold_layout = True  # until the app's mount has the first data (on_mount releases it)
         return screen
 
@@ -484,13 +363,13 @@ class MemtuiApp(App[None]):
         self.theme_changed_signal.subscribe(self, self._theme_chosen)
         # A pane the person gave the screen last time has the keys (the viewer is hidden behind it): given now, and
         # again after the first frame, when a focus the viewer took as it mounted may have been dropped as hidden.
-        if self.layout.maximized in (None, "main"):
+        if self.room.layout.maximized in (None, "main"):
             self.base.query_one(MemoryViewer).focus()
         else:
-            self._focus_shown_pane()
-            self.call_after_refresh(self._focus_shown_pane)
+            self.room.focus_shown_pane()
+            self.call_after_refresh(self.room.focus_shown_pane)
         # From then on focus moving into a hidden pane gives it the screen (the focus moves above are done first).
-        self.call_after_refresh(setattr, self, "_layout_live", True)
+        self.call_after_refresh(setattr, self.room, "live", True)
         # The queue is read in a thread started as the screen was composed (see compose); the whole-folder work
         # (`git status` over every file, the file count) waits until the first screen is painted: started with it,
         # its walk of every file shared the GIL with that screen's frames.
@@ -563,15 +442,15 @@ class MemtuiApp(App[None]):
 
     def exit(self, *args: Any, **kwargs: Any) -> None:
         """Every way out: a sync still reading a big queue stops first (the process waits for its threads)."""
-        self._quitting.set()
+        self.state_sync.quitting.set()
         super().exit(*args, **kwargs)
 
     async def on_unmount(self) -> None:
         # Stopped and joined here, off the event loop: a watcher left running would still be reading when the
         # interpreter tears down.
         _settle_gc()
-        if self._layout_saved != self.layout:
-            await asyncio.to_thread(self._write_layout)  # a layout chosen just before quitting is still kept
+        if self.room.unsaved:
+            await asyncio.to_thread(self.room.write)  # a layout chosen just before quitting is still kept
         watcher, self.watcher, self.changes = self.changes, None, None
         if watcher is not None:
             await asyncio.to_thread(watcher.stop)
@@ -614,206 +493,21 @@ class MemtuiApp(App[None]):
                 return v
         return None
 
-    # state from disk --------------------------------------------------------------------------------------
+    # state from disk (memtui/tui/syncing.py) --------------------------------------------------------------
     @work(thread=True, group="sync", exit_on_error=False)
     def sync(self, changed: frozenset[str] = frozenset(), initial: bool = False, *, folder: bool = True,
              whole: bool = True) -> StateSynced | None:
-        """Read the queue, the new audit records and the external changes, consistently, under the lock.
-
-        Without `folder` only what the queue needs is read (the first screen's): the external changes (`git
-        status` over every file) and the file count stay as they were shown (None: not read yet). Without `whole`
-        only the `changed` files' external changes are read again, the others' kept from the last read."""
-        with self._sync_lock:
-            if self._quitting.is_set():
-                return None
-            seq = next(self._seq)
-            try:
-                with self.memory.store.lock():
-                    records = self._audit.read_new(initial)
-                    # The oldest page in full, the rest counted: 100,000 proposals read and drawn took 27 s and
-                    # 1.36 GB; a quit stops the reading (`exit`).
-                    page = self.memory.queue_page(REVIEW_PAGE, stop=self._quitting.is_set, count=False)
-                    proposals = page.proposals
-                    problems = list(self.memory.queue_problems)
-                    if folder and not whole and changed and self._external_read is not None:
-                        external = self.memory.external_proposals(changed, self._external_read)
-                    else:
-                        external = self.memory.external_proposals() if folder else None
-                    if external is not None:
-                        self._external_read = external
-                    from memtui.core.lineage import lineages
-
-                    # External changes too: in a layout that keeps no struck lines they are shown entry by entry.
-                    lineage = lineages(self.memory, [*proposals, *(self._external_read or [])])
-                # A pending proposal whose file moved on is shown as the conflict approving it would be, out of
-                # the lock (its queue file is left alone: the approval checks again and records it).
-                proposals = [p if why is None else p.replace(status=CONFLICT, reason=why)
-                             for p, why in zip(proposals, self.memory.conflicts(proposals))]
-                # Not for the first screen (nothing more before its first paint): the folder's sync brings them.
-                contradicts = _contradicts(self.memory, proposals, self._paired) if folder else None
-                count = self._file_count(changed) if folder else None
-                # MEMORY.md is what every session loads: if it cannot be read, the person hears it here.
-                if initial or MEMORY_FILE in changed:
-                    from memtui.core.readable import problems as read_problems
-
-                    problems += read_problems(self.memory.store, [MEMORY_FILE])
-            except StoreUnavailable:
-                # The store is down: the header already says so, and reconnecting syncs again.
-                return None
-            except Stopped:
-                return None  # quitting
-            synced = StateSynced(seq, proposals=proposals, external=external,
-                                 activity=[activity_from_audit(r) for r in records], changed=changed,
-                                 file_count=count, problems=problems, lineage=lineage, contradicts=contradicts,
-                                 more=page.more if page.counted else None)
-            self.post_message(synced)
-            if not page.counted:  # shown first; the rest counted after, out of the store's lock
-                try:
-                    counted = self.memory.queue_page(REVIEW_PAGE, stop=self._quitting.is_set, after=page)
-                except (Stopped, StoreUnavailable):
-                    return synced
-                self.post_message(QueueCounted(seq, counted.more))
-            return synced  # the first screen's is shown from here (`_first_data`)
-
-    def _file_count(self, changed: frozenset[str]) -> int | None:
-        """The header's count of memory files, or None when it stands: each changed file was counted and its
-        folder still lists it (one scandir each), so an append to MEMORY.md does not walk all 10,000 files."""
-        known = self._files
-        if known is not None and not changed:
-            return None
-        if known is not None and all(rel in known and self._listed(rel) for rel in changed):
-            return None
-        files = self.memory.files()
-        self._files = set(files)
-        return len(files)
-
-    def _listed(self, rel: str) -> bool:
-        folder, _, name = rel.rpartition("/")
-        return (name, False) in self.memory.store.list_dir(folder)
+        """Read the queue, the new audit records and the external changes (`StateSync.read`), in a thread."""
+        return self.state_sync.read(changed, initial, folder=folder, whole=whole)
 
     def on_state_synced(self, message: StateSynced) -> None:
-        if message.seq <= self._shown_seq or not self.alive():  # older, or shown already (`_first_data`)
-            return
-        initial = self.folder_synced == 0 and message.external is not None  # the external changes, first read
-        self._shown_seq = message.seq
-        self.synced += 1
-        for item in message.activity:
-            self.feed.add(item)
-        if message.external is None:
-            external = self._external
-        else:
-            external = self._external = message.external
-            self.folder_synced += 1
-        if self._settled:  # an external change approved or rejected here: its id is its file's, listed the same
-            external = [p for p in external if self._settled.get(p.id, 0) <= message.seq]
-        written = {a.file for a in message.activity}
-        now = clock.now().strftime("%H:%M")
-        for p in message.external or ():
-            if initial:
-                self.feed.add(Activity(now, "external", "external", f"{p.id} {p.action} {p.file}: waiting for review",
-                                       p.file))
-            elif p.file in message.changed and p.file not in written:
-                told = Activity(now, "external", "external", f"{p.file} changed on disk ({p.action}, not through "
-                                "memtui)", p.file)
-                last = self.feed.records[-1] if self.feed.records else None
-                if last is None or (last.kind, last.text) != (told.kind, told.text):  # a log appended to, again
-                    self.feed.add(told)
-        for problem in message.problems:
-            if problem not in self.problems:
-                self.problems.append(problem)
-                self.feed.add(Activity(now, "memtui", "problem", problem))
-                self.notify(problem, severity="warning", timeout=10, markup=False)
-        proposals = message.proposals
-        if self._settled:
-            proposals = [p for p in proposals if self._settled.get(p.id, 0) <= message.seq]
-            self._settled = {pid: mark for pid, mark in self._settled.items() if mark > message.seq}
-        everything = proposals + external
-        self._announce(proposals, message, now)
-        self.review.lineage = message.lineage
-        if message.contradicts is not None:
-            self.review.contradicts = message.contradicts
-        # Not counted yet (more than a page): the last count stands until this sync's comes (`on_queue_counted`).
-        more = message.more if message.more is not None else self.review.more or None
-        self.review.set_proposals(everything, more=more)
-        if self._select_after_sync and self._listed_as_expected() and self.review.select(self._select_after_sync):
-            self._select_after_sync = self._hash_after_sync = None
-            if self._focus_after_sync is not None:
-                self.review.option_list.focus()
-                if self._focus_after_sync:
-                    self.notify(self._focus_after_sync, markup=False)
-                self._focus_after_sync = None
-        self._count_listed(message.file_count)
-        for pane in self.panes.values():
-            pane.post_message(ProposalsChanged(list(everything)))
-
-    def _announce(self, proposals: list[Any], message: StateSynced, now: str) -> None:
-        """A proposal that arrived since the last sync (another process queued it): a feed line and a toast
-        naming who proposed what where (memtui/tui/arrivals.py). Ones this app queued and told of already are
-        not told again."""
-        from memtui.tui.arrivals import Arrivals, feed_lines, toasts
-
-        if self.arrivals is None:
-            self.arrivals = Arrivals()
-        told = {r.text.split(" ", 1)[0] for r in self.feed.records[-200:] if r.kind == "queued"}
-        fresh = [p for p in self.arrivals.new(proposals) if p.id not in told]
-        if not fresh:
-            return
-        for line in feed_lines(fresh, now):
-            self.feed.add(line)
-        waiting = len(proposals) + (message.more or 0)
-        for title, text in toasts(fresh, waiting):
-            self.notify(text, title=title, timeout=8, markup=False)
+        self.state_sync.show(message)
 
     def on_queue_counted(self, message: QueueCounted) -> None:
-        if message.seq == self._shown_seq and self.alive():  # the count of the page shown, not of an older one
-            self.review.set_proposals(self.review.proposals, more=message.more)
+        self.state_sync.counted(message)
 
     def on_files_changed(self, message: FilesChanged) -> None:
-        """The memory changed (one message per change event): reload what shows the changed files, then sync."""
-        if not self.alive():
-            return
-        if message.connected is not None:
-            self.store_connection(message.connected, message.message)
-            if not message.connected:
-                return
-        files = frozenset(p for p in message.paths if not p.endswith("/"))
-        self.changed_since_open |= files
-        for viewer in self.base.query(MemoryViewer):
-            if viewer.rel in files:
-                viewer.reload()
-        self.tree.reload_paths(message.paths)
-        if files or message.queue or message.audit:
-            if self._sync_files is None:
-                self._sync_files = set()
-                self.set_timer(SYNC_AFTER, self._sync_deferred)
-            self._sync_files |= files
-            self._sync_whole = self._sync_whole or bool(message.everything) or not files
-        if files:
-            for pane in self.panes.values():
-                pane.post_message(MemoryChanged(files))
-
-    def _sync_deferred(self, waited: float = 0.0) -> None:
-        if not self.alive():
-            self._sync_files = None
-            return
-        # An open viewer still re-reading its file: its live diff is painted first, then the sync starts.
-        reading = any(w.group == "viewer-read" and w.is_running for w in self.workers)
-        if reading and waited < SYNC_WAIT_MAX:
-            self.set_timer(SYNC_POLL, lambda: self._sync_deferred(waited + SYNC_POLL))
-            return
-        files, self._sync_files = frozenset(self._sync_files or ()), None
-        whole, self._sync_whole = self._sync_whole, False
-        self.call_after_refresh(self.sync, files, whole=whole)
-        if not whole:
-            if self._folder_timer is not None:
-                self._folder_timer.stop()
-            self._folder_timer = self.set_timer(FOLDER_READ_QUIET, self._read_folder)
-
-    def _read_folder(self) -> None:
-        """Changes stopped coming: the whole folder's external changes are read again (see FOLDER_READ_QUIET)."""
-        self._folder_timer = None
-        if self.alive() and self._sync_files is None:
-            self.sync()
+        self.state_sync.changed(message)
 
     @on(Worker.StateChanged)
     def worker_failed(self, event: Worker.StateChanged) -> None:
@@ -1085,337 +779,70 @@ class MemtuiApp(App[None]):
     def action_prev_proposal(self) -> None:
         self.review.option_list.action_cursor_up()
 
-    def _selected(self, verb: str):
-        p = self.review.selected
-        if p is None:
-            self.notify(markup=False, message=f"Nothing to {verb}: no proposal is selected in the review panel")
-        elif self._under_way(p.id):
-            return None
-        return p
+    def action_approve(self) -> None:
+        self.deciding.approve()
 
-    def _under_way(self, pid: str) -> bool:
-        """Is a decision of this app on `pid` under way? Said to the person when it is."""
-        if pid in self._deciding:
-            self.notify(markup=False, message=f"{pid} is being decided; the list moves on once it is")
-            return True
-        return False
+    def action_revise(self) -> None:
+        self.deciding.revise()
+
+    def action_reject(self) -> None:
+        self.deciding.reject()
+
+    def action_approve_all(self) -> None:
+        self.deciding.approve_all()
+
+    def action_revise_of_current(self) -> None:
+        self.deciding.revise_of_current()
+
+    def on_decided(self, message: Decided) -> None:
+        if self.alive():
+            self.deciding.decided(message)
 
     def claim_decision(self, pid: str) -> bool:
-        """Mark `pid` as being decided here (the review keys, a chat card); False, said to the person, when a
-        decision on it is under way already. The mark goes when its decision comes back (`on_decided`)."""
-        if self._under_way(pid):
-            return False
-        self._deciding.add(pid)
-        return True
+        """Mark `pid` as being decided (a chat card's approval, as the review keys'): see `Deciding.claim`."""
+        return self.deciding.claim(pid)
 
     def release_decision(self, pid: str) -> None:
-        """A decision on `pid` ended with no result to come back (its worker failed): the keys act on it again."""
-        self._deciding.discard(pid)
+        self.deciding.release(pid)
 
-    def announce(self, p) -> None:
-        """Say in the feed exactly which proposal an approval acts on, before it runs: id, file, entry."""
-        self.feed.add(Activity(clock.now().strftime("%H:%M"), self.by, "approve", approving(p), p.file))
-
-    def action_approve(self) -> None:
-        p = self._selected("approve")
-        if p is not None and self.claim_decision(p.id):
-            self.announce(p)
-            self.review.decided(p.id)
-            # Bound to the proposal as drawn (its digest): one changed since is refused, not approved unseen. An
-            # external change is approved as the bytes its diff was made from, or not at all.
-            self.decide("approve", p.id, expect=p.after_hash if p.external else None, seen=p.digest())
+    def select_when_listed(self, pid: str, notice: str = "", after_hash: str | None = None) -> None:
+        """Select and focus `pid` in review once it is listed, then say `notice` (`Deciding.select_when_listed`)."""
+        self.deciding.select_when_listed(pid, notice, after_hash)
 
     def on_review_panel_shown(self, message: ReviewPanel.Shown) -> None:
         pane = self.panes.get("next_session")
         if pane is not None:
             pane.show_for(message.proposal)  # type: ignore[attr-defined]
 
-    def action_revise_of_current(self) -> None:
-        """Approve the selected add as a revise of the one current entry it contradicts: that line is struck as
-        superseded and the new one added below it. The approval plans it against the file as it is now."""
-        p = self._selected("approve as a revise")
-        if p is None:
-            return
-        current = self.review.contradicts.get(p.id, [])
-        if p.action != "add" or p.external or len(current) != 1:
-            why = (f"{p.id} contradicts {len(current)} current entries: revise it with e and name the one it replaces"
-                   if len(current) > 1 else f"{p.id} contradicts no current entry: approve it with a, or revise it "
-                   "with e")
-            self.notify(why, severity="warning", markup=False)
-            return
-        if self.claim_decision(p.id):
-            self.announce(p.replace(action="revise"))  # the feed says what it will be: a revise, not an add
-            self.review.decided(p.id)
-            self.decide("approve", p.id, seen=p.digest(), replaces=current[0])
+    def action_sync_remote(self) -> None:
+        self.base.query_one(SyncView).start()
 
-    def action_reject(self) -> None:
-        from memtui.tui.dialogs import RejectScreen
-
-        p = self._selected("reject")
-        if p is None:
-            return
-        seen = p.digest()  # the proposal the dialog names, as drawn
-
-        def done(reason: str | None) -> None:
-            if reason and self.claim_decision(p.id):  # a chat card may have started one meanwhile
-                self.review.decided(p.id)
-                self.decide("reject", p.id, reason, seen=seen)
-
-        self.push_screen(RejectScreen(p), done)
-
-    def action_revise(self) -> None:
-        from memtui.tui.dialogs import ReviseScreen
-
-        p = self._selected("revise")
-        if p is None:
-            return
-        if p.external or p.action not in ENTRY_ACTIONS:
-            self.notify(markup=False, severity="warning",
-                        message=f"{p.id} is a whole-file {p.action}: approve or reject it (revise works on one entry)")
-            return
-
-        def done(result) -> None:
-            if result is not None:
-                self.review.decided(p.id)
-                self.post_message(Decided("revise", p.id, result))
-
-        self.push_screen(ReviseScreen(self.memory, p, self.by), done)
-
-    def action_approve_all(self) -> None:
-        from memtui.tui.dialogs import ConfirmScreen
-
-        chosen = [p for p in self.review.proposals
-                  if p.status == PENDING and not p.external and p.id not in self._deciding]
-        ids = [p.id for p in chosen]
-        seen = {p.id: p.digest() for p in chosen}  # each as listed when the person confirmed
-        if not ids:
-            self.notify("No pending proposals to approve")
-            return
-
-        def done(yes: bool | None) -> None:
-            if yes:
-                for p in chosen:
-                    self.announce(p)
-                self._deciding.update(ids)
-                self.decide_all(ids, seen)
-
-        self.push_screen(ConfirmScreen(f"Approve all {len(ids)} pending proposals ({', '.join(ids)})?"), done)
-
-    @work(thread=True, group="decide", exit_on_error=False)
-    def decide(self, verb: str, pid: str, reason: str | None = None, expect: str | None = None,
-               seen: str | None = None, replaces: str | None = None) -> None:
-        try:
-            if verb == "reject":
-                result = self.memory.reject(pid, reason=reason or "", by=self.by, seen=seen)
-            else:
-                result = self.memory.approve(pid, by=self.by, expect=expect, seen=seen, replaces=replaces)
-        except BaseException:
-            self.release_decision(pid)  # no decision comes back (the failure is shown)
-            raise
-        self.post_message(Decided(verb, pid, result))
-
-    @work(thread=True, group="decide", exit_on_error=False)
-    def decide_all(self, ids: list[str], seen: dict[str, str] | None = None) -> None:
-        for k, pid in enumerate(ids):
-            try:
-                result = self.memory.approve(pid, by=self.by, seen=(seen or {}).get(pid))
-            except BaseException:
-                self._deciding.difference_update(ids[k:])
-                raise
-            self.post_message(Decided("approve", pid, result))
-
-    def on_decided(self, message: Decided) -> None:
-        if not self.alive():
-            return
-        self._deciding.discard(message.pid)
-        r = message.result
-        severity = {"applied": "information", "rejected": "information", "conflict": "warning"}.get(r.status, "error")
-        # A decision that went through is in the feed too: its notice goes soon, so notices of a quick run of
-        # decisions do not pile up over the next proposal's diff. One that did not go through stays to be read.
-        timeout = 1.5 if r.status in ("applied", "rejected") else self.NOTIFICATION_TIMEOUT
-        if r.status in ("applied", "rejected"):
-            # Gone from the list now, not at the sync the write brings (~0.1 s on): a key pressed in between
-            # would act on a proposal already decided, and be refused.
-            self._settled[message.pid] = next(self._seq)
-            self.review.settled(message.pid)
-            self._count_listed()
-        elif r.status == "refused" and CHANGED_SINCE_SEEN in r.message:
-            # Nothing was decided: the feed says so (its "approving …" line named what was seen, not what is
-            # there now). The change of its queue file is a change event of its own, whose sync draws the proposal
-            # as it is now: kept selected, not moved on from, for the person to look again.
-            self.feed.add(Activity(clock.now().strftime("%H:%M"), self.by, "refused",
-                                   f"{message.verb} of {message.pid} refused: {CHANGED_SINCE_SEEN}; nothing was "
-                                   "written", r.file))
-            self.review.look_again(message.pid)
-            self.select_when_listed(message.pid)
-        self.notify(decided(message.pid, r.status, r.message), severity=severity,  # type: ignore[arg-type]
-                    timeout=timeout)
-
-    def _count_listed(self, file_count: int | None = None) -> None:
-        """The header's counts and the tree's badges as the review list stands: after each sync, and after a
-        decision took a proposal off the list before the sync its write brings."""
-        listed = self.review.proposals
-        queued = [p for p in listed if not p.external]
-        pending: dict[str, int] = {}
-        for p in queued:
-            pending[p.file] = pending.get(p.file, 0) + 1
-        self.tree.set_badges(pending=pending, external={p.file for p in listed if p.external},
-                             changed=set(self.changed_since_open))
-        counts: dict[str, int | None] = {"pending": sum(p.status == PENDING for p in queued),
-                                         "conflict": sum(p.status == CONFLICT for p in queued)}
-        if self.folder_synced:  # the external changes are known once the whole folder was read
-            counts["external"] = sum(p.external for p in listed)
-        if file_count is not None:
-            counts["files"] = file_count
-        self.base.query_one(MemtuiHeader).set_counts(**counts)
-
-    # consolidation ----------------------------------------------------------------------------------------
+    # consolidation (memtui/tui/consolidating.py) ---------------------------------------------------------
     def action_consolidate(self, section: str | None = None) -> None:
-        self.notify(markup=False, message=f"Drafting a consolidation of {section or 'every section over its cap'}…")
-        self.consolidate(section)
-
-    @work(thread=True, group="consolidate", exit_on_error=False)
-    def consolidate(self, section: str | None = None) -> None:
-        self.post_message(Consolidated(self.memory.consolidate(section, actor=self.by)))
-
-    def select_when_listed(self, pid: str, notice: str = "", after_hash: str | None = None) -> None:
-        """Select and focus `pid` in review, then say `notice`: now if it is listed, else once the sync that lists
-        it is shown. Said only then: a notice naming a key (`a approve`) must not come while the key would still
-        act on another proposal. With `after_hash`, only a listing of those bytes counts: an external change's id
-        is its file's, so an older listing, or an agent's rewrite of the file, must not be announced as the
-        person's edit."""
-        self._select_after_sync, self._focus_after_sync, self._hash_after_sync = pid, notice, after_hash
-        if self._listed_as_expected() and self.review.select(pid):
-            self._select_after_sync = self._focus_after_sync = self._hash_after_sync = None
-            self.review.option_list.focus()
-            if notice:
-                self.notify(notice, markup=False)
-
-    def _listed_as_expected(self) -> bool:
-        if self._hash_after_sync is None:
-            return True
-        return any(p.id == self._select_after_sync and p.after_hash == self._hash_after_sync
-                   for p in self.review.proposals)
+        self.consolidating.start(section)
 
     def on_consolidated(self, message: Consolidated) -> None:
-        if not self.alive():
-            return
-        now = clock.now().strftime("%H:%M")
-        for r in message.results:
-            where = f"{r.file} § {r.section}" if r.section else (r.file or MEMORY_FILE)
-            if r.status == "queued" and r.id:
-                self._select_after_sync, self._focus_after_sync, self._hash_after_sync = r.id, None, None
-                self.feed.add(Activity(now, self.by, "queued", f"{r.id} consolidate {where}: waiting for review",
-                                       r.file))
-                self.notify(f"{r.id}: consolidation of {where} waits for review", timeout=6, markup=False)
-            else:
-                self.notify(r.message, severity="information" if r.status == "applied" else "warning", timeout=8)
+        if self.alive():
+            self.consolidating.drafted(message)
 
     def on_session_ended(self, message: SessionEnded) -> None:
         """An agent session ended: if MEMORY.md is over its caps, offer the consolidation (never applied unasked)."""
         if self.alive():
-            self.check_consolidation()
-
-    @work(thread=True, group="consolidate", exit_on_error=False)
-    def check_consolidation(self) -> None:
-        self.post_message(ConsolidationDue(self.memory.consolidation_due()))
+            self.consolidating.check()
 
     def on_consolidation_due(self, message: ConsolidationDue) -> None:
-        if not self.alive() or not message.sections:
-            return
-        from memtui.tui.help import key_names
+        if self.alive():
+            self.consolidating.due(message)
 
-        key = key_names(self.keymap_config.get("consolidate", "C"))
-        text = (f"{MEMORY_FILE} is over its cap in {', '.join(message.sections)}: press {key} to propose a "
-                "consolidation (you review it before it applies)")
-        self.consolidation_offer = message.sections
-        self.feed.add(Activity(clock.now().strftime("%H:%M"), "memtui", "problem", text, MEMORY_FILE))
-        self.notify(text, severity="warning", timeout=15)
-
-    # room for each view ---------------------------------------------------------------------------------------
-    def apply_layout(self, width: int | None = None, screen: Screen | None = None) -> None:
-        """Set the main screen's classes for `self.layout` at `width` (app.tcss): which pane has the screen, and
-        whether the body stacks. Classes already set are no change (no layout)."""
-        screen = screen or self.base
-        width = self.size.width if width is None else width
-        pane = self.layout.maximized
-        screen.set_class(self.layout.stacked(width), "-narrow")
-        screen.set_class(pane is not None, "-max")
-        for name in layouts.PANES:
-            screen.set_class(pane == name, f"-max-{name}")
-
-    def pane_of(self, widget: Widget | None) -> str | None:
-        """The screen pane (layouts.PANES, by id) `widget` is in."""
-        while widget is not None:
-            if widget.id in layouts.PANES and widget.parent is not None and widget.screen is self.base:
-                return widget.id
-            widget = widget.parent  # type: ignore[assignment]
-        return None
-
-    def _focus_shown_pane(self) -> None:
-        name = self.layout.maximized
-        if name is None or self.pane_of(self.base.focused) == name:
-            return
-        pane = self.base.query_one(f"#{name}")
-        # Asked by can_focus: before the first layout `focusable` is not yet known for the pane's widgets.
-        target = pane if pane.can_focus else next((w for w in pane.query("*") if w.can_focus), None)
-        if target is not None:
-            target.focus()
-
-    def set_layout(self, new: layouts.Layout) -> None:
-        if new == self.layout:
-            return
-        self.layout = new
-        self.apply_layout()
-        self.save_layout(new)
-
-    @work(thread=True, group="layout", exit_on_error=False)
-    def save_layout(self, chosen: layouts.Layout) -> None:
-        """The layout chosen is the next start's too: saved to the person's state folder, never the memory's."""
-        problem = self._write_layout()
-        if problem:
-            self.call_from_thread(self.notify, problem, severity="warning", markup=False)
-
-    def _write_layout(self) -> str | None:
-        """Write the layout in force now (not the one a thread was started for: `z` pressed twice starts two
-        threads, which may finish in either order, and the later choice must be the one kept)."""
-        with self._layout_lock:
-            current = self.layout
-            if current == self._layout_saved:
-                return None
-            problem = layouts.save(current)
-            if problem is None:
-                self._layout_saved = current
-            return problem
-
+    # room for each view (memtui/tui/room.py) ---------------------------------------------------------------
     def action_toggle_maximize(self) -> None:
-        """`z`: the focused pane (Today, Search, Chat or a file in the main area, the review queue, the tree, the
-        feed) takes the body's whole width and height; again, every pane is shown (JupyterLab's single-document
-        mode, tmux's zoom)."""
-        if self.layout.maximized is not None:
-            self.set_layout(self.layout.with_maximized(None))
-            return
-        pane = self.pane_of(self.base.focused) or "main"
-        self.set_layout(self.layout.with_maximized(pane))
+        self.room.toggle_maximize()
 
     def action_toggle_stack(self) -> None:
-        """`Z`: stack the body below layouts.NARROW columns (the default), always, or never; said in a toast."""
-        order = layouts.STACK_CHOICES
-        new = order[(order.index(self.layout.stack) + 1) % len(order)]
-        self.set_layout(layouts.Layout(self.layout.maximized, new))
-        said = {"auto": f"stacked below {layouts.NARROW} columns", "on": "stacked at every width",
-                "off": "side by side at every width"}[new]
-        self.notify(f"Layout: {said} (Z changes it)", timeout=3, markup=False)
+        self.room.toggle_stack()
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        """Focus moved (Tab, a key that opens a pane, a click) into a pane hidden by another's zoom: that pane is
-        given the screen instead, so the focused widget is always in view."""
-        pane = self.layout.maximized
-        if pane is None or not getattr(self, "_layout_live", False):
-            return
-        where = self.pane_of(event.widget)
-        if where is not None and where != pane:
-            self.set_layout(self.layout.with_maximized(where))
+        self.room.focus_moved(event.widget)
 
     # keys and themes --------------------------------------------------------------------------------------
     def all_bindings(self) -> list[Binding]:
@@ -1426,78 +853,21 @@ class MemtuiApp(App[None]):
             out += [b for b in cls.BINDINGS if isinstance(b, Binding)]
         return out
 
-    def key_scopes(self) -> list[tuple[str, list[Binding]]]:
-        """Every pane's keys, in the screen's order, from the bindings themselves (help cannot drift from them):
-        the review keys are the app's, listed under the review panel where they act. The pane modules are imported
-        here, as help first opens, not at start."""
-        from textual.widgets import Tree
-
-        from memtui.tui.chat import ChatPane, ProposalCardView
-        from memtui.tui.dialogs import ConfirmScreen, RejectScreen, ReviseScreen
-        from memtui.tui.search import SearchPane
-        from memtui.tui.today import TodayPane
-
-        def own(*classes: type) -> list[Binding]:
-            return [b for cls in classes for b in cls.BINDINGS if isinstance(b, Binding)]
-
-        app = own(type(self))
-        return [("tree", own(MemoryTree) or own(Tree)), ("viewer", own(MemoryViewer)),
-                ("review", [b for b in app if b.action in REVIEW_ACTIONS] + own(DiffView)),
-                ("Today", own(TodayPane)), ("search", own(SearchPane)), ("chat", own(ChatPane, ProposalCardView)),
-                ("app", [b for b in app if b.action not in REVIEW_ACTIONS]), ("revise", own(ReviseScreen)),
-                ("reject", own(RejectScreen)), ("confirm", own(ConfirmScreen))]
-
     def key_rows(self, lit: set[int] | None = None) -> list[tuple[str, str, str, str]]:
-        """(pane, keys, binding id, what it does) for every key; `lit`, if given, gets the indexes of the rows
-        whose key works now on the main screen (Textual's active bindings: the focused widget's, its ancestors',
-        the app's, each enabled by `check_action`, a key shadowed by a nearer widget's not)."""
-        now = {(b.binding.id or b.binding.action) for b in self.base.active_bindings.values() if b.enabled}
-        everywhere = [("app", "ctrl+p", "command_palette", "Command palette: open files, decide, switch theme"),
-                      ("app", "tab", "-", "Move focus: tree, main area (its tab bar, then the tab), review list, "
-                                          "diff, activity feed; shift+tab back")]
-        rows: list[tuple[str, str, str, str]] = []
-        listed: set[str] = set()
-        for scope, bindings in self.key_scopes():
-            if scope == "app":
-                if lit is not None:
-                    lit.update(range(len(rows), len(rows) + len(everywhere)))
-                rows += everywhere
-            for b in bindings:
-                if not (b.id or b.description):
-                    continue  # a key Textual's widget keeps to itself, undescribed
-                if b.id in listed or b.action.startswith("app."):
-                    continue  # the same binding again, or the app's (a pane's `?`, first in its footer): the app's
-                listed.add(b.id or "")
-                keys = self.keymap_config.get(b.id or "", b.key)
-                if lit is not None and (b.id or b.action) in now:
-                    lit.add(len(rows))
-                rows.append((scope, keys, b.id or "-", b.tooltip or b.description))
-        return rows
+        from memtui.tui.help import key_rows
 
-    def focus_name(self) -> str:
-        """The pane the focus is in, by the names help uses."""
-        focused = self.base.focused
-        if focused is None:
-            return ""
-        ancestors = focused.ancestors_with_self
-        plugin = next((kind for kind, w in self.panes.items() if w in ancestors), None)
-        if plugin is not None:
-            return {"today": "Today"}.get(plugin, plugin)
-        for widget, name in ((self.tree, "tree"), (self.review, "review"), (self.feed, "activity feed")):
-            if widget in ancestors:
-                return name
-        return "viewer" if isinstance(focused, MemoryViewer) else "main area"
+        return key_rows(self, lit)
 
     def action_help(self) -> None:
+        from memtui.tui.help import HelpScreen, focus_name
+
         lit: set[int] = set()
         rows = self.key_rows(lit)  # as the keys are now: which work changes with the focus
         if not self.is_screen_installed("help"):  # made once and kept (laid-out tables are cached by their rows)
-            from memtui.tui.help import HelpScreen
-
-            self.install_screen(HelpScreen(rows, frozenset(lit), self.focus_name()), "help")
+            self.install_screen(HelpScreen(rows, frozenset(lit), focus_name(self)), "help")
         help_screen = self.get_screen("help")
         if help_screen not in self.screen_stack:  # asked for again from the palette over the help
-            help_screen.show(rows, frozenset(lit), self.focus_name())
+            help_screen.show(rows, frozenset(lit), focus_name(self))
             self.push_screen(help_screen)
 
     def action_switch_theme(self, name: str) -> None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, Iterable
 
-from memtui.core import clock
-from memtui.core.visible import reveal, shown_name
+from memtui.core.basics import clock
+from memtui.core.basics.visible import reveal, shown_name
 from memtui.tui.messages import Activity
 
 # One toast per proposal up to this many arriving together; more make one toast that counts them.

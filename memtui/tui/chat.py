@@ -23,8 +23,8 @@ from textual.message import Message
 from textual.widgets import Collapsible, Input, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
-from memtui.core.memory import Memory, NotFound, default_actor
-from memtui.core.proposals import APPLIED, CHANGED_SINCE_SEEN, CONFLICT, PENDING, REJECTED, Proposal
+from memtui.core.writing.memory import Memory, NotFound, default_actor
+from memtui.core.writing.proposals import APPLIED, CHANGED_SINCE_SEEN, CONFLICT, PENDING, REJECTED, Proposal
 from memtui.tui.diff import DiffView
 from memtui.tui.messages import Decided, LogActivity, ProposalsChanged, SessionEnded, approving
 from memtui.tui.plain import content, markup_literal, visible
@@ -309,7 +309,9 @@ class ChatPane(Vertical):
             tool = self._tools.get(event.id)
             if tool is not None:
                 first = event.text.splitlines()[0] if event.text else ""
-                tool.title = f"{tool.title} → {markup_literal(first[:80], newlines=False)}"
+                if len(first) > 80 or len(event.text.splitlines()) > 1:  # the whole result is in the line's details
+                    first = first[:79] + "…"
+                tool.title = f"{tool.title} → {markup_literal(first, newlines=False)}"
                 tool.set_class(event.is_error, "-error")
                 await tool.query_one("Contents").mount(Static(content(event.text), classes="chat-note"))
         elif isinstance(event, ev.ProposalCard):

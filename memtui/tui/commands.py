@@ -18,13 +18,13 @@ from textual.style import Style
 from memtui.tui.plain import markup_literal, visible
 
 if TYPE_CHECKING:
-    from memtui.tui.app import MemtuiApp
+    from memtui.tui.host import Host
 
 MAX_FILES = 2000  # files offered by name; a huge memory is better searched with /
 
 
-def _due(app: MemtuiApp) -> list[str]:
-    from memtui.core.store import StoreError
+def _due(app: Host) -> list[str]:
+    from memtui.core.storage.store import StoreError
 
     try:
         return app.memory.consolidation_due()
@@ -32,9 +32,9 @@ def _due(app: MemtuiApp) -> list[str]:
         return []
 
 
-def _memories(app: MemtuiApp) -> list[tuple[str, str]]:
+def _memories(app: Host) -> list[tuple[str, str]]:
     """(prefix, url) of the other memories on this Redis server or cluster; none for a folder."""
-    from memtui.core.store import StoreError
+    from memtui.core.storage.store import StoreError
 
     try:
         return app.memory.store.other_memories()
@@ -56,8 +56,8 @@ class MemtuiCommands(Provider):
         self.memories: list[tuple[str, str]] = []
 
     @property
-    def memtui(self) -> MemtuiApp:
-        return cast("MemtuiApp", self.app)
+    def memtui(self) -> Host:
+        return cast("Host", self.app)
 
     async def startup(self) -> None:
         app = self.memtui
@@ -88,6 +88,8 @@ class MemtuiCommands(Provider):
             ("Approve the selected add as a revise of what it contradicts", act("revise_of_current"),
              "the current entry is struck as superseded, the new one added below it"),
             ("Show keys", act("help"), "every key and its id"),
+            ("Sync with the git remote", act("sync_remote"),
+             "fetch, queue incoming changes for review, push what was approved"),
             ("Consolidate section…", act("consolidate"),
              "one reviewed rewrite of each MEMORY.md section over its cap"),
         ]

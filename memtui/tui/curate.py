@@ -19,9 +19,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from memtui.core.entries import TAGS, Entry
-from memtui.core.memory import Memory
-from memtui.core.proposals import WriteResult
+from memtui.core.grammar.entries import TAGS, Entry
+from memtui.core.writing.memory import Memory
+from memtui.core.writing.proposals import WriteResult
 from memtui.tui.for_people import typed
 from memtui.tui.plain import content, plain
 

@@ -14,8 +14,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from memtui.core.memory import Memory
-from memtui.core.proposals import CHANGED_SINCE_SEEN, Proposal, WriteResult
+from memtui.core.writing.memory import Memory
+from memtui.core.writing.proposals import CHANGED_SINCE_SEEN, Proposal, WriteResult
 from memtui.tui.messages import Decided
 from memtui.tui.plain import content
 

@@ -23,10 +23,10 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from memtui.core.patches import diff_left_out, unified_diff
+from memtui.core.basics.patches import diff_left_out, unified_diff
+from memtui.core.basics.visible import reveal
 from memtui.tui.keys import HELP_FIRST
 from memtui.tui.messages import OpenFile
-from memtui.core.visible import reveal
 from memtui.tui.worddiff import line_spans, split_text, styled, unified_wrapped
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
@@ -36,7 +36,7 @@ ROW_CHARS = 1_000  # characters of one row drawn (a minified file is one very lo
 
 
 def unified(rel: str, before: str | None, after: str | None, context: int = 3) -> str:
-    """A file against its last commit, bounded like every diff shown (memtui/core/update.py)."""
+    """A file against its last commit, bounded like every diff shown (memtui/core/grammar/update.py)."""
     return unified_diff(rel, before, after, context=context)
 
 

@@ -1,8 +1,8 @@
 """The entry bar under a viewer: the cursor's entry (provenance, date, source, section) and who wrote it.
 
-Who wrote it comes from git blame joined with the audit log (`memtui.core.history.blame`), computed by the viewer
-in a thread once per version of the file; until it arrives the bar says so, and scrolling never waits for it. In a
-format without tags the line's provenance from history (`memtui.core.provenance`) stands where the tag would.
+Who wrote it comes from git blame joined with the audit log (`memtui.core.timeline.history.blame`), computed by the
+viewer in a thread once per version of the file; until it arrives the bar says so, and scrolling never waits for it. In
+a format without tags the line's provenance from history (`memtui.core.timeline.provenance`) stands where the tag would.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from memtui.core.entries import Entry
-from memtui.core.history import BlameLine
-from memtui.core.provenance import SYMBOLS, LineProvenance
+from memtui.core.grammar.entries import Entry
+from memtui.core.timeline.history import BlameLine
+from memtui.core.timeline.provenance import SYMBOLS, LineProvenance
 from memtui.tui.plain import plain, visible
 
 

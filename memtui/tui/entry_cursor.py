@@ -20,26 +20,29 @@ import subprocess
 import threading
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, cast
+from typing import TYPE_CHECKING, Any, Callable, Protocol, cast
 
 from textual.app import SuspendNotSupported
 from textual.binding import Binding
 from textual.message import Message
 from textual.notifications import SeverityLevel
 
-from memtui.core import clock, curate
-from memtui.core.changes import touched
-from memtui.core.entries import Entry
-from memtui.core.proposals import WriteResult
+from memtui.core.basics import clock
+from memtui.core.grammar.entries import Entry
+from memtui.core.hygiene import curate
+from memtui.core.timeline.provenance import SYMBOLS
+from memtui.core.writing.changes import touched
+from memtui.core.writing.proposals import WriteResult
 from memtui.tui.for_people import typed
 from memtui.tui.keys import HELP_FIRST
 
 if TYPE_CHECKING:
-    from memtui.core.memory import Memory
-    from memtui.tui.app import MemtuiApp
+    from textual.geometry import Offset, Region
+
+    from memtui.core.writing.memory import Memory
     from memtui.tui.entry_bar import EntryBar
+    from memtui.tui.host import Host
     from memtui.tui.messages import ViewerState
-    from memtui.tui.viewer import MemoryViewer
 
 EDIT_ACTIONS = {"revise_entry", "remove_entry", "retag_entry", "move_entry", "add_entry"}
 CURSOR_ACTIONS = {"cursor_down", "cursor_up", "next_section", "previous_section", "cycle_filter"}
@@ -112,10 +115,47 @@ def section_at(st: ViewerState, line: int) -> str:
     return sections[k][1] if k >= 0 else ""
 
 
+class CursorView(Protocol):
+    """The viewer as its entry cursor drives it (memtui/tui/viewer.py's MemoryViewer is the one): named here, not
+    imported, since the viewer makes its cursor."""
+
+    rel: str
+    state: ViewerState | None
+    loads: int
+    wrap: bool
+
+    @property
+    def app(self) -> Any: ...
+
+    @property
+    def scroll_offset(self) -> Offset: ...
+
+    @property
+    def scrollable_content_region(self) -> Region: ...
+
+    def _build_rows(self) -> None: ...
+
+    def _invalidate(self) -> None: ...
+
+    def _row_of(self, line: int) -> int: ...
+
+    def keep_in_view(self, line: int) -> None: ...
+
+    def scroll_to(self, *args: Any, **kwargs: Any) -> None: ...
+
+    def run_worker(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def post_message(self, message: Message) -> bool: ...
+
+    def refresh_bindings(self) -> None: ...
+
+    def notify(self, message: str, **kwargs: Any) -> None: ...
+
+
 class EntryCursor:
     """Cursor state and the edits on the entry under it, for one viewer (`view`), written as `person`."""
 
-    def __init__(self, view: MemoryViewer, memory: Memory, person: str) -> None:
+    def __init__(self, view: CursorView, memory: Memory, person: str) -> None:
         self.view = view
         self.memory = memory
         self.person = person
@@ -137,8 +177,8 @@ class EntryCursor:
         self._in_flight_lock = threading.Lock()
 
     @property
-    def app(self) -> MemtuiApp:
-        return cast("MemtuiApp", self.view.app)
+    def app(self) -> Host:
+        return cast("Host", self.view.app)
 
     @property
     def rel(self) -> str:
@@ -340,8 +380,6 @@ class EntryCursor:
         bar.display = active
         if not active:
             return
-        from memtui.tui.viewer import SYMBOLS
-
         st = self.view.state
         entry = self.entry_at(self.cursor)
         shown = self.shown_lines()
@@ -377,7 +415,7 @@ class EntryCursor:
                              thread=True, exit_on_error=False)
 
     def _read_blame(self, version: str, blame_too: bool = True) -> None:
-        from memtui.core.history import NoHistory, blame
+        from memtui.core.timeline.history import NoHistory, blame
 
         try:
             # Under the store's lock: git objects are read through one shared repository, which a write's commit
@@ -389,7 +427,7 @@ class EntryCursor:
                 lines: list[Any] | str = blame(self.memory, self.rel) if blame_too else []
                 earlier: dict[str, list[str]] = {}
                 if not self.memory.layout().strikes:
-                    from memtui.core.lineage import superseded_lines
+                    from memtui.core.timeline.lineage import superseded_lines
 
                     earlier = superseded_lines(self.memory.store, self.rel)
         except NoHistory:
@@ -571,7 +609,7 @@ class EntryCursor:
         self.app.push_screen(MoveScreen(memory, rel, section, entry, self.dialog_write(write)), done)
 
     def undo_own(self) -> None:
-        from memtui.core.history import NoHistory, undo_last
+        from memtui.core.timeline.history import NoHistory, undo_last
 
         memory, person = self.memory, self.person
 
@@ -610,7 +648,7 @@ class EntryCursor:
             self.view.notify(markup=False,
                              message=f"{self.rel} is unchanged" + (f" ({editor} exited with {code})" if code else ""))
             return
-        from memtui.core.memory import external_id
+        from memtui.core.writing.memory import external_id
 
         self.focus_external_change(external_id(self.rel), after)
 
@@ -618,7 +656,7 @@ class EntryCursor:
         """Select the edit in review once the app's sync lists it, however long the sync takes, and say so then (a
         poll of 5 s left a slow sync's edit unselected and unannounced). Only a listing of the bytes the editor
         left (`after`, else the file's now) is the person's edit: the file may be rewritten before a sync lists it."""
-        from memtui.core.store import content_hash
+        from memtui.core.storage.store import content_hash
 
         if after is None:
             root = self.memory.store.local_root

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.segment import Segment
 from rich.text import Text
+from textual import events
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from memtui.core.store import Store
+from memtui.core.storage.store import Store
 from memtui.tui.for_people import for_person
 from memtui.tui.messages import Activity
 from memtui.tui.plain import visible
@@ -44,6 +46,9 @@ def activity_from_audit(record: dict[str, Any]) -> Activity:
             decided
     elif status == "applied" and pid and decided and decided != actor:
         kind, text, actor = "approve", f"approved {pid}: {action} {where}", decided
+    elif status == "applied" and action == "sync":  # memtui.core.writing.sync closed a range a person decided
+        how = "fast-forwarded to" if record.get("fast_forward") else "merged"
+        kind, text, actor = "approve", f"{how} {get('remote')} at {get('commit')[:12]}", decided or actor
     elif status == "applied" and actor == "external":
         kind, text, actor = "approve", f"committed external {action} {file}", decided or actor
     elif status == "applied":
@@ -162,7 +167,7 @@ class ActivityFeed(ScrollView, can_focus=True):
         style = self.get_component_rich_style
         line = Text.assemble(
             (visible(f"{item.time:>5} ", newlines=False), style("feed--time")),
-            (visible(f"{item.actor[:14]:<14} ", newlines=False), style("feed--actor")),
+            (visible(f"{_cut(item.actor, 14):<14} ", newlines=False), style("feed--actor")),
             (visible(f"{item.kind:<8} ", newlines=False), style(KIND_CLASS.get(item.kind, "feed--write"))),
             visible(item.text, newlines=False),
             no_wrap=True,
@@ -196,7 +201,34 @@ class ActivityFeed(ScrollView, can_focus=True):
             strip = self._strips[index] = Strip(list(text.render(self.app.console, end="")))
         if self.wrap:
             scroll_x = 0
-        return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style).apply_style(self.rich_style)
+        shown = strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+        # A line that runs on past an edge says so with … there (W wraps it; a hover shows it whole).
+        more_left, more_right = scroll_x > 0, strip.cell_length > scroll_x + width
+        if (more_left or more_right) and width > 2:
+            mark = Strip([Segment("…", self.get_component_rich_style("feed--time"))], 1)
+            parts = [mark if more_left else shown.crop(0, 1), shown.crop(1, width - 1),
+                     mark if more_right else shown.crop(width - 1, width)]
+            shown = Strip.join(parts)
+        return shown.apply_style(self.rich_style)
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        """The line under the pointer, whole, as its tooltip: a line cut at the edge is read without scrolling or
+        wrapping. Drawn as data (a Text, never markup), invisible characters named as on the line."""
+        index = self.scroll_offset.y + event.y
+        k = (self._rows[index][0] if index < len(self._rows) else -1) if self.wrap else index
+        tip = None
+        if 0 <= k < len(self.lines) and len(self.records) == len(self.lines):
+            a = self.records[k]
+            tip = visible(f"{a.time} {a.actor}  {a.kind}  {a.text}", newlines=False)
+        if tip != getattr(self, "_tip", None):
+            self._tip = tip
+            self.tooltip = None if tip is None else Text(tip)
 
     def texts(self) -> list[str]:
         return [f"{a.time} {a.actor} {a.kind} {a.text}" for a in self.records]
+
+
+def _cut(text: str, width: int) -> str:
+    """`text` within `width` characters, with … where it was cut."""
+    return text if len(text) <= width else text[:width - 1] + "…"
+

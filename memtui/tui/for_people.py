@@ -2,7 +2,7 @@
 
 The core writes its messages for agents ("send the exact text of one of the current entries"), and tool results
 keep that wording. In the app the reader is a person who decides with `a`, `e`, `r`: each known message is
-matched by its pattern (the core's wording, memtui/core/update.py, memory.py, guard.py, recurrence.py) and said
+matched by its pattern (the core's wording, memtui/core/grammar/update.py, memory.py, guard.py, recurrence.py) and said
 to them instead; a message no pattern knows is shown as the core wrote it. Pure functions on strings.
 """
 

@@ -25,11 +25,15 @@ class MemtuiHeader(Static):
     def __init__(self, root: Path | str, *, history: str | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
         self.root = root
-        # Where history is kept, for a folder memtui did not make (memtui.core.places): "history beside" or "your
-        # git"; None for a memory that keeps it inside (`memtui init`), whose header is as it always was.
+        # Where history is kept, for a folder memtui did not make (memtui.core.storage.places): "history beside" or
+        # "your git"; None for a memory that keeps it inside (`memtui init`), whose header is as it always was.
         self.history = history
         self.connected = True
         self.counts: dict[str, int | None] = {"files": None, "pending": None, "conflict": 0, "external": 0}
+        # Against the memory's git remote (memtui/tui/sync_view.py), None for a memory without one: nothing shown.
+        self.remote: str | None = None
+        self.ahead = self.behind = self.incoming = 0
+        self.syncing: str | None = None  # the step of a sync under way, as the header shows it
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._draw())
@@ -42,6 +46,15 @@ class MemtuiHeader(Static):
     def set_counts(self, **counts: int | None) -> None:
         self.counts.update(counts)
         self._draw()
+
+    def set_sync(self, remote: str | None, ahead: int = 0, behind: int = 0, incoming: int = 0, *,
+                 syncing: str | None = None) -> None:
+        """Where the memory stands against `remote` as last fetched (None: it has no remote, nothing is shown);
+        `syncing`: the step of a sync under way (`fetching origin… 12s`), shown instead of ahead/behind."""
+        now = (remote, ahead, behind, incoming, syncing)
+        if now != (self.remote, self.ahead, self.behind, self.incoming, self.syncing):  # a memory with no remote:
+            self.remote, self.ahead, self.behind, self.incoming, self.syncing = now  # never drawn again for it
+            self._draw()
 
     def on_resize(self) -> None:
         self._draw()
@@ -62,6 +75,16 @@ class MemtuiHeader(Static):
             parts.append((f"{c['conflict']} conflict", "header--alert", 0))
         if c["external"]:
             parts.append((f"{c['external']} external", "header--alert", 0))
+        if self.remote is not None:
+            # The remote's name is the person's (git's rules), drawn as text like every part. Incoming changes ask
+            # for a decision and stay; how far ahead and behind gives way with the file count.
+            if self.incoming:
+                parts.append((f"{self.incoming} incoming", "header--alert", 0))
+            if self.syncing:
+                parts.append((visible(self.syncing, newlines=False), "header--count", 0))
+            else:
+                parts.append((visible(f"{self.remote} ↑{self.ahead} ↓{self.behind}", newlines=False),
+                              "header--count", 1))
         if self.history:  # last: what waits for the person comes first
             parts.append((self.history, "header--count", 2))
         width = self.size.width

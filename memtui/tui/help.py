@@ -3,6 +3,8 @@ and what it does; the keys that work now (in the focused pane, and the app's) li
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.segment import Segment
 from rich.text import Text
 from textual.app import ComposeResult
@@ -16,7 +18,11 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
+from memtui.tui.diff import DiffView
+from memtui.tui.keys import REVIEW_ACTIONS
 from memtui.tui.plain import plain
+from memtui.tui.tree import MemoryTree
+from memtui.tui.viewer import MemoryViewer
 
 
 def key_names(keys: str) -> str:
@@ -109,3 +115,68 @@ class HelpScreen(ModalScreen[None]):
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(None)
+
+
+def key_scopes(app: Any) -> list[tuple[str, list[Binding]]]:
+    """Every pane's keys in `app` (memtui's), in the screen's order, from the bindings themselves (help cannot drift
+    from them): the review keys are the app's, listed under the review panel where they act. The pane modules are
+    imported here, as help first opens, not at start."""
+    from textual.widgets import Tree
+
+    from memtui.tui.chat import ChatPane, ProposalCardView
+    from memtui.tui.dialogs import ConfirmScreen, RejectScreen, ReviseScreen
+    from memtui.tui.search import SearchPane
+    from memtui.tui.today import TodayPane
+
+    def own(*classes: type) -> list[Binding]:
+        return [b for cls in classes for b in cls.BINDINGS if isinstance(b, Binding)]
+
+    keys = own(type(app))
+    return [("tree", own(MemoryTree) or own(Tree)), ("viewer", own(MemoryViewer)),
+            ("review", [b for b in keys if b.action in REVIEW_ACTIONS] + own(DiffView)),
+            ("Today", own(TodayPane)), ("search", own(SearchPane)), ("chat", own(ChatPane, ProposalCardView)),
+            ("app", [b for b in keys if b.action not in REVIEW_ACTIONS]), ("revise", own(ReviseScreen)),
+            ("reject", own(RejectScreen)), ("confirm", own(ConfirmScreen))]
+
+
+def key_rows(app: Any, lit: set[int] | None = None) -> list[tuple[str, str, str, str]]:
+    """(pane, keys, binding id, what it does) for every key; `lit`, if given, gets the indexes of the rows
+    whose key works now on the main screen (Textual's active bindings: the focused widget's, its ancestors',
+    the app's, each enabled by `check_action`, a key shadowed by a nearer widget's not)."""
+    now = {(b.binding.id or b.binding.action) for b in app.base.active_bindings.values() if b.enabled}
+    everywhere = [("app", "ctrl+p", "command_palette", "Command palette: open files, decide, switch theme"),
+                  ("app", "tab", "-", "Move focus: tree, main area (its tab bar, then the tab), review list, "
+                                      "diff, activity feed; shift+tab back")]
+    rows: list[tuple[str, str, str, str]] = []
+    listed: set[str] = set()
+    for scope, bindings in key_scopes(app):
+        if scope == "app":
+            if lit is not None:
+                lit.update(range(len(rows), len(rows) + len(everywhere)))
+            rows += everywhere
+        for b in bindings:
+            if not (b.id or b.description):
+                continue  # a key Textual's widget keeps to itself, undescribed
+            if b.id in listed or b.action.startswith("app."):
+                continue  # the same binding again, or the app's (a pane's `?`, first in its footer): the app's
+            listed.add(b.id or "")
+            keys = app.keymap_config.get(b.id or "", b.key)
+            if lit is not None and (b.id or b.action) in now:
+                lit.add(len(rows))
+            rows.append((scope, keys, b.id or "-", b.tooltip or b.description))
+    return rows
+
+
+def focus_name(app: Any) -> str:
+    """The pane the focus is in, by the names help uses."""
+    focused = app.base.focused
+    if focused is None:
+        return ""
+    ancestors = focused.ancestors_with_self
+    plugin = next((kind for kind, w in app.panes.items() if w in ancestors), None)
+    if plugin is not None:
+        return {"today": "Today"}.get(plugin, plugin)
+    for widget, name in ((app.tree, "tree"), (app.review, "review"), (app.feed, "activity feed")):
+        if widget in ancestors:
+            return name
+    return "viewer" if isinstance(focused, MemoryViewer) else "main area"

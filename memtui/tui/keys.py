@@ -11,11 +11,69 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widget import Widget
 
-from memtui.core.visible import visible
+from memtui.core.basics.visible import visible
 
 # The app's `?` (same id, so a rebinding in [keys] moves it too), also first among the keys of a widget whose own
 # keys make the footer wider than the screen: the footer is cut at its end, where the app's `? Keys` is.
 HELP_FIRST = Binding("question_mark", "app.help", "Keys", id="help", tooltip="Show every key")
+
+# The app's own keys (memtui/tui/app.py's MemtuiApp.BINDINGS): an `id` each, which `[keys]` in config.toml rebinds.
+APP_BINDINGS = [
+    Binding("a", "approve", "Approve", id="approve", tooltip="Apply the selected proposal and commit it"),
+    Binding("e", "revise", "Revise", id="revise", tooltip="Edit the selected proposal's entry, then approve"),
+    Binding("r", "reject", "Reject", id="reject", tooltip="Reject the selected proposal (asks for a reason)"),
+    Binding("A", "approve_all", "Approve all", id="approve_all", tooltip="Approve every pending proposal"),
+    Binding("R", "revise_of_current", "As revise", id="revise_of_current", show=False,
+            tooltip="Approve the selected add as a revise of the current entry it contradicts (struck as "
+            "superseded)"),
+    Binding("N", "open_pane('next_session')", "Next session", id="next_session", show=False,
+            tooltip="The context the next agent session receives, and how the selected proposal changes it"),
+    Binding("right_square_bracket", "next_proposal", "Next", id="next_proposal", show=False,
+            tooltip="Select the next proposal in the review panel"),
+    Binding("left_square_bracket", "prev_proposal", "Previous", id="prev_proposal", show=False,
+            tooltip="Select the previous proposal in the review panel"),
+    Binding("slash", "open_pane('search')", "Search", id="search", tooltip="Search the memory"),
+    Binding("t", "open_pane('today')", "Today", id="today", tooltip="Today's log and changes"),
+    Binding("c", "open_pane('chat')", "Chat", id="chat", tooltip="Chat with the embedded agent"),
+    Binding("v", "toggle_raw", "Raw", id="toggle_raw", tooltip="Toggle between rendered and raw source"),
+    Binding("d", "diff_commit", "Diff", id="diff_commit", tooltip="Diff the open file against its last commit"),
+    # Not in the footer (nor W): at 120 columns it cut "? Keys" off the end; both are in the ? help.
+    Binding("S", "toggle_split", "Side by side", id="toggle_split", show=False,
+            tooltip="Show diffs side by side (old left, new right), or unified again"),
+    Binding("W", "toggle_wrap", "Wrap", id="toggle_wrap", show=False,
+            tooltip="Wrap long lines in files and diffs (symbols, line numbers and signs stay in their column), "
+            "or cut them at the edge again"),
+    Binding("w", "close_tab", "Close tab", id="close_tab", show=False, tooltip="Close the current tab"),
+    # Priority: an input's scrolling ancestors bind these keys to sideways paging, which no tab here needs.
+    Binding("ctrl+pagedown", "switch_tab(1)", "Next tab", id="next_tab", show=False, priority=True,
+            tooltip="Show the next tab (also from inside a text box)"),
+    Binding("ctrl+pageup", "switch_tab(-1)", "Previous tab", id="previous_tab", show=False, priority=True,
+            tooltip="Show the previous tab (also from inside a text box)"),
+    Binding("C", "consolidate", "Consolidate", id="consolidate", show=False,
+            tooltip="Propose one reviewed rewrite of each MEMORY.md section over its cap"),
+    Binding("P", "sync_remote", "Sync", id="sync_remote", show=False,
+            tooltip="Sync with the memory's git remote: fetch, queue what came in for review, push what was "
+            "approved (memtui/tui/sync_view.py)"),
+    Binding("z", "toggle_maximize", "Zoom", id="maximize",
+            tooltip="Give the focused pane the whole screen, or give it back"),
+    Binding("Z", "toggle_stack", "Stack", id="toggle_stack", show=False,
+            tooltip="Stack the panes (main area above the review queue) below 100 columns, always or never"),
+    Binding("question_mark", "help", "Keys", id="help", tooltip="Show every key"),
+    Binding("q", "quit", "Quit", id="quit", tooltip="Quit memtui"),
+    # Not a priority: a dialog's escape (cancel) and the viewer's (clear diff marks) come first, and a running
+    # chat turn's (cancel it). Elsewhere it leaves a text box, then goes back one level (`action_back`).
+    Binding("escape", "back", "Back", id="back", show=False,
+            tooltip="Leave the text box; again: back to the tab before (or the tree)"),
+    # Textual's ctrl+c copies in a text box and only says "press ctrl+q" elsewhere: here it quits from anywhere
+    # (ctrl+q too, Textual's), unless text is selected, which it copies as before.
+    Binding("ctrl+c", "quit_or_copy", "Quit", id="quit_ctrl_c", show=False, priority=True,
+            tooltip="Quit memtui (copies instead while text is selected)"),
+]
+
+# The keys that decide what the review panel has selected: they act only while the panel is what the person looks
+# at, never while a text box has focus (there the letters are text) nor from inside a Chat or Search tab.
+REVIEW_ACTIONS = frozenset({"approve", "revise", "reject", "approve_all", "next_proposal", "prev_proposal",
+                            "revise_of_current"})
 
 
 class Key(NamedTuple):

@@ -12,13 +12,13 @@ from typing import Any
 
 from textual.message import Message
 
-from memtui.core.changes import Change
-from memtui.core.proposals import Proposal, WriteResult
+from memtui.core.writing.changes import Change
+from memtui.core.writing.proposals import Proposal, WriteResult
 
 
 class FilesChanged(Message):
-    """The memory changed: one `Change` of memtui.core.changes (one per burst the watcher saw, one per own write),
-    as a Textual message. Its fields are the change's: `paths` (memory files, relative, '/'-separated), `queue`
+    """The memory changed: one `Change` of memtui.core.writing.changes (one per burst the watcher saw, one per own
+    write), as a Textual message. Its fields are the change's: `paths` (memory files, relative, '/'-separated), `queue`
     (a proposal was written or decided by any process), `audit` (the audit log grew), `own` (this process's write),
     `everything`, and `connected`/`message` (a Redis memory lost, or back: then anything may have changed)."""
 
@@ -62,7 +62,7 @@ class StateSynced(Message):
     file_count: int | None
     problems: list[str]
     lineage: dict[str, list[str]] = field(default_factory=dict)  # revise id → versions its target replaced
-    # add id → the current entries it gives another value of (memtui/core/contradictions.py); None: not read
+    # add id → the current entries it gives another value of (memtui/core/hygiene/contradictions.py); None: not read
     # (the first screen's sync), the last ones shown still hold.
     contradicts: dict[str, list[str]] | None = None
     # Open proposals past `proposals` (`Memory.queue_page`); None: more than a page, counted next (QueueCounted).

@@ -3,7 +3,7 @@ it receives it, with the budget used, what was cut, and how the proposal selecte
 
 A plugin pane (memtui/tui/panes.py). The context is built in a thread (it reads MEMORY.md, two daily logs and the
 live scratch notes, and plans the selected proposal against the reviewed files in memory, writing nothing:
-memtui/core/next_session.py); it is built again as memory or the queue changes, and as the selection moves. Every
+memtui/core/recall/next_session.py); it is built again as memory or the queue changes, and as the selection moves. Every
 line of it is an agent's or a person's text: drawn as data, never as markup.
 """
 
@@ -17,9 +17,9 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
-from memtui.core.memory import Memory
-from memtui.core.next_session import NextSession, next_session
-from memtui.core.proposals import Proposal
+from memtui.core.recall.next_session import NextSession, next_session
+from memtui.core.writing.memory import Memory
+from memtui.core.writing.proposals import Proposal
 from memtui.tui.diff import DiffView
 from memtui.tui.messages import MemoryChanged, ProposalsChanged
 from memtui.tui.plain import revealed
@@ -68,7 +68,7 @@ class NextSessionPane(VerticalScroll, can_focus=True):
 
     @work(thread=True, exclusive=True, group="next-session", exit_on_error=False)
     def build(self) -> None:
-        from memtui.core.store import StoreError
+        from memtui.core.storage.store import StoreError
 
         p = self.proposal
         try:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable
 if TYPE_CHECKING:
     from textual.widget import Widget
 
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
 
 
 @dataclass(frozen=True)

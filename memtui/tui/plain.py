@@ -3,8 +3,8 @@
 Everything a memory file, a proposal, an actor, the config, a search or a model reply holds is hostile: as
 Textual markup `[/]` crashes a widget and `[@click=app.quit]` runs an action, and an ESC byte written to the
 terminal is an escape sequence. Widgets get `Text`/`Content` built here, never an f-string with the data in it.
-Controls are made visible by `memtui.core.visible`, which the CLI shares: `plain` one character for one (a viewer's
-offsets still line up), `revealed` naming each hidden character (`⟨U+E0041⟩`) where a person decides.
+Controls are made visible by `memtui.core.basics.visible`, which the CLI shares: `plain` one character for one (a
+viewer's offsets still line up), `revealed` naming each hidden character (`⟨U+E0041⟩`) where a person decides.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.content import Content
 
-from memtui.core.visible import reveal, shown_name, visible
+from memtui.core.basics.visible import reveal, shown_name, visible
 
 __all__ = ["content", "file_name", "markup_literal", "plain", "revealed", "visible"]
 

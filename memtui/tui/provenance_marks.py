@@ -1,9 +1,9 @@
 """The viewer's provenance marks where a format has no tags: each line drawn by who wrote it, from history.
 
 In Claude Code's, OpenClaw's, Hermes' and Cline's files a line carries no `[stated]`-style tag, so the viewer draws
-it with the colour and symbol of the tag its history maps to (memtui/core/provenance.py): ◆ the person, ▲ an agent a
-person approved, ● an outside writer or an undo a person approved, ○ an agent not reviewed, ⚑ an outside writer not
-reviewed. The first line of each run from one change also says it in words (`· agent claude-code via the Claude Code
+it with the colour and symbol of the tag its history maps to (memtui/core/timeline/provenance.py): ◆ the person, ▲ an
+agent a person approved, ● an outside writer or an undo a person approved, ○ an agent not reviewed, ⚑ an outside writer
+not reviewed. The first line of each run from one change also says it in words (`· agent claude-code via the Claude Code
 hook, approved by wes`; the entry bar and `memtui blame` add when and which commit), so the marks never rely on
 colour or on a legend read elsewhere.
 
@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 from rich.style import Style
 from rich.text import Text
 
-from memtui.core.provenance import SYMBOLS
+from memtui.core.timeline.provenance import SYMBOLS
 from memtui.tui.plain import visible
 
 if TYPE_CHECKING:
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
     from memtui.tui.messages import ViewerState
 
 KEY = "provenance"
@@ -46,7 +46,7 @@ def read(memory: Memory | None, rel: str, state: ViewerState) -> ViewerState | N
 def _put(memory: Memory | None, rel: str, state: ViewerState, *, cached_only: bool) -> bool:
     if memory is None or state.missing or state.error:
         return False
-    from memtui.core import provenance
+    from memtui.core.timeline import provenance
 
     try:
         if not provenance.shows(memory):

@@ -1,5 +1,5 @@
 """The app's watcher for a Redis memory: the store's event channel, through the memory's change event
-(`memtui.core.changes.StoreFeed`), as the same `FilesChanged` messages the folder's watcher gives; an outage and
+(`memtui.core.writing.changes.StoreFeed`), as the same `FilesChanged` messages the folder's watcher gives; an outage and
 the return of the server arrive as `FilesChanged` with `connected` False or True.
 
 `watcher_for(memory, post)` picks the right watcher for a memory, so the app needs no other change to live-diff
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from memtui.core import changes
+from memtui.core.writing import changes
 from memtui.tui.messages import FilesChanged
 from memtui.tui.watch import ChangeWatcher, MemoryWatcher
 

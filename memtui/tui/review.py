@@ -8,6 +8,8 @@ layout and paint of the screen before the queue was shown (the queue is read bef
 
 from __future__ import annotations
 
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -18,12 +20,12 @@ from textual.strip import Strip
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from memtui.core.entries import TAGS
-from memtui.core.proposals import CONFLICT, Proposal
-from memtui.core.visible import reveal, shown_name
+from memtui.core.basics.visible import reveal, shown_name
+from memtui.core.grammar.entries import TAGS
+from memtui.core.writing.proposals import CONFLICT, Proposal
 from memtui.tui.diff import DiffView
-from memtui.tui.messages import OpenFile
 from memtui.tui.for_people import for_person
+from memtui.tui.messages import OpenFile
 from memtui.tui.plain import revealed, visible
 
 
@@ -36,7 +38,7 @@ def waited(created: str) -> int | None:
     """Seconds since `created` (a proposal's local ISO time), or None when it cannot be read."""
     from datetime import datetime
 
-    from memtui.core import clock
+    from memtui.core.basics import clock
 
     try:
         then = datetime.fromisoformat(created)
@@ -76,6 +78,70 @@ def contradiction_lines(p: Proposal, current: list[str]) -> list[str]:
     return out
 
 
+class QueueRow:
+    """A proposal's two lines in the queue, laid out at the width they are drawn at (a Rich renderable: Textual
+    draws it at the list's width, again when that changes). What identifies a proposal is kept longest: the age
+    (short, and how the oldest stand out), the action and the file whole, then the section; the asker (named whole
+    in the detail, and most often the same agent all down a queue) gives way first, then the section's end, then a
+    file's folders (`…/name.md`). At 80 columns the stacked list is about 30 wide: cut from the end alone, the
+    rows read "3h agent-claude revise MEMO…"."""
+
+    def __init__(self, lead: Text, file: str, section: Text, who: Text | None, body: Text, muted: Style,
+                 heading: Text | None = None) -> None:
+        self.lead, self.file, self.section, self.who, self.body, self.muted = lead, file, section, who, body, muted
+        self.heading = heading  # a group's heading above the first of its rows (incoming changes of one remote)
+
+    @property
+    def whole(self) -> Text:
+        """Both lines with room for everything (what a test or a copy reads)."""
+        return self.lines(1_000_000)
+
+    @property
+    def plain(self) -> str:
+        return self.whole.plain.rstrip("\n")
+
+    def __str__(self) -> str:  # as a Text reads: its characters
+        return self.plain
+
+    def head(self, width: int) -> Text:
+        """The first line within `width` cells, cut with … where it must be (never the file before the asker)."""
+        def line(file: str, section: Text, who: Text | None) -> Text:
+            out = self.lead.copy()
+            out.append(file)
+            out.append_text(section)
+            if who is not None:
+                out.append(" · ", self.muted)
+                out.append_text(who)
+            return out
+
+        whole = line(self.file, self.section, self.who)
+        if whole.cell_len <= width:
+            return whole
+        out = line(self.file, self.section, None)
+        room = width - out.cell_len - 3
+        if room >= 10 and self.who is not None:  # a cut name still tells agents apart where ten cells of it fit
+            who = self.who.copy()
+            who.truncate(room, overflow="ellipsis")
+            return line(self.file, self.section, who)
+        if out.cell_len > width and self.lead.cell_len + len(self.file) > width and "/" in self.file:
+            out = line("…/" + self.file.rsplit("/", 1)[1], self.section, None)  # the name kept, its folders cut
+        out.truncate(width, overflow="ellipsis")
+        return out
+
+    def lines(self, width: int) -> Text:
+        body = self.body.copy()
+        body.truncate(width, overflow="ellipsis")
+        rows = [self.head(width), body]
+        if self.heading is not None:
+            top = self.heading.copy()
+            top.truncate(width, overflow="ellipsis")
+            rows.insert(0, top)
+        return Text("\n").join(rows)  # its end "\n": Textual counts a row's lines by them
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.lines(max(1, options.max_width))
+
+
 class ReviewList(OptionList):
     """The queue's list. Textual's list forgets every drawn option on each Resize, which comes after the frame that
     first shows the new size (that frame draws the options kept from the old width; the next draws them again). The
@@ -109,13 +175,15 @@ class ReviewPanel(Vertical):
             self.proposal = proposal
 
     COMPONENT_CLASSES = {"review--id", "review--conflict", "review--external", "review--muted", "review--old",
+                         "review--incoming",
                          *(f"review--{t}" for t in TAGS)}
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.proposals: list[Proposal] = []
         self.lineage: dict[str, list[str]] = {}  # a revise's id → what its target entry replaced (the app's sync)
-        # An add's id → the current entries it gives another value of (the app's sync; memtui/core/contradictions.py)
+        # An add's id → the current entries it gives another value of (the app's sync;
+        # memtui/core/hygiene/contradictions.py)
         self.contradicts: dict[str, list[str]] = {}
         self._shown_contradicts: dict[str, list[str]] | None = None
         self._decided: str | None = None
@@ -187,6 +255,7 @@ class ReviewPanel(Vertical):
     def set_proposals(self, proposals: list[Proposal], *, more: int | None = 0) -> None:
         """Show `proposals`, and `more` open ones past them as a count (each is listed once those before it are
         decided; None: there are more, not counted yet)."""
+        proposals = grouped(proposals)
         changed_more, self.more = more != self.more, more
         if not self.body_mounted:
             self.proposals, self.loaded = proposals, True  # shown once the list is mounted
@@ -229,7 +298,8 @@ class ReviewPanel(Vertical):
         options = self.option_list
         highlighted = options.highlighted
         options.clear_options()
-        options.add_options([Option(self._prompt(p), id=p.id) for p in self.proposals])
+        headings = group_headings(self.proposals)
+        options.add_options([Option(self._prompt(p, headings.get(p.id)), id=p.id) for p in self.proposals])
         if highlighted is not None and self.proposals:
             options.highlighted = min(highlighted, len(self.proposals) - 1)
         self._title()
@@ -249,31 +319,37 @@ class ReviewPanel(Vertical):
         self.option_list.border_subtitle = None if self.more == 0 else f"oldest {listed:,} · counting the rest…" \
             if self.more is None else f"oldest {listed:,} · {self.more:,} more"
 
-    def _prompt(self, p: Proposal) -> Text:
-        """Two lines, so the queue reads at a glance (at 120x35 six or more are listed): its age, who asks, what it
-        does where; then the start of its entry. Each is cut with … at the list's width: the detail below shows
-        the proposal whole. Every part an agent sent is drawn as text, never as markup."""
+    def _prompt(self, p: Proposal, heading: str | None = None) -> QueueRow:
+        """Two lines, so the queue reads at a glance (at 120x35 six or more are listed): its age, what it does where,
+        who asks; then the start of its entry, laid out at the list's width (QueueRow). The detail beside shows the
+        proposal whole. Every part an agent sent is drawn as text, never as markup. The first of a group of
+        incoming changes (one remote, one author) has the group's heading above it."""
         style = self.get_component_rich_style
-        head = Text(no_wrap=True, overflow="ellipsis", end="")
+        lead = Text(end="")
         age = None if p.external else waited(p.created)
         if age is not None and age >= OLD_AFTER:  # a symbol as well as the colour: the mark reads without colour too
-            head.append(f"⌛ {_age(p.created)}", style("review--old"))
-            head.append(" ")
+            lead.append(f"⌛ {_age(p.created)}", style("review--old"))
+            lead.append(" ")
         else:
-            head.append(f"{_age(p.created)} ", style("review--muted"))
+            lead.append(f"{_age(p.created)} ", style("review--muted"))
         if p.external:
-            head.append("external ", style("review--external"))
-        else:
-            head.append_text(revealed(p.actor, newlines=False))
-            head.append(" ")
-        head.append(f"{reveal(p.action, newlines=False)} {shown_name(p.file)}")
-        if p.section:
-            head.append(reveal(f" § {p.section}", newlines=False), style("review--muted"))
-        if p.status == CONFLICT:
-            head.append("  conflict", style("review--conflict"))
+            lead.append("external ", style("review--external"))
+        if p.status == CONFLICT:  # before the file: a conflict asks for other keys than the rest
+            lead.append("conflict ", style("review--conflict"))
+        lead.append(f"{reveal(p.action, newlines=False)} ")
+        section = reveal(f" § {p.section}", newlines=False) if p.section else ""
+        who = None if p.external else revealed(p.actor, newlines=False)
         what = p.entry or p.replaces or p.to or ""
         if p.action == "remove" and p.replaces:
             what = p.replaces
+        if not what and p.source and " via " in p.actor:
+            # A file a remote changed has no one entry to show: its commits (sha, author, subject) from memtui's
+            # flag, which only an incoming change has; the e-mail left to the detail, the subject in view.
+            import re
+
+            what = next((f.split("; its commits: ", 1)[1] for f in p.flags if f.startswith("incoming from ")
+                         and "; its commits: " in f), "")
+            what = re.sub(r" <[^<>]*>:", ":", what)
         if p.status == CONFLICT and p.reason:
             body = revealed("    " + for_person(p.reason), style("review--conflict"), newlines=False)
         else:
@@ -281,8 +357,9 @@ class ReviewPanel(Vertical):
             tag = p.provenance or next((t for t in TAGS if f"[{t}]" in what), None)
             if tag in TAGS:  # a queue file written by hand may name any provenance
                 body.highlight_words([f"[{tag}]"], style(f"review--{tag}"))
-        body.no_wrap, body.overflow, body.end = True, "ellipsis", ""
-        return Text("\n", no_wrap=True, overflow="ellipsis").join([head, body])
+        top = None if heading is None else revealed(heading, style("review--incoming"), newlines=False)
+        return QueueRow(lead, shown_name(p.file), Text(section, style("review--muted"), end=""), who, body,
+                        style("review--muted"), top)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self._show_selected()
@@ -337,7 +414,7 @@ def _age(created: str) -> str:
     the time is not one (a queue file written by hand)."""
     from datetime import datetime
 
-    from memtui.core import clock
+    from memtui.core.basics import clock
 
     try:
         then = datetime.fromisoformat(created)
@@ -354,6 +431,43 @@ def _age(created: str) -> str:
     return "now"
 
 
+def grouped(proposals: list[Proposal]) -> list[Proposal]:
+    """The queue with the changes incoming from a git remote gathered by remote and author, each group where its
+    oldest stands (the rest of the queue keeps its order): a teammate's ten changes are read, and decided, as one
+    pull request is. Which are incoming is memtui's flag's word (memtui.core.writing.sync.came_in), not the actor's."""
+    from memtui.core.writing.sync import came_in
+
+    groups: dict[tuple[str, str], list[Proposal]] = {}
+    order: list[Proposal | tuple[str, str]] = []
+    for p in proposals:
+        key = came_in(p)
+        if key is None:
+            order.append(p)
+            continue
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(p)
+    if not groups:
+        return proposals
+    return [q for item in order for q in (groups[item] if isinstance(item, tuple) else [item])]
+
+
+def group_headings(proposals: list[Proposal]) -> dict[str, str]:
+    """The id of the first of each group of incoming changes → its heading: the remote, the author, how many."""
+    from memtui.core.writing.sync import came_in
+
+    counts: dict[tuple[str, str], int] = {}
+    first: dict[tuple[str, str], str] = {}
+    for p in proposals:
+        key = came_in(p)
+        if key is not None:
+            counts[key] = counts.get(key, 0) + 1
+            first.setdefault(key, p.id)
+    return {pid: f"⇣ from {key[0]} · {key[1]} · {counts[key]} change{'' if counts[key] == 1 else 's'}"
+            for key, pid in first.items()}
+
+
 def _same_list(old: list[Proposal], new: list[Proposal]) -> bool:
     """The same proposals in the same order, as shown: an external change listed again is the same while its
     bytes are (its `created` is the time it was listed, not a change)."""
@@ -366,7 +480,7 @@ def _same_list(old: list[Proposal], new: list[Proposal]) -> bool:
 def _refused_name(rel: str) -> bool:
     """Is `rel` a name no memory file may have (a control character, `.gitattributes`)? Judged from the name alone;
     approving it says so too, and names the reason."""
-    from memtui.core.paths import PathRefused, check_rel
+    from memtui.core.grammar.paths import PathRefused, check_rel
 
     try:
         check_rel(rel)

@@ -22,10 +22,10 @@ from textual.timer import Timer
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from memtui.core.search import SearchBundle, SearchResult, Searcher
+from memtui.core.recall.search import SearchBundle, SearchResult, Searcher
+from memtui.core.timeline.provenance import SYMBOLS
 from memtui.tui.messages import LogActivity, MemoryChanged, OpenFile
 from memtui.tui.plain import plain, visible
-from memtui.tui.viewer import SYMBOLS
 
 DEBOUNCE = 0.15
 PANE_LIMIT = 25

@@ -27,7 +27,7 @@ from textual.renderables.bar import Bar
 from textual.strip import Strip
 from textual.widget import AwaitMount, Widget
 
-from memtui.core.visible import visible
+from memtui.core.basics.visible import visible
 
 
 class TabPane(Widget):

@@ -19,10 +19,10 @@ from textual.message import Message
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
-from memtui.core.history import undo_last as core_undo_last
-from memtui.core.memory import Memory, default_actor
-from memtui.core.proposals import WriteResult
-from memtui.core.today import Change, TodayReport, today
+from memtui.core.timeline.history import undo_last as core_undo_last
+from memtui.core.timeline.today import Change, TodayReport, today
+from memtui.core.writing.memory import Memory, default_actor
+from memtui.core.writing.proposals import WriteResult
 from memtui.tui.messages import LogActivity, MemoryChanged, OpenFile, ProposalsChanged
 from memtui.tui.plain import plain, visible
 

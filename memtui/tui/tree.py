@@ -20,8 +20,8 @@ from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from memtui.core.memory import MEMORY_FILE
-from memtui.core.store import Store, StoreError
+from memtui.core.storage.store import Store, StoreError
+from memtui.core.writing.memory import MEMORY_FILE
 from memtui.tui.plain import file_name, plain
 
 HIDDEN_DIRS = {".git", ".memtui", "node_modules", "__pycache__"}
@@ -236,6 +236,8 @@ class MemoryTree(Tree[TreeEntry]):
             event.prevent_default()
 
     def render_label(self, node: TreeNode[TreeEntry], base_style: Style, style: Style) -> Text:
+        """A name and its badges within the tree's width: where both do not fit, the name is cut with … and the
+        badges stay whole (a count cut to `●` says nothing; the viewer's tab names the file whole)."""
         label = super().render_label(node, base_style, style)
         if node.data is None or not self.is_mounted or node is self.root:
             return label
@@ -243,7 +245,28 @@ class MemoryTree(Tree[TreeEntry]):
             label.stylize(self.get_component_rich_style("tree--folder", partial=True))
         else:
             label = Text.assemble(("  ", base_style), label)  # files line up with folder names
+        badges = Text(end="")
         for text, cls in self.badges(node.data.rel, node.data.is_dir):
-            label.append(" ")
-            label.append(text, self.get_component_rich_style(cls, partial=True))
+            badges.append(" ")
+            badges.append(text, self.get_component_rich_style(cls, partial=True))
+        room = self.scrollable_content_region.width - self._guides(node)
+        if room > 0 and label.cell_len + badges.cell_len > room:
+            label.truncate(max(1, room - badges.cell_len), overflow="ellipsis")
+        label.append_text(badges)
         return label
+
+    def get_label_width(self, node: TreeNode[TreeEntry]) -> int:
+        """No wider than the tree: labels are fitted to it (render_label) and it never scrolls sideways (tree.tcss).
+        Textual measures every label when it rebuilds its lines, at whatever moment that is; badges that arrived
+        before it counted and those after did not, so a name plus its count one cell too wide brought a scrollbar
+        in some runs and not in others (the 100-column snapshots, in a whole run)."""
+        width = super().get_label_width(node)
+        room = self.scrollable_content_region.width - self._guides(node)
+        return min(width, room) if room > 0 else width
+
+    def _guides(self, node: TreeNode[TreeEntry]) -> int:
+        """The cells before `node`'s label: its guides (Textual's `_TreeLine._get_guide_width`, from its depth)."""
+        depth = 0
+        while node.parent is not None:
+            node, depth = node.parent, depth + 1
+        return depth * self.guide_depth if self.show_root else max(0, depth - 1) * self.guide_depth

@@ -31,11 +31,12 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from memtui.core.document import Document
-from memtui.core.entries import TAGS, Entry, parse_entry
-from memtui.core.paths import PathRefused
-from memtui.core.store import StoreError
-from memtui.core.patches import common_ends
+from memtui.core.basics.patches import common_ends
+from memtui.core.grammar.document import Document
+from memtui.core.grammar.entries import TAGS, Entry, parse_entry
+from memtui.core.grammar.paths import PathRefused
+from memtui.core.storage.store import StoreError
+from memtui.core.timeline.provenance import SYMBOLS  # provenance is never colour alone: each has its own shape
 from memtui.tui import provenance_marks
 from memtui.tui.entry_bar import EntryBar
 from memtui.tui.entry_cursor import CURSOR_BINDINGS, BlameLoaded, EntryCursor, EntryWritten, version_of
@@ -43,10 +44,8 @@ from memtui.tui.messages import ViewerState
 from memtui.tui.plain import visible
 
 if TYPE_CHECKING:
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
 
-# Provenance is never colour alone: each has its own shape in the gutter.
-SYMBOLS = {"stated": "◆", "observed": "●", "inferred": "▲", "suggested": "○", None: "⚑"}
 TAB_SIZE = 4
 FULL_PARSE_LIMIT = 1_000_000  # bytes; bigger files get a light line scan instead of a markdown parse
 DIFF_LIMIT = 20_000  # lines; bigger files are diffed only when the change is an append
@@ -102,7 +101,7 @@ def scan(rel: str, text: str, previous: list[str] | None, grammar: str = "memtui
 def _scan_hermes(rel: str, text: str, previous: list[str] | None) -> ViewerState:
     """A Hermes file's lines, each marked as an entry's first line (with its number), one of its further lines, a
     separator, or a line that only looks like one; the file's usage against Hermes' limit goes on the first."""
-    from memtui.core.formats import hermes
+    from memtui.core.grammar.formats import hermes
 
     text = hermes.lf(text)
     lines = text.split("\n")
@@ -266,7 +265,7 @@ class MemoryViewer(ScrollView, can_focus=True):
         self.loads = 0
         self.reading: Any = None  # the worker reading the file (the app's first frame waits a moment for it)
         self.memory = memory
-        self.grammar = memory.grammar(rel)  # "hermes": entries between § lines (memtui/core/formats/hermes.py)
+        self.grammar = memory.grammar(rel)  # "hermes": entries between § lines (memtui/core/grammar/formats/hermes.py)
         self.entry_cursor = EntryCursor(self, memory, person)
         self.focus_when_mounted = False  # the app's MEMORY.md viewer, composed with the main screen
         # The `<!-- memtui:format … -->` comment drawn as one line (`▸ memtui:format (7 lines)`): its rules are for
@@ -332,10 +331,10 @@ class MemoryViewer(ScrollView, can_focus=True):
     def _claude_code_marks(self, state: ViewerState, data: bytes) -> None:
         """In a Claude Code memory (worker thread): where Claude Code stops loading MEMORY.md, and for a topic file
         the index line that links it (its title and hook, drawn with the file's metadata) or that none does."""
-        from memtui.core.formats import claude_code
-        from memtui.core.layout import CLAUDE_CODE, CLAUDE_CODE_SPEC
-        from memtui.core.next_session import loaded_start
-        from memtui.core.reading import MEMORY_FILE
+        from memtui.core.grammar.formats import claude_code
+        from memtui.core.grammar.layout import CLAUDE_CODE, CLAUDE_CODE_SPEC
+        from memtui.core.recall.next_session import loaded_start
+        from memtui.core.storage.reading import MEMORY_FILE
 
         try:
             kind = self.memory.layout().kind
@@ -912,7 +911,7 @@ class MemoryViewer(ScrollView, can_focus=True):
     def _front_matter(self, i: int, shown: str, front: tuple[int, str | None, str | None]) -> Text:
         """A line of a topic file's front matter: the opening fence carries the type as a badge and the index
         line that links the file (or a mark that none does); the other lines are metadata, drawn quietly."""
-        from memtui.core.formats.claude_code import TYPES
+        from memtui.core.grammar.formats.claude_code import TYPES
 
         st = self.state
         assert st is not None

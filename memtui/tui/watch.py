@@ -2,7 +2,7 @@
 the subscription's thread. This is the only place in the UI that makes a `FilesChanged`.
 
 The watching itself (one watcher per root, one classifier, bursts, memtui's own writes as one event each) is
-`memtui.core.changes`; a Redis memory's event channel feeds the same event (memtui/tui/redis_watch.py).
+`memtui.core.writing.changes`; a Redis memory's event channel feeds the same event (memtui/tui/redis_watch.py).
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from memtui.core import changes
-from memtui.core.changes import Change, classify  # noqa: F401  (the one classifier, for callers of this module)
+from memtui.core.writing import changes
+from memtui.core.writing.changes import Change, classify  # noqa: F401  (the one classifier, for callers of this module)
 from memtui.tui.messages import FilesChanged
 
 

@@ -25,7 +25,7 @@ Row = tuple[str, "int | None", "int | None", str]
 
 # A word, a run of spaces, or one other character: "due October (2026" changes by word, not by letter.
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
-# The strike memtui writes (memtui.core.entries.strike): bullet, ~~entry~~, then superseded/removed DATE.
+# The strike memtui writes (memtui.core.grammar.entries.strike): bullet, ~~entry~~, then superseded/removed DATE.
 _STRIKE = re.compile(r"^(?P<lead>\s*(?:[-*+]|\d+[.)])\s+)~~(?P<inner>.*)~~(?:[ \t]+(?:superseded|removed)\b.*)?$")
 # Lines this unlike share too little for their common words to mean anything: shown whole, as now.
 MIN_RATIO = 0.4

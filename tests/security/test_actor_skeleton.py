@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memtui.core.actors import clean_actor, skeleton
-from memtui.core.config import ReviewPolicy
+from memtui.core.basics.actors import clean_actor, skeleton
+from memtui.core.grammar.config import ReviewPolicy
 
 POLICY = ReviewPolicy()
 

@@ -11,11 +11,12 @@ from pathlib import Path
 import git
 import pytest
 
-from memtui.core import doctor, history
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
-from memtui.core.redis_store import RedisStore
-from memtui.core.redis_transfer import export_memory, import_memory
+from memtui.core.access.redis_transfer import export_memory, import_memory
+from memtui.core.hygiene import doctor
+from memtui.core.storage.init import init_root
+from memtui.core.storage.redis_store import RedisStore
+from memtui.core.timeline import history
+from memtui.core.writing.memory import Memory
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
 
@@ -121,7 +122,7 @@ def test_a_file_deleted_during_the_import_is_not_counted_as_imported(
         redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, replay: bool) -> None:
     """A file deleted between the folder's listing and its read is neither in Redis nor in the folder (with
     history, its deletion shows as an outside change, as in the folder), but the import counted it as imported."""
-    from memtui.core.folder import FolderStore
+    from memtui.core.storage.folder import FolderStore
 
     root = tmp_path / "memory"
     init_root(root)
@@ -170,9 +171,9 @@ def test_a_memtui_now_memtui_cannot_run_on_is_a_usage_error_not_a_traceback(tmp_
 # ==================================================================================================================
 import os  # noqa: E402
 
-from memtui.core import recurrence  # noqa: E402
-from memtui.core.folder import FolderStore  # noqa: E402
-from memtui.core.store import StoreError  # noqa: E402
+from memtui.core.storage.folder import FolderStore  # noqa: E402
+from memtui.core.storage.store import StoreError  # noqa: E402
+from memtui.core.writing import recurrence  # noqa: E402
 
 AGENT = "agent:claude"
 LESSON = "[inferred] Prefers answers in German"
@@ -237,7 +238,7 @@ def test_a_queue_file_of_many_forged_signals_is_checked_with_the_key_read_once(
     """Broke before the fix: `counted` read the key file and parsed the candidate's lessons again for every
     signal, so 100k forged signals (a 16 MB queue file, 0.13 s to load) took 7.5 s in every tally (listing,
     `memtui candidates`, approval). Now one key read and one lesson parse per tally; none of them counts."""
-    from memtui.core import seal
+    from memtui.core.basics import seal
 
     mem, r = _candidate(root, now)
     q = _qfile(mem, r.id)
@@ -455,7 +456,7 @@ def test_an_agent_cannot_propose_a_gitattributes_file(mem: Memory, name: str) ->
 def test_on_redis_a_forged_signal_or_flag_in_a_queue_entry_counts_nothing(redis_url: str, now, state: Path) -> None:
     """Held (Redis store): signals written into a queue entry by anyone with the store's URL, and a "(gate met)"
     flag, are counted from the seals as on a folder: one real session, flag recounted, approval a confirmation."""
-    from memtui.core.stores import init_store
+    from memtui.core.access.stores import init_store
 
     store = RedisStore(redis_url)
     init_store(store, author="wes")

@@ -9,8 +9,8 @@ import shutil
 import time
 from pathlib import Path
 
-from memtui.core import changes
-from memtui.core.search import Searcher, search
+from memtui.core.recall.search import Searcher, search
+from memtui.core.writing import changes
 from support.search_text import comparable, write
 
 COOKIES = ".memtui/index.sqlite-cookies"

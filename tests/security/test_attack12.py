@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import changes
-from memtui.core.search import Searcher, search
+from memtui.core.recall.search import Searcher, search
+from memtui.core.writing import changes
 from support.search_text import comparable, write
 from support.watches import Heard, watches
 
@@ -444,7 +444,7 @@ def test_an_error_in_the_watch_s_own_handling_rebuilds_the_watches(root, mem, mo
     heard = Heard()
     off = hub.subscribe(heard, raw=True)
     try:
-        from memtui.core import inotify_watch
+        from memtui.core.storage import inotify_watch
 
         listing, failed = inotify_watch._list_folder, []
 
@@ -575,7 +575,7 @@ def test_a_queue_folder_swapped_for_a_link_outside_gets_no_number(mem, tmp_path:
 def test_common_dir_is_memoized_per_folder_and_a_later_planted_commondir_changes_nothing(root, mem, tmp_path):
     """Memoized per git folder path: a `commondir` planted after the first read (an agent writing into `.git`)
     does not move memtui's reads of objects and refs elsewhere; another folder is its own key."""
-    from memtui.core.gitobjects import common_dir
+    from memtui.core.storage.gitobjects import common_dir
 
     assert common_dir(root / ".git") == root / ".git"
     (root / ".git/commondir").write_text(str(tmp_path / "elsewhere") + "\n")

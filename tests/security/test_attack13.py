@@ -1,4 +1,4 @@
-"""An outsider's attacks on the hardened watch (`memtui.core.inotify_watch.FolderWatch`): a folder swapped
+"""An outsider's attacks on the hardened watch (`memtui.core.storage.inotify_watch.FolderWatch`): a folder swapped
 for a link while its creation waits to be handled, a folder unreadable when it is watched, the user's inotify watch
 limit reached, the change journal made unwritable, a wide folder renamed back and forth, a real kernel queue
 overflow, many rebuilds. Real files, real inotify; the reference for every warm search is a full scan. Found by a
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import changes
-from memtui.core.search import Searcher, search
+from memtui.core.recall.search import Searcher, search
+from memtui.core.writing import changes
 from support.search_text import comparable, write
 from support.watches import hearing
 
@@ -118,9 +118,9 @@ sys.path.insert(0, {tests!r}); sys.path.insert(0, {repo!r})
 os.environ.update(MEMTUI_USER="wes", GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
                   GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
 from pathlib import Path
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
-from memtui.core.search import Searcher, search
+from memtui.core.storage.init import init_root
+from memtui.core.writing.memory import Memory
+from memtui.core.recall.search import Searcher, search
 from support.search_text import comparable, write
 root = Path(sys.argv[1]) / "memory"
 init_root(root)

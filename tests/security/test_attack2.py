@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.folder import FolderStore, clear_stale_git_locks
-from memtui.core.paths import PathRefused
-from memtui.core.store import StoreError
+from memtui.core.grammar.paths import PathRefused
+from memtui.core.storage.folder import FolderStore, clear_stale_git_locks
+from memtui.core.storage.store import StoreError
 from support.git_judge import fsck, sh, status
 from support.git_judge import person_repo as repo
 
@@ -144,8 +144,8 @@ LESSON = "[inferred] Prefers answers in German"
 def test_signals_forged_in_a_queue_file_by_hand_do_not_meet_the_gate(root: Path, now) -> None:
     import json
 
-    from memtui.core import recurrence
-    from memtui.core.memory import Memory
+    from memtui.core.writing import recurrence
+    from memtui.core.writing.memory import Memory
 
     now("2026-08-20T14:05")
     mem = Memory(root)
@@ -173,8 +173,8 @@ def test_signals_altered_or_moved_by_hand_do_not_count(root: Path, now, forge: s
     is not memtui's counts nothing; a queue file whose signals are not signals at all is read without a crash."""
     import json
 
-    from memtui.core import recurrence
-    from memtui.core.memory import Memory
+    from memtui.core.writing import recurrence
+    from memtui.core.writing.memory import Memory
 
     other = "[inferred] Works late on Fridays"
     days = ("2026-08-18", "2026-08-19", "2026-08-20")
@@ -204,7 +204,7 @@ def test_signals_altered_or_moved_by_hand_do_not_count(root: Path, now, forge: s
         data["signals"] += ["day:2026-08-18", 7, None, [mine]]
     qfile.write_text(json.dumps(data))
     if forge == "not a signal":  # refused as unreadable where it is read, not a traceback
-        from memtui.core.memory import NotFound
+        from memtui.core.writing.memory import NotFound
 
         with pytest.raises(NotFound, match="unreadable"):
             Memory(root).get(r.id)
@@ -240,7 +240,7 @@ def test_an_agent_running_the_cli_with_its_own_clock_meets_the_gate_alone(root: 
 def test_a_refused_name_too_long_to_keep_once_made_visible_can_still_be_rejected(root: Path) -> None:
     """200 ESCs make a legal 203-byte name; made visible each is a 3-byte symbol, and the kept copy's name
     (stamp + visible name) passes NAME_MAX: the rejection failed and the file could never be rejected."""
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
 
     mem = Memory(root)
     name = "\x1b" * 200 + ".md"
@@ -257,8 +257,8 @@ def test_a_file_swapped_for_a_fifo_between_the_check_and_the_read_does_not_hang_
     FIFO no one writes to. An open without O_NONBLOCK would wait for a writer for ever (the app's worker, the CLI)."""
     import threading
 
-    from memtui.core import refused_names
-    from memtui.core.memory import Memory
+    from memtui.core.writing import refused_names
+    from memtui.core.writing.memory import Memory
 
     mem = Memory(root)
     name = "evil\x1b.md"
@@ -291,7 +291,7 @@ def test_a_file_swapped_for_a_fifo_between_the_check_and_the_read_does_not_hang_
 # --- the diff view -----------------------------------------------------------------------------------------------
 
 def _hostile_diff(rel: str, rows: int = 10_000) -> str:
-    from memtui.core.patches import unified_diff
+    from memtui.core.basics.patches import unified_diff
 
     lines = [f"- [stated] {i} \x1b[2J\x9b31m\u202e 漢字漢字 \t\u2028-forged {i}\x85@@ -1 +1 @@" for i in range(rows)]
     lines[min(3, rows - 1)] = "x" * 300_000  # one huge line
@@ -300,7 +300,7 @@ def _hostile_diff(rel: str, rows: int = 10_000) -> str:
 
 
 def test_an_added_line_never_reads_as_a_file_header_or_a_removal() -> None:
-    from memtui.core.patches import unified_diff
+    from memtui.core.basics.patches import unified_diff
     from memtui.tui.diff import diff_rows
 
     diff = unified_diff("MEMORY.md", "- a\n", "- a\n++ b/other.md\n-- a/other.md\n")
@@ -389,7 +389,7 @@ def test_approving_a_backslash_name_never_commits_the_slash_path_it_reads_as(roo
     different file the person never saw. Held: the approval is refused, saying the name holds a backslash; and
     rejecting it removes that one file (its bytes kept), never `a/b.md`, which rejecting once put back instead
     (removing it: it was never committed) while `a\\b.md` stayed, listed again as if never decided."""
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
 
     mem = Memory(root)
     (root / "a").mkdir()
@@ -415,7 +415,7 @@ def test_approving_a_backslash_name_never_commits_the_slash_path_it_reads_as(roo
 
 def test_rejecting_a_refused_name_hard_linked_to_an_outside_file_leaves_that_file_and_commits_nothing(
         root: Path, tmp_path: Path) -> None:
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
 
     secret = tmp_path / "secret"
     secret.write_text("the person's private key\n")

@@ -1,5 +1,5 @@
 """attack3: an outsider's attacks on this session's changes: the big external file kept between listings
-(FolderStore._bytes_now), backslash names refused, `memtui WORD` and the app without a terminal refused, the footer
+(ExternalReview._bytes_now), backslash names refused, `memtui WORD` and the app without a terminal refused, the footer
 rebuilt only when its keys change, help kept, and an edit selected once a sync lists it. Real git, real files."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import pytest
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
 from support.git_judge import person_repo, sh, status
 
-from memtui.core.memory import Memory
-from memtui.core.store import content_hash
+from memtui.core.storage.store import content_hash
+from memtui.core.writing.memory import Memory
 
 BIG = 2 << 20  # past SEEN_MIN_BYTES
 
@@ -60,7 +60,7 @@ def test_a_write_through_a_shared_mmap_to_a_dirty_page_is_seen(tmp_path: Path) -
     with dirty_mapping(log) as m:
         mem = Memory(root)
         assert listed(mem, "big.md") == content_hash(log.read_bytes())
-        assert "big.md" in mem.store._seen
+        assert "big.md" in mem.store.outside._seen
         before = os.stat(log)
         m[1:2] = b"c"  # same page, still dirty: no time moves
         after = os.stat(log)
@@ -123,7 +123,7 @@ def test_a_kept_file_replaced_by_a_folder_is_listed_as_gone(tmp_path: Path) -> N
     (log / "inner.md").write_text("inside\n")
     found = {p.file: p for p in mem.external_proposals()}
     assert "big.md" in found and found["big.md"].after_hash == content_hash(None)
-    assert "big.md" not in mem.store._seen
+    assert "big.md" not in mem.store.outside._seen
 
 
 def test_a_tracked_file_replaced_by_a_fifo_does_not_hang_the_listing_or_the_decision(tmp_path: Path) -> None:
@@ -204,7 +204,7 @@ def test_an_unreadable_kept_file_is_not_shown_from_the_cache(tmp_path: Path) -> 
     log.write_bytes(b"b" * BIG)
     mem = Memory(root)
     listed(mem, "big.md")
-    assert "big.md" in mem.store._seen
+    assert "big.md" in mem.store.outside._seen
     os.chmod(log, 0)
     try:
         try:
@@ -281,7 +281,7 @@ def test_the_queue_cli_refuses_a_backslash_name_and_prints_no_control_character(
     name = "x\\..\\\x1b]0;owned\x07mem.md"
     (root / name).write_text("- [stated] planted\n")
     head = sh(root, "rev-parse", "HEAD")
-    from memtui.core.memory import external_id
+    from memtui.core.writing.memory import external_id
 
     pid = external_id(name)
     out = cli(root, "queue", "list")

@@ -1,6 +1,6 @@
-"""An outsider's attacks on git's files as memtui reads them in process (memtui/core/gitpack.py, tree_entries) and
-on the record classes (memtui/core/record.py): each ends in git's own answer, a fallback to git, or a clear error,
-never in other committed bytes than git shows, and within bounded time and memory."""
+"""An outsider's attacks on git's files as memtui reads them in process (memtui/core/storage/gitpack.py, tree_entries)
+and on the record classes (memtui/core/basics/record.py): each ends in git's own answer, a fallback to git, or a clear
+error, never in other committed bytes than git shows, and within bounded time and memory."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.gitobjects import Batch, tree_entries
-from memtui.core.gitpack import Packs
-from memtui.core.store import StoreError
+from memtui.core.storage.gitobjects import Batch, tree_entries
+from memtui.core.storage.gitpack import Packs
+from memtui.core.storage.store import StoreError
 
 
 def git(root: Path, *args: str, data: bytes | None = None) -> bytes:
@@ -129,7 +129,7 @@ def test_a_subclass_of_a_record_compares_its_fields_as_a_dataclass_subclass_does
     (a changed config seen as unchanged)."""
     import dataclasses
 
-    from memtui.core.layout import Layout
+    from memtui.core.grammar.layout import Layout
 
     @dataclasses.dataclass(frozen=True)
     class Twin:
@@ -365,9 +365,9 @@ def test_records_cross_a_process_and_compare_as_their_dataclasses_do(tmp_path: P
     import dataclasses
     import sys
 
-    from memtui.core.config import ReviewPolicy, Rule
-    from memtui.core.entries import Entry
-    from memtui.core.store import ExternalChange
+    from memtui.core.grammar.config import ReviewPolicy, Rule
+    from memtui.core.grammar.entries import Entry
+    from memtui.core.storage.store import ExternalChange
 
     values = [Entry("- [stated] x", tag="stated", text="x"), ReviewPolicy(rules=(Rule("allow", actor="a*"),)),
               ExternalChange("MEMORY.md", b"a", b"b", "h")]

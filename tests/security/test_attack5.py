@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.gitobjects import Batch, tree_lookup
+from memtui.core.storage.gitobjects import Batch, tree_lookup
 from tests.security.test_attack4 import blob, commit_of, forged_tree, repo, shown
 from tests.security.test_tree_lookup import raw_tree
 
@@ -152,7 +152,7 @@ def test_processes_proposing_at_once_never_share_an_id(root: Path) -> None:
                               cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for k in range(8)]
     for p in procs:
         p.communicate(timeout=120)
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
 
     mem = Memory(root)
     pending = mem.proposals(external=False)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
-from memtui.core.folder import FolderStore
-from memtui.core.memory import Memory
+from memtui.core.storage.folder import FolderStore
+from memtui.core.writing.memory import Memory
 from memtui.integrations import claude_code
 from support.claude_hooks import (  # noqa: F401 (fixtures)
     OTHER, SESSION, loads_fixture, post_tool_use, root_fixture, told, write,
@@ -135,8 +135,8 @@ def test_a_lone_surrogate_in_a_queue_file_does_not_end_the_hook_or_lose_the_deci
     data.pop("memtui-seal")
     data["reason"] = "no \udcff"
     # ASCII: the surrogate as JSON's escape; sealed with the person's key, as a memtui that queued it would have
-    from memtui.core.proposals import _QUEUE_DOMAIN, QUEUE_SEAL
-    from memtui.core.seal import mac
+    from memtui.core.writing.proposals import _QUEUE_DOMAIN, QUEUE_SEAL
+    from memtui.core.basics.seal import mac
 
     body = (json.dumps(data, indent=1) + "\n").encode()
     queue_file.write_bytes(body[:-3] + f',\n "{QUEUE_SEAL}": "{mac(_QUEUE_DOMAIN + body)}"\n}}\n'.encode())
@@ -180,7 +180,7 @@ async def test_a_line_nested_too_deep_in_the_audit_log_does_not_stop_the_app_s_s
     """memory-log.jsonl is a file in the folder an agent with a shell can append to: one `[[[[…` line made every
     sync of the app end in json's RecursionError, so nothing queued after it was listed. It is skipped, as a torn
     line is, by the app's tail, by the whole read (`memtui today`, doctor) and by the doctor's check."""
-    from memtui.core.doctor import diagnose
+    from memtui.core.hygiene.doctor import diagnose
     from memtui.tui.app import MemtuiApp
 
     app = MemtuiApp(demo, watch=False)
@@ -261,7 +261,7 @@ async def test_the_header_count_goes_down_with_the_list_when_a_proposal_is_decid
     import memtui.tui.app as app_module
     from memtui.tui.header import MemtuiHeader
 
-    monkeypatch.setattr(app_module, "SYNC_AFTER", 30.0)  # the sync the write brings: not within this test
+    monkeypatch.setattr("memtui.tui.syncing.SYNC_AFTER", 30.0)  # the sync the write brings: not within this test
     app = app_module.MemtuiApp(demo, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: settled(app), what="the app to settle")
@@ -287,7 +287,7 @@ async def test_an_older_sync_does_not_bring_back_an_external_change_just_approve
 
     from memtui.tui.messages import StateSynced
 
-    monkeypatch.setattr(app_module, "SYNC_AFTER", 30.0)
+    monkeypatch.setattr("memtui.tui.syncing.SYNC_AFTER", 30.0)
 
     class Keeping(app_module.MemtuiApp):
         last: StateSynced | None = None
@@ -301,7 +301,7 @@ async def test_an_older_sync_does_not_bring_back_an_external_change_just_approve
         change = next(p for p in app.review.proposals if p.external)
         synced, before = app.synced, app.last
         assert before.external is not None and change.id in [p.id for p in before.external]
-        in_flight = next(app._seq)  # a sync that read the folder before the decision, and is shown after it
+        in_flight = next(app.state_sync.seq)  # a sync that read the folder before the decision, and is shown after it
         assert app.review.select(change.id)
         await pilot.press("a")
         await wait_for(pilot, lambda: change.id not in [p.id for p in app.review.proposals], what="it to go")

@@ -1,6 +1,6 @@
-"""Attacks on today's caches: the kept git objects (memtui/core/gitobjects.py) and the kept path checks
-(memtui/core/paths.py). What is measured is the memory each really holds (its entries' sizes, or tracemalloc), not
-the cache's own count."""
+"""Attacks on today's caches: the kept git objects (memtui/core/storage/gitobjects.py) and the kept path checks
+(memtui/core/grammar/paths.py). What is measured is the memory each really holds (its entries' sizes, or tracemalloc),
+not the cache's own count."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from app_support import demo_template  # noqa: F401 (fixture)
-from memtui.core import gitobjects, paths
-from memtui.core.paths import check_rel, clean_rel
+from memtui.core.grammar import paths
+from memtui.core.grammar.paths import check_rel, clean_rel
+from memtui.core.storage import gitobjects
 
 TINY = 20_000
 
@@ -79,10 +80,10 @@ def test_tiny_objects_cannot_hold_many_times_the_object_cache_s_bound(
 
 def test_tiny_packed_objects_cannot_hold_many_times_the_pack_reader_s_bound(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same in the pack reader's cache of whole objects and delta bases (memtui/core/gitpack.py, 16 MB): it
+    """The same in the pack reader's cache of whole objects and delta bases (memtui/core/storage/gitpack.py, 16 MB): it
     counted bytes alone too, so 20,000 packed objects of ~4 bytes counted 90 KB and held ~5 MB; at its bound,
     objects of a few bytes could hold ~800 MB. What it keeps, counted as it costs, stays under the bound."""
-    from memtui.core import gitpack
+    from memtui.core.storage import gitpack
 
     root = tmp_path / "memory"
     blobs = tiny_repo(root)
@@ -136,7 +137,7 @@ def test_short_paths_are_still_kept_and_refusals_still_raised() -> None:
     assert info.hits >= 2 and info.currsize == 1
 
 
-# --- the app's decisions under way (memtui/tui/app.py `_deciding`): none is left stuck ------------------------
+# --- the app's decisions under way (memtui/tui/deciding.py `under_way`): none is left stuck ---------------------------
 
 @pytest.fixture
 def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> Path:
@@ -173,7 +174,7 @@ async def test_no_proposal_is_left_under_way_by_a_dismissed_dialog_or_an_approve
         assert isinstance(app.screen, RejectScreen)
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, RejectScreen), what="the dialog to go")
-        assert not app._deciding and status("p-0001") == "pending"
+        assert not app.deciding.under_way and status("p-0001") == "pending"
         pending = [p.id for p in app.review.proposals if p.status == "pending" and not p.external]
         assert "p-0002" in pending and len(pending) >= 3
         done = subprocess.run([sys.executable, "-m", "memtui", "queue", "reject", "p-0002", "--root", str(demo),
@@ -182,7 +183,7 @@ async def test_no_proposal_is_left_under_way_by_a_dismissed_dialog_or_an_approve
         await pilot.press("A")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirm dialog")
         await pilot.press("y")
-        await wait_for(pilot, lambda: all(status(pid) != "pending" for pid in pending) and not app._deciding,
+        await wait_for(pilot, lambda: all(status(pid) != "pending" for pid in pending) and not app.deciding.under_way,
                        what="approve-all to finish")
         assert status("p-0002") == "rejected"
         assert all(status(pid) == "applied" for pid in pending if pid != "p-0002")

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import index as index_module
-from memtui.core.search import Searcher, search
+from memtui.core.recall import index as index_module
+from memtui.core.recall.search import Searcher, search
 from support.search_text import comparable, write
 
 
@@ -193,7 +193,7 @@ def test_the_watcher_hears_a_memory_file_s_mode_change(root, mem):
     """Was: the watcher asked the kernel for writes only, and watchdog (7) sends a chmod as an attribute event, which
     was not among them: a file made unreadable (or readable again) kept its old answer in a warm search, where a
     scan counts it unreadable (as root every file stays readable, so the search itself cannot show it here)."""
-    from memtui.core import changes
+    from memtui.core.writing import changes
 
     write(root, "notes/a.md", "- [stated] the otter swims\n")
     heard: list = []

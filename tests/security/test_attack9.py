@@ -1,4 +1,4 @@
-"""Attacks on the watcher's search socket (memtui/core/search_socket.py, `memtui index --watch`): a served answer
+"""Attacks on the watcher's search socket (memtui/core/recall/search_socket.py, `memtui index --watch`): a served answer
 must be the answer the client's own search gives, and neither side may hang on the other or touch what is not its
 own."""
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import search_socket
-from memtui.core.search import search
+from memtui.core.recall import search_socket
+from memtui.core.recall.search import search
 from test_search_socket import Watcher, cli, env
 
 FACT = "- [stated] the kestrel-basalt-4471 deploy uses blue green (2026-11-20, test)\n"

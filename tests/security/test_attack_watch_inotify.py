@@ -1,6 +1,6 @@
-"""An outsider's attacks on memtui's own inotify watch (`memtui.core.inotify_watch.FolderWatch`) where it differs from
-watchdog's: a folder moved out of the memory (its watches must go with it), many renames' first halves with no
-second (each waits for its pair: they must not wait one after another), and names that are not UTF-8. Real files,
+"""An outsider's attacks on memtui's own inotify watch (`memtui.core.storage.inotify_watch.FolderWatch`) where it
+differs from watchdog's: a folder moved out of the memory (its watches must go with it), many renames' first halves with
+no second (each waits for its pair: they must not wait one after another), and names that are not UTF-8. Real files,
 real inotify; the reference for every warm search is a full scan."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import changes
-from memtui.core.search import Searcher, search
+from memtui.core.recall.search import Searcher, search
+from memtui.core.writing import changes
 from support.search_text import comparable, write
 from support.watches import hearing
 
@@ -104,7 +104,7 @@ def test_a_flood_behind_a_held_rename_waits_in_the_kernel_and_is_all_heard(root,
     """A file moved out (its rename's first half held for PAIRING), then a flood of writes: what is held in this
     process is bounded (HELD_MAX, lowered here to 50), the rest waits in the kernel's queue, and every file is
     heard by name once the first half is let go."""
-    from memtui.core import inotify_watch
+    from memtui.core.storage import inotify_watch
 
     monkeypatch.setattr(inotify_watch, "HELD_MAX", 50)
     write(root, "gone.md", "- [stated] the otter leaves\n")

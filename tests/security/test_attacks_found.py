@@ -19,10 +19,10 @@ import git
 import pytest
 
 from memtui.agent.memory_tool import MemtuiMemoryTool
-from memtui.core import clock
-from memtui.core.memory import Memory
-from memtui.core.proposals import Proposal
-from memtui.core.tools import run_tool
+from memtui.core.access.tools import run_tool
+from memtui.core.basics import clock
+from memtui.core.writing.memory import Memory
+from memtui.core.writing.proposals import Proposal
 from support.by_hand import write_committed
 
 AGENT = "agent:claude"
@@ -150,7 +150,7 @@ def test_doctor_fix_does_not_commit_an_external_change(mem: Memory, root: Path) 
     """Impact: a person fixes a line by hand and commits with git; an agent writes the old bytes back; `memtui
     doctor --fix` takes the matching after_hash of an old audit line as proof and commits the external change as
     the person's "uncommitted write", undoing their fix with no review."""
-    from memtui.core.doctor import diagnose
+    from memtui.core.hygiene.doctor import diagnose
 
     assert mem.update("Facts", "add", "[stated] Office is in Berlin").status == "applied"
     old = (root / "MEMORY.md").read_text()
@@ -279,7 +279,7 @@ def test_an_external_file_with_a_control_character_in_its_name_can_be_decided(me
     """Was: names with control characters are refused everywhere except in the external-change listing: a file
     'evil\\x1b[8m.md' dropped in the folder was listed (and printed raw by `memtui queue list`: ESC reached the
     person's terminal) but approve and reject both raised PathRefused, so it stayed pending for ever. Now it is
-    shown escaped, approving it is refused, and rejecting it removes it (memtui/core/refused_names.py; more in
+    shown escaped, approving it is refused, and rejecting it removes it (memtui/core/writing/refused_names.py; more in
     tests/security/test_refused_names.py)."""
     (root / "evil\x1b[8m.md").write_text("x\n")
     listed = cli(root, "queue", "list").stdout
@@ -336,7 +336,7 @@ def test_cli_approval_of_an_external_change_commits_only_the_bytes_shown(mem: Me
 def test_a_look_alike_of_an_agent_name_counts_as_an_agent(mem: Memory, root: Path) -> None:
     """Was: `--by аgent` (Cyrillic а) or fullwidth ａｇｅｎｔ passed the agent check, so `memtui queue approve` took
     it as a person's approval, and history showed a decider that read as "agent". Names are judged on their
-    skeleton (memtui/core/actors.py)."""
+    skeleton (memtui/core/basics/actors.py)."""
     r = run_tool(mem, "memory_edit", {"path": "MEMORY.md", "old": "## Facts\n",
                                       "new": f"## Facts\n- [stated] {EVIL} ({TODAY})\n"}, MCP)
     assert r.result is not None and r.result.status == "queued"

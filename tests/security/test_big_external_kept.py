@@ -1,5 +1,5 @@
 """A big file changed past memtui keeps its hash while its bytes stand
-(FolderStore._bytes_now). The attacker's aim: change its bytes so that the listing, and so the person's review, still
+(ExternalReview._bytes_now). The attacker's aim: change its bytes so that the listing, and so the person's review, still
 shows the old ones. Each attempt below must be seen at the next listing."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 
-from memtui.core.memory import Memory
-from memtui.core.store import content_hash
+from memtui.core.storage.store import content_hash
+from memtui.core.writing.memory import Memory
 from support.git_judge import person_repo
 
 BIG = 2 << 20  # past SEEN_MIN_BYTES
@@ -37,7 +37,7 @@ def test_the_kept_bytes_are_the_files_and_a_same_size_rewrite_with_its_mtime_set
         tmp_path: Path) -> None:
     _, log, mem, first = listed_once(tmp_path)
     assert first == content_hash(log.read_bytes())
-    assert "big.md" in mem.store._seen  # kept: the next listing does not read it
+    assert "big.md" in mem.store.outside._seen  # kept: the next listing does not read it
     assert listed(mem, "big.md") == first
     old = os.stat(log)
     with open(log, "r+b") as f:  # same size, other bytes, then the times put back as they were
@@ -70,4 +70,4 @@ def test_an_append_to_a_kept_file_is_seen_and_hashed_anew(tmp_path: Path) -> Non
         f.write(b"- 14:06 [observed] one more line\n")
     now = listed(mem, "big.md")
     assert now == content_hash(log.read_bytes()) != first
-    assert mem.store._seen["big.md"][1] == now
+    assert mem.store.outside._seen["big.md"][1] == now

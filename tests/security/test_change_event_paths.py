@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.changes import Change
-from memtui.core.memory import Memory
+from memtui.core.writing.changes import Change
+from memtui.core.writing.memory import Memory
 
 
 class Heard:

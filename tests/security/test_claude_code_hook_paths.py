@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from test_hook_pre_tool_use import INDEX, denied, folder, home, hook, payload, project, snapshot  # noqa: F401
 from support.by_hand import write_committed
 

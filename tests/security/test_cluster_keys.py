@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from redis.crc import key_slot
 
-from memtui.core.memory import Memory
-from memtui.core.redis_store import RedisStore
-from memtui.core.stores import init_store
+from memtui.core.access.stores import init_store
+from memtui.core.storage.redis_store import RedisStore
+from memtui.core.writing.memory import Memory
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
 AGENT = "agent-claude"

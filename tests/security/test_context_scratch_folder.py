@@ -6,10 +6,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from memtui.core.context import build_context
-from memtui.core.folder import FolderStore
-from memtui.core.memory import Memory
-from memtui.core.reading import MemoryReader
+from memtui.core.recall.context import build_context
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.reading import MemoryReader
+from memtui.core.writing.memory import Memory
 
 FUTURE = "9999999999999"  # an expiry far ahead: a live note if it were listed
 

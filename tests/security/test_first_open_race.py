@@ -8,7 +8,7 @@ import sys
 import threading
 from pathlib import Path
 
-from memtui.core.folder import FolderStore
+from memtui.core.storage.folder import FolderStore
 from support.foreign import listing
 
 
@@ -27,7 +27,7 @@ def test_two_threads_and_a_process_start_history_once(tmp_path: Path) -> None:
         except BaseException as exc:  # noqa: BLE001 - the test reports it
             errors.append(exc)
 
-    other = subprocess.Popen([sys.executable, "-c", "import sys; from memtui.core.folder import FolderStore; "
+    other = subprocess.Popen([sys.executable, "-c", "import sys; from memtui.core.storage.folder import FolderStore; "
                               "FolderStore(sys.argv[1]).ensure_history()", str(folder)],
                              stderr=subprocess.PIPE, text=True)
     threads = [threading.Thread(target=look) for _ in range(3)]

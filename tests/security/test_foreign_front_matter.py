@@ -14,9 +14,9 @@ import pytest
 
 from app_support import drawn_rows, wait_for
 from memtui.cli import main
-from memtui.core.document import Document
-from memtui.core.formats.claude_code import linked_file
-from memtui.core.memory import Memory
+from memtui.core.grammar.document import Document
+from memtui.core.grammar.formats.claude_code import linked_file
+from memtui.core.writing.memory import Memory
 from memtui.integrations import claude_code
 from memtui.tui.app import MemtuiApp
 from support.fixtures_claude_code import index_line, memory_folder, topic_text, write_memory

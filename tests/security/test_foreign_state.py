@@ -1,5 +1,5 @@
-"""Attacks on where memtui keeps the state of a folder it did not make (memtui.core.places): a hostile folder name,
-a state folder that is a symlink, one planted by another user or left writable by others, a `.memtui` link planted
+"""Attacks on where memtui keeps the state of a folder it did not make (memtui.core.storage.places): a hostile folder
+name, a state folder that is a symlink, one planted by another user or left writable by others, a `.memtui` link planted
 in the folder. Each is refused with a message that says what to do, or works without writing into the folder."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.places import memories_home, places_for, state_key
+from memtui.core.storage.places import memories_home, places_for, state_key
 from support.foreign import listing
 
 WORKTREE = Path(__file__).resolve().parents[2]

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.memory import Memory
-from memtui.core.proposals import Proposal
+from memtui.core.writing.memory import Memory
+from memtui.core.writing.proposals import Proposal
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,7 +45,7 @@ def flooded_template(tmp_path_factory) -> Path:
     """A memory with FLOODED pending proposals from four agents, made once (tests copy it)."""
     import shutil
 
-    from memtui.core.init import init_root
+    from memtui.core.storage.init import init_root
 
     os.environ.setdefault("MEMTUI_USER", "wes")
     root = tmp_path_factory.mktemp("flood") / "memory"
@@ -208,8 +208,8 @@ def test_the_first_screen_reads_only_its_page_and_the_count_follows(flooded, par
 
 # Redis ------------------------------------------------------------------------------------------------------------
 def test_redis_queue_is_read_in_batches_not_one_round_trip_each(redis_url, capsys):
-    from memtui.core.redis_store import RedisStore
-    from memtui.core.stores import init_store
+    from memtui.core.access.stores import init_store
+    from memtui.core.storage.redis_store import RedisStore
 
     store = RedisStore(redis_url)
     init_store(store, author="wes")
@@ -230,8 +230,8 @@ def test_memtui_list_prints_a_prefix_as_one_line_of_data(redis_url, capsys):
     it raw, forging a row that pointed at the attacker's own prefix."""
     import redis
 
-    from memtui.core.redis_store import RedisStore
-    from memtui.core.stores import init_store
+    from memtui.core.access.stores import init_store
+    from memtui.core.storage.redis_store import RedisStore
 
     init_store(RedisStore(redis_url), author="wes")
     client = redis.Redis.from_url(redis_url.split("?")[0])
@@ -275,7 +275,8 @@ async def test_the_app_shows_the_first_says_how_many_more_and_quits_on_q(flooded
     import time
 
     from app_support import wait_for
-    from memtui.tui.app import REVIEW_PAGE, MemtuiApp
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.syncing import REVIEW_PAGE
 
     app = MemtuiApp(flooded, watch=False, user="wes")
     async with app.run_test(size=(150, 42)) as pilot:

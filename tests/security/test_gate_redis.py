@@ -16,13 +16,13 @@ from typing import Any
 import redis as redis_py
 
 from memtui.agent.memory_tool import MemtuiMemoryTool
-from memtui.core import clock
-from memtui.core.context import build_context
-from memtui.core.memory import Memory
-from memtui.core.reading import MemoryReader
-from memtui.core.redis_store import RedisStore
-from memtui.core.stores import init_store
-from memtui.core.tools import run_tool
+from memtui.core.access.stores import init_store
+from memtui.core.access.tools import run_tool
+from memtui.core.basics import clock
+from memtui.core.recall.context import build_context
+from memtui.core.storage.reading import MemoryReader
+from memtui.core.storage.redis_store import RedisStore
+from memtui.core.writing.memory import Memory
 from support.redis_server import RedisServer, redis_server  # noqa: F401  (fixture)
 
 AGENT = "agent-claude"

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import gitindex
-from memtui.core.doctor import diagnose
-from memtui.core.folder import FolderStore
-from memtui.core.memory import Memory
-from memtui.core.store import StoreError
+from memtui.core.hygiene.doctor import diagnose
+from memtui.core.storage import gitindex
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.store import StoreError
+from memtui.core.writing.memory import Memory
 from support.git_judge import fsck, sh
 
 MEMORY = "MEMORY.md"
@@ -462,7 +462,8 @@ def test_a_running_store_sees_a_person_stage_after_its_own_commit(root: Path) ->
     file; a person's `git add` in between puts a new file in place, and is seen."""
     mem = Memory(root)
     assert mem.update("Facts", "add", "[stated] First, by memtui").status == "applied"
-    assert mem.store._entries_seen is not None and not isinstance(mem.store._entries_seen[1], dict)
+    seen = mem.store.commits.index._entries_seen
+    assert seen is not None and not isinstance(seen[1], dict)
     blob = staged_then_edited(root)
     result = mem.update("Facts", "add", "[stated] Second, by memtui")
     assert result.status == "refused" and "you staged a version of MEMORY.md" in result.message

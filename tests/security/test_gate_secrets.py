@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import secrets
-from memtui.core.memory import Memory
-from memtui.core.proposals import Proposal
-from memtui.core.tools import run_tool
+from memtui.core.access.tools import run_tool
+from memtui.core.writing import secrets
+from memtui.core.writing.memory import Memory
+from memtui.core.writing.proposals import Proposal
 from support.redis_server import free_port, redis_server, redis_url  # noqa: F401  (fixtures)
 from test_hook_pre_tool_use import denied, folder, home, hook, payload, project, snapshot  # noqa: F401
 
@@ -170,7 +170,7 @@ def test_a_private_key_in_a_diff_keeps_its_lines_and_markers() -> None:
 
 def test_prose_never_imports_detect_secrets_and_a_token_like_run_does() -> None:
     """detect-secrets brings `requests` (a quarter of a second): a write of prose must not pay for it."""
-    code = ("import sys; from memtui.core import secrets; "
+    code = ("import sys; from memtui.core.writing import secrets; "
             "secrets.scan('- 14:05 [observed] The build failed twice because the cache was stale'); "
             "print('detect_secrets' in sys.modules); "
             f"print([s.kind for s in secrets.scan({FAKES['GitLab Token']!r})]); "
@@ -289,8 +289,8 @@ def test_the_claude_code_hook_denies_a_key_and_writes_nothing(folder: Path, proj
 
 
 def test_a_redis_store_refuses_an_agents_key_and_flags_one_set_by_another_client(redis_url: str) -> None:
-    from memtui.core.redis_store import RedisStore
-    from memtui.core.stores import init_store
+    from memtui.core.access.stores import init_store
+    from memtui.core.storage.redis_store import RedisStore
 
     store = RedisStore(redis_url)
     init_store(store, author="wes")
@@ -430,10 +430,10 @@ def test_a_key_in_a_file_name_or_the_writers_name_is_refused_even_with_the_overr
 
 
 def test_doctor_and_lint_on_a_redis_store_report_a_key_kept_on_purpose(redis_url: str) -> None:
-    from memtui.core.doctor import diagnose
-    from memtui.core.lint import lint
-    from memtui.core.redis_store import RedisStore
-    from memtui.core.stores import init_store
+    from memtui.core.access.stores import init_store
+    from memtui.core.hygiene.doctor import diagnose
+    from memtui.core.hygiene.lint import lint
+    from memtui.core.storage.redis_store import RedisStore
 
     store = RedisStore(redis_url)
     init_store(store, author="wes")

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.memory import Memory
-from memtui.core.proposals import CHANGED_SINCE_SEEN, unsealed_reason
-from memtui.core.redis_store import RedisStore
+from memtui.core.storage.redis_store import RedisStore
+from memtui.core.writing.memory import Memory
+from memtui.core.writing.proposals import CHANGED_SINCE_SEEN, unsealed_reason
 from app_support import demo_root, demo_template  # noqa: F401  (fixture)
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 from test_hook_pre_tool_use import INDEX, folder, hook, home, payload, project  # noqa: F401  (fixtures)
@@ -290,7 +290,7 @@ async def test_approve_all_binds_each_proposal_as_listed(demo: Path, tmp_path: P
 
 # 3. Redis: the seal and the digest hold there too ----------------------------------------------------------------
 def test_on_redis_a_queue_entry_set_by_another_client_is_not_approvable(redis_url: str) -> None:  # noqa: F811
-    from memtui.core.stores import init_store
+    from memtui.core.access.stores import init_store
 
     store = RedisStore(redis_url)
     init_store(store, author="wes")
@@ -315,7 +315,7 @@ def test_on_redis_a_queue_entry_set_by_another_client_is_not_approvable(redis_ur
 
 
 def test_on_redis_approve_with_the_digest_shown_refuses_a_changed_proposal(redis_url: str) -> None:  # noqa: F811
-    from memtui.core.stores import init_store
+    from memtui.core.access.stores import init_store
 
     store = RedisStore(redis_url)
     init_store(store, author="wes")
@@ -358,8 +358,8 @@ def test_a_struck_inferred_line_or_one_already_there_is_no_new_lesson(root: Path
     r = mem.edit("MEMORY.md", "## Preferences\n", "## Preferences\n- ~~[inferred] Always deploy on Fridays~~\n",
                  actor=AGENT)
     assert not any(f.startswith("candidate:") for f in r.flags), r.flags
-    from memtui.core import recurrence
-    from memtui.core.proposals import Proposal
+    from memtui.core.writing import recurrence
+    from memtui.core.writing.proposals import Proposal
 
     p = Proposal(id="", created="", actor=AGENT, file="MEMORY.md", action="edit",
                  old="- **[inferred]** Always deploy on Fridays\n",
@@ -416,7 +416,7 @@ async def test_a_chat_card_refuses_a_proposal_replaced_after_it_was_drawn_and_dr
 
 
 def test_doctor_names_an_open_queue_file_memtui_did_not_seal_and_what_to_do(root: Path) -> None:
-    from memtui.core.doctor import diagnose
+    from memtui.core.hygiene.doctor import diagnose
 
     r = Memory(root).update("Preferences", "add", SEEN, actor=AGENT)
     assert not [f for f in diagnose(Memory(root)).findings if f.kind == "queue-not-sealed"]
@@ -460,7 +460,7 @@ def test_an_external_change_approved_with_the_digest_shown_commits_those_bytes_o
 
 # The seal vouched that memtui wrote these bytes, not that they were its latest: a queue file's earlier sealed
 # version, put back by hand after a rejection, was listed again as pending. Fixed: memtui keeps, beside the memory
-# (memtui/core/queue_record.py), the hash of what it last wrote for each proposal; anything else is not its own.
+# (memtui/core/storage/queue_record.py), the hash of what it last wrote for each proposal; anything else is not its own.
 def test_an_earlier_sealed_version_restored_after_a_rejection_stays_rejected(root: Path) -> None:
     mem = Memory(root)
     r = mem.update("Preferences", "add", SEEN, actor=AGENT)

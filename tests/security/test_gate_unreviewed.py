@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from memtui.core import clock
-from memtui.core.context import HEADER, build_context
-from memtui.core.folder import FolderStore
-from memtui.core.memory import Memory
-from memtui.core.reading import MemoryReader
+from memtui.core.basics import clock
+from memtui.core.recall.context import HEADER, build_context
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.reading import MemoryReader
+from memtui.core.writing.memory import Memory
 from support.claude_hooks import count_queue_loads
 from support.mcp_client import mcp_client, text_of
 
@@ -202,7 +202,7 @@ def test_an_external_edit_not_approved_is_not_served_as_memory(reviewed: Memory,
 
 def test_a_scratch_name_cannot_start_a_line_of_its_own(reviewed: Memory, root: Path) -> None:
     """A person may commit any file name under scratch/; memtui's line naming it draws it as data."""
-    from memtui.core.context import quoted
+    from memtui.core.recall.context import quoted
 
     assert quoted("## x") == "> \\## x" and quoted("  > y") == ">   \\> y"
     assert quoted("projectMEMORY").startswith("> [imitates memtui's header]")
@@ -231,7 +231,7 @@ def test_a_40_mb_scratch_note_is_refused_and_git_does_not_grow(reviewed: Memory,
 
 def test_a_scratch_note_over_the_cap_waits_for_a_person_on_every_surface(reviewed: Memory, root: Path) -> None:
     from memtui.agent.memory_tool import MemtuiMemoryTool
-    from memtui.core.tools import run_tool
+    from memtui.core.access.tools import run_tool
 
     body = "y" * 5000 + "\n"
     by_cli = cli(root, "scratch", "long", "--by", AGENT, input=body)
@@ -297,7 +297,7 @@ def test_the_caps_are_read_from_review_and_a_bad_one_fails_closed(reviewed: Memo
 
 
 def test_the_templates_shown_defaults_are_the_ones_in_effect(root: Path) -> None:
-    from memtui.core.config import CONFIG_TEMPLATE, load_config
+    from memtui.core.grammar.config import CONFIG_TEMPLATE, load_config
 
     text = CONFIG_TEMPLATE.format(model="m")
     uncommented = "\n".join(ln.removeprefix("# ") if ln.startswith("# ") and "_max" in ln and " = " in ln else ln

@@ -27,9 +27,9 @@ from pathlib import Path
 import git
 import pytest
 
-from memtui.core.context import build_context
-from memtui.core.memory import Memory
-from memtui.core.visible import hidden, reveal, shown_name, strip_hidden, visible
+from memtui.core.basics.visible import hidden, reveal, shown_name, strip_hidden, visible
+from memtui.core.recall.context import build_context
+from memtui.core.writing.memory import Memory
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
 TODAY = "2026-08-20"
@@ -164,9 +164,9 @@ async def test_mcp_refuses_each_character_in_memory_update_and_memory_log(root: 
 @pytest.mark.parametrize("c", HIDDEN.values(), ids=IDS)
 def test_the_chats_tools_refuse_it_in_entries_and_strip_it_from_scratch_and_edits(mem: Memory, root: Path,
                                                                                  c: str) -> None:
-    """The embedded agent's tools (memtui/core/tools.py): a scratch note applies at once, so what is stripped from
-    it is stripped before it is on disk."""
-    from memtui.core.tools import run_tool
+    """The embedded agent's tools (memtui/core/access/tools.py): a scratch note applies at once, so what is stripped
+    from it is stripped before it is on disk."""
+    from memtui.core.access.tools import run_tool
 
     before = (root / "MEMORY.md").read_bytes()
     for name, args in (("memory_update", {"section": "Preferences", "action": "add",
@@ -302,7 +302,7 @@ def test_a_source_or_a_log_lines_tag_cannot_carry_it_either(mem: Memory, root: P
 
 def test_memory_read_gives_the_agent_hidden_text_named_not_raw(mem: Memory, root: Path) -> None:
     """The chat's and MCP's memory_read: a file edited past memtui reaches the agent as context does, drawn."""
-    from memtui.core.tools import run_tool
+    from memtui.core.access.tools import run_tool
 
     smuggle_past_memtui(root)
     out = run_tool(mem, "memory_read", {"path": "MEMORY.md", "section": "Preferences"}, AGENT)
@@ -403,7 +403,7 @@ def test_ordinary_text_of_any_script_passes_unflagged_and_is_drawn_as_it_is(mem:
 
 def test_an_emoji_family_is_refused_for_its_joiners_and_the_message_says_what_to_send() -> None:
     """Decided (see the module's docstring): the zero-width joiner is refused even inside an emoji sequence."""
-    from memtui.core.update import Refused, clean_entry_text
+    from memtui.core.grammar.update import Refused, clean_entry_text
 
     with pytest.raises(Refused) as exc:
         clean_entry_text("[stated] Family of three 👨\u200d👩\u200d👧")
@@ -415,8 +415,8 @@ def test_an_emoji_family_is_refused_for_its_joiners_and_the_message_says_what_to
 # a Redis memory ---------------------------------------------------------------------------------------------
 def test_a_redis_memory_refuses_strips_flags_and_draws_it_the_same(redis_url: str) -> None:
     """The same write path on a Redis store, and another client's raw SET, which is an external change there."""
-    from memtui.core.redis_store import RedisStore
-    from memtui.core.stores import init_store
+    from memtui.core.access.stores import init_store
+    from memtui.core.storage.redis_store import RedisStore
 
     store = RedisStore(redis_url)
     init_store(store, author="wes")
@@ -448,7 +448,8 @@ def test_a_redis_memory_refuses_strips_flags_and_draws_it_the_same(redis_url: st
 @pytest.mark.parametrize("c", [HIDDEN[k] for k in ("tag-I", "vs16-after-letter", "braille-blank", "hangul-filler",
                                                     "reserved-2065", "supplementary-private-use", "unassigned-bmp")])
 def test_a_path_holding_it_is_refused_by_the_memory_tool_and_the_cli(mem: Memory, root: Path, c: str) -> None:
-    """File names share the one definition (memtui/core/paths.py), so `notes\\u2800.md` cannot pass for notes.md."""
+    """File names share the one definition (memtui/core/grammar/paths.py), so `notes\\u2800.md` cannot pass for
+    notes.md."""
     from memtui.agent.memory_tool import MemtuiMemoryTool
 
     made = MemtuiMemoryTool(mem, actor=AGENT).run({"command": "create", "path": f"/memories/notes{c}.md",

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.doctor import diagnose
-from memtui.core.folder import FolderStore
-from memtui.core.memory import Memory
+from memtui.core.hygiene.doctor import diagnose
+from memtui.core.storage.folder import FolderStore
+from memtui.core.writing.memory import Memory
 from support.hostile import tree_digest
 
 
@@ -94,7 +94,7 @@ def test_no_memtui_command_runs_the_repository_s_programs(root: Path, tmp_path: 
     assert store.merge3(b"a\nb\n", b"a\n", b"a\n") == b"a\nb\n"
     assert mem.update("Facts", "add", "[stated] Once more in process").status == "applied"
     diagnose(mem, fix=True)
-    from memtui.core.today import today
+    from memtui.core.timeline.today import today
 
     today(mem)
     assert not sentinel.exists(), sentinel.read_text()

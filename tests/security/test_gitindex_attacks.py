@@ -1,5 +1,5 @@
-"""Attacks on the in-process index edit (memtui/core/gitindex.py): names and file data that imitate another entry,
-paths that are prefixes of others, a broken index, a lock a person's git holds. Real git is the judge."""
+"""Attacks on the in-process index edit (memtui/core/storage/gitindex.py): names and file data that imitate another
+entry, paths that are prefixes of others, a broken index, a lock a person's git holds. Real git is the judge."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import gitindex
-from memtui.core.folder import FolderStore
-from memtui.core.store import StoreError
+from memtui.core.storage import gitindex
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.store import StoreError
 from support.git_judge import fsck, sh, status
 from security.test_attack2 import fake_git
 from test_gitindex import PAST, git_sets, index_of, same_as_git
@@ -32,7 +32,8 @@ def person_repo(path: Path, files: dict[str, bytes]) -> Path:
 
 
 def edited_in_process(store: FolderStore, root: Path) -> bool:
-    return bool(store._index_known) and store._index_known[-1].data == (root / ".git" / "index").read_bytes()
+    known = store.commits.index._index_known
+    return bool(known) and known[-1].data == (root / ".git" / "index").read_bytes()
 
 
 # A name holding another entry's flags and name: bytes 80 04 "b.md" NUL read as "b.md", stage 0, assume-valid.
@@ -164,12 +165,12 @@ def _held_lock(root: Path) -> None:
     # The same tree (only the index to set): the entry waits for the next commit, the person's lock untouched.
     (root / "mem.md").write_text("first\n")
     assert store.commit(["mem.md"], "nothing new", "wes") is None
-    assert (root / ".git" / "index").read_bytes() == before and store._index_behind
+    assert (root / ".git" / "index").read_bytes() == before and store.commits.index.behind
     assert lock.read_bytes() == b"a person's git is writing this\n"
     lock.unlink()
     (root / "base.md").write_text("changed\n")
     assert store.commit(["base.md"], "next", "wes")
-    assert not store._index_behind and edited_in_process(store, root)
+    assert not store.commits.index.behind and edited_in_process(store, root)
     assert status(root) == "" and fsck(root) == "0:"
 
 
@@ -190,5 +191,6 @@ def test_an_index_a_person_changed_after_memtui_wrote_it_is_walked_again(tmp_pat
     assert status(root) == "A  person.md\n" and fsck(root) == "0:"
     data, mtime = index_of(root)
     expected = git_sets(root, data, mtime, {"mem.md": (bytes(range(20)), 0o100644)})
-    assert gitindex.set_entries(store._index_known[-1], {"mem.md": (bytes(range(20)), 0o100644)}, mtime).data \
+    known = store.commits.index._index_known
+    assert gitindex.set_entries(known[-1], {"mem.md": (bytes(range(20)), 0o100644)}, mtime).data \
         == expected

@@ -1,4 +1,4 @@
-"""Attacks on memtui's in-process commit (memtui/core/gitobjects.py, FolderStore._commit_in): a person's git
+"""Attacks on memtui's in-process commit (memtui/core/storage/gitobjects.py, CommitEngine._commit_in): a person's git
 running at the same moment, a memtui process killed between its steps, two memtui processes, hostile paths,
 messages and names. git itself is the judge: fsck, status, log and reflog."""
 
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.folder import FolderStore
-from memtui.core.paths import PathRefused
-from memtui.core.store import StoreError
+from memtui.core.grammar.paths import PathRefused
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.store import StoreError
 from support.git_judge import fsck, person_repo, sh, status
 
 WORKTREE = Path(__file__).resolve().parents[2]
@@ -153,8 +153,8 @@ def test_ref_lock_held_across_a_reference_transaction_hook_is_not_stolen(tmp_pat
 MEMTUI_LOOP = r"""
 import sys, time
 from pathlib import Path
-from memtui.core.folder import FolderStore
-from memtui.core.store import StoreError
+from memtui.core.storage.folder import FolderStore
+from memtui.core.storage.store import StoreError
 root, name, rounds = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 store = FolderStore(root)
 for k in range(rounds):
@@ -427,7 +427,7 @@ def test_hostile_actor_or_message_cannot_add_a_commit_header(tmp_path: Path, aut
 
 def test_an_agent_cannot_get_an_ntfs_git_alias_committed_even_with_approval(root: Path) -> None:
     """`.git::$INDEX_ALLOCATION` names the folder `.git` on Windows: a clone there would write into it."""
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
 
     mem = Memory(root)
     for rel in (".git::$INDEX_ALLOCATION/hooks/post-checkout", "notes/.git::$INDEX_ALLOCATION/config.md"):
@@ -472,7 +472,7 @@ def test_a_symlinked_gitmodules_is_not_committed(tmp_path: Path) -> None:
 
 
 def test_an_approved_entry_commits_only_itself_not_a_person_s_unsaved_edit_of_that_file(root: Path) -> None:
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
 
     mem = Memory(root)
     text = (root / "MEMORY.md").read_text()

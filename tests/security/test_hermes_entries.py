@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from memtui.agent.memory_tool import MemtuiMemoryTool
-from memtui.core.formats import hermes as grammar
-from memtui.core.memory import Memory
-from memtui.core.tools import run_tool
+from memtui.core.access.tools import run_tool
+from memtui.core.grammar.formats import hermes as grammar
+from memtui.core.writing.memory import Memory
 from support.fixtures_hermes import MEMORY_ENTRIES, entries_of, hermes, hermes_home, unchanged
 from support.foreign import listing
 from support.mcp_client import mcp_client, text_of

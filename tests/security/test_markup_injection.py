@@ -18,7 +18,7 @@ from textual.geometry import Region
 from textual.widget import Widget
 
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from memtui.tui.app import MemtuiApp
 from memtui.tui.help import HelpScreen
 from memtui.tui.viewer import MemoryViewer
@@ -141,7 +141,8 @@ async def test_markup_in_proposals_is_shown_literally_and_a_click_runs_nothing(h
         await wait_for(pilot, lambda: review.option_list.size.width > 150, what="the queue to take the screen")
         await pilot.pause(0.1)
         listed = flat(rendered(review.option_list))
-        assert f"{ACTOR} add " in listed and "likes [bold]tea[/bold] [@click=app.quit]QUIT" in listed, listed
+        assert f"add MEMORY.md § Facts · {ACTOR}" in listed, listed
+        assert "likes [bold]tea[/bold] [@click=app.quit]QUIT" in listed, listed
         assert "create notes/[bold]x[/].md" in listed and f"§ {HEADING}" in listed, listed
 
         detail = review.query_one("#review-detail")
@@ -183,8 +184,9 @@ async def test_a_file_named_and_written_as_markup_is_shown_literally(hostile) ->
         await wait_for(pilot, lambda: app.tree.node_for(HOSTILE_FILE) is not None, what="the notes folder")
         await pilot.pause(0.1)
         tree = flat(rendered(app.tree))
-        assert "[@click=app.quit]Q.md" in tree and "[bold]x.md" in tree, tree
-        assert await click_text(pilot, app.tree, "Q.md")  # opens the file: a click on a name is a selection
+        # The name beside its badge is cut to the tree's width (`…`), still drawn as the text it is.
+        assert "[@click=app.quit]" in tree and "[bold]x.md" in tree, tree
+        assert await click_text(pilot, app.tree, "[@click=app.quit]")  # opens the file: a click is a selection
 
         viewer = app.viewer_for(HOSTILE_FILE)
         assert viewer is not None
@@ -321,7 +323,7 @@ async def test_a_queue_file_of_the_wrong_types_is_reported_not_drawn(hostile) ->
         "id": "p-0098", "created": None, "actor": 5, "file": ["x"], "action": {"a": 1}, "entry": ["[/]"],
         "flags": "abc", "status": "pending", "diff": 3}))
     # p-0099 is sealed (as memtui queues what an agent sent): its markup-like text must be drawn as data
-    from memtui.core.proposals import Proposal
+    from memtui.core.writing.proposals import Proposal
 
     Memory(root).store.queue_save("p-0099", Proposal.from_json(json.dumps({
         "id": "p-0099", "created": "2026-08-20T14:05", "actor": "agent[/]", "file": "MEMORY.md", "action": "add",

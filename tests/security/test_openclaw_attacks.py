@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from memtui.agent.memory_tool import MemtuiMemoryTool
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 from support.fixtures_openclaw import SOUL, USER, workspace
 from support.foreign import git_status
 from support.mcp_client import mcp_client, text_of

@@ -1,5 +1,5 @@
-"""Hostile pack and index bytes (memtui/core/gitpack.py): offsets past the end, cyclic and self-referring deltas,
-delta chain depth bombs, sizes that lie, a result size meant to exhaust memory. Each ends in "not readable here"
+"""Hostile pack and index bytes (memtui/core/storage/gitpack.py): offsets past the end, cyclic and self-referring
+deltas, delta chain depth bombs, sizes that lie, a result size meant to exhaust memory. Each ends in "not readable here"
 (the caller asks git) or git's own clear error, within bounded time and memory, and never in a wrong answer."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import gitpack
-from memtui.core.gitobjects import Batch
-from memtui.core.gitpack import OFS_DELTA, REF_DELTA, Packs, apply_delta
-from memtui.core.store import StoreError
+from memtui.core.storage import gitpack
+from memtui.core.storage.gitobjects import Batch
+from memtui.core.storage.gitpack import OFS_DELTA, REF_DELTA, Packs, apply_delta
+from memtui.core.storage.store import StoreError
 
 
 def name_of(kind: bytes, data: bytes) -> bytes:

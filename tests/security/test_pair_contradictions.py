@@ -12,9 +12,10 @@ from pathlib import Path
 
 import git
 
-from memtui.core import contradictions, next_session
-from memtui.core.memory import Memory
-from memtui.core.tools import run_tool
+from memtui.core.access.tools import run_tool
+from memtui.core.hygiene import contradictions
+from memtui.core.recall import next_session
+from memtui.core.writing.memory import Memory
 from support.mcp_client import mcp_client, text_of
 
 NOW = "2026-08-20T14:05"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memtui.core.paths import PathRefused, check_rel, clean_rel
+from memtui.core.grammar.paths import PathRefused, check_rel, clean_rel
 
 HOSTILE = ["../etc/passwd", "notes/../../x", ".git/config", "%2e%2e/x", "a\u202eb.md", ".memtui/queue/p-1.json",
            "/abs.md", "memory-log.jsonl", ".GIT/HEAD", "a\x00b"]
@@ -50,7 +50,7 @@ def _reference_clean(rel: str) -> str:
     import posixpath
     from urllib.parse import unquote
 
-    from memtui.core.paths import MAX_NAME, MAX_PATH, _bad_char
+    from memtui.core.grammar.paths import MAX_NAME, MAX_PATH, _bad_char
 
     if not isinstance(rel, str) or not rel.strip():
         raise PathRefused("empty")
@@ -79,7 +79,7 @@ def _reference_clean(rel: str) -> str:
 def test_the_plain_ascii_fast_path_answers_as_every_check_does() -> None:
     import random
 
-    from memtui.core.paths import _clean_rel
+    from memtui.core.grammar.paths import _clean_rel
 
     rng = random.Random(19)
     alphabet = list("ab./\\%2eE~: -_") + ["..", "%2e%2e", "%252e", "\x00", "\x1f", "\x7f", "\u202e", "\u200b",

@@ -16,10 +16,10 @@ import pytest
 
 from memtui.agent.memory_tool import MemtuiMemoryTool
 from memtui.cli import main
-from memtui.core.folder import FolderStore
-from memtui.core.memory import Memory
-from memtui.core.paths import PathRefused, check_rel
-from memtui.core.tools import run_tool
+from memtui.core.access.tools import run_tool
+from memtui.core.grammar.paths import PathRefused, check_rel
+from memtui.core.storage.folder import FolderStore
+from memtui.core.writing.memory import Memory
 
 AGENT = "agent:claude"
 SECRETS = (b"fsmonitor", b"auto_approve", b'"actor"')  # what .git/config, the config and the audit log hold

@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from memtui.core.folder import FolderStore
-from memtui.core.memory import Memory
+from memtui.core.storage.folder import FolderStore
+from memtui.core.writing.memory import Memory
 
 
 def sh(root: Path, *args: str) -> str:

@@ -2,9 +2,9 @@
 the person's, or as approved.
 
 The provenance of a line in an OpenClaw or Claude Code file comes from memtui's audit log joined with git blame
-(memtui/core/provenance.py). Every string below is the attacker's: the commit message and author of a commit made
-outside memtui, an MCP client's name, an entry's text, the memory tool's and the hook's file contents. None may make
-a line show as the person's (`◆`), or as approved when nobody approved it.
+(memtui/core/timeline/provenance.py). Every string below is the attacker's: the commit message and author of a commit
+made outside memtui, an MCP client's name, an entry's text, the memory tool's and the hook's file contents. None may
+make a line show as the person's (`◆`), or as approved when nobody approved it.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import pytest
 
 from memtui.agent.memory_tool import MemtuiMemoryTool
 from memtui.cli import main
-from memtui.core import provenance
-from memtui.core.history import blame
-from memtui.core.memory import Memory
+from memtui.core.timeline import provenance
+from memtui.core.timeline.history import blame
+from memtui.core.writing.memory import Memory
 from memtui.integrations import claude_code
 from support.fixtures_provenance import (
     DAY, agent_writes, claude_code_memory, keep_in_git, openclaw_workspace_in_git, person_commit,

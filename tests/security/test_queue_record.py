@@ -1,13 +1,13 @@
-"""memtui's record of the queue files it wrote (memtui/core/queue_record.py), kept beside the memory: what it
+"""memtui's record of the queue files it wrote (memtui/core/storage/queue_record.py), kept beside the memory: what it
 trusts, what it does not, and what an older memory finds on its first look."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from memtui.core.memory import Memory
-from memtui.core.places import memories_home, state_key
-from memtui.core.queue_record import RECORD_FILE, QueueRecord
+from memtui.core.storage.places import memories_home, state_key
+from memtui.core.storage.queue_record import RECORD_FILE, QueueRecord
+from memtui.core.writing.memory import Memory
 
 AGENT = "agent:claude"
 

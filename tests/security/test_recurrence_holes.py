@@ -1,6 +1,6 @@
 """The recurrence gate, tried as an agent that wants its [inferred] lesson to read as "gate met" would: by sending it
 as a file edit instead of an entry action, and by naming its own sessions. The gate sees [inferred] entries
-whatever write adds them, and counts only sessions memtui attests (memtui/core/recurrence.py)."""
+whatever write adds them, and counts only sessions memtui attests (memtui/core/writing/recurrence.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from memtui.agent.memory_tool import MemtuiMemoryTool
-from memtui.core import recurrence
-from memtui.core.memory import Memory
-from memtui.core.proposals import Proposal
-from memtui.core.tools import run_tool
+from memtui.core.access.tools import run_tool
+from memtui.core.writing import recurrence
+from memtui.core.writing.memory import Memory
+from memtui.core.writing.proposals import Proposal
 from support.by_hand import write_committed
 from test_hook_pre_tool_use import INDEX, folder, hook, home, payload, project  # noqa: F401
 

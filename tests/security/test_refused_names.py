@@ -16,7 +16,7 @@ from pathlib import Path
 import git
 import pytest
 
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 
 TODAY = "2026-08-20"
 # What a terminal acts on: C0 controls (ESC, BEL, backspace, CR), DEL, C1 controls (0x9b is CSI on 8-bit
@@ -149,7 +149,7 @@ def test_rejecting_a_refused_symlink_removes_the_link_not_its_target(mem: Memory
 def test_a_refused_name_under_a_symlinked_folder_is_not_followed(mem: Memory, root: Path, tmp_path: Path) -> None:
     """The listing names the file under a folder; between the listing and the removal (the proposal in hand, as
     the rejection has it) the folder becomes a link elsewhere: nothing outside the root is removed."""
-    from memtui.core import refused_names
+    from memtui.core.writing import refused_names
 
     (root / "d").mkdir()
     (root / "d" / "x\x1b.md").write_text("x\n")
@@ -277,7 +277,7 @@ def test_visible_replaces_the_same_characters_on_every_path(newlines: bool) -> N
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from memtui.core.visible import ONE_LINE, STAND_IN, VISIBLE, is_hidden, visible
+    from memtui.core.basics.visible import ONE_LINE, STAND_IN, VISIBLE, is_hidden, visible
 
     table = VISIBLE if newlines else ONE_LINE
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import git
 import pytest
 
-from memtui.core.memory import Memory
-from memtui.core.tools import run_tool
+from memtui.core.access.tools import run_tool
+from memtui.core.writing.memory import Memory
 from support.by_hand import write_committed
 
 AGENT = "agent:claude"
@@ -89,7 +89,7 @@ def test_a_pending_external_edit_is_never_absorbed_into_another_commit(mem: Memo
     assert still.id == external.id and "+" + HIDDEN.strip() in still.diff
     assert "Prefers short answers" not in "".join(ln for ln in still.diff.splitlines() if ln.startswith(("+", "-")))
     # The audit line records what was committed, so `doctor --fix` cannot commit the external bytes either.
-    from memtui.core.doctor import diagnose
+    from memtui.core.hygiene.doctor import diagnose
 
     diagnose(mem, fix=True)
     assert "account 991" not in repo.git.show("HEAD:MEMORY.md")
@@ -175,7 +175,7 @@ def test_an_openclaw_workspace_gives_an_agent_no_more_than_its_daily_log(tmp_pat
     (ws / "MEMORY.md").write_text("# Memory\n\n## Preferences\n")
     (ws / "memory/2026-08-19.md").write_text("Talked about the offsite.\n")
     (ws / "memory/projects.md").write_text("# Projects\n\n## Active\n")
-    from memtui.core.init import init_root
+    from memtui.core.storage.init import init_root
 
     init_root(ws, adopt_git=True)  # the workspace's own files, committed as they are
     mem = Memory(ws)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from memtui.core import fsmonitor
-from memtui.core.index_watch import IndexWatcher
-from memtui.core.search import Searcher, search
+from memtui.core.recall.index_watch import IndexWatcher
+from memtui.core.recall.search import Searcher, search
+from memtui.core.storage import fsmonitor
 
 
 def test_forged_journal_paths_stay_inside_the_memory(tmp_path: Path) -> None:

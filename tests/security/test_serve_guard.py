@@ -20,7 +20,7 @@ from aiohttp import web
 from support.browser import Chromium, chromium_path
 from support.serve import Served, free_port, read_until, serving, tree_hash
 
-from memtui.core.memory import Memory
+from memtui.core.writing.memory import Memory
 
 PENDING = "pending"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 from app_support import SIZE, wait_for
 from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
-from memtui.core.redis_store import RedisStore
-from memtui.core.stores import init_store
+from memtui.core.access.stores import init_store
+from memtui.core.storage.init import init_root
+from memtui.core.storage.redis_store import RedisStore
+from memtui.core.writing.memory import Memory
 from memtui.tui.app import MemtuiApp
 from memtui.tui.tree import children
 

@@ -1,5 +1,5 @@
-"""One name looked up in a big git tree without parsing it (memtui/core/gitobjects.py: tree_lookup, used by Batch
-for trees over BIG_TREE bytes, such as a log folder of years of days): the same entry `tree_entries` and git's own
+"""One name looked up in a big git tree without parsing it (memtui/core/storage/gitobjects.py: tree_lookup, used by
+Batch for trees over BIG_TREE bytes, such as a log folder of years of days): the same entry `tree_entries` and git's own
 path lookup give, for names and shas an attacker shapes to look like the entry sought."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core import gitobjects
-from memtui.core.gitobjects import Batch, tree_entries, tree_lookup
-from memtui.core.store import StoreError
+from memtui.core.storage import gitobjects
+from memtui.core.storage.gitobjects import Batch, tree_entries, tree_lookup
+from memtui.core.storage.store import StoreError
 from tests.security.test_attack4 import blob, commit_of, forged_tree, git, repo, shown
 
 WANTED = b"2026-11-28.md"

@@ -11,10 +11,10 @@ import threading
 import pytest
 import redis as redis_py
 
-from memtui.core.redact import redact
-from memtui.core.redis_store import RedisStore, list_memories
-from memtui.core.store import StoreError
-from memtui.core.stores import open_store
+from memtui.core.access.stores import open_store
+from memtui.core.basics.redact import redact
+from memtui.core.storage.redis_store import RedisStore, list_memories
+from memtui.core.storage.store import StoreError
 from support.redis_server import RedisServer, free_port
 
 SECRET = "s3cret-Pa55word"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memtui.core.folder import FolderStore
+from memtui.core.storage.folder import FolderStore
 from memtui.integrations import claude_code
 
 SESSION = "5c0e7d2a-41b7-4f1e-9f0a-2d6b8e3c9a11"
@@ -15,7 +15,7 @@ OTHER = "another-session"
 
 
 def hook_root(tmp_path: Path) -> Path:
-    from memtui.core.init import init_root
+    from memtui.core.storage.init import init_root
 
     r = tmp_path / "memory"
     init_root(r)

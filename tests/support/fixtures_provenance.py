@@ -1,7 +1,7 @@
 """Foreign memories whose lines come from several writers, written as each tool writes its own files.
 
-For the provenance tests (memtui/core/provenance.py): the files carry no tags, so who wrote a line can only come
-from history. Each builder writes what the tool itself writes, by the tool's documented rules, never memtui's
+For the provenance tests (memtui/core/timeline/provenance.py): the files carry no tags, so who wrote a line can only
+come from history. Each builder writes what the tool itself writes, by the tool's documented rules, never memtui's
 format:
 
 - `openclaw_workspace_in_git`: OpenClaw's agent workspace (`~/.openclaw/workspace`; docs.openclaw.ai, "Agent

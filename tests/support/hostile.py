@@ -14,8 +14,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memtui.core.paths import PathRefused
-from memtui.core.update import Refused
+from memtui.core.grammar.paths import PathRefused
+from memtui.core.grammar.update import Refused
 
 # (path, must be refused). Look-alike names (fullwidth dots, a division slash) are plain names inside the root: they
 # may be accepted, but only as files under the root.
@@ -70,7 +70,7 @@ def tree_digest(path: Path, skip: tuple[str, ...] = ()) -> str:
 
 def make_hostile_root(base: Path) -> tuple[Path, Path]:
     """A memory root full of traps, and a sentinel folder beside it that nothing may touch."""
-    from memtui.core.init import init_root
+    from memtui.core.storage.init import init_root
 
     sentinel = base / "sentinel"
     sentinel.mkdir(parents=True)
@@ -109,7 +109,7 @@ class HostileReport:
 
 def try_paths(root: Path, sentinel: Path, paths: list[tuple[str, bool]] = HOSTILE_PATHS) -> HostileReport:
     from memtui.cli import main
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
 
     mem = Memory(root)
     rep = HostileReport()

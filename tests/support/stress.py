@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memtui.core.document import Document
-from memtui.core.init import init_root
-from memtui.core.memory import Memory
-from memtui.core.store import content_hash
+from memtui.core.grammar.document import Document
+from memtui.core.storage.init import init_root
+from memtui.core.storage.store import content_hash
+from memtui.core.writing.memory import Memory
 
 TOPICS = ("topics/alpha.md", "topics/beta.md")
 FILES = ("MEMORY.md", *TOPICS)
@@ -571,7 +571,7 @@ def logged_outcomes(root: Path) -> list[Outcome]:
 
 # the Redis store ------------------------------------------------------------------------------------------------
 def make_redis_memory(url: str) -> Memory:
-    from memtui.core.stores import init_store, open_memory
+    from memtui.core.access.stores import init_store, open_memory
 
     mem = open_memory(url=url)
     init_store(mem.store)
@@ -650,7 +650,7 @@ def redis_run(url: str, logs: Path, *, workers: int = 3, seconds: float = 3.0, k
 
 def verify_store(url: str, outcomes: list[Outcome]) -> Report:
     """`verify` through the Store API, for a store with no folder (Redis)."""
-    from memtui.core.stores import open_memory
+    from memtui.core.access.stores import open_memory
 
     mem = open_memory(url=url)
     store = mem.store

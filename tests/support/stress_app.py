@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
-from memtui.core.proposals import PENDING
+from memtui.core.writing.proposals import PENDING
 from memtui.tui.app import MemtuiApp
 from memtui.tui.dialogs import RejectScreen
 from memtui.tui.messages import Decided
@@ -53,7 +53,7 @@ class RecordingApp(MemtuiApp):
 
 def open_app(target: str, actor: str) -> RecordingApp:
     if target.startswith(("redis://", "rediss://", "unix://")):
-        from memtui.core.stores import open_memory
+        from memtui.core.access.stores import open_memory
 
         return RecordingApp(memory=open_memory(url=target), user=actor)
     return RecordingApp(target, user=actor)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memtui.core.memory import Memory  # noqa: E402
+from memtui.core.writing.memory import Memory  # noqa: E402
 from support.stress import SECTIONS, Outcome, _target  # noqa: E402
 
 
@@ -22,7 +22,7 @@ def main() -> None:
     root, log, tag, seed = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
     rng = random.Random(seed)
     if root.startswith(("redis://", "rediss://", "unix://")):
-        from memtui.core.stores import open_memory
+        from memtui.core.access.stores import open_memory
 
         mem = open_memory(url=root)
     else:

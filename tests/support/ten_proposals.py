@@ -66,7 +66,7 @@ def hand_written(root: Path) -> Path:
 
 def queue_ten(root: Path) -> list[str]:
     """The agent's ten proposals, through the one write path as the agent (`--by agent-claude`); their ids."""
-    from memtui.core.memory import Memory
+    from memtui.core.writing.memory import Memory
 
     memory = Memory(root)
     results = [

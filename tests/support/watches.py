@@ -8,7 +8,7 @@ from typing import Any, Iterator
 
 
 def watches() -> list[threading.Thread]:
-    """One thread per folder watch: memtui's own inotify watch's (`memtui.core.inotify_watch`), or a watchdog
+    """One thread per folder watch: memtui's own inotify watch's (`memtui.core.storage.inotify_watch`), or a watchdog
     emitter's (where watchdog's Observer watches). watchdog is not imported for it when no code here did."""
     import sys
 

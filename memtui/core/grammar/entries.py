@@ -1,0 +1,166 @@
+"""The entry grammar: one bullet line of a memory file, parsed and formatted.
+
+An entry is ``- [tag] text (YYYY-MM-DD, source)``; a daily-log entry puts ``HH:MM`` before the tag; a
+superseded or removed entry is struck through whole and followed by ``superseded DATE`` or ``removed DATE``.
+Parsing never loses bytes: an `Entry` keeps its raw line, and only lines that a write touches are re-formatted.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from memtui.core.basics.record import Frozen
+
+TAGS = ("stated", "observed", "inferred", "suggested")
+STRUCK_KINDS = ("superseded", "removed")
+
+_BULLET = re.compile(r"^(?P<indent>[ \t]*)(?P<bullet>[-*+]|\d{1,9}[.)])(?P<gap>[ \t]+)(?P<rest>.*?)[ \t]*$")
+_STRUCK = re.compile(
+    r"^~~(?P<inner>.*)~~(?:[ \t]+(?P<kind>superseded|removed)(?:[ \t]+(?P<date>\d{4}-\d{2}-\d{2}))?)?(?P<tail>.*)$"
+)
+_TIME = re.compile(r"^(?P<time>[0-2]\d:[0-5]\d)[ \t]+")
+_TAG = re.compile(r"^\[(?P<tag>[A-Za-z]+)\][ \t]*")
+_META = re.compile(r"[ \t]*\((?P<date>\d{4}-\d{2}-\d{2})(?:,[ \t]*(?P<source>[^()]*?))?[ \t]*\)$")
+
+
+class Entry(Frozen):
+    """One bullet line, with its parts; `raw` is the line exactly as it was read (no newline)."""
+
+    __slots__ = ("raw", "indent", "bullet", "time", "tag", "text", "date", "source", "struck", "struck_kind",
+                 "struck_date")
+    raw: str
+    indent: str
+    bullet: str
+    time: str | None
+    tag: str | None
+    text: str
+    date: str | None
+    source: str | None
+    struck: bool
+    struck_kind: str | None
+    struck_date: str | None
+
+    def __init__(self, raw: str, indent: str = "", bullet: str = "-", time: str | None = None,
+                 tag: str | None = None, text: str = "", date: str | None = None, source: str | None = None,
+                 struck: bool = False, struck_kind: str | None = None, struck_date: str | None = None) -> None:
+        put = object.__setattr__
+        put(self, "raw", raw)
+        put(self, "indent", indent)
+        put(self, "bullet", bullet)
+        put(self, "time", time)
+        put(self, "tag", tag)
+        put(self, "text", text)
+        put(self, "date", date)
+        put(self, "source", source)
+        put(self, "struck", struck)
+        put(self, "struck_kind", struck_kind)
+        put(self, "struck_date", struck_date)
+
+    def __getstate__(self) -> tuple[Any, ...]:  # slots and frozen: pickle and copy go through these
+        return tuple(getattr(self, f) for f in self._fields)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        for f, value in zip(self._fields, state):
+            object.__setattr__(self, f, value)
+
+    @property
+    def current(self) -> bool:
+        return not self.struck
+
+    @property
+    def body(self) -> str:
+        """The entry without bullet or strike marks: ``[tag] text (date, source)``."""
+        return format_body(self.tag, self.text, self.date, self.source, self.time)
+
+
+def parse_entry(line: str) -> Entry | None:
+    """Parse one line; None when it is not a bullet. Tolerant of `*`, `+`, `1.` bullets and missing tags."""
+    line = line.rstrip("\r\n")
+    m = _BULLET.match(line)
+    if not m:
+        return None
+    rest = m["rest"]
+    struck = False
+    kind = sdate = None
+    s = _STRUCK.match(rest)
+    if s and s["inner"].strip():
+        struck = True
+        kind, sdate = s["kind"], s["date"]
+        rest = s["inner"]
+    time = None
+    t = _TIME.match(rest)
+    if t:
+        time, rest = t["time"], rest[t.end() :]
+    tag = None
+    g = _TAG.match(rest)
+    if g and g["tag"].lower() in TAGS:
+        tag, rest = g["tag"].lower(), rest[g.end() :]
+    date = source = None
+    mm = _META.search(rest)
+    if mm:
+        date = mm["date"]
+        source = (mm["source"] or "").strip() or None
+        rest = rest[: mm.start()]
+    return Entry(
+        raw=line,
+        indent=m["indent"],
+        bullet=m["bullet"],
+        time=time,
+        tag=tag,
+        text=rest.strip(),
+        date=date,
+        source=source,
+        struck=struck,
+        struck_kind=kind,
+        struck_date=sdate,
+    )
+
+
+def format_body(tag: str | None, text: str, date: str | None, source: str | None, time: str | None = None) -> str:
+    parts = []
+    if time:
+        parts.append(time)
+    if tag:
+        parts.append(f"[{tag}]")
+    parts.append(text)
+    body = " ".join(parts)
+    if date and source:
+        body += f" ({date}, {source})"
+    elif date:
+        body += f" ({date})"
+    return body
+
+
+def format_entry(entry: Entry) -> str:
+    """Format an entry as a line (no newline) in the canonical grammar."""
+    body = format_body(entry.tag, entry.text, entry.date, entry.source, entry.time)
+    if entry.struck:
+        body = f"~~{body}~~"
+        if entry.struck_kind:
+            body += f" {entry.struck_kind}"
+            if entry.struck_date:
+                body += f" {entry.struck_date}"
+    return f"{entry.indent}{entry.bullet} {body}"
+
+
+def strike(entry: Entry, kind: str, date: str) -> str:
+    """The line that replaces `entry` once it is superseded or removed: struck whole, dated."""
+    if kind not in STRUCK_KINDS:
+        raise ValueError(f"strike kind must be one of {STRUCK_KINDS}")
+    inner = entry.raw[len(entry.indent) :].split(None, 1)[1] if entry.raw else entry.body
+    return f"{entry.indent}{entry.bullet} ~~{inner.strip()}~~ {kind} {date}"
+
+
+def split_inline(entry_text: str) -> tuple[str | None, str, str | None, str | None]:
+    """Split an entry as a caller typed it (``[stated] text (2026-08-20, src)``, bullet optional)
+    into (tag, text, date, source). An unknown ``[tag]`` stays part of the text. Text of several lines (a Hermes
+    entry may span lines; anything an agent sends may) is no entry line: it is all text, with no tag, date or
+    source read from it, and the write that takes it decides whether it may span lines."""
+    line = entry_text.strip()
+    if not _BULLET.match(line):
+        line = "- " + line
+    e = parse_entry(line)
+    if e is None:
+        return None, entry_text.strip(), None, None
+    return e.tag, e.text, e.date, e.source

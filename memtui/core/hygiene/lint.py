@@ -1,0 +1,428 @@
+"""Lint a memory: untagged entries, duplicates, two current versions of one fact, caps, dangling links in the core
+files, and history that was deleted instead of struck (checked against git).
+
+Errors fail `memtui lint` (exit 1); warnings are shown and do not. Logs, scratch notes and archive/ are not
+linted for tags or duplicates: logs are append-only notes and the archive is history by definition.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
+
+from memtui.core.grammar.dedupe import Words, tokens
+from memtui.core.grammar.document import Document
+from memtui.core.grammar.entries import Entry, parse_entry
+from memtui.core.grammar.layout import CLAUDE_CODE, CLINE, Layout
+from memtui.core.grammar.paths import PathRefused, join_link
+from memtui.core.grammar.update import _file_warnings
+from memtui.core.storage.reading import MEMORY_FILE
+
+if TYPE_CHECKING:
+    from memtui.core.writing.memory import Memory
+
+ERROR, WARNING = "error", "warning"
+HISTORY_DEPTH = 200  # commits of each file read for deleted history
+FEW_PAIRS = 6  # entries of a section up to which every pair is compared, not only `_candidates`' (15 pairs)
+_LINK = re.compile(r"(?<!!)\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_POINTER = re.compile(r"^\s*\[[^\]]*\]\([^)]*\)\s*(?:[-—–:].*)?$")
+
+
+@dataclass(frozen=True)
+class Finding:
+    level: str
+    check: str  # untagged | duplicate | two-versions | cap | file-cap | dangling-link | deleted-history | secret
+    # | past-load-cut | unlinked | front-matter (a Claude Code memory: memtui/core/grammar/formats/claude_code.py)
+    # | hermes-limit | hermes-entry-size | hermes-separator (memtui/core/grammar/formats/hermes.py)
+    file: str
+    line: int | None
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        # The fields by name: `asdict` deep-copies each value (40,000 findings: 2.1 s of lint's 20 s, profiled).
+        return {"level": self.level, "check": self.check, "file": self.file, "line": self.line,
+                "message": self.message}
+
+    def render(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.level}: [{self.check}] {self.message}"
+
+
+def lint(memory: Memory) -> list[Finding]:
+    """Every check of every core and topic file. Linear in the files: the listing, each file's history (one walk
+    for all: `Store.past_versions_many`) and the archive (once, when an entry is missing) are read once each, not
+    once per file (2,000 files took 17.6 s, 8,000 files 221 s). Each file's path is checked once and its bytes read
+    once (`_read`); its last committed version, when it is those bytes, is neither read from git again nor parsed
+    (50,000 files: 66.7 s before)."""
+    layout = memory.layout()
+    out: list[Finding] = []
+    listed = memory.files()
+    files = [f for f in listed if layout.layer(f) in ("core", "topic")]
+    linted = set(files)
+    for rel in listed:  # logs, scratch and archives hold no entries to lint, but may hold a key
+        if rel not in linted:
+            try:
+                out += _secrets(rel, memory.read_text(rel))
+            except ValueError:
+                pass  # not text: no key is read out of it into a session either
+    archived: list[set[tuple[str | None, str, str | None]]] = []  # the archive's entries, read at first need
+    fronts: dict[str, Document] = {}  # a Claude Code memory's files as read here, for their front matter
+    specs: dict[str, Any] = {}
+    held: dict[str, bytes | None] = {}  # the file whose history is asked next: its bytes, as read here
+    try:
+        histories = memory.store.past_versions_many(files, HISTORY_DEPTH, held.get)
+    except Exception:  # a broken or shallow repository, a store that is down: the other checks still run
+        histories = iter(())
+    for rel in files:
+        held.clear()
+        try:
+            doc, data = _read(memory, rel)
+        except ValueError as exc:
+            _past(histories, rel)
+            out.append(Finding(ERROR, "unreadable", rel, None, str(exc)))
+            continue
+        held[rel] = data
+        past = [(change, old) for change, old in _past(histories, rel) if old != data]  # now's: nothing deleted
+        mark = len(out)
+        out += _secrets(rel, doc.text)
+        if memory.grammar(rel) == "hermes":  # §-separated entries, no tags, sections or caps of memtui's
+            out += _hermes(rel, doc.text)
+            _mask_quotes(out, mark, doc.text)
+            continue
+        out += _entries(doc, layout)
+        out += _caps(memory, doc, specs)
+        if layout.layer(rel) == "core":
+            out += _links(memory, doc)
+        out += _deleted_history(memory, rel, doc, layout, past, listed, archived)
+        _mask_quotes(out, mark, doc.text)
+        if layout.kind == CLAUDE_CODE:
+            fronts[rel] = doc
+    if layout.kind == CLAUDE_CODE:  # MEMORY.md's load cut says what its whole-file cap would, in Claude Code's terms
+        out = [f for f in out if not (f.check == "file-cap" and f.file == MEMORY_FILE)] + _claude_code(memory, fronts)
+    return out
+
+
+def _read(memory: Memory, rel: str) -> tuple[Document, bytes | None]:
+    """`memory.document(rel)` and its bytes, with the path checked once (it was checked three times)."""
+    from memtui.core.storage.reading import decoded
+
+    path, data = memory.store.read_checked(rel)
+    return Document(decoded(path, data) or "", path), data
+
+
+def _past(histories: Iterator[tuple[str, list[tuple[str, bytes]]]], rel: str) -> list[tuple[str, bytes]]:
+    """`rel`'s past versions, the next of `histories` (which names the files in the order lint reads them)."""
+    try:
+        got, versions = next(histories)
+    except StopIteration:
+        return []
+    except Exception:  # the store failed midway: this file's history is not checked
+        return []
+    return versions if got == rel else []
+
+
+def failed(findings: Iterable[Finding]) -> bool:
+    return any(f.level == ERROR for f in findings)
+
+
+# checks -----------------------------------------------------------------------------------------------------
+def _hermes(rel: str, text: str) -> list[Finding]:
+    """A Hermes file over Hermes' limit, a line that looks like a separator but is entry text, an entry longer than
+    the whole file may be (memtui/core/grammar/formats/hermes.py)."""
+    from memtui.core.grammar.formats import hermes
+
+    out = [Finding(WARNING, "hermes-limit", rel, None, w) for w in [hermes.over_limit(rel, text)] if w]
+    cap = hermes.limit(rel)
+    out += [Finding(ERROR, "hermes-entry-size", rel, s.first_line + 1,
+                    f"entry of {len(s.text):,} characters, longer than all of {rel} may be ({cap:,}): Hermes takes "
+                    "the file for one edited by hand and refuses its own replace and remove; split or shorten it")
+            for s in hermes.spans(text) if cap is not None and len(s.text) > cap]
+    out += [Finding(ERROR, "hermes-separator", rel, i + 1,
+                    f"this line looks like the line between two entries but is not one (Hermes reads it as entry "
+                    f"text): make it {hermes.SIGN} alone on its line, or remove it") for i in hermes.lookalikes(text)]
+    return out
+
+
+def _entries(doc: Document, layout: Layout) -> list[Finding]:
+    out = []
+    # Claude Code's and Cline's files have no provenance tags: an untagged line is their format, not a finding.
+    tagless = layout.kind in (CLAUDE_CODE, CLINE)
+    for sec in doc.sections:
+        for i, e in sec.entries:
+            # Struck lines are history, not claims; a layout whose files carry no tags is not asked for one.
+            if layout.tags and e.tag is None and not e.struck and not tagless and not _POINTER.match(e.text):
+                out.append(Finding(ERROR if layout.strict_tags else WARNING, "untagged", doc.path, i + 1,
+                                   f"no provenance tag: {e.raw.strip()!r}; start it with [stated], [observed], "
+                                   "[inferred] or [suggested]"))
+        cur = [(i, e) for i, e in sec.current if e.text and not _POINTER.match(e.text)]  # index lines point
+        if len(cur) < 2:
+            continue  # no pair
+        # Each entry's words once, not once per pair: a section of 1,000 entries took 74 s, all of it tokenizing.
+        words = [Words(e.body) for _, e in cur]
+        texts = [frozenset(tokens(e.text)) for _, e in cur]
+        # A small section's every pair costs less than finding its candidates (the checks below are the same).
+        pairs = (_candidates(words, texts) if len(cur) > FEW_PAIRS else
+                 [(k, m) for k in range(len(cur)) for m in range(k + 1, len(cur))])
+        for k, m in pairs:
+            (i, a), (j, b) = cur[k], cur[m]
+            if words[k].near_duplicate(words[m]):
+                out.append(Finding(ERROR, "duplicate", doc.path, j + 1,
+                                   f"duplicates line {i + 1}: {b.raw.strip()!r}; remove one of them"))
+            elif _two_versions_of(texts[k], texts[m]):
+                sure = _one_word_apart_of(texts[k], texts[m])
+                out.append(Finding(ERROR if sure else WARNING, "two-versions", doc.path, j + 1,
+                                   f"two current versions of one fact? line {i + 1} {a.raw.strip()!r} and "
+                                   f"{b.raw.strip()!r}: revise the old one so it is "
+                                   + ("struck as superseded" if layout.strikes else "replaced (history keeps it)")))
+    return out
+
+
+def _claude_code(memory: Memory, docs: dict[str, Document]) -> list[Finding]:
+    """A Claude Code memory: MEMORY.md lines past the 200-line / 25 KB load cut, topic files that no index line
+    links to (Claude Code never sees them named), and topic files' front matter that its rules would miss."""
+    from memtui.core.grammar.formats import claude_code
+    from memtui.core.recall.next_session import claude_code_cut
+
+    out = []
+    cut = claude_code_cut(memory)
+    if cut is not None and cut.cut:
+        out.append(Finding(WARNING, "past-load-cut", MEMORY_FILE, cut.kept_lines + 1,
+                           f"lines {cut.kept_lines + 1}-{cut.lines} of {MEMORY_FILE} are past what Claude Code loads "
+                           f"(the first {cut.limit_lines} lines or {cut.limit_bytes:,} bytes): no session sees them; "
+                           "shorten the index or move detail into topic files"))
+    index = docs.get(MEMORY_FILE)
+    linked = set()
+    if index is not None:
+        for link in claude_code.index_links(index.lines, index.hidden):
+            target = claude_code.linked_file(link.target)
+            if target is not None:
+                linked.add(target)
+    for rel, doc in docs.items():
+        if rel == MEMORY_FILE or not rel.endswith(".md"):
+            continue
+        if rel not in linked:
+            out.append(Finding(WARNING, "unlinked", rel, None,
+                               f"no line of {MEMORY_FILE} links to {rel}, so Claude Code is never told it exists: add "
+                               f"'- [Title]({rel}) — one-line hook' to {MEMORY_FILE}, or delete the file"))
+        if doc.front_matter is None:
+            what = ("opens with --- but the front matter is not a list of 'key: value' lines closed by ---"
+                    if claude_code.opens_with_fence(doc.text) else "has no front matter")
+            out.append(Finding(WARNING, "front-matter", rel, 1,
+                               f"{rel} {what}: Claude Code's topic files start with ---, name:, description:, type: "
+                               f"({', '.join(claude_code.TYPES)}), ---"))
+        else:
+            out += [Finding(WARNING, "front-matter", rel, 1, problem) for problem in doc.front_matter.problems()]
+    return out
+
+
+def _mask_quotes(out: list[Finding], mark: int, text: str) -> None:
+    """The findings from `mark` on (one file's) quote its lines: a credential in one is masked there as the secret
+    finding masks it (an untagged or duplicate line quoted whole printed the key in full beside its `ghp_****`), and
+    one in a past version that deleted-history quotes too."""
+    from memtui.core.writing import secrets
+
+    found = [(text[s.start:s.end], s.masked) for s in secrets.scan(text)] if any(
+        f.check == "secret" for f in out[mark:]) else []
+    for i in range(mark, len(out)):
+        f = out[i]
+        if f.check == "secret" or not (found or f.check == "deleted-history"):
+            continue
+        message = f.message
+        for raw, masked in found:
+            message = message.replace(raw, masked)
+        message = secrets.mask(message)
+        if message != f.message:
+            out[i] = replace(f, message=message)
+
+
+def _secrets(rel: str, text: str | None) -> list[Finding]:
+    """A credential already in a file (memtui/core/writing/secrets.py): masked, with what to do about it."""
+    from memtui.core.writing import secrets
+
+    return [Finding(ERROR, "secret", rel, s.line,
+                    f"{s.kind} ({s.masked}): treat it as leaked and rotate it, then remove it from the file; if "
+                    "it was committed, `memtui doctor` says how to purge it from git history")
+            for s in secrets.scan(text)]
+
+
+def _candidates(words: list[Words], texts: list[frozenset[str]]) -> list[tuple[int, int]]:
+    """The pairs (k, m), k < m, in order, that can be near duplicates or two versions of one fact; every other
+    pair is neither. Found from keys the pair must share, so a section's cost follows its entries, not their
+    pairs (all pairs of a section of 5,000 entries is 12.5 million comparisons)."""
+    pairs: set[tuple[int, int]] = set()
+
+    def bucket(keyed: dict) -> None:
+        for members in keyed.values():
+            for x in range(len(members)):
+                for y in range(x + 1, len(members)):
+                    pairs.add((members[x], members[y]) if members[x] < members[y] else (members[y], members[x]))
+
+    # Two versions: one word swapped for another (|a ^ b| <= 2 with both sides non-empty is one word each), so
+    # the two sets less one word each are the same set.
+    versions: dict[frozenset[str], list[int]] = {}
+    for k, t in enumerate(texts):
+        if len(t) >= 3:
+            for w in t:
+                versions.setdefault(t - {w}, []).append(k)
+    for key, members in versions.items():
+        versions[key] = sorted(set(members))
+    bucket(versions)
+    # Near duplicates: the same words, or words that differ in no number (so the same numbers) and whose sorted
+    # texts match in 93% of their characters, which share trigrams of the rarer part of them (prefix filtering).
+    same: dict[frozenset[str], list[int]] = {}
+    numbers: dict[frozenset[str], list[int]] = {}
+    for k, w in enumerate(words):
+        if w.words:
+            same.setdefault(w.set, []).append(k)
+            if len(w.sorted) >= 12:
+                numbers.setdefault(frozenset(x for x in w.set if any(c.isdigit() for c in x)), []).append(k)
+    bucket(same)
+    for members in numbers.values():
+        if len(members) > 1:
+            pairs.update(_similar([words[k].sorted for k in members], members))
+    return sorted(pairs)
+
+
+def _similar(strings: list[str], ids: list[int]) -> set[tuple[int, int]]:
+    """Pairs of `ids` whose strings can have a SequenceMatcher ratio of 0.93 or more.
+
+    Such a pair matches M >= 0.465 S of its S characters in at most 0.07 S + 1 blocks, so it shares at least
+    0.325 S - 2 trigrams (counted with repeats); with the lengths within the 0.93 bound, S >= 1.869 times either
+    length. Two sets sharing t items share one of the first n - t + 1 of each in any one order: here the rarest
+    trigrams first, so common ones rarely make a pair."""
+    grams: list[list[tuple[str, int]]] = []
+    freq: dict[str, int] = {}
+    for s in strings:
+        seen: dict[str, int] = {}
+        mine = []
+        for a in range(len(s) - 2):
+            g = s[a:a + 3]
+            mine.append((g, seen.get(g, 0)))
+            seen[g] = seen.get(g, 0) + 1
+        for g in seen:
+            freq[g] = freq.get(g, 0) + 1
+        grams.append(mine)
+    index: dict[tuple[str, int], list[int]] = {}
+    pairs: set[tuple[int, int]] = set()
+    for n, (s, mine) in enumerate(zip(strings, grams)):
+        shared = int(0.325 * 1.869 * len(s) - 2) - 1  # rounded down and one less: a bound, never over
+        prefix = sorted(mine, key=lambda g: (freq[g[0]], g))[:max(1, len(mine) - max(0, shared) + 1)]
+        found: set[int] = set()
+        for g in prefix:
+            found.update(index.get(g, ()))
+            index.setdefault(g, []).append(n)
+        a = ids[n]
+        pairs.update((b, a) if b < a else (a, b) for b in (ids[x] for x in found))
+    return pairs
+
+
+def _caps(memory: Memory, doc: Document, specs: dict[str, Any]) -> list[Finding]:
+    # A file without its own format comment takes MEMORY.md's entry-max: read once, not once per file.
+    key = "own" if doc.spec.present else doc.path if doc.path == MEMORY_FILE else "memory"
+    spec = doc.spec if key == "own" else specs.get(key)
+    if spec is None:
+        spec = specs[key] = memory.spec_for(doc)
+    out = []
+    for sec in doc.sections:
+        cap = spec.cap_for(sec.title) if sec.heading is not None else None
+        if cap is not None and len(sec.entries) > cap:
+            out.append(Finding(ERROR, "cap", doc.path, (sec.heading or 0) + 1,
+                               f"section {sec.title} has {len(sec.entries)} entry lines, over its cap of {cap}: "
+                               f"`memtui consolidate \"{sec.title}\"`"))
+    for w in _file_warnings(doc.text, spec):
+        out.append(Finding(ERROR, "file-cap", doc.path, None, w.replace("consolidation is due",
+                                                                         "run `memtui consolidate`")))
+    return out
+
+
+def _links(memory: Memory, doc: Document) -> list[Finding]:
+    out = []
+    base = doc.path.rsplit("/", 1)[0] + "/" if "/" in doc.path else ""
+    hidden = _hidden_lines(doc)
+    for n, line in enumerate(doc.lines):
+        if n in hidden:
+            continue
+        for m in _LINK.finditer(line):
+            target = m.group(1).split("#", 1)[0]
+            if not target or re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("/"):
+                continue
+            rel = join_link(base, target)
+            try:
+                exists = rel is not None and (memory.store.read(rel) is not None or _is_dir(memory, rel))
+            except PathRefused:  # a link into .git, .memtui or the audit log: no memory file is there
+                exists = False
+            if rel is None:
+                out.append(Finding(ERROR, "dangling-link", doc.path, n + 1,
+                                   f"link to {target!r} leads out of the memory folder, which memtui never follows: "
+                                   "link a file inside the folder or remove the line"))
+            elif not exists:
+                out.append(Finding(ERROR, "dangling-link", doc.path, n + 1,
+                                   f"link to {target!r} points nowhere: fix the path or remove the line"))
+    return out
+
+
+def _deleted_history(memory: Memory, rel: str, doc: Document, layout: Layout, versions: list[tuple[str, bytes]],
+                     listed: list[str], archived: list[set[tuple[str | None, str, str | None]]]) -> list[Finding]:
+    """Entries that the file's history once had and that are now nowhere: not current, not struck, not archived.
+    `archived` holds the archive's entries once read (for the first file missing any)."""
+    past = _past_entries(rel, versions)
+    if not past:
+        return []
+    here = {_key(e) for _, e in doc.entries()}
+    missing = {k: v for k, v in past.items() if k not in here}
+    if missing:
+        if not archived:
+            keys: set[tuple[str | None, str, str | None]] = set()
+            for arch in listed:
+                if layout.layer(arch) == "archive":
+                    for line in (memory.read_text(arch) or "").splitlines():
+                        e = parse_entry(line)
+                        if e is not None:
+                            keys.add(_key(e))
+            archived.append(keys)
+        missing = {k: v for k, v in missing.items() if k not in archived[0]}
+    from memtui.core.timeline.history import short
+
+    return [Finding(ERROR, "deleted-history", rel, None,
+                    f"{line!r} (in commit {short(sha)}) was deleted instead of struck through: put it back as "
+                    "struck history (`~~…~~ removed DATE`), or move it to archive/ with `memtui consolidate`")
+            for line, sha in missing.values()]
+
+
+# helpers ----------------------------------------------------------------------------------------------------
+def _past_entries(rel: str, versions: list[tuple[str, bytes]]) -> dict[tuple[str | None, str, str | None],
+                                                                       tuple[str, str]]:
+    seen: dict[tuple[str | None, str, str | None], tuple[str, str]] = {}
+    for change, data in versions:
+        for _, e in Document(data.decode("utf-8", errors="replace"), rel).entries():
+            if e.text:
+                seen.setdefault(_key(e), (e.raw.strip(), change))
+    return seen
+
+
+def _key(e: Entry) -> tuple[str | None, str, str | None]:
+    return (e.tag, " ".join(e.text.split()), e.date)
+
+
+def _two_versions_of(ta: frozenset[str], tb: frozenset[str]) -> bool:
+    if len(ta ^ tb) > 2:
+        return False
+    shared = ta & tb
+    # Small differences only: one value swapped for another, not two facts about the same subject.
+    return len(shared) >= 2 and len(shared) / min(len(ta), len(tb)) >= 0.6 and bool(ta - tb) and bool(tb - ta)
+
+
+def _one_word_apart_of(ta: frozenset[str], tb: frozenset[str]) -> bool:
+    return len(ta - tb) == 1 and len(tb - ta) == 1 and len(ta & tb) >= 2
+
+
+def _hidden_lines(doc: Document) -> frozenset[int]:
+    # The document's own parse: asking markdown-it again cost a second parse of every file over the cache's size.
+    return doc.hidden
+
+
+def _is_dir(memory: Memory, rel: str) -> bool:
+    """A folder of the memory, as its store lists folders (a Redis memory's are the paths' folders)."""
+    parent, _, name = rel.rpartition("/")
+    return (name, True) in memory.store.list_dir(parent)

@@ -1,0 +1,237 @@
+"""The first look at a large folder memtui did not make, and the baseline of history written after it.
+
+memtui's history beside a folder (memtui.core.storage.places) starts with a commit of every file as it was before memtui
+looked: what that commit holds is trusted as "there before memtui" (memtui.core.timeline.provenance). Reading and
+committing 10,000 files takes seconds, and the first open of a large folder waited for all of it. Deferring it naively
+is unsafe: an agent's write in those seconds would be read into the baseline and never reviewed.
+
+So the first look is a **stat manifest**, taken synchronously (an `lstat` per file: tens of milliseconds for
+10,000): each file's size, mtime_ns, ctime_ns, inode and mode. A file modified so recently that a later write could
+carry the same mtime (within `RACY_NS` of the look: file-system clocks tick coarsely) has its bytes hashed in the
+look as well (one bigger than `RACY_READ_MAX` is not read: it is left out of the baseline, for review). The baseline
+is then written in the background (a process of its own, so a CLI command that opened the folder can exit:
+`FolderStore.ensure_history` writes it from the look); until it is committed and the look removed, the folder counts
+as having no history (`Places.has_git`), so no reader sees half a history. A file whose stat before or after it is
+read differs from the manifest (or whose hash does), or that was not there at the look, is **left out** of the
+baseline: it comes up for review as an external change, its bytes not trusted as "there before memtui". Until the
+baseline is in place, the external changes are the files that differ from the manifest (`changes_since_look`), and
+everything that needs history (a write, history, blame, approving) waits for it (`FolderStore.ensure_history` builds
+it in process if no one is).
+
+A folder of fewer than `DEFER_AT` files is committed at once, as before: the wait is short and nothing is deferred.
+A file deleted during the baseline is in neither: its bytes were never read, and nothing unreviewed is absorbed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+from memtui.core.storage.folder_state import read_open
+from memtui.core.storage.places import AUDIT_FILE, LOOK_FILE, STATE_DIR
+
+MANIFEST = LOOK_FILE  # in the state folder beside: the first look, until the baseline is in place
+RUNNER = "baseline-runner"  # the pid of the background process writing the baseline
+DEFER_AT = 1000  # files: below this the baseline is written at once (as fast as the look would be, near enough)
+# A file modified this close to the look is hashed in it: a later write in the same tick of the file system's clock
+# (1-10 ms on Linux) would keep its mtime and ctime. A second covers coarse and network file systems.
+RACY_NS = 1_000_000_000
+RACY_READ_MAX = 4 << 20  # bytes: a file modified that recently and bigger than this is not read at the look
+SKIPPED = (".git",)  # never looked into: a repository's own files are not memory
+
+
+class Look:
+    """The first look: when it was taken, and per file (rel path) `[size, mtime_ns, ctime_ns, inode, mode, sha256 or
+    None]`. ctime as well: a write that keeps the size and sets the mtime back (`touch -d`) still moves it."""
+
+    __slots__ = ("taken_ns", "files")
+
+    def __init__(self, taken_ns: int, files: dict[str, list[Any]]) -> None:
+        self.taken_ns, self.files = taken_ns, files
+
+    def to_bytes(self) -> bytes:
+        return json.dumps({"taken_ns": self.taken_ns, "files": self.files}, separators=(",", ":")).encode("ascii")
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Look:
+        raw = json.loads(data)
+        return cls(int(raw["taken_ns"]), {str(k): list(v) for k, v in raw["files"].items()})
+
+    def same(self, rel: str, st: os.stat_result) -> bool:
+        """Is the file's stat the one seen at the look (size, mtime and ctime to the nanosecond, inode, mode)?"""
+        seen = self.files.get(rel)
+        return seen is not None and seen[:5] == _stat(st)
+
+    def unchanged(self, rel: str, before: os.stat_result, data: bytes, after: os.stat_result) -> bool:
+        """May these bytes, read between `before` and `after`, go into the baseline as "there before memtui"?"""
+        if not (self.same(rel, before) and self.same(rel, after)):
+            return False
+        digest = self.files[rel][5]
+        return digest is None or hashlib.sha256(data).hexdigest() == digest
+
+
+def _stat(st: os.stat_result) -> list[int]:
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode]
+
+
+def _walk(root: Path) -> Any:
+    """(rel, lstat) of every file and symlink under `root`, never following a link, never into a `.git`."""
+    stack = [""]
+    while stack:
+        prefix = stack.pop()
+        try:
+            with os.scandir(os.path.join(root, prefix) if prefix else root) as it:
+                items = list(it)
+        except OSError:
+            continue  # unreadable: what git's status then says comes up for review
+        for item in items:
+            rel = prefix + item.name
+            try:
+                st = item.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if item.name not in SKIPPED:
+                    stack.append(rel + "/")
+            elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+                yield rel, st
+
+
+def _content(root: Path, rel: str, st: os.stat_result) -> bytes | None:
+    """The bytes the baseline would hold for `rel` (a symlink: its target), or None when it cannot be read."""
+    full = os.path.join(root, rel)
+    try:
+        if stat.S_ISLNK(st.st_mode):
+            return os.fsencode(os.readlink(full))
+        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    return read_open(fd)
+
+
+def take(root: Path, at_least: int = 0) -> Look | None:
+    """The first look at the folder (see the module's docstring); recently modified files hashed as well. None when
+    it holds fewer than `at_least` files (nothing hashed)."""
+    taken = time.time_ns()
+    seen = list(_walk(root))
+    if len(seen) < at_least:
+        return None
+    files: dict[str, list[Any]] = {}
+    for rel, st in seen:
+        digest = None
+        if max(st.st_mtime_ns, st.st_ctime_ns) >= taken - RACY_NS:
+            # A big file just written is not read at the look (it would make the open as slow as before): its
+            # digest matches nothing, so it is left out of the baseline and comes up for review.
+            data = _content(root, rel, st) if st.st_size <= RACY_READ_MAX else None
+            digest = hashlib.sha256(data).hexdigest() if data is not None else "not read at the look"
+        files[rel] = [*_stat(st), digest]
+    return Look(taken, files)
+
+
+def load(state: Path) -> Look | None:
+    """The look recorded in a state folder whose baseline is not written yet (None: none, or unreadable)."""
+    try:
+        return Look.from_bytes((state / MANIFEST).read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return Look(0, {})  # unreadable: nothing is trusted as there before memtui; every file comes up for review
+
+
+def pending(store: Any) -> bool:
+    """Is the first look taken and the baseline not in place yet?"""
+    return store.places.own_history and os.path.lexists(store.places.state / MANIFEST)
+
+
+def written(places: Any) -> None:
+    """The baseline is committed: the look is done with (history counts as there from now: `Places.has_git`)."""
+    try:
+        os.unlink(places.state / MANIFEST)
+    except FileNotFoundError:
+        pass
+
+
+def begin(store: Any) -> str | None:
+    """Take the first look at a large folder without history and start writing its baseline in the background.
+    While the baseline is pending: "taken" (the look was taken by this call: nothing differs from it yet) or
+    "pending" (taken before); None when there is history, the folder is small (`ensure_history` commits it at
+    once), or memtui keeps no history of its own for it."""
+    places = store.places
+    if not places.own_history or store.has_git or not store.root.is_dir():
+        return None
+    record = places.state / MANIFEST
+    state = "pending"
+    if not os.path.lexists(record):
+        with store.lock():
+            if store.has_git:
+                return None
+            if not os.path.lexists(record):
+                look = take(store.root, DEFER_AT)
+                if look is None:
+                    return None
+                from memtui.core.storage.folder_state import atomic_write
+
+                store.state_ready()
+                atomic_write(record, look.to_bytes())
+                state = "taken"
+    _run_in_background(store)
+    return state
+
+
+def _run_in_background(store: Any) -> None:
+    """Start a process that writes the baseline (`FolderStore.ensure_history`) unless one is running for this
+    folder (its pid recorded)."""
+    runner = store.places.state / RUNNER
+    try:
+        pid = int(runner.read_text(encoding="ascii").strip())
+        os.kill(pid, 0)
+        return  # running (or a process of that pid is: then `ensure_history` writes it when it is needed)
+    except (OSError, ValueError):
+        pass
+    import subprocess
+    import sys
+
+    try:
+        proc = subprocess.Popen([sys.executable, "-c",
+                                 "import sys; from memtui.core.storage.folder import FolderStore; "
+                                 "FolderStore(sys.argv[1]).ensure_history()", str(store.root)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True, close_fds=True)
+    except OSError:
+        return  # written in process when history is first needed
+    try:
+        runner.write_text(f"{proc.pid}\n", encoding="ascii")
+    except OSError:
+        pass
+
+
+def _private(rel: str) -> bool:
+    """memtui's own names and a writer's temporary files, which git's status leaves out too (folder._status_paths)."""
+    name = rel.rsplit("/", 1)[-1]
+    return rel.startswith((STATE_DIR + "/", ".git/")) or rel == AUDIT_FILE or (name.startswith(".")
+                                                                                and name.endswith(".tmp"))
+
+
+def changes_since_look(store: Any, paths: Any = None) -> list[Any]:
+    """While the baseline is pending: the files that differ from the first look or were not there (as new files:
+    nothing of theirs is trusted as there before memtui), each with its bytes now. `paths`: only those."""
+    from memtui.core.storage.store import ExternalChange
+
+    look = load(store.places.state) or Look(0, {})
+    wanted = None if paths is None else set(paths)
+    out = []
+    for rel, st in _walk(store.root):
+        if (wanted is not None and rel not in wanted) or _private(rel):
+            continue
+        if look.same(rel, st) and look.files[rel][5] is None:
+            continue
+        data = _content(store.root, rel, st)
+        if data is None or (look.same(rel, st) and hashlib.sha256(data).hexdigest() == look.files[rel][5]):
+            continue
+        out.append(ExternalChange(rel, None, data))
+    return sorted(out, key=lambda c: c.path)

@@ -1,0 +1,167 @@
+"""Changes made to a folder memory past memtui, listed for review: the files git's status names that could be memory,
+each with its committed bytes, its bytes now (as git would record them) and, where git would store other bytes, those.
+One job: telling a person what changed outside memtui, read through the store's git owner (the git CLI and one
+`cat-file --batch` before GitPython is opened); approving or rejecting them is memtui.core.writing.memory's.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Collection
+
+from memtui.core.storage.folder_state import _regular_bytes
+from memtui.core.storage.gitcall import timed_out
+from memtui.core.storage.places import AUDIT_FILE, STATE_DIR
+from memtui.core.storage.store import ExternalChange, StoreError
+
+# Paths that are memtui's own bookkeeping, never memory content and never an external change.
+PRIVATE = (STATE_DIR + "/", AUDIT_FILE, ".git/")
+SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
+
+
+# A file changed past memtui from this size up keeps its hash while its bytes stand (ExternalReview._bytes_now).
+SEEN_MIN_BYTES = 1 << 20
+
+
+class ExternalReview:
+    """The external changes of the folder memory `store` (memtui.core.storage.folder.FolderStore, not imported: it
+    imports this), listed through the repository the store has now."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        # Big files changed past memtui, as last listed for review: path -> (bytes, hash). See _bytes_now.
+        self._seen: dict[str, tuple[bytes, str]] = {}
+
+    @property
+    def root(self) -> Path:
+        return self.store.root
+
+    @property
+    def has_git(self) -> bool:
+        return self.store.has_git
+
+    def changes(self, paths: Collection[str] | None = None) -> list[ExternalChange]:
+        # With `paths`, git's status is asked of those paths only (literal pathspecs): at 100,000 files a whole
+        # status is a quarter of a second of lstat, for the one file an append changed.
+        spec = () if paths is None else ("--", *(":(literal)" + p for p in sorted(paths)))
+        if paths is not None and not spec[1:]:
+            return []
+        from memtui.core.storage import baseline
+
+        look = baseline.begin(self.store)  # a large folder's first look: its baseline written in the background
+        if look is not None:  # nothing differs from a look just taken
+            return [] if look == "taken" else baseline.changes_since_look(self.store, paths)
+        self.store.ensure_history()
+        if self.has_git and not self.store._git.opened:
+            found = self._plumbing_external_changes(spec)
+            if found is not None:
+                return found
+        import git
+
+        with self.store._git.use("git status") as repo:
+            if repo is None:
+                return []
+            try:
+                # Ignored files too: a .gitignore (even one that ignores itself) must not hide from review a
+                # file that memtui reads as memory.
+                raw = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+                                      "--ignore-submodules=all", "--ignored=traditional", *spec)
+            except git.exc.GitError as exc:
+                if timed_out(exc):
+                    raise
+                raise StoreError(f"git cannot read the repository at {self.root} ({str(exc).strip()[-200:]}); "
+                                 "run `memtui doctor`") from None
+            found = []
+            for rel in _status_paths(raw):
+                before = self.store.committed(rel)
+                after = _as_git_sees(self.root / rel)
+                if before != after:
+                    found.append((rel, before, after, None))
+            return self._with_stored(found)
+
+    def _plumbing_external_changes(self, spec: tuple[str, ...] = ()) -> list[ExternalChange] | None:
+        """`external_changes` through the git CLI (the same status, memtui's overrides and the repository's filter
+        drivers switched off) and one `cat-file --batch` for the committed versions, before GitPython is opened:
+        the app's first sync then imports no git library. None when git cannot say (GitPython then tells)."""
+        from memtui.core.storage.gitcall import config_env, run_plumbing
+
+        git_dir = self.store.git_dir
+        env = {**os.environ, **config_env(git_dir, self.root), "GIT_DIR": str(git_dir)}
+        with self.store._git.serial():
+            done = run_plumbing(["git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+                                 "--ignore-submodules=all", "--ignored=traditional", *spec], env, cwd=self.root)
+        if done is None or done[0] != 0:
+            return None
+        rels = _status_paths(done[1].decode("utf-8", "surrogateescape"))
+        if not rels:
+            return []
+        committed = self.store._plumbing_batch(rels)
+        if committed is None:
+            return None
+        found = []
+        seen: dict[str, tuple[bytes, str]] = {}
+        for rel in rels:
+            after, known = self._bytes_now(rel, seen)
+            if committed[rel] != after:
+                found.append((rel, committed[rel], after, known))
+        changes = self._with_stored(found)
+        # Only the files listed now stay kept (of those asked about, with paths: the others' stay as they were).
+        asked = {p.removeprefix(":(literal)") for p in spec[1:]}
+        self._seen = seen if not spec else {**{k: v for k, v in self._seen.items() if k not in asked}, **seen}
+        return changes
+
+    def _with_stored(self, found: list[tuple[str, bytes | None, bytes | None, str | None]]) -> list[ExternalChange]:
+        """The external changes (path, committed bytes, bytes now, their hash), each with what git would store."""
+        stored = self.store.commits._stored_all([(rel, after) for rel, _, after, _ in found])
+        return [ExternalChange(rel, before, after, known, stored.get(rel)) for rel, before, after, known in found]
+
+    def _bytes_now(self, rel: str, seen: dict[str, tuple[bytes, str]]) -> tuple[bytes | None, str | None]:
+        """A changed file's bytes as git sees them, and their content_hash when known: a big file whose bytes are
+        those of the last listing is not hashed again (an agent's 20 MB log was hashed at every sync). The bytes
+        are read and compared every time; no stat stands in for them (a write through a shared mmap can change a
+        file and none of its times)."""
+        data = _as_git_sees(self.root / rel)
+        if data is None or len(data) < SEEN_MIN_BYTES:
+            return data, None
+        hit = self._seen.get(rel)
+        if hit is None or hit[0] != data:
+            from memtui.core.storage.store import content_hash
+
+            hit = (data, content_hash(data))
+        seen[rel] = hit
+        return data, hit[1]
+
+
+def _as_git_sees(path: Path) -> bytes | None:
+    """A file's bytes as git would record them: a symlink is its target's name, never what it points at (a link to
+    `.git/config` must not put the config on the reviewer's screen)."""
+    try:
+        if os.path.islink(path):
+            return os.readlink(path).encode("utf-8", errors="surrogateescape")
+        return _regular_bytes(path)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+# A queue file's name as listed in its folder (no separator, no dot-name): read by name in the open folder.
+def _status_paths(raw: str) -> list[str]:
+    """The paths `git status --porcelain=v1 -z` names that could be memory: memtui's own files and ignored folders
+    memtui does not read either (list_files skips them) left out."""
+    out = []
+    for item in raw.split("\0"):
+        if len(item) < 4:
+            continue
+        rel = item[3:]
+        if _ignored_private(rel):
+            continue
+        if item.startswith("!!") and (rel.endswith("/") or any(
+                part in SKIP_DIRS or part.startswith(".") for part in rel.split("/")[:-1])):
+            continue
+        out.append(rel)
+    return out
+
+
+def _ignored_private(rel: str) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return rel.startswith(PRIVATE) or rel == AUDIT_FILE or (name.startswith(".") and name.endswith(".tmp"))

@@ -1,0 +1,395 @@
+"""memtui's own git: one owner per repository that serialises every call, bounds it in time, and runs it with config
+overrides that a repository's own config (which an agent might have written) cannot turn into code execution.
+
+GitPython keeps persistent `git cat-file` processes per Repo and talks to them over pipes with no locking, so two
+threads sharing a Repo interleave requests and both wait forever. `GitOwner.use()` is the only way in: a re-entrant
+lock (one thread at a time), a watchdog that kills a git that stops answering, and a `StoreError` that says so.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from memtui.core.storage.store import StoreError
+
+# Seconds one git call (or one block of calls under `use`) may take before memtui stops it.
+DEFAULT_TIMEOUT = 60.0
+
+# Overrides for every git memtui runs. Each names something that runs a program or reads a file the repository's
+# config chooses: the file-system monitor hook, signature checks (gpg.program), the pager, the blame ignore list,
+# automatic gc (which runs hooks) and submodule recursion (which reads the submodule's config).
+SAFE_CONFIG: tuple[tuple[str, str], ...] = (
+    ("core.fsmonitor", "false"),
+    ("core.pager", "cat"),
+    ("log.showSignature", "false"),
+    ("blame.ignoreRevsFile", ""),
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
+    ("submodule.recurse", "false"),
+    ("status.submoduleSummary", "false"),
+    ("diff.ignoreSubmodules", "all"),
+    ("protocol.allow", "never"),
+    ("core.sshCommand", "false"),
+    ("credential.helper", ""),
+)
+# memtui's plumbing (status, update-index) would otherwise run the repository's post-index-change hook. Code that
+# means to run the person's hooks (a `git commit` on their behalf) builds its environment with `config_env(...,
+# hooks=True)`: every other override still applies.
+NO_HOOKS = ("core.hooksPath", "/dev/null")
+# Keys of a driver section that run a program; a driver defined in the repository's own config is switched off.
+FILTER_KEYS = ("clean", "smudge", "process")
+
+
+_SECTION = re.compile(r"^\s*\[([^\]]*)\]", re.M)
+
+
+def git_timeout() -> float:
+    try:
+        return float(os.environ.get("MEMTUI_GIT_TIMEOUT", "") or DEFAULT_TIMEOUT)
+    except ValueError:
+        return DEFAULT_TIMEOUT
+
+
+def git_dir_of(root: Path) -> Path:
+    """The repository folder of a work tree: `.git`, or where a gitlink file (`gitdir: …`) points."""
+    dot = root / ".git"
+    if dot.is_file():
+        text = dot.read_text(errors="replace").strip()
+        if text.startswith("gitdir:"):
+            target = Path(text[len("gitdir:"):].strip())
+            return target if target.is_absolute() else (root / target)
+    return dot
+
+
+def local_drivers(git_dir: Path) -> list[str]:
+    """Filter drivers the repository's own config (with its includes) defines: `filter.<name>` section names.
+
+    Read by `git config --local --includes --list`, which parses and runs nothing, as git itself would read them
+    (conditional includes too); GitPython's parser where git cannot say. A config neither can parse is also read
+    for section headers line by line, so a broken file does not hide a driver."""
+    config = git_dir / "config"
+    if not config.exists():
+        return []
+    listed = _listed_drivers(git_dir)
+    names: set[str] = set(listed or ())
+    sections: list[str] = []
+    if listed is None:
+        try:
+            from git.config import GitConfigParser
+
+            reader = GitConfigParser(str(config), read_only=True)
+            reader.read()
+            sections = reader.sections()
+        except Exception:  # a config GitPython cannot parse; git may still read parts of it
+            sections = []
+    try:
+        text = config.read_text(errors="replace")
+    except OSError:
+        text = ""
+    sections += [m.group(1).strip() for m in _SECTION.finditer(text)]
+    for section in sections:
+        kind, _, name = section.partition(" ")
+        if kind.strip().lower() == "filter" and name.strip().startswith('"'):
+            names.add(name.strip().strip('"'))
+        elif kind.lower().startswith("filter.") and not name:
+            names.add(kind[len("filter."):])
+    return sorted(names)
+
+
+def _listed_drivers(git_dir: Path, *, local: bool = True) -> list[str] | None:
+    """`filter.<name>` names in the repository's config (with `local` False: in every config git reads for it, the
+    person's global one too) as git lists them, or None when git cannot list it."""
+    env = {**os.environ, **_config_env([*SAFE_CONFIG, NO_HOOKS]), "GIT_DIR": str(git_dir)}
+    env.pop("GIT_WORK_TREE", None)
+    done = run_plumbing(["git", "config", *(("--local",) if local else ()), "--includes", "--null", "--list"], env)
+    if done is None or done[0] != 0:
+        return None
+    names = []
+    for item in done[1].split(b"\0"):
+        key = item.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+        section, _, rest = key.partition(".")
+        if section.lower() == "filter" and "." in rest:
+            names.append(rest.rsplit(".", 1)[0])
+    return names
+
+
+def safe_config(git_dir: Path, *, hooks: bool = False) -> list[tuple[str, str]]:
+    pairs = list(SAFE_CONFIG)
+    if not hooks:
+        pairs.append(NO_HOOKS)
+    pairs += drivers_off(local_drivers(git_dir))
+    return pairs
+
+
+def _config_env(pairs: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> dict[str, str]:
+    """GIT_CONFIG_COUNT/KEY_n/VALUE_n (git 2.31+): command-scope config, above every config file."""
+    env = dict(os.environ)
+    # Pairs the person's environment already sets are kept, ahead of ours (the later pair wins in git).
+    try:
+        theirs = int(env.get("GIT_CONFIG_COUNT", "0") or 0)
+    except ValueError:
+        theirs = 0
+    kept = [(env.get(f"GIT_CONFIG_KEY_{i}", ""), env.get(f"GIT_CONFIG_VALUE_{i}", "")) for i in range(theirs)]
+    pairs = [p for p in kept if p[0]] + list(pairs)
+    env["GIT_CONFIG_COUNT"] = str(len(pairs))
+    for i, (key, value) in enumerate(pairs):
+        env[f"GIT_CONFIG_KEY_{i}"] = key
+        env[f"GIT_CONFIG_VALUE_{i}"] = value
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    return env
+
+
+def all_drivers(git_dir: Path) -> list[str] | None:
+    """Every filter driver any config git reads for the repository defines (the person's global ones too, such as
+    git-lfs's), or None when git cannot list them."""
+    return _listed_drivers(git_dir, local=False)
+
+
+def drivers_off(names: list[str]) -> list[tuple[str, str]]:
+    """Config pairs that switch the filter drivers `names` off (no clean, smudge or process command; not required)."""
+    return [pair for name in names for pair in
+            [*((f"filter.{name}.{key}", "") for key in FILTER_KEYS), (f"filter.{name}.required", "false")]]
+
+
+def config_env(git_dir: Path, work_tree: Path | None, *, hooks: bool = False,
+               extra: list[tuple[str, str]] | None = None) -> dict[str, str]:
+    """The environment memtui's git runs in (only the GIT_* part: GitPython merges it over os.environ); `extra`
+    config pairs after memtui's own."""
+    full = _config_env([*safe_config(git_dir, hooks=hooks), *(extra or [])])
+    env = {k: v for k, v in full.items() if k.startswith("GIT_CONFIG_") or k == "GIT_TERMINAL_PROMPT"}
+    # A `core.worktree` (or `core.bare`) in the repository's config would point git at another folder.
+    if work_tree is not None:
+        env["GIT_WORK_TREE"] = str(work_tree)
+    return env
+
+
+def plumbing_env(git_dir: Path, work_tree: Path) -> dict[str, str]:
+    """`config_env` for plumbing that runs no filters, hooks or monitor (`rev-parse`, `cat-file blob`): the same
+    overrides less the repository's own filter names, so nothing is parsed in process and GitPython stays unloaded
+    (the app's start path reads the committed config this way)."""
+    full = _config_env([*SAFE_CONFIG, NO_HOOKS])
+    env = {k: v for k, v in full.items() if k.startswith("GIT_CONFIG_") or k == "GIT_TERMINAL_PROMPT"}
+    return {**env, "GIT_WORK_TREE": str(work_tree), "GIT_DIR": str(git_dir)}
+
+
+def run_plumbing(args: list[str], env: dict[str, str], stdin: bytes | None = None,
+                 cwd: Path | None = None) -> tuple[int, bytes, bytes] | None:
+    """(exit status, stdout, stderr) of one plumbing git command fed `stdin`, or None when git cannot be run or does
+    not answer within the time limit (then it and anything it started are killed, as the git owner does)."""
+    import subprocess
+
+    try:
+        proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
+    except OSError:
+        return None
+    try:
+        out, err = proc.communicate(stdin, timeout=git_timeout())
+    except subprocess.TimeoutExpired:
+        kill_tree(proc.pid)
+        proc.communicate()
+        return None
+    return proc.returncode, out, err
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return out
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) > 1 and fields[1] == str(pid):
+            out.append(int(entry.name))
+    return out
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL a process and everything it started (a git alias or wrapper script may sit between)."""
+    import signal
+
+    todo, seen = [pid], []
+    while todo:
+        p = todo.pop()
+        seen.append(p)
+        todo += [c for c in _children(p) if c not in seen]
+    for p in reversed(seen):
+        try:
+            os.kill(p, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+class GitOwner:
+    """The one way memtui reaches a repository: `with owner.use() as repo:` serialises every git call on it across
+    threads, and stops a git that does not answer within `timeout` seconds with a `StoreError`."""
+
+    def __init__(self, root: Path, git_dir: Path | None = None, timeout: float | None = None) -> None:
+        self.root = root
+        # A repository kept beside the folder (memtui.core.storage.places): every call names it (GIT_DIR), so git
+        # neither looks for `.git` in the folder nor finds a repository above it. None: `<root>/.git`, found as git
+        # finds it.
+        self.git_dir = git_dir
+        self.timeout = git_timeout() if timeout is None else timeout
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._repo: Any = None
+        self._expired: str | None = None
+        self._env_key: Any = None
+
+    @property
+    def opened(self) -> bool:
+        """Has the Repo (GitPython) been opened yet? One-shot readers use plumbing git until it has."""
+        return self._repo is not None
+
+    @property
+    def repo(self) -> Any:
+        """The Repo, opened on first use (None when the root has no repository); use it only inside `use()`."""
+        with self._lock:
+            where = self.root / ".git" if self.git_dir is None else self.git_dir
+            if self._repo is None and os.path.lexists(where):
+                import git
+
+                try:
+                    self._repo = repo_class()(self.root if self.git_dir is None else self.git_dir)
+                except (git.exc.GitError, ValueError, OSError) as exc:
+                    raise StoreError(
+                        f"the git repository at {where} is unreadable ({type(exc).__name__}: {exc}); "
+                        "run `memtui doctor` to see what is wrong. Memory files were not changed"
+                    ) from None
+                self._env_key = None
+            if self._repo is not None:
+                self._refresh_env()
+            return self._repo
+
+    def adopt(self, repo: Any) -> Any:
+        """Take over a Repo opened elsewhere (`git init`): its calls get the same overrides."""
+        self.forget()
+        if not isinstance(repo, repo_class()):
+            repo = repo_class()(repo.working_tree_dir if self.git_dir is None else self.git_dir)
+        self._repo = repo
+        self._refresh_env()
+        return repo
+
+    def forget(self) -> None:
+        """Drop the Repo (its cat-file processes end); the next use opens it again."""
+        if self._repo is not None:
+            try:
+                self._repo.git.clear_cache()
+            except Exception:  # a process already gone
+                pass
+        self._repo = None
+
+    def _refresh_env(self) -> None:
+        """Recompute the overrides when the repository's config file changes (a filter driver added, say)."""
+        git_dir = Path(self._repo.common_dir)  # a linked worktree's config lives in the main repository
+        try:
+            st = os.stat(git_dir / "config")
+            key = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            key = None
+        if key != self._env_key:
+            env = config_env(git_dir, self.root)
+            if self.git_dir is not None:
+                env["GIT_DIR"] = str(self.git_dir)
+            self._repo.git.update_environment(**env)
+            self._env_key = key
+
+    @contextmanager
+    def serial(self) -> Iterator[None]:
+        """This repository's git calls, from this thread alone until the block ends, without opening GitPython
+        (plumbing that has its own time limit, `run_plumbing`)."""
+        if not self._lock.acquire(timeout=self.timeout):
+            raise StoreError(f"git at {self.root} is busy: another thread's git call has run for over "
+                             f"{self.timeout:g}s; try again, or run `memtui doctor`")
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+    @contextmanager
+    def use(self, what: str = "git") -> Iterator[Any]:
+        """The repository (or None), for this thread alone until the block ends; bounded by `timeout`."""
+        if not self._lock.acquire(timeout=self.timeout):
+            raise StoreError(f"git at {self.root} is busy: another thread's git call has run for over "
+                             f"{self.timeout:g}s; try again, or run `memtui doctor`")
+        outer = self._depth == 0
+        self._depth += 1
+        timer = None
+        try:
+            if outer:
+                self._expired = None
+                timer = threading.Timer(self.timeout, self._expire, args=(what,))
+                timer.daemon = True
+                timer.start()
+            try:
+                yield self.repo
+            except Exception as exc:
+                if self._expired is not None or timed_out(exc):
+                    raise self._timeout_error(what) from None
+                raise
+            if outer and self._expired is not None:
+                raise self._timeout_error(what)
+        finally:
+            if timer is not None:
+                timer.cancel()
+            self._depth -= 1
+            if outer and self._expired is not None and self._repo is not None:
+                self._repo.git.clear_cache()  # the killed cat-file processes: start fresh ones next time
+            self._lock.release()
+
+    def _timeout_error(self, what: str) -> StoreError:
+        return StoreError(f"git did not answer within {self.timeout:g}s ({what} in {self.root}); memtui stopped "
+                          "it and nothing was changed by that call. Check for a stuck git process, then run "
+                          "`memtui doctor`")
+
+    def _expire(self, what: str) -> None:
+        """The watchdog: kill the persistent cat-file processes a stuck read waits on (the read then ends)."""
+        self._expired = what
+        repo = self._repo
+        if repo is None:
+            return
+        for cmd in (getattr(repo.git, "cat_file_all", None), getattr(repo.git, "cat_file_header", None)):
+            proc = getattr(cmd, "proc", None)
+            if proc is not None and proc.poll() is None:
+                kill_tree(proc.pid)
+
+
+def timed_out(exc: BaseException) -> bool:
+    import git
+
+    return isinstance(exc, git.exc.GitCommandError) and "did not complete in" in str(exc)
+
+
+_REPO_CLASS: Any = None
+
+
+def repo_class() -> Any:
+    """A Repo whose git commands all run with a time limit (GitPython's kill_after_timeout)."""
+    global _REPO_CLASS
+    if _REPO_CLASS is None:
+        import git
+
+        class BoundedGit(git.Git):
+            def execute(self, command: Any, *args: Any, **kwargs: Any) -> Any:
+                if not kwargs.get("as_process") and kwargs.get("kill_after_timeout") is None:
+                    kwargs["kill_after_timeout"] = git_timeout()
+                return super().execute(command, *args, **kwargs)
+
+        class BoundedRepo(git.Repo):
+            GitCommandWrapperType = BoundedGit
+
+        _REPO_CLASS = BoundedRepo
+    return _REPO_CLASS
+

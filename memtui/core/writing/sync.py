@@ -1,0 +1,582 @@
+"""Sync through a git remote: what another machine or a teammate pushed comes in as proposals for a person.
+
+A sync is four steps, each safe to cut short and run again:
+
+- `fetch`: `git fetch` of the remote's branch (the one this memory is on) into a private ref,
+  `refs/memtui/fetched/<remote>`. A remote whose branch no longer contains what this memory already merged from it
+  (`refs/memtui/seen/<remote>`: a force-push, a rewritten history) is refused before anything is recorded: the old
+  fetched ref stays, nothing local changes.
+- `incoming`: each file the remote changed since the merge base becomes one proposal in the review queue,
+  submitted through the one write path with `review=True` (guarded as an agent's write and always queued, whatever
+  the policy's rules say); a flag names the commits' authors, subjects and approval trailers. A path memtui refuses
+  (`.memtui/`, a config, `.git`, `.gitmodules`, a symlink, a submodule, a file outside the layout's grammar, one
+  over `MAX_INCOMING` bytes, bytes that are not UTF-8) is never queued: the refusal and its reason go to the audit
+  log, and the merge keeps this memory's version. Where both sides changed a file since the merge base, what each
+  side changed alone is merged line by line (a line is an entry); an entry both changed comes in as a revise of
+  ours (approving strikes ours as superseded, rejecting keeps ours: neither is lost, the other stays in history).
+- `decide`: once no proposal of the fetched range is open, a merge commit (parents: HEAD and the fetched commit)
+  whose tree is HEAD's — what was approved is already committed there, what was rejected or refused stays ours —
+  so the same change never comes back and the remote can be fast-forwarded.
+- `push`: a plain `git push` of HEAD to the remote's branch. Never forced: a remote that moved on refuses it, and
+  the person is told to sync again. Nothing is lost either way.
+
+Which range was queued whole is `refs/memtui/queued/<remote>`, so a second `memtui sync` before the decisions adds
+nothing twice; its proposals are found again by their source (`<remote> <commit>`). git runs as a subprocess with
+the memory's git dir, prompts off.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any, Callable
+
+from memtui.core.basics.record import Record
+
+MAX_INCOMING = 1_000_000  # bytes: a memory file larger than this from a remote is refused, not read
+MAX_FILES = 500  # files one sync may queue: a remote that floods the review queue is refused whole
+_REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_FETCHED, _SEEN, _QUEUED = "refs/memtui/fetched/", "refs/memtui/seen/", "refs/memtui/queued/"
+_LINK, _GITLINK = "120000", "160000"
+
+
+class SyncRefused(Exception):
+    """A sync step that was not done, and why, in words for the person (nothing local was changed)."""
+
+
+class SyncStatus(Record):
+    """Where this memory stands against a remote, as last fetched: commits here not there (`ahead`), there not
+    here (`behind`), and proposals of the fetched range still waiting for a person (`incoming`)."""
+
+    remote: str
+    ahead: int
+    behind: int
+    incoming: int
+
+    def __init__(self, remote: str, ahead: int, behind: int, incoming: int) -> None:
+        self.remote, self.ahead, self.behind, self.incoming = remote, ahead, behind, incoming
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"remote": self.remote, "ahead": self.ahead, "behind": self.behind, "incoming": self.incoming}
+
+
+class Report(Record):
+    """What one `sync` did: the lines for a person, the proposals queued, the files refused, whether it pushed."""
+
+    lines: list[str]
+    queued: list[str]
+    refused: list[dict[str, str]]
+    pushed: bool
+
+    def __init__(self, lines: list[str], queued: list[str], refused: list[dict[str, str]], pushed: bool) -> None:
+        self.lines, self.queued, self.refused, self.pushed = lines, queued, refused, pushed
+
+
+# git ----------------------------------------------------------------------------------------------------------
+def _safe_config() -> list[str]:
+    """memtui's overrides for every git it runs (no hooks, no fsmonitor, no gc, no submodules: gitcall.py), except
+    the three that keep git off the network: a sync's transport and the person's credentials are its own."""
+    from memtui.core.storage.gitcall import NO_HOOKS, SAFE_CONFIG
+
+    network = ("protocol.allow", "core.sshCommand", "credential.helper")
+    out: list[str] = []
+    for key, value in (*SAFE_CONFIG, NO_HOOKS):
+        if key not in network:
+            out += ["-c", f"{key}={value}"]
+    return out
+
+
+_SAFE = _safe_config()
+
+def _git(memory: Any, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "LC_ALL": "C"}
+    cmd = ["git", *_SAFE, "--git-dir", str(memory.store.git_dir), *args]
+    done = subprocess.run(cmd, capture_output=True, env=env, timeout=timeout, stdin=subprocess.DEVNULL)
+    if check and done.returncode != 0:
+        raise SyncRefused(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()[-500:]}")
+    return done
+
+
+def _out(memory: Any, *args: str) -> str:
+    return _git(memory, *args).stdout.decode(errors="replace").strip()
+
+
+def _ref(memory: Any, ref: str) -> str | None:
+    done = _git(memory, "rev-parse", "-q", "--verify", ref + "^{commit}", check=False)
+    return done.stdout.decode().strip() or None if done.returncode == 0 else None
+
+
+def _ancestor(memory: Any, older: str, newer: str) -> bool:
+    return _git(memory, "merge-base", "--is-ancestor", older, newer, check=False).returncode == 0
+
+
+def _check_remote(memory: Any, remote: str) -> None:
+    if not _REMOTE_NAME.fullmatch(remote) or ".." in remote:
+        raise SyncRefused(f"{remote!r} is not a remote name: give one of `git remote`'s names (letters, digits, "
+                          "'.', '-', '_'), e.g. origin")
+    if not memory.store.has_git:
+        raise SyncRefused("this memory has no git history to sync: run `memtui init --git` first")
+    names = _out(memory, "remote").split()
+    if remote not in names:
+        known = ", ".join(names) or "none"
+        places = memory.store.places
+        # memtui's own history beside a folder is found only through its git dir: name it in the command.
+        from shlex import quote
+
+        where = f"--git-dir {quote(str(memory.store.git_dir))}" if places is not None and places.own_history else \
+            f"-C {quote(str(memory.store.root))}"
+        raise SyncRefused(f"no remote named {remote} (remotes: {known}); add one with "
+                          f"`git {where} remote add {remote} URL`, then sync again")
+
+
+def _branch(memory: Any) -> str:
+    done = _git(memory, "symbolic-ref", "--short", "-q", "HEAD", check=False)
+    name = done.stdout.decode().strip()
+    if done.returncode != 0 or not name:
+        raise SyncRefused("this memory's repository is not on a branch (a detached HEAD); check out its branch "
+                          "and sync again")
+    return name
+
+
+# the range being decided --------------------------------------------------------------------------------------
+def _items(memory: Any, remote: str, tip: str | None = None, *, decided: bool = False) -> list[Any]:
+    """The proposals `incoming` queued from `remote` (of the range ending at `tip`, when given): open ones, and
+    decided ones too when `decided`. Found by their source, actor and memtui's flag, as `_propose` wrote them."""
+    want = f"{remote} {tip[:12]}" if tip else None
+    # An agent can send any source and call itself "x via origin", but not a flag: only memtui writes those (and
+    # the sealed queue file keeps them). Without the flag check an agent's proposal named like an incoming one
+    # would stand in for a remote's change of its file, which would then never be queued.
+    mark = _came_from(remote)
+    return [p for p in memory.proposals(include_decided=decided, external=False)
+            if p.source and p.actor.endswith(f" via {remote}") and any(f.startswith(mark) for f in p.flags)
+            and (p.source == want if want else p.source.startswith(f"{remote} "))]
+
+
+def _audit(memory: Any, status: str, remote: str, file: str | None, *, by: str | None = None,
+           commit: str | None = None, **extra: Any) -> None:
+    """One audit line of a sync step (action `sync`, actor `sync from <remote>`): a file refused, a history
+    refused, a range merged. Stamped like every other line, so Today and the activity feed list it."""
+    from memtui.core.writing import audit
+
+    audit.append(memory.store, audit.masked(audit.record(status, actor=f"sync from {remote}", action="sync",
+                                                         file=file, commit=commit, decided_by=by, remote=remote,
+                                                         **extra)))
+
+
+def _came_from(remote: str) -> str:
+    return f"incoming from {remote}, applied only if you approve it; its commits: "
+
+
+def came_in(proposal: Any) -> tuple[str, str] | None:
+    """(remote, author) of a proposal `incoming` queued, by the same test as `_items` (memtui's flag, which no agent
+    can send, matching its actor and source); None for any other writer's, whatever it calls itself."""
+    actor, source = proposal.actor or "", proposal.source or ""
+    if proposal.external or " via " not in actor:
+        return None
+    author, _, remote = actor.rpartition(" via ")
+    if not source.startswith(f"{remote} ") or not any(f.startswith(_came_from(remote)) for f in proposal.flags):
+        return None
+    return remote, author
+
+
+# the API ------------------------------------------------------------------------------------------------------
+def status(memory: Any, remote: str = "origin") -> SyncStatus:
+    """Ahead, behind and incoming against `remote` as last fetched (no network: `fetch` first for news)."""
+    _check_remote(memory, remote)
+    head, tip = _ref(memory, "HEAD"), _ref(memory, _FETCHED + remote)
+    ahead = behind = 0
+    if head and tip:
+        counts = _out(memory, "rev-list", "--left-right", "--count", f"{head}...{tip}").split()
+        ahead, behind = int(counts[0]), int(counts[1])
+    elif head:
+        ahead = int(_out(memory, "rev-list", "--count", head))
+    return SyncStatus(remote, ahead, behind, len(_items(memory, remote)))
+
+
+def fetch(memory: Any, remote: str = "origin") -> str | None:
+    """Fetch the remote's branch into `refs/memtui/fetched/<remote>`; its commit (None: the remote has no such
+    branch yet). Refused, with nothing changed, when the remote dropped commits this memory already merged."""
+    _check_remote(memory, remote)
+    branch = _branch(memory)
+    landing = f"refs/memtui/fetching/{remote}"
+    done = _git(memory, "fetch", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head", remote,
+                f"+refs/heads/{branch}:{landing}", check=False)
+    if done.returncode != 0:
+        err = done.stderr.decode(errors="replace").strip()
+        if "couldn't find remote ref" in err:
+            return None
+        raise SyncRefused(f"could not fetch from {remote}: {err[-400:]}. Nothing here changed; try again when the "
+                          "remote can be reached")
+    tip = _ref(memory, landing)
+    assert tip is not None
+    seen = _ref(memory, _SEEN + remote)
+    if seen and not _ancestor(memory, seen, tip):
+        _git(memory, "update-ref", "-d", landing, check=False)
+        _audit(memory, "refused", remote, None, reason="history rewritten (a force-push)", seen=seen, fetched=tip)
+        raise SyncRefused(
+            f"{remote}'s {branch} no longer contains commit {seen[:12]}, which this memory already merged from it: "
+            "its history was rewritten (a force-push). Nothing here changed. Ask whoever pushed it to push the "
+            f"dropped commits back, or check the remote by hand (`git log {seen[:12]}` here shows them)")
+    _git(memory, "update-ref", _FETCHED + remote, tip)
+    _git(memory, "update-ref", "-d", landing, check=False)
+    return tip
+
+
+def incoming(memory: Any, remote: str = "origin") -> tuple[list[str], list[dict[str, str]]]:
+    """Queue the fetched range's changes as proposals: (ids queued, files refused with the reason). A range
+    already queued is not queued again; a newer range waits until the earlier one is decided."""
+    tip = _ref(memory, _FETCHED + remote)
+    head = _ref(memory, "HEAD")
+    if tip is None or head is None or _ancestor(memory, tip, head):
+        return [], []
+    if _ref(memory, _QUEUED + remote) == tip:
+        return [], []
+    if any(p.source != f"{remote} {tip[:12]}" for p in _items(memory, remote)):
+        raise SyncRefused(f"changes fetched from {remote} earlier still wait for a decision (`memtui queue list`); "
+                          "decide them, then sync again to bring in what came since")
+    base = _git(memory, "merge-base", head, tip, check=False).stdout.decode().strip()
+    if not base:
+        raise SyncRefused(f"{remote}'s history shares no commit with this memory's: it is another memory. Nothing "
+                          "was brought in; clone the remote to start from it, or sync with the right remote")
+    # A sync cut short after queueing some files of this range left their proposals: found again, they are kept
+    # and their files not queued twice.
+    earlier: dict[str, list[str]] = {}
+    for p in _items(memory, remote, tip, decided=True):
+        earlier.setdefault(p.file, []).append(p.id)
+    queued: list[str] = []
+    refused: list[dict[str, str]] = []
+    changes = _changed(memory, base, tip)
+    if len(changes) > MAX_FILES:
+        _audit(memory, "refused", remote, None, reason=f"{len(changes)} files changed", fetched=tip)
+        raise SyncRefused(f"{remote} changed {len(changes)} files since this memory last merged it, more than the "
+                          f"{MAX_FILES} one sync puts in the review queue; nothing was queued. Look at it with "
+                          f"`git log --stat {base[:12]}..{tip[:12]}` and bring in what you want by hand")
+    for mode, path in changes:
+        if path in earlier:
+            queued.extend(earlier[path])
+            continue
+        why = _refused(memory, path, mode, tip)
+        if why:
+            refused.append({"file": path, "reason": why})
+            _audit(memory, "refused", remote, path, reason=why, fetched=tip)
+            continue
+        for result in _propose(memory, remote, base, head, tip, path):
+            if result.status == "queued" and result.id:
+                queued.append(result.id)
+            elif result.status == "refused":
+                refused.append({"file": path, "reason": result.message})
+    _git(memory, "update-ref", _QUEUED + remote, tip)  # the range is queued whole: the next sync adds nothing
+    return queued, refused
+
+
+def decide(memory: Any, remote: str = "origin") -> str | None:
+    """Close the fetched range once nothing of it waits: a merge commit (HEAD and the fetched commit as parents,
+    HEAD's tree) so it never comes in again. Its sha; None when there is nothing to close or items still wait."""
+    tip = _ref(memory, _FETCHED + remote)
+    if tip is None or _ref(memory, _QUEUED + remote) != tip or _items(memory, remote):
+        return None
+    from memtui.core.basics.actors import clean_actor
+    from memtui.core.writing.memory import default_actor
+
+    with memory.store.lock():
+        memory.recover()  # a write a crash cut short is finished (or undone) before HEAD moves under it
+        head = _ref(memory, "HEAD")
+        if head is None or _ancestor(memory, tip, head):
+            return None
+        items = _items(memory, remote, tip, decided=True)
+        # The merge is the decision of the person who decided the range last (the one syncing, when nothing was
+        # queued: every file refused, or none changed).
+        last = max(items, key=lambda p: p.decided_at or "", default=None)
+        by = clean_actor(last.decided_by) if last is not None and last.decided_by else default_actor()
+        if _ancestor(memory, head, tip) and _out(memory, "rev-parse", f"{head}^{{tree}}") == \
+                _out(memory, "rev-parse", f"{tip}^{{tree}}"):
+            # The remote holds exactly these files, on top of this history (another machine merged what this one
+            # pushed): a fast-forward changes no file, and a merge commit would only bounce between machines.
+            _git(memory, "update-ref", "-m", f"memtui sync: fast-forward to {remote}", "HEAD", tip, head)
+            _git(memory, "update-ref", _SEEN + remote, tip)
+            _audit(memory, "applied", remote, None, by=by, commit=tip, fetched=tip, fast_forward=True)
+            return tip
+        message = (f"memtui: merge {remote} ({tip[:12]}) after review\n\n"
+                   f"{sum(p.status == 'applied' for p in items)} incoming change(s) approved, "
+                   f"{sum(p.status != 'applied' for p in items)} rejected\n\nMemtui-Actor: {by}\n")
+        env = {**os.environ, "GIT_AUTHOR_NAME": by, "GIT_COMMITTER_NAME": by,
+               "GIT_AUTHOR_EMAIL": "memtui@localhost", "GIT_COMMITTER_EMAIL": "memtui@localhost"}
+        made = subprocess.run(["git", *_SAFE, "--git-dir", str(memory.store.git_dir), "commit-tree", f"{head}^{{tree}}",
+                               "-p", head, "-p", tip], input=message.encode(), capture_output=True, env=env,
+                              check=True)
+        merge = made.stdout.decode().strip()
+        _git(memory, "update-ref", "-m", f"memtui sync: merge {remote}", "HEAD", merge, head)
+        _git(memory, "update-ref", _SEEN + remote, tip)
+        _audit(memory, "applied", remote, None, by=by, commit=merge, fetched=tip, items=[p.id for p in items])
+    return merge
+
+
+def push(memory: Any, remote: str = "origin") -> tuple[bool, str]:
+    """Push HEAD to the remote's branch, never forced: (pushed, what happened in words for the person)."""
+    _check_remote(memory, remote)
+    branch = _branch(memory)
+    head = _ref(memory, "HEAD")
+    if head is None:
+        return False, "nothing to push: this memory has no commits yet"
+    tip = _ref(memory, _FETCHED + remote)
+    if tip == head:
+        return False, f"{remote} has everything here; nothing to push"
+    if tip is not None and not _ancestor(memory, tip, head):
+        return False, (f"not pushed: {remote} has changes this memory has not merged; decide them "
+                       "(`memtui queue list`) and sync again")
+    done = _git(memory, "push", "--no-verify", "--porcelain", remote, f"{head}:refs/heads/{branch}", check=False)
+    if done.returncode != 0:
+        said = (done.stderr + done.stdout).decode(errors="replace").splitlines()
+        # What the remote said (a hook's words) and git's reason, not git's progress.
+        why = [line.strip() for line in said if line.startswith("remote:") or "rejected" in line or "fatal" in line]
+        why = why or [line.strip() for line in said if line.strip()][-2:]
+        return False, (f"{remote} refused the push: {' / '.join(why)[-600:]}. Nothing here was lost; sync again "
+                       "when the remote takes pushes (a remote that moved on is brought in first)")
+    _git(memory, "update-ref", _FETCHED + remote, head)
+    _git(memory, "update-ref", _SEEN + remote, head)
+    return True, f"pushed {head[:12]} to {remote}/{branch}"
+
+
+def sync(memory: Any, remote: str = "origin", *, push_after: bool = True,
+         progress: Callable[[str], None] | None = None) -> Report:
+    """`memtui sync`: fetch, queue what came in, close a range fully decided, push. Raises SyncRefused. `progress`,
+    if given, hears the step under way (the app's feed: a fetch or a push over a slow link takes a while)."""
+    say = progress or (lambda _step: None)
+    lines: list[str] = []
+    say(f"fetching {remote}…")
+    tip = fetch(memory, remote)
+    lines.append(f"fetched {remote}: {tip[:12]}" if tip else f"{remote} has no {_branch(memory)} branch yet")
+    if tip:
+        say(f"queueing what {remote} changed…")
+    queued, refused = incoming(memory, remote)
+    for item in refused:
+        lines.append(f"refused {item['file']}: {item['reason']}")
+    if queued:
+        lines.append(f"{len(queued)} incoming change(s) wait for review: {', '.join(queued)} (`memtui queue list`)")
+    merged = decide(memory, remote)
+    if merged:
+        lines.append(f"fast-forwarded to {remote} ({merged[:12]})" if merged == tip else
+                     f"merged {remote} as {merged[:12]}: what was approved is kept, what was rejected stays ours")
+    waiting = _items(memory, remote)
+    pushed = False
+    if waiting:
+        lines.append(f"{len(waiting)} incoming change(s) from {remote} wait for a decision; approve or reject them, "
+                     "then run `memtui sync` again to merge and push")
+    elif push_after:
+        say(f"pushing to {remote}…")
+        pushed, said = push(memory, remote)
+        lines.append(said)
+    return Report(lines, queued, refused, pushed)
+
+
+def arrived(memory: Any) -> set[str]:
+    """Commits that came from a remote and were merged, not made here: reachable from what was fetched and merged
+    (`refs/memtui/seen/*`) but not on HEAD's first-parent line. Their trailers (a `Memtui-Proposal: p-0003`, a
+    `Memtui-Actor`) speak of another machine's queue and audit log, not this one's: `memtui doctor` must not take
+    them for this machine's writes cut short, nor Today list them as changes applied here (what of them was taken
+    is the local commit of each approval). Empty, without running git, for a memory that never synced."""
+    git_dir = memory.store.git_dir
+    if git_dir is None:
+        return set()
+    git_dir = Path(git_dir)
+    try:
+        packed = (git_dir / "packed-refs").read_bytes()
+    except OSError:
+        packed = b""
+    if not (git_dir / "refs" / "memtui" / "seen").is_dir() and b" refs/memtui/seen/" not in packed:
+        return set()
+    done = _git(memory, "for-each-ref", "--format=%(objectname)", "refs/memtui/seen/", check=False)
+    tips = done.stdout.decode().split()
+    if not tips or _ref(memory, "HEAD") is None:
+        return set()
+    merged = set(_out(memory, "rev-list", *tips).split())
+    return merged - set(_out(memory, "rev-list", "--first-parent", "HEAD").split())
+
+
+# one incoming file --------------------------------------------------------------------------------------------
+def _changed(memory: Any, base: str, tip: str) -> list[tuple[str, str]]:
+    """(new mode, path) of every path the remote changed since `base` (renames as a delete and an add)."""
+    raw = _git(memory, "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", base, tip).stdout
+    parts = raw.split(b"\0")
+    out = []
+    for i in range(0, len(parts) - 1, 2):
+        meta, path = parts[i].decode(), parts[i + 1].decode("utf-8", errors="surrogateescape")
+        fields = meta.lstrip(":").split()
+        if len(fields) >= 5:
+            out.append((fields[1], path))
+    return out
+
+
+def _refused(memory: Any, path: str, mode: str, tip: str) -> str | None:
+    """Why an incoming path is never queued (None: it is reviewed like any write)."""
+    parts = path.split("/")
+    if any(part.lower() in (".git", ".memtui") for part in parts) or path.lower() == ".gitmodules":
+        return "memtui's own state, git's or a submodule list: never taken from a remote"
+    if path.lower().endswith(".toml") or path == "memory-log.jsonl":
+        return "a config file or the audit log: only a person of this memory changes it, here"
+    if mode == _LINK:
+        return "a symlink: memory files are plain files"
+    if mode == _GITLINK:
+        return "a submodule: memory holds no other repositories"
+    if not path.endswith(".md"):
+        return "not a memory file (the layout holds .md files)"
+    try:
+        memory.store.check_path(path)
+    except Exception as exc:  # PathRefused, and any name the store cannot hold
+        return f"a path memory refuses: {exc}"
+    if mode != "000000":
+        size = int(_out(memory, "cat-file", "-s", f"{tip}:{path}"))
+        if size > MAX_INCOMING:
+            return f"{size} bytes, over the {MAX_INCOMING} bytes a memory file from a remote may have"
+        try:
+            _blob(memory, tip, path).decode("utf-8")
+        except UnicodeDecodeError:
+            return "not UTF-8 text"
+    return None
+
+
+def _blob(memory: Any, commit: str, path: str) -> bytes:
+    return _git(memory, "cat-file", "blob", f"{commit}:{path}").stdout
+
+
+def _text_at(memory: Any, commit: str, path: str) -> str | None:
+    done = _git(memory, "cat-file", "-e", f"{commit}:{path}", check=False)
+    if done.returncode != 0:
+        return None
+    return _blob(memory, commit, path).decode("utf-8")
+
+
+def _evidence(memory: Any, base: str, tip: str, path: str) -> str:
+    """The remote's commits of `path` in the range: sha, author, subject and trailers (approvals carried)."""
+    fmt = "%h %an <%ae>: %s%n%(trailers:only,unfold)"
+    text = _out(memory, "log", "--no-color", f"--format={fmt}", f"{base}..{tip}", "--", path)
+    from memtui.core.writing import secrets
+
+    return secrets.mask("; ".join(line.strip() for line in text.splitlines() if line.strip())[:4000])
+
+
+def _propose(memory: Any, remote: str, base: str, head: str, tip: str, path: str) -> list[Any]:
+    """Submit the remote's change of `path` for review: one proposal, or for a file both sides changed, one for
+    what merges cleanly plus one revise for each entry both sides changed."""
+    from memtui.core.writing.proposals import Proposal
+
+    theirs = _text_at(memory, tip, path)
+    ours = _text_at(memory, head, path)
+    old = _text_at(memory, base, path)
+    if theirs == ours:
+        return []
+    author = _out(memory, "log", "-1", "--format=%an", f"{base}..{tip}", "--", path) or "unknown"
+    from memtui.core.basics import clock
+
+    draft = {"id": "", "created": clock.now().isoformat(timespec="seconds"), "actor": f"{author} via {remote}",
+             "file": path,
+             "source": f"{remote} {tip[:12]}"}
+    came = _came_from(remote) + _evidence(memory, base, tip, path)
+    proposals: list[Proposal] = []
+    if ours == old or ours is None or theirs is None:
+        if theirs is None:
+            proposals.append(Proposal(action="delete", **draft))
+        elif ours is None:
+            proposals.append(Proposal(action="create", content=theirs, **draft))
+        else:
+            proposals.append(Proposal(action="edit", old=ours, content=theirs, **draft))
+    else:
+        merged, both = merge_entries(ours, old or "", theirs)
+        if merged != ours:
+            proposals.append(Proposal(action="edit", old=ours, content=merged, **draft))
+        for mine, other in both:
+            if len(mine) == 1 and len(other) == 1 and _entry(mine[0]) and _entry(other[0]):
+                proposals.append(Proposal(action="revise", section=_section_of(ours, path, mine[0]),
+                                          replaces=_entry(mine[0]), entry=_entry(other[0]), **draft))
+            else:  # not one entry each: their version of the lines, shown against ours
+                proposals.append(Proposal(action="edit", old="".join(mine), content="".join(other), **draft))
+    results = []
+    for p in proposals:  # a flag: shown with the proposal in `memtui queue show` and the app, like the guard's
+        p.flags.append(came)
+        fallback = None
+        if p.action == "revise":  # kept: the layout's grammar may refuse a revise (no sections, other entries)
+            fallback = Proposal(action="edit", old=f"{p.replaces}", content=f"{p.entry}", flags=[came], **draft)
+        result = memory.submit(p, review=True)
+        if result.status == "refused" and fallback is not None:
+            # Their version still comes in, as the line it is, rather than being lost to a refused revise.
+            result = memory.submit(fallback, review=True)
+        results.append(result)
+    return results
+
+
+def _section_of(text: str, path: str, line: str) -> str | None:
+    """The title of the section holding `line` in `text`, as the grammar reads it (None: before any heading)."""
+    from memtui.core.grammar.document import Document
+
+    doc = Document(text, path)
+    lines = text.splitlines()
+    for sec in doc.sections:
+        if sec.heading is not None and any(lines[i] == line.rstrip("\n") for i in range(sec.start, sec.end)):
+            return sec.title
+    return None
+
+
+def _entry(line: str) -> str | None:
+    """An entry line's text without its bullet (None for a line that is no entry)."""
+    m = re.match(r"^\s*[-*]\s+(.*\S)\s*$", line)
+    return m.group(1) if m else None
+
+
+def merge_entries(ours: str, base: str, theirs: str) -> tuple[str, list[tuple[list[str], list[str]]]]:
+    """Three-way merge by lines, which in memtui's grammar are entries: every change made on one side only is
+    taken; where both sides changed the same lines differently, ours is kept in the text and the pair (our lines,
+    their lines) returned for a person to choose between."""
+    from memtui.core.storage.merge3 import clusters
+
+    b, o, t = (x.splitlines(keepends=True) for x in (base, ours, theirs))
+    for lines in (b, o, t):  # a last line without its newline would run into the next one merged after it
+        if lines and not lines[-1].endswith("\n"):
+            lines[-1] += "\n"
+    out: list[str] = []
+    both: list[tuple[list[str], list[str]]] = []
+    pos = 0
+    for cluster, end in clusters(b, o, t):
+        start = cluster[0][0]
+        out.extend(b[pos:start])
+        sides = {h[3] for h in cluster}
+        if len(sides) == 2 and not (len(cluster) == 2 and cluster[0][:3] == cluster[1][:3]):
+            mine = _side(b, cluster, 0, start, end)
+            other = _side(b, cluster, 1, start, end)
+            # Lines both sides wrote alike (the same old entry struck by both revises, the same entry added) are no
+            # choice to make; where one side's lines hold all of the other's, that side's version is the merge.
+            lead = 0
+            while lead < min(len(mine), len(other)) and mine[lead] == other[lead]:
+                lead += 1
+            tail = 0
+            while tail < min(len(mine), len(other)) - lead and mine[-1 - tail] == other[-1 - tail]:
+                tail += 1
+            ours_left, theirs_left = mine[lead:len(mine) - tail], other[lead:len(other) - tail]
+            out.extend(other if not ours_left else mine)
+            if ours_left and theirs_left:
+                both.append((ours_left, theirs_left))
+        else:
+            p = start
+            for h_start, h_end, lines, _ in cluster[:1] if len(sides) == 2 else cluster:
+                out.extend(b[p:h_start])
+                out.extend(lines)  # type: ignore[arg-type]
+                p = h_end
+            out.extend(b[p:end])
+        pos = end
+    out.extend(b[pos:])
+    return "".join(out), both
+
+
+def _side(b: list[str], cluster: list[Any], side: int, start: int, end: int) -> list[str]:
+    """One side's version of base lines start..end, from its hunks in the cluster."""
+    out: list[str] = []
+    p = start
+    for h_start, h_end, lines, s in cluster:
+        if s != side:
+            continue
+        out.extend(b[p:h_start])
+        out.extend(lines)
+        p = h_end
+    out.extend(b[p:end])
+    return out

@@ -1,0 +1,220 @@
+"""Sync with the memory's git remote from the app: on a key and, if configured, on an interval, in a thread.
+
+What a sync does is memtui.core.writing.sync's (docs/sync.md); this shows it: the header's ahead/behind and incoming
+count, each step in the activity feed as it runs (a fetch over a slow link takes a while), the outcome in a toast, and a
+refusal whole. It is a widget with no cells, so its workers post to it and it reacts to their messages.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from textual import on, work
+from textual.message import Message
+from textual.widget import Widget
+
+from memtui.core.basics import clock
+from memtui.tui.messages import Activity
+
+STATUS_EVERY = 2.0  # seconds: at most one read of ahead/behind/incoming (three `git` runs) for a burst of syncs
+FIRST_STATUS_AFTER = 0.5  # seconds after mount: the first screen is painted before git is run for the header
+
+
+def settings(config: Any) -> tuple[str, float | None]:
+    """(remote, minutes between syncs or None: off) from the memory's `[sync]` config. A bad interval is refused
+    by the config's validation (the app shows that problem at start) and leaves the interval off."""
+    from memtui.core.grammar.config import parse_minutes
+
+    section = config.section("sync")
+    remote = str(section.get("remote", "origin"))
+    value = section.get("interval", "off")
+    if value in ("off", ""):
+        return remote, None
+    try:
+        return remote, parse_minutes(value)
+    except ValueError:
+        return remote, None
+
+
+class SyncView(Widget):
+    """The app's sync with `remote`: `read_status` after the queue changes, `start` on the key or the interval."""
+
+    DEFAULT_CSS = "SyncView { display: none; }"
+
+    class Status(Message):
+        """Where the memory stands against its remote (None: no remote, or a store without git)."""
+
+        def __init__(self, status: Any) -> None:
+            super().__init__()
+            self.status = status
+
+    class Step(Message):
+        """A step of a sync under way, in words for the feed."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    class Done(Message):
+        """A sync ended: its report, or the refusal's words (`refused`)."""
+
+        def __init__(self, report: Any = None, refused: str | None = None) -> None:
+            super().__init__()
+            self.report, self.refused = report, refused
+
+    def __init__(self, memory: Any, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.memory = memory
+        self.remote, self.interval = settings(memory.config)
+        self.running = False
+        self.has_remote: bool | None = None  # unknown until the first status read
+        self._status_due = False
+        self._status_timer: Any = None
+        self._ready = False
+        self._last_refused: str | None = None
+        self.quiet = False
+        self.step, self.began = "", 0.0  # the step of the sync under way and when it began (time.monotonic)
+        self._ticker: Any = None
+        self.timer: Any = None
+
+    def on_mount(self) -> None:
+        self.set_timer(FIRST_STATUS_AFTER, self._first_status)
+        if self.interval is not None:
+            self.timer = self.set_interval(self.interval * 60, self.on_interval)
+
+    def _first_status(self) -> None:
+        self._ready = True
+        self.changed()
+
+    def on_interval(self) -> None:
+        if self.has_remote and not self.running:
+            self.start(quiet=True)
+
+    def changed(self) -> None:
+        """The queue or the history changed (the app's sync was shown): read the status again, at most every
+        STATUS_EVERY seconds, never while a sync runs (its end reads it)."""
+        if not self._ready or self.has_remote is False or self.running:
+            return
+        if self._status_timer is None:
+            self.read_status()
+            self._status_timer = self.set_timer(STATUS_EVERY, self._status_again)
+        else:
+            self._status_due = True
+
+    def _status_again(self) -> None:
+        self._status_timer = None
+        if self._status_due:
+            self._status_due = False
+            self.changed()
+
+    @work(thread=True, group="sync-status", exclusive=True, exit_on_error=False)
+    def read_status(self) -> None:
+        from memtui.core.writing import sync
+
+        if not self.memory.store.has_git:
+            self.post_message(self.Status(None))
+            return
+        try:
+            self.post_message(self.Status(sync.status(self.memory, self.remote)))
+        except sync.SyncRefused:  # no such remote: the header shows nothing; the key says why
+            self.post_message(self.Status(None))
+
+    def start(self, *, quiet: bool = False) -> bool:
+        """Begin a sync (False: one is under way already). `quiet`: the interval's, told in a toast only if it
+        brought something in or was refused."""
+        if self.running:
+            self.app.notify(f"A sync with {self.remote} is under way already", timeout=4, markup=False)
+            return False
+        self.running, self.quiet = True, quiet
+        self.step, self.began = f"syncing {self.remote}…", time.monotonic()
+        self._header(syncing=True)
+        # A fetch or push over a slow link: the header counts the seconds of the step under way.
+        self._ticker = self.set_interval(1.0, lambda: self._header(syncing=True))
+        self.run_sync()
+        return True
+
+    @work(thread=True, group="git-sync", exit_on_error=False)
+    def run_sync(self) -> None:
+        from memtui.core.writing import sync
+
+        if not self.memory.store.has_git:
+            self.post_message(self.Done(refused="this memory is not kept in git, so there is no remote to sync "
+                                                "with (a folder memory made with `memtui init --git` is)"))
+            return
+        try:
+            report = sync.sync(self.memory, self.remote, progress=lambda step: self.post_message(self.Step(step)))
+        except sync.SyncRefused as exc:
+            self.post_message(self.Done(refused=str(exc)))
+        except Exception as exc:  # git gone, a disk that fails: said, and the app goes on
+            self.post_message(self.Done(refused=f"sync with {self.remote} failed: {exc}"))
+        else:
+            self.post_message(self.Done(report))
+
+    def _header(self, status: Any = None, *, syncing: bool = False) -> None:
+        from memtui.tui.header import MemtuiHeader
+
+        header = self.app.screen_stack[0].query_one(MemtuiHeader)
+        if syncing:
+            took = int(time.monotonic() - self.began)
+            header.set_sync(self.remote, header.ahead, header.behind, header.incoming,
+                            syncing=self.step + (f" {took}s" if took >= 2 else ""))
+        elif status is None:
+            header.set_sync(None)
+        else:
+            header.set_sync(status.remote, status.ahead, status.behind, status.incoming)
+
+    def _feed(self, kind: str, text: str) -> None:
+        self.app.feed.add(Activity(clock.now().strftime("%H:%M"), f"sync {self.remote}", kind, text))
+
+    @on(Status)
+    def _status(self, message: Status) -> None:
+        self.has_remote = message.status is not None
+        if not self.running:
+            self._header(message.status)
+
+    @on(Step)
+    def _step(self, message: Step) -> None:
+        self.step = message.text
+        self._feed("write", message.text)
+        if self.running:
+            self._header(syncing=True)
+
+    @on(Done)
+    def _done(self, message: Done) -> None:
+        self.running = False
+        if self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
+        if message.refused is not None:
+            # Whole: it names what happened and the command to run; a toast that cut it would lose the what-to-do.
+            # The interval's refusal told once until it changes (a remote down all afternoon is not a toast an hour).
+            self._feed("refused", message.refused)
+            if not (self.quiet and message.refused == self._last_refused):
+                self.app.notify(message.refused, title=f"Sync with {self.remote} refused", severity="error",
+                                timeout=20, markup=False)
+            self._last_refused = message.refused
+        else:
+            self._last_refused = None
+            report = message.report
+            from memtui.tui.help import key_names
+
+            key = key_names(self.app.keymap_config.get("sync_remote", "P"))
+            waiting = next((line for line in report.lines if "wait for a decision" in line), None)
+            for line in report.lines:
+                if line is waiting:  # the command line's words name `memtui sync`: here it is the key
+                    line = (f"{line.split(' wait', 1)[0]} wait for a decision; approve or reject them, then press "
+                            f"{key} to merge and push")
+                self._feed("refused" if line.startswith(("refused", "not pushed", f"{self.remote} refused"))
+                           else "queued" if "wait" in line else "write", line)
+            if waiting is not None:
+                n = len(report.queued)
+                said = (f"{n} incoming change{'' if n == 1 else 's'} from {self.remote} wait for review in the queue"
+                        if n else f"incoming changes from {self.remote} still wait for review")
+                said += f"; decide them, then press {key} to merge and push"
+            else:
+                said = report.lines[-1] if report.lines else "nothing to do"
+            if not (self.quiet and not report.queued and not report.refused):
+                self.app.notify(said, title=f"Synced with {self.remote}",
+                                severity="warning" if report.refused else "information", timeout=8, markup=False)
+        self.read_status()
