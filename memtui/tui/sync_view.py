@@ -209,9 +209,9 @@ class SyncView(Widget):
                            else "queued" if "wait" in line else "write", line)
             if waiting is not None:
                 n = len(report.queued)
-                said = (f"{n} incoming change{'' if n == 1 else 's'} from {self.remote} wait{'s' if n == 1 else ''} for review "
-                        "in the queue"
-                        if n else f"incoming changes from {self.remote} still wait for review")
+                one = n == 1
+                said = (f"{n} incoming change{'' if one else 's'} from {self.remote} wait{'s' if one else ''} for "
+                        "review in the queue" if n else f"incoming changes from {self.remote} still wait for review")
                 said += f"; decide them, then press {key} to merge and push"
             else:
                 said = report.lines[-1] if report.lines else "nothing to do"
