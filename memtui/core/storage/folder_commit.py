@@ -17,7 +17,7 @@ from typing import Any
 from memtui.core.storage.folder_index import GitIndexFile
 from memtui.core.storage.gitobjects import read_file as _read_plain
 from memtui.core.storage.gittree import _recorded_entry, _recorded_mode, _write_tree
-from memtui.core.storage.store import StoreError
+from memtui.core.storage.store import StoreError, StorePart
 
 # What an attributes file must name for `git add` to store other bytes than a file's own (`CommitEngine._converts`):
 # text, eol, crlf (line endings), ident, working-tree-encoding, filter. Names only: a false match sends the blob
@@ -51,28 +51,16 @@ def _git_form(sha: str, data: bytes) -> bytes | None:
     return None
 
 
-class CommitEngine:
+class CommitEngine(StorePart):
     """Commits of the folder memory `store` (memtui.core.storage.folder.FolderStore, not imported: it imports this), to
     the repository the store has now (its git owner, places and git folder are read each time: `memtui init --git`
     moves them)."""
 
     def __init__(self, store: Any) -> None:
-        self.store = store
+        super().__init__(store)
         self.index = GitIndexFile(store)  # git's index, checked before and set by each commit
         self._settings: tuple[Any, dict[str, str]] | None = None
         self._deflates: Any = None  # memtui.core.storage.gitobjects.Deflates: the biggest trees' compressed segments
-
-    @property
-    def root(self) -> Path:
-        return self.store.root
-
-    @property
-    def git_dir(self) -> Path:
-        return self.store.git_dir
-
-    @property
-    def has_git(self) -> bool:
-        return self.store.has_git
 
     def _core_settings(self) -> dict[str, str]:
         """core.hooksPath and core.fileMode, read again only when a config file git reads has changed."""

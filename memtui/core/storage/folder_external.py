@@ -13,7 +13,7 @@ from typing import Any, Collection
 from memtui.core.storage.folder_state import _regular_bytes
 from memtui.core.storage.gitcall import timed_out
 from memtui.core.storage.places import AUDIT_FILE, STATE_DIR
-from memtui.core.storage.store import ExternalChange, StoreError
+from memtui.core.storage.store import ExternalChange, StoreError, StorePart
 
 # Paths that are memtui's own bookkeeping, never memory content and never an external change.
 PRIVATE = (STATE_DIR + "/", AUDIT_FILE, ".git/")
@@ -24,22 +24,14 @@ SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
 SEEN_MIN_BYTES = 1 << 20
 
 
-class ExternalReview:
+class ExternalReview(StorePart):
     """The external changes of the folder memory `store` (memtui.core.storage.folder.FolderStore, not imported: it
     imports this), listed through the repository the store has now."""
 
     def __init__(self, store: Any) -> None:
-        self.store = store
+        super().__init__(store)
         # Big files changed past memtui, as last listed for review: path -> (bytes, hash). See _bytes_now.
         self._seen: dict[str, tuple[bytes, str]] = {}
-
-    @property
-    def root(self) -> Path:
-        return self.store.root
-
-    @property
-    def has_git(self) -> bool:
-        return self.store.has_git
 
     def changes(self, paths: Collection[str] | None = None) -> list[ExternalChange]:
         # With `paths`, git's status is asked of those paths only (literal pathspecs): at 100,000 files a whole

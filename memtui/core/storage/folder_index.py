@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from memtui.core.storage.gitobjects import removed_on_failure
-from memtui.core.storage.store import StoreError
+from memtui.core.storage.store import StoreError, StorePart
 
 INDEX_WALK_AT_ONCE = 512 * 1024
 _HEADER_SIZE = 12  # of git's index file
@@ -58,12 +58,12 @@ REBUILD_INDEX = ("Move it aside and rebuild it from the last commit: `mv .git/in
                  "(the files in the folder are not touched; what was staged must be added again)")
 
 
-class GitIndexFile:
+class GitIndexFile(StorePart):
     """git's index of the folder memory `store` (memtui.core.storage.folder.FolderStore, not imported: it imports this,
     through the commit engine), read each time where the store's repository now is."""
 
     def __init__(self, store: Any) -> None:
-        self.store = store
+        super().__init__(store)
         # git index entries a commit could not set (index.lock held past the wait); the next commit sets them.
         self.behind: dict[str, tuple[bytes, int] | None] = {}
         # The last git index files this store wrote in process (memtui.core.storage.gitindex.Index, newest last): while
@@ -72,14 +72,6 @@ class GitIndexFile:
         self._index_walks = False  # set by the first commit that left a big index to git: later ones walk it
         # (the git index file's stat, its entries found for some paths): see entries
         self._entries_seen: tuple[tuple[int, ...], dict[bytes, Any]] | None = None
-
-    @property
-    def root(self) -> Path:
-        return self.store.root
-
-    @property
-    def git_dir(self) -> Path:
-        return self.store.git_dir
 
     @property
     def index_wait(self) -> float:

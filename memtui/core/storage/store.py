@@ -456,3 +456,24 @@ class Store(ABC):
 
     @abstractmethod
     def set_config(self, text: str) -> None: ...
+
+
+class StorePart:
+    """A part a folder store is composed of (its commit engine, git's index, the review of changes made past memtui),
+    holding the store (memtui.core.storage.folder.FolderStore, not imported: it imports its parts) and reading its
+    root, git folder and history each time: `memtui init --git` moves them."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    @property
+    def root(self) -> Path:
+        return self.store.root
+
+    @property
+    def git_dir(self) -> Path:
+        return self.store.git_dir
+
+    @property
+    def has_git(self) -> bool:
+        return self.store.has_git
