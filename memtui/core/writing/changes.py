@@ -464,6 +464,11 @@ class FolderFeed:
             if found is None:
                 continue
             what, rel = found
+            if what == "queue" and event.is_directory and kind == "modified":
+                # The queue folder's own mtime: what changed in it comes as its files' events. Alone it is a
+                # reader's cache written beside the proposals (`pending.CACHE_FILE`), no change to the queue: told
+                # as one, it came as a second event of a chat's write that counted the queue just before.
+                continue
             if what == "cookie":
                 if kind == "created":
                     self._cookie(rel)
