@@ -90,10 +90,13 @@ def _safe_config() -> list[str]:
 
 _SAFE = _safe_config()
 
-def _git(memory: Any, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "LC_ALL": "C"}
+def _git(memory: Any, *args: str, check: bool = True, timeout: float = 600, stdin: bytes | None = None,
+         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """git on the memory's repository with memtui's overrides; `env`: variables added (e.g. who commits)."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "LC_ALL": "C", **(env or {})}
     cmd = ["git", *_SAFE, "--git-dir", str(memory.store.git_dir), *args]
-    done = subprocess.run(cmd, capture_output=True, env=env, timeout=timeout, stdin=subprocess.DEVNULL)
+    done = subprocess.run(cmd, capture_output=True, env=env, timeout=timeout,
+                          **({"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}))
     if check and done.returncode != 0:
         raise SyncRefused(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()[-500:]}")
     return done
@@ -301,12 +304,10 @@ def decide(memory: Any, remote: str = "origin") -> str | None:
         message = (f"memtui: merge {remote} ({tip[:12]}) after review\n\n"
                    f"{sum(p.status == 'applied' for p in items)} incoming change(s) approved, "
                    f"{sum(p.status != 'applied' for p in items)} rejected\n\nMemtui-Actor: {by}\n")
-        env = {**os.environ, "GIT_AUTHOR_NAME": by, "GIT_COMMITTER_NAME": by,
+        who = {"GIT_AUTHOR_NAME": by, "GIT_COMMITTER_NAME": by,
                "GIT_AUTHOR_EMAIL": "memtui@localhost", "GIT_COMMITTER_EMAIL": "memtui@localhost"}
-        made = subprocess.run(["git", *_SAFE, "--git-dir", str(memory.store.git_dir), "commit-tree", f"{head}^{{tree}}",
-                               "-p", head, "-p", tip], input=message.encode(), capture_output=True, env=env,
-                              check=True)
-        merge = made.stdout.decode().strip()
+        merge = _git(memory, "commit-tree", f"{head}^{{tree}}", "-p", head, "-p", tip, stdin=message.encode(),
+                     env=who).stdout.decode().strip()
         _git(memory, "update-ref", "-m", f"memtui sync: merge {remote}", "HEAD", merge, head)
         _git(memory, "update-ref", _SEEN + remote, tip)
         _audit(memory, "applied", remote, None, by=by, commit=merge, fetched=tip, items=[p.id for p in items])
