@@ -41,6 +41,7 @@ from memtui.core.basics.record import Record
 
 MAX_INCOMING = 1_000_000  # bytes: a memory file larger than this from a remote is refused, not read
 MAX_FILES = 500  # files one sync may queue: a remote that floods the review queue is refused whole
+MAX_VERIFIED = 200  # commits one sync checks the signatures of (a trusted remote's longer range is reviewed)
 _REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _FETCHED, _SEEN, _QUEUED = "refs/memtui/fetched/", "refs/memtui/seen/", "refs/memtui/queued/"
 _APPROVED = "refs/memtui/approved/"  # a fast-forwarded range's approval commits, which the audit log names
@@ -270,9 +271,12 @@ def fetch(memory: Any, remote: str = "origin") -> str | None:
     return tip
 
 
-def incoming(memory: Any, remote: str = "origin") -> tuple[list[str], list[dict[str, str]]]:
+def incoming(memory: Any, remote: str = "origin", said: list[str] | None = None
+             ) -> tuple[list[str], list[dict[str, str]]]:
     """Queue the fetched range's changes as proposals: (ids queued, files refused with the reason). A range
-    already queued is not queued again; a newer range waits until the earlier one is decided."""
+    already queued is not queued again; a newer range waits until the earlier one is decided. From a remote in
+    `[sync] trust`, changes approved and signed there are approved here at once (`_take_verified`); `said` hears
+    what was taken so, or why not."""
     tip = _ref(memory, _FETCHED + remote)
     head = _ref(memory, "HEAD")
     if tip is None or head is None or _ancestor(memory, tip, head):
@@ -313,8 +317,80 @@ def incoming(memory: Any, remote: str = "origin") -> tuple[list[str], list[dict[
                 queued.append(result.id)
             elif result.status == "refused":
                 refused.append({"file": path, "reason": result.message})
+    if queued and remote in _trusted_remotes(memory):
+        taken = _take_verified(memory, remote, base, tip, queued, refused, said)
+        queued = [pid for pid in queued if pid not in taken]
     _git(memory, "update-ref", _QUEUED + remote, tip)  # the range is queued whole: the next sync adds nothing
     return queued, refused
+
+
+def _trusted_remotes(memory: Any) -> list[str]:
+    """`[sync] trust`: remotes whose signed approvals are taken without review here (none unless the person says)."""
+    trust = memory.config.section("sync").get("trust")
+    return [r for r in trust if isinstance(r, str)] if isinstance(trust, list) else []
+
+
+def _take_verified(memory: Any, remote: str, base: str, tip: str, queued: list[str], refused: list[dict[str, str]],
+                   said: list[str] | None) -> list[str]:
+    """Approve, as the person who approved them there, the changes of a trusted remote's range whose every commit
+    carries memtui's approval trailer and a signature by a key in the allowed-signers file git is configured with
+    (`gpg.ssh.allowedSignersFile`). Anything less (one unsigned commit, a refused file in the range, a guard's flag,
+    an entry both sides changed) leaves them all waiting, and `said` hears why. The ids taken."""
+    say = said.append if said is not None else (lambda _line: None)
+    approver, why = _verified_approver(memory, remote, base, tip)
+    if approver is None:
+        say(f"not taken without review: {why}")
+        return []
+    if refused:
+        say(f"not taken without review: {remote} also sent what this memory refuses ({refused[0]['file']}), so "
+            "every change of it waits for a person here")
+        return []
+    mark = _came_from(remote)
+    taken: list[str] = []
+    for pid in queued:
+        p = memory.get(pid)
+        if p.action not in ("create", "edit", "delete") or any(not f.startswith(mark) for f in p.flags):
+            continue  # an entry both sides changed is a choice; a guard's flag (hidden text, an instruction) is news
+        done = memory.approve(pid, by=f"{approver} via {remote}")
+        if done.status == "applied":
+            taken.append(pid)
+    if taken:
+        say(f"taken without review, approved on {remote} by {approver} and signed by a key you allow: "
+            f"{', '.join(taken)}")
+    return taken
+
+
+def _verified_approver(memory: Any, remote: str, base: str, tip: str) -> tuple[str | None, str]:
+    """(the person who approved every commit of the range there, "") when each commit is signed by a key in the
+    allowed-signers file and names a person (not an agent) in its `Memtui-Approved-By` or `Memtui-Actor` trailer;
+    else (None, why not, in words for the person)."""
+    signers = _git(memory, "config", "--get", "gpg.ssh.allowedSignersFile", check=False).stdout.decode().strip()
+    if not signers:
+        return None, (f"[sync] trust names {remote}, but git has no allowed-signers file to check its signatures "
+                      "against; set one with `git config --global gpg.ssh.allowedSignersFile FILE`")
+    commits = _out(memory, "rev-list", f"{base}..{tip}").split()
+    if len(commits) > MAX_VERIFIED:
+        return None, f"{len(commits)} commits are more than the {MAX_VERIFIED} one sync verifies"
+    # Only ssh-keygen checks a signature: a program named in the repository's config runs nothing.
+    verify = ["-c", "gpg.ssh.program=ssh-keygen", "-c", "gpg.program=false", "-c", "gpg.x509.program=false",
+              "-c", f"gpg.ssh.allowedSignersFile={signers}"]
+    people: set[str] = set()
+    for sha in commits:
+        if _git(memory, *verify, "verify-commit", sha, check=False).returncode != 0:
+            return None, (f"commit {sha[:12]} from {remote} is not signed by a key in {signers}; its changes wait "
+                          "for a person here")
+        fmt = "%(trailers:key=Memtui-Approved-By,valueonly,separator=%x00)%x01%(trailers:key=Memtui-Actor,valueonly)"
+        approved, _, actor = _out(memory, "log", "-1", f"--format={fmt}", sha).partition("\x01")
+        from memtui.core.basics.actors import clean_actor
+
+        names = [clean_actor(n) for n in (approved.split("\x00") if approved else [actor]) if n.strip()]
+        if len(names) != 1 or memory.config.policy.is_agent(names[0]):
+            return None, (f"commit {sha[:12]} from {remote} is signed but names no person who approved it (a "
+                          "Memtui-Approved-By or Memtui-Actor trailer of a person); its changes wait for a person here")
+        people.add(names[0])
+    if len(people) != 1:
+        return None, f"the commits from {remote} were approved by {len(people)} people; each is for a person here"
+    return people.pop(), ""
 
 
 def decide(memory: Any, remote: str = "origin") -> str | None:
@@ -488,7 +564,9 @@ def sync(memory: Any, remote: str = "origin", *, push_after: bool = True,
     lines.append(f"fetched {remote}: {tip[:12]}" if tip else f"{remote} has no {_branch(memory)} branch yet")
     if tip:
         say(f"queueing what {remote} changed…")
-    queued, refused = incoming(memory, remote)
+    said: list[str] = []
+    queued, refused = incoming(memory, remote, said)
+    lines.extend(said)
     for item in refused:
         lines.append(f"refused {item['file']}: {item['reason']}")
     if queued:
