@@ -15,6 +15,10 @@ remote's commits in: a fast-forward where only the remote moved and all was appr
 (what was approved is kept, what was rejected stays as it is here). The next `memtui sync` pushes, running the
 repository's pre-push hook. Never forced: a remote that moved on refuses the push and is brought in first.
 
+`[sync] trust = ["origin"]` in .memtui/config.toml takes changes already approved on that remote when every commit
+is signed by a key in git's gpg.ssh.allowedSignersFile and names its approver in memtui's trailer; by default
+everything incoming is reviewed (docs/sync.md).
+
 refused, never queued: memtui's config and state, `.git`, `.gitmodules`, symlinks, submodules, files that are not
 .md, files over 1 MB, more than 500 files at once, and a remote whose history dropped commits this memory already
 merged (a force-push).

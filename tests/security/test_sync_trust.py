@@ -166,3 +166,12 @@ def test_a_repository_config_naming_another_signature_program_runs_nothing(tmp_p
     s.push_signed({"MEMORY.md": s.with_fact()}, APPROVED, s.mallory)
     out = run_cli(s.victim, "sync")
     assert out.returncode == 4 and not pwned.exists() and len(s.waiting()) == 1
+
+
+@pytest.mark.parametrize("line, said", [('trust = "origin"', "[sync] trust must list remote names"),
+                                        ('timeout = "soon"', "[sync] timeout must be a duration")])
+def test_a_sync_setting_written_wrong_is_named_and_trusts_nothing(line: str, said: str) -> None:
+    from memtui.core.grammar.config import load_config
+
+    config = load_config(f"[sync]\n{line}\n")
+    assert said in (config.error or "") and config.section("sync") == {}  # fail closed: nothing is trusted
