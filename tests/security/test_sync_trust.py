@@ -82,7 +82,8 @@ def test_a_signed_approval_from_a_trusted_remote_is_taken_without_review(tmp_pat
     tip = s.push_signed({"MEMORY.md": s.with_fact()}, APPROVED, s.wes)
     out = run_cli(s.victim, "sync")
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "taken without review, approved on origin by wes and signed by a key you allow" in out.stdout
+    assert "taken without review, approved on origin by wes and signed by a key you allow (wes@example.org)" in \
+        out.stdout, out.stdout
     assert FACT in (s.victim / "MEMORY.md").read_text() and not s.waiting()
     # Nothing diverged: the victim's branch is the remote's, the approval in its audit log as wes's via origin.
     assert git(s.victim, "rev-parse", "HEAD") == tip

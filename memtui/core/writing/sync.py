@@ -337,7 +337,7 @@ def _take_verified(memory: Any, remote: str, base: str, tip: str, queued: list[s
     (`gpg.ssh.allowedSignersFile`). Anything less (one unsigned commit, a refused file in the range, a guard's flag,
     an entry both sides changed) leaves them all waiting, and `said` hears why. The ids taken."""
     say = said.append if said is not None else (lambda _line: None)
-    approver, why = _verified_approver(memory, remote, base, tip)
+    approver, why = _verified_approver(memory, remote, base, tip)  # (why: whose keys signed, when verified)
     if approver is None:
         say(f"not taken without review: {why}")
         return []
@@ -355,15 +355,17 @@ def _take_verified(memory: Any, remote: str, base: str, tip: str, queued: list[s
         if done.status == "applied":
             taken.append(pid)
     if taken:
-        say(f"taken without review, approved on {remote} by {approver} and signed by a key you allow: "
-            f"{', '.join(taken)}")
+        from memtui.core.writing.journal import one_line
+
+        say(f"taken without review, approved on {remote} by {approver} and signed by a key you allow "
+            f"({one_line(why)[:200] or 'a key'}): {', '.join(taken)}")
     return taken
 
 
 def _verified_approver(memory: Any, remote: str, base: str, tip: str) -> tuple[str | None, str]:
-    """(the person who approved every commit of the range there, "") when each commit is signed by a key in the
-    allowed-signers file and names a person (not an agent) in its `Memtui-Approved-By` or `Memtui-Actor` trailer;
-    else (None, why not, in words for the person)."""
+    """(the person who approved every commit of the range there, the principals whose keys signed them) when each
+    commit is signed by a key in the allowed-signers file and names a person (not an agent) in its
+    `Memtui-Approved-By` or `Memtui-Actor` trailer; else (None, why not, in words for the person)."""
     signers = _git(memory, "config", "--get", "gpg.ssh.allowedSignersFile", check=False).stdout.decode().strip()
     if not signers:
         return None, (f"[sync] trust names {remote}, but git has no allowed-signers file to check its signatures "
@@ -375,12 +377,17 @@ def _verified_approver(memory: Any, remote: str, base: str, tip: str) -> tuple[s
     verify = ["-c", "gpg.ssh.program=ssh-keygen", "-c", "gpg.program=false", "-c", "gpg.x509.program=false",
               "-c", f"gpg.ssh.allowedSignersFile={signers}"]
     people: set[str] = set()
+    signed_by: set[str] = set()
     for sha in commits:
         if _git(memory, *verify, "verify-commit", sha, check=False).returncode != 0:
             return None, (f"commit {sha[:12]} from {remote} is not signed by a key in {signers}; its changes wait "
                           "for a person here")
-        fmt = "%(trailers:key=Memtui-Approved-By,valueonly,separator=%x00)%x01%(trailers:key=Memtui-Actor,valueonly)"
-        approved, _, actor = _out(memory, "log", "-1", f"--format={fmt}", sha).partition("\x01")
+        fmt = ("%GS%x01%(trailers:key=Memtui-Approved-By,valueonly,separator=%x00)%x01"
+               "%(trailers:key=Memtui-Actor,valueonly)")
+        signer, _, rest = _git(memory, *verify, "log", "-1", f"--format={fmt}", sha).stdout.decode(
+            errors="replace").strip().partition("\x01")
+        approved, _, actor = rest.partition("\x01")
+        signed_by.add(signer.strip())
         from memtui.core.basics.actors import clean_actor
 
         names = [clean_actor(n) for n in (approved.split("\x00") if approved else [actor]) if n.strip()]
@@ -390,7 +397,7 @@ def _verified_approver(memory: Any, remote: str, base: str, tip: str) -> tuple[s
         people.add(names[0])
     if len(people) != 1:
         return None, f"the commits from {remote} were approved by {len(people)} people; each is for a person here"
-    return people.pop(), ""
+    return people.pop(), ", ".join(sorted(n for n in signed_by if n))
 
 
 def decide(memory: Any, remote: str = "origin") -> str | None:
