@@ -10,9 +10,14 @@ from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_QUEUED, EXIT_REFUSE
 HELP = """\
 fetches REMOTE (a remote of the memory's git repository; origin by default). Each file the remote changed that
 this memory has not seen becomes a proposal in the review queue (`memtui queue list`), with the commits' authors
-and trailers: approve or reject it like any other (`memtui queue approve ID`). When none waits any more, run
-`memtui sync` again: it merges the remote's commits (what was approved is kept, what was rejected stays as it is
-here) and pushes. Never forced: a remote that moved on refuses the push and is brought in at the next sync.
+and trailers: approve or reject it like any other (`memtui queue approve ID`). The last decision brings the
+remote's commits in: a fast-forward where only the remote moved and all was approved as it came, else a merge
+(what was approved is kept, what was rejected stays as it is here). The next `memtui sync` pushes, running the
+repository's pre-push hook. Never forced: a remote that moved on refuses the push and is brought in first.
+
+`[sync] trust = ["origin"]` in .memtui/config.toml takes changes already approved on that remote when every commit
+is signed by a key in git's gpg.ssh.allowedSignersFile and names its approver in memtui's trailer; by default
+everything incoming is reviewed (docs/sync.md).
 
 refused, never queued: memtui's config and state, `.git`, `.gitmodules`, symlinks, submodules, files that are not
 .md, files over 1 MB, more than 500 files at once, and a remote whose history dropped commits this memory already

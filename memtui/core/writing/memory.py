@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable
 
 from memtui.core.basics import clock
-from memtui.core.basics.actors import clean_actor
+from memtui.core.basics.actors import clean_actor, default_actor
 from memtui.core.grammar import update
 from memtui.core.grammar.config import ENTRY_ACTIONS
 from memtui.core.grammar.document import Document, FormatSpec, parse_spec
@@ -29,6 +29,7 @@ from memtui.core.writing.admission import SCRATCH_NAME, Admission
 from memtui.core.writing.audit import tag_of as _tag_of
 from memtui.core.writing.own_writes import emits_change
 from memtui.core.writing.proposals import APPLIED, CHANGED_SINCE_SEEN, CONFLICT, REJECTED, Proposal, WriteResult
+from memtui.core.writing.sync import settles_incoming  # the last decision of a remote's changes merges them
 # NotFound is imported from here too.
 from memtui.core.writing.queue_listing import NotFound, QueueListing, external_id  # noqa: F401
 
@@ -41,19 +42,6 @@ WRITE_ATTEMPTS = journal.WRITE_ATTEMPTS
 QUEUED_MESSAGE = "A person will approve, revise or reject it."
 # Seconds opening a memory waits for the lock to finish an interrupted write; longer, and the next write does it.
 OPEN_WAIT = 2.0
-
-
-def default_actor() -> str:
-    """A person's name for writes from the CLI: $MEMTUI_USER, else the login name."""
-    name = os.environ.get("MEMTUI_USER")
-    if name:
-        return clean_actor(name)
-    try:
-        import getpass
-
-        return clean_actor(getpass.getuser() or "person")
-    except Exception:
-        return "person"
 
 
 _NOT_READ = object()  # would_conflict reads the base itself
@@ -391,6 +379,7 @@ class Memory(MemoryReader):
 
     # deciding ---------------------------------------------------------------------------------------------
     @emits_change
+    @settles_incoming
     def approve(
         self, pid: str, *, by: str | None = None, entry: str | None = None, section: str | None = None,
         tag: str | None = None, expect: str | None = None, seen: str | None = None, allow_secret: bool = False,
@@ -510,6 +499,7 @@ class Memory(MemoryReader):
                                commit=sha)
 
     @emits_change
+    @settles_incoming
     def reject(self, pid: str, *, reason: str, by: str | None = None, seen: str | None = None) -> WriteResult:
         """Reject a pending proposal, keeping its bytes in the audit log; `seen` as for `approve`. A proposal whose
         queue file memtui did not seal may be rejected (that writes nothing to memory)."""
