@@ -300,6 +300,21 @@ def test_an_atomic_write_through_a_hidden_temporary_file_tells_its_file_only(roo
     assert not any(c.everything for c in told), told
 
 
+def test_warm_searches_stay_warm_while_the_index_writes_its_own_files(root, mem):
+    """The other side: the index's own files in `.memtui/` (its clock probe) are written and removed by every
+    refresh, often before the watch handles the write. Told as "everything" (a file written and gone), each refresh
+    would make the next one a walk of every file."""
+    write(root, "notes/a.md", "- [stated] the otter swims\n")
+    with Searcher(mem, watch=True) as s:
+        s.search("otter")
+        full = []
+        for k in range(8):
+            write(root, f"notes/b{k}.md", f"- [stated] the otter {k} naps\n")
+            assert s.search("otter").sources == k + 2
+            full.append(s.index.last_refresh.full)
+    assert not any(full), full
+
+
 def test_a_burst_of_agent_writes_before_a_query_is_all_heard(root, mem):
     """Thousands of events queued before the barrier's cookie: the handler on the emitter's thread handles them
     all, in order, before the cookie; the warm answer is the scan's."""

@@ -358,6 +358,9 @@ class FolderFeed:
         # Files under no memory name (hidden, git's, memtui's) written and gone before their write was handled, by
         # path (the watch's one thread keeps it): see `_unnamed_write`.
         self._gone_writes: set[str] = set()
+        # ... but for the search index's own files, written and removed on every refresh (its clock probe): told
+        # as "everything", each refresh would make the next one a walk of every file.
+        self._index_files = os.path.join(self._state_path, "index.sqlite")
 
     def start(self) -> None:
         try:
@@ -512,7 +515,8 @@ class FolderFeed:
         having a name of their own. Only a watch running late pays for it: one handled in time finds the file."""
         gone = self._gone_writes
         if kind in ("modified", "closed"):
-            if classify(self.root, src) is None and not os.path.lexists(src):
+            if (classify(self.root, src) is None and not src.startswith(self._index_files)
+                    and not os.path.lexists(src)):
                 if len(gone) >= GONE_WRITES_MAX:
                     gone.clear()
                     return True
