@@ -1,6 +1,7 @@
 """A path looked up in a git tree as git's own walk looks it up (memtui/core/storage/gitobjects.py: tree_step, which
 walks a big tree without parsing it, such as a log folder of years of days, and walk_step over parsed entries): the
-entry git takes, for names and shas an attacker shapes to look like the entry sought and for trees out of git's order."""
+entry git takes, for names and shas an attacker shapes to look like the entry sought, and for trees out of git's
+order."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple
@@ -50,8 +51,6 @@ class Obj(NamedTuple):
 def read_file(path: Path | str) -> bytes:
     """A regular file's bytes; OSError for anything else. Opened without blocking, so a FIFO planted where git
     keeps a ref or an object cannot hang memtui (git itself would read it; this code falls back to git then)."""
-    import stat
-
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -792,6 +791,61 @@ def config_files(git_dir: Path) -> list[Path]:
     xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
     return [Path("/etc/gitconfig"), Path(home, ".gitconfig"), Path(xdg, "git", "config"),
             common_dir(git_dir) / "config", git_dir / "config.worktree", common_dir(git_dir) / "config.worktree"]
+
+
+_INCLUDE_SECTION = re.compile(rb"\s*\[\s*include(?:if\b[^\]]*)?\s*\]", re.IGNORECASE)
+_PATH_KEY = re.compile(rb"\s*path\s*=\s*(.*?)\s*$", re.IGNORECASE)
+
+
+def blocking_include(git_dir: Path) -> tuple[Path, Path] | None:
+    """(config file, the path it includes) for the first `[include]` or `[includeIf]` path, followed as git follows
+    them (ten deep), that names something other than a regular file: a FIFO or a device. GitPython's config reader
+    opens each include in process with a plain open(), which waits on a FIFO for ever, past any time limit on git;
+    git itself would wait too. None when every include is a regular file or absent."""
+    todo = [(f, 0) for f in config_files(git_dir)]
+    seen: set[Path] = set()
+    while todo:
+        config, depth = todo.pop(0)
+        if config in seen or depth > 10:
+            continue
+        seen.add(config)
+        try:
+            text = read_file(config)
+        except OSError:
+            continue  # absent, or itself no regular file: then it is the include naming it that is reported
+        within = False
+        for line in text.splitlines():
+            if line.lstrip().startswith(b"["):
+                within = _INCLUDE_SECTION.match(line) is not None
+                continue
+            found = _PATH_KEY.match(line) if within else None
+            if found is None:
+                continue
+            value = os.fsdecode(found.group(1).strip(b'"'))
+            named = Path(os.path.expanduser(value))
+            if not named.is_absolute():
+                named = config.parent / named
+            try:
+                st = os.stat(named)
+            except OSError:
+                continue  # absent: git and GitPython skip it
+            if not stat.S_ISREG(st.st_mode):
+                if stat.S_ISCHR(st.st_mode) and st.st_rdev == os.stat(os.devnull).st_rdev:
+                    continue  # /dev/null: read as empty at once
+                return config, named
+            todo.append((named, depth + 1))
+    return None
+
+
+def refuse_blocking_include(git_dir: Path) -> None:
+    """GitUnreadable, saying what to do, where git's config includes no regular file (`blocking_include`): checked
+    before GitPython opens the repository (`GitOwner`'s vet)."""
+    blocking = blocking_include(git_dir)
+    if blocking is not None:
+        raise GitUnreadable(
+            f"git's config {blocking[0]} includes {blocking[1]}, which is no regular file (a FIFO or a device): git "
+            "and memtui would wait on it for ever. Remove that include, or point it at a file. Memory files were not "
+            "changed")
 
 
 def may_be_set(git_dir: Path, *keys: bytes) -> bool:
