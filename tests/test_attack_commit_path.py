@@ -753,3 +753,20 @@ def test_an_include_naming_no_regular_file_is_found_however_it_is_named(root: Pa
                          (f"[core]\n\tpath = {fifo}", None)]:
         (git_dir / "config").write_text(config + added + "\n")
         assert blocking_include(git_dir) == found, added
+
+
+def test_history_with_a_config_including_a_fifo_says_what_to_do(mem: Memory, root: Path, tmp_path: Path) -> None:
+    """The CLI's reads through GitPython (`memtui history`) hung on the FIFO as doctor did: now a clear refusal."""
+    mem.update("Facts", "add", "[stated] one write")
+    fifo = tmp_path / "cfg.fifo"
+    os.mkfifo(fifo)
+    with open(root / ".git" / "config", "a") as f:
+        f.write(f"[include]\n\tpath = {fifo}\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MEMTUI_GIT_TIMEOUT": "2"}
+    try:
+        done = subprocess.run([sys.executable, "-m", "memtui", "history", "MEMORY.md", "--root", str(root)],
+                              capture_output=True, text=True, env=env, timeout=25)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("memtui history did not answer within 25 s (git timeout 2 s)") from None
+    assert done.returncode != 0 and str(fifo) in done.stderr and "Remove that include" in done.stderr, done
+    assert (root / "MEMORY.md").read_text().count("one write") == 1
