@@ -23,6 +23,7 @@ from memtui.core.basics.visible import visible
 from memtui.core.storage.folder import (
     AUDIT_FILE, STATE_DIR, UNDO_DIR, FolderStore, atomic_write, clear_stale_git_locks, git_lock_files,
 )
+from memtui.core.storage.gitobjects import GitUnreadable
 from memtui.core.storage.store import LockTimeout, StoreError, content_hash
 from memtui.core.writing import audit
 from memtui.core.writing.memory import Memory
@@ -536,6 +537,9 @@ def _check_git(store: FolderStore, report: DoctorReport, fix: bool) -> bool:
                 raise ValueError("HEAD names a branch whose commit cannot be read (objects missing?)")
         store.external_changes()
         return True
+    except GitUnreadable as exc:  # git's own files as git would read them: the message says what to do
+        report.findings.append(Finding("git-unreadable", str(exc), ".git", fixable=False))
+        return False
     except (StoreError, ValueError, OSError) as exc:
         problem = str(exc)
     except Exception as exc:  # gitpython raises many unrelated types for a damaged repository

@@ -13,7 +13,7 @@ import re
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from memtui.core.storage.store import StoreError
 
@@ -235,8 +235,12 @@ class GitOwner:
     """The one way memtui reaches a repository: `with owner.use() as repo:` serialises every git call on it across
     threads, and stops a git that does not answer within `timeout` seconds with a `StoreError`."""
 
-    def __init__(self, root: Path, git_dir: Path | None = None, timeout: float | None = None) -> None:
+    def __init__(self, root: Path, git_dir: Path | None = None, timeout: float | None = None,
+                 vet: Callable[[Path], None] | None = None) -> None:
         self.root = root
+        # Checks git's folder before GitPython opens it (its config reader opens files in process, unbounded):
+        # raises what is wrong (memtui.core.storage.gitobjects.refuse_blocking_include).
+        self._vet = vet
         # A repository kept beside the folder (memtui.core.storage.places): every call names it (GIT_DIR), so git
         # neither looks for `.git` in the folder nor finds a repository above it. None: `<root>/.git`, found as git
         # finds it.
@@ -260,6 +264,9 @@ class GitOwner:
             where = self.root / ".git" if self.git_dir is None else self.git_dir
             if self._repo is None and os.path.lexists(where):
                 import git
+
+                if self._vet is not None and os.path.isdir(where):
+                    self._vet(Path(where))
 
                 try:
                     self._repo = repo_class()(self.root if self.git_dir is None else self.git_dir)
