@@ -145,7 +145,7 @@ def load(state: Path) -> Look | None:
 
 def pending(store: Any) -> bool:
     """Is the first look taken and the baseline not in place yet?"""
-    return store.places.own_history and os.path.lexists(store.places.state / MANIFEST)
+    return bool(store.places.recording())
 
 
 def written(places: Any) -> None:

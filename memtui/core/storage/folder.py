@@ -81,6 +81,8 @@ class FolderStore(Store):
     def history_kept(self) -> str | None:
         if self.places.inside:
             return None
+        if self.places.recording():
+            return "history is being recorded (baseline in progress)"
         return "history beside the folder" if self.places.own_history else "history in your git"
 
     @property
