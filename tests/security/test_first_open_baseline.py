@@ -185,3 +185,62 @@ def test_a_big_file_written_just_before_the_look_is_left_for_review_not_read(tmp
     kept = FolderStore(folder)
     assert kept.file_at("big.md", kept.began()) is None and kept.file_at("MEMORY.md", kept.began()) is not None
     assert [c.path for c in kept.external_changes()] == ["big.md"]
+
+
+def test_a_file_deleted_while_the_baseline_is_written_stays_under_review(tmp_path: Path) -> None:
+    """An agent deletes a file after the first look and before the baseline reads it: its bytes were never read, so
+    history cannot hold it, but the deletion must not vanish from review. It is listed (before the baseline and
+    after) as a deletion memtui cannot undo; rejecting it says why and loses nothing, approving it clears it."""
+    from memtui.core.writing.memory import Memory
+
+    folder = _folder(tmp_path)
+    store = FolderStore(folder)
+    look = baseline.take(folder, baseline.DEFER_AT)
+    assert look is not None
+    (store.state_ready() / baseline.MANIFEST).write_bytes(look.to_bytes())
+    gone = "topic-6/note-6.md"
+    (folder / gone).unlink()
+    (folder / "topic-8/note-8.md").unlink()
+    (folder / "topic-8/note-8.md").write_text("- [stated] deleted and written again by the agent\n")
+    pending = {c.path: c for c in FolderStore(folder).external_changes()}
+    assert pending[gone].kind == "delete" and pending[gone].after is None
+    assert pending["topic-8/note-8.md"].kind == "create"
+    assert FolderStore(folder).ensure_history() is not None
+    kept = FolderStore(folder)
+    assert kept.file_at(gone, kept.began()) is None  # never read: not in history
+    changes = {c.path: c for c in kept.external_changes()}
+    assert set(changes) == {gone, "topic-8/note-8.md"}, set(changes)
+    assert changes[gone].kind == "delete" and changes[gone].after is None
+    assert [c.path for c in kept.external_changes([gone])] == [gone]
+    listed = subprocess.run([sys.executable, "-m", "memtui", "queue", "list", "--json", "--root", str(folder)],
+                            capture_output=True, text=True, timeout=120)
+    shown = {p["file"]: p for p in json.loads(listed.stdout)["proposals"]}
+    assert shown[gone]["action"] == "delete"
+    assert any("deleted before memtui" in f for f in shown[gone]["flags"]), shown[gone]
+    mem = Memory(folder)
+    pid = shown[gone]["id"]
+    refused = mem.reject(pid, by="wes", reason="put it back")
+    assert refused.status == "refused" and f"memtui cannot put {gone} back" in refused.message, refused
+    assert not (folder / gone).exists() and gone in {p.file for p in Memory(folder).proposals()}
+    assert mem.approve(pid, by="wes").status == "applied"
+    assert gone not in {p.file for p in Memory(folder).proposals()}  # decided: no longer listed
+    assert gone not in {c.path for c in FolderStore(folder).external_changes()}
+    log = FolderStore(folder).places.audit.read_text()
+    assert gone in log and "applied" in log
+
+
+def test_a_deletion_approved_while_the_baseline_is_pending_is_settled_once_it_is_written(tmp_path: Path) -> None:
+    """Deciding needs history: approving the deletion before the baseline is written writes it first, so the
+    deletion is recorded and then settled, not committed as nothing and listed again."""
+    from memtui.core.writing.memory import Memory
+
+    folder = _folder(tmp_path)
+    store = FolderStore(folder)
+    assert baseline.begin(store) == "taken"
+    (folder / "topic-9/note-9.md").unlink()
+    mem = Memory(folder)
+    [p] = [p for p in mem.proposals() if p.file == "topic-9/note-9.md"]
+    assert p.action == "delete" and "deleted before memtui recorded it" in p.flags[0]
+    result = mem.approve(p.id, by="wes")
+    assert result.status == "applied" and "never in history" in result.message, result
+    assert FolderStore(folder).has_git and [q.file for q in Memory(folder).proposals()] == []

@@ -19,7 +19,10 @@ everything that needs history (a write, history, blame, approving) waits for it 
 it in process if no one is).
 
 A folder of fewer than `DEFER_AT` files is committed at once, as before: the wait is short and nothing is deferred.
-A file deleted during the baseline is in neither: its bytes were never read, and nothing unreviewed is absorbed.
+A file the look saw that is gone before the baseline read it (an agent's delete in those seconds) cannot be in
+history: its bytes were never read. Its deletion is not lost from review: while the baseline is pending it is
+listed from the look, and the baseline records it (`GONE`, in the state folder) so that it stays listed, as a
+deletion memtui cannot undo (`ExternalChange.note`), until a person approves it (`settle_gone`).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from memtui.core.storage.folder_state import read_open
 from memtui.core.storage.places import AUDIT_FILE, LOOK_FILE, STATE_DIR
 
 MANIFEST = LOOK_FILE  # in the state folder beside: the first look, until the baseline is in place
+GONE = "baseline-gone.json"  # in the state folder: {rel: [size, mtime_ns] at the look} deleted before the baseline
 RUNNER = "baseline-runner"  # the pid of the background process writing the baseline
 DEFER_AT = 1000  # files: below this the baseline is written at once (as fast as the look would be, near enough)
 # A file modified this close to the look is hashed in it: a later write in the same tick of the file system's clock
@@ -219,13 +223,16 @@ def _private(rel: str) -> bool:
 
 def changes_since_look(store: Any, paths: Any = None) -> list[Any]:
     """While the baseline is pending: the files that differ from the first look or were not there (as new files:
-    nothing of theirs is trusted as there before memtui), each with its bytes now. `paths`: only those."""
+    nothing of theirs is trusted as there before memtui), each with its bytes now, and the files the look saw that
+    are gone (`gone_change`). `paths`: only those."""
     from memtui.core.storage.store import ExternalChange
 
     look = load(store.places.state) or Look(0, {})
     wanted = None if paths is None else set(paths)
     out = []
+    present = set()
     for rel, st in _walk(store.root):
+        present.add(rel)
         if (wanted is not None and rel not in wanted) or _private(rel):
             continue
         if look.same(rel, st) and look.files[rel][5] is None:
@@ -234,4 +241,70 @@ def changes_since_look(store: Any, paths: Any = None) -> list[Any]:
         if data is None or (look.same(rel, st) and hashlib.sha256(data).hexdigest() == look.files[rel][5]):
             continue
         out.append(ExternalChange(rel, None, data))
+    for rel in look.files.keys() - present:
+        if (wanted is None or rel in wanted) and not _private(rel) and not os.path.lexists(store.root / rel):
+            out.append(gone_change(rel, look.files[rel]))
     return sorted(out, key=lambda c: c.path)
+
+
+def gone_change(rel: str, seen: list[Any]) -> Any:
+    """The deletion of `rel`, which the first look saw (`seen`: its size first) and no one read before it was
+    deleted: `before` stands empty, and the note says why nothing can put it back."""
+    from memtui.core.storage.store import ExternalChange
+
+    return ExternalChange(rel, b"", None, note=(
+        f"deleted before memtui recorded it: memtui saw {rel} ({seen[0]} bytes) at its first look at the folder, but "
+        "it was deleted before its bytes were read into history, so memtui cannot put it back (reject is refused). "
+        "Approve to agree it is gone; to keep it, restore it from a copy of your own"))
+
+
+def record_gone(places: Any, look: Look, root: Path) -> None:
+    """At the baseline, before the look is removed: the files the look saw that are gone now (never read: not in
+    history), kept in the state folder so their deletion stays listed for review (`gone_changes`)."""
+    from memtui.core.storage.folder_state import atomic_write
+
+    gone = {rel: look.files[rel][:2] for rel in look.files
+            if not _private(rel) and not os.path.lexists(os.path.join(root, rel))}
+    if gone:
+        atomic_write(places.state / GONE, json.dumps({**_gone(places), **gone}).encode())
+
+
+def _gone(places: Any) -> dict[str, list[Any]]:
+    try:
+        raw = json.loads((places.state / GONE).read_bytes())
+        return {str(k): list(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, TypeError):
+        return {}
+
+
+def gone_changes(store: Any, paths: Any = None) -> list[Any]:
+    """The deletions recorded at the baseline (`record_gone`) still to review: the file still absent and not in
+    history since (a file made again, or approved, is git's to list)."""
+    places = getattr(store, "places", None)
+    if places is None or not places.own_history:
+        return []
+    gone = _gone(places)
+    wanted = None if paths is None else set(paths)
+    return [gone_change(rel, seen) for rel, seen in sorted(gone.items())
+            if (wanted is None or rel in wanted) and not os.path.lexists(store.root / rel)
+            and store.committed(rel) is None]
+
+
+def unread_gone(store: Any, rel: str) -> bool:
+    """Is `rel` a deletion recorded at the baseline, of bytes memtui never read (`gone_changes`)? A baseline still
+    pending is written first (a decision needs history): it is what records them."""
+    ensure = getattr(store, "ensure_history", None)
+    if ensure is not None:
+        ensure()
+    return any(c.path == rel for c in gone_changes(store, (rel,)))
+
+
+def settle_gone(store: Any, rel: str) -> None:
+    """A person approved the deletion of `rel`: no longer listed."""
+    from memtui.core.storage.folder_state import atomic_write
+
+    gone = _gone(store.places)
+    if gone.pop(rel, None) is not None:
+        atomic_write(store.places.state / GONE, json.dumps(gone).encode())

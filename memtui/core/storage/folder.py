@@ -338,6 +338,8 @@ class FolderStore(Store):
 
                 shutil.rmtree(self.places.git_dir)  # a baseline a crash left half written: no commit came after it
             sha = self.init_git(beside=True, look=look)
+            if look is not None:
+                baseline.record_gone(self.places, look, self.root)  # before the look goes: no deletion is lost
             baseline.written(self.places)
             self.began(record=True)
             self.start_queue_record()

@@ -549,6 +549,13 @@ class Memory(MemoryReader):
         except PathRefused as exc:
             return WriteResult("refused", f"{p.file} cannot be restored by memtui: {exc}; remove it by hand "
                                "(it is not memory)", p.id, p.file)
+        from memtui.core.storage import baseline
+
+        if data is None and committed is None and baseline.unread_gone(self.store, p.file):
+            return WriteResult("refused", f"memtui cannot put {p.file} back: it was deleted before memtui read its "
+                               "bytes at its first look at the folder, so history never held them. Restore it from "
+                               f"a copy of your own, or approve {p.id} to agree it is gone; nothing was changed",
+                               p.id, p.file)
         if finished and data == committed:  # it was memtui's own write, cut short by a crash, now recorded
             return WriteResult("refused", f"{p.id} is no longer pending: {finished}, and {p.file} is as recorded; "
                                "nothing was rejected (look at the queue again)", p.id, p.file)
@@ -807,6 +814,13 @@ class Memory(MemoryReader):
                                "Look at the new diff and decide again", p.id, p.file)
         p.status, p.decided_by, p.decided_at = APPLIED, by, clock.now().isoformat(timespec="seconds")
         p.actor = by
+        from memtui.core.storage import baseline
+
+        if data is None and baseline.unread_gone(self.store, p.file):  # never in history: nothing to commit
+            self._audit(p, "applied", after_hash=content_hash(None))
+            baseline.settle_gone(self.store, p.file)
+            return WriteResult("applied", f"the deletion of {p.file} is approved (it was never in history)", p.id,
+                               p.file)
         try:
             sha = journal.apply(self.store, journal.Change(
                 f"approval of the external {p.action} of {p.file}", {},
