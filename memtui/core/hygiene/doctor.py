@@ -516,6 +516,13 @@ def _check_git(store: FolderStore, report: DoctorReport, fix: bool) -> bool:
                 f"that folder is now {store.root}, run `memtui moved {old} {store.root}` (in quotes if it has "
                 "spaces) to keep its history, else remove the state folder", str(state), fixable=False,
                 advice=True))
+    if store.places.recording():
+        report.findings.append(Finding(
+            "history-recording", f"{store.root}: history is being recorded (baseline in progress): memtui took note "
+            f"of the folder's files when it first opened it and is writing them into its history beside the folder "
+            f"({git_dir}); anything changed since that first look comes up for review. Nothing to do: run `memtui "
+            "doctor` again in a minute to see it whole", str(git_dir), fixable=False, advice=True))
+        return True
     if store.places.own_history and not store.has_git:
         f = Finding("no-history", f"{store.root} has no history yet: memtui keeps it beside the folder "
                     f"({git_dir}) and starts it when the memory is first opened for review or written; `memtui "

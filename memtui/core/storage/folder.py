@@ -82,6 +82,8 @@ class FolderStore(Store):
     def history_kept(self) -> str | None:
         if self.places.inside:
             return None
+        if self.places.recording():
+            return "history is being recorded (baseline in progress)"
         return "history beside the folder" if self.places.own_history else "history in your git"
 
     @property
@@ -337,6 +339,8 @@ class FolderStore(Store):
 
                 shutil.rmtree(self.places.git_dir)  # a baseline a crash left half written: no commit came after it
             sha = self.init_git(beside=True, look=look)
+            if look is not None:
+                baseline.record_gone(self.places, look, self.root)  # before the look goes: no deletion is lost
             baseline.written(self.places)
             self.began(record=True)
             self.start_queue_record()

@@ -45,6 +45,11 @@ class ExternalReview(StorePart):
         if look is not None:  # nothing differs from a look just taken
             return [] if look == "taken" else baseline.changes_since_look(self.store, paths)
         self.store.ensure_history()
+        # Files the first look saw and the baseline never read, deleted in between: listed till a person decides.
+        return self._status_changes(spec) + baseline.gone_changes(self.store, paths)
+
+    def _status_changes(self, spec: tuple[str, ...]) -> list[ExternalChange]:
+        """The files git's status names (`spec`: only those paths) whose bytes differ from history's."""
         if self.has_git and not self.store._git.opened:
             found = self._plumbing_external_changes(spec)
             if found is not None:

@@ -539,6 +539,8 @@ class Memory(MemoryReader):
         except PathRefused as exc:
             return WriteResult("refused", f"{p.file} cannot be restored by memtui: {exc}; remove it by hand "
                                "(it is not memory)", p.id, p.file)
+        if data is None and committed is None and _unread_gone(self.store, p.file):
+            return WriteResult("refused", _CANNOT_RESTORE.format(file=p.file, id=p.id), p.id, p.file)
         if finished and data == committed:  # it was memtui's own write, cut short by a crash, now recorded
             return WriteResult("refused", f"{p.id} is no longer pending: {finished}, and {p.file} is as recorded; "
                                "nothing was rejected (look at the queue again)", p.id, p.file)
@@ -797,6 +799,8 @@ class Memory(MemoryReader):
                                "Look at the new diff and decide again", p.id, p.file)
         p.status, p.decided_by, p.decided_at = APPLIED, by, clock.now().isoformat(timespec="seconds")
         p.actor = by
+        if data is None and _unread_gone(self.store, p.file):  # never in history: nothing to commit
+            return _settle_gone(self, p)
         try:
             sha = journal.apply(self.store, journal.Change(
                 f"approval of the external {p.action} of {p.file}", {},
@@ -839,6 +843,26 @@ class Memory(MemoryReader):
         """The files a write touches, as its diff names them (the real file behind a symlink)."""
         return list(dict.fromkeys(self._real(rel) for rel in files))
 
+
+def _unread_gone(store: Any, rel: str) -> bool:
+    """Is `rel` a file deleted before memtui ever read it (memtui/core/storage/baseline.py: its first look)?"""
+    from memtui.core.storage import baseline
+
+    return baseline.unread_gone(store, rel)
+
+
+def _settle_gone(mem: Memory, p: Proposal) -> WriteResult:
+    """Approve the deletion of a file history never held: audited, no longer listed, nothing to commit."""
+    from memtui.core.storage import baseline
+
+    mem._audit(p, "applied", after_hash=content_hash(None))
+    baseline.settle_gone(mem.store, p.file)
+    return WriteResult("applied", f"the deletion of {p.file} is approved (it was never in history)", p.id, p.file)
+
+
+_CANNOT_RESTORE = ("memtui cannot put {file} back: it was deleted before memtui read its bytes at its first look at "
+                   "the folder, so history never held them. Restore it from a copy of your own, or approve {id} to "
+                   "agree it is gone; nothing was changed")
 
 # The text fields a refusal's audit line keeps and `audit.masked` does not scan.
 _KEPT_TEXT = ("provenance", "to", "section", "to_section", "session", "evidence", "file", "actor")
