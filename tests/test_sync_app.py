@@ -78,7 +78,7 @@ def test_the_sync_key_brings_in_a_change_for_review_then_merges_and_pushes_it(tm
             await wait_for(pilot, lambda: "nothing to push" in feed_text(app), what="the second sync")
             told = [n.message for n in app._notifications if n.title == "Synced with origin"]
             # The first sync's toast names the app's key, not the command line's `memtui sync`.
-            assert "press P" in told[0] and "memtui sync" not in told[0]
+            assert "then P pushes" in told[0] and "memtui sync" not in told[0]
 
     import asyncio
 

@@ -203,8 +203,8 @@ class SyncView(Widget):
             waiting = next((line for line in report.lines if "wait for a decision" in line), None)
             for line in report.lines:
                 if line is waiting:  # the command line's words name `memtui sync`: here it is the key
-                    line = (f"{line.split(' wait', 1)[0]} wait for a decision; approve or reject them, then press "
-                            f"{key} to merge and push")
+                    line = (f"{line.split(' wait', 1)[0]} wait for a decision; the last decision merges them, "
+                            f"then {key} pushes")
                 self._feed("refused" if line.startswith(("refused", "not pushed", f"{self.remote} refused"))
                            else "queued" if "wait" in line else "write", line)
             if waiting is not None:
@@ -212,7 +212,7 @@ class SyncView(Widget):
                 one = n == 1
                 said = (f"{n} incoming change{'' if one else 's'} from {self.remote} wait{'s' if one else ''} for "
                         "review in the queue" if n else f"incoming changes from {self.remote} still wait for review")
-                said += f"; decide them, then press {key} to merge and push"
+                said += f"; the last decision merges them, then {key} pushes"
             else:
                 said = report.lines[-1] if report.lines else "nothing to do"
             if not (self.quiet and not report.queued and not report.refused):
