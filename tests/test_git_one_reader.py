@@ -24,9 +24,6 @@ OWNER = "memtui/core/storage/gitcall.py"
 GITPYTHON_DEBT = {
     "memtui/core/access/redis_transfer.py",
     "memtui/core/storage/folder_commit.py",
-    "memtui/core/storage/folder_external.py",
-    "memtui/core/storage/folder_history.py",
-    "memtui/core/storage/folder.py",
 }
 # Modules that still spell out a `git` command line themselves, besides the owner. Shrink it; never grow it.
 GIT_PROGRAM_DEBT = {
@@ -115,3 +112,23 @@ def test_every_dotted_module_name_in_the_docs_resolves(doc: Path) -> None:
     named = set(re.findall(r"\bmemtui(?:\.[a-z_][a-z0-9_]*)+", doc.read_text(encoding="utf-8")))
     missing = sorted(n for n in named if not resolves(n))
     assert missing == [], f"{doc.name} names modules or functions that do not exist (moved? fix the name): {missing}"
+
+
+def test_reads_through_the_owner_answer_bad_names_without_importing_gitpython_elsewhere(mem, root: Path) -> None:
+    """The error paths that now catch the owner's `errors()`: a name an agent sends that resolves to nothing (or
+    reads as an option) is "not found", never a crash and never a file written; a real commit still resolves."""
+    from memtui.core.storage.folder import FolderStore
+
+    store = mem.store
+    assert isinstance(store, FolderStore)
+    head = store.head()
+    assert head is not None and store.resolve_change(head.sha) is not None and store.in_history(head.sha)
+    before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if ".git" not in p.parts)
+    for hostile in ("no-such-ref", "HEAD~9999", "--output=pwned", "0" * 40, "deadbeef" * 5):
+        assert store.resolve_change(hostile) is None, hostile
+        assert store.in_history(hostile) is False, hostile
+        assert store.change_patch(hostile, "MEMORY.md") == "", hostile
+    (root / "new.md").write_text("never committed\n", encoding="utf-8")
+    assert store.blame_chunks("new.md") is None
+    after = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if ".git" not in p.parts)
+    assert after == sorted(before + ["new.md"]) and not (root / "pwned").exists()
