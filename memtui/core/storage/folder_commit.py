@@ -217,8 +217,9 @@ class CommitEngine(StorePart):
         (loose objects written in process, memtui/core/storage/gitobjects.py), then move the branch with a
         compare-and-swap (gitobjects.move_head, under git's own lock file) and set git's index entries for `paths`:
         in process (memtui/core/storage/gitindex.py: the index walked once, then edited from that walk while it is
-        the file memtui wrote), else in one `git update-index` call (memtui.core.storage.folder_index). No whole tree is read in Python,
-        and no folder is walked. Entries a person staged for other paths stay staged and out of memtui's commit."""
+        the file memtui wrote), else in one `git update-index` call (memtui.core.storage.folder_index). No whole
+        tree is read in Python, and no folder is walked. Entries a person staged for other paths stay staged and out
+        of memtui's commit."""
         if not self.has_git:
             return None
         with self.store._git.serial():
