@@ -32,7 +32,7 @@ from memtui.core.storage.folder_index import REBUILD_INDEX  # noqa: F401 - named
 from memtui.core.storage.folder_state import (  # noqa: F401 - names other modules import from here
     INTENT_FILE, QUEUE_ID, UNDO_DIR, FolderState, _put_floor, _queue_bytes, _regular_bytes, _seq_floor, atomic_write,
 )
-from memtui.core.storage.gitcall import GitOwner
+from memtui.core.storage.gitcall import GitOwner, errors
 from memtui.core.storage.gitobjects import GitUnreadable, refuse_blocking_include
 from memtui.core.storage.places import AUDIT_FILE, STATE_DIR, places_for  # noqa: F401 (AUDIT_FILE, imported from here)
 from memtui.core.storage.store import Commit, ExternalChange, LockTimeout, Store, StoreError  # noqa: F401 (LockTimeout)
@@ -503,11 +503,9 @@ class FolderStore(Store):
         with self._git.use("reading history") as repo:
             if repo is None or not repo.head.is_valid():
                 return False
-            import git
-
             try:
                 return bool(repo.is_ancestor(sha, repo.head.commit.hexsha))
-            except (git.GitCommandError, git.BadName, ValueError):  # an unknown or unreachable sha
+            except (errors().command, errors().bad_name, ValueError):  # an unknown or unreachable sha
                 return False
 
     def _plumbing_committed(self, rel: str) -> tuple[bool, bytes | None] | None:

@@ -13,7 +13,7 @@ import re
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 from memtui.core.storage.store import StoreError
 
@@ -371,6 +371,23 @@ class GitOwner:
             proc = getattr(cmd, "proc", None)
             if proc is not None and proc.poll() is None:
                 kill_tree(proc.pid)
+
+
+class GitErrors(NamedTuple):
+    """What a read through `GitOwner` raises: `command` when git refuses or fails (GitPython's GitCommandError),
+    `bad_name` when a name does not resolve to an object (BadName), `any` for both and the rest of GitPython's."""
+
+    command: type[Exception]
+    bad_name: type[Exception]
+    any: type[Exception]
+
+
+def errors() -> GitErrors:
+    """GitPython's error classes, so callers catch them without importing GitPython (this module is the one owner of
+    git reads). An `except` clause evaluates this only when an exception is raised: start-up imports nothing."""
+    import git
+
+    return GitErrors(git.GitCommandError, git.BadName, git.exc.GitError)
 
 
 def timed_out(exc: BaseException) -> bool:

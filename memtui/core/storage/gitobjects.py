@@ -1,8 +1,10 @@
-"""git objects without GitPython: committed files and trees read through one `git cat-file --batch`, objects
-written in process as loose objects, the branch moved by `git update-ref` (a compare-and-swap).
+"""git objects without GitPython: refs, loose objects and packs as git writes them read in process (`Batch`, with
+memtui/core/storage/gitpack.py), one persistent `git cat-file --batch` asked only for anything else (an alternate,
+a damaged pack, a reftable); objects written in process as loose objects; the branch moved in process under git's
+own `<ref>.lock` (a compare-and-swap, `move_head`), by `git update-ref` only where refs are not plain files.
 
-A write pays for the objects it changes and three short plumbing calls, not for importing GitPython (~50 ms) or
-for parsing every entry of a 10,000-file folder's tree into Python objects (GitPython's `tree / path`).
+A write pays for the objects it changes, not for importing GitPython (~50 ms) or for parsing every entry of a
+10,000-file folder's tree into Python objects (GitPython's `tree / path`).
 """
 
 from __future__ import annotations
