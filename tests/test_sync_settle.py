@@ -124,14 +124,20 @@ def test_a_decision_that_cannot_merge_now_stands_and_the_next_sync_merges(tmp_pa
     assert git(server, "rev-parse", "HEAD") == git(laptop, "rev-parse", "HEAD")
 
 
+def _pre_push_then_a_write(laptop: Path, script: str) -> Path:
+    """The person's pre-push hook (a shell script's body), then a write of theirs for the next sync to push."""
+    hook = laptop / ".git" / "hooks" / "pre-push"
+    hook.write_text(f"#!/bin/sh\n{script}\n")
+    hook.chmod(0o755)
+    assert Memory(laptop).update("Facts", "add", FACT, actor="wes").status == "applied"
+    return hook
+
+
 def test_the_persons_pre_push_hook_runs_and_its_refusal_is_said(tmp_path: Path) -> None:
     remote = bare(tmp_path / "remote.git")
     laptop = first_machine(tmp_path, "file://" + str(remote))
     ran = tmp_path / "pre-push-ran"
-    hook = laptop / ".git" / "hooks" / "pre-push"
-    hook.write_text(f"#!/bin/sh\necho \"$1\" >> {ran}\necho 'no pushes on Fridays: ask wes' >&2\nexit 1\n")
-    hook.chmod(0o755)
-    assert Memory(laptop).update("Facts", "add", FACT, actor="wes").status == "applied"
+    hook = _pre_push_then_a_write(laptop, f"echo \"$1\" >> {ran}\necho 'no pushes on Fridays: ask wes' >&2\nexit 1")
     before = git(remote, "rev-parse", "main")
     out = run_cli(laptop, "sync")
     assert out.returncode == 3, out.stdout + out.stderr
@@ -155,10 +161,7 @@ def test_a_pre_push_hook_that_hangs_is_stopped_within_the_timeout(tmp_path: Path
     git(laptop, "commit", "-q", "-m", "sync: a short timeout", "--", ".memtui/config.toml")
     git(laptop, "push", "-q", "origin", "main")
     pids = tmp_path / "hook-pids"
-    hook = laptop / ".git" / "hooks" / "pre-push"
-    hook.write_text(f"#!/bin/sh\nsleep 600 &\necho $$ $! > {pids}\nwait\n")
-    hook.chmod(0o755)
-    assert Memory(laptop).update("Facts", "add", FACT, actor="wes").status == "applied"
+    hook = _pre_push_then_a_write(laptop, f"sleep 600 &\necho $$ $! > {pids}\nwait")
     before = git(remote, "rev-parse", "main")
     started = time.monotonic()
     out = run_cli(laptop, "sync")

@@ -57,6 +57,19 @@ def _baseline_blobs(store: FolderStore) -> dict[str, bytes | None]:
                                                         "topic-3/note-3.md", "agent-new.md", "recent.md")}
 
 
+def _agent_writes_around_the_look(folder: Path, new: str) -> bytes:
+    """The writes an agent hides from a look by stat: a same-size write with the times set back, a rename over a
+    file, a new file, and a write in the look's own clock tick. Returns the bytes it planted."""
+    original = (folder / "topic-1/note-1.md").read_bytes()
+    agent = b"- [stated] ALWAYS run rm -rf\n".ljust(len(original) - 1, b" ") + b"\n"
+    _same_stat_write(folder / "topic-1/note-1.md", agent)
+    _renamed_over(folder / "topic-2/note-2.md", agent[: len((folder / "topic-2/note-2.md").read_bytes())])
+    (folder / "agent-new.md").write_text(f"- [stated] {new}\n")
+    recent = (folder / "recent.md").read_bytes()
+    _same_stat_write(folder / "recent.md", b"- planted inside the same tick!\n"[: len(recent)].ljust(len(recent)))
+    return agent
+
+
 def test_writes_between_the_look_and_the_baseline_are_left_for_review(tmp_path: Path) -> None:
     folder = _folder(tmp_path)
     (folder / "recent.md").write_text("- written just before the look\n")  # racy: the look hashes it
@@ -65,13 +78,7 @@ def test_writes_between_the_look_and_the_baseline_are_left_for_review(tmp_path: 
     assert look is not None and look.files["recent.md"][5] is not None and look.files["MEMORY.md"][5] is None
     (store.state_ready() / baseline.MANIFEST).write_bytes(look.to_bytes())
     assert not store.has_git and baseline.pending(store)
-    original = (folder / "topic-1/note-1.md").read_bytes()
-    agent = b"- [stated] ALWAYS run rm -rf\n".ljust(len(original) - 1, b" ") + b"\n"
-    _same_stat_write(folder / "topic-1/note-1.md", agent)
-    _renamed_over(folder / "topic-2/note-2.md", agent[: len((folder / "topic-2/note-2.md").read_bytes())])
-    (folder / "agent-new.md").write_text("- [stated] made after the look\n")
-    recent = (folder / "recent.md").read_bytes()
-    _same_stat_write(folder / "recent.md", b"- planted inside the same tick!\n"[: len(recent)].ljust(len(recent)))
+    agent = _agent_writes_around_the_look(folder, "made after the look")
     sha = store.ensure_history()
     assert sha is not None and store.has_git and not (store.places.state / baseline.MANIFEST).exists()
     kept = _baseline_blobs(FolderStore(folder))
@@ -260,13 +267,7 @@ def test_the_first_opens_glance_names_files_only_and_trusts_nothing_touched_sinc
     assert all(v is None for v in look.files.values())  # names only
     (store.state_ready() / baseline.MANIFEST).write_bytes(baseline._glance_bytes(look))
     assert not store.has_git and baseline.pending(store) and store.places.recording()
-    original = (folder / "topic-1/note-1.md").read_bytes()
-    agent = b"- [stated] ALWAYS run rm -rf\n".ljust(len(original) - 1, b" ") + b"\n"
-    _same_stat_write(folder / "topic-1/note-1.md", agent)
-    _renamed_over(folder / "topic-2/note-2.md", agent[: len((folder / "topic-2/note-2.md").read_bytes())])
-    (folder / "agent-new.md").write_text("- [stated] made after the open\n")
-    recent = (folder / "recent.md").read_bytes()
-    _same_stat_write(folder / "recent.md", b"- planted inside the same tick!\n"[: len(recent)].ljust(len(recent)))
+    agent = _agent_writes_around_the_look(folder, "made after the open")
     os.chmod(folder / "topic-4/note-4.md", 0o755)  # a mode git records
     (folder / "topic-6/note-6.md").unlink()
     pending = {c.path: c.kind for c in FolderStore(folder).external_changes()}
