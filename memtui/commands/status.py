@@ -52,7 +52,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         store = FolderStore(root)
     found = waiting(store)
     # A large folder's first open writes its history in the background: said so, not left to look like none.
-    places = getattr(store, "places", None)
+    places = store.places
     recording = bool(places is not None and places.recording())
     if args.json:
         import json

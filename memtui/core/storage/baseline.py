@@ -345,7 +345,7 @@ def _gone(places: Any) -> dict[str, list[Any]]:
 def gone_changes(store: Any, paths: Any = None) -> list[Any]:
     """The deletions recorded at the baseline (`record_gone`) still to review: the file still absent and not in
     history since (a file made again, or approved, is git's to list)."""
-    places = getattr(store, "places", None)
+    places = store.places
     if places is None or not places.own_history:
         return []
     gone = _gone(places)
@@ -358,9 +358,7 @@ def gone_changes(store: Any, paths: Any = None) -> list[Any]:
 def unread_gone(store: Any, rel: str) -> bool:
     """Is `rel` a deletion recorded at the baseline, of bytes memtui never read (`gone_changes`)? A baseline still
     pending is written first (a decision needs history): it is what records them."""
-    ensure = getattr(store, "ensure_history", None)
-    if ensure is not None:
-        ensure()
+    store.ensure_history()
     return any(c.path == rel for c in gone_changes(store, (rel,)))
 
 

@@ -33,11 +33,13 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from memtui.core.basics.record import Record
+
+if TYPE_CHECKING:  # a person's write imports this module (settles_incoming): no process module until git runs
+    import subprocess
 
 MAX_INCOMING = 1_000_000  # bytes: a memory file larger than this from a remote is refused, not read
 MAX_FILES = 500  # files one sync may queue: a remote that floods the review queue is refused whole
@@ -106,6 +108,8 @@ def _git(memory: Any, *args: str, check: bool = True, timeout: float = 600, stdi
     the person's hooks run. A git still running after `timeout` seconds is stopped with everything it started (a
     hook that hangs, a remote that stops answering) and SyncRefused says so: git's own process group, so no hook is
     left holding the pipes open."""
+    import subprocess
+
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "LC_ALL": "C", **(env or {})}
     cmd = ["git", *(_SAFE_WITH_HOOKS if hooks else _SAFE), "--git-dir", str(memory.store.git_dir), *args]
     with subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -511,7 +515,7 @@ def settles_incoming(method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
     def deciding(self: Any, pid: str, *args: Any, **kwargs: Any) -> Any:
         result = method(self, pid, *args, **kwargs)
-        if result.status in ("applied", "rejected") and getattr(self.store, "git_dir", None) is not None:
+        if result.status in ("applied", "rejected") and self.store.git_dir is not None:
             said = settle(self, pid)
             if said:
                 result = result.replace(message=f"{result.message.rstrip('.')}; {said}")
