@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from memtui.core.writing import sync
 from memtui.core.writing.memory import Memory
 from memtui.core.writing.proposals import Proposal
@@ -107,3 +109,50 @@ def test_a_proposal_that_only_claims_to_come_in_by_sync_gets_no_attribution(tmp_
     assert line_origins(Memory(laptop), Memory(laptop).get(forged["id"])) == []
     shown = run_cli(laptop, "queue", "show", forged["id"])
     assert "wrote: " not in shown.stdout
+
+
+def test_the_headers_incoming_count_comes_from_the_apps_listing_not_a_second_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each status read (every 2 s while the queue changes) used to list the whole queue again in a thread: the
+    count now comes from the listing the app's own sync made. Listings are counted by a pass-through spy."""
+    import asyncio
+
+    from app_support import wait_for
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.header import MemtuiHeader
+    from memtui.tui.sync_view import SyncView
+
+    laptop, ana, _ = setup(tmp_path)
+    add_line(ana, ANA, "Add the build tool", "ana")
+    assert sync.sync(Memory(laptop)).queued  # one incoming change waits before the app opens
+    reads: list[int] = []
+    real_status = sync.status
+    monkeypatch.setattr(sync, "status", lambda *a, **k: reads.append(1) or real_status(*a, **k))
+
+    async def run() -> None:
+        app = MemtuiApp(laptop, watch=False, user="wes")
+        listings: list[int] = []
+        real_proposals = app.memory.proposals
+        app.memory.proposals = lambda *a, **k: listings.append(1) or real_proposals(*a, **k)  # type: ignore
+        async with app.run_test(size=(120, 35)) as pilot:
+            header = app.query_one(MemtuiHeader)
+            view = app.query_one(SyncView)
+            await wait_for(pilot, lambda: header.incoming == 1 and "1 incoming" in header.render().plain,
+                           what="the header's incoming count")
+            before_reads, before_listings = len(reads), len(listings)
+            for _ in range(3):  # three bursts of the app's state sync, each ending in a status read
+                seen = len(reads)
+                app.sync(frozenset())
+                await wait_for(pilot, lambda: len(reads) > seen, what="a status read", timeout=10)
+            assert len(reads) - before_reads >= 3
+            assert len(listings) == before_listings, "a status read listed the queue again"
+            assert header.incoming == 1 and view.listed_incoming == 1
+            # A decision: the next listing holds no incoming change, and the header says so without listing.
+            (item,) = [p for p in app.review.proposals if sync.came_in(p)]
+            assert Memory(laptop).reject(item.id, by="wes", reason="not ours").status == "rejected"
+            app.sync(frozenset())
+            await wait_for(pilot, lambda: header.incoming == 0 and "1 incoming" not in header.render().plain,
+                           what="nothing incoming", timeout=10)
+            assert len(listings) == before_listings
+
+    asyncio.run(run())
