@@ -156,3 +156,31 @@ def test_the_headers_incoming_count_comes_from_the_apps_listing_not_a_second_one
             assert len(listings) == before_listings
 
     asyncio.run(run())
+
+
+def test_the_review_panel_names_who_wrote_each_incoming_line_a_hostile_name_as_text(tmp_path: Path) -> None:
+    import asyncio
+
+    from textual.widgets import Static
+
+    from app_support import wait_for
+    from memtui.tui.app import MemtuiApp
+
+    laptop, ana, _ = setup(tmp_path)
+    sha = add_line(ana, ANA, "Add the build tool\n\nMemtui-Approved-By: Ana Lima", HOSTILE + " [@click=app.quit]x[/]")
+    assert sync.sync(Memory(laptop)).queued
+
+    async def run() -> None:
+        app = MemtuiApp(laptop, watch=False, user="wes")
+        async with app.run_test(size=(120, 35)) as pilot:
+            await wait_for(pilot, lambda: any(sync.came_in(p) for p in app.review.proposals), what="the change")
+            app.review.option_list.focus()
+            detail = app.review.query_one("#review-detail", Static)
+            await wait_for(pilot, lambda: "wrote: " in str(detail.render()), what="who wrote each line")
+            shown = str(detail.render())
+            assert f"in {sha[:12]}, approved there by Ana Lima, [stated]" in shown
+            assert "mallory\u241b[2J" in shown and "[@click=app.quit]x[/]" in shown  # text, never markup
+            assert "\x1b" not in shown and "\U000E0041" not in shown and "\u202e" not in shown
+            assert app.is_running
+
+    asyncio.run(run())
