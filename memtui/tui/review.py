@@ -392,8 +392,9 @@ class ReviewPanel(Vertical):
         if p.status == CONFLICT and p.reason:
             lines.append(f"conflict: {for_person(p.reason)}")
         lines += contradiction_lines(p, self.contradicts.get(p.id, []))  # before the rest: it is the decision
-        lines += [f"⚑ {for_person(f)}" for f in p.flags]
+        # Before the flag: the detail shows six lines, and who wrote each line is what the flag's commit list is for.
         lines += self._line_origins(p)
+        lines += [f"⚑ {for_person(f)}" for f in p.flags]
         lines += [f"warning: {w}" for w in p.warnings]
         lines += evidence_lines(p, self.lineage.get(p.id, []))
         self._update_detail("\n".join(lines))
