@@ -37,11 +37,14 @@ class LineOrigin(Record):
 
 
 def added_lines(proposal: Any) -> list[str]:
-    """The lines the proposal's diff adds (without the `+`); its content's lines when it has no diff."""
+    """The lines the proposal's diff adds (without the `+`; blank ones left out: nobody's words); its content's
+    lines when it has no diff."""
     diff = proposal.diff or ""
     if diff:
-        return [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
-    return [line for line in (proposal.content or proposal.entry or "").splitlines()]
+        lines = [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    else:
+        lines = (proposal.content or proposal.entry or "").splitlines()
+    return [line for line in lines if line.strip()]
 
 
 def line_origins(memory: Any, proposal: Any) -> list[LineOrigin]:
