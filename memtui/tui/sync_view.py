@@ -77,6 +77,9 @@ class SyncView(Widget):
         self.step, self.began = "", 0.0  # the step of the sync under way and when it began (time.monotonic)
         self._ticker: Any = None
         self.timer: Any = None
+        # Incoming proposals from `remote` in the app's last whole listing of the queue (None: not known, or the
+        # listing was one page of more): the header's count, so a status read lists the queue only when it must.
+        self.listed_incoming: int | None = None
 
     def on_mount(self) -> None:
         self.set_timer(FIRST_STATUS_AFTER, self._first_status)
@@ -91,9 +94,17 @@ class SyncView(Widget):
         if self.has_remote and not self.running:
             self.start(quiet=True)
 
-    def changed(self) -> None:
+    def changed(self, listed: list[Any] | None = None, *, partial: bool = False) -> None:
         """The queue or the history changed (the app's sync was shown): read the status again, at most every
-        STATUS_EVERY seconds, never while a sync runs (its end reads it)."""
+        STATUS_EVERY seconds, never while a sync runs (its end reads it). `listed`: the open proposals as the app's
+        sync listed them, counted here instead of listing the queue again; `partial`: that was one page of more, so
+        the status read lists the queue itself."""
+        if partial:
+            self.listed_incoming = None
+        elif listed is not None:
+            from memtui.core.writing.sync import came_in
+
+            self.listed_incoming = sum(1 for p in listed if (came_in(p) or ("",))[0] == self.remote)
         if not self._ready or self.has_remote is False or self.running:
             return
         if self._status_timer is None:
@@ -116,7 +127,7 @@ class SyncView(Widget):
             self.post_message(self.Status(None))
             return
         try:
-            self.post_message(self.Status(sync.status(self.memory, self.remote)))
+            self.post_message(self.Status(sync.status(self.memory, self.remote, self.listed_incoming)))
         except sync.SyncRefused:  # no such remote: the header shows nothing; the key says why
             self.post_message(self.Status(None))
 
@@ -183,6 +194,7 @@ class SyncView(Widget):
     @on(Done)
     def _done(self, message: Done) -> None:
         self.running = False
+        self.listed_incoming = None  # the sync queued what no listing has seen yet
         if self._ticker is not None:
             self._ticker.stop()
             self._ticker = None

@@ -230,8 +230,9 @@ def came_in(proposal: Any) -> tuple[str, str] | None:
 
 
 # the API ------------------------------------------------------------------------------------------------------
-def status(memory: Any, remote: str = "origin") -> SyncStatus:
-    """Ahead, behind and incoming against `remote` as last fetched (no network: `fetch` first for news)."""
+def status(memory: Any, remote: str = "origin", incoming: int | None = None) -> SyncStatus:
+    """Ahead, behind and incoming against `remote` as last fetched (no network: `fetch` first for news); `incoming`:
+    the count from a listing of the queue the caller made already (the app's), else the queue is listed here."""
     _check_remote(memory, remote)
     head, tip = _ref(memory, "HEAD"), _ref(memory, _FETCHED + remote)
     if tip is None:  # never fetched by memtui: a clone's own record of the remote (`git clone` wrote it) says as much
@@ -243,7 +244,7 @@ def status(memory: Any, remote: str = "origin") -> SyncStatus:
         ahead, behind = int(counts[0]), int(counts[1])
     elif head:
         ahead = int(_out(memory, "rev-list", "--count", head))
-    return SyncStatus(remote, ahead, behind, len(_items(memory, remote)))
+    return SyncStatus(remote, ahead, behind, len(_items(memory, remote)) if incoming is None else incoming)
 
 
 def fetch(memory: Any, remote: str = "origin") -> str | None:
