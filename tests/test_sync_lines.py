@@ -181,6 +181,12 @@ def test_the_review_panel_names_who_wrote_each_incoming_line_a_hostile_name_as_t
             assert f"in {sha[:12]}, approved there by Ana Lima, [stated]" in shown
             assert "mallory\u241b[2J" in shown and "[@click=app.quit]x[/]" in shown  # text, never markup
             assert "\x1b" not in shown and "\U000E0041" not in shown and "\u202e" not in shown
+            # The queue's rows and the group's heading name the author too: the actor memtui records has its controls
+            # taken out (memtui.core.basics.actors), and what is left is drawn as text.
+            rows = " ".join(str(app.review.option_list.get_option_at_index(i).prompt)
+                            for i in range(app.review.option_list.option_count))
+            assert "from origin · mallory[2J]52;c;" in rows and "[@click=app.quit]x[/]" in rows, rows
+            assert "\x1b" not in rows and "\U000E0041" not in rows and "\u202e" not in rows
             assert app.is_running
 
     asyncio.run(run())

@@ -494,7 +494,9 @@ def group_headings(proposals: list[Proposal]) -> dict[str, str]:
         if key is not None:
             counts[key] = counts.get(key, 0) + 1
             first.setdefault(key, p.id)
-    return {pid: f"⇣ from {key[0]} · {key[1]} · {counts[key]} change{'' if counts[key] == 1 else 's'}"
+    # The remote's and the author's names are another machine's words: drawn visibly, an escape as what it is.
+    return {pid: f"⇣ from {reveal(key[0], newlines=False)} · {reveal(key[1], newlines=False)} · {counts[key]} "
+                 f"change{'' if counts[key] == 1 else 's'}"
             for key, pid in first.items()}
 
 
