@@ -173,3 +173,37 @@ while chunk := sys.stdin.buffer.read1(65536):
     asyncio.run(run())
     found = [int(m) for line in seen for m in re.findall(r"fetching origin (\d+)%", line)]
     assert found and found == sorted(found), seen
+
+
+def test_quitting_during_a_fetch_loses_nothing_and_the_next_sync_resumes(tmp_path: Path) -> None:
+    server = remote_with_blobs(tmp_path)
+    head = git(server, "rev-parse", "HEAD")
+    uploadpack(server, """git-upload-pack "$@" | python3 -c '
+import sys, time
+while chunk := sys.stdin.buffer.read1(65536):
+    sys.stdout.buffer.write(chunk); sys.stdout.buffer.flush(); time.sleep(0.1)
+'
+""")
+
+    async def run() -> None:
+        app = MemtuiApp(server, watch=False, user="wes")
+        async with app.run_test(size=(80, 24)) as pilot:
+            view = app.query_one(SyncView)
+            header = app.query_one(MemtuiHeader)
+            await wait_for(pilot, lambda: view.has_remote is True, what="the remote's status")
+            await pilot.press("P")
+            await wait_for(pilot, lambda: re.search(r"fetching origin [1-9]\d?%", header.render().plain),  # type: ignore
+                           what="the fetch under way")
+            await pilot.press("q")
+
+    began = time.monotonic()
+    asyncio.run(run())
+    assert time.monotonic() - began < 30  # the app ended: the meter does not hold it (the sync under way finishes)
+    tip = git(tmp_path / "remote.git", "rev-parse", "main")
+    fetched = sync._ref(Memory(server), "refs/memtui/fetched/origin")
+    # All or nothing: the fetch landed whole (and its range was decided: every blob refused), or nothing moved.
+    assert (fetched, git(server, "rev-parse", "HEAD")) == (None, head) or fetched == tip
+    git(server, "config", "--unset", "remote.origin.uploadpack")
+    code, said = run_cli(server, tty=False)
+    assert code in (0, 3), said
+    assert sync._ref(Memory(server), "refs/memtui/fetched/origin") == git(tmp_path / "remote.git", "rev-parse", "main")
