@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_QUEUED, EXIT_REFUSED, common, emit, fail, memory_of
@@ -49,7 +50,12 @@ def cmd_sync(args: argparse.Namespace) -> int:
             emit(args, found.to_dict(), f"{found.remote}: {found.ahead} ahead, {found.behind} behind, "
                                         f"{found.incoming} incoming waiting for review")
             return EXIT_QUEUED if found.incoming else EXIT_OK
-        report = sync.sync(memory, args.remote, push_after=not args.no_push)
+        meter = _Meter(args.remote) if sys.stderr.isatty() else None
+        try:
+            report = sync.sync(memory, args.remote, push_after=not args.no_push, fetching=meter)
+        finally:
+            if meter is not None:
+                meter.clear()
     except sync.SyncRefused as exc:
         return fail(args, str(exc), EXIT_REFUSED)
     found = sync.status(memory, args.remote)
@@ -59,3 +65,23 @@ def cmd_sync(args: argparse.Namespace) -> int:
     if found.incoming:
         return EXIT_QUEUED
     return EXIT_REFUSED if found.ahead and not args.no_push else EXIT_OK
+
+
+class _Meter:
+    """The fetch's progress on a terminal's stderr: one line, redrawn after a \\r and cleared at the end; only the
+    numbers git's meter gave (sync.Meter), so a remote's words never reach the terminal."""
+
+    def __init__(self, remote: str) -> None:
+        self.remote, self.width = remote, 0
+
+    def __call__(self, phase: str, percent: int, done: int, total: int, size: str) -> None:
+        line = f"fetching {self.remote}: {phase.lower()} {percent}% ({done}/{total}{', ' + size if size else ''})"
+        sys.stderr.write("\r" + line.ljust(self.width))
+        sys.stderr.flush()
+        self.width = len(line)
+
+    def clear(self) -> None:
+        if self.width:
+            sys.stderr.write("\r" + " " * self.width + "\r")
+            sys.stderr.flush()
+            self.width = 0

@@ -17,6 +17,7 @@ from textual.widget import Widget
 from memtui.core.basics import clock
 from memtui.tui.messages import Activity
 
+METER_EVERY = 0.25  # seconds: at most four redraws of the header's fetch meter a second
 STATUS_EVERY = 2.0  # seconds: at most one read of ahead/behind/incoming (three `git` runs) for a burst of syncs
 FIRST_STATUS_AFTER = 0.5  # seconds after mount: the first screen is painted before git is run for the header
 
@@ -154,13 +155,33 @@ class SyncView(Widget):
                                                 "with (a folder memory made with `memtui init --git` is)"))
             return
         try:
-            report = sync.sync(self.memory, self.remote, progress=lambda step: self.post_message(self.Step(step)))
+            report = sync.sync(self.memory, self.remote, progress=lambda step: self.post_message(self.Step(step)),
+                               fetching=self._meter())
         except sync.SyncRefused as exc:
             self.post_message(self.Done(refused=str(exc)))
         except Exception as exc:  # git gone, a disk that fails: said, and the app goes on
             self.post_message(self.Done(refused=f"sync with {self.remote} failed: {exc}"))
         else:
             self.post_message(self.Done(report))
+
+    def _meter(self) -> Any:
+        """The fetch's meter for the header: "fetching origin 45% (1.20 MiB)", at most every METER_EVERY seconds
+        (git redraws its meter far more often), from git's numbers only (sync.Meter)."""
+        last = [0.0]
+
+        def heard(phase: str, percent: int, done: int, total: int, size: str) -> None:
+            now = time.monotonic()
+            if now - last[0] < METER_EVERY or phase != "Receiving objects":
+                return
+            last[0] = now
+            self.app.call_from_thread(self._fetching, f"fetching {self.remote} {percent}%" + (f" ({size})" if size
+                                                                                               else ""))
+        return heard
+
+    def _fetching(self, text: str) -> None:
+        if self.running and self.step.startswith(f"fetching {self.remote}"):  # not after the fetch ended
+            self.step = text
+            self._header(syncing=True)
 
     def _header(self, status: Any = None, *, syncing: bool = False) -> None:
         from memtui.tui.header import MemtuiHeader

@@ -102,18 +102,67 @@ _SAFE, _SAFE_WITH_HOOKS = _safe_config(), _safe_config(hooks=True)
 NETWORK_TIMEOUT = 300.0  # seconds a fetch or a push (with the person's pre-push hook) may take: `[sync] timeout`
 
 
+# git's progress meter, as `--progress` draws it on stderr ("Receiving objects:  45% (450/1000), 1.20 MiB | 800.00
+# KiB/s", redrawn after a \r): only the phases named here are read, and only their numbers are kept. Lines from the
+# remote ("remote: ...", its sideband) are the remote's words, escapes and all: never shown, never parsed.
+_PHASES = ("Receiving objects", "Resolving deltas")
+_METER = re.compile(rb"(" + b"|".join(p.encode() for p in _PHASES) + rb"): +(\d{1,3})% \((\d{1,12})/(\d{1,12})\)"
+                    rb"(?:, (\d{1,9}(?:\.\d{1,2})?) (bytes|KiB|MiB|GiB|TiB))?")
+
+Progress = Callable[[str, int, int, int, str], None]  # (phase, percent, done, total, bytes so far as "1.20 MiB")
+
+
+class Meter:
+    """Reads git's stderr as it comes and tells `heard` each new reading of a phase in `_PHASES`: the phase's name
+    and bytes text are rebuilt from what the pattern matched (digits and a unit), so nothing a remote wrote reaches
+    the callback. Everything read is kept (`text`) for the error message of a fetch that failed."""
+
+    def __init__(self, heard: Progress) -> None:
+        self.heard, self.buf, self.kept, self.last = heard, b"", bytearray(), (b"", -1)
+
+    def feed(self, chunk: bytes) -> None:
+        self.kept += chunk
+        self.buf += chunk
+        *lines, self.buf = re.split(rb"[\r\n]", self.buf)
+        if len(self.buf) > 4096:  # a line that never ends (a hostile remote): not a meter git draws
+            self.buf = b""
+        for line in lines:
+            found = None if line.startswith(b"remote:") else _METER.match(line)
+            if found is None:
+                continue
+            phase, percent, done, total, size, unit = found.groups()
+            if (phase, int(percent)) == self.last:
+                continue
+            self.last = (phase, int(percent))
+            self.heard(phase.decode(), min(int(percent), 100), int(done), int(total),
+                       f"{size.decode()} {unit.decode()}" if size else "")
+
+    @property
+    def text(self) -> bytes:
+        return bytes(self.kept)
+
+
 def _git(memory: Any, *args: str, check: bool = True, timeout: float = 600, stdin: bytes | None = None,
-         env: dict[str, str] | None = None, hooks: bool = False) -> subprocess.CompletedProcess[bytes]:
+         env: dict[str, str] | None = None, hooks: bool = False,
+         meter: Meter | None = None) -> subprocess.CompletedProcess[bytes]:
     """git on the memory's repository with memtui's overrides; `env`: variables added (e.g. who commits); `hooks`:
     the person's hooks run. A git still running after `timeout` seconds is stopped with everything it started (a
     hook that hangs, a remote that stops answering) and SyncRefused says so: git's own process group, so no hook is
-    left holding the pipes open."""
+    left holding the pipes open. `meter`: git's stderr goes to it as it comes (a thread reads a pipe of its own, so
+    the wait and the stop above stay as they are)."""
     import subprocess
 
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "LC_ALL": "C", **(env or {})}
     cmd = ["git", *(_SAFE_WITH_HOOKS if hooks else _SAFE), "--git-dir", str(memory.store.git_dir), *args]
-    with subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True) as proc:
+    reader, errors = (None, subprocess.PIPE) if meter is None else _reading(meter)
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=errors, env=env, start_new_session=True)
+    finally:
+        if reader is not None:
+            os.close(errors)  # git has its end; the reader sees EOF when git and all it started close theirs
+            reader.start()
+    with proc:
         try:
             out, err = proc.communicate(stdin, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -127,13 +176,35 @@ def _git(memory: Any, *args: str, check: bool = True, timeout: float = 600, stdi
                 proc.communicate(timeout=5)
             except subprocess.TimeoutExpired:  # a grandchild that left the group still holds a pipe: leave it
                 pass
+            finally:
+                if reader is not None:
+                    reader.join(timeout=5)
             raise SyncRefused(f"git {args[0]} did not finish within {timeout:.0f} s and was stopped (a hook or a "
                               "remote that does not answer); nothing here was lost. Sync again later, or raise "
                               "[sync] timeout in .memtui/config.toml") from None
+    if reader is not None and meter is not None:
+        reader.join(timeout=5)  # a grandchild that left the group may hold the pipe: what was read is enough
+        err = meter.text
     done = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     if check and done.returncode != 0:
         raise SyncRefused(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()[-500:]}")
     return done
+
+
+def _reading(meter: Meter) -> tuple[Any, int]:
+    """A daemon thread that feeds `meter` from a new pipe, and the pipe's write end for git's stderr."""
+    import threading
+
+    read_end, write_end = os.pipe()
+
+    def read() -> None:
+        with open(read_end, "rb", buffering=0) as pipe:
+            while chunk := pipe.read(65536):
+                try:
+                    meter.feed(chunk)
+                except Exception:  # a callback that failed (an app quitting): the fetch goes on, unmetered
+                    meter.heard = lambda *_: None
+    return threading.Thread(target=read, name="git-progress", daemon=True), write_end
 
 
 def _network_timeout(memory: Any) -> float:
@@ -247,16 +318,23 @@ def status(memory: Any, remote: str = "origin", incoming: int | None = None) -> 
     return SyncStatus(remote, ahead, behind, len(_items(memory, remote)) if incoming is None else incoming)
 
 
-def fetch(memory: Any, remote: str = "origin") -> str | None:
+def fetch(memory: Any, remote: str = "origin", progress: Progress | None = None) -> str | None:
     """Fetch the remote's branch into `refs/memtui/fetched/<remote>`; its commit (None: the remote has no such
-    branch yet). Refused, with nothing changed, when the remote dropped commits this memory already merged."""
+    branch yet). Refused, with nothing changed, when the remote dropped commits this memory already merged.
+    `progress` hears git's meter as it goes (`Meter`: numbers only, never the remote's words)."""
+    from memtui.core.basics.visible import visible
+
     _check_remote(memory, remote)
     branch = _branch(memory)
     landing = f"refs/memtui/fetching/{remote}"
-    done = _git(memory, "fetch", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head", remote,
-                f"+refs/heads/{branch}:{landing}", check=False, timeout=_network_timeout(memory))
+    done = _git(memory, "fetch", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head",
+                *(("--progress",) if progress else ()), remote, f"+refs/heads/{branch}:{landing}", check=False,
+                timeout=_network_timeout(memory), meter=Meter(progress) if progress else None)
     if done.returncode != 0:
-        err = done.stderr.decode(errors="replace").strip()
+        # The remote's own lines ("remote: ...") may carry escapes: shown with them made visible, on one line each.
+        lines = done.stderr.decode(errors="replace").replace("\r", "\n").splitlines()
+        err = "\n".join(visible(line, newlines=False) for line in lines if "%" not in line or "remote:" in line)
+        err = err.strip()
         if "couldn't find remote ref" in err:
             return None
         raise SyncRefused(f"could not fetch from {remote}: {err[-400:]}. Nothing here changed; try again when the "
@@ -566,13 +644,14 @@ def push(memory: Any, remote: str = "origin") -> tuple[bool, str]:
 
 
 def sync(memory: Any, remote: str = "origin", *, push_after: bool = True,
-         progress: Callable[[str], None] | None = None) -> Report:
+         progress: Callable[[str], None] | None = None, fetching: Progress | None = None) -> Report:
     """`memtui sync`: fetch, queue what came in, close a range fully decided, push. Raises SyncRefused. `progress`,
-    if given, hears the step under way (the app's feed: a fetch or a push over a slow link takes a while)."""
+    if given, hears the step under way (the app's feed: a fetch or a push over a slow link takes a while);
+    `fetching`, the fetch's meter (`Meter`)."""
     say = progress or (lambda _step: None)
     lines: list[str] = []
     say(f"fetching {remote}…")
-    tip = fetch(memory, remote)
+    tip = fetch(memory, remote, fetching)
     lines.append(f"fetched {remote}: {tip[:12]}" if tip else f"{remote} has no {_branch(memory)} branch yet")
     if tip:
         say(f"queueing what {remote} changed…")
