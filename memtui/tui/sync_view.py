@@ -57,6 +57,14 @@ class SyncView(Widget):
             super().__init__()
             self.text = text
 
+    class Fetching(Message):
+        """The fetch's meter in words for the header ("fetching origin 45% (1.20 MiB)"): posted, never waited for,
+        so git's stderr is read on however busy the app is."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
     class Done(Message):
         """A sync ended: its report, or the refusal's words (`refused`)."""
 
@@ -174,11 +182,12 @@ class SyncView(Widget):
             if now - last[0] < METER_EVERY or phase != "Receiving objects":
                 return
             last[0] = now
-            self.app.call_from_thread(self._fetching, f"fetching {self.remote} {percent}%" + (f" ({size})" if size
-                                                                                               else ""))
+            self.post_message(self.Fetching(f"fetching {self.remote} {percent}%" + (f" ({size})" if size else "")))
         return heard
 
-    def _fetching(self, text: str) -> None:
+    @on(Fetching)
+    def _fetching(self, message: Fetching) -> None:
+        text = message.text
         if self.running and self.step.startswith(f"fetching {self.remote}"):  # not after the fetch ended
             self.step = text
             self._header(syncing=True)
