@@ -46,6 +46,16 @@ def uploadpack(server: Path, script: str) -> None:
     git(server, "config", "remote.origin.uploadpack", str(path))
 
 
+def slowed(server: Path, pause: float) -> None:
+    """The remote's upload-pack sends its pack in 64 KiB pieces, `pause` seconds apart: a fetch long enough to watch."""
+    uploadpack(server, f"""git-upload-pack "$@" | python3 -c '
+import sys, time
+while chunk := sys.stdin.buffer.read1(65536):
+    sys.stdout.buffer.write(chunk); sys.stdout.buffer.flush(); time.sleep({pause})
+'
+""")
+
+
 def run_cli(root: Path, *, tty: bool) -> tuple[int, bytes]:
     """`memtui sync --no-push`: its exit status and what reached stderr (a pty when `tty`, else a pipe)."""
     cmd = [sys.executable, "-m", "memtui", "sync", "--no-push", "--root", str(root)]
@@ -145,12 +155,7 @@ def test_the_meter_reads_only_numbers_from_a_crafted_stream() -> None:
 def test_the_app_header_shows_the_fetch_meter_and_clears_it_after(tmp_path: Path) -> None:
     server = remote_with_blobs(tmp_path)
     # A slow link: git's own upload-pack, its pack handed on 64 KB every 40 ms (about 2 s for 3 MB).
-    uploadpack(server, """git-upload-pack "$@" | python3 -c '
-import sys, time
-while chunk := sys.stdin.buffer.read1(65536):
-    sys.stdout.buffer.write(chunk); sys.stdout.buffer.flush(); time.sleep(0.04)
-'
-""")
+    slowed(server, 0.04)
     seen: list[str] = []
 
     async def run() -> None:
@@ -178,12 +183,7 @@ while chunk := sys.stdin.buffer.read1(65536):
 def test_quitting_during_a_fetch_loses_nothing_and_the_next_sync_resumes(tmp_path: Path) -> None:
     server = remote_with_blobs(tmp_path)
     head = git(server, "rev-parse", "HEAD")
-    uploadpack(server, """git-upload-pack "$@" | python3 -c '
-import sys, time
-while chunk := sys.stdin.buffer.read1(65536):
-    sys.stdout.buffer.write(chunk); sys.stdout.buffer.flush(); time.sleep(0.1)
-'
-""")
+    slowed(server, 0.1)
 
     async def run() -> None:
         app = MemtuiApp(server, watch=False, user="wes")
