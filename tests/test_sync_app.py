@@ -208,8 +208,9 @@ def test_an_unreachable_remote_on_the_interval_is_told_once_and_each_try_is_in_t
 
 def test_a_slow_fetch_shows_its_step_and_seconds_in_the_header_and_the_keys_still_work(tmp_path: Path) -> None:
     laptop, server, _ = two_machines(tmp_path)
-    # A remote on a slow link: git's own upload-pack, started three seconds late.
-    git(server, "config", "remote.origin.uploadpack", "sleep 3; git-upload-pack")
+    # A remote on a slow link: git's own upload-pack, started eight seconds late (the header counts to 2 s, then
+    # Today opens while the fetch still waits: room for a loaded machine's slow tab between the two).
+    git(server, "config", "remote.origin.uploadpack", "sleep 8; git-upload-pack")
 
     async def run() -> None:
         app = MemtuiApp(server, watch=False, user="wes")
