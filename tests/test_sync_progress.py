@@ -152,6 +152,14 @@ def test_the_meter_reads_only_numbers_from_a_crafted_stream() -> None:
     assert meter.text == stream  # kept whole for a failed fetch's message (made visible there)
 
 
+async def press_sync(pilot, app: MemtuiApp) -> tuple[SyncView, MemtuiHeader]:
+    """Once the app knows its remote, `P`: the sync view and the header that shows the fetch."""
+    view = app.query_one(SyncView)
+    await wait_for(pilot, lambda: view.has_remote is True, what="the remote's status")
+    await pilot.press("P")
+    return view, app.query_one(MemtuiHeader)
+
+
 def test_the_app_header_shows_the_fetch_meter_and_clears_it_after(tmp_path: Path) -> None:
     server = remote_with_blobs(tmp_path)
     # A slow link: git's own upload-pack, its pack handed on 64 KB every 40 ms (about 2 s for 3 MB).
@@ -161,10 +169,7 @@ def test_the_app_header_shows_the_fetch_meter_and_clears_it_after(tmp_path: Path
     async def run() -> None:
         app = MemtuiApp(server, watch=False, user="wes")
         async with app.run_test(size=(120, 35)) as pilot:
-            view = app.query_one(SyncView)
-            header = app.query_one(MemtuiHeader)
-            await wait_for(pilot, lambda: view.has_remote is True, what="the remote's status")
-            await pilot.press("P")
+            view, header = await press_sync(pilot, app)
 
             def metered() -> bool:
                 seen.append(header.render().plain)  # type: ignore[union-attr]
@@ -188,10 +193,7 @@ def test_quitting_during_a_fetch_loses_nothing_and_the_next_sync_resumes(tmp_pat
     async def run() -> None:
         app = MemtuiApp(server, watch=False, user="wes")
         async with app.run_test(size=(80, 24)) as pilot:
-            view = app.query_one(SyncView)
-            header = app.query_one(MemtuiHeader)
-            await wait_for(pilot, lambda: view.has_remote is True, what="the remote's status")
-            await pilot.press("P")
+            _, header = await press_sync(pilot, app)
             await wait_for(pilot, lambda: re.search(r"fetching origin [1-9]\d?%", header.render().plain),  # type: ignore
                            what="the fetch under way")
             await pilot.press("q")
