@@ -115,8 +115,9 @@ def _stat(st: os.stat_result) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode]
 
 
-def _walk(root: Path) -> Any:
-    """(rel, lstat) of every file and symlink under `root`, never following a link, never into a `.git`."""
+def _entries(root: Path) -> Any:
+    """(rel, DirEntry) of every file and symlink under `root`, by the listing's own file types (no stat), never
+    following a link, never into a `.git`."""
     stack = [""]
     while stack:
         prefix = stack.pop()
@@ -126,16 +127,23 @@ def _walk(root: Path) -> Any:
         except OSError:
             continue  # unreadable: what git's status then says comes up for review
         for item in items:
-            rel = prefix + item.name
             try:
-                st = item.stat(follow_symlinks=False)
+                if item.is_dir(follow_symlinks=False):
+                    if item.name not in SKIPPED:
+                        stack.append(prefix + item.name + "/")
+                elif item.is_file(follow_symlinks=False) or item.is_symlink():
+                    yield prefix + item.name, item
             except OSError:
                 continue
-            if stat.S_ISDIR(st.st_mode):
-                if item.name not in SKIPPED:
-                    stack.append(rel + "/")
-            elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
-                yield rel, st
+
+
+def _walk(root: Path) -> Any:
+    """(rel, lstat) of every file and symlink under `root` (`_entries`)."""
+    for rel, item in _entries(root):
+        try:
+            yield rel, item.stat(follow_symlinks=False)
+        except OSError:
+            continue
 
 
 def _content(root: Path, rel: str, st: os.stat_result) -> bytes | None:
@@ -175,23 +183,7 @@ def glance(root: Path, at_least: int = 0) -> Look | None:
     docstring; a file touched within `glance_window` before the glance is left out of the baseline, for review. None when
     the folder holds fewer than `at_least` files."""
     taken = time.time_ns()
-    names: list[str] = []
-    stack = [""]
-    while stack:
-        prefix = stack.pop()
-        try:
-            with os.scandir(os.path.join(root, prefix) if prefix else root) as it:
-                for item in it:
-                    try:
-                        if item.is_dir(follow_symlinks=False):
-                            if item.name not in SKIPPED:
-                                stack.append(prefix + item.name + "/")
-                        elif item.is_file(follow_symlinks=False) or item.is_symlink():
-                            names.append(prefix + item.name)
-                    except OSError:
-                        continue
-        except OSError:
-            continue  # unreadable: what git's status then says comes up for review
+    names = [rel for rel, _ in _entries(root)]
     return Look(taken, dict.fromkeys(names)) if len(names) >= at_least else None
 
 
