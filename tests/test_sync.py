@@ -123,7 +123,8 @@ def test_a_machine_with_nothing_of_its_own_fast_forwards(tmp_path: Path) -> None
     # server's merge exactly, so the laptop fast-forwards to it: no new merge commit bouncing between machines.
     assert run_cli(laptop, "sync").returncode == 4
     (q,) = Memory(laptop).proposals(external=False)
-    assert "fast-forwarded to origin" in Memory(laptop).approve(q.id, by="wes").message
+    said = Memory(laptop).approve(q.id, by="wes").message
+    assert "fast-forwarded to origin" in said and "pushes" not in said  # the branch is the remote's: nothing to push
     assert git(laptop, "rev-parse", "HEAD") == merge and git(laptop, "status", "--porcelain") == ""
     out = run_cli(laptop, "sync")
     assert out.returncode == 0 and "nothing to push" in out.stdout, out.stdout

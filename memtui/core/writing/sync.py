@@ -582,9 +582,9 @@ def settle(memory: Any, pid: str) -> str | None:
                 "`memtui sync` merges them")
     if done is None:
         return None
-    how = f"fast-forwarded to {remote} ({done[:12]})" if done == _ref(memory, _FETCHED + remote) else \
-        f"merged {remote} as {done[:12]}"
-    return f"that was the last change fetched from {remote}: {how}; `memtui sync` pushes it"
+    if done == _ref(memory, _FETCHED + remote):  # the branch is the remote's commit now: nothing of it to push
+        return f"that was the last change fetched from {remote}: fast-forwarded to {remote} ({done[:12]})"
+    return f"that was the last change fetched from {remote}: merged {remote} as {done[:12]}; `memtui sync` pushes it"
 
 
 def settles_incoming(method: Callable[..., Any]) -> Callable[..., Any]:
