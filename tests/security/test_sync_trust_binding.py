@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memtui.core.writing.memory import Memory
-from memtui.core.writing.sync import bound
+from memtui.core.writing.sync import bound, relayed
 from support.git_remote import bare, clone, first_machine, git
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is needed to make and check "
@@ -137,17 +137,18 @@ def test_one_approver_written_twice_is_one_approver(tmp_path: Path) -> None:
     taken(team, team.sync(), "alice")
 
 
-@pytest.mark.parametrize("trailer", ["alice", "alice@example.org", "ALICE@Example.ORG"])
+@pytest.mark.parametrize("trailer", ["alice", "alice@example.org", "ALICE@Example.ORG", "alice via origin"])
 def test_any_principal_of_the_signing_key_may_be_the_approver(tmp_path: Path, trailer: str) -> None:
     # git names the signer by the line's first principal only (%GS = "alice"); the others are the same key's.
+    # "alice via origin": an approval alice's memtui took from a remote, as it records it, coming back.
     team = Team(tmp_path, {"alice": "alice,alice@example.org", "bob": "bob"})
     team.commit(approved_by(trailer), "alice")
     team.push()
-    taken(team, team.sync(), trailer)
+    taken(team, team.sync(), relayed(trailer))
 
 
 @pytest.mark.parametrize("trailer", ["Alice <alice@example.org>", "alice@example.org.evil", "аlice@example.org",
-                                     "Alice", "bob"])
+                                     "Alice", "bob", "bob via origin", "alice via origin via ../x"])
 def test_a_name_that_is_not_exactly_a_principal_of_the_key_waits(tmp_path: Path, trailer: str) -> None:
     # "Alice <alice@example.org>": memtui records approvers without <> (as "Alice alice@example.org"), which is no
     # principal; a Cyrillic "а"; a name whose case differs (names are compared as written, only emails without case).
@@ -169,9 +170,10 @@ def test_a_wildcard_principal_signs_in_nobodys_name(tmp_path: Path, trailer: str
     assert f"the approval names {trailer} but *@example.org signed it" in out.stdout, out.stdout
 
 
-def test_an_agents_own_key_naming_itself_waits(tmp_path: Path) -> None:
+@pytest.mark.parametrize("trailer", ["Memtui-Actor: agent-x", "Memtui-Approved-By: agent-x via origin"])
+def test_an_agents_own_key_naming_itself_waits(tmp_path: Path, trailer: str) -> None:
     team = Team(tmp_path, {"alice": "alice", "agent-x": "agent-x"})
-    team.commit("add a fact\n\nMemtui-Actor: agent-x\n", "agent-x")
+    team.commit(f"add a fact\n\n{trailer}\n", "agent-x")
     team.push()
     out = team.sync()
     held(team, out)
@@ -220,3 +222,10 @@ def test_a_key_with_no_principal_for_git_waits(tmp_path: Path) -> None:
     ("alice@x.org", "alice@x.org ", True), ("alice alice@x.org", "alice@x.org", False)])
 def test_the_matching_rule(approver: str, principal: str, binds: bool) -> None:
     assert bound(approver, principal) is binds
+
+
+@pytest.mark.parametrize("name, person", [("alice via origin", "alice"), ("alice via origin via laptop", "alice"),
+                                          ("alice via ../x", "alice via ../x"), (" via origin", " via origin"),
+                                          ("alice", "alice")])
+def test_a_relayed_approval_names_the_person_who_approved_it(name: str, person: str) -> None:
+    assert relayed(name) == person

@@ -474,9 +474,9 @@ def _verified_approver(memory: Any, remote: str, base: str, tip: str) -> tuple[s
                "%(trailers:key=Memtui-Actor,valueonly)")
         good, signer, approved, actor = (_git(memory, *verify, "log", "-1", f"--format={fmt}", sha).stdout.decode(
             errors="replace").strip("\n").split("\x01") + ["", "", ""])[:4]
-        names = list(dict.fromkeys(clean_actor(n) for n in (approved.split("\x00") if approved else [actor])
-                                   if n.strip()))
-        if not names or any(memory.config.policy.is_agent(n) for n in names):
+        named = [clean_actor(n) for n in (approved.split("\x00") if approved else [actor]) if n.strip()]
+        names = list(dict.fromkeys(relayed(n) for n in named))
+        if not names or any(memory.config.policy.is_agent(n) for n in (*named, *names)):
             return None, (f"commit {sha[:12]} from {remote} is signed but names no person who approved it (a "
                           "Memtui-Approved-By or Memtui-Actor trailer of a person); its changes wait for a person here")
         if len(names) > 1:
@@ -497,6 +497,16 @@ def _verified_approver(memory: Any, remote: str, base: str, tip: str) -> tuple[s
     if len(people) != 1:
         return None, f"the commits from {remote} were approved by {len(people)} people; each is for a person here"
     return people.pop(), ", ".join(sorted(signed_by))
+
+
+def relayed(name: str) -> str:
+    """The person a trailer names: an approval memtui took from a remote is recorded as "NAME via REMOTE" (and a
+    merge of it is made in that name), and comes back so on the next clone's sync; NAME is who approved it."""
+    while True:
+        person, via, remote = name.rpartition(" via ")
+        if not (via and person.strip() and _REMOTE_NAME.fullmatch(remote)):
+            return name
+        name = person
 
 
 def bound(approver: str, principal: str) -> bool:
