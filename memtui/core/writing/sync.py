@@ -591,8 +591,18 @@ def decide(memory: Any, remote: str = "origin") -> str | None:
                    f"{sum(p.status != 'applied' for p in items)} rejected\n\nMemtui-Actor: {by}\n")
         who = {"GIT_AUTHOR_NAME": by, "GIT_COMMITTER_NAME": by,
                "GIT_AUTHOR_EMAIL": "memtui@localhost", "GIT_COMMITTER_EMAIL": "memtui@localhost"}
-        merge = _git(memory, "commit-tree", f"{head}^{{tree}}", "-p", head, "-p", tip, stdin=message.encode(),
-                     env=who).stdout.decode().strip()
+        from memtui.core.storage.folder_commit import sign_args, signing_wanted
+
+        # Signed as the person's git signs (commit.gpgSign): a clone that trusts this remote checks the merge too.
+        signing = signing_wanted(Path(memory.store.git_dir))
+        done = _git(memory, *(sign_args() if signing else ["commit-tree"]), f"{head}^{{tree}}",
+                    "-p", head, "-p", tip, stdin=message.encode(), env=who, check=False)
+        if done.returncode != 0:
+            why = done.stderr.decode(errors="replace").strip()[-400:]
+            raise SyncRefused(f"could not make the merge commit ({why}). Nothing here was lost" + (
+                "; git is set to sign commits (commit.gpgsign): make `git commit -S` work here, or turn signing off "
+                "(git config commit.gpgsign false), then sync again" if signing else ""))
+        merge = done.stdout.decode().strip()
         _git(memory, "update-ref", "-m", f"memtui sync: merge {remote}", "HEAD", merge, head)
         _git(memory, "update-ref", _SEEN + remote, tip)
         _audit(memory, "applied", remote, None, by=by, commit=merge, fetched=tip, items=[p.id for p in items])
