@@ -616,12 +616,14 @@ def signed_commit(git_dir: Path, tree: str, parents: list[str], author: tuple[st
     done = run_plumbing(args, env, stdin=message.encode("utf-8", "surrogateescape"), detached=True)
     sha = done[1].decode(errors="replace").strip() if done is not None and done[0] == 0 else ""
     if len(sha) != 40:
+        # ssh-keygen's prompt, written to stderr with no terminal to ask on: no question was put to anyone.
+        words = re.sub(r"Enter passphrase[^:\n]{0,300}: ?", "", done[2].decode(errors="replace")) if done else ""
         said = "it did not answer in time" if done is None else \
-            " ".join(done[2].decode(errors="replace").split())[-400:] or f"exit status {done[0]}"
+            " ".join(words.split())[-400:] or f"exit status {done[0]}"
         raise StoreError(f"git is set to sign commits (commit.gpgsign), but could not sign memtui's commit: {said}. "
-                         "Nothing was committed. Make `git commit -S` work here without a prompt (user.signingkey "
-                         "names a key git can use; a key with a passphrase must be in ssh-agent or gpg-agent: "
-                         "`ssh-add KEY`), or turn signing off for this repository (git config commit.gpgsign false)")
+                         "Nothing was committed. memtui never asks for a passphrase: put the key in ssh-agent "
+                         "(`ssh-add KEY`) or point user.signingkey at a key git can use, or turn signing off for this "
+                         "repository (git config commit.gpgsign false)")
     return sha
 
 
