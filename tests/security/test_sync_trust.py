@@ -43,7 +43,7 @@ class Setup:
         keys.mkdir()
         self.wes, self.mallory = key(keys, "wes"), key(keys, "mallory")
         self.signers = keys / "allowed_signers"
-        self.signers.write_text(f'wes@example.org namespaces="git" {(keys / "wes.pub").read_text()}')
+        self.signers.write_text(f'wes@example.org,wes namespaces="git" {(keys / "wes.pub").read_text()}')
         self.remote = bare(tmp / "remote.git")
         self.victim = first_machine(tmp, "file://" + str(self.remote))
         if trust:

@@ -1,8 +1,9 @@
 """The commit engine of a folder memory: a commit written in process (blobs, the trees along the changed paths and the
 commit, memtui/core/storage/gitobjects.py; the branch moved by compare-and-swap; git's index set by
 memtui.core.storage.folder_index), with the checks that keep the person's repository theirs (a merge in progress, a
-version they staged, a detached HEAD) and the bytes as `git add` would store them. One job: putting approved bytes into
-history; reading history is memtui.core.storage.folder_history's, and where the repository is,
+version they staged, a detached HEAD) and the bytes as `git add` would store them. Where the person's git signs
+its commits (`commit.gpgSign`), git makes the commit object, signed (`signing_wanted`). One job: putting approved
+bytes into history; reading history is memtui.core.storage.folder_history's, and where the repository is,
 memtui.core.storage.places'. """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class CommitEngine(StorePart):
         super().__init__(store)
         self.index = GitIndexFile(store)  # git's index, checked before and set by each commit
         self._settings: tuple[Any, dict[str, str]] | None = None
+        self._signing: tuple[Any, bool] | None = None  # (config files' stamp, commit.gpgSign)
         self._deflates: Any = None  # memtui.core.storage.gitobjects.Deflates: the biggest trees' compressed segments
 
     def _core_settings(self) -> dict[str, str]:
@@ -284,9 +286,15 @@ class CommitEngine(StorePart):
             message = git_hooks.before_commit(git_dir, self.root, self.store.reviewed_config()[0], root.hex(), message,
                                               who, dates.get("author_date"),
                                               self._hooks_path)
-            sha = store(b"commit", gitobjects.commit_object(
-                root, parent, gitobjects.ident(*who, gitobjects.git_date(dates.get("author_date"))),
-                gitobjects.ident(*by, gitobjects.git_date(dates.get("commit_date"))), message)).hex()
+            authored, committed_at = (gitobjects.git_date(dates.get(k)) for k in ("author_date", "commit_date"))
+            # Built either way: it also refuses a message no commit may hold (a NUL), signed or not.
+            commit = gitobjects.commit_object(root, parent, gitobjects.ident(*who, authored),
+                                              gitobjects.ident(*by, committed_at), message)
+            if self._signs():  # the person's git signs its commits: git makes this one, signed (`signing_wanted`)
+                sha = signed_commit(git_dir, root.hex(), [parent] if parent else [], (*who, authored),
+                                    (*by, committed_at), message)
+            else:
+                sha = store(b"commit", commit).hex()
             subject = message.split("\n", 1)[0]
             reflog = f"commit: {subject}" if parent is not None else f"commit (initial): {subject}"
             # As git commits: git's index is locked and its new entries made first, the branch moved next, the
@@ -306,6 +314,16 @@ class CommitEngine(StorePart):
                     self.index.refresh(leaves)
                     return sha
         raise StoreError("HEAD kept moving while memtui committed (another git command is committing here)")
+
+    def _signs(self) -> bool:
+        """Does the person's git config ask for signed commits (`commit.gpgSign`)? Read again only when a config file
+        git reads has changed, as `_core_settings`."""
+        from memtui.core.storage.gitobjects import settings_stamp
+
+        stamp = settings_stamp(self.git_dir)
+        if self._signing is None or self._signing[0] != stamp:
+            self._signing = (stamp, signing_wanted(self.git_dir))
+        return self._signing[1]
 
     def _new_reflogs(self) -> bool:
         """May a commit start a reflog that does not exist? Not with core.logAllRefUpdates=false (git's default in
@@ -548,6 +566,65 @@ class CommitEngine(StorePart):
 
 
 GIT_LOCKS = ("index.lock", "HEAD.lock", "config.lock", "packed-refs.lock")
+
+
+def signing_wanted(git_dir: Path) -> bool:
+    """Does git's config (any scope, includes too) ask for signed commits? No process when no config file git
+    reads could say so (`gitobjects.may_be_set`): the usual memory that does not sign pays a few stats.
+
+    When it does, memtui's commit object is made by `git commit-tree -S` (`signed_commit`) instead of in process:
+    git already knows every way a person keeps a key (a key file, ssh-agent, a `key::` literal,
+    `gpg.ssh.defaultKeyCommand`, openpgp, x509), and a signature made other than as git makes it is one nobody can
+    check. The programs git runs for it are those the person's git config names, as for their own `git commit -S`,
+    at the same trust as the repository's hooks, which memtui's commits run too (core/storage/git_hooks.py). A team
+    that trusts its remote's signed approvals (`[sync] trust`, memtui/core/writing/sync.py) so gets commits that
+    `git verify-commit` accepts on every clone without signing by hand."""
+    from memtui.core.storage.gitcall import SAFE_CONFIG, _config_env, run_plumbing
+    from memtui.core.storage.gitobjects import may_be_set
+
+    if not may_be_set(git_dir, b"gpgsign"):
+        return False
+    env = {**_config_env(list(SAFE_CONFIG)), "GIT_DIR": str(git_dir)}
+    done = run_plumbing(["git", "config", "--type=bool", "--get", "commit.gpgsign"], env)
+    return done is not None and done[0] == 0 and done[1].strip() == b"true"
+
+
+def sign_args() -> list[str]:
+    """What `git commit-tree` needs to sign as `git commit` would: `-S` (the key `user.signingkey` names, else the
+    committer's identity, as git picks it) and the message kept in UTF-8, the bytes memtui wrote, whatever
+    `i18n.commitEncoding` says (an `encoding` header would name another)."""
+    return ["-c", "i18n.commitEncoding=UTF-8", "commit-tree", "-S"]
+
+
+def signed_commit(git_dir: Path, tree: str, parents: list[str], author: tuple[str, str, str],
+                  committer: tuple[str, str, str], message: str) -> str:
+    """The sha of a signed commit of `tree` on `parents` by `author` and `committer` ((name, email, `<unix time>
+    <+hhmm>`), the same fields memtui writes in process), made by git. StoreError, with git's words and what to do,
+    when git cannot sign (no key, an agent that holds none, a program that failed): nothing is committed."""
+    from memtui.core.storage.gitcall import NO_HOOKS, SAFE_CONFIG, _config_env, run_plumbing
+
+    def clean(text: str, drop: str) -> str:  # as `gitobjects.ident` writes an identity in process
+        return "".join(c for c in text if c not in drop).strip()
+
+    env = {**_config_env([*SAFE_CONFIG, NO_HOOKS]), "GIT_DIR": str(git_dir)}
+    for role, (name, email, when) in (("AUTHOR", author), ("COMMITTER", committer)):
+        env.update({f"GIT_{role}_NAME": clean(name, "<>\n\r\0") or "memtui",
+                    f"GIT_{role}_EMAIL": clean(email, "<>\n\r\0 "), f"GIT_{role}_DATE": f"@{when}"})
+    args = ["git", *sign_args(), tree]
+    for parent in parents:
+        args += ["-p", parent]
+    done = run_plumbing(args, env, stdin=message.encode("utf-8", "surrogateescape"), detached=True)
+    sha = done[1].decode(errors="replace").strip() if done is not None and done[0] == 0 else ""
+    if len(sha) != 40:
+        # ssh-keygen's prompt, written to stderr with no terminal to ask on: no question was put to anyone.
+        words = re.sub(r"Enter passphrase[^:\n]{0,300}: ?", "", done[2].decode(errors="replace")) if done else ""
+        said = "it did not answer in time" if done is None else \
+            " ".join(words.split())[-400:] or f"exit status {done[0]}"
+        raise StoreError(f"git is set to sign commits (commit.gpgsign), but could not sign memtui's commit: {said}. "
+                         "Nothing was committed. memtui never asks for a passphrase: put the key in ssh-agent "
+                         "(`ssh-add KEY`) or point user.signingkey at a key git can use, or turn signing off for this "
+                         "repository (git config commit.gpgsign false)")
+    return sha
 
 
 def git_lock_files(git_dir: Path) -> list[Path]:

@@ -178,14 +178,16 @@ def plumbing_env(git_dir: Path, work_tree: Path) -> dict[str, str]:
 
 
 def run_plumbing(args: list[str], env: dict[str, str], stdin: bytes | None = None,
-                 cwd: Path | None = None) -> tuple[int, bytes, bytes] | None:
+                 cwd: Path | None = None, *, detached: bool = False) -> tuple[int, bytes, bytes] | None:
     """(exit status, stdout, stderr) of one plumbing git command fed `stdin`, or None when git cannot be run or does
-    not answer within the time limit (then it and anything it started are killed, as the git owner does)."""
+    not answer within the time limit (then it and anything it started are killed, as the git owner does).
+    `detached`: in a session of its own, without the terminal, so nothing git starts (a signing program asking for
+    a passphrase) can prompt over the app's screen or wait on keys it will never get: it fails and says so."""
     import subprocess
 
     try:
         proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, start_new_session=detached)
     except OSError:
         return None
     try:

@@ -447,8 +447,10 @@ def _take_verified(memory: Any, remote: str, base: str, tip: str, queued: list[s
 
 def _verified_approver(memory: Any, remote: str, base: str, tip: str) -> tuple[str | None, str]:
     """(the person who approved every commit of the range there, the principals whose keys signed them) when each
-    commit is signed by a key in the allowed-signers file and names a person (not an agent) in its
-    `Memtui-Approved-By` or `Memtui-Actor` trailer; else (None, why not, in words for the person)."""
+    commit is signed by a key in the allowed-signers file and names one person (not an agent) in its
+    `Memtui-Approved-By` or `Memtui-Actor` trailer who is that key's principal (`bound`); else (None, why not, in
+    words for the person). A signature proves who signed, a trailer only what the signer wrote: bob's key on a
+    commit that says alice approved it is bob's word, not alice's approval."""
     signers = _git(memory, "config", "--get", "gpg.ssh.allowedSignersFile", check=False).stdout.decode().strip()
     if not signers:
         return None, (f"[sync] trust names {remote}, but git has no allowed-signers file to check its signatures "
@@ -459,28 +461,98 @@ def _verified_approver(memory: Any, remote: str, base: str, tip: str) -> tuple[s
     # Only ssh-keygen checks a signature: a program named in the repository's config runs nothing.
     verify = ["-c", "gpg.ssh.program=ssh-keygen", "-c", "gpg.program=false", "-c", "gpg.x509.program=false",
               "-c", f"gpg.ssh.allowedSignersFile={signers}"]
+    from memtui.core.basics.actors import clean_actor
+    from memtui.core.writing.journal import one_line
+
     people: set[str] = set()
     signed_by: set[str] = set()
     for sha in commits:
         if _git(memory, *verify, "verify-commit", sha, check=False).returncode != 0:
             return None, (f"commit {sha[:12]} from {remote} is not signed by a key in {signers}; its changes wait "
                           "for a person here")
-        fmt = ("%GS%x01%(trailers:key=Memtui-Approved-By,valueonly,separator=%x00)%x01"
+        fmt = ("%G?%x01%GS%x01%(trailers:key=Memtui-Approved-By,valueonly,separator=%x00)%x01"
                "%(trailers:key=Memtui-Actor,valueonly)")
-        signer, _, rest = _git(memory, *verify, "log", "-1", f"--format={fmt}", sha).stdout.decode(
-            errors="replace").strip().partition("\x01")
-        approved, _, actor = rest.partition("\x01")
-        signed_by.add(signer.strip())
-        from memtui.core.basics.actors import clean_actor
-
-        names = [clean_actor(n) for n in (approved.split("\x00") if approved else [actor]) if n.strip()]
-        if len(names) != 1 or memory.config.policy.is_agent(names[0]):
+        good, signer, approved, actor = (_git(memory, *verify, "log", "-1", f"--format={fmt}", sha).stdout.decode(
+            errors="replace").strip("\n").split("\x01") + ["", "", ""])[:4]
+        named = [clean_actor(n) for n in (approved.split("\x00") if approved else [actor]) if n.strip()]
+        names = list(dict.fromkeys(relayed(n) for n in named))
+        if not names or any(memory.config.policy.is_agent(n) for n in (*named, *names)):
             return None, (f"commit {sha[:12]} from {remote} is signed but names no person who approved it (a "
                           "Memtui-Approved-By or Memtui-Actor trailer of a person); its changes wait for a person here")
+        if len(names) > 1:
+            return None, (f"commit {sha[:12]} from {remote} names {len(names)} approvers "
+                          f"({one_line(', '.join(names))[:200]}); a signature is one person's approval, so its "
+                          "changes wait for a person here")
+        signer = one_line(signer)
+        if good != "G" or not signer:
+            return None, (f"commit {sha[:12]} from {remote} is signed, but git names no principal of {signers} for "
+                          "its key; its changes wait for a person here")
+        if not bound(names[0], signer) and not any(bound(names[0], p) for p in _principals(memory, sha, signers)):
+            return None, (f"commit {sha[:12]} from {remote}: the approval names {one_line(names[0])[:80]} but "
+                          f"{signer[:80]} signed it; a trusted approval must be signed by the approver's own key "
+                          f"(a principal of it in {signers} equal to the name in Memtui-Approved-By), so its changes "
+                          "wait for a person here")
         people.add(names[0])
+        signed_by.add(signer)
     if len(people) != 1:
         return None, f"the commits from {remote} were approved by {len(people)} people; each is for a person here"
-    return people.pop(), ", ".join(sorted(n for n in signed_by if n))
+    return people.pop(), ", ".join(sorted(signed_by))
+
+
+def relayed(name: str) -> str:
+    """The person a trailer names: an approval memtui took from a remote is recorded as "NAME via REMOTE" (and a
+    merge of it is made in that name), and comes back so on the next clone's sync; NAME is who approved it."""
+    while True:
+        person, via, remote = name.rpartition(" via ")
+        if not (via and person.strip() and _REMOTE_NAME.fullmatch(remote)):
+            return name
+        name = person
+
+
+def bound(approver: str, principal: str) -> bool:
+    """Is `approver` (a trailer's name, as memtui records approvers) the signing key's `principal` (a name from the
+    allowed-signers file)? Equal, as written; an email address (a principal with an @) equal without regard to
+    ASCII case. A pattern (`*`, `?`, a `!` negation) stands for no one person and binds nobody: a key allowed for
+    `*@example.org` may sign, but not in a particular person's name."""
+    principal = principal.strip()
+    if not principal or not approver or any(c in principal for c in "*?!,"):
+        return False
+    if "@" in principal:
+        return approver.encode().lower() == principal.encode().lower()  # ASCII only: no look-alike folds in
+    return approver == principal
+
+
+def _principals(memory: Any, sha: str, signers: str) -> list[str]:
+    """Every principal the allowed-signers file gives the key that signed `sha` for git (git names only the first,
+    `%GS`: a line `alice,alice@example.org ...` lets either name be the approver). Asked of ssh-keygen, as git asks
+    it (`-Y find-principals`, namespace git), over the signature in the commit's `gpgsig` header; [] when there is
+    none or ssh-keygen cannot say. Called only after `git verify-commit` accepted that signature."""
+    import subprocess
+    import tempfile
+
+    raw = _git(memory, "cat-file", "commit", sha).stdout
+    head = raw.split(b"\n\n", 1)[0].split(b"\n")
+    sig: list[bytes] = []
+    for line in head:
+        if line.startswith(b"gpgsig "):
+            sig = [line[len(b"gpgsig "):]]
+        elif sig and line.startswith(b" "):
+            sig.append(line[1:])
+        elif sig:
+            break
+    if not sig or not sig[0].startswith(b"-----BEGIN SSH SIGNATURE-----"):
+        return []
+    with tempfile.NamedTemporaryFile(prefix="memtui-sig-", suffix=".sig") as f:
+        f.write(b"\n".join(sig) + b"\n")
+        f.flush()
+        try:
+            done = subprocess.run(["ssh-keygen", "-Y", "find-principals", "-n", "git", "-f", signers, "-s", f.name],
+                                  capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired):
+            return []
+    if done.returncode != 0:
+        return []
+    return [line.strip() for line in done.stdout.decode(errors="replace").splitlines() if line.strip()][:50]
 
 
 def decide(memory: Any, remote: str = "origin") -> str | None:
@@ -519,8 +591,18 @@ def decide(memory: Any, remote: str = "origin") -> str | None:
                    f"{sum(p.status != 'applied' for p in items)} rejected\n\nMemtui-Actor: {by}\n")
         who = {"GIT_AUTHOR_NAME": by, "GIT_COMMITTER_NAME": by,
                "GIT_AUTHOR_EMAIL": "memtui@localhost", "GIT_COMMITTER_EMAIL": "memtui@localhost"}
-        merge = _git(memory, "commit-tree", f"{head}^{{tree}}", "-p", head, "-p", tip, stdin=message.encode(),
-                     env=who).stdout.decode().strip()
+        from memtui.core.storage.folder_commit import sign_args, signing_wanted
+
+        # Signed as the person's git signs (commit.gpgSign): a clone that trusts this remote checks the merge too.
+        signing = signing_wanted(Path(memory.store.git_dir))
+        done = _git(memory, *(sign_args() if signing else ["commit-tree"]), f"{head}^{{tree}}",
+                    "-p", head, "-p", tip, stdin=message.encode(), env=who, check=False)
+        if done.returncode != 0:
+            why = done.stderr.decode(errors="replace").strip()[-400:]
+            raise SyncRefused(f"could not make the merge commit ({why}). Nothing here was lost" + (
+                "; git is set to sign commits (commit.gpgsign): make `git commit -S` work here, or turn signing off "
+                "(git config commit.gpgsign false), then sync again" if signing else ""))
+        merge = done.stdout.decode().strip()
         _git(memory, "update-ref", "-m", f"memtui sync: merge {remote}", "HEAD", merge, head)
         _git(memory, "update-ref", _SEEN + remote, tip)
         _audit(memory, "applied", remote, None, by=by, commit=merge, fetched=tip, items=[p.id for p in items])
