@@ -119,6 +119,8 @@ def test_the_store_reads_history_past_versions_and_merges_through_the_owner(mem:
         git(root, "commit", "-q", "-a", "-m", f"--output=pwned {n}\n\n\x01body", GIT_AUTHOR_NAME=f"Agent {n}")
     store.forget_git()
     listed = store.history("MEMORY.md")
+    assert store.history() and store.changes_since(1_600_000_000, set()) and store.past_versions("MEMORY.md", 2)
+    assert not store._git.opened  # no GitPython Repo opened (nor its ~50 ms import paid) to read history
     walked = gitpython_walk(root, paths="MEMORY.md")
     assert [(c.sha, c.author, c.time, c.message) for c in listed] == [(s, a, w, m) for s, _, a, w, m in walked]
     assert all(c.files == ("MEMORY.md",) or "MEMORY.md" in c.files for c in listed)

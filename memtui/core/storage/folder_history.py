@@ -44,8 +44,7 @@ class FolderHistory:
 
     def history(self, rel: str | None = None, since: float | None = None) -> list[Commit]:
         commits = self.log(rel, since)
-        with self.store._git.use("reading history") as repo:
-            files = _files_changed(repo, [c.sha for c in commits])
+        files = _files_changed(self.store, [c.sha for c in commits])
         return [Commit(c.sha, c.author, c.when, c.message, files.get(c.sha, ())) for c in commits]
 
     def changes_since(self, since: float, known: set[str]) -> list[Commit]:
@@ -53,14 +52,14 @@ class FolderHistory:
         commits = [c for c in self.log(since=since) if c.sha not in known]
         if not commits:
             return []
-        with self.store._git.use("reading recent commits") as repo:
-            files = _files_changed(repo, [c.sha for c in commits])
+        files = _files_changed(self.store, [c.sha for c in commits])
         return [Commit(c.sha, c.author, c.when, c.message, files.get(c.sha, ())) for c in commits]
 
     def commit_files(self, sha: str) -> tuple[str, ...]:
         """The files one commit changed (plumbing: no diff driver or textconv of the repository's runs)."""
-        with self.store._git.use("reading a commit") as repo:
-            return _files_changed(repo, [sha]).get(sha, ())
+        if not self.store.has_git:
+            return ()
+        return _files_changed(self.store, [sha]).get(sha, ())
 
     # past versions (memtui.core.timeline.history): git itself --------------------------------------------------------
     def _history_repo(self, repo: Any) -> Any:
@@ -236,19 +235,26 @@ def _blob_ids(data: bytes) -> tuple[str, str]:
     return hashlib.sha1(header + data).hexdigest(), hashlib.sha256(header + data).hexdigest()
 
 
-def _files_changed(repo: Any, shas: list[str]) -> dict[str, tuple[str, ...]]:
-    """Each commit's changed files, from one `git diff-tree --stdin` (plumbing: runs no diff driver, textconv or
-    external diff the repository's config might name). Commits that changed nothing are absent."""
+def _files_changed(store: Any, shas: list[str]) -> dict[str, tuple[str, ...]]:
+    """Each commit's changed files, from one `git diff-tree --stdin` run by the git owner (plumbing: runs no diff
+    driver, textconv or external diff the repository's config might name; GitPython is not opened for it). Commits
+    that changed nothing are absent."""
     if not shas:
         return {}
-    with tempfile.TemporaryFile() as feed:
-        feed.write(("\n".join(shas) + "\n").encode())
-        feed.seek(0)
-        raw = repo.git.diff_tree("--stdin", "-r", "--name-only", "--no-renames", "--root", "-z", istream=feed)
+    env = {**os.environ, **plumbing_env(store.git_dir, store.root)}
+    with store._git.serial():
+        done = read_git(["diff-tree", "--stdin", "-r", "--name-only", "--no-renames", "--root", "-z"], env,
+                        ("\n".join(shas) + "\n").encode(), cwd=store.root)
+    if done is None:
+        raise StoreError(f"git diff-tree did not answer within {git_timeout():g}s in {store.root}; check for a "
+                         "stuck git process, then run `memtui doctor`")
+    if done[0] != 0:
+        raise StoreError(f"git could not list the files of {len(shas)} commit(s) in {store.root} "
+                         f"({done[2].decode('utf-8', 'replace').strip()[:300]}); run `memtui doctor`")
     out: dict[str, list[str]] = {}
     wanted = set(shas)
     current: list[str] | None = None
-    for token in raw.split("\0"):
+    for token in done[1].decode("utf-8", "surrogateescape").split("\0"):
         if token in wanted and token not in out:
             current = out[token] = []  # the header of the next commit (one with no changes prints none)
         elif token and current is not None:
