@@ -23,9 +23,10 @@ OWNER = "memtui/core/storage/gitcall.py"
 # Modules that still import GitPython themselves, besides the owner, each to write: GitPython's index commit. Shrink it;
 # never grow it.
 GITPYTHON_DEBT = {
-    "memtui/core/access/redis_transfer.py": "`memtui export --git` commits each recorded change through GitPython",
-    "memtui/core/storage/folder_commit.py": "the commit fallback through GitPython's index, where the in-process "
-                                            "commit path cannot write (a split index, an index git may not read)",
+    "memtui/core/access/redis_transfer.py": "exporting a Redis memory makes a new repository and commits each "
+                                            "recorded change through GitPython's index",
+    "memtui/core/storage/folder_commit.py": "the former commit through GitPython's index, kept as the reference the "
+                                            "in-process commit path is tested against",
 }
 # Modules that still read git by running it themselves, besides the owner. Must shrink to nothing.
 READ_DEBT = {
