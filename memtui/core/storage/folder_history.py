@@ -38,6 +38,7 @@ class FolderHistory:
                 return log_commits(env, paths=[rel] if rel else None, since=since, max_count=max_count,
                                    cwd=store.root)
             except StoreError:
+                store._git.vet()  # a config include git waits on: said, with what to do
                 if head is None and not head_born(store.git_dir, store.root):
                     return []
                 raise
@@ -94,7 +95,11 @@ class FolderHistory:
             self._require_history()
             if not _plain(rel) or "\n" in change or "\r" in change:
                 return None  # no object name holds a line break, no committed path a `..`
-            got = self.store._objects().get(f"{change}:{rel}")
+            try:
+                got = self.store._objects().get(f"{change}:{rel}")
+            except StoreError:
+                self.store._git.vet()
+                raise
         return got.data if got is not None and got.kind == "blob" else None
 
     def blame_chunks(self, rel: str) -> list[tuple[Commit | None, list[str]]] | None:
@@ -215,6 +220,7 @@ class FolderHistory:
             env = {**os.environ, **plumbing_env(store.git_dir, store.root)}
             done = read_git(["merge-file", "-p", "--quiet", *paths], env, cwd=store.root)
         if done is None:
+            store._git.vet()
             raise StoreError(f"git merge-file did not answer within {git_timeout():g}s in {store.root}; nothing "
                              "was changed. Check for a stuck git process, then run `memtui doctor`")
         return done[1] if done[0] == 0 else None
@@ -246,6 +252,7 @@ def _files_changed(store: Any, shas: list[str]) -> dict[str, tuple[str, ...]]:
         done = read_git(["diff-tree", "--stdin", "-r", "--name-only", "--no-renames", "--root", "-z"], env,
                         ("\n".join(shas) + "\n").encode(), cwd=store.root)
     if done is None:
+        store._git.vet()
         raise StoreError(f"git diff-tree did not answer within {git_timeout():g}s in {store.root}; check for a "
                          "stuck git process, then run `memtui doctor`")
     if done[0] != 0:

@@ -252,6 +252,13 @@ class GitOwner:
         self._expired: str | None = None
         self._env_key: Any = None
 
+    def vet(self) -> None:
+        """Raise what is wrong with git's folder that would make git wait for ever (the `vet` given), if anything:
+        for a plumbing read that did not answer, so its error says what to do rather than only that it timed out."""
+        where = self.root / ".git" if self.git_dir is None else self.git_dir
+        if self._vet is not None and os.path.isdir(where):
+            self._vet(Path(where))
+
     @property
     def opened(self) -> bool:
         """Has the Repo (GitPython) been opened yet? One-shot readers use plumbing git until it has."""
