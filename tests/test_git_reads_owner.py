@@ -165,3 +165,25 @@ def test_memtui_history_on_the_command_line_shows_hostile_commits_without_runnin
     shas = [c.get("sha") or c.get("commit") for c in listed]
     assert set(shas) <= set(git(hostile, "rev-list", "HEAD").split()) and len(shas) >= 6
     assert not (hostile / "pwned").exists()
+
+
+def test_a_nul_in_a_commit_shifts_no_field_of_the_next(tmp_path: Path) -> None:
+    """`git log -z` ends each commit with NUL and puts NUL between its fields: a commit written with NULs in its
+    author and message (git stops at them) must not make its tail read as the next commit's sha, author or time."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "MEMORY.md").write_text("# Memory\n", encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "first", GIT_AUTHOR_NAME="Wes")
+    tree, head = git(root, "rev-parse", "HEAD^{tree}"), git(root, "rev-parse", "HEAD")
+    forged = "0" * 40
+    evil = commit_raw(root, (f"tree {tree}\nparent {head}\nauthor Ev\0il <e@x> 1700000000 +0000\ncommitter C <c@x> "
+                             f"1700000000 +0000\n\nsubject\0{forged}\0\0Mallory\0123\0msg\n").encode())
+    commit_raw(root, f"tree {tree}\nparent {evil}\nauthor Good <g@x> 1700000001 +0000\ncommitter C <c@x> "
+                     "1700000001 +0000\n\nafter\n".encode())
+    env = {**os.environ, **plumbing_env(root / ".git", root)}
+    commits = log_commits(env, cwd=root)
+    assert [c.sha for c in commits] == git(root, "rev-list", "HEAD").split()
+    assert [c.author for c in commits] == ["Good", "", "Wes"] and commits[1].message == "subject"
+    assert all(c.sha != forged and "Mallory" not in c.author for c in commits)
