@@ -154,7 +154,7 @@ def _check_person_git(store: FolderStore, report: DoctorReport) -> None:
     git's index, and versions staged and not committed (memtui refuses to commit over them). Two plumbing gits that
     read only the index; nothing is changed."""
     from memtui.core.storage.folder import in_progress
-    from memtui.core.storage.gitcall import plumbing_env, run_plumbing
+    from memtui.core.storage.gitcall import plumbing_env, read_git
 
     doing = in_progress(store.git_dir)
     if doing is not None:
@@ -164,7 +164,7 @@ def _check_person_git(store: FolderStore, report: DoctorReport) -> None:
             f"until it is done; finish it (`{cont}`) or abort it (`{abort}`). Pending proposals wait",
             f".git/{marker}", fixable=False))
     env = {**os.environ, **plumbing_env(store.git_dir, store.root)}
-    listed = run_plumbing(["git", "ls-files", "--unmerged", "-z"], env, cwd=store.root)
+    listed = read_git(["ls-files", "--unmerged", "-z"], env, cwd=store.root)
     unmerged = sorted({rec.partition(b"\t")[2].decode("utf-8", "replace") for rec in listed[1].split(b"\0")
                        if rec} if listed is not None and listed[0] == 0 else set())
     if unmerged:
@@ -172,8 +172,8 @@ def _check_person_git(store: FolderStore, report: DoctorReport) -> None:
             "git-unmerged", f"{len(unmerged)} file(s) are unmerged in git's index ({_names(unmerged)}): memtui "
             "writes none of them; resolve each and `git add` it, then finish the merge (or abort it)",
             unmerged[0], fixable=False))
-    staged = run_plumbing(["git", "diff-index", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--"], env,
-                          cwd=store.root)
+    staged = read_git(["diff-index", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--"], env,
+                      cwd=store.root)
     names = sorted({n.decode("utf-8", "replace") for n in staged[1].split(b"\0") if n} - set(unmerged)
                    if staged is not None and staged[0] == 0 else set())
     if names:
@@ -195,7 +195,7 @@ def _check_loose_objects(store: FolderStore, report: DoctorReport) -> None:
     memtui commits in process and starts no maintenance by itself, so its commits leave every object loose: at
     100,000 files each approve leaves ~0.4 MB, most of it the tree of the folder it changed, which a pack keeps as a
     delta of a few bytes."""
-    from memtui.core.storage.gitcall import run_plumbing
+    from memtui.core.storage.gitcall import read_git
     from memtui.core.storage.gitobjects import common_dir
 
     objects = common_dir(store.git_dir) / "objects"
@@ -206,7 +206,7 @@ def _check_loose_objects(store: FolderStore, report: DoctorReport) -> None:
     # git's config as the person's git reads it (memtui's own git calls set gc.auto=0 above it): reading a value runs
     # no code from the repository
     env = {**os.environ, "GIT_DIR": str(store.git_dir)}
-    done = run_plumbing(["git", "config", "--int", "--get", "gc.auto"], env)
+    done = read_git(["config", "--int", "--get", "gc.auto"], env)
     limit = 6700
     if done is not None and done[0] == 0 and done[1].strip().lstrip(b"-").isdigit():
         limit = int(done[1])
@@ -314,10 +314,10 @@ def _check_commit_cost(store: FolderStore, report: DoctorReport, index: tuple[in
 def _git_reads_index(store: FolderStore) -> tuple[int, bytes, bytes] | None:
     """git reading the index (`git rev-parse --shared-index-path`: its path when the index is split, else nothing),
     as (exit status, out, err); None when git did not answer. memtui's own git settings: no fsmonitor hook runs."""
-    from memtui.core.storage.gitcall import plumbing_env, run_plumbing
+    from memtui.core.storage.gitcall import plumbing_env, read_git
 
     env = {**os.environ, **plumbing_env(store.git_dir, store.root)}
-    return run_plumbing(["git", "rev-parse", "--shared-index-path"], env, cwd=store.root)
+    return read_git(["rev-parse", "--shared-index-path"], env, cwd=store.root)
 
 
 def _check_watch(report: DoctorReport) -> None:
@@ -750,10 +750,7 @@ def _check_unaudited_commits(memory: Memory, report: DoctorReport, fix: bool, re
     from memtui.core.writing.sync import arrived  # another machine's commits, merged by `memtui sync`: not this one's
 
     audited = {r.get("commit") for r in records if r.get("commit")} | arrived(memory)
-    with store.git("reading history") as repo:
-        if not repo.head.is_valid():
-            return
-        unaudited = [(c.hexsha, c.message) for c in repo.iter_commits() if c.hexsha not in audited]
+    unaudited = [(c.sha, c.message) for c in store.past.log() if c.sha not in audited]
     for sha, message in unaudited:
         tr = _trailers(message)
         if "Memtui-Actor" not in tr:

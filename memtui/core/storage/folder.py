@@ -298,7 +298,7 @@ class FolderStore(Store):
         so a reject restores what was on disk. With `look` (a large folder's first look,
         memtui/core/storage/baseline.py), a file made or changed since, by its stat before or after the read, is left
         out: it comes up for review."""
-        from memtui.core.storage.gitcall import config_env, run_plumbing
+        from memtui.core.storage.gitcall import config_env, read_git, run_plumbing
 
         stream = _first_commit_stream(self.root, files, author, look)
         env = {**os.environ, **config_env(self.git_dir, self.root), "GIT_DIR": str(self.git_dir),
@@ -308,9 +308,11 @@ class FolderStore(Store):
             for args, stdin in ((["git", "-c", "pack.compression=1", "fast-import", "--quiet", "--done"], stream),
                                 (["git", "read-tree", "HEAD"], None),
                                 (["git", "update-index", "-q", "--refresh"], None),
-                                (["git", "rev-parse", "HEAD"], None)):
-                done = run_plumbing(args, env, stdin, cwd=self.root)
-                step = next(a for a in args[1:] if not a.startswith(("-", "pack.")))
+                                (["rev-parse", "HEAD"], None)):
+                step = next(a for a in args[1:] if not a.startswith(("-", "pack."))) if args[0] == "git" else args[0]
+                # the last step reads the commit just written, through the owner of git reads
+                done = run_plumbing(args, env, stdin, cwd=self.root) if args[0] == "git" else read_git(args, env,
+                                                                                                       cwd=self.root)
                 if done is None or (done[0] != 0 and step != "update-index"):  # refresh: 1 when a file changed
                     said = (done[2] if done else b"no answer").decode(errors="replace")[:300]
                     raise StoreError(f"could not start history beside {self.root} ({step}: {said}); nothing "
@@ -380,11 +382,11 @@ class FolderStore(Store):
         except Exception:  # noqa: BLE001 - unreadable: git says, below
             sha = None
         if sha is None:
-            from memtui.core.storage.gitcall import config_env, run_plumbing
+            from memtui.core.storage.gitcall import config_env, read_git
 
             env = {**os.environ, **config_env(self.git_dir, self.root), "GIT_DIR": str(self.git_dir),
                    "GIT_WORK_TREE": str(self.root)}
-            done = run_plumbing(["git", "rev-parse", "-q", "--verify", "HEAD^{commit}"], env, None, cwd=self.root)
+            done = read_git(["rev-parse", "-q", "--verify", "HEAD^{commit}"], env, None, cwd=self.root)
             sha = done[1].strip().decode("ascii", "replace") if done and done[0] == 0 else None
         return sha or None
 
@@ -580,12 +582,11 @@ class FolderStore(Store):
 
     def _status_rels(self, spec: tuple[str, ...]) -> list[str] | None:
         """The paths git's status names that could be memory (`_status_paths`), or None when git cannot say."""
-        from memtui.core.storage.gitcall import config_env, run_plumbing
+        from memtui.core.storage.gitcall import config_env, status_porcelain
 
         env = {**os.environ, **config_env(self.git_dir, self.root), "GIT_DIR": str(self.git_dir)}
         with self._git.serial():
-            done = run_plumbing(["git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
-                                 "--ignore-submodules=all", "--ignored=traditional", *spec], env, cwd=self.root)
+            done = status_porcelain(env, self.root, spec)
         if done is None or done[0] != 0:
             return None
         return _status_paths(done[1].decode("utf-8", "surrogateescape"))

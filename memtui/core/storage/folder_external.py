@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Collection
 
 from memtui.core.storage.folder_state import _regular_bytes
-from memtui.core.storage.gitcall import errors, timed_out
+from memtui.core.storage.gitcall import STATUS_ARGS, errors, timed_out
 from memtui.core.storage.places import AUDIT_FILE, STATE_DIR
 from memtui.core.storage.store import ExternalChange, StoreError, StorePart
 
@@ -60,8 +60,7 @@ class ExternalReview(StorePart):
             try:
                 # Ignored files too: a .gitignore (even one that ignores itself) must not hide from review a
                 # file that memtui reads as memory.
-                raw = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
-                                      "--ignore-submodules=all", "--ignored=traditional", *spec)
+                raw = repo.git.status(*STATUS_ARGS, *spec)
             except errors().any as exc:
                 if timed_out(exc):
                     raise
@@ -79,13 +78,12 @@ class ExternalReview(StorePart):
         """`external_changes` through the git CLI (the same status, memtui's overrides and the repository's filter
         drivers switched off) and one `cat-file --batch` for the committed versions, before GitPython is opened:
         the app's first sync then imports no git library. None when git cannot say (GitPython then tells)."""
-        from memtui.core.storage.gitcall import config_env, run_plumbing
+        from memtui.core.storage.gitcall import config_env, status_porcelain
 
         git_dir = self.store.git_dir
         env = {**os.environ, **config_env(git_dir, self.root), "GIT_DIR": str(git_dir)}
         with self.store._git.serial():
-            done = run_plumbing(["git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
-                                 "--ignore-submodules=all", "--ignored=traditional", *spec], env, cwd=self.root)
+            done = status_porcelain(env, self.root, spec)
         if done is None or done[0] != 0:
             return None
         rels = _status_paths(done[1].decode("utf-8", "surrogateescape"))

@@ -10,9 +10,10 @@ import os
 import tempfile
 from typing import Any, Callable, Iterator
 
-from memtui.core.storage.gitcall import errors, timed_out
-from memtui.core.storage.gitobjects import GitUnreadable
-from memtui.core.storage.store import Commit, NoHistory
+from memtui.core.storage.gitcall import (LogCommit, errors, git_timeout, log_commits, plumbing_env, read_git,
+                                        timed_out)
+from memtui.core.storage.gitobjects import GitUnreadable, head_born
+from memtui.core.storage.store import Commit, NoHistory, StoreError
 
 
 class FolderHistory:
@@ -21,32 +22,45 @@ class FolderHistory:
     def __init__(self, store: Any) -> None:  # memtui.core.storage.folder.FolderStore (not imported: it imports this)
         self.store = store
 
-    def history(self, rel: str | None = None, since: float | None = None) -> list[Commit]:
-        with self.store._git.use("reading history") as repo:
-            if repo is None or not repo.head.is_valid():
+    def log(self, rel: str | None = None, since: float | None = None, max_count: int | None = None,
+             ) -> list[LogCommit]:
+        """The current branch's commits newest first (those that touched `rel`, or since `since`), through the git
+        owner's one `git log` (memtui.core.storage.gitcall.log_commits); none before the first commit."""
+        if not self.store.has_git:
+            return []
+        store = self.store
+        with store._git.serial():
+            head = store._objects()._head()  # "": the branch is not born yet; None: only git can say
+            if head == "":
                 return []
-            kwargs: dict[str, Any] = {}
-            if since is not None:
-                kwargs["since"] = f"@{int(since)}"
-            commits = list(repo.iter_commits(paths=rel, **kwargs) if rel else repo.iter_commits(**kwargs))
-            files = _files_changed(repo, [c.hexsha for c in commits])
-            return [Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, files.get(c.hexsha, ()))
-                    for c in commits]
+            env = {**os.environ, **plumbing_env(store.git_dir, store.root)}
+            try:
+                return log_commits(env, paths=[rel] if rel else None, since=since, max_count=max_count,
+                                   cwd=store.root)
+            except StoreError:
+                store._git.vet()  # a config include git waits on: said, with what to do
+                if head is None and not head_born(store.git_dir, store.root):
+                    return []
+                raise
+
+    def history(self, rel: str | None = None, since: float | None = None) -> list[Commit]:
+        commits = self.log(rel, since)
+        files = _files_changed(self.store, [c.sha for c in commits])
+        return [Commit(c.sha, c.author, c.when, c.message, files.get(c.sha, ())) for c in commits]
 
     def changes_since(self, since: float, known: set[str]) -> list[Commit]:
         """Listing a commit's files costs git work: only for the commits not in `known` (usually none)."""
-        with self.store._git.use("reading recent commits") as repo:
-            if repo is None or not repo.head.is_valid():
-                return []
-            commits = [c for c in repo.iter_commits(since=f"@{int(since)}") if c.hexsha not in known]
-            files = _files_changed(repo, [c.hexsha for c in commits])
-            return [Commit(c.hexsha, c.author.name, float(c.authored_date), c.message, files.get(c.hexsha, ()))
-                    for c in commits]
+        commits = [c for c in self.log(since=since) if c.sha not in known]
+        if not commits:
+            return []
+        files = _files_changed(self.store, [c.sha for c in commits])
+        return [Commit(c.sha, c.author, c.when, c.message, files.get(c.sha, ())) for c in commits]
 
     def commit_files(self, sha: str) -> tuple[str, ...]:
         """The files one commit changed (plumbing: no diff driver or textconv of the repository's runs)."""
-        with self.store._git.use("reading a commit") as repo:
-            return _files_changed(repo, [sha]).get(sha, ())
+        if not self.store.has_git:
+            return ()
+        return _files_changed(self.store, [sha]).get(sha, ())
 
     # past versions (memtui.core.timeline.history): git itself --------------------------------------------------------
     def _history_repo(self, repo: Any) -> Any:
@@ -69,12 +83,24 @@ class FolderHistory:
             return Commit(c.hexsha, c.author.name, float(c.authored_date), c.message,
                           tuple(filter(None, changed.split("\0"))), tuple(p.hexsha for p in c.parents))
 
+    def _require_history(self) -> None:
+        """NoHistory when there is no repository or no commit yet (the object reader's HEAD says, in process)."""
+        if not self.store.has_git or self.store._objects()._head() == "":
+            self._history_repo(None)
+
     def file_at(self, rel: str, change: str) -> bytes | None:
-        with self.store._git.use("reading a past version") as repo:
+        """`rel` as commit `change` holds it (None: not there), read by the owner's object reader
+        (memtui.core.storage.gitobjects.Batch: in process, git's `cat-file --batch` for names only git resolves)."""
+        with self.store._git.serial():
+            self._require_history()
+            if not _plain(rel) or "\n" in change or "\r" in change:
+                return None  # no object name holds a line break, no committed path a `..`
             try:
-                return (self._history_repo(repo).commit(change).tree / rel).data_stream.read()
-            except KeyError:
-                return None
+                got = self.store._objects().get(f"{change}:{rel}")
+            except StoreError:
+                self.store._git.vet()
+                raise
+        return got.data if got is not None and got.kind == "blob" else None
 
     def blame_chunks(self, rel: str) -> list[tuple[Commit | None, list[str]]] | None:
         with self.store._git.use("git blame") as repo:
@@ -113,20 +139,20 @@ class FolderHistory:
                 return ""  # a commit that is gone (another branch checked out) has no diff to show
 
     def past_versions(self, rel: str, limit: int) -> list[tuple[str, bytes]]:
-        """git's own walk of the file's commits, each distinct blob read once."""
+        """git's own walk of the file's commits (one `git log`), each distinct blob read once by the object reader."""
         out: list[tuple[str, bytes]] = []
-        with self.store._git.use("reading past versions") as repo:
-            if repo is None or not repo.head.is_valid():
-                return []
-            blobs: set[str] = set()
-            for c in repo.iter_commits(paths=rel, max_count=limit):
-                try:
-                    blob = c.tree / rel
-                except KeyError:
+        if not _plain(rel):
+            return out  # no object name holds a line break, no committed path a `..` (nor does a memory file)
+        blobs: set[str] = set()
+        commits = self.log(rel, max_count=limit)
+        with self.store._git.serial():
+            batch = self.store._objects()
+            for c in commits:
+                blob = batch.get(f"{c.sha}:{rel}")
+                if blob is None or blob.kind != "blob" or blob.sha in blobs:
                     continue
-                if blob.hexsha not in blobs:
-                    blobs.add(blob.hexsha)
-                    out.append((c.hexsha, blob.data_stream.read()))
+                blobs.add(blob.sha)
+                out.append((c.sha, blob.data))
         return out
 
     def past_versions_many(self, rels: list[str], limit: int, current: Callable[[str], bytes | None] | None = None,
@@ -182,20 +208,29 @@ class FolderHistory:
 
     def merge3(self, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
         """`git merge-file`: git's own merge, as `git revert` would do it."""
-        with self.store._git.use("git merge-file") as repo, \
-                tempfile.TemporaryDirectory(prefix="memtui-revert-") as tmp:
-            repo = self._history_repo(repo)
+        store = self.store
+        with store._git.serial(), tempfile.TemporaryDirectory(prefix="memtui-revert-") as tmp:
+            self._require_history()
             paths = []
             for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
                 path = os.path.join(tmp, name)
                 with open(path, "wb") as f:
                     f.write(data)
                 paths.append(path)
-            status, out, _ = repo.git.execute(
-                ["git", "merge-file", "-p", "--quiet", *paths], with_extended_output=True, with_exceptions=False,
-                stdout_as_string=False, strip_newline_in_stdout=False,
-            )
-        return out if status == 0 else None
+            env = {**os.environ, **plumbing_env(store.git_dir, store.root)}
+            done = read_git(["merge-file", "-p", "--quiet", *paths], env, cwd=store.root)
+        if done is None:
+            store._git.vet()
+            raise StoreError(f"git merge-file did not answer within {git_timeout():g}s in {store.root}; nothing "
+                             "was changed. Check for a stuck git process, then run `memtui doctor`")
+        return done[1] if done[0] == 0 else None
+
+
+def _plain(rel: str) -> bool:
+    """A path as a tree holds it: no empty, `.` or `..` part and no line break. git's `cat-file --batch` reads
+    `<commit>:../x` against the working folder and ends on a path outside the repository; GitPython's tree walk
+    found no such entry. Such a name is "not there", for both."""
+    return bool(rel) and "\n" not in rel and "\r" not in rel and all(p not in ("", ".", "..") for p in rel.split("/"))
 
 
 def _blob_ids(data: bytes) -> tuple[str, str]:
@@ -206,19 +241,27 @@ def _blob_ids(data: bytes) -> tuple[str, str]:
     return hashlib.sha1(header + data).hexdigest(), hashlib.sha256(header + data).hexdigest()
 
 
-def _files_changed(repo: Any, shas: list[str]) -> dict[str, tuple[str, ...]]:
-    """Each commit's changed files, from one `git diff-tree --stdin` (plumbing: runs no diff driver, textconv or
-    external diff the repository's config might name). Commits that changed nothing are absent."""
+def _files_changed(store: Any, shas: list[str]) -> dict[str, tuple[str, ...]]:
+    """Each commit's changed files, from one `git diff-tree --stdin` run by the git owner (plumbing: runs no diff
+    driver, textconv or external diff the repository's config might name; GitPython is not opened for it). Commits
+    that changed nothing are absent."""
     if not shas:
         return {}
-    with tempfile.TemporaryFile() as feed:
-        feed.write(("\n".join(shas) + "\n").encode())
-        feed.seek(0)
-        raw = repo.git.diff_tree("--stdin", "-r", "--name-only", "--no-renames", "--root", "-z", istream=feed)
+    env = {**os.environ, **plumbing_env(store.git_dir, store.root)}
+    with store._git.serial():
+        done = read_git(["diff-tree", "--stdin", "-r", "--name-only", "--no-renames", "--root", "-z"], env,
+                        ("\n".join(shas) + "\n").encode(), cwd=store.root)
+    if done is None:
+        store._git.vet()
+        raise StoreError(f"git diff-tree did not answer within {git_timeout():g}s in {store.root}; check for a "
+                         "stuck git process, then run `memtui doctor`")
+    if done[0] != 0:
+        raise StoreError(f"git could not list the files of {len(shas)} commit(s) in {store.root} "
+                         f"({done[2].decode('utf-8', 'replace').strip()[:300]}); run `memtui doctor`")
     out: dict[str, list[str]] = {}
     wanted = set(shas)
     current: list[str] | None = None
-    for token in raw.split("\0"):
+    for token in done[1].decode("utf-8", "surrogateescape").split("\0"):
         if token in wanted and token not in out:
             current = out[token] = []  # the header of the next commit (one with no changes prints none)
         elif token and current is not None:

@@ -171,10 +171,10 @@ class GitIndexFile(StorePart):
     def _index_entries_by_git(self, rels: list[str]) -> dict[str, Any]:
         """`entries` as `git ls-files --stage` lists them (an intent-to-add entry shows as a staged empty
         file: refused rather than guessed)."""
-        from memtui.core.storage.gitcall import plumbing_env, run_plumbing
+        from memtui.core.storage.gitcall import plumbing_env, read_git
 
         env = {**os.environ, **plumbing_env(self.git_dir, self.root), "GIT_LITERAL_PATHSPECS": "1"}
-        done = run_plumbing(["git", "ls-files", "--stage", "-z", "--", *rels], env, cwd=self.root)
+        done = read_git(["ls-files", "--stage", "-z", "--", *rels], env, cwd=self.root)
         if done is None or done[0] != 0:
             said = "it did not answer in time" if done is None else done[2].decode("utf-8", "replace").strip()[:300]
             raise StoreError(f"git could not list its index entries in {self.root} ({said}); nothing was written. "

@@ -254,6 +254,13 @@ class GitOwner:
         self._expired: str | None = None
         self._env_key: Any = None
 
+    def vet(self) -> None:
+        """Raise what is wrong with git's folder that would make git wait for ever (the `vet` given), if anything:
+        for a plumbing read that did not answer, so its error says what to do rather than only that it timed out."""
+        where = self.root / ".git" if self.git_dir is None else self.git_dir
+        if self._vet is not None and os.path.isdir(where):
+            self._vet(Path(where))
+
     @property
     def opened(self) -> bool:
         """Has the Repo (GitPython) been opened yet? One-shot readers use plumbing git until it has."""
@@ -419,3 +426,83 @@ def repo_class() -> Any:
         _REPO_CLASS = BoundedRepo
     return _REPO_CLASS
 
+
+
+# Reads: every git program memtui runs to read a repository is spelled here (issue #44: one owner of git reads). The
+# object reader itself (refs, loose objects, packs, and its `cat-file --batch` for the rest) is the sibling
+# memtui/core/storage/gitobjects.py (`Batch`), measured fastest for object reads (benches/bench_git_reads.py).
+
+
+def read_git(args: list[str], env: dict[str, str], stdin: bytes | None = None,
+             cwd: Path | None = None) -> tuple[int, bytes, bytes] | None:
+    """`git <args>` for a read (status, ls-files, diff-index, rev-parse, config, log): `run_plumbing`'s answer. The
+    caller's `env` carries memtui's overrides (`plumbing_env` or `config_env`)."""
+    return run_plumbing(["git", *args], env, stdin, cwd)
+
+
+def status_porcelain(env: dict[str, str], cwd: Path, spec: tuple[str, ...] = ()) -> tuple[int, bytes, bytes] | None:
+    """`git status` as memtui reads it for external changes: porcelain v1, NUL-separated, every untracked file and
+    every ignored one (a .gitignore, even one that ignores itself, must not hide a memory file from review), no
+    renames, no submodules; `spec` the paths to look at (all when empty)."""
+    return read_git(["status", *STATUS_ARGS, *spec], env, cwd=cwd)
+
+
+# The flags of that status, for the one reader that still asks it through GitPython's Repo (folder_external).
+STATUS_ARGS = ("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all",
+               "--ignored=traditional")
+
+
+def cat_file_batch(env: dict[str, str]) -> Any:
+    """One persistent `git cat-file --batch` (a `subprocess.Popen` with pipes), for `gitobjects.Batch`'s names that
+    only git can resolve."""
+    import subprocess
+
+    return subprocess.Popen(["git", "cat-file", "--batch"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+
+
+class LogCommit(NamedTuple):
+    sha: str
+    parents: tuple[str, ...]
+    author: str
+    when: float
+    message: str
+
+
+# sha, parents, author name (as written: no .mailmap an agent might plant), author time, raw message; `-z` ends
+# each commit with NUL and a message cannot hold one (git stops at it), so the fields come in fives.
+_LOG_FORMAT = "--format=%H%x00%P%x00%an%x00%at%x00%B"
+
+
+def log_commits(env: dict[str, str], rev: str = "HEAD", paths: list[str] | None = None, since: float | None = None,
+                max_count: int | None = None, cwd: Path | None = None) -> list[LogCommit]:
+    """History newest first, as GitPython's `iter_commits` walks it (`git rev-list` order, the same path
+    simplification) in one `git log`: 2-7x faster than GitPython's walk, which reads each commit back through
+    `cat-file` and parses it in Python (benches/bench_git_reads.py). `rev` that reads as an option is no commit:
+    StoreError; git failing (no such rev, no repository) too, with git's words."""
+    if rev.startswith("-"):
+        raise StoreError(f"{rev[:80]!r} is not a commit name; name a commit by its id")
+    # log.follow (a repository's config may set it) would follow one path's renames, which rev-list does not
+    args = ["-c", "log.follow=false", "log", "-z", _LOG_FORMAT, "--encoding=UTF-8", "--no-color",
+            "--no-show-signature", "--no-mailmap"]
+    if since is not None:
+        args.append(f"--since=@{int(since)}")
+    if max_count is not None:
+        args.append(f"--max-count={int(max_count)}")
+    args += [rev, "--", *(paths or [])]
+    done = read_git(args, env, cwd=cwd)
+    if done is None:
+        raise StoreError(f"git log did not answer within {git_timeout():g}s; check for a stuck git process, then "
+                         "run `memtui doctor`")
+    code, out, err = done
+    if code != 0:
+        raise StoreError(f"git log failed: {err.decode('utf-8', 'replace').strip()[:400]}")
+    fields = out.split(b"\0")
+    commits = []
+    for i in range(0, len(fields) - 4, 5):
+        sha, parents, author, when, message = fields[i:i + 5]
+        commits.append(LogCommit(sha.lstrip(b"\n").decode("ascii", "replace"),
+                                 tuple(parents.decode("ascii", "replace").split()),
+                                 author.decode("utf-8", "replace"), float(when or 0),
+                                 message.decode("utf-8", "replace")))
+    return commits

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple
 
-from memtui.core.storage.gitcall import git_timeout, kill_tree, plumbing_env, run_plumbing
+from memtui.core.storage.gitcall import cat_file_batch, git_timeout, kill_tree, plumbing_env, read_git, run_plumbing
 from memtui.core.storage.store import StoreError
 
 if TYPE_CHECKING:
@@ -259,13 +259,10 @@ class Batch:
         return Obj(sha, kind.decode(), body)
 
     def _start(self) -> subprocess.Popen[bytes]:
-        import subprocess
-
         if self._proc is None or self._proc.poll() is not None:
             env = {**os.environ, **plumbing_env(self.git_dir, self.work_tree)}
             try:
-                self._proc = subprocess.Popen(["git", "cat-file", "--batch"], env=env, stdin=subprocess.PIPE,
-                                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                self._proc = cat_file_batch(env)
             except OSError as exc:
                 raise StoreError(f"could not run git ({exc.strerror or exc}); is git installed?") from None
             self._buf = bytearray()
@@ -708,7 +705,7 @@ def _update_ref(git_dir: Path, work_tree: Path, new: str, old: str | None, reflo
     code, _, err = done
     if code == 0:
         return True
-    now = run_plumbing(["git", "rev-parse", "-q", "--verify", "HEAD"], env)
+    now = read_git(["rev-parse", "-q", "--verify", "HEAD"], env)
     current = now[1].strip().decode() if now is not None and now[0] == 0 else None
     if current != old:
         return False
@@ -726,14 +723,14 @@ def object_format(git_dir: Path, work_tree: Path) -> str:
     if b"objectformat" not in text:
         return "sha1"
     env = {**os.environ, **plumbing_env(git_dir, work_tree)}
-    done = run_plumbing(["git", "rev-parse", "--show-object-format"], env)
+    done = read_git(["rev-parse", "--show-object-format"], env)
     return done[1].strip().decode("ascii", "replace") if done is not None and done[0] == 0 else "unknown"
 
 
 def head_born(git_dir: Path, work_tree: Path) -> bool:
     """Does HEAD name a commit at all (True also when it names one git cannot read)?"""
     env = {**os.environ, **plumbing_env(git_dir, work_tree)}
-    done = run_plumbing(["git", "rev-parse", "-q", "--verify", "HEAD"], env)
+    done = read_git(["rev-parse", "-q", "--verify", "HEAD"], env)
     return done is not None and done[0] == 0
 
 
@@ -745,7 +742,7 @@ def core_settings(git_dir: Path, work_tree: Path) -> dict[str, str]:
 
     env = {**_config_env(list(SAFE_CONFIG)), "GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(work_tree)}
     names = "hookspath|filemode|logallrefupdates|autocrlf|attributesfile|sharedrepository|compression|loosecompression"
-    done = run_plumbing(["git", "config", "-z", "--get-regexp", rf"^core\.({names})$"], env)
+    done = read_git(["config", "-z", "--get-regexp", rf"^core\.({names})$"], env)
     if done is None or done[0] not in (0, 1):
         return {}
     out = {}
