@@ -38,7 +38,8 @@ READ_DEBT = {
 WRITERS = {
     "memtui/core/storage/folder.py": "history beside a folder starts by fast-import, read-tree, update-index; "
                                      "moving it in unsets core.worktree",
-    "memtui/core/storage/folder_commit.py": "hash-object -w for files whose filters only git applies",
+    "memtui/core/storage/folder_commit.py": "hash-object -w for files whose filters only git applies; commit-tree -S "
+                                            "where the person's git signs its commits",
     "memtui/core/storage/folder_index.py": "update-index where the index is not one the in-process writer writes",
     "memtui/core/storage/git_hooks.py": "a temporary index (read-tree, write-tree) for the person's hooks to run on",
     "memtui/core/storage/gitobjects.py": "update-ref where refs are not plain files (a reftable)",

@@ -579,13 +579,13 @@ def signing_wanted(git_dir: Path) -> bool:
     at the same trust as the repository's hooks, which memtui's commits run too (core/storage/git_hooks.py). A team
     that trusts its remote's signed approvals (`[sync] trust`, memtui/core/writing/sync.py) so gets commits that
     `git verify-commit` accepts on every clone without signing by hand."""
-    from memtui.core.storage.gitcall import SAFE_CONFIG, _config_env, run_plumbing
+    from memtui.core.storage.gitcall import SAFE_CONFIG, _config_env, read_git
     from memtui.core.storage.gitobjects import may_be_set
 
     if not may_be_set(git_dir, b"gpgsign"):
         return False
     env = {**_config_env(list(SAFE_CONFIG)), "GIT_DIR": str(git_dir)}
-    done = run_plumbing(["git", "config", "--type=bool", "--get", "commit.gpgsign"], env)
+    done = read_git(["config", "--type=bool", "--get", "commit.gpgsign"], env)
     return done is not None and done[0] == 0 and done[1].strip() == b"true"
 
 
