@@ -17,14 +17,9 @@ import pytest
 
 from memtui.core.writing import sync
 from memtui.core.writing.memory import Memory
-from support.git_remote import GitDaemon, bare, clone, first_machine, git, push_files
+from support.git_remote import GitDaemon, bare, clone, first_machine, git, push_files, run_cli
 
 FACT = "[stated] The build uses uv (2026-12-06, laptop)"
-
-
-def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memtui", *args, "--root", str(root)], capture_output=True,
-                          text=True, timeout=120)
 
 
 def add(root: Path, entry: str, by: str, section: str = "Facts") -> None:

@@ -6,8 +6,6 @@ is drawn with its control and invisible characters named, never sent to the term
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,18 +14,13 @@ from memtui.core.writing import sync
 from memtui.core.writing.memory import Memory
 from memtui.core.writing.proposals import Proposal
 from memtui.core.writing.sync_lines import describe, line_origins
-from support.git_remote import bare, clone, first_machine, git
+from support.git_remote import bare, clone, first_machine, git, run_cli
 
 ANA = "- [stated] The build uses uv (2026-12-06, laptop)\n"
 BOB = "- [observed] CI runs on Tuesdays (2026-12-06, ci log)\n"
 # An author name that clears the screen, sets the clipboard by OSC 52, reverses the text after it and carries an
 # instruction in Unicode tag characters (drawing nothing).
 HOSTILE = "mallory\x1b[2J\x1b]52;c;cm0gLXJmIH4=\x07\u202eoll\U000E0041\U000E0042"
-
-
-def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memtui", *args, "--root", str(root)], capture_output=True,
-                          text=True, timeout=120)
 
 
 def add_line(clone_dir: Path, line: str, message: str, author: str) -> str:

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,15 +15,10 @@ import pytest
 from memtui.core.hygiene.doctor import diagnose
 from memtui.core.writing import sync
 from memtui.core.writing.memory import Memory
-from support.git_remote import bare, clone, first_machine, git, push_files
+from support.git_remote import bare, clone, first_machine, git, push_files, run_cli
 
 FACT = "[stated] The build uses uv (2026-12-06, laptop)"
 DEPLOY = "# Deploy\n\n- [stated] Tag before release (2026-12-06, wes)\n"
-
-
-def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memtui", *args, "--root", str(root)], capture_output=True,
-                          text=True, timeout=120)
 
 
 def machines(tmp_path: Path) -> tuple[Path, Path, Path]:

@@ -18,22 +18,11 @@ from pathlib import Path
 import pytest
 
 from memtui.core.writing.memory import Memory
-from support.git_remote import bare, clone, first_machine, git
+from support.git_remote import bare, clone, first_machine, git, run_cli, ssh_key as key
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen makes and checks the keys")
 
 ENTRY = "[observed] The staging database moved to eu-west-2 (2026-12-06, agent-x)"
-
-
-def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memtui", *args, "--root", str(root)], capture_output=True,
-                          text=True, timeout=120)
-
-
-def key(where: Path, name: str) -> Path:
-    path = where / name
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(path)], check=True)
-    return path
 
 
 def signs(root: Path, private: Path) -> None:

@@ -5,21 +5,15 @@ fast-forwards to the remote's commit), then synced by the key again; at 120x35 a
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from memtui.core.writing.memory import Memory
-from support.git_remote import bare, clone, first_machine
+from support.git_remote import bare, clone, first_machine, run_cli
 from support.tmux import capture, start_app, wait_screen
 
 FACT = "[stated] Backups run nightly at 02:00 (2026-12-06, laptop)"
-
-
-def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memtui", *args, "--root", str(root)], capture_output=True,
-                          text=True, timeout=120)
 
 
 @pytest.mark.parametrize("size", [(120, 35), (80, 24)])

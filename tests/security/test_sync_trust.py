@@ -8,30 +8,17 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from memtui.core.writing.memory import Memory
-from support.git_remote import bare, clone, first_machine, git
+from support.git_remote import bare, clone, first_machine, git, run_cli, ssh_key as key
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is needed to make and check "
                                 "the ssh signatures this trust is built on")
 
 FACT = "- [stated] The office moved to Lyon (2026-12-06, wes)\n"
-
-
-def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memtui", *args, "--root", str(root)], capture_output=True,
-                          text=True, timeout=120)
-
-
-def key(where: Path, name: str) -> Path:
-    path = where / name
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(path)], check=True)
-    return path
 
 
 class Setup:

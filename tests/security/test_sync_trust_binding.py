@@ -8,24 +8,18 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from memtui.core.writing.memory import Memory
 from memtui.core.writing.sync import bound, relayed
-from support.git_remote import bare, clone, first_machine, git
+from support.git_remote import bare, clone, first_machine, git, run_cli
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is needed to make and check "
                                 "the ssh signatures this trust is built on")
 
 FACT = "- [stated] The office moved to Lyon (2026-12-06, alice)\n"
-
-
-def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memtui", *args, "--root", str(root)], capture_output=True,
-                          text=True, timeout=120)
 
 
 class Team:

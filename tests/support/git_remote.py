@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -18,6 +19,19 @@ def git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = 
     if check and done.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed: {done.stderr}")
     return done.stdout.strip()
+
+
+def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`memtui ARGS --root ROOT` in a process of its own, as a person at a terminal (or a cron job) runs it."""
+    return subprocess.run([sys.executable, "-m", "memtui", *args, "--root", str(root)], capture_output=True,
+                          text=True, timeout=120)
+
+
+def ssh_key(where: Path, name: str) -> Path:
+    """A fresh ed25519 key pair without a passphrase, `where/name` and `where/name.pub`, made by ssh-keygen."""
+    path = where / name
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(path)], check=True)
+    return path
 
 
 def bare(where: Path) -> Path:
