@@ -616,9 +616,13 @@ class FolderStore(Store):
     def past_versions(self, rel: str, limit: int) -> list[tuple[str, bytes]]:
         return self.past.past_versions(rel, limit)
 
+    def past_version_ids_many(self, rels: list[str], limit: int) -> dict[str, list[tuple[str, str]]] | None:
+        return self.past.past_version_ids_many(rels, limit)
+
     def past_versions_many(self, rels: list[str], limit: int, current: Callable[[str], bytes | None] | None = None,
+                           found: dict[str, list[tuple[str, str]]] | None = None,
                            ) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
-        return self.past.past_versions_many(rels, limit, current)
+        return self.past.past_versions_many(rels, limit, current, found)
 
     def merge3(self, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
         return self.past.merge3(ours, base, theirs)

@@ -380,13 +380,21 @@ class Store(ABC):
         return out
 
 
+    def past_version_ids_many(self, rels: list[str], limit: int) -> dict[str, list[tuple[str, str]]] | None:
+        """{rel: [(change id, version id), ...]}, newest first, the versions `past_versions_many` would give, named
+        without reading them; None for a store that cannot name a version by its content (then a reader keeps
+        nothing by version: lint's cache is not used)."""
+        return None
+
     def past_versions_many(self, rels: list[str], limit: int, current: Callable[[str], bytes | None] | None = None,
+                           found: dict[str, list[tuple[str, str]]] | None = None,
                            ) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
         """`past_versions` of each of `rels`, in that order, one file at a time (a reader of every file's history
         holds one file's). A store that can read many histories in one walk overrides it: asked file by file, a
         folder's git parsed its whole tree again for each (lint of 8,000 files: 221 s). `current(rel)`, asked once
         a file's turn comes, is the bytes the reader holds of it: a store that can tell a version is those bytes
-        by its id alone gives them back instead of reading them again (the same bytes either way)."""
+        by its id alone gives them back instead of reading them again (the same bytes either way). `found`, the
+        answer of `past_version_ids_many` where it has one, spares that store a second walk."""
         for rel in rels:
             yield rel, self.past_versions(rel, limit)
 
