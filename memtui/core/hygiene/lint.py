@@ -7,8 +7,13 @@ linted for tags or duplicates: logs are append-only notes and the archive is his
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
+import stat
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from memtui.core.grammar.dedupe import Words, tokens
@@ -25,6 +30,9 @@ if TYPE_CHECKING:
 ERROR, WARNING = "error", "warning"
 HISTORY_DEPTH = 200  # commits of each file read for deleted history
 FEW_PAIRS = 6  # entries of a section up to which every pair is compared, not only `_candidates`' (15 pairs)
+CACHE_FILE = "lint-cache"  # in the store's state folder: a topic file's findings, kept by what they were made of
+CACHE_VERSION = 1  # a cache of another shape (an older memtui, a torn write) is read as empty, never trusted
+_CACHE_DOMAIN = b"memtui lint cache\0"  # the cache's seal vouches for nothing else (a queue file, the pending cache)
 _LINK = re.compile(r"(?<!!)\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _POINTER = re.compile(r"^\s*\[[^\]]*\]\([^)]*\)\s*(?:[-—–:].*)?$")
 
@@ -70,11 +78,20 @@ def lint(memory: Memory) -> list[Finding]:
     fronts: dict[str, Document] = {}  # a Claude Code memory's files as read here, for their front matter
     specs: dict[str, Any] = {}
     held: dict[str, bytes | None] = {}  # the file whose history is asked next: its bytes, as read here
+    cache = _Cache.open(memory, layout, files)
+    hits = cache.hits(memory, layout, files) if cache is not None else {}
     try:
-        histories = memory.store.past_versions_many(files, HISTORY_DEPTH, held.get)
+        histories = memory.store.past_versions_many([f for f in files if f not in hits], HISTORY_DEPTH, held.get,
+                                                    found=cache.ids if cache is not None else None)
     except Exception:  # a broken or shallow repository, a store that is down: the other checks still run
         histories = iter(())
     for rel in files:
+        if rel in hits:  # the same bytes, history, code and rules as when these findings were made and sealed
+            key, entry = hits[rel]
+            out += entry[0]
+            out += _unarchived(memory, layout, listed, archived, entry[1])
+            cache.keep(key, entry)  # type: ignore[union-attr]  # hits come only from a cache
+            continue
         held.clear()
         try:
             doc, data = _read(memory, rel)
@@ -94,10 +111,19 @@ def lint(memory: Memory) -> list[Finding]:
         out += _caps(memory, doc, specs)
         if layout.layer(rel) == "core":
             out += _links(memory, doc)
-        out += _deleted_history(memory, rel, doc, layout, past, listed, archived)
+        deleted = _deleted_candidates(rel, doc, past)
+        cut = len(out)
+        out += [f for _, f in deleted]
         _mask_quotes(out, mark, doc.text)
+        deleted = [(k, f) for (k, _), f in zip(deleted, out[cut:])]  # masked as the file's own quotes are
+        del out[cut:]
+        if cache is not None and data is not None and cache.takes(memory, layout, rel):
+            cache.keep(cache.key(rel, memory.grammar(rel), data), (out[mark:], deleted))
+        out += _unarchived(memory, layout, listed, archived, deleted)
         if layout.kind == CLAUDE_CODE:
             fronts[rel] = doc
+    if cache is not None:
+        cache.save()
     if layout.kind == CLAUDE_CODE:  # MEMORY.md's load cut says what its whole-file cap would, in Claude Code's terms
         out = [f for f in out if not (f.check == "file-cap" and f.file == MEMORY_FILE)] + _claude_code(memory, fronts)
     return out
@@ -362,32 +388,187 @@ def _links(memory: Memory, doc: Document) -> list[Finding]:
     return out
 
 
-def _deleted_history(memory: Memory, rel: str, doc: Document, layout: Layout, versions: list[tuple[str, bytes]],
-                     listed: list[str], archived: list[set[tuple[str | None, str, str | None]]]) -> list[Finding]:
-    """Entries that the file's history once had and that are now nowhere: not current, not struck, not archived.
-    `archived` holds the archive's entries once read (for the first file missing any)."""
+def _deleted_candidates(rel: str, doc: Document, versions: list[tuple[str, bytes]]
+                        ) -> list[tuple[tuple[str | None, str, str | None], Finding]]:
+    """Entries that the file's history once had and that are not in it now (current or struck), each with its
+    finding: `_unarchived` keeps those not in the archive either. Apart, so lint's cache keeps a file's own part
+    and the archive (another file) is asked each time."""
     past = _past_entries(rel, versions)
     if not past:
         return []
     here = {_key(e) for _, e in doc.entries()}
-    missing = {k: v for k, v in past.items() if k not in here}
-    if missing:
-        if not archived:
-            keys: set[tuple[str | None, str, str | None]] = set()
-            for arch in listed:
-                if layout.layer(arch) == "archive":
-                    for line in (memory.read_text(arch) or "").splitlines():
-                        e = parse_entry(line)
-                        if e is not None:
-                            keys.add(_key(e))
-            archived.append(keys)
-        missing = {k: v for k, v in missing.items() if k not in archived[0]}
     from memtui.core.timeline.history import short
 
-    return [Finding(ERROR, "deleted-history", rel, None,
-                    f"{line!r} (in commit {short(sha)}) was deleted instead of struck through: put it back as "
-                    "struck history (`~~…~~ removed DATE`), or move it to archive/ with `memtui consolidate`")
-            for line, sha in missing.values()]
+    return [(k, Finding(ERROR, "deleted-history", rel, None,
+                        f"{line!r} (in commit {short(sha)}) was deleted instead of struck through: put it back as "
+                        "struck history (`~~…~~ removed DATE`), or move it to archive/ with `memtui consolidate`"))
+            for k, (line, sha) in past.items() if k not in here]
+
+
+def _unarchived(memory: Memory, layout: Layout, listed: list[str],
+                archived: list[set[tuple[str | None, str, str | None]]],
+                deleted: list[tuple[tuple[str | None, str, str | None], Finding]]) -> list[Finding]:
+    """The findings of `deleted` whose entry is nowhere in archive/ either. `archived` holds the archive's entries
+    once read (for the first file missing any)."""
+    if not deleted:
+        return []
+    if not archived:
+        keys: set[tuple[str | None, str, str | None]] = set()
+        for arch in listed:
+            if layout.layer(arch) == "archive":
+                for line in (memory.read_text(arch) or "").splitlines():
+                    e = parse_entry(line)
+                    if e is not None:
+                        keys.add(_key(e))
+        archived.append(keys)
+    return [f for k, f in deleted if k not in archived[0]]
+
+
+# the cache ---------------------------------------------------------------------------------------------------
+Kept = tuple[list[Finding], list[tuple[tuple[str | None, str, str | None], Finding]]]
+
+
+class _Cache:
+    """A topic file's findings as last made, so a second lint of 50,000 files reads their bytes and one walk of the
+    history, not every past version. A finding is kept under a key of all it was made of: the file's path and
+    grammar, the sha256 of its bytes now (changed bytes are never served an old finding, a missed key least of all),
+    its past versions by commit and blob, lint's own code and detect-secrets' version, the layout and the rules
+    MEMORY.md gives other files. Kept already masked; the archive (another file) is asked each time. Core files,
+    Hermes files and Claude Code memories (whose checks read every topic file) are linted fresh each time.
+
+    One file in the state folder, sealed as the pending cache is (an HMAC under the person's key over the domain,
+    the folder's real path and the bytes): one written outside memtui, or for another memory, reads as empty, or an
+    agent with file access could plant a clean report over a file holding a key."""
+
+    def __init__(self, path: Path, stamp: bytes, ids: dict[str, list[tuple[str, str]]]) -> None:
+        self.path, self.stamp, self.ids = path, stamp, ids
+        self.old: dict[str, Kept] = _load(path)
+        self.new: dict[str, Kept] = {}
+        self.changed = False
+
+    @classmethod
+    def open(cls, memory: Memory, layout: Layout, files: list[str]) -> _Cache | None:
+        state = memory.store.state_folder
+        if layout.kind == CLAUDE_CODE or state is None:
+            return None
+        try:
+            ids = memory.store.past_version_ids_many(files, HISTORY_DEPTH)
+            if ids is None:  # a store that cannot name a version by its content keeps nothing by version
+                return None
+            return cls(state / CACHE_FILE, _stamp(memory, layout), ids)
+        except Exception:  # a broken repository or a store that is down: lint as without a cache
+            return None
+
+    def takes(self, memory: Memory, layout: Layout, rel: str) -> bool:
+        return layout.layer(rel) == "topic" and memory.grammar(rel) != "hermes"
+
+    def key(self, rel: str, grammar: str, data: bytes) -> str:
+        header = b"blob %d\0" % len(data)
+        now = {hashlib.sha1(header + data).hexdigest(), hashlib.sha256(header + data).hexdigest()}
+        history = [[c, b] for c, b in self.ids.get(rel, ()) if b not in now]  # now's version: nothing deleted
+        made = json.dumps([rel, grammar, hashlib.sha256(data).hexdigest(), history]).encode()
+        return hashlib.sha256(self.stamp + made).hexdigest()
+
+    def hits(self, memory: Memory, layout: Layout, files: list[str]) -> dict[str, tuple[str, Kept]]:
+        """The files whose findings are kept for their bytes as they are now: {rel: (key, findings)}."""
+        out: dict[str, tuple[str, Kept]] = {}
+        if not self.old:
+            return out
+        for rel in files:
+            if not self.takes(memory, layout, rel):
+                continue
+            try:
+                _, data = memory.store.read_checked(rel)
+            except Exception:  # refused or unreadable: linted fresh, which says why
+                continue
+            if data is not None:
+                key = self.key(rel, memory.grammar(rel), data)
+                if key in self.old:
+                    out[rel] = (key, self.old[key])
+        return out
+
+    def keep(self, key: str, kept: Kept) -> None:
+        self.changed |= key not in self.old
+        self.new[key] = kept
+
+    def save(self) -> None:
+        """Best effort, and only what this lint used (a file changed or gone takes its old findings with it): a
+        cache that cannot be written costs the next lint its reading of history, nothing else."""
+        if (not self.changed and len(self.new) == len(self.old)) or not self.path.parent.is_dir():
+            return
+        from memtui.core.basics.seal import mac
+
+        def row(f: Finding) -> list[Any]:
+            return [f.level, f.check, f.file, f.line, f.message]
+
+        try:
+            body = json.dumps({"v": CACHE_VERSION, "files": {
+                key: [[row(f) for f in pre], [[list(k), *row(f)] for k, f in deleted]]
+                for key, (pre, deleted) in self.new.items()}}, separators=(",", ":")).encode()
+            seal = mac(_domain(self.path) + body)
+            if seal is None:
+                return  # no key: a cache no one can vouch for is not kept
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(body + b"\n" + seal.encode())
+            os.replace(tmp, self.path)
+        except (OSError, ValueError):
+            pass
+
+
+def _domain(path: Path) -> bytes:
+    """What the cache's seal is made over besides its bytes: the domain and the folder it is for, so a sealed cache
+    of another memory of this person's is not taken for this one's."""
+    return _CACHE_DOMAIN + os.fsencode(os.path.realpath(path.parent)) + b"\0"
+
+
+def _load(path: Path) -> dict[str, Kept]:
+    """The sealed cache at `path`, or nothing: missing, not a regular file, unsealed, sealed for another folder or
+    of another shape."""
+    try:
+        # Opened without blocking and only when a regular file: an agent may put a FIFO in its place.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return {}
+            data = f.read()
+        body, _, given = data.rpartition(b"\n")
+        from memtui.core.basics.seal import verifier
+
+        check = verifier()
+        if not body or check is None or not check(_domain(path) + body, given.decode("ascii", "replace")):
+            return {}
+        raw = json.loads(body)
+        if raw.get("v") != CACHE_VERSION or not isinstance(raw.get("files"), dict):
+            return {}
+
+        def finding(level: str, check: str, file: str, line: int | None, message: str) -> Finding:
+            if not all(isinstance(x, str) for x in (level, check, file, message)) or not (
+                    line is None or isinstance(line, int)):
+                raise TypeError("not a finding")
+            return Finding(level, check, file, line, message)
+
+        return {key: ([finding(*f) for f in pre], [((k[0], k[1], k[2]), finding(*f)) for k, *f in deleted])
+                for key, (pre, deleted) in raw["files"].items()}
+    except (OSError, ValueError, TypeError, AttributeError, IndexError):
+        return {}
+
+
+def _stamp(memory: Memory, layout: Layout) -> bytes:
+    """What every kept finding was made with besides its file: lint's code (this module, the grammar, the secret
+    scan, the history's short ids), detect-secrets' version, the layout and the format MEMORY.md gives files."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    core = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256(b"%d\0" % CACHE_VERSION)
+    for src in [Path(__file__).resolve(), core / "writing" / "secrets.py", core / "storage" / "reading.py",
+                core / "timeline" / "history.py", *sorted((core / "grammar").rglob("*.py"))]:
+        h.update(os.fsencode(src.relative_to(core)) + b"\0" + src.read_bytes() + b"\0")
+    try:
+        h.update(version("detect-secrets").encode())
+    except PackageNotFoundError:
+        h.update(b"no detect-secrets")
+    h.update(b"\0" + repr(layout).encode() + b"\0" + repr(memory.spec_for(Document("", "topic.md"))).encode())
+    return h.digest()
 
 
 # helpers ----------------------------------------------------------------------------------------------------
