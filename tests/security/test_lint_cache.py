@@ -133,3 +133,30 @@ def test_a_key_added_after_caching_is_reported(tmp_path: Path) -> None:
     assert [f for f in again if not f.startswith("notes/clean.md")] == cold
     kept = _cache(root).read_bytes()
     assert TOKEN.encode() not in kept and TOKEN[4:20].encode() not in kept  # the cache holds findings masked
+
+
+def test_a_foreign_folder_gets_its_cache_beside_it_and_nothing_in_it(tmp_path: Path) -> None:
+    """An OpenClaw workspace kept in the person's git: lint's cache goes to memtui's state beside it; the folder's
+    files and the person's git status are as before, and the second lint (from the cache) says the same."""
+    from support.fixtures_openclaw import workspace
+    from support.foreign import git_status, listing
+
+    folder = workspace(tmp_path / "ws", git=True, files={"memory/projects.md": f"# P\n\n- key {TOKEN}\n- untagged\n"})
+    before, status = listing(folder), git_status(folder)
+    memory = Memory(folder)
+    memory.store.state_ready()
+    cold = [f.render() for f in lint(memory)]
+    assert any("[secret]" in f and f.startswith("memory/projects.md") for f in cold), cold
+    cache = memory.store.state_folder / CACHE_FILE
+    assert cache.is_file() and not cache.resolve().is_relative_to(folder.resolve())
+    assert len(json.loads(cache.read_bytes().rpartition(b"\n")[0])["files"]) >= 1  # the topic file is kept
+    assert [f.render() for f in lint(Memory(folder))] == cold
+    assert listing(folder) == before and git_status(folder) == status
+
+
+def test_a_new_memory_ignores_the_cache_in_git(tmp_path: Path) -> None:
+    root = _memory(tmp_path / "m")
+    _cold(root)
+    status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--ignored=no"], check=True,
+                            capture_output=True, text=True).stdout
+    assert status == "" and _cache(root).is_file(), status
