@@ -100,7 +100,8 @@ def lint(memory: Memory) -> list[Finding]:
             out.append(Finding(ERROR, "unreadable", rel, None, str(exc)))
             continue
         held[rel] = data
-        past = [(change, old) for change, old in _past(histories, rel) if old != data]  # now's: nothing deleted
+        read = _past(histories, rel)
+        past = [(change, old) for change, old in read or () if old != data]  # now's: nothing deleted
         mark = len(out)
         out += _secrets(rel, doc.text)
         if memory.grammar(rel) == "hermes":  # §-separated entries, no tags, sections or caps of memtui's
@@ -117,7 +118,7 @@ def lint(memory: Memory) -> list[Finding]:
         _mask_quotes(out, mark, doc.text)
         deleted = [(k, f) for (k, _), f in zip(deleted, out[cut:])]  # masked as the file's own quotes are
         del out[cut:]
-        if cache is not None and data is not None and cache.takes(memory, layout, rel):
+        if cache is not None and data is not None and read is not None and cache.takes(memory, layout, rel):
             cache.keep(cache.key(rel, memory.grammar(rel), data), (out[mark:], deleted))
         out += _unarchived(memory, layout, listed, archived, deleted)
         if layout.kind == CLAUDE_CODE:
@@ -137,15 +138,16 @@ def _read(memory: Memory, rel: str) -> tuple[Document, bytes | None]:
     return Document(decoded(path, data) or "", path), data
 
 
-def _past(histories: Iterator[tuple[str, list[tuple[str, bytes]]]], rel: str) -> list[tuple[str, bytes]]:
-    """`rel`'s past versions, the next of `histories` (which names the files in the order lint reads them)."""
+def _past(histories: Iterator[tuple[str, list[tuple[str, bytes]]]], rel: str) -> list[tuple[str, bytes]] | None:
+    """`rel`'s past versions, the next of `histories` (which names the files in the order lint reads them); None
+    when they could not be read (then its history is not checked, and its findings are not kept in the cache)."""
     try:
         got, versions = next(histories)
     except StopIteration:
-        return []
+        return None
     except Exception:  # the store failed midway: this file's history is not checked
-        return []
-    return versions if got == rel else []
+        return None
+    return versions if got == rel else None
 
 
 def failed(findings: Iterable[Finding]) -> bool:
