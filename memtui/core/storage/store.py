@@ -185,6 +185,11 @@ class Store(ABC):
         """Several files at once, in order (None for a missing one). Default: one `read` each."""
         return [self.read(rel) for rel in rels]
 
+    def pinned_root(self) -> AbstractContextManager[None]:
+        """Reads inside find where the memory is once, not once per file (a reader of every file: lint). A store
+        with no folder has nothing to find."""
+        return nullcontext()
+
     def read_checked(self, rel: str) -> tuple[str, bytes | None]:
         """`check_path(rel)` and the bytes at that path: a store whose `read` checks the path as `check_path` does
         checks it once (a reader of every file, lint, did it twice per file)."""
