@@ -544,20 +544,21 @@ def test_doctor_gc_auto_read_through_a_config_including_a_fifo_is_bounded(mem: M
     assert all(f.advice for f in report.findings)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "pre-existing, not this session's code: doctor's _check_git opens GitPython's Repo (gitcall.GitOwner.repo), "
-    "whose config reader follows [include] path in process with a plain open(): a FIFO named there blocks doctor "
-    "forever, past MEMTUI_GIT_TIMEOUT, although diagnose() promises it never hangs"))
 def test_doctor_whole_with_a_config_including_a_fifo_answers(mem: Memory, root: Path, tmp_path: Path) -> None:
+    """Broke (fixed): GitPython's config reader follows `[include] path` in process with a plain open(), so a FIFO
+    named there blocked doctor for ever, past MEMTUI_GIT_TIMEOUT. The include is now checked first, without
+    opening it, and doctor says which file includes what."""
     mem.update("Facts", "add", "[stated] one write")
     fifo = tmp_path / "cfg.fifo"
     os.mkfifo(fifo)
     with open(root / ".git" / "config", "a") as f:
         f.write(f"[include]\n\tpath = {fifo}\n")
     try:
-        doctor_cli(root, env={"MEMTUI_GIT_TIMEOUT": "2"}, timeout=25)
+        _, report, _ = doctor_cli(root, env={"MEMTUI_GIT_TIMEOUT": "2"}, timeout=25)
     except subprocess.TimeoutExpired:
         raise AssertionError("doctor did not answer within 25 s (git timeout 2 s)") from None
+    said = [f for f in report["findings"] if f["kind"] == "git-unreadable"]
+    assert said and str(fifo) in said[0]["message"] and "Remove that include" in said[0]["message"], report
 
 
 @pytest.mark.parametrize("shape", ["symlink-to-big", "fifo", "sparse-100g", "garbage-5m", "dirc-garbage-5m",
@@ -721,3 +722,51 @@ def test_a_power_cut_after_a_commit_leaves_git_s_index_old_or_new(tmp_path: Path
         if now != old and not _trailer_ok(now):
             zeroed.append((round_, len(now), now == bytes(len(now))))
     assert not zeroed, f"git's index torn after a power cut (round, size, all zeros): {zeroed}"
+
+
+def test_an_include_naming_no_regular_file_is_found_however_it_is_named(root: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`[include]` and `[includeIf]`, a path relative to the including file, `~`, quotes, an include inside an
+    include: each FIFO or device is named with the file that includes it, without opening it; regular files,
+    /dev/null and absent paths are no finding."""
+    from memtui.core.storage.gitobjects import blocking_include
+
+    git_dir = root / ".git"
+    config = (git_dir / "config").read_text()
+    fifo = tmp_path / "cfg.fifo"
+    os.mkfifo(fifo)
+    inner = tmp_path / "inner.cfg"
+    inner.write_text(f'[include]\n\tpath = "{fifo}"\n')
+    plain = tmp_path / "plain.cfg"
+    plain.write_text("[user]\n\tname = x\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    os.mkfifo(home / "h.fifo")
+    monkeypatch.setenv("HOME", str(home))
+    harmless = f"[include]\n\tpath = {plain}\n[include]\n\tpath = /dev/null\n[include]\n\tpath = {tmp_path}/no"
+    for added, found in [(harmless, None),
+                         (f"[includeIf \"gitdir:{root}/\"]\n\tPath = {fifo}", (git_dir / "config", fifo)),
+                         ("[include]\n\tpath = ../../cfg.fifo", (git_dir / "config", git_dir / "../../cfg.fifo")),
+                         (f"[include]\n\tpath = {inner}", (inner, fifo)),
+                         ("[include]\n\tpath = ~/h.fifo", (git_dir / "config", home / "h.fifo")),
+                         ("[include]\n\tpath = /dev/zero", (git_dir / "config", Path("/dev/zero"))),
+                         (f"[core]\n\tpath = {fifo}", None)]:
+        (git_dir / "config").write_text(config + added + "\n")
+        assert blocking_include(git_dir) == found, added
+
+
+def test_history_with_a_config_including_a_fifo_says_what_to_do(mem: Memory, root: Path, tmp_path: Path) -> None:
+    """The CLI's reads through GitPython (`memtui history`) hung on the FIFO as doctor did: now a clear refusal."""
+    mem.update("Facts", "add", "[stated] one write")
+    fifo = tmp_path / "cfg.fifo"
+    os.mkfifo(fifo)
+    with open(root / ".git" / "config", "a") as f:
+        f.write(f"[include]\n\tpath = {fifo}\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MEMTUI_GIT_TIMEOUT": "2"}
+    try:
+        done = subprocess.run([sys.executable, "-m", "memtui", "history", "MEMORY.md", "--root", str(root)],
+                              capture_output=True, text=True, env=env, timeout=25)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("memtui history did not answer within 25 s (git timeout 2 s)") from None
+    assert done.returncode != 0 and str(fifo) in done.stderr and "Remove that include" in done.stderr, done
+    assert (root / "MEMORY.md").read_text().count("one write") == 1

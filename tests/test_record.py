@@ -140,6 +140,7 @@ def _twins() -> dict[type, type]:
         after: bytes | None
         after_hash: str | None = field(default=None, compare=False)
         stored: bytes | None = field(default=None, compare=False)
+        note: str | None = None
 
     @dataclass(frozen=True)
     class Commit:

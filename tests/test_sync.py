@@ -77,20 +77,24 @@ def test_two_machines_and_a_teammate_see_changes_only_after_approval(tmp_path: P
     out = run_cli(server, "sync")
     assert out.returncode == 4 and len(Memory(server).proposals(external=False)) == 1
 
-    assert run_cli(server, "queue", "approve", item["id"], "--by", "wes").returncode == 0
-    assert "uv" in memory_text(server)
+    # Only the remote moved and the change was approved as it came: the last decision fast-forwards the server to
+    # the laptop's commit (no approval commit, no merge commit), and there is nothing left to push.
+    out = run_cli(server, "queue", "approve", item["id"], "--by", "wes")
+    assert out.returncode == 0 and "fast-forwarded to origin" in out.stdout, out.stdout
+    assert "uv" in memory_text(server) and git(server, "rev-parse", "HEAD") == git(laptop, "rev-parse", "HEAD")
     out = run_cli(server, "sync")
-    assert out.returncode == 0 and "merged origin" in out.stdout and "pushed" in out.stdout, out.stdout
+    assert out.returncode == 0 and "nothing to push" in out.stdout, out.stdout
     assert sync.status(Memory(server)) == sync.SyncStatus("origin", 0, 0, 0)
 
     # The teammate rejects the same change: their file keeps its version, and it does not come back.
     out = run_cli(teammate, "sync")
     assert out.returncode == 4
     (pid,) = [p.id for p in Memory(teammate).proposals(external=False)]
-    assert run_cli(teammate, "queue", "reject", pid, "--reason", "we use pip here", "--by", "ana").returncode == 0
+    out = run_cli(teammate, "queue", "reject", pid, "--reason", "we use pip here", "--by", "ana")
+    assert out.returncode == 0 and "merged origin" in out.stdout, out.stdout  # merged on the last decision
     assert "uv" not in memory_text(teammate)
     out = run_cli(teammate, "sync")
-    assert out.returncode == 0 and "merged" in out.stdout and "pushed" in out.stdout, out.stdout + out.stderr
+    assert out.returncode == 0 and "pushed" in out.stdout, out.stdout + out.stderr
     assert git(teammate, "log", "-1", "--format=%an %s") == "ana memtui: merge origin (" + \
         git(teammate, "rev-parse", "HEAD^2")[:12] + ") after review"  # merged by the person who decided
     assert "uv" not in memory_text(teammate) and not Memory(teammate).proposals(external=False)
@@ -108,15 +112,23 @@ def test_a_machine_with_nothing_of_its_own_fast_forwards(tmp_path: Path) -> None
     server = clone(url, tmp_path / "server", "wes")
     add(laptop, FACT, "wes")
     assert run_cli(laptop, "sync").returncode == 0
+    add(server, "[stated] The server runs Debian (2026-12-06, server)", "wes", section="Projects")
     assert run_cli(server, "sync").returncode == 4
     (p,) = Memory(server).proposals(external=False)
-    assert Memory(server).approve(p.id, by="wes").status == "applied"
+    assert "merged origin" in Memory(server).approve(p.id, by="wes").message  # diverged: a merge, by wes
     assert run_cli(server, "sync").returncode == 0
     merge = git(server, "rev-parse", "HEAD")
-    # Back on the laptop: the server's merge holds the laptop's own files: no review, no new merge commit.
-    out = run_cli(laptop, "sync")
-    assert out.returncode == 0 and "fast-forwarded" in out.stdout, out.stdout
+    assert git(server, "log", "-1", "--format=%an %P", merge).split()[0] == "wes"
+    # Back on the laptop: the server's entry comes in for review; approved as it came, the laptop's files are the
+    # server's merge exactly, so the laptop fast-forwards to it: no new merge commit bouncing between machines.
+    assert run_cli(laptop, "sync").returncode == 4
+    (q,) = Memory(laptop).proposals(external=False)
+    said = Memory(laptop).approve(q.id, by="wes").message
+    assert "fast-forwarded to origin" in said and "pushes" not in said  # the branch is the remote's: nothing to push
     assert git(laptop, "rev-parse", "HEAD") == merge and git(laptop, "status", "--porcelain") == ""
+    out = run_cli(laptop, "sync")
+    assert out.returncode == 0 and "nothing to push" in out.stdout, out.stdout
+    assert sync.status(Memory(laptop)) == sync.SyncStatus("origin", 0, 0, 0)
 
 
 def test_both_sides_revised_one_entry_keeps_both_versions(tmp_path: Path) -> None:
@@ -329,7 +341,10 @@ def test_a_claude_code_folder_with_history_beside_syncs_and_stays_untouched_unti
     assert Memory(folder).approve(p.id, by="wes").status == "applied"
     assert list(changed(before, folder)) == [topic] and "staging deploys" in (folder / topic).read_text()
     out = run_cli(folder, "sync")
-    assert out.returncode == 0 and "pushed" in out.stdout and list(changed(before, folder)) == [topic]
+    assert out.returncode == 0 and "nothing to push" in out.stdout and list(changed(before, folder)) == [topic]
+    own = ["git", "--git-dir", str(Memory(folder).store.git_dir), "rev-parse", "HEAD"]
+    head = subprocess.run(own, capture_output=True, text=True, check=True).stdout.strip()
+    assert head == git(tmp_path / "remote.git", "rev-parse", "main")  # fast-forwarded to the teammate's commit
 
 
 def test_a_claude_code_index_line_changed_on_both_sides_comes_in_for_a_choice(tmp_path: Path) -> None:

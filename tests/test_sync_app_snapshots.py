@@ -67,6 +67,7 @@ def test_incoming_changes_grouped_by_remote_and_author(snap_compare, server: Pat
                        what="the header's sync status")
         app.review.select(app.review.proposals[1].id)
         app.review.option_list.focus()
+        await wait_for(pilot, lambda: any(app.review.line_origins.values()), what="who wrote each incoming line")
         await pilot.pause(0.3)
         app.review.option_list.scroll_to_highlight(top=True)
         await pilot.pause(0.2)

@@ -1,6 +1,6 @@
 """An incoming change from a git remote in a real terminal: fetched with the app's sync key, listed in the app's
-review under its remote and author, with the remote and its commit named, approved with the app's own key, then
-merged and pushed by the key again; at 120x35 and at 80 columns."""
+review under its remote and author, with the remote and its commit named, approved with the app's own key (which
+fast-forwards to the remote's commit), then synced by the key again; at 120x35 and at 80 columns."""
 
 from __future__ import annotations
 
@@ -39,10 +39,11 @@ def test_an_incoming_change_is_reviewed_in_the_app(tmp_path: Path, size: tuple[i
         assert "1 pending" in screen and "↓1" in screen
         assert "Backups run nightly" not in (server / "MEMORY.md").read_text()
         subprocess.run([*tmux, "send-keys", "-t", "app", "a"], check=True)
-        wait_screen(tmux, lambda s: "0 pending" in s, "the queue emptied by the approval")
+        # The last decision fast-forwards to the laptop's commit at once: even with the remote, nothing to push.
+        wait_screen(tmux, lambda s: "0 pending" in s and "origin ↑0 ↓0" in s, "the approval, fast-forwarded")
         assert FACT in (server / "MEMORY.md").read_text()
         subprocess.run([*tmux, "send-keys", "-t", "app", "P"], check=True)
-        wait_screen(tmux, lambda s: "origin ↑0 ↓0" in s and "pushed" in s, "the merge pushed")
+        wait_screen(tmux, lambda s: "nothing to push" in s, "the sync with nothing left to push")
     finally:
         last = capture(tmux)
         subprocess.run([*tmux, "kill-server"], capture_output=True)

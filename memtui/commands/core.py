@@ -255,24 +255,27 @@ def cmd_queue(args: argparse.Namespace) -> int:
         return _queue_list(args, mem)
     if args.queue_cmd == "show":
         from memtui.core.writing.memory import NotFound
+        from memtui.core.writing.sync_lines import describe, line_origins
 
         try:
             p = mem.get(args.id)
         except NotFound as exc:
             say(f"memtui: {exc}")
             return EXIT_ERROR
+        origins = line_origins(mem, p)  # an incoming change's lines, each with who wrote it on the remote
         foreign = (f"NOT MEMTUI'S PROPOSAL: {one_line(p.foreign)}; it cannot be approved (reject it)\n"
                    if p.foreign else "")
         human = one_line(f"{p.id} {p.status} by {p.actor} at {p.created}") + f"\n{one_line(p.summary())}\n" \
             + foreign + (f"reason: {one_line(p.reason)}\n" if p.reason else "") \
             + "".join(f"flag: {one_line(f)}\n" for f in p.flags) \
             + "".join(f"warning: {one_line(w)}\n" for w in p.warnings) + _contradicts_lines(mem, p) \
+            + "".join(f"wrote: {describe(o)}\n" for o in origins) \
             + (lineage := _lineage_lines(mem, p)) + p.diff
         if p.external:
             human += "" if lineage else _entry_lines(mem, p)  # once: a layout without struck lines listed them
             human += f"\nTo commit exactly these bytes: memtui queue approve {p.id}@{p.after_hash}"
         human = human.rstrip("\n") + f"\ndigest: {p.digest()} (to decide on exactly this: --expect {p.digest()})"
-        emit(args, {**_public(p), "foreign": p.foreign,
+        emit(args, {**_public(p), "foreign": p.foreign, "line_origins": [o.__dict__ for o in origins],
                     "contradicts": [e.raw.strip() for e in _contradicted(mem, p)]}, human)
         return EXIT_OK
     if args.queue_cmd == "approve":

@@ -21,7 +21,8 @@ kind and where its history would be kept; nothing is written into it or beside i
 exit status: 0 nothing waits, 4 proposals wait, 1 error (e.g. no memory there); a prompt can show the line only
 when something waits:  memtui status >/dev/null || memtui status
 
---json: {"pending", "conflicts", "waiting", "oldest" (its id), "oldest_created", "oldest_age_seconds", "by_actor"}
+--json: {"pending", "conflicts", "waiting", "oldest" (its id), "oldest_created", "oldest_age_seconds", "by_actor"},
+and "history": "recording" while a large folder's history is first being written (in the background)
 """
 
 
@@ -50,12 +51,15 @@ def cmd_status(args: argparse.Namespace) -> int:
 
         store = FolderStore(root)
     found = waiting(store)
+    # A large folder's first open writes its history in the background: said so, not left to look like none.
+    places = store.places
+    recording = bool(places is not None and places.recording())
     if args.json:
         import json
 
-        print(json.dumps(found.to_dict()))
+        print(json.dumps({**found.to_dict(), **({"history": "recording"} if recording else {})}))
     else:
-        print(found.line())
+        print(found.line() + ("; history is being recorded (baseline in progress)" if recording else ""))
     return EXIT_QUEUED if found.waiting else EXIT_OK
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_QUEUED, EXIT_REFUSED, common, emit, fail, memory_of
@@ -10,9 +11,14 @@ from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_QUEUED, EXIT_REFUSE
 HELP = """\
 fetches REMOTE (a remote of the memory's git repository; origin by default). Each file the remote changed that
 this memory has not seen becomes a proposal in the review queue (`memtui queue list`), with the commits' authors
-and trailers: approve or reject it like any other (`memtui queue approve ID`). When none waits any more, run
-`memtui sync` again: it merges the remote's commits (what was approved is kept, what was rejected stays as it is
-here) and pushes. Never forced: a remote that moved on refuses the push and is brought in at the next sync.
+and trailers: approve or reject it like any other (`memtui queue approve ID`). The last decision brings the
+remote's commits in: a fast-forward where only the remote moved and all was approved as it came, else a merge
+(what was approved is kept, what was rejected stays as it is here). The next `memtui sync` pushes, running the
+repository's pre-push hook. Never forced: a remote that moved on refuses the push and is brought in first.
+
+`[sync] trust = ["origin"]` in .memtui/config.toml takes changes already approved on that remote when every commit
+is signed by a key in git's gpg.ssh.allowedSignersFile and names its approver in memtui's trailer; by default
+everything incoming is reviewed (docs/sync.md).
 
 refused, never queued: memtui's config and state, `.git`, `.gitmodules`, symlinks, submodules, files that are not
 .md, files over 1 MB, more than 500 files at once, and a remote whose history dropped commits this memory already
@@ -44,7 +50,12 @@ def cmd_sync(args: argparse.Namespace) -> int:
             emit(args, found.to_dict(), f"{found.remote}: {found.ahead} ahead, {found.behind} behind, "
                                         f"{found.incoming} incoming waiting for review")
             return EXIT_QUEUED if found.incoming else EXIT_OK
-        report = sync.sync(memory, args.remote, push_after=not args.no_push)
+        meter = _Meter(args.remote) if sys.stderr.isatty() else None
+        try:
+            report = sync.sync(memory, args.remote, push_after=not args.no_push, fetching=meter)
+        finally:
+            if meter is not None:
+                meter.clear()
     except sync.SyncRefused as exc:
         return fail(args, str(exc), EXIT_REFUSED)
     found = sync.status(memory, args.remote)
@@ -54,3 +65,23 @@ def cmd_sync(args: argparse.Namespace) -> int:
     if found.incoming:
         return EXIT_QUEUED
     return EXIT_REFUSED if found.ahead and not args.no_push else EXIT_OK
+
+
+class _Meter:
+    """The fetch's progress on a terminal's stderr: one line, redrawn after a \\r and cleared at the end; only the
+    numbers git's meter gave (sync.Meter), so a remote's words never reach the terminal."""
+
+    def __init__(self, remote: str) -> None:
+        self.remote, self.width = remote, 0
+
+    def __call__(self, phase: str, percent: int, done: int, total: int, size: str) -> None:
+        line = f"fetching {self.remote}: {phase.lower()} {percent}% ({done}/{total}{', ' + size if size else ''})"
+        sys.stderr.write("\r" + line.ljust(self.width))
+        sys.stderr.flush()
+        self.width = len(line)
+
+    def clear(self) -> None:
+        if self.width:
+            sys.stderr.write("\r" + " " * self.width + "\r")
+            sys.stderr.flush()
+            self.width = 0

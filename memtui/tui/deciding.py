@@ -100,7 +100,9 @@ class Deciding:
             counts["external"] = sum(p.external for p in listed)
         if file_count is not None:
             counts["files"] = file_count
-        app.base.query_one(MemtuiHeader).set_counts(**counts)
+        header = app.base.query_one(MemtuiHeader)
+        header.set_counts(**counts)
+        header.set_history(app.memory.store.history_kept)
 
     # deciding ---------------------------------------------------------------------------------------------
     def _selected(self, verb: str) -> Proposal | None:

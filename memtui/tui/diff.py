@@ -284,9 +284,19 @@ class DiffView(ScrollView, can_focus=True):
 
     def look(self) -> Look:
         """How the diff is styled now (read on the main thread: the theme's styles of its parts)."""
-        styles = tuple((name, self.get_component_rich_style(name)) for name in COMPONENTS)
+        styles = tuple((name, self._part_style(name)) for name in COMPONENTS)
         width = max(24, (self.size.width or 81) - 1) if self.split or self.wrap else 0  # less the scrollbar
         return Look(styles, self.split, self.wrap, width)
+
+    def _part_style(self, name: str) -> Style:
+        """A part's style with a background only where the theme gives the part one (an added line's): the rest
+        sit on the widget's own background, taken when the row is painted. Read whole, a part's background is
+        the widget's as it was when the style was first read, and a diff styled while its card was still
+        taking focus painted its file and hunk lines in the card's colour."""
+        whole = self.get_component_rich_style(name)
+        if self.get_component_rich_style(name, partial=True).bgcolor is not None:
+            return whole
+        return whole.without_color + Style.from_color(whole.color)
 
     def show(self, diff: str, empty: str | None = None, rel: str | None = None) -> None:
         if self._seq and (diff, rel, self.empty if empty is None else empty) == (self.diff, self.rel, self.empty):
@@ -391,10 +401,10 @@ class DiffView(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         row = scroll_y + y
         width = self.scrollable_content_region.width
-        key = (row, scroll_x, width)
+        base = self.rich_style  # what shows through: a parent's focus colour, where this view has no background
+        key = (row, scroll_x, width, base)
         strip = self._cache.get(key)
         if strip is None:
-            base = self.rich_style
             fill = base
             texts = self._texts or []  # until the first are styled (in a worker), blank
             if row < len(texts):

@@ -47,6 +47,13 @@ class MemtuiHeader(Static):
         self.counts.update(counts)
         self._draw()
 
+    def set_history(self, history: str | None) -> None:
+        """Where history is kept, as it stands now: a large folder's reads "being recorded" until its baseline is
+        whole (memtui/core/storage/baseline.py), then where it is kept."""
+        if history != self.history:
+            self.history = history
+            self._draw()
+
     def set_sync(self, remote: str | None, ahead: int = 0, behind: int = 0, incoming: int = 0, *,
                  syncing: str | None = None) -> None:
         """Where the memory stands against `remote` as last fetched (None: it has no remote, nothing is shown);

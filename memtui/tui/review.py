@@ -11,7 +11,7 @@ from __future__ import annotations
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.style import Style
 from rich.text import Text
-from textual import events
+from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Container, Vertical
 from textual.geometry import Region, Size
@@ -193,6 +193,8 @@ class ReviewPanel(Vertical):
         self._detail: str | None = None
         # Open proposals past the list, counted (the app holds only the oldest page in full); None: being counted.
         self.more: int | None = 0
+        # An incoming change's (id, source) → who wrote each line it adds (`git blame`, read once, in a thread).
+        self.line_origins: dict[tuple[str, str], list[str]] = {}
 
     def compose(self) -> ComposeResult:
         yield Static("Review", id="review-title")
@@ -390,11 +392,39 @@ class ReviewPanel(Vertical):
         if p.status == CONFLICT and p.reason:
             lines.append(f"conflict: {for_person(p.reason)}")
         lines += contradiction_lines(p, self.contradicts.get(p.id, []))  # before the rest: it is the decision
+        # Before the flag: the detail shows six lines, and who wrote each line is what the flag's commit list is for.
+        lines += self._line_origins(p)
         lines += [f"⚑ {for_person(f)}" for f in p.flags]
         lines += [f"warning: {w}" for w in p.warnings]
         lines += evidence_lines(p, self.lineage.get(p.id, []))
         self._update_detail("\n".join(lines))
         diff.show(p.diff, empty="(no diff)", rel=p.file)
+
+    def _line_origins(self, p: Proposal) -> list[str]:
+        """Who wrote each line of an incoming change on the remote, as `memtui queue show` says it; read in a thread
+        the first time it is shown (a blame is too slow for moving through the list), [] until then."""
+        from memtui.core.writing.sync import came_in
+
+        if came_in(p) is None:
+            return []
+        key = (p.id, p.source or "")
+        if key not in self.line_origins:
+            self.line_origins[key] = []
+            self._read_line_origins(p, key)
+        return self.line_origins[key]
+
+    @work(thread=True, group="line-origins", exit_on_error=False)
+    def _read_line_origins(self, p: Proposal, key: tuple[str, str]) -> None:
+        from memtui.core.writing.sync_lines import describe, line_origins
+
+        said = [f"wrote: {describe(o)}" for o in line_origins(self.app.memory, p)]
+        self.app.call_from_thread(self._line_origins_read, key, said)
+
+    def _line_origins_read(self, key: tuple[str, str], said: list[str]) -> None:
+        self.line_origins[key] = said
+        p = self.selected
+        if said and p is not None and (p.id, p.source or "") == key:
+            self._show_selected()
 
     def _update_detail(self, text: str) -> None:
         if text == self._detail:
@@ -464,7 +494,9 @@ def group_headings(proposals: list[Proposal]) -> dict[str, str]:
         if key is not None:
             counts[key] = counts.get(key, 0) + 1
             first.setdefault(key, p.id)
-    return {pid: f"⇣ from {key[0]} · {key[1]} · {counts[key]} change{'' if counts[key] == 1 else 's'}"
+    # The remote's and the author's names are another machine's words: drawn visibly, an escape as what it is.
+    return {pid: f"⇣ from {reveal(key[0], newlines=False)} · {reveal(key[1], newlines=False)} · {counts[key]} "
+                 f"change{'' if counts[key] == 1 else 's'}"
             for key, pid in first.items()}
 
 

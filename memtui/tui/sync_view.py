@@ -17,6 +17,7 @@ from textual.widget import Widget
 from memtui.core.basics import clock
 from memtui.tui.messages import Activity
 
+METER_EVERY = 0.25  # seconds: at most four redraws of the header's fetch meter a second
 STATUS_EVERY = 2.0  # seconds: at most one read of ahead/behind/incoming (three `git` runs) for a burst of syncs
 FIRST_STATUS_AFTER = 0.5  # seconds after mount: the first screen is painted before git is run for the header
 
@@ -56,6 +57,14 @@ class SyncView(Widget):
             super().__init__()
             self.text = text
 
+    class Fetching(Message):
+        """The fetch's meter in words for the header ("fetching origin 45% (1.20 MiB)"): posted, never waited for,
+        so git's stderr is read on however busy the app is."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
     class Done(Message):
         """A sync ended: its report, or the refusal's words (`refused`)."""
 
@@ -77,6 +86,9 @@ class SyncView(Widget):
         self.step, self.began = "", 0.0  # the step of the sync under way and when it began (time.monotonic)
         self._ticker: Any = None
         self.timer: Any = None
+        # Incoming proposals from `remote` in the app's last whole listing of the queue (None: not known, or the
+        # listing was one page of more): the header's count, so a status read lists the queue only when it must.
+        self.listed_incoming: int | None = None
 
     def on_mount(self) -> None:
         self.set_timer(FIRST_STATUS_AFTER, self._first_status)
@@ -91,9 +103,17 @@ class SyncView(Widget):
         if self.has_remote and not self.running:
             self.start(quiet=True)
 
-    def changed(self) -> None:
+    def changed(self, listed: list[Any] | None = None, *, partial: bool = False) -> None:
         """The queue or the history changed (the app's sync was shown): read the status again, at most every
-        STATUS_EVERY seconds, never while a sync runs (its end reads it)."""
+        STATUS_EVERY seconds, never while a sync runs (its end reads it). `listed`: the open proposals as the app's
+        sync listed them, counted here instead of listing the queue again; `partial`: that was one page of more, so
+        the status read lists the queue itself."""
+        if partial:
+            self.listed_incoming = None
+        elif listed is not None:
+            from memtui.core.writing.sync import came_in
+
+            self.listed_incoming = sum(1 for p in listed if (came_in(p) or ("",))[0] == self.remote)
         if not self._ready or self.has_remote is False or self.running:
             return
         if self._status_timer is None:
@@ -116,7 +136,7 @@ class SyncView(Widget):
             self.post_message(self.Status(None))
             return
         try:
-            self.post_message(self.Status(sync.status(self.memory, self.remote)))
+            self.post_message(self.Status(sync.status(self.memory, self.remote, self.listed_incoming)))
         except sync.SyncRefused:  # no such remote: the header shows nothing; the key says why
             self.post_message(self.Status(None))
 
@@ -143,13 +163,34 @@ class SyncView(Widget):
                                                 "with (a folder memory made with `memtui init --git` is)"))
             return
         try:
-            report = sync.sync(self.memory, self.remote, progress=lambda step: self.post_message(self.Step(step)))
+            report = sync.sync(self.memory, self.remote, progress=lambda step: self.post_message(self.Step(step)),
+                               fetching=self._meter())
         except sync.SyncRefused as exc:
             self.post_message(self.Done(refused=str(exc)))
         except Exception as exc:  # git gone, a disk that fails: said, and the app goes on
             self.post_message(self.Done(refused=f"sync with {self.remote} failed: {exc}"))
         else:
             self.post_message(self.Done(report))
+
+    def _meter(self) -> Any:
+        """The fetch's meter for the header: "fetching origin 45% (1.20 MiB)", at most every METER_EVERY seconds
+        (git redraws its meter far more often), from git's numbers only (sync.Meter)."""
+        last = [0.0]
+
+        def heard(phase: str, percent: int, done: int, total: int, size: str) -> None:
+            now = time.monotonic()
+            if now - last[0] < METER_EVERY or phase != "Receiving objects":
+                return
+            last[0] = now
+            self.post_message(self.Fetching(f"fetching {self.remote} {percent}%" + (f" ({size})" if size else "")))
+        return heard
+
+    @on(Fetching)
+    def _fetching(self, message: Fetching) -> None:
+        text = message.text
+        if self.running and self.step.startswith(f"fetching {self.remote}"):  # not after the fetch ended
+            self.step = text
+            self._header(syncing=True)
 
     def _header(self, status: Any = None, *, syncing: bool = False) -> None:
         from memtui.tui.header import MemtuiHeader
@@ -183,6 +224,7 @@ class SyncView(Widget):
     @on(Done)
     def _done(self, message: Done) -> None:
         self.running = False
+        self.listed_incoming = None  # the sync queued what no listing has seen yet
         if self._ticker is not None:
             self._ticker.stop()
             self._ticker = None
@@ -203,8 +245,8 @@ class SyncView(Widget):
             waiting = next((line for line in report.lines if "wait for a decision" in line), None)
             for line in report.lines:
                 if line is waiting:  # the command line's words name `memtui sync`: here it is the key
-                    line = (f"{line.split(' wait', 1)[0]} wait for a decision; approve or reject them, then press "
-                            f"{key} to merge and push")
+                    line = (f"{line.split(' wait', 1)[0]} wait for a decision; the last decision merges them, "
+                            f"then {key} pushes")
                 self._feed("refused" if line.startswith(("refused", "not pushed", f"{self.remote} refused"))
                            else "queued" if "wait" in line else "write", line)
             if waiting is not None:
@@ -212,7 +254,7 @@ class SyncView(Widget):
                 one = n == 1
                 said = (f"{n} incoming change{'' if one else 's'} from {self.remote} wait{'s' if one else ''} for "
                         "review in the queue" if n else f"incoming changes from {self.remote} still wait for review")
-                said += f"; decide them, then press {key} to merge and push"
+                said += f"; the last decision merges them, then {key} pushes"
             else:
                 said = report.lines[-1] if report.lines else "nothing to do"
             if not (self.quiet and not report.queued and not report.refused):

@@ -222,7 +222,8 @@ class StateSync:
         app.review.set_proposals(everything, more=more)
         app.deciding.listed()
         app.deciding.count_listed(message.file_count)
-        app.base.query_one(SyncView).changed()  # ahead/behind and incoming in the header
+        # ahead/behind and incoming in the header; incoming counted from this listing when it holds every proposal
+        app.base.query_one(SyncView).changed(proposals, partial=message.more != 0)
         for pane in app.panes.values():
             pane.post_message(ProposalsChanged(list(everything)))
 

@@ -266,14 +266,53 @@ def _link_write_unlink_unheard(root, mem, alias: Path) -> None:
             off()
 
 
-@pytest.mark.xfail(strict=True, reason="a hard link to a memory file made in a hidden folder (or `.memtui/`), written "
-                   "through and removed before the watch handles its creation: `_linked` finds nothing at handling "
-                   "time and the write is heard under a hidden name only, so the index never re-checks the memory "
-                   "file (stale warm answer). Not new with the watch's own thread (the Observer handled it as late); fixed only "
-                   "for the cookie folder (a write into a cookie is unnamed)")
-def test_a_hard_link_in_a_hidden_folder_written_through_and_removed_before_it_is_heard(root, mem):
-    (root / ".hidden").mkdir()
-    _link_write_unlink_unheard(root, mem, root / ".hidden/x")
+@pytest.mark.parametrize("folder", [".hidden", ".memtui", ".git"])
+def test_a_hard_link_in_a_hidden_folder_written_through_and_removed_before_it_is_heard(root, mem, folder):
+    """Broke (fixed): the link's creation was handled after it was gone (`_linked` found nothing) and the write
+    was heard under a hidden name only, so the index never re-checked the memory file (a stale warm answer). A
+    write to a file found gone when handled, then removed, now says every file may have changed."""
+    (root / folder).mkdir(exist_ok=True)
+    _link_write_unlink_unheard(root, mem, root / folder / "x")
+
+
+def test_an_atomic_write_through_a_hidden_temporary_file_tells_its_file_only(root, mem):
+    """The other side: a temporary file under a hidden name written, then renamed onto a memory file while the
+    watch runs late, is that file's change, not "everything changed" (its bytes have a name of their own)."""
+    write(root, "notes/a.md", "- [stated] the otter swims\n")
+    told: list = []
+    hub = changes.for_folder(root)
+    off_told = hub.subscribe(told.append, raw=True)
+    off = _stall(hub, 0.3)
+    try:
+        assert hub.feed.barrier()
+        time.sleep(0.1)
+        told.clear()  # the subscription's first word: whatever changed before was not seen
+        write(root, "stall.md", "stall\n")
+        time.sleep(0.05)
+        tmp = root / "notes/.a.md.12345678.tmp"
+        tmp.write_text("- [stated] the beaver swims\n")
+        os.replace(tmp, root / "notes/a.md")
+        assert hub.feed.barrier()
+    finally:
+        off()
+        off_told()
+    assert any("notes/a.md" in c.paths for c in told)
+    assert not any(c.everything for c in told), told
+
+
+def test_warm_searches_stay_warm_while_the_index_writes_its_own_files(root, mem):
+    """The other side: the index's own files in `.memtui/` (its clock probe) are written and removed by every
+    refresh, often before the watch handles the write. Told as "everything" (a file written and gone), each refresh
+    would make the next one a walk of every file."""
+    write(root, "notes/a.md", "- [stated] the otter swims\n")
+    with Searcher(mem, watch=True) as s:
+        s.search("otter")
+        full = []
+        for k in range(8):
+            write(root, f"notes/b{k}.md", f"- [stated] the otter {k} naps\n")
+            assert s.search("otter").sources == k + 2
+            full.append(s.index.last_refresh.full)
+    assert not any(full), full
 
 
 def test_a_burst_of_agent_writes_before_a_query_is_all_heard(root, mem):

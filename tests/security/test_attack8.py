@@ -288,8 +288,9 @@ def test_a_clock_that_cannot_be_read_does_not_make_every_query_read_every_file(r
         assert s.index.last_refresh.touched == 0
 
 
-@pytest.mark.xfail(strict=True, reason="not fixed: a link made outside the memory after the last walk is never "
-                   "heard (a link count change is told to no folder watch); only a stat of every file would see it")
+@pytest.mark.xfail(strict=True, reason="a limit, told in docs/write-path.md (What the watch cannot hear): a link made "
+                   "outside the memory after the last walk is never heard (a link count change is told to no folder "
+                   "watch); only a stat of every file would see it")
 def test_a_write_through_a_link_made_outside_after_the_walk_is_seen_by_a_warm_search(root, mem, tmp_path):
     write(root, "notes/a.md", "- [stated] the otter swims\n")
     with Searcher(mem, watch=True) as s:
@@ -301,8 +302,9 @@ def test_a_write_through_a_link_made_outside_after_the_walk_is_seen_by_a_warm_se
         assert comparable(s.search("beaver")) == scan(mem, "beaver")
 
 
-@pytest.mark.xfail(strict=True, reason="not fixed: inotify tells nothing of a write through a shared mapping "
-                   "(mmap(2) in inotify(7)); its mtime changes, which only a stat of every file would see")
+@pytest.mark.xfail(strict=True, reason="a limit, told in docs/write-path.md (What the watch cannot hear): inotify "
+                   "tells nothing of a write through a shared mapping (mmap(2) in inotify(7)); its mtime changes, "
+                   "which only a stat of every file would see")
 def test_a_write_through_a_shared_mapping_is_seen_by_a_warm_search(root, mem):
     import mmap
 

@@ -1,6 +1,7 @@
-"""One name looked up in a big git tree without parsing it (memtui/core/storage/gitobjects.py: tree_lookup, used by
-Batch for trees over BIG_TREE bytes, such as a log folder of years of days): the same entry `tree_entries` and git's own
-path lookup give, for names and shas an attacker shapes to look like the entry sought."""
+"""A path looked up in a git tree as git's own walk looks it up (memtui/core/storage/gitobjects.py: tree_step, which
+walks a big tree without parsing it, such as a log folder of years of days, and walk_step over parsed entries): the
+entry git takes, for names and shas an attacker shapes to look like the entry sought, and for trees out of git's
+order."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memtui.core.storage import gitobjects
-from memtui.core.storage.gitobjects import Batch, tree_entries, tree_lookup
+from memtui.core.storage.gitobjects import Batch, tree_entries, tree_step, walk_step
 from memtui.core.storage.store import StoreError
 from tests.security.test_attack4 import blob, commit_of, forged_tree, git, repo, shown
 
@@ -22,64 +23,92 @@ def raw_tree(entries: list[tuple[bytes, bytes, bytes]]) -> bytes:
 
 
 def random_tree(rnd: random.Random) -> bytes:
-    """Entries whose names hold the sought entry's bytes (`x 100644 2026-11-28.md`), whose shas do, duplicates,
-    bad modes, empty names and cut-off ends."""
-    names = [b"a", b"b.md", WANTED, b"x 100644 " + WANTED, b"100644 b.md", b"a b"]
+    """Entries whose names hold the sought entry's bytes (`x 100644 2026-11-28.md`), whose shas do, names with a
+    slash, duplicates, bad modes, empty names and cut-off ends; in git's order or not."""
+    names = [b"a", b"b.md", WANTED, b"x 100644 " + WANTED, b"100644 b.md", b"a b", b"a/b.md", b"b", b"zz", b"2026"]
     entries = []
     for _ in range(rnd.randint(0, 30)):
         name = rnd.choice(names) if rnd.random() < 0.7 else bytes(rnd.randrange(1, 256) for _ in range(4))
         sha = bytes(rnd.randrange(256) for _ in range(20))
         if rnd.random() < 0.2:
             sha = (sha[:5] + b" " + WANTED + b"\0")[:20]
-        mode = rnd.choice([b"100644", b"40000", b"100755", b"1008", b""])
+        mode = rnd.choice([b"100644", b"40000", b"100755", b"1008", b"", b"040000"])
         entries.append((mode, name if rnd.random() > 0.03 else b"", sha))
+    if rnd.random() < 0.5:
+        entries.sort(key=lambda e: e[1] + b"/" if e[0] == b"40000" else e[1])
     data = raw_tree(entries)
     return data[:rnd.randrange(len(data) + 1)] if rnd.random() < 0.1 else data
 
 
-def test_a_lookup_gives_what_parsing_the_whole_tree_gives() -> None:
-    """On every tree `tree_entries` accepts, each name's lookup is its entry (the first of two), or None when
-    absent. On a tree it refuses, a lookup finds the name's first entry before the damage, raises, or says
-    "absent" only when the tree's bytes hold no ` <name>\0` at all (so no entry, whole or damaged, could be it)."""
-    rnd = random.Random(19)
-    for _ in range(3000):
-        data = random_tree(rnd)
-        try:
-            whole = tree_entries(data)
-        except ValueError:
-            whole = None
-        for name in {WANTED, b"absent", b"a", b"x 100644 " + WANTED, b"b.md"}:
-            try:
-                got = tree_lookup(data, name)
-            except ValueError:
-                assert whole is None, (data, name)
-                continue
-            if whole is not None:
-                assert got == whole.get(name), (data, name)
-            elif got is None:
-                assert b" " + name + b"\0" not in data, (data, name)
-            else:
-                assert got == _first_before_damage(data, name), (data, name)
+PATHS = [WANTED, b"absent", b"a", b"x 100644 " + WANTED, b"b.md", b"a/b.md", b"b.md/a", b"a b/" + WANTED, b"a/"]
 
 
-def _first_before_damage(data: bytes, name: bytes) -> tuple[bytes, bytes] | None:
-    """The entry `name` a walk from the tree's start meets before the first entry git would refuse."""
+def git_walk(data: bytes, path: bytes) -> tuple[bytes, bytes, bytes] | None:
+    """git's find_tree_entry (tree-walk.c) written out plainly, entry by entry from the tree's start: ValueError at
+    an entry git calls a corrupt tree before the walk ends."""
     pos = 0
     while pos < len(data):
-        space, nul = data.find(b" ", pos), data.find(b"\0", data.find(b" ", pos))
+        space = data.find(b" ", pos)
+        nul = data.find(b"\0", space) if space >= 0 else -1
         if space <= pos or nul < 0 or nul + 21 > len(data) or data[pos:space].strip(b"01234567") or nul == space + 1:
-            return None
-        if data[space + 1:nul] == name:
-            return data[pos:space], data[nul + 1:nul + 21]
+            raise ValueError("corrupt tree file")
+        mode, name, sha = data[pos:space], data[space + 1:nul], data[nul + 1:nul + 21]
         pos = nul + 21
+        if len(name) > len(path) or path[:len(name)] > name:
+            continue
+        if path[:len(name)] < name:
+            return None
+        if len(name) == len(path):
+            return mode, sha, b""
+        if path[len(name)] != ord("/"):
+            continue
+        return (mode, sha, path[len(name) + 1:]) if int(mode, 8) & 0o170000 == 0o040000 else None
     return None
 
 
-def test_a_name_no_entry_can_hold_is_refused() -> None:
+def test_a_step_is_git_s_walk_on_every_tree() -> None:
+    """On every tree, sorted or forged, each path's step is git's: the entry git's walk takes (the first of two),
+    None where it stops at an entry sorting after the path or finds nothing, ValueError where it meets damage
+    first. "Not found" on a damaged tree only where the tree's bytes hold no ` <path>\0` (nor a part of it)."""
+    rnd = random.Random(19)
+    for _ in range(3000):
+        data = random_tree(rnd)
+        for path in PATHS:
+            try:
+                want: tuple[bytes, bytes, bytes] | None | type[ValueError] = git_walk(data, path)
+            except ValueError:
+                want = ValueError
+            try:
+                got: tuple[bytes, bytes, bytes] | None | type[ValueError] = tree_step(data, path)
+            except ValueError:
+                got = ValueError
+            if want is ValueError and got is None:
+                parts = [path] + [path[:at] for at in range(1, len(path)) if path[at:at + 1] == b"/"]
+                assert all(b" " + part + b"\0" not in data for part in parts), (data, path)
+            else:
+                assert got == want, (data, path)
+            try:
+                entries = tree_entries(data)
+            except ValueError:
+                continue
+            walked = walk_step(((name, mode, sha) for name, (mode, sha) in entries.items()), path)
+            assert walked == want, (data, path)
+
+
+def test_a_path_longer_than_the_pattern_takes_is_walked_as_git_walks_it() -> None:
+    long = b"n" * (gitobjects.TAKING_MAX + 5) + b".md"
+    sha = b"\1" * 20
+    data = raw_tree([(b"100644", b"zz", sha), (b"100644", long, b"\2" * 20)])
+    assert tree_step(data, long) is None  # past `zz`, where git stopped
+    data = raw_tree([(b"100644", long, b"\2" * 20), (b"100644", b"zz", sha)])
+    assert tree_step(data, long) == (b"100644", b"\2" * 20, b"")
+
+
+def test_a_path_no_entry_can_hold_is_refused() -> None:
     with pytest.raises(ValueError):
-        tree_lookup(b"100644 a\0" + b"\1" * 20, b"a\0")
+        tree_step(b"100644 a\0" + b"\1" * 20, b"a\0")
     with pytest.raises(ValueError):
-        tree_lookup(b"100644 a\0" + b"\1" * 20, b"")
+        tree_step(b"100644 a\0" + b"\1" * 20, b"")
 
 
 def big_folder(root: Path, decoys: list[bytes]) -> tuple[str, dict[bytes, bytes]]:

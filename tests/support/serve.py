@@ -124,9 +124,16 @@ async def read_until(ws: aiohttp.ClientWebSocketResponse, *needles: str, timeout
     return screen_text(bytes(seen))
 
 
+# What a running app rewrites on its own in a memory it shows: the search index and its change journal, the pending
+# count's cache, the lock. A person's own tab is open through the attacks: these change with it, whatever the attacker
+# does. Proposals, decisions, the audit log, every memory file and git's own files stay in the hash.
+APP_CACHES = (".memtui/index.sqlite", ".memtui/queue/.decided", ".memtui/lock")
+
+
 def tree_hash(root: Path) -> str:
-    """One hash of every file under root (git's own files included) and its path."""
+    """One hash of every file under root (git's own files included) and its path, but the app's own caches."""
     h = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    for path in sorted(p for p in root.rglob("*") if p.is_file()
+                       and not p.relative_to(root).as_posix().startswith(APP_CACHES)):
         h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()

@@ -10,6 +10,7 @@ fullwidth `ａｇｅｎｔ`, `Agent` with a combining accent) is judged as the n
 
 from __future__ import annotations
 
+import os
 import unicodedata
 
 MAX_ACTOR = 80
@@ -56,3 +57,16 @@ def clean_actor(name: object) -> str:
         kept.append(" " if ch.isspace() or cat in ("Zl", "Zp") else ch)
     cleaned = " ".join("".join(kept).split())[:MAX_ACTOR].strip()
     return cleaned or UNKNOWN
+
+
+def default_actor() -> str:
+    """A person's name for writes from the CLI: $MEMTUI_USER, else the login name."""
+    name = os.environ.get("MEMTUI_USER")
+    if name:
+        return clean_actor(name)
+    try:
+        import getpass
+
+        return clean_actor(getpass.getuser() or "person")
+    except Exception:
+        return "person"

@@ -191,7 +191,9 @@ SCHEMA: dict[str, dict[str, Any]] = {
     "layout": {"kind": _STR},
     "store": {"url": _STR},
     "git": {"hooks": _BOOL},
-    "sync": {"interval": _NUM, "remote": _STR},  # the app's sync with a git remote (docs/sync.md); off by default
+    # a sync with a git remote (docs/sync.md): the app's interval (off by default), how long a fetch or a push may
+    # take, and the remotes whose signed approvals are taken without review here (none by default)
+    "sync": {"interval": _NUM, "remote": _STR, "timeout": _NUM, "trust": list},
 }
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([mhd]?)\s*$")
 
@@ -254,6 +256,15 @@ def validate(raw: dict[str, Any]) -> list[str]:
         except ValueError:
             problems.append(f"[sync] interval must be a duration such as \"15m\" or \"1h\" (or \"off\", the "
                             f"default), not {syncing['interval']!r}; the app syncs only when you press its key")
+    if "timeout" in syncing:
+        try:
+            parse_minutes(syncing["timeout"])
+        except ValueError:
+            problems.append(f"[sync] timeout must be a duration such as \"5m\", not {syncing['timeout']!r}")
+    trust = syncing.get("trust")
+    if trust is not None and not (isinstance(trust, list) and all(isinstance(r, str) and r.strip() for r in trust)):
+        problems.append("[sync] trust must list remote names, such as [\"origin\"]; until it does, everything "
+                        "incoming waits for review")
     for key in ("scratch_max_bytes", "log_line_max", "agent_max_pending", "agents_max_pending"):
         v = review.get(key)
         if isinstance(v, int) and not isinstance(v, bool) and v < 1:

@@ -148,6 +148,18 @@ def find_current(sec: Section, replaces: str) -> tuple[int, Entry]:
     )
 
 
+def current_entry(doc: Document, section: str, replaces: str | None, needs: str = "replaces is missing: send the "
+                  "current entry's text (or a unique part of it)") -> tuple[Section, int, Entry]:
+    """The grammar's one lookup of a current entry: section `section` of `doc` (which must exist) and the one current
+    entry `replaces` names in it, by line (`find_current`); Refused saying what to send instead (`needs` when
+    `replaces` is missing)."""
+    sec = _require_section(doc, section)
+    if replaces is None:
+        raise Refused(needs)
+    i, entry = find_current(sec, replaces)
+    return sec, i, entry
+
+
 def _new_line(
     raw: str, provenance: str | None, source: str | None, today: str, spec: FormatSpec, fallback_tag: str | None,
     bullet: str = "-", indent: str = "", *, tags: bool = True,
@@ -244,10 +256,8 @@ def revise(doc: Document, section: str, entry: str, replaces: str, *, provenance
            source: str | None, today: str, spec: FormatSpec, tags: bool = True, strikes: bool = True) -> Outcome:
     """The current entry `replaces` names, superseded by `entry`: struck with the new line below it, or, where
     the layout keeps no struck lines (`strikes` False), changed in place."""
-    sec = _require_section(doc, section)
-    if replaces is None:
-        raise Refused("revise needs replaces: the current entry's text (or a unique part of it)")
-    i, old = find_current(sec, replaces)
+    sec, i, old = current_entry(doc, section, replaces,
+                                "revise needs replaces: the current entry's text (or a unique part of it)")
     line, new = _new_line(entry, provenance, source, today, spec, old.tag, old.bullet, old.indent, tags=tags)
     if new.body == old.body:
         raise Refused(f"the revised entry is the same as the current one ({old.raw.strip()!r}); nothing to change")
@@ -286,10 +296,8 @@ def move(doc: Document, section: str, replaces: str, to_section: str, *, to_doc:
     The entry keeps its tag, date and source (the fact did not change, only where it is kept). Where it was, it
     is struck ``superseded DATE (moved to FILE § Section)``: history stays where a reader last saw it. With
     `to_doc`, the returned Outcome's `also` holds the other file's new text, so both files go in one commit."""
-    sec = _require_section(doc, section)
-    if replaces is None:
-        raise Refused("move needs replaces: the current entry's text (or a unique part of it)")
-    i, old = find_current(sec, replaces)
+    sec, i, old = current_entry(doc, section, replaces,
+                                "move needs replaces: the current entry's text (or a unique part of it)")
     target_doc = doc if to_doc is None else to_doc
     target = _require_section(target_doc, to_section)
     if to_doc is None and target.heading == sec.heading:
@@ -327,10 +335,8 @@ def remove(doc: Document, section: str, replaces: str, *, today: str, spec: Form
            strikes: bool = True) -> Outcome:
     """The current entry `replaces` names struck ``removed DATE``, or deleted where the layout keeps no struck
     lines (`strikes` False: history holds it)."""
-    sec = _require_section(doc, section)
-    if replaces is None:
-        raise Refused("remove needs replaces (or entry): the current entry's text (or a unique part of it)")
-    i, old = find_current(sec, replaces)
+    _sec, i, old = current_entry(doc, section, replaces, "remove needs replaces (or entry): the current entry's "
+                                 "text (or a unique part of it)")
     if not strikes:
         doc.delete_line(i)
         return Outcome(doc.render(), i, None, old.raw.strip())

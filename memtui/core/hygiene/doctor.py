@@ -23,6 +23,7 @@ from memtui.core.basics.visible import visible
 from memtui.core.storage.folder import (
     AUDIT_FILE, STATE_DIR, UNDO_DIR, FolderStore, atomic_write, clear_stale_git_locks, git_lock_files,
 )
+from memtui.core.storage.gitobjects import GitUnreadable
 from memtui.core.storage.store import LockTimeout, StoreError, content_hash
 from memtui.core.writing import audit
 from memtui.core.writing.memory import Memory
@@ -515,6 +516,13 @@ def _check_git(store: FolderStore, report: DoctorReport, fix: bool) -> bool:
                 f"that folder is now {store.root}, run `memtui moved {old} {store.root}` (in quotes if it has "
                 "spaces) to keep its history, else remove the state folder", str(state), fixable=False,
                 advice=True))
+    if store.places.recording():
+        report.findings.append(Finding(
+            "history-recording", f"{store.root}: history is being recorded (baseline in progress): memtui took note "
+            f"of the folder's files when it first opened it and is writing them into its history beside the folder "
+            f"({git_dir}); anything changed since that first look comes up for review. Nothing to do: run `memtui "
+            "doctor` again in a minute to see it whole", str(git_dir), fixable=False, advice=True))
+        return True
     if store.places.own_history and not store.has_git:
         f = Finding("no-history", f"{store.root} has no history yet: memtui keeps it beside the folder "
                     f"({git_dir}) and starts it when the memory is first opened for review or written; `memtui "
@@ -536,6 +544,9 @@ def _check_git(store: FolderStore, report: DoctorReport, fix: bool) -> bool:
                 raise ValueError("HEAD names a branch whose commit cannot be read (objects missing?)")
         store.external_changes()
         return True
+    except GitUnreadable as exc:  # git's own files as git would read them: the message says what to do
+        report.findings.append(Finding("git-unreadable", str(exc), ".git", fixable=False))
+        return False
     except (StoreError, ValueError, OSError) as exc:
         problem = str(exc)
     except Exception as exc:  # gitpython raises many unrelated types for a damaged repository

@@ -32,8 +32,8 @@ from memtui.core.storage.folder_index import REBUILD_INDEX  # noqa: F401 - named
 from memtui.core.storage.folder_state import (  # noqa: F401 - names other modules import from here
     INTENT_FILE, QUEUE_ID, UNDO_DIR, FolderState, _put_floor, _queue_bytes, _regular_bytes, _seq_floor, atomic_write,
 )
-from memtui.core.storage.gitcall import GitOwner
-from memtui.core.storage.gitobjects import GitUnreadable
+from memtui.core.storage.gitcall import GitOwner, errors
+from memtui.core.storage.gitobjects import GitUnreadable, refuse_blocking_include
 from memtui.core.storage.places import AUDIT_FILE, STATE_DIR, places_for  # noqa: F401 (AUDIT_FILE, imported from here)
 from memtui.core.storage.store import Commit, ExternalChange, LockTimeout, Store, StoreError  # noqa: F401 (LockTimeout)
 
@@ -47,7 +47,8 @@ class FolderStore(Store):
         # opened.
         self.places = places_for(self.root)
         self.kept = FolderState(self.places, self.root)  # memtui's state: audit, queue, intents, undo, config, lock
-        self._git = GitOwner(self.root, self.places.git_dir if self.places.own_history else None)
+        self._git = GitOwner(self.root, self.places.git_dir if self.places.own_history else None,
+                             vet=refuse_blocking_include)
         self.past = FolderHistory(self)  # history and blame, read through this store's git owner
         self._batch: Any = None  # memtui.core.storage.gitobjects.Batch, started on first use
         self.commits = CommitEngine(self)  # the commit and git index engine, writing to this store's git
@@ -81,6 +82,8 @@ class FolderStore(Store):
     def history_kept(self) -> str | None:
         if self.places.inside:
             return None
+        if self.places.recording():
+            return "history is being recorded (baseline in progress)"
         return "history beside the folder" if self.places.own_history else "history in your git"
 
     @property
@@ -278,7 +281,7 @@ class FolderStore(Store):
         if not beside and self.places.own_history:
             self.forget_git()
             self.places = self.kept.places = self.places.with_git_in_folder()
-            self._git = GitOwner(self.root, None)
+            self._git = GitOwner(self.root, None, vet=refuse_blocking_include)
         with self._git.use("git init"):
             if beside and self.places.own_history:
                 self.state_ready()
@@ -348,6 +351,8 @@ class FolderStore(Store):
 
                 shutil.rmtree(self.places.git_dir)  # a baseline a crash left half written: no commit came after it
             sha = self.init_git(beside=True, look=look)
+            if look is not None:
+                baseline.record_gone(self.places, look, self.root)  # before the look goes: no deletion is lost
             baseline.written(self.places)
             self.began(record=True)
             self.start_queue_record()
@@ -436,7 +441,7 @@ class FolderStore(Store):
                                  "config --unset core.worktree`")
         self.places = places_for(self.root)
         self.kept = FolderState(self.places, self.root)  # memtui's state: audit, queue, intents, undo, config, lock
-        self._git = GitOwner(self.root, None)
+        self._git = GitOwner(self.root, None, vet=refuse_blocking_include)
         return str(target)
 
     # commits (memtui.core.storage.folder_commit): the approved bytes into history, the person's repository kept theirs
@@ -510,11 +515,9 @@ class FolderStore(Store):
         with self._git.use("reading history") as repo:
             if repo is None or not repo.head.is_valid():
                 return False
-            import git
-
             try:
                 return bool(repo.is_ancestor(sha, repo.head.commit.hexsha))
-            except (git.GitCommandError, git.BadName, ValueError):  # an unknown or unreachable sha
+            except (errors().command, errors().bad_name, ValueError):  # an unknown or unreachable sha
                 return False
 
     def _plumbing_committed(self, rel: str) -> tuple[bool, bytes | None] | None:

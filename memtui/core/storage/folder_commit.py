@@ -215,10 +215,11 @@ class CommitEngine(StorePart):
     ) -> str | None:
         """Commit by writing only the changed objects: the blobs, the trees along the changed paths and the commit
         (loose objects written in process, memtui/core/storage/gitobjects.py), then move the branch with a
-        compare-and-swap (`git update-ref`) and set git's index entries for `paths`: in process
-        (memtui/core/storage/gitindex.py: the index walked once, then edited from that walk while it is the file memtui
-        wrote), else in one `git update-index` call (memtui.core.storage.folder_index). No whole tree is read in Python,
-        and no folder is walked. Entries a person staged for other paths stay staged and out of memtui's commit."""
+        compare-and-swap (gitobjects.move_head, under git's own lock file) and set git's index entries for `paths`:
+        in process (memtui/core/storage/gitindex.py: the index walked once, then edited from that walk while it is
+        the file memtui wrote), else in one `git update-index` call (memtui.core.storage.folder_index). No whole
+        tree is read in Python, and no folder is walked. Entries a person staged for other paths stay staged and out
+        of memtui's commit."""
         if not self.has_git:
             return None
         with self.store._git.serial():

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Collection
 
 from memtui.core.storage.folder_state import _regular_bytes
-from memtui.core.storage.gitcall import timed_out
+from memtui.core.storage.gitcall import errors, timed_out
 from memtui.core.storage.places import AUDIT_FILE, STATE_DIR
 from memtui.core.storage.store import ExternalChange, StoreError, StorePart
 
@@ -45,12 +45,15 @@ class ExternalReview(StorePart):
         if look is not None:  # nothing differs from a look just taken
             return [] if look == "taken" else baseline.changes_since_look(self.store, paths)
         self.store.ensure_history()
+        # Files the first look saw and the baseline never read, deleted in between: listed till a person decides.
+        return self._status_changes(spec) + baseline.gone_changes(self.store, paths)
+
+    def _status_changes(self, spec: tuple[str, ...]) -> list[ExternalChange]:
+        """The files git's status names (`spec`: only those paths) whose bytes differ from history's."""
         if self.has_git and not self.store._git.opened:
             found = self._plumbing_external_changes(spec)
             if found is not None:
                 return found
-        import git
-
         with self.store._git.use("git status") as repo:
             if repo is None:
                 return []
@@ -59,7 +62,7 @@ class ExternalReview(StorePart):
                 # file that memtui reads as memory.
                 raw = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
                                       "--ignore-submodules=all", "--ignored=traditional", *spec)
-            except git.exc.GitError as exc:
+            except errors().any as exc:
                 if timed_out(exc):
                     raise
                 raise StoreError(f"git cannot read the repository at {self.root} ({str(exc).strip()[-200:]}); "

@@ -10,7 +10,7 @@ import os
 import tempfile
 from typing import Any, Callable, Iterator
 
-from memtui.core.storage.gitcall import timed_out
+from memtui.core.storage.gitcall import errors, timed_out
 from memtui.core.storage.gitobjects import GitUnreadable
 from memtui.core.storage.store import Commit, NoHistory
 
@@ -55,15 +55,17 @@ class FolderHistory:
         return repo
 
     def resolve_change(self, ref: str) -> Commit | None:
-        import git
-
+        """The commit `ref` names, or None. A full-length sha is taken on trust by GitPython until its object is
+        read, so a sha of no object fails only at `diff-tree`: that is "not found" too, not a crash."""
         with self.store._git.use("reading a commit") as repo:
             repo = self._history_repo(repo)
             try:
                 c = repo.commit(ref)
-            except (git.BadName, ValueError, git.GitCommandError):
+                changed = repo.git.diff_tree("--no-commit-id", "--name-only", "-r", "--no-renames", "-z", c.hexsha)
+            except (errors().bad_name, ValueError, errors().command) as exc:
+                if timed_out(exc):
+                    raise
                 return None
-            changed = repo.git.diff_tree("--no-commit-id", "--name-only", "-r", "--no-renames", "-z", c.hexsha)
             return Commit(c.hexsha, c.author.name, float(c.authored_date), c.message,
                           tuple(filter(None, changed.split("\0"))), tuple(p.hexsha for p in c.parents))
 
@@ -75,13 +77,11 @@ class FolderHistory:
                 return None
 
     def blame_chunks(self, rel: str) -> list[tuple[Commit | None, list[str]]] | None:
-        import git
-
         with self.store._git.use("git blame") as repo:
             repo = self._history_repo(repo)
             try:
                 chunks = repo.blame(None, rel, no_textconv=True)
-            except git.GitCommandError as exc:
+            except errors().command as exc:
                 if timed_out(exc):
                     raise
                 return None  # never committed: every line is new
@@ -101,16 +101,15 @@ class FolderHistory:
             return commit_patches(repo, changes) if repo is not None else {}
 
     def change_patch(self, change: str, rel: str) -> str:
-        """`git show` of one file (plumbing flags: no diff driver, textconv or external diff the repo names)."""
-        import git
-
+        """`git show` of one file (plumbing flags: no diff driver, textconv or external diff the repo names). A
+        `change` that reads as an option (`--output=FILE` would write FILE into the memory folder) is no commit."""
         with self.store._git.use("reading a diff") as repo:
-            if repo is None:
+            if repo is None or change.startswith("-"):
                 return ""
             try:
                 return repo.git.show("--format=", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv",
                                      change, "--", rel) + "\n"
-            except (git.GitCommandError, ValueError):
+            except (errors().command, ValueError):
                 return ""  # a commit that is gone (another branch checked out) has no diff to show
 
     def past_versions(self, rel: str, limit: int) -> list[tuple[str, bytes]]:

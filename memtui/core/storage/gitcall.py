@@ -13,7 +13,7 @@ import re
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 from memtui.core.storage.store import StoreError
 
@@ -235,8 +235,12 @@ class GitOwner:
     """The one way memtui reaches a repository: `with owner.use() as repo:` serialises every git call on it across
     threads, and stops a git that does not answer within `timeout` seconds with a `StoreError`."""
 
-    def __init__(self, root: Path, git_dir: Path | None = None, timeout: float | None = None) -> None:
+    def __init__(self, root: Path, git_dir: Path | None = None, timeout: float | None = None,
+                 vet: Callable[[Path], None] | None = None) -> None:
         self.root = root
+        # Checks git's folder before GitPython opens it (its config reader opens files in process, unbounded):
+        # raises what is wrong (memtui.core.storage.gitobjects.refuse_blocking_include).
+        self._vet = vet
         # A repository kept beside the folder (memtui.core.storage.places): every call names it (GIT_DIR), so git
         # neither looks for `.git` in the folder nor finds a repository above it. None: `<root>/.git`, found as git
         # finds it.
@@ -260,6 +264,9 @@ class GitOwner:
             where = self.root / ".git" if self.git_dir is None else self.git_dir
             if self._repo is None and os.path.lexists(where):
                 import git
+
+                if self._vet is not None and os.path.isdir(where):
+                    self._vet(Path(where))
 
                 try:
                     self._repo = repo_class()(self.root if self.git_dir is None else self.git_dir)
@@ -364,6 +371,23 @@ class GitOwner:
             proc = getattr(cmd, "proc", None)
             if proc is not None and proc.poll() is None:
                 kill_tree(proc.pid)
+
+
+class GitErrors(NamedTuple):
+    """What a read through `GitOwner` raises: `command` when git refuses or fails (GitPython's GitCommandError),
+    `bad_name` when a name does not resolve to an object (BadName), `any` for both and the rest of GitPython's."""
+
+    command: type[Exception]
+    bad_name: type[Exception]
+    any: type[Exception]
+
+
+def errors() -> GitErrors:
+    """GitPython's error classes, so callers catch them without importing GitPython (this module is the one owner of
+    git reads). An `except` clause evaluates this only when an exception is raised: start-up imports nothing."""
+    import git
+
+    return GitErrors(git.GitCommandError, git.BadName, git.exc.GitError)
 
 
 def timed_out(exc: BaseException) -> bool:

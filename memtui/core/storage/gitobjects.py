@@ -1,17 +1,20 @@
-"""git objects without GitPython: committed files and trees read through one `git cat-file --batch`, objects
-written in process as loose objects, the branch moved by `git update-ref` (a compare-and-swap).
+"""git objects without GitPython: refs, loose objects and packs as git writes them read in process (`Batch`, with
+memtui/core/storage/gitpack.py), one persistent `git cat-file --batch` asked only for anything else (an alternate,
+a damaged pack, a reftable); objects written in process as loose objects; the branch moved in process under git's
+own `<ref>.lock` (a compare-and-swap, `move_head`), by `git update-ref` only where refs are not plain files.
 
-A write pays for the objects it changes and three short plumbing calls, not for importing GitPython (~50 ms) or
-for parsing every entry of a 10,000-file folder's tree into Python objects (GitPython's `tree / path`).
+A write pays for the objects it changes, not for importing GitPython (~50 ms) or for parsing every entry of a
+10,000-file folder's tree into Python objects (GitPython's `tree / path`).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple
 
 from memtui.core.storage.gitcall import git_timeout, kill_tree, plumbing_env, run_plumbing
 from memtui.core.storage.store import StoreError
@@ -50,8 +53,6 @@ class Obj(NamedTuple):
 def read_file(path: Path | str) -> bytes:
     """A regular file's bytes; OSError for anything else. Opened without blocking, so a FIFO planted where git
     keeps a ref or an object cannot hang memtui (git itself would read it; this code falls back to git then)."""
-    import stat
-
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -134,26 +135,29 @@ class Batch:
                                     "doctor` (git fsck). Memory files were not changed") from None
         return found
 
-    def _entry(self, sha: str, name: bytes,
-               longer: tuple[bytes, ...] = ()) -> tuple[bytes, bytes] | Literal[True] | None:
-        """Tree `sha`'s entry `name`; True when the tree has an entry named by one of `longer` (the rest of the
-        path, slashes and all), which only git's own lookup reads right. A big tree not parsed yet (a log folder
-        of 20,000 days: ~15 ms to parse) is searched for the names instead (`tree_lookup`, ~4 ms); a damaged one
-        is parsed whole, which says how."""
+    def _step(self, sha: str, path: bytes) -> tuple[bytes, bytes, bytes] | None:
+        """One step of git's lookup of `path` in tree `sha` (see `tree_step`). A big tree not parsed yet (a log
+        folder of 20,000 days: ~15 ms to parse) is walked for the path in C instead (`tree_step`, ~4 ms); a damaged
+        one is parsed whole, which says how. A parsed tree in git's order is looked up by name: there the walk
+        finds what a lookup by name finds."""
         entries = self.trees.get(bytes.fromhex(sha))
         if entries is None:
             obj = self._read(sha)
             if obj is not None and obj.kind == "tree" and len(obj.data) > BIG_TREE:
                 try:
-                    if any(tree_lookup(obj.data, other) is not None for other in longer):
-                        return True
-                    return tree_lookup(obj.data, name)
+                    return tree_step(obj.data, path)
                 except ValueError:
                     pass  # parsed whole below, which says what is wrong with the tree
             entries = self.entries(sha)
         if entries is None:
             return None
-        return True if any(other in entries for other in longer) else entries.get(name)
+        if not (isinstance(entries, TreeEntries) and entries.in_git_order()):
+            return walk_step(((name, mode, binsha) for name, (mode, binsha) in entries.items()), path)
+        first, slash, rest = path.partition(b"/")
+        found = entries.get(first)
+        if found is None or (slash and not _is_folder(found[0])):
+            return None
+        return found[0], found[1], rest
 
     def get(self, name: str) -> Obj | None:
         """The object `name` names; None when git has no such object."""
@@ -175,20 +179,21 @@ class Batch:
         found = self._read(sha)
         if not colon or found is None:
             return found
+        if not path or path.startswith(("./", "../")):
+            return self._ask(name)  # the tree itself, or a path git resolves against the working folder first
         tree = found.data[5:45].decode("ascii", "replace") if found.kind == "commit" else sha
-        parts = [part.encode("utf-8", "surrogateescape") for part in path.split("/")]
-        for k, part in enumerate(parts):
-            # git's lookup takes an entry named with the rest of the path, slashes and all (`dir/name.md`, a forged
-            # tree's), as that path when it comes first: such a tree is git's to read.
-            entry = self._entry(tree, part, tuple(b"/".join(parts[k:j]) for j in range(k + 2, len(parts) + 1)))
-            if entry is True:
-                return self._ask(name)
-            if entry is None:
+        # git's own walk, step by step: an entry named with the rest of the path, slashes and all (`dir/name.md`, a
+        # forged tree's), is that path when git meets it first, and git stops at the first entry sorting after the
+        # path, so a name past it (an unsorted, forged tree) is no name of that commit, for git or for memtui.
+        rest = path.encode("utf-8", "surrogateescape")
+        while True:
+            step = self._step(tree, rest)
+            if step is None:
                 return None
-            if k == len(parts) - 1:
-                return self._read(entry[1].hex())
-            tree = entry[1].hex()
-        return None
+            _mode, binsha, rest = step
+            if not rest:
+                return self._read(binsha.hex())
+            tree = binsha.hex()
 
     def _head(self) -> str | None:
         """The sha HEAD names, "" when its branch is not born yet, None when only git can say."""
@@ -790,6 +795,61 @@ def config_files(git_dir: Path) -> list[Path]:
             common_dir(git_dir) / "config", git_dir / "config.worktree", common_dir(git_dir) / "config.worktree"]
 
 
+_INCLUDE_SECTION = re.compile(rb"\s*\[\s*include(?:if\b[^\]]*)?\s*\]", re.IGNORECASE)
+_PATH_KEY = re.compile(rb"\s*path\s*=\s*(.*?)\s*$", re.IGNORECASE)
+
+
+def blocking_include(git_dir: Path) -> tuple[Path, Path] | None:
+    """(config file, the path it includes) for the first `[include]` or `[includeIf]` path, followed as git follows
+    them (ten deep), that names something other than a regular file: a FIFO or a device. GitPython's config reader
+    opens each include in process with a plain open(), which waits on a FIFO for ever, past any time limit on git;
+    git itself would wait too. None when every include is a regular file or absent."""
+    todo = [(f, 0) for f in config_files(git_dir)]
+    seen: set[Path] = set()
+    while todo:
+        config, depth = todo.pop(0)
+        if config in seen or depth > 10:
+            continue
+        seen.add(config)
+        try:
+            text = read_file(config)
+        except OSError:
+            continue  # absent, or itself no regular file: then it is the include naming it that is reported
+        within = False
+        for line in text.splitlines():
+            if line.lstrip().startswith(b"["):
+                within = _INCLUDE_SECTION.match(line) is not None
+                continue
+            found = _PATH_KEY.match(line) if within else None
+            if found is None:
+                continue
+            value = os.fsdecode(found.group(1).strip(b'"'))
+            named = Path(os.path.expanduser(value))
+            if not named.is_absolute():
+                named = config.parent / named
+            try:
+                st = os.stat(named)
+            except OSError:
+                continue  # absent: git and GitPython skip it
+            if not stat.S_ISREG(st.st_mode):
+                if stat.S_ISCHR(st.st_mode) and st.st_rdev == os.stat(os.devnull).st_rdev:
+                    continue  # /dev/null: read as empty at once
+                return config, named
+            todo.append((named, depth + 1))
+    return None
+
+
+def refuse_blocking_include(git_dir: Path) -> None:
+    """GitUnreadable, saying what to do, where git's config includes no regular file (`blocking_include`): checked
+    before GitPython opens the repository (`GitOwner`'s vet)."""
+    blocking = blocking_include(git_dir)
+    if blocking is not None:
+        raise GitUnreadable(
+            f"git's config {blocking[0]} includes {blocking[1]}, which is no regular file (a FIFO or a device): git "
+            "and memtui would wait on it for ever. Remove that include, or point it at a file. Memory files were not "
+            "changed")
+
+
 def may_be_set(git_dir: Path, *keys: bytes) -> bool:
     """Could git's config set any of `keys` (variable names, lower case, e.g. b"hookspath")? False only when no
     config file git reads names one at all, none includes another, and no GIT_CONFIG* variable in the environment
@@ -829,28 +889,109 @@ def _names(sha: str, kind: str, data: bytes) -> bool:
     return len(sha) == 40 and _sha1(header, data).hex() == sha
 
 
-def tree_lookup(data: bytes, name: bytes) -> tuple[bytes, bytes] | None:
-    """Entry `name` of a raw tree (its mode and binary sha) as `tree_entries` would give it, None when the tree has
-    no such entry; ValueError when the tree is malformed before the name (as `tree_entries` raises for it).
+GIT_MODES = (b"100644", b"100755", b"120000", b"40000", b"160000")  # the modes git writes, as it writes them
+
+
+class TreeEntries(dict):  # type: ignore[type-arg]
+    """A tree's entries by name (see `tree_entries`), which can say whether the tree is in git's order."""
+
+    _ordered: bool | None = None
+
+    def in_git_order(self) -> bool:
+        """Whether the entries are as git writes a tree: sorted as git sorts them (a folder as its name and a
+        slash), each name once and free of slashes, each mode one git writes. Only there does a lookup by name
+        find what git's own walk finds (`walk_step`); a forged tree is walked as git walks it. Worked out once a
+        tree (~1 ms for 2,000 entries) and kept with its entries."""
+        if self._ordered is None:
+            keys = [name + b"/" if mode == b"40000" else name for name, (mode, _) in self.items()]
+            self._ordered = (all(map(bytes.__lt__, keys, keys[1:])) and not any(b"/" in name for name in self)
+                             and all(mode in GIT_MODES for mode, _ in self.values()))
+        return self._ordered
+
+
+def _is_folder(mode: bytes) -> bool:
+    """git's S_ISDIR of a mode as a tree holds it (octal digits; git keeps the low bits of a longer one)."""
+    return int(mode, 8) & 0o170000 == 0o040000
+
+
+def _git_meets(name: bytes, path: bytes) -> int:
+    """What git's walk (find_tree_entry in tree-walk.c) does on meeting an entry `name` while looking up `path`:
+    0 goes on past it, 1 takes it (it is `path`, or the part of `path` before a slash), -1 stops there (it sorts
+    after `path`: git takes a tree to be sorted, so nothing past it is looked at)."""
+    if len(name) > len(path):
+        return 0
+    head = path[:len(name)]
+    if head != name:
+        return 0 if head > name else -1
+    return 1 if len(name) == len(path) or path[len(name)] == 0x2F else 0
+
+
+def _taken(name: bytes, mode: bytes, sha: bytes, path: bytes) -> tuple[bytes, bytes, bytes] | None:
+    """The step git makes from the entry it took for `path` (see `tree_step`)."""
+    if len(name) == len(path):
+        return mode, sha, b""
+    return (mode, sha, path[len(name) + 1:]) if _is_folder(mode) else None
+
+
+def walk_step(entries: Iterable[tuple[bytes, bytes, bytes]], path: bytes) -> tuple[bytes, bytes, bytes] | None:
+    """`tree_step` over a tree's entries (name, mode, binary sha) in the tree's order, walked one by one."""
+    for name, mode, sha in entries:
+        meets = _git_meets(name, path)
+        if meets:
+            return _taken(name, mode, sha, path) if meets > 0 else None
+    return None
+
+
+def _taking(path: bytes, k: int = 0) -> bytes:
+    """A pattern for the names git's walk looking up `path` does not go on past, `path[:k]` already matched: a
+    byte above the path's at some place (a stop), the path whole, or the part of it before a slash."""
+    if k == len(path):
+        return b""
+    c = path[k]
+    # a name above the path's bytes here and no longer than the path (a longer one git goes on past)
+    ways = [b"[\\x%02x-\\xff][^\\0]{0,%d}" % (c + 1, len(path) - k - 1)] if c < 0xFF else []
+    if c == 0x2F and k:
+        ways.append(b"(?=\\0)")
+    ways.append(re.escape(path[k:k + 1]) + _taking(path, k + 1))
+    return b"(?:" + b"|".join(ways) + b")"
+
+
+TAKING_MAX = 200  # bytes of a path past which its pattern nests too deep for `re`: the tree is parsed and walked
+
+
+def tree_step(data: bytes, path: bytes) -> tuple[bytes, bytes, bytes] | None:
+    """One step of git's lookup of `path` (slashes and all) in a raw tree, as git's find_tree_entry walks it:
+    entries in the tree's order, going on past every entry that sorts before the path and is not its first part,
+    stopping at the first that sorts after it (git takes a tree to be sorted: in a forged, unsorted one a name past
+    that entry is no name of the tree, for git and so for memtui), and taking the path whole or the folder named
+    by its part before a slash. Gives (mode, binary sha, the rest of the path): the rest is empty when the entry is
+    the path, else the folder is looked up for it next. None when git finds no such path; ValueError when the tree
+    is malformed before the walk ends (as `tree_entries` raises for it).
 
     One regular expression walks the entries from the tree's start in C, each step one whole entry (an octal mode,
-    a name, a NUL, 20 bytes), trying the name, or the tree's end, at each step. So the entry found starts where the
-    one before it ended: a name that merely holds the bytes ` <name>\0` (`x 100644 <name>`), or a sha that does,
-    is never taken for it; the first of two entries of one name is found, as git's path lookup finds it. "No such
-    entry" is said when no bytes ` <name>\0` are in the tree at all, or when the entries tile the whole tree."""
-    if not name or b"\0" in name:
-        raise ValueError("a tree entry's name is not empty and holds no NUL")
-    if data.find(b" " + name + b"\0") < 0:
-        return None  # every entry of that name holds these bytes (one memchr-speed scan, not a walk)
-    pattern = re.compile(rb"(?>[0-7]+ [^\0]+\0.{20})*?(?:([0-7]+) " + re.escape(name) + rb"\0(.{20})|\Z)",
+    a name, a NUL, 20 bytes), trying at each step the entries that end the walk (a trie of the path's bytes) or the
+    tree's end. So the entry found starts where the one before it ended: a name that merely holds the path's bytes
+    (`x 100644 <name>`), or a sha that does, is never taken for it. "Not found" is said at once when the tree holds
+    no bytes ` <path>\0` (nor ` <part>\0` for a part before a slash): no entry could be taken then."""
+    if not path or b"\0" in path:
+        raise ValueError("a path looked up in a tree is not empty and holds no NUL")
+    parts = [path] + [path[:at] for at in range(1, len(path)) if path[at] == 0x2F]
+    if all(data.find(b" " + part + b"\0") < 0 for part in parts):
+        return None  # one memchr-speed scan each, not a walk
+    if len(path) > TAKING_MAX:
+        return walk_step(((name, mode, sha) for name, (mode, sha) in tree_entries(data).items()), path)
+    pattern = re.compile(rb"(?>[0-7]+ [^\0]+\0.{20})*?(?:([0-7]+) (" + _taking(path) + rb")\0(.{20})|\Z)",
                          re.DOTALL)
     found = pattern.match(data)
     if found is None:
         raise ValueError("malformed tree entry (a mode that is not octal, an empty name, or a truncated entry)")
-    return (found.group(1), found.group(2)) if found.group(1) is not None else None
+    if found.group(1) is None:
+        return None
+    mode, name, sha = found.groups()
+    return _taken(name, mode, sha, path) if _git_meets(name, path) > 0 else None
 
 
-def tree_entries(data: bytes) -> dict[bytes, tuple[bytes, bytes]]:
+def tree_entries(data: bytes) -> TreeEntries:
     """A raw tree object's entries: name -> (octal mode as git writes it, binary sha), in the tree's order."""
     global _ENTRY
     if _ENTRY is None:
@@ -859,11 +1000,11 @@ def tree_entries(data: bytes) -> dict[bytes, tuple[bytes, bytes]]:
     # exactly when they tile the whole tree (each starts where the last ended), which their lengths prove.
     found = _ENTRY.findall(data)
     if sum(len(mode) + len(name) for mode, name, _ in found) + 22 * len(found) == len(data):
-        fast = {name: (mode, sha) for mode, name, sha in found}
+        fast = TreeEntries((name, (mode, sha)) for mode, name, sha in found)
         if len(fast) == len(found):
             return fast
     # A name twice (a forged tree; git fsck calls it an error): git's path lookup takes the first, so here too.
-    out: dict[bytes, tuple[bytes, bytes]] = {}
+    out = TreeEntries()
     find = data.find
     pos, end = 0, len(data)
     while pos < end:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memtui.core.storage.gitobjects import tree_entries as _tree_entries
+from memtui.core.storage.gitobjects import TreeEntries, tree_entries as _tree_entries
 from memtui.core.storage.store import StoreError
 
 
@@ -122,11 +122,12 @@ def _resha(raw: bytes, entries: dict[bytes, tuple[bytes, bytes]], keys: list[byt
     return bytes(out)
 
 
-class _GitOrdered(dict):
+class _GitOrdered(TreeEntries):
     """A tree's entries, by name, known to be in git's order (this module wrote the tree); a big one keeps the
     tree's bytes too (`raw`), while it is the newest tree of its folder."""
 
     raw: bytes | None = None
+    _ordered = True
 
 
 def _parsed_tree(read: Any, trees: dict[bytes, dict[bytes, tuple[bytes, bytes]]],

@@ -110,9 +110,16 @@ class Places:
             return os.path.lexists(self.git_dir) and not os.path.lexists(self.state / LOOK_FILE)
         return os.path.lexists(self.root / ".git")
 
+    def recording(self) -> bool:
+        """Is memtui's history beside the folder being recorded: the first look taken, its baseline not yet whole
+        (memtui/core/storage/baseline.py)? Said to the person as such, never as "no history"."""
+        return self.own_history and os.path.lexists(self.state / LOOK_FILE)
+
     def describe(self) -> str:
         """One line for a person: where history is kept."""
         if self.own_history:
+            if self.recording():
+                return f"history is being recorded (baseline in progress), beside the folder at {self.git_dir}"
             return f"history: memtui's, beside the folder at {self.git_dir}"
         if self.inside:
             return f"history: git in the folder ({self.git_dir})" if self.has_git() else "history: none yet"

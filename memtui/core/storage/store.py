@@ -56,15 +56,19 @@ class ExternalChange(Frozen):
     # `after` as git would store it, when that is other bytes (line endings or `$Id$` an attribute converts): what
     # the review diff shows against `before`, so a CRLF file under `* text=auto` shows the lines that changed
     stored: bytes | None = None
+    # Why `before` is not the file's bytes, said to the person: a file deleted before memtui ever read it
+    # (memtui/core/storage/baseline.py), whose deletion is reviewed though nothing can put it back.
+    note: str | None = None
 
     def __init__(self, path: str, before: bytes | None, after: bytes | None, after_hash: str | None = None,
-                 stored: bytes | None = None) -> None:
+                 stored: bytes | None = None, note: str | None = None) -> None:
         put = object.__setattr__
         put(self, "path", path)
         put(self, "before", before)
         put(self, "after", after)
         put(self, "after_hash", after_hash)
         put(self, "stored", stored)
+        put(self, "note", note)
 
     @property
     def kind(self) -> str:

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from memtui.core.grammar.document import Document
-from memtui.core.grammar.update import Refused, find_current
+from memtui.core.grammar.update import Refused, current_entry
 
 MAX_VERSIONS = 20  # a lineage longer than this is cut to its newest versions (the viewer shows all of it)
 
@@ -24,12 +24,8 @@ MAX_VERSIONS = 20  # a lineage longer than this is cut to its newest versions (t
 def earlier(text: str, section: str, replaces: str, path: str = "MEMORY.md") -> list[str]:
     """The struck lines `replaces`' entry (a current entry of `section`) replaced, oldest first; [] when it
     replaced nothing or cannot be found (the proposal then shows as a conflict)."""
-    doc = Document(text, path)
-    sec = doc.section(section)
-    if sec is None:
-        return []
     try:
-        i, _ = find_current(sec, replaces)
+        sec, i, _ = current_entry(Document(text, path), section, replaces)
     except Refused:
         return []
     by_line = dict(sec.entries)
@@ -133,11 +129,10 @@ def from_history(store: Any, rel: str, section: str, replaces: str) -> list[str]
     first, each struck as memtui shows a superseded line (``- ~~old~~ superseded DATE``), DATE being the day the
     change that replaced it was recorded; [] where nothing is recorded or the entry is not found."""
     doc, found = _histories(store, rel)
-    sec = None if doc is None else doc.section(section)
-    if sec is None:
+    if doc is None:
         return []
     try:
-        i, _ = find_current(sec, replaces)
+        _, i, _ = current_entry(doc, section, replaces)
     except Refused:
         return []
     return found.get(i, [])

@@ -355,6 +355,12 @@ class FolderFeed:
         self._state_watch: Any = None  # the state folder's watch, for a memory whose state is kept beside it
         self._cookie_path = os.path.join(str(self.root), COOKIES)
         self._state_path = os.path.join(str(self.root), STATE_DIR)
+        # Files under no memory name (hidden, git's, memtui's) written and gone before their write was handled, by
+        # path (the watch's one thread keeps it): see `_unnamed_write`.
+        self._gone_writes: set[str] = set()
+        # ... but for the search index's own files, written and removed on every refresh (its clock probe): told
+        # as "everything", each refresh would make the next one a walk of every file.
+        self._index_files = os.path.join(self._state_path, "index.sqlite")
 
     def start(self) -> None:
         try:
@@ -456,6 +462,8 @@ class FolderFeed:
             # A new name for a file that has others (a hard link, here or in a hidden folder): a write through
             # one name is heard under that name only, so the index must learn every name of it (a walk does).
             unnamed = _linked(dest if kind == "moved" else src)
+        if not unnamed and not event.is_directory:
+            unnamed = self._unnamed_write(kind, src, dest)
         files: list[str] = []
         for path, settled in ((src, kind == "closed"), (dest, True)):
             if not path:
@@ -497,6 +505,31 @@ class FolderFeed:
                 else:
                     publisher.changed(files)
             self.hub._deliver_raw(Change(frozenset(files), everything=folder))
+
+    def _unnamed_write(self, kind: str, src: str, dest: str) -> bool:
+        """Was a file under no memory name written and then removed, so that it may have been a hard link to a
+        memory file (made in a hidden folder, `.git` or `.memtui`, written through and removed before its creation
+        was handled: `_linked` found nothing then, and the write was heard under that name only)? Every file may
+        have changed then. A file found gone when its write is handled is remembered; its removal says "maybe";
+        its rename (an atomic write's temporary file: `.MEMORY.md.x.tmp` to `MEMORY.md`) says nothing, the bytes
+        having a name of their own. Only a watch running late pays for it: one handled in time finds the file."""
+        gone = self._gone_writes
+        if kind in ("modified", "closed"):
+            if (classify(self.root, src) is None and not src.startswith(self._index_files)
+                    and not os.path.lexists(src)):
+                if len(gone) >= GONE_WRITES_MAX:
+                    gone.clear()
+                    return True
+                gone.add(src)
+            return False
+        if kind == "deleted" and src in gone:
+            gone.discard(src)
+            return True
+        if kind == "moved" and src in gone:
+            gone.discard(src)
+            if classify(self.root, dest) is None and not os.path.lexists(dest):
+                gone.add(dest)  # moved on to another hidden name, gone too: its removal is yet to come
+        return False
 
     def _barrier_event(self, kind: str, src: str, is_dir: bool) -> bool:
         """Handle at once what a barrier makes (the three events each costs the watcher's thread, while the query
@@ -855,6 +888,9 @@ class Changes:
         change = feed.burst.release(paths, queue=True, audit=True)
         if change is not None:
             self._deliver(change)
+
+
+GONE_WRITES_MAX = 4096  # files written and gone, their removal not yet handled; past it, every file may have changed
 
 
 def _linked(path: str) -> bool:

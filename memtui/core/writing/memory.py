@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable
 
 from memtui.core.basics import clock
-from memtui.core.basics.actors import clean_actor
+from memtui.core.basics.actors import clean_actor, default_actor
 from memtui.core.grammar import update
 from memtui.core.grammar.config import ENTRY_ACTIONS
 from memtui.core.grammar.document import Document, FormatSpec, parse_spec
@@ -29,6 +29,7 @@ from memtui.core.writing.admission import SCRATCH_NAME, Admission
 from memtui.core.writing.audit import tag_of as _tag_of
 from memtui.core.writing.own_writes import emits_change
 from memtui.core.writing.proposals import APPLIED, CHANGED_SINCE_SEEN, CONFLICT, REJECTED, Proposal, WriteResult
+from memtui.core.writing.sync import settles_incoming  # the last decision of a remote's changes merges them
 # NotFound is imported from here too.
 from memtui.core.writing.queue_listing import NotFound, QueueListing, external_id  # noqa: F401
 
@@ -41,19 +42,6 @@ WRITE_ATTEMPTS = journal.WRITE_ATTEMPTS
 QUEUED_MESSAGE = "A person will approve, revise or reject it."
 # Seconds opening a memory waits for the lock to finish an interrupted write; longer, and the next write does it.
 OPEN_WAIT = 2.0
-
-
-def default_actor() -> str:
-    """A person's name for writes from the CLI: $MEMTUI_USER, else the login name."""
-    name = os.environ.get("MEMTUI_USER")
-    if name:
-        return clean_actor(name)
-    try:
-        import getpass
-
-        return clean_actor(getpass.getuser() or "person")
-    except Exception:
-        return "person"
 
 
 _NOT_READ = object()  # would_conflict reads the base itself
@@ -391,6 +379,7 @@ class Memory(MemoryReader):
 
     # deciding ---------------------------------------------------------------------------------------------
     @emits_change
+    @settles_incoming
     def approve(
         self, pid: str, *, by: str | None = None, entry: str | None = None, section: str | None = None,
         tag: str | None = None, expect: str | None = None, seen: str | None = None, allow_secret: bool = False,
@@ -510,6 +499,7 @@ class Memory(MemoryReader):
                                commit=sha)
 
     @emits_change
+    @settles_incoming
     def reject(self, pid: str, *, reason: str, by: str | None = None, seen: str | None = None) -> WriteResult:
         """Reject a pending proposal, keeping its bytes in the audit log; `seen` as for `approve`. A proposal whose
         queue file memtui did not seal may be rejected (that writes nothing to memory)."""
@@ -549,6 +539,8 @@ class Memory(MemoryReader):
         except PathRefused as exc:
             return WriteResult("refused", f"{p.file} cannot be restored by memtui: {exc}; remove it by hand "
                                "(it is not memory)", p.id, p.file)
+        if data is None and committed is None and _unread_gone(self.store, p.file):
+            return WriteResult("refused", _CANNOT_RESTORE.format(file=p.file, id=p.id), p.id, p.file)
         if finished and data == committed:  # it was memtui's own write, cut short by a crash, now recorded
             return WriteResult("refused", f"{p.id} is no longer pending: {finished}, and {p.file} is as recorded; "
                                "nothing was rejected (look at the queue again)", p.id, p.file)
@@ -807,6 +799,8 @@ class Memory(MemoryReader):
                                "Look at the new diff and decide again", p.id, p.file)
         p.status, p.decided_by, p.decided_at = APPLIED, by, clock.now().isoformat(timespec="seconds")
         p.actor = by
+        if data is None and _unread_gone(self.store, p.file):  # never in history: nothing to commit
+            return _settle_gone(self, p)
         try:
             sha = journal.apply(self.store, journal.Change(
                 f"approval of the external {p.action} of {p.file}", {},
@@ -849,6 +843,26 @@ class Memory(MemoryReader):
         """The files a write touches, as its diff names them (the real file behind a symlink)."""
         return list(dict.fromkeys(self._real(rel) for rel in files))
 
+
+def _unread_gone(store: Any, rel: str) -> bool:
+    """Is `rel` a file deleted before memtui ever read it (memtui/core/storage/baseline.py: its first look)?"""
+    from memtui.core.storage import baseline
+
+    return baseline.unread_gone(store, rel)
+
+
+def _settle_gone(mem: Memory, p: Proposal) -> WriteResult:
+    """Approve the deletion of a file history never held: audited, no longer listed, nothing to commit."""
+    from memtui.core.storage import baseline
+
+    mem._audit(p, "applied", after_hash=content_hash(None))
+    baseline.settle_gone(mem.store, p.file)
+    return WriteResult("applied", f"the deletion of {p.file} is approved (it was never in history)", p.id, p.file)
+
+
+_CANNOT_RESTORE = ("memtui cannot put {file} back: it was deleted before memtui read its bytes at its first look at "
+                   "the folder, so history never held them. Restore it from a copy of your own, or approve {id} to "
+                   "agree it is gone; nothing was changed")
 
 # The text fields a refusal's audit line keeps and `audit.masked` does not scan.
 _KEPT_TEXT = ("provenance", "to", "section", "to_section", "session", "evidence", "file", "actor")

@@ -323,7 +323,7 @@ def _external_proposal(ch: ExternalChange,
     return Proposal(
         id=external_id(ch.path), created=clock.now().isoformat(timespec="seconds"), actor="external",
         file=ch.path, action=ch.kind, base_hash=before, after_hash=after, diff=diff,
-        flags=_hidden_flags(diff) + list(flags),
+        flags=([ch.note] if ch.note else []) + _hidden_flags(diff) + list(flags),
     )
 
 

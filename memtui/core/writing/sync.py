@@ -14,11 +14,15 @@ A sync is four steps, each safe to cut short and run again:
   log, and the merge keeps this memory's version. Where both sides changed a file since the merge base, what each
   side changed alone is merged line by line (a line is an entry); an entry both changed comes in as a revise of
   ours (approving strikes ours as superseded, rejecting keeps ours: neither is lost, the other stays in history).
-- `decide`: once no proposal of the fetched range is open, a merge commit (parents: HEAD and the fetched commit)
-  whose tree is HEAD's — what was approved is already committed there, what was rejected or refused stays ours —
-  so the same change never comes back and the remote can be fast-forwarded.
-- `push`: a plain `git push` of HEAD to the remote's branch. Never forced: a remote that moved on refuses it, and
-  the person is told to sync again. Nothing is lost either way.
+- `decide`: run by the decision on the last open proposal of the fetched range (`settle`, from `Memory.approve`
+  and `Memory.reject`, whatever the surface), else by the next sync. Where nothing diverged (every change approved
+  as it came, no other commit here) the branch fast-forwards to the fetched commit, the approvals' own commits
+  kept under `refs/memtui/approved/` and the decision in the audit log and a git note. Otherwise a merge commit
+  (parents: HEAD and the fetched commit) whose tree is HEAD's — what was approved is already committed there,
+  what was rejected or refused stays ours — so the same change never comes back.
+- `push`: a plain `git push` of HEAD to the remote's branch, running the person's pre-push hook, bounded by
+  `[sync] timeout`. Never forced: a remote that moved on refuses it, and the person is told to sync again.
+  Nothing is lost either way.
 
 Which range was queued whole is `refs/memtui/queued/<remote>`, so a second `memtui sync` before the decisions adds
 nothing twice; its proposals are found again by their source (`<remote> <commit>`). git runs as a subprocess with
@@ -29,16 +33,21 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from memtui.core.basics.record import Record
 
+if TYPE_CHECKING:  # a person's write imports this module (settles_incoming): no process module until git runs
+    import subprocess
+
 MAX_INCOMING = 1_000_000  # bytes: a memory file larger than this from a remote is refused, not read
 MAX_FILES = 500  # files one sync may queue: a remote that floods the review queue is refused whole
+MAX_VERIFIED = 200  # commits one sync checks the signatures of (a trusted remote's longer range is reviewed)
 _REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _FETCHED, _SEEN, _QUEUED = "refs/memtui/fetched/", "refs/memtui/seen/", "refs/memtui/queued/"
+_APPROVED = "refs/memtui/approved/"  # a fast-forwarded range's approval commits, which the audit log names
+NOTES = "refs/notes/memtui-sync"  # who approved a fast-forwarded range, on its last commit (`git log --notes=...`)
 _LINK, _GITLINK = "120000", "160000"
 
 
@@ -75,31 +84,138 @@ class Report(Record):
 
 
 # git ----------------------------------------------------------------------------------------------------------
-def _safe_config() -> list[str]:
+def _safe_config(*, hooks: bool = False) -> list[str]:
     """memtui's overrides for every git it runs (no hooks, no fsmonitor, no gc, no submodules: gitcall.py), except
-    the three that keep git off the network: a sync's transport and the person's credentials are its own."""
+    the three that keep git off the network: a sync's transport and the person's credentials are its own. `hooks`:
+    the person's hooks run (a push runs their pre-push hook, as `git push` would)."""
     from memtui.core.storage.gitcall import NO_HOOKS, SAFE_CONFIG
 
     network = ("protocol.allow", "core.sshCommand", "credential.helper")
     out: list[str] = []
-    for key, value in (*SAFE_CONFIG, NO_HOOKS):
+    for key, value in (*SAFE_CONFIG, *(() if hooks else (NO_HOOKS,))):
         if key not in network:
             out += ["-c", f"{key}={value}"]
     return out
 
 
-_SAFE = _safe_config()
+_SAFE, _SAFE_WITH_HOOKS = _safe_config(), _safe_config(hooks=True)
+NETWORK_TIMEOUT = 300.0  # seconds a fetch or a push (with the person's pre-push hook) may take: `[sync] timeout`
+
+
+# git's progress meter, as `--progress` draws it on stderr ("Receiving objects:  45% (450/1000), 1.20 MiB | 800.00
+# KiB/s", redrawn after a \r): only the phases named here are read, and only their numbers are kept. Lines from the
+# remote ("remote: ...", its sideband) are the remote's words, escapes and all: never shown, never parsed.
+_PHASES = ("Receiving objects", "Resolving deltas")
+_METER = re.compile(rb"(" + b"|".join(p.encode() for p in _PHASES) + rb"): +(\d{1,3})% \((\d{1,12})/(\d{1,12})\)"
+                    rb"(?:, (\d{1,9}(?:\.\d{1,2})?) (bytes|KiB|MiB|GiB|TiB))?")
+
+Progress = Callable[[str, int, int, int, str], None]  # (phase, percent, done, total, bytes so far as "1.20 MiB")
+
+
+class Meter:
+    """Reads git's stderr as it comes and tells `heard` each new reading of a phase in `_PHASES`: the phase's name
+    and bytes text are rebuilt from what the pattern matched (digits and a unit), so nothing a remote wrote reaches
+    the callback. Everything read is kept (`text`) for the error message of a fetch that failed."""
+
+    def __init__(self, heard: Progress) -> None:
+        self.heard, self.buf, self.kept, self.last = heard, b"", bytearray(), (b"", -1)
+
+    def feed(self, chunk: bytes) -> None:
+        self.kept += chunk
+        self.buf += chunk
+        *lines, self.buf = re.split(rb"[\r\n]", self.buf)
+        if len(self.buf) > 4096:  # a line that never ends (a hostile remote): not a meter git draws
+            self.buf = b""
+        for line in lines:
+            found = None if line.startswith(b"remote:") else _METER.match(line)
+            if found is None:
+                continue
+            phase, percent, done, total, size, unit = found.groups()
+            if (phase, int(percent)) == self.last:
+                continue
+            self.last = (phase, int(percent))
+            self.heard(phase.decode(), min(int(percent), 100), int(done), int(total),
+                       f"{size.decode()} {unit.decode()}" if size else "")
+
+    @property
+    def text(self) -> bytes:
+        return bytes(self.kept)
+
 
 def _git(memory: Any, *args: str, check: bool = True, timeout: float = 600, stdin: bytes | None = None,
-         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    """git on the memory's repository with memtui's overrides; `env`: variables added (e.g. who commits)."""
+         env: dict[str, str] | None = None, hooks: bool = False,
+         meter: Meter | None = None) -> subprocess.CompletedProcess[bytes]:
+    """git on the memory's repository with memtui's overrides; `env`: variables added (e.g. who commits); `hooks`:
+    the person's hooks run. A git still running after `timeout` seconds is stopped with everything it started (a
+    hook that hangs, a remote that stops answering) and SyncRefused says so: git's own process group, so no hook is
+    left holding the pipes open. `meter`: git's stderr goes to it as it comes (a thread reads a pipe of its own, so
+    the wait and the stop above stay as they are)."""
+    import subprocess
+
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "LC_ALL": "C", **(env or {})}
-    cmd = ["git", *_SAFE, "--git-dir", str(memory.store.git_dir), *args]
-    done = subprocess.run(cmd, capture_output=True, env=env, timeout=timeout,
-                          **({"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}))
+    cmd = ["git", *(_SAFE_WITH_HOOKS if hooks else _SAFE), "--git-dir", str(memory.store.git_dir), *args]
+    reader, errors = (None, subprocess.PIPE) if meter is None else _reading(meter)
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=errors, env=env, start_new_session=True)
+    finally:
+        if reader is not None:
+            os.close(errors)  # git has its end; the reader sees EOF when git and all it started close theirs
+            reader.start()
+    with proc:
+        try:
+            out, err = proc.communicate(stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            import signal
+
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                proc.communicate(timeout=5)
+            except subprocess.TimeoutExpired:  # a grandchild that left the group still holds a pipe: leave it
+                pass
+            finally:
+                if reader is not None:
+                    reader.join(timeout=5)
+            raise SyncRefused(f"git {args[0]} did not finish within {timeout:.0f} s and was stopped (a hook or a "
+                              "remote that does not answer); nothing here was lost. Sync again later, or raise "
+                              "[sync] timeout in .memtui/config.toml") from None
+    if reader is not None and meter is not None:
+        reader.join(timeout=5)  # a grandchild that left the group may hold the pipe: what was read is enough
+        err = meter.text
+    done = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     if check and done.returncode != 0:
         raise SyncRefused(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()[-500:]}")
     return done
+
+
+def _reading(meter: Meter) -> tuple[Any, int]:
+    """A daemon thread that feeds `meter` from a new pipe, and the pipe's write end for git's stderr."""
+    import threading
+
+    read_end, write_end = os.pipe()
+
+    def read() -> None:
+        with open(read_end, "rb", buffering=0) as pipe:
+            while chunk := pipe.read(65536):
+                try:
+                    meter.feed(chunk)
+                except Exception:  # a callback that failed (an app quitting): the fetch goes on, unmetered
+                    meter.heard = lambda *_: None
+    return threading.Thread(target=read, name="git-progress", daemon=True), write_end
+
+
+def _network_timeout(memory: Any) -> float:
+    """`[sync] timeout` (a duration: "5m", or minutes) in seconds; NETWORK_TIMEOUT when unset."""
+    from memtui.core.grammar.config import parse_minutes
+
+    value = memory.config.section("sync").get("timeout")
+    try:
+        return parse_minutes(value) * 60 if value is not None else NETWORK_TIMEOUT
+    except ValueError:  # the config check names it; a sync still ends
+        return NETWORK_TIMEOUT
 
 
 def _out(memory: Any, *args: str) -> str:
@@ -185,29 +301,40 @@ def came_in(proposal: Any) -> tuple[str, str] | None:
 
 
 # the API ------------------------------------------------------------------------------------------------------
-def status(memory: Any, remote: str = "origin") -> SyncStatus:
-    """Ahead, behind and incoming against `remote` as last fetched (no network: `fetch` first for news)."""
+def status(memory: Any, remote: str = "origin", incoming: int | None = None) -> SyncStatus:
+    """Ahead, behind and incoming against `remote` as last fetched (no network: `fetch` first for news); `incoming`:
+    the count from a listing of the queue the caller made already (the app's), else the queue is listed here."""
     _check_remote(memory, remote)
     head, tip = _ref(memory, "HEAD"), _ref(memory, _FETCHED + remote)
+    if tip is None:  # never fetched by memtui: a clone's own record of the remote (`git clone` wrote it) says as much
+        branch = _git(memory, "symbolic-ref", "--short", "-q", "HEAD", check=False).stdout.decode().strip()
+        tip = _ref(memory, f"refs/remotes/{remote}/{branch}") if branch else None
     ahead = behind = 0
     if head and tip:
         counts = _out(memory, "rev-list", "--left-right", "--count", f"{head}...{tip}").split()
         ahead, behind = int(counts[0]), int(counts[1])
     elif head:
         ahead = int(_out(memory, "rev-list", "--count", head))
-    return SyncStatus(remote, ahead, behind, len(_items(memory, remote)))
+    return SyncStatus(remote, ahead, behind, len(_items(memory, remote)) if incoming is None else incoming)
 
 
-def fetch(memory: Any, remote: str = "origin") -> str | None:
+def fetch(memory: Any, remote: str = "origin", progress: Progress | None = None) -> str | None:
     """Fetch the remote's branch into `refs/memtui/fetched/<remote>`; its commit (None: the remote has no such
-    branch yet). Refused, with nothing changed, when the remote dropped commits this memory already merged."""
+    branch yet). Refused, with nothing changed, when the remote dropped commits this memory already merged.
+    `progress` hears git's meter as it goes (`Meter`: numbers only, never the remote's words)."""
+    from memtui.core.basics.visible import visible
+
     _check_remote(memory, remote)
     branch = _branch(memory)
     landing = f"refs/memtui/fetching/{remote}"
-    done = _git(memory, "fetch", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head", remote,
-                f"+refs/heads/{branch}:{landing}", check=False)
+    done = _git(memory, "fetch", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head",
+                *(("--progress",) if progress else ()), remote, f"+refs/heads/{branch}:{landing}", check=False,
+                timeout=_network_timeout(memory), meter=Meter(progress) if progress else None)
     if done.returncode != 0:
-        err = done.stderr.decode(errors="replace").strip()
+        # The remote's own lines ("remote: ...") may carry escapes: shown with them made visible, on one line each.
+        lines = done.stderr.decode(errors="replace").replace("\r", "\n").splitlines()
+        err = "\n".join(visible(line, newlines=False) for line in lines if "%" not in line or "remote:" in line)
+        err = err.strip()
         if "couldn't find remote ref" in err:
             return None
         raise SyncRefused(f"could not fetch from {remote}: {err[-400:]}. Nothing here changed; try again when the "
@@ -227,9 +354,12 @@ def fetch(memory: Any, remote: str = "origin") -> str | None:
     return tip
 
 
-def incoming(memory: Any, remote: str = "origin") -> tuple[list[str], list[dict[str, str]]]:
+def incoming(memory: Any, remote: str = "origin", said: list[str] | None = None
+             ) -> tuple[list[str], list[dict[str, str]]]:
     """Queue the fetched range's changes as proposals: (ids queued, files refused with the reason). A range
-    already queued is not queued again; a newer range waits until the earlier one is decided."""
+    already queued is not queued again; a newer range waits until the earlier one is decided. From a remote in
+    `[sync] trust`, changes approved and signed there are approved here at once (`_take_verified`); `said` hears
+    what was taken so, or why not."""
     tip = _ref(memory, _FETCHED + remote)
     head = _ref(memory, "HEAD")
     if tip is None or head is None or _ancestor(memory, tip, head):
@@ -260,18 +390,97 @@ def incoming(memory: Any, remote: str = "origin") -> tuple[list[str], list[dict[
         if path in earlier:
             queued.extend(earlier[path])
             continue
-        why = _refused(memory, path, mode, tip)
+        why, theirs = _refused(memory, path, mode, tip)
         if why:
             refused.append({"file": path, "reason": why})
             _audit(memory, "refused", remote, path, reason=why, fetched=tip)
             continue
-        for result in _propose(memory, remote, base, head, tip, path):
+        for result in _propose(memory, remote, base, head, tip, path, theirs):
             if result.status == "queued" and result.id:
                 queued.append(result.id)
             elif result.status == "refused":
                 refused.append({"file": path, "reason": result.message})
+    if queued and remote in _trusted_remotes(memory):
+        taken = _take_verified(memory, remote, base, tip, queued, refused, said)
+        queued = [pid for pid in queued if pid not in taken]
     _git(memory, "update-ref", _QUEUED + remote, tip)  # the range is queued whole: the next sync adds nothing
     return queued, refused
+
+
+def _trusted_remotes(memory: Any) -> list[str]:
+    """`[sync] trust`: remotes whose signed approvals are taken without review here (none unless the person says)."""
+    trust = memory.config.section("sync").get("trust")
+    return [r for r in trust if isinstance(r, str)] if isinstance(trust, list) else []
+
+
+def _take_verified(memory: Any, remote: str, base: str, tip: str, queued: list[str], refused: list[dict[str, str]],
+                   said: list[str] | None) -> list[str]:
+    """Approve, as the person who approved them there, the changes of a trusted remote's range whose every commit
+    carries memtui's approval trailer and a signature by a key in the allowed-signers file git is configured with
+    (`gpg.ssh.allowedSignersFile`). Anything less (one unsigned commit, a refused file in the range, a guard's flag,
+    an entry both sides changed) leaves them all waiting, and `said` hears why. The ids taken."""
+    say = said.append if said is not None else (lambda _line: None)
+    approver, why = _verified_approver(memory, remote, base, tip)  # (why: whose keys signed, when verified)
+    if approver is None:
+        say(f"not taken without review: {why}")
+        return []
+    if refused:
+        say(f"not taken without review: {remote} also sent what this memory refuses ({refused[0]['file']}), so "
+            "every change of it waits for a person here")
+        return []
+    mark = _came_from(remote)
+    taken: list[str] = []
+    for pid in queued:
+        p = memory.get(pid)
+        if p.action not in ("create", "edit", "delete") or any(not f.startswith(mark) for f in p.flags):
+            continue  # an entry both sides changed is a choice; a guard's flag (hidden text, an instruction) is news
+        done = memory.approve(pid, by=f"{approver} via {remote}")
+        if done.status == "applied":
+            taken.append(pid)
+    if taken:
+        from memtui.core.writing.journal import one_line
+
+        say(f"taken without review, approved on {remote} by {approver} and signed by a key you allow "
+            f"({one_line(why)[:200] or 'a key'}): {', '.join(taken)}")
+    return taken
+
+
+def _verified_approver(memory: Any, remote: str, base: str, tip: str) -> tuple[str | None, str]:
+    """(the person who approved every commit of the range there, the principals whose keys signed them) when each
+    commit is signed by a key in the allowed-signers file and names a person (not an agent) in its
+    `Memtui-Approved-By` or `Memtui-Actor` trailer; else (None, why not, in words for the person)."""
+    signers = _git(memory, "config", "--get", "gpg.ssh.allowedSignersFile", check=False).stdout.decode().strip()
+    if not signers:
+        return None, (f"[sync] trust names {remote}, but git has no allowed-signers file to check its signatures "
+                      "against; set one with `git config --global gpg.ssh.allowedSignersFile FILE`")
+    commits = _out(memory, "rev-list", f"{base}..{tip}").split()
+    if len(commits) > MAX_VERIFIED:
+        return None, f"{len(commits)} commits are more than the {MAX_VERIFIED} one sync verifies"
+    # Only ssh-keygen checks a signature: a program named in the repository's config runs nothing.
+    verify = ["-c", "gpg.ssh.program=ssh-keygen", "-c", "gpg.program=false", "-c", "gpg.x509.program=false",
+              "-c", f"gpg.ssh.allowedSignersFile={signers}"]
+    people: set[str] = set()
+    signed_by: set[str] = set()
+    for sha in commits:
+        if _git(memory, *verify, "verify-commit", sha, check=False).returncode != 0:
+            return None, (f"commit {sha[:12]} from {remote} is not signed by a key in {signers}; its changes wait "
+                          "for a person here")
+        fmt = ("%GS%x01%(trailers:key=Memtui-Approved-By,valueonly,separator=%x00)%x01"
+               "%(trailers:key=Memtui-Actor,valueonly)")
+        signer, _, rest = _git(memory, *verify, "log", "-1", f"--format={fmt}", sha).stdout.decode(
+            errors="replace").strip().partition("\x01")
+        approved, _, actor = rest.partition("\x01")
+        signed_by.add(signer.strip())
+        from memtui.core.basics.actors import clean_actor
+
+        names = [clean_actor(n) for n in (approved.split("\x00") if approved else [actor]) if n.strip()]
+        if len(names) != 1 or memory.config.policy.is_agent(names[0]):
+            return None, (f"commit {sha[:12]} from {remote} is signed but names no person who approved it (a "
+                          "Memtui-Approved-By or Memtui-Actor trailer of a person); its changes wait for a person here")
+        people.add(names[0])
+    if len(people) != 1:
+        return None, f"the commits from {remote} were approved by {len(people)} people; each is for a person here"
+    return people.pop(), ", ".join(sorted(n for n in signed_by if n))
 
 
 def decide(memory: Any, remote: str = "origin") -> str | None:
@@ -280,8 +489,7 @@ def decide(memory: Any, remote: str = "origin") -> str | None:
     tip = _ref(memory, _FETCHED + remote)
     if tip is None or _ref(memory, _QUEUED + remote) != tip or _items(memory, remote):
         return None
-    from memtui.core.basics.actors import clean_actor
-    from memtui.core.writing.memory import default_actor
+    from memtui.core.basics.actors import clean_actor, default_actor
 
     with memory.store.lock():
         memory.recover()  # a write a crash cut short is finished (or undone) before HEAD moves under it
@@ -293,13 +501,18 @@ def decide(memory: Any, remote: str = "origin") -> str | None:
         # queued: every file refused, or none changed).
         last = max(items, key=lambda p: p.decided_at or "", default=None)
         by = clean_actor(last.decided_by) if last is not None and last.decided_by else default_actor()
-        if _ancestor(memory, head, tip) and _out(memory, "rev-parse", f"{head}^{{tree}}") == \
-                _out(memory, "rev-parse", f"{tip}^{{tree}}"):
-            # The remote holds exactly these files, on top of this history (another machine merged what this one
-            # pushed): a fast-forward changes no file, and a merge commit would only bounce between machines.
+        approvals = _forward(memory, head, tip, items)
+        if approvals is not None:
+            # Nothing diverged: the branch moves to the remote's commit and this memory's history is the remote's.
+            # The approvals' own commits (the same files, one by one) leave the branch but stay under a ref of
+            # memtui's, as the audit log names them; the decision is in the audit log and a note on the commit.
+            if approvals:  # first: a crash between the two leaves the approvals kept, never unreachable
+                _git(memory, "update-ref", f"{_APPROVED}{remote}/{tip[:12]}", head)
             _git(memory, "update-ref", "-m", f"memtui sync: fast-forward to {remote}", "HEAD", tip, head)
             _git(memory, "update-ref", _SEEN + remote, tip)
-            _audit(memory, "applied", remote, None, by=by, commit=tip, fetched=tip, fast_forward=True)
+            ids = [p.id for p in items]
+            _note(memory, remote, head, tip, by, ids)
+            _audit(memory, "applied", remote, None, by=by, commit=tip, fetched=tip, fast_forward=True, items=ids)
             return tip
         message = (f"memtui: merge {remote} ({tip[:12]}) after review\n\n"
                    f"{sum(p.status == 'applied' for p in items)} incoming change(s) approved, "
@@ -312,6 +525,82 @@ def decide(memory: Any, remote: str = "origin") -> str | None:
         _git(memory, "update-ref", _SEEN + remote, tip)
         _audit(memory, "applied", remote, None, by=by, commit=merge, fetched=tip, items=[p.id for p in items])
     return merge
+
+
+def _forward(memory: Any, head: str, tip: str, items: list[Any]) -> list[str] | None:
+    """The commits a fast-forward to `tip` takes off the branch, when it may: every incoming change of the range
+    was approved unchanged (this memory's files are then exactly the remote's) and the only commits here that the
+    remote lacks are those approvals. None: something diverged (a rejection, a revision, a refused file, a write
+    of this memory's own), and a merge keeps it."""
+    if any(p.status != "applied" for p in items):
+        return None
+    if _out(memory, "rev-parse", f"{head}^{{tree}}") != _out(memory, "rev-parse", f"{tip}^{{tree}}"):
+        return None
+    ids = {p.id for p in items}
+    raw = _out(memory, "log", "--format=%H%x00%(trailers:key=Memtui-Proposal,valueonly,separator=%x01)%x00",
+               f"{tip}..{head}")
+    local: list[str] = []
+    for record in filter(None, (r.strip("\n") for r in raw.split("\x00\n"))):
+        sha, _, pid = record.rstrip("\x00").partition("\x00")
+        if pid.strip() not in ids:  # a write of this memory's own (or a person's git commit): keep it, merge
+            return None
+        local.append(sha)
+    return local
+
+
+def _note(memory: Any, remote: str, head: str, tip: str, by: str, ids: list[str]) -> None:
+    """A git note on `tip` (refs/notes/memtui-sync) saying who approved the range here: the remote's commits stay
+    as they are. It also names the range (`Memtui-Range`), so `arrived` knows these commits came from elsewhere."""
+    from memtui.core.writing.journal import one_line
+
+    base = _git(memory, "merge-base", head, tip, check=False).stdout.decode().strip()
+    text = (f"memtui: fast-forward from {remote} after review\n\n"
+            f"Memtui-Approved-By: {one_line(by)}\n"
+            + (f"Memtui-Proposals: {' '.join(ids)}\n" if ids else "")
+            + f"Memtui-Range: {base}..{tip}\n")
+    who = {"GIT_AUTHOR_NAME": by, "GIT_COMMITTER_NAME": by,
+           "GIT_AUTHOR_EMAIL": "memtui@localhost", "GIT_COMMITTER_EMAIL": "memtui@localhost"}
+    _git(memory, "notes", f"--ref={NOTES}", "add", "-f", "-F", "-", tip, stdin=text.encode(), env=who, check=False)
+
+
+def settle(memory: Any, pid: str) -> str | None:
+    """After a person decided `pid` (through any surface: `memtui queue`, the app): when it came in from a remote
+    and was the last open change of its fetched range, the range is closed now (`decide`: a fast-forward or a
+    merge) rather than at the next sync. What was done, in words for the person; None when nothing was. Pushing
+    stays with `memtui sync`: a decision never waits on the network."""
+    try:
+        came = came_in(memory.get(pid))
+    except Exception:  # NotFound: a decision the queue no longer holds (an external change put back) closes nothing
+        return None
+    if came is None:
+        return None
+    remote = came[0]
+    try:
+        done = decide(memory, remote)
+    except Exception as exc:  # SyncRefused, StoreError: the decision stands; the next sync closes the range
+        return (f"every change fetched from {remote} is decided, but they could not be merged now ({exc}); "
+                "`memtui sync` merges them")
+    if done is None:
+        return None
+    if done == _ref(memory, _FETCHED + remote):  # the branch is the remote's commit now: nothing of it to push
+        return f"that was the last change fetched from {remote}: fast-forwarded to {remote} ({done[:12]})"
+    return f"that was the last change fetched from {remote}: merged {remote} as {done[:12]}; `memtui sync` pushes it"
+
+
+def settles_incoming(method: Callable[..., Any]) -> Callable[..., Any]:
+    """For `Memory.approve` and `Memory.reject`: a decision that was the last of a fetched range closes it."""
+    import functools
+
+    @functools.wraps(method)
+    def deciding(self: Any, pid: str, *args: Any, **kwargs: Any) -> Any:
+        result = method(self, pid, *args, **kwargs)
+        if result.status in ("applied", "rejected") and self.store.git_dir is not None:
+            said = settle(self, pid)
+            if said:
+                result = result.replace(message=f"{result.message.rstrip('.')}; {said}")
+        return result
+
+    return deciding
 
 
 def push(memory: Any, remote: str = "origin") -> tuple[bool, str]:
@@ -327,11 +616,25 @@ def push(memory: Any, remote: str = "origin") -> tuple[bool, str]:
     if tip is not None and not _ancestor(memory, tip, head):
         return False, (f"not pushed: {remote} has changes this memory has not merged; decide them "
                        "(`memtui queue list`) and sync again")
-    done = _git(memory, "push", "--no-verify", "--porcelain", remote, f"{head}:refs/heads/{branch}", check=False)
+    from memtui.core.storage import git_hooks
+
+    # The person's pre-push hook runs, as with their own `git push` (unless `[git] hooks = false`), bounded in time.
+    hooks = git_hooks.enabled(memory.store.config_text())
+    try:
+        done = _git(memory, "push", "--porcelain", remote, f"{head}:refs/heads/{branch}", check=False, hooks=hooks,
+                    timeout=_network_timeout(memory))
+    except SyncRefused as exc:
+        return False, f"not pushed: {exc}"
     if done.returncode != 0:
         said = (done.stderr + done.stdout).decode(errors="replace").splitlines()
         # What the remote said (a hook's words) and git's reason, not git's progress.
         why = [line.strip() for line in said if line.startswith("remote:") or "rejected" in line or "fatal" in line]
+        if not why:  # refused here, before anything was sent: the pre-push hook's own words
+            why = [line.strip() for line in said if line.strip() and not line.startswith(("error: failed to push",
+                                                                                          "To ", "Done"))]
+            if why:
+                return False, (f"not pushed: this repository's pre-push hook refused it: {' / '.join(why)[-600:]}. "
+                               "Nothing here was lost; the next sync pushes again")
         why = why or [line.strip() for line in said if line.strip()][-2:]
         return False, (f"{remote} refused the push: {' / '.join(why)[-600:]}. Nothing here was lost; sync again "
                        "when the remote takes pushes (a remote that moved on is brought in first)")
@@ -341,17 +644,20 @@ def push(memory: Any, remote: str = "origin") -> tuple[bool, str]:
 
 
 def sync(memory: Any, remote: str = "origin", *, push_after: bool = True,
-         progress: Callable[[str], None] | None = None) -> Report:
+         progress: Callable[[str], None] | None = None, fetching: Progress | None = None) -> Report:
     """`memtui sync`: fetch, queue what came in, close a range fully decided, push. Raises SyncRefused. `progress`,
-    if given, hears the step under way (the app's feed: a fetch or a push over a slow link takes a while)."""
+    if given, hears the step under way (the app's feed: a fetch or a push over a slow link takes a while);
+    `fetching`, the fetch's meter (`Meter`)."""
     say = progress or (lambda _step: None)
     lines: list[str] = []
     say(f"fetching {remote}…")
-    tip = fetch(memory, remote)
+    tip = fetch(memory, remote, fetching)
     lines.append(f"fetched {remote}: {tip[:12]}" if tip else f"{remote} has no {_branch(memory)} branch yet")
     if tip:
         say(f"queueing what {remote} changed…")
-    queued, refused = incoming(memory, remote)
+    said: list[str] = []
+    queued, refused = incoming(memory, remote, said)
+    lines.extend(said)
     for item in refused:
         lines.append(f"refused {item['file']}: {item['reason']}")
     if queued:
@@ -363,8 +669,8 @@ def sync(memory: Any, remote: str = "origin", *, push_after: bool = True,
     waiting = _items(memory, remote)
     pushed = False
     if waiting:
-        lines.append(f"{len(waiting)} incoming change(s) from {remote} wait for a decision; approve or reject them, "
-                     "then run `memtui sync` again to merge and push")
+        lines.append(f"{len(waiting)} incoming change(s) from {remote} wait for a decision; approve or reject them: "
+                     "the last decision merges them, and the next `memtui sync` pushes")
     elif push_after:
         say(f"pushing to {remote}…")
         pushed, said = push(memory, remote)
@@ -393,7 +699,21 @@ def arrived(memory: Any) -> set[str]:
     if not tips or _ref(memory, "HEAD") is None:
         return set()
     merged = set(_out(memory, "rev-list", *tips).split())
-    return merged - set(_out(memory, "rev-list", "--first-parent", "HEAD").split())
+    return merged - set(_out(memory, "rev-list", "--first-parent", "HEAD").split()) | _forwarded(memory)
+
+
+def _forwarded(memory: Any) -> set[str]:
+    """Commits of ranges this memory fast-forwarded to (their notes' `Memtui-Range`): on HEAD's first-parent line,
+    yet another machine's."""
+    listed = _git(memory, "notes", f"--ref={NOTES}", "list", check=False).stdout.decode().split()
+    if not listed:
+        return set()
+    blobs = "".join(f"{sha}\n" for sha in listed[0::2]).encode()
+    text = _git(memory, "cat-file", "--batch", stdin=blobs).stdout.decode(errors="replace")
+    out: set[str] = set()
+    for span in re.findall(r"^Memtui-Range: ([0-9a-f]{40}\.\.[0-9a-f]{40})$", text, re.M):
+        out |= set(_out(memory, "rev-list", span).split())
+    return out
 
 
 # one incoming file --------------------------------------------------------------------------------------------
@@ -410,8 +730,23 @@ def _changed(memory: Any, base: str, tip: str) -> list[tuple[str, str]]:
     return out
 
 
-def _refused(memory: Any, path: str, mode: str, tip: str) -> str | None:
-    """Why an incoming path is never queued (None: it is reviewed like any write)."""
+def _refused(memory: Any, path: str, mode: str, tip: str) -> tuple[str | None, str | None]:
+    """(why an incoming path is never queued, None) or (None, its text at `tip`; None for a file the remote
+    removed): the blob is read here once, checked, and the text handed on to be proposed."""
+    why = _path_refused(memory, path, mode)
+    if why or mode == "000000":
+        return why, None
+    size = int(_out(memory, "cat-file", "-s", f"{tip}:{path}"))
+    if size > MAX_INCOMING:
+        return f"{size} bytes, over the {MAX_INCOMING} bytes a memory file from a remote may have", None
+    try:
+        return None, _blob(memory, tip, path).decode("utf-8")
+    except UnicodeDecodeError:
+        return "not UTF-8 text", None
+
+
+def _path_refused(memory: Any, path: str, mode: str) -> str | None:
+    """Why a path (by its name and git mode alone) is never taken from a remote; None: it may be."""
     parts = path.split("/")
     if any(part.lower() in (".git", ".memtui") for part in parts) or path.lower() == ".gitmodules":
         return "memtui's own state, git's or a submodule list: never taken from a remote"
@@ -427,14 +762,6 @@ def _refused(memory: Any, path: str, mode: str, tip: str) -> str | None:
         memory.store.check_path(path)
     except Exception as exc:  # PathRefused, and any name the store cannot hold
         return f"a path memory refuses: {exc}"
-    if mode != "000000":
-        size = int(_out(memory, "cat-file", "-s", f"{tip}:{path}"))
-        if size > MAX_INCOMING:
-            return f"{size} bytes, over the {MAX_INCOMING} bytes a memory file from a remote may have"
-        try:
-            _blob(memory, tip, path).decode("utf-8")
-        except UnicodeDecodeError:
-            return "not UTF-8 text"
     return None
 
 
@@ -443,10 +770,9 @@ def _blob(memory: Any, commit: str, path: str) -> bytes:
 
 
 def _text_at(memory: Any, commit: str, path: str) -> str | None:
-    done = _git(memory, "cat-file", "-e", f"{commit}:{path}", check=False)
-    if done.returncode != 0:
-        return None
-    return _blob(memory, commit, path).decode("utf-8")
+    """The file's text at `commit` (None: not there), in one git run."""
+    done = _git(memory, "cat-file", "blob", f"{commit}:{path}", check=False)
+    return done.stdout.decode("utf-8", errors="replace") if done.returncode == 0 else None
 
 
 def _evidence(memory: Any, base: str, tip: str, path: str) -> str:
@@ -458,12 +784,12 @@ def _evidence(memory: Any, base: str, tip: str, path: str) -> str:
     return secrets.mask("; ".join(line.strip() for line in text.splitlines() if line.strip())[:4000])
 
 
-def _propose(memory: Any, remote: str, base: str, head: str, tip: str, path: str) -> list[Any]:
-    """Submit the remote's change of `path` for review: one proposal, or for a file both sides changed, one for
-    what merges cleanly plus one revise for each entry both sides changed."""
+def _propose(memory: Any, remote: str, base: str, head: str, tip: str, path: str, theirs: str | None) -> list[Any]:
+    """Submit the remote's change of `path` (its text there: `theirs`, already read and checked; None: removed) for
+    review: one proposal, or for a file both sides changed, one for what merges cleanly plus one revise for each
+    entry both sides changed."""
     from memtui.core.writing.proposals import Proposal
 
-    theirs = _text_at(memory, tip, path)
     ours = _text_at(memory, head, path)
     old = _text_at(memory, base, path)
     if theirs == ours:

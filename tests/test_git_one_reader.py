@@ -1,0 +1,134 @@
+"""Who may reach git, and docs whose words match the code.
+
+GitPython is imported only where it is listed below, and `git` is run as a program only there too: the list is the
+debt still owed to "one owner of git reads" (issue #44, part 4) and may only shrink. A module that starts reaching
+git fails here; a listed module that stops doing so fails too, so the list says what is true now. The sources are
+read with `ast`, nothing is imported.
+
+Every `memtui/...py` path and every `memtui.x.y` dotted name that docs/*.md and README.md name must exist, so a
+moved module cannot leave its old address behind in the docs (part 5).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MEMTUI = ROOT / "memtui"
+OWNER = "memtui/core/storage/gitcall.py"
+# Modules that still import GitPython themselves, besides the owner. Shrink it; never grow it.
+GITPYTHON_DEBT = {
+    "memtui/core/access/redis_transfer.py",
+    "memtui/core/storage/folder_commit.py",
+}
+# Modules that still spell out a `git` command line themselves, besides the owner. Shrink it; never grow it.
+GIT_PROGRAM_DEBT = {
+    "memtui/core/hygiene/doctor.py",
+    "memtui/core/storage/folder.py",
+    "memtui/core/storage/folder_commit.py",
+    "memtui/core/storage/folder_external.py",
+    "memtui/core/storage/folder_history.py",
+    "memtui/core/storage/folder_index.py",
+    "memtui/core/storage/git_hooks.py",
+    "memtui/core/storage/gitobjects.py",
+    "memtui/core/storage/places.py",
+    "memtui/core/writing/sync.py",
+}
+DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+
+
+def sources() -> dict[str, ast.Module]:
+    return {p.relative_to(ROOT).as_posix(): ast.parse(p.read_text(encoding="utf-8"), str(p))
+            for p in sorted(MEMTUI.rglob("*.py"))}
+
+
+def imports_gitpython(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name == "git" or a.name.startswith("git.") for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "git":
+            return True
+    return False
+
+
+def runs_git(tree: ast.Module) -> bool:
+    """A list or tuple whose first item is the string "git": an argv for a subprocess."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+            first = node.elts[0]
+            if isinstance(first, ast.Constant) and first.value == "git":
+                return True
+    return False
+
+
+def test_only_the_owner_and_listed_debt_import_gitpython() -> None:
+    found = {path for path, tree in sources().items() if imports_gitpython(tree)}
+    assert OWNER in found, "the owner of git reads no longer imports GitPython: update OWNER in this test"
+    assert found - {OWNER} - GITPYTHON_DEBT == set(), (
+        "these modules import GitPython themselves: read git through memtui/core/storage/gitcall.py instead")
+    assert GITPYTHON_DEBT - found == set(), "these no longer import GitPython: take them off GITPYTHON_DEBT"
+
+
+def test_only_the_owner_and_listed_debt_run_git() -> None:
+    found = {path for path, tree in sources().items() if runs_git(tree)}
+    assert found - {OWNER} - GIT_PROGRAM_DEBT == set(), (
+        "these modules run `git` themselves: go through memtui/core/storage/gitcall.py instead")
+    assert GIT_PROGRAM_DEBT - found == set(), "these no longer run `git`: take them off GIT_PROGRAM_DEBT"
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_module_path_in_the_docs_exists(doc: Path) -> None:
+    named = set(re.findall(r"memtui/[A-Za-z0-9_/]+\.py", doc.read_text(encoding="utf-8")))
+    missing = sorted(p for p in named if not (ROOT / p).is_file())
+    assert missing == [], f"{doc.name} names modules that do not exist (moved? fix the path): {missing}"
+
+
+def resolves(dotted: str) -> bool:
+    """`memtui.a.b.name...`: the longest prefix that is a module or package, then a name defined at its top."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        base = ROOT.joinpath(*parts[:cut])
+        module = base.with_suffix(".py") if base.with_suffix(".py").is_file() else base / "__init__.py"
+        if not module.is_file():
+            continue
+        rest = parts[cut:]
+        if not rest:
+            return True
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        names |= {t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+                  for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+        names |= {a.asname or a.name for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+        return rest[0] in names
+    return False
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_dotted_module_name_in_the_docs_resolves(doc: Path) -> None:
+    named = set(re.findall(r"\bmemtui(?:\.[a-z_][a-z0-9_]*)+", doc.read_text(encoding="utf-8")))
+    missing = sorted(n for n in named if not resolves(n))
+    assert missing == [], f"{doc.name} names modules or functions that do not exist (moved? fix the name): {missing}"
+
+
+def test_reads_through_the_owner_answer_bad_names_without_importing_gitpython_elsewhere(mem, root: Path) -> None:
+    """The error paths that now catch the owner's `errors()`: a name an agent sends that resolves to nothing (or
+    reads as an option) is "not found", never a crash and never a file written; a real commit still resolves."""
+    from memtui.core.storage.folder import FolderStore
+
+    store = mem.store
+    assert isinstance(store, FolderStore)
+    head = store.head()
+    assert head is not None and store.resolve_change(head.sha) is not None and store.in_history(head.sha)
+    before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if ".git" not in p.parts)
+    for hostile in ("no-such-ref", "HEAD~9999", "--output=pwned", "0" * 40, "deadbeef" * 5):
+        assert store.resolve_change(hostile) is None, hostile
+        assert store.in_history(hostile) is False, hostile
+        assert store.change_patch(hostile, "MEMORY.md") == "", hostile
+    (root / "new.md").write_text("never committed\n", encoding="utf-8")
+    assert store.blame_chunks("new.md") is None
+    after = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if ".git" not in p.parts)
+    assert after == sorted(before + ["new.md"]) and not (root / "pwned").exists()
