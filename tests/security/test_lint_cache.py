@@ -160,3 +160,38 @@ def test_a_new_memory_ignores_the_cache_in_git(tmp_path: Path) -> None:
     status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--ignored=no"], check=True,
                             capture_output=True, text=True).stdout
     assert status == "" and _cache(root).is_file(), status
+
+
+def test_a_memory_made_before_the_cache_does_not_show_it_in_git_status(tmp_path: Path) -> None:
+    """A memory whose .gitignore predates lint's cache (no line for it, as every memory made before had): after a
+    lint writes the cache, and after a second lint, `git status` is as clean as before, the cache's name is in the
+    repository's own exclude list once, and nothing is committed or added to the memory's files."""
+    root = _memory(tmp_path / "m")
+    ignore = root / ".gitignore"
+    ignore.write_text("".join(line for line in ignore.read_text().splitlines(keepends=True) if "lint-cache" not in line))
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qam", "older",
+                    "--no-verify"], check=True)
+    status = ["git", "-C", str(root), "status", "--porcelain", "--ignored=no", "--untracked-files=all"]
+    (root / ".memtui" / "lint-cache-probe").write_text("")  # the control: a new file there IS listed untracked
+    assert ".memtui/lint-cache-probe" in subprocess.run(status, check=True, capture_output=True, text=True).stdout
+    (root / ".memtui" / "lint-cache-probe").unlink()
+    cold = _cold(root)
+    assert _cache(root).is_file()
+    assert subprocess.run(status, check=True, capture_output=True, text=True).stdout == ""
+    assert _render(root) == cold
+    exclude = (root / ".git" / "info" / "exclude").read_text().splitlines()
+    assert exclude.count("/.memtui/lint-cache") == 1, exclude
+    assert subprocess.run(status, check=True, capture_output=True, text=True).stdout == ""
+
+
+def test_a_symlinked_exclude_list_is_not_written_through(tmp_path: Path) -> None:
+    """An agent that replaces .git/info/exclude with a link to another file of the person's gets no line appended
+    to that file."""
+    root = _memory(tmp_path / "m")
+    target = tmp_path / "dotfile"
+    target.write_text("mine\n")
+    exclude = root / ".git" / "info" / "exclude"
+    exclude.unlink(missing_ok=True)
+    exclude.symlink_to(target)
+    _cold(root)
+    assert target.read_text() == "mine\n" and exclude.is_symlink()

@@ -449,6 +449,8 @@ class _Cache:
 
     def __init__(self, path: Path, stamp: bytes, ids: dict[str, list[tuple[str, str]]]) -> None:
         self.path, self.stamp, self.ids = path, stamp, ids
+        self.exclude: Path | None = None  # the memory's .git/info/exclude, when the cache is in its work tree
+        self.listed = ""  # the cache's name there, as git's ignore rules name it
         self.old: dict[str, Kept] = _load(path)
         self.new: dict[str, Kept] = {}
         self.changed = False
@@ -462,7 +464,12 @@ class _Cache:
             ids = memory.store.past_version_ids_many(files, HISTORY_DEPTH)
             if ids is None:  # a store that cannot name a version by its content keeps nothing by version
                 return None
-            return cls(state / CACHE_FILE, _stamp(memory, layout), ids)
+            cache = cls(state / CACHE_FILE, _stamp(memory, layout), ids)
+            places = getattr(memory.store, "places", None)
+            if places is not None and places.inside:  # `.memtui/` in the memory's own work tree: keep it unlisted
+                cache.exclude = places.git_dir / "info" / "exclude"
+                cache.listed = f"/{cache.path.relative_to(places.root).as_posix()}"
+            return cache
         except Exception:  # a broken repository or a store that is down: lint as without a cache
             return None
 
@@ -505,7 +512,14 @@ class _Cache:
     def save(self) -> None:
         """Best effort, and only what this lint used (a file changed or gone takes its old findings with it): a
         cache that cannot be written costs the next lint its reading of history, nothing else."""
-        if (not self.changed and len(self.new) == len(self.old)) or not self.path.parent.is_dir():
+        if not self.path.parent.is_dir():
+            return
+        if self.exclude is not None:
+            try:
+                _excluded(self.exclude, self.listed)
+            except OSError:
+                pass  # a repository whose exclude list cannot be written: the cache shows as untracked, no more
+        if not self.changed and len(self.new) == len(self.old):
             return
         from memtui.core.basics.seal import mac
 
@@ -525,6 +539,25 @@ class _Cache:
             os.replace(tmp, self.path)
         except (OSError, ValueError):
             pass
+
+
+def _excluded(exclude: Path, listed: str) -> None:
+    """`listed` named in the repository's own ignore list (`.git/info/exclude`, never committed), so no `git status`
+    of the memory shows the cache: a memory made before `memtui init` wrote the cache's line into .gitignore showed
+    it as untracked. Appended once; never through a symlink (an agent could plant one to have a line appended to
+    another file of the person's); a repository whose `info` is not a folder is left alone."""
+    info = exclude.parent
+    if not info.parent.is_dir() or info.is_symlink():
+        return
+    info.mkdir(exist_ok=True)
+    fd = os.open(exclude, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    with os.fdopen(fd, "r+b") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return
+        lines = f.read().decode("utf-8", "replace")
+        if listed in lines.splitlines():
+            return
+        f.write(("" if not lines or lines.endswith("\n") else "\n").encode() + b"%s\n" % listed.encode())
 
 
 def _domain(path: Path) -> bytes:
