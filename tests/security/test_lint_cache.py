@@ -168,7 +168,8 @@ def test_a_memory_made_before_the_cache_does_not_show_it_in_git_status(tmp_path:
     repository's own exclude list once, and nothing is committed or added to the memory's files."""
     root = _memory(tmp_path / "m")
     ignore = root / ".gitignore"
-    ignore.write_text("".join(line for line in ignore.read_text().splitlines(keepends=True) if "lint-cache" not in line))
+    ignore.write_text("".join(line for line in ignore.read_text().splitlines(keepends=True)
+                              if "lint-cache" not in line))
     subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qam", "older",
                     "--no-verify"], check=True)
     status = ["git", "-C", str(root), "status", "--porcelain", "--ignored=no", "--untracked-files=all"]
