@@ -5,6 +5,7 @@ attack's memory is linted cold first, and every finding of that cold run must st
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -46,18 +47,27 @@ def _cache(root: Path) -> Path:
     return Memory(root).store.state_folder / CACHE_FILE
 
 
+def _kept(cache: Path) -> list[list]:
+    """The cache's rows, one per kept file: [key, file, findings, deleted entries' findings]."""
+    return [json.loads(line) for line in cache.read_bytes().split(b"\n")[1:-1]]
+
+
 def _emptied(cache: Path) -> bytes:
-    """The cache's body with every kept file's findings taken out: what a planted cache would say."""
-    body = json.loads(cache.read_bytes().rpartition(b"\n")[0])
-    body["files"] = {key: [[], []] for key in body["files"]}
-    return json.dumps(body, separators=(",", ":")).encode()
+    """The cache's lines with every kept file's findings taken out (no seal): what a planted cache would say."""
+    head = cache.read_bytes().split(b"\n", 1)[0]
+    return b"".join([head + b"\n"] + [json.dumps([key, file, [], []], separators=(",", ":")).encode() + b"\n"
+                                      for key, file, _, _ in _kept(cache)])
+
+
+def _sealed(cache: Path, body: bytes) -> bytes:
+    """`body` sealed as memtui seals the cache at `cache` (an HMAC under the person's key)."""
+    return body + mac(lint_module._payload(cache, hashlib.sha256(body).digest())).encode()
 
 
 def _cold(root: Path) -> list[str]:
     cold = _render(root)
     assert {"secret", "untagged", "deleted-history"} <= {f.split("[")[1].split("]")[0] for f in cold}
-    kept = json.loads(_cache(root).read_bytes().rpartition(b"\n")[0])["files"]
-    assert len(kept) == len(list((root / "notes").glob("*.md")))  # every topic file is kept
+    assert len(_kept(_cache(root))) == len(list((root / "notes").glob("*.md")))  # every topic file is kept
     return cold
 
 
@@ -68,7 +78,7 @@ def test_a_cache_sealed_for_this_folder_is_used_so_the_attacks_below_can_fail(tm
     cold = _cold(root)
     cache = _cache(root)
     body = _emptied(cache)
-    cache.write_bytes(body + b"\n" + mac(lint_module._domain(cache) + body).encode())
+    cache.write_bytes(_sealed(cache, body))
     assert not [f for f in _render(root) if f.startswith("notes/")]
     assert [f for f in cold if not f.startswith("notes/")] == _render(root)
 
@@ -78,7 +88,7 @@ def test_a_planted_cache_hides_no_finding(tmp_path: Path) -> None:
     cold = _cold(root)
     cache = _cache(root)
     body = _emptied(cache)
-    for seal in (b"", b"\n", b"\n" + b"0" * 64, b"\n" + cache.read_bytes().rpartition(b"\n")[2]):
+    for seal in (b"", b"\n", b"0" * 64, cache.read_bytes().rpartition(b"\n")[2]):
         cache.write_bytes(body + seal)  # no seal, an empty one, a made-up one, the real cache's old one
         assert _render(root) == cold, seal
 
@@ -90,7 +100,7 @@ def test_a_cache_sealed_for_another_folder_hides_no_finding(tmp_path: Path) -> N
     _cold(other)
     cache = _cache(root)
     body = _emptied(cache)
-    cache.write_bytes(body + b"\n" + mac(lint_module._domain(_cache(other)) + body).encode())
+    cache.write_bytes(_sealed(_cache(other), body))
     assert _render(root) == cold
     cache.write_bytes(_cache(other).read_bytes())  # the other memory's whole sealed cache, copied over
     assert _render(root) == cold
@@ -149,7 +159,7 @@ def test_a_foreign_folder_gets_its_cache_beside_it_and_nothing_in_it(tmp_path: P
     assert any("[secret]" in f and f.startswith("memory/projects.md") for f in cold), cold
     cache = memory.store.state_folder / CACHE_FILE
     assert cache.is_file() and not cache.resolve().is_relative_to(folder.resolve())
-    assert len(json.loads(cache.read_bytes().rpartition(b"\n")[0])["files"]) >= 1  # the topic file is kept
+    assert len(_kept(cache)) >= 1  # the topic file is kept
     assert [f.render() for f in lint(Memory(folder))] == cold
     assert listing(folder) == before and git_status(folder) == status
 
