@@ -81,7 +81,11 @@ def _lint_json(ok: bool, findings: list[Any]) -> None:
     for k in range(0, len(findings), 1000):
         chunk = ",\n".join(row % (text(f.level), text(f.check), text(f.file), "null" if f.line is None else
                                   int.__repr__(f.line), text(f.message)) for f in findings[k:k + 1000])
-        out.write(json_safe(chunk if k == 0 else ",\n" + chunk))
+        if k:
+            chunk = ",\n" + chunk
+        # "…" is lint's own (deleted-history's advice): the only non-ASCII character of most chunks, drawn as is; a
+        # chunk with no other is written without json_safe's scan of every character (0.8 s of 75 MB, profiled).
+        out.write(chunk if "\x7f" not in chunk and chunk.replace("\u2026", "").isascii() else json_safe(chunk))
     out.write("\n  ]\n}\n")
 
 
