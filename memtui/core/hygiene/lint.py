@@ -13,7 +13,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple
 
 from memtui.core.grammar.dedupe import Words, tokens
 from memtui.core.grammar.document import Document
@@ -201,7 +201,7 @@ class _Files:
         """A descriptor of the folder `folder` (root-relative) reached with no symlink and holding no `.git`."""
         if folder in self.dirs:
             return self.dirs[folder]
-        real = getattr(self.store, "_real_root", None)  # a folder store's root, pinned for this lint
+        real = self.store.pinned_real_root  # a folder store's root, pinned for this lint
         fd: int | None = None
         if real is not None and len(self.dirs) < self.MAX_OPEN:
             try:
@@ -535,8 +535,7 @@ class _Cache:
 
     def __init__(self, path: Path, stamp: bytes, ids: dict[str, list[tuple[str, str]]]) -> None:
         self.path, self.stamp, self.ids = path, stamp, ids
-        self.exclude: Path | None = None  # the memory's .git/info/exclude, when the cache is in its work tree
-        self.listed = ""  # the cache's name there, as git's ignore rules name it
+        self.unlisted: Callable[[Path], None] = lambda _: None  # the store's: keeps the cache out of git status
         self.old: dict[str, Kept] = _load(path)
         self.new: dict[str, Kept] = {}
         self.changed = False
@@ -551,10 +550,7 @@ class _Cache:
             if ids is None:  # a store that cannot name a version by its content keeps nothing by version
                 return None
             cache = cls(state / CACHE_FILE, _stamp(memory, layout), ids)
-            places = getattr(memory.store, "places", None)
-            if places is not None and places.inside:  # `.memtui/` in the memory's own work tree: keep it unlisted
-                cache.exclude = places.git_dir / "info" / "exclude"
-                cache.listed = f"/{cache.path.relative_to(places.root).as_posix()}"
+            cache.unlisted = memory.store.keep_unlisted
             return cache
         except Exception:  # a broken repository or a store that is down: lint as without a cache
             return None
@@ -600,11 +596,10 @@ class _Cache:
         cache that cannot be written costs the next lint its reading of history, nothing else."""
         if not self.path.parent.is_dir():
             return
-        if self.exclude is not None:
-            try:
-                _excluded(self.exclude, self.listed)
-            except OSError:
-                pass  # a repository whose exclude list cannot be written: the cache shows as untracked, no more
+        try:
+            self.unlisted(self.path)
+        except OSError:
+            pass  # a repository whose exclude list cannot be written: the cache shows as untracked, no more
         if not self.changed and len(self.new) == len(self.old):
             return
         from memtui.core.basics.seal import mac
@@ -634,25 +629,6 @@ class _Cache:
             os.replace(tmp, self.path)
         except (OSError, ValueError):
             tmp.unlink(missing_ok=True)
-
-
-def _excluded(exclude: Path, listed: str) -> None:
-    """`listed` named in the repository's own ignore list (`.git/info/exclude`, never committed), so no `git status`
-    of the memory shows the cache: a memory made before `memtui init` wrote the cache's line into .gitignore showed
-    it as untracked. Appended once; never through a symlink (an agent could plant one to have a line appended to
-    another file of the person's); a repository whose `info` is not a folder is left alone."""
-    info = exclude.parent
-    if not info.parent.is_dir() or info.is_symlink():
-        return
-    info.mkdir(exist_ok=True)
-    fd = os.open(exclude, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
-    with os.fdopen(fd, "r+b") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return
-        lines = f.read().decode("utf-8", "replace")
-        if listed in lines.splitlines():
-            return
-        f.write(("" if not lines or lines.endswith("\n") else "\n").encode() + b"%s\n" % listed.encode())
 
 
 def _domain(path: Path) -> bytes:

@@ -116,6 +116,9 @@ class FolderStore(Store):
         finally:
             self._real_root = None
 
+    def keep_unlisted(self, path: Path) -> None:
+        self.places.keep_unlisted(path)
+
     def _full(self, rel: str) -> Path:
         return resolve_inside(self.root, rel, self._real_root)
 

@@ -194,6 +194,18 @@ class Store(ABC):
         with no folder has nothing to find."""
         return nullcontext()
 
+    _real_root: str | None = None  # set by a folder store's `pinned_root`
+
+    @property
+    def pinned_real_root(self) -> str | None:
+        """The root's real path while `pinned_root` holds it, for a reader that opens the files under it itself
+        (lint reads a folder's files through one descriptor of it); None for a store with no folder."""
+        return self._real_root
+
+    def keep_unlisted(self, path: Path) -> None:
+        """Keep `path`, a file of memtui's own in the state folder, out of the memory's `git status` where that
+        folder is inside the memory's work tree (lint's cache); a store with no such folder has nothing to do."""
+
     def read_checked(self, rel: str) -> tuple[str, bytes | None]:
         """`check_path(rel)` and the bytes at that path: a store whose `read` checks the path as `check_path` does
         checks it once (a reader of every file, lint, did it twice per file)."""
