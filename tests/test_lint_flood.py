@@ -141,6 +141,29 @@ def test_lint_findings_on_planted_problems_are_the_same_as_before(tmp_path: Path
                       "unreadable", "past-load-cut", "unlinked", "front-matter"}, checks
 
 
+def test_a_second_lint_from_the_cache_gives_the_same_findings_in_the_same_order(tmp_path: Path) -> None:
+    """Cold, then warm from the sealed cache (which holds every topic file), then warm after a topic file changed:
+    the same list each time as the expected one, and the changed file linted anew."""
+    from memtui.core.hygiene.lint import CACHE_FILE
+
+    root = planted(tmp_path / "memtui")
+    cache = Memory(root).store.state_folder / CACHE_FILE
+    cold = findings_of(root)
+    assert cold == json.loads(EXPECTED.read_text())["memtui"]
+    assert cache.is_file()
+    kept = cache.read_bytes().split(b"\n")[1:-1]  # a line per kept file, between the version and the seal
+    topics = [f for f in Memory(root).files() if Memory(root).layout().layer(f) == "topic"]
+    assert len(kept) == len(topics) - 1 >= 40  # every topic file but the one not text (linted fresh)
+    sealed = cache.read_bytes()
+    assert findings_of(root) == cold
+    assert cache.read_bytes() == sealed  # nothing new to keep: not written again
+    (root / "notes" / "note-001.md").write_text(_topic(1, 3) + "- untagged after the cache\n")
+    warm = findings_of(root)
+    new = [f for f in warm if f not in cold]
+    assert [f.split(": ", 1)[0] for f in new] == ["notes/note-001.md:11"] and "untagged" in new[0], new
+    assert [f for f in warm if f in cold] == cold
+
+
 if __name__ == "__main__":  # writes the expected findings: run it with the code they are to be taken from
     import tempfile
 

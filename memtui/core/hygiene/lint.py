@@ -7,9 +7,13 @@ linted for tags or duplicates: logs are append-only notes and the archive is his
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple
 
 from memtui.core.grammar.dedupe import Words, tokens
 from memtui.core.grammar.document import Document
@@ -25,12 +29,18 @@ if TYPE_CHECKING:
 ERROR, WARNING = "error", "warning"
 HISTORY_DEPTH = 200  # commits of each file read for deleted history
 FEW_PAIRS = 6  # entries of a section up to which every pair is compared, not only `_candidates`' (15 pairs)
+CACHE_FILE = "lint-cache"  # in the store's state folder: a topic file's findings, kept by what they were made of
+CACHE_VERSION = 3  # a cache of another shape (an older memtui, a torn write) is read as empty, never trusted
+_CACHE_DOMAIN = b"memtui lint cache\0"  # the cache's seal vouches for nothing else (a queue file, the pending cache)
 _LINK = re.compile(r"(?<!!)\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _POINTER = re.compile(r"^\s*\[[^\]]*\]\([^)]*\)\s*(?:[-—–:].*)?$")
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
+    """One finding. A named tuple, not a frozen dataclass: lint's cache makes 200,000 of them at 50,000 files, and a
+    frozen dataclass's `__init__` (an `object.__setattr__` per field) was most of reading the cache (profiled: 1.7 s
+    of 4.8)."""
+
     level: str
     check: str  # untagged | duplicate | two-versions | cap | file-cap | dangling-link | deleted-history | secret
     # | past-load-cut | unlinked | front-matter (a Claude Code memory: memtui/core/grammar/formats/claude_code.py)
@@ -54,7 +64,22 @@ def lint(memory: Memory) -> list[Finding]:
     for all: `Store.past_versions_many`) and the archive (once, when an entry is missing) are read once each, not
     once per file (2,000 files took 17.6 s, 8,000 files 221 s). Each file's path is checked once and its bytes read
     once (`_read`); its last committed version, when it is those bytes, is neither read from git again nor parsed
-    (50,000 files: 66.7 s before)."""
+    (50,000 files: 66.7 s before). The root's real path is found once for all of those reads."""
+    import gc
+
+    # No collection while lint runs: its objects hold no cycles (50,000 files: the same peak RSS without it), and
+    # each of the 200,000 findings and tuples made counts toward one (a second lint at 50,000: 2.7 s of 7 s of CPU).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        with memory.store.pinned_root(), _Files(memory) as files:
+            return _lint(memory, files)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _lint(memory: Memory, reader: _Files) -> list[Finding]:
     layout = memory.layout()
     out: list[Finding] = []
     listed = memory.files()
@@ -70,20 +95,30 @@ def lint(memory: Memory) -> list[Finding]:
     fronts: dict[str, Document] = {}  # a Claude Code memory's files as read here, for their front matter
     specs: dict[str, Any] = {}
     held: dict[str, bytes | None] = {}  # the file whose history is asked next: its bytes, as read here
+    cache = _Cache.open(memory, layout, files)
+    hits = cache.hits(memory, layout, files, reader) if cache is not None else {}
     try:
-        histories = memory.store.past_versions_many(files, HISTORY_DEPTH, held.get)
+        histories = memory.store.past_versions_many([f for f in files if f not in hits], HISTORY_DEPTH, held.get,
+                                                    found=cache.ids if cache is not None else None)
     except Exception:  # a broken or shallow repository, a store that is down: the other checks still run
         histories = iter(())
     for rel in files:
+        if rel in hits:  # the same bytes, history, code and rules as when these findings were made and sealed
+            key, entry = hits[rel]
+            out += entry[0]
+            out += _unarchived(memory, layout, listed, archived, entry[1])
+            cache.keep(key, entry)  # type: ignore[union-attr]  # hits come only from a cache
+            continue
         held.clear()
         try:
-            doc, data = _read(memory, rel)
+            doc, data = _read(reader, rel)
         except ValueError as exc:
             _past(histories, rel)
             out.append(Finding(ERROR, "unreadable", rel, None, str(exc)))
             continue
         held[rel] = data
-        past = [(change, old) for change, old in _past(histories, rel) if old != data]  # now's: nothing deleted
+        read = _past(histories, rel)
+        past = [(change, old) for change, old in read or () if old != data]  # now's: nothing deleted
         mark = len(out)
         out += _secrets(rel, doc.text)
         if memory.grammar(rel) == "hermes":  # §-separated entries, no tags, sections or caps of memtui's
@@ -94,32 +129,116 @@ def lint(memory: Memory) -> list[Finding]:
         out += _caps(memory, doc, specs)
         if layout.layer(rel) == "core":
             out += _links(memory, doc)
-        out += _deleted_history(memory, rel, doc, layout, past, listed, archived)
+        deleted = _deleted_candidates(rel, doc, past)
+        cut = len(out)
+        out += [f for _, f in deleted]
         _mask_quotes(out, mark, doc.text)
+        deleted = [(k, f) for (k, _), f in zip(deleted, out[cut:])]  # masked as the file's own quotes are
+        del out[cut:]
+        if cache is not None and data is not None and read is not None and cache.takes(memory, layout, rel):
+            cache.keep(cache.key(rel, memory.grammar(rel), data), (out[mark:], deleted))
+        out += _unarchived(memory, layout, listed, archived, deleted)
         if layout.kind == CLAUDE_CODE:
             fronts[rel] = doc
+    if cache is not None:
+        cache.save()
     if layout.kind == CLAUDE_CODE:  # MEMORY.md's load cut says what its whole-file cap would, in Claude Code's terms
         out = [f for f in out if not (f.check == "file-cap" and f.file == MEMORY_FILE)] + _claude_code(memory, fronts)
     return out
 
 
-def _read(memory: Memory, rel: str) -> tuple[Document, bytes | None]:
+def _read(reader: _Files, rel: str) -> tuple[Document, bytes | None]:
     """`memory.document(rel)` and its bytes, with the path checked once (it was checked three times)."""
     from memtui.core.storage.reading import decoded
 
-    path, data = memory.store.read_checked(rel)
+    path, data = reader.read(rel)
     return Document(decoded(path, data) or "", path), data
 
 
-def _past(histories: Iterator[tuple[str, list[tuple[str, bytes]]]], rel: str) -> list[tuple[str, bytes]]:
-    """`rel`'s past versions, the next of `histories` (which names the files in the order lint reads them)."""
+class _Files:
+    """A folder memory's files read as `Store.read_checked` reads them, each folder on the way opened once for all
+    its files: 50,000 files in one folder cost 50,000 walks of the path (an lstat per part, the nested-repository
+    check per folder, a `Path` made; half of a second lint's time). A folder is opened part by part from the root's
+    real path with O_NOFOLLOW, so none is a symlink, and refused here when it holds a `.git`; a file is opened in
+    it with O_NOFOLLOW and read only when a regular file. Anything else (a symlink, a FIFO, a nested repository, a
+    name refused, a store not on disk) is read by the store itself, which follows and checks it or refuses it as
+    before. Stronger than the walk it replaces: the file read is the one in the folder checked, whatever is renamed
+    meanwhile."""
+
+    MAX_OPEN = 64  # folders held open at once; past it, the store reads the file
+
+    def __init__(self, memory: Memory) -> None:
+        self.store = memory.store
+        self.dirs: dict[str, int | None] = {}
+
+    def __enter__(self) -> _Files:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for fd in self.dirs.values():
+            if fd is not None:
+                os.close(fd)
+        self.dirs.clear()
+
+    def read(self, rel: str) -> tuple[str, bytes | None]:
+        from memtui.core.grammar.paths import check_rel
+
+        norm = check_rel(rel)
+        folder, _, name = norm.rpartition("/")
+        dfd = self._folder(folder)
+        if dfd is not None:
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW, dir_fd=dfd)
+            except OSError:
+                fd = -1  # missing, a symlink (ELOOP), not permitted: the store says what it is
+            if fd >= 0:
+                with os.fdopen(fd, "rb") as f:
+                    if stat.S_ISREG(os.fstat(fd).st_mode):
+                        return norm, f.read()
+        return self.store.read_checked(rel)
+
+    def _folder(self, folder: str) -> int | None:
+        """A descriptor of the folder `folder` (root-relative) reached with no symlink and holding no `.git`."""
+        if folder in self.dirs:
+            return self.dirs[folder]
+        real = self.store.pinned_real_root  # a folder store's root, pinned for this lint
+        fd: int | None = None
+        if real is not None and len(self.dirs) < self.MAX_OPEN:
+            try:
+                fd = os.open(real, os.O_RDONLY | os.O_DIRECTORY)
+                for part in folder.split("/") if folder else ():
+                    inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                    os.close(fd)
+                    fd = inner
+                    if _has_git(fd):
+                        raise OSError("a nested repository")
+            except OSError:
+                if fd is not None:
+                    os.close(fd)
+                fd = None
+        self.dirs[folder] = fd
+        return fd
+
+
+def _has_git(dfd: int) -> bool:
+    """Does the folder open as `dfd` hold a `.git` (`paths._holds_git`: one lstat, a link or file counts)?"""
+    try:
+        os.lstat(".git", dir_fd=dfd)
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def _past(histories: Iterator[tuple[str, list[tuple[str, bytes]]]], rel: str) -> list[tuple[str, bytes]] | None:
+    """`rel`'s past versions, the next of `histories` (which names the files in the order lint reads them); None
+    when they could not be read (then its history is not checked, and its findings are not kept in the cache)."""
     try:
         got, versions = next(histories)
     except StopIteration:
-        return []
+        return None
     except Exception:  # the store failed midway: this file's history is not checked
-        return []
-    return versions if got == rel else []
+        return None
+    return versions if got == rel else None
 
 
 def failed(findings: Iterable[Finding]) -> bool:
@@ -233,7 +352,7 @@ def _mask_quotes(out: list[Finding], mark: int, text: str) -> None:
             message = message.replace(raw, masked)
         message = secrets.mask(message)
         if message != f.message:
-            out[i] = replace(f, message=message)
+            out[i] = f._replace(message=message)
 
 
 def _secrets(rel: str, text: str | None) -> list[Finding]:
@@ -362,32 +481,245 @@ def _links(memory: Memory, doc: Document) -> list[Finding]:
     return out
 
 
-def _deleted_history(memory: Memory, rel: str, doc: Document, layout: Layout, versions: list[tuple[str, bytes]],
-                     listed: list[str], archived: list[set[tuple[str | None, str, str | None]]]) -> list[Finding]:
-    """Entries that the file's history once had and that are now nowhere: not current, not struck, not archived.
-    `archived` holds the archive's entries once read (for the first file missing any)."""
+def _deleted_candidates(rel: str, doc: Document, versions: list[tuple[str, bytes]]
+                        ) -> list[tuple[tuple[str | None, str, str | None], Finding]]:
+    """Entries that the file's history once had and that are not in it now (current or struck), each with its
+    finding: `_unarchived` keeps those not in the archive either. Apart, so lint's cache keeps a file's own part
+    and the archive (another file) is asked each time."""
     past = _past_entries(rel, versions)
     if not past:
         return []
     here = {_key(e) for _, e in doc.entries()}
-    missing = {k: v for k, v in past.items() if k not in here}
-    if missing:
-        if not archived:
-            keys: set[tuple[str | None, str, str | None]] = set()
-            for arch in listed:
-                if layout.layer(arch) == "archive":
-                    for line in (memory.read_text(arch) or "").splitlines():
-                        e = parse_entry(line)
-                        if e is not None:
-                            keys.add(_key(e))
-            archived.append(keys)
-        missing = {k: v for k, v in missing.items() if k not in archived[0]}
     from memtui.core.timeline.history import short
 
-    return [Finding(ERROR, "deleted-history", rel, None,
-                    f"{line!r} (in commit {short(sha)}) was deleted instead of struck through: put it back as "
-                    "struck history (`~~…~~ removed DATE`), or move it to archive/ with `memtui consolidate`")
-            for line, sha in missing.values()]
+    return [(k, Finding(ERROR, "deleted-history", rel, None,
+                        f"{line!r} (in commit {short(sha)}) was deleted instead of struck through: put it back as "
+                        "struck history (`~~…~~ removed DATE`), or move it to archive/ with `memtui consolidate`"))
+            for k, (line, sha) in past.items() if k not in here]
+
+
+def _unarchived(memory: Memory, layout: Layout, listed: list[str],
+                archived: list[set[tuple[str | None, str, str | None]]],
+                deleted: list[tuple[tuple[str | None, str, str | None], Finding]]) -> list[Finding]:
+    """The findings of `deleted` whose entry is nowhere in archive/ either. `archived` holds the archive's entries
+    once read (for the first file missing any)."""
+    if not deleted:
+        return []
+    if not archived:
+        keys: set[tuple[str | None, str, str | None]] = set()
+        for arch in listed:
+            if layout.layer(arch) == "archive":
+                for line in (memory.read_text(arch) or "").splitlines():
+                    e = parse_entry(line)
+                    if e is not None:
+                        keys.add(_key(e))
+        archived.append(keys)
+    return [f for k, f in deleted if k not in archived[0]]
+
+
+# the cache ---------------------------------------------------------------------------------------------------
+Kept = tuple[list[Finding], list[tuple[tuple[str | None, str, str | None], Finding]]]
+
+
+class _Cache:
+    """A topic file's findings as last made, so a second lint of 50,000 files reads their bytes and one walk of the
+    history, not every past version. A finding is kept under a key of all it was made of: the file's path and
+    grammar, the sha256 of its bytes now (changed bytes are never served an old finding, a missed key least of all),
+    its past versions by commit and blob, lint's own code and detect-secrets' version, the layout and the rules
+    MEMORY.md gives other files. Kept already masked; the archive (another file) is asked each time. Core files,
+    Hermes files and Claude Code memories (whose checks read every topic file) are linted fresh each time.
+
+    One file in the state folder, sealed as the pending cache is (an HMAC under the person's key over the domain,
+    the folder's real path and the bytes): one written outside memtui, or for another memory, reads as empty, or an
+    agent with file access could plant a clean report over a file holding a key."""
+
+    def __init__(self, path: Path, stamp: bytes, ids: dict[str, list[tuple[str, str]]]) -> None:
+        self.path, self.stamp, self.ids = path, stamp, ids
+        self.unlisted: Callable[[Path], None] = lambda _: None  # the store's: keeps the cache out of git status
+        self.old: dict[str, Kept] = _load(path)
+        self.new: dict[str, Kept] = {}
+        self.changed = False
+
+    @classmethod
+    def open(cls, memory: Memory, layout: Layout, files: list[str]) -> _Cache | None:
+        state = memory.store.state_folder
+        if layout.kind == CLAUDE_CODE or state is None:
+            return None
+        try:
+            ids = memory.store.past_version_ids_many(files, HISTORY_DEPTH)
+            if ids is None:  # a store that cannot name a version by its content keeps nothing by version
+                return None
+            cache = cls(state / CACHE_FILE, _stamp(memory, layout), ids)
+            cache.unlisted = memory.store.keep_unlisted
+            return cache
+        except Exception:  # a broken repository or a store that is down: lint as without a cache
+            return None
+
+    def takes(self, memory: Memory, layout: Layout, rel: str) -> bool:
+        return layout.layer(rel) == "topic" and memory.grammar(rel) != "hermes"
+
+    def key(self, rel: str, grammar: str, data: bytes) -> str:
+        """The fields joined by NUL, which no path (`check_rel` refuses it), grammar name or hex id holds: a json
+        list and a second blob hash per file were a tenth of a cold lint's cost over no cache (8,000 files)."""
+        history = self.ids.get(rel, ())
+        if history:  # now's version is left out (nothing deleted): its blob id as this repository's hash names it
+            blob = (hashlib.sha1 if len(history[0][1]) == 40 else hashlib.sha256)(
+                b"blob %d\0" % len(data) + data).hexdigest()
+            history = [(c, b) for c, b in history if b != blob]
+        made = "\0".join([rel, grammar, hashlib.sha256(data).hexdigest(), *(f"{c} {b}" for c, b in history)])
+        return hashlib.sha256(self.stamp + made.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def hits(self, memory: Memory, layout: Layout, files: list[str], reader: _Files) -> dict[str, tuple[str, Kept]]:
+        """The files whose findings are kept for their bytes as they are now: {rel: (key, findings)}."""
+        out: dict[str, tuple[str, Kept]] = {}
+        if not self.old:
+            return out
+        for rel in files:
+            if not self.takes(memory, layout, rel):
+                continue
+            try:
+                _, data = reader.read(rel)
+            except Exception:  # refused or unreadable: linted fresh, which says why
+                continue
+            if data is not None:
+                key = self.key(rel, memory.grammar(rel), data)
+                if key in self.old:
+                    out[rel] = (key, self.old[key])
+        return out
+
+    def keep(self, key: str, kept: Kept) -> None:
+        self.changed |= key not in self.old
+        self.new[key] = kept
+
+    def save(self) -> None:
+        """Best effort, and only what this lint used (a file changed or gone takes its old findings with it): a
+        cache that cannot be written costs the next lint its reading of history, nothing else."""
+        if not self.path.parent.is_dir():
+            return
+        try:
+            self.unlisted(self.path)
+        except OSError:
+            pass  # a repository whose exclude list cannot be written: the cache shows as untracked, no more
+        if not self.changed and len(self.new) == len(self.old):
+            return
+        from memtui.core.basics.seal import mac
+
+        # One line per file, each made by json's C encoder and hashed as it is written: the whole cache as one json
+        # text was held four times over while sealed (text, bytes, domain + bytes, bytes + seal: 290 MB at 50,000).
+        digest = hashlib.sha256()
+        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        try:
+            with open(tmp, "wb") as out:
+                def put(line: bytes) -> None:
+                    digest.update(line)
+                    out.write(line)
+
+                put(b'{"v":%d}\n' % CACHE_VERSION)
+                for key, (pre, deleted) in self.new.items():
+                    file = pre[0].file if pre else deleted[0][1].file if deleted else ""
+                    if any(f.file != file for f in pre) or any(f.file != file for _, f in deleted):
+                        continue  # every finding kept names its own file (the file is written once a line)
+                    put(json.dumps([key, file, [[f.level, f.check, f.line, f.message] for f in pre],
+                                    [[list(k), f.level, f.check, f.line, f.message] for k, f in deleted]],
+                                   separators=(",", ":")).encode() + b"\n")
+                seal = mac(_payload(self.path, digest.digest()))
+                if seal is None:
+                    raise ValueError("no key: a cache no one can vouch for is not kept")
+                out.write(seal.encode())
+            os.replace(tmp, self.path)
+        except (OSError, ValueError):
+            tmp.unlink(missing_ok=True)
+
+
+def _domain(path: Path) -> bytes:
+    """What the cache's seal is made over besides its bytes: the domain and the folder it is for, so a sealed cache
+    of another memory of this person's is not taken for this one's."""
+    return _CACHE_DOMAIN + os.fsencode(os.path.realpath(path.parent)) + b"\0"
+
+
+def _payload(path: Path, digest: bytes) -> bytes:
+    """What the seal of the cache at `path` is the HMAC of: its domain and the sha256 of every line before the seal
+    (hashed as read and written, so 70 MB of cache is never copied to be sealed)."""
+    return _domain(path) + digest
+
+
+def _load(path: Path) -> dict[str, Kept]:
+    """The sealed cache at `path`, or nothing: missing, not a regular file, unsealed, sealed for another folder or
+    of another shape. Read a line at a time and parsed as it is hashed (json data, never code); nothing read is
+    returned unless the seal over all of it holds."""
+    try:
+        # Opened without blocking and only when a regular file: an agent may put a FIFO in its place.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return {}
+            from memtui.core.basics.seal import verifier
+
+            check = verifier()
+            if check is None or f.readline() != b'{"v":%d}\n' % CACHE_VERSION:
+                return {}
+            digest = hashlib.sha256(b'{"v":%d}\n' % CACHE_VERSION)
+            files: dict[str, Kept] = {}
+            given = b""
+            for line in f:
+                if not line.endswith(b"\n"):
+                    given = line  # the last line: the seal
+                    break
+                digest.update(line)
+                key, file, pre, deleted = json.loads(line)
+                if type(key) is not str or type(file) is not str:
+                    raise TypeError("not a cached file")
+                keys = [_entry_key(k) for k, *_ in deleted]
+                files[key] = (_findings(file, pre), list(zip(keys, _findings(file, [f for _, *f in deleted]))))
+        if not check(_payload(path, digest.digest()), given.decode("ascii", "replace")):
+            return {}
+        return files
+    except (OSError, ValueError, TypeError, AttributeError, IndexError):
+        return {}
+
+
+def _findings(file: str, rows: list[Any]) -> list[Finding]:
+    """Rows of `file` read back from the cache as findings, each checked to be four fields of a finding's types (a
+    cache of another shape raises TypeError or ValueError and is read as empty). The level and check are taken from
+    one set (200,000 findings made 400,000 copies of "error" and "deleted-history"); no call per field."""
+    out = []
+    names = _NAMES
+    for level, check, line, message in rows:
+        if not (type(level) is str and type(check) is str and type(message) is str
+                and (line is None or type(line) is int)):
+            raise TypeError("not a finding")
+        out.append(Finding(names.get(level, level), names.get(check, check), file, line, message))
+    return out
+
+
+_NAMES = {n: n for n in (ERROR, WARNING, "untagged", "duplicate", "two-versions", "cap", "file-cap", "dangling-link",
+                         "deleted-history", "secret", "past-load-cut", "unlinked", "front-matter")}
+
+
+def _entry_key(k: Any) -> tuple[str | None, str, str | None]:
+    """A deleted entry's key (`_key`) read back from the cache: tag, text, date; anything else raises TypeError."""
+    tag, text, date = k
+    if type(text) is not str or not (tag is None or type(tag) is str) or not (date is None or type(date) is str):
+        raise TypeError("not an entry's key")
+    return tag, text, date
+
+
+def _stamp(memory: Memory, layout: Layout) -> bytes:
+    """What every kept finding was made with besides its file: lint's code (this module, the grammar, the secret
+    scan, the history's short ids), detect-secrets' version, the layout and the format MEMORY.md gives files."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    core = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256(b"%d\0" % CACHE_VERSION)
+    for src in [Path(__file__).resolve(), core / "writing" / "secrets.py", core / "storage" / "reading.py",
+                core / "timeline" / "history.py", *sorted((core / "grammar").rglob("*.py"))]:
+        h.update(os.fsencode(src.relative_to(core)) + b"\0" + src.read_bytes() + b"\0")
+    try:
+        h.update(version("detect-secrets").encode())
+    except PackageNotFoundError:
+        h.update(b"no detect-secrets")
+    h.update(b"\0" + repr(layout).encode() + b"\0" + repr(memory.spec_for(Document("", "topic.md"))).encode())
+    return h.digest()
 
 
 # helpers ----------------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Iterator
 
@@ -104,8 +104,23 @@ class FolderStore(Store):
         resolve_inside(self.root, norm)
         return norm
 
+    _real_root: str | None = None  # the root's real path, while `pinned_root` holds it
+
+    @contextmanager
+    def pinned_root(self) -> Iterator[None]:
+        """The root's real path found once for the reads inside; every path under it is still checked, link by
+        link, on each read. (Only the person's own root, outside the folder an agent writes, could move meanwhile.)"""
+        self._real_root = os.path.realpath(self.root)
+        try:
+            yield
+        finally:
+            self._real_root = None
+
+    def keep_unlisted(self, path: Path) -> None:
+        self.places.keep_unlisted(path)
+
     def _full(self, rel: str) -> Path:
-        return resolve_inside(self.root, rel)
+        return resolve_inside(self.root, rel, self._real_root)
 
     def real_path(self, rel: str) -> str:
         """The file `rel` really names, relative to the root: what a write through a symlink changes and commits
@@ -620,9 +635,13 @@ class FolderStore(Store):
     def past_versions(self, rel: str, limit: int) -> list[tuple[str, bytes]]:
         return self.past.past_versions(rel, limit)
 
+    def past_version_ids_many(self, rels: list[str], limit: int) -> dict[str, list[tuple[str, str]]] | None:
+        return self.past.past_version_ids_many(rels, limit)
+
     def past_versions_many(self, rels: list[str], limit: int, current: Callable[[str], bytes | None] | None = None,
+                           found: dict[str, list[tuple[str, str]]] | None = None,
                            ) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
-        return self.past.past_versions_many(rels, limit, current)
+        return self.past.past_versions_many(rels, limit, current, found)
 
     def merge3(self, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
         return self.past.merge3(ours, base, theirs)

@@ -155,14 +155,9 @@ class FolderHistory:
                 out.append((c.sha, blob.data))
         return out
 
-    def past_versions_many(self, rels: list[str], limit: int, current: Callable[[str], bytes | None] | None = None,
-                           ) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
-        """One walk of the history (`git log --raw`: each commit's changed files with their new blob ids) for every
-        file, and each distinct blob read through the repository's one `git cat-file --batch`: `past_versions`
-        per file was a `git rev-list` and GitPython's parse of the root tree for each (2,000 files 17.6 s, 8,000
-        files 221 s). The commits are the non-merge ones that changed the file, newest first (a merge's own
-        resolution is not among them). A version whose blob id is that of `current(rel)` (the bytes the reader
-        holds) is those bytes, not read again: lint read each file's last version twice, once from git."""
+    def past_version_ids_many(self, rels: list[str], limit: int) -> dict[str, list[tuple[str, str]]]:
+        """{rel: [(commit, blob id), ...]} of `past_versions_many`, from its one walk of the history and with no blob
+        read: what a reader that keeps results by version (lint's cache) tells a file's history by."""
         wanted = set(rels)
         found: dict[str, list[tuple[str, str]]] = {}
         with self.store._git.use("reading past versions") as repo:
@@ -184,6 +179,19 @@ class FolderHistory:
                     versions = found.setdefault(rel, [])
                     if len(versions) < limit:
                         versions.append((commit, fields[3].decode("ascii", "replace")))
+        return found
+
+    def past_versions_many(self, rels: list[str], limit: int, current: Callable[[str], bytes | None] | None = None,
+                           found: dict[str, list[tuple[str, str]]] | None = None,
+                           ) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
+        """One walk of the history (`git log --raw`: each commit's changed files with their new blob ids) for every
+        file, and each distinct blob read through the repository's one `git cat-file --batch`: `past_versions`
+        per file was a `git rev-list` and GitPython's parse of the root tree for each (2,000 files 17.6 s, 8,000
+        files 221 s). The commits are the non-merge ones that changed the file, newest first (a merge's own
+        resolution is not among them). A version whose blob id is that of `current(rel)` (the bytes the reader
+        holds) is those bytes, not read again: lint read each file's last version twice, once from git."""
+        if found is None:  # `found`: the walk `past_version_ids_many` made already
+            found = self.past_version_ids_many(rels, limit)
         for rel in rels:
             out: list[tuple[str, bytes]] = []
             seen: set[str] = set()

@@ -125,6 +125,27 @@ class Places:
             return f"history: git in the folder ({self.git_dir})" if self.has_git() else "history: none yet"
         return f"history: your git repository at {self.git_dir}"
 
+    def keep_unlisted(self, path: Path) -> None:
+        """`path` (in the state folder) named in the repository's own ignore list, `info/exclude` (never committed),
+        when the state folder is inside the folder's work tree, so its `git status` does not list it: a memory made
+        before `memtui init` wrote lint's cache into .gitignore showed it as untracked. Appended once; never through
+        a symlink (an agent could plant one to have a line appended to another file of the person's); a repository
+        whose `info` is a symlink is left alone. Beside the folder, the state is in no work tree: nothing to do."""
+        if not self.inside:
+            return
+        listed = "/" + path.relative_to(self.root).as_posix()
+        info = self.git_dir / "info"
+        if not self.git_dir.is_dir() or info.is_symlink():
+            return
+        info.mkdir(exist_ok=True)
+        fd = os.open(info / "exclude", os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+        with os.fdopen(fd, "r+b") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return
+            lines = f.read().decode("utf-8", "replace")
+            if listed not in lines.splitlines():
+                f.write(("" if not lines or lines.endswith("\n") else "\n").encode() + listed.encode() + b"\n")
+
     def ready(self) -> None:
         """Make the state folder beside (mode 0700) and record the folder's path in it; refuse one that is not
         this user's own (see `check_state`). Nothing is made for a root that keeps its state inside."""

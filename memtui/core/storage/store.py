@@ -189,6 +189,23 @@ class Store(ABC):
         """Several files at once, in order (None for a missing one). Default: one `read` each."""
         return [self.read(rel) for rel in rels]
 
+    def pinned_root(self) -> AbstractContextManager[None]:
+        """Reads inside find where the memory is once, not once per file (a reader of every file: lint). A store
+        with no folder has nothing to find."""
+        return nullcontext()
+
+    _real_root: str | None = None  # set by a folder store's `pinned_root`
+
+    @property
+    def pinned_real_root(self) -> str | None:
+        """The root's real path while `pinned_root` holds it, for a reader that opens the files under it itself
+        (lint reads a folder's files through one descriptor of it); None for a store with no folder."""
+        return self._real_root
+
+    def keep_unlisted(self, path: Path) -> None:
+        """Keep `path`, a file of memtui's own in the state folder, out of the memory's `git status` where that
+        folder is inside the memory's work tree (lint's cache); a store with no such folder has nothing to do."""
+
     def read_checked(self, rel: str) -> tuple[str, bytes | None]:
         """`check_path(rel)` and the bytes at that path: a store whose `read` checks the path as `check_path` does
         checks it once (a reader of every file, lint, did it twice per file)."""
@@ -384,13 +401,21 @@ class Store(ABC):
         return out
 
 
+    def past_version_ids_many(self, rels: list[str], limit: int) -> dict[str, list[tuple[str, str]]] | None:
+        """{rel: [(change id, version id), ...]}, newest first, the versions `past_versions_many` would give, named
+        without reading them; None for a store that cannot name a version by its content (then a reader keeps
+        nothing by version: lint's cache is not used)."""
+        return None
+
     def past_versions_many(self, rels: list[str], limit: int, current: Callable[[str], bytes | None] | None = None,
+                           found: dict[str, list[tuple[str, str]]] | None = None,
                            ) -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
         """`past_versions` of each of `rels`, in that order, one file at a time (a reader of every file's history
         holds one file's). A store that can read many histories in one walk overrides it: asked file by file, a
         folder's git parsed its whole tree again for each (lint of 8,000 files: 221 s). `current(rel)`, asked once
         a file's turn comes, is the bytes the reader holds of it: a store that can tell a version is those bytes
-        by its id alone gives them back instead of reading them again (the same bytes either way)."""
+        by its id alone gives them back instead of reading them again (the same bytes either way). `found`, the
+        answer of `past_version_ids_many` where it has one, spares that store a second walk."""
         for rel in rels:
             yield rel, self.past_versions(rel, limit)
 
