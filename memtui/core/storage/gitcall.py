@@ -447,7 +447,7 @@ def status_porcelain(env: dict[str, str], cwd: Path, spec: tuple[str, ...] = ())
     return read_git(["status", *STATUS_ARGS, *spec], env, cwd=cwd)
 
 
-# The flags of that status, for the one reader that still asks it through GitPython's Repo (folder_external).
+# The flags of that status (benches/bench_git_reads.py asks GitPython's Repo the same, to measure the two).
 STATUS_ARGS = ("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all",
                "--ignored=traditional")
 
