@@ -24,7 +24,8 @@ OWNER = "memtui/core/storage/gitcall.py"
 # never grow it.
 GITPYTHON_DEBT = {
     "memtui/core/access/redis_transfer.py": "exporting a Redis memory makes a new repository and commits each "
-                                            "recorded change through GitPython's index",
+                                            "recorded change through GitPython's index (its import reads "
+                                            "through the owner: first_parent_commits, commit_changes, Batch)",
     "memtui/core/storage/folder_commit.py": "the former commit through GitPython's index, kept as the reference the "
                                             "in-process commit path is tested against",
 }

@@ -18,6 +18,7 @@ from memtui.core.storage.folder import FolderStore
 from memtui.core.storage.folder_external import SEEN_MIN_BYTES
 from memtui.core.storage.store import StoreError, content_hash
 from support.git_judge import person_repo
+from support.redis_server import redis_server, redis_url  # noqa: F401  (fixtures)
 
 HOSTILE = ["-n.md", "--output=x.md", "tab\there.md", "sp ace.md", "ünï.md", ":(glob)*.md", "q\"uote.md"]
 
@@ -87,3 +88,129 @@ def test_a_repository_git_cannot_read_says_so_and_what_to_do(tmp_path: Path) -> 
         with store.git():
             pass
     assert _files(root) == before
+
+
+# -- a folder's history imported into Redis: read through the owner, as GitPython's walk read it ----------------------
+
+
+def _git(root: Path, *args: str, **env: str) -> str:
+    import os
+
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True,
+                          env={**os.environ, **env}).stdout
+
+
+def _hostile_history(root: Path) -> None:
+    """A root commit of nested folders (its order decides how it is cut into parts), hostile names, a rename, a
+    deletion, a dot-file and memtui's own files (never imported), another committer, and a merge whose side branch
+    changed a file (only the first-parent line is replayed)."""
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    files = {"MEMORY.md": "# Memory\n", "z.md": "zed\n", "a/b/deep.md": "deep\n", "a/top.md": "top\n",
+             "-n.md": "dash\n", "--output=x.md": "option\n", "sp ace.md": "space\n", "ünï.md": "unicode\n",
+             "b.md": "rename me: a file long enough for git to see the rename\n" * 3, ".hidden.md": "dot\n",
+             ".memtui/config.toml": "x = 1\n"}
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    who = {"GIT_AUTHOR_NAME": "agent:claude", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "wes",
+           "GIT_COMMITTER_EMAIL": "w@x", "GIT_AUTHOR_DATE": "1700000000 +0000",
+           "GIT_COMMITTER_DATE": "1700000000 +0000"}
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "first: everything\n\nMemtui-Actor: agent:claude", **who)
+    _git(root, "mv", "b.md", "a/moved.md")
+    (root / "z.md").write_text("zed, revised\n")
+    _git(root, "rm", "-q", "--", "-n.md")
+    _git(root, "commit", "-qam", "rename, revise, delete", **{**who, "GIT_AUTHOR_DATE": "1700000100 +0000"})
+    _git(root, "checkout", "-qb", "side")
+    (root / "a/top.md").write_text("top, from the side branch\n")
+    _git(root, "commit", "-qam", "side change", **{**who, "GIT_AUTHOR_DATE": "1700000200 +0000"})
+    _git(root, "checkout", "-q", "main")
+    (root / "ünï.md").write_text("unicode, revised on main\n")
+    _git(root, "commit", "-qam", "main change", **{**who, "GIT_AUTHOR_DATE": "1700000300 +0000"})
+    _git(root, "merge", "-q", "--no-ff", "-m", "merge side", "side", **{**who, "GIT_AUTHOR_DATE": "1700000400 +0000"})
+
+
+def _gitpython_replay(root: Path) -> list[tuple[str, str, str, str, list[tuple[str, bytes | None]]]]:
+    """What the import recorded when it walked the history with GitPython (the reader it no longer uses)."""
+    import git
+
+    from memtui.core.access.redis_transfer import _memory_path
+
+    out = []
+    for c in git.Repo(root).iter_commits("HEAD", reverse=True, first_parent=True):
+        files: dict[str, bytes | None] = {}
+        if c.parents:
+            for d in c.parents[0].diff(c):
+                if d.deleted_file or d.renamed_file:
+                    files[d.a_path] = None
+                if not d.deleted_file:
+                    files[d.b_path] = d.b_blob.data_stream.read()
+        else:
+            files = {b.path: b.data_stream.read() for b in c.tree.traverse() if b.type == "blob"}
+        kept = [(p, b) for p, b in files.items() if _memory_path(p)]
+        if kept:
+            out.append((c.message, c.author.name, c.committer.name, str(int(c.authored_date) * 1000), kept))
+    return out
+
+
+def _recorded(store: object) -> list[tuple[str, str, str, str, list[tuple[str, bytes | None]]]]:
+    import json
+
+    return [(f["message"], f["actor"], f["committer"], f["ts"],
+             [(d["file"], store.blob(d["blob"]) if d["blob"] else None)  # type: ignore[attr-defined]
+              for d in json.loads(f["changes"])]) for _, f in store.changes()]  # type: ignore[attr-defined]
+
+
+def test_an_import_replays_the_history_gitpython_walked_without_opening_it(redis_url: str, tmp_path: Path) -> None:
+    from memtui.core.access.redis_transfer import import_memory
+    from memtui.core.storage.redis_store import RedisStore
+
+    root = tmp_path / "m"
+    _hostile_history(root)
+    expected = _gitpython_replay(root)
+    assert [m.splitlines()[0] for m, *_ in expected] == [
+        "first: everything", "rename, revise, delete", "main change", "merge side"]
+    assert [p for p, _ in expected[0][4]][:4] == ["--output=x.md", "-n.md", "MEMORY.md", "b.md"]  # breadth first
+    assert ("a/top.md", b"top, from the side branch\n") in expected[3][4]  # the merge brings the side's change
+    before = _files(root)
+    status = _git(root, "status", "--porcelain")
+
+    store = RedisStore(redis_url)
+    done = import_memory(root, store)
+    assert _recorded(store) == expected and done.changes == 4
+    assert _files(root) == before and _git(root, "status", "--porcelain") == status  # the folder untouched
+
+    # cut in parts of two files: the first commit's parts in GitPython's breadth-first order
+    parted = RedisStore(redis_url.replace("prefix=", "prefix=parted-"))
+    import_memory(root, parted, part_files=2)
+    first = [files for message, *_, files in _recorded(parted) if message.startswith("first: everything")]
+    flat = expected[0][4]
+    assert first == [flat[i:i + 2] for i in range(0, len(flat), 2)]
+
+
+def test_an_import_opens_no_gitpython(redis_url: str, tmp_path: Path) -> None:
+    """The import's reads in a process of their own: GitPython never imported (the export alone still writes with
+    it)."""
+    import sys
+
+    root = tmp_path / "m"
+    _hostile_history(root)
+    code = ("import sys\nfrom memtui.core.access.redis_transfer import import_memory\n"
+            "from memtui.core.storage.redis_store import RedisStore\n"
+            f"done = import_memory({str(root)!r}, RedisStore({redis_url!r}))\n"
+            "print(done.changes, 'git' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
+    assert out == ["4", "False"]
+
+
+def test_an_import_from_a_history_missing_a_file_says_which_and_what_to_do(redis_url: str, tmp_path: Path) -> None:
+    from memtui.core.access.redis_transfer import import_memory
+    from memtui.core.storage.redis_store import RedisStore
+
+    root = tmp_path / "m"
+    _hostile_history(root)
+    blob = _git(root, "rev-parse", "HEAD~1:ünï.md").strip()  # main's revision of it, read by no later commit
+    (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    with pytest.raises(StoreError, match=rf"names content {blob} it does not hold; run `memtui doctor` there"):
+        import_memory(root, RedisStore(redis_url))
