@@ -214,3 +214,80 @@ def test_an_import_from_a_history_missing_a_file_says_which_and_what_to_do(redis
     (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
     with pytest.raises(StoreError, match=rf"names content {blob} it does not hold; run `memtui doctor` there"):
         import_memory(root, RedisStore(redis_url))
+
+
+# -- `memtui sync`: its reads through the owner, its runner for writing only -------------------------------------------
+
+
+def _sync_calls(runner: str) -> list[str]:
+    """The git program each `runner(memory, "<program>", ...)` call in sync.py names (after any `*verify` options)."""
+    import ast
+
+    tree = ast.parse((Path(__file__).resolve().parents[1] / "memtui/core/writing/sync.py").read_text("utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == runner:
+            first = next((a for a in node.args[1:] if not isinstance(a, ast.Starred)), None)
+            found.append(first.value if isinstance(first, ast.Constant) else "<built>")
+    return found
+
+
+def test_sync_runs_git_itself_only_to_write_and_reads_through_the_owner() -> None:
+    from test_git_one_reader import WRITING
+
+    writes, reads = _sync_calls("_git"), _sync_calls("_read") + _sync_calls("_out")  # _out: a checked _read
+    assert set(writes) - {"<built>"} <= WRITING - {"config", "symbolic-ref", "remote"}, writes
+    assert writes.count("<built>") == 1  # the merge's commit-tree, signed or not (sign_args)
+    assert {"rev-list", "merge-base", "log", "cat-file", "verify-commit", "for-each-ref", "diff-tree",
+            "rev-parse", "symbolic-ref", "config"} <= set(reads), reads
+    assert "notes" in reads and "notes" in writes  # listed by the owner, added by sync's own runner
+
+
+def test_a_sync_read_whose_signing_program_hangs_is_stopped_with_all_it_started(root: Path, tmp_path: Path) -> None:
+    """verify-commit runs the signature program; one that hangs (and leaves a child that its parent no longer
+    holds) is stopped at the time limit, everything it started with it, and the person is told which git and what
+    to do. The read goes through the owner (gitcall.read_git), as every sync read now does."""
+    import os
+    import time
+
+    from memtui.core.writing.memory import Memory
+    from memtui.core.writing.sync import SyncRefused, _read
+
+    tree = _git(root, "rev-parse", "HEAD^{tree}").strip()
+    body = (f"tree {tree}\nauthor a <a@x> 1700000000 +0000\ncommitter a <a@x> 1700000000 +0000\n"
+            "gpgsig -----BEGIN SSH SIGNATURE-----\n U1NIU0lHAAAAAQ==\n -----END SSH SIGNATURE-----\n\nsigned\n")
+    sha = subprocess.run(["git", "-C", str(root), "hash-object", "-w", "-t", "commit", "--literally", "--stdin"],
+                         input=body.encode(), check=True, capture_output=True).stdout.decode().strip()
+    pids = tmp_path / "pids"
+    hang = tmp_path / "hang.sh"
+    hang.write_text(f"#!/bin/sh\n(sleep 600 & echo $! >> {pids})\necho $$ >> {pids}\nsleep 600\n")
+    hang.chmod(0o755)
+    (tmp_path / "signers").write_text("")
+    verify = ["-c", f"gpg.ssh.program={hang}", "-c", "gpg.format=ssh",
+              "-c", f"gpg.ssh.allowedSignersFile={tmp_path / 'signers'}"]
+    started = time.monotonic()
+    with pytest.raises(SyncRefused, match=r"git verify-commit did not finish within 2 s and was stopped .* "
+                                          r"nothing here was lost"):
+        _read(Memory(root), *verify, "verify-commit", sha, check=False, timeout=2)
+    assert time.monotonic() - started < 12
+    listed = [int(p) for p in pids.read_text().split()]
+    assert len(listed) == 2
+    time.sleep(0.2)
+    for pid in listed:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+        assert state == "Z", f"process {pid} the hung read started is still running"
+
+
+def test_a_sync_read_that_fails_names_the_git_program_and_says_what_git_said(root: Path) -> None:
+    from memtui.core.writing.memory import Memory
+    from memtui.core.writing.sync import SyncRefused, _read
+
+    for hostile in ("--output=/tmp/pwned", "no-such-ref", "HEAD\nHEAD"):
+        with pytest.raises(SyncRefused, match=r"^git cat-file failed: \S") as caught:  # not "git -c failed"
+            _read(Memory(root), "-c", "x.y=z", "cat-file", "commit", hostile)
+        assert len(str(caught.value)) < 540
+    assert not Path("/tmp/pwned").exists()

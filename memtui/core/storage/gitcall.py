@@ -178,11 +178,13 @@ def plumbing_env(git_dir: Path, work_tree: Path) -> dict[str, str]:
 
 
 def run_plumbing(args: list[str], env: dict[str, str], stdin: bytes | None = None,
-                 cwd: Path | None = None, *, detached: bool = False) -> tuple[int, bytes, bytes] | None:
+                 cwd: Path | None = None, *, detached: bool = False,
+                 timeout: float | None = None) -> tuple[int, bytes, bytes] | None:
     """(exit status, stdout, stderr) of one plumbing git command fed `stdin`, or None when git cannot be run or does
-    not answer within the time limit (then it and anything it started are killed, as the git owner does).
-    `detached`: in a session of its own, without the terminal, so nothing git starts (a signing program asking for
-    a passphrase) can prompt over the app's screen or wait on keys it will never get: it fails and says so."""
+    not answer within `timeout` seconds (`git_timeout()` unless given; then it and anything it started are killed,
+    as the git owner does). `detached`: in a session of its own, without the terminal, so nothing git starts (a
+    signing program asking for a passphrase) can prompt over the app's screen or wait on keys it will never get:
+    it fails and says so; stopped, its whole process group goes too."""
     import subprocess
 
     try:
@@ -191,10 +193,20 @@ def run_plumbing(args: list[str], env: dict[str, str], stdin: bytes | None = Non
     except OSError:
         return None
     try:
-        out, err = proc.communicate(stdin, timeout=git_timeout())
+        out, err = proc.communicate(stdin, timeout=git_timeout() if timeout is None else timeout)
     except subprocess.TimeoutExpired:
         kill_tree(proc.pid)
-        proc.communicate()
+        if detached:  # a child that left git's tree (its parent gone) is still in the group
+            import signal
+
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:  # a grandchild that left the group still holds a pipe: leave it
+            pass
         return None
     return proc.returncode, out, err
 
@@ -433,11 +445,12 @@ def repo_class() -> Any:
 # memtui/core/storage/gitobjects.py (`Batch`), measured fastest for object reads (benches/bench_git_reads.py).
 
 
-def read_git(args: list[str], env: dict[str, str], stdin: bytes | None = None,
-             cwd: Path | None = None) -> tuple[int, bytes, bytes] | None:
+def read_git(args: list[str], env: dict[str, str], stdin: bytes | None = None, cwd: Path | None = None, *,
+             timeout: float | None = None, detached: bool = False) -> tuple[int, bytes, bytes] | None:
     """`git <args>` for a read (status, ls-files, diff-index, rev-parse, config, log): `run_plumbing`'s answer. The
-    caller's `env` carries memtui's overrides (`plumbing_env` or `config_env`)."""
-    return run_plumbing(["git", *args], env, stdin, cwd)
+    caller's `env` (or `-c` options in `args`, as `memtui sync` gives them) carries memtui's overrides
+    (`plumbing_env` or `config_env`); `timeout` and `detached` as `run_plumbing` takes them."""
+    return run_plumbing(["git", *args], env, stdin, cwd, detached=detached, timeout=timeout)
 
 
 def status_porcelain(env: dict[str, str], cwd: Path, spec: tuple[str, ...] = ()) -> tuple[int, bytes, bytes] | None:
