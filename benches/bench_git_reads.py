@@ -11,9 +11,13 @@ packed (`git repack -ad`, as `git gc` leaves it). Readers, each timed on the sam
            `--reads` blobs by id, as lint's walk of past versions reads them (in process against `cat-file`)
   history  every commit's sha, parents, author, date and message (`FolderStore.history()` without the file lists):
            GitPython's `iter_commits` against the owner's one `git log` (gitcall.log_commits); and one file's commits
+  status   external changes after a few files changed, were added and deleted past memtui (`ExternalReview`): the
+           status and each named file as committed and as it is now, by the git CLI (gitcall.status_porcelain) and
+           by GitPython's `repo.git.status` (the path folder_external took once GitPython was open); both read the
+           committed bytes through one object reader
 
-Each reader runs twice, interleaved, and keeps its better time; every reader's answers are checked equal. The report
-gives milliseconds and the ratio to the fastest per kind.
+Each reader runs twice (status: seven times), interleaved, and keeps its best time; every reader's answers are
+checked equal. The report gives milliseconds and the ratio to the fastest per kind.
 
     python benches/bench_git_reads.py                         # 10,000 commits, 10,000 files
     python benches/bench_git_reads.py --files 2000 --commits 2000 --reads 500 --json
@@ -169,11 +173,53 @@ def history_readers(repo: Path, rel: str | None) -> dict[str, Callable[[], list[
     return {"GitPython iter_commits": gitpython, "git log (one process)": git_log}
 
 
-def race(kind: str, readers: dict[str, Callable[[], Any]]) -> dict[str, Any]:
-    """Each reader twice, interleaved; the better of its two times (the first pass warms the page cache for all)."""
+def touch(repo: Path, files: int) -> None:
+    """A few changes past memtui in the work tree: five files rewritten, one deleted, two new ones."""
+    for i in range(5):
+        (repo / path_of((i * 1999) % files)).write_text(f"- rewritten by hand {i}\n", encoding="utf-8")
+    (repo / path_of(files - 1)).unlink()
+    for name in ("new-a.md", "topic000/new-b.md"):
+        (repo / name).write_text("- a file no commit holds\n", encoding="utf-8")
+    subprocess.run(["git", "-C", str(repo), "status", "-s"], check=True, capture_output=True)  # the index refreshed
+
+
+def status_readers(repo: Path) -> dict[str, Callable[[], list[tuple[str, bytes | None, bytes | None]]]]:
+    """The changed files with their committed bytes and their bytes now, each reader with its own status."""
+    from memtui.core.storage.folder_external import _as_git_sees, _status_paths
+    from memtui.core.storage.gitcall import STATUS_ARGS, config_env, repo_class, status_porcelain
+    from memtui.core.storage.gitobjects import Batch
+
+    batch = Batch(repo / ".git", repo)
+    r = repo_class()(repo)  # open already, as it was when folder_external asked GitPython
+    r.git.update_environment(**config_env(repo / ".git", repo))
+
+    def changes(rels: list[str]) -> list[tuple[str, bytes | None, bytes | None]]:
+        tree = batch.get("HEAD^{tree}")
+        assert tree is not None
+        out = []
+        for rel in rels:
+            got = batch.get(f"{tree.sha}:{rel}")
+            out.append((rel, got.data if got is not None else None, _as_git_sees(repo / rel)))
+        return out
+
+    def git_cli() -> list[tuple[str, bytes | None, bytes | None]]:
+        # The overrides read each time, as folder_external does (GitPython's Repo keeps them till the config changes)
+        env = {**os.environ, **config_env(repo / ".git", repo), "GIT_DIR": str(repo / ".git")}
+        done = status_porcelain(env, repo)
+        assert done is not None and done[0] == 0
+        return changes(_status_paths(done[1].decode("utf-8", "surrogateescape")))
+
+    def gitpython() -> list[tuple[str, bytes | None, bytes | None]]:
+        return changes(_status_paths(r.git.status(*STATUS_ARGS)))
+
+    return {"git status (gitcall)": git_cli, "GitPython repo.git.status": gitpython}
+
+
+def race(kind: str, readers: dict[str, Callable[[], Any]], rounds: int = 2) -> dict[str, Any]:
+    """Each reader `rounds` times, interleaved; its best time (the first pass warms the page cache for all)."""
     seconds: dict[str, float] = {}
     answers = []
-    for _ in range(2):
+    for _ in range(rounds):
         for name, fn in readers.items():
             took, got = timed(fn)
             seconds[name] = min(took, seconds.get(name, took))
@@ -216,6 +262,8 @@ def main() -> None:
             results.append({"repo": label, **race("blobs by id", blob_readers(repo, blobs))})
             results.append({"repo": label, **race("history", history_readers(repo, None))})
             results.append({"repo": label, **race("file history", history_readers(repo, path_of(0)))})
+            touch(repo, args.files)
+            results.append({"repo": label, **race("status", status_readers(repo), rounds=7)})
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     report = {"files": args.files, "commits": args.commits, "reads": args.reads, "built_s": round(built, 1),

@@ -24,15 +24,13 @@ OWNER = "memtui/core/storage/gitcall.py"
 # never grow it.
 GITPYTHON_DEBT = {
     "memtui/core/access/redis_transfer.py": "exporting a Redis memory makes a new repository and commits each "
-                                            "recorded change through GitPython's index",
+                                            "recorded change through GitPython's index (its import reads "
+                                            "through the owner: first_parent_commits, commit_changes, Batch)",
     "memtui/core/storage/folder_commit.py": "the former commit through GitPython's index, kept as the reference the "
                                             "in-process commit path is tested against",
 }
 # Modules that still read git by running it themselves, besides the owner. Must shrink to nothing.
-READ_DEBT = {
-    "memtui/core/writing/sync.py": "its reads of fetched commits (rev-list, merge-base, log, diff-tree, "
-                                   "cat-file) share one runner with fetch, push and update-ref",
-}
+READ_DEBT: dict[str, str] = {}
 # Modules that run git to change the repository: each git program they name is one of WRITING (a read in a writer
 # goes through the owner, `gitcall.read_git`). argv built from a variable (`["git", *args]`) is checked by its callers.
 WRITERS = {
@@ -44,7 +42,8 @@ WRITERS = {
     "memtui/core/storage/git_hooks.py": "a temporary index (read-tree, write-tree) for the person's hooks to run on",
     "memtui/core/storage/gitobjects.py": "update-ref where refs are not plain files (a reftable)",
     "memtui/core/storage/places.py": "sets core.worktree on the repository memtui keeps beside a folder",
-    "memtui/core/writing/sync.py": "fetch, push, notes, update-ref and commit-tree of `memtui sync`",
+    "memtui/core/writing/sync.py": "fetch, push, notes add, update-ref and commit-tree of `memtui sync` (its "
+                                   "reads go through gitcall.read_git: test_git_reads_rest.py checks which)",
 }
 WRITING = {"fast-import", "read-tree", "update-index", "hash-object", "update-ref", "config", "write-tree",
            "commit-tree", "fetch", "push", "notes", "symbolic-ref", "remote"}

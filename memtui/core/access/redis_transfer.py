@@ -10,13 +10,16 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from memtui.core.basics.jsontext import loads
 from memtui.core.grammar.paths import PathRefused, check_rel
 from memtui.core.storage.folder import AUDIT_FILE, STATE_DIR, FolderStore, _slug, atomic_write
 from memtui.core.storage.redis_store import RedisStore
 from memtui.core.storage.store import StoreError
+
+if TYPE_CHECKING:
+    from memtui.core.storage.gitcall import ReplayedCommit, TreeChange
 
 
 @dataclass
@@ -125,31 +128,28 @@ def import_memory(src: str | os.PathLike[str], store: RedisStore, *, history: bo
     commits: dict[str, str] = {}
     parts_of: dict[tuple[str, str], str] = {}  # (commit, file) -> the recorded change (part) that changed the file
     with store.lock():
-        repo = folder.repo if history else None
-        if repo is not None and repo.head.is_valid():
+        if history:
             held: dict[str, int] = {}  # the length of each file's recorded bytes: a change's diff holds them too
-            for c in repo.iter_commits("HEAD", reverse=True, first_parent=True):
-                renamed: set[str] = set()
-                files = _commit_files(c, renamed)
+            for c, files, renamed in _replayed(folder):
                 # What a file brings to its part's call: its new bytes and, in the diff, the bytes it replaces (a
                 # deleted file's whole text).
                 weights = {rel: len(data or b"") + held.get(rel, 0) for rel, data in files.items()}
                 sid = None
                 parts = _parts(list(files), weights.__getitem__, c.message, part_bytes, part_files, renamed)
                 for part, message in parts:
-                    got = store.record({rel: files[rel] for rel in part}, message, c.author.name,
-                                       c.committer.name, ts_ms=int(c.authored_date) * 1000)
+                    got = store.record({rel: files[rel] for rel in part}, message, c.author, c.committer,
+                                       ts_ms=int(c.when) * 1000)
                     if got:
                         sid = got
                         if len(parts) > 1:  # an audit line of this commit names the part that changed its file
-                            parts_of.update({(c.hexsha, rel): got for rel in part})
+                            parts_of.update({(c.sha, rel): got for rel in part})
                 for rel, data in files.items():
                     if data is None:
                         held.pop(rel, None)
                     else:
                         held[rel] = len(data)
                 if sid:
-                    commits[c.hexsha] = sid
+                    commits[c.sha] = sid
         present = [p for p in folder.list_files("**/*") if _memory_file(store, p)]
         sizes: dict[str, int] = {}
         for rel in present:
@@ -222,23 +222,61 @@ def _commit(index: Any, message: str, author: str, committer: str | None, ts_ms:
     return index.commit(message, author=who, committer=by, **dates).hexsha
 
 
-def _commit_files(c: Any, renamed: set[str] | None = None) -> dict[str, bytes | None]:
+def _replayed(folder: FolderStore) -> Iterator[tuple[ReplayedCommit, dict[str, bytes | None], set[str]]]:
+    """The folder's first-parent history oldest first, each commit with the memory files it changed (`_commit_files`)
+    and the new names of its renames: read through the git owner (one `git log`, one `git diff-tree`, the blobs by
+    the store's object reader), GitPython not opened. Nothing without git or before the first commit."""
+    if not folder.has_git:
+        return
+    from memtui.core.storage.gitcall import commit_changes, first_parent_commits, plumbing_env
+    from memtui.core.storage.gitobjects import head_born
+
+    env = {**os.environ, **plumbing_env(folder.git_dir, folder.root)}
+    with folder._git.serial():
+        head = folder._objects()._head()  # "": the branch is not born yet; None: only git can say
+        if head == "" or (head is None and not head_born(folder.git_dir, folder.root)):
+            return
+        try:
+            log = first_parent_commits(env, cwd=folder.root)
+            changed = commit_changes(env, [(c.sha, c.parents[0] if c.parents else None) for c in log],
+                                     cwd=folder.root)
+        except StoreError:
+            folder._git.vet()  # a config include git waits on: said, with what to do
+            raise
+    for c in log:
+        renamed: set[str] = set()
+        yield c, _commit_files(folder, changed.get(c.sha, []), renamed, root=not c.parents), renamed
+
+
+def _commit_files(folder: FolderStore, changes: list[TreeChange], renamed: set[str] | None = None, *,
+                  root: bool = False) -> dict[str, bytes | None]:
     """The memory files one commit changed: path -> bytes after it (None if deleted), a rename's new path right
-    after its old one (and added to `renamed`)."""
+    after its old one (and added to `renamed`). A root commit's files come breadth first, as GitPython's tree
+    walk gave them (the order a big first commit is cut into parts by); a submodule is no file."""
     out: dict[str, bytes | None] = {}
-    if c.parents:
-        for d in c.parents[0].diff(c):
-            if d.deleted_file or d.renamed_file:
-                out[d.a_path] = None
-            if not d.deleted_file:
-                out[d.b_path] = d.b_blob.data_stream.read()
-                if d.renamed_file and renamed is not None and _memory_path(d.a_path):
-                    renamed.add(d.b_path)
-    else:
-        for blob in c.tree.traverse():
-            if blob.type == "blob":
-                out[blob.path] = blob.data_stream.read()
+    for ch in changes:
+        if ch.status in "DR" or ch.new_mode == GITLINK:
+            if ch.old_mode not in (GITLINK, NO_MODE):
+                out[ch.path] = None
+        if ch.status != "D" and ch.new_mode != GITLINK:
+            out[ch.new_path or ch.path] = _blob(folder, ch.new_blob)
+            if ch.new_path is not None and renamed is not None and _memory_path(ch.path):
+                renamed.add(ch.new_path)
+    if root:
+        out = {rel: out[rel] for rel in sorted(out, key=lambda rel: rel.count("/"))}
     return {p: b for p, b in out.items() if _memory_path(p)}
+
+
+GITLINK, NO_MODE = "160000", "000000"
+
+
+def _blob(folder: FolderStore, sha: str) -> bytes:
+    with folder._git.serial():
+        got = folder._objects().get(sha)
+    if got is None or got.kind != "blob":
+        raise StoreError(f"the git history at {folder.root} names content {sha} it does not hold; run "
+                         "`memtui doctor` there, then import again")
+    return got.data
 
 
 def _memory_path(rel: str) -> bool:

@@ -1,7 +1,7 @@
 """Changes made to a folder memory past memtui, listed for review: the files git's status names that could be memory,
 each with its committed bytes, its bytes now (as git would record them) and, where git would store other bytes, those.
-One job: telling a person what changed outside memtui, read through the store's git owner (the git CLI and one
-`cat-file --batch` before GitPython is opened); approving or rejecting them is memtui.core.writing.memory's.
+One job: telling a person what changed outside memtui, read through the store's git owner (the git CLI's status and
+the store's one object reader); approving or rejecting them is memtui.core.writing.memory's.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any, Collection
 
 from memtui.core.storage.folder_state import _regular_bytes
-from memtui.core.storage.gitcall import STATUS_ARGS, errors, timed_out
 from memtui.core.storage.places import AUDIT_FILE, STATE_DIR
 from memtui.core.storage.store import ExternalChange, StoreError, StorePart
 
@@ -48,50 +47,33 @@ class ExternalReview(StorePart):
         # Files the first look saw and the baseline never read, deleted in between: listed till a person decides.
         return self._status_changes(spec) + baseline.gone_changes(self.store, paths)
 
-    def _status_changes(self, spec: tuple[str, ...]) -> list[ExternalChange]:
-        """The files git's status names (`spec`: only those paths) whose bytes differ from history's."""
-        if self.has_git and not self.store._git.opened:
-            found = self._plumbing_external_changes(spec)
-            if found is not None:
-                return found
-        with self.store._git.use("git status") as repo:
-            if repo is None:
-                return []
-            try:
-                # Ignored files too: a .gitignore (even one that ignores itself) must not hide from review a
-                # file that memtui reads as memory.
-                raw = repo.git.status(*STATUS_ARGS, *spec)
-            except errors().any as exc:
-                if timed_out(exc):
-                    raise
-                raise StoreError(f"git cannot read the repository at {self.root} ({str(exc).strip()[-200:]}); "
-                                 "run `memtui doctor`") from None
-            found = []
-            for rel in _status_paths(raw):
-                before = self.store.committed(rel)
-                after = _as_git_sees(self.root / rel)
-                if before != after:
-                    found.append((rel, before, after, None))
-            return self._with_stored(found)
-
-    def _plumbing_external_changes(self, spec: tuple[str, ...] = ()) -> list[ExternalChange] | None:
-        """`external_changes` through the git CLI (the same status, memtui's overrides and the repository's filter
-        drivers switched off) and one `cat-file --batch` for the committed versions, before GitPython is opened:
-        the app's first sync then imports no git library. None when git cannot say (GitPython then tells)."""
-        from memtui.core.storage.gitcall import config_env, status_porcelain
+    def _status_changes(self, spec: tuple[str, ...] = ()) -> list[ExternalChange]:
+        """The files git's status names (`spec`: only those paths) whose bytes differ from history's: the status by
+        the git CLI (the owner's `status_porcelain`, memtui's overrides and the repository's filter drivers switched
+        off), the committed versions by the store's one object reader, whether or not GitPython is open (measured
+        against GitPython's `repo.git.status` in benches/bench_git_reads.py; the CLI is as fast and imports no git
+        library on the app's first sync)."""
+        if not self.has_git:
+            return []
+        from memtui.core.storage.gitcall import config_env, git_timeout, status_porcelain
 
         git_dir = self.store.git_dir
         env = {**os.environ, **config_env(git_dir, self.root), "GIT_DIR": str(git_dir)}
         with self.store._git.serial():
             done = status_porcelain(env, self.root, spec)
-        if done is None or done[0] != 0:
-            return None
+        if done is None:
+            self.store._git.vet()  # a config include git waits on: said, with what to do
+            raise StoreError(f"git status did not answer within {git_timeout():g}s in {self.root}; memtui stopped "
+                             "it and nothing was changed. Check for a stuck git process, then run `memtui doctor`")
+        if done[0] != 0:
+            err = "; ".join(line.strip() for line in done[2].decode("utf-8", "replace").splitlines() if line.strip())
+            raise StoreError(f"git cannot read the repository at {self.root} ({err[-200:]}); "
+                             "run `memtui doctor`")
         rels = _status_paths(done[1].decode("utf-8", "surrogateescape"))
         if not rels:
             return []
-        committed = self.store._plumbing_batch(rels)
-        if committed is None:
-            return None
+        # One batch for all; where it cannot say (no commit yet, a path with a line break), file by file.
+        committed = self.store._plumbing_batch(rels) or {rel: self.store.committed(rel) for rel in rels}
         found = []
         seen: dict[str, tuple[bytes, str]] = {}
         for rel in rels:

@@ -178,11 +178,13 @@ def plumbing_env(git_dir: Path, work_tree: Path) -> dict[str, str]:
 
 
 def run_plumbing(args: list[str], env: dict[str, str], stdin: bytes | None = None,
-                 cwd: Path | None = None, *, detached: bool = False) -> tuple[int, bytes, bytes] | None:
+                 cwd: Path | None = None, *, detached: bool = False,
+                 timeout: float | None = None) -> tuple[int, bytes, bytes] | None:
     """(exit status, stdout, stderr) of one plumbing git command fed `stdin`, or None when git cannot be run or does
-    not answer within the time limit (then it and anything it started are killed, as the git owner does).
-    `detached`: in a session of its own, without the terminal, so nothing git starts (a signing program asking for
-    a passphrase) can prompt over the app's screen or wait on keys it will never get: it fails and says so."""
+    not answer within `timeout` seconds (`git_timeout()` unless given; then it and anything it started are killed,
+    as the git owner does). `detached`: in a session of its own, without the terminal, so nothing git starts (a
+    signing program asking for a passphrase) can prompt over the app's screen or wait on keys it will never get:
+    it fails and says so; stopped, its whole process group goes too."""
     import subprocess
 
     try:
@@ -191,10 +193,20 @@ def run_plumbing(args: list[str], env: dict[str, str], stdin: bytes | None = Non
     except OSError:
         return None
     try:
-        out, err = proc.communicate(stdin, timeout=git_timeout())
+        out, err = proc.communicate(stdin, timeout=git_timeout() if timeout is None else timeout)
     except subprocess.TimeoutExpired:
         kill_tree(proc.pid)
-        proc.communicate()
+        if detached:  # a child that left git's tree (its parent gone) is still in the group
+            import signal
+
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:  # a grandchild that left the group still holds a pipe: leave it
+            pass
         return None
     return proc.returncode, out, err
 
@@ -433,11 +445,12 @@ def repo_class() -> Any:
 # memtui/core/storage/gitobjects.py (`Batch`), measured fastest for object reads (benches/bench_git_reads.py).
 
 
-def read_git(args: list[str], env: dict[str, str], stdin: bytes | None = None,
-             cwd: Path | None = None) -> tuple[int, bytes, bytes] | None:
+def read_git(args: list[str], env: dict[str, str], stdin: bytes | None = None, cwd: Path | None = None, *,
+             timeout: float | None = None, detached: bool = False) -> tuple[int, bytes, bytes] | None:
     """`git <args>` for a read (status, ls-files, diff-index, rev-parse, config, log): `run_plumbing`'s answer. The
-    caller's `env` carries memtui's overrides (`plumbing_env` or `config_env`)."""
-    return run_plumbing(["git", *args], env, stdin, cwd)
+    caller's `env` (or `-c` options in `args`, as `memtui sync` gives them) carries memtui's overrides
+    (`plumbing_env` or `config_env`); `timeout` and `detached` as `run_plumbing` takes them."""
+    return run_plumbing(["git", *args], env, stdin, cwd, detached=detached, timeout=timeout)
 
 
 def status_porcelain(env: dict[str, str], cwd: Path, spec: tuple[str, ...] = ()) -> tuple[int, bytes, bytes] | None:
@@ -447,7 +460,7 @@ def status_porcelain(env: dict[str, str], cwd: Path, spec: tuple[str, ...] = ())
     return read_git(["status", *STATUS_ARGS, *spec], env, cwd=cwd)
 
 
-# The flags of that status, for the one reader that still asks it through GitPython's Repo (folder_external).
+# The flags of that status (benches/bench_git_reads.py asks GitPython's Repo the same, to measure the two).
 STATUS_ARGS = ("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all",
                "--ignored=traditional")
 
@@ -480,16 +493,41 @@ def log_commits(env: dict[str, str], rev: str = "HEAD", paths: list[str] | None 
     simplification) in one `git log`: 2-7x faster than GitPython's walk, which reads each commit back through
     `cat-file` and parses it in Python (benches/bench_git_reads.py). `rev` that reads as an option is no commit:
     StoreError; git failing (no such rev, no repository) too, with git's words."""
-    if rev.startswith("-"):
-        raise StoreError(f"{rev[:80]!r} is not a commit name; name a commit by its id")
-    # log.follow (a repository's config may set it) would follow one path's renames, which rev-list does not
-    args = ["-c", "log.follow=false", "log", "-z", _LOG_FORMAT, "--encoding=UTF-8", "--no-color",
-            "--no-show-signature", "--no-mailmap"]
+    args = []
     if since is not None:
         args.append(f"--since=@{int(since)}")
     if max_count is not None:
         args.append(f"--max-count={int(max_count)}")
-    args += [rev, "--", *(paths or [])]
+    return [LogCommit(*fields) for fields in _log(env, rev, args, paths, cwd)]
+
+
+class ReplayedCommit(NamedTuple):
+    """A commit as an import replays it: its committer's name too."""
+
+    sha: str
+    parents: tuple[str, ...]
+    author: str
+    when: float
+    message: str
+    committer: str
+
+
+def first_parent_commits(env: dict[str, str], rev: str = "HEAD", cwd: Path | None = None) -> list[ReplayedCommit]:
+    """The commits of `rev`'s first-parent line, oldest first (GitPython's `iter_commits(rev, reverse=True,
+    first_parent=True)`), with each committer's name as written; errors as `log_commits`'."""
+    return [ReplayedCommit(*fields) for fields in _log(env, rev, ["--first-parent", "--reverse"], None, cwd,
+                                                       committer=True)]
+
+
+def _log(env: dict[str, str], rev: str, extra: list[str], paths: list[str] | None, cwd: Path | None,
+         *, committer: bool = False) -> list[tuple[Any, ...]]:
+    """One `git log -z` of `rev`: per commit (sha, parents, author, author time, message[, committer name])."""
+    if rev.startswith("-"):
+        raise StoreError(f"{rev[:80]!r} is not a commit name; name a commit by its id")
+    # log.follow (a repository's config may set it) would follow one path's renames, which rev-list does not
+    fmt = _LOG_FORMAT.replace("%at%x00", "%at%x00%cn%x00") if committer else _LOG_FORMAT
+    args = ["-c", "log.follow=false", "log", "-z", fmt, "--encoding=UTF-8", "--no-color",
+            "--no-show-signature", "--no-mailmap", *extra, rev, "--", *(paths or [])]
     done = read_git(args, env, cwd=cwd)
     if done is None:
         raise StoreError(f"git log did not answer within {git_timeout():g}s; check for a stuck git process, then "
@@ -497,12 +535,59 @@ def log_commits(env: dict[str, str], rev: str = "HEAD", paths: list[str] | None 
     code, out, err = done
     if code != 0:
         raise StoreError(f"git log failed: {err.decode('utf-8', 'replace').strip()[:400]}")
+    width = 6 if committer else 5
     fields = out.split(b"\0")
-    commits = []
-    for i in range(0, len(fields) - 4, 5):
-        sha, parents, author, when, message = fields[i:i + 5]
-        commits.append(LogCommit(sha.lstrip(b"\n").decode("ascii", "replace"),
-                                 tuple(parents.decode("ascii", "replace").split()),
-                                 author.decode("utf-8", "replace"), float(when or 0),
-                                 message.decode("utf-8", "replace")))
+    commits: list[tuple[Any, ...]] = []
+    for i in range(0, len(fields) - width + 1, width):
+        sha, parents, author, when, *rest = fields[i:i + width]
+        commit = (sha.lstrip(b"\n").decode("ascii", "replace"), tuple(parents.decode("ascii", "replace").split()),
+                  author.decode("utf-8", "replace"), float(when or 0), rest[-1].decode("utf-8", "replace"))
+        commits.append((*commit, rest[0].decode("utf-8", "replace")) if committer else commit)
     return commits
+
+
+class TreeChange(NamedTuple):
+    """One file a commit changed, as `git diff-tree --raw` names it: its status letter (A, D, M, T, R...), the old
+    and new modes and blob ids, its path and, for a rename, the new path."""
+
+    status: str
+    old_mode: str
+    new_mode: str
+    old_blob: str
+    new_blob: str
+    path: str
+    new_path: str | None
+
+
+def commit_changes(env: dict[str, str], pairs: list[tuple[str, str | None]],
+                   cwd: Path | None = None) -> dict[str, list[TreeChange]]:
+    """What each commit changed against the parent given with it (None: a root commit, everything added), renames
+    found as GitPython's `diff` finds them (`-M`), in git's path order; one `git diff-tree --stdin` for them all.
+    A commit that changed nothing is absent. StoreError when git fails or does not answer."""
+    if not pairs:
+        return {}
+    lines = "".join(f"{sha} {parent}\n" if parent else f"{sha}\n" for sha, parent in pairs)
+    if any(c not in "0123456789abcdef \n" for c in lines):
+        raise StoreError("a commit id holds characters no commit id has; name commits by their ids")
+    done = read_git(["diff-tree", "--stdin", "-r", "--root", "-M", "--raw", "-z", "--full-index", "--abbrev=40",
+                     "--no-color", "--no-ext-diff", "--no-textconv"], env, lines.encode(), cwd=cwd)
+    if done is None:
+        raise StoreError(f"git diff-tree did not answer within {git_timeout():g}s; check for a stuck git process, "
+                         "then run `memtui doctor`")
+    code, out, err = done
+    if code != 0:
+        raise StoreError(f"git diff-tree failed: {err.decode('utf-8', 'replace').strip()[:400]}")
+    found: dict[str, list[TreeChange]] = {}
+    current: list[TreeChange] = []
+    tokens = iter(out.split(b"\0"))
+    for token in tokens:
+        if not token:
+            continue
+        if not token.startswith(b":"):  # the next commit's id
+            current = found.setdefault(token.decode("ascii", "replace"), [])
+            continue
+        old_mode, new_mode, old_blob, new_blob, status = token[1:].decode("ascii", "replace").split()
+        path = next(tokens).decode("utf-8", "surrogateescape")
+        new_path = next(tokens).decode("utf-8", "surrogateescape") if status[0] in "RC" else None
+        current.append(TreeChange(status[0], old_mode, new_mode, old_blob, new_blob, path, new_path))
+    return found

@@ -218,17 +218,41 @@ def _network_timeout(memory: Any) -> float:
         return NETWORK_TIMEOUT
 
 
+def _read(memory: Any, *args: str, check: bool = True, timeout: float = 600,
+          stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """A read of the memory's repository (rev-list, merge-base, log, cat-file, verify-commit...) through the owner of
+    git reads (memtui.core.storage.gitcall.read_git), with `_git`'s overrides, environment, time limit and words:
+    in a session of its own, stopped with everything it started after `timeout` seconds (a signing program that
+    waits), SyncRefused saying so, or saying what git said when `check` and it failed."""
+    import subprocess
+
+    from memtui.core.storage.gitcall import read_git
+
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "LC_ALL": "C"}
+    argv = [*_SAFE, "--git-dir", str(memory.store.git_dir), *args]
+    done = read_git(argv, env, stdin, timeout=timeout, detached=True)
+    program = next((a for i, a in enumerate(args) if a != "-c" and (i == 0 or args[i - 1] != "-c")), "")
+    if done is None:
+        raise SyncRefused(f"git {program} did not finish within {timeout:.0f} s and was stopped (a signing "
+                          "program or a git that does not answer); nothing here was lost. Sync again later, or "
+                          "raise [sync] timeout in .memtui/config.toml")
+    read = subprocess.CompletedProcess(["git", *argv], *done)
+    if check and read.returncode != 0:
+        raise SyncRefused(f"git {program} failed: {read.stderr.decode(errors='replace').strip()[-500:]}")
+    return read
+
+
 def _out(memory: Any, *args: str) -> str:
-    return _git(memory, *args).stdout.decode(errors="replace").strip()
+    return _read(memory, *args).stdout.decode(errors="replace").strip()
 
 
 def _ref(memory: Any, ref: str) -> str | None:
-    done = _git(memory, "rev-parse", "-q", "--verify", ref + "^{commit}", check=False)
+    done = _read(memory, "rev-parse", "-q", "--verify", ref + "^{commit}", check=False)
     return done.stdout.decode().strip() or None if done.returncode == 0 else None
 
 
 def _ancestor(memory: Any, older: str, newer: str) -> bool:
-    return _git(memory, "merge-base", "--is-ancestor", older, newer, check=False).returncode == 0
+    return _read(memory, "merge-base", "--is-ancestor", older, newer, check=False).returncode == 0
 
 
 def _check_remote(memory: Any, remote: str) -> None:
@@ -251,7 +275,7 @@ def _check_remote(memory: Any, remote: str) -> None:
 
 
 def _branch(memory: Any) -> str:
-    done = _git(memory, "symbolic-ref", "--short", "-q", "HEAD", check=False)
+    done = _read(memory, "symbolic-ref", "--short", "-q", "HEAD", check=False)
     name = done.stdout.decode().strip()
     if done.returncode != 0 or not name:
         raise SyncRefused("this memory's repository is not on a branch (a detached HEAD); check out its branch "
@@ -307,7 +331,7 @@ def status(memory: Any, remote: str = "origin", incoming: int | None = None) -> 
     _check_remote(memory, remote)
     head, tip = _ref(memory, "HEAD"), _ref(memory, _FETCHED + remote)
     if tip is None:  # never fetched by memtui: a clone's own record of the remote (`git clone` wrote it) says as much
-        branch = _git(memory, "symbolic-ref", "--short", "-q", "HEAD", check=False).stdout.decode().strip()
+        branch = _read(memory, "symbolic-ref", "--short", "-q", "HEAD", check=False).stdout.decode().strip()
         tip = _ref(memory, f"refs/remotes/{remote}/{branch}") if branch else None
     ahead = behind = 0
     if head and tip:
@@ -369,7 +393,7 @@ def incoming(memory: Any, remote: str = "origin", said: list[str] | None = None
     if any(p.source != f"{remote} {tip[:12]}" for p in _items(memory, remote)):
         raise SyncRefused(f"changes fetched from {remote} earlier still wait for a decision (`memtui queue list`); "
                           "decide them, then sync again to bring in what came since")
-    base = _git(memory, "merge-base", head, tip, check=False).stdout.decode().strip()
+    base = _read(memory, "merge-base", head, tip, check=False).stdout.decode().strip()
     if not base:
         raise SyncRefused(f"{remote}'s history shares no commit with this memory's: it is another memory. Nothing "
                           "was brought in; clone the remote to start from it, or sync with the right remote")
@@ -451,7 +475,7 @@ def _verified_approver(memory: Any, remote: str, base: str, tip: str) -> tuple[s
     `Memtui-Approved-By` or `Memtui-Actor` trailer who is that key's principal (`bound`); else (None, why not, in
     words for the person). A signature proves who signed, a trailer only what the signer wrote: bob's key on a
     commit that says alice approved it is bob's word, not alice's approval."""
-    signers = _git(memory, "config", "--get", "gpg.ssh.allowedSignersFile", check=False).stdout.decode().strip()
+    signers = _read(memory, "config", "--get", "gpg.ssh.allowedSignersFile", check=False).stdout.decode().strip()
     if not signers:
         return None, (f"[sync] trust names {remote}, but git has no allowed-signers file to check its signatures "
                       "against; set one with `git config --global gpg.ssh.allowedSignersFile FILE`")
@@ -467,12 +491,12 @@ def _verified_approver(memory: Any, remote: str, base: str, tip: str) -> tuple[s
     people: set[str] = set()
     signed_by: set[str] = set()
     for sha in commits:
-        if _git(memory, *verify, "verify-commit", sha, check=False).returncode != 0:
+        if _read(memory, *verify, "verify-commit", sha, check=False).returncode != 0:
             return None, (f"commit {sha[:12]} from {remote} is not signed by a key in {signers}; its changes wait "
                           "for a person here")
         fmt = ("%G?%x01%GS%x01%(trailers:key=Memtui-Approved-By,valueonly,separator=%x00)%x01"
                "%(trailers:key=Memtui-Actor,valueonly)")
-        good, signer, approved, actor = (_git(memory, *verify, "log", "-1", f"--format={fmt}", sha).stdout.decode(
+        good, signer, approved, actor = (_read(memory, *verify, "log", "-1", f"--format={fmt}", sha).stdout.decode(
             errors="replace").strip("\n").split("\x01") + ["", "", ""])[:4]
         named = [clean_actor(n) for n in (approved.split("\x00") if approved else [actor]) if n.strip()]
         names = list(dict.fromkeys(relayed(n) for n in named))
@@ -530,7 +554,7 @@ def _principals(memory: Any, sha: str, signers: str) -> list[str]:
     import subprocess
     import tempfile
 
-    raw = _git(memory, "cat-file", "commit", sha).stdout
+    raw = _read(memory, "cat-file", "commit", sha).stdout
     head = raw.split(b"\n\n", 1)[0].split(b"\n")
     sig: list[bytes] = []
     for line in head:
@@ -635,7 +659,7 @@ def _note(memory: Any, remote: str, head: str, tip: str, by: str, ids: list[str]
     as they are. It also names the range (`Memtui-Range`), so `arrived` knows these commits came from elsewhere."""
     from memtui.core.writing.journal import one_line
 
-    base = _git(memory, "merge-base", head, tip, check=False).stdout.decode().strip()
+    base = _read(memory, "merge-base", head, tip, check=False).stdout.decode().strip()
     text = (f"memtui: fast-forward from {remote} after review\n\n"
             f"Memtui-Approved-By: {one_line(by)}\n"
             + (f"Memtui-Proposals: {' '.join(ids)}\n" if ids else "")
@@ -776,7 +800,7 @@ def arrived(memory: Any) -> set[str]:
         packed = b""
     if not (git_dir / "refs" / "memtui" / "seen").is_dir() and b" refs/memtui/seen/" not in packed:
         return set()
-    done = _git(memory, "for-each-ref", "--format=%(objectname)", "refs/memtui/seen/", check=False)
+    done = _read(memory, "for-each-ref", "--format=%(objectname)", "refs/memtui/seen/", check=False)
     tips = done.stdout.decode().split()
     if not tips or _ref(memory, "HEAD") is None:
         return set()
@@ -787,11 +811,11 @@ def arrived(memory: Any) -> set[str]:
 def _forwarded(memory: Any) -> set[str]:
     """Commits of ranges this memory fast-forwarded to (their notes' `Memtui-Range`): on HEAD's first-parent line,
     yet another machine's."""
-    listed = _git(memory, "notes", f"--ref={NOTES}", "list", check=False).stdout.decode().split()
+    listed = _read(memory, "notes", f"--ref={NOTES}", "list", check=False).stdout.decode().split()
     if not listed:
         return set()
     blobs = "".join(f"{sha}\n" for sha in listed[0::2]).encode()
-    text = _git(memory, "cat-file", "--batch", stdin=blobs).stdout.decode(errors="replace")
+    text = _read(memory, "cat-file", "--batch", stdin=blobs).stdout.decode(errors="replace")
     out: set[str] = set()
     for span in re.findall(r"^Memtui-Range: ([0-9a-f]{40}\.\.[0-9a-f]{40})$", text, re.M):
         out |= set(_out(memory, "rev-list", span).split())
@@ -801,7 +825,7 @@ def _forwarded(memory: Any) -> set[str]:
 # one incoming file --------------------------------------------------------------------------------------------
 def _changed(memory: Any, base: str, tip: str) -> list[tuple[str, str]]:
     """(new mode, path) of every path the remote changed since `base` (renames as a delete and an add)."""
-    raw = _git(memory, "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", base, tip).stdout
+    raw = _read(memory, "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", base, tip).stdout
     parts = raw.split(b"\0")
     out = []
     for i in range(0, len(parts) - 1, 2):
@@ -848,12 +872,12 @@ def _path_refused(memory: Any, path: str, mode: str) -> str | None:
 
 
 def _blob(memory: Any, commit: str, path: str) -> bytes:
-    return _git(memory, "cat-file", "blob", f"{commit}:{path}").stdout
+    return _read(memory, "cat-file", "blob", f"{commit}:{path}").stdout
 
 
 def _text_at(memory: Any, commit: str, path: str) -> str | None:
     """The file's text at `commit` (None: not there), in one git run."""
-    done = _git(memory, "cat-file", "blob", f"{commit}:{path}", check=False)
+    done = _read(memory, "cat-file", "blob", f"{commit}:{path}", check=False)
     return done.stdout.decode("utf-8", errors="replace") if done.returncode == 0 else None
 
 
