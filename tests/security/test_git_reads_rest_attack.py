@@ -36,3 +36,26 @@ def test_a_filter_driver_added_in_an_included_config_file_never_runs(tmp_path: P
     os.utime(root / "mem.md", (later, later))  # stat-dirty: git must read it, through the filter if one is on
     assert [(c.path, c.after) for c in store.external_changes()] == [("mem.md", b"changed by the agent\n")]
     assert not marker.exists(), "memtui's git status ran a filter driver the agent defined"
+
+
+def test_a_filter_driver_added_in_an_included_config_file_never_runs_on_blame(tmp_path: Path) -> None:
+    """GitPython's own reads (blame, patches) kept the overrides made when the config file last changed: a driver an
+    included file defines after that ran on the next blame of a changed file. The overrides are made again when any
+    file git's config includes changes."""
+    root = person_repo(tmp_path / "m")
+    (root / ".gitattributes").write_text("*.md filter=evil\n")
+    sh(root, "add", ".gitattributes")
+    sh(root, "commit", "-qm", "attributes")
+    with open(root / ".git" / "config", "a") as f:
+        f.write("[include]\n\tpath = agent.cfg\n")
+    (root / ".git" / "agent.cfg").write_text("")
+    store = FolderStore(root)
+    assert store.blame_chunks("mem.md") is not None  # GitPython open, its overrides made
+
+    marker = tmp_path / "PWNED"
+    (root / ".git" / "agent.cfg").write_text(f'[filter "evil"]\n\tclean = touch {marker}; cat\n')
+    (root / "mem.md").write_text("changed by the agent\n")
+    later = time.time() + 5
+    os.utime(root / "mem.md", (later, later))  # stat-dirty: blame reads the work tree's file, through its filter
+    store.blame_chunks("mem.md")
+    assert not marker.exists(), "memtui's git blame ran a filter driver the agent defined"

@@ -33,9 +33,15 @@ from memtui.core.storage.folder_state import (  # noqa: F401 - names other modul
     INTENT_FILE, QUEUE_ID, UNDO_DIR, FolderState, _put_floor, _queue_bytes, _regular_bytes, _seq_floor, atomic_write,
 )
 from memtui.core.storage.gitcall import GitOwner, errors
-from memtui.core.storage.gitobjects import GitUnreadable, refuse_blocking_include
+from memtui.core.storage.gitobjects import GitUnreadable, config_stamp, refuse_blocking_include
 from memtui.core.storage.places import AUDIT_FILE, STATE_DIR, places_for  # noqa: F401 (AUDIT_FILE, imported from here)
 from memtui.core.storage.store import Commit, ExternalChange, LockTimeout, Store, StoreError  # noqa: F401 (LockTimeout)
+
+
+def git_owner(root: Path, git_dir: Path | None) -> GitOwner:
+    """The one owner of a folder's git calls: git's folder checked before GitPython opens it, and memtui's filter
+    overrides made again whenever git's config or a file it includes changes."""
+    return GitOwner(root, git_dir, vet=refuse_blocking_include, stamp=config_stamp)
 
 
 class FolderStore(Store):
@@ -47,8 +53,7 @@ class FolderStore(Store):
         # opened.
         self.places = places_for(self.root)
         self.kept = FolderState(self.places, self.root)  # memtui's state: audit, queue, intents, undo, config, lock
-        self._git = GitOwner(self.root, self.places.git_dir if self.places.own_history else None,
-                             vet=refuse_blocking_include)
+        self._git = git_owner(self.root, self.places.git_dir if self.places.own_history else None)
         self.past = FolderHistory(self)  # history and blame, read through this store's git owner
         self._batch: Any = None  # memtui.core.storage.gitobjects.Batch, started on first use
         self.commits = CommitEngine(self)  # the commit and git index engine, writing to this store's git
@@ -284,7 +289,7 @@ class FolderStore(Store):
         if not beside and self.places.own_history:
             self.forget_git()
             self.places = self.kept.places = self.places.with_git_in_folder()
-            self._git = GitOwner(self.root, None, vet=refuse_blocking_include)
+            self._git = git_owner(self.root, None)
         with self._git.use("git init"):
             if beside and self.places.own_history:
                 self.state_ready()
@@ -446,7 +451,7 @@ class FolderStore(Store):
                                  "config --unset core.worktree`")
         self.places = places_for(self.root)
         self.kept = FolderState(self.places, self.root)  # memtui's state: audit, queue, intents, undo, config, lock
-        self._git = GitOwner(self.root, None, vet=refuse_blocking_include)
+        self._git = git_owner(self.root, None)
         return str(target)
 
     # commits (memtui.core.storage.folder_commit): the approved bytes into history, the person's repository kept theirs

@@ -250,8 +250,12 @@ class GitOwner:
     threads, and stops a git that does not answer within `timeout` seconds with a `StoreError`."""
 
     def __init__(self, root: Path, git_dir: Path | None = None, timeout: float | None = None,
-                 vet: Callable[[Path], None] | None = None) -> None:
+                 vet: Callable[[Path], None] | None = None,
+                 stamp: Callable[[Path], object] | None = None) -> None:
         self.root = root
+        # Signs that git's config may have changed, the files it includes too (memtui.core.storage.gitobjects.
+        # config_stamp): memtui's filter overrides are made again when they move. None: the config file's own stat.
+        self._stamp = stamp
         # Checks git's folder before GitPython opens it (its config reader opens files in process, unbounded):
         # raises what is wrong (memtui.core.storage.gitobjects.refuse_blocking_include).
         self._vet = vet
@@ -320,13 +324,18 @@ class GitOwner:
         self._repo = None
 
     def _refresh_env(self) -> None:
-        """Recompute the overrides when the repository's config file changes (a filter driver added, say)."""
+        """Recompute the overrides when a config file git reads changes (a filter driver added, say), the files it
+        includes too: a driver defined in an included file moves no byte of the config (`gitobjects.config_stamp`,
+        a few stats and small reads for each use; asking `git config` would be a process each time)."""
         git_dir = Path(self._repo.common_dir)  # a linked worktree's config lives in the main repository
-        try:
-            st = os.stat(git_dir / "config")
-            key = (st.st_mtime_ns, st.st_size, st.st_ino)
-        except OSError:
-            key = None
+        if self._stamp is not None:
+            key: object = self._stamp(Path(self._repo.git_dir))
+        else:
+            try:
+                st = os.stat(git_dir / "config")
+                key = (st.st_mtime_ns, st.st_size, st.st_ino)
+            except OSError:
+                key = None
         if key != self._env_key:
             env = config_env(git_dir, self.root)
             if self.git_dir is not None:

@@ -796,11 +796,9 @@ _INCLUDE_SECTION = re.compile(rb"\s*\[\s*include(?:if\b[^\]]*)?\s*\]", re.IGNORE
 _PATH_KEY = re.compile(rb"\s*path\s*=\s*(.*?)\s*$", re.IGNORECASE)
 
 
-def blocking_include(git_dir: Path) -> tuple[Path, Path] | None:
-    """(config file, the path it includes) for the first `[include]` or `[includeIf]` path, followed as git follows
-    them (ten deep), that names something other than a regular file: a FIFO or a device. GitPython's config reader
-    opens each include in process with a plain open(), which waits on a FIFO for ever, past any time limit on git;
-    git itself would wait too. None when every include is a regular file or absent."""
+def _includes(git_dir: Path) -> Iterator[tuple[Path, Path, os.stat_result]]:
+    """(config file, the path it includes, that path's stat) for each `[include]` or `[includeIf]` path that exists,
+    followed as git follows them (ten deep; a regular file's own includes are followed, nothing else is opened)."""
     todo = [(f, 0) for f in config_files(git_dir)]
     seen: set[Path] = set()
     while todo:
@@ -828,12 +826,29 @@ def blocking_include(git_dir: Path) -> tuple[Path, Path] | None:
                 st = os.stat(named)
             except OSError:
                 continue  # absent: git and GitPython skip it
-            if not stat.S_ISREG(st.st_mode):
-                if stat.S_ISCHR(st.st_mode) and st.st_rdev == os.stat(os.devnull).st_rdev:
-                    continue  # /dev/null: read as empty at once
-                return config, named
-            todo.append((named, depth + 1))
+            yield config, named, st
+            if stat.S_ISREG(st.st_mode):
+                todo.append((named, depth + 1))
+
+
+def blocking_include(git_dir: Path) -> tuple[Path, Path] | None:
+    """(config file, the path it includes) for the first `[include]` or `[includeIf]` path, followed as git follows
+    them (ten deep), that names something other than a regular file: a FIFO or a device. GitPython's config reader
+    opens each include in process with a plain open(), which waits on a FIFO for ever, past any time limit on git;
+    git itself would wait too. None when every include is a regular file or absent."""
+    null = os.stat(os.devnull).st_rdev
+    for config, named, st in _includes(git_dir):
+        if not stat.S_ISREG(st.st_mode) and not (stat.S_ISCHR(st.st_mode) and st.st_rdev == null):
+            return config, named  # /dev/null is read as empty at once
     return None
+
+
+def config_stamp(git_dir: Path) -> tuple[object, ...]:
+    """`settings_stamp` and the files git's config includes (their size, mtime and inode): what memtui's filter
+    overrides are computed again on. A filter driver defined in an included file moves no byte of the config that
+    includes it, and with only `settings_stamp` its `clean` command ran on GitPython's next blame."""
+    return (settings_stamp(git_dir),
+            tuple((str(named), st.st_mtime_ns, st.st_size, st.st_ino) for _, named, st in _includes(git_dir)))
 
 
 def refuse_blocking_include(git_dir: Path) -> None:
