@@ -20,7 +20,7 @@ ALWAYS = {"personal": ("Preferences",), "project": ("Preferences", "Known Issues
 INIT_RECORD = "init.json"  # the first commit and who ran `memtui init`, sealed (memtui/core/timeline/provenance.py)
 
 GITIGNORE = f"""\
-# memtui's own state: the review queue, the search index, lint's cache, locks and rejected bytes are not memory.
+# memtui's own state: the review queue, the search index, locks and rejected bytes are not memory.
 {STATE_DIR}/queue/
 {STATE_DIR}/index.sqlite*
 {STATE_DIR}/lock
@@ -29,7 +29,6 @@ GITIGNORE = f"""\
 {STATE_DIR}/intent.json
 {STATE_DIR}/corrupt/
 {STATE_DIR}/undo/
-{STATE_DIR}/lint-cache
 {AUDIT_FILE}
 """
 
