@@ -9,7 +9,9 @@ GitPython and one that has not, and a repository git cannot read must say so wit
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -291,3 +293,27 @@ def test_a_sync_read_that_fails_names_the_git_program_and_says_what_git_said(roo
             _read(Memory(root), "-c", "x.y=z", "cat-file", "commit", hostile)
         assert len(str(caught.value)) < 540
     assert not Path("/tmp/pwned").exists()
+
+
+def test_looking_for_external_changes_leaves_the_persons_index_as_it_was(tmp_path: Path) -> None:
+    """`git status` refreshes the index's stat data and writes it back when it can take the lock: memtui only looks,
+    so its status runs without optional locks and git's index keeps its bytes (a file touched, not changed)."""
+    root = tmp_path / "m"
+    root.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["config", "user.name", "p"], ["config", "user.email", "p@x"]):
+        subprocess.run(["git", "-C", str(root), *args], check=True)
+    (root / "MEMORY.md").write_text("# Memory\n")
+    subprocess.run(["git", "-C", str(root), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(root), "commit", "-qm", "mine"], check=True)
+    later = time.time() + 10
+    os.utime(root / "MEMORY.md", (later, later))  # stat-dirty, the same bytes: a plain `git status` rewrites the index
+    index = (root / ".git" / "index").read_bytes()
+    store = FolderStore(root)
+    assert store.external_changes() == []
+    assert (root / ".git" / "index").read_bytes() == index
+    with store.git() as repo:  # GitPython open: its status (and everything else) runs without optional locks too
+        assert repo is not None
+    assert store.external_changes() == []
+    assert (root / ".git" / "index").read_bytes() == index
+    subprocess.run(["git", "-C", str(root), "status", "--porcelain"], check=True, capture_output=True)
+    assert (root / ".git" / "index").read_bytes() != index, "the control: git's own status does rewrite it"

@@ -126,6 +126,10 @@ def safe_config(git_dir: Path, *, hooks: bool = False) -> list[tuple[str, str]]:
     return pairs
 
 
+# What memtui sets besides config pairs, passed on where only the GIT_* part of the environment is handed over.
+KEPT_ENV = ("GIT_TERMINAL_PROMPT", "GIT_OPTIONAL_LOCKS")
+
+
 def _config_env(pairs: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> dict[str, str]:
     """GIT_CONFIG_COUNT/KEY_n/VALUE_n (git 2.31+): command-scope config, above every config file."""
     env = dict(os.environ)
@@ -141,6 +145,9 @@ def _config_env(pairs: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> d
         env[f"GIT_CONFIG_KEY_{i}"] = key
         env[f"GIT_CONFIG_VALUE_{i}"] = value
     env["GIT_TERMINAL_PROMPT"] = "0"
+    # No optional lock: `git status` would otherwise rewrite the person's index (stat data it refreshed) as a side
+    # effect of memtui only looking, a change nobody asked for, and one racing their own git for index.lock.
+    env["GIT_OPTIONAL_LOCKS"] = "0"
     return env
 
 
@@ -161,7 +168,7 @@ def config_env(git_dir: Path, work_tree: Path | None, *, hooks: bool = False,
     """The environment memtui's git runs in (only the GIT_* part: GitPython merges it over os.environ); `extra`
     config pairs after memtui's own."""
     full = _config_env([*safe_config(git_dir, hooks=hooks), *(extra or [])])
-    env = {k: v for k, v in full.items() if k.startswith("GIT_CONFIG_") or k == "GIT_TERMINAL_PROMPT"}
+    env = {k: v for k, v in full.items() if k.startswith("GIT_CONFIG_") or k in KEPT_ENV}
     # A `core.worktree` (or `core.bare`) in the repository's config would point git at another folder.
     if work_tree is not None:
         env["GIT_WORK_TREE"] = str(work_tree)
@@ -173,7 +180,7 @@ def plumbing_env(git_dir: Path, work_tree: Path) -> dict[str, str]:
     overrides less the repository's own filter names, so nothing is parsed in process and GitPython stays unloaded
     (the app's start path reads the committed config this way)."""
     full = _config_env([*SAFE_CONFIG, NO_HOOKS])
-    env = {k: v for k, v in full.items() if k.startswith("GIT_CONFIG_") or k == "GIT_TERMINAL_PROMPT"}
+    env = {k: v for k, v in full.items() if k.startswith("GIT_CONFIG_") or k in KEPT_ENV}
     return {**env, "GIT_WORK_TREE": str(work_tree), "GIT_DIR": str(git_dir)}
 
 
