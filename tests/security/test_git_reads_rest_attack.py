@@ -16,14 +16,21 @@ from memtui.core.storage.folder import FolderStore
 from support.git_judge import person_repo, sh
 
 
-def test_a_filter_driver_added_in_an_included_config_file_never_runs(tmp_path: Path) -> None:
-    root = person_repo(tmp_path / "m")
+def _including(where: Path) -> Path:
+    """A person's repository whose .md files name a filter `evil`, and whose config includes `.git/agent.cfg`, empty
+    for now: the file an agent that can write beside the config fills in later."""
+    root = person_repo(where)
     (root / ".gitattributes").write_text("*.md filter=evil\n")
     sh(root, "add", ".gitattributes")
     sh(root, "commit", "-qm", "attributes")
     with open(root / ".git" / "config", "a") as f:
         f.write("[include]\n\tpath = agent.cfg\n")
     (root / ".git" / "agent.cfg").write_text("")
+    return root
+
+
+def test_a_filter_driver_added_in_an_included_config_file_never_runs(tmp_path: Path) -> None:
+    root = _including(tmp_path / "m")
     store = FolderStore(root)
     with store.git() as repo:
         assert repo is not None  # GitPython open, as after a blame or a patch in the app
@@ -42,13 +49,7 @@ def test_a_filter_driver_added_in_an_included_config_file_never_runs_on_blame(tm
     """GitPython's own reads (blame, patches) kept the overrides made when the config file last changed: a driver an
     included file defines after that ran on the next blame of a changed file. The overrides are made again when any
     file git's config includes changes."""
-    root = person_repo(tmp_path / "m")
-    (root / ".gitattributes").write_text("*.md filter=evil\n")
-    sh(root, "add", ".gitattributes")
-    sh(root, "commit", "-qm", "attributes")
-    with open(root / ".git" / "config", "a") as f:
-        f.write("[include]\n\tpath = agent.cfg\n")
-    (root / ".git" / "agent.cfg").write_text("")
+    root = _including(tmp_path / "m")
     store = FolderStore(root)
     assert store.blame_chunks("mem.md") is not None  # GitPython open, its overrides made
 

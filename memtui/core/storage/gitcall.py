@@ -469,6 +469,19 @@ def read_git(args: list[str], env: dict[str, str], stdin: bytes | None = None, c
     return run_plumbing(["git", *args], env, stdin, cwd, detached=detached, timeout=timeout)
 
 
+def read_or_raise(program: str, args: list[str], env: dict[str, str], stdin: bytes | None = None,
+                  cwd: Path | None = None) -> bytes:
+    """`read_git`'s output, or StoreError saying that git `program` did not answer or what it said."""
+    done = read_git(args, env, stdin, cwd)
+    if done is None:
+        raise StoreError(f"git {program} did not answer within {git_timeout():g}s; check for a stuck git process, "
+                         "then run `memtui doctor`")
+    code, out, err = done
+    if code != 0:
+        raise StoreError(f"git {program} failed: {err.decode('utf-8', 'replace').strip()[:400]}")
+    return out
+
+
 def status_porcelain(env: dict[str, str], cwd: Path, spec: tuple[str, ...] = ()) -> tuple[int, bytes, bytes] | None:
     """`git status` as memtui reads it for external changes: porcelain v1, NUL-separated, every untracked file and
     every ignored one (a .gitignore, even one that ignores itself, must not hide a memory file from review), no
@@ -544,13 +557,7 @@ def _log(env: dict[str, str], rev: str, extra: list[str], paths: list[str] | Non
     fmt = _LOG_FORMAT.replace("%at%x00", "%at%x00%cn%x00") if committer else _LOG_FORMAT
     args = ["-c", "log.follow=false", "log", "-z", fmt, "--encoding=UTF-8", "--no-color",
             "--no-show-signature", "--no-mailmap", *extra, rev, "--", *(paths or [])]
-    done = read_git(args, env, cwd=cwd)
-    if done is None:
-        raise StoreError(f"git log did not answer within {git_timeout():g}s; check for a stuck git process, then "
-                         "run `memtui doctor`")
-    code, out, err = done
-    if code != 0:
-        raise StoreError(f"git log failed: {err.decode('utf-8', 'replace').strip()[:400]}")
+    out = read_or_raise("log", args, env, cwd=cwd)
     width = 6 if committer else 5
     fields = out.split(b"\0")
     commits: list[tuple[Any, ...]] = []
@@ -585,14 +592,9 @@ def commit_changes(env: dict[str, str], pairs: list[tuple[str, str | None]],
     lines = "".join(f"{sha} {parent}\n" if parent else f"{sha}\n" for sha, parent in pairs)
     if any(c not in "0123456789abcdef \n" for c in lines):
         raise StoreError("a commit id holds characters no commit id has; name commits by their ids")
-    done = read_git(["diff-tree", "--stdin", "-r", "--root", "-M", "--raw", "-z", "--full-index", "--abbrev=40",
-                     "--no-color", "--no-ext-diff", "--no-textconv"], env, lines.encode(), cwd=cwd)
-    if done is None:
-        raise StoreError(f"git diff-tree did not answer within {git_timeout():g}s; check for a stuck git process, "
-                         "then run `memtui doctor`")
-    code, out, err = done
-    if code != 0:
-        raise StoreError(f"git diff-tree failed: {err.decode('utf-8', 'replace').strip()[:400]}")
+    out = read_or_raise("diff-tree", ["diff-tree", "--stdin", "-r", "--root", "-M", "--raw", "-z", "--full-index",
+                                      "--abbrev=40", "--no-color", "--no-ext-diff", "--no-textconv"], env,
+                        lines.encode(), cwd=cwd)
     found: dict[str, list[TreeChange]] = {}
     current: list[TreeChange] = []
     tokens = iter(out.split(b"\0"))
