@@ -64,3 +64,26 @@ async def test_a_sync_after_an_append_reads_that_file_and_the_whole_folder_after
                        what="the append listed for review")
         assert any(p.external and p.file == "people/alex.md" for p in app.review.proposals)  # kept as it was
         await wait_for(pilot, lambda: None in asked, what="the whole folder read again")
+
+
+async def test_a_sync_that_lands_while_the_app_shuts_down_touches_no_widget(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    """Textual stops the app running, then takes the screen down a widget at a time: a sync's result that arrives in
+    between finds the tree gone and the feed still there (CI saw NoMatches for MemoryTree)."""
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.messages import StateSynced
+
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    app = MemtuiApp(root, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app) and app.changes is not None, what="the first screen")
+        late = StateSynced(app.state_sync.shown_seq + 1, proposals=[], external=[], activity=[],
+                           changed=frozenset(), file_count=None, problems=[])
+        app._running = False  # what App._shutdown does first
+        try:
+            await app.tree.remove()
+            assert not app.alive()
+            app.state_sync.show(late)  # raised NoMatches before `alive` asked whether the app still runs
+            assert app.state_sync.shown_seq == late.seq - 1
+        finally:
+            app._running = True

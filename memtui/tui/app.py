@@ -456,8 +456,9 @@ class MemtuiApp(App[None]):
             await asyncio.to_thread(watcher.stop)
 
     def alive(self) -> bool:
-        """False while the app shuts down: a worker's late message finds no widgets to update."""
-        return bool(self.screen_stack) and bool(self.screen_stack[0].query(ActivityFeed))
+        """False while the app shuts down: a worker's late message finds no widgets to update. Textual clears
+        `is_running` before it takes the screens down, one widget at a time (the feed may outlive the tree)."""
+        return self.is_running and bool(self.screen_stack) and bool(self.screen_stack[0].query(ActivityFeed))
 
     @property
     def base(self):
