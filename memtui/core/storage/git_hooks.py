@@ -126,7 +126,6 @@ def _git(args: list[str], env: dict[str, str], cwd: Path) -> str:
 
 def _run(argv: list[str], env: dict[str, str], cwd: Path, merge: bool = True) -> tuple[int | None, str]:
     """Run `argv` in its own process group with the time limit; (exit code or None on timeout, output)."""
-    import signal
     import subprocess
 
     try:
@@ -137,12 +136,10 @@ def _run(argv: list[str], env: dict[str, str], cwd: Path, merge: bool = True) ->
     try:
         out, err = proc.communicate(timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        out, err = proc.communicate()
-        return None, (out or b"").decode("utf-8", errors="replace")
+        from memtui.core.storage.gitcall import stop
+
+        out, _ = stop(proc)
+        return None, out.decode("utf-8", errors="replace")
     text = (out or b"").decode("utf-8", errors="replace")
     if not merge and proc.returncode != 0:
         text = (err or b"").decode("utf-8", errors="replace")

@@ -202,20 +202,32 @@ def run_plumbing(args: list[str], env: dict[str, str], stdin: bytes | None = Non
     try:
         out, err = proc.communicate(stdin, timeout=git_timeout() if timeout is None else timeout)
     except subprocess.TimeoutExpired:
-        kill_tree(proc.pid)
-        if detached:  # a child that left git's tree (its parent gone) is still in the group
-            import signal
-
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        try:
-            proc.communicate(timeout=5)
-        except subprocess.TimeoutExpired:  # a grandchild that left the group still holds a pipe: leave it
-            pass
+        stop(proc, tree=True, group=detached)
         return None
     return proc.returncode, out, err
+
+
+def stop(proc: Any, *, tree: bool = False, group: bool = True) -> tuple[bytes, bytes]:
+    """Stop a program that did not answer in time (git, a hook, what either started) and give what it had written.
+    `tree`: it and every process it started, found by parent (a git alias or wrapper script may sit between);
+    `group`: its whole process group, for one started in a session of its own (a child whose parent is gone has
+    left the tree but not the group). Its pipes are drained for at most 5 s: a grandchild that left the group may
+    still hold one, and is left rather than waited on forever."""
+    import signal
+    import subprocess
+
+    if tree:
+        kill_tree(proc.pid)
+    if group:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        out, err = proc.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        return b"", b""
+    return out or b"", err or b""
 
 
 def _children(pid: int) -> list[int]:

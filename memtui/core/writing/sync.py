@@ -166,16 +166,10 @@ def _git(memory: Any, *args: str, check: bool = True, timeout: float = 600, stdi
         try:
             out, err = proc.communicate(stdin, timeout=timeout)
         except subprocess.TimeoutExpired:
-            import signal
+            from memtui.core.storage.gitcall import stop
 
             try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                proc.communicate(timeout=5)
-            except subprocess.TimeoutExpired:  # a grandchild that left the group still holds a pipe: leave it
-                pass
+                stop(proc)
             finally:
                 if reader is not None:
                     reader.join(timeout=5)
