@@ -198,3 +198,37 @@ def test_a_proposal_entering_the_page_from_behind_is_no_arrival(root: Path, monk
     listed = {p.id: p for p in mem.proposals(external=False)}
     # `first` decided, the next page holds the one from behind and the new one
     assert [p.id for p in arrivals.new([listed[behind], listed[later]])] == [later]
+
+
+def test_an_incoming_change_is_told_by_its_sync_and_a_lookalike_agent_is_still_announced(tmp_path: Path) -> None:
+    """A sync's incoming change is said by the sync that brought it (a trusted remote's is taken a moment after it
+    is queued: a toast asking for its review was wrong). An agent naming itself as a remote's author, with the
+    remote's source, has no memtui flag: it is announced like any proposal."""
+    from memtui.core.writing import sync
+    from memtui.tui.arrivals import Arrivals
+    from support.git_remote import bare, clone, first_machine, git, run_cli
+
+    url = "file://" + str(bare(tmp_path / "remote.git"))
+    laptop = first_machine(tmp_path, url)
+    ana = clone(url, tmp_path / "ana", "ana")
+    memory_md = ana / "MEMORY.md"
+    memory_md.write_text(memory_md.read_text(encoding="utf-8") + "- [stated] The build uses uv (2026-12-06, ana)\n",
+                         encoding="utf-8")
+    git(ana, "commit", "-q", "-a", "-m", "Add the build tool", env={"GIT_AUTHOR_NAME": "ana"})
+    git(ana, "push", "-q", "origin", "HEAD:main")
+    arrivals = Arrivals()
+    assert arrivals.new(Memory(laptop).proposals(external=False)) == []  # the first listing: learnt
+    out = run_cli(laptop, "sync")
+    assert out.returncode == 4, out.stdout + out.stderr  # queued
+    mem = Memory(laptop)
+    from memtui.core.basics import clock
+    from memtui.core.writing.proposals import Proposal
+
+    forged = mem.submit(Proposal(id="", created=clock.now().isoformat(timespec="seconds"), actor="ana via origin",
+                                 file="MEMORY.md", action="add", section="Facts", entry="[stated] I am ana really",
+                                 source="origin 0123456789ab"), review=True).id
+    assert forged is not None  # queued for review
+    listed = mem.proposals(external=False)
+    (incoming,) = [p for p in listed if sync.came_in(p)]
+    assert incoming.actor == "ana via origin"
+    assert [p.id for p in arrivals.new(listed)] == [forged]

@@ -53,8 +53,16 @@ class Arrivals:
         self.since = ""
 
     def new(self, proposals: Iterable[Any]) -> list[Any]:
-        """The open queued proposals (not external changes) not listed before; the first call learns them."""
-        listed = [p for p in proposals if not p.id.startswith("x-") and p.status in ("pending", "conflict")]
+        """The open queued proposals (not external changes) not listed before; the first call learns them.
+
+        An incoming change from a git remote is no arrival: the sync that brought it says what came in (the app's
+        own in its toast, the command line's in its output), and a trusted remote's is taken a moment after it is
+        queued, so a toast would ask for a review nobody owes. Told apart by memtui's flag, which no agent can
+        send (`sync.came_in`): an agent calling itself "bob via origin" is announced like any other."""
+        from memtui.core.writing.sync import came_in
+
+        listed = [p for p in proposals if not p.id.startswith("x-") and p.status in ("pending", "conflict")
+                  and came_in(p) is None]
         if self.seen is None:
             self.seen = {p.id for p in listed}
             self.since = (clock.now() - self.SKEW).isoformat(timespec="seconds")
