@@ -143,8 +143,8 @@ class Meter:
 
 
 def _git(memory: Any, *args: str, check: bool = True, timeout: float = 600, stdin: bytes | None = None,
-         env: dict[str, str] | None = None, hooks: bool = False,
-         meter: Meter | None = None) -> subprocess.CompletedProcess[bytes]:
+         env: dict[str, str] | None = None, hooks: bool = False, meter: Meter | None = None,
+         config: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
     """git on the memory's repository with memtui's overrides; `env`: variables added (e.g. who commits); `hooks`:
     the person's hooks run. A git still running after `timeout` seconds is stopped with everything it started (a
     hook that hangs, a remote that stops answering) and SyncRefused says so: git's own process group, so no hook is
@@ -153,7 +153,8 @@ def _git(memory: Any, *args: str, check: bool = True, timeout: float = 600, stdi
     import subprocess
 
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "LC_ALL": "C", **(env or {})}
-    cmd = ["git", *(_SAFE_WITH_HOOKS if hooks else _SAFE), "--git-dir", str(memory.store.git_dir), *args]
+    overrides = [item for pair in config for item in ("-c", pair)]  # `config`: settings for this git only
+    cmd = ["git", *(_SAFE_WITH_HOOKS if hooks else _SAFE), *overrides, "--git-dir", str(memory.store.git_dir), *args]
     reader, errors = (None, subprocess.PIPE) if meter is None else _reading(meter)
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -345,9 +346,13 @@ def fetch(memory: Any, remote: str = "origin", progress: Progress | None = None)
     _check_remote(memory, remote)
     branch = _branch(memory)
     landing = f"refs/memtui/fetching/{remote}"
+    # git checks every object it receives (`fetch.fsckObjects`): a tree made by hand with a name twice or out of
+    # order reads one way to git and another to a reader that trusts its order, so it never lands here at all. A
+    # `.git` in a tree only warns: the sync refuses that file itself and names it, and takes the rest to review.
     done = _git(memory, "fetch", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head",
                 *(("--progress",) if progress else ()), remote, f"+refs/heads/{branch}:{landing}", check=False,
-                timeout=_network_timeout(memory), meter=Meter(progress) if progress else None)
+                timeout=_network_timeout(memory), meter=Meter(progress) if progress else None,
+                config=("fetch.fsckObjects=true", "fetch.fsck.hasDotgit=warn"))
     if done.returncode != 0:
         # The remote's own lines ("remote: ...") may carry escapes: shown with them made visible, on one line each.
         lines = done.stderr.decode(errors="replace").replace("\r", "\n").splitlines()
@@ -355,6 +360,11 @@ def fetch(memory: Any, remote: str = "origin", progress: Progress | None = None)
         err = err.strip()
         if "couldn't find remote ref" in err:
             return None
+        if "fsck error" in err or "fsck failed" in err:
+            _audit(memory, "refused", remote, None, reason="objects git's checks refuse (git fsck)")
+            raise SyncRefused(f"{remote} sent objects that git's own checks refuse ({err[-300:]}). Nothing here "
+                              "changed. They were made with a tool other than git (a tree with a name twice or out "
+                              "of order, a malformed commit): ask whoever pushed them to replace that commit")
         raise SyncRefused(f"could not fetch from {remote}: {err[-400:]}. Nothing here changed; try again when the "
                           "remote can be reached")
     tip = _ref(memory, landing)
