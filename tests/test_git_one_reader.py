@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -89,9 +90,30 @@ def git_programs(tree: ast.Module) -> list[str]:
                 if item.value in ("-c", "--git-dir", "-C"):
                     next(rest, None)
                 elif not item.value.startswith("-"):
-                    out.append(item.value)
+                    out.append(_config_read(item.value, rest))
                     break
     return out
+
+
+def _config_read(program: str, rest: Iterator[ast.expr]) -> str:
+    """`config` sets a value; `config --get` (and the other lookups) reads one: named "config --get" so a writer's
+    read of its config counts as the read it is."""
+    if program != "config":
+        return program
+    for item in rest:
+        if not (isinstance(item, ast.Constant) and isinstance(item.value, str)):
+            return program
+        if item.value in ("--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--list", "get", "list"):
+            return "config --get"
+        if not item.value.startswith("-"):
+            return program
+    return program
+
+
+def test_config_lookups_count_as_reads() -> None:
+    code = ast.parse('a = ["git", "config", "core.worktree", "x"]\nb = ["git", "-c", "k=v", "config", "--int", '
+                     '"--get", "gc.auto"]\nc = ["git", "config", "--unset", "core.worktree"]')
+    assert git_programs(code) == ["config", "config --get", "config"]
 
 
 def test_only_the_owner_and_listed_debt_import_gitpython() -> None:
