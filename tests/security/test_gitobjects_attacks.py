@@ -487,3 +487,29 @@ def test_an_approved_entry_commits_only_itself_not_a_person_s_unsaved_edit_of_th
     assert "person's own draft" in (root / "MEMORY.md").read_text()
     assert status(root) == " M MEMORY.md\n"
     assert fsck(root) == "0:"
+
+
+@pytest.mark.parametrize("index_version", ["2", "4"])  # edited in process; left to `git update-index`
+def test_a_lock_a_person_s_git_takes_the_moment_memtui_s_index_is_in_place_is_left_to_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index_version: str) -> None:
+    """Once memtui's index.lock became the index, the name is free, and a person's `git add` may take it at once.
+    memtui's commit then unlinked "its" lock on the way out: the person's, whose `git add` failed with "Unable to
+    write new index file" (seen in CI). The person's git is made to take the lock at the first moment it can."""
+    root = person_repo(tmp_path / "m")
+    sh(root, "update-index", "--index-version", index_version)
+    store = FolderStore(root)
+    index = store.commits.index
+    lock = root / ".git" / "index.lock"
+    remember = index.remember
+
+    def person_takes_the_lock(*args: object) -> object:
+        lock.write_bytes(b"a person's git writing its index\n")
+        return remember(*args)
+
+    monkeypatch.setattr(index, "remember", person_takes_the_lock)
+    (root / "mem.md").write_text("approved by a person\n")
+    store.commit(["mem.md"], "mem", "wes")
+    assert lock.read_bytes() == b"a person's git writing its index\n"
+    lock.unlink()  # the person's git is done
+    assert sh(root, "show", "HEAD:mem.md") == "approved by a person\n"
+    assert status(root) == ""

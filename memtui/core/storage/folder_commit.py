@@ -308,7 +308,7 @@ class CommitEngine(StorePart):
                 made_here = self.index.stage(leaves, lock)  # the lock now holds the new index; it becomes the index
                 if gitobjects.move_head(git_dir, self.root, sha, parent, reflog, by, dates.get("commit_date"),
                                         new_logs=self._new_reflogs, perm=perm):
-                    os.replace(lock, self.index.path())
+                    self.index.install(lock)
                     self.index.remember(made_here)
                     self.index.behind = {}
                     self.index.refresh(leaves)

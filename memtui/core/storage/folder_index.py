@@ -70,6 +70,7 @@ class GitIndexFile(StorePart):
         # the file's bytes are one of them, the next commit edits it without walking its entries again.
         self._index_known: list[Any] = []
         self._index_walks = False  # set by the first commit that left a big index to git: later ones walk it
+        self._held: Path | None = None  # index.lock while `locked` holds it and it has not become the index
         # (the git index file's stat, its entries found for some paths): see entries
         self._entries_seen: tuple[tuple[int, ...], dict[bytes, Any]] | None = None
 
@@ -458,13 +459,23 @@ class GitIndexFile(StorePart):
             raise StoreError(f"another git holds git's index at {self.root} ({lock.name}); nothing was committed: "
                              "when that git is done, try again")
         os.close(fd)
+        self._held = lock
         try:
             yield lock
         finally:
-            try:
-                lock.unlink()  # still there: the commit did not happen (else the lock became the index)
-            except FileNotFoundError:
-                pass
+            if self._held is not None:  # the commit did not happen: the lock is still memtui's, with what it holds
+                self._held = None
+                try:
+                    lock.unlink()
+                except FileNotFoundError:
+                    pass
+
+    def install(self, lock: Path) -> None:
+        """The lock `locked` holds becomes the index. From here the name index.lock is free: a person's git may take
+        it the next moment, so `locked` must not unlink that name on its way out (it took their lock away, and
+        their `git add` failed with "Unable to write new index file")."""
+        os.replace(lock, self.path())
+        self._held = None
 
     def stage(self, leaves: dict[str, tuple[bytes, int] | None], lock: Path) -> bool:
         """Write git's index with the committed paths' entries set into `lock` (the index.lock memtui holds, as git
