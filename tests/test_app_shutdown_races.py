@@ -1,0 +1,91 @@
+"""What a worker, a timer or a bubbling message brings after its widgets began to go: the app quitting (Textual
+stops the app running, then takes the screen down a widget at a time, siblings in any order) or a tab closed while
+its work ran. Each test sets the order up deterministically, as the loaded CI machine found it by chance: the
+widgets removed first, then the late arrival delivered. Without the guards each raised NoMatches in the app (the
+test fails with it) or, for the closed Chat tab, left the proposal "being decided" until the app quit."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
+from memtui.core.writing.memory import Memory
+from test_sync_app_snapshots import server  # noqa: F401 (fixture: a clone with three incoming changes)
+
+
+async def test_a_status_read_or_a_sync_step_that_lands_while_the_app_shuts_down_touches_no_widget(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    """The header's first git status is read half a second after mount, about when a short test ends: its answer
+    reached the sync view after Textual had taken the header (or the feed) down."""
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.header import MemtuiHeader
+    from memtui.tui.sync_view import SyncView
+
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    app = MemtuiApp(root, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the first screen")
+        view = app.query_one(SyncView)
+        header = app.query_one(MemtuiHeader)
+        await wait_for(pilot, lambda: view.has_remote is not None, what="the first status read")
+        feed = app.feed
+        records = len(feed.records)
+        app._running = False  # what App._shutdown does first
+        await header.remove()
+        await feed.remove()
+        assert not app.alive()
+        view._status(SyncView.Status(None))  # each raised NoMatches (MemtuiHeader, ActivityFeed) before
+        view.running, view.step = True, "fetching origin"
+        view._step(SyncView.Step("pushing to origin"))
+        view._fetching(SyncView.Fetching("fetching origin 40%"))
+        view._done(SyncView.Done(refused="origin refused the push"))
+        assert not view.running and view._ticker is None  # the sync's end is still taken in
+        assert records == len(feed.records)  # nothing was added to a feed that is gone
+
+
+async def test_who_wrote_an_incoming_change_read_after_the_review_panel_went_touches_no_widget(
+        server: Path) -> None:  # noqa: F811 (fixture)
+    """The lines' authors of an incoming change are read in a thread (git blame). They came back by a call from that
+    thread, which ran whatever state the panel was in: with its widgets gone it raised NoMatches (DiffView); after
+    the app's loop ended it could not run at all. Now they come back as a message the panel drops once it goes."""
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.review import ReviewPanel
+
+    app = MemtuiApp(server, watch=False, user="wes")
+    async with app.run_test(size=(120, 35)) as pilot:
+        await wait_for(pilot, lambda: settled(app) and len(app.review.proposals) == 4, what="the queue")
+        panel = app.review
+        incoming = panel.proposals[1]
+        panel.select(incoming.id)
+        # The ordinary way first: read in the thread, drawn in the panel's detail.
+        await wait_for(pilot, lambda: any(panel.line_origins.values()), what="who wrote each incoming line")
+        key = (incoming.id, incoming.source or "")
+        assert panel.line_origins[key] and "wrote: " in str(panel.query_one("#review-detail").render())
+        del panel.line_origins[key]
+        app._running = False
+        await panel.remove()
+        # The worker's body, as its thread runs it once the panel is gone.
+        read = ReviewPanel._read_line_origins.__wrapped__  # type: ignore[attr-defined]
+        await asyncio.to_thread(read, panel, incoming, key)
+        await pilot.pause()
+        assert key not in panel.line_origins  # dropped with the panel, not drawn into widgets that are gone
+
+
+async def test_a_tab_that_comes_up_while_the_app_shuts_down_touches_no_widget(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    """A tab's activation bubbles up to the app through the screen: one in flight as the app quits reached it after
+    the main area was taken down."""
+    from memtui.tui.app import MemtuiApp
+
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    app = MemtuiApp(root, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the first screen")
+        trail = list(app._tab_trail)
+        app._running = False
+        await app.main.remove()
+        app.tab_changed()  # NoMatches for #main before
+        assert app._tab_trail == trail
