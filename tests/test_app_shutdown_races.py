@@ -7,6 +7,7 @@ test fails with it) or, for the closed Chat tab, left the proposal "being decide
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,47 @@ async def test_a_tab_that_comes_up_while_the_app_shuts_down_touches_no_widget(
         await app.main.remove()
         app.tab_changed()  # NoMatches for #main before
         assert app._tab_trail == trail
+
+
+async def test_a_card_decided_while_its_chat_tab_is_closed_is_still_decided_in_the_app(
+        mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`a` on a chat card, then `w` closes the Chat tab before the approval came back: its `Decided` went to the
+    card, and with the tab gone it was dropped. The app kept the proposal "being decided": the review panel still
+    listed it as pending, and its keys said so until the app quit."""
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.chat import ChatPane
+    from support.anthropic_server import FakeAnthropic, reply, tool_use
+    from test_agent_chat import ANSWER, REDIS, SAYS, say, use
+
+    mem.update("Projects", "add", REDIS)
+    revise = tool_use("memory_update", {"section": "Projects", "action": "revise", "replaces": REDIS,
+                                        "entry": "[stated] memtui stores its index in Postgres"})
+    with FakeAnthropic(reply(revise), reply(ANSWER)) as anthropic:
+        use(anthropic, monkeypatch)
+        app = MemtuiApp(Path(mem.location), watch=False)
+        async with app.run_test(size=(140, 45)) as pilot:
+            await wait_for(pilot, lambda: settled(app), what="the first screen")
+            await pilot.press("c")
+            await wait_for(pilot, lambda: app.query(ChatPane), what="the chat tab")
+            pane = app.query_one(ChatPane)
+            await wait_for(pilot, lambda: app.focused is pane.query_one("#chat-input"), what="the chat's input")
+            await say(pilot, SAYS)
+            await wait_for(pilot, lambda: pane.cards and not pane.running, what="the agent's card")
+            await wait_for(pilot, lambda: [p.id for p in app.review.proposals] == ["p-0001"], what="the queue")
+            card = pane.cards[0]
+            card.focus()
+            # The approval held until the tab is gone (a pass-through that waits: the memory's lock would also
+            # hold the chat's own last log line, written as its tab closes).
+            gate, approve = threading.Event(), app.memory.approve
+            monkeypatch.setattr(app.memory, "approve", lambda *a, **k: (gate.wait(20), approve(*a, **k))[1])
+            try:
+                await pilot.press("a")
+                await wait_for(pilot, lambda: card.under_way, what="the card's approval under way")
+                assert "p-0001" in app.deciding.under_way
+                await pilot.press("w")
+                await wait_for(pilot, lambda: not card.is_attached and "chat" not in app.panes, what="the tab closed")
+            finally:
+                gate.set()
+            await wait_for(pilot, lambda: "p-0001" not in app.deciding.under_way, what="the app to hear the decision")
+            await wait_for(pilot, lambda: app.review.proposals == [], what="the approved proposal off the list")
+    assert Memory(Path(mem.location)).get("p-0001").status == "applied"
