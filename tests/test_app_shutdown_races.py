@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
 from memtui.core.writing.memory import Memory
@@ -134,3 +135,37 @@ async def test_a_card_decided_while_its_chat_tab_is_closed_is_still_decided_in_t
             await wait_for(pilot, lambda: "p-0001" not in app.deciding.under_way, what="the app to hear the decision")
             await wait_for(pilot, lambda: app.review.proposals == [], what="the approved proposal off the list")
     assert Memory(Path(mem.location)).get("p-0001").status == "applied"
+
+
+async def test_escape_while_a_revise_is_written_waits_for_it_and_the_revise_is_announced(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    """enter in the revise dialog, then escape before the write came back: the dialog closed, its write's answer
+    was dropped with it, and the revise was approved unannounced (no notice, no feed line, the list not told)
+    after the person had pressed escape to cancel it. A write under way cannot be taken back: escape says so."""
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.dialogs import ReviseScreen
+
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    app = MemtuiApp(root, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app) and app.review.selected is not None, what="the first screen")
+        pid = app.review.selected.id
+        app.review.option_list.focus()
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviseScreen), what="the revise dialog")
+        dialog = app.screen
+        dialog.query_one("#entry", Input).value = "[observed] Asks for side-by-side tables when comparing options"
+        gate, approve = threading.Event(), app.memory.approve  # the write held until the escape was pressed
+        monkeypatch.setattr(app.memory, "approve", lambda *a, **k: (gate.wait(20), approve(*a, **k))[1])
+        try:
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: dialog.writing, what="the revise under way")
+            await pilot.press("escape")
+            assert app.screen is dialog
+            assert "cannot be stopped now" in str(dialog.query_one("#revise-error").render())
+        finally:
+            gate.set()
+        await wait_for(pilot, lambda: app.screen is not dialog, what="the dialog closed by the revise's result")
+        await wait_for(pilot, lambda: pid not in [p.id for p in app.review.proposals], what="the revise off the list")
+        assert any(pid in str(n.message) for n in app._notifications), [n.message for n in app._notifications]
+    assert Memory(root).get(pid).status == "applied"
