@@ -1,8 +1,8 @@
 """What a worker, a timer or a bubbling message brings after its widgets began to go: the app quitting (Textual
-stops the app running, then takes the screen down a widget at a time, siblings in any order) or a tab closed while
-its work ran. Each test sets the order up deterministically, as the loaded CI machine found it by chance: the
-widgets removed first, then the late arrival delivered. Without the guards each raised NoMatches in the app (the
-test fails with it) or, for the closed Chat tab, left the proposal "being decided" until the app quit."""
+stops the app running, then takes the screen down a widget at a time, siblings in any order), or a tab or dialog
+closed while its work ran. Each test sets the order up deterministically, as a loaded machine finds it by chance:
+the widgets removed first, then the late arrival delivered. Without the guards each raised NoMatches in the app (the
+test fails with it), or a decision's answer was dropped with the closed Chat tab or revise dialog."""
 
 from __future__ import annotations
 
