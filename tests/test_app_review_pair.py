@@ -55,10 +55,12 @@ async def test_a_contradicting_add_shows_the_current_entry_and_R_makes_it_a_revi
         await ready(pilot)
         await wait_for(pilot, lambda: pid in app.review.contradicts, what="the pairing")
         detail = app.review.query_one("#review-detail", Static)
-        await wait_for(pilot, lambda: "now: - [stated] Deploys go out on Tuesday mornings" in rendered(detail),
-                       what="the current entry beside the add")
-        shown = rendered(detail)
-        assert "contradicts a current entry" in shown and "R: approve as a revise of it" in shown
+        # All of it drawn: the detail takes its new height a layout after its text changes (asked for when the
+        # widget is next idle), and a wait for its third line passed, under load, with the fourth still cut off.
+        want = ("contradicts a current entry", "now: - [stated] Deploys go out on Tuesday mornings",
+                "R: approve as a revise of it")
+        await wait_for(pilot, lambda: all(w in rendered(detail) for w in want),
+                       what="the current entry and the R key beside the add")
         app.review.option_list.focus()
         await pilot.press("R")
         await wait_for(pilot, lambda: Memory(root).get(pid).status == "applied", what="the approval")
@@ -98,10 +100,13 @@ async def test_the_next_session_tab_shows_budget_cut_and_the_selected_proposals_
         await wait_for(pilot, lambda: "next_session" in app.panes and app.panes["next_session"].view is not None
                        and app.panes["next_session"].view.pid == pid, what="the context view")
         pane = app.panes["next_session"]
-        await pilot.pause()
+        view = pane.view
+        # Drawn at the heights its new text needs (a layout after the update, as for the review's detail).
+        await wait_for(pilot, lambda: "nothing cut" in rendered(pane.query_one("#next-summary"))
+                       and f"With {pid} applied" in rendered(pane.query_one("#next-effect"))
+                       and "Tuesday nights [/]" in rendered(pane.query_one("#next-text")), what="the tab drawn")
         assert app.main.active == "pane-next_session"
         summary = rendered(pane.query_one("#next-summary"))
-        view = pane.view
         assert f"{view.now.tokens:,} of 1,000 tokens used" in summary and "nothing cut" in summary
         effect = rendered(pane.query_one("#next-effect"))
         assert f"With {pid} applied: {view.after.tokens:,} tokens (+" in effect
@@ -140,9 +145,8 @@ async def test_a_hostile_current_entry_and_add_are_drawn_as_data_beside_each_oth
         await ready(pilot)
         await wait_for(pilot, lambda: pid in app.review.contradicts, what="the pairing")
         detail = app.review.query_one("#review-detail", Static)
-        await wait_for(pilot, lambda: "now:" in rendered(detail), what="the current entry")
-        shown = rendered(detail)
-        assert f"now: {current}" in shown and clicks(detail) == []
+        await wait_for(pilot, lambda: f"now: {current}" in rendered(detail), what="the current entry, whole")
+        assert clicks(detail) == []
         commands = [name for name, _, _ in MemtuiCommands(app.screen).commands()]
         assert "Next session: context and budget" in commands
         assert "Approve the selected add as a revise of what it contradicts" in commands

@@ -75,7 +75,10 @@ def test_search_zoomed(snap_compare, ten: Path) -> None:
 
         box = app.main.active_pane.query_one(Input)
         box.value = "Kestrel"
-        await pilot.pause(1.0)
+        # Its hits come after the typing pause and a search in a thread (which builds the index first): a fixed
+        # second was not always enough beside other work, and the snapshot then showed the empty pane.
+        search = app.panes["search"]
+        await wait_for(pilot, lambda: search.results and search._shown == search._seq, what="Kestrel's hits")
         app.main.active_pane.query(Input).first().blur()
         await pilot.pause(0.3)
     assert snap_compare(MemtuiApp(ten, watch=False), terminal_size=(120, 35), run_before=run)

@@ -557,6 +557,8 @@ class MemtuiApp(App[None]):
 
         However the tab came up (its key, a click, the palette, ctrl+pgup/pgdn, the tab bar's arrows), a Chat or
         Search tab gets its input focused, so what the person types next lands in it and nowhere else."""
+        if not self.alive():
+            return  # a tab that came up as the app quits (its message bubbled up while the screen was taken down)
         current = self.current_viewer()
         for viewer in self.base.query(MemoryViewer):
             if viewer is not current and viewer.has_marks:

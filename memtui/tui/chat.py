@@ -3,7 +3,8 @@
 A plugin pane (registered in memtui/tui/panes.py; messages in memtui/tui/messages.py): the app opens it on `c`
 and forwards `ProposalsChanged`, on which cards decided elsewhere (the review panel, `memtui queue`) show their
 outcome. The turn runs as an async worker consuming `ChatSession.turn` events (memtui/agent/events.py); decisions run in
-thread workers and post `Decided`, which the app also hears. Escape cancels a running turn.
+thread workers and post `Decided` to the app itself (the chat hears `CardDecided`), so a closed tab loses none. Escape
+cancels a running turn.
 """
 
 from __future__ import annotations
@@ -41,6 +42,13 @@ class ProposalStatus(Message):
     proposal: Proposal
 
 
+@dataclass
+class CardDecided(Message):
+    """A card's decision came back (the app hears of it by a `Decided` of its own: see `ProposalCardView.decide`)."""
+
+    pid: str
+
+
 class ProposalCardView(Vertical, can_focus=True):
     """One proposal of this conversation: what, where, the diff, and its status; a/e/r decide it."""
 
@@ -57,6 +65,9 @@ class ProposalCardView(Vertical, can_focus=True):
         self.status = PENDING
         self.outcome = ""
         self.under_way = False  # a decision from this card has not come back yet
+        # The app as a decision began: its thread finds the app through the card's parents, and a card whose tab
+        # was closed meanwhile has none.
+        self.host: Any = None
 
     def compose(self) -> ComposeResult:
         c = self.card
@@ -96,7 +107,7 @@ class ProposalCardView(Vertical, can_focus=True):
         self.query_one(".chat-card-status", Static).update(content(self._status_text()))
 
     def _by(self) -> str:
-        return getattr(self.app, "by", None) or default_actor()
+        return getattr(self.host or self.app, "by", None) or default_actor()
 
     def _proposal(self) -> Proposal | None:
         try:
@@ -111,7 +122,8 @@ class ProposalCardView(Vertical, can_focus=True):
         the review panel."""
         if not self._idle():
             return False
-        claim = getattr(self.app, "claim_decision", None)  # the app's; a host without it has the card's alone
+        self.host = self.app
+        claim = getattr(self.host, "claim_decision", None)  # the app's; a host without it has the card's alone
         if claim is not None and not claim(self.card.id):
             return False
         self.under_way = True
@@ -125,7 +137,7 @@ class ProposalCardView(Vertical, can_focus=True):
 
     def _release(self) -> None:
         self.under_way = False
-        release = getattr(self.app, "release_decision", None)
+        release = getattr(self.host or self.app, "release_decision", None)
         if release is not None:
             release(self.card.id)
 
@@ -187,7 +199,10 @@ class ProposalCardView(Vertical, can_focus=True):
         except BaseException:
             self._release()  # no decision comes back (the failure is shown): the keys act on it again
             raise
-        self.post_message(Decided(verb, self.card.id, result))
+        # To the app itself, not up through the chat: a Chat tab closed while the decision ran drops what its
+        # widgets are sent, and the app held the proposal as "being decided" (its keys refused) until it quit.
+        (self.host or self.app).post_message(Decided(verb, self.card.id, result))
+        self.post_message(CardDecided(self.card.id))
 
 
 class ChatPane(Vertical):
@@ -334,9 +349,14 @@ class ChatPane(Vertical):
         self._reply = None
 
     # decisions ----------------------------------------------------------------------------------------------
+    @on(CardDecided)
+    def _card_decided(self, message: CardDecided) -> None:
+        message.stop()  # the app had a `Decided` of its own
+        self._decided(message)
+
     @on(Decided)
-    def _decided(self, message: Decided) -> None:
-        """Update the card; the message goes on to the app, which notifies and syncs the review panel."""
+    def _decided(self, message: Decided | CardDecided) -> None:
+        """Update the card; a revise's `Decided` goes on to the app, which notifies and syncs the review panel."""
         for card in self.cards:
             if card.card.id == message.pid:
                 card.under_way = False

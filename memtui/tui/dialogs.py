@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
+from textual.worker import Worker, WorkerState
 
 from memtui.core.writing.memory import Memory
 from memtui.core.writing.proposals import CHANGED_SINCE_SEEN, Proposal, WriteResult
@@ -93,6 +94,7 @@ class ReviseScreen(ModalScreen[WriteResult | None]):
         self.memory = memory
         self.proposal = proposal
         self.by = by
+        self.writing = False  # the revise is being written: it cannot be taken back, so escape waits for it
 
     def compose(self) -> ComposeResult:
         p = self.proposal
@@ -110,9 +112,12 @@ class ReviseScreen(ModalScreen[WriteResult | None]):
 
     @on(Input.Submitted)
     def submitted(self) -> None:
+        if self.writing:
+            return  # an enter while the revise is written: the one under way answers
         entry = self.query_one("#entry", Input).value
         section = self.query_one("#section", Input).value.strip()
         self.query_one("#revise-error", Label).update("checking…")
+        self.writing = True
         self.apply(entry, section if section and section != self.proposal.section else None)
 
     @work(thread=True, exclusive=True, exit_on_error=False)
@@ -125,6 +130,7 @@ class ReviseScreen(ModalScreen[WriteResult | None]):
     @on(Decided)
     def decided(self, message: Decided) -> None:
         message.stop()
+        self.writing = False
         if message.result.status == "refused" and CHANGED_SINCE_SEEN not in message.result.message:
             self.query_one("#revise-error", Label).update(content(message.result.message))
             return
@@ -132,7 +138,17 @@ class ReviseScreen(ModalScreen[WriteResult | None]):
         # dialog is drawn again (as it is now) and the person looks again there, not at this dialog's old text.
         self.dismiss(message.result)
 
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
+            self.writing = False  # no decision comes back (the app says why): escape closes the dialog again
+
     def action_cancel(self) -> None:
+        # Closed while its write ran, the dialog dropped the write's answer: the revise was approved unannounced,
+        # after the person had pressed escape to cancel it.
+        if self.writing:
+            self.query_one("#revise-error", Label).update(
+                "The revise is being written and cannot be stopped now: its result closes this dialog.")
+            return
         self.dismiss(None)
 
     def action_external_editor(self) -> None:

@@ -174,6 +174,14 @@ class ReviewPanel(Vertical):
             super().__init__()
             self.proposal = proposal
 
+    class LinesRead(Message, bubble=False):
+        """Who wrote each line of an incoming change, read in a thread: a message to the panel, which Textual drops
+        once the panel is being taken down (a call from the thread ran even then, and found its widgets gone)."""
+
+        def __init__(self, key: tuple[str, str], said: list[str]) -> None:
+            super().__init__()
+            self.key, self.said = key, said
+
     COMPONENT_CLASSES = {"review--id", "review--conflict", "review--external", "review--muted", "review--old",
                          "review--incoming",
                          *(f"review--{t}" for t in TAGS)}
@@ -418,9 +426,10 @@ class ReviewPanel(Vertical):
         from memtui.core.writing.sync_lines import describe, line_origins
 
         said = [f"wrote: {describe(o)}" for o in line_origins(self.app.memory, p)]
-        self.app.call_from_thread(self._line_origins_read, key, said)
+        self.post_message(self.LinesRead(key, said))
 
-    def _line_origins_read(self, key: tuple[str, str], said: list[str]) -> None:
+    def on_review_panel_lines_read(self, message: LinesRead) -> None:
+        key, said = message.key, message.said
         self.line_origins[key] = said
         p = self.selected
         if said and p is not None and (p.id, p.source or "") == key:

@@ -195,6 +195,8 @@ class SyncView(Widget):
     def _header(self, status: Any = None, *, syncing: bool = False) -> None:
         from memtui.tui.header import MemtuiHeader
 
+        if not self.app.alive():  # a status read or a step that lands while the app quits: the header may be gone
+            return
         header = self.app.screen_stack[0].query_one(MemtuiHeader)
         if syncing:
             took = int(time.monotonic() - self.began)
@@ -206,6 +208,8 @@ class SyncView(Widget):
             header.set_sync(status.remote, status.ahead, status.behind, status.incoming)
 
     def _feed(self, kind: str, text: str) -> None:
+        if not self.app.alive():  # the feed is one of the screen's widgets Textual takes down one at a time
+            return
         self.app.feed.add(Activity(clock.now().strftime("%H:%M"), f"sync {self.remote}", kind, text))
 
     @on(Status)
@@ -260,4 +264,5 @@ class SyncView(Widget):
             if not (self.quiet and not report.queued and not report.refused):
                 self.app.notify(said, title=f"Synced with {self.remote}",
                                 severity="warning" if report.refused else "information", timeout=8, markup=False)
-        self.read_status()
+        if self.app.alive():
+            self.read_status()

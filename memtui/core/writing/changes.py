@@ -36,7 +36,8 @@ OWN_COOKIE = "own-"  # a writer's barrier cookie (see `FolderFeed.barrier`), nev
 QUIET = 0.04  # seconds without events that end a burst
 SETTLED = 0.003  # the quiet that ends a burst whose last event finished a write (a rename into place, a close)
 CEILING = 0.25  # a burst is flushed at the latest this long after its first event
-HOLD_MAX = 2.0  # an own write that takes longer than this no longer holds back what the watcher saw
+HOLD_MAX = 2.0  # what the watcher saw is held back for an own write at most this long (counted from the first
+# thing it saw: a write waiting for the memory's lock, behind the app's own read of the folder, has written nothing)
 BARRIER_WAIT = 1.5  # seconds a finished write waits for the watcher to have seen all of it (the watch holds an
 # unpaired rename's first half, and every event behind it, for up to 0.5 s: `inotify_watch.PAIRING`)
 
@@ -220,8 +221,8 @@ def direct_watch(feed: "FolderFeed", path: str) -> Any:
 class Burst:
     """Collects change notes from any thread and posts one `Change` per burst from its own flusher thread.
 
-    `hold()` and `release()` bracket this process's own writes: while one runs nothing is flushed (up to
-    HOLD_MAX), and its release flushes everything noted meanwhile as that write's one event."""
+    `hold()` and `release()` bracket this process's own writes: while one runs nothing is flushed (what was noted
+    is held back up to HOLD_MAX), and its release flushes everything noted meanwhile as that write's one event."""
 
     def __init__(self, post: Callback) -> None:
         self.post = post
@@ -254,6 +255,8 @@ class Burst:
             self._everything = self._everything or everything
             if not self._first:
                 self._first = now
+            if self._holds and not self._held_since:
+                self._held_since = now  # the first thing held back
             self._last = now
             self._quiet = SETTLED if settled else QUIET
         self._wake.set()
@@ -261,7 +264,7 @@ class Burst:
     def hold(self) -> None:
         with self._lock:
             if not self._holds:
-                self._held_since = time.monotonic()
+                self._held_since = time.monotonic() if self._first else 0.0  # 0: nothing held back yet
             self._holds += 1
 
     def writing_elsewhere(self, under_way: bool) -> None:
@@ -273,7 +276,7 @@ class Burst:
 
     def _held(self) -> bool:
         now = time.monotonic()
-        return bool(self._holds and now - self._held_since < HOLD_MAX
+        return bool(self._holds and (not self._held_since or now - self._held_since < HOLD_MAX)
                     or self._elsewhere and now - self._elsewhere < HOLD_MAX)
 
     def release(self, paths: Iterable[str] = (), *, queue: bool = False, audit: bool = False) -> Change | None:
