@@ -185,3 +185,27 @@ def test_workers_leave_no_process_behind(tmp_path: Path) -> None:
         if parent == mine:
             children.append((name, state))
     assert not [c for c in children if c[0].startswith("python") or c[1] == "Z"], children
+
+
+def test_a_plain_texts_words_are_its_bodys_and_its_own() -> None:
+    """Where lint takes an entry's words once (`plain_text`), they are what `tokens` gives for its body and its
+    text: entry lines of every shape the grammar reads, made of the characters that matter to it."""
+    import random
+
+    from memtui.core.grammar.dedupe import tokens, words_in
+
+    parts = ["- ", "* ", "1. ", "2) ", "  - ", "~~", "~~ superseded 2026-08-01", "09:30 ", "[stated] ", "[Observed]",
+             "[nope] ", "(2026-08-01)", " (2026-08-01, chat)", " (2026-08-01, a, b )", "(", ")", " ", "\t", "x",
+             "Deploys", "run", "Friday", "2", "-", "[", "]", ",", ".", "é", "\u00a0", "\x0b", "\r", "\n", "~"]
+    rnd = random.Random(8)
+    seen = plain = 0
+    for _ in range(60_000):
+        line = "- " + "".join(rnd.choice(parts) for _ in range(rnd.randint(1, 9)))
+        e = entries.parse_entry(line)
+        if e is None or e.struck:
+            continue
+        seen += 1
+        if entries.plain_text(e.text):
+            plain += 1
+            assert words_in(e.text) == tokens(e.text) == tokens(e.body), repr(line)
+    assert seen > 30_000 and plain > 5_000, (seen, plain)

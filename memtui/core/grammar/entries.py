@@ -119,6 +119,18 @@ def parse_entry(line: str) -> Entry | None:
     )
 
 
+_SPLITS_OFF = frozenset("-*+0123456789[~")  # what a text may start with that `split_inline` could take off
+
+
+def plain_text(text: str) -> bool:
+    """`text` (an entry's text as `parse_entry` gives it) is what `split_inline` gives back, for it alone and for
+    its `Entry.body` too: it starts with no bullet, digit (a time), `[` (a tag) or `~` (a strike), ends with no `)`
+    (a date), and is one stripped line; the tag, time and date `format_body` puts around it split off again as they
+    were. lint then takes its words once, not twice through the parser (tests/test_lint_parallel.py fuzzes it)."""
+    return (bool(text) and text[0] not in _SPLITS_OFF and text[-1] != ")" and "\n" not in text
+            and text == text.strip())
+
+
 def format_body(tag: str | None, text: str, date: str | None, source: str | None, time: str | None = None) -> str:
     parts = []
     if time:

@@ -15,9 +15,9 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple
 
-from memtui.core.grammar.dedupe import Words, tokens
+from memtui.core.grammar.dedupe import Words, tokens, words_in
 from memtui.core.grammar.document import Document, entries_of
-from memtui.core.grammar.entries import Entry, parse_entry
+from memtui.core.grammar.entries import Entry, parse_entry, plain_text
 from memtui.core.grammar.layout import CLAUDE_CODE, CLINE, Layout
 from memtui.core.grammar.paths import PathRefused, join_link
 from memtui.core.grammar.update import _file_warnings
@@ -533,8 +533,16 @@ def _entries(doc: Document, layout: Layout) -> list[Finding]:
         if len(cur) < 2:
             continue  # no pair
         # Each entry's words once, not once per pair: a section of 1,000 entries took 74 s, all of it tokenizing.
-        words = [Words(e.body) for _, e in cur]
-        texts = [frozenset(tokens(e.text)) for _, e in cur]
+        words: list[Words] = []
+        texts: list[frozenset[str]] = []
+        for _, e in cur:
+            if plain_text(e.text):  # the body's words are the text's: split once (a tenth of a first lint)
+                w = Words.of(words_in(e.text))
+                words.append(w)
+                texts.append(w.set)
+            else:
+                words.append(Words(e.body))
+                texts.append(frozenset(tokens(e.text)))
         # A small section's every pair costs less than finding its candidates (the checks below are the same).
         pairs = (_candidates(words, texts) if len(cur) > FEW_PAIRS else
                  [(k, m) for k in range(len(cur)) for m in range(k + 1, len(cur))])
