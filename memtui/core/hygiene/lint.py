@@ -350,12 +350,12 @@ class _Workers:
 
     def _ended_how(self, k: int) -> str:
         """How worker `k` ended (it is reaped here): its exit code or the signal that ended it."""
-        status = self._reap(k, kill=False)
+        pid, status = self.pids[k], self._reap(k, kill=False)
         if status is None:
-            return f"pid {self.pids[k]}"
+            return f"pid {pid}"
         if os.WIFSIGNALED(status):
-            return f"pid {self.pids[k]}, ended by signal {os.WTERMSIG(status)}"
-        return f"pid {self.pids[k]}, exit code {os.waitstatus_to_exitcode(status)}"
+            return f"pid {pid}, ended by signal {os.WTERMSIG(status)}"
+        return f"pid {pid}, exit code {os.waitstatus_to_exitcode(status)}"
 
     def _reap(self, k: int, kill: bool) -> int | None:
         pid = self.pids[k]
