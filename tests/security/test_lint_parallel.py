@@ -91,3 +91,30 @@ def test_a_folder_memtui_did_not_write_is_linted_by_one_process_and_left_as_it_w
     assert lint_module.last_worker_peaks == [1]  # no worker: a Claude Code memory's checks read across files
     assert {f.check for f in found} >= {"past-load-cut", "unlinked", "front-matter"}
     assert listing(folder) == before
+
+
+def test_workers_on_an_openclaw_workspace_in_the_persons_git_change_nothing_in_it(tmp_path: Path) -> None:
+    """Forked workers read a foreign folder and the person's own repository as one process does: the same
+    findings (a deleted line of the person's history among them), and not a byte of the folder or of `git status`
+    changed; lint's cache lives in memtui's state beside the folder."""
+    import memtui.core.hygiene.lint as lint_module
+    from tests.support.fixtures_openclaw import openclaw_writes, person_git, workspace
+    from tests.support.foreign import git_status
+
+    ws = workspace(tmp_path / "ws", git=True, files={
+        f"memory/topic-{k}.md": f"# Topic {k}\n\n- [stated] Fact {k} one (2026-12-01)\n- [stated] Fact {k} two\n"
+        for k in range(30)})
+    for k in range(0, 30, 3):
+        openclaw_writes(ws, f"memory/topic-{k}.md", f"# Topic {k}\n\n- [stated] Fact {k} two\n")
+    person_git(ws, "commit", "-q", "-am", "agent edits")
+    before, status = listing(ws), git_status(ws)
+    memory = Memory(ws)
+    one = lint(memory, processes=1)
+    state = memory.store.state_folder
+    if state is not None:
+        (state / CACHE_FILE).unlink(missing_ok=True)
+    two = lint(Memory(ws), processes=2)
+    assert two == one and len(lint_module.last_worker_peaks) == 2
+    deleted = sorted(f.file for f in two if f.check == "deleted-history")
+    assert deleted == sorted(f"memory/topic-{k}.md" for k in range(0, 30, 3))  # the agent's edits the person committed
+    assert listing(ws) == before and git_status(ws) == status
