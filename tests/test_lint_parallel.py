@@ -209,3 +209,17 @@ def test_a_plain_texts_words_are_its_bodys_and_its_own() -> None:
             plain += 1
             assert words_in(e.text) == tokens(e.text) == tokens(e.body), repr(line)
     assert seen > 30_000 and plain > 5_000, (seen, plain)
+
+
+def test_a_first_lints_cache_is_written_as_files_are_checked_and_is_the_same_from_workers(tmp_path: Path) -> None:
+    """No file found in the cache: it is written as each file's findings are kept (a worker makes the line), the
+    same bytes from one process and from two, sealed, and the next lint takes every topic file from it."""
+    root = planted(tmp_path / "memtui")
+    cache = Memory(root).store.state_folder / CACHE_FILE
+    one = _rendered(root, 1)
+    by_one = cache.read_bytes()
+    cache.unlink()
+    assert _rendered(root, 2) == one
+    assert cache.read_bytes() == by_one
+    assert not [p for p in cache.parent.iterdir() if p.name.endswith(".tmp")]
+    assert _rendered(root, 1) == one and cache.read_bytes() == by_one  # all from the cache: not written again

@@ -103,9 +103,11 @@ def _lint(memory: Memory, reader: _Files, processes: int | None, notes: list[str
     cache = _Cache.open(memory, layout, files)
     hits = cache.hits(memory, layout, files, reader) if cache is not None else {}
     todo = [f for f in files if f not in hits]
-    workers = _Workers.start(memory, layout, reader, todo, cache, processes, notes)
+    lines = cache is not None and not hits and cache.begin()
+    workers = _Workers.start(memory, layout, reader, todo, cache, processes, notes, lines)
     try:
-        checked = workers.results() if workers is not None else _check_files(memory, layout, reader, todo, cache)
+        checked = (workers.results() if workers is not None else
+                   _check_files(memory, layout, reader, todo, cache, False))
         for rel in files:
             if rel in hits:  # the same bytes, history, code and rules as when these findings were made and sealed
                 key, entry = hits[rel]
@@ -118,10 +120,14 @@ def _lint(memory: Memory, reader: _Files, processes: int | None, notes: list[str
             if done.deleted is None:
                 continue  # unreadable, or a Hermes file: no history checked, nothing kept
             if done.key is not None:
-                cache.keep(done.key, (done.found, done.deleted))  # type: ignore[union-attr]  # keys come from one
+                cache.keep(done.key, (done.found, done.deleted), done.line)  # type: ignore[union-attr]  # from one
             out += _unarchived(memory, layout, listed, archived, done.deleted)
             if layout.kind == CLAUDE_CODE and done.doc is not None:
                 fronts[rel] = done.doc
+    except BaseException:
+        if cache is not None:
+            cache.abort()  # a cache half written is not left beside the real one
+        raise
     finally:
         if workers is not None:
             workers.close()
@@ -145,13 +151,14 @@ class Checked(NamedTuple):
     deleted: list[tuple[Key, Finding]] | None
     key: str | None
     doc: Document | None
+    line: bytes | None = None  # the cache's line for them, when a worker made it (`_Cache.begin`)
 
 
-def _check_files(memory: Memory, layout: Layout, reader: _Files, rels: list[str], cache: _Cache | None
-                 ) -> Iterator[Checked]:
+def _check_files(memory: Memory, layout: Layout, reader: _Files, rels: list[str], cache: _Cache | None,
+                 lines: bool) -> Iterator[Checked]:
     """Each file of `rels` checked, in order, with its past versions from one walk of the history: all that
     depends on the file alone (the archive, another file, is asked by the caller). Run in the one process, or by
-    each worker for its share of the files (`_Workers`)."""
+    each worker for its share of the files (`_Workers`), which makes each file's line of the cache too (`lines`)."""
     specs: dict[str, Any] = {}
     held: dict[str, bytes | None] = {}  # the file whose history is asked next: its bytes, as read here
     try:
@@ -186,10 +193,11 @@ def _check_files(memory: Memory, layout: Layout, reader: _Files, rels: list[str]
         _mask_quotes(out, 0, doc.text)
         deleted = [(k, f) for (k, _), f in zip(deleted, out[cut:])]  # masked as the file's own quotes are
         del out[cut:]
-        key = None
+        key = line = None
         if cache is not None and data is not None and read is not None and cache.takes(memory, layout, rel):
             key = cache.key(rel, memory.grammar(rel), data)
-        yield Checked(rel, out, deleted, key, doc)
+            line = _line(key, (out, deleted)) if lines else None
+        yield Checked(rel, out, deleted, key, doc, line)
 
 
 class _Workers:
@@ -209,10 +217,11 @@ class _Workers:
     process would, and says so in `notes`."""
 
     def __init__(self, memory: Memory, layout: Layout, reader: _Files, cache: _Cache | None,
-                 notes: list[str]) -> None:
+                 notes: list[str], lines: bool) -> None:
         import selectors
 
         self.memory, self.layout, self.reader, self.cache, self.notes = memory, layout, reader, cache, notes
+        self.lines = lines  # each file's line of the cache made here too (`_Cache.begin`)
         self.selector = selectors.DefaultSelector()
         self.chunks: list[list[str]] = []
         self.pids: list[int] = []
@@ -224,14 +233,14 @@ class _Workers:
 
     @classmethod
     def start(cls, memory: Memory, layout: Layout, reader: _Files, todo: list[str], cache: _Cache | None,
-              processes: int | None, notes: list[str]) -> _Workers | None:
+              processes: int | None, notes: list[str], lines: bool) -> _Workers | None:
         """The workers started over `todo`, or None: one process will check them."""
         n = processes if processes is not None else _cores() if len(todo) >= PARALLEL_FILES else 1
         n = min(n, len(todo))
         if (n < 2 or not hasattr(os, "fork") or layout.kind == CLAUDE_CODE or memory.store.pinned_real_root is None
                 or not _alone()):
             return None
-        workers = cls(memory, layout, reader, cache, notes)
+        workers = cls(memory, layout, reader, cache, notes, lines)
         try:
             for k in range(n):
                 workers._fork(todo[len(todo) * k // n:len(todo) * (k + 1) // n])
@@ -284,9 +293,10 @@ class _Workers:
                 view = view[os.write(fd, view):]
 
         batch: list[tuple[Any, ...]] = []
-        for done in _check_files(self.memory, self.layout, self.reader, chunk, self.cache):
+        for done in _check_files(self.memory, self.layout, self.reader, chunk, self.cache, self.lines):
             batch.append((done.rel, [tuple(f) for f in done.found],
-                          None if done.deleted is None else [(k, tuple(f)) for k, f in done.deleted], done.key))
+                          None if done.deleted is None else [(k, tuple(f)) for k, f in done.deleted], done.key,
+                          done.line))
             if len(batch) >= FRAME_FILES:
                 send(pickle.dumps(batch, pickle.HIGHEST_PROTOCOL))
                 batch = []
@@ -300,7 +310,7 @@ class _Workers:
             got, ready = 0, self.ready[k]
             while got < len(chunk):
                 if ready:
-                    rel, found, deleted, key = ready.popleft()
+                    rel, found, deleted, key, line = ready.popleft()
                     if rel != chunk[got]:  # never sent by lint's own worker: take nothing more from it
                         ready.clear()
                         self._drop(k)
@@ -308,12 +318,12 @@ class _Workers:
                     got += 1
                     yield Checked(rel, [Finding._make(f) for f in found],
                                   None if deleted is None else [(tuple(e), Finding._make(f)) for e, f in deleted],
-                                  key, None)
+                                  key, None, line)
                 elif self.fds[k] is None:
                     self.notes.append(f"a lint worker process ({self._ended_how(k)}) did not check {len(chunk) - got:,}"
                                       f" of its {len(chunk):,} files; lint checked them itself, so no finding is "
                                       "missing")
-                    yield from _check_files(self.memory, self.layout, self.reader, chunk[got:], self.cache)
+                    yield from _check_files(self.memory, self.layout, self.reader, chunk[got:], self.cache, False)
                     got = len(chunk)
                 else:
                     self._pump()
@@ -805,6 +815,7 @@ class _Cache:
         self.old: dict[str, Kept] = _load(path)
         self.new: dict[str, Kept] = {}
         self.changed = False
+        self.stream: _Writer | None = None  # the cache written as files are kept (`begin`)
 
     @classmethod
     def open(cls, memory: Memory, layout: Layout, files: list[str]) -> _Cache | None:
@@ -853,9 +864,35 @@ class _Cache:
                     out[rel] = (key, self.old[key])
         return out
 
-    def keep(self, key: str, kept: Kept) -> None:
+    def keep(self, key: str, kept: Kept, line: bytes | None = None) -> None:
+        """Keep `kept` under `key`; `line`: its line of the cache, made already (by a worker)."""
         self.changed |= key not in self.old
-        self.new[key] = kept
+        if self.stream is None:
+            self.new[key] = kept
+            return
+        try:
+            self.stream.put(_line(key, kept) if line is None else line)
+        except OSError:
+            self.stream.abort()  # best effort, as `save`: the next lint reads history again, nothing else
+            self.stream = None
+
+    def begin(self) -> bool:
+        """Write the cache as files are kept, not all at the end, when none of this lint's files was found in it:
+        every file kept is then new, so the cache is written whatever comes, and a worker sends each file's line
+        made (`_line`) with its findings. The end of a first lint is then a seal and a rename, not 50,000 lines
+        made by one process while the other core idles (~1 s). False: kept and written at the end, as before."""
+        if not self.path.parent.is_dir():
+            return False
+        try:
+            self.stream = _Writer(self.path)
+        except OSError:
+            return False
+        return True
+
+    def abort(self) -> None:
+        if self.stream is not None:
+            self.stream.abort()
+            self.stream = None
 
     def save(self) -> None:
         """Best effort, and only what this lint used (a file changed or gone takes its old findings with it): a
@@ -866,35 +903,76 @@ class _Cache:
             self.unlisted(self.path)
         except OSError:
             pass  # a repository whose exclude list cannot be written: the cache shows as untracked, no more
+        if self.stream is not None:  # written as kept: sealed now, unless it would be what is there (nothing)
+            stream, self.stream = self.stream, None
+            if not self.changed and not self.old:
+                stream.abort()
+            else:
+                stream.finish()
+            return
         if not self.changed and len(self.new) == len(self.old):
             return
-        from memtui.core.basics.seal import mac
-
         # One line per file, each made by json's C encoder and hashed as it is written: the whole cache as one json
         # text was held four times over while sealed (text, bytes, domain + bytes, bytes + seal: 290 MB at 50,000).
-        digest = hashlib.sha256()
-        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
-            with open(tmp, "wb") as out:
-                def put(line: bytes) -> None:
-                    digest.update(line)
-                    out.write(line)
+            out = _Writer(self.path)
+        except OSError:
+            return
+        try:
+            for key, kept in self.new.items():
+                out.put(_line(key, kept))
+        except OSError:
+            out.abort()
+            return
+        out.finish()
 
-                put(b'{"v":%d}\n' % CACHE_VERSION)
-                for key, (pre, deleted) in self.new.items():
-                    file = pre[0].file if pre else deleted[0][1].file if deleted else ""
-                    if any(f.file != file for f in pre) or any(f.file != file for _, f in deleted):
-                        continue  # every finding kept names its own file (the file is written once a line)
-                    put(json.dumps([key, file, [[f.level, f.check, f.line, f.message] for f in pre],
-                                    [[list(k), f.level, f.check, f.line, f.message] for k, f in deleted]],
-                                   separators=(",", ":")).encode() + b"\n")
-                seal = mac(_payload(self.path, digest.digest()))
-                if seal is None:
-                    raise ValueError("no key: a cache no one can vouch for is not kept")
-                out.write(seal.encode())
-            os.replace(tmp, self.path)
+
+class _Writer:
+    """The cache written line by line to a file beside it, each line hashed as written, then sealed and renamed
+    into place (`finish`) or dropped (`abort`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        self.digest = hashlib.sha256()
+        self.out = open(self.tmp, "wb")
+        self.put(b'{"v":%d}\n' % CACHE_VERSION)
+
+    def put(self, line: bytes) -> None:
+        self.digest.update(line)
+        self.out.write(line)
+
+    def finish(self) -> None:
+        from memtui.core.basics.seal import mac
+
+        try:
+            seal = mac(_payload(self.path, self.digest.digest()))
+            if seal is None:
+                raise ValueError("no key: a cache no one can vouch for is not kept")
+            self.out.write(seal.encode())
+            self.out.close()
+            os.replace(self.tmp, self.path)
         except (OSError, ValueError):
-            tmp.unlink(missing_ok=True)
+            self.abort()
+
+    def abort(self) -> None:
+        try:
+            self.out.close()
+        except OSError:
+            pass
+        self.tmp.unlink(missing_ok=True)
+
+
+def _line(key: str, kept: Kept) -> bytes:
+    """A kept file's line of the cache; nothing when a finding names another file (the file is written once a
+    line, and every finding kept must name its own)."""
+    pre, deleted = kept
+    file = pre[0].file if pre else deleted[0][1].file if deleted else ""
+    if any(f.file != file for f in pre) or any(f.file != file for _, f in deleted):
+        return b""
+    return json.dumps([key, file, [[f.level, f.check, f.line, f.message] for f in pre],
+                       [[list(k), f.level, f.check, f.line, f.message] for k, f in deleted]],
+                      separators=(",", ":")).encode() + b"\n"
 
 
 def _domain(path: Path) -> bytes:
