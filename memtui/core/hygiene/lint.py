@@ -205,8 +205,8 @@ class _Workers:
     (the files in lint's order, cut in contiguous runs), so a first lint of 50,000 files uses both cores of a
     small machine. A worker sends its files' findings back as plain tuples through a pipe (pickled: results passed
     between lint's own processes, never stored); the parent reads every pipe as data comes and gives the results in
-    lint's order, so the output is the same bytes as one process's. The cache is still kept and written, sealed,
-    by the parent alone, and the archive asked by it.
+    lint's order, so the output is the same bytes as one process's. The cache is still written and sealed by the
+    parent alone (a worker makes each file's line of it), and the archive asked by it.
 
     A worker is what one process would be: forked, it reads the files through the same checked reader (folders
     held open with no symlink on the way, each file opened with O_NOFOLLOW) and the history through a reader of its
@@ -259,7 +259,8 @@ class _Workers:
             os.close(r)
             os.close(w)
             raise
-        if pid == 0:  # the worker: never returns into the caller's code, and runs none of its exit handlers
+        if pid == 0:  # the worker: never returns into the caller's code, and runs none of its exit handlers (the
+            # parent's open files, the cache being written among them, are never written or flushed from here)
             code = 1
             try:
                 os.close(r)
