@@ -52,11 +52,11 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from memtui.core.hygiene.lint import failed, lint
-
     import sys
 
-    notes: list[str] = []
+    from memtui.core.hygiene.lint import failed, lint
+
+    notes: list[str] = []  # how the lint ran, when a person may want to know (a worker that failed)
     findings = lint(_memory(args), processes=args.jobs, notes=notes)
     for note in notes:
         print(f"memtui lint: {note}", file=sys.stderr)
