@@ -24,14 +24,16 @@ from tests.test_lint_flood import claude_code
 from tests.test_lint_parallel import many
 
 
-def _children(pid: int) -> list[int]:
+def _python_children(pid: int) -> list[int]:
+    """The python processes `pid` started (its workers; not the git it runs, which may end while looked at)."""
     out = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            if stat.read_text().rsplit(")", 1)[1].split()[1] == str(pid):
+            if (stat.read_text().rsplit(")", 1)[1].split()[1] == str(pid)
+                    and "python" in (stat.parent / "comm").read_text(errors="replace")):
                 out.append(int(stat.parent.name))
         except (OSError, IndexError):
-            continue
+            continue  # gone meanwhile
     return out
 
 
@@ -47,8 +49,7 @@ def test_a_worker_killed_halfway_loses_no_finding_and_lint_says_so(tmp_path: Pat
     deadline = time.monotonic() + 60
     workers: list[int] = []
     while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
-        workers = [p for p in _children(proc.pid)
-                   if "python" in Path(f"/proc/{p}/comm").read_text(errors="replace")]
+        workers = _python_children(proc.pid)
         time.sleep(0.002)
     assert len(workers) == 2, "the workers were not seen"
     for pid in workers:
