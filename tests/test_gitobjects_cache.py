@@ -36,8 +36,9 @@ def inflated(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     real = gitobjects.read_file
 
     def counting(path: Path | str) -> bytes:
-        if Path(path).parent.parent.name == "objects":
-            seen.append(path.parent.name + path.name)
+        where = Path(path)  # read_file takes a str or a Path (the loose objects' path is joined as a str)
+        if where.parent.parent.name == "objects":
+            seen.append(where.parent.name + where.name)
         return real(path)
 
     monkeypatch.setattr(gitobjects, "read_file", counting)

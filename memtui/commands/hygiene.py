@@ -21,6 +21,8 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_consolidate)
 
     p = sub.add_parser("lint", help="check tags, duplicates, versions, caps, links and kept history")
+    p.add_argument("--jobs", type=int, metavar="N", help="processes checking the files (default: one per core from "
+                   "2,000 files on; 1: this process alone)")
     common(p)
     p.set_defaults(func=cmd_lint)
 
@@ -50,9 +52,14 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
+    import sys
+
     from memtui.core.hygiene.lint import failed, lint
 
-    findings = lint(_memory(args))
+    notes: list[str] = []  # how the lint ran, when a person may want to know (a worker that failed)
+    findings = lint(_memory(args), processes=args.jobs, notes=notes)
+    for note in notes:
+        print(f"memtui lint: {note}", file=sys.stderr)
     bad = failed(findings)
     if args.json and findings:
         _lint_json(not bad, findings)

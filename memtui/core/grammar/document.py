@@ -212,6 +212,31 @@ class Document:
         return i if i > sec.start else sec.start
 
 
+def entries_of(text: str, known: frozenset[str] | set[str] = frozenset()) -> list[tuple[int, Entry]]:
+    """`Document(text).entries()` less the entries whose line (its ending cut) is in `known`, found as `_parse`
+    finds them but with no sections, format spec or cached copy made: lint reads every past version of every file
+    for its entries alone (50,000 files: a second Document each), and gives the lines the file still has as
+    `known` (an entry of one of them is not deleted), so only the lines that changed are parsed. The sections
+    together are every line from the front matter's end but their headings (tests/test_lint_parallel.py)."""
+    lines = text.splitlines(keepends=True)
+    fm = front_matter(lines)
+    skip = fm.end if fm else 0
+    headings, hidden = _structure(_structured_text(text, lines, skip))
+    level = 2 if any(lv == 2 for _, lv, _ in headings) else 1
+    tops = {ln for ln, lv, _ in headings if lv == level}
+    out = []
+    for i in range(skip, len(lines)):
+        if i in hidden or i in tops:
+            continue
+        line = lines[i]
+        if known and line.rstrip("\r\n") in known:
+            continue
+        e = parse_entry(line)
+        if e is not None:
+            out.append((i, e))
+    return out
+
+
 def _structured_text(text: str, lines: list[str], skip: int) -> str:
     """The text whose structure is the document's: front matter blanked (its lines kept, so line numbers hold) and
     a byte order mark dropped, which CommonMark would read as text in front of a first heading."""

@@ -15,9 +15,9 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple
 
-from memtui.core.grammar.dedupe import Words, tokens
-from memtui.core.grammar.document import Document
-from memtui.core.grammar.entries import Entry, parse_entry
+from memtui.core.grammar.dedupe import Words, tokens, words_in
+from memtui.core.grammar.document import Document, entries_of
+from memtui.core.grammar.entries import Entry, parse_entry, plain_text
 from memtui.core.grammar.layout import CLAUDE_CODE, CLINE, Layout
 from memtui.core.grammar.paths import PathRefused, join_link
 from memtui.core.grammar.update import _file_warnings
@@ -32,6 +32,9 @@ FEW_PAIRS = 6  # entries of a section up to which every pair is compared, not on
 CACHE_FILE = "lint-cache"  # in the store's state folder: a topic file's findings, kept by what they were made of
 CACHE_VERSION = 3  # a cache of another shape (an older memtui, a torn write) is read as empty, never trusted
 _CACHE_DOMAIN = b"memtui lint cache\0"  # the cache's seal vouches for nothing else (a queue file, the pending cache)
+PARALLEL_FILES = 2_000  # files to check below which one process does: forking and merging cost more than they save
+FRAME_FILES = 256  # files a worker sends back at a time
+last_worker_peaks: list[int] = []  # the last lint's workers' peak RSS in kB, each its own (what benches report)
 _LINK = re.compile(r"(?<!!)\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _POINTER = re.compile(r"^\s*\[[^\]]*\]\([^)]*\)\s*(?:[-—–:].*)?$")
 
@@ -59,12 +62,16 @@ class Finding(NamedTuple):
         return f"{where}: {self.level}: [{self.check}] {self.message}"
 
 
-def lint(memory: Memory) -> list[Finding]:
+def lint(memory: Memory, processes: int | None = None, notes: list[str] | None = None) -> list[Finding]:
     """Every check of every core and topic file. Linear in the files: the listing, each file's history (one walk
     for all: `Store.past_versions_many`) and the archive (once, when an entry is missing) are read once each, not
     once per file (2,000 files took 17.6 s, 8,000 files 221 s). Each file's path is checked once and its bytes read
     once (`_read`); its last committed version, when it is those bytes, is neither read from git again nor parsed
-    (50,000 files: 66.7 s before). The root's real path is found once for all of those reads."""
+    (50,000 files: 66.7 s before). The root's real path is found once for all of those reads.
+
+    `processes`: how many processes check the files not in the cache (`_Workers`); None: one per core when there
+    are `PARALLEL_FILES` or more of them, else one. The findings are the same list either way. `notes` gets a
+    sentence for anything the person may want to know about how the lint ran (a worker that failed)."""
     import gc
 
     # No collection while lint runs: its objects hold no cycles (50,000 files: the same peak RSS without it), and
@@ -73,13 +80,13 @@ def lint(memory: Memory) -> list[Finding]:
     gc.disable()
     try:
         with memory.store.pinned_root(), _Files(memory) as files:
-            return _lint(memory, files)
+            return _lint(memory, files, processes, notes if notes is not None else [])
     finally:
         if collecting:
             gc.enable()
 
 
-def _lint(memory: Memory, reader: _Files) -> list[Finding]:
+def _lint(memory: Memory, reader: _Files, processes: int | None, notes: list[str]) -> list[Finding]:
     layout = memory.layout()
     out: list[Finding] = []
     listed = memory.files()
@@ -93,37 +100,88 @@ def _lint(memory: Memory, reader: _Files) -> list[Finding]:
                 pass  # not text: no key is read out of it into a session either
     archived: list[set[tuple[str | None, str, str | None]]] = []  # the archive's entries, read at first need
     fronts: dict[str, Document] = {}  # a Claude Code memory's files as read here, for their front matter
-    specs: dict[str, Any] = {}
-    held: dict[str, bytes | None] = {}  # the file whose history is asked next: its bytes, as read here
     cache = _Cache.open(memory, layout, files)
     hits = cache.hits(memory, layout, files, reader) if cache is not None else {}
+    todo = [f for f in files if f not in hits]
+    lines = cache is not None and not hits and cache.begin()
+    workers = _Workers.start(memory, layout, reader, todo, cache, processes, notes, lines)
     try:
-        histories = memory.store.past_versions_many([f for f in files if f not in hits], HISTORY_DEPTH, held.get,
+        checked = (workers.results() if workers is not None else
+                   _check_files(memory, layout, reader, todo, cache, False))
+        for rel in files:
+            if rel in hits:  # the same bytes, history, code and rules as when these findings were made and sealed
+                key, entry = hits[rel]
+                out += entry[0]
+                out += _unarchived(memory, layout, listed, archived, entry[1])
+                cache.keep(key, entry)  # type: ignore[union-attr]  # hits come only from a cache
+                continue
+            done = next(checked)
+            out += done.found
+            if done.deleted is None:
+                continue  # unreadable, or a Hermes file: no history checked, nothing kept
+            if done.key is not None:
+                cache.keep(done.key, (done.found, done.deleted), done.line)  # type: ignore[union-attr]  # from one
+            out += _unarchived(memory, layout, listed, archived, done.deleted)
+            if layout.kind == CLAUDE_CODE and done.doc is not None:
+                fronts[rel] = done.doc
+    except BaseException:
+        if cache is not None:
+            cache.abort()  # a cache half written is not left beside the real one
+        raise
+    finally:
+        if workers is not None:
+            workers.close()
+    if cache is not None:
+        cache.save()
+    if layout.kind == CLAUDE_CODE:  # MEMORY.md's load cut says what its whole-file cap would, in Claude Code's terms
+        out = [f for f in out if not (f.check == "file-cap" and f.file == MEMORY_FILE)] + _claude_code(memory, fronts)
+    return out
+
+
+Key = tuple[str | None, str, str | None]  # a deleted entry's tag, text and date (`_key`)
+
+
+class Checked(NamedTuple):
+    """One file checked on its own: its findings (masked), the entries its history deleted with their findings
+    (`deleted`; None when its history is not asked: unreadable, a Hermes file), the cache key they may be kept
+    under, and the document (a Claude Code memory's front matter is checked across files)."""
+
+    rel: str
+    found: list[Finding]
+    deleted: list[tuple[Key, Finding]] | None
+    key: str | None
+    doc: Document | None
+    line: bytes | None = None  # the cache's line for them, when a worker made it (`_Cache.begin`)
+
+
+def _check_files(memory: Memory, layout: Layout, reader: _Files, rels: list[str], cache: _Cache | None,
+                 lines: bool) -> Iterator[Checked]:
+    """Each file of `rels` checked, in order, with its past versions from one walk of the history: all that
+    depends on the file alone (the archive, another file, is asked by the caller). Run in the one process, or by
+    each worker for its share of the files (`_Workers`), which makes each file's line of the cache too (`lines`)."""
+    specs: dict[str, Any] = {}
+    held: dict[str, bytes | None] = {}  # the file whose history is asked next: its bytes, as read here
+    try:
+        histories = memory.store.past_versions_many(rels, HISTORY_DEPTH, held.get,
                                                     found=cache.ids if cache is not None else None)
     except Exception:  # a broken or shallow repository, a store that is down: the other checks still run
         histories = iter(())
-    for rel in files:
-        if rel in hits:  # the same bytes, history, code and rules as when these findings were made and sealed
-            key, entry = hits[rel]
-            out += entry[0]
-            out += _unarchived(memory, layout, listed, archived, entry[1])
-            cache.keep(key, entry)  # type: ignore[union-attr]  # hits come only from a cache
-            continue
+    for rel in rels:
         held.clear()
         try:
             doc, data = _read(reader, rel)
         except ValueError as exc:
             _past(histories, rel)
-            out.append(Finding(ERROR, "unreadable", rel, None, str(exc)))
+            yield Checked(rel, [Finding(ERROR, "unreadable", rel, None, str(exc))], None, None, None)
             continue
         held[rel] = data
         read = _past(histories, rel)
         past = [(change, old) for change, old in read or () if old != data]  # now's: nothing deleted
-        mark = len(out)
-        out += _secrets(rel, doc.text)
+        out = _secrets(rel, doc.text)
         if memory.grammar(rel) == "hermes":  # §-separated entries, no tags, sections or caps of memtui's
             out += _hermes(rel, doc.text)
-            _mask_quotes(out, mark, doc.text)
+            _mask_quotes(out, 0, doc.text)
+            yield Checked(rel, out, None, None, None)
             continue
         out += _entries(doc, layout)
         out += _caps(memory, doc, specs)
@@ -132,19 +190,227 @@ def _lint(memory: Memory, reader: _Files) -> list[Finding]:
         deleted = _deleted_candidates(rel, doc, past)
         cut = len(out)
         out += [f for _, f in deleted]
-        _mask_quotes(out, mark, doc.text)
+        _mask_quotes(out, 0, doc.text)
         deleted = [(k, f) for (k, _), f in zip(deleted, out[cut:])]  # masked as the file's own quotes are
         del out[cut:]
+        key = line = None
         if cache is not None and data is not None and read is not None and cache.takes(memory, layout, rel):
-            cache.keep(cache.key(rel, memory.grammar(rel), data), (out[mark:], deleted))
-        out += _unarchived(memory, layout, listed, archived, deleted)
-        if layout.kind == CLAUDE_CODE:
-            fronts[rel] = doc
-    if cache is not None:
-        cache.save()
-    if layout.kind == CLAUDE_CODE:  # MEMORY.md's load cut says what its whole-file cap would, in Claude Code's terms
-        out = [f for f in out if not (f.check == "file-cap" and f.file == MEMORY_FILE)] + _claude_code(memory, fronts)
-    return out
+            key = cache.key(rel, memory.grammar(rel), data)
+            line = _line(key, (out, deleted)) if lines else None
+        yield Checked(rel, out, deleted, key, doc, line)
+
+
+class _Workers:
+    """The files not in the cache checked by forked processes, one per core, each `_check_files` over its share
+    (the files in lint's order, cut in contiguous runs), so a first lint of 50,000 files uses both cores of a
+    small machine. A worker sends its files' findings back as plain tuples through a pipe (pickled: results passed
+    between lint's own processes, never stored); the parent reads every pipe as data comes and gives the results in
+    lint's order, so the output is the same bytes as one process's. The cache is still written and sealed by the
+    parent alone (a worker makes each file's line of it), and the archive asked by it.
+
+    A worker is what one process would be: forked, it reads the files through the same checked reader (folders
+    held open with no symlink on the way, each file opened with O_NOFOLLOW) and the history through a reader of its
+    own (`Store.forked`). Forking is only done where it is safe and pays: a folder store, a layout whose checks read
+    no other file (not Claude Code's), a process with no other thread (a thread holding a lock at the fork would
+    leave it held in the worker), and `PARALLEL_FILES` files or more unless asked. A worker that fails (an error, a
+    signal, a reply cut short) costs time, not findings: the parent checks its remaining files itself, as one
+    process would, and says so in `notes`."""
+
+    def __init__(self, memory: Memory, layout: Layout, reader: _Files, cache: _Cache | None,
+                 notes: list[str], lines: bool) -> None:
+        import selectors
+
+        self.memory, self.layout, self.reader, self.cache, self.notes = memory, layout, reader, cache, notes
+        self.lines = lines  # each file's line of the cache made here too (`_Cache.begin`)
+        self.selector = selectors.DefaultSelector()
+        self.chunks: list[list[str]] = []
+        self.pids: list[int] = []
+        self.fds: list[int | None] = []
+        self.bufs: list[bytearray] = []
+        self.ready: list[Any] = []  # per worker, a deque of its files' results read and not yet given
+        self.ended: list[bool] = []  # the worker said it sent all its files
+        self.peaks: list[int] = []  # each worker's peak RSS (kB), once it is reaped
+
+    @classmethod
+    def start(cls, memory: Memory, layout: Layout, reader: _Files, todo: list[str], cache: _Cache | None,
+              processes: int | None, notes: list[str], lines: bool) -> _Workers | None:
+        """The workers started over `todo`, or None: one process will check them."""
+        n = processes if processes is not None else _cores() if len(todo) >= PARALLEL_FILES else 1
+        n = min(n, len(todo))
+        if (n < 2 or not hasattr(os, "fork") or layout.kind == CLAUDE_CODE or memory.store.pinned_real_root is None
+                or not _alone()):
+            return None
+        workers = cls(memory, layout, reader, cache, notes, lines)
+        try:
+            for k in range(n):
+                workers._fork(todo[len(todo) * k // n:len(todo) * (k + 1) // n])
+        except OSError:
+            workers.close()  # no pipe or process to be had: one process checks them all
+            return None
+        return workers
+
+    def _fork(self, chunk: list[str]) -> None:
+        from collections import deque
+
+        r, w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(r)
+            os.close(w)
+            raise
+        if pid == 0:  # the worker: never returns into the caller's code, and runs none of its exit handlers (the
+            # parent's open files, the cache being written among them, are never written or flushed from here)
+            code = 1
+            try:
+                os.close(r)
+                for fd in self.fds:  # the other workers' pipes are the parent's
+                    if fd is not None:
+                        os.close(fd)
+                self.memory.store.forked()
+                self._serve(w, chunk)
+                code = 0
+            except BaseException:  # said by the parent, which checks what this worker did not send
+                pass
+            finally:
+                os._exit(code)
+        os.close(w)
+        self.chunks.append(chunk)
+        self.pids.append(pid)
+        self.fds.append(r)
+        self.bufs.append(bytearray())
+        self.ready.append(deque())
+        self.ended.append(False)
+        self.selector.register(r, 1, len(self.fds) - 1)  # 1: EVENT_READ
+
+    def _serve(self, fd: int, chunk: list[str]) -> None:
+        """In the worker: `chunk` checked and sent as frames of `FRAME_FILES` files (an 8-byte length, then the
+        pickled list), then an empty frame: the end."""
+        import pickle
+
+        def send(payload: bytes) -> None:
+            view = memoryview(len(payload).to_bytes(8, "little") + payload)
+            while view:
+                view = view[os.write(fd, view):]
+
+        batch: list[tuple[Any, ...]] = []
+        for done in _check_files(self.memory, self.layout, self.reader, chunk, self.cache, self.lines):
+            batch.append((done.rel, [tuple(f) for f in done.found],
+                          None if done.deleted is None else [(k, tuple(f)) for k, f in done.deleted], done.key,
+                          done.line))
+            if len(batch) >= FRAME_FILES:
+                send(pickle.dumps(batch, pickle.HIGHEST_PROTOCOL))
+                batch = []
+        if batch:
+            send(pickle.dumps(batch, pickle.HIGHEST_PROTOCOL))
+        send(b"")
+
+    def results(self) -> Iterator[Checked]:
+        """Every worker's results in lint's order; a worker's files it did not send are checked here."""
+        for k, chunk in enumerate(self.chunks):
+            got, ready = 0, self.ready[k]
+            while got < len(chunk):
+                if ready:
+                    rel, found, deleted, key, line = ready.popleft()
+                    if rel != chunk[got]:  # never sent by lint's own worker: take nothing more from it
+                        ready.clear()
+                        self._drop(k)
+                        continue
+                    got += 1
+                    yield Checked(rel, [Finding._make(f) for f in found],
+                                  None if deleted is None else [(tuple(e), Finding._make(f)) for e, f in deleted],
+                                  key, None, line)
+                elif self.fds[k] is None:
+                    self.notes.append(f"a lint worker process ({self._ended_how(k)}) did not check {len(chunk) - got:,}"
+                                      f" of its {len(chunk):,} files; lint checked them itself, so no finding is "
+                                      "missing")
+                    yield from _check_files(self.memory, self.layout, self.reader, chunk[got:], self.cache, False)
+                    got = len(chunk)
+                else:
+                    self._pump()
+
+    def _pump(self) -> None:
+        """Read what any worker has sent (waiting for the first), and decode its whole frames."""
+        import pickle
+
+        for key, _ in self.selector.select():
+            k = key.data
+            data = os.read(key.fd, 1 << 20)
+            if not data:
+                self._drop(k)
+                continue
+            buf = self.bufs[k]
+            buf += data
+            while len(buf) >= 8:
+                size = int.from_bytes(buf[:8], "little")
+                if len(buf) < 8 + size:
+                    break
+                if size == 0:
+                    self.ended[k] = True
+                else:
+                    self.ready[k].extend(pickle.loads(memoryview(buf)[8:8 + size]))
+                del buf[:8 + size]
+
+    def _drop(self, k: int) -> None:
+        fd = self.fds[k]
+        if fd is not None:
+            self.selector.unregister(fd)
+            os.close(fd)
+            self.fds[k] = None
+        self.bufs[k] = bytearray()
+
+    def _ended_how(self, k: int) -> str:
+        """How worker `k` ended (it is reaped here): its exit code or the signal that ended it."""
+        pid, status = self.pids[k], self._reap(k, kill=False)
+        if status is None:
+            return f"pid {pid}"
+        if os.WIFSIGNALED(status):
+            return f"pid {pid}, ended by signal {os.WTERMSIG(status)}"
+        return f"pid {pid}, exit code {os.waitstatus_to_exitcode(status)}"
+
+    def _reap(self, k: int, kill: bool) -> int | None:
+        pid = self.pids[k]
+        if pid == 0:
+            return None
+        if kill:
+            try:
+                os.kill(pid, 9)  # SIGKILL: a worker of this lint only, by its own id
+            except ProcessLookupError:
+                pass
+        try:
+            _, status, usage = os.wait4(pid, 0)
+        except ChildProcessError:
+            status, usage = None, None
+        self.pids[k] = 0
+        if usage is not None:
+            self.peaks.append(usage.ru_maxrss)
+        return status
+
+    def close(self) -> None:
+        """Every pipe closed and every worker reaped; one still running (lint stopped early) is killed first."""
+        global last_worker_peaks
+        for k in range(len(self.fds)):
+            self._drop(k)
+        for k in range(len(self.pids)):
+            self._reap(k, kill=not self.ended[k])
+        self.selector.close()
+        last_worker_peaks = list(self.peaks)
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _alone() -> bool:
+    """No thread but this one, or only git-call watchdogs already cancelled (`GitOwner.use`'s timers): nothing that
+    could hold a lock at the fork."""
+    import threading
+
+    return all(t is threading.current_thread() or (isinstance(t, threading.Timer) and t.finished.is_set())
+               for t in threading.enumerate())
 
 
 def _read(reader: _Files, rel: str) -> tuple[Document, bytes | None]:
@@ -278,8 +544,16 @@ def _entries(doc: Document, layout: Layout) -> list[Finding]:
         if len(cur) < 2:
             continue  # no pair
         # Each entry's words once, not once per pair: a section of 1,000 entries took 74 s, all of it tokenizing.
-        words = [Words(e.body) for _, e in cur]
-        texts = [frozenset(tokens(e.text)) for _, e in cur]
+        words: list[Words] = []
+        texts: list[frozenset[str]] = []
+        for _, e in cur:
+            if plain_text(e.text):  # the body's words are the text's: split once (a tenth of a first lint)
+                w = Words.of(words_in(e.text))
+                words.append(w)
+                texts.append(w.set)
+            else:
+                words.append(Words(e.body))
+                texts.append(frozenset(tokens(e.text)))
         # A small section's every pair costs less than finding its candidates (the checks below are the same).
         pairs = (_candidates(words, texts) if len(cur) > FEW_PAIRS else
                  [(k, m) for k in range(len(cur)) for m in range(k + 1, len(cur))])
@@ -486,10 +760,13 @@ def _deleted_candidates(rel: str, doc: Document, versions: list[tuple[str, bytes
     """Entries that the file's history once had and that are not in it now (current or struck), each with its
     finding: `_unarchived` keeps those not in the archive either. Apart, so lint's cache keeps a file's own part
     and the archive (another file) is asked each time."""
-    past = _past_entries(rel, versions)
+    if not versions:
+        return []
+    now = doc.entries()
+    past = _past_entries(rel, versions, {e.raw for _, e in now})
     if not past:
         return []
-    here = {_key(e) for _, e in doc.entries()}
+    here = {_key(e) for _, e in now}
     from memtui.core.timeline.history import short
 
     return [(k, Finding(ERROR, "deleted-history", rel, None,
@@ -539,6 +816,7 @@ class _Cache:
         self.old: dict[str, Kept] = _load(path)
         self.new: dict[str, Kept] = {}
         self.changed = False
+        self.stream: _Writer | None = None  # the cache written as files are kept (`begin`)
 
     @classmethod
     def open(cls, memory: Memory, layout: Layout, files: list[str]) -> _Cache | None:
@@ -587,9 +865,35 @@ class _Cache:
                     out[rel] = (key, self.old[key])
         return out
 
-    def keep(self, key: str, kept: Kept) -> None:
+    def keep(self, key: str, kept: Kept, line: bytes | None = None) -> None:
+        """Keep `kept` under `key`; `line`: its line of the cache, made already (by a worker)."""
         self.changed |= key not in self.old
-        self.new[key] = kept
+        if self.stream is None:
+            self.new[key] = kept
+            return
+        try:
+            self.stream.put(_line(key, kept) if line is None else line)
+        except OSError:
+            self.stream.abort()  # best effort, as `save`: the next lint reads history again, nothing else
+            self.stream = None
+
+    def begin(self) -> bool:
+        """Write the cache as files are kept, not all at the end, when none of this lint's files was found in it:
+        every file kept is then new, so the cache is written whatever comes, and a worker sends each file's line
+        made (`_line`) with its findings. The end of a first lint is then a seal and a rename, not 50,000 lines
+        made by one process while the other core idles (~1 s). False: kept and written at the end, as before."""
+        if not self.path.parent.is_dir():
+            return False
+        try:
+            self.stream = _Writer(self.path)
+        except OSError:
+            return False
+        return True
+
+    def abort(self) -> None:
+        if self.stream is not None:
+            self.stream.abort()
+            self.stream = None
 
     def save(self) -> None:
         """Best effort, and only what this lint used (a file changed or gone takes its old findings with it): a
@@ -600,35 +904,76 @@ class _Cache:
             self.unlisted(self.path)
         except OSError:
             pass  # a repository whose exclude list cannot be written: the cache shows as untracked, no more
+        if self.stream is not None:  # written as kept: sealed now, unless it would be what is there (nothing)
+            stream, self.stream = self.stream, None
+            if not self.changed and not self.old:
+                stream.abort()
+            else:
+                stream.finish()
+            return
         if not self.changed and len(self.new) == len(self.old):
             return
-        from memtui.core.basics.seal import mac
-
         # One line per file, each made by json's C encoder and hashed as it is written: the whole cache as one json
         # text was held four times over while sealed (text, bytes, domain + bytes, bytes + seal: 290 MB at 50,000).
-        digest = hashlib.sha256()
-        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
-            with open(tmp, "wb") as out:
-                def put(line: bytes) -> None:
-                    digest.update(line)
-                    out.write(line)
+            out = _Writer(self.path)
+        except OSError:
+            return
+        try:
+            for key, kept in self.new.items():
+                out.put(_line(key, kept))
+        except OSError:
+            out.abort()
+            return
+        out.finish()
 
-                put(b'{"v":%d}\n' % CACHE_VERSION)
-                for key, (pre, deleted) in self.new.items():
-                    file = pre[0].file if pre else deleted[0][1].file if deleted else ""
-                    if any(f.file != file for f in pre) or any(f.file != file for _, f in deleted):
-                        continue  # every finding kept names its own file (the file is written once a line)
-                    put(json.dumps([key, file, [[f.level, f.check, f.line, f.message] for f in pre],
-                                    [[list(k), f.level, f.check, f.line, f.message] for k, f in deleted]],
-                                   separators=(",", ":")).encode() + b"\n")
-                seal = mac(_payload(self.path, digest.digest()))
-                if seal is None:
-                    raise ValueError("no key: a cache no one can vouch for is not kept")
-                out.write(seal.encode())
-            os.replace(tmp, self.path)
+
+class _Writer:
+    """The cache written line by line to a file beside it, each line hashed as written, then sealed and renamed
+    into place (`finish`) or dropped (`abort`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        self.digest = hashlib.sha256()
+        self.out = open(self.tmp, "wb")
+        self.put(b'{"v":%d}\n' % CACHE_VERSION)
+
+    def put(self, line: bytes) -> None:
+        self.digest.update(line)
+        self.out.write(line)
+
+    def finish(self) -> None:
+        from memtui.core.basics.seal import mac
+
+        try:
+            seal = mac(_payload(self.path, self.digest.digest()))
+            if seal is None:
+                raise ValueError("no key: a cache no one can vouch for is not kept")
+            self.out.write(seal.encode())
+            self.out.close()
+            os.replace(self.tmp, self.path)
         except (OSError, ValueError):
-            tmp.unlink(missing_ok=True)
+            self.abort()
+
+    def abort(self) -> None:
+        try:
+            self.out.close()
+        except OSError:
+            pass
+        self.tmp.unlink(missing_ok=True)
+
+
+def _line(key: str, kept: Kept) -> bytes:
+    """A kept file's line of the cache; nothing when a finding names another file (the file is written once a
+    line, and every finding kept must name its own)."""
+    pre, deleted = kept
+    file = pre[0].file if pre else deleted[0][1].file if deleted else ""
+    if any(f.file != file for f in pre) or any(f.file != file for _, f in deleted):
+        return b""
+    return json.dumps([key, file, [[f.level, f.check, f.line, f.message] for f in pre],
+                       [[list(k), f.level, f.check, f.line, f.message] for k, f in deleted]],
+                      separators=(",", ":")).encode() + b"\n"
 
 
 def _domain(path: Path) -> bytes:
@@ -723,11 +1068,13 @@ def _stamp(memory: Memory, layout: Layout) -> bytes:
 
 
 # helpers ----------------------------------------------------------------------------------------------------
-def _past_entries(rel: str, versions: list[tuple[str, bytes]]) -> dict[tuple[str | None, str, str | None],
-                                                                       tuple[str, str]]:
+def _past_entries(rel: str, versions: list[tuple[str, bytes]], known: set[str] | frozenset[str] = frozenset()
+                  ) -> dict[tuple[str | None, str, str | None], tuple[str, str]]:
+    """Each entry of `versions` by its key, with its line and the first change holding it; a line in `known` (one
+    the file has now, whose entry cannot be deleted) is not parsed."""
     seen: dict[tuple[str | None, str, str | None], tuple[str, str]] = {}
     for change, data in versions:
-        for _, e in Document(data.decode("utf-8", errors="replace"), rel).entries():
+        for _, e in entries_of(data.decode("utf-8", errors="replace"), known):
             if e.text:
                 seen.setdefault(_key(e), (e.raw.strip(), change))
     return seen

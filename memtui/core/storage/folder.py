@@ -258,6 +258,9 @@ class FolderStore(Store):
         self._git.forget()
         self._close_batch()
 
+    def forked(self) -> None:  # the parent's `git cat-file`, if running, is dropped: closing it would end it there
+        self._batch = None
+
     def _close_batch(self) -> None:
         if self._batch is not None:
             self._batch.close()

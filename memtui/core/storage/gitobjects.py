@@ -107,6 +107,7 @@ class Batch:
         self.work_tree = work_tree
         self._common = common_dir(git_dir)
         self.objects = self._common / "objects"
+        self._loose = os.fspath(self.objects)  # joined as a string for each object: a Path made per object cost more
         self._head_file = os.path.join(git_dir, "HEAD")  # paths joined once: HEAD is read for every name resolved
         self._reftable = os.path.join(self._common, "reftable")
         self._proc: subprocess.Popen[bytes] | None = None
@@ -236,7 +237,7 @@ class Batch:
     def _read_afresh(self, sha: str) -> Obj | None:
         import zlib
 
-        path = self.objects / sha[:2] / sha[2:]
+        path = os.path.join(self._loose, sha[:2], sha[2:])  # two Paths made here were a third of reading a packed blob
         try:
             data = zlib.decompress(read_file(path))
         except FileNotFoundError:

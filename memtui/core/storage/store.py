@@ -202,6 +202,11 @@ class Store(ABC):
         (lint reads a folder's files through one descriptor of it); None for a store with no folder."""
         return self._real_root
 
+    def forked(self) -> None:
+        """In a process just forked from the one that opened this store (lint's workers): let go of what belongs to
+        the parent (a git process, a connection) without closing it, so this process opens its own. Nothing for a
+        store that holds none."""
+
     def keep_unlisted(self, path: Path) -> None:
         """Keep `path`, a file of memtui's own in the state folder, out of the memory's `git status` where that
         folder is inside the memory's work tree (lint's cache); a store with no such folder has nothing to do."""
