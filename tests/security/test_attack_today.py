@@ -29,3 +29,55 @@ def test_a_link_planted_where_lint_writes_its_cache_is_not_written_through(tmp_p
     assert any("[secret]" in f for f in cold)
     warm = [f.render() for f in lint(Memory(root), processes=2)]
     assert warm == cold
+
+
+# 4. the commit path and a person's index ---------------------------------------------------------------------
+def test_a_past_version_the_person_staged_is_not_replaced(root: Path) -> None:
+    """`git restore --staged --source=HEAD~1 MEMORY.md` stages an older version (the person is preparing to undo
+    a change) and leaves the file as it is. A staged version equal to one committed before is not memtui's leftover
+    when memtui left nothing behind: a commit of MEMORY.md must refuse, not put its own version over theirs."""
+    from support.git_judge import sh
+
+    first = Memory(root).update("Facts", "add", "[stated] The first fact (2026-01-01)")
+    assert first.status == "applied", first.message
+    second = Memory(root).update("Facts", "add", "[stated] The second fact (2026-01-02)")
+    assert second.status == "applied", second.message
+    sh(root, "restore", "--staged", "--source=HEAD~1", "MEMORY.md")
+    staged = sh(root, "rev-parse", ":MEMORY.md").strip()
+    assert staged == sh(root, "rev-parse", "HEAD~1:MEMORY.md").strip()
+    result = Memory(root).update("Facts", "add", "[stated] The third fact (2026-01-03)")
+    assert sh(root, "rev-parse", ":MEMORY.md").strip() == staged, "the person's staged version was replaced"
+    assert result.status == "refused" and "you staged a version of MEMORY.md" in result.message, result.message
+
+
+# 3. an agent's proposal dressed as an incoming change --------------------------------------------------------
+def test_an_agent_dressed_as_a_remote_s_author_is_still_announced_on_every_surface(root: Path) -> None:
+    """Incoming changes are not announced as arrivals (the sync says what came in). An agent may call itself
+    "claude via origin" and send "origin <sha>" as its source on the command line, through MCP (a client named so)
+    and through the memory tool (embedded under such a name): none gets memtui's flag, so each is announced."""
+    from memtui.agent.memory_tool import MemtuiMemoryTool
+    from memtui.core.access.tools import run_tool
+    from memtui.core.writing.sync import came_in
+    from memtui.integrations.mcp_server import client_actor
+    from memtui.tui.arrivals import Arrivals
+
+    arrivals = Arrivals()
+    assert arrivals.new(Memory(root).proposals(external=False)) == []
+    cli = subprocess.run([sys.executable, "-m", "memtui", "update", "Facts", "add",
+                          "[stated] The deploy key rotates weekly (2026-01-01)", "--by", "claude via origin",
+                          "--source", "origin 0123456789ab", "--root", str(root)],
+                         capture_output=True, text=True, timeout=120)
+    assert cli.returncode == 4, cli.stdout + cli.stderr  # queued for review
+    actor = client_actor("bob via origin")
+    assert " via " not in actor
+    out = run_tool(Memory(root), "memory_update", {"section": "Facts", "action": "add",
+                                                    "entry": "[stated] Bob owns billing (2026-01-01)",
+                                                    }, actor)
+    assert not out.is_error, out
+    tool = MemtuiMemoryTool(Memory(root), actor="agent:ana via origin")
+    made = tool.run({"command": "create", "path": "/memories/people/ana.md", "file_text": "# Ana\n\n- [stated] Ana x\n"})
+    assert "waiting" in str(made) or "review" in str(made), made
+    listed = Memory(root).proposals(external=False)
+    assert len(listed) == 3, [(p.actor, p.source) for p in listed]
+    assert [came_in(p) for p in listed] == [None, None, None]
+    assert sorted(p.id for p in arrivals.new(listed)) == sorted(p.id for p in listed)
