@@ -75,7 +75,8 @@ def test_an_agent_dressed_as_a_remote_s_author_is_still_announced_on_every_surfa
                                                     }, actor)
     assert not out.is_error, out
     tool = MemtuiMemoryTool(Memory(root), actor="agent:ana via origin")
-    made = tool.run({"command": "create", "path": "/memories/people/ana.md", "file_text": "# Ana\n\n- [stated] Ana x\n"})
+    made = tool.run({"command": "create", "path": "/memories/people/ana.md",
+                     "file_text": "# Ana\n\n- [stated] Ana x\n"})
     assert "waiting" in str(made) or "review" in str(made), made
     listed = Memory(root).proposals(external=False)
     assert len(listed) == 3, [(p.actor, p.source) for p in listed]
@@ -111,3 +112,28 @@ def test_a_tree_that_reads_two_ways_fetched_first_by_a_plain_git_fetch_is_still_
     assert out.returncode == 3, out.stdout + out.stderr
     assert git(victim, "rev-parse", "HEAD") == head
     assert not Memory(victim).proposals(external=False)
+
+
+def test_an_old_history_git_refuses_is_refused_by_name_and_the_person_s_skip_setting_lets_it_in(
+        machines: tuple[Path, Path, Path]) -> None:
+    """A team's history holding a commit of an old tool (a zero-padded file mode, as git itself wrote before 2006;
+    a bad time zone) is refused by every fetch that checks objects, git's exact words shown. The person's own
+    `fetch.fsck.<check> ignore` (git's documented way in) is honoured by memtui's second check as by the fetch."""
+    from support.git_remote import git
+
+    victim, attacker, remote = machines
+    raw = b"".join(f"{line.split()[0]} {line.split(chr(9))[1]}".encode() + b"\0" + bytes.fromhex(line.split()[2])
+                   for line in git(attacker, "ls-tree", "HEAD").splitlines())
+    raw = raw.replace(b"100644 ", b"0100644 ")
+    tree = subprocess.run(["git", "hash-object", "-w", "-t", "tree", "--literally", "--stdin"], cwd=attacker,
+                          input=raw, capture_output=True, check=True).stdout.decode().strip()
+    commit = git(attacker, "commit-tree", tree, "-p", "HEAD", "-m", "imported from an old repository")
+    git(attacker, "push", "-q", "origin", f"{commit}:refs/heads/main")
+    out = sync_cli(victim, "sync")
+    assert out.returncode == 3 and "zeroPaddedFilemode" in out.stderr, out.stdout + out.stderr
+    git(victim, "fetch", "-q", "origin")  # the person's plain fetch lets it in: memtui's own check still refuses
+    out = sync_cli(victim, "sync")
+    assert out.returncode == 3 and "zeroPaddedFilemode" in out.stderr, out.stdout + out.stderr
+    git(victim, "config", "fetch.fsck.zeroPaddedFilemode", "ignore")
+    out = sync_cli(victim, "sync")
+    assert out.returncode in (0, 4), out.stdout + out.stderr
