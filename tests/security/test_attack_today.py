@@ -137,3 +137,30 @@ def test_an_old_history_git_refuses_is_refused_by_name_and_the_person_s_skip_set
     git(victim, "config", "fetch.fsck.zeroPaddedFilemode", "ignore")
     out = sync_cli(victim, "sync")
     assert out.returncode in (0, 4), out.stdout + out.stderr
+
+
+def test_fifos_folders_named_like_files_and_links_neither_hang_nor_change_the_workers_output(tmp_path: Path) -> None:
+    """A FIFO named like a topic file (opened by no one: a read would hang lint), a folder named `x.md`, a link to
+    a folder outside and a link to /dev/zero: `--jobs 2` prints the bytes `--jobs 1` prints, in time, and leaves no
+    worker behind."""
+    root = many(tmp_path / "m", 60)
+    os.mkfifo(root / "notes" / "pipe.md")
+    (root / "notes" / "folder.md").mkdir()
+    (root / "notes" / "folder.md" / "inner.md").write_text("# Inner\n\n- untagged inner line\n")
+    (root / "notes" / "zero.md").symlink_to("/dev/zero")
+    outside = tmp_path / "outside-dir"
+    outside.mkdir()
+    (outside / "x.md").write_text("# X\n\n- planted outside line\n")
+    (root / "notes" / "out").symlink_to(outside, target_is_directory=True)
+
+    def run(jobs: str) -> bytes:
+        cache = Memory(root).store.state_folder / CACHE_FILE
+        cache.unlink(missing_ok=True)
+        done = subprocess.run([sys.executable, "-m", "memtui", "lint", "--root", str(root), "--json", "--jobs", jobs],
+                              capture_output=True, cwd=tmp_path, timeout=120)
+        assert done.returncode == 1, done.stderr
+        return done.stdout
+
+    one, two = run("1"), run("2")
+    assert two == one
+    assert b"planted outside" not in two
