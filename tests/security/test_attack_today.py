@@ -164,3 +164,28 @@ def test_fifos_folders_named_like_files_and_links_neither_hang_nor_change_the_wo
     one, two = run("1"), run("2")
     assert two == one
     assert b"planted outside" not in two
+
+
+def test_a_group_writable_mode_git_lets_in_is_reviewed_as_the_edit_git_reads(machines: tuple[Path, Path, Path]) -> None:
+    """A tree entry of mode 100664 (old git's group-writable file) passes git's checks with a warning; git reads it
+    as a file. memtui queues it as that file's edit, shows it, and commits what was shown, as a plain file."""
+    from support.git_remote import blob, git
+
+    victim, attacker, remote = machines
+    wanted = with_fact(attacker)
+    shown = blob(attacker, wanted)
+    raw = b""
+    for line in git(attacker, "ls-tree", "HEAD").splitlines():
+        mode, sha, name = line.split()[0].lstrip("0"), line.split()[2], line.split("\t")[1]
+        if name == "MEMORY.md":
+            mode, sha = "100664", shown
+        raw += f"{mode} {name}".encode() + b"\0" + bytes.fromhex(sha)
+    tree = subprocess.run(["git", "hash-object", "-w", "-t", "tree", "--literally", "--stdin"], cwd=attacker,
+                          input=raw, capture_output=True, check=True).stdout.decode().strip()
+    git(attacker, "push", "-q", "origin", git(attacker, "commit-tree", tree, "-p", "HEAD", "-m", "a fact") + ":main")
+    out = sync_cli(victim, "sync")
+    assert out.returncode == 4, out.stdout + out.stderr
+    (p,) = Memory(victim).proposals(external=False)
+    assert p.file == "MEMORY.md" and p.content.encode() == wanted
+    assert Memory(victim).approve(p.id, by="wes").status == "applied"
+    assert git(victim, "ls-tree", "HEAD", "MEMORY.md").split()[:3] == ["100644", "blob", shown]
