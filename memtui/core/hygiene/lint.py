@@ -934,9 +934,12 @@ class _Writer:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        # A new file of its own, never a name found there: the state folder is writable by an agent, which could
+        # plant a symlink under a guessable name (the pid) and have the cache truncate and overwrite its target.
+        self.tmp = path.with_name(f"{path.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
         self.digest = hashlib.sha256()
-        self.out = open(self.tmp, "wb")
+        fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        self.out = os.fdopen(fd, "wb")
         self.put(b'{"v":%d}\n' % CACHE_VERSION)
 
     def put(self, line: bytes) -> None:

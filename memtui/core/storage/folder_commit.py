@@ -162,11 +162,38 @@ class CommitEngine(StorePart):
         staged = next((e for e in found if e[0] == 0), None)
         if staged is None or staged[3]:
             return False
+        if not self._index_older_than_head():
+            # Written since the branch last moved: by the person's git (`git restore --staged --source=HEAD~1`
+            # stages a past version on purpose), not left by a writer killed after moving the branch.
+            return False
         try:
             past = self.store.past_versions(rel, 8)
         except Exception:  # noqa: BLE001 - no history to tell by: the person's, as before
             return False
         return any(hashlib.sha1(b"blob %d\0" % len(data) + data).digest() == staged[1] for _, data in past)
+
+    def _index_older_than_head(self) -> bool:
+        """Was git's index last written no later than the branch last moved (its ref or HEAD's reflog)? A writer
+        killed between moving the branch and putting the index in place leaves it so; a person who staged anything
+        since wrote the index after. Unknown (no ref file to tell by): False, the version is the person's."""
+        try:
+            index = os.stat(self.index.path()).st_mtime_ns
+        except OSError:
+            return False
+        moved = []
+        try:
+            head = (self.git_dir / "HEAD").read_bytes().decode("utf-8", "replace").strip()
+        except OSError:
+            head = ""
+        names = [self.git_dir / "logs" / "HEAD"]
+        if head.startswith("ref: refs/"):
+            names += [self.git_dir / head[5:], self.git_dir / "logs" / head[5:]]
+        for name in names:
+            try:
+                moved.append(os.lstat(name).st_mtime_ns)
+            except OSError:
+                continue
+        return bool(moved) and index <= max(moved)
 
     def _head_entries(self, rels: list[str]) -> dict[str, tuple[int, bytes] | None]:
         """(mode, object id) HEAD's tree records for each of `rels`, None where it has none (or no commit yet), read

@@ -362,14 +362,17 @@ def fetch(memory: Any, remote: str = "origin", progress: Progress | None = None)
             return None
         if "fsck error" in err or "fsck failed" in err:
             _audit(memory, "refused", remote, None, reason="objects git's checks refuse (git fsck)")
-            raise SyncRefused(f"{remote} sent objects that git's own checks refuse ({err[-300:]}). Nothing here "
-                              "changed. They were made with a tool other than git (a tree with a name twice or out "
-                              "of order, a malformed commit): ask whoever pushed them to replace that commit")
+            raise _refused_objects(remote, err)
         raise SyncRefused(f"could not fetch from {remote}: {err[-400:]}. Nothing here changed; try again when the "
                           "remote can be reached")
     tip = _ref(memory, landing)
     assert tip is not None
     seen = _ref(memory, _SEEN + remote)
+    refused = _unchecked_objects(memory, tip, seen)
+    if refused is not None:
+        _git(memory, "update-ref", "-d", landing, check=False)
+        _audit(memory, "refused", remote, None, reason="objects git's checks refuse (git fsck)")
+        raise _refused_objects(remote, refused)
     if seen and not _ancestor(memory, seen, tip):
         _git(memory, "update-ref", "-d", landing, check=False)
         _audit(memory, "refused", remote, None, reason="history rewritten (a force-push)", seen=seen, fetched=tip)
@@ -380,6 +383,51 @@ def fetch(memory: Any, remote: str = "origin", progress: Progress | None = None)
     _git(memory, "update-ref", _FETCHED + remote, tip)
     _git(memory, "update-ref", "-d", landing, check=False)
     return tip
+
+
+def _refused_objects(remote: str, said: str) -> SyncRefused:
+    return SyncRefused(f"{remote} sent objects that git's own checks refuse ({said[-300:]}). Nothing here changed. "
+                       "They were made with a tool other than git (a tree with a name twice or out of order, a "
+                       "malformed commit): ask whoever pushed them to replace that commit. A history of your team's "
+                       "own that an old tool made is let in by `git config fetch.fsck.<check> ignore`, naming the "
+                       "check above")
+
+
+def _unchecked_objects(memory: Any, tip: str, seen: str | None) -> str | None:
+    """What git's checks say of the objects of `tip`'s history this memory has not merged (None: nothing wrong).
+    The fetch checks only the objects it receives: one already here (a plain `git fetch`, an editor's auto-fetch,
+    which check nothing by default) was never checked, so the range is packed and checked again (`index-pack
+    --strict`, the fetch's own check, a `.git` only warned of as there)."""
+    import tempfile
+
+    nots = [ref for ref in (_ref(memory, "HEAD"), seen) if ref]
+    names = _read(memory, "rev-list", "--objects", tip, "--not", *nots).stdout
+    if not names.strip():
+        return None
+    pack = _read(memory, "pack-objects", "--stdout", "-q", stdin=names).stdout
+    with tempfile.TemporaryDirectory(prefix="memtui-fsck-") as folder:
+        path = Path(folder) / "range.pack"
+        path.write_bytes(pack)
+        done = _read(memory, "index-pack", f"--strict={_fsck_settings(memory)}", "-o",
+                     str(path.with_suffix(".idx")), str(path), check=False)
+    if done.returncode == 0:
+        return None
+    from memtui.core.basics.visible import visible
+
+    return visible(done.stderr.decode(errors="replace").strip(), newlines=False) or "index-pack failed"
+
+
+def _fsck_settings(memory: Any) -> str:
+    """The fetch's checks for index-pack: the person's own `fetch.fsck.*` (what their git fetch would let in, a
+    skip list for an old history among them), and a `.git` only warned of, as the fetch itself is told."""
+    listed = _read(memory, "config", "--get-regexp", r"^fetch\.fsck\.", check=False).stdout.decode(errors="replace")
+    pairs = []
+    for line in listed.splitlines():
+        key, _, value = line.partition(" ")
+        name = key[len("fetch.fsck."):]
+        if name and value and not re.search(r"[,=\s]", name + value) and name.lower() != "hasdotgit":
+            pairs.append(f"{name}={value}")
+    return ",".join([*pairs, "hasdotgit=warn"])
 
 
 def incoming(memory: Any, remote: str = "origin", said: list[str] | None = None
