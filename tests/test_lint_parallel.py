@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
 import subprocess
 import sys
@@ -22,14 +21,50 @@ from pathlib import Path
 from memtui.core.grammar import entries
 from memtui.core.grammar.document import Document, entries_of
 from memtui.core.hygiene import lint as lint_module
-from memtui.core.hygiene.lint import CACHE_FILE, PARALLEL_FILES, lint
+from memtui.core.hygiene.lint import CACHE_FILE, PARALLEL_FILES, Finding, lint
 from memtui.core.storage.init import init_root
 from memtui.core.writing.memory import Memory
 from tests.test_lint_flood import EXPECTED, _commit, _git, findings_of, planted
 
 
+FRESH = r"""
+import json, os, sys
+from pathlib import Path
+from memtui.core.hygiene import lint as lint_module
+from memtui.core.writing.memory import Memory
+found = lint_module.lint(Memory(sys.argv[1]), processes=int(sys.argv[2]))
+children = []
+for stat in Path("/proc").glob("[0-9]*/stat"):
+    try:
+        state, parent = stat.read_text().rsplit(")", 1)[1].split()[:2]
+        name = (stat.parent / "comm").read_text().strip()
+    except OSError:
+        continue
+    if parent == str(os.getpid()):
+        children.append([name, state])
+json.dump({"findings": [list(f) for f in found], "workers": len(lint_module.last_worker_peaks),
+           "children": children}, sys.stdout)
+"""
+
+
+def fresh_lint(root: Path, processes: int) -> tuple[list[Finding], int, list[list[str]]]:
+    """lint in a process of its own, as `memtui lint` runs: (its findings, how many workers it forked and reaped,
+    its children left after). lint forks only in a process with no other thread (a thread holding a lock at the
+    fork would leave it held in the worker), and a test process holds the threads earlier tests left: there lint
+    rightly checks everything itself, and the workers would go untested."""
+    done = subprocess.run([sys.executable, "-c", FRESH, str(root), str(processes)], capture_output=True, text=True,
+                          timeout=600, cwd=root.parent)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    return [Finding(*row) for row in got["findings"]], got["workers"], got["children"]
+
+
 def _rendered(root: Path, processes: int) -> list[str]:
-    return [f.render() for f in lint(Memory(root), processes=processes)]
+    if processes == 1:
+        return [f.render() for f in lint(Memory(root), processes=1)]
+    found, workers, _ = fresh_lint(root, processes)
+    assert workers == processes  # the workers ran, and were reaped
+    return [f.render() for f in found]
 
 
 def _placed(root: Path, processes: int) -> list[str]:
@@ -50,7 +85,6 @@ def test_two_and_three_workers_give_the_findings_of_one_process_in_its_order(tmp
     for processes in (2, 3):
         cache.unlink()  # cold each time: every file checked by a worker
         assert _placed(root, processes) == json.loads(EXPECTED.read_text())["memtui"], processes
-        assert len(lint_module.last_worker_peaks) == processes  # the workers ran, and were reaped
         cache.unlink()
         assert _rendered(root, processes) == one
 
@@ -172,18 +206,8 @@ def test_the_entry_pattern_matches_as_the_lazy_one_did() -> None:
 
 def test_workers_leave_no_process_behind(tmp_path: Path) -> None:
     root = planted(tmp_path / "memtui", count=12)
-    lint(Memory(root), processes=2)
-    assert len(lint_module.last_worker_peaks) == 2  # each reaped (its peak RSS read then)
-    mine = str(os.getpid())
-    children = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            state, parent = stat.read_text().rsplit(")", 1)[1].split()[:2]
-            name = (stat.parent / "comm").read_text().strip()
-        except OSError:
-            continue
-        if parent == mine:
-            children.append((name, state))
+    _, workers, children = fresh_lint(root, 2)
+    assert workers == 2  # each reaped (its peak RSS read then)
     assert not [c for c in children if c[0].startswith("python") or c[1] == "Z"], children
 
 

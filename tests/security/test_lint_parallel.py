@@ -21,7 +21,7 @@ from memtui.core.hygiene.lint import CACHE_FILE, lint
 from memtui.core.writing.memory import Memory
 from tests.support.foreign import listing
 from tests.test_lint_flood import claude_code
-from tests.test_lint_parallel import many
+from tests.test_lint_parallel import fresh_lint, many
 
 
 def _python_children(pid: int) -> list[int]:
@@ -37,6 +37,21 @@ def _python_children(pid: int) -> list[int]:
     return out
 
 
+def _workers(proc: subprocess.Popen[bytes], sightings: int = 5) -> list[int]:
+    """lint's two workers: python children of `proc` seen `sightings` times in a row, 10 ms apart. A child the
+    parent forks to run git is python too until it execs: caught in that moment (a loaded machine widens it), it
+    was taken for a worker, stopped and killed, and the real worker went on unharmed."""
+    deadline = time.monotonic() + 60
+    seen: dict[int, int] = {}
+    while time.monotonic() < deadline and proc.poll() is None:
+        seen = {pid: seen.get(pid, 0) + 1 for pid in _python_children(proc.pid)}
+        steady = sorted(pid for pid, n in seen.items() if n >= sightings)
+        if len(steady) == 2:
+            return steady
+        time.sleep(0.01)
+    raise AssertionError(f"the workers were not seen (python children seen: {seen})")
+
+
 def test_a_worker_killed_halfway_loses_no_finding_and_lint_says_so(tmp_path: Path) -> None:
     root = many(tmp_path / "m", 3000)
     cache = Memory(root).store.state_folder / CACHE_FILE
@@ -46,12 +61,7 @@ def test_a_worker_killed_halfway_loses_no_finding_and_lint_says_so(tmp_path: Pat
     cache.unlink()
     proc = subprocess.Popen([sys.executable, "-m", "memtui", "lint", "--root", str(root), "--json", "--jobs", "2"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
-    deadline = time.monotonic() + 60
-    workers: list[int] = []
-    while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
-        workers = _python_children(proc.pid)
-        time.sleep(0.002)
-    assert len(workers) == 2, "the workers were not seen"
+    workers = _workers(proc)
     for pid in workers:
         os.kill(pid, signal.SIGSTOP)  # held where they are: neither has checked its 1,500 files yet
     os.kill(max(workers), signal.SIGKILL)  # most likely the second share (pids grow): its files come last
@@ -74,8 +84,8 @@ def test_workers_follow_no_symlink_out_of_the_folder(tmp_path: Path) -> None:
     before = listing(tmp_path)
     one = lint(Memory(root), processes=1)
     (Memory(root).store.state_folder / CACHE_FILE).unlink()
-    two = lint(Memory(root), processes=2)
-    assert two == one
+    two, workers, _ = fresh_lint(root, 2)
+    assert two == one and workers == 2
     assert not [f for f in two if "outside" in f.message or "planted" in f.file or "dir-out" in f.file], two
     assert [f.check for f in two if f.file == "notes/link-out.md"] in ([], ["unreadable"])
     changed = {k for k, v in listing(tmp_path).items() if before.get(k) != v}
@@ -98,7 +108,6 @@ def test_workers_on_an_openclaw_workspace_in_the_persons_git_change_nothing_in_i
     """Forked workers read a foreign folder and the person's own repository as one process does: the same
     findings (a deleted line of the person's history among them), and not a byte of the folder or of `git status`
     changed; lint's cache lives in memtui's state beside the folder."""
-    import memtui.core.hygiene.lint as lint_module
     from tests.support.fixtures_openclaw import openclaw_writes, person_git, workspace
     from tests.support.foreign import git_status
 
@@ -114,8 +123,8 @@ def test_workers_on_an_openclaw_workspace_in_the_persons_git_change_nothing_in_i
     state = memory.store.state_folder
     if state is not None:
         (state / CACHE_FILE).unlink(missing_ok=True)
-    two = lint(Memory(ws), processes=2)
-    assert two == one and len(lint_module.last_worker_peaks) == 2
+    two, workers, _ = fresh_lint(ws, 2)
+    assert two == one and workers == 2
     deleted = sorted(f.file for f in two if f.check == "deleted-history")
     assert deleted == sorted(f"memory/topic-{k}.md" for k in range(0, 30, 3))  # the agent's edits the person committed
     assert listing(ws) == before and git_status(ws) == status
