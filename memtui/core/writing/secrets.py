@@ -89,6 +89,9 @@ _UNKNOWN_RUN = re.compile(r"[A-Za-z0-9_+/=.:-]{20,}")
 # (anchor, format index, matched case-insensitively): each format's literal prefixes, looked for before its regex.
 _ANCHORS = tuple((a.lower() if a == "aws" else a, i, a == "aws") for i, (_, anchors, _) in enumerate(_FORMATS)
                  for a in anchors)
+_FOLDED_ANCHORS = tuple(a for a, _, folded in _ANCHORS if folded)
+_ANY_ANCHOR = re.compile("|".join(re.escape(a) for a, _, folded in sorted(_ANCHORS, key=lambda x: -len(x[0]))
+                                  if not folded))
 _formats: list[tuple[str, tuple[str, ...], re.Pattern[str]]] | None = None
 _detectors: list[tuple[str, tuple[re.Pattern[str], ...]]] | None = None
 
@@ -119,8 +122,10 @@ def scan(text: str | None, _inner: bool = False) -> list[Secret]:
     out: list[Secret] = []
     taken: list[tuple[int, int]] = []
     lower = text.lower()
-    # One pass over the anchors (a generator per format cost more than the searches it saved).
-    present = {i for a, i, folded in _ANCHORS if (a in lower if folded else a in text)}
+    # One pass over the anchors (a generator per format cost more than the searches it saved), taken only when one
+    # search for them all finds any: most text holds none, and that search is half the cost of the pass.
+    present = ({i for a, i, folded in _ANCHORS if (a in lower if folded else a in text)}
+               if _ANY_ANCHOR.search(text) or any(a in lower for a in _FOLDED_ANCHORS) else set())
     for i, (kind, _, pattern) in enumerate(_patterns()):
         if i not in present:
             continue
