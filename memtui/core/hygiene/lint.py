@@ -419,7 +419,7 @@ def _read(reader: _Files, rel: str) -> tuple[Document, bytes | None]:
     from memtui.core.storage.reading import decoded
 
     path, data = reader.read(rel)
-    return Document(decoded(path, data) or "", path), data
+    return Document(decoded(path, data) or "", path, kept=False), data  # each file once: no parse kept for later
 
 
 class _Files:

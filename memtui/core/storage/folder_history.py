@@ -206,7 +206,7 @@ class FolderHistory:
                 out: list[tuple[str, bytes]] = []
                 seen: set[str] = set()
                 held = current(rel) if current is not None and rel in found else None
-                held_ids = _blob_ids(held) if held is not None else ()
+                held_ids = _blob_ids(held, found[rel][0][1]) if held is not None and found[rel] else ()
                 for change, blob in found.get(rel, ()):
                     if blob in seen:
                         continue
@@ -253,12 +253,13 @@ def _plain(rel: str) -> bool:
     return bool(rel) and "\n" not in rel and "\r" not in rel and all(p not in ("", ".", "..") for p in rel.split("/"))
 
 
-def _blob_ids(data: bytes) -> tuple[str, str]:
-    """`data`'s git blob id in both object formats (sha1, sha256): which one a repository uses shows in its ids."""
+def _blob_ids(data: bytes, like: str) -> tuple[str]:
+    """`data`'s git blob id in the object format of the id `like` (sha1: 40 hex digits, else sha256)."""
     import hashlib
 
-    header = b"blob %d\0" % len(data)
-    return hashlib.sha1(header + data).hexdigest(), hashlib.sha256(header + data).hexdigest()
+    made = (hashlib.sha1 if len(like) == 40 else hashlib.sha256)(b"blob %d\0" % len(data))
+    made.update(data)
+    return (made.hexdigest(),)
 
 
 def _files_changed(store: Any, shas: list[str]) -> dict[str, tuple[str, ...]]:

@@ -126,6 +126,10 @@ def scan(text: str | None, _inner: bool = False) -> list[Secret]:
     # search for them all finds any: most text holds none, and that search is half the cost of the pass.
     present = ({i for a, i, folded in _ANCHORS if (a in lower if folded else a in text)}
                if _ANY_ANCHOR.search(text) or any(a in lower for a in _FOLDED_ANCHORS) else set())
+    named = any(a in lower for a in _KEYWORD_ANCHORS)
+    runs = list(_UNKNOWN_RUN.finditer(text))  # long runs of key characters: asked of detect-secrets, and decoded
+    if not (present or named or runs):
+        return []  # no anchor, no credential's name, no run long enough: nothing below could find a key
     for i, (kind, _, pattern) in enumerate(_patterns()):
         if i not in present:
             continue
@@ -150,7 +154,7 @@ def scan(text: str | None, _inner: bool = False) -> list[Secret]:
                 end = block.end()
             out.append(Secret(kind, _line_of(text, start), start, end, _masked(kind, value)))
             taken.append((m.start(), end))
-    if [a for a in _KEYWORD_ANCHORS if a in lower]:
+    if named:
         for m in _KEYWORD.finditer(text):
             start, end = m.span("value")
             name_start = m.start()
@@ -162,7 +166,6 @@ def scan(text: str | None, _inner: bool = False) -> list[Secret]:
             if not _inside(taken, start, end) and _credential_value(name, value):
                 out.append(Secret(f"secret after {name}", _line_of(text, start), start, end, _masked("", value)))
                 taken.append((start, end))
-    runs = list(_UNKNOWN_RUN.finditer(text))  # long runs of key characters: asked of detect-secrets, and decoded
     out += _detect_secrets(text, runs, taken)
     if not _inner:
         out += _encoded(text, runs, taken)
