@@ -34,6 +34,7 @@ CACHE_VERSION = 3  # a cache of another shape (an older memtui, a torn write) is
 _CACHE_DOMAIN = b"memtui lint cache\0"  # the cache's seal vouches for nothing else (a queue file, the pending cache)
 PARALLEL_FILES = 2_000  # files to check below which one process does: forking and merging cost more than they save
 FRAME_FILES = 256  # files a worker sends back at a time
+PROGRESS_FILES = 500  # files between two calls of lint's `progress`
 last_worker_peaks: list[int] = []  # the last lint's workers' peak RSS in kB, each its own (what benches report)
 _LINK = re.compile(r"(?<!!)\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _IN_COMMIT = " (in commit "  # what follows the quoted line in a deleted-history finding (`_masked_deleted`)
@@ -63,7 +64,8 @@ class Finding(NamedTuple):
         return f"{where}: {self.level}: [{self.check}] {self.message}"
 
 
-def lint(memory: Memory, processes: int | None = None, notes: list[str] | None = None) -> list[Finding]:
+def lint(memory: Memory, processes: int | None = None, notes: list[str] | None = None,
+         progress: Callable[[int, int], None] | None = None) -> list[Finding]:
     """Every check of every core and topic file. Linear in the files: the listing, each file's history (one walk
     for all: `Store.past_versions_many`) and the archive (once, when an entry is missing) are read once each, not
     once per file (2,000 files took 17.6 s, 8,000 files 221 s). Each file's path is checked once and its bytes read
@@ -72,7 +74,9 @@ def lint(memory: Memory, processes: int | None = None, notes: list[str] | None =
 
     `processes`: how many processes check the files not in the cache (`_Workers`); None: one per core when there
     are `PARALLEL_FILES` or more of them, else one. The findings are the same list either way. `notes` gets a
-    sentence for anything the person may want to know about how the lint ran (a worker that failed)."""
+    sentence for anything the person may want to know about how the lint ran (a worker that failed). `progress`
+    is told (files done, files in all) every `PROGRESS_FILES` files, for a meter: a first lint of 50,000 files is
+    seconds of silence otherwise."""
     import gc
 
     # No collection while lint runs: its objects hold no cycles (50,000 files: the same peak RSS without it), and
@@ -81,13 +85,14 @@ def lint(memory: Memory, processes: int | None = None, notes: list[str] | None =
     gc.disable()
     try:
         with memory.store.pinned_root(), _Files(memory) as files:
-            return _lint(memory, files, processes, notes if notes is not None else [])
+            return _lint(memory, files, processes, notes if notes is not None else [], progress)
     finally:
         if collecting:
             gc.enable()
 
 
-def _lint(memory: Memory, reader: _Files, processes: int | None, notes: list[str]) -> list[Finding]:
+def _lint(memory: Memory, reader: _Files, processes: int | None, notes: list[str],
+          progress: Callable[[int, int], None] | None = None) -> list[Finding]:
     layout = memory.layout()
     out: list[Finding] = []
     listed = memory.files()
@@ -109,7 +114,9 @@ def _lint(memory: Memory, reader: _Files, processes: int | None, notes: list[str
     try:
         checked = (workers.results() if workers is not None else
                    _check_files(memory, layout, reader, todo, cache, False))
-        for rel in files:
+        for n, rel in enumerate(files):
+            if progress is not None and n % PROGRESS_FILES == 0:
+                progress(n, len(files))
             if rel in hits:  # the same bytes, history, code and rules as when these findings were made and sealed
                 key, entry = hits[rel]
                 out += entry[0]
