@@ -16,8 +16,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 if not os.environ.get("MEMTUI_TESTS_STATE"):
     import tempfile
 
+    import atexit
+    import shutil
+
     os.environ["MEMTUI_TESTS_STATE"] = tempfile.mkdtemp(prefix="memtui-tests-state-")
     os.environ["XDG_STATE_HOME"] = os.environ["MEMTUI_TESTS_STATE"]
+    # removed by the process that made it, when the session ends (a run left one in /tmp each time)
+    atexit.register(shutil.rmtree, os.environ["MEMTUI_TESTS_STATE"], True)
 
 from memtui.core.storage.init import init_root  # noqa: E402
 from memtui.core.writing.memory import Memory  # noqa: E402
