@@ -9,7 +9,10 @@ from typing import Any
 from memtui.core.basics.record import Frozen
 
 DEFAULT_MODEL = "claude-sonnet-5-5"  # anthropic 2.14 lists claude-sonnet-4-5 as deprecated (end of life 2026-11-30)
-DEFAULT_AGENTS = ("agent*", "claude*", "assistant*", "mcp*", "bot*", "*-agent")
+# The agents whose memories memtui opens as they keep them (Claude Code, Hermes, OpenClaw, Cline) and the other
+# coding agents, by the names they go by: an agent that writes `--by openclaw` is an agent, not a person.
+DEFAULT_AGENTS = ("agent*", "claude*", "assistant*", "mcp*", "bot*", "*-agent", "hermes*", "openclaw*", "cline*",
+                  "codex*", "gemini*")
 DEFAULT_SCRATCH_MAX_TTL_MIN = 7 * 24 * 60  # an agent's scratch note applies at once only if it expires within this
 # Bounds on what an agent writes unreviewed (docs/write-path.md#trust-model). A scratch note is work in progress, a few
 # paragraphs: 4 KB holds ~600 words, and three 40 MB notes once went into git at once. A log line is one event of
@@ -34,7 +37,8 @@ CONFIG_TEMPLATE = """\
 
 [review]
 # Actors that count as agents; everyone else is a person, whose own writes apply at once.
-agents = ["agent*", "claude*", "assistant*", "mcp*", "bot*", "*-agent"]
+agents = ["agent*", "claude*", "assistant*", "mcp*", "bot*", "*-agent", "hermes*", "openclaw*", "cline*", "codex*",
+          "gemini*"]
 # An agent's scratch note applies at once only when it expires within this ("30m", "12h", "7d" or minutes).
 scratch_max_ttl = "7d"
 # What an agent may write unreviewed: a longer scratch note (bytes) or log line (characters) waits for a person;
