@@ -85,14 +85,6 @@ CURSOR_BINDINGS = [
 
 
 @dataclass
-class EntryWritten(Message):
-    """An edit on the entry under the cursor came back from the core (posted from a thread)."""
-
-    result: WriteResult
-    target: str | None
-
-
-@dataclass
 class BlameLoaded(Message):
     version: str
     lines: list[Any] | str
@@ -150,6 +142,9 @@ class CursorView(Protocol):
     def refresh_bindings(self) -> None: ...
 
     def notify(self, message: str, **kwargs: Any) -> None: ...
+
+    @property
+    def is_attached(self) -> bool: ...
 
 
 class EntryCursor:
@@ -478,9 +473,13 @@ class EntryCursor:
                 self._in_flight -= 1
 
     def run_write(self, write: Callable[[], WriteResult], target: str | None = None) -> None:
+        app = self.view.app
+
         def run() -> None:
             result = self._writing(write)
-            self.view.post_message(EntryWritten(result, target))
+            # Handed to the app's loop, not posted to the viewer: a tab closed while the write ran dropped what it
+            # was sent, and the person never heard whether their edit was made or refused (`wrote` says it still).
+            app.call_later(self.wrote, result, target)
 
         self.view.run_worker(run, name="run_write", group="curate", thread=True, exit_on_error=False)
 
@@ -488,19 +487,19 @@ class EntryCursor:
         """Wrap a dialog's write (run in the dialog's thread) so the viewer knows it is its own."""
         return lambda *args: self._writing(write, *args)
 
-    def entry_written(self, message: EntryWritten) -> None:
-        self.wrote(message.result, message.target)
-
     def wrote(self, result: WriteResult, target: str | None) -> None:
-        """An edit returned: say so; when applied, reload onto `target` and let the app catch up."""
+        """An edit returned: say so (in a toast from the app, also when its tab was closed meanwhile); when applied
+        and the tab is still open, reload onto `target` and let the app catch up."""
         r = result
         severity: SeverityLevel = "information" if r.status == "applied" else (
             "warning" if r.status == "queued" else "error")
         # A refusal of what the person typed is said to them (memtui/tui/for_people.py), not to an agent.
         said = typed(r.message) if r.status in ("refused", "conflict") else r.message
-        self.view.notify(said if r.status != "applied" else f"{self.person}: {r.message}", severity=severity,
-                         markup=False)
-        if r.status not in ("applied", "queued"):
+        said = said if r.status != "applied" else f"{self.person}: {r.message}"
+        open_ = self.view.is_attached
+        # With its tab closed, the toast names the file it was about.
+        self.view.notify(said if open_ else f"{self.rel}: {said}", severity=severity, markup=False)
+        if r.status not in ("applied", "queued") or not open_:
             return
         self._cursor_target = target
         # The write's change event reloads this viewer once; if that load came first, or there is none, the

@@ -1,0 +1,132 @@
+"""Answers that came back after the person had moved on, and still reach them.
+
+A write started from a tab runs in a thread: an entry removed, retagged or undone from a file tab, an undo in Today.
+The person may close that tab before the write comes back; its answer (made, or refused and why) was posted to the
+closed tab and dropped, so nobody heard whether memory changed. And as the app quits, the layout or theme chosen a
+moment before is written in a thread: a failure there was lost without a word, where the app's other failures at
+quit are printed on stderr once the screen is restored (memtui/tui/crash.py). Each test holds the real write until
+the tab is closed (or the app has quit), as a loaded machine or a slow disk does by chance.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from pathlib import Path
+
+import git
+import pytest
+
+from app_support import SIZE, demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
+from memtui.tui.app import MemtuiApp
+from memtui.tui.viewer import MemoryViewer
+
+PERSON = "ana"
+ALEX = "people/alex.md"
+
+
+@pytest.fixture
+def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> Path:
+    return demo_root(tmp_path, monkeypatch, demo_template)
+
+
+def toasts(app: MemtuiApp) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+def held(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> threading.Event:
+    """Hold `owner.name` (the real one, called once the returned gate is set): the write is under way meanwhile."""
+    gate, real = threading.Event(), getattr(owner, name)
+    monkeypatch.setattr(owner, name, lambda *a, **k: (gate.wait(20), real(*a, **k))[1])
+    return gate
+
+
+async def open_alex(pilot, app: MemtuiApp) -> MemoryViewer:
+    await wait_for(pilot, lambda: settled(app), what="the app to settle")
+    app.open_file(ALEX)
+    await wait_for(pilot, lambda: (v := app.viewer_for(ALEX)) is not None and v.state is not None, what=ALEX)
+    viewer = app.viewer_for(ALEX)
+    assert viewer is not None
+    viewer.focus()
+    await pilot.press("j")  # the first entry: "Alex owns the payments integration"
+    await wait_for(pilot, lambda: viewer.cursor is not None, what="the entry cursor")
+    return viewer
+
+
+async def test_an_entry_removed_from_a_tab_closed_before_the_write_came_back_is_said_in_a_toast(
+        demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        viewer = await open_alex(pilot, app)
+        before = git.Repo(demo).head.commit.hexsha
+        gate = held(monkeypatch, app.memory, "update")
+        try:
+            await pilot.press("x")
+            await pilot.pause()
+            await pilot.press("y")
+            await wait_for(pilot, lambda: viewer.entry_cursor._in_flight, what="the removal under way")
+            await pilot.press("w")
+            await wait_for(pilot, lambda: app.viewer_for(ALEX) is None and not viewer.is_attached, what="the tab closed")
+        finally:
+            gate.set()
+        await wait_for(pilot, lambda: git.Repo(demo).head.commit.hexsha != before, what="the removal's commit")
+        await wait_for(pilot, lambda: any(t.startswith(f"{ALEX}: {PERSON}: committed") for t in toasts(app)),
+                       what="the removal said in a toast", timeout=10)
+    assert "~~[stated] Alex owns the payments integration" in (demo / ALEX).read_text()
+
+
+async def test_a_refused_edit_from_a_tab_closed_before_it_came_back_says_why(
+        demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refused, too, the person hears it: here the entry was removed by someone else while the removal ran."""
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        viewer = await open_alex(pilot, app)
+        gate, real = threading.Event(), app.memory.update
+
+        def first_someone_else(*args, **kwargs):
+            gate.wait(20)
+            real("Facts", "remove", replaces="Alex owns the payments integration", file=ALEX, actor="wes")
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(app.memory, "update", first_someone_else)
+        try:
+            await pilot.press("x")
+            await pilot.pause()
+            await pilot.press("y")
+            await wait_for(pilot, lambda: viewer.entry_cursor._in_flight, what="the removal under way")
+            await pilot.press("w")
+            await wait_for(pilot, lambda: not viewer.is_attached, what="the tab closed")
+        finally:
+            gate.set()
+        await wait_for(pilot, lambda: any(t.startswith(f"{ALEX}: ") and "Alex owns the payments" in t
+                                          for t in toasts(app)), what="the refusal said in a toast", timeout=10)
+        assert [n.severity for n in app._notifications if "Alex owns" in str(n.message)][-1] == "error"
+
+
+async def test_an_undo_in_today_whose_tab_closed_before_it_came_back_is_said_and_in_the_feed(
+        demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import memtui.tui.today as today
+
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        await pilot.press("t")
+        await wait_for(pilot, lambda: "today" in app.panes and app.panes["today"].report is not None,
+                       what="the Today tab")
+        pane = app.panes["today"]
+        await wait_for(pilot, lambda: app.focused is pane.tree, what="the keys on Today's tree")
+        before = git.Repo(demo).head.commit.hexsha
+        lines = len(app.feed.records)
+        gate = held(monkeypatch, today, "core_undo_last")
+        try:
+            await pilot.press("u")
+            await wait_for(pilot, lambda: any(w.group == "today-undo" and w.is_running for w in app.workers),
+                           what="the undo under way")
+            await pilot.press("w")
+            await wait_for(pilot, lambda: "today" not in app.panes and not pane.is_attached, what="the tab closed")
+        finally:
+            gate.set()
+        await wait_for(pilot, lambda: git.Repo(demo).head.commit.hexsha != before, what="the undo's commit")
+        await wait_for(pilot, lambda: any(n.title == "Undo" for n in app._notifications),
+                       what="the undo said in a toast", timeout=10)
+        await wait_for(pilot, lambda: any(r.kind == "undo" for r in app.feed.records[lines:]), what="the feed line")
