@@ -130,3 +130,91 @@ async def test_an_undo_in_today_whose_tab_closed_before_it_came_back_is_said_and
         await wait_for(pilot, lambda: any(n.title == "Undo" for n in app._notifications),
                        what="the undo said in a toast", timeout=10)
         await wait_for(pilot, lambda: any(r.kind == "undo" for r in app.feed.records[lines:]), what="the feed line")
+
+
+def buffered(app: MemtuiApp) -> io.StringIO:
+    """The app's error console pointed at a buffer, as memtui/tui/crash.py does for `memtui` (which prints it on
+    stderr once the screen is restored)."""
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    app.error_console = Console(file=buffer, markup=False, highlight=False, color_system=None, width=200)
+    return buffer
+
+
+async def test_a_layout_that_cannot_be_saved_as_the_app_quits_is_said_after_it_exits(
+        demo: Path, tmp_path: Path) -> None:
+    from memtui.tui import layout as layouts
+
+    layouts.state_file().mkdir(parents=True)  # a folder where the layout's file goes: it cannot be written
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    printed = buffered(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        await pilot.press("Z")  # stacked at every width, chosen just before quitting: written again as it quits
+        await pilot.press("q")
+    said = " ".join(printed.getvalue().split())
+    assert f"the layout was not saved to {layouts.state_file()}" in said, said
+    assert "until memtui quits" not in said  # it has quit: what holds is the layout saved before
+
+
+async def test_a_theme_chosen_just_before_quitting_is_saved_or_its_failure_said_after_the_app_exits(
+        demo: Path) -> None:
+    from support.by_hand import write_committed
+
+    config = demo / ".memtui" / "config.toml"
+    # Chosen and quit at once (its save waits a moment for a picker's previews to pass): saved all the same.
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    printed = buffered(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        app.action_switch_theme("memtui-light")
+        await pilot.press("q")
+    assert 'theme = "memtui-light"' in config.read_text() and printed.getvalue() == ""
+    # A config with a person's own error is not rewritten: the choice is lost, and said so after the app exits.
+    broken = config.read_text().replace("[app]", '[app]\ncolour = "red"')
+    write_committed(demo, ".memtui/config.toml", broken)
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    printed = buffered(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        app.action_switch_theme("memtui-contrast")
+        await pilot.press("q")
+    assert config.read_text() == broken
+    said = " ".join(printed.getvalue().split())  # as one line (the console wraps at its width)
+    assert "memtui: theme memtui-contrast was not saved" in said and "colour" in said, said
+    assert "the next start has the theme saved before" in said
+    # While the app runs, the same failure is a toast, and said once: not again at quit.
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    printed = buffered(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        app.action_switch_theme("memtui-contrast")
+        await wait_for(pilot, lambda: any("Theme memtui-contrast is used now but was not saved" in t and "colour" in t
+                                          for t in toasts(app)), what="the toast")
+        await pilot.press("q")
+    assert printed.getvalue() == ""
+
+
+async def test_a_theme_save_under_way_as_the_app_quits_is_waited_for_and_its_failure_said_after(
+        demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memtui.core.writing.memory import Memory
+
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    printed = buffered(app)
+    gate, started = threading.Event(), threading.Event()
+
+    def set_theme(self, name, **kwargs):
+        started.set()
+        gate.wait(20)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Memory, "set_theme", set_theme)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        app.action_switch_theme("memtui-light")
+        await wait_for(pilot, started.is_set, what="the theme's save under way")
+        await pilot.press("q")
+        threading.Timer(0.5, gate.set).start()  # the disk answers after the app began to quit
+    said = " ".join(printed.getvalue().split())
+    assert "memtui: theme memtui-light was not saved: [Errno 28] No space left on device" in said, said
