@@ -442,11 +442,16 @@ class EntryCursor:
         if entry is None:
             return None
         section = self.section_at(self.cursor or 0)
-        if not section:
+        # A file with no heading at all (Claude Code's MEMORY.md index) is one section, named "" as the core names
+        # it; in a file with headings, an entry above the first one is in none.
+        if not section and (self.view.state is None or self.view.state.extra.get("sections")):
             self.view.notify("This entry sits above the first heading; only entries in a section can be edited "
                              "here. Press E to edit the file in $EDITOR.", severity="warning")
             return None
         return entry, section
+
+    def _where(self, section: str) -> str:
+        return f"{self.rel} § {section}" if section else self.rel
 
     def own_write(self, state: ViewerState) -> bool:
         """Is this load the person's own edit from here (drawn without live-diff marks)?
@@ -525,10 +530,13 @@ class EntryCursor:
             if result is not None:
                 self.wrote(result, result.entry)
 
+        tags = self._layout_tags()
         self.app.push_screen(EntryEditScreen(
-            f"Revise ({self.rel} § {section}); the old line stays, struck superseded {clock.today()}",
+            f"Revise ({self._where(section)}); " + (f"the old line stays, struck superseded {clock.today()}" if tags
+                                                   else "the old line is replaced (memtui's history keeps it)"),
             curate.editable_text(entry), self.dialog_write(write),
-            hint="enter revise · escape cancel · start with [stated], [observed], [inferred] or [suggested]"), done)
+            hint="enter revise · escape cancel" + (" · start with [stated], [observed], [inferred] or [suggested]"
+                                                   if tags else "")), done)
 
     def add_entry(self) -> None:
         from memtui.tui.curate import EntryEditScreen
@@ -546,10 +554,12 @@ class EntryCursor:
             if result is not None:
                 self.wrote(result, result.entry)
 
+        tags = self._layout_tags()
         self.app.push_screen(EntryEditScreen(
-            f"Add to {self.rel} § {section}, below the cursor",
-            "[stated] ", self.dialog_write(write),
-            hint="enter add · escape cancel · start with a [tag]: [stated] you said it, [observed] seen"), done)
+            f"Add to {self._where(section)}, below the cursor",
+            "[stated] " if tags else "", self.dialog_write(write),
+            hint="enter add · escape cancel" + (" · start with a [tag]: [stated] you said it, [observed] seen"
+                                                if tags else "")), done)
 
     def remove_entry(self) -> None:
         from memtui.tui.dialogs import ConfirmScreen
@@ -565,7 +575,9 @@ class EntryCursor:
                 self.run_write(lambda: memory.update(section, "remove", replaces=raw, file=self.rel,
                                                      actor=person))
 
-        question = f"Remove from § {section}? It stays as history, struck “removed {clock.today()}”.\n\n{raw}"
+        question = f"Remove from {self._where(section)}? " + (
+            f"It stays as history, struck “removed {clock.today()}”." if self._layout_tags() else
+            "The line goes from the file; memtui's history keeps it.") + f"\n\n{raw}"
         self.app.push_screen(ConfirmScreen(question), done)
 
     def retag_entry(self) -> None:

@@ -1,0 +1,98 @@
+"""A new user's first day with a memory memtui did not write, found walking it in a real terminal and kept here as
+pilot tests: each failed before its fix.
+
+Claude Code's MEMORY.md is an index of lines with no heading: the entry cursor stood on each line and offered e, x,
+p, o, but every key said "this entry sits above the first heading" while the command line edits the same lines
+(its body is one section, named ""). Only what the person approved changes in the folder, each time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app_support import settled, wait_for
+from support.fixtures_claude_code import memory_folder, write_memory
+from support.foreign import changed, listing
+
+BUG_TRACKER = "- [Bug tracker](reference_linear.md) — Pipeline bugs are tracked in Linear project INGEST"
+MERGE_FREEZE = "- [Merge freeze](project_freeze.md) — Merge freeze for the mobile release starts 2026-03-05"
+
+
+@pytest.fixture
+def claude_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("MEMTUI_NOW", "2026-08-20T14:05")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    return write_memory(memory_folder(tmp_path))
+
+
+async def cursor_on(pilot, viewer, text: str) -> None:
+    await pilot.press("j")
+    for _ in range(20):
+        entry = viewer.entry_cursor.entry_at(viewer.cursor)
+        if entry is not None and text in entry.raw:
+            return
+        await pilot.press("j")
+    raise AssertionError(f"the cursor never reached {text!r}")
+
+
+def toasts(app) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+async def test_the_lines_of_claude_codes_index_are_edited_from_the_keyboard(claude_code: Path) -> None:
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.curate import EntryEditScreen
+    from memtui.tui.dialogs import ConfirmScreen
+    from memtui.tui.viewer import MemoryViewer
+
+    folder = claude_code
+    before = listing(folder)
+    app = MemtuiApp(folder, watch=False, user="wes")
+    async with app.run_test(size=(120, 35)) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        viewer = app.query_one(MemoryViewer)
+        viewer.focus()
+        # x: asked first, in this layout's terms (no struck line is kept in the file), then gone from the file.
+        await cursor_on(pilot, viewer, "Bug tracker")
+        await pilot.press("x")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
+        question = app.screen.question
+        assert "struck" not in question and "§" not in question and "MEMORY.md" in question, question
+        await pilot.press("y")
+        await wait_for(pilot, lambda: BUG_TRACKER not in (folder / "MEMORY.md").read_text(), what="the removal")
+        assert not any("above the first heading" in t for t in toasts(app)), toasts(app)
+        # e: the line's own text to edit, no tag to start with (Claude Code's lines carry none).
+        await cursor_on(pilot, viewer, "Merge freeze")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EntryEditScreen), what="the revise dialog")
+        field = app.screen.query_one("#entry-text")
+        assert field.value == MERGE_FREEZE[2:], field.value
+        field.value = "[Merge freeze](project_freeze.md) — Merge freeze for the mobile release starts 2026-03-09"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "starts 2026-03-09" in (folder / "MEMORY.md").read_text(), what="the revise")
+    text = (folder / "MEMORY.md").read_text()
+    assert MERGE_FREEZE not in text and "~~" not in text
+    assert set(changed(before, folder)) == {"MEMORY.md"}  # what the person did, nothing else
+
+
+async def test_an_entry_above_the_first_heading_of_a_file_with_headings_is_still_left_to_editor(
+        claude_code: Path) -> None:
+    """The refusal stays where it is right: a file with headings has no section for a line above them."""
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.viewer import MemoryViewer
+
+    folder = claude_code
+    (folder / "MEMORY.md").write_text("- Loose line above the headings\n\n## Team\n- Wes leads the platform team\n")
+    app = MemtuiApp(folder, watch=False, user="wes")
+    async with app.run_test(size=(120, 35)) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        viewer = app.query_one(MemoryViewer)
+        viewer.focus()
+        await cursor_on(pilot, viewer, "Loose line")
+        await pilot.press("x")
+        await wait_for(pilot, lambda: any("above the first heading" in t for t in toasts(app)), what="the refusal")
