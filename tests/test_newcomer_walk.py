@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app_support import settled, wait_for
+from app_support import demo_root, demo_template, settled, wait_for  # noqa: F401 (fixture)
 from support.fixtures_claude_code import memory_folder, write_memory
 from support.foreign import changed, listing
 
@@ -96,3 +96,38 @@ async def test_an_entry_above_the_first_heading_of_a_file_with_headings_is_still
         await cursor_on(pilot, viewer, "Loose line")
         await pilot.press("x")
         await wait_for(pilot, lambda: any("above the first heading" in t for t in toasts(app)), what="the refusal")
+
+
+async def test_a_search_left_open_is_one_line_in_the_feed_however_often_memory_changes_under_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path) -> None:
+    """The Search tab runs its query again as memory changes (so its hits stay true); each run put another
+    "wes search 'dark'" in the activity feed, as if the person had searched again, between the approvals."""
+    import asyncio
+
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.search import SearchPane
+
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    app = MemtuiApp(root, watch=False, user="wes")
+    async with app.run_test(size=(120, 35)) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        await pilot.press("slash")
+        await wait_for(pilot, lambda: app.query(SearchPane), what="the Search tab")
+        pane = app.query_one(SearchPane)
+        await wait_for(pilot, lambda: app.focused is pane.input, what="the search box")
+        await pilot.press(*"dark")
+        searches = lambda: [r.text for r in app.feed.records if r.kind == "search"]  # noqa: E731
+        await wait_for(pilot, searches, what="the search in the feed")  # (none of the demo's lines says it yet)
+        for n in range(3):  # three writes, each heard by the open tab, which searches again
+            shown = pane._shown
+            await asyncio.to_thread(app.memory.update, "Preferences", "add", f"[stated] Dark theme {n} everywhere",
+                                    actor="wes")
+            await wait_for(pilot, lambda: pane._shown > shown, what="the query run again")
+        await wait_for(pilot, lambda: any("Dark theme 2" in r.text for r in pane.results), what="the new hits")
+        assert searches() == ["'dark': 0 sources"], searches()
+        # A query the person types is said again, even one typed before.
+        await pilot.press("backspace", "backspace", "backspace", "backspace")
+        await wait_for(pilot, lambda: "Type to search" in str(pane.query_one("#search-summary").render()),
+                       what="the box cleared")
+        await pilot.press(*"dark")
+        await wait_for(pilot, lambda: len(searches()) == 2, what="the new search in the feed")

@@ -60,6 +60,7 @@ class SearchPane(Vertical, can_focus=False):
         self._timer: Timer | None = None
         self._seq = 0
         self._shown = 0
+        self._logged: tuple[str, bool] | None = None  # the query last said in the activity feed
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="Search memory (literal, case-insensitive; ctrl+r for regex)", id="search-input")
@@ -133,10 +134,14 @@ class SearchPane(Vertical, can_focus=False):
         options.add_options([Option(self._label(r), id=str(k)) for k, r in enumerate(self.results)])
         if self.results:
             options.highlighted = 0
-        self.post_message(LogActivity("search", f"{'/' + bundle.query + '/' if bundle.regex else bundle.query!r}: "
-                                      f"{bundle.sources} sources"))
+        # Said once per query the person asked: the same query run again as memory changed is no new search.
+        if (bundle.query, bundle.regex) != self._logged:
+            self._logged = (bundle.query, bundle.regex)
+            self.post_message(LogActivity("search", f"{'/' + bundle.query + '/' if bundle.regex else bundle.query!r}"
+                                          f": {bundle.sources} sources"))
 
     def _show_empty(self) -> None:
+        self._logged = None
         self.option_list.clear_options()
         self.results = []
         self.query_one("#search-summary", Static).update("Type to search every memory file.")
