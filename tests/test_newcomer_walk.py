@@ -131,3 +131,31 @@ async def test_a_search_left_open_is_one_line_in_the_feed_however_often_memory_c
                        what="the box cleared")
         await pilot.press(*"dark")
         await wait_for(pilot, lambda: len(searches()) == 2, what="the new search in the feed")
+
+
+@pytest.mark.parametrize("size", [(120, 35), (80, 24)])
+async def test_the_search_box_says_how_to_search_whole_and_help_says_how_to_leave_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path, size: tuple[int, int]) -> None:
+    """At 120x35 the Search tab sits beside the review panel, and its box's hint was cut at "ctrl+"; the help, a
+    screen with no footer, said how to close it only at the end of its list."""
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.help import HelpScreen, KeyTable
+    from memtui.tui.search import SearchPane
+
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    app = MemtuiApp(root, watch=False, user="wes")
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        await pilot.press("slash")
+        await wait_for(pilot, lambda: app.query(SearchPane), what="the Search tab")
+        box = app.query_one(SearchPane).input
+        await wait_for(pilot, lambda: app.focused is box, what="the search box")
+        await pilot.pause(0.2)
+        drawn = "".join(s.text for s in box.render_lines(box.region.reset_offset)).strip(" ▊▎▔▁")
+        assert "ctrl+r regex)" in drawn, drawn
+        await pilot.press("escape", "question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
+        await pilot.pause(0.2)
+        table = app.screen.query_one(KeyTable)
+        first = ["".join(seg.text for seg in line) for line in table._lines(table.size.width)[:4]]
+        assert any("esc closes" in line for line in first), first
