@@ -218,3 +218,34 @@ async def test_a_theme_save_under_way_as_the_app_quits_is_waited_for_and_its_fai
         threading.Timer(0.5, gate.set).start()  # the disk answers after the app began to quit
     said = " ".join(printed.getvalue().split())
     assert "memtui: theme memtui-light was not saved: [Errno 28] No space left on device" in said, said
+
+
+async def test_escape_while_an_added_entry_is_written_waits_for_it_and_the_edit_is_said(
+        demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """o, an entry, enter, then escape before the write came back: the dialog closed (its hint says escape closes
+    without writing), the write's answer was dropped with it, and the entry was added unannounced. A second enter
+    meanwhile started a second write: the entry was added twice."""
+    from textual.widgets import Input
+
+    from memtui.tui.curate import EntryEditScreen
+
+    app = MemtuiApp(demo, watch=False, user=PERSON)
+    async with app.run_test(size=SIZE) as pilot:
+        viewer = await open_alex(pilot, app)
+        await pilot.press("o")
+        await wait_for(pilot, lambda: isinstance(app.screen, EntryEditScreen), what="the add dialog")
+        dialog = app.screen
+        dialog.query_one("#entry-text", Input).value = "[stated] Alex is on leave in September"
+        gate = held(monkeypatch, app.memory, "update")
+        try:
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: viewer.entry_cursor._in_flight, what="the add under way")
+            await pilot.press("enter", "escape")
+            assert app.screen is dialog
+            assert "cannot be stopped now" in str(dialog.query_one("#entry-error").render())
+        finally:
+            gate.set()
+        await wait_for(pilot, lambda: app.screen is not dialog, what="the dialog closed by the write's answer")
+        await wait_for(pilot, lambda: any(t.startswith(f"{PERSON}: committed") for t in toasts(app)),
+                       what="the add said")
+    assert (demo / ALEX).read_text().count("Alex is on leave in September") == 1
