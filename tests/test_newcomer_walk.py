@@ -159,3 +159,25 @@ async def test_the_search_box_says_how_to_search_whole_and_help_says_how_to_leav
         table = app.screen.query_one(KeyTable)
         first = ["".join(seg.text for seg in line) for line in table._lines(table.size.width)[:4]]
         assert any("esc closes" in line for line in first), first
+
+
+def test_the_root_given_before_the_command_is_the_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """`memtui --root DIR` opens the app on DIR, so a newcomer types `memtui --root DIR queue list` next: it was
+    refused with "unrecognized arguments: list" (the root taken as the app's, `queue` as a folder to open)."""
+    from memtui.cli import main
+    from memtui.core.storage.init import init_root
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("MEMTUI_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.delenv("MEMTUI_ROOT", raising=False)
+    root = tmp_path / "memory"
+    init_root(root)
+    assert main(["--root", str(root), "update", "--by", "agent-claude", "Preferences", "add",
+                 "[observed] Prefers dark mode"]) == 4  # queued, in this root
+    capsys.readouterr()
+    assert main([f"--root={root}", "queue", "list"]) == 0
+    assert "p-0001" in capsys.readouterr().out
+    assert main(["--root", str(root), "search", "--json", "--", "dark mode"]) == 0
+    assert '"results"' in capsys.readouterr().out
