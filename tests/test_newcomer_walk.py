@@ -181,3 +181,27 @@ def test_the_root_given_before_the_command_is_the_commands(tmp_path: Path, monke
     assert "p-0001" in capsys.readouterr().out
     assert main(["--root", str(root), "search", "--json", "--", "dark mode"]) == 0
     assert '"results"' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("size", [(120, 35), (80, 24)])
+async def test_a_footer_too_long_for_the_screen_shows_whole_keys_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_template: Path, size: tuple[int, int]) -> None:
+    """At 120 columns the footer ended "q Q▏^p palette", at 80 "t T▏": a key cut in its name, naming what no key
+    does. The keys that do not fit whole are left out; the palette's stays at the right edge."""
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.keys import KeyFooter
+
+    root = demo_root(tmp_path, monkeypatch, demo_template)
+    app = MemtuiApp(root, watch=False, user="wes")
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: settled(app), what="the app to settle")
+        footer = app.screen.query_one(KeyFooter)
+        await pilot.pause(0.2)
+        line = footer.render().plain
+        keys = [k for k in footer.keys if k.description != "palette"]
+        assert len(footer.visible()) < len(footer.keys)  # too long: some are left out
+        for k in footer.visible():
+            assert f"{k.display} {k.description}" in line, (k, line)
+        before_palette = line[:line.rindex("▏")].rstrip()
+        last = [k for k in keys if k.end > k.x][-1]
+        assert before_palette.endswith(last.description), line
