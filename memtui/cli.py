@@ -337,8 +337,20 @@ def _bad_clock() -> str | None:
     return None
 
 
+def _root_first(argv: list[str]) -> list[str]:
+    """`memtui --root DIR queue list`, typed as `git -C DIR log` is: the root is the command's (it was taken as the
+    app's, and the command's words refused as "unrecognized arguments"). Moved after the command's own words, before
+    a `--` that ends its options."""
+    n = 1 if argv[:1] and argv[0].startswith("--root=") else 2 if argv[:1] == ["--root"] else 0
+    if not n or len(argv) <= n or argv[n] not in COMMANDS:
+        return argv
+    rest = argv[n + 1:]
+    cut = rest.index("--") if "--" in rest else len(rest)
+    return [argv[n], *rest[:cut], *argv[:n], *rest[cut:]]
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = _root_first(list(sys.argv[1:] if argv is None else argv))
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("open", "-h", "--help", "--version")):
         argv = ["open", *argv]
     # The command's own module only; `open` and `--version` need none, `--help` lists them all.

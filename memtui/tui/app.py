@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import hashlib
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -231,6 +232,10 @@ class MemtuiApp(App[None]):
         self.consolidating = Consolidating(self)  # the consolidation offered and drafted (tui/consolidating.py)
         self.deciding = Deciding(self)  # the person's decisions on the review list (memtui/tui/deciding.py)
         self.room = Room(self)  # the person's layout, read now: the first frame has it (memtui/tui/room.py)
+        self._theme_timer: Any = None
+        self._theme_wanted: str | None = None  # a theme chosen whose save has not begun (its timer runs)
+        self._theme_lock = threading.Lock()  # one theme save at a time; the quit waits for one under way
+        self._theme_problem: tuple[str, str] | None = None  # (theme, why) of a failed save not yet said
         for t in theme_files.shipped_themes():
             self.register_theme(t)
         users, problems = theme_files.user_themes()
@@ -449,8 +454,24 @@ class MemtuiApp(App[None]):
         # Stopped and joined here, off the event loop: a watcher left running would still be reading when the
         # interpreter tears down.
         _settle_gc()
-        if self.room.unsaved:
-            await asyncio.to_thread(self.room.write)  # a layout chosen just before quitting is still kept
+        said: list[str] = []
+        problem = await asyncio.to_thread(self.room.write, quitting=True) if self.room.unsaved else None
+        if problem:  # a layout chosen just before quitting is still kept, or this says it was not
+            said.append(problem)
+        # So is a theme chosen a moment ago (its timer had not fired), and a save under way is waited for.
+        if self._theme_timer is not None:
+            self._theme_timer.stop()
+        wanted = self._theme_wanted
+        await asyncio.to_thread(self.write_theme, wanted) if wanted else await asyncio.to_thread(self._theme_saved)
+        if self._theme_problem is not None:
+            name, why = self._theme_problem
+            said.append(f"theme {name} was {why}; the next start has the theme saved before")
+        if said:
+            from rich.text import Text
+
+            # Printed once the screen is restored (as Textual prints a crash: memtui/tui/crash.py); a toast now
+            # would be taken down with the app unread.
+            self._exit_renderables.append(Text("\n".join(f"memtui: {line}" for line in said)))
         watcher, self.watcher, self.changes = self.changes, None, None
         if watcher is not None:
             await asyncio.to_thread(watcher.stop)
@@ -880,16 +901,38 @@ class MemtuiApp(App[None]):
     def _theme_chosen(self, theme: Any) -> None:
         if self._theme_timer is not None:
             self._theme_timer.stop()
+        self._theme_wanted = theme.name
         self._theme_timer = self.set_timer(THEME_SAVE_AFTER, lambda: self.save_theme(theme.name))
 
     @work(thread=True, group="theme", exit_on_error=False)
     def save_theme(self, name: str) -> None:
         """The chosen theme is the next start's too: saved to the root's config as the person's write."""
-        try:
-            result = self.memory.set_theme(name, by=self.by)
-        except Exception as exc:  # a store that cannot write: the theme still applies to this session
-            self.call_from_thread(self.notify, f"Theme {name} not saved: {exc}", severity="warning")
-            return
-        if result.status != "applied":
-            self.call_from_thread(self.notify, f"Theme {name} is used now but was {result.message}",
-                                  severity="warning")
+        if not self.write_theme(name):
+            self.call_later(self._theme_not_saved)  # posted, never waited for: the app may be quitting
+
+    def write_theme(self, name: str) -> bool:
+        """Save `name` (in a thread); False when it was not saved, the reason kept in `_theme_problem` until a
+        toast says it, or the quit prints it (`on_unmount`)."""
+        with self._theme_lock:
+            if self._theme_wanted == name:
+                self._theme_wanted = None
+            try:
+                result = self.memory.set_theme(name, by=self.by)
+            except Exception as exc:  # a store that cannot write: the theme still applies to this session
+                self._theme_problem = (name, f"not saved: {exc}")
+                return False
+            why = result.message if result.message.startswith("not saved") else f"not saved: {result.message}"
+            self._theme_problem = None if result.status == "applied" else (name, why)
+            return result.status == "applied"
+
+    def _theme_saved(self) -> None:
+        """Wait for a theme save under way (in a thread)."""
+        with self._theme_lock:
+            pass
+
+    def _theme_not_saved(self) -> None:
+        problem = self._theme_problem
+        if problem is not None and self.alive():
+            self._theme_problem = None
+            name, why = problem
+            self.notify(f"Theme {name} is used now but was {why}", severity="warning")

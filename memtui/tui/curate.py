@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
+from textual.worker import Worker, WorkerState
 
 from memtui.core.grammar.entries import TAGS, Entry
 from memtui.core.writing.memory import Memory
@@ -26,6 +27,7 @@ from memtui.tui.for_people import typed
 from memtui.tui.plain import content, plain
 
 TARGET_FILES_MAX = 500
+WRITING = "This is being written and cannot be stopped now: its answer closes this dialog."
 TAG_MEANING = {
     "stated": "you (the person) said it: confirms it",
     "observed": "seen in a tool result, file or log",
@@ -53,6 +55,7 @@ class EntryEditScreen(ModalScreen[WriteResult | None]):
         self.value = value
         self.write = write
         self.hint = hint
+        self.writing = False  # a write under way: it cannot be taken back, so escape and enter wait for its answer
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -66,6 +69,9 @@ class EntryEditScreen(ModalScreen[WriteResult | None]):
 
     @on(Input.Submitted, "#entry-text")
     def submitted(self, event: Input.Submitted) -> None:
+        if self.writing:
+            return  # a second enter while the first is written: that one answers (a second write would add twice)
+        self.writing = True
         self.query_one("#entry-error", Label).update("checking…")
         self.run_write(event.value)
 
@@ -76,12 +82,22 @@ class EntryEditScreen(ModalScreen[WriteResult | None]):
     @on(Written)
     def written(self, message: Written) -> None:
         message.stop()
+        self.writing = False
         if message.result.status in ("refused", "conflict"):
             self.query_one("#entry-error", Label).update(content(typed(message.result.message)))
             return
         self.dismiss(message.result)
 
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
+            self.writing = False  # no answer comes (the app says why): escape closes the dialog again
+
     def action_cancel(self) -> None:
+        # Closed while its write ran, the dialog dropped the write's answer: the edit was made unannounced, after
+        # the person had pressed escape to cancel it.
+        if self.writing:
+            self.query_one("#entry-error", Label).update(WRITING)
+            return
         self.dismiss(None)
 
 
@@ -153,6 +169,7 @@ class MoveScreen(ModalScreen[WriteResult | None]):
         self.write = write
         self.targets: list[tuple[str, str]] = []
         self.shown: list[tuple[str, str]] = []
+        self.writing = False  # as EntryEditScreen's
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog move-dialog"):
@@ -219,6 +236,9 @@ class MoveScreen(ModalScreen[WriteResult | None]):
         if index is None or not 0 <= index < len(self.shown):
             self.query_one("#move-error", Label).update("No place matches: type less of the name, or escape.")
             return
+        if self.writing:
+            return
+        self.writing = True
         self.query_one("#move-error", Label).update("moving…")
         self.run_move(*self.shown[index])
 
@@ -229,10 +249,18 @@ class MoveScreen(ModalScreen[WriteResult | None]):
     @on(Written)
     def written(self, message: Written) -> None:
         message.stop()
+        self.writing = False
         if message.result.status in ("refused", "conflict"):
             self.query_one("#move-error", Label).update(content(typed(message.result.message)))
             return
         self.dismiss(message.result)
 
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name == "run_move" and event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
+            self.writing = False
+
     def action_cancel(self) -> None:
+        if self.writing:
+            self.query_one("#move-error", Label).update(WRITING)
+            return
         self.dismiss(None)

@@ -85,14 +85,6 @@ CURSOR_BINDINGS = [
 
 
 @dataclass
-class EntryWritten(Message):
-    """An edit on the entry under the cursor came back from the core (posted from a thread)."""
-
-    result: WriteResult
-    target: str | None
-
-
-@dataclass
 class BlameLoaded(Message):
     version: str
     lines: list[Any] | str
@@ -150,6 +142,9 @@ class CursorView(Protocol):
     def refresh_bindings(self) -> None: ...
 
     def notify(self, message: str, **kwargs: Any) -> None: ...
+
+    @property
+    def is_attached(self) -> bool: ...
 
 
 class EntryCursor:
@@ -447,11 +442,16 @@ class EntryCursor:
         if entry is None:
             return None
         section = self.section_at(self.cursor or 0)
-        if not section:
+        # A file with no heading at all (Claude Code's MEMORY.md index) is one section, named "" as the core names
+        # it; in a file with headings, an entry above the first one is in none.
+        if not section and (self.view.state is None or self.view.state.extra.get("sections")):
             self.view.notify("This entry sits above the first heading; only entries in a section can be edited "
                              "here. Press E to edit the file in $EDITOR.", severity="warning")
             return None
         return entry, section
+
+    def _where(self, section: str) -> str:
+        return f"{self.rel} § {section}" if section else self.rel
 
     def own_write(self, state: ViewerState) -> bool:
         """Is this load the person's own edit from here (drawn without live-diff marks)?
@@ -478,9 +478,13 @@ class EntryCursor:
                 self._in_flight -= 1
 
     def run_write(self, write: Callable[[], WriteResult], target: str | None = None) -> None:
+        app = self.view.app
+
         def run() -> None:
             result = self._writing(write)
-            self.view.post_message(EntryWritten(result, target))
+            # Handed to the app's loop, not posted to the viewer: a tab closed while the write ran dropped what it
+            # was sent, and the person never heard whether their edit was made or refused (`wrote` says it still).
+            app.call_later(self.wrote, result, target)
 
         self.view.run_worker(run, name="run_write", group="curate", thread=True, exit_on_error=False)
 
@@ -488,19 +492,19 @@ class EntryCursor:
         """Wrap a dialog's write (run in the dialog's thread) so the viewer knows it is its own."""
         return lambda *args: self._writing(write, *args)
 
-    def entry_written(self, message: EntryWritten) -> None:
-        self.wrote(message.result, message.target)
-
     def wrote(self, result: WriteResult, target: str | None) -> None:
-        """An edit returned: say so; when applied, reload onto `target` and let the app catch up."""
+        """An edit returned: say so (in a toast from the app, also when its tab was closed meanwhile); when applied
+        and the tab is still open, reload onto `target` and let the app catch up."""
         r = result
         severity: SeverityLevel = "information" if r.status == "applied" else (
             "warning" if r.status == "queued" else "error")
         # A refusal of what the person typed is said to them (memtui/tui/for_people.py), not to an agent.
         said = typed(r.message) if r.status in ("refused", "conflict") else r.message
-        self.view.notify(said if r.status != "applied" else f"{self.person}: {r.message}", severity=severity,
-                         markup=False)
-        if r.status not in ("applied", "queued"):
+        said = said if r.status != "applied" else f"{self.person}: {r.message}"
+        open_ = self.view.is_attached
+        # With its tab closed, the toast names the file it was about.
+        self.view.notify(said if open_ else f"{self.rel}: {said}", severity=severity, markup=False)
+        if r.status not in ("applied", "queued") or not open_:
             return
         self._cursor_target = target
         # The write's change event reloads this viewer once; if that load came first, or there is none, the
@@ -526,10 +530,13 @@ class EntryCursor:
             if result is not None:
                 self.wrote(result, result.entry)
 
+        tags = self._layout_tags()
         self.app.push_screen(EntryEditScreen(
-            f"Revise ({self.rel} § {section}); the old line stays, struck superseded {clock.today()}",
+            f"Revise ({self._where(section)}); " + (f"the old line stays, struck superseded {clock.today()}" if tags
+                                                   else "the old line is replaced (memtui's history keeps it)"),
             curate.editable_text(entry), self.dialog_write(write),
-            hint="enter revise · escape cancel · start with [stated], [observed], [inferred] or [suggested]"), done)
+            hint="enter revise · escape cancel" + (" · start with [stated], [observed], [inferred] or [suggested]"
+                                                   if tags else "")), done)
 
     def add_entry(self) -> None:
         from memtui.tui.curate import EntryEditScreen
@@ -547,10 +554,12 @@ class EntryCursor:
             if result is not None:
                 self.wrote(result, result.entry)
 
+        tags = self._layout_tags()
         self.app.push_screen(EntryEditScreen(
-            f"Add to {self.rel} § {section}, below the cursor",
-            "[stated] ", self.dialog_write(write),
-            hint="enter add · escape cancel · start with a [tag]: [stated] you said it, [observed] seen"), done)
+            f"Add to {self._where(section)}, below the cursor",
+            "[stated] " if tags else "", self.dialog_write(write),
+            hint="enter add · escape cancel" + (" · start with a [tag]: [stated] you said it, [observed] seen"
+                                                if tags else "")), done)
 
     def remove_entry(self) -> None:
         from memtui.tui.dialogs import ConfirmScreen
@@ -566,7 +575,9 @@ class EntryCursor:
                 self.run_write(lambda: memory.update(section, "remove", replaces=raw, file=self.rel,
                                                      actor=person))
 
-        question = f"Remove from § {section}? It stays as history, struck “removed {clock.today()}”.\n\n{raw}"
+        question = f"Remove from {self._where(section)}? " + (
+            f"It stays as history, struck “removed {clock.today()}”." if self._layout_tags() else
+            "The line goes from the file; memtui's history keeps it.") + f"\n\n{raw}"
         self.app.push_screen(ConfirmScreen(question), done)
 
     def retag_entry(self) -> None:

@@ -61,7 +61,8 @@ class KeyTable(Widget):
             # vanish.
             # The title names the pane as text: a Table reads a string title as markup.
             where = f" (focus in {self.focus_name})" if self.focus_name else ""
-            title = Text(f"memtui keys · lit: what works now{where}")
+            # How to leave it, on the first line: the help has no footer, and its own hint is at the end of the list.
+            title = Text(f"memtui keys · lit: what works now{where} · esc closes")
             table = Table(title=title, expand=True, show_edge=False, box=None, padding=(0, 1))
             table.add_column("where")
             table.add_column("key", style="bold")

@@ -217,8 +217,11 @@ class KeyFooter(Widget, can_focus=False):
                 drawn.append(Key(key, action, display, description, disabled, tooltip, x, line.cell_len))
         room = max(0, width - tail.cell_len)
         if line.cell_len > room:
-            line.truncate(room)  # the keys past the palette's are cut, as Textual's footer cuts them
-            # Cut keys stay listed, with no cell of their own (a cut one's end is at the cut).
+            # The keys that do not fit whole before the palette's are left out: one cut in its name ("q Q" for
+            # q Quit, "t T" for Today) named something no key does. The keys' order puts the most used first.
+            room = max((k.end for k in drawn if k.end <= room), default=0)
+            line.truncate(room)
+            # Left-out keys stay listed, with no cell of their own.
             drawn = [k._replace(x=min(k.x, room), end=min(k.end, room)) for k in drawn]
         line.pad_right(room - line.cell_len)
         line.append_text(tail)

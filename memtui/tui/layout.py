@@ -62,9 +62,9 @@ def load(path: Path | None = None) -> Layout:
                   stack=stack if isinstance(stack, str) and stack in STACK_CHOICES else "auto")
 
 
-def save(layout: Layout, path: Path | None = None) -> str | None:
+def save(layout: Layout, path: Path | None = None, then: str = "it applies until memtui quits") -> str | None:
     """Write `layout` (whole, or not at all: a temporary file renamed over the old one). Returns what went wrong,
-    for the person, or None."""
+    for the person, followed by `then` (what still holds), or None."""
     path = path or state_file()
     text = json.dumps({"maximized": layout.maximized, "stack": layout.stack}) + "\n"
     try:
@@ -78,5 +78,5 @@ def save(layout: Layout, path: Path | None = None) -> str | None:
             os.unlink(tmp)
             raise
     except OSError as exc:
-        return f"the layout was not saved to {path}: {exc.strerror or exc}; it applies until memtui quits"
+        return f"the layout was not saved to {path}: {exc.strerror or exc}; {then}"
     return None

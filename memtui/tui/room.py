@@ -79,14 +79,16 @@ class Room:
         if problem:
             self.app.call_from_thread(self.app.notify, problem, severity="warning", markup=False)
 
-    def write(self) -> str | None:
+    def write(self, *, quitting: bool = False) -> str | None:
         """Write the layout in force now (not the one a thread was started for: `z` pressed twice starts two
-        threads, which may finish in either order, and the later choice must be the one kept)."""
+        threads, which may finish in either order, and the later choice must be the one kept). `quitting`: the
+        problem says what the next start has instead."""
         with self._lock:
             current = self.layout
             if current == self.saved:
                 return None
-            problem = layouts.save(current)
+            problem = layouts.save(current, then="the next start has the layout saved before") if quitting else \
+                layouts.save(current)
             if problem is None:
                 self.saved = current
             return problem

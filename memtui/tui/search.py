@@ -29,6 +29,8 @@ from memtui.tui.plain import plain, visible
 
 DEBOUNCE = 0.15
 PANE_LIMIT = 25
+LITERAL_HINT = "Search memory (literal; ctrl+r regex)"
+REGEX_HINT = "Search memory (regex; ctrl+r literal)"
 
 
 class SearchPane(Vertical, can_focus=False):
@@ -60,9 +62,12 @@ class SearchPane(Vertical, can_focus=False):
         self._timer: Timer | None = None
         self._seq = 0
         self._shown = 0
+        self._logged: tuple[str, bool] | None = None  # the query last said in the activity feed
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="Search memory (literal, case-insensitive; ctrl+r for regex)", id="search-input")
+        # Short enough to read whole in the main area beside the review panel at 120 columns (it was cut at "ctrl+"):
+        # that a search ignores case is said with its results.
+        yield Input(placeholder=LITERAL_HINT, id="search-input")
         yield Static("Type to search every memory file.", id="search-summary")
         yield OptionList(id="search-results")
 
@@ -125,7 +130,7 @@ class SearchPane(Vertical, can_focus=False):
         if bundle.error:
             summary.update(plain(bundle.error, self.get_component_rich_style("search--untagged")))
             return
-        mode = "regex" if bundle.regex else "literal"
+        mode = ("regex" if bundle.regex else "literal") + ", any case"
         more = f"; {bundle.left_out} more left out" if bundle.left_out else ""
         summary.update(plain(f"{bundle.matched_lines} matching lines in {bundle.sources} sources ({mode}, "
                              f"{bundle.method}){more}   [enter] open  [ctrl+r] literal/regex"))
@@ -133,10 +138,14 @@ class SearchPane(Vertical, can_focus=False):
         options.add_options([Option(self._label(r), id=str(k)) for k, r in enumerate(self.results)])
         if self.results:
             options.highlighted = 0
-        self.post_message(LogActivity("search", f"{'/' + bundle.query + '/' if bundle.regex else bundle.query!r}: "
-                                      f"{bundle.sources} sources"))
+        # Said once per query the person asked: the same query run again as memory changed is no new search.
+        if (bundle.query, bundle.regex) != self._logged:
+            self._logged = (bundle.query, bundle.regex)
+            self.post_message(LogActivity("search", f"{'/' + bundle.query + '/' if bundle.regex else bundle.query!r}"
+                                          f": {bundle.sources} sources"))
 
     def _show_empty(self) -> None:
+        self._logged = None
         self.option_list.clear_options()
         self.results = []
         self.query_one("#search-summary", Static).update("Type to search every memory file.")
@@ -177,8 +186,7 @@ class SearchPane(Vertical, can_focus=False):
 
     def action_toggle_regex(self) -> None:
         self.regex = not self.regex
-        self.input.placeholder = ("Search memory (regex, case-insensitive; ctrl+r for literal)" if self.regex
-                                  else "Search memory (literal, case-insensitive; ctrl+r for regex)")
+        self.input.placeholder = REGEX_HINT if self.regex else LITERAL_HINT
         self.run_query()
 
     def action_to_results(self) -> None:

@@ -57,10 +57,6 @@ class TodayPane(Vertical, can_focus=False):
         report: TodayReport | None
         error: str | None = None
 
-    @dataclass
-    class Undone(Message):
-        result: WriteResult
-
     def __init__(self, memory: Memory, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.memory = memory
@@ -202,21 +198,23 @@ class TodayPane(Vertical, can_focus=False):
         self.reload()
 
     def action_undo(self) -> None:
-        self._undo()
+        self._undo(self.app)
 
     @work(thread=True, exclusive=True, group="today-undo", exit_on_error=False)
-    def _undo(self) -> None:
+    def _undo(self, app: Any) -> None:
         try:
             result = undo_last(self.memory)
         except Exception as exc:
             result = WriteResult("refused", f"undo failed: {exc}")
-        self.post_message(self.Undone(result))
+        # Handed to the app's loop, not posted to this pane: a Today tab closed while the undo ran dropped what it
+        # was sent, and the person never heard whether the change was undone.
+        app.call_later(self._undone, app, result)
 
-    @on(Undone)
-    def _undone(self, message: Undone) -> None:
-        res = message.result
-        self.notify(res.message, title="Undo" if res.status == "applied" else "Undo refused",
-                    severity="information" if res.status == "applied" else "warning")
+    def _undone(self, app: Any, res: WriteResult) -> None:
+        """The undo came back: said in a toast and the feed (by the app, also when the tab was closed meanwhile)."""
+        app.notify(res.message, title="Undo" if res.status == "applied" else "Undo refused",
+                   severity="information" if res.status == "applied" else "warning")
         if res.status == "applied":
-            self.post_message(LogActivity("undo", res.message, default_actor(), res.file))
-        self.reload()
+            app.post_message(LogActivity("undo", res.message, default_actor(), res.file))
+        if self.is_attached:
+            self.reload()

@@ -39,7 +39,7 @@ from memtui.core.storage.store import StoreError
 from memtui.core.timeline.provenance import SYMBOLS  # provenance is never colour alone: each has its own shape
 from memtui.tui import provenance_marks
 from memtui.tui.entry_bar import EntryBar
-from memtui.tui.entry_cursor import CURSOR_BINDINGS, BlameLoaded, EntryCursor, EntryWritten, version_of
+from memtui.tui.entry_cursor import CURSOR_BINDINGS, BlameLoaded, EntryCursor, version_of
 from memtui.tui.messages import ViewerState
 from memtui.tui.plain import visible
 
@@ -636,10 +636,6 @@ class MemoryViewer(ScrollView, can_focus=True):
     def on_blame_loaded(self, message: BlameLoaded) -> None:
         message.stop()
         self.entry_cursor.blame_loaded(message)
-
-    def on_entry_written(self, message: EntryWritten) -> None:
-        message.stop()
-        self.entry_cursor.entry_written(message)
 
     @property
     def has_marks(self) -> bool:
