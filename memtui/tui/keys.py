@@ -76,6 +76,10 @@ REVIEW_ACTIONS = frozenset({"approve", "revise", "reject", "approve_all", "next_
                             "revise_of_current"})
 
 
+# Shown in a footer too narrow for every key, wherever they come in it: the help (every key) and quit.
+_ALWAYS_SHOWN = frozenset({"help", "app.help", "quit", "app.quit"})
+
+
 class Key(NamedTuple):
     """One key the footer shows, and the cells it takes (x from its left edge, end excluded)."""
 
@@ -194,7 +198,7 @@ class KeyFooter(Widget, can_focus=False):
         rule = self.get_component_rich_style("footer-key--palette")  # blended over the footer, as a border is
         width = self.size.width
         line, tail = Text(no_wrap=True, end=""), Text(no_wrap=True, end="")
-        drawn: list[Key] = []
+        parts: list[tuple[Key, Text]] = []
         right: list[Key] = []
         self._shown = self._keys(self.screen)
         for k, (key, action, display, description, disabled, tooltip, is_palette) in enumerate(self._shown):
@@ -212,17 +216,27 @@ class KeyFooter(Widget, can_focus=False):
                 x = max(0, width - tail.cell_len)
                 right = [Key(key, action, display, description, disabled, tooltip, x + 1, x + tail.cell_len)]
             else:
-                x = line.cell_len
-                line.append_text(part)
-                drawn.append(Key(key, action, display, description, disabled, tooltip, x, line.cell_len))
+                parts.append((Key(key, action, display, description, disabled, tooltip, 0, 0), part))
         room = max(0, width - tail.cell_len)
-        if line.cell_len > room:
-            # The keys that do not fit whole before the palette's are left out: one cut in its name ("q Q" for
-            # q Quit, "t T" for Today) named something no key does. The keys' order puts the most used first.
-            room = max((k.end for k in drawn if k.end <= room), default=0)
-            line.truncate(room)
-            # Left-out keys stay listed, with no cell of their own.
-            drawn = [k._replace(x=min(k.x, room), end=min(k.end, room)) for k in drawn]
+        # The keys that do not fit whole before the palette's are left out: one cut in its name ("q Q" for q Quit,
+        # "t T" for Today) named something no key does. The keys' order puts the most used first, but the way to
+        # every key and the way out are kept whenever they fit: a newcomer at 120 columns found no "q Quit".
+        kept = {n for n, (k, _) in enumerate(parts) if k.action in _ALWAYS_SHOWN}
+        reserved = sum(parts[n][1].cell_len for n in kept)
+        if reserved > room or sum(p.cell_len for _, p in parts) <= room:
+            kept, reserved = set(), 0
+        drawn: list[Key] = []
+        full = False  # past the first key left out, only the kept ones are still drawn
+        for n, (k, part) in enumerate(parts):
+            x = line.cell_len
+            if n in kept:
+                line.append_text(part)
+                reserved -= part.cell_len
+            elif not full and x + part.cell_len + reserved <= room:
+                line.append_text(part)
+            else:
+                full = True
+            drawn.append(k._replace(x=x, end=line.cell_len))  # left out: listed, with no cell of its own
         line.pad_right(room - line.cell_len)
         line.append_text(tail)
         self.keys = drawn + right
