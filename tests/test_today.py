@@ -133,8 +133,8 @@ def test_since_seven_days_reaches_last_week_and_the_default_does_not(tmp_path, n
     files = [f["file"] for f in week["files"]]
     assert "MEMORY.md" in files and "log/2026-08-20.md" in files
     week_memory = next(f for f in week["files"] if f["file"] == "MEMORY.md")["changes"]
-    # the init commit (made without the write path, so known from git) and the person's add
-    assert [c["action"] for c in week_memory] == ["commit", "add"]
+    # the person's add; the init commit is the start of history, not a change (tests/test_today_start_of_history.py)
+    assert [c["action"] for c in week_memory] == ["add"]
     assert week["since"] == "2026-08-13T12:00:00"
     dated = run_json(capsys, "today", "--json", "--since", "2026-08-15", "--root", str(root))
     assert "MEMORY.md" in [f["file"] for f in dated["files"]]

@@ -35,7 +35,8 @@ from memtui.core.storage.folder_state import (  # noqa: F401 - names other modul
 from memtui.core.storage.gitcall import GitOwner, errors
 from memtui.core.storage.gitobjects import GitUnreadable, config_stamp, refuse_blocking_include
 from memtui.core.storage.places import AUDIT_FILE, STATE_DIR, places_for  # noqa: F401 (AUDIT_FILE, imported from here)
-from memtui.core.storage.store import Commit, ExternalChange, LockTimeout, Store, StoreError  # noqa: F401 (LockTimeout)
+from memtui.core.storage.store import (  # noqa: F401 (LockTimeout)
+    INIT_SUBJECT, Commit, ExternalChange, LockTimeout, Store, StoreError)
 
 
 def git_owner(root: Path, git_dir: Path | None) -> GitOwner:
@@ -311,7 +312,7 @@ class FolderStore(Store):
             return self._first_commit_beside(files, author, look)
         if self.places.inside and (self.state / "config.toml").exists():
             files.append(f"{STATE_DIR}/config.toml")
-        return self.commit(files, "memtui: initialise memory root", author, allow_empty=True)
+        return self.commit(files, INIT_SUBJECT, author, allow_empty=True)
 
     def _first_commit_beside(self, files: list[str], author: str, look: Any = None) -> str | None:
         """History beside a folder starts with its files as they are, written by `git fast-import` as one pack
@@ -912,7 +913,7 @@ def _first_commit_stream(root: Path, files: list[str], author: str, look: Any = 
     email = f"{_slug(author)}@memtui.local"
     dates = _pinned_dates()
     when = dates.get("author_date") or f"{int(_time.time())} +0000"
-    message = b"memtui: initialise memory root\n\nhistory beside the folder, its files as they were\n"
+    message = INIT_SUBJECT.encode() + b"\n\nhistory beside the folder, its files as they were\n"
     name = author.replace("<", "").replace(">", "").replace("\n", " ").encode("utf-8", "replace")
     parts: list[bytes] = []
     entries: list[bytes] = []

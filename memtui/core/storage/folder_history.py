@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator
 from memtui.core.storage.gitcall import (LogCommit, errors, git_timeout, log_commits, plumbing_env, read_git,
                                         timed_out)
 from memtui.core.storage.gitobjects import GitUnreadable, head_born
-from memtui.core.storage.store import Commit, NoHistory, StoreError
+from memtui.core.storage.store import INIT_SUBJECT, Commit, NoHistory, StoreError
 
 READ_AHEAD_FILES = 256  # files whose older versions `past_versions_many` reads from git together
 
@@ -50,8 +50,12 @@ class FolderHistory:
         return [Commit(c.sha, c.author, c.when, c.message, files.get(c.sha, ())) for c in commits]
 
     def changes_since(self, since: float, known: set[str]) -> list[Commit]:
-        """Listing a commit's files costs git work: only for the commits not in `known` (usually none)."""
-        commits = [c for c in self.log(since=since) if c.sha not in known]
+        """Listing a commit's files costs git work: only for the commits not in `known` (usually none). The first
+        commit memtui made in a history it started is not a change (nothing came before it, nothing to undo): a
+        folder opened for the first time showed its files as "1 applied" in Today, with an undo that refused. Only
+        a root commit with memtui's subject is left out: a later commit with that subject is listed as any other."""
+        commits = [c for c in self.log(since=since) if c.sha not in known
+                   and not (not c.parents and c.message.split("\n", 1)[0] == INIT_SUBJECT)]
         if not commits:
             return []
         files = _files_changed(self.store, [c.sha for c in commits])

@@ -79,6 +79,11 @@ class ExternalChange(Frozen):
         return "edit"
 
 
+# The subject of the first commit memtui makes in a history it starts (`memtui init --git`, or history kept beside a
+# folder it did not write): the start of history, not a change anyone made (Today lists no such root commit).
+INIT_SUBJECT = "memtui: initialise memory root"
+
+
 class Commit(Frozen):
     sha: str
     author: str
