@@ -203,6 +203,7 @@ def run_app(args: argparse.Namespace) -> int:
         return fail(args, refused, EXIT_USAGE)
     memory = None
     temporary: Path | None = None
+    told: list[str] = []  # what to tell the person once the app's screen is up
     if args.demo:
         from memtui.demo import DemoRefused, make_demo
 
@@ -226,7 +227,7 @@ def run_app(args: argparse.Namespace) -> int:
 
         init_root(root)  # the per-user default memory (a named root that is missing was refused), or an empty folder
     else:
-        start_history(root)
+        start_history(root, tell=told.append)  # said in the app: printed now, the app's screen would cover it
     from memtui.tui import crash
     from memtui.tui.app import MemtuiApp
 
@@ -236,6 +237,7 @@ def run_app(args: argparse.Namespace) -> int:
 
             def make(memory: Any = memory) -> Any:
                 made.append(MemtuiApp(root, theme=args.theme, memory=memory))
+                made[-1].told_at_start = told[:] if len(made) == 1 else []
                 return made[-1]
 
             # A crash exits 1 and names the file holding its traceback (memtui/tui/crash.py).
@@ -259,24 +261,28 @@ def store_given(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "store", None) or os.environ.get(STORE_ENV))
 
 
-def start_history(root: Path) -> str | None:
+def start_history(root: Path, tell: Any = None) -> str | None:
     """Start memtui's history beside a folder that has none (memtui.core.storage.places): its files committed exactly as
     they are into a repository in memtui's state folder, nothing written into the folder. Without history an edit
     made outside memtui cannot be told apart from memory, let alone reviewed. Returns the first commit, or None (a
-    folder with history already, or one that keeps its state inside: `memtui init --git` starts git there)."""
+    folder with history already, or one that keeps its state inside: `memtui init --git` starts git there).
+    `tell` is given what to tell the person (else it is printed on stderr)."""
+    if tell is None:
+        def tell(message: str) -> None:
+            print(message, file=sys.stderr)
+
     from memtui.core.storage.baseline import begin
     from memtui.core.storage.folder import FolderStore
 
     store = FolderStore(root)
     if begin(store):  # a large folder: its first look taken, its history written in the background
-        print(f"memtui: {root} had no history; memtui took note of its files as they are and is starting its own "
-              f"history beside it ({store.where()}); anything changed from now on shows up for review",
-              file=sys.stderr)
+        tell(f"memtui: {root} had no history; memtui took note of its files as they are and is starting its own "
+             f"history beside it ({store.where()}); anything changed from now on shows up for review")
         return None
     sha = store.ensure_history()
     if sha:
-        print(f"memtui: {root} had no history; started memtui's own beside it with its files as they are "
-              f"({sha[:8]}; {store.where()}), so edits made outside memtui show up for review", file=sys.stderr)
+        tell(f"memtui: {root} had no history; started memtui's own beside it with its files as they are "
+             f"({sha[:8]}; {store.where()}), so edits made outside memtui show up for review")
     return sha
 
 

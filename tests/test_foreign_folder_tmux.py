@@ -54,3 +54,18 @@ def test_a_newcomer_reviews_a_foreign_folder_and_it_keeps_only_what_was_approved
     assert {p for p in changed(before, root) if p.split("/", 1)[0] not in skip} == set()
     if status is not None:
         assert git_status(root) == status
+
+
+@pytest.mark.parametrize("size", [(120, 35), (80, 24)])
+def test_the_news_that_history_was_started_beside_the_folder_is_shown_in_the_app(tmp_path: Path,
+                                                                                 size: tuple[int, int]) -> None:
+    """Printed before the app took the screen, it was seen only after quitting: now a notice in the app."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "MEMORY.md").write_text(MEMORY)
+    tmux = start_app("foreign-news", tmp_path, root, size, "2026-08-20T14:05")
+    try:
+        screen = wait_screen(tmux, lambda s: "had no history" in s and "MEMORY.md" in s, "the notice")
+        assert "show up for review" in " ".join(screen.split()) or "beside it" in screen
+    finally:
+        subprocess.run([*tmux, "kill-server"], capture_output=True)

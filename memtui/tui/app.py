@@ -223,6 +223,7 @@ class MemtuiApp(App[None]):
         self.synced = 0  # syncs shown; the first shows the queue
         self.folder_synced = 0  # of them, those that read the whole folder too (external changes, file count)
         self.problems: list[str] = []
+        self.told_at_start: list[str] = []  # news from before the app started (history begun beside the folder)
         self.state_sync = StateSync(self)  # the syncs that keep what is shown current (memtui/tui/syncing.py)
         config = self.memory.config
         for problem in (config.error, config.pending):
@@ -362,6 +363,8 @@ class MemtuiApp(App[None]):
             self.set_keymap({k: v for k, v in self.keymap_config.items() if k in known})
         for problem in startup:
             self.notify(problem, severity="warning", timeout=8)
+        for news in self.told_at_start:  # markup off: a folder's path is no markup
+            self.notify(news, title="memtui", timeout=12, markup=False)
         self._theme_timer = None
         # Any way the person picks a theme (memtui's "Switch theme", Textual's theme picker) is saved; the picker
         # previews each theme it passes, so only the one that stays a moment is written.
