@@ -291,3 +291,23 @@ def test_a_deleted_lines_quote_is_masked_as_its_whole_message_was() -> None:
         assert lint_module._masked_deleted(message) == secrets.mask(message), message
         masked += secrets.mask(message) != message
     assert masked > 1_000, masked
+
+
+def test_older_versions_are_read_ahead_in_bounded_runs() -> None:
+    """`past_versions_many` reads a run of files' older versions from git together: never more than
+    `READ_AHEAD_BLOBS` at once, unless one file alone has more (then that file is a run of its own); every file in
+    order, once, with exactly its older versions (its newest left to be read alone)."""
+    import random
+
+    from memtui.core.storage import folder_history
+
+    rnd = random.Random(52)
+    found = {f"f{k}": [(f"c{k}-{v}", f"b{k}-{v}") for v in range(rnd.choice([0, 1, 2, 3, 40, 300]))]
+             for k in range(2_000)}
+    found = {rel: v for rel, v in found.items() if v}  # a file with no history is not named by the walk
+    rels = [f"f{k}" for k in range(2_000)]
+    runs = list(folder_history._runs(rels, found))
+    assert [rel for run, _ in runs for rel in run] == rels
+    for run, ahead in runs:
+        assert ahead == [b for rel in run for _, b in found.get(rel, [])[1:]]
+        assert len(ahead) <= folder_history.READ_AHEAD_BLOBS or len(run) == 1

@@ -15,7 +15,7 @@ from memtui.core.storage.gitcall import (LogCommit, errors, git_timeout, log_com
 from memtui.core.storage.gitobjects import GitUnreadable, head_born
 from memtui.core.storage.store import INIT_SUBJECT, Commit, NoHistory, StoreError
 
-READ_AHEAD_FILES = 256  # files whose older versions `past_versions_many` reads from git together
+READ_AHEAD_BLOBS = 256  # older versions `past_versions_many` reads from git together (`_runs`)
 
 class FolderHistory:
     """History of the folder memory `store`, through its git owner (replaced when git moves: read each time)."""
@@ -197,11 +197,7 @@ class FolderHistory:
         holds) is those bytes, not read again: lint read each file's last version twice, once from git."""
         if found is None:  # `found`: the walk `past_version_ids_many` made already
             found = self.past_version_ids_many(rels, limit)
-        for at in range(0, len(rels), READ_AHEAD_FILES):
-            run = rels[at:at + READ_AHEAD_FILES]
-            # A run of files' older versions read ahead, together (`Batch.get_many`); each file's newest is left to
-            # be read alone, when it is not the bytes the reader holds (it usually is: the file as committed).
-            ahead = [blob for rel in run for blob in list(dict.fromkeys(b for _, b in found.get(rel, ())))[1:]]
+        for run, ahead in _runs(rels, found):
             got: dict[str, Any] = {}
             if ahead:
                 with self.store._git.serial():
@@ -248,6 +244,24 @@ class FolderHistory:
             raise StoreError(f"git merge-file did not answer within {git_timeout():g}s in {store.root}; nothing "
                              "was changed. Check for a stuck git process, then run `memtui doctor`")
         return done[1] if done[0] == 0 else None
+
+
+def _runs(rels: list[str], found: dict[str, list[tuple[str, str]]]) -> Iterator[tuple[list[str], list[str]]]:
+    """`rels` in runs, each with the older versions to read ahead for it, together (`Batch.get_many`): up to
+    `READ_AHEAD_BLOBS` of them, or one file's all, so no more are held at once than one file's history or a run's
+    (a run of 256 files of 200 versions each would have held 51,200). Each file's newest version is left to be read
+    alone, when it is not the bytes the reader holds (it usually is: the file as committed)."""
+    run: list[str] = []
+    ahead: list[str] = []
+    for rel in rels:
+        older = list(dict.fromkeys(b for _, b in found.get(rel, ())))[1:]
+        if run and len(ahead) + len(older) > READ_AHEAD_BLOBS:
+            yield run, ahead
+            run, ahead = [], []
+        run.append(rel)
+        ahead += older
+    if run:
+        yield run, ahead
 
 
 def _plain(rel: str) -> bool:
