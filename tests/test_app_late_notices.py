@@ -53,6 +53,16 @@ async def open_alex(pilot, app: MemtuiApp) -> MemoryViewer:
     return viewer
 
 
+async def remove_and_close_the_tab(pilot, app: MemtuiApp, viewer) -> None:
+    """`x` `y` on the entry under the cursor, then `w` while its write is under way: the tab is gone before it ends."""
+    await pilot.press("x")
+    await pilot.pause()
+    await pilot.press("y")
+    await wait_for(pilot, lambda: viewer.entry_cursor._in_flight, what="the removal under way")
+    await pilot.press("w")
+    await wait_for(pilot, lambda: app.viewer_for(ALEX) is None and not viewer.is_attached, what="the tab closed")
+
+
 async def test_an_entry_removed_from_a_tab_closed_before_the_write_came_back_is_said_in_a_toast(
         demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = MemtuiApp(demo, watch=False, user=PERSON)
@@ -61,12 +71,7 @@ async def test_an_entry_removed_from_a_tab_closed_before_the_write_came_back_is_
         before = git.Repo(demo).head.commit.hexsha
         gate = held(monkeypatch, app.memory, "update")
         try:
-            await pilot.press("x")
-            await pilot.pause()
-            await pilot.press("y")
-            await wait_for(pilot, lambda: viewer.entry_cursor._in_flight, what="the removal under way")
-            await pilot.press("w")
-            await wait_for(pilot, lambda: app.viewer_for(ALEX) is None and not viewer.is_attached, what="the tab closed")
+            await remove_and_close_the_tab(pilot, app, viewer)
         finally:
             gate.set()
         await wait_for(pilot, lambda: git.Repo(demo).head.commit.hexsha != before, what="the removal's commit")
@@ -90,12 +95,7 @@ async def test_a_refused_edit_from_a_tab_closed_before_it_came_back_says_why(
 
         monkeypatch.setattr(app.memory, "update", first_someone_else)
         try:
-            await pilot.press("x")
-            await pilot.pause()
-            await pilot.press("y")
-            await wait_for(pilot, lambda: viewer.entry_cursor._in_flight, what="the removal under way")
-            await pilot.press("w")
-            await wait_for(pilot, lambda: not viewer.is_attached, what="the tab closed")
+            await remove_and_close_the_tab(pilot, app, viewer)
         finally:
             gate.set()
         await wait_for(pilot, lambda: any(t.startswith(f"{ALEX}: ") and "Alex owns the payments" in t

@@ -4,18 +4,15 @@ before the findings print; stdout is the same bytes with a terminal or without."
 
 from __future__ import annotations
 
-import os
-import pty
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from memtui.commands import hygiene
 from memtui.core.hygiene import lint as lint_module
 from memtui.core.storage.init import init_root
 from memtui.core.writing.memory import Memory
+from support.terminal import stderr_on_a_terminal
 
 
 def many(root: Path, count: int) -> Path:
@@ -61,25 +58,9 @@ def test_on_a_terminal_stdout_is_the_same_and_nothing_is_left_on_stderr(tmp_path
     root = many(tmp_path / "m", 600)
     cmd = [sys.executable, "-m", "memtui", "lint", "--json", "--root", str(root)]
     piped = subprocess.run(cmd, capture_output=True, timeout=120)
-    main, other = pty.openpty()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=other, stdin=subprocess.DEVNULL)
-    os.close(other)
-    seen = bytearray()
-    end = time.monotonic() + 120
-    while time.monotonic() < end:
-        ready, _, _ = select.select([main], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(main, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-        elif proc.poll() is not None:
-            break
-    out = proc.stdout.read()
-    os.close(main)
-    assert proc.wait(timeout=30) == piped.returncode == 1
-    assert out == piped.stdout and b'"check": "untagged"' in out
-    assert bytes(seen).split(b"\r")[-1].strip() == b""  # whatever was drawn is cleared
+    with open(tmp_path / "out", "wb") as out:
+        code, seen = stderr_on_a_terminal(cmd, out)
+    out_bytes = (tmp_path / "out").read_bytes()
+    assert code == piped.returncode == 1
+    assert out_bytes == piped.stdout and b'"check": "untagged"' in out_bytes
+    assert seen.split(b"\r")[-1].strip() == b""  # whatever was drawn is cleared

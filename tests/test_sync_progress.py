@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import pty
 import re
-import select
 import subprocess
 import sys
 import time
@@ -22,6 +20,7 @@ from memtui.tui.app import MemtuiApp
 from memtui.tui.header import MemtuiHeader
 from memtui.tui.sync_view import SyncView
 from support.git_remote import bare, clone, first_machine, git, push_files
+from support.terminal import stderr_on_a_terminal
 
 # More than git's unpack limit (100 objects), so the fetch keeps a pack and index-pack draws "Receiving objects";
 # random bytes so nothing compresses: about 3 MB over the wire.
@@ -62,25 +61,7 @@ def run_cli(root: Path, *, tty: bool) -> tuple[int, bytes]:
     if not tty:
         done = subprocess.run(cmd, capture_output=True, timeout=120)
         return done.returncode, done.stderr
-    main, other = pty.openpty()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=other, stdin=subprocess.DEVNULL)
-    os.close(other)
-    seen = bytearray()
-    end = time.monotonic() + 120
-    while time.monotonic() < end:
-        ready, _, _ = select.select([main], [], [], 0.5)
-        if ready:
-            try:
-                chunk = os.read(main, 65536)
-            except OSError:  # the pty closed: the process ended
-                break
-            if not chunk:
-                break
-            seen += chunk
-        elif proc.poll() is not None:
-            break
-    os.close(main)
-    return proc.wait(timeout=30), bytes(seen)
+    return stderr_on_a_terminal(cmd)
 
 
 def test_a_fetch_tells_the_callback_increasing_percentages(tmp_path: Path) -> None:

@@ -83,7 +83,7 @@ def parse_entry(line: str) -> Entry | None:
     Every line of every file is asked (lint, at 50,000 files, 600,000 times): a part is looked for only where the
     text can hold it (a strike starts with ``~~``, a time with a digit, a tag with ``[``, the date's parenthesis ends
     the text, and `_META` is tried at the text's last "(" alone), and the entry is made through its slots, not `Entry.__init__`'s
-    keywords (tests/test_entries_fast.py compares both with the plain reading of the regexes)."""
+    keywords (tests/test_lint_parallel.py compares it with the plain reading of the regexes)."""
     line = line.rstrip("\r\n")
     m = _BULLET.match(line)
     if not m:
@@ -136,38 +136,6 @@ _new = object.__new__
 # Each slot's own setter: `Entry.__init__`'s eleven `object.__setattr__` by name were half of making one.
 (_SET_RAW, _SET_INDENT, _SET_BULLET, _SET_TIME, _SET_TAG, _SET_TEXT, _SET_DATE, _SET_SOURCE, _SET_STRUCK,
  _SET_STRUCK_KIND, _SET_STRUCK_DATE) = (getattr(Entry, f).__set__ for f in Entry._fields)
-
-
-def _parse_entry_plainly(line: str) -> Entry | None:
-    """`parse_entry` as the regexes read it with no shortcut: what tests compare the fast one with."""
-    line = line.rstrip("\r\n")
-    m = _BULLET.match(line)
-    if not m:
-        return None
-    rest = m["rest"]
-    struck = False
-    kind = sdate = None
-    s = _STRUCK.match(rest)
-    if s and s["inner"].strip():
-        struck = True
-        kind, sdate = s["kind"], s["date"]
-        rest = s["inner"]
-    time = None
-    t = _TIME.match(rest)
-    if t:
-        time, rest = t["time"], rest[t.end() :]
-    tag = None
-    g = _TAG.match(rest)
-    if g and g["tag"].lower() in TAGS:
-        tag, rest = g["tag"].lower(), rest[g.end() :]
-    date = source = None
-    mm = _META.search(rest)
-    if mm:
-        date = mm["date"]
-        source = (mm["source"] or "").strip() or None
-        rest = rest[: mm.start()]
-    return Entry(raw=line, indent=m["indent"], bullet=m["bullet"], time=time, tag=tag, text=rest.strip(), date=date,
-                 source=source, struck=struck, struck_kind=kind, struck_date=sdate)
 
 
 _SPLITS_OFF = frozenset("-*+0123456789[~")  # what a text may start with that `split_inline` could take off
