@@ -233,6 +233,8 @@ def _add_stats(into: dict[bytes, list[int]], stats: dict[bytes, list[int]], sign
 
 
 SKIP_BINARY, SKIP_ENCODING, SKIP_HUGE, SKIP_UNREADABLE = "binary", "not-utf8", "huge", "unreadable"
+# A file with another name (a hard link) may be a file outside the memory: never searched, so never quoted.
+SKIP_LINKED = "hard-linked"
 
 
 def fold(text: str) -> str:
@@ -409,6 +411,8 @@ def read_text(path: Path, size: int | None = None, max_bytes: int | None = None)
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 return None, SKIP_UNREADABLE
+            if st.st_nlink > 1:
+                return None, SKIP_LINKED
             # read(n) allocates n bytes up front: ask for the file's size (plus one, to see it grow), not the cap.
             known = min(st.st_size, max_bytes)
             data = fh.read(known + 1)

@@ -148,6 +148,39 @@ class FolderStore(Store):
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
 
+    def served(self, rel: str) -> bytes | None:
+        """`read` for what is handed out (`show`, an agent's read): a regular file with another name is refused. A
+        hard link planted in the folder may be a file outside it (~/.ssh/id_rsa, another project's .env): served,
+        its bytes would leave through memtui to whoever may write the folder but not read that file. memtui's
+        own second name (the undo link of a write under way) is not another name."""
+        path = self._full(rel)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            if st.st_nlink > 1 and not self._undo_name(st):
+                raise PathRefused(
+                    f"{rel!r} is a hard link ({st.st_nlink} names for one file): it may be a file outside the "
+                    "memory, so memtui does not read it out. If it is yours, make it a file of its own: "
+                    f"cp --remove-destination \"$(realpath {rel})\" {rel}")
+            return f.read()
+
+    def _undo_name(self, st: os.stat_result) -> bool:
+        """Is one of the file's other names memtui's undo link (`undo_point`, a write under way)?"""
+        try:
+            with os.scandir(self.state / UNDO_DIR) as it:
+                for item in it:
+                    other = item.stat(follow_symlinks=False)
+                    if (other.st_ino, other.st_dev) == (st.st_ino, st.st_dev):
+                        return True
+        except OSError:
+            pass
+        return False
+
     def read_checked(self, rel: str) -> tuple[str, bytes | None]:
         """`check_path` is `check_rel` and `resolve_inside`, which `read` does itself (one walk of the path)."""
         return check_rel(rel), self.read(rel)

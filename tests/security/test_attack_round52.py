@@ -1,0 +1,99 @@
+"""Round 52 of the outside attack on the gate (issue 41): what is still open, written as the attacker writes it.
+
+Hard links. An agent that may write the memory folder but not read a file elsewhere (a sandbox that lets it write
+the memory, a tool with only the folder mounted writable) plants a second name for that file inside the folder:
+`ln ~/.ssh/id_rsa notes/keys.md`. memtui runs as the person and may read it; whatever it reads out of such a name
+leaves through memtui. A symlink that leads out is refused on every read; a hard link was served by `memtui show`,
+`memtui search` (which context tells every session to run), the agent's `memory_read` and `memory_search`, the
+memory tool's `view` and the app's viewer. Now a regular file with another name is never read out: `show`, the
+reads and the viewer refuse it saying what to do, search skips it (counted as "hard-linked"). memtui's own
+second name for a file (the undo link of a write under way) is not another name.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memtui.core.access.tools import run_tool
+from memtui.core.grammar.paths import PathRefused
+from memtui.core.recall.search import search
+from memtui.core.writing.memory import Memory
+
+AGENT = "agent:claude"
+OUTSIDE = "Host prod\n  IdentityFile ~/.ssh/id_ed25519\n  # hunter2-outside-bytes\n"
+
+
+def cli(root: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "MEMTUI_ROOT": str(root)}
+    return subprocess.run([sys.executable, "-m", "memtui", *args], capture_output=True, text=True, timeout=60,
+                          env=env)
+
+
+@pytest.fixture
+def planted(root: Path, tmp_path: Path) -> Path:
+    """A file outside the memory (the person's ssh config) with a second name inside it, planted by an agent."""
+    secret = tmp_path / "ssh_config"
+    secret.write_text(OUTSIDE)
+    (root / "notes").mkdir(exist_ok=True)
+    os.link(secret, root / "notes" / "hosts.md")
+    return secret
+
+
+# hard links: nothing is read out of a file that has another name ----------------------------------------------
+def test_an_agent_s_read_of_a_planted_hard_link_is_refused(root: Path, planted: Path) -> None:
+    out = run_tool(Memory(root), "memory_read", {"path": "notes/hosts.md"}, AGENT)
+    assert out.is_error and "hunter2" not in out.text and "hard link" in out.text, out.text
+
+
+def test_an_agent_s_search_never_quotes_a_planted_hard_link(root: Path, planted: Path) -> None:
+    out = run_tool(Memory(root), "memory_search", {"query": "IdentityFile"}, AGENT)
+    assert "hunter2" not in out.text and "id_ed25519" not in out.text, out.text
+    bundle = search(Memory(root), "IdentityFile")
+    assert bundle.results == [] and bundle.skipped.get("hard-linked") == 1
+
+
+def test_the_memory_tool_s_view_of_a_planted_hard_link_is_refused(root: Path, planted: Path) -> None:
+    from memtui.agent.memory_tool import MemtuiMemoryTool
+
+    out = MemtuiMemoryTool(Memory(root)).run({"command": "view", "path": "/memories/notes/hosts.md"})
+    assert out.is_error and "hunter2" not in out.text, out.text
+
+
+@pytest.mark.parametrize("args", [("show", "notes/hosts.md"), ("search", "IdentityFile"),
+                                  ("search", "--no-index", "IdentityFile"), ("context",)])
+def test_the_commands_a_session_runs_never_print_a_planted_hard_link(root: Path, planted: Path,
+                                                                      args: tuple[str, ...]) -> None:
+    r = cli(root, *args)
+    assert "hunter2" not in r.stdout + r.stderr, r.stdout + r.stderr
+    if args[0] == "show":
+        assert r.returncode != 0 and "hard link" in r.stderr, r.stderr
+
+
+def test_the_viewer_s_reader_refuses_a_planted_hard_link(root: Path, planted: Path) -> None:
+    # The app's viewer reads through `store.served` (memtui/tui/app.py) and shows a refusal as its error line.
+    with pytest.raises(PathRefused, match="hard link"):
+        Memory(root).store.served("notes/hosts.md")
+
+
+def test_the_undo_link_of_a_write_under_way_is_not_another_name(root: Path, mem: Memory) -> None:
+    """A write links the file it replaces under memtui's state (`undo_point`) before replacing it: a read in that
+    moment is served, not refused."""
+    point = mem.store.undo_point(["MEMORY.md"])
+    try:
+        assert os.stat(root / "MEMORY.md").st_nlink == 2
+        assert mem.shown_text("MEMORY.md") == (root / "MEMORY.md").read_text()
+    finally:
+        mem.store.drop_undo_point(point)
+    assert os.stat(root / "MEMORY.md").st_nlink == 1
+
+
+def test_a_file_with_one_name_again_is_served_and_searched_again(root: Path, planted: Path) -> None:
+    planted.unlink()
+    mem = Memory(root)
+    assert "hunter2" in (mem.shown_text("notes/hosts.md") or "")
+    assert search(mem, "hunter2").sources == 1
