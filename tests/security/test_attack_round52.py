@@ -25,7 +25,8 @@ from memtui.core.recall.search import search
 from memtui.core.writing.memory import Memory
 
 AGENT = "agent:claude"
-OUTSIDE = "Host prod\n  IdentityFile ~/.ssh/id_ed25519\n  # hunter2-outside-bytes\n"
+# Shaped as entries, so lint's findings would quote its lines.
+OUTSIDE = "- Host prod IdentityFile ~/.ssh/id_ed25519\n- [stated] hunter2-outside-bytes (2026-01-01)\n"
 
 
 def cli(root: Path, *args: str) -> subprocess.CompletedProcess:
@@ -65,13 +66,14 @@ def test_the_memory_tool_s_view_of_a_planted_hard_link_is_refused(root: Path, pl
 
 
 @pytest.mark.parametrize("args", [("show", "notes/hosts.md"), ("search", "IdentityFile"),
-                                  ("search", "--no-index", "IdentityFile"), ("context",)])
+                                  ("search", "--no-index", "IdentityFile"), ("context",), ("lint",),
+                                  ("lint", "--json"), ("blame", "notes/hosts.md")])
 def test_the_commands_a_session_runs_never_print_a_planted_hard_link(root: Path, planted: Path,
                                                                       args: tuple[str, ...]) -> None:
     r = cli(root, *args)
     assert "hunter2" not in r.stdout + r.stderr, r.stdout + r.stderr
-    if args[0] == "show":
-        assert r.returncode != 0 and "hard link" in r.stderr, r.stderr
+    if args[0] in ("show", "blame", "lint"):
+        assert r.returncode != 0 and "hard link" in r.stdout + r.stderr, r.stdout + r.stderr
 
 
 def test_the_viewer_s_reader_refuses_a_planted_hard_link(root: Path, planted: Path) -> None:

@@ -459,9 +459,10 @@ class _Files:
                 fd = -1  # missing, a symlink (ELOOP), not permitted: the store says what it is
             if fd >= 0:
                 with os.fdopen(fd, "rb") as f:
-                    if stat.S_ISREG(os.fstat(fd).st_mode):
+                    st = os.fstat(fd)
+                    if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
                         return norm, f.read()
-        return self.store.read_checked(rel)
+        return norm, self.store.served(norm)  # a hard link (maybe a file outside) is refused, never quoted
 
     def _folder(self, folder: str) -> int | None:
         """A descriptor of the folder `folder` (root-relative) reached with no symlink and holding no `.git`."""

@@ -128,7 +128,7 @@ def blame(memory: Memory, rel: str) -> list[BlameLine]:
     rel = memory.store.check_path(rel)
     memory.store.ensure_history()
     chunks = memory.store.blame_chunks(rel)  # raises NoHistory before a missing file is looked for, as before
-    data = memory.store.read(rel)
+    data = memory.store.served(rel)  # a hard link (maybe a file outside) is refused, never quoted
     if data is None:
         raise FileNotFoundError(f"{rel} does not exist")
     text_lines = data.decode("utf-8", errors="replace").splitlines()
