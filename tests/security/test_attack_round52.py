@@ -99,3 +99,85 @@ def test_a_file_with_one_name_again_is_served_and_searched_again(root: Path, pla
     mem = Memory(root)
     assert "hunter2" in (mem.shown_text("notes/hosts.md") or "")
     assert search(mem, "hunter2").sources == 1
+
+
+# secrets in the words around a write, and keys written so the scanner's patterns miss them -----------------------
+import random  # noqa: E402
+import string  # noqa: E402
+
+from memtui.core.writing import secrets  # noqa: E402
+
+KEY = "gh" + "p_" + "".join(random.Random(52).choice(string.ascii_letters + string.digits) for _ in range(36))
+
+
+def everything_kept(root: Path) -> bytes:
+    """The memory's files, memtui's state beside it and all of git's history, as one blob of bytes."""
+    out = b""
+    state = Path(os.environ["XDG_STATE_HOME"])
+    for p in [*root.rglob("*"), *state.rglob("*")]:
+        out += str(p).encode()
+        if p.is_file():
+            out += p.read_bytes()
+    out += subprocess.run(["git", "-C", str(root), "log", "--all", "-p", "--format=%B%n%an%n%cn"],
+                          capture_output=True).stdout
+    return out
+
+
+def queued(mem: Memory) -> str:
+    out = run_tool(mem, "memory_update", {"section": "Preferences", "action": "add", "entry": "[stated] likes tea"},
+                   AGENT)
+    assert "Queued as p-" in out.text, out.text
+    return out.text.split("Queued as ", 1)[1].split()[0]
+
+
+def test_an_unknown_origin_holding_a_key_is_refused_without_keeping_it(root: Path, mem: Memory) -> None:
+    """Was: the refusal masked it, but the audit line kept the origin as sent."""
+    out = run_tool(mem, "memory_update", {"section": "Preferences", "action": "add", "entry": "[stated] likes tea"},
+                   AGENT, origin=KEY)
+    assert out.is_error and KEY not in out.text
+    assert KEY.encode() not in everything_kept(root)
+
+
+def test_a_reject_reason_holding_a_key_is_kept_masked(root: Path, mem: Memory) -> None:
+    """Was: a person's reason was kept as typed, in the queue file and the audit log, for good."""
+    pid = queued(mem)
+    r = mem.reject(pid, reason=f"pasted by mistake {KEY}", by="wes")
+    assert r.status == "rejected" and KEY not in r.message and "ghp_****" in r.message, r.message
+    assert KEY.encode() not in everything_kept(root)
+
+
+@pytest.mark.parametrize("decide", ["approve", "reject"])
+def test_a_decider_s_name_holding_a_key_is_refused(root: Path, mem: Memory, decide: str) -> None:
+    """Was: `--by` (or MEMTUI_USER) holding a key went into the commit's author, the queue and the audit log."""
+    pid = queued(mem)
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    by = f"wes{KEY}"
+    r = mem.approve(pid, by=by) if decide == "approve" else mem.reject(pid, reason="no", by=by)
+    assert r.status == "refused" and "credential" in r.message and KEY not in r.message, r.message
+    assert subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout == head
+    assert KEY.encode() not in everything_kept(root)
+    assert mem.approve(pid, by="wes").status == "applied"
+
+
+@pytest.mark.parametrize("written", [
+    pytest.param(lambda k: "x" + k, id="glued-to-a-word"),
+    pytest.param(lambda k: "token" + k, id="glued-to-token"),
+    pytest.param(lambda k: k.replace("_", "%5F"), id="percent-encoded"),
+    pytest.param(lambda k: k.replace("_", "&#95;"), id="html-decimal"),
+    pytest.param(lambda k: k.replace("_", "&lowbar;"), id="html-named"),
+    pytest.param(lambda k: k.replace("_", "\\_"), id="markdown-escaped"),
+    pytest.param(lambda k: f"https://api.example.com/v1?x=1&auth={k.replace('_', '%5f')}", id="in-a-query"),
+])
+def test_a_key_written_so_the_patterns_miss_it_is_still_refused(root: Path, mem: Memory, written) -> None:
+    value = written(KEY)
+    assert secrets.scan(value), value
+    out = run_tool(mem, "memory_log", {"text": f"[observed] the deploy used {value}"}, AGENT)
+    assert out.is_error and "credential" in out.text and value not in out.text, out.text
+    assert value.encode() not in everything_kept(root) and KEY[4:].encode() not in everything_kept(root)
+
+
+@pytest.mark.parametrize("prose", ["R&amp;D spends 50% of Q3 on C:\\\\tools &lt;cli&gt; (see %20 docs)",
+                                   "Caf%C3%A9 &eacute;clair \\*not\\* a key, just text_with_underscores_here",
+                                   "the laugh_track_is_very_long_and_has_many_words_in_it runs"])
+def test_escapes_in_prose_do_not_cry_wolf(prose: str) -> None:
+    assert secrets.scan(prose) == []

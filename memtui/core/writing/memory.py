@@ -509,6 +509,10 @@ class Memory(MemoryReader):
             return refused
         if not reason or not reason.strip():
             return WriteResult("refused", "a rejection needs a reason (--reason)", pid)
+        from memtui.core.writing import secrets
+
+        if found := secrets.scan(reason):  # the reason is kept for good (queue, audit log): never a key in it
+            reason = secrets.mask(reason, found)
         with self.store.lock():
             p = self._open_proposal(pid, seen)
             if isinstance(p, WriteResult):
@@ -563,6 +567,13 @@ class Memory(MemoryReader):
 
     # internals --------------------------------------------------------------------------------------------
     def _not_a_person(self, pid: str, by: str) -> WriteResult | None:
+        from memtui.core.writing import secrets
+
+        if found := secrets.scan(by):  # the decider's name goes into the commit, the queue and the audit log
+            return WriteResult("refused", f"the decider's name holds a credential ({found[0].kind}, "
+                               f"{secrets.mask(by, found)}): a name is committed and kept for good, so a key never "
+                               f"goes in. Decide {pid} under your own name (--by or MEMTUI_USER). Nothing was changed",
+                               pid)
         if not self.config.policy.is_agent(by):
             return None
         return WriteResult("refused", f"{by} is an agent, and agents cannot approve, reject or revise proposals: a "
