@@ -23,6 +23,7 @@ from memtui.core.access.tools import run_tool
 from memtui.core.grammar.paths import PathRefused
 from memtui.core.recall.search import search
 from memtui.core.writing.memory import Memory
+from test_hook_pre_tool_use import denied, folder, home, hook, payload, project  # noqa: F401  (fixtures)
 
 AGENT = "agent:claude"
 # Shaped as entries, so lint's findings would quote its lines.
@@ -74,6 +75,35 @@ def test_the_commands_a_session_runs_never_print_a_planted_hard_link(root: Path,
     assert "hunter2" not in r.stdout + r.stderr, r.stdout + r.stderr
     if args[0] in ("show", "blame", "lint"):
         assert r.returncode != 0 and "hard link" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("command", [
+    {"command": "str_replace", "path": "/memories/notes/hosts.md", "old_str": "Host", "new_str": "Host"},
+    {"command": "str_replace", "path": "/memories/notes/hosts.md", "old_str": "-", "new_str": "*"},
+    {"command": "insert", "path": "/memories/notes/hosts.md", "insert_line": 0, "insert_text": "x"},
+])
+def test_the_memory_tool_s_edits_tell_nothing_of_a_planted_hard_link(root: Path, planted: Path, command) -> None:
+    """Was: `str_replace` read the file to count `old_str`: "Multiple occurrences … in lines: 1, 2" or a snippet of
+    the lines around it, an oracle that spells the file out one guess at a time."""
+    from memtui.agent.memory_tool import MemtuiMemoryTool
+
+    out = MemtuiMemoryTool(Memory(root)).run(command)
+    assert out.is_error and "hard link" in out.text and "lines:" not in out.text, out.text
+    assert "hunter2" not in out.text and "IdentityFile" not in out.text
+
+
+def test_the_claude_code_hook_tells_nothing_of_a_planted_hard_link(folder: Path, project: Path,
+                                                                   tmp_path: Path) -> None:
+    """The PreToolUse hook runs as the person, outside any sandbox the session has: its counts of `old_string`
+    ("occurs 2 times", "not found") were an oracle over a hard link's bytes."""
+    secret = tmp_path / "ssh_config"
+    secret.write_text(OUTSIDE)
+    os.link(secret, folder / "hosts.md")
+    data = payload("edit_index", folder, project, file_path=str(folder / "hosts.md"), old_string="-",
+                   new_string="*")
+    reason = denied(hook(data)[0])
+    assert "hard link" in reason and "occurs" not in reason and "hunter2" not in reason, reason
+    assert secret.read_text() == OUTSIDE
 
 
 def test_the_viewer_s_reader_refuses_a_planted_hard_link(root: Path, planted: Path) -> None:
