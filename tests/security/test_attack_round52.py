@@ -240,3 +240,17 @@ def test_a_key_written_so_the_patterns_miss_it_is_still_refused(root: Path, mem:
                                    "the laugh_track_is_very_long_and_has_many_words_in_it runs"])
 def test_escapes_in_prose_do_not_cry_wolf(prose: str) -> None:
     assert secrets.scan(prose) == []
+
+
+@pytest.mark.parametrize("name", [f"notes/{KEY}.md", f"{KEY}/a.md"])
+def test_a_key_as_a_dropped_file_s_name_is_flagged_in_review_and_by_lint(root: Path, name: str) -> None:
+    """Was: a file (or folder) named with a key, dropped past memtui, was listed with no flag and lint said
+    "clean"; approving committed the name to history. A key in the text is flagged; so is one in the name."""
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("- [stated] likes tea (2026-01-01)\n")
+    [x] = [p for p in Memory(root).external_proposals() if p.file == name]
+    assert any("name holds a credential" in f and KEY not in f for f in x.flags), x.flags
+    out = cli(root, "lint")
+    assert out.returncode != 0 and "[secret]" in out.stdout and "in the file's name" in out.stdout, out.stdout
+    assert "ghp_****" in out.stdout

@@ -637,7 +637,10 @@ def _secrets(rel: str, text: str | None) -> list[Finding]:
     return [Finding(ERROR, "secret", rel, s.line,
                     f"{s.kind} ({s.masked}): treat it as leaked and rotate it, then remove it from the file; if "
                     "it was committed, `memtui doctor` says how to purge it from git history")
-            for s in secrets.scan(text)]
+            for s in secrets.scan(text)] + [
+        Finding(ERROR, "secret", secrets.mask(rel, found), None, f"{found[0].kind} in the file's name: rotate it, "
+                "rename the file, and purge the old name from git history (`memtui doctor` says how)")
+        for found in [secrets.scan(rel)] if found]
 
 
 def _candidates(words: list[Words], texts: list[frozenset[str]]) -> list[tuple[int, int]]:
