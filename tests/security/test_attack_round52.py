@@ -166,7 +166,8 @@ import string  # noqa: E402
 
 from memtui.core.writing import secrets  # noqa: E402
 
-KEY = "gh" + "p_" + "".join(random.Random(52).choice(string.ascii_letters + string.digits) for _ in range(36))
+_RNG = random.Random(52)
+KEY = "gh" + "p_" + "".join(_RNG.choice(string.ascii_letters + string.digits) for _ in range(36))
 
 
 def everything_kept(root: Path) -> bytes:
@@ -254,3 +255,28 @@ def test_a_key_as_a_dropped_file_s_name_is_flagged_in_review_and_by_lint(root: P
     out = cli(root, "lint")
     assert out.returncode != 0 and "[secret]" in out.stdout and "in the file's name" in out.stdout, out.stdout
     assert "ghp_****" in out.stdout
+
+
+@pytest.mark.parametrize("tool, first, second", [
+    ("memory_log", {"text": f"[observed] part one {KEY[:20]}"}, {"text": f"[observed] part two {KEY[20:]}"}),
+])
+def test_a_key_split_over_two_writes_is_refused_at_the_second(root: Path, mem: Memory, now, tool, first,
+                                                               second) -> None:
+    """Was: each half alone holds no key, and a log line applies at once: two appends put a whole key in
+    consecutive lines of the log (a reader, or the next session, joins them)."""
+    now("2026-08-20T14:05")
+    one = run_tool(mem, tool, first, AGENT)
+    assert not one.is_error, one.text
+    if tool == "memory_update":
+        pid = one.text.split("Queued as ", 1)[1].split()[0]
+        assert mem.approve(pid, by="wes").status == "applied"
+    two = run_tool(Memory(root), tool, second, AGENT)
+    assert two.is_error and "credential" in two.text and KEY[20:] not in two.text, two.text
+    assert KEY[20:].encode() not in everything_kept(root)
+
+
+def test_two_log_lines_that_only_look_alike_are_both_written(root: Path, mem: Memory, now) -> None:
+    now("2026-08-20T14:05")
+    for text in ("[observed] ran ghp_ cleanup script", "[observed] tagged release 2026.08.20 for the west region"):
+        out = run_tool(mem, "memory_log", {"text": text}, AGENT)
+        assert not out.is_error, out.text
