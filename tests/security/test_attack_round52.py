@@ -227,6 +227,9 @@ def test_a_decider_s_name_holding_a_key_is_refused(root: Path, mem: Memory, deci
     pytest.param(lambda k: k.replace("_", "&lowbar;"), id="html-named"),
     pytest.param(lambda k: k.replace("_", "\\_"), id="markdown-escaped"),
     pytest.param(lambda k: f"https://api.example.com/v1?x=1&auth={k.replace('_', '%5f')}", id="in-a-query"),
+    pytest.param(lambda k: f"~~{k[:14]}~~{k[14:]}", id="across-a-strike-through"),
+    pytest.param(lambda k: f"{k[:10]}**{k[10:]}**", id="half-in-bold"),
+    pytest.param(lambda k: f"`{k[:8]}`{k[8:]}", id="half-in-code"),
 ])
 def test_a_key_written_so_the_patterns_miss_it_is_still_refused(root: Path, mem: Memory, written) -> None:
     value = written(KEY)
@@ -238,7 +241,8 @@ def test_a_key_written_so_the_patterns_miss_it_is_still_refused(root: Path, mem:
 
 @pytest.mark.parametrize("prose", ["R&amp;D spends 50% of Q3 on C:\\\\tools &lt;cli&gt; (see %20 docs)",
                                    "Caf%C3%A9 &eacute;clair \\*not\\* a key, just text_with_underscores_here",
-                                   "the laugh_track_is_very_long_and_has_many_words_in_it runs"])
+                                   "the laugh_track_is_very_long_and_has_many_words_in_it runs",
+                                   "use **bold** and `code_snippet_here_long` and ~~old~~new text, `a`**b**~~c~~"])
 def test_escapes_in_prose_do_not_cry_wolf(prose: str) -> None:
     assert secrets.scan(prose) == []
 

@@ -164,7 +164,7 @@ def scan(text: str | None, _inner: bool = False) -> list[Secret]:
     out += _detect_secrets(text, runs, taken)
     if not _inner:
         out += _encoded(text, runs, taken)
-        if "%" in text or "&" in text or "\\" in text:
+        if "%" in text or "&" in text or "\\" in text or "~~" in text or "**" in text or "`" in text:
             out += _escaped(text, taken)
         if present and "\n" in text:  # a key's start (one of the anchors) is somewhere: it may end a line
             out += _split(text, taken)
@@ -389,9 +389,10 @@ def _encoded(text: str, runs: list[re.Match[str]], taken: list[tuple[int, int]])
 
 # A run of key characters with escapes in it: percent-encoding (a URL's query), HTML character references (text
 # copied from a page) and markdown's backslash escapes (`ghp\\_…`, as converters write every `_`).
+# Markdown's strike-through, bold and code marks inside a run (`ghp_~~abc~~def`) are left out of what it stands for.
 _ESCAPED_RUN = re.compile(r"(?:[A-Za-z0-9_+/=.-]|%[0-9A-Fa-f]{2}|&#[0-9]{1,7};|&#[xX][0-9A-Fa-f]{1,6};|"
-                          r"&[A-Za-z]{2,8};|\\[!-/:-@\[-`{-~])+")
-_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|&#?[0-9A-Za-z]{1,8};|\\[!-/:-@\[-`{-~]")
+                          r"&[A-Za-z]{2,8};|\\[!-/:-@\[-`{-~]|~~|\*\*|`)+")
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|&#?[0-9A-Za-z]{1,8};|\\[!-/:-@\[-`{-~]|~~|\*\*|`")
 
 
 def _escaped(text: str, taken: list[tuple[int, int]]) -> list[Secret]:
@@ -407,6 +408,7 @@ def _escaped(text: str, taken: list[tuple[int, int]]) -> list[Secret]:
             continue
         decoded = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", html.unescape(unquote(run, errors="replace")
                                                                        if "%" in run else run))
+        decoded = re.sub(r"~~|\*\*|`", "", decoded)
         if "%" in decoded:
             decoded = unquote(decoded)
         found = scan(decoded, _inner=True) if decoded != run else []
