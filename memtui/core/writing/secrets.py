@@ -398,11 +398,23 @@ _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|&#?[0-9A-Za-z]{1,8};|\\[!-/:-@\[-`{-~]|~~
 def _escaped(text: str, taken: list[tuple[int, int]]) -> list[Secret]:
     """Keys written with escapes: each run of key characters holding one, decoded (percent, HTML, backslash) and
     scanned as the text it stands for. The whole run is named and masked."""
+    out = []
+    for word in _LONG_WORD.finditer(text):  # a key has no space in it: only long words are looked into
+        if not _ESCAPE.search(word.group(0)):
+            continue
+        out += _escaped_runs(text, word.start(), word.end(), taken)
+    return out
+
+
+_LONG_WORD = re.compile(r"\S{20,}")
+
+
+def _escaped_runs(text: str, start: int, end: int, taken: list[tuple[int, int]]) -> list[Secret]:
     import html
     from urllib.parse import unquote
 
     out = []
-    for m in _ESCAPED_RUN.finditer(text):
+    for m in _ESCAPED_RUN.finditer(text, start, end):
         run = m.group(0)
         if len(run) < 20 or not _ESCAPE.search(run) or _inside(taken, m.start(), m.end()):
             continue
