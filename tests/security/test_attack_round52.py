@@ -284,3 +284,17 @@ def test_two_log_lines_that_only_look_alike_are_both_written(root: Path, mem: Me
     for text in ("[observed] ran ghp_ cleanup script", "[observed] tagged release 2026.08.20 for the west region"):
         out = run_tool(mem, "memory_log", {"text": text}, AGENT)
         assert not out.is_error, out.text
+
+
+def test_a_hard_linked_snapshot_of_the_folder_still_shows_its_committed_files(root: Path, mem: Memory,
+                                                                                tmp_path: Path) -> None:
+    """`cp -al memory memory.bak`: every file has a second name, outside. A file whose bytes are its committed
+    version's tells nothing that is not memory already: shown. One edited since is refused until it has one name."""
+    snap = tmp_path / "snapshot"
+    snap.mkdir()
+    os.link(root / "MEMORY.md", snap / "MEMORY.md")
+    assert Memory(root).shown_text("MEMORY.md") == (root / "MEMORY.md").read_text()
+    with open(root / "MEMORY.md", "a") as f:  # written in place: the snapshot's name sees it too
+        f.write("- [stated] edited through the link\n")
+    with pytest.raises(PathRefused, match="hard link"):
+        Memory(root).shown_text("MEMORY.md")

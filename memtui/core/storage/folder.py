@@ -152,7 +152,8 @@ class FolderStore(Store):
         """`read` for what is handed out (`show`, an agent's read): a regular file with another name is refused. A
         hard link planted in the folder may be a file outside it (~/.ssh/id_rsa, another project's .env): served,
         its bytes would leave through memtui to whoever may write the folder but not read that file. memtui's
-        own second name (the undo link of a write under way) is not another name."""
+        own second name (the undo link of a write under way) is not another name, and a file whose bytes are its
+        committed version's (a `cp -al` snapshot of the folder) tells nothing that is not memory already."""
         path = self._full(rel)
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -162,12 +163,19 @@ class FolderStore(Store):
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 return None
-            if st.st_nlink > 1 and not self._undo_name(st):
+            data = f.read()
+            if st.st_nlink > 1 and not self._undo_name(st) and not self._as_committed(rel, data):
                 raise PathRefused(
                     f"{rel!r} is a hard link ({st.st_nlink} names for one file): it may be a file outside the "
                     "memory, so memtui does not read it out. If it is yours, make it a file of its own: "
                     f"cp --remove-destination \"$(realpath {rel})\" {rel}")
-            return f.read()
+            return data
+
+    def _as_committed(self, rel: str, data: bytes) -> bool:
+        try:
+            return self.has_git and self.committed(rel) == data
+        except (OSError, StoreError, ValueError):
+            return False
 
     def _undo_name(self, st: os.stat_result) -> bool:
         """Is one of the file's other names memtui's undo link (`undo_point`, a write under way)?"""
