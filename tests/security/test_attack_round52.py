@@ -153,6 +153,16 @@ def test_a_tracked_file_swapped_for_a_hard_link_is_never_written_through(root: P
     assert bashrc.read_text() == "export PATH=/usr/bin\n" and os.stat(bashrc).st_nlink == 1
 
 
+def test_a_planted_link_beside_memtui_s_undo_links_is_still_refused(root: Path, mem: Memory, planted: Path) -> None:
+    """The state folder (and its undo links) is inside a memory memtui made: a third name for the outside file
+    planted there does not pass for a write under way."""
+    undo = mem.store.state_ready() / "undo"
+    undo.mkdir(exist_ok=True)
+    os.link(planted, undo / f"{os.getpid()}-1-0")
+    with pytest.raises(PathRefused, match="hard link"):
+        Memory(root).shown_text("notes/hosts.md")
+
+
 def test_a_file_with_one_name_again_is_served_and_searched_again(root: Path, planted: Path) -> None:
     planted.unlink()
     mem = Memory(root)

@@ -178,7 +178,10 @@ class FolderStore(Store):
             return False
 
     def _undo_name(self, st: os.stat_result) -> bool:
-        """Is one of the file's other names memtui's undo link (`undo_point`, a write under way)?"""
+        """Is the file's one other name memtui's undo link (`undo_point`, a write under way)? Exactly two names:
+        the state folder may be inside the memory, where a third name (the file outside) can be linked in too."""
+        if st.st_nlink != 2:
+            return False
         try:
             with os.scandir(self.state / UNDO_DIR) as it:
                 for item in it:
