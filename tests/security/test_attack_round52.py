@@ -308,3 +308,20 @@ def test_a_hard_linked_snapshot_of_the_folder_still_shows_its_committed_files(ro
         f.write("- [stated] edited through the link\n")
     with pytest.raises(PathRefused, match="hard link"):
         Memory(root).shown_text("MEMORY.md")
+
+
+def test_a_key_in_a_commit_s_message_or_author_is_masked_where_memtui_shows_history(root: Path) -> None:
+    """Was: a commit made by the person's git (or pulled from a remote) with a key in its message or author name
+    was printed whole by `memtui today` and `memtui history`, which a session may run as readily as a person."""
+    (root / "notes.md").write_text("- [stated] likes tea (2026-01-01)\n")
+    subprocess.run(["git", "-C", str(root), "add", "notes.md"], check=True)
+    subprocess.run(["git", "-C", str(root), "-c", f"user.name=wes {KEY}", "-c", "user.email=w@example.com",
+                    "commit", "-qm", f"notes: add (token {KEY})"], check=True)
+    env_now = {k: v for k, v in os.environ.items() if k != "MEMTUI_NOW"}
+    for args in (("today",), ("today", "--json"), ("history", "notes.md")):
+        r = subprocess.run([sys.executable, "-m", "memtui", *args], capture_output=True, text=True, timeout=60,
+                           env={**env_now, "MEMTUI_ROOT": str(root)})
+        assert r.returncode == 0 and KEY not in r.stdout + r.stderr, (args, r.stdout, r.stderr)
+    r = subprocess.run([sys.executable, "-m", "memtui", "history", "notes.md"], capture_output=True, text=True,
+                       timeout=60, env={**env_now, "MEMTUI_ROOT": str(root)})
+    assert "ghp_****" in r.stdout, r.stdout

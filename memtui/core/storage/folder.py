@@ -31,6 +31,7 @@ from memtui.core.storage.folder_history import FolderHistory, _files_changed
 from memtui.core.storage.folder_index import REBUILD_INDEX  # noqa: F401 - named by memtui doctor
 from memtui.core.storage.folder_state import (  # noqa: F401 - names other modules import from here
     INTENT_FILE, QUEUE_ID, UNDO_DIR, FolderState, _put_floor, _queue_bytes, _regular_bytes, _seq_floor, atomic_write,
+    served_bytes,
 )
 from memtui.core.storage.gitcall import GitOwner, errors
 from memtui.core.storage.gitobjects import GitUnreadable, config_stamp, refuse_blocking_include
@@ -147,50 +148,6 @@ class FolderStore(Store):
             return _regular_bytes(path)
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
-
-    def served(self, rel: str) -> bytes | None:
-        """`read` for what is handed out (`show`, an agent's read): a regular file with another name is refused. A
-        hard link planted in the folder may be a file outside it (~/.ssh/id_rsa, another project's .env): served,
-        its bytes would leave through memtui to whoever may write the folder but not read that file. memtui's
-        own second name (the undo link of a write under way) is not another name, and a file whose bytes are its
-        committed version's (a `cp -al` snapshot of the folder) tells nothing that is not memory already."""
-        path = self._full(rel)
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            return None
-        with os.fdopen(fd, "rb") as f:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                return None
-            data = f.read()
-            if st.st_nlink > 1 and not self._undo_name(st) and not self._as_committed(rel, data):
-                raise PathRefused(
-                    f"{rel!r} is a hard link ({st.st_nlink} names for one file): it may be a file outside the "
-                    "memory, so memtui does not read it out. If it is yours, make it a file of its own: "
-                    f"cp --remove-destination \"$(realpath {rel})\" {rel}")
-            return data
-
-    def _as_committed(self, rel: str, data: bytes) -> bool:
-        try:
-            return self.has_git and self.committed(rel) == data
-        except (OSError, StoreError, ValueError):
-            return False
-
-    def _undo_name(self, st: os.stat_result) -> bool:
-        """Is the file's one other name memtui's undo link (`undo_point`, a write under way)? Exactly two names:
-        the state folder may be inside the memory, where a third name (the file outside) can be linked in too."""
-        if st.st_nlink != 2:
-            return False
-        try:
-            with os.scandir(self.state / UNDO_DIR) as it:
-                for item in it:
-                    other = item.stat(follow_symlinks=False)
-                    if (other.st_ino, other.st_dev) == (st.st_ino, st.st_dev):
-                        return True
-        except OSError:
-            pass
-        return False
 
     def read_checked(self, rel: str) -> tuple[str, bytes | None]:
         """`check_path` is `check_rel` and `resolve_inside`, which `read` does itself (one walk of the path)."""
@@ -888,6 +845,16 @@ class FolderStore(Store):
 
     def set_config(self, text: str) -> None:
         self.kept.set_config(text)
+
+
+def _served(store: FolderStore, rel: str) -> bytes | None:
+    """`read` for what is handed out (`show`, an agent's read, lint, blame): a file with another name is refused,
+    as `folder_state.served_bytes` says."""
+    return served_bytes(store._full(rel), rel, store.state / UNDO_DIR,
+                        lambda: store.committed(rel) if store.has_git else None)
+
+
+FolderStore.served = _served  # type: ignore[method-assign]  (kept out of the class, which is at its size bound)
 
 
 def _fast_import_path(rel: str) -> bytes:

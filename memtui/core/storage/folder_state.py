@@ -15,7 +15,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from memtui.core.grammar.paths import PathRefused, clean_rel
 from memtui.core.storage.gitobjects import removed_on_failure
@@ -386,3 +386,50 @@ def _regular_bytes(path: Path) -> bytes | None:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
         return f.read()
+
+
+def served_bytes(path: Path, rel: str, undo: Path, committed: Callable[[], bytes | None]) -> bytes | None:
+    """The bytes of the file at `path` (memory path `rel`) to hand out (`show`, an agent's read, lint, blame), or
+    None when it is missing or not a regular file. A regular file with another name is refused: a hard link
+    planted in the folder may be a file outside it (~/.ssh/id_rsa, another project's .env), whose bytes would
+    leave through memtui to whoever may write the folder but not read that file. Not another name: memtui's own
+    undo link of a write under way (in `undo`, the file's only other name), and not a refusal: bytes that are the
+    file's `committed` version (a `cp -al` snapshot of the folder tells nothing that is not memory already)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        data = f.read()
+    if st.st_nlink > 1 and not _undo_name(undo, st) and not _is_committed(committed, data):
+        raise PathRefused(
+            f"{rel!r} is a hard link ({st.st_nlink} names for one file): it may be a file outside the memory, so "
+            "memtui does not read it out. If it is yours, make it a file of its own: "
+            f"cp --remove-destination \"$(realpath {rel})\" {rel}")
+    return data
+
+
+def _undo_name(undo: Path, st: os.stat_result) -> bool:
+    """Is the file's one other name memtui's undo link (`undo_point`, a write under way)? Exactly two names: the
+    state folder may be inside the memory, where a third name (the file outside) can be linked in too."""
+    if st.st_nlink != 2:
+        return False
+    try:
+        with os.scandir(undo) as it:
+            for item in it:
+                other = item.stat(follow_symlinks=False)
+                if (other.st_ino, other.st_dev) == (st.st_ino, st.st_dev):
+                    return True
+    except OSError:
+        pass
+    return False
+
+
+def _is_committed(committed: Callable[[], bytes | None], data: bytes) -> bool:
+    try:
+        return committed() == data
+    except (OSError, StoreError, ValueError):
+        return False

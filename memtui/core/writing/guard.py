@@ -171,6 +171,24 @@ def secrets_in(p: Proposal, *, names: bool = True) -> list[tuple[str, str, list]
     return out
 
 
+def masked(text: str) -> str:
+    """`text` (a person's reason, kept for good) with any credential in it masked."""
+    from memtui.core.writing import secrets
+
+    return secrets.mask(text) if len(text) >= 12 else text
+
+
+def keyed_name(name: str) -> str | None:
+    """Why a decider's name cannot be taken (it holds a credential, masked here), or None."""
+    from memtui.core.writing import secrets
+
+    found = secrets.scan(name)
+    if not found:
+        return None
+    return (f"the decider's name holds a credential ({found[0].kind}, {secrets.mask(name, found)}): a name is "
+            "committed and kept for good, so a key never goes in")
+
+
 def describe_secrets(p: Proposal, found: list[tuple[str, str, list]]) -> str:
     """``a GitHub token (ghp_****) in the entry for MEMORY.md § Preferences``: each secret, masked, and where."""
     parts = []

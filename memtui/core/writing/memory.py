@@ -509,10 +509,7 @@ class Memory(MemoryReader):
             return refused
         if not reason or not reason.strip():
             return WriteResult("refused", "a rejection needs a reason (--reason)", pid)
-        from memtui.core.writing import secrets
-
-        if found := secrets.scan(reason):  # the reason is kept for good (queue, audit log): never a key in it
-            reason = secrets.mask(reason, found)
+        reason = _unkeyed(reason)  # kept for good (queue, audit log): never a key in it
         with self.store.lock():
             p = self._open_proposal(pid, seen)
             if isinstance(p, WriteResult):
@@ -567,15 +564,8 @@ class Memory(MemoryReader):
 
     # internals --------------------------------------------------------------------------------------------
     def _not_a_person(self, pid: str, by: str) -> WriteResult | None:
-        from memtui.core.writing import secrets
-
-        if found := secrets.scan(by):  # the decider's name goes into the commit, the queue and the audit log
-            return WriteResult("refused", f"the decider's name holds a credential ({found[0].kind}, "
-                               f"{secrets.mask(by, found)}): a name is committed and kept for good, so a key never "
-                               f"goes in. Decide {pid} under your own name (--by or MEMTUI_USER). Nothing was changed",
-                               pid)
         if not self.config.policy.is_agent(by):
-            return None
+            return _keyed_decider(pid, by)  # None, or the refusal of a name holding a credential
         return WriteResult("refused", f"{by} is an agent, and agents cannot approve, reject or revise proposals: a "
                            f"person decides {pid}. Nothing was changed", pid)
 
@@ -891,3 +881,18 @@ def _unbullet(line: str) -> str:
     return line.strip() if e is None else e.raw[len(e.indent) + len(e.bullet):].strip()
 
 
+def _unkeyed(reason: str) -> str:
+    from memtui.core.writing import guard
+
+    return guard.masked(reason)
+
+
+def _keyed_decider(pid: str, by: str) -> WriteResult | None:
+    """The refusal of a decider's name holding a credential (it goes into the commit and the audit log), or None."""
+    from memtui.core.writing import guard
+
+    keyed = guard.keyed_name(by)
+    if keyed is None:
+        return None
+    return WriteResult("refused", f"{keyed}. Decide {pid} under your own name (--by or MEMTUI_USER). Nothing was "
+                       "changed", pid)
