@@ -271,3 +271,48 @@ def test_a_sha256_repository_is_read_by_git(tmp_path: Path) -> None:
         assert batch.get(f"{tree.sha}:MEMORY.md").data == b"# Memory\n"
     finally:
         batch.close()
+
+
+def test_many_objects_asked_at_once_are_what_git_and_one_by_one_reads_give(packed: Path, tmp_path: Path) -> None:
+    """`Batch.get_many` (lint's past versions, a run of names written to git's `cat-file --batch` at once): every
+    object of a packed history, more than one run's worth, reads as git gives it and as `get` reads it; a loose
+    object, a name twice, a missing one and a name that is no id read as `get` reads them; a loose file holding
+    another object's bytes is None, and the answers after it in the same run are still right."""
+    import shutil
+    import zlib
+
+    from memtui.core.storage import gitobjects
+
+    objects = all_objects(packed)
+    assert len(objects) > 2 * (gitobjects.ASK_RUN_BYTES // 65)  # several runs
+    batch = Batch(packed / ".git", packed)
+    try:
+        names = list(objects)
+        got = batch.get_many(names + names[:5])
+        assert {sha: (o.kind, o.data) for sha, o in got.items()} == objects
+    finally:
+        batch.close()
+
+    root = tmp_path / "m"
+    shutil.copytree(packed, root)
+    (tmp_path / "a").write_text("- [stated] a loose one\n")
+    (tmp_path / "b").write_text("- [stated] planted\n")
+    loose = sh(root, "hash-object", "-w", str(tmp_path / "a")).strip()
+    planted = sh(root, "hash-object", "-w", str(tmp_path / "b")).strip()
+    forged = "1" * 40
+    folder = root / ".git/objects" / forged[:2]
+    folder.mkdir(exist_ok=True)
+    (folder / forged[2:]).write_bytes((root / ".git/objects" / planted[:2] / planted[2:]).read_bytes())
+    missing = "2" * 40
+    batch = Batch(root / ".git", root)
+    try:
+        asked = [names[0], forged, loose, missing, names[1], "HEAD", names[2]]
+        got = batch.get_many(asked)
+        assert got[forged] is None and got[missing] is None
+        for name in (names[0], loose, names[1], "HEAD", names[2]):
+            one = batch.get(name)
+            assert one is not None and got[name] == one, name
+        assert got[loose].data == b"- [stated] a loose one\n"
+        assert zlib.decompress((folder / forged[2:]).read_bytes()).endswith(b"planted\n")  # git would answer it
+    finally:
+        batch.close()

@@ -247,3 +247,47 @@ def test_a_first_lints_cache_is_written_as_files_are_checked_and_is_the_same_fro
     assert cache.read_bytes() == by_one
     assert not [p for p in cache.parent.iterdir() if p.name.endswith(".tmp")]
     assert _rendered(root, 1) == one and cache.read_bytes() == by_one  # all from the cache: not written again
+
+
+def test_the_fast_entry_parse_reads_every_line_as_the_plain_one() -> None:
+    """`parse_entry` looks for a strike, a time, a tag and the date only where the text can hold them, tries the
+    date's pattern at the last "(" alone, and makes the entry through its slots: the same `Entry`, field by field,
+    as the regexes read plainly, for lines made of every part the grammar knows and the characters around them."""
+    import random
+
+    parts = ["- ", "* ", "+ ", "1. ", "2) ", "  - ", "\t- ", "~~", "~~ superseded 2026-08-01", "~~ removed", "09:30 ",
+             "29:59 ", "0", "[stated] ", "[Observed]", "[nope] ", "[", "]", "(2026-08-01)", " (2026-08-01, chat)",
+             " (2026-08-01, a, b )", "\t(2026-08-01,\t)", "(2026-8-1)", "(", ")", "((", " ", "\t", "x", "Deploys",
+             "2026-08-01", ",", ".", "é", "\u00a0", "\x0b", "\r", "\n", "~", "\r\n"]
+    rnd = random.Random(52)
+    seen = dated = 0
+    for _ in range(120_000):
+        line = rnd.choice(["- ", "", "* ", " 3. "]) + "".join(rnd.choice(parts) for _ in range(rnd.randint(0, 10)))
+        fast, plain = entries.parse_entry(line), entries._parse_entry_plainly(line)
+        assert fast == plain, repr(line)
+        if fast is not None:
+            assert fast.__getstate__() == plain.__getstate__() and type(fast) is entries.Entry, repr(line)
+            seen += 1
+            dated += fast.date is not None
+    assert seen > 50_000 and dated > 5_000, (seen, dated)
+
+
+def test_a_deleted_lines_quote_is_masked_as_its_whole_message_was() -> None:
+    """lint masks a deleted-history finding's quote alone (`_masked_deleted`), where it masked the whole message:
+    every fake key of the secret gate's corpus and every look-alike, at a line's start, middle and end, behind the
+    characters a quote or its `repr` can end with, gives the same message both ways, masked where a key is."""
+    from memtui.core.writing import secrets
+    from tests.security.test_gate_secrets import FAKES, LOOKALIKES
+
+    values = [*FAKES.values(), *(v.split("] ", 1)[1] for v in LOOKALIKES.values()), "aws secret", "token=",
+              "token='", "token=\\", "https://user:pass", "AKIA", "sk-ant-", "Bearer", "ghp_"]
+    fronts = ["- [observed] ", "- ", "- [stated] key: ", "- [observed] The AWS secret key is ", "- ~~", "\t- x "]
+    backs = ["", " (2026-08-01)", "'", '"', "\\", "\t", "\u2028", "~~ removed 2026-08-01", " é", " and more"]
+    masked = 0
+    for value, front, back in itertools.product(values, fronts, backs):
+        line = (front + value + back).strip()
+        message = f"{line!r}{lint_module._IN_COMMIT}46dffa43) was deleted instead of struck through: put it back " \
+                  "as struck history (`~~…~~ removed DATE`), or move it to archive/ with `memtui consolidate`"
+        assert lint_module._masked_deleted(message) == secrets.mask(message), message
+        masked += secrets.mask(message) != message
+    assert masked > 1_000, masked

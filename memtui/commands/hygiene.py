@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
-from memtui.commands.shared import EXIT_ERROR, EXIT_OK, common, emit
+from memtui.commands.shared import EXIT_ERROR, EXIT_OK, StderrLine, common, emit
 
 
 def register(sub: Any) -> None:
@@ -52,12 +53,15 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    import sys
-
     from memtui.core.hygiene.lint import failed, lint
 
     notes: list[str] = []  # how the lint ran, when a person may want to know (a worker that failed)
-    findings = lint(_memory(args), processes=args.jobs, notes=notes)
+    meter = _Meter() if sys.stderr.isatty() else None
+    try:
+        findings = lint(_memory(args), processes=args.jobs, notes=notes, progress=meter)
+    finally:
+        if meter is not None:
+            meter.clear()
     for note in notes:
         print(f"memtui lint: {note}", file=sys.stderr)
     bad = failed(findings)
@@ -69,6 +73,26 @@ def cmd_lint(args: argparse.Namespace) -> int:
         for k in range(0, len(findings), 1000):
             emit(args, None, "\n".join(f.render() for f in findings[k:k + 1000]))
     return EXIT_ERROR if bad else EXIT_OK
+
+
+class _Meter(StderrLine):
+    """lint's progress on a terminal's stderr, once it has taken `AFTER` seconds (a lint of a few hundred files says
+    nothing), redrawn at most every `EVERY` seconds and cleared before the findings print."""
+
+    AFTER, EVERY = 1.0, 0.2
+
+    def __init__(self) -> None:
+        import time
+
+        super().__init__()
+        self.clock = time.monotonic
+        self.start = self.last = self.clock()
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self.clock()
+        if now - self.start >= self.AFTER and now - self.last >= self.EVERY:
+            self.last = now
+            self.draw(f"memtui lint: checked {done:,} of {total:,} files")
 
 
 def _lint_json(ok: bool, findings: list[Any]) -> None:

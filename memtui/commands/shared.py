@@ -98,3 +98,22 @@ def say(message: str) -> None:
     from memtui.core.basics.visible import reveal
 
     print(reveal(message), file=sys.stderr)
+
+
+class StderrLine:
+    """One line of progress on a terminal's stderr (`memtui sync`'s fetch, a long `memtui lint`): redrawn after a
+    \r, padded over the last one, and cleared before anything else prints; stdout is never touched."""
+
+    def __init__(self) -> None:
+        self.width = 0
+
+    def draw(self, line: str) -> None:
+        sys.stderr.write("\r" + line.ljust(self.width))
+        sys.stderr.flush()
+        self.width = len(line)
+
+    def clear(self) -> None:
+        if self.width:
+            sys.stderr.write("\r" + " " * self.width + "\r")
+            sys.stderr.flush()
+            self.width = 0

@@ -6,7 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-from memtui.commands.shared import EXIT_ERROR, EXIT_OK, EXIT_QUEUED, EXIT_REFUSED, common, emit, fail, memory_of
+from memtui.commands.shared import (EXIT_ERROR, EXIT_OK, EXIT_QUEUED, EXIT_REFUSED, StderrLine, common, emit, fail,
+                                    memory_of)
 
 HELP = """\
 fetches REMOTE (a remote of the memory's git repository; origin by default). Each file the remote changed that
@@ -67,21 +68,13 @@ def cmd_sync(args: argparse.Namespace) -> int:
     return EXIT_REFUSED if found.ahead and not args.no_push else EXIT_OK
 
 
-class _Meter:
-    """The fetch's progress on a terminal's stderr: one line, redrawn after a \\r and cleared at the end; only the
-    numbers git's meter gave (sync.Meter), so a remote's words never reach the terminal."""
+class _Meter(StderrLine):
+    """The fetch's progress on a terminal's stderr: only the numbers git's meter gave (sync.Meter), so a remote's
+    words never reach the terminal."""
 
     def __init__(self, remote: str) -> None:
-        self.remote, self.width = remote, 0
+        super().__init__()
+        self.remote = remote
 
     def __call__(self, phase: str, percent: int, done: int, total: int, size: str) -> None:
-        line = f"fetching {self.remote}: {phase.lower()} {percent}% ({done}/{total}{', ' + size if size else ''})"
-        sys.stderr.write("\r" + line.ljust(self.width))
-        sys.stderr.flush()
-        self.width = len(line)
-
-    def clear(self) -> None:
-        if self.width:
-            sys.stderr.write("\r" + " " * self.width + "\r")
-            sys.stderr.flush()
-            self.width = 0
+        self.draw(f"fetching {self.remote}: {phase.lower()} {percent}% ({done}/{total}{', ' + size if size else ''})")

@@ -113,9 +113,11 @@ class Section(Record):
 
 
 class Document:
-    """A parsed memory file. `lines` keep their endings; `sections` are in reading order."""
+    """A parsed memory file. `lines` keep their endings; `sections` are in reading order. `kept`: a copy of the
+    parse is kept for the next Document of the same text (a write parses it several times); a reader of each file
+    once (lint) keeps none."""
 
-    def __init__(self, text: str, path: str = "MEMORY.md") -> None:
+    def __init__(self, text: str, path: str = "MEMORY.md", kept: bool = True) -> None:
         self.path = path
         self.text = text
         self.lines: list[str] = text.splitlines(keepends=True)
@@ -133,7 +135,7 @@ class Document:
             return
         self.spec = parse_spec(text)
         self._parse()
-        if len(text) <= STRUCTURE_CACHE_MAX_CHARS:
+        if kept and len(text) <= STRUCTURE_CACHE_MAX_CHARS:  # not `kept`: a reader of every file once (lint)
             with _structures_lock:
                 _parsed[text] = (self.spec, self.hidden, tuple(
                     Section(s.title, s.level, s.heading, s.start, s.end, list(s.entries)) for s in self.sections),

@@ -34,8 +34,10 @@ CACHE_VERSION = 3  # a cache of another shape (an older memtui, a torn write) is
 _CACHE_DOMAIN = b"memtui lint cache\0"  # the cache's seal vouches for nothing else (a queue file, the pending cache)
 PARALLEL_FILES = 2_000  # files to check below which one process does: forking and merging cost more than they save
 FRAME_FILES = 256  # files a worker sends back at a time
+PROGRESS_FILES = 500  # files between two calls of lint's `progress`
 last_worker_peaks: list[int] = []  # the last lint's workers' peak RSS in kB, each its own (what benches report)
 _LINK = re.compile(r"(?<!!)\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_IN_COMMIT = " (in commit "  # what follows the quoted line in a deleted-history finding (`_masked_deleted`)
 _POINTER = re.compile(r"^\s*\[[^\]]*\]\([^)]*\)\s*(?:[-—–:].*)?$")
 
 
@@ -62,7 +64,8 @@ class Finding(NamedTuple):
         return f"{where}: {self.level}: [{self.check}] {self.message}"
 
 
-def lint(memory: Memory, processes: int | None = None, notes: list[str] | None = None) -> list[Finding]:
+def lint(memory: Memory, processes: int | None = None, notes: list[str] | None = None,
+         progress: Callable[[int, int], None] | None = None) -> list[Finding]:
     """Every check of every core and topic file. Linear in the files: the listing, each file's history (one walk
     for all: `Store.past_versions_many`) and the archive (once, when an entry is missing) are read once each, not
     once per file (2,000 files took 17.6 s, 8,000 files 221 s). Each file's path is checked once and its bytes read
@@ -71,7 +74,9 @@ def lint(memory: Memory, processes: int | None = None, notes: list[str] | None =
 
     `processes`: how many processes check the files not in the cache (`_Workers`); None: one per core when there
     are `PARALLEL_FILES` or more of them, else one. The findings are the same list either way. `notes` gets a
-    sentence for anything the person may want to know about how the lint ran (a worker that failed)."""
+    sentence for anything the person may want to know about how the lint ran (a worker that failed). `progress`
+    is told (files done, files in all) every `PROGRESS_FILES` files, for a meter: a first lint of 50,000 files is
+    seconds of silence otherwise."""
     import gc
 
     # No collection while lint runs: its objects hold no cycles (50,000 files: the same peak RSS without it), and
@@ -80,13 +85,14 @@ def lint(memory: Memory, processes: int | None = None, notes: list[str] | None =
     gc.disable()
     try:
         with memory.store.pinned_root(), _Files(memory) as files:
-            return _lint(memory, files, processes, notes if notes is not None else [])
+            return _lint(memory, files, processes, notes if notes is not None else [], progress)
     finally:
         if collecting:
             gc.enable()
 
 
-def _lint(memory: Memory, reader: _Files, processes: int | None, notes: list[str]) -> list[Finding]:
+def _lint(memory: Memory, reader: _Files, processes: int | None, notes: list[str],
+          progress: Callable[[int, int], None] | None = None) -> list[Finding]:
     layout = memory.layout()
     out: list[Finding] = []
     listed = memory.files()
@@ -108,7 +114,9 @@ def _lint(memory: Memory, reader: _Files, processes: int | None, notes: list[str
     try:
         checked = (workers.results() if workers is not None else
                    _check_files(memory, layout, reader, todo, cache, False))
-        for rel in files:
+        for n, rel in enumerate(files):
+            if progress is not None and n % PROGRESS_FILES == 0:
+                progress(n, len(files))
             if rel in hits:  # the same bytes, history, code and rules as when these findings were made and sealed
                 key, entry = hits[rel]
                 out += entry[0]
@@ -418,7 +426,7 @@ def _read(reader: _Files, rel: str) -> tuple[Document, bytes | None]:
     from memtui.core.storage.reading import decoded
 
     path, data = reader.read(rel)
-    return Document(decoded(path, data) or "", path), data
+    return Document(decoded(path, data) or "", path, kept=False), data  # each file once: no parse kept for later
 
 
 class _Files:
@@ -458,10 +466,16 @@ class _Files:
             except OSError:
                 fd = -1  # missing, a symlink (ELOOP), not permitted: the store says what it is
             if fd >= 0:
-                with os.fdopen(fd, "rb") as f:
+                try:
                     st = os.fstat(fd)
                     if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
-                        return norm, f.read()
+                        # read to its end with the descriptor alone: a file object per file was a fifth of reading
+                        chunks = [os.read(fd, st.st_size + 1)]
+                        while chunks[-1]:
+                            chunks.append(os.read(fd, 1 << 20))
+                        return norm, b"".join(chunks)
+                finally:
+                    os.close(fd)
         return norm, self.store.served(norm)  # a hard link (maybe a file outside) is refused, never quoted
 
     def _folder(self, folder: str) -> int | None:
@@ -625,9 +639,24 @@ def _mask_quotes(out: list[Finding], mark: int, text: str) -> None:
         message = f.message
         for raw, masked in found:
             message = message.replace(raw, masked)
-        message = secrets.mask(message)
+        message = secrets.mask(message) if found or f.check != "deleted-history" else _masked_deleted(message)
         if message != f.message:
             out[i] = f._replace(message=message)
+
+
+def _masked_deleted(message: str) -> str:
+    """`secrets.mask(message)` of a deleted-history finding's message, scanning its quote alone: lint's own words
+    after it hold no key and none can reach into them (the quote is a `repr`, closed by a quote mark and then
+    ` (in commit `, which no key, name or value pattern runs through), and they were two thirds of each scan
+    (150,000 of these at 50,000 files: tests/test_lint_parallel.py compares the two)."""
+    from memtui.core.writing import secrets
+
+    at = message.rfind(_IN_COMMIT)
+    if at < 0:
+        return secrets.mask(message)
+    quote = message[:at]
+    masked = secrets.mask(quote)
+    return message if masked is quote else masked + message[at:]
 
 
 def _secrets(rel: str, text: str | None) -> list[Finding]:
@@ -774,7 +803,7 @@ def _deleted_candidates(rel: str, doc: Document, versions: list[tuple[str, bytes
     from memtui.core.timeline.history import short
 
     return [(k, Finding(ERROR, "deleted-history", rel, None,
-                        f"{line!r} (in commit {short(sha)}) was deleted instead of struck through: put it back as "
+                        f"{line!r}{_IN_COMMIT}{short(sha)}) was deleted instead of struck through: put it back as "
                         "struck history (`~~…~~ removed DATE`), or move it to archive/ with `memtui consolidate`"))
             for k, (line, sha) in past.items() if k not in here]
 
@@ -978,9 +1007,13 @@ def _line(key: str, kept: Kept) -> bytes:
     file = pre[0].file if pre else deleted[0][1].file if deleted else ""
     if any(f.file != file for f in pre) or any(f.file != file for _, f in deleted):
         return b""
-    return json.dumps([key, file, [[f.level, f.check, f.line, f.message] for f in pre],
-                       [[list(k), f.level, f.check, f.line, f.message] for k, f in deleted]],
-                      separators=(",", ":")).encode() + b"\n"
+    return _compact([key, file, [[f.level, f.check, f.line, f.message] for f in pre],
+                     [[list(k), f.level, f.check, f.line, f.message] for k, f in deleted]]).encode() + b"\n"
+
+
+# `json.dumps(..., separators=(",", ":"))`, its encoder made once: `dumps` with any option makes a new one (and its
+# C encoder) each call, a third of making a line
+_compact = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def _domain(path: Path) -> bytes:

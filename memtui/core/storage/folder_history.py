@@ -15,6 +15,7 @@ from memtui.core.storage.gitcall import (LogCommit, errors, git_timeout, log_com
 from memtui.core.storage.gitobjects import GitUnreadable, head_born
 from memtui.core.storage.store import Commit, NoHistory, StoreError
 
+READ_AHEAD_FILES = 256  # files whose older versions `past_versions_many` reads from git together
 
 class FolderHistory:
     """History of the folder memory `store`, through its git owner (replaced when git moves: read each time)."""
@@ -192,13 +193,20 @@ class FolderHistory:
         holds) is those bytes, not read again: lint read each file's last version twice, once from git."""
         if found is None:  # `found`: the walk `past_version_ids_many` made already
             found = self.past_version_ids_many(rels, limit)
-        for rel in rels:
-            out: list[tuple[str, bytes]] = []
-            seen: set[str] = set()
-            held = current(rel) if current is not None and rel in found else None
-            held_ids = _blob_ids(held) if held is not None else ()
-            with self.store._git.serial():
-                batch = self.store._objects()
+        for at in range(0, len(rels), READ_AHEAD_FILES):
+            run = rels[at:at + READ_AHEAD_FILES]
+            # A run of files' older versions read ahead, together (`Batch.get_many`); each file's newest is left to
+            # be read alone, when it is not the bytes the reader holds (it usually is: the file as committed).
+            ahead = [blob for rel in run for blob in list(dict.fromkeys(b for _, b in found.get(rel, ())))[1:]]
+            got: dict[str, Any] = {}
+            if ahead:
+                with self.store._git.serial():
+                    got = self.store._objects().get_many(ahead)
+            for rel in run:
+                out: list[tuple[str, bytes]] = []
+                seen: set[str] = set()
+                held = current(rel) if current is not None and rel in found else None
+                held_ids = _blob_ids(held, found[rel][0][1]) if held is not None and found[rel] else ()
                 for change, blob in found.get(rel, ()):
                     if blob in seen:
                         continue
@@ -206,13 +214,17 @@ class FolderHistory:
                     if blob in held_ids:
                         out.append((change, held))  # type: ignore[arg-type]  # held is not None here
                         continue
-                    try:
-                        got = batch.get(blob)
-                    except GitUnreadable:
-                        got = None
-                    if got is not None and got.kind == "blob":
-                        out.append((change, got.data))
-            yield rel, out
+                    if blob in got:
+                        obj = got[blob]
+                    else:
+                        with self.store._git.serial():
+                            try:
+                                obj = self.store._objects().get(blob)
+                            except GitUnreadable:
+                                obj = None
+                    if obj is not None and obj.kind == "blob":
+                        out.append((change, obj.data))
+                yield rel, out
 
     def merge3(self, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
         """`git merge-file`: git's own merge, as `git revert` would do it."""
@@ -241,12 +253,13 @@ def _plain(rel: str) -> bool:
     return bool(rel) and "\n" not in rel and "\r" not in rel and all(p not in ("", ".", "..") for p in rel.split("/"))
 
 
-def _blob_ids(data: bytes) -> tuple[str, str]:
-    """`data`'s git blob id in both object formats (sha1, sha256): which one a repository uses shows in its ids."""
+def _blob_ids(data: bytes, like: str) -> tuple[str]:
+    """`data`'s git blob id in the object format of the id `like` (sha1: 40 hex digits, else sha256)."""
     import hashlib
 
-    header = b"blob %d\0" % len(data)
-    return hashlib.sha1(header + data).hexdigest(), hashlib.sha256(header + data).hexdigest()
+    made = (hashlib.sha1 if len(like) == 40 else hashlib.sha256)(b"blob %d\0" % len(data))
+    made.update(data)
+    return (made.hexdigest(),)
 
 
 def _files_changed(store: Any, shas: list[str]) -> dict[str, tuple[str, ...]]:

@@ -35,6 +35,8 @@ OBJECT_CACHE_ONE = 512 << 10  # an object bigger than this is read again each ti
 OBJECT_COST = 400
 BIG_TREE = 64 * 1024  # bytes of a tree object past which one name is searched for, not the whole tree parsed
 _SHA = re.compile(r"[0-9a-f]{40}")
+_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a full object id, SHA-1 or SHA-256
+ASK_RUN_BYTES = 8192  # names written to git's `cat-file --batch` at once (`Batch._ask_many`)
 # The environment can point git at other object folders: then only git itself knows where an object is.
 _OBJECT_ENV = ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES")
 
@@ -269,34 +271,81 @@ class Batch:
             self._buf = bytearray()
         return self._proc
 
+    def get_many(self, names: list[str]) -> dict[str, Obj | None]:
+        """`get` of each of `names` (full object ids, as `git log --raw` gives them), asked of git's `cat-file
+        --batch` a run at a time: the names of a run written at once, then their answers read. A reader of many
+        objects (lint: a past version of each of 50,000 files) paid ~45 µs a packed blob read here, and git reads
+        one in ~4 µs. Each answer is checked against its name as `_ask`'s is; one that is not what its name says is
+        None, as `get` of it is to a caller that takes GitUnreadable for "not there". The objects are not kept
+        (a run of 50,000 would only push out what a write reads again)."""
+        out: dict[str, Obj | None] = {}
+        asked: list[str] = []
+        for name in dict.fromkeys(names):
+            found = self._objs.get(name)
+            if found is not None:
+                out[name] = found
+            elif _ID.fullmatch(name):
+                asked.append(name)
+            else:
+                try:
+                    out[name] = self.get(name)
+                except GitUnreadable:
+                    out[name] = None
+        run = max(1, ASK_RUN_BYTES // 65)
+        for at in range(0, len(asked), run):
+            part = asked[at:at + run]
+            out.update(zip(part, self._ask_many(part, strict=False)))
+        return out
+
     def _ask(self, name: str) -> Obj | None:
         """`name` as git's `cat-file --batch` answers it."""
+        return self._ask_many([name])[0]
+
+    def _ask_many(self, names: list[str], strict: bool = True) -> list[Obj | None]:
+        """`names` as git's `cat-file --batch` answers them, written at once (never more than `ASK_RUN_BYTES`: a
+        pipe holds that much however slowly git reads, so the write cannot wait on git writing answers no one reads
+        yet), each answer within the git time limit. An object that is not what its name says raises GitUnreadable
+        (`strict`), else is None; the answers after it are read all the same."""
         proc = self._start()
         deadline = _now() + git_timeout()
+        raw: list[tuple[bytes, bytes, bytes] | None] = []  # (sha, kind, data) as git answered, None: missing
         try:
             assert proc.stdin is not None
-            proc.stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
+            proc.stdin.write(b"".join(name.encode("utf-8", "surrogateescape") + b"\n" for name in names))
             proc.stdin.flush()
-            header = self._line(deadline)
-            parts = header.split(b" ")
-            if len(parts) != 3 or not parts[2].isdigit():
-                if parts[-1] in (b"missing", b"ambiguous"):
-                    return None
-                raise StoreError(f"git cat-file answered {header[:200]!r}")
-            size = int(parts[2])
-            data = self._exactly(size + 1, deadline)[:size]
+            for name in names:
+                header = self._line(deadline)
+                parts = header.split(b" ")
+                if len(parts) != 3 or not parts[2].isdigit():
+                    if parts[-1] in (b"missing", b"ambiguous"):
+                        raw.append(None)
+                        continue
+                    raise StoreError(f"git cat-file answered {header[:200]!r}")
+                size = int(parts[2])
+                raw.append((parts[0], parts[1], self._exactly(size + 1, deadline)[:size]))
+                deadline = _now() + git_timeout()  # each answer within the limit, as one asked alone
         except (OSError, StoreError) as exc:
             self.close()
-            raise StoreError(f"git did not answer reading {name[:80]!r} in {self.work_tree} ({exc}); run `memtui "
-                             "doctor` to see what is wrong") from None
-        # git does not hash what it inflates: a forged index naming an object at another's offset is answered with
-        # the other's bytes. Shown as committed, they would be bytes no one approved.
-        sha, kind = parts[0].decode("ascii", "replace"), parts[1].decode("ascii", "replace")
-        if not _names(sha, kind, data) or (_SHA.fullmatch(name) and sha != name):
-            raise GitUnreadable(f"git's object {name[:40]} in {self.work_tree} does not hold what its name says (a "
-                                "damaged or forged pack or object file); run `memtui doctor` (git fsck). Memory "
-                                "files were not changed")
-        return Obj(sha, kind, data)
+            raise StoreError(f"git did not answer reading {names[len(raw)][:80]!r} in {self.work_tree} ({exc}); run "
+                             "`memtui doctor` to see what is wrong") from None
+        out: list[Obj | None] = []
+        for name, answer in zip(names, raw):
+            if answer is None:
+                out.append(None)
+                continue
+            sha_b, kind_b, data = answer
+            # git does not hash what it inflates: a forged index naming an object at another's offset is answered
+            # with the other's bytes. Shown as committed, they would be bytes no one approved.
+            sha, kind = sha_b.decode("ascii", "replace"), kind_b.decode("ascii", "replace")
+            if not _names(sha, kind, data) or (_ID.fullmatch(name) and sha != name):
+                if strict:
+                    raise GitUnreadable(f"git's object {name[:40]} in {self.work_tree} does not hold what its name "
+                                        "says (a damaged or forged pack or object file); run `memtui doctor` (git "
+                                        "fsck). Memory files were not changed")
+                out.append(None)
+                continue
+            out.append(Obj(sha, kind, data))
+        return out
 
     def _line(self, deadline: float) -> bytes:
         while True:

@@ -92,6 +92,9 @@ _UNKNOWN_RUN = re.compile(r"[A-Za-z0-9_+/=.:-]{20,}")
 # (anchor, format index, matched case-insensitively): each format's literal prefixes, looked for before its regex.
 _ANCHORS = tuple((a.lower() if a == "aws" else a, i, a == "aws") for i, (_, anchors, _) in enumerate(_FORMATS)
                  for a in anchors)
+_FOLDED_ANCHORS = tuple(a for a, _, folded in _ANCHORS if folded)
+_ANY_ANCHOR = re.compile("|".join(re.escape(a) for a, _, folded in sorted(_ANCHORS, key=lambda x: -len(x[0]))
+                                  if not folded))
 _formats: list[tuple[str, tuple[str, ...], re.Pattern[str]]] | None = None
 _detectors: list[tuple[str, tuple[re.Pattern[str], ...]]] | None = None
 
@@ -122,8 +125,14 @@ def scan(text: str | None, _inner: bool = False) -> list[Secret]:
     out: list[Secret] = []
     taken: list[tuple[int, int]] = []
     lower = text.lower()
-    # One pass over the anchors (a generator per format cost more than the searches it saved).
-    present = {i for a, i, folded in _ANCHORS if (a in lower if folded else a in text)}
+    # One pass over the anchors (a generator per format cost more than the searches it saved), taken only when one
+    # search for them all finds any: most text holds none, and that search is half the cost of the pass.
+    present = ({i for a, i, folded in _ANCHORS if (a in lower if folded else a in text)}
+               if _ANY_ANCHOR.search(text) or any(a in lower for a in _FOLDED_ANCHORS) else set())
+    named = any(a in lower for a in _KEYWORD_ANCHORS)
+    runs = list(_UNKNOWN_RUN.finditer(text))  # long runs of key characters: asked of detect-secrets, and decoded
+    if not (present or named or runs):
+        return []  # no anchor, no credential's name, no run long enough: nothing below could find a key
     for i, (kind, _, pattern) in enumerate(_patterns()):
         if i not in present:
             continue
@@ -148,7 +157,7 @@ def scan(text: str | None, _inner: bool = False) -> list[Secret]:
                 end = block.end()
             out.append(Secret(kind, _line_of(text, start), start, end, _masked(kind, value)))
             taken.append((m.start(), end))
-    if [a for a in _KEYWORD_ANCHORS if a in lower]:
+    if named:
         for m in _KEYWORD.finditer(text):
             start, end = m.span("value")
             name_start = m.start()
@@ -160,7 +169,6 @@ def scan(text: str | None, _inner: bool = False) -> list[Secret]:
             if not _inside(taken, start, end) and _credential_value(name, value):
                 out.append(Secret(f"secret after {name}", _line_of(text, start), start, end, _masked("", value)))
                 taken.append((start, end))
-    runs = list(_UNKNOWN_RUN.finditer(text))  # long runs of key characters: asked of detect-secrets, and decoded
     out += _detect_secrets(text, runs, taken)
     if not _inner:
         out += _encoded(text, runs, taken)
