@@ -106,6 +106,17 @@ def test_the_claude_code_hook_tells_nothing_of_a_planted_hard_link(folder: Path,
     assert secret.read_text() == OUTSIDE
 
 
+def test_a_hard_link_to_the_repository_s_own_config_is_not_read_out(root: Path) -> None:
+    """A symlink into `.git` is refused; a hard link to `.git/config` (a remote's URL may hold a token) was read
+    out by `memory_read` and `show` as any memory file."""
+    subprocess.run(["git", "-C", str(root), "remote", "add", "origin",
+                    f"https://wes:{KEY}@github.example/wes/memory.git"], check=True)
+    os.link(root / ".git" / "config", root / "remotes.md")
+    out = run_tool(Memory(root), "memory_read", {"path": "remotes.md"}, AGENT)
+    assert out.is_error and KEY not in out.text and "hard link" in out.text, out.text
+    assert KEY not in cli(root, "show", "remotes.md").stdout
+
+
 def test_the_viewer_s_reader_refuses_a_planted_hard_link(root: Path, planted: Path) -> None:
     # The app's viewer reads through `store.served` (memtui/tui/app.py) and shows a refusal as its error line.
     with pytest.raises(PathRefused, match="hard link"):
