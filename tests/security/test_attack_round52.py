@@ -336,3 +336,50 @@ def test_a_key_in_a_commit_s_message_or_author_is_masked_where_memtui_shows_hist
     r = subprocess.run([sys.executable, "-m", "memtui", "history", "notes.md"], capture_output=True, text=True,
                        timeout=60, env={**env_now, "MEMTUI_ROOT": str(root)})
     assert "ghp_****" in r.stdout, r.stdout
+
+
+# the audit log's name, planted -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["symlink", "hard link"])
+def test_a_link_planted_as_the_audit_log_is_never_written_through(root: Path, tmp_path: Path, now, kind: str) -> None:
+    """Was: `memory-log.jsonl` sits in the folder an agent writes, and every record was appended through whatever
+    had its name: `ln -sf ~/.bashrc memory-log.jsonl`, then a refused write holding `$(…)`, put that line in the
+    person's shell start-up file (a JSON string is a double-quoted bash word: the substitution runs)."""
+    now("2026-08-20T14:05")
+    bashrc = tmp_path / "bashrc"
+    bashrc.write_text("export PATH=/usr/bin\n")
+    audit = root / "memory-log.jsonl"
+    audit.unlink(missing_ok=True)
+    (os.symlink if kind == "symlink" else os.link)(bashrc, audit)
+    mem = Memory(root)
+    assert not run_tool(mem, "memory_log", {"text": "[observed] deploy ok"}, AGENT).is_error
+    out = run_tool(mem, "memory_update", {"section": "Nope", "action": "add", "entry": "[stated] x $(id)"}, AGENT)
+    assert out.is_error
+    assert bashrc.read_text() == "export PATH=/usr/bin\n"
+    assert not audit.is_symlink() and os.stat(audit).st_nlink == 1
+    records = list(Memory(root).store.audit_records())
+    assert [r["status"] for r in records] == ["applied", "refused"], records
+    assert [p.name for p in root.glob("memory-log.jsonl.set-aside-*")], "the planted name is kept for the person"
+    assert bashrc.read_text() == "export PATH=/usr/bin\n"
+
+
+def test_doctor_reads_nothing_through_a_planted_audit_log(root: Path, tmp_path: Path) -> None:
+    """Was: `memtui doctor --fix` read the audit log through a symlink and copied its "torn lines" (the outside
+    file's) into `.memtui/corrupt/`, inside the folder."""
+    secret = tmp_path / "id_ed25519"
+    secret.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n")
+    audit = root / "memory-log.jsonl"
+    audit.unlink(missing_ok=True)
+    os.symlink(secret, audit)
+    r = cli(root, "doctor", "--fix")
+    assert "b3BlbnNzaC1rZXkt" not in r.stdout + r.stderr and "not a file of its own" in r.stdout + r.stderr, r.stdout
+    assert not any(b"b3BlbnNzaC1rZXkt" in p.read_bytes() for p in root.rglob("*") if p.is_file()
+                   and not p.is_symlink())
+
+
+def test_a_fifo_planted_as_the_audit_log_hangs_nothing(root: Path) -> None:
+    audit = root / "memory-log.jsonl"
+    audit.unlink(missing_ok=True)
+    os.mkfifo(audit)
+    for args in (("today",), ("doctor",)):
+        r = cli(root, *args)  # 60 s timeout: a read that waits on the FIFO fails the test
+        assert r.returncode in (0, 1), r.stderr

@@ -622,11 +622,19 @@ def _check_temp_files(store: FolderStore, report: DoctorReport, fix: bool) -> No
 
 # audit log ------------------------------------------------------------------------------------------------------
 def _check_audit(store: FolderStore, report: DoctorReport, fix: bool) -> None:
+    from memtui.core.storage.folder_state import audit_for_reading
+
     path = store.audit_path
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    fd = audit_for_reading(path)
+    if fd is None:
+        if os.path.lexists(path):
+            # Never read through it (a link to a file outside would be copied into `corrupt/`; a FIFO never answers).
+            report.findings.append(Finding("audit-not-a-file", f"{AUDIT_FILE} is not a file of its own (a symlink, a "
+                                           "hard link or a FIFO someone put in its place); memtui reads nothing "
+                                           "through it and sets it aside at its next write", AUDIT_FILE, False))
         return
+    with open(fd, "rb") as f:
+        data = f.read()
     good: list[bytes] = []
     bad: list[bytes] = []
     for line in data.splitlines(keepends=True):

@@ -90,7 +90,7 @@ class FolderState:
         line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode()
         if self.places.beside:
             self.ready()
-        fd = os.open(self.places.audit, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = _audit_for_append(self.places.audit)
         try:
             # A writer killed mid-append leaves a line with no newline; start on a fresh line so this record is
             # not glued to the torn one (and lost with it). `memtui doctor --fix` sets the torn bytes aside.
@@ -108,11 +108,10 @@ class FolderState:
         import json
         from memtui.core.basics.jsontext import loads
 
-        try:
-            f = open(self.places.audit, encoding="utf-8", errors="replace")
-        except FileNotFoundError:
+        fd = audit_for_reading(self.places.audit)
+        if fd is None:
             return
-        with f:
+        with open(fd, encoding="utf-8", errors="replace") as f:
             for line in f:
                 line = line.strip()
                 if not line:
@@ -129,8 +128,11 @@ class FolderState:
         from memtui.core.basics.jsontext import loads
 
         offset = cursor if isinstance(cursor, int) else 0
+        fd = audit_for_reading(self.places.audit)
+        if fd is None:
+            return [], 0
         try:
-            with open(self.places.audit, "rb") as f:
+            with open(fd, "rb") as f:
                 size = f.seek(0, 2)
                 if backlog is not None:
                     start = max(0, size - 64 * 1024)
@@ -433,3 +435,43 @@ def _is_committed(committed: Callable[[], bytes | None], data: bytes) -> bool:
         return committed() == data
     except (OSError, StoreError, ValueError):
         return False
+
+
+# The audit log is opened with no symlink followed and written only when it is a regular file with one name. In a
+# memory memtui made it sits in the folder an agent writes: a symlink or hard link planted under its name (to
+# ~/.bashrc, say) would have every record appended there, a refused write's text with it (`$(…)` in a JSON string
+# is a command to a shell reading the line).
+_AUDIT_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _audit_for_append(path: Path) -> int:
+    """A descriptor to append to the audit log at `path`. Anything but a regular file of its own under that name (a
+    symlink, a hard link, a FIFO) is set aside, renamed to `memory-log.jsonl.set-aside-<ns>` (a link moved is the
+    link, never what it names), and a new log started in its place."""
+    try:
+        fd = os.open(path, _AUDIT_FLAGS, 0o644)
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENXIO, errno.EMLINK):
+            raise
+        fd = None
+    if fd is not None:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+            return fd
+        os.close(fd)
+    os.rename(path, path.with_name(f"{path.name}.set-aside-{time.time_ns()}"))
+    return os.open(path, _AUDIT_FLAGS | os.O_EXCL, 0o644)
+
+
+def audit_for_reading(path: Path) -> int | None:
+    """A descriptor to read the audit log at `path`, or None: missing, or not a regular file of its own (a link an
+    agent planted there is no record of memtui's, and a FIFO would never answer)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    st = os.fstat(fd)
+    if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+        return fd
+    os.close(fd)
+    return None
