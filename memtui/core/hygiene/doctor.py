@@ -654,7 +654,7 @@ def _check_audit(store: FolderStore, report: DoctorReport, fix: bool) -> None:
         " and ends mid-line" if torn_tail else "") + " (a writer killed mid-append or a full disk)", AUDIT_FILE)
     if fix:
         if bad:
-            aside = store.state / "corrupt" / f"{AUDIT_FILE}.{clock.now():%Y%m%dT%H%M%S}.{os.getpid()}"
+            aside = store.kept.own_folder("corrupt") / f"{AUDIT_FILE}.{clock.now():%Y%m%dT%H%M%S}.{os.getpid()}"
             atomic_write(aside, b"".join(bad))
             f.message += f"; set aside in {aside.relative_to(store.root) if store.places.inside else aside}"
         # Refusals append without the lock; rewrite only if nobody appended meanwhile.

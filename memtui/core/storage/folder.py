@@ -751,8 +751,7 @@ class FolderStore(Store):
         self.ensure_history()
         self.commits._check_branch()
         keep: dict[str, Any] = {}
-        folder = self.state_ready() / UNDO_DIR
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = self.kept.own_folder(UNDO_DIR)  # never a symlink planted there: files are linked and renamed in it
         for k, rel in enumerate(rels):
             src = self._full(rel)
             name = self._name_path(rel)

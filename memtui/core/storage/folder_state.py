@@ -185,6 +185,28 @@ class FolderState:
                                  "symlink?); run `memtui doctor`")
         return self.queue_dir
 
+    def own_folder(self, name: str) -> Path:
+        """The folder `name` under the state folder, made if missing; refused (StoreError) when it or the state folder
+        is no folder of the memory's own. In a memory memtui made they are in the folder an agent writes: a symlink
+        planted as `.memtui/rejected` (to ~/.config/autostart) would have a rejected file kept there, under its own
+        name and with its own bytes, where the desktop runs it."""
+        self.ready()
+        for folder in (self.state, self.state / name):
+            try:
+                os.mkdir(folder)
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                raise StoreError(f"could not make {folder}: {exc}") from None
+            try:
+                st = os.lstat(folder)
+            except OSError as exc:
+                raise StoreError(f"could not reach {folder}: {exc}") from None
+            if not stat.S_ISDIR(st.st_mode):
+                raise StoreError(f"refused to keep anything in {folder}: it is no folder of this memory's own (a "
+                                 "symlink?); remove it and try again, or run `memtui doctor`")
+        return self.state / name
+
     def queue_save(self, pid: str, data: bytes) -> None:
         if not QUEUE_ID.match(pid):  # the id names the file: only memtui's own numbering may
             raise StoreError(f"not a proposal id: {pid!r}; nothing was queued")
@@ -266,7 +288,7 @@ class FolderState:
 
             digest = sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
             name = f"{name.encode()[:160].decode('utf-8', 'ignore')}-{digest}"
-        dest = self.ready() / "rejected" / name
+        dest = self.own_folder("rejected") / name
         atomic_write(dest, data)
         return str(dest.relative_to(self.root)) if self.places.inside else str(dest)
 

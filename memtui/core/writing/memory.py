@@ -546,12 +546,13 @@ class Memory(MemoryReader):
             return WriteResult("refused", f"{p.id} is no longer pending: {finished}, and {p.file} is as recorded; "
                                "nothing was rejected (look at the queue again)", p.id, p.file)
         extra: dict[str, Any] = {}
-        if data is not None:
-            extra["content_b64"] = base64.b64encode(data).decode()
-            extra["kept_at"] = self.store.keep_rejected(p.file, data, clock.now().strftime("%Y%m%dT%H%M%S"))
-        p.status, p.decided_by, p.decided_at, p.reason = REJECTED, by, clock.now().isoformat(timespec="seconds"), reason
-        line = audit.of_proposal(p, "rejected", reason=reason, snapshot=json.loads(p.to_json()), **extra)
-        try:
+        try:  # keeping the bytes is refused where no folder of memtui's own takes them (a symlink planted there)
+            if data is not None:
+                extra["content_b64"] = base64.b64encode(data).decode()
+                extra["kept_at"] = self.store.keep_rejected(p.file, data, clock.now().strftime("%Y%m%dT%H%M%S"))
+            p.status, p.decided_by, p.reason = REJECTED, by, reason
+            p.decided_at = clock.now().isoformat(timespec="seconds")
+            line = audit.of_proposal(p, "rejected", reason=reason, snapshot=json.loads(p.to_json()), **extra)
             journal.apply(self.store, journal.Change(
                 f"rejection of the external {p.action} of {p.file}", {p.file: committed},
                 f"reject external {p.action} {p.file}\n\nMemtui-Actor: {by}\n", by, audit=[line], record=False))
