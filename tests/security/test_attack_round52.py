@@ -423,3 +423,41 @@ def test_a_write_s_undo_links_are_never_made_through_a_planted_symlink(root: Pat
     out = run_tool(Memory(root), "memory_log", {"text": "[observed] deploy ok"}, AGENT)
     assert out.is_error and "no folder of this memory's own" in out.text, out.text
     assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("suffix", ["", "-wal"])
+def test_the_search_index_is_never_made_through_a_planted_symlink(root: Path, tmp_path: Path, suffix: str) -> None:
+    """Was: SQLite follows a symlink: `.memtui/index.sqlite` planted as one made the database (and `-wal`, the
+    indexed text) wherever it pointed, a file of memtui's at a path the agent chose."""
+    (root / "notes.md").write_text("- [stated] likes tea (2026-01-01)\n")
+    elsewhere = tmp_path / "profile.d"
+    elsewhere.mkdir()
+    index = root / ".memtui" / "index.sqlite"
+    if suffix:
+        assert cli(root, "search", "tea").returncode == 0  # the index made, in its place
+        assert index.is_file()
+    name = Path(str(index) + suffix)
+    name.unlink(missing_ok=True)
+    os.symlink(elsewhere / "evil.sh", name)
+    r = cli(root, "search", "tea")
+    assert r.returncode == 0 and "likes tea" in r.stdout, r.stdout + r.stderr
+    assert list(elsewhere.iterdir()) == []
+    assert not name.is_symlink()
+
+
+def test_the_search_index_never_writes_a_hard_linked_database(root: Path, tmp_path: Path) -> None:
+    """A hard link planted as the index (another program's SQLite database) is not opened: `PRAGMA
+    journal_mode=WAL` alone rewrites that database's header."""
+    import sqlite3
+
+    other = tmp_path / "places.sqlite"
+    db = sqlite3.connect(other)
+    db.execute("CREATE TABLE t (x)")
+    db.commit()
+    db.close()
+    before = other.read_bytes()
+    index = root / ".memtui" / "index.sqlite"
+    index.unlink(missing_ok=True)
+    os.link(other, index)
+    assert cli(root, "search", "tea").returncode == 0
+    assert other.read_bytes() == before
