@@ -461,3 +461,25 @@ def test_the_search_index_never_writes_a_hard_linked_database(root: Path, tmp_pa
     os.link(other, index)
     assert cli(root, "search", "tea").returncode == 0
     assert other.read_bytes() == before
+
+
+@pytest.mark.parametrize("kind", ["symlink", "hard link"])
+def test_a_link_planted_as_memtui_s_lock_never_cuts_the_file_it_names(root: Path, tmp_path: Path, now,
+                                                                       kind: str) -> None:
+    """Was: `.memtui/lock` is truncated and written with its holder's pid at every write, through whatever had its
+    name: `ln -s ~/thesis.tex .memtui/lock`, and the next memtui write (a log line an agent appends, applied at
+    once) left the person's file empty."""
+    now("2026-08-20T14:05")
+    thesis = tmp_path / "thesis.tex"
+    thesis.write_text("chapter 1: years of work\n" * 100)
+    lock = root / ".memtui" / "lock"
+    lock.unlink(missing_ok=True)
+    (os.symlink if kind == "symlink" else os.link)(thesis, lock)
+    assert not run_tool(Memory(root), "memory_log", {"text": "[observed] deploy ok"}, AGENT).is_error
+    assert thesis.read_text() == "chapter 1: years of work\n" * 100
+    assert not lock.is_symlink() and os.stat(lock).st_nlink == 1
+    thesis.write_text("12345\n")  # what a stale lock holds: doctor --fix cuts a stale lock
+    lock.unlink()
+    (os.symlink if kind == "symlink" else os.link)(thesis, lock)
+    r = cli(root, "doctor", "--fix")
+    assert thesis.read_text() == "12345\n", r.stdout

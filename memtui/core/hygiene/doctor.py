@@ -449,8 +449,12 @@ def _pid_alive(pid: int) -> bool:
 def _check_lock_file(store: FolderStore, report: DoctorReport, fix: bool) -> None:
     path = store.state / "lock"
     try:
-        fd = os.open(path, os.O_RDWR)
-    except FileNotFoundError:
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:  # missing, or a symlink planted there: the next write replaces it, never truncating its target
+        return
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+        os.close(fd)
         return
     try:
         text = os.pread(fd, 64, 0).decode(errors="replace").strip()
@@ -480,8 +484,10 @@ def _check_lock_file(store: FolderStore, report: DoctorReport, fix: bool) -> Non
 
 
 def _lock_holder(store: FolderStore) -> str:
-    try:
-        text = (store.state / "lock").read_text(errors="replace").strip()
+    try:  # never through a link planted there, nor waiting on a FIFO
+        fd = os.open(store.state / "lock", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with open(fd, "rb") as f:
+            text = f.read(64).decode(errors="replace").strip() if os.fstat(fd).st_nlink == 1 else ""
     except OSError:
         text = ""
     if text.isdigit():

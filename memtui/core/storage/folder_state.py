@@ -54,7 +54,7 @@ class FolderState:
     @contextmanager
     def process_lock(self, timeout: float) -> Iterator[None]:
         """flock on .memtui/lock; the holder's pid is written in it as a hint for `memtui doctor`."""
-        fd = os.open(self.ready() / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fd = own_lock_fd(self.ready() / "lock", 0o644)
         try:
             deadline = time.monotonic() + timeout
             while True:
@@ -497,3 +497,28 @@ def audit_for_reading(path: Path) -> int | None:
         return fd
     os.close(fd)
     return None
+
+
+def own_lock_fd(path: Path, mode: int) -> int:
+    """A descriptor of the lock file at `path`, made if missing, and only ever a regular file with one name. The
+    lock is truncated and written (its holder's pid): a symlink or hard link planted under its name (in `.memtui/`,
+    which an agent may write) would have any file of the person's cut to nothing. Such a name is removed (the link
+    goes, never what it names) and a lock of memtui's own made in its place."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    for _ in range(8):
+        try:
+            fd: int | None = os.open(path, flags, mode)
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENXIO):
+                raise
+            fd = None
+        if fd is not None:
+            st = os.fstat(fd)
+            if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+                return fd
+            os.close(fd)
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+    raise StoreError(f"could not make a lock file of memtui's own at {path}: something keeps putting another there")
