@@ -483,3 +483,23 @@ def test_a_link_planted_as_memtui_s_lock_never_cuts_the_file_it_names(root: Path
     (os.symlink if kind == "symlink" else os.link)(thesis, lock)
     r = cli(root, "doctor", "--fix")
     assert thesis.read_text() == "12345\n", r.stdout
+
+
+@pytest.mark.parametrize("kind", ["symlink", "hard link", "fifo"])
+def test_a_planted_intent_file_is_never_read_as_the_person(root: Path, tmp_path: Path, now, kind: str) -> None:
+    """Was: every write first looks for an interrupted one (`.memtui/intent.json`) and read it through a symlink or
+    hard link planted there; unsealed, it was "set aside": copied into `.memtui/rejected/`, in the folder, so a key
+    the agent could not read (~/.ssh/id_ed25519) was put where it could. A FIFO there hung every write."""
+    now("2026-08-20T14:05")
+    secret = tmp_path / "id_ed25519"
+    secret.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n")
+    intent = root / ".memtui" / "intent.json"
+    if kind == "fifo":
+        os.mkfifo(intent)
+    else:
+        (os.symlink if kind == "symlink" else os.link)(secret, intent)
+    out = run_tool(Memory(root), "memory_log", {"text": "[observed] deploy ok"}, AGENT)
+    assert not out.is_error, out.text
+    assert not [p for p in root.rglob("*") if p.is_file() and not p.is_symlink() and os.stat(p).st_nlink == 1
+                and b"b3BlbnNzaC1rZXkt" in p.read_bytes()]
+    assert secret.read_text().startswith("-----BEGIN")

@@ -276,10 +276,27 @@ class FolderState:
             atomic_write(path, data)
 
     def intent_load(self) -> bytes | None:
+        """The intent file's bytes, read only from a regular file with one name: a symlink or hard link planted as
+        `intent.json` (to ~/.ssh/id_ed25519) was read as the person and set aside, copied, into `rejected/` in the
+        folder; a FIFO hung every write. Such a name is removed, never read."""
+        path = self.state / INTENT_FILE
         try:
-            return (self.state / INTENT_FILE).read_bytes()
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            fd = None
+        if fd is not None and os.fstat(fd).st_nlink == 1:
+            return read_open(fd)  # None for anything but a regular file
+        if fd is not None:
+            os.close(fd)
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        return None
 
     def keep_rejected(self, rel: str, data: bytes, stamp: str) -> str | None:
         name = f"{stamp}-{rel.replace('/', '__')}"
