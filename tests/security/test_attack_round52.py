@@ -503,3 +503,16 @@ def test_a_planted_intent_file_is_never_read_as_the_person(root: Path, tmp_path:
     assert not [p for p in root.rglob("*") if p.is_file() and not p.is_symlink() and os.stat(p).st_nlink == 1
                 and b"b3BlbnNzaC1rZXkt" in p.read_bytes()]
     assert secret.read_text().startswith("-----BEGIN")
+
+
+def test_doctor_never_moves_a_broken_queue_file_through_a_planted_symlink(root: Path, mem: Memory,
+                                                                          tmp_path: Path) -> None:
+    queued(mem)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    queue = root / ".memtui" / "queue"
+    (queue / "p-0009.json").write_text("not json")
+    os.symlink(elsewhere, queue / "corrupt")
+    r = cli(root, "doctor", "--fix")
+    assert "Traceback" not in r.stderr, r.stderr
+    assert list(elsewhere.iterdir()) == []

@@ -687,8 +687,7 @@ def _check_queue(memory: Memory, report: DoctorReport, fix: bool, records: list[
             if isinstance(store, FolderStore):
                 src = store.queue_dir / f"{pid}.json"
                 if fix:
-                    dest = store.queue_dir / "corrupt" / f"{pid}.json"
-                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    dest = store.kept.own_folder("queue/corrupt") / f"{pid}.json"  # never through a planted link
                     os.replace(src, dest)
                     f.message += f"; moved to {dest.relative_to(store.root)}"
                     f.fixed = True

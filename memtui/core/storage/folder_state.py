@@ -191,7 +191,8 @@ class FolderState:
         planted as `.memtui/rejected` (to ~/.config/autostart) would have a rejected file kept there, under its own
         name and with its own bytes, where the desktop runs it."""
         self.ready()
-        for folder in (self.state, self.state / name):
+        parts = name.split("/")
+        for folder in [self.state] + [self.state.joinpath(*parts[:k]) for k in range(1, len(parts) + 1)]:
             try:
                 os.mkdir(folder)
             except FileExistsError:
@@ -205,7 +206,7 @@ class FolderState:
             if not stat.S_ISDIR(st.st_mode):
                 raise StoreError(f"refused to keep anything in {folder}: it is no folder of this memory's own (a "
                                  "symlink?); remove it and try again, or run `memtui doctor`")
-        return self.state / name
+        return self.state.joinpath(*parts)
 
     def queue_save(self, pid: str, data: bytes) -> None:
         if not QUEUE_ID.match(pid):  # the id names the file: only memtui's own numbering may
