@@ -516,3 +516,22 @@ def test_doctor_never_moves_a_broken_queue_file_through_a_planted_symlink(root: 
     r = cli(root, "doctor", "--fix")
     assert "Traceback" not in r.stderr, r.stderr
     assert list(elsewhere.iterdir()) == []
+
+
+def test_the_queue_s_cache_is_never_written_through_a_name_known_ahead(root: Path, mem: Memory,
+                                                                       tmp_path: Path) -> None:
+    """Was: the cache of decided proposals was written to `.memtui/queue/.decided.<pid>.tmp` and renamed: a symlink
+    planted under that name for the pids to come (a few thousand) had the person's file it named cut and
+    overwritten by the next memtui process whose pid matched."""
+    queued(mem)
+    thesis = tmp_path / "thesis.tex"
+    thesis.write_text("chapter 1\n" * 50)
+    queue = root / ".memtui" / "queue"
+    for pid in range(os.getpid(), os.getpid() + 400):
+        os.symlink(thesis, queue / f".decided.{pid}.tmp")
+    for k in range(3):  # each new proposal is learnt by the agents' pending count, and the cache saved
+        out = run_tool(Memory(root), "memory_update", {"section": "Preferences", "action": "add",
+                                                       "entry": f"[stated] likes tea number {k}"}, AGENT)
+        assert "Queued as p-" in out.text, out.text
+    cli(root, "status")  # exits with the number pending
+    assert thesis.read_text() == "chapter 1\n" * 50
