@@ -291,7 +291,13 @@ class MemtuiMemoryTool(BetaAbstractMemoryTool):
         return self._read(rel) or ""
 
     def _read(self, rel: str) -> str | None:
-        return self.memory.read_text(rel) if rel else None
+        """The file as the tool's commands see it: a hard link (maybe a file outside the memory) is refused, as
+        `view` refuses it, so `str_replace`'s counts and snippets tell nothing of its bytes."""
+        if not rel:
+            return None
+        from memtui.core.storage.reading import decoded
+
+        return decoded(rel, self.memory.store.served(self.memory.store.check_path(rel)))
 
     def _files(self) -> list[str]:
         """Every memory file (not hidden, not memtui's bookkeeping)."""

@@ -194,7 +194,9 @@ def _propose(target: Target, tool: str, tool_input: dict[str, Any], session: Any
         if not memory.config.policy.is_agent(ACTOR):
             raise Denied(f"[review] agents in {target.root}/.memtui/config.toml does not count {ACTOR!r} as an "
                          "agent, so its writes would skip review; add \"claude*\" to it")
-        before = memory.read_text(rel)
+        from memtui.core.storage.reading import decoded
+
+        before = decoded(rel, memory.store.served(rel))  # a hard link is refused: no count or match of its bytes
         after = new_text(tool, tool_input, before)
         if before == after:
             raise Denied(f"{rel} already holds exactly this text; nothing to change")

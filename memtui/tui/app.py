@@ -409,7 +409,7 @@ class MemtuiApp(App[None]):
                 self.call_after_refresh(self.sync)
 
     def viewer(self, rel: str) -> MemoryViewer:
-        viewer = MemoryViewer(self.root, rel, read=self.memory.store.read, memory=self.memory, person=self.by)
+        viewer = MemoryViewer(self.root, rel, read=self.memory.store.served, memory=self.memory, person=self.by)
         # Styled wrapped (or not) from the start: the class it takes at mount was a second styling of the viewer.
         return viewer.set_class(self.diff_wrap, "-wrap", update=False)
 

@@ -111,6 +111,12 @@ class Deciding:
             self.app.notify(markup=False, message=f"Nothing to {verb}: no proposal is selected in the review panel")
         elif self._under_way(p.id):
             return None
+        elif self.app.review.unpainted == p.id:
+            # Put under the cursor by a reload (another proposal, or this one changed) and not drawn yet: the key
+            # was meant for what the screen showed before.
+            self.app.notify(markup=False, severity="warning",
+                            message=f"{p.id} {CHANGED_SINCE_SEEN}: it is drawn as it is now; nothing was decided")
+            return None
         return p
 
     def _under_way(self, pid: str) -> bool:

@@ -195,6 +195,9 @@ class ReviewPanel(Vertical):
         self.contradicts: dict[str, list[str]] = {}
         self._shown_contradicts: dict[str, list[str]] | None = None
         self._decided: str | None = None
+        # The proposal a reload put under the cursor (another one, or this one changed) before a frame drew it: no
+        # key decides it until one has (`unpainted`). A key queued behind the reload would act on what no one saw.
+        self.unpainted: str | None = None
         self.loaded = False
         self.body_mounted = False
         self._shown_lineage: dict[str, list[str]] | None = None
@@ -281,6 +284,7 @@ class ReviewPanel(Vertical):
         self._shown_lineage = dict(self.lineage)
         self._shown_contradicts = dict(self.contradicts)
         old = self.selected
+        old_digest = old.digest() if old is not None else None
         old_index = self.option_list.highlighted
         self.proposals = proposals
         self.loaded = True
@@ -301,6 +305,14 @@ class ReviewPanel(Vertical):
         if target is not None:
             self.option_list.highlighted = target
         self._show_selected()
+        now = self.selected
+        if old is not None and now is not None and now.digest() != old_digest:
+            self.unpainted = now.id
+            self.call_after_refresh(self._painted, now.id)
+
+    def _painted(self, pid: str) -> None:
+        if self.unpainted == pid:
+            self.unpainted = None
 
     def _fill(self) -> None:
         if not self.body_mounted:

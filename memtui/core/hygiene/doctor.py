@@ -449,8 +449,12 @@ def _pid_alive(pid: int) -> bool:
 def _check_lock_file(store: FolderStore, report: DoctorReport, fix: bool) -> None:
     path = store.state / "lock"
     try:
-        fd = os.open(path, os.O_RDWR)
-    except FileNotFoundError:
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:  # missing, or a symlink planted there: the next write replaces it, never truncating its target
+        return
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+        os.close(fd)
         return
     try:
         text = os.pread(fd, 64, 0).decode(errors="replace").strip()
@@ -480,8 +484,10 @@ def _check_lock_file(store: FolderStore, report: DoctorReport, fix: bool) -> Non
 
 
 def _lock_holder(store: FolderStore) -> str:
-    try:
-        text = (store.state / "lock").read_text(errors="replace").strip()
+    try:  # never through a link planted there, nor waiting on a FIFO
+        fd = os.open(store.state / "lock", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with open(fd, "rb") as f:
+            text = f.read(64).decode(errors="replace").strip() if os.fstat(fd).st_nlink == 1 else ""
     except OSError:
         text = ""
     if text.isdigit():
@@ -622,11 +628,19 @@ def _check_temp_files(store: FolderStore, report: DoctorReport, fix: bool) -> No
 
 # audit log ------------------------------------------------------------------------------------------------------
 def _check_audit(store: FolderStore, report: DoctorReport, fix: bool) -> None:
+    from memtui.core.storage.folder_state import audit_for_reading
+
     path = store.audit_path
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    fd = audit_for_reading(path)
+    if fd is None:
+        if os.path.lexists(path):
+            # Never read through it (a link to a file outside would be copied into `corrupt/`; a FIFO never answers).
+            report.findings.append(Finding("audit-not-a-file", f"{AUDIT_FILE} is not a file of its own (a symlink, a "
+                                           "hard link or a FIFO someone put in its place); memtui reads nothing "
+                                           "through it and sets it aside at its next write", AUDIT_FILE, False))
         return
+    with open(fd, "rb") as f:
+        data = f.read()
     good: list[bytes] = []
     bad: list[bytes] = []
     for line in data.splitlines(keepends=True):
@@ -646,7 +660,7 @@ def _check_audit(store: FolderStore, report: DoctorReport, fix: bool) -> None:
         " and ends mid-line" if torn_tail else "") + " (a writer killed mid-append or a full disk)", AUDIT_FILE)
     if fix:
         if bad:
-            aside = store.state / "corrupt" / f"{AUDIT_FILE}.{clock.now():%Y%m%dT%H%M%S}.{os.getpid()}"
+            aside = store.kept.own_folder("corrupt") / f"{AUDIT_FILE}.{clock.now():%Y%m%dT%H%M%S}.{os.getpid()}"
             atomic_write(aside, b"".join(bad))
             f.message += f"; set aside in {aside.relative_to(store.root) if store.places.inside else aside}"
         # Refusals append without the lock; rewrite only if nobody appended meanwhile.
@@ -673,8 +687,7 @@ def _check_queue(memory: Memory, report: DoctorReport, fix: bool, records: list[
             if isinstance(store, FolderStore):
                 src = store.queue_dir / f"{pid}.json"
                 if fix:
-                    dest = store.queue_dir / "corrupt" / f"{pid}.json"
-                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    dest = store.kept.own_folder("queue/corrupt") / f"{pid}.json"  # never through a planted link
                     os.replace(src, dest)
                     f.message += f"; moved to {dest.relative_to(store.root)}"
                     f.fixed = True

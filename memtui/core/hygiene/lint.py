@@ -468,7 +468,7 @@ class _Files:
             if fd >= 0:
                 try:
                     st = os.fstat(fd)
-                    if stat.S_ISREG(st.st_mode):
+                    if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
                         # read to its end with the descriptor alone: a file object per file was a fifth of reading
                         chunks = [os.read(fd, st.st_size + 1)]
                         while chunks[-1]:
@@ -476,7 +476,7 @@ class _Files:
                         return norm, b"".join(chunks)
                 finally:
                     os.close(fd)
-        return self.store.read_checked(rel)
+        return norm, self.store.served(norm)  # a hard link (maybe a file outside) is refused, never quoted
 
     def _folder(self, folder: str) -> int | None:
         """A descriptor of the folder `folder` (root-relative) reached with no symlink and holding no `.git`."""
@@ -666,7 +666,10 @@ def _secrets(rel: str, text: str | None) -> list[Finding]:
     return [Finding(ERROR, "secret", rel, s.line,
                     f"{s.kind} ({s.masked}): treat it as leaked and rotate it, then remove it from the file; if "
                     "it was committed, `memtui doctor` says how to purge it from git history")
-            for s in secrets.scan(text)]
+            for s in secrets.scan(text)] + [
+        Finding(ERROR, "secret", secrets.mask(rel, found), None, f"{found[0].kind} in the file's name: rotate it, "
+                "rename the file, and purge the old name from git history (`memtui doctor` says how)")
+        for found in [secrets.scan(rel)] if found]
 
 
 def _candidates(words: list[Words], texts: list[frozenset[str]]) -> list[tuple[int, int]]:

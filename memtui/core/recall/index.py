@@ -233,6 +233,8 @@ def _add_stats(into: dict[bytes, list[int]], stats: dict[bytes, list[int]], sign
 
 
 SKIP_BINARY, SKIP_ENCODING, SKIP_HUGE, SKIP_UNREADABLE = "binary", "not-utf8", "huge", "unreadable"
+# A file with another name (a hard link) may be a file outside the memory: never searched, so never quoted.
+SKIP_LINKED = "hard-linked"
 
 
 def fold(text: str) -> str:
@@ -409,6 +411,8 @@ def read_text(path: Path, size: int | None = None, max_bytes: int | None = None)
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 return None, SKIP_UNREADABLE
+            if st.st_nlink > 1:
+                return None, SKIP_LINKED
             # read(n) allocates n bytes up front: ask for the file's size (plus one, to see it grow), not the cap.
             known = min(st.st_size, max_bytes)
             data = fh.read(known + 1)
@@ -538,6 +542,7 @@ class Index:
             if self._places is not None and self._places.beside:
                 self._places.ready()  # mode 0700, this user's own (a planted one is refused)
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._unplanted()
             try:
                 db = self._open()
                 current = (db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
@@ -594,6 +599,22 @@ class Index:
             COMMIT;
             """
         )
+
+    def _unplanted(self) -> None:
+        """Before SQLite opens the index: a symlink, a hard link or anything but a regular file under one of its
+        files' names (in `.memtui/`, which an agent may write) is removed. SQLite follows a symlink (it made the
+        database, and its WAL of indexed text, wherever one pointed) and writes a hard link's other file."""
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            name = str(self.path) + suffix
+            try:
+                st = os.lstat(name)
+            except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+                try:
+                    os.remove(name)
+                except OSError:
+                    pass
 
     def _remove_files(self) -> None:
         for suffix in ("", "-wal", "-shm", "-journal"):

@@ -31,6 +31,7 @@ from memtui.core.storage.folder_history import FolderHistory, _files_changed
 from memtui.core.storage.folder_index import REBUILD_INDEX  # noqa: F401 - named by memtui doctor
 from memtui.core.storage.folder_state import (  # noqa: F401 - names other modules import from here
     INTENT_FILE, QUEUE_ID, UNDO_DIR, FolderState, _put_floor, _queue_bytes, _regular_bytes, _seq_floor, atomic_write,
+    served_bytes,
 )
 from memtui.core.storage.gitcall import GitOwner, errors
 from memtui.core.storage.gitobjects import GitUnreadable, config_stamp, refuse_blocking_include
@@ -751,8 +752,7 @@ class FolderStore(Store):
         self.ensure_history()
         self.commits._check_branch()
         keep: dict[str, Any] = {}
-        folder = self.state_ready() / UNDO_DIR
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = self.kept.own_folder(UNDO_DIR)  # never a symlink planted there: files are linked and renamed in it
         for k, rel in enumerate(rels):
             src = self._full(rel)
             name = self._name_path(rel)
@@ -845,6 +845,16 @@ class FolderStore(Store):
 
     def set_config(self, text: str) -> None:
         self.kept.set_config(text)
+
+
+def _served(store: FolderStore, rel: str) -> bytes | None:
+    """`read` for what is handed out (`show`, an agent's read, lint, blame): a file with another name is refused,
+    as `folder_state.served_bytes` says."""
+    return served_bytes(store._full(rel), rel, store.state / UNDO_DIR,
+                        lambda: store.committed(rel) if store.has_git else None)
+
+
+FolderStore.served = _served  # type: ignore[method-assign]  (kept out of the class, which is at its size bound)
 
 
 def _fast_import_path(rel: str) -> bytes:

@@ -7,6 +7,7 @@ the store's one object reader); approving or rejecting them is memtui.core.writi
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any, Collection
 
@@ -89,7 +90,8 @@ class ExternalReview(StorePart):
     def _with_stored(self, found: list[tuple[str, bytes | None, bytes | None, str | None]]) -> list[ExternalChange]:
         """The external changes (path, committed bytes, bytes now, their hash), each with what git would store."""
         stored = self.store.commits._stored_all([(rel, after) for rel, _, after, _ in found])
-        return [ExternalChange(rel, before, after, known, stored.get(rel)) for rel, before, after, known in found]
+        return [ExternalChange(rel, before, after, known, stored.get(rel), _linked_note(self.root / rel))
+                for rel, before, after, known in found]
 
     def _bytes_now(self, rel: str, seen: dict[str, tuple[bytes, str]]) -> tuple[bytes | None, str | None]:
         """A changed file's bytes as git sees them, and their content_hash when known: a big file whose bytes are
@@ -106,6 +108,19 @@ class ExternalReview(StorePart):
             hit = (data, content_hash(data))
         seen[rel] = hit
         return data, hit[1]
+
+
+def _linked_note(path: Path) -> str | None:
+    """The flag for a changed file with more than one name: a hard link planted in the folder may be a file
+    outside it, whose bytes the review shows and an approval would commit."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink < 2:
+        return None
+    return (f"this file has {st.st_nlink} names (a hard link): it may be a file outside the memory (a key, another "
+            "project's settings) linked in; reject it unless you made the link yourself")
 
 
 def _as_git_sees(path: Path) -> bytes | None:

@@ -15,7 +15,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from memtui.core.grammar.paths import PathRefused, clean_rel
 from memtui.core.storage.gitobjects import removed_on_failure
@@ -54,7 +54,7 @@ class FolderState:
     @contextmanager
     def process_lock(self, timeout: float) -> Iterator[None]:
         """flock on .memtui/lock; the holder's pid is written in it as a hint for `memtui doctor`."""
-        fd = os.open(self.ready() / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fd = own_lock_fd(self.ready() / "lock", 0o644)
         try:
             deadline = time.monotonic() + timeout
             while True:
@@ -90,7 +90,7 @@ class FolderState:
         line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode()
         if self.places.beside:
             self.ready()
-        fd = os.open(self.places.audit, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = _audit_for_append(self.places.audit)
         try:
             # A writer killed mid-append leaves a line with no newline; start on a fresh line so this record is
             # not glued to the torn one (and lost with it). `memtui doctor --fix` sets the torn bytes aside.
@@ -108,11 +108,10 @@ class FolderState:
         import json
         from memtui.core.basics.jsontext import loads
 
-        try:
-            f = open(self.places.audit, encoding="utf-8", errors="replace")
-        except FileNotFoundError:
+        fd = audit_for_reading(self.places.audit)
+        if fd is None:
             return
-        with f:
+        with open(fd, encoding="utf-8", errors="replace") as f:
             for line in f:
                 line = line.strip()
                 if not line:
@@ -129,8 +128,11 @@ class FolderState:
         from memtui.core.basics.jsontext import loads
 
         offset = cursor if isinstance(cursor, int) else 0
+        fd = audit_for_reading(self.places.audit)
+        if fd is None:
+            return [], 0
         try:
-            with open(self.places.audit, "rb") as f:
+            with open(fd, "rb") as f:
                 size = f.seek(0, 2)
                 if backlog is not None:
                     start = max(0, size - 64 * 1024)
@@ -182,6 +184,29 @@ class FolderState:
                 raise StoreError(f"refused to queue through {folder}: it is no folder of this memory's own (a "
                                  "symlink?); run `memtui doctor`")
         return self.queue_dir
+
+    def own_folder(self, name: str) -> Path:
+        """The folder `name` under the state folder, made if missing; refused (StoreError) when it or the state folder
+        is no folder of the memory's own. In a memory memtui made they are in the folder an agent writes: a symlink
+        planted as `.memtui/rejected` (to ~/.config/autostart) would have a rejected file kept there, under its own
+        name and with its own bytes, where the desktop runs it."""
+        self.ready()
+        parts = name.split("/")
+        for folder in [self.state] + [self.state.joinpath(*parts[:k]) for k in range(1, len(parts) + 1)]:
+            try:
+                os.mkdir(folder)
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                raise StoreError(f"could not make {folder}: {exc}") from None
+            try:
+                st = os.lstat(folder)
+            except OSError as exc:
+                raise StoreError(f"could not reach {folder}: {exc}") from None
+            if not stat.S_ISDIR(st.st_mode):
+                raise StoreError(f"refused to keep anything in {folder}: it is no folder of this memory's own (a "
+                                 "symlink?); remove it and try again, or run `memtui doctor`")
+        return self.state.joinpath(*parts)
 
     def queue_save(self, pid: str, data: bytes) -> None:
         if not QUEUE_ID.match(pid):  # the id names the file: only memtui's own numbering may
@@ -252,10 +277,27 @@ class FolderState:
             atomic_write(path, data)
 
     def intent_load(self) -> bytes | None:
+        """The intent file's bytes, read only from a regular file with one name: a symlink or hard link planted as
+        `intent.json` (to ~/.ssh/id_ed25519) was read as the person and set aside, copied, into `rejected/` in the
+        folder; a FIFO hung every write. Such a name is removed, never read."""
+        path = self.state / INTENT_FILE
         try:
-            return (self.state / INTENT_FILE).read_bytes()
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            fd = None
+        if fd is not None and os.fstat(fd).st_nlink == 1:
+            return read_open(fd)  # None for anything but a regular file
+        if fd is not None:
+            os.close(fd)
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        return None
 
     def keep_rejected(self, rel: str, data: bytes, stamp: str) -> str | None:
         name = f"{stamp}-{rel.replace('/', '__')}"
@@ -264,7 +306,7 @@ class FolderState:
 
             digest = sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
             name = f"{name.encode()[:160].decode('utf-8', 'ignore')}-{digest}"
-        dest = self.ready() / "rejected" / name
+        dest = self.own_folder("rejected") / name
         atomic_write(dest, data)
         return str(dest.relative_to(self.root)) if self.places.inside else str(dest)
 
@@ -386,3 +428,115 @@ def _regular_bytes(path: Path) -> bytes | None:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
         return f.read()
+
+
+def served_bytes(path: Path, rel: str, undo: Path, committed: Callable[[], bytes | None]) -> bytes | None:
+    """The bytes of the file at `path` (memory path `rel`) to hand out (`show`, an agent's read, lint, blame), or
+    None when it is missing or not a regular file. A regular file with another name is refused: a hard link
+    planted in the folder may be a file outside it (~/.ssh/id_rsa, another project's .env), whose bytes would
+    leave through memtui to whoever may write the folder but not read that file. Not another name: memtui's own
+    undo link of a write under way (in `undo`, the file's only other name), and not a refusal: bytes that are the
+    file's `committed` version (a `cp -al` snapshot of the folder tells nothing that is not memory already)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        data = f.read()
+    if st.st_nlink > 1 and not _undo_name(undo, st) and not _is_committed(committed, data):
+        raise PathRefused(
+            f"{rel!r} is a hard link ({st.st_nlink} names for one file): it may be a file outside the memory, so "
+            "memtui does not read it out. If it is yours, make it a file of its own: "
+            f"cp --remove-destination \"$(realpath {rel})\" {rel}")
+    return data
+
+
+def _undo_name(undo: Path, st: os.stat_result) -> bool:
+    """Is the file's one other name memtui's undo link (`undo_point`, a write under way)? Exactly two names: the
+    state folder may be inside the memory, where a third name (the file outside) can be linked in too."""
+    if st.st_nlink != 2:
+        return False
+    try:
+        with os.scandir(undo) as it:
+            for item in it:
+                other = item.stat(follow_symlinks=False)
+                if (other.st_ino, other.st_dev) == (st.st_ino, st.st_dev):
+                    return True
+    except OSError:
+        pass
+    return False
+
+
+def _is_committed(committed: Callable[[], bytes | None], data: bytes) -> bool:
+    try:
+        return committed() == data
+    except (OSError, StoreError, ValueError):
+        return False
+
+
+# The audit log is opened with no symlink followed and written only when it is a regular file with one name. In a
+# memory memtui made it sits in the folder an agent writes: a symlink or hard link planted under its name (to
+# ~/.bashrc, say) would have every record appended there, a refused write's text with it (`$(…)` in a JSON string
+# is a command to a shell reading the line).
+_AUDIT_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _audit_for_append(path: Path) -> int:
+    """A descriptor to append to the audit log at `path`. Anything but a regular file of its own under that name (a
+    symlink, a hard link, a FIFO) is set aside, renamed to `memory-log.jsonl.set-aside-<ns>` (a link moved is the
+    link, never what it names), and a new log started in its place."""
+    try:
+        fd = os.open(path, _AUDIT_FLAGS, 0o644)
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENXIO, errno.EMLINK):
+            raise
+        fd = None
+    if fd is not None:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+            return fd
+        os.close(fd)
+    os.rename(path, path.with_name(f"{path.name}.set-aside-{time.time_ns()}"))
+    return os.open(path, _AUDIT_FLAGS | os.O_EXCL, 0o644)
+
+
+def audit_for_reading(path: Path) -> int | None:
+    """A descriptor to read the audit log at `path`, or None: missing, or not a regular file of its own (a link an
+    agent planted there is no record of memtui's, and a FIFO would never answer)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    st = os.fstat(fd)
+    if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+        return fd
+    os.close(fd)
+    return None
+
+
+def own_lock_fd(path: Path, mode: int) -> int:
+    """A descriptor of the lock file at `path`, made if missing, and only ever a regular file with one name. The
+    lock is truncated and written (its holder's pid): a symlink or hard link planted under its name (in `.memtui/`,
+    which an agent may write) would have any file of the person's cut to nothing. Such a name is removed (the link
+    goes, never what it names) and a lock of memtui's own made in its place."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    for _ in range(8):
+        try:
+            fd: int | None = os.open(path, flags, mode)
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENXIO):
+                raise
+            fd = None
+        if fd is not None:
+            st = os.fstat(fd)
+            if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+                return fd
+            os.close(fd)
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+    raise StoreError(f"could not make a lock file of memtui's own at {path}: something keeps putting another there")

@@ -86,11 +86,14 @@ class Publisher:
 
         if beside(self.root):
             return False  # no cookies there (`cookie_folder`): a journal no reader could prove fresh is no use
+        from memtui.core.storage.folder_state import own_lock_fd
+        from memtui.core.storage.store import StoreError
+
         state = _state(self.root)
         try:
             (state / COOKIES).mkdir(parents=True, exist_ok=True)
-            fd = os.open(state / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError:
+            fd = own_lock_fd(state / LOCK, 0o600)  # never a link planted there
+        except (OSError, StoreError):
             return False
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -56,7 +56,9 @@ class MemoryReader:
         """The text `show` and an agent's read serve: the reviewed version where the store's bytes past it are
         nobody's reviewed work (`Store.shows_recorded`: a raw SET on Redis, a crashed writer's unrecorded write),
         else the file as it is (a folder's working copy is the person's own)."""
-        return self.base_text(rel) if self.store.shows_recorded else self.read_text(rel)
+        if self.store.shows_recorded:
+            return self.base_text(rel)
+        return decoded(rel, self.store.served(self.store.check_path(rel)))
 
     def base_bytes(self, rels: list[str]) -> dict[str, bytes | None]:
         """The reviewed bytes of each of `rels` (checked paths), fetched together: a reader that loads several

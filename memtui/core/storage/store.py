@@ -190,6 +190,11 @@ class Store(ABC):
     @abstractmethod
     def list_files(self, pattern: str = "**/*.md") -> list[str]: ...
 
+    def served(self, rel: str) -> bytes | None:
+        """The bytes `show` and an agent's read hand out (`rel` a checked path): `read`'s, where a store's file
+        can be nothing but its own (a folder store refuses a file with another name, which may lie outside it)."""
+        return self.read(rel)
+
     def read_many(self, rels: list[str]) -> list[bytes | None]:
         """Several files at once, in order (None for a missing one). Default: one `read` each."""
         return [self.read(rel) for rel in rels]

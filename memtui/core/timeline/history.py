@@ -85,6 +85,16 @@ class FileCommit:
         return asdict(self)
 
 
+def unkeyed(text: str) -> str:
+    """A commit's author or message as memtui shows it: a credential in it masked. A person's git (or a remote's)
+    writes these; memtui's readers (`today`, `history`, the app) must not hand a key on to whoever reads them."""
+    if len(text) < 12:
+        return text
+    from memtui.core.writing import secrets
+
+    return secrets.mask(text)
+
+
 def history(memory: Memory, rel: str) -> list[FileCommit]:
     """Every commit touching `rel`, newest first."""
     rel = memory.store.check_path(rel)
@@ -94,6 +104,7 @@ def history(memory: Memory, rel: str) -> list[FileCommit]:
     audit = audit_by_commit(memory.store.audit_records())
     out = []
     for c in memory.store.history(rel):
+        c = c.replace(author=unkeyed(c.author), message=unkeyed(c.message))
         t = trailers(c.message)
         recs = [r for r in audit.get(c.sha, []) if r.get("file") in (rel, None) or r.get("to") == rel]
         first = recs[0] if recs else {}
@@ -128,7 +139,7 @@ def blame(memory: Memory, rel: str) -> list[BlameLine]:
     rel = memory.store.check_path(rel)
     memory.store.ensure_history()
     chunks = memory.store.blame_chunks(rel)  # raises NoHistory before a missing file is looked for, as before
-    data = memory.store.read(rel)
+    data = memory.store.served(rel)  # a hard link (maybe a file outside) is refused, never quoted
     if data is None:
         raise FileNotFoundError(f"{rel} does not exist")
     text_lines = data.decode("utf-8", errors="replace").splitlines()

@@ -146,7 +146,7 @@ def of_file(memory: Memory, rel: str, *, cached_only: bool = False) -> list[Line
         store.ensure_history()  # a folder memtui did not make: its history beside it starts at the first look
     if not store.keeps_history:
         raise NoHistory(f"{memory.location} has no history; run `memtui init --git` to start one")
-    data = store.read(rel)
+    data = store.served(rel)  # a hard link (maybe a file outside) is refused, never quoted
     if data is None:
         raise FileNotFoundError(f"{rel} does not exist")
     head = store.head()

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from memtui.core.basics import clock
-from memtui.core.timeline.history import audit_by_commit, first_changed_line, short, trailers
+from memtui.core.timeline.history import audit_by_commit, first_changed_line, short, trailers, unkeyed
 
 if TYPE_CHECKING:
     from memtui.core.writing.memory import Memory
@@ -271,5 +271,5 @@ def _unaudited_commits(
 ) -> list[tuple[str, datetime, str, str, list[str]]]:
     """(sha, time, author, message, files) of recorded changes since `start` that no audit line accounts for."""
     since = start.astimezone().timestamp()
-    return [(c.sha, datetime.fromtimestamp(c.time), c.author, c.message, list(c.files))
+    return [(c.sha, datetime.fromtimestamp(c.time), unkeyed(c.author), unkeyed(c.message), list(c.files))
             for c in memory.store.changes_since(since, seen)]

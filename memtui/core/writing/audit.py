@@ -63,8 +63,11 @@ def of_proposal(p: Proposal, status: str, **extra: Any) -> dict[str, Any]:
 
 
 # What an audit line may quote of a write's text: each is scanned, and a credential in one is masked.
-_QUOTED = ("entry", "replaces", "source", "content")
-_SNAPSHOT_QUOTED = ("entry", "replaces", "source", "content", "diff")
+# And the names and words around it: a refused write's origin or session (kept as sent), a person's reason.
+_QUOTED = ("entry", "replaces", "source", "content", "reason", "origin", "session", "section", "to", "to_section",
+           "decided_by")
+_SNAPSHOT_QUOTED = ("entry", "replaces", "source", "content", "diff", "reason", "origin", "session", "section", "to",
+                    "to_section", "decided_by")
 
 
 def masked(rec: dict[str, Any]) -> dict[str, Any]:

@@ -75,7 +75,7 @@ def check(
     if untrusted:
         _flag(p, f"untrusted: content from a {p.origin or 'web'} source; check it before it becomes memory")
     outcome = plan(p, before)
-    if p.action == "edit" and outcome is not None and not (allow_secret and not agent):
+    if p.action in ("edit", "append", "add", "revise") and outcome is not None and not (allow_secret and not agent):
         _gate_joined(p, before, outcome.text)
     if agent:
         written = _written_line(p, outcome)
@@ -171,6 +171,24 @@ def secrets_in(p: Proposal, *, names: bool = True) -> list[tuple[str, str, list]
     return out
 
 
+def masked(text: str) -> str:
+    """`text` (a person's reason, kept for good) with any credential in it masked."""
+    from memtui.core.writing import secrets
+
+    return secrets.mask(text) if len(text) >= 12 else text
+
+
+def keyed_name(name: str) -> str | None:
+    """Why a decider's name cannot be taken (it holds a credential, masked here), or None."""
+    from memtui.core.writing import secrets
+
+    found = secrets.scan(name)
+    if not found:
+        return None
+    return (f"the decider's name holds a credential ({found[0].kind}, {secrets.mask(name, found)}): a name is "
+            "committed and kept for good, so a key never goes in")
+
+
 def describe_secrets(p: Proposal, found: list[tuple[str, str, list]]) -> str:
     """``a GitHub token (ghp_****) in the entry for MEMORY.md § Preferences``: each secret, masked, and where."""
     parts = []
@@ -239,13 +257,36 @@ def _gate_joined(p: Proposal, before: str | None, after: str) -> None:
     from memtui.core.writing import secrets
 
     old = set((before or "").split("\n"))
-    new = "\n".join(line for line in after.split("\n") if line not in old)
-    found = secrets.scan(new)
+    lines = after.split("\n")
+    # Each run of new lines with the line just above it: a key begun there (`ghp_` and half of it, ending a log
+    # line or an entry) and ended by the line sent now (another log line, written at once) is one key.
+    kept: list[tuple[str, bool]] = []
+    for i, line in enumerate(lines):
+        if line not in old:
+            if i and lines[i - 1] in old and (not kept or kept[-1][0] is not lines[i - 1]):
+                kept.append((lines[i - 1], False))
+            kept.append((line, True))
+    new = "\n".join(line for line, _ in kept)
+    spans, at = [], 0
+    for line, fresh in kept:
+        if fresh:
+            spans.append((at, at + len(line) + 1))
+        at += len(line) + 1
+    found = [s for s in secrets.scan(new) if any(a < s.end and s.start < b for a, b in spans)]
     if found:
         what = "; ".join(f"{'an' if s.kind[:1].lower() in 'aeiou' else 'a'} {s.kind} ({s.masked})" for s in found)
         _flag(p, "secret masked: each credential's value in this record is replaced by its mask")
-        raise Refused(f"the edit to {p.file} makes a credential out of the text around it: {what}. Send the edit "
-                      "without it; nothing was written")
+        for found_one in found:  # the halves sent now are kept masked too (the audit log scans each text alone)
+            for piece in new[found_one.start:found_one.end].split("\n"):
+                piece = piece.strip()
+                if len(piece) >= 4:
+                    for name in ("content", "entry"):
+                        value = getattr(p, name, None)
+                        if isinstance(value, str) and piece in value:
+                            setattr(p, name, value.replace(piece, "****"))
+        what_kind = "edit" if p.action == "edit" else "write"
+        raise Refused(f"the {what_kind} to {p.file} makes a credential out of the text around it: {what}. Send the "
+                      f"{what_kind} without it; nothing was written")
 
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")

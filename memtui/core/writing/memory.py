@@ -509,6 +509,7 @@ class Memory(MemoryReader):
             return refused
         if not reason or not reason.strip():
             return WriteResult("refused", "a rejection needs a reason (--reason)", pid)
+        reason = _unkeyed(reason)  # kept for good (queue, audit log): never a key in it
         with self.store.lock():
             p = self._open_proposal(pid, seen)
             if isinstance(p, WriteResult):
@@ -545,12 +546,13 @@ class Memory(MemoryReader):
             return WriteResult("refused", f"{p.id} is no longer pending: {finished}, and {p.file} is as recorded; "
                                "nothing was rejected (look at the queue again)", p.id, p.file)
         extra: dict[str, Any] = {}
-        if data is not None:
-            extra["content_b64"] = base64.b64encode(data).decode()
-            extra["kept_at"] = self.store.keep_rejected(p.file, data, clock.now().strftime("%Y%m%dT%H%M%S"))
-        p.status, p.decided_by, p.decided_at, p.reason = REJECTED, by, clock.now().isoformat(timespec="seconds"), reason
-        line = audit.of_proposal(p, "rejected", reason=reason, snapshot=json.loads(p.to_json()), **extra)
-        try:
+        try:  # keeping the bytes is refused where no folder of memtui's own takes them (a symlink planted there)
+            if data is not None:
+                extra["content_b64"] = base64.b64encode(data).decode()
+                extra["kept_at"] = self.store.keep_rejected(p.file, data, clock.now().strftime("%Y%m%dT%H%M%S"))
+            p.status, p.decided_by, p.reason = REJECTED, by, reason
+            p.decided_at = clock.now().isoformat(timespec="seconds")
+            line = audit.of_proposal(p, "rejected", reason=reason, snapshot=json.loads(p.to_json()), **extra)
             journal.apply(self.store, journal.Change(
                 f"rejection of the external {p.action} of {p.file}", {p.file: committed},
                 f"reject external {p.action} {p.file}\n\nMemtui-Actor: {by}\n", by, audit=[line], record=False))
@@ -564,7 +566,7 @@ class Memory(MemoryReader):
     # internals --------------------------------------------------------------------------------------------
     def _not_a_person(self, pid: str, by: str) -> WriteResult | None:
         if not self.config.policy.is_agent(by):
-            return None
+            return _keyed_decider(pid, by)  # None, or the refusal of a name holding a credential
         return WriteResult("refused", f"{by} is an agent, and agents cannot approve, reject or revise proposals: a "
                            f"person decides {pid}. Nothing was changed", pid)
 
@@ -882,3 +884,18 @@ def _unbullet(line: str) -> str:
     return line.strip() if e is None else e.raw[len(e.indent) + len(e.bullet):].strip()
 
 
+def _unkeyed(reason: str) -> str:
+    from memtui.core.writing import guard
+
+    return guard.masked(reason)
+
+
+def _keyed_decider(pid: str, by: str) -> WriteResult | None:
+    """The refusal of a decider's name holding a credential (it goes into the commit and the audit log), or None."""
+    from memtui.core.writing import guard
+
+    keyed = guard.keyed_name(by)
+    if keyed is None:
+        return None
+    return WriteResult("refused", f"{keyed}. Decide {pid} under your own name (--by or MEMTUI_USER). Nothing was "
+                       "changed", pid)

@@ -17,6 +17,7 @@ its count with it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -173,9 +174,20 @@ class PendingCounter:
             seal = mac(_domain(path) + body)
             if seal is None:
                 return  # no key: a cache no one can vouch for is not kept
-            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            tmp.write_bytes(body + b"\n" + seal.encode())
-            os.replace(tmp, path)
+            # A new file of its own (mkstemp: O_EXCL, a name no one knows ahead): `.memtui/queue/` is in the folder an
+            # agent writes, and a name known ahead (`.decided.<pid>.tmp`) planted as a symlink was written through,
+            # cutting whatever file of the person's it named.
+            import tempfile
+
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(body + b"\n" + seal.encode())
+                os.replace(tmp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
         except (OSError, ValueError):
             pass
 

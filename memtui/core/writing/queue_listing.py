@@ -323,8 +323,20 @@ def _external_proposal(ch: ExternalChange,
     return Proposal(
         id=external_id(ch.path), created=clock.now().isoformat(timespec="seconds"), actor="external",
         file=ch.path, action=ch.kind, base_hash=before, after_hash=after, diff=diff,
-        flags=([ch.note] if ch.note else []) + _hidden_flags(diff) + list(flags),
+        flags=([ch.note] if ch.note else []) + _name_secret_flags(ch.path) + _hidden_flags(diff) + list(flags),
     )
+
+
+def _name_secret_flags(rel: str) -> list[str]:
+    """A flag for a credential in the changed file's name (or a folder's on its path): approving commits the name
+    to git history as surely as a key in its text."""
+    from memtui.core.writing import secrets
+
+    found = secrets.scan(rel)
+    if not found:
+        return []
+    return [f"its name holds a credential: {secrets.kinds(found)} ({', '.join(s.masked for s in found)}). Reject "
+            "it (the key is leaked: rotate it); committed, the name stays in git history"]
 
 
 def _hidden_flags(diff: str) -> list[str]:

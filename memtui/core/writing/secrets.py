@@ -62,8 +62,11 @@ _FORMATS: tuple[tuple[str, tuple[str, ...], str], ...] = (
      r"(?i:aws)[\w .-]{0,30}?(?i:secret|sak)[\w .'-]{0,30}?(?i:\bis|\bwas|\bof|\bto|[:=-])?[ \t]+[\"'`(]?"
      r"(?P<p>[A-Za-z0-9/+]{40})(?![\w/+=])"),
     ("GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-     r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})(?![A-Za-z0-9])"),
-    ("Anthropic API key", ("sk-ant-",), r"(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_-]{20,}"),
+     # No left edge for a GitHub token: nothing but a key has 36 key characters after `ghp_`, and one glued to a
+     # word before it ("xghp_…", "wesghp_…") is still the key.
+     r"(?:gh[pousr]_[A-Za-z0-9]{36,251}|(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{22,251})(?![A-Za-z0-9])"),
+    ("Anthropic API key", ("sk-ant-",),
+     r"(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_-]{20,}|sk-ant-(?:api|admin|oat)\d\d-[A-Za-z0-9_-]{20,}"),
     ("OpenAI API key", ("sk-",), r"(?<![A-Za-z0-9])sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
     ("Slack token", ("xox", "xapp-"),
      r"(?<![A-Za-z0-9])xox[abprse]-[A-Za-z0-9-]{10,}|(?<![A-Za-z0-9])xapp-\d-[A-Za-z0-9-]{20,}"),
@@ -169,6 +172,8 @@ def scan(text: str | None, _inner: bool = False) -> list[Secret]:
     out += _detect_secrets(text, runs, taken)
     if not _inner:
         out += _encoded(text, runs, taken)
+        if "%" in text or "&" in text or "\\" in text or "~~" in text or "**" in text or "`" in text:
+            out += _escaped(text, taken)
         if present and "\n" in text:  # a key's start (one of the anchors) is somewhere: it may end a line
             out += _split(text, taken)
     out.sort(key=lambda s: s.start)
@@ -386,6 +391,50 @@ def _encoded(text: str, runs: list[re.Match[str]], taken: list[tuple[int, int]])
         if found:
             out.append(Secret(f"{found[0].kind} (base64)", _line_of(text, m.start()), m.start(), m.end(),
                               "base64:****"))
+            taken.append(m.span())
+    return out
+
+
+# A run of key characters with escapes in it: percent-encoding (a URL's query), HTML character references (text
+# copied from a page) and markdown's backslash escapes (`ghp\\_…`, as converters write every `_`).
+# Markdown's strike-through, bold and code marks inside a run (`ghp_~~abc~~def`) are left out of what it stands for.
+_ESCAPED_RUN = re.compile(r"(?:[A-Za-z0-9_+/=.-]|%[0-9A-Fa-f]{2}|&#[0-9]{1,7};|&#[xX][0-9A-Fa-f]{1,6};|"
+                          r"&[A-Za-z]{2,8};|\\[!-/:-@\[-`{-~]|~~|\*\*|`)+")
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|&#?[0-9A-Za-z]{1,8};|\\[!-/:-@\[-`{-~]|~~|\*\*|`")
+
+
+def _escaped(text: str, taken: list[tuple[int, int]]) -> list[Secret]:
+    """Keys written with escapes: each run of key characters holding one, decoded (percent, HTML, backslash) and
+    scanned as the text it stands for. The whole run is named and masked."""
+    out = []
+    for word in _LONG_WORD.finditer(text):  # a key has no space in it: only long words are looked into
+        if not _ESCAPE.search(word.group(0)):
+            continue
+        out += _escaped_runs(text, word.start(), word.end(), taken)
+    return out
+
+
+_LONG_WORD = re.compile(r"\S{20,}")
+
+
+def _escaped_runs(text: str, start: int, end: int, taken: list[tuple[int, int]]) -> list[Secret]:
+    import html
+    from urllib.parse import unquote
+
+    out = []
+    for m in _ESCAPED_RUN.finditer(text, start, end):
+        run = m.group(0)
+        if len(run) < 20 or not _ESCAPE.search(run) or _inside(taken, m.start(), m.end()):
+            continue
+        decoded = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", html.unescape(unquote(run, errors="replace")
+                                                                       if "%" in run else run))
+        decoded = re.sub(r"~~|\*\*|`", "", decoded)
+        if "%" in decoded:
+            decoded = unquote(decoded)
+        found = scan(decoded, _inner=True) if decoded != run else []
+        if found:
+            out.append(Secret(f"{found[0].kind} (escaped)", _line_of(text, m.start()), m.start(), m.end(),
+                              _masked(found[0].kind, decoded[found[0].start:]) if found[0].start == 0 else "****"))
             taken.append(m.span())
     return out
 
