@@ -364,7 +364,7 @@ class MemtuiApp(App[None]):
         for problem in startup:
             self.notify(problem, severity="warning", timeout=8)
         for news in self.told_at_start:  # markup off: a folder's path is no markup
-            self.notify(news, title="memtui", timeout=12, markup=False)
+            self.notify(news, timeout=12, markup=False)  # it names memtui itself: no title to say it twice
         self._theme_timer = None
         # Any way the person picks a theme (memtui's "Switch theme", Textual's theme picker) is saved; the picker
         # previews each theme it passes, so only the one that stays a moment is written.
