@@ -144,7 +144,8 @@ async def test_a_decision_a_chat_card_has_under_way_is_not_started_again_from_th
         app.release_decision("p-0001")
         await pilot.press("a")
         await wait_for(pilot, lambda: queue_status(demo, "p-0001")["status"] == "applied", what="p-0001 applied")
-        assert not app.deciding.under_way
+        # the queue file says applied before the write's answer reaches the app, which then lets the id go
+        await wait_for(pilot, lambda: not app.deciding.under_way, what="the decision to end")
 
 
 async def test_reject_key_asks_for_a_reason_and_keeps_the_file(demo: Path) -> None:

@@ -23,6 +23,12 @@ def git(root: Path, *args: str) -> str:
 # Today: bookkeeping is not a change ---------------------------------------------------------------------------------
 
 def test_today_after_init_lists_memory_md_only_not_gitignore_or_gitkeep(root: Path, capsys) -> None:
+    assert today(Memory(root)).files == []  # init's own commit is the start of history, not a change
+    (root / "MEMORY.md").write_text((root / "MEMORY.md").read_text() + "\n- [stated] hand made\n")
+    (root / ".gitignore").write_text((root / ".gitignore").read_text() + "*.swp\n")
+    (root / "log" / ".gitkeep").write_text("x\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a line, and ignore swap files")
     files = [f.file for f in today(Memory(root)).files]
     assert files == ["MEMORY.md"], files
     assert main(["today", "--json", "--root", str(root)]) == 0
@@ -48,8 +54,8 @@ def test_a_hand_made_commit_lists_its_markdown_and_drops_its_bookkeeping(root: P
     assert ("people/ana.md", "people: Ana, and ignore swap files") in listed
     assert not any(f.endswith((".gitignore", ".gitkeep", ".txt")) for f, _ in listed), listed
     assert not any(after == "touch a keep file" for _, after in listed)
-    # one commit counted once, the bookkeeping-only one not at all: init + the people commit
-    assert rep.counts == {"applied": 2}
+    # one commit counted once, the bookkeeping-only one not at all (nor init's, the start of history)
+    assert rep.counts == {"applied": 1}
 
 
 # `memtui status` -----------------------------------------------------------------------------------------------------

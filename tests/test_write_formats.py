@@ -2,7 +2,9 @@
 intent's payload and the commits (their shas, so their trees and messages too), for a person's applied update and
 an agent's proposal approved by a person, on a pinned clock. Readers of these files outside memtui (history,
 Today, doctor, other memtui versions, a person's git) depend on them staying the same when the write path is
-made cheaper; the expected values are what the write path wrote at ab41db8 (tests/support/write_formats.json)."""
+made cheaper; the expected values are what the write path wrote at ab41db8 (tests/support/write_formats.json),
+with the commits' shas written again when `memtui init`'s config template named more agents (its first commit's tree
+changed, so every sha after it; nothing else did)."""
 
 from __future__ import annotations
 
