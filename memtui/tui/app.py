@@ -938,4 +938,4 @@ class MemtuiApp(App[None]):
         if problem is not None and self.alive():
             self._theme_problem = None
             name, why = problem
-            self.notify(f"Theme {name} is used now but was {why}", severity="warning")
+            self.notify(f"Theme {name} is used now but was {why}", severity="warning", markup=False)

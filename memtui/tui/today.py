@@ -213,7 +213,7 @@ class TodayPane(Vertical, can_focus=False):
     def _undone(self, app: Any, res: WriteResult) -> None:
         """The undo came back: said in a toast and the feed (by the app, also when the tab was closed meanwhile)."""
         app.notify(res.message, title="Undo" if res.status == "applied" else "Undo refused",
-                   severity="information" if res.status == "applied" else "warning")
+                   severity="information" if res.status == "applied" else "warning", markup=False)
         if res.status == "applied":
             app.post_message(LogActivity("undo", res.message, default_actor(), res.file))
         if self.is_attached:

@@ -169,20 +169,8 @@ class FolderState:
         written through it."""
         if self.places.beside:
             self.ready()
-        for folder in (self.state, self.queue_dir):
-            try:
-                os.mkdir(folder)
-            except FileExistsError:
-                pass
-            except OSError as exc:
-                raise StoreError(f"could not make {folder}: {exc}") from None
-            try:
-                st = os.lstat(folder)
-            except OSError as exc:
-                raise StoreError(f"could not reach {folder}: {exc}") from None
-            if not stat.S_ISDIR(st.st_mode):
-                raise StoreError(f"refused to queue through {folder}: it is no folder of this memory's own (a "
-                                 "symlink?); run `memtui doctor`")
+        _own_folders((self.state, self.queue_dir), "refused to queue through {}: it is no folder of this memory's "
+                     "own (a symlink?); run `memtui doctor`")
         return self.queue_dir
 
     def own_folder(self, name: str) -> Path:
@@ -192,20 +180,9 @@ class FolderState:
         name and with its own bytes, where the desktop runs it."""
         self.ready()
         parts = name.split("/")
-        for folder in [self.state] + [self.state.joinpath(*parts[:k]) for k in range(1, len(parts) + 1)]:
-            try:
-                os.mkdir(folder)
-            except FileExistsError:
-                pass
-            except OSError as exc:
-                raise StoreError(f"could not make {folder}: {exc}") from None
-            try:
-                st = os.lstat(folder)
-            except OSError as exc:
-                raise StoreError(f"could not reach {folder}: {exc}") from None
-            if not stat.S_ISDIR(st.st_mode):
-                raise StoreError(f"refused to keep anything in {folder}: it is no folder of this memory's own (a "
-                                 "symlink?); remove it and try again, or run `memtui doctor`")
+        _own_folders([self.state] + [self.state.joinpath(*parts[:k]) for k in range(1, len(parts) + 1)],
+                     "refused to keep anything in {}: it is no folder of this memory's own (a symlink?); remove it "
+                     "and try again, or run `memtui doctor`")
         return self.state.joinpath(*parts)
 
     def queue_save(self, pid: str, data: bytes) -> None:
@@ -540,3 +517,21 @@ def own_lock_fd(path: Path, mode: int) -> int:
         except FileNotFoundError:
             pass
     raise StoreError(f"could not make a lock file of memtui's own at {path}: something keeps putting another there")
+
+
+def _own_folders(folders: Any, refused: str) -> None:
+    """Each of `folders` in turn made if missing, then refused (StoreError, `refused` naming it) unless it is a real
+    folder, not a symlink or anything else planted under its name."""
+    for folder in folders:
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise StoreError(f"could not make {folder}: {exc}") from None
+        try:
+            st = os.lstat(folder)
+        except OSError as exc:
+            raise StoreError(f"could not reach {folder}: {exc}") from None
+        if not stat.S_ISDIR(st.st_mode):
+            raise StoreError(refused.format(folder))
