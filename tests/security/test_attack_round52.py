@@ -251,6 +251,8 @@ def test_a_decider_s_name_holding_a_key_is_refused(root: Path, mem: Memory, deci
     pytest.param(lambda k: f"~~{k[:14]}~~{k[14:]}", id="across-a-strike-through"),
     pytest.param(lambda k: f"{k[:10]}**{k[10:]}**", id="half-in-bold"),
     pytest.param(lambda k: f"`{k[:8]}`{k[8:]}", id="half-in-code"),
+    # its prefix cut and no piece 20 characters long: no anchor and no long run for the scan to start from
+    pytest.param(lambda k: f"{k[:3]}~~{k[3:21]}~~{k[21:]}", id="prefix-cut-in-short-pieces"),
 ])
 def test_a_key_written_so_the_patterns_miss_it_is_still_refused(root: Path, mem: Memory, written) -> None:
     value = written(KEY)

@@ -95,6 +95,9 @@ _ANCHORS = tuple((a.lower() if a == "aws" else a, i, a == "aws") for i, (_, anch
 _FOLDED_ANCHORS = tuple(a for a, _, folded in _ANCHORS if folded)
 _ANY_ANCHOR = re.compile("|".join(re.escape(a) for a, _, folded in sorted(_ANCHORS, key=lambda x: -len(x[0]))
                                   if not folded))
+# The characters of an escape or a markdown mark a key may be written with (`_escaped`): percent, HTML references,
+# backslashes, strike-through, bold, code.
+_ESCAPE_MARKS = ("%", "&", "\\", "~~", "**", "`")
 _formats: list[tuple[str, tuple[str, ...], re.Pattern[str]]] | None = None
 _detectors: list[tuple[str, tuple[re.Pattern[str], ...]]] | None = None
 
@@ -131,8 +134,9 @@ def scan(text: str | None, _inner: bool = False) -> list[Secret]:
                if _ANY_ANCHOR.search(text) or any(a in lower for a in _FOLDED_ANCHORS) else set())
     named = any(a in lower for a in _KEYWORD_ANCHORS)
     runs = list(_UNKNOWN_RUN.finditer(text))  # long runs of key characters: asked of detect-secrets, and decoded
-    if not (present or named or runs):
-        return []  # no anchor, no credential's name, no run long enough: nothing below could find a key
+    marked = any(c in text for c in _ESCAPE_MARKS)  # `_escaped` reads a key through these
+    if not (present or named or runs or marked):
+        return []  # no anchor, no credential's name, no long run, no escape: nothing below could find a key
     for i, (kind, _, pattern) in enumerate(_patterns()):
         if i not in present:
             continue
@@ -172,7 +176,7 @@ def scan(text: str | None, _inner: bool = False) -> list[Secret]:
     out += _detect_secrets(text, runs, taken)
     if not _inner:
         out += _encoded(text, runs, taken)
-        if "%" in text or "&" in text or "\\" in text or "~~" in text or "**" in text or "`" in text:
+        if marked:
             out += _escaped(text, taken)
         if present and "\n" in text:  # a key's start (one of the anchors) is somewhere: it may end a line
             out += _split(text, taken)
